@@ -1,0 +1,162 @@
+/**
+ * Read commands: list, query, show, prepare-task.
+ */
+import type { Argv } from 'yargs';
+import { summaryOnly, type QueryFilters } from '../../core/query.js';
+import { ENTRY_KEY_ORDER, type MemoryEntry } from '../../core/schema.js';
+import type { MemoryService, QueryHit } from '../../service/memory-service.js';
+import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
+import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table } from '../io.js';
+
+type A = GlobalArgs & FilterArgs & Record<string, unknown>;
+
+function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
+  const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
+  if (h.related_to) meta.related_to = h.related_to;
+  return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
+}
+
+function runQuery(svc: MemoryService, a: A, text: string): { hits: QueryHit[]; filters: QueryFilters } {
+  const filters = parseFilters(a, svc.now());
+  filters.projects = svc.readProjects(a.project);
+  const r = svc.query(text, filters, { limit: a.limit, includeRelated: Boolean(a['include-related']) });
+  const slow = svc.slowQueryMs(a.project);
+  if (r.stats.execution_ms > slow) {
+    process.stderr.write(`warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`);
+  }
+  if (a.debug) {
+    const s = r.stats;
+    const idx = s.index ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})` : '';
+    process.stderr.write(
+      `debug: execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
+    );
+  }
+  svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+  return { hits: r.results, filters };
+}
+
+function renderHits(hits: QueryHit[], a: A, withScore: boolean): void {
+  if (a.json) {
+    printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
+    return;
+  }
+  if (hits.length === 0) {
+    out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
+    return;
+  }
+  if (a['summary-only']) {
+    for (const h of hits) out(`${h.entry.id}  ${h.entry.kind}  ${h.entry.subject}  ${h.entry.scope}  ${h.entry.confidence.toFixed(2)}  ${h.entry.summary}`);
+    return;
+  }
+  const rows = hits.map((h) => {
+    const flags = [...h.flags, ...(h.related_to ? [`related to ${h.related_to}`] : [])];
+    return [
+      h.entry.id,
+      h.entry.updated_at.slice(0, 19).replace('T', ' '),
+      h.entry.section,
+      h.entry.kind,
+      h.entry.subject,
+      h.entry.scope,
+      h.entry.confidence.toFixed(2),
+      ...(withScore ? [h.score.toFixed(3)] : []),
+      clip(h.entry.summary, 80) + (flags.length ? `  [${flags.join(', ')}]` : ''),
+    ];
+  });
+  const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
+  out(table(rows, header));
+}
+
+function showHuman(svc: MemoryService, id: string, project?: string): void {
+  const s = svc.show(id, { project });
+  const e = s.entry as MemoryEntry & Record<string, unknown>;
+  const lines: string[] = [];
+  const pad = (k: string): string => k.padEnd(16);
+  lines.push(`${pad('project')}${s.project}`, `${pad('file')}${s.file}`);
+  for (const k of ENTRY_KEY_ORDER) {
+    const v = e[k];
+    if (k === 'evidence') {
+      lines.push(`${pad('evidence')}${e.evidence.length ? '' : '(none)'}`);
+      for (const ev of e.evidence) lines.push(`  - ${ev.type.padEnd(11)}${ev.uri}${ev.note ? `  (${ev.note})` : ''}`);
+    } else if (k === 'content') {
+      lines.push(`${pad('content')}${String(v).split('\n').join(`\n${' '.repeat(16)}`)}`);
+    } else if (Array.isArray(v)) lines.push(`${pad(k)}${v.length ? v.join(', ') : '(none)'}`);
+    else if (v !== undefined) lines.push(`${pad(k)}${v === null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+  }
+  const c = s.computed;
+  lines.push(
+    `${pad('computed')}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
+  );
+  out(lines.join('\n'));
+}
+
+function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {
+  if (!a || !b) return [];
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof MemoryEntry>;
+  return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
+
+export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'list [project]',
+      'list entries (same filters as query, no text), highest confidence first',
+      (c) => filterOptions(c.positional('project', { type: 'string' })).option('summary-only', { type: 'boolean' }).option('include-related', { type: 'boolean' }).option('debug', { type: 'boolean' }),
+      (a: A) => {
+        const { hits } = runQuery(service(a), a, '');
+        renderHits(hits, a, false);
+      },
+    )
+    .command(
+      'query <text>',
+      'search memory: filters first, then relevance and the Req 15 priors',
+      (c) =>
+        filterOptions(c.positional('text', { type: 'string', demandOption: true }))
+          .option('summary-only', { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' })
+          .option('include-related', { type: 'boolean', describe: 'follow related_entries' })
+          .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' }),
+      (a: A) => {
+        const { hits } = runQuery(service(a), a, String(a.text ?? ''));
+        renderHits(hits, a, true);
+      },
+    )
+    .command(
+      'show <id>',
+      'every field of an entry (--history: its versions from git)',
+      (c) => c.positional('id', { type: 'string', demandOption: true }).option('history', { type: 'boolean', describe: 'list every committed version' }),
+      async (a: A) => {
+        const svc = service(a);
+        const id = String(a.id);
+        if (a.history) {
+          const versions = await svc.history(id, { project: a.project });
+          if (a.json) return printJson(versions);
+          if (versions.length === 0) return out(`${id} has no committed history (not in a git repository, or not committed yet)`);
+          versions.forEach((v, i) => {
+            const older = versions[i + 1]?.entry ?? null;
+            const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
+            const what = v.entry === null ? 'removed' : older ? `changed: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
+            out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
+          });
+          return;
+        }
+        if (a.json) {
+          const s = svc.show(id, { project: a.project });
+          return printJson({ ...s.entry, computed: s.computed });
+        }
+        showHuman(svc, id, a.project);
+      },
+    )
+    .command(
+      'prepare-task [project]',
+      'fill memory_context of an AgentTask JSON (when memory_enabled is true) and print it',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('file', { alias: 'f', type: 'string', describe: 'AgentTask JSON file, or - for stdin' })
+          .option('full', { type: 'boolean', describe: 'include full content (default: summaries, Req 8.9)' }),
+      (a: A) => {
+        const task = readJsonInput(a.file as string | undefined);
+        const svc = service(a);
+        printJson(svc.prepareTask(task, { project: (a.project as string) || undefined, full: Boolean(a.full) }));
+      },
+    );
+}

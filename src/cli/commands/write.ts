@@ -1,0 +1,107 @@
+/**
+ * Write commands: init, create, apply, supersede, deprecate, apply-result, validate.
+ * Each one parses → calls MemoryService → renders.
+ */
+import type { Argv } from 'yargs';
+import type { ApplyResult } from '../../service/memory-service.js';
+import { formatProblem } from '../../core/errors.js';
+import { type GlobalArgs, out, printJson, readJsonInput, service } from '../io.js';
+
+type A = GlobalArgs & Record<string, unknown>;
+
+function renderApply(r: ApplyResult, json: boolean): number {
+  if (json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit });
+  else {
+    for (const a of r.applied) {
+      if (a.operation === 'create') out(`[${a.index}] created ${a.id}`);
+      else if (a.operation === 'supersede') out(`[${a.index}] superseded ${a.target_id} by ${a.id}`);
+      else out(`[${a.index}] deprecated ${a.id}`);
+    }
+    for (const s of r.skipped) for (const p of s.errors) process.stderr.write(`skipped [${s.index}]: ${formatProblem(p)}\n`);
+    out(r.commit ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)` : `${r.applied.length} applied, ${r.skipped.length} skipped, no commit`);
+  }
+  return r.skipped.length ? 1 : 0;
+}
+
+export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'init <project>',
+      'create ai-memory/<project>/ with config.yaml (idempotent)',
+      (c) => c.positional('project', { type: 'string', demandOption: true }),
+      async (a: A) => {
+        const r = await service(a).init(String(a.project));
+        if (a.json) printJson(r);
+        else out(r.created ? `initialized ${r.path}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}` : `${r.path} is already initialized`);
+      },
+    )
+    .command(
+      'create [project]',
+      'create one entry from a JSON object (the entry part of a Memory_Update)',
+      (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
+      async (a: A) => {
+        const input = readJsonInput(a.file as string | undefined);
+        const r = await service(a).create(input, { project: (a.project as string) || undefined });
+        if (a.json) printJson(r.entry);
+        else out(r.entry.id);
+      },
+    )
+    .command(
+      'apply [project]',
+      'apply a JSON array of Memory_Update (create/supersede/deprecate) as one commit',
+      (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
+      async (a: A) => {
+        const input = readJsonInput(a.file as string | undefined);
+        const r = await service(a).apply(input, { project: (a.project as string) || undefined });
+        process.exitCode = renderApply(r, Boolean(a.json));
+      },
+    )
+    .command(
+      'apply-result [project]',
+      'apply the memory_updates of an AgentResult JSON',
+      (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'AgentResult JSON file, or - for stdin' }),
+      async (a: A) => {
+        const input = readJsonInput(a.file as string | undefined);
+        const r = await service(a).applyResult(input, { project: (a.project as string) || undefined });
+        process.exitCode = renderApply(r, Boolean(a.json));
+      },
+    )
+    .command(
+      'supersede <id>',
+      'mark an entry superseded by another (both must exist)',
+      (c) => c.positional('id', { type: 'string', demandOption: true }).option('by', { type: 'string', demandOption: true, describe: 'id of the replacement entry' }),
+      async (a: A) => {
+        const svc = service(a);
+        const r = await svc.supersede(String(a.id), String(a.by), { project: a.project });
+        const entry = svc.locate(String(a.id)).entry;
+        if (a.json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit, entry });
+        else out(`superseded ${a.id} by ${a.by}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
+      },
+    )
+    .command(
+      'deprecate <id>',
+      'mark an entry deprecated: historically relevant, no longer current',
+      (c) => c.positional('id', { type: 'string', demandOption: true }),
+      async (a: A) => {
+        const svc = service(a);
+        const r = await svc.deprecate(String(a.id), { project: a.project });
+        const entry = svc.locate(String(a.id)).entry;
+        if (a.json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit, entry });
+        else if (r.unchanged) out(`${a.id} is already deprecated`);
+        else out(`deprecated ${a.id}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
+      },
+    )
+    .command(
+      'validate [project]',
+      'check an entry, a Memory_Update, or an array of them, without writing',
+      (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
+      async (a: A) => {
+        const input = readJsonInput(a.file as string | undefined);
+        const r = service(a).validate(input, { project: (a.project as string) || undefined });
+        if (a.json) printJson(r);
+        else if (r.ok) out('ok: valid');
+        else for (const p of r.errors) process.stderr.write(`invalid: ${formatProblem(p)}\n`);
+        process.exitCode = r.ok ? 0 : 1;
+      },
+    );
+}

@@ -1,0 +1,85 @@
+/**
+ * CLI plumbing shared by every command: reading input files (or stdin), printing JSON or human
+ * output, warnings, and turning errors into one clear line per problem.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
+import { MemoryService } from '../service/memory-service.js';
+
+export interface GlobalArgs {
+  json?: boolean;
+  root?: string;
+  project?: string;
+  agent?: string;
+}
+
+export function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function warn(message: string): void {
+  process.stderr.write(`warning: ${message}\n`);
+}
+
+export function service(args: GlobalArgs): MemoryService {
+  return new MemoryService({ root: args.root, agent: args.agent }, warn);
+}
+
+/** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
+export function readJsonInput(file: string | undefined, option = '--file'): unknown {
+  if (file === undefined || file === '') throw new UsageError(`${option} is required (a JSON file, or - for stdin)`);
+  let text: string;
+  let source: string;
+  if (file === '-') {
+    source = 'stdin';
+    try {
+      text = readFileSync(0, 'utf8');
+    } catch {
+      text = '';
+    }
+  } else {
+    const abs = resolve(file);
+    if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
+    if (statSync(abs).isDirectory()) throw new UsageError(`input file ${file} is a directory`);
+    source = file;
+    text = readFileSync(abs, 'utf8');
+  }
+  if (!text.trim()) throw new ValidationError([{ path: source, message: 'is empty (expected JSON)' }], 'input');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError([{ path: source, message: `is not valid JSON (${(err as Error).message})` }], 'input');
+  }
+}
+
+/** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
+export function reportError(err: unknown, json: boolean): number {
+  if (err instanceof MemoryError) {
+    if (err.problems.length) {
+      for (const p of err.problems) process.stderr.write(`error: ${formatProblem(p)}\n`);
+    } else process.stderr.write(`error: ${err.message}\n`);
+    if (json) printJson({ error: err.toJSON() });
+    return err.exitCode;
+  }
+  const e = err as Error;
+  process.stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
+  if (json) printJson({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } });
+  return 1;
+}
+
+/** Fixed-width table for human output. */
+export function table(rows: string[][], header: string[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export function clip(s: string, n: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length <= n ? one : `${one.slice(0, n - 1)}…`;
+}

@@ -1,0 +1,47 @@
+/**
+ * The `bass-agents` CLI: yargs root, global options, and the one place that turns errors into
+ * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
+ */
+import yargs, { type Argv } from 'yargs';
+import { UsageError } from '../core/errors.js';
+import { registerRead } from './commands/read.js';
+import { registerWrite } from './commands/write.js';
+import { type GlobalArgs, reportError } from './io.js';
+
+function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  let m = registerWrite(y);
+  m = registerRead(m);
+  return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
+}
+
+export function buildCli(argv: string[]): Argv<GlobalArgs> {
+  return yargs(argv)
+    .scriptName('bass-agents')
+    .usage('$0 memory <command> [options]\n\nDurable, git-native memory for coding agents.')
+    .option('json', { type: 'boolean', describe: 'print one JSON document on stdout', global: true })
+    .option('root', { type: 'string', describe: 'workspace root (default: nearest folder with .git or ai-memory/; env BASS_AGENTS_ROOT)', global: true })
+    .option('project', { alias: 'p', type: 'string', describe: 'project (env BASS_AGENTS_PROJECT)', global: true })
+    .option('agent', { type: 'string', describe: 'writer name stored in created_by (env BASS_AGENTS_AGENT)', global: true })
+    .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>))
+    .demandCommand(1, 'name a command (bass-agents memory --help)')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version()
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new UsageError(msg ?? 'invalid command line');
+    }) as Argv<GlobalArgs>;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const json = argv.includes('--json');
+  try {
+    await buildCli(argv).parseAsync();
+  } catch (err) {
+    if (err instanceof UsageError && !json) process.stderr.write('(see bass-agents memory --help)\n');
+    process.exitCode = reportError(err, json);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Pure construction and serialization of entries, and the commit messages that record them.
+ */
+import { ENTRY_KEY_ORDER, type Evidence, type MemoryEntry } from './schema.js';
+import type { NormalizedInput } from './validate.js';
+
+/** Builds a new stored entry from a validated create input. `now` is an ISO timestamp. */
+export function buildEntry(input: NormalizedInput, id: string, now: string, createdBy: string): MemoryEntry {
+  const entry: MemoryEntry = {
+    id,
+    section: input.section,
+    kind: input.kind,
+    subject: input.subject,
+    scope: input.scope,
+    summary: input.summary,
+    content: input.content,
+    tags: input.tags,
+    confidence: input.confidence,
+    evidence: input.evidence,
+    status: input.status,
+    superseded_by: null,
+    related_entries: input.related_entries,
+    valid_from: input.valid_from,
+    valid_to: input.valid_to,
+    created_by: createdBy,
+    created_at: now,
+    updated_at: now,
+  };
+  if (input.review_interval != null) entry.review_interval = input.review_interval;
+  if (input.lifecycle) entry.lifecycle = input.lifecycle;
+  return entry;
+}
+
+function orderEvidence(e: Evidence): Evidence {
+  return { type: e.type, uri: e.uri, note: e.note };
+}
+
+/** The entry with its keys in the fixed schema order (unknown keys dropped, absent optionals omitted). */
+export function orderEntry(entry: MemoryEntry): MemoryEntry {
+  const out: Record<string, unknown> = {};
+  for (const k of ENTRY_KEY_ORDER) {
+    const v = entry[k];
+    if (v === undefined) continue;
+    out[k] = k === 'evidence' ? (v as Evidence[]).map(orderEvidence) : v;
+  }
+  return out as MemoryEntry;
+}
+
+/** The exact bytes of an entry file: fixed key order, 2-space indent, final newline. */
+export function serializeEntry(entry: MemoryEntry): string {
+  return `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
+}
+
+export type CommitOp = 'create' | 'supersede' | 'deprecate' | 'update' | 'import' | 'init';
+
+export interface CommitChange {
+  op: CommitOp;
+  id: string;
+  summary?: string;
+}
+
+const SUBJECT_MAX = 72;
+
+function clip(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
+}
+
+/**
+ * A commit message for one write or a batch: a one-line subject
+ * (`memory(<project>): create <id>: <summary…>`) and trailers `Memory-Id`, `Memory-Op` (one pair
+ * per change, in order) and `Memory-Agent`, so history, audit and statistics read back from git.
+ */
+export function commitMessage(project: string, changes: CommitChange[], agent: string): string {
+  let subject: string;
+  if (changes.length === 1) {
+    const c = changes[0]!;
+    const head = `memory(${project}): ${c.op} ${c.id}`;
+    subject = c.summary ? `${head}: ${clip(c.summary, Math.max(20, SUBJECT_MAX - head.length - 2))}` : head;
+  } else {
+    const counts = new Map<string, number>();
+    for (const c of changes) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);
+    const parts = [...counts].map(([op, n]) => `${n} ${op}`).join(', ');
+    subject = `memory(${project}): apply ${changes.length} updates (${parts})`;
+  }
+  const trailers = changes.flatMap((c) => [`Memory-Id: ${c.id}`, `Memory-Op: ${c.op}`]);
+  trailers.push(`Memory-Agent: ${agent.replace(/[\r\n]+/g, ' ')}`);
+  return `${subject}\n\n${trailers.join('\n')}\n`;
+}
+
+/** Reads the Memory-Id / Memory-Op pairs and the agent back out of a commit message body. */
+export function parseCommitTrailers(body: string): { changes: { id: string; op: string }[]; agent?: string } {
+  const changes: { id: string; op: string }[] = [];
+  let agent: string | undefined;
+  let pendingId: string | undefined;
+  for (const line of body.split('\n')) {
+    const m = /^(Memory-Id|Memory-Op|Memory-Agent):\s*(.*)$/.exec(line.trim());
+    if (!m) continue;
+    const [, key, value] = m as unknown as [string, string, string];
+    if (key === 'Memory-Id') pendingId = value;
+    else if (key === 'Memory-Op' && pendingId !== undefined) {
+      changes.push({ id: pendingId, op: value });
+      pendingId = undefined;
+    } else if (key === 'Memory-Agent') agent = value;
+  }
+  return { changes, agent };
+}

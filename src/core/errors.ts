@@ -1,0 +1,93 @@
+/**
+ * The few named errors of bass-agents memory. Each carries a stable `code`, an exit code for the
+ * CLI (CLI.md: 1 rejected, 2 usage, 3 not found, 4 busy) and structured `data`, and serializes to
+ * JSON so it survives `--json` output and MCP tool errors. `cli/main.ts` is the one place that
+ * turns them into exit codes.
+ */
+
+/** One problem with an input, named by its field path (e.g. `evidence[0].uri`). */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export type ErrorCode =
+  | 'E_VALIDATION'
+  | 'E_CONFLICT'
+  | 'E_USAGE'
+  | 'E_NOT_FOUND'
+  | 'E_BUSY'
+  | 'E_UNSAFE_PATH'
+  | 'E_GIT'
+  | 'E_INTERNAL';
+
+export class MemoryError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: number;
+  readonly problems: Problem[];
+
+  constructor(code: ErrorCode, message: string, exitCode: number, problems: Problem[] = []) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = exitCode;
+    this.problems = problems;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; problems: Problem[] } {
+    return { code: this.code, message: this.message, problems: this.problems };
+  }
+}
+
+/** Input that fails the schema, the write policy or a secret scan (exit 1). */
+export class ValidationError extends MemoryError {
+  constructor(problems: Problem[], subject = 'input') {
+    super('E_VALIDATION', `${subject} is invalid: ${problems.map(formatProblem).join('; ')}`, 1, problems);
+  }
+}
+
+/** A state conflict: superseding a superseded entry, a duplicate, a lost race (exit 1). */
+export class ConflictError extends MemoryError {
+  constructor(message: string, problems: Problem[] = []) {
+    super('E_CONFLICT', message, 1, problems);
+  }
+}
+
+/** Wrong use of a command: missing argument, unknown project, bad option value (exit 2). */
+export class UsageError extends MemoryError {
+  constructor(message: string) {
+    super('E_USAGE', message, 2);
+  }
+}
+
+/** An id, project or file that does not exist (exit 3). */
+export class NotFoundError extends MemoryError {
+  constructor(message: string) {
+    super('E_NOT_FOUND', message, 3);
+  }
+}
+
+/** A lock that could not be taken in time (exit 4). */
+export class BusyError extends MemoryError {
+  constructor(message: string) {
+    super('E_BUSY', message, 4);
+  }
+}
+
+/** A path that would leave the workspace root (exit 1: the input is refused). */
+export class UnsafePathError extends MemoryError {
+  constructor(message: string, path = 'path') {
+    super('E_UNSAFE_PATH', message, 1, [{ path, message }]);
+  }
+}
+
+/** A git command that failed in a way the user must look at (exit 1). */
+export class GitError extends MemoryError {
+  constructor(message: string) {
+    super('E_GIT', message, 1);
+  }
+}
+
+export function formatProblem(p: Problem): string {
+  return p.path ? `${p.path}: ${p.message}` : p.message;
+}

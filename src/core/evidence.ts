@@ -1,0 +1,128 @@
+/**
+ * Evidence URI forms (002 Req 18.1-18.4, 13.9, 20.4-20.5). Pure: says whether a URI has the
+ * right *form* for its evidence type; whether it is still reachable is `validate-evidence`'s job.
+ */
+import type { EvidenceType } from './schema.js';
+
+/** Git permalinks: GitHub/Gitea `/blob/<ref>/<path>`, GitLab `/-/blob/`, Bitbucket `/src/<ref>/`, commits. */
+const GIT_PERMALINK = /^https?:\/\/[^/\s]+\/[^\s]+\/(?:-\/)?(?:blob|tree|src|raw|commit|commits)\/[^\s]+$/;
+
+/** Ticket URLs: GitHub/Gitea issues and pulls, GitLab issues and MRs, Jira, Linear, Azure DevOps, Shortcut. */
+const TICKET_PATTERNS: RegExp[] = [
+  /^https?:\/\/[^/\s]+\/[^/\s]+\/[^/\s]+\/(?:-\/)?(?:issues|pull|pulls|merge_requests)\/\d+(?:[#?/][^\s]*)?$/,
+  /^https?:\/\/[^/\s]+\/(?:[^\s]*\/)?browse\/[A-Z][A-Z0-9_]+-\d+(?:[#?/][^\s]*)?$/,
+  /^https?:\/\/linear\.app\/[^/\s]+\/issue\/[A-Za-z][A-Za-z0-9]*-\d+(?:[#?/][^\s]*)?$/,
+  /^https?:\/\/[^/\s]+\/[^\s]*_workitems\/edit\/\d+(?:[#?/][^\s]*)?$/,
+  /^https?:\/\/app\.shortcut\.com\/[^/\s]+\/story\/\d+(?:[#?/][^\s]*)?$/,
+];
+
+/** Paths that hold credentials; evidence must never point at them (Req 13.9). */
+const SENSITIVE_PATH = [
+  /(^|\/)\.env(\.[^/]*)?$/i,
+  /(^|\/)id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/i,
+  /(^|\/)\.aws\/credentials$/i,
+  /(^|\/)\.npmrc$/i,
+  /(^|\/)\.pypirc$/i,
+  /(^|\/)\.netrc$/i,
+  /(^|\/)\.git-credentials$/i,
+  /(^|\/)\.ssh\//i,
+  /(^|\/)\.docker\/config\.json$/i,
+  /(^|\/)\.kube\/config$/i,
+  /\.(pem|key|p12|pfx|keystore|jks)$/i,
+];
+
+/** Query-string parameters that carry credentials. */
+const SECRET_QUERY_PARAM =
+  /^(access_token|token|api_key|apikey|key|secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|auth|private_token)$/i;
+
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+export function isUrl(uri: string): boolean {
+  return /^https?:\/\//i.test(uri);
+}
+
+/** Splits `path#L10-L20` or `path:10-20` into the path and the optional line range. */
+export function splitLineRange(uri: string): { path: string; start?: number; end?: number } {
+  const m = /^(.*?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri);
+  if (!m || !m[1]) return { path: uri };
+  const start = Number(m[2] ?? m[4]);
+  const endRaw = m[3] ?? m[5];
+  return { path: m[1], start, end: endRaw === undefined ? start : Number(endRaw) };
+}
+
+/**
+ * Checks a repository-relative file path: relative, no NUL, no backslashes, no `..` that climbs
+ * out of the repository. Returns an error message or null.
+ */
+export function checkRepoPath(p: string): string | null {
+  if (p.includes('\0')) return 'must not contain a NUL byte';
+  if (p.includes('\\')) return 'must use "/" as the separator, not "\\"';
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.startsWith('~')) {
+    return 'must be a path relative to the repository root, not an absolute path';
+  }
+  let depth = 0;
+  for (const seg of p.split('/')) {
+    if (seg === '..') depth--;
+    else if (seg !== '' && seg !== '.') depth++;
+    if (depth < 0) return 'must stay inside the repository (it climbs out with "..")';
+  }
+  if (depth === 0) return 'must name a file';
+  return null;
+}
+
+function checkSensitive(pathPart: string): string | null {
+  for (const re of SENSITIVE_PATH) {
+    if (re.test(pathPart)) return 'points at a file that holds credentials; cite a non-secret file instead';
+  }
+  return null;
+}
+
+/** Checks a URL for embedded credentials and token-bearing query strings (Req 13.9). */
+export function checkUrlSafety(uri: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (u.username || u.password) return 'must not embed credentials (user:password@host)';
+  for (const key of u.searchParams.keys()) {
+    if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;
+  }
+  return checkSensitive(decodeURIComponent(u.pathname));
+}
+
+function checkPathLike(uri: string): string | null {
+  const { path } = splitLineRange(uri);
+  return checkRepoPath(path) ?? checkSensitive(path);
+}
+
+/** Returns an error message when `uri` does not have the form `type` needs, else null. */
+export function checkEvidenceUri(type: EvidenceType, uri: string): string | null {
+  if (uri.trim() !== uri) return 'must not start or end with white space';
+  if (type === 'assumption') return null;
+  const url = URL_SCHEME.test(uri);
+  if (url) {
+    const unsafe = checkUrlSafety(uri);
+    if (unsafe) return unsafe;
+  }
+  switch (type) {
+    case 'code':
+      if (url) {
+        return GIT_PERMALINK.test(uri)
+          ? null
+          : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
+      }
+      return checkPathLike(uri);
+    case 'ticket':
+      return TICKET_PATTERNS.some((re) => re.test(uri))
+        ? null
+        : 'must be a ticket URL (a GitHub/GitLab issue or pull request, Jira /browse/KEY-1, Linear /issue/KEY-1, ...)';
+    case 'doc':
+      if (url) return isUrl(uri) ? null : 'must be an http(s) URL or a repository file path';
+      return checkPathLike(uri);
+    default:
+      // artifact, log, screenshot: any URL or a repository file path.
+      return url ? null : checkPathLike(uri);
+  }
+}

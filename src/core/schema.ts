@@ -1,0 +1,189 @@
+/**
+ * The data model of 002 "Data Schemas" as zod schemas. These describe *shape* only; the rules
+ * that need more than one field or the store (write policy, evidence URI forms, duplicates) live
+ * in `validate.ts`. JSON Schema files in `schemas/` are generated from these (scripts/gen-schemas.js).
+ */
+import { z } from 'zod';
+
+export const SECTIONS = ['decisions', 'state', 'observations', 'learnings'] as const;
+export const KINDS = [
+  'decision',
+  'requirement',
+  'invariant',
+  'incident',
+  'metric',
+  'hypothesis',
+  'runbook_step',
+  'other',
+] as const;
+/** `archived` is set only by forgetting (the lifecycle); agents create `active` or `draft`. */
+export const STATUSES = ['active', 'superseded', 'deprecated', 'draft', 'archived'] as const;
+export const CREATE_STATUSES = ['active', 'draft'] as const;
+export const EVIDENCE_TYPES = ['artifact', 'code', 'log', 'screenshot', 'assumption', 'ticket', 'doc'] as const;
+export const OPERATIONS = ['create', 'supersede', 'deprecate'] as const;
+export const MEMORY_TYPES = ['semantic', 'episodic', 'procedural'] as const;
+export const DECAY_POLICIES = ['none', 'standard', 'aggressive'] as const;
+
+export type Section = (typeof SECTIONS)[number];
+export type Kind = (typeof KINDS)[number];
+export type Status = (typeof STATUSES)[number];
+export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
+export type Operation = (typeof OPERATIONS)[number];
+
+export const SUMMARY_MAX = 300;
+export const CONTENT_MAX = 2000;
+export const TAG_MAX = 64;
+export const SUBJECT_MAX = 200;
+
+/** Ids are ULIDs when we make them; imported ids only need to be safe as a file name. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+const isoTimestamp = z.string().min(1);
+const nullableTimestamp = isoTimestamp.nullable();
+
+export const EvidenceSchema = z
+  .object({
+    type: z.enum(EVIDENCE_TYPES),
+    uri: z.string().min(1, 'must not be empty'),
+    note: z.string(),
+  })
+  .strict();
+export type Evidence = z.infer<typeof EvidenceSchema>;
+
+/** Committed lifecycle parameters (DESIGN.md "Committed = knowledge; local = usage"). */
+export const LifecycleSchema = z
+  .object({
+    memory_type: z.enum(MEMORY_TYPES).optional(),
+    decay_policy: z.enum(DECAY_POLICIES).optional(),
+    protected: z.boolean().optional(),
+    stability: z.number().positive().optional(),
+    importance: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+export type Lifecycle = z.infer<typeof LifecycleSchema>;
+
+/** The `entry` part of a create: what an agent or person writes. System fields are not allowed. */
+export const EntryInputSchema = z
+  .object({
+    section: z.enum(SECTIONS),
+    kind: z.enum(KINDS),
+    subject: z.string(),
+    scope: z.string(),
+    summary: z.string(),
+    content: z.string(),
+    tags: z.array(z.string()).optional(),
+    confidence: z.number(),
+    evidence: z.array(EvidenceSchema).optional(),
+    status: z.enum(CREATE_STATUSES).optional(),
+    valid_from: nullableTimestamp.optional(),
+    valid_to: nullableTimestamp.optional(),
+    related_entries: z.array(z.string()).optional(),
+    review_interval: z.string().nullable().optional(),
+    lifecycle: LifecycleSchema.optional(),
+  })
+  .strict();
+export type EntryInput = z.infer<typeof EntryInputSchema>;
+
+/** A stored Memory_Entry: every field of 002 "Memory_Entry Schema", plus two optional extensions. */
+export const MemoryEntrySchema = z
+  .object({
+    id: z.string().regex(ID_PATTERN, 'must be 1-64 letters, digits, "_" or "-"'),
+    section: z.enum(SECTIONS),
+    kind: z.enum(KINDS),
+    subject: z.string(),
+    scope: z.string(),
+    summary: z.string(),
+    content: z.string(),
+    tags: z.array(z.string()),
+    confidence: z.number(),
+    evidence: z.array(EvidenceSchema),
+    status: z.enum(STATUSES),
+    superseded_by: z.string().nullable(),
+    related_entries: z.array(z.string()),
+    valid_from: nullableTimestamp,
+    valid_to: nullableTimestamp,
+    review_interval: z.string().nullable().optional(),
+    created_by: z.string().min(1),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+    lifecycle: LifecycleSchema.optional(),
+  })
+  .strict();
+export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
+
+/** Key order of an entry file: the schema order, so every file reads the same and diffs stay small. */
+export const ENTRY_KEY_ORDER = [
+  'id',
+  'section',
+  'kind',
+  'subject',
+  'scope',
+  'summary',
+  'content',
+  'tags',
+  'confidence',
+  'evidence',
+  'status',
+  'superseded_by',
+  'related_entries',
+  'valid_from',
+  'valid_to',
+  'review_interval',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'lifecycle',
+] as const satisfies readonly (keyof MemoryEntry)[];
+
+export const MemoryUpdateSchema = z
+  .object({
+    operation: z.enum(OPERATIONS),
+    entry: z.record(z.string(), z.unknown()).optional(),
+    target_id: z.string().optional(),
+    /** Extension: supersede `target_id` by an entry that already exists (instead of a new `entry`). */
+    superseded_by: z.string().optional(),
+  })
+  .strict();
+export type MemoryUpdate = z.infer<typeof MemoryUpdateSchema>;
+
+/** 002 "AgentTask Extension": other AgentTask fields pass through untouched. */
+export const AgentTaskSchema = z
+  .object({
+    memory_enabled: z.boolean().optional(),
+    memory_context: z.array(z.unknown()).max(10).optional(),
+    project: z.string().optional(),
+    goal: z.string().optional(),
+    scope: z.string().optional(),
+    subject: z.string().optional(),
+  })
+  .passthrough();
+export type AgentTask = z.infer<typeof AgentTaskSchema>;
+
+/** 002 "AgentResult Extension". */
+export const AgentResultSchema = z
+  .object({
+    memory_updates: z.array(z.unknown()).optional(),
+    agent: z.string().optional(),
+    agent_id: z.string().optional(),
+    project: z.string().optional(),
+  })
+  .passthrough();
+export type AgentResult = z.infer<typeof AgentResultSchema>;
+
+/** Evidence quality rank of Req 15.8: code/artifact > ticket/doc > log/screenshot > assumption. */
+export const EVIDENCE_QUALITY: Record<EvidenceType, number> = {
+  code: 3,
+  artifact: 3,
+  ticket: 2,
+  doc: 2,
+  log: 1,
+  screenshot: 1,
+  assumption: 0,
+};
+
+/** Best evidence quality of an entry (0 when it has none). */
+export function evidenceQuality(entry: Pick<MemoryEntry, 'evidence'>): number {
+  let best = 0;
+  for (const e of entry.evidence) best = Math.max(best, EVIDENCE_QUALITY[e.type] ?? 0);
+  return best;
+}

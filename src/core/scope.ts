@@ -1,0 +1,53 @@
+/**
+ * Scopes (002 Req 3.5, 15.6-15.7, 17): `repo | org | customer | service:<name> | environment:<prod|staging>`.
+ *
+ * Hierarchy, broadest first: org > repo > service:<name> > environment:<env>. A query for a narrow
+ * scope also sees the broad scopes that contain it (org and repo); a query with no scope sees all.
+ */
+
+export type ScopeKind = 'org' | 'repo' | 'customer' | 'service' | 'environment';
+export interface ParsedScope {
+  kind: ScopeKind;
+  name?: string;
+}
+
+export const ENVIRONMENTS = ['prod', 'staging'] as const;
+const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export const SCOPE_HELP = 'repo, org, customer, service:<name> or environment:<prod|staging>';
+
+/** Parses a scope string; returns an error message when it is not one of the allowed forms. */
+export function parseScope(scope: string): ParsedScope | { error: string } {
+  if (scope === 'repo' || scope === 'org' || scope === 'customer') return { kind: scope };
+  const m = /^(service|environment):(.*)$/.exec(scope);
+  if (!m) return { error: `must be ${SCOPE_HELP} (got ${JSON.stringify(scope)})` };
+  const [, kind, name] = m as unknown as [string, 'service' | 'environment', string];
+  if (kind === 'service') {
+    if (!SERVICE_NAME.test(name)) {
+      return { error: `service name must be letters, digits, ".", "_" or "-" (got ${JSON.stringify(name)})` };
+    }
+    return { kind, name };
+  }
+  if (!(ENVIRONMENTS as readonly string[]).includes(name)) {
+    return { error: `environment must be prod or staging (got ${JSON.stringify(name)})` };
+  }
+  return { kind, name };
+}
+
+/** Numeric level in the hierarchy of Req 17.4 (lower is broader); customer sits beside repo. */
+export function scopeLevel(scope: string): number {
+  const p = parseScope(scope);
+  if ('error' in p) return 99;
+  return { org: 0, repo: 1, customer: 2, service: 2, environment: 3 }[p.kind];
+}
+
+/**
+ * The scopes a query for `scope` returns (Req 15.6-15.7, 17.1-17.3): the scope itself plus repo
+ * and org. `undefined` (no scope filter) means every scope (Req 17.5).
+ */
+export function visibleScopes(scope: string | undefined): Set<string> | undefined {
+  if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
+  // A scope sees itself and the broader scopes above it: org sees only org, repo sees repo and org.
+  if (scope === 'org') return new Set(['org']);
+  return new Set([scope, 'repo', 'org']);
+}

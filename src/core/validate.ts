@@ -1,0 +1,339 @@
+/**
+ * The one validation function (002 Req 3, 5.7-5.9, 9.2, 9.7, 10.5, 13.7, 16, 18.1-18.4, 19.1):
+ * pure, returns every problem with its field path, never throws. Used by every write, by import,
+ * by `memory validate`, and when reading files from disk.
+ */
+import type { ZodError, ZodType } from 'zod';
+import type { Problem } from './errors.js';
+import { checkEvidenceUri } from './evidence.js';
+import { parseScope } from './scope.js';
+import {
+  CONTENT_MAX,
+  EntryInputSchema,
+  ID_PATTERN,
+  MemoryEntrySchema,
+  MemoryUpdateSchema,
+  SUBJECT_MAX,
+  SUMMARY_MAX,
+  TAG_MAX,
+  type EntryInput,
+  type MemoryEntry,
+  type MemoryUpdate,
+} from './schema.js';
+
+export type Result<T> = { ok: true; value: T; errors: [] } | { ok: false; errors: Problem[] };
+
+/** What the validator may ask of the store: is there a live entry with this (subject, scope, summary)? */
+export interface ValidationContext {
+  findDuplicate?: (key: string) => string | undefined;
+  /** Looks up an existing entry by id (for supersede/deprecate targets). */
+  getEntry?: (id: string) => MemoryEntry | undefined;
+}
+
+/** Decision-like kinds need strong evidence (Req 16.3). */
+const STRONG_KINDS = new Set(['decision', 'requirement', 'invariant']);
+const STRONG_EVIDENCE = new Set(['code', 'artifact', 'ticket', 'doc']);
+
+/** `evidence[0].uri` from zod's `['evidence', 0, 'uri']`. */
+export function fieldPath(parts: readonly PropertyKey[], prefix = ''): string {
+  let out = prefix;
+  for (const p of parts) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out ? `.${String(p)}` : String(p);
+  }
+  return out;
+}
+
+function zodProblems(err: ZodError, prefix: string): Problem[] {
+  const out: Problem[] = [];
+  for (const issue of err.issues) {
+    const base = fieldPath(issue.path, prefix);
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) out.push({ path: fieldPath([k], base), message: 'is not a known field' });
+      continue;
+    }
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
+    else if (issue.code === 'invalid_type') message = `must be ${issue.expected} (${issue.message.replace(/^Invalid input: /, '')})`;
+    else if (issue.code === 'invalid_value' && 'values' in issue) {
+      message = `must be one of: ${(issue.values as unknown[]).map(String).join(', ')}`;
+    }
+    out.push({ path: base || '(root)', message });
+  }
+  return out;
+}
+
+function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: string): Result<T> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return { ok: false, errors: [{ path: prefix || '(root)', message: 'must be a JSON object' }] };
+  }
+  const r = schema.safeParse(input);
+  if (r.success) return { ok: true, value: r.data, errors: [] };
+  return { ok: false, errors: zodProblems(r.error, prefix) };
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** Parses an ISO 8601 timestamp to its canonical UTC form, or returns null. */
+export function normalizeTimestamp(value: string): string | null {
+  if (!ISO_8601.test(value)) return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
+
+const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/;
+
+/** The duplicate key of Req 16.6: same subject, scope and summary (case and spacing ignored). */
+export function duplicateKey(e: { subject: string; scope: string; summary: string }): string {
+  const norm = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
+  return `${norm(e.subject)}\u0000${norm(e.scope)}\u0000${norm(e.summary)}`;
+}
+
+/** Field rules shared by new and stored entries. `p` is the path prefix (e.g. `entry.`). */
+function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
+  const at = (f: string): string => (p ? `${p}.${f}` : f);
+  if (!e.subject.trim()) out.push({ path: at('subject'), message: 'is required (a canonical entity key such as "billing.invoices")' });
+  else if (/\s/.test(e.subject)) {
+    out.push({ path: at('subject'), message: `must be a canonical entity key without spaces, such as "billing.invoices" (got ${JSON.stringify(e.subject)})` });
+  } else if (e.subject.length > SUBJECT_MAX) out.push({ path: at('subject'), message: `must be at most ${SUBJECT_MAX} characters` });
+
+  const scope = parseScope(e.scope);
+  if ('error' in scope) out.push({ path: at('scope'), message: scope.error });
+
+  if (!e.summary.trim()) out.push({ path: at('summary'), message: 'is required (1-2 sentences)' });
+  else if (e.summary.length > SUMMARY_MAX) {
+    out.push({ path: at('summary'), message: `must be at most ${SUMMARY_MAX} characters (got ${e.summary.length})` });
+  }
+  if (!e.content.trim()) out.push({ path: at('content'), message: 'is required' });
+  else if (e.content.length > CONTENT_MAX) {
+    out.push({ path: at('content'), message: `must be at most ${CONTENT_MAX} characters (got ${e.content.length})` });
+  }
+
+  if (!Number.isFinite(e.confidence) || e.confidence < 0 || e.confidence > 1) {
+    out.push({ path: at('confidence'), message: `must be a number from 0.0 to 1.0 (got ${e.confidence})` });
+  }
+
+  (e.tags ?? []).forEach((t, i) => {
+    if (!t.trim()) out.push({ path: at(`tags[${i}]`), message: 'must not be empty' });
+    else if (t.length > TAG_MAX) out.push({ path: at(`tags[${i}]`), message: `must be at most ${TAG_MAX} characters` });
+    else if (t.includes(',')) out.push({ path: at(`tags[${i}]`), message: 'must not contain a comma' });
+  });
+
+  (e.evidence ?? []).forEach((ev, i) => {
+    const msg = checkEvidenceUri(ev.type, ev.uri);
+    if (msg) out.push({ path: at(`evidence[${i}].uri`), message: `${msg} (type ${ev.type})` });
+  });
+
+  (e.related_entries ?? []).forEach((id, i) => {
+    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: `is not a valid memory id (${JSON.stringify(id)})` });
+  });
+
+  for (const f of ['valid_from', 'valid_to'] as const) {
+    const v = e[f];
+    if (v !== undefined && v !== null && normalizeTimestamp(v) === null) {
+      out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${JSON.stringify(v)})` });
+    }
+  }
+  if (e.valid_from && e.valid_to) {
+    const a = normalizeTimestamp(e.valid_from);
+    const b = normalizeTimestamp(e.valid_to);
+    if (a && b && b <= a) out.push({ path: at('valid_to'), message: 'must be later than valid_from' });
+  }
+  if (e.section === 'state') {
+    // Req 19.1 / 9.7: state is only trustworthy with a validity window.
+    if (!e.valid_from) out.push({ path: at('valid_from'), message: 'is required for section "state" (when the state became true)' });
+    if (!e.valid_to) out.push({ path: at('valid_to'), message: 'is required for section "state" (when it must be re-checked or expires)' });
+  }
+  if (e.review_interval != null && !ISO_DURATION.test(e.review_interval)) {
+    out.push({ path: at('review_interval'), message: `must be an ISO 8601 duration such as P30D (got ${JSON.stringify(e.review_interval)})` });
+  }
+}
+
+/** The write policy of Req 16 for an entry about to become (or stay) live. */
+function policyRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
+  const at = (f: string): string => (p ? `${p}.${f}` : f);
+  const status = e.status ?? 'active';
+  if (status === 'draft') return; // Req 16.1: drafts may omit evidence.
+  const evidence = e.evidence ?? [];
+  if (evidence.length === 0) {
+    out.push({ path: at('evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
+    return;
+  }
+  if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
+    out.push({ path: at('evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
+  }
+}
+
+/** A create input, normalized: timestamps in canonical UTC, defaults filled in. */
+export type NormalizedInput = EntryInput & {
+  tags: string[];
+  evidence: NonNullable<EntryInput['evidence']>;
+  status: 'active' | 'draft';
+  related_entries: string[];
+  valid_from: string | null;
+  valid_to: string | null;
+};
+
+/**
+ * Validates the `entry` of a create: shape, field rules, write policy, and (with a context)
+ * duplicates. `prefix` names where the entry sits in the caller's document (e.g. `[2].entry`).
+ */
+export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<NormalizedInput> {
+  const shaped = parseWith(EntryInputSchema, input, prefix);
+  if (!shaped.ok) return shaped;
+  const e = shaped.value;
+  const errors: Problem[] = [];
+  fieldRules(e, prefix, errors);
+  policyRules(e, prefix, errors);
+  if (errors.length === 0 && ctx.findDuplicate) {
+    const dup = ctx.findDuplicate(duplicateKey(e));
+    if (dup) {
+      errors.push({
+        path: prefix ? `${prefix}.summary` : 'summary',
+        message: `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`,
+      });
+    }
+  }
+  if (errors.length) return { ok: false, errors };
+  return {
+    ok: true,
+    errors: [],
+    value: {
+      ...e,
+      tags: e.tags ?? [],
+      evidence: e.evidence ?? [],
+      status: e.status ?? 'active',
+      related_entries: e.related_entries ?? [],
+      valid_from: e.valid_from ? normalizeTimestamp(e.valid_from) : null,
+      valid_to: e.valid_to ? normalizeTimestamp(e.valid_to) : null,
+    },
+  };
+}
+
+/** Validates a stored entry (a file on disk, an import): shape and field rules; policy for live ones. */
+export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryEntry> {
+  const shaped = parseWith(MemoryEntrySchema, input, prefix);
+  if (!shaped.ok) return shaped;
+  const e = shaped.value;
+  const errors: Problem[] = [];
+  fieldRules(e, prefix, errors);
+  if (e.status === 'active') policyRules(e, prefix, errors);
+  const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
+  if (e.status === 'superseded' && !e.superseded_by) {
+    errors.push({ path: at('superseded_by'), message: 'is required when status is "superseded"' });
+  }
+  if (e.status !== 'superseded' && e.superseded_by) {
+    errors.push({ path: at('superseded_by'), message: 'must be null unless status is "superseded"' });
+  }
+  if (e.superseded_by && !ID_PATTERN.test(e.superseded_by)) {
+    errors.push({ path: at('superseded_by'), message: 'is not a valid memory id' });
+  }
+  for (const f of ['created_at', 'updated_at'] as const) {
+    if (normalizeTimestamp(e[f]) === null) errors.push({ path: at(f), message: 'must be an ISO 8601 timestamp' });
+  }
+  if (errors.length) return { ok: false, errors };
+  return { ok: true, value: e, errors: [] };
+}
+
+/** A Memory_Update whose shape, fields and target are valid; `entry` is normalized when present. */
+export interface ValidUpdate {
+  operation: MemoryUpdate['operation'];
+  entry?: NormalizedInput;
+  target_id?: string;
+  superseded_by?: string;
+}
+
+/** Validates one Memory_Update (Req 5.7-5.9, 9.2): create needs `entry`; supersede/deprecate need `target_id`. */
+export function validateUpdate(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<ValidUpdate> {
+  const shaped = parseWith(MemoryUpdateSchema, input, prefix);
+  if (!shaped.ok) return shaped;
+  const u = shaped.value;
+  const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
+  const errors: Problem[] = [];
+  let entry: NormalizedInput | undefined;
+
+  if (u.operation !== 'create') {
+    if (!u.target_id) errors.push({ path: at('target_id'), message: `is required for operation "${u.operation}"` });
+    else if (!ID_PATTERN.test(u.target_id)) errors.push({ path: at('target_id'), message: 'is not a valid memory id' });
+    else if (ctx.getEntry) {
+      const target = ctx.getEntry(u.target_id);
+      if (!target) errors.push({ path: at('target_id'), message: `no entry with id ${u.target_id}` });
+      else if (target.status === 'superseded') {
+        errors.push({ path: at('target_id'), message: `entry ${u.target_id} is already superseded by ${target.superseded_by}` });
+      } else if (u.operation === 'deprecate' && target.status === 'deprecated') {
+        errors.push({ path: at('target_id'), message: `entry ${u.target_id} is already deprecated` });
+      }
+    }
+  } else if (u.target_id !== undefined) {
+    errors.push({ path: at('target_id'), message: 'is only used by supersede and deprecate' });
+  }
+
+  if (u.operation === 'create' || (u.operation === 'supersede' && u.entry !== undefined)) {
+    if (u.entry === undefined) errors.push({ path: at('entry'), message: 'is required for operation "create"' });
+    else {
+      const r = validateEntryInput(u.entry, ctx, at('entry'));
+      if (r.ok) entry = r.value;
+      else errors.push(...r.errors);
+    }
+  }
+  if (u.operation === 'supersede') {
+    if (u.entry === undefined && !u.superseded_by) {
+      errors.push({ path: at('entry'), message: 'is required for operation "supersede" (the replacement entry), unless superseded_by names an existing one' });
+    }
+    if (u.entry !== undefined && u.superseded_by) {
+      errors.push({ path: at('superseded_by'), message: 'give either entry (a new replacement) or superseded_by (an existing one), not both' });
+    }
+    if (u.superseded_by) {
+      if (u.superseded_by === u.target_id) errors.push({ path: at('superseded_by'), message: 'an entry cannot supersede itself' });
+      else if (ctx.getEntry && !ctx.getEntry(u.superseded_by)) {
+        errors.push({ path: at('superseded_by'), message: `no entry with id ${u.superseded_by}` });
+      }
+    }
+  }
+  if (u.operation === 'deprecate' && u.entry !== undefined) {
+    errors.push({ path: at('entry'), message: 'is not used by operation "deprecate"' });
+  }
+  if (u.operation !== 'supersede' && u.superseded_by !== undefined) {
+    errors.push({ path: at('superseded_by'), message: 'is only used by operation "supersede"' });
+  }
+  if (errors.length) return { ok: false, errors };
+  const value: ValidUpdate = { operation: u.operation };
+  if (entry) value.entry = entry;
+  if (u.target_id) value.target_id = u.target_id;
+  if (u.superseded_by) value.superseded_by = u.superseded_by;
+  return { ok: true, value, errors: [] };
+}
+
+/** What `memory validate` was handed. */
+export type DocumentKind = 'update' | 'entry' | 'stored-entry' | 'array';
+
+/** Guesses what a document is: a Memory_Update has `operation`; a stored entry has `id`. */
+export function documentKind(doc: unknown): DocumentKind {
+  if (Array.isArray(doc)) return 'array';
+  if (doc && typeof doc === 'object') {
+    if ('operation' in doc) return 'update';
+    if ('id' in doc && 'created_at' in doc) return 'stored-entry';
+  }
+  return 'entry';
+}
+
+/** `memory validate`: an entry, a Memory_Update, a stored entry, or an array of any of them. */
+export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Problem[] {
+  const one = (d: unknown, prefix: string): Problem[] => {
+    switch (documentKind(d)) {
+      case 'update':
+        return validateUpdate(d, ctx, prefix).errors;
+      case 'stored-entry':
+        return validateStoredEntry(d, prefix).errors;
+      case 'array':
+        return [{ path: prefix || '(root)', message: 'nested arrays are not allowed' }];
+      default:
+        return validateEntryInput(d, ctx, prefix).errors;
+    }
+  };
+  if (Array.isArray(doc)) {
+    if (doc.length === 0) return [{ path: '(root)', message: 'the array is empty' }];
+    return doc.flatMap((d, i) => one(d, `[${i}]`));
+  }
+  return one(doc, '');
+}

@@ -1,0 +1,613 @@
+/**
+ * MemoryService: the one API every front end (CLI, MCP, daemon, dashboard, TypeScript users)
+ * calls. It is the only write path: validate → lock → atomic write → one git commit → operation
+ * log. Reads go catalog (stat-refreshed cache of the files) → filters → index → ranking.
+ */
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { monotonicFactory } from 'ulid';
+import { buildEntry, commitMessage, type CommitChange } from '../core/entry.js';
+import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
+import {
+  MAX_RESULTS,
+  entryFlags,
+  matchesFilters,
+  rankEntries,
+  confidenceLabel,
+  summaryOnly,
+  type Candidate,
+  type QueryFilters,
+  type Ranked,
+} from '../core/query.js';
+import { SECTIONS, type AgentTask, type MemoryEntry, AgentTaskSchema, AgentResultSchema, evidenceQuality } from '../core/schema.js';
+import { duplicateKey, validateDocument, validateUpdate, type ValidationContext } from '../core/validate.js';
+import { SearchIndex } from '../index/search-index.js';
+import { Catalog, readEntryFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
+import { clockFromEnv, type Clock } from '../store/clock.js';
+import { readConfig } from '../store/config.js';
+import { initProject, writeEntry } from '../store/entries.js';
+import { GitRepo } from '../store/git.js';
+import { appendLog } from '../store/local-log.js';
+import { ensureLocalDir, withLock } from '../store/lock.js';
+import { GLOBAL_PROJECT, Workspace, checkId, findRoot } from '../store/workspace.js';
+
+export interface ServiceOptions {
+  /** Folder to start root discovery from (default: process.cwd()). */
+  cwd?: string;
+  /** Explicit workspace root (`--root`). */
+  root?: string;
+  /** Writer name for created_by (`--agent`). */
+  agent?: string;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+export interface AppliedUpdate {
+  index: number;
+  operation: 'create' | 'supersede' | 'deprecate';
+  id: string;
+  target_id?: string;
+  superseded_by?: string;
+}
+
+export interface ApplyResult {
+  applied: AppliedUpdate[];
+  skipped: { index: number; errors: Problem[] }[];
+  commit: string | null;
+  project: string;
+}
+
+export interface QueryOptions {
+  limit?: number;
+  includeRelated?: boolean;
+}
+
+export interface QueryStats {
+  execution_ms: number;
+  entries_scanned: number;
+  entries_matched_filters: number;
+  entries_returned: number;
+  index: { loaded_snapshot: boolean; added: number; replaced: number; removed: number } | null;
+}
+
+export interface QueryHit extends Ranked {
+  related_to?: string;
+}
+
+export interface QueryResult {
+  results: QueryHit[];
+  stats: QueryStats;
+}
+
+export interface ShownEntry {
+  project: string;
+  file: string;
+  entry: MemoryEntry;
+  computed: {
+    strength: number;
+    effective_confidence: number;
+    confidence_label: string;
+    retrieval_count: number;
+    last_accessed_at: string | null;
+    flags: string[];
+  };
+}
+
+export interface EntryVersion {
+  commit: string;
+  date: string;
+  author: string;
+  subject: string;
+  entry: MemoryEntry | null;
+}
+
+/** Warnings for the front end to show (bad files, no git, performance). */
+export type WarningSink = (message: string) => void;
+
+export class MemoryService {
+  readonly ws: Workspace;
+  readonly env: NodeJS.ProcessEnv;
+  readonly clock: Clock;
+  private agentName: string | undefined;
+  private catalog: Catalog;
+  private gitRepo: GitRepo | null | undefined;
+  private warn: WarningSink;
+
+  constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
+    this.env = opts.env ?? process.env;
+    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
+    this.clock = opts.clock ?? clockFromEnv(this.env);
+    this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
+    this.catalog = new Catalog(this.ws);
+    this.warn = warn;
+  }
+
+  now(): Date {
+    return this.clock();
+  }
+
+  // ---------------------------------------------------------------- infrastructure
+
+  private async git(): Promise<GitRepo | null> {
+    if (this.gitRepo === undefined) this.gitRepo = await GitRepo.open(this.ws.root);
+    return this.gitRepo;
+  }
+
+  /** The writer stored in created_by: --agent, BASS_AGENTS_AGENT, the git user, the OS user. */
+  async agent(): Promise<string> {
+    if (this.agentName) return this.agentName;
+    const git = await this.git();
+    let name = git ? await git.userName() : null;
+    if (!name) {
+      try {
+        name = userInfo().username;
+      } catch {
+        name = null;
+      }
+    }
+    this.agentName = name || 'unknown';
+    return this.agentName;
+  }
+
+  /** Resolves the project for a command (CLI.md "--project"). */
+  project(explicit?: string, mustExist = false): string {
+    return this.ws.resolveProject(explicit, this.env, { mustExist });
+  }
+
+  /** The catalog of all entries; files that fail to parse or validate are reported and skipped. */
+  snapshot(): CatalogSnapshot {
+    const snap = this.catalog.refresh();
+    for (const b of snap.bad) {
+      for (const p of b.problems) this.warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
+    }
+    return snap;
+  }
+
+  private async commit(project: string, files: string[], changes: CommitChange[], agent: string): Promise<string | null> {
+    if (files.length === 0) return null;
+    const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString());
+    if (!cfg.git.autoCommit) return null;
+    const git = await this.git();
+    if (!git) {
+      this.warn(`${this.ws.root} is not a git repository: memory was written, but no history is kept`);
+      return null;
+    }
+    return git.commitPaths(files, commitMessage(project, changes, agent), agent);
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
+  async init(project: string): Promise<{ project: string; created: boolean; commit: string | null; path: string }> {
+    this.ws.projectDir(project); // validates the name and the path
+    return withLock(this.ws, 'write', async () => {
+      ensureLocalDir(this.ws);
+      const files = initProject(this.ws, project, this.now().toISOString());
+      const created = files.some((f) => f.endsWith('config.yaml'));
+      const agent = await this.agent();
+      const commit = await this.commit(project, files, [{ op: 'init', id: project }], agent);
+      if (created) appendLog(this.ws, 'operations', { time: this.now().toISOString(), op: 'init', project, agent, commit });
+      return { project, created, commit, path: this.ws.rel(this.ws.projectDir(project)) };
+    });
+  }
+
+  /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
+  async create(input: unknown, opts: { project?: string } = {}): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
+    let entry = input;
+    if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
+      const op = (input as { operation: unknown }).operation;
+      if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
+      entry = (input as { entry?: unknown }).entry;
+    }
+    const r = await this.apply([{ operation: 'create', entry }], { ...opts, atomic: true, label: 'entry' });
+    const applied = r.applied[0]!;
+    const stored = this.readEntry(r.project, applied.id);
+    return { entry: stored, commit: r.commit, project: r.project };
+  }
+
+  /**
+   * Applies a batch of Memory_Update as one commit (002 Req 5, 9). Invalid updates are reported
+   * and skipped; the valid ones are applied. With `atomic`, any invalid update rejects the batch.
+   */
+  async apply(
+    updates: unknown,
+    opts: { project?: string; atomic?: boolean; label?: string; agent?: string } = {},
+  ): Promise<ApplyResult> {
+    if (!Array.isArray(updates)) {
+      throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
+    }
+    const project = this.project(opts.project);
+    this.ws.projectDir(project);
+    const agent = opts.agent ?? (await this.agent());
+    return withLock(this.ws, 'write', async () => {
+      const nowDate = this.now();
+      const now = nowDate.toISOString();
+      const snap = this.snapshot();
+      const byId = new Map<string, StoredEntry>();
+      for (const se of snap.entries) if (!byId.has(se.entry.id)) byId.set(se.entry.id, se);
+      const dupKeys = new Map<string, string>();
+      for (const se of snap.entries) {
+        if (se.project === project && se.entry.status !== 'superseded') dupKeys.set(duplicateKey(se.entry), se.entry.id);
+      }
+      const working = new Map<string, MemoryEntry>();
+      const nextId = monotonicFactory();
+      const applied: AppliedUpdate[] = [];
+      const skipped: ApplyResult['skipped'] = [];
+      const changes: CommitChange[] = [];
+      const files: string[] = [];
+      let initialized = this.ws.isInitialized(project);
+
+      const getEntry = (id: string): MemoryEntry | undefined => {
+        const w = working.get(id);
+        if (w) return w;
+        const se = byId.get(id);
+        return se && se.project === project ? se.entry : undefined;
+      };
+      const otherProject = (id: string | undefined): string | undefined => {
+        if (!id) return undefined;
+        const se = byId.get(id);
+        return se && se.project !== project && !working.has(id) ? se.project : undefined;
+      };
+      const write = (e: MemoryEntry): void => {
+        if (!initialized) {
+          files.push(...initProject(this.ws, project, now));
+          initialized = true;
+        }
+        working.set(e.id, e);
+        files.push(writeEntry(this.ws, project, e));
+      };
+
+      // Validate everything first when atomic, so nothing is written for a rejected batch.
+      const validated = updates.map((raw, i) => {
+        const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
+        const prefix = opts.label && updates.length === 1 ? '' : `[${i}]`;
+        const foreign = otherProject(u?.target_id) ?? otherProject(u?.superseded_by);
+        if (foreign) {
+          return { ok: false as const, errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${project}` }] };
+        }
+        const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
+        const ctx: ValidationContext = {
+          getEntry,
+          findDuplicate: (k) => {
+            const id = dupKeys.get(k);
+            return id && id !== exclude ? id : undefined;
+          },
+        };
+        const r = validateUpdate(raw, ctx, prefix);
+        // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
+        return opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r;
+      });
+      if (opts.atomic) {
+        const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
+        if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
+      }
+
+      for (let i = 0; i < updates.length; i++) {
+        // Re-validate against the working state: earlier updates of this batch may have changed it.
+        const first = validated[i]!;
+        if (!first.ok) {
+          skipped.push({ index: i, errors: first.errors });
+          continue;
+        }
+        const u = first.value;
+        if (u.operation !== 'create' && u.target_id) {
+          const target = getEntry(u.target_id);
+          if (!target || target.status === 'superseded' || (u.operation === 'deprecate' && target.status === 'deprecated')) {
+            skipped.push({ index: i, errors: [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }] });
+            continue;
+          }
+        }
+        if (u.entry) {
+          const key = duplicateKey(u.entry);
+          const dup = dupKeys.get(key);
+          if (dup && dup !== u.target_id) {
+            skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
+            continue;
+          }
+        }
+        let newId: string | undefined;
+        if (u.entry) {
+          newId = nextId(nowDate.getTime());
+          const e = buildEntry(u.entry, newId, now, agent);
+          write(e);
+          dupKeys.set(duplicateKey(e), newId);
+          changes.push({ op: 'create', id: newId, summary: e.summary });
+        }
+        if (u.operation === 'create') {
+          applied.push({ index: i, operation: 'create', id: newId! });
+          continue;
+        }
+        const target = getEntry(u.target_id!)!;
+        if (u.operation === 'supersede') {
+          const by = newId ?? u.superseded_by!;
+          write({ ...target, status: 'superseded', superseded_by: by, updated_at: now });
+          if (dupKeys.get(duplicateKey(target)) === target.id) dupKeys.delete(duplicateKey(target));
+          changes.push({ op: 'supersede', id: target.id, summary: `superseded by ${by}` });
+          applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
+        } else {
+          write({ ...target, status: 'deprecated', updated_at: now });
+          changes.push({ op: 'deprecate', id: target.id, summary: target.summary });
+          applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
+        }
+      }
+
+      const commit = await this.commit(project, files, changes, agent);
+      for (const s of skipped) {
+        appendLog(this.ws, 'events', { time: now, level: 'warn', event: 'update_skipped', project, agent, index: s.index, errors: s.errors });
+      }
+      for (const c of changes) appendLog(this.ws, 'operations', { time: now, op: c.op, id: c.id, project, agent, commit });
+      this.warnIfLarge(project, snap, applied.filter((a) => a.operation === 'create').length);
+      return { applied, skipped, commit, project };
+    });
+  }
+
+  /** Req 6.2: past 100 entries a project should be consolidated. */
+  private warnIfLarge(project: string, snap: CatalogSnapshot, added: number): void {
+    if (added === 0) return;
+    const count = snap.entries.filter((e) => e.project === project).length + added;
+    if (count > 100 && count - added <= 100) {
+      this.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
+    }
+  }
+
+  /** `memory supersede <id> --by <new-id>`. */
+  async supersede(id: string, by: string, opts: { project?: string } = {}): Promise<ApplyResult> {
+    checkId(id);
+    checkId(by, 'by');
+    const found = this.locate(id, opts.project);
+    this.locate(by, found.project);
+    if (id === by) throw new ConflictError(`entry ${id} cannot supersede itself`);
+    return this.apply([{ operation: 'supersede', target_id: id, superseded_by: by }], { project: found.project, atomic: true, label: 'supersede' });
+  }
+
+  /** `memory deprecate <id>`. Deprecating a deprecated entry changes nothing. */
+  async deprecate(id: string, opts: { project?: string } = {}): Promise<ApplyResult & { unchanged?: boolean }> {
+    checkId(id);
+    const found = this.locate(id, opts.project);
+    if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
+    return this.apply([{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** Finds an entry file by id without scanning: one stat per project and section. */
+  locate(id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
+    checkId(id);
+    const projects = project ? [project] : this.ws.listProjects();
+    for (const p of projects) {
+      for (const s of SECTIONS) {
+        const abs = join(this.ws.memoryDir, p, s, `${id}.json`);
+        if (!existsSync(abs)) continue;
+        const file = this.ws.rel(this.ws.entryPath(p, s, id));
+        const r = readEntryFile(abs, file, s, id);
+        if (!r.entry) throw new ValidationError(r.problems ?? [], file);
+        return { project: p, file, entry: r.entry };
+      }
+    }
+    throw new NotFoundError(`no memory entry with id ${id}${project ? ` in project ${project}` : ''}`);
+  }
+
+  private readEntry(project: string, id: string): MemoryEntry {
+    return this.locate(id, project).entry;
+  }
+
+  /** `memory show <id>`: the entry and values computed as of now. */
+  show(id: string, opts: { project?: string } = {}): ShownEntry {
+    const found = this.locate(id, opts.project);
+    const now = this.now().getTime();
+    const e = found.entry;
+    return {
+      ...found,
+      computed: {
+        // No decay curve is configured yet, so strength is full and confidence is as written.
+        strength: 1,
+        effective_confidence: e.confidence,
+        confidence_label: confidenceLabel(e.confidence),
+        retrieval_count: 0,
+        last_accessed_at: null,
+        flags: entryFlags(e, now),
+      },
+    };
+  }
+
+  /** `memory show <id> --history`: every committed version of the entry, newest first (Req 12.5). */
+  async history(id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
+    const found = this.locate(id, opts.project);
+    const git = await this.git();
+    if (!git) return [];
+    const versions = await git.history(join(this.ws.root, found.file));
+    return versions.map((v) => {
+      let entry: MemoryEntry | null = null;
+      if (v.content) {
+        try {
+          entry = JSON.parse(v.content) as MemoryEntry;
+        } catch {
+          entry = null;
+        }
+      }
+      return { commit: v.commit, date: v.date, author: v.author, subject: v.subject, entry };
+    });
+  }
+
+  /** The projects a read covers: the named one plus global, or every project when none is chosen. */
+  readProjects(explicit?: string): string[] | undefined {
+    let p: string;
+    try {
+      p = this.project(explicit, Boolean(explicit));
+    } catch (err) {
+      if (err instanceof UsageError && !explicit) return undefined; // several projects, no default: read them all
+      throw err;
+    }
+    return p === GLOBAL_PROJECT ? [p] : [p, GLOBAL_PROJECT];
+  }
+
+  /** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
+  query(text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
+    const t0 = performance.now();
+    const nowMs = this.now().getTime();
+    const snap = this.snapshot();
+    const matched: Candidate[] = [];
+    for (const se of snap.entries) {
+      if (matchesFilters(se.entry, se.project, filters, nowMs)) matched.push({ project: se.project, entry: se.entry });
+    }
+    const hasText = text.trim().length > 0;
+    let indexStats: QueryStats['index'] = null;
+    let cands = matched;
+    if (hasText) {
+      const file = SearchIndex.snapshotPath(this.ws.localDir);
+      const { index, loaded } = SearchIndex.load(file);
+      const rep = index.sync(snap.entries.map((se) => ({ key: `${se.project}/${se.entry.id}`, stamp: se.stamp, entry: se.entry })));
+      indexStats = { loaded_snapshot: loaded, added: rep.added, replaced: rep.replaced, removed: rep.removed };
+      try {
+        index.save(file);
+      } catch {
+        /* a snapshot that cannot be saved only costs speed next time */
+      }
+      const allowed = new Set(matched.map((c) => `${c.project}/${c.entry.id}`));
+      const scores = index.search(text, allowed);
+      const max = Math.max(0, ...scores.values());
+      cands = [];
+      for (const c of matched) {
+        const s = scores.get(`${c.project}/${c.entry.id}`);
+        if (s !== undefined) cands.push({ ...c, relevance: max > 0 ? s / max : 0 });
+      }
+    }
+    const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
+    const ranked: QueryHit[] = rankEntries(cands, nowMs, hasText).slice(0, limit);
+    if (opts.includeRelated) this.addRelated(ranked, snap, filters, nowMs, limit);
+    const ms = performance.now() - t0;
+    return {
+      results: ranked,
+      stats: {
+        execution_ms: Math.round(ms * 100) / 100,
+        entries_scanned: snap.entries.length,
+        entries_matched_filters: matched.length,
+        entries_returned: ranked.length,
+        index: indexStats,
+      },
+    };
+  }
+
+  /** Follows related_entries (Req 4.11); related entries obey the same status and validity rules. */
+  private addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFilters, nowMs: number, limit: number): void {
+    const byId = new Map(snap.entries.map((se) => [se.entry.id, se] as const));
+    const present = new Set(results.map((r) => r.entry.id));
+    const statusOnly: QueryFilters = {
+      status: filters.status,
+      minConfidence: filters.minConfidence,
+      includeExpired: filters.includeExpired,
+    };
+    const extra: QueryHit[] = [];
+    for (const r of results) {
+      for (const rid of r.entry.related_entries) {
+        if (present.has(rid) || results.length + extra.length >= limit) continue;
+        const se = byId.get(rid);
+        if (!se || !matchesFilters(se.entry, se.project, statusOnly, nowMs)) continue;
+        present.add(rid);
+        const [ranked] = rankEntries([{ project: se.project, entry: se.entry }], nowMs, false);
+        extra.push({ ...ranked!, score: 0, related_to: r.entry.id });
+      }
+    }
+    results.push(...extra);
+  }
+
+  /** Appends a query to the local query log (statistics read it: Req 22.6). */
+  logQuery(record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
+    appendLog(this.ws, 'queries', {
+      time: this.now().toISOString(),
+      text: record.text,
+      subject: record.filters.subject ?? null,
+      scope: record.filters.scope ?? null,
+      projects: record.filters.projects ?? null,
+      filters: record.filters,
+      result_count: record.result_count,
+      execution_ms: record.execution_ms,
+    });
+  }
+
+  /** Reads a project's slow-query threshold (Req 11.2). */
+  slowQueryMs(project?: string): number {
+    try {
+      const p = this.project(project);
+      return readConfig(this.ws.configPath(p), p, this.now().toISOString()).query.slow_ms;
+    } catch {
+      return 200;
+    }
+  }
+
+  /** `memory validate`: the validation function, against the store when a project exists. */
+  validate(doc: unknown, opts: { project?: string } = {}): { ok: boolean; errors: Problem[] } {
+    let ctx: ValidationContext = {};
+    let project: string | undefined;
+    try {
+      project = this.project(opts.project);
+    } catch {
+      project = undefined;
+    }
+    if (project && existsSync(join(this.ws.memoryDir, project))) {
+      const snap = this.snapshot();
+      const byId = new Map<string, MemoryEntry>();
+      const dups = new Map<string, string>();
+      for (const se of snap.entries) {
+        if (se.project !== project) continue;
+        byId.set(se.entry.id, se.entry);
+        if (se.entry.status !== 'superseded') dups.set(duplicateKey(se.entry), se.entry.id);
+      }
+      ctx = { getEntry: (id) => byId.get(id), findDuplicate: (k) => dups.get(k) };
+    }
+    const errors = validateDocument(doc, ctx);
+    return { ok: errors.length === 0, errors };
+  }
+
+  // ---------------------------------------------------------------- agents (Req 8, 9)
+
+  /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
+  prepareTask(task: unknown, opts: { project?: string; full?: boolean } = {}): AgentTask {
+    const parsed = AgentTaskSchema.safeParse(task);
+    if (!parsed.success) {
+      throw new ValidationError(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })), 'AgentTask');
+    }
+    const t = parsed.data;
+    if (t.memory_enabled !== true) return t;
+    const projects = this.readProjects(opts.project ?? t.project);
+    const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
+    const text = t.goal ?? '';
+    let hits = this.query(text, filters, { limit: 30 }).results;
+    if (hits.length === 0 && text) hits = this.query('', filters, { limit: 30 }).results;
+    hits.sort(
+      (a, b) =>
+        b.entry.confidence - a.entry.confidence ||
+        evidenceQuality(b.entry) - evidenceQuality(a.entry) ||
+        b.score - a.score,
+    );
+    const context = hits.slice(0, 10).map((h) => {
+      if (opts.full) return h.entry;
+      // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.
+      const { content: _content, ...rest } = h.entry;
+      return rest;
+    });
+    return { ...t, memory_context: context };
+  }
+
+  /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
+  async applyResult(result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
+    const parsed = AgentResultSchema.safeParse(result);
+    if (!parsed.success) {
+      throw new ValidationError(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })), 'AgentResult');
+    }
+    const r = parsed.data;
+    const updates = r.memory_updates ?? [];
+    const agent = opts.agent ?? this.agentName ?? r.agent_id ?? r.agent ?? undefined;
+    const project = opts.project ?? r.project;
+    if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: this.project(project) };
+    return this.apply(updates, { project, ...(agent ? { agent } : {}) });
+  }
+
+  /** A summary-only view (Req 4.12). */
+  static summaryOnly = summaryOnly;
+}
+
+function stripEntryPrefix(problems: Problem[]): Problem[] {
+  return problems.map((p) => ({ ...p, path: p.path.replace(/^entry\.?/, '') || '(root)' }));
+}

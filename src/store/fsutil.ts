@@ -1,0 +1,40 @@
+/**
+ * Small file helpers. `writeFileAtomic` is the only way entry and state files are written:
+ * temp file in the same directory, fsync, rename, so a reader (or a crash) sees the old file or
+ * the new one, never a torn one.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export function writeFileAtomic(file: string, data: string, opts: { fsync?: boolean; mode?: number } = {}): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true });
+  // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
+  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'w', opts.mode ?? 0o644);
+  try {
+    writeSync(fd, data);
+    if (opts.fsync !== false) fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  try {
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Parses JSON and says where it broke, naming the file. */
+export function parseJsonText(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new SyntaxError(`${source}: not valid JSON (${(err as Error).message})`);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Git, through simple-git. Memory commits are made with plumbing and a temporary index
+ * (`GIT_INDEX_FILE`): read-tree HEAD → update-index our paths → write-tree → commit-tree →
+ * update-ref with the old HEAD as a compare-and-swap. The user's own index, staged changes and
+ * working tree are never part of the commit; afterwards the real index is updated for exactly our
+ * paths (to the committed blobs), so `git status` shows them clean and nothing else moves.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { GitError } from '../core/errors.js';
+
+const ZERO_SHA = '0000000000000000000000000000000000000000';
+
+/** The process environment without GIT_* keys (simple-git's environment guard refuses them). */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^git_/i.test(k) && !/^(EDITOR|PAGER|SSH_ASKPASS|PREFIX)$/i.test(k)) out[k] = v;
+  }
+  return { ...out, ...extra };
+}
+
+export interface HistoryVersion {
+  commit: string;
+  date: string;
+  author: string;
+  subject: string;
+  /** The file at that commit; null where the commit removed it. */
+  content: string | null;
+}
+
+export class GitRepo {
+  readonly toplevel: string;
+  readonly gitDir: string;
+  private git: SimpleGit;
+  private identity: string[] | undefined;
+
+  private constructor(toplevel: string, gitDir: string) {
+    this.toplevel = toplevel;
+    this.gitDir = gitDir;
+    this.git = simpleGit({ baseDir: toplevel });
+  }
+
+  /** The repository holding `dir`, or null when `dir` is not inside a git work tree. */
+  static async open(dir: string): Promise<GitRepo | null> {
+    try {
+      const out = await simpleGit({ baseDir: dir }).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir']);
+      const [top, gitDir] = out.trim().split('\n');
+      if (!top || !gitDir) return null;
+      return new GitRepo(top, gitDir);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Path relative to the repository top level, "/"-separated. */
+  repoPath(abs: string): string {
+    return relative(this.toplevel, abs).split(sep).join('/');
+  }
+
+  async head(): Promise<string | null> {
+    try {
+      return (await this.git.raw(['rev-parse', '-q', '--verify', 'HEAD^{commit}'])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** `user.name` from git config, or null. */
+  async userName(): Promise<string | null> {
+    try {
+      return (await this.git.raw(['config', 'user.name'])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** `-c user.name=… -c user.email=…` when git has no identity configured, so commit-tree cannot fail on it. */
+  private async identityArgs(fallbackName: string): Promise<string[]> {
+    if (this.identity) return this.identity;
+    let name = '';
+    let email = '';
+    try {
+      name = (await this.git.raw(['config', 'user.name'])).trim();
+    } catch {
+      /* not set */
+    }
+    try {
+      email = (await this.git.raw(['config', 'user.email'])).trim();
+    } catch {
+      /* not set */
+    }
+    const args: string[] = [];
+    if (!name) args.push('-c', `user.name=${fallbackName.replace(/[<>\n]/g, '') || 'bass-agents'}`);
+    if (!email) args.push('-c', 'user.email=bass-agents@localhost');
+    this.identity = args;
+    return args;
+  }
+
+  /**
+   * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
+   * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
+   */
+  async commitPaths(absPaths: string[], message: string, agent: string): Promise<string | null> {
+    const paths = [...new Set(absPaths.map((p) => this.repoPath(p)))].sort();
+    if (paths.length === 0) return null;
+    const identity = await this.identityArgs(agent);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const tmpIndex = join(this.gitDir, `bass-agents-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+      // NOTE: simple-git's .env() sets the environment of the instance it is called on, so the
+      // temporary index gets its own instance; the shared one must keep pointing at the real index.
+      const g = simpleGit({ baseDir: this.toplevel, allowEnvironment: ['GIT_INDEX_FILE'] }).env(cleanEnv({ GIT_INDEX_FILE: tmpIndex }));
+      try {
+        const head = await this.head();
+        if (head) await g.raw(['read-tree', head]);
+        await g.raw(['update-index', '--add', '--remove', '--', ...paths]);
+        const tree = (await g.raw(['write-tree'])).trim();
+        if (head) {
+          const headTree = (await this.git.raw(['rev-parse', `${head}^{tree}`])).trim();
+          if (headTree === tree) return null;
+        }
+        const commitArgs = [...identity, 'commit-tree', tree, ...(head ? ['-p', head] : []), '-m', message.trimEnd()];
+        const commit = (await this.git.raw(commitArgs)).trim();
+        const staged = (await g.raw(['ls-files', '-s', '--', ...paths])).trim();
+        try {
+          await this.git.raw(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, 'HEAD', commit, head ?? ZERO_SHA]);
+        } catch (err) {
+          if (attempt < 4 && /cannot lock ref|but expected|is at/i.test(String(err))) continue; // HEAD moved: redo on the new HEAD.
+          throw err;
+        }
+        await this.syncRealIndex(paths, staged);
+        return commit;
+      } catch (err) {
+        if (err instanceof GitError) throw err;
+        throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
+      } finally {
+        rmSync(tmpIndex, { force: true });
+      }
+    }
+    throw new GitError('git commit of memory failed: HEAD kept moving while committing');
+  }
+
+  /** Points the user's index at the committed blobs for our paths only (retrying while git holds index.lock). */
+  private async syncRealIndex(paths: string[], lsFiles: string): Promise<void> {
+    const present = new Map<string, string>();
+    for (const line of lsFiles.split('\n')) {
+      const m = /^(\d+) ([0-9a-f]+) \d\t(.*)$/.exec(line);
+      if (m) present.set(m[3]!, `${m[1]},${m[2]},${m[3]}`);
+    }
+    const cacheArgs = ['update-index', '--add', ...paths.filter((p) => present.has(p)).flatMap((p) => ['--cacheinfo', present.get(p)!])];
+    const removed = paths.filter((p) => !present.has(p));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (cacheArgs.length > 2) await this.git.raw(cacheArgs);
+        if (removed.length) await this.git.raw(['update-index', '--force-remove', '--', ...removed]);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !/index\.lock/.test(String(err))) {
+          process.emitWarning(`bass-agents: the commit was made, but updating the git index for memory paths failed: ${String(err)}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 25 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** Every committed version of one file, newest first (002 Req 12.5). */
+  async history(absPath: string): Promise<HistoryVersion[]> {
+    const p = this.repoPath(absPath);
+    let log: string;
+    try {
+      log = await this.git.raw(['log', '--format=%H%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
+    } catch {
+      return [];
+    }
+    const versions: HistoryVersion[] = [];
+    for (const rec of log.split('\x1e')) {
+      const [commit, date, author, subject] = rec.trim().split('\x1f');
+      if (!commit || !date) continue;
+      let content: string | null = null;
+      try {
+        content = await this.git.raw(['show', `${commit}:${p}`]);
+      } catch {
+        content = null;
+      }
+      versions.push({ commit, date, author: author ?? '', subject: subject ?? '', content });
+    }
+    return versions;
+  }
+}

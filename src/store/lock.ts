@@ -1,0 +1,74 @@
+/**
+ * The workspace write lock (proper-lockfile). Every process that writes memory takes it around
+ * validate-against-the-store → write files → commit, so duplicate checks see a stable store and
+ * two of our commits never race for git's `index.lock`. Readers never take it: entry files are
+ * replaced atomically, so a reader sees the old or the new file.
+ *
+ * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes);
+ * a lock left by a killed process is taken over once it is older than `stale`.
+ */
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import { BusyError } from '../core/errors.js';
+import type { Workspace } from './workspace.js';
+
+export const LOCK_STALE_MS = 10_000;
+export const LOCK_UPDATE_MS = 2_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Makes `.bass-agents/` with a `.gitignore` of `*`, so it ignores itself without touching the user's .gitignore. */
+export function ensureLocalDir(ws: Workspace): string {
+  const dir = ws.localDir;
+  mkdirSync(join(dir, 'locks'), { recursive: true });
+  const gi = join(dir, '.gitignore');
+  if (!existsSync(gi)) writeFileSync(gi, '# local state of bass-agents memory: never committed\n*\n');
+  return dir;
+}
+
+function lockTimeout(env: NodeJS.ProcessEnv): number {
+  const raw = env.BASS_AGENTS_LOCK_TIMEOUT_MS;
+  const n = raw ? Number(raw) : NaN;
+  return Number.isFinite(n) && n >= 0 ? n : DEFAULT_TIMEOUT_MS;
+}
+
+/** Runs `fn` holding the named workspace lock; gives up with BusyError (exit 4) after the timeout. */
+export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  ensureLocalDir(ws);
+  const timeout = lockTimeout(env);
+  const lockfilePath = join(ws.localDir, 'locks', `${name}.lock`);
+  const started = Date.now();
+  let release: (() => Promise<void>) | undefined;
+  let compromised: Error | undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      release = await lockfile.lock(ws.root, {
+        lockfilePath,
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        update: LOCK_UPDATE_MS,
+        retries: 0,
+        onCompromised: (err) => {
+          compromised = err;
+        },
+      });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      if (Date.now() - started >= timeout) {
+        throw new BusyError(
+          `another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`,
+        );
+      }
+      const wait = Math.min(250, 10 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+  try {
+    const out = await fn();
+    if (compromised) throw compromised;
+    return out;
+  } finally {
+    await release().catch(() => undefined);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The workspace on disk: root discovery, safe paths, projects (002 Req 2.2-2.3, 2.7).
+ *
+ * Every path this tool reads or writes is built here from validated names, and checked to stay
+ * inside the workspace root, also after following symlinks.
+ */
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
+import { ID_PATTERN, SECTIONS, type Section } from '../core/schema.js';
+
+export const MEMORY_DIR = 'ai-memory';
+export const CONTEXT_DIR = 'ai-context';
+export const LOCAL_DIR = '.bass-agents';
+export const GLOBAL_PROJECT = 'global';
+/** Folder and file names inside ai-memory/ that are not projects (Req 20.3 exports, our own files). */
+const RESERVED_PROJECT_NAMES = new Set(['entries', 'memory.jsonl']);
+const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/`. */
+export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = override ?? env.BASS_AGENTS_ROOT;
+  if (explicit) {
+    const r = resolve(start, explicit);
+    if (!existsSync(r) || !statSync(r).isDirectory()) throw new UsageError(`workspace root ${r} is not a directory`);
+    return r;
+  }
+  let dir = resolve(start);
+  for (;;) {
+    if (existsSync(join(dir, '.git')) || existsSync(join(dir, MEMORY_DIR))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return resolve(start);
+    dir = up;
+  }
+}
+
+export function checkProjectName(name: string): void {
+  if (typeof name !== 'string' || name === '') throw new UsageError('project name is required');
+  if (name.includes('\0')) throw new UnsafePathError('project name must not contain a NUL byte', 'project');
+  if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
+    throw new UnsafePathError(`project name ${JSON.stringify(name)} must be a plain folder name (no "/", "\\" or "..")`, 'project');
+  }
+  if (!PROJECT_PATTERN.test(name)) {
+    throw new UsageError(`project name ${JSON.stringify(name)} must start with a letter or digit and use only letters, digits, ".", "_" or "-" (at most 64)`);
+  }
+  if (RESERVED_PROJECT_NAMES.has(name)) throw new UsageError(`project name ${JSON.stringify(name)} is reserved`);
+}
+
+export function checkId(id: string, field = 'id'): void {
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+    if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
+      throw new UnsafePathError(`${field} ${JSON.stringify(id)} is not a memory id (it looks like a path)`, field);
+    }
+    throw new UsageError(`${field} ${JSON.stringify(id)} is not a memory id (letters, digits, "_" or "-", at most 64)`);
+  }
+}
+
+export class Workspace {
+  readonly root: string;
+  private realRoot: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+    this.realRoot = realpathSync(this.root);
+  }
+
+  get memoryDir(): string {
+    return join(this.root, MEMORY_DIR);
+  }
+  get localDir(): string {
+    return join(this.root, LOCAL_DIR);
+  }
+  get contextDir(): string {
+    return join(this.root, CONTEXT_DIR);
+  }
+
+  /** Path relative to the root with "/" separators (what git and messages use). */
+  rel(abs: string): string {
+    return relative(this.root, abs).split(sep).join('/');
+  }
+
+  /**
+   * Refuses a path whose existing part resolves (through symlinks) outside the root. Walks up
+   * to the nearest existing ancestor, so it also protects paths about to be created.
+   */
+  assertInside(abs: string, what = 'path'): string {
+    const full = resolve(abs);
+    const lexical = relative(this.root, full);
+    if (lexical.startsWith('..') || isAbsolute(lexical)) {
+      throw new UnsafePathError(`${what} ${full} is outside the workspace root ${this.root}`, what);
+    }
+    let probe = full;
+    while (!existsSync(probe)) {
+      const up = dirname(probe);
+      if (up === probe) break;
+      probe = up;
+    }
+    const real = realpathSync(probe);
+    const r = relative(this.realRoot, real);
+    if (r.startsWith('..') || isAbsolute(r)) {
+      throw new UnsafePathError(`${what} ${this.rel(probe)} resolves outside the workspace root (symlink to ${real})`, what);
+    }
+    return full;
+  }
+
+  projectDir(project: string): string {
+    checkProjectName(project);
+    return this.assertInside(join(this.memoryDir, project), 'project');
+  }
+
+  sectionDir(project: string, section: Section): string {
+    return this.assertInside(join(this.projectDir(project), section), 'section');
+  }
+
+  entryPath(project: string, section: Section, id: string): string {
+    checkId(id);
+    return this.assertInside(join(this.projectDir(project), section, `${id}.json`), 'entry');
+  }
+
+  configPath(project: string): string {
+    return join(this.projectDir(project), 'config.yaml');
+  }
+
+  isInitialized(project: string): boolean {
+    return existsSync(this.configPath(project));
+  }
+
+  /** Project folders under ai-memory/ (with or without config.yaml), sorted. */
+  listProjects(): string[] {
+    if (!existsSync(this.memoryDir)) return [];
+    const out: string[] = [];
+    for (const d of readdirSync(this.memoryDir, { withFileTypes: true })) {
+      if (!PROJECT_PATTERN.test(d.name) || RESERVED_PROJECT_NAMES.has(d.name)) continue;
+      const full = join(this.memoryDir, d.name);
+      const isDir = d.isDirectory() || (d.isSymbolicLink() && statSync(full, { throwIfNoEntry: false })?.isDirectory());
+      if (isDir) out.push(d.name);
+    }
+    return out.sort();
+  }
+
+  /**
+   * The project a command works on (CLI.md): the one named, else `BASS_AGENTS_PROJECT`, else the
+   * only project (besides `global`), else the one in `ai-memory/.default`.
+   */
+  resolveProject(explicit?: string, env: NodeJS.ProcessEnv = process.env, opts: { mustExist?: boolean } = {}): string {
+    const chosen = explicit || env.BASS_AGENTS_PROJECT || undefined;
+    if (chosen) {
+      checkProjectName(chosen);
+      if (opts.mustExist && !existsSync(join(this.memoryDir, chosen))) {
+        throw new NotFoundError(`project ${JSON.stringify(chosen)} does not exist under ${MEMORY_DIR}/ (run: bass-agents memory init ${chosen})`);
+      }
+      return chosen;
+    }
+    const projects = this.listProjects();
+    const local = projects.filter((p) => p !== GLOBAL_PROJECT);
+    if (local.length === 1) return local[0]!;
+    const defaultFile = join(this.memoryDir, '.default');
+    if (existsSync(defaultFile)) {
+      const name = readFileSync(defaultFile, 'utf8').trim();
+      if (name) {
+        checkProjectName(name);
+        return name;
+      }
+    }
+    if (local.length === 0 && projects.length === 1) return projects[0]!;
+    if (projects.length === 0) {
+      throw new UsageError('no memory project here yet: run `bass-agents memory init <project>` or pass --project');
+    }
+    throw new UsageError(`several projects (${local.join(', ')}): pass --project or put the default in ${MEMORY_DIR}/.default`);
+  }
+
+  /** The section folders that exist for a project. */
+  sectionsOf(project: string): Section[] {
+    const dir = this.projectDir(project);
+    return SECTIONS.filter((s) => {
+      const p = join(dir, s);
+      return existsSync(p) && lstatSync(p).isDirectory();
+    });
+  }
+}
