@@ -36,10 +36,23 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     }) as Argv<GlobalArgs>;
 }
 
+/** yargs reads a lone `-` as a positional; `--file -` (stdin, CLI.md) becomes `--file=-`. */
+export function normalizeArgv(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
+      out.push(`${a}=-`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 export async function main(argv: string[]): Promise<void> {
   const json = argv.includes('--json');
   try {
-    await buildCli(argv).parseAsync();
+    await buildCli(normalizeArgv(argv)).parseAsync();
   } catch (err) {
     if (err instanceof UsageError && !json) process.stderr.write('(see bass-agents memory --help)\n');
     process.exitCode = reportError(err, json);

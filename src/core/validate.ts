@@ -44,7 +44,16 @@ export function fieldPath(parts: readonly PropertyKey[], prefix = ''): string {
   return out;
 }
 
-function zodProblems(err: ZodError, prefix: string): Problem[] {
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
   const out: Problem[] = [];
   for (const issue of err.issues) {
     const base = fieldPath(issue.path, prefix);
@@ -53,7 +62,7 @@ function zodProblems(err: ZodError, prefix: string): Problem[] {
       continue;
     }
     let message = issue.message;
-    if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
+    if (issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'is required';
     else if (issue.code === 'invalid_type') message = `must be ${issue.expected} (${issue.message.replace(/^Invalid input: /, '')})`;
     else if (issue.code === 'invalid_value' && 'values' in issue) {
       message = `must be one of: ${(issue.values as unknown[]).map(String).join(', ')}`;
@@ -69,7 +78,7 @@ function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: string): Resul
   }
   const r = schema.safeParse(input);
   if (r.success) return { ok: true, value: r.data, errors: [] };
-  return { ok: false, errors: zodProblems(r.error, prefix) };
+  return { ok: false, errors: zodProblems(r.error, prefix, input) };
 }
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;

@@ -1,0 +1,92 @@
+/**
+ * Test fixtures: real temp folders, real git repositories, the real CLI as a child process.
+ * Every temp dir is removed when its test finishes; HOME points into it so no real config leaks in.
+ */
+import { spawnSync, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onTestFinished } from 'vitest';
+
+export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/bass-agents.js');
+
+export function testdir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bass-agents-test-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: cleanGitEnv(cwd) });
+}
+
+function cleanGitEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_') && !k.startsWith('BASS_AGENTS_')) env[k] = v;
+  env.HOME = home;
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  return env;
+}
+
+/** A real git repository on branch main with a fixed user and one commit. */
+export function gitdir(files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
+  const dir = testdir();
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Test User');
+  git(dir, 'config', 'user.email', 'test@example.com');
+  git(dir, 'config', 'gc.auto', '0');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  for (const [p, c] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), c);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return dir;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Runs the real CLI (`node bin/bass-agents.js memory …`) in `cwd`. */
+export function cli(cwd: string, args: string[], opts: { env?: Record<string, string>; input?: string } = {}): CliResult {
+  const r = spawnSync(process.execPath, [BIN, 'memory', ...args], {
+    cwd,
+    encoding: 'utf8',
+    input: opts.input,
+    env: { ...cleanGitEnv(cwd), ...opts.env },
+  });
+  return {
+    code: r.status ?? -1,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout),
+  };
+}
+
+export function writeJson(dir: string, name: string, value: unknown): string {
+  const p = join(dir, name);
+  writeFileSync(p, JSON.stringify(value));
+  return p;
+}
+
+/** A valid entry input; override any field. */
+export function entry(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    section: 'decisions',
+    kind: 'decision',
+    subject: 'billing.invoices',
+    scope: 'service:billing',
+    summary: 'Invoices are generated nightly by a cron job.',
+    content: 'Invoice generation runs as a nightly batch to avoid ledger lock contention.',
+    tags: ['billing'],
+    confidence: 0.9,
+    evidence: [{ type: 'code', uri: 'src/billing/cron.ts#L10-L40', note: 'the scheduler' }],
+    ...over,
+  };
+}
