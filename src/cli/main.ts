@@ -4,6 +4,7 @@
  */
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
+import { registerContext } from './commands/context.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { type GlobalArgs, reportError } from './io.js';
@@ -11,6 +12,7 @@ import { type GlobalArgs, reportError } from './io.js';
 function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   let m = registerWrite(y);
   m = registerRead(m);
+  m = registerContext(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }
 

@@ -3,7 +3,10 @@
  * calls. It is the only write path: validate → lock → atomic write → one git commit → operation
  * log. Reads go catalog (stat-refreshed cache of the files) → filters → index → ranking.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
+import { computeStatistics, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
+import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { monotonicFactory } from 'ulid';
@@ -28,7 +31,7 @@ import { clockFromEnv, type Clock } from '../store/clock.js';
 import { readConfig } from '../store/config.js';
 import { initProject, writeEntry } from '../store/entries.js';
 import { GitRepo } from '../store/git.js';
-import { appendLog } from '../store/local-log.js';
+import { appendLog, readLog } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
 import { GLOBAL_PROJECT, Workspace, checkId, findRoot } from '../store/workspace.js';
 
@@ -602,6 +605,38 @@ export class MemoryService {
     const project = opts.project ?? r.project;
     if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: this.project(project) };
     return this.apply(updates, { project, ...(agent ? { agent } : {}) });
+  }
+
+  // ---------------------------------------------------------------- context and statistics
+
+  /** `memory sync-context <project>`: writes ai-context/<project>.md, committing it when it changed. */
+  async syncContext(projectName: string, opts: { budget?: number } = {}): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
+    const project = this.project(projectName, true);
+    const snap = this.snapshot();
+    const entries = snap.entries.filter((se) => se.project === project).map((se) => se.entry);
+    const r = renderContext(project, entries, this.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET);
+    const file = this.ws.assertInside(join(this.ws.contextDir, `${project}.md`), 'context file');
+    const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
+    let commit: string | null = null;
+    if (changed) {
+      commit = await withLock(this.ws, 'write', async () => {
+        writeFileAtomic(file, r.text);
+        return this.commit(project, [file], [{ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }], await this.agent());
+      });
+    }
+    return { path: this.ws.rel(file), changed, included: r.included, omitted: r.omitted, commit };
+  }
+
+  /** getStatistics (Req 22): one project or all, optionally within a date range. */
+  getStatistics(project?: string, range: DateRange = {}): Statistics {
+    const projects = project ? [this.project(project, true)] : undefined;
+    const snap = this.snapshot();
+    const entries = snap.entries.filter((se) => !projects || projects.includes(se.project)).map((se) => se.entry);
+    const operations = readLog<OperationRecord>(this.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
+    const queries = readLog<QueryRecord & { projects: string[] | null }>(this.ws, 'queries').filter(
+      (q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)),
+    );
+    return computeStatistics({ project: projects?.[0] ?? null, entries, operations, queries, range, nowMs: this.now().getTime() });
   }
 
   /** A summary-only view (Req 4.12). */

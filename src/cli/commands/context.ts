@@ -1,0 +1,57 @@
+/**
+ * sync-context and stats.
+ */
+import type { Argv } from 'yargs';
+import { UsageError } from '../../core/errors.js';
+import { normalizeTimestamp } from '../../core/validate.js';
+import { type GlobalArgs, out, printJson, service } from '../io.js';
+
+type A = GlobalArgs & Record<string, unknown>;
+
+function isoOption(raw: unknown, name: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const iso = normalizeTimestamp(String(raw));
+  if (!iso) throw new UsageError(`--${name} must be an ISO 8601 timestamp (got ${JSON.stringify(raw)})`);
+  return iso;
+}
+
+export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'sync-context <project>',
+      'write ai-context/<project>.md from active, confidence >= 0.8, code/artifact-evidenced entries',
+      (c) => c.positional('project', { type: 'string', demandOption: true }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      async (a: A) => {
+        const r = await service(a).syncContext(String(a.project), { budget: a.budget as number | undefined });
+        if (a.json) printJson(r);
+        else {
+          out(`${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`);
+        }
+      },
+    )
+    .command(
+      'stats [project]',
+      'the Statistics document (Requirement 22)',
+      (c) => c.positional('project', { type: 'string' }).option('since', { type: 'string' }).option('until', { type: 'string' }),
+      (a: A) => {
+        const svc = service(a);
+        const project = (a.project as string | undefined) || undefined;
+        const s = svc.getStatistics(project, { start_date: isoOption(a.since, 'since'), end_date: isoOption(a.until, 'until') });
+        if (a.json) return printJson(s);
+        const dist = Object.entries(s.confidence_distribution).map(([k, v]) => `${k}: ${v}`).join(', ');
+        out(
+          [
+            `project            ${s.project ?? '(all)'}`,
+            `total entries      ${s.total_entries} (${Object.entries(s.entries_by_status).filter(([, v]) => v).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`,
+            `by section         ${Object.entries(s.entries_by_section).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+            `avg confidence     ${s.avg_confidence}  (${dist})`,
+            `low confidence     ${s.low_confidence_count}`,
+            `superseded         ${s.superseded_percentage}%  (compaction candidates: ${s.compaction_candidates.count})`,
+            `expiring <= 7 days ${s.entries_approaching_expiry.length}`,
+            `top agents         ${s.most_active_agents.map((x) => `${x.agent} (${x.count})`).join(', ') || 'none'}`,
+            `queries            ${s.query_frequency_over_time.reduce((n, d) => n + d.count, 0)}; top subjects: ${s.most_queried_subjects.map((x) => `${x.subject} (${x.count})`).join(', ') || 'none'}`,
+          ].join('\n'),
+        );
+      },
+    );
+}

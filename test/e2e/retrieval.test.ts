@@ -1,0 +1,227 @@
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
+
+const NOW = '2026-06-15T00:00:00Z';
+const env = { BASS_AGENTS_NOW: NOW };
+
+/** Applies entries as one batch; returns their ids in order. */
+function seed(dir: string, entries: Record<string, unknown>[], project = 'demo', at = NOW): string[] {
+  const r = cli(dir, ['apply', project, '--json', '--file', writeJson(dir, `seed-${Math.random()}.json`, entries.map((e) => ({ operation: 'create', entry: e })))], { env: { BASS_AGENTS_NOW: at } });
+  expect(r.code, r.stderr).toBe(0);
+  return r.json().applied.map((a: { id: string }) => a.id);
+}
+
+const ids = (r: { json: () => { id: string }[] }) => r.json().map((e) => e.id);
+
+describe('query filters and scope rules (Req 4, 15.6-15.7, 17)', () => {
+  it('a service scope sees itself plus repo and org; no scope sees all', () => {
+    const dir = gitdir();
+    const [svc, repo, org, other, prod, cust] = seed(dir, [
+      entry({ scope: 'service:billing', summary: 'billing service fact' }),
+      entry({ scope: 'repo', summary: 'repo fact' }),
+      entry({ scope: 'org', summary: 'org fact' }),
+      entry({ scope: 'service:search', summary: 'search service fact' }),
+      entry({ scope: 'environment:prod', summary: 'prod fact' }),
+      entry({ scope: 'customer', summary: 'customer fact' }),
+    ]);
+    expect(ids(cli(dir, ['list', '--scope', 'service:billing', '--json'], { env })).sort()).toEqual([svc, repo, org].sort());
+    expect(ids(cli(dir, ['list', '--scope', 'environment:prod', '--json'], { env })).sort()).toEqual([prod, repo, org].sort());
+    expect(ids(cli(dir, ['list', '--scope', 'customer', '--json'], { env })).sort()).toEqual([cust, repo, org].sort());
+    expect(ids(cli(dir, ['list', '--json'], { env }))).toHaveLength(6);
+    expect(ids(cli(dir, ['query', 'fact', '--scope', 'service:search', '--json'], { env })).sort()).toEqual([other, repo, org].sort());
+    expect(cli(dir, ['list', '--scope', 'planet'], { env }).code).toBe(2);
+  });
+
+  it('section, kind, subject, tags (all of them), confidence, status and dates', () => {
+    const dir = gitdir();
+    const [a, b, c] = seed(dir, [
+      entry({ summary: 'a', tags: ['x', 'y'], subject: 'svc.a' }),
+      entry({ summary: 'b', tags: ['x'], section: 'learnings', kind: 'incident', confidence: 0.65 }),
+      entry({ summary: 'c', tags: ['y'], status: 'draft', evidence: [] }),
+    ]);
+    const [late] = seed(dir, [entry({ summary: 'later one', confidence: 0.4 })], 'demo', '2026-06-20T00:00:00Z');
+    const q = (...args: string[]) => ids(cli(dir, ['list', '--json', ...args], { env: { BASS_AGENTS_NOW: '2026-06-21T00:00:00Z' } }));
+    expect(q('--tags', 'x,y')).toEqual([a]);
+    expect(q('--tags', 'x').sort()).toEqual([a, b].sort());
+    expect(q('--section', 'learnings')).toEqual([b]);
+    expect(q('--kind', 'incident')).toEqual([b]);
+    expect(q('--subject', 'svc.a')).toEqual([a]);
+    expect(q('--min-confidence', '0.7')).toEqual([a]);
+    expect(q('--status', 'draft')).toEqual([c]);
+    expect(q('--status', 'any').sort()).toEqual([a, b, c].sort());
+    expect(q('--min-confidence', '0', '--since', '2026-06-19T00:00:00Z')).toEqual([late]);
+    expect(q('--min-confidence', '0', '--until', '2026-06-16T00:00:00Z').sort()).toEqual([a, b].sort());
+    expect(q('--min-confidence', '0', '--since', '2d')).toEqual([late]);
+    expect(cli(dir, ['list', '--status', 'gone']).code).toBe(2);
+    expect(cli(dir, ['query', 'nothing-matches-this-zzz', '--json'], { env }).json()).toEqual([]);
+  });
+});
+
+describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
+  it('expired state is excluded, near-expiry is flagged and down-ranked', () => {
+    const dir = gitdir();
+    const st = (summary: string, to: string, confidence = 0.9) =>
+      entry({ section: 'state', kind: 'metric', summary, valid_from: '2026-01-01T00:00:00Z', valid_to: to, confidence, evidence: [{ type: 'artifact', uri: 'https://ci.example.com/1', note: '' }] });
+    const [expired, soon, fresh] = seed(dir, [st('expired state', '2026-06-01T00:00:00Z'), st('expiring state', '2026-06-18T00:00:00Z', 0.95), st('fresh state', '2026-12-01T00:00:00Z', 0.7)]);
+    const list = cli(dir, ['list', '--section', 'state', '--json'], { env }).json();
+    expect(list.map((e: { id: string }) => e.id)).toEqual([fresh, soon]);
+    expect(list[1].meta.flags).toContain('expiring_soon');
+    const q = cli(dir, ['query', 'state', '--section', 'state', '--json'], { env }).json();
+    expect(q.map((e: { id: string }) => e.id)).toEqual([fresh, soon]);
+    expect(ids(cli(dir, ['list', '--include-expired', '--json'], { env }))).toContain(expired);
+    const human = cli(dir, ['query', 'state'], { env }).stdout;
+    expect(human).toContain('[expiring_soon]');
+  });
+
+  it('without text: confidence, then evidence quality, then recency', () => {
+    const dir = gitdir();
+    const ev = (type: string, uri: string) => [{ type, uri, note: '' }];
+    const [low] = seed(dir, [entry({ summary: 'low', confidence: 0.7, kind: 'other', evidence: ev('code', 'src/a.ts') })], 'demo', '2026-06-01T00:00:00Z');
+    const [assume, older] = seed(dir, [
+      entry({ summary: 'assumption', kind: 'other', evidence: ev('assumption', 'we believe') }),
+      entry({ summary: 'older code', kind: 'other', evidence: ev('code', 'src/b.ts') }),
+    ], 'demo', '2026-06-02T00:00:00Z');
+    const [newer, ticket] = seed(dir, [
+      entry({ summary: 'newer code', kind: 'other', evidence: ev('artifact', 'build/x.zip') }),
+      entry({ summary: 'ticket', kind: 'other', evidence: ev('ticket', 'https://github.com/o/r/issues/1') }),
+    ], 'demo', '2026-06-03T00:00:00Z');
+    expect(ids(cli(dir, ['list', '--json'], { env }))).toEqual([newer, older, ticket, assume, low]);
+  });
+
+  it('with text: relevance first, summary and subject count more than content', () => {
+    const dir = gitdir();
+    const [inContent, inSummary] = seed(dir, [
+      entry({ summary: 'Retry policy for webhooks', content: 'Mentions kafka once in passing.' }),
+      entry({ summary: 'Kafka consumers commit offsets after processing', content: 'Offsets are committed after the handler succeeds.', confidence: 0.7 }),
+    ]);
+    const r = cli(dir, ['query', 'kafka', '--json'], { env }).json();
+    expect(r.map((e: { id: string }) => e.id)).toEqual([inSummary, inContent]);
+    expect(r[0].meta.score).toBeGreaterThan(r[1].meta.score);
+  });
+});
+
+describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
+  it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', () => {
+    const dir = gitdir();
+    const many = seed(dir, Array.from({ length: 55 }, (_, i) => entry({ summary: `fact number ${i}`, kind: 'other', confidence: 0.6 + (i % 4) / 10 })));
+    expect(cli(dir, ['list', '--json'], { env }).json()).toHaveLength(50);
+    expect(cli(dir, ['query', 'fact', '--json', '--limit', '3'], { env }).json()).toHaveLength(3);
+    const so = cli(dir, ['query', 'fact', '--json', '--summary-only', '--limit', '1'], { env }).json()[0];
+    expect(Object.keys(so).sort()).toEqual(['confidence', 'id', 'kind', 'meta', 'scope', 'subject', 'summary']);
+    const [lowc] = seed(dir, [entry({ summary: 'shaky', kind: 'hypothesis', confidence: 0.4 })]);
+    const low = cli(dir, ['query', 'shaky', '--min-confidence', '0', '--json'], { env }).json();
+    expect(low[0]).toMatchObject({ id: lowc, meta: { flags: ['low_confidence'], confidence_label: 'uncertain' } });
+    const [withRel] = seed(dir, [entry({ summary: 'points elsewhere zebra', related_entries: [many[0], lowc] })]);
+    const rel = cli(dir, ['query', 'zebra', '--include-related', '--json'], { env }).json();
+    expect(rel.map((e: { id: string }) => e.id)).toEqual([withRel, many[0]]); // lowc is below the confidence default
+    expect(rel[1].meta.related_to).toBe(withRel);
+  });
+
+  it('--debug prints time and counts; the index snapshot is reused and rebuilt when corrupt', () => {
+    const dir = gitdir();
+    seed(dir, [entry({ summary: 'alpha' }), entry({ summary: 'beta' })]);
+    const first = cli(dir, ['query', 'alpha', '--debug'], { env });
+    expect(first.stderr).toMatch(/debug: execution time [\d.]+ ms, entries scanned 2, matched filters 2, entries returned 1, index: built \(\+2/);
+    const second = cli(dir, ['query', 'alpha', '--debug'], { env });
+    expect(second.stderr).toMatch(/index: snapshot loaded \(\+0 ~0 -0\)/);
+    seed(dir, [entry({ summary: 'gamma alpha' })]);
+    expect(cli(dir, ['query', 'alpha', '--debug'], { env }).stderr).toMatch(/snapshot loaded \(\+1 ~0 -0\)/);
+    writeFileSync(join(dir, '.bass-agents/cache/index.json'), '{ not json');
+    const rebuilt = cli(dir, ['query', 'alpha', '--json', '--debug'], { env });
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.json()).toHaveLength(2);
+    expect(rebuilt.stderr).toMatch(/index: built/);
+    const log = readFileSync(join(dir, '.bass-agents/logs/queries.jsonl'), 'utf8').trim().split('\n');
+    expect(log.length).toBeGreaterThanOrEqual(4);
+    expect(JSON.parse(log[0]!)).toMatchObject({ text: 'alpha', result_count: 1 });
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/\.bass-agents/);
+  });
+
+  it('a hand-broken entry file is reported with its path and skipped', () => {
+    const dir = gitdir();
+    const [good, bad] = seed(dir, [entry({ summary: 'good one' }), entry({ summary: 'to be broken' })]);
+    const badFile = join(dir, 'ai-memory/demo/decisions', `${bad}.json`);
+    writeFileSync(badFile, readFileSync(badFile, 'utf8').replace('"confidence": 0.9', '"confidence": "high"'));
+    const r = cli(dir, ['list', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(ids(r)).toEqual([good]);
+    expect(r.stderr).toMatch(new RegExp(`warning: skipping ai-memory/demo/decisions/${bad}\\.json: confidence`));
+  });
+});
+
+describe('AgentTask / AgentResult (Req 8, 9)', () => {
+  it('prepare-task fills at most 10 entries, best first, summaries only; untouched when disabled', () => {
+    const dir = gitdir();
+    seed(dir, Array.from({ length: 14 }, (_, i) => entry({ summary: `billing rule ${i}`, kind: 'other', confidence: 0.6 + i / 50, evidence: [{ type: i % 2 ? 'code' : 'log', uri: `src/r${i}.ts`, note: '' }] })));
+    seed(dir, [entry({ summary: 'billing draft', status: 'draft', evidence: [] })]);
+    const task = { goal: 'fix a billing rule', memory_enabled: true, project: 'demo', extra: { keep: true } };
+    const r = cli(dir, ['prepare-task', '--file', writeJson(dir, 't.json', task)], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.json();
+    expect(out.extra).toEqual({ keep: true });
+    expect(out.memory_context).toHaveLength(10);
+    const conf = out.memory_context.map((e: { confidence: number }) => e.confidence);
+    expect(conf).toEqual([...conf].sort((a: number, b: number) => b - a));
+    expect(out.memory_context[0].content).toBeUndefined();
+    expect(out.memory_context.every((e: { status: string }) => e.status === 'active')).toBe(true);
+    const off = cli(dir, ['prepare-task', '--file', writeJson(dir, 'off.json', { goal: 'x', memory_enabled: false })], { env }).json();
+    expect(off.memory_context).toBeUndefined();
+  });
+
+  it('apply-result applies valid updates as one commit, skips invalid ones, auto-initializes', () => {
+    const dir = gitdir();
+    const result = {
+      agent_id: 'reviewer-bot',
+      memory_updates: [
+        { operation: 'create', entry: entry({ summary: 'from an agent run' }) },
+        { operation: 'create', entry: { summary: 'missing everything' } },
+      ],
+    };
+    const r = cli(dir, ['apply-result', 'newproj', '--json', '--file', writeJson(dir, 'r.json', result)]);
+    expect(r.code).toBe(1);
+    const out = r.json();
+    expect(out.applied).toHaveLength(1);
+    expect(out.skipped[0].index).toBe(1);
+    expect(existsSync(join(dir, 'ai-memory/newproj/config.yaml'))).toBe(true);
+    expect(cli(dir, ['show', out.applied[0].id, '--json']).json().created_by).toBe('reviewer-bot');
+    expect(git(dir, 'log', '-1', '--format=%B')).toContain('Memory-Agent: reviewer-bot');
+  });
+});
+
+describe('sync-context and stats', () => {
+  it('sync-context is deterministic and selects confident, code-evidenced, active entries', () => {
+    const dir = gitdir();
+    seed(dir, [
+      entry({ summary: 'strong fact', confidence: 0.9 }),
+      entry({ summary: 'weak fact', confidence: 0.7 }),
+      entry({ summary: 'doc only fact', evidence: [{ type: 'doc', uri: 'docs/a.md', note: '' }] }),
+    ]);
+    const first = cli(dir, ['sync-context', 'demo', '--json'], { env }).json();
+    expect(first).toMatchObject({ path: 'ai-context/demo.md', changed: true, included: 1 });
+    const text = readFileSync(join(dir, 'ai-context/demo.md'), 'utf8');
+    expect(text).toMatch(/^<!-- Generated by bass-agents/);
+    expect(text).toContain('strong fact');
+    expect(text).not.toContain('weak fact');
+    expect(text).not.toContain('doc only fact');
+    const second = cli(dir, ['sync-context', 'demo', '--json'], { env: { BASS_AGENTS_NOW: '2026-06-16T00:00:00Z' } }).json();
+    expect(second).toMatchObject({ changed: false, commit: null });
+    expect(readFileSync(join(dir, 'ai-context/demo.md'), 'utf8')).toBe(text);
+  });
+
+  it('stats returns every Req 22 field', () => {
+    const dir = gitdir();
+    seed(dir, [entry({ summary: 'one' }), entry({ summary: 'two', confidence: 0.3, kind: 'hypothesis' })]);
+    cli(dir, ['query', 'one', '--subject', 'billing.invoices'], { env });
+    const s = cli(dir, ['stats', 'demo', '--json'], { env }).json();
+    for (const k of ['total_entries', 'entries_by_section', 'entries_by_status', 'entries_by_kind', 'avg_confidence', 'confidence_distribution', 'entries_created_over_time', 'entries_superseded_over_time', 'evidence_type_distribution', 'low_confidence_count', 'stale_evidence_count', 'entries_by_agent', 'most_active_agents', 'recent_operations', 'most_queried_subjects', 'most_queried_scopes', 'query_frequency_over_time', 'superseded_percentage', 'entries_approaching_expiry', 'compaction_candidates']) {
+      expect(s, k).toHaveProperty(k);
+    }
+    expect(s.total_entries).toBe(2);
+    expect(s.confidence_distribution).toEqual({ '0.0-0.2': 0, '0.2-0.4': 1, '0.4-0.6': 0, '0.6-0.8': 0, '0.8-1.0': 1 });
+    expect(s.low_confidence_count).toBe(1);
+    expect(s.most_queried_subjects).toEqual([{ subject: 'billing.invoices', count: 1 }]);
+    expect(s.recent_operations).toHaveLength(2);
+  });
+});
