@@ -64,6 +64,8 @@ export interface ApplyResult {
 export interface QueryOptions {
   limit?: number;
   includeRelated?: boolean;
+  /** Re-read changed files before answering (default true). */
+  refresh?: boolean;
 }
 
 export interface QueryStats {
@@ -116,6 +118,7 @@ export class MemoryService {
   private catalog: Catalog;
   private gitRepo: GitRepo | null | undefined;
   private warn: WarningSink;
+  private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
     this.env = opts.env ?? process.env;
@@ -445,21 +448,20 @@ export class MemoryService {
     return p === GLOBAL_PROJECT ? [p] : [p, GLOBAL_PROJECT];
   }
 
-  /** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
-  query(text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
-    const t0 = performance.now();
-    const nowMs = this.now().getTime();
+  /**
+   * The catalog and (when needed) the text index, refreshed from disk. A long-lived process (the
+   * daemon, an MCP server, a benchmark) keeps them between queries; `refresh: false` reuses them
+   * without touching the disk, for a caller that tracks changes itself.
+   */
+  private loadState(needIndex: boolean, refresh: boolean): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+    if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.snapshot();
-    const matched: Candidate[] = [];
-    for (const se of snap.entries) {
-      if (matchesFilters(se.entry, se.project, filters, nowMs)) matched.push({ project: se.project, entry: se.entry });
-    }
-    const hasText = text.trim().length > 0;
+    let index = this.state?.index ?? null;
     let indexStats: QueryStats['index'] = null;
-    let cands = matched;
-    if (hasText) {
+    if (needIndex || index) {
       const file = SearchIndex.snapshotPath(this.ws.localDir);
-      const { index, loaded } = SearchIndex.load(file);
+      let loaded = true;
+      if (!index) ({ index, loaded } = SearchIndex.load(file));
       const rep = index.sync(snap.entries.map((se) => ({ key: `${se.project}/${se.entry.id}`, stamp: se.stamp, entry: se.entry })));
       indexStats = { loaded_snapshot: loaded, added: rep.added, replaced: rep.replaced, removed: rep.removed };
       try {
@@ -467,9 +469,27 @@ export class MemoryService {
       } catch {
         /* a snapshot that cannot be saved only costs speed next time */
       }
-      const allowed = new Set(matched.map((c) => `${c.project}/${c.entry.id}`));
+    }
+    this.state = { snap, index };
+    return { snap, index, indexStats };
+  }
+
+  /** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
+  query(text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
+    const t0 = performance.now();
+    const nowMs = this.now().getTime();
+    const hasText = text.trim().length > 0;
+    const { snap, index, indexStats } = this.loadState(hasText, opts.refresh !== false);
+    const matched: Candidate[] = [];
+    for (const se of snap.entries) {
+      if (matchesFilters(se.entry, se.project, filters, nowMs)) matched.push({ project: se.project, entry: se.entry });
+    }
+    let cands = matched;
+    if (hasText && index) {
+      const allowed = matched.length === snap.entries.length ? undefined : new Set(matched.map((c) => `${c.project}/${c.entry.id}`));
       const scores = index.search(text, allowed);
-      const max = Math.max(0, ...scores.values());
+      let max = 0;
+      for (const v of scores.values()) if (v > max) max = v;
       cands = [];
       for (const c of matched) {
         const s = scores.get(`${c.project}/${c.entry.id}`);

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { GitError } from '../core/errors.js';
 
 const ZERO_SHA = '0000000000000000000000000000000000000000';
@@ -35,21 +35,25 @@ export class GitRepo {
   readonly toplevel: string;
   readonly gitDir: string;
   private git: SimpleGit;
+  private simpleGit: typeof SimpleGitFactory;
   private identity: string[] | undefined;
 
-  private constructor(toplevel: string, gitDir: string) {
+  private constructor(toplevel: string, gitDir: string, factory: typeof SimpleGitFactory) {
     this.toplevel = toplevel;
     this.gitDir = gitDir;
-    this.git = simpleGit({ baseDir: toplevel });
+    this.simpleGit = factory;
+    this.git = factory({ baseDir: toplevel });
   }
 
   /** The repository holding `dir`, or null when `dir` is not inside a git work tree. */
   static async open(dir: string): Promise<GitRepo | null> {
+    // Loaded on first use: read-only commands never pay for it at start-up.
+    const { simpleGit } = await import('simple-git');
     try {
       const out = await simpleGit({ baseDir: dir }).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir']);
       const [top, gitDir] = out.trim().split('\n');
       if (!top || !gitDir) return null;
-      return new GitRepo(top, gitDir);
+      return new GitRepo(top, gitDir, simpleGit);
     } catch {
       return null;
     }
@@ -111,7 +115,7 @@ export class GitRepo {
       const tmpIndex = join(this.gitDir, `bass-agents-index-${process.pid}-${randomBytes(4).toString('hex')}`);
       // NOTE: simple-git's .env() sets the environment of the instance it is called on, so the
       // temporary index gets its own instance; the shared one must keep pointing at the real index.
-      const g = simpleGit({ baseDir: this.toplevel, allowEnvironment: ['GIT_INDEX_FILE'] }).env(cleanEnv({ GIT_INDEX_FILE: tmpIndex }));
+      const g = this.simpleGit({ baseDir: this.toplevel, allowEnvironment: ['GIT_INDEX_FILE'] }).env(cleanEnv({ GIT_INDEX_FILE: tmpIndex }));
       try {
         const head = await this.head();
         if (head) await g.raw(['read-tree', head]);

@@ -1,0 +1,32 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The benchmark harness itself is tested: a --quick run must produce every figure. It asserts
+// nothing about timings (speed is measured, never asserted).
+describe('npm run bench -- --quick', () => {
+  it('produces every figure with its floor', () => {
+    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/run.js'), '--quick', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const { machine, results } = JSON.parse(r.stdout);
+    expect(machine.cpus).toBeGreaterThan(0);
+    const figures = results.map((x: { figure: string }) => x.figure);
+    for (const f of [
+      'node -e 0',
+      'floor: read+parse all entry files',
+      'floor: substring scan of all files',
+      'floor: bare git commit (plumbing)',
+      'index build (in process)',
+      'index snapshot load (in process)',
+      'query end to end, cold process (p50)',
+      'query warm in process p50',
+      'query warm in process p99',
+      'create one entry end to end (p50)',
+      'apply 100 updates end to end',
+      'stats (in process, p50)',
+    ]) {
+      expect(figures, f).toContain(f);
+    }
+    for (const x of results) expect(Number.isFinite(x.value), x.figure).toBe(true);
+  });
+});
