@@ -72,7 +72,8 @@ function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
   return out;
 }
 
-function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: string): Result<T> {
+/** Checks `input` against a zod schema, returning problems with field paths (never throws). */
+export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): Result<T> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, errors: [{ path: prefix || '(root)', message: 'must be a JSON object' }] };
   }

@@ -18,13 +18,12 @@ import {
   matchesFilters,
   rankEntries,
   confidenceLabel,
-  summaryOnly,
   type Candidate,
   type QueryFilters,
   type Ranked,
 } from '../core/query.js';
 import { SECTIONS, type AgentTask, type MemoryEntry, AgentTaskSchema, AgentResultSchema, evidenceQuality } from '../core/schema.js';
-import { duplicateKey, validateDocument, validateUpdate, type ValidationContext } from '../core/validate.js';
+import { duplicateKey, parseWith, validateDocument, validateUpdate, type ValidationContext } from '../core/validate.js';
 import { SearchIndex } from '../index/search-index.js';
 import { Catalog, readEntryFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
 import { clockFromEnv, type Clock } from '../store/clock.js';
@@ -587,11 +586,9 @@ export class MemoryService {
 
   /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
   prepareTask(task: unknown, opts: { project?: string; full?: boolean } = {}): AgentTask {
-    const parsed = AgentTaskSchema.safeParse(task);
-    if (!parsed.success) {
-      throw new ValidationError(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })), 'AgentTask');
-    }
-    const t = parsed.data;
+    const parsed = parseWith(AgentTaskSchema, task);
+    if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
+    const t = parsed.value;
     if (t.memory_enabled !== true) return t;
     const projects = this.readProjects(opts.project ?? t.project);
     const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
@@ -615,11 +612,9 @@ export class MemoryService {
 
   /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
   async applyResult(result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
-    const parsed = AgentResultSchema.safeParse(result);
-    if (!parsed.success) {
-      throw new ValidationError(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })), 'AgentResult');
-    }
-    const r = parsed.data;
+    const parsed = parseWith(AgentResultSchema, result);
+    if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
+    const r = parsed.value;
     const updates = r.memory_updates ?? [];
     const agent = opts.agent ?? this.agentName ?? r.agent_id ?? r.agent ?? undefined;
     const project = opts.project ?? r.project;
@@ -658,9 +653,6 @@ export class MemoryService {
     );
     return computeStatistics({ project: projects?.[0] ?? null, entries, operations, queries, range, nowMs: this.now().getTime() });
   }
-
-  /** A summary-only view (Req 4.12). */
-  static summaryOnly = summaryOnly;
 }
 
 function stripEntryPrefix(problems: Problem[]): Problem[] {

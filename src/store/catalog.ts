@@ -91,13 +91,13 @@ export class Catalog {
   }
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
-  refresh(opts: { projects?: string[]; save?: boolean } = {}): CatalogSnapshot {
+  refresh(): CatalogSnapshot {
     const cache = this.load();
     const next: Record<string, CachedFile> = {};
     const entries: StoredEntry[] = [];
     const bad: BadFile[] = [];
     const changed: string[] = [];
-    const projects = opts.projects ?? this.ws.listProjects();
+    const projects = this.ws.listProjects();
     const memRel = 'ai-memory';
     for (const project of projects) {
       const pdir = this.ws.projectDir(project);
@@ -137,8 +137,8 @@ export class Catalog {
         }
       }
     }
-    const removed = opts.projects ? [] : Object.keys(cache.files).filter((f) => !(f in next));
-    if (opts.save !== false && !opts.projects && (changed.length || removed.length)) this.save({ v: CATALOG_VERSION, files: next });
+    const removed = Object.keys(cache.files).filter((f) => !(f in next));
+    if (changed.length || removed.length) this.save({ v: CATALOG_VERSION, files: next });
     return { entries, bad, changed, removed };
   }
 
