@@ -5,9 +5,9 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import type { QueryFilters } from '../core/query.js';
-import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from '../core/schema.js';
+import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from '../core/constants.js';
 import { parseScope } from '../core/scope.js';
-import { normalizeTimestamp } from '../core/validate.js';
+import { normalizeTimestamp } from '../core/time.js';
 
 export interface FilterArgs {
   section?: string;

@@ -5,7 +5,8 @@
  * a pull request shows a context diff only when the memory changed.
  */
 import { compareByPriors, confidenceLabel } from './query.js';
-import { SECTIONS, type MemoryEntry } from './schema.js';
+import { SECTIONS } from './constants.js';
+import type { MemoryEntry } from './schema.js';
 
 export const CONTEXT_MIN_CONFIDENCE = 0.8;
 export const DEFAULT_CONTEXT_BUDGET = 12_000;

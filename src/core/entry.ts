@@ -1,7 +1,8 @@
 /**
  * Pure construction and serialization of entries, and the commit messages that record them.
  */
-import { ENTRY_KEY_ORDER, type Evidence, type MemoryEntry } from './schema.js';
+import { ENTRY_KEY_ORDER } from './constants.js';
+import type { Evidence, MemoryEntry } from './schema.js';
 import type { NormalizedInput } from './validate.js';
 
 /** Builds a new stored entry from a validated create input. `now` is an ISO timestamp. */

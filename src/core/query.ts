@@ -4,7 +4,9 @@
  * stale evidence). Every front end ranks through `rankEntries`.
  */
 import { visibleScopes } from './scope.js';
-import { evidenceQuality, type Kind, type MemoryEntry, type Section, type Status } from './schema.js';
+import { evidenceQuality, type Kind, type Section, type Status } from './constants.js';
+import type { EntryLike } from './meta.js';
+import type { MemoryEntry } from './schema.js';
 
 export const MAX_RESULTS = 50;
 export const DEFAULT_MIN_CONFIDENCE = 0.6;
@@ -41,7 +43,7 @@ export function confidenceLabel(c: number): 'stated explicitly' | 'high confiden
 }
 
 /** Flags of an entry as of `now` (ms). `stale` comes from the evidence cache. */
-export function entryFlags(e: MemoryEntry, now: number, stale = false): Flag[] {
+export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
   const flags: Flag[] = [];
   if (e.confidence < LOW_CONFIDENCE) flags.push('low_confidence');
   if (e.valid_to) {
@@ -54,39 +56,57 @@ export function entryFlags(e: MemoryEntry, now: number, stale = false): Flag[] {
   return flags;
 }
 
-/** Whether an entry passes the filters (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17). */
-export function matchesFilters(e: MemoryEntry, project: string, f: QueryFilters, now: number): boolean {
-  if (f.projects && !f.projects.includes(project)) return false;
-  if (f.sections && f.sections.length && !f.sections.includes(e.section)) return false;
-  if (f.kinds && f.kinds.length && !f.kinds.includes(e.kind)) return false;
+/** `YYYY-MM-DDTHH:MM:SS.sssZ`, which orders correctly as a string. */
+const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
+
+/**
+ * The filters as one predicate (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17), with the
+ * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
+ */
+export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
+  const projects = f.projects;
+  const sections = f.sections && f.sections.length ? f.sections : undefined;
+  const kinds = f.kinds && f.kinds.length ? f.kinds : undefined;
   const scopes = visibleScopes(f.scope);
-  if (scopes && !scopes.has(e.scope)) return false;
-  if (f.subject && e.subject !== f.subject) return false;
-  if (f.tags && f.tags.length) {
-    for (const t of f.tags) if (!e.tags.includes(t)) return false;
-  }
+  const tags = f.tags && f.tags.length ? f.tags : undefined;
   const status = f.status ?? ['active'];
-  if (status !== 'any' && !status.includes(e.status)) return false;
-  if (e.confidence < (f.minConfidence ?? DEFAULT_MIN_CONFIDENCE)) return false;
+  const minConfidence = f.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
   const field = f.dateField ?? 'updated_at';
-  if (f.since && e[field] < f.since) return false;
-  if (f.until && e[field] > f.until) return false;
-  if (!f.includeExpired) {
-    if (e.valid_to && Date.parse(e.valid_to) < now) return false;
-    if (e.valid_from && Date.parse(e.valid_from) > now) return false;
-  }
-  return true;
+  const nowIso = new Date(now).toISOString();
+  return (e, project) => {
+    if (projects && !projects.includes(project)) return false;
+    if (sections && !sections.includes(e.section)) return false;
+    if (kinds && !kinds.includes(e.kind)) return false;
+    if (scopes && !scopes.has(e.scope)) return false;
+    if (f.subject && e.subject !== f.subject) return false;
+    if (tags) for (const t of tags) if (!e.tags.includes(t)) return false;
+    if (status !== 'any' && !status.includes(e.status)) return false;
+    if (e.confidence < minConfidence) return false;
+    if (f.since && e[field] < f.since) return false;
+    if (f.until && e[field] > f.until) return false;
+    if (!f.includeExpired) {
+      // Canonical UTC timestamps compare as strings; anything else is parsed.
+      if (e.valid_to && (isCanonical(e.valid_to) ? e.valid_to < nowIso : Date.parse(e.valid_to) < now)) return false;
+      if (e.valid_from && (isCanonical(e.valid_from) ? e.valid_from > nowIso : Date.parse(e.valid_from) > now)) return false;
+    }
+    return true;
+  };
 }
 
-export interface Candidate {
+/** Whether an entry passes the filters (see compileFilters). */
+export function matchesFilters(e: EntryLike, project: string, f: QueryFilters, now: number): boolean {
+  return compileFilters(f, now)(e, project);
+}
+
+export interface Candidate<E extends EntryLike = EntryLike> {
   project: string;
-  entry: MemoryEntry;
+  entry: E;
   /** Text relevance from the index (absent for queries without text). */
   relevance?: number;
   stale?: boolean;
 }
 
-export interface Ranked extends Candidate {
+export interface Ranked<E extends EntryLike = EntryLike> extends Candidate<E> {
   score: number;
   flags: Flag[];
   confidence_label: string;
@@ -104,12 +124,12 @@ function demotion(flags: Flag[]): number {
 }
 
 /** The prior of Req 15.8 as one number in (0, 1]: confidence first, then evidence quality. */
-export function prior(e: MemoryEntry): number {
+export function prior(e: EntryLike): number {
   return (0.6 + 0.4 * e.confidence) * (0.85 + 0.05 * evidenceQuality(e));
 }
 
 /** Req 15.8 order: confidence desc, evidence quality desc, updated_at desc (id for a stable tie). */
-export function compareByPriors(a: MemoryEntry, b: MemoryEntry): number {
+export function compareByPriors(a: EntryLike, b: EntryLike): number {
   return (
     b.confidence - a.confidence ||
     evidenceQuality(b) - evidenceQuality(a) ||
@@ -121,21 +141,32 @@ export function compareByPriors(a: MemoryEntry, b: MemoryEntry): number {
 /**
  * Ranks filtered candidates. Without text: demoted entries (near expiry, stale evidence) after
  * the others, each group in exact Req 15.8 order. With text: relevance × priors × demotion,
- * ties broken by Req 15.8.
+ * ties broken by Req 15.8. With `limit`, only the first `limit` are returned (the sort keys are
+ * computed once per candidate, so ranking thousands of text hits stays cheap).
  */
-export function rankEntries(cands: Candidate[], now: number, hasText: boolean): Ranked[] {
-  const ranked: Ranked[] = cands.map((c) => {
+export function rankEntries<E extends EntryLike, C extends Candidate<E>>(cands: C[], now: number, hasText: boolean, limit = Infinity): (C & Ranked<E>)[] {
+  const keyed = cands.map((c) => {
     const flags = entryFlags(c.entry, now, c.stale);
     const d = demotion(flags);
-    const score = hasText ? (c.relevance ?? 0) * prior(c.entry) * d : prior(c.entry) * d;
-    return { ...c, flags, score: Math.round(score * 1e4) / 1e4, confidence_label: confidenceLabel(c.entry.confidence) };
+    const q = evidenceQuality(c.entry);
+    const p = (0.6 + 0.4 * c.entry.confidence) * (0.85 + 0.05 * q);
+    const score = Math.round((hasText ? (c.relevance ?? 0) * p * d : p * d) * 1e4) / 1e4;
+    return { c, flags, d, q, score };
   });
-  if (hasText) {
-    ranked.sort((a, b) => b.score - a.score || compareByPriors(a.entry, b.entry));
-  } else {
-    ranked.sort((a, b) => demotion(b.flags) - demotion(a.flags) || compareByPriors(a.entry, b.entry));
+  type K = (typeof keyed)[number];
+  const byPriors = (a: K, b: K): number =>
+    b.c.entry.confidence - a.c.entry.confidence ||
+    b.q - a.q ||
+    (b.c.entry.updated_at < a.c.entry.updated_at ? -1 : b.c.entry.updated_at > a.c.entry.updated_at ? 1 : 0) ||
+    (a.c.entry.id < b.c.entry.id ? -1 : a.c.entry.id > b.c.entry.id ? 1 : 0);
+  keyed.sort(hasText ? (a, b) => b.score - a.score || byPriors(a, b) : (a, b) => b.d - a.d || byPriors(a, b));
+  const n = Math.min(limit, keyed.length);
+  const out: (C & Ranked<E>)[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = keyed[i]!;
+    out[i] = { ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.entry.confidence) };
   }
-  return ranked;
+  return out;
 }
 
 export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'confidence'] as const;

@@ -3,7 +3,8 @@
  * log. Pure: `now` and the date range come in as arguments.
  */
 import { EXPIRY_WARNING_DAYS, LOW_CONFIDENCE } from './query.js';
-import { EVIDENCE_TYPES, KINDS, SECTIONS, STATUSES, type MemoryEntry } from './schema.js';
+import { EVIDENCE_TYPES, KINDS, SECTIONS, STATUSES } from './constants.js';
+import type { EntryLike } from './meta.js';
 
 export interface OperationRecord {
   time: string;
@@ -81,7 +82,7 @@ export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
 
 export function computeStatistics(input: {
   project: string | null;
-  entries: MemoryEntry[];
+  entries: EntryLike[];
   operations: OperationRecord[];
   queries: QueryRecord[];
   staleIds?: Set<string>;

@@ -20,12 +20,18 @@ import {
   type MemoryEntry,
   type MemoryUpdate,
 } from './schema.js';
+import { duplicateHash } from './meta.js';
+import { normalizeTimestamp } from './time.js';
+
+export { duplicateHash, duplicateKey } from './meta.js';
+export { normalizeTimestamp } from './time.js';
 
 export type Result<T> = { ok: true; value: T; errors: [] } | { ok: false; errors: Problem[] };
 
 /** What the validator may ask of the store: is there a live entry with this (subject, scope, summary)? */
 export interface ValidationContext {
-  findDuplicate?: (key: string) => string | undefined;
+  /** Takes `duplicateHash(entry)`; returns the id of the live entry it duplicates. */
+  findDuplicate?: (hash: string) => string | undefined;
   /** Looks up an existing entry by id (for supersede/deprecate targets). */
   getEntry?: (id: string) => MemoryEntry | undefined;
 }
@@ -82,22 +88,8 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   return { ok: false, errors: zodProblems(r.error, prefix, input) };
 }
 
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** Parses an ISO 8601 timestamp to its canonical UTC form, or returns null. */
-export function normalizeTimestamp(value: string): string | null {
-  if (!ISO_8601.test(value)) return null;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? null : new Date(t).toISOString();
-}
-
 const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/;
 
-/** The duplicate key of Req 16.6: same subject, scope and summary (case and spacing ignored). */
-export function duplicateKey(e: { subject: string; scope: string; summary: string }): string {
-  const norm = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
-  return `${norm(e.subject)}\u0000${norm(e.scope)}\u0000${norm(e.summary)}`;
-}
 
 /** Field rules shared by new and stored entries. `p` is the path prefix (e.g. `entry.`). */
 function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
@@ -196,7 +188,7 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
   fieldRules(e, prefix, errors);
   policyRules(e, prefix, errors);
   if (errors.length === 0 && ctx.findDuplicate) {
-    const dup = ctx.findDuplicate(duplicateKey(e));
+    const dup = ctx.findDuplicate(duplicateHash(e));
     if (dup) {
       errors.push({
         path: prefix ? `${prefix}.summary` : 'summary',

@@ -1,20 +1,26 @@
 /**
  * The full-text index (MiniSearch) over summary, content, subject, tags, kind and scope.
  *
- * Persisted under `.bass-agents/cache/index.json` as `{v, optionsHash, stamps, index}`; a command
- * loads it and replaces/discards by id only the entries whose files changed (the catalog's stamps
- * say which), so a cold query does not rebuild. A corrupt or mismatched snapshot is rebuilt,
- * never fatal. Filters are applied before the text search (Req 15.5) by passing the candidate
- * set as MiniSearch's `filter`.
+ * Persisted under `.bass-agents/cache/index.bin`: a JSON header (version, options hash, file
+ * stamps, MiniSearch's document tables, the sorted vocabulary with byte offsets) followed by the
+ * postings of every term. A long-lived process (daemon, MCP server) loads it whole. A one-shot
+ * `memory query` loads only the header and the postings of the terms its text can match (exact,
+ * prefix and fuzzy, by MiniSearch's own rules), which gives exactly the scores of the whole index
+ * at a fraction of the cost: the document count, field lengths and per-term document frequencies
+ * that BM25 needs are all there. Entries whose files changed since the snapshot are replaced or
+ * discarded by id (the catalog's stamps say which). A corrupt or mismatched snapshot is rebuilt,
+ * never fatal. Filters are applied before the text search (Req 15.5) by passing the candidate set
+ * as MiniSearch's `filter`.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import MiniSearch, { type Options, type SearchResult } from 'minisearch';
+import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
+const MAGIC = 'BASS-AGENTS-INDEX\n';
 
 interface Doc {
   key: string;
@@ -35,6 +41,8 @@ export const INDEX_OPTIONS: Options<Doc> = {
   storeFields: [],
   tokenize,
   processTerm: (t) => (t.length > 1 || /\d/.test(t) ? t.toLowerCase() : null),
+  // Vacuumed synchronously after every sync that discards (see SearchIndex.vacuum).
+  autoVacuum: false,
   searchOptions: {
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
@@ -52,7 +60,8 @@ export const OPTIONS_HASH = createHash('sha1')
 export interface IndexedDoc {
   key: string;
   stamp: string;
-  entry: MemoryEntry;
+  /** The entry, fetched only when the index has to (re)index it. */
+  load: () => MemoryEntry;
 }
 
 function toDoc(key: string, e: MemoryEntry): Doc {
@@ -66,14 +75,136 @@ export interface SyncReport {
   removed: number;
 }
 
+type MiniSearchJS = Parameters<typeof MiniSearch.loadJS>[0];
+type Postings = MiniSearchJS['index'][number][1];
+
+interface Header {
+  v: number;
+  optionsHash: string;
+  stamps: Record<string, string>;
+  /** MiniSearch's serialized state without `index`. */
+  ms: Omit<MiniSearchJS, 'index'>;
+  /** Sorted vocabulary; the postings of terms[i] are body bytes offsets[i] .. offsets[i+1]-2 (a comma follows each). */
+  terms: string[];
+  offsets: number[];
+}
+
+interface SnapshotFile {
+  header: Header;
+  body: Buffer;
+}
+
+function parseHeader(buf: Buffer): { header: Header; bodyStart: number } | null {
+  if (buf.subarray(0, MAGIC.length).toString('latin1') !== MAGIC) return null;
+  const lenEnd = buf.indexOf(10, MAGIC.length);
+  if (lenEnd < 0) return null;
+  const len = Number(buf.subarray(MAGIC.length, lenEnd).toString('latin1'));
+  if (!Number.isInteger(len) || lenEnd + 1 + len > buf.length) return null;
+  const header = JSON.parse(buf.subarray(lenEnd + 1, lenEnd + 1 + len).toString('utf8')) as Header;
+  if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
+  if (!Array.isArray(header.terms) || header.offsets.length !== header.terms.length + 1) return null;
+  return { header, bodyStart: lenEnd + 1 + len };
+}
+
+function readSnapshot(file: string): SnapshotFile | null {
+  try {
+    const buf = readFileSync(file);
+    const h = parseHeader(buf);
+    return h ? { header: h.header, body: buf.subarray(h.bodyStart) } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads `len` bytes at `pos` of an open file. */
+function readAt(fd: number, pos: number, len: number): Buffer {
+  const buf = Buffer.allocUnsafe(len);
+  let got = 0;
+  while (got < len) {
+    const n = readSync(fd, buf, got, len - got, pos + got);
+    if (n === 0) throw new Error('snapshot ends early');
+    got += n;
+  }
+  return buf;
+}
+
+/** Levenshtein distance, or `max + 1` as soon as it must exceed `max`. */
+function boundedDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** First index in sorted `terms` whose term is >= `t`. */
+function lowerBound(terms: string[], t: string): number {
+  let lo = 0;
+  let hi = terms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (terms[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Indexes of the vocabulary terms a search for `text` can reach, by the same tokenizer, term
+ * processing, prefix and fuzzy rules MiniSearch applies (a superset is harmless: MiniSearch
+ * re-checks every term against its own tree).
+ */
+export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
+  const so = opts.searchOptions ?? {};
+  const tok = so.tokenize ?? opts.tokenize ?? tokenize;
+  const proc = so.processTerm ?? opts.processTerm ?? ((t: string) => t.toLowerCase());
+  const maxFuzzy = so.maxFuzzy ?? 6;
+  const out = new Set<number>();
+  const raw = tok(text);
+  const queryTerms = raw.flatMap((t) => {
+    const p = proc(t);
+    return p == null || p === false ? [] : Array.isArray(p) ? p : [p];
+  });
+  queryTerms.forEach((q, i) => {
+    const exact = lowerBound(terms, q);
+    if (terms[exact] === q) out.add(exact);
+    const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
+    if (prefix) for (let k = exact; k < terms.length && terms[k]!.startsWith(q); k++) out.add(k);
+    const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
+    if (fz) {
+      const f = fz === true ? 0.2 : fz;
+      const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
+      if (max > 0) {
+        for (let k = 0; k < terms.length; k++) {
+          const t = terms[k]!;
+          if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
+        }
+      }
+    }
+  });
+  return out;
+}
+
 export class SearchIndex {
   private ms: MiniSearch<Doc>;
   private stamps: Map<string, string>;
   private dirty = false;
+  /** Holds only the postings one query needs: searchable for that query, never saved. */
+  readonly partial: boolean;
 
-  private constructor(ms: MiniSearch<Doc>, stamps: Map<string, string>) {
+  private constructor(ms: MiniSearch<Doc>, stamps: Map<string, string>, partial = false) {
     this.ms = ms;
     this.stamps = stamps;
+    this.partial = partial;
   }
 
   static empty(): SearchIndex {
@@ -81,23 +212,71 @@ export class SearchIndex {
   }
 
   static snapshotPath(localDir: string): string {
-    return join(localDir, 'cache', 'index.json');
+    return join(localDir, 'cache', 'index.bin');
   }
 
-  /** Loads a snapshot; returns an empty index when it is missing, corrupt or built with other options. */
+  /** Loads a whole snapshot; an empty index when it is missing, corrupt or built with other options. */
   static load(file: string): { index: SearchIndex; loaded: boolean } {
+    const snap = readSnapshot(file);
+    if (!snap) return { index: SearchIndex.empty(), loaded: false };
     try {
-      const raw = JSON.parse(readFileSync(file, 'utf8')) as { v: number; optionsHash: string; stamps: Record<string, string>; index: unknown };
-      if (raw.v !== SNAPSHOT_VERSION || raw.optionsHash !== OPTIONS_HASH) return { index: SearchIndex.empty(), loaded: false };
-      const ms = MiniSearch.loadJS<Doc>(raw.index as Parameters<typeof MiniSearch.loadJS>[0], INDEX_OPTIONS);
-      return { index: new SearchIndex(ms, new Map(Object.entries(raw.stamps))), loaded: true };
+      const { header, body } = snap;
+      const postings = JSON.parse(`[${body.toString('utf8')}]`) as Postings[];
+      if (postings.length !== header.terms.length) return { index: SearchIndex.empty(), loaded: false };
+      const index = header.terms.map((t, i) => [t, postings[i]!] as [string, Postings]);
+      const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
+      return { index: new SearchIndex(ms, new Map(Object.entries(header.stamps))), loaded: true };
     } catch {
       return { index: SearchIndex.empty(), loaded: false };
     }
   }
 
+  /**
+   * Loads the snapshot with only the postings `text` can reach: the same results and scores as
+   * the whole index for that text. Returns null when there is no usable snapshot.
+   */
+  static loadFor(file: string, text: string): SearchIndex | null {
+    let fd: number | undefined;
+    try {
+      // Read the header, then only the postings this text can reach (positional reads, not the whole file).
+      fd = openSync(file, 'r');
+      const head = readAt(fd, 0, Math.min(64, MAGIC.length + 24));
+      const lenEnd = head.indexOf(10, MAGIC.length);
+      if (head.subarray(0, MAGIC.length).toString('latin1') !== MAGIC || lenEnd < 0) return null;
+      const len = Number(head.subarray(MAGIC.length, lenEnd).toString('latin1'));
+      if (!Number.isInteger(len) || len <= 0) return null;
+      const h = parseHeader(Buffer.concat([head.subarray(0, lenEnd + 1), readAt(fd, lenEnd + 1, len)]));
+      if (!h) return null;
+      const { header, bodyStart } = h;
+      const index: [string, Postings][] = [];
+      for (const i of reachableTerms(header.terms, text)) {
+        const start = header.offsets[i]!;
+        const raw = readAt(fd, bodyStart + start, header.offsets[i + 1]! - 1 - start).toString('utf8');
+        index.push([header.terms[i]!, JSON.parse(raw) as Postings]);
+      }
+      const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
+      return new SearchIndex(ms, new Map(Object.entries(header.stamps)), true);
+    } catch {
+      return null;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+
   get size(): number {
     return this.ms.documentCount;
+  }
+
+  /** How many of `docs` the index would have to add, replace or discard. */
+  drift(docs: { key: string; stamp: string }[]): number {
+    let n = 0;
+    const seen = new Set<string>();
+    for (const d of docs) {
+      seen.add(d.key);
+      if (this.stamps.get(d.key) !== d.stamp) n++;
+    }
+    for (const k of this.stamps.keys()) if (!seen.has(k)) n++;
+    return n;
   }
 
   /** Makes the index hold exactly `docs`: adds new ones, replaces changed ones (by stamp), discards gone ones. */
@@ -109,10 +288,10 @@ export class SearchIndex {
       const old = this.stamps.get(d.key);
       if (old === d.stamp) continue;
       if (old === undefined) {
-        this.ms.add(toDoc(d.key, d.entry));
+        this.ms.add(toDoc(d.key, d.load()));
         report.added++;
       } else {
-        this.ms.replace(toDoc(d.key, d.entry));
+        this.ms.replace(toDoc(d.key, d.load()));
         report.replaced++;
       }
       this.stamps.set(d.key, d.stamp);
@@ -125,20 +304,50 @@ export class SearchIndex {
       }
     }
     if (report.added || report.replaced || report.removed) this.dirty = true;
+    if (report.replaced || report.removed) this.vacuum();
     return report;
   }
 
+  /**
+   * Drops the postings of discarded documents now. MiniSearch otherwise drops them lazily while
+   * scoring, one occurrence per search, and a term's document frequency (part of its BM25 score)
+   * shrinks as it does: the same text would score differently from one query to the next, and a
+   * partial index differently from the whole one. Its `vacuum` runs synchronously up to its first
+   * await, so with one unbounded batch the whole cleanup is done when this returns.
+   */
+  private vacuum(): void {
+    if (this.ms.isVacuuming) return;
+    void this.ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
+  }
+
   /** Relevance per key for `text`, restricted to `allowed` keys (filters applied first). */
-  search(text: string, allowed?: Set<string>): Map<string, number> {
-    const res: SearchResult[] = this.ms.search(text, allowed ? { filter: (r) => allowed.has(r.id as string) } : {});
+  search(text: string, allowed?: Set<string>, options: SearchOptions = {}): Map<string, number> {
+    const res: SearchResult[] = this.ms.search(text, allowed ? { ...options, filter: (r) => allowed.has(r.id as string) } : options);
     const out = new Map<string, number>();
     for (const r of res) out.set(r.id as string, r.score);
     return out;
   }
 
+  /** Writes the snapshot (atomically) when anything changed; a partial index is never saved. */
   save(file: string, force = false): boolean {
-    if (!this.dirty && !force) return false;
-    const data = JSON.stringify({ v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.fromEntries(this.stamps), index: this.ms });
+    if (this.partial || (!this.dirty && !force)) return false;
+    const js = this.ms.toJSON() as MiniSearchJS;
+    const { index, ...rest } = js;
+    index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const terms: string[] = [];
+    const offsets: number[] = [0];
+    const pieces: string[] = [];
+    let at = 0;
+    for (const [term, postings] of index) {
+      const piece = JSON.stringify(postings);
+      terms.push(term);
+      pieces.push(piece);
+      at += Buffer.byteLength(piece) + 1; // + the comma that joins pieces
+      offsets.push(at);
+    }
+    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.fromEntries(this.stamps), ms: rest, terms, offsets };
+    const headerJson = JSON.stringify(header);
+    const data = Buffer.concat([Buffer.from(`${MAGIC}${Buffer.byteLength(headerJson)}\n${headerJson}`), Buffer.from(pieces.join(','))]);
     writeFileAtomic(file, data, { fsync: false });
     this.dirty = false;
     return true;

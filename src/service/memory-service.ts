@@ -9,12 +9,12 @@ import { computeStatistics, type DateRange, type OperationRecord, type QueryReco
 import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { monotonicFactory } from 'ulid';
 import { buildEntry, commitMessage, type CommitChange } from '../core/entry.js';
 import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
 import {
   MAX_RESULTS,
   entryFlags,
+  compileFilters,
   matchesFilters,
   rankEntries,
   confidenceLabel,
@@ -22,10 +22,14 @@ import {
   type QueryFilters,
   type Ranked,
 } from '../core/query.js';
-import { SECTIONS, type AgentTask, type MemoryEntry, AgentTaskSchema, AgentResultSchema, evidenceQuality } from '../core/schema.js';
-import { duplicateKey, parseWith, validateDocument, validateUpdate, type ValidationContext } from '../core/validate.js';
-import { SearchIndex } from '../index/search-index.js';
+import { SECTIONS, evidenceQuality } from '../core/constants.js';
+import { duplicateHash } from '../core/meta.js';
+import type { AgentTask, MemoryEntry } from '../core/schema.js';
+import type { ValidationContext } from '../core/validate.js';
+import { lazy } from '../lazy.js';
+import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
 import { Catalog, readEntryFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
+import type { EntryMeta } from '../core/meta.js';
 import { clockFromEnv, type Clock } from '../store/clock.js';
 import { readConfig } from '../store/config.js';
 import { initProject, writeEntry } from '../store/entries.js';
@@ -43,7 +47,21 @@ export interface ServiceOptions {
   agent?: string;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /**
+   * A process that answers many queries (daemon, MCP server): keep the whole text index in
+   * memory. One-shot CLI processes leave it false and load only what one query needs.
+   */
+  longLived?: boolean;
 }
+
+const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
+const schemas = lazy<typeof import('../core/schema.js')>('./core/schema.js');
+const ulid = lazy<typeof import('ulid')>('ulid');
+
+/** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
+const PARTIAL_DRIFT_MIN = 64;
+/** ...or this share of all entries, whichever is larger; past that it refreshes and saves the snapshot. */
+const PARTIAL_DRIFT_SHARE = 0.02;
 
 export interface AppliedUpdate {
   index: number;
@@ -72,10 +90,10 @@ export interface QueryStats {
   entries_scanned: number;
   entries_matched_filters: number;
   entries_returned: number;
-  index: { loaded_snapshot: boolean; added: number; replaced: number; removed: number } | null;
+  index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number } | null;
 }
 
-export interface QueryHit extends Ranked {
+export interface QueryHit extends Ranked<MemoryEntry> {
   related_to?: string;
 }
 
@@ -118,8 +136,11 @@ export class MemoryService {
   private gitRepo: GitRepo | null | undefined;
   private warn: WarningSink;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
+  private longLived: boolean;
+  private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
+    this.longLived = opts.longLived ?? false;
     this.env = opts.env ?? process.env;
     this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
     this.clock = opts.clock ?? clockFromEnv(this.env);
@@ -171,7 +192,7 @@ export class MemoryService {
 
   private async commit(project: string, files: string[], changes: CommitChange[], agent: string): Promise<string | null> {
     if (files.length === 0) return null;
-    const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString());
+    const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
     if (!cfg.git.autoCommit) return null;
     const git = await this.git();
     if (!git) {
@@ -230,13 +251,13 @@ export class MemoryService {
       const now = nowDate.toISOString();
       const snap = this.snapshot();
       const byId = new Map<string, StoredEntry>();
-      for (const se of snap.entries) if (!byId.has(se.entry.id)) byId.set(se.entry.id, se);
+      for (const se of snap.entries) if (!byId.has(se.meta.id)) byId.set(se.meta.id, se);
       const dupKeys = new Map<string, string>();
       for (const se of snap.entries) {
-        if (se.project === project && se.entry.status !== 'superseded') dupKeys.set(duplicateKey(se.entry), se.entry.id);
+        if (se.project === project && se.meta.status !== 'superseded') dupKeys.set(se.meta.dup, se.meta.id);
       }
       const working = new Map<string, MemoryEntry>();
-      const nextId = monotonicFactory();
+      const nextId = ulid().monotonicFactory();
       const applied: AppliedUpdate[] = [];
       const skipped: ApplyResult['skipped'] = [];
       const changes: CommitChange[] = [];
@@ -279,7 +300,7 @@ export class MemoryService {
             return id && id !== exclude ? id : undefined;
           },
         };
-        const r = validateUpdate(raw, ctx, prefix);
+        const r = validation().validateUpdate(raw, ctx, prefix);
         // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
         return opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r;
       });
@@ -304,7 +325,7 @@ export class MemoryService {
           }
         }
         if (u.entry) {
-          const key = duplicateKey(u.entry);
+          const key = duplicateHash(u.entry);
           const dup = dupKeys.get(key);
           if (dup && dup !== u.target_id) {
             skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
@@ -316,7 +337,7 @@ export class MemoryService {
           newId = nextId(nowDate.getTime());
           const e = buildEntry(u.entry, newId, now, agent);
           write(e);
-          dupKeys.set(duplicateKey(e), newId);
+          dupKeys.set(duplicateHash(e), newId);
           changes.push({ op: 'create', id: newId, summary: e.summary });
         }
         if (u.operation === 'create') {
@@ -327,7 +348,7 @@ export class MemoryService {
         if (u.operation === 'supersede') {
           const by = newId ?? u.superseded_by!;
           write({ ...target, status: 'superseded', superseded_by: by, updated_at: now });
-          if (dupKeys.get(duplicateKey(target)) === target.id) dupKeys.delete(duplicateKey(target));
+          if (dupKeys.get(duplicateHash(target)) === target.id) dupKeys.delete(duplicateHash(target));
           changes.push({ op: 'supersede', id: target.id, summary: `superseded by ${by}` });
           applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
         } else {
@@ -449,28 +470,47 @@ export class MemoryService {
 
   /**
    * The catalog and (when needed) the text index, refreshed from disk. A long-lived process (the
-   * daemon, an MCP server, a benchmark) keeps them between queries; `refresh: false` reuses them
-   * without touching the disk, for a caller that tracks changes itself.
+   * daemon, an MCP server, a benchmark: `longLived`) keeps the whole index between queries;
+   * `refresh: false` reuses them without touching the disk, for a caller that tracks changes
+   * itself. A one-shot process answering one text query loads only the postings that text can
+   * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
+   * which case it loads the whole index, brings it up to date and saves it for the next process.
    */
-  private loadState(needIndex: boolean, refresh: boolean): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+  private loadState(text: string, refresh: boolean): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+    const needIndex = text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.snapshot();
     let index = this.state?.index ?? null;
-    let indexStats: QueryStats['index'] = null;
-    if (needIndex || index) {
-      const file = SearchIndex.snapshotPath(this.ws.localDir);
-      let loaded = true;
-      if (!index) ({ index, loaded } = SearchIndex.load(file));
-      const rep = index.sync(snap.entries.map((se) => ({ key: `${se.project}/${se.entry.id}`, stamp: se.stamp, entry: se.entry })));
-      indexStats = { loaded_snapshot: loaded, added: rep.added, replaced: rep.replaced, removed: rep.removed };
-      try {
-        index.save(file);
-      } catch {
-        /* a snapshot that cannot be saved only costs speed next time */
+    if (!needIndex && !index) {
+      this.state = { snap, index: null };
+      return { snap, index: null, indexStats: null };
+    }
+    const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: `${se.project}/${se.meta.id}`, stamp: se.stamp, load: () => se.entry }));
+    const file = SearchIndex.snapshotPath(this.ws.localDir);
+    if (!index && !this.longLived) {
+      const partial = SearchIndex.loadFor(file, text);
+      if (partial && partial.drift(docs) <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
+        const rep = partial.sync(docs);
+        this.state = { snap, index: null };
+        return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
       }
     }
+    let loaded = true;
+    if (!index) ({ index, loaded } = SearchIndex.load(file));
+    const rep = index.sync(docs);
+    try {
+      index.save(file);
+    } catch {
+      /* a snapshot that cannot be saved only costs speed next time */
+    }
     this.state = { snap, index };
-    return { snap, index, indexStats };
+    return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
+  }
+
+  /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
+  private keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
+    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [`${se.project}/${se.meta.id}`, se])) };
+    return this.byKey.map;
   }
 
   /** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
@@ -478,25 +518,35 @@ export class MemoryService {
     const t0 = performance.now();
     const nowMs = this.now().getTime();
     const hasText = text.trim().length > 0;
-    const { snap, index, indexStats } = this.loadState(hasText, opts.refresh !== false);
-    const matched: Candidate[] = [];
-    for (const se of snap.entries) {
-      if (matchesFilters(se.entry, se.project, filters, nowMs)) matched.push({ project: se.project, entry: se.entry });
+    const { snap, index, indexStats } = this.loadState(text, opts.refresh !== false);
+    interface Cand extends Candidate<EntryMeta> {
+      se: StoredEntry;
     }
-    let cands = matched;
+    const accept = compileFilters(filters, nowMs);
+    let cands: Cand[] = [];
+    let matchedCount = 0;
     if (hasText && index) {
-      const allowed = matched.length === snap.entries.length ? undefined : new Set(matched.map((c) => `${c.project}/${c.entry.id}`));
-      const scores = index.search(text, allowed);
+      // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
+      // look up only the entries the text reaches and apply the filters to those: the same result
+      // as restricting first, for the cost of the hits instead of every entry.
+      const byKey = this.keyed(snap);
       let max = 0;
-      for (const v of scores.values()) if (v > max) max = v;
-      cands = [];
-      for (const c of matched) {
-        const s = scores.get(`${c.project}/${c.entry.id}`);
-        if (s !== undefined) cands.push({ ...c, relevance: max > 0 ? s / max : 0 });
+      for (const [key, score] of index.search(text)) {
+        const se = byKey.get(key);
+        if (!se || !accept(se.meta, se.project)) continue;
+        cands.push({ project: se.project, entry: se.meta, se, relevance: score });
+        if (score > max) max = score;
       }
+      for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
+      matchedCount = cands.length;
+    } else {
+      for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se });
+      matchedCount = cands.length;
     }
     const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
-    const ranked: QueryHit[] = rankEntries(cands, nowMs, hasText).slice(0, limit);
+    // Rank on metadata; read the full entries of the results only.
+    const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit)
+      .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry }));
     if (opts.includeRelated) this.addRelated(ranked, snap, filters, nowMs, limit);
     const ms = performance.now() - t0;
     return {
@@ -504,7 +554,7 @@ export class MemoryService {
       stats: {
         execution_ms: Math.round(ms * 100) / 100,
         entries_scanned: snap.entries.length,
-        entries_matched_filters: matched.length,
+        entries_matched_filters: matchedCount,
         entries_returned: ranked.length,
         index: indexStats,
       },
@@ -513,7 +563,7 @@ export class MemoryService {
 
   /** Follows related_entries (Req 4.11); related entries obey the same status and validity rules. */
   private addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFilters, nowMs: number, limit: number): void {
-    const byId = new Map(snap.entries.map((se) => [se.entry.id, se] as const));
+    const byId = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
     const present = new Set(results.map((r) => r.entry.id));
     const statusOnly: QueryFilters = {
       status: filters.status,
@@ -525,7 +575,7 @@ export class MemoryService {
       for (const rid of r.entry.related_entries) {
         if (present.has(rid) || results.length + extra.length >= limit) continue;
         const se = byId.get(rid);
-        if (!se || !matchesFilters(se.entry, se.project, statusOnly, nowMs)) continue;
+        if (!se || !matchesFilters(se.meta, se.project, statusOnly, nowMs)) continue;
         present.add(rid);
         const [ranked] = rankEntries([{ project: se.project, entry: se.entry }], nowMs, false);
         extra.push({ ...ranked!, score: 0, related_to: r.entry.id });
@@ -552,7 +602,7 @@ export class MemoryService {
   slowQueryMs(project?: string): number {
     try {
       const p = this.project(project);
-      return readConfig(this.ws.configPath(p), p, this.now().toISOString()).query.slow_ms;
+      return readConfig(this.ws.configPath(p), p, this.now().toISOString(), join(this.ws.localDir, 'cache')).query.slow_ms;
     } catch {
       return 200;
     }
@@ -569,16 +619,16 @@ export class MemoryService {
     }
     if (project && existsSync(join(this.ws.memoryDir, project))) {
       const snap = this.snapshot();
-      const byId = new Map<string, MemoryEntry>();
+      const byId = new Map<string, StoredEntry>();
       const dups = new Map<string, string>();
       for (const se of snap.entries) {
         if (se.project !== project) continue;
-        byId.set(se.entry.id, se.entry);
-        if (se.entry.status !== 'superseded') dups.set(duplicateKey(se.entry), se.entry.id);
+        byId.set(se.meta.id, se);
+        if (se.meta.status !== 'superseded') dups.set(se.meta.dup, se.meta.id);
       }
-      ctx = { getEntry: (id) => byId.get(id), findDuplicate: (k) => dups.get(k) };
+      ctx = { getEntry: (id) => byId.get(id)?.entry, findDuplicate: (k) => dups.get(k) };
     }
-    const errors = validateDocument(doc, ctx);
+    const errors = validation().validateDocument(doc, ctx);
     return { ok: errors.length === 0, errors };
   }
 
@@ -586,7 +636,7 @@ export class MemoryService {
 
   /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
   prepareTask(task: unknown, opts: { project?: string; full?: boolean } = {}): AgentTask {
-    const parsed = parseWith(AgentTaskSchema, task);
+    const parsed = validation().parseWith(schemas().AgentTaskSchema, task);
     if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
     const t = parsed.value;
     if (t.memory_enabled !== true) return t;
@@ -612,7 +662,7 @@ export class MemoryService {
 
   /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
   async applyResult(result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
-    const parsed = parseWith(AgentResultSchema, result);
+    const parsed = validation().parseWith(schemas().AgentResultSchema, result);
     if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
     const r = parsed.value;
     const updates = r.memory_updates ?? [];
@@ -646,7 +696,7 @@ export class MemoryService {
   getStatistics(project?: string, range: DateRange = {}): Statistics {
     const projects = project ? [this.project(project, true)] : undefined;
     const snap = this.snapshot();
-    const entries = snap.entries.filter((se) => !projects || projects.includes(se.project)).map((se) => se.entry);
+    const entries = snap.entries.filter((se) => !projects || projects.includes(se.project)).map((se) => se.meta);
     const operations = readLog<OperationRecord>(this.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
     const queries = readLog<QueryRecord & { projects: string[] | null }>(this.ws, 'queries').filter(
       (q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)),

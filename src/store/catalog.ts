@@ -1,27 +1,69 @@
 /**
- * The catalog: every entry file of the workspace, parsed and validated, cached under
- * `.bass-agents/cache/catalog.json` keyed by (size, mtime, ctime). A command stats the files,
- * re-reads only those that changed, and saves the cache when anything moved. The files are the
- * truth: a missing or corrupt cache is rebuilt, never fatal, and deleting `.bass-agents/` loses
- * nothing.
+ * The catalog: every entry file of the workspace, validated once and cached under
+ * `.bass-agents/cache/catalog.json` as metadata (no summary or content) keyed by (size, mtime,
+ * ctime). A command stats the files, re-reads only those that changed, and saves the cache when
+ * anything moved; full entries are read from their files only when asked for (`entry`). The
+ * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
+ * `.bass-agents/` loses nothing.
  */
 import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import type { Problem } from '../core/errors.js';
-import { SECTIONS, type MemoryEntry, type Section } from '../core/schema.js';
-import { validateStoredEntry } from '../core/validate.js';
+import { SECTIONS, type Section } from '../core/constants.js';
+import { ValidationError, type Problem } from '../core/errors.js';
+import { entryMeta, type EntryMeta } from '../core/meta.js';
+import type { MemoryEntry } from '../core/schema.js';
+import { lazy } from '../lazy.js';
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 1;
+const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
-export interface StoredEntry {
-  project: string;
+const CATALOG_VERSION = 4;
+
+/** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
+export class StoredEntry {
+  readonly project: string;
   /** Path relative to the workspace root. */
-  file: string;
+  readonly file: string;
   /** size:mtime:ctime of the file, which changes whenever the file does. */
-  stamp: string;
-  entry: MemoryEntry;
+  readonly stamp: string;
+  private root: string;
+  private cached: CachedFile;
+  private full: MemoryEntry | undefined;
+
+  constructor(root: string, project: string, file: string, cached: CachedFile, full?: MemoryEntry) {
+    this.root = root;
+    this.project = project;
+    this.file = file;
+    this.stamp = cached.k;
+    this.cached = cached;
+    this.full = full;
+  }
+
+  /** Filter, ranking and statistics fields, built from the cached row on first use. */
+  get meta(): EntryMeta {
+    return metaOf(this.cached)!;
+  }
+
+  /** The whole entry, read from its file the first time (it was validated when its stamp was cached). */
+  get entry(): MemoryEntry {
+    if (this.full) return this.full;
+    const abs = join(this.root, this.file);
+    let parsed: MemoryEntry | undefined;
+    try {
+      parsed = JSON.parse(readFileSync(abs, 'utf8')) as MemoryEntry;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.id !== this.meta.id || parsed.updated_at !== this.meta.updated_at) {
+      // The file changed after the catalog was read: validate it again rather than trust it.
+      const r = readEntryFile(abs, this.file, this.meta.section, this.meta.id);
+      if (!r.entry) throw new ValidationError(r.problems ?? [], 'entry file');
+      parsed = r.entry;
+    }
+    this.full = parsed;
+    return parsed;
+  }
 }
 
 /** A file that could not be used, with why. */
@@ -30,15 +72,58 @@ export interface BadFile {
   problems: Problem[];
 }
 
-type Stamp = [size: number, mtimeMs: number, ctimeMs: number];
 interface CachedFile {
-  s: Stamp;
-  e?: MemoryEntry;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  /** The stamp as a string (`size:mtime:ctime`), kept so it is not re-formatted for every file. */
+  k: string;
+  /** The metadata, or its row form until first used. */
+  m?: EntryMeta;
+  row?: unknown[];
   p?: Problem[];
 }
 interface CatalogFile {
   v: number;
-  files: Record<string, CachedFile>;
+  files: Map<string, CachedFile>;
+}
+
+/**
+ * On disk the catalog is rows of arrays, not objects: half the bytes and a third of the parse
+ * time of keyed objects at 10K entries (18 ms instead of 54 ms).
+ */
+const META_KEYS = [
+  'id', 'section', 'kind', 'subject', 'scope', 'tags', 'confidence', 'evidence', 'status', 'superseded_by',
+  'related_entries', 'valid_from', 'valid_to', 'review_interval', 'created_by', 'created_at', 'updated_at', 'lifecycle', 'dup',
+] as const satisfies readonly (keyof EntryMeta)[];
+type Row = [file: string, size: number, mtimeMs: number, ctimeMs: number, stamp: string, meta: unknown[] | null, problems: Problem[] | null];
+
+function toRow(file: string, c: CachedFile): Row {
+  const m = c.m;
+  const meta = c.row ?? (m ? META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null))) : null);
+  return [file, c.size, c.mtimeMs, c.ctimeMs, c.k, meta, c.p ?? null];
+}
+
+function fromRow(r: Row): CachedFile {
+  const c: CachedFile = { size: r[1], mtimeMs: r[2], ctimeMs: r[3], k: r[4] };
+  if (r[5]) c.row = r[5];
+  else c.p = r[6] ?? [];
+  return c;
+}
+
+function metaOf(c: CachedFile): EntryMeta | undefined {
+  if (c.m || !c.row) return c.m;
+  const v = c.row;
+  // One literal with every key, in META_KEYS order, so V8 gives all metas one fast shape.
+  const m = {
+    id: v[0], section: v[1], kind: v[2], subject: v[3], scope: v[4], tags: v[5], confidence: v[6],
+    evidence: (v[7] as string[]).map((type) => ({ type })), status: v[8], superseded_by: v[9], related_entries: v[10],
+    valid_from: v[11], valid_to: v[12], review_interval: v[13] ?? undefined, created_by: v[14], created_at: v[15],
+    updated_at: v[16], lifecycle: v[17] ?? undefined, dup: v[18],
+  };
+  c.m = m as unknown as EntryMeta;
+  c.row = undefined;
+  return c.m;
 }
 
 export interface CatalogSnapshot {
@@ -49,9 +134,6 @@ export interface CatalogSnapshot {
   removed: string[];
 }
 
-function sameStamp(a: Stamp, b: Stamp): boolean {
-  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
-}
 
 /** Reads one entry file: parse, validate, and check that id and section match the file's place. */
 export function readEntryFile(abs: string, rel: string, section: Section, id: string): { entry?: MemoryEntry; problems?: Problem[] } {
@@ -61,7 +143,7 @@ export function readEntryFile(abs: string, rel: string, section: Section, id: st
   } catch (err) {
     return { problems: [{ path: rel, message: `not valid JSON (${(err as Error).message})` }] };
   }
-  const r = validateStoredEntry(raw);
+  const r = validation().validateStoredEntry(raw);
   if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })) };
   const problems: Problem[] = [];
   if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${JSON.stringify(r.value.id)} but the file is named ${id}.json` });
@@ -82,18 +164,22 @@ export class Catalog {
 
   private load(): CatalogFile {
     try {
-      const c = JSON.parse(readFileSync(this.cacheFile, 'utf8')) as CatalogFile;
-      if (c && c.v === CATALOG_VERSION && c.files && typeof c.files === 'object') return c;
+      const c = JSON.parse(readFileSync(this.cacheFile, 'utf8')) as { v: number; rows: Row[] };
+      if (c && c.v === CATALOG_VERSION && Array.isArray(c.rows)) {
+        const files = new Map<string, CachedFile>();
+        for (const r of c.rows) files.set(r[0], fromRow(r));
+        return { v: CATALOG_VERSION, files };
+      }
     } catch {
       /* missing or corrupt: rebuilt below */
     }
-    return { v: CATALOG_VERSION, files: {} };
+    return { v: CATALOG_VERSION, files: new Map() };
   }
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
   refresh(): CatalogSnapshot {
     const cache = this.load();
-    const next: Record<string, CachedFile> = {};
+    const next = new Map<string, CachedFile>();
     const entries: StoredEntry[] = [];
     const bad: BadFile[] = [];
     const changed: string[] = [];
@@ -113,7 +199,7 @@ export class Catalog {
         for (const d of names) {
           if (!d.name.endsWith('.json') || d.name.startsWith('.')) continue;
           const rel = `${memRel}/${project}/${section}/${d.name}`;
-          const abs = join(sdir, d.name);
+          const abs = `${sdir}/${d.name}`; // sdir is normalized; join() costs ~1 µs × 10K files
           if (d.isSymbolicLink()) {
             // A symlinked entry could point anywhere; entries are always plain files.
             const problems = [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }];
@@ -123,28 +209,31 @@ export class Catalog {
           if (!d.isFile()) continue;
           const st = statSync(abs, { throwIfNoEntry: false });
           if (!st) continue;
-          const stamp: Stamp = [st.size, st.mtimeMs, st.ctimeMs];
-          let cached = cache.files[rel];
-          if (!cached || !sameStamp(cached.s, stamp)) {
+          let cached = cache.files.get(rel);
+          let full: MemoryEntry | undefined;
+          if (!cached || cached.size !== st.size || cached.mtimeMs !== st.mtimeMs || cached.ctimeMs !== st.ctimeMs) {
             const id = d.name.slice(0, -'.json'.length);
             const r = readEntryFile(abs, rel, section, id);
-            cached = { s: stamp, ...(r.entry ? { e: r.entry } : { p: r.problems }) };
+            full = r.entry;
+            const k = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+            cached = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, k, ...(r.entry ? { m: entryMeta(r.entry) } : { p: r.problems }) };
             changed.push(rel);
           }
-          next[rel] = cached;
-          if (cached.e) entries.push({ project, file: rel, stamp: cached.s.join(':'), entry: cached.e });
+          next.set(rel, cached);
+          if (cached.m || cached.row) entries.push(new StoredEntry(this.ws.root, project, rel, cached, full));
           else bad.push({ file: rel, problems: cached.p ?? [] });
         }
       }
     }
-    const removed = Object.keys(cache.files).filter((f) => !(f in next));
+    const removed = [...cache.files.keys()].filter((f) => !next.has(f));
     if (changed.length || removed.length) this.save({ v: CATALOG_VERSION, files: next });
     return { entries, bad, changed, removed };
   }
 
   private save(c: CatalogFile): void {
     try {
-      writeFileAtomic(this.cacheFile, JSON.stringify(c), { fsync: false });
+      const rows = [...c.files].map(([file, cf]) => toRow(file, cf));
+      writeFileAtomic(this.cacheFile, JSON.stringify({ v: CATALOG_VERSION, rows }), { fsync: false });
     } catch {
       /* a cache that cannot be saved only costs speed */
     }

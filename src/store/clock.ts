@@ -3,7 +3,7 @@
  * the daemon and tests. Pure code never calls this; it takes `now` as an argument.
  */
 import { UsageError } from '../core/errors.js';
-import { normalizeTimestamp } from '../core/validate.js';
+import { normalizeTimestamp } from '../core/time.js';
 
 export type Clock = () => Date;
 

@@ -1,53 +1,66 @@
 /**
  * `ai-memory/<project>/config.yaml` (002 Req 7.12): project name, created_at and settings.
  * Read into a resolved config with defaults; a malformed file is an error naming the file and key.
+ * The resolved config is cached under `.bass-agents/cache/config/` by the file's stamp, so a
+ * query does not load yaml and zod just to read one threshold.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { parse, stringify } from 'yaml';
-import { z } from 'zod';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
-import { fieldPath } from '../core/validate.js';
+import { lazy } from '../lazy.js';
+import type { ProjectConfig } from './config-schema.js';
+import { writeFileAtomic } from './fsutil.js';
 
-export const ProjectConfigSchema = z
-  .object({
-    project: z.string(),
-    created_at: z.string(),
-    git: z.object({ autoCommit: z.boolean().default(true) }).strict().default({ autoCommit: true }),
-    query: z
-      .object({
-        /** A query slower than this logs a performance warning (Req 11.2). */
-        slow_ms: z.number().positive().default(200),
-      })
-      .strict()
-      .default({ slow_ms: 200 }),
-  })
-  .passthrough();
-export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;
+export type { ProjectConfig } from './config-schema.js';
+
+const yaml = lazy<typeof import('yaml')>('yaml');
+const configSchema = lazy<typeof import('./config-schema.js')>('./store/config-schema.js');
+const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
 export function defaultConfig(project: string, now: string): ProjectConfig {
   return { project, created_at: now, git: { autoCommit: true }, query: { slow_ms: 200 } };
 }
 
 export function renderConfig(cfg: ProjectConfig): string {
-  return `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${stringify(cfg)}`;
+  return `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${yaml().stringify(cfg)}`;
 }
 
-/** Reads a project's config.yaml; defaults when the file does not exist. */
-export function readConfig(file: string, project: string, now: string): ProjectConfig {
-  if (!existsSync(file)) return defaultConfig(project, now);
+function parseConfig(file: string, project: string, now: string): ProjectConfig {
   let raw: unknown;
   try {
-    raw = parse(readFileSync(file, 'utf8')) ?? {};
+    raw = yaml().parse(readFileSync(file, 'utf8')) ?? {};
   } catch (err) {
     throw new ValidationError([{ path: file, message: `not valid YAML (${(err as Error).message.split('\n')[0]})` }], 'config');
   }
   const withDefaults = { project, created_at: now, ...(raw as object) };
-  const r = ProjectConfigSchema.safeParse(withDefaults);
+  const r = configSchema().ProjectConfigSchema.safeParse(withDefaults);
   if (!r.success) {
     throw new ValidationError(
-      r.error.issues.map((i) => ({ path: `${file}: ${fieldPath(i.path)}`, message: i.message })),
+      r.error.issues.map((i) => ({ path: `${file}: ${validation().fieldPath(i.path)}`, message: i.message })),
       'config',
     );
   }
   return r.data;
+}
+
+/** Reads a project's config.yaml; defaults when the file does not exist. `cacheDir` enables the stamp cache. */
+export function readConfig(file: string, project: string, now: string, cacheDir?: string): ProjectConfig {
+  if (!existsSync(file)) return defaultConfig(project, now);
+  if (!cacheDir) return parseConfig(file, project, now);
+  const st = statSync(file);
+  const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const cache = join(cacheDir, 'config', `${project}.json`);
+  try {
+    const c = JSON.parse(readFileSync(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
+    if (c.stamp === stamp) return c.config;
+  } catch {
+    /* no cache yet */
+  }
+  const cfg = parseConfig(file, project, now);
+  try {
+    writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false });
+  } catch {
+    /* a cache that cannot be saved only costs speed */
+  }
+  return cfg;
 }

@@ -3,18 +3,18 @@
  * temp file in the same directory, fsync, rename, so a reader (or a crash) sees the old file or
  * the new one, never a torn one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-export function writeFileAtomic(file: string, data: string, opts: { fsync?: boolean; mode?: number } = {}): void {
+export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number } = {}): void {
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true });
   // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
   const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'w', opts.mode ?? 0o644);
   try {
-    writeSync(fd, data);
+    writeFileSync(fd, data); // loops until every byte is written
     if (opts.fsync !== false) fsyncSync(fd);
   } catch (err) {
     closeSync(fd);

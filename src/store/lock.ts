@@ -9,9 +9,11 @@
  */
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { BusyError } from '../core/errors.js';
+import { lazy } from '../lazy.js';
 import type { Workspace } from './workspace.js';
+
+const properLockfile = lazy<typeof import('proper-lockfile')>('proper-lockfile');
 
 export const LOCK_STALE_MS = 10_000;
 export const LOCK_UPDATE_MS = 2_000;
@@ -42,7 +44,7 @@ export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise
   let compromised: Error | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      release = await lockfile.lock(ws.root, {
+      release = await properLockfile().lock(ws.root, {
         lockfilePath,
         realpath: false,
         stale: LOCK_STALE_MS,

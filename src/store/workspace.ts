@@ -7,7 +7,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
-import { ID_PATTERN, SECTIONS, type Section } from '../core/schema.js';
+import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
 
 export const MEMORY_DIR = 'ai-memory';
 export const CONTEXT_DIR = 'ai-context';

@@ -123,12 +123,12 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     const dir = gitdir();
     seed(dir, [entry({ summary: 'alpha' }), entry({ summary: 'beta' })]);
     const first = cli(dir, ['query', 'alpha', '--debug'], { env });
-    expect(first.stderr).toMatch(/debug: execution time [\d.]+ ms, entries scanned 2, matched filters 2, entries returned 1, index: built \(\+2/);
+    expect(first.stderr).toMatch(/debug: execution time [\d.]+ ms, entries scanned 2, matched filters 1, entries returned 1, index: built \(\+2/);
     const second = cli(dir, ['query', 'alpha', '--debug'], { env });
     expect(second.stderr).toMatch(/index: snapshot loaded \(\+0 ~0 -0\)/);
     seed(dir, [entry({ summary: 'gamma alpha' })]);
     expect(cli(dir, ['query', 'alpha', '--debug'], { env }).stderr).toMatch(/snapshot loaded \(\+1 ~0 -0\)/);
-    writeFileSync(join(dir, '.bass-agents/cache/index.json'), '{ not json');
+    writeFileSync(join(dir, '.bass-agents/cache/index.bin'), '{ not json');
     const rebuilt = cli(dir, ['query', 'alpha', '--json', '--debug'], { env });
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.json()).toHaveLength(2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateEntryInput, validateUpdate, validateStoredEntry, validateDocument, duplicateKey, normalizeTimestamp } from '../../src/core/validate.js';
+import { validateEntryInput, validateUpdate, validateStoredEntry, validateDocument, duplicateHash, normalizeTimestamp } from '../../src/core/validate.js';
 import { checkEvidenceUri } from '../../src/core/evidence.js';
 import { buildEntry, serializeEntry, commitMessage, parseCommitTrailers } from '../../src/core/entry.js';
 import { entry } from '../helpers/repo.js';
@@ -85,7 +85,7 @@ describe('validateEntryInput', () => {
   });
 
   it('finds duplicates through the context (Req 16.6), ignoring case and spacing', () => {
-    const key = duplicateKey({ subject: 'billing.invoices', scope: 'service:billing', summary: 'Invoices  are generated nightly by a cron job.' });
+    const key = duplicateHash({ subject: 'billing.invoices', scope: 'service:billing', summary: 'Invoices  are generated nightly by a cron job.' });
     const r = validateEntryInput(entry({ summary: 'invoices are generated nightly by a cron job.' }), { findDuplicate: (k) => (k === key ? '01ABC' : undefined) });
     expect(r.errors[0]?.message).toMatch(/duplicates entry 01ABC/);
   });

@@ -3,7 +3,7 @@
  */
 import type { Argv } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { normalizeTimestamp } from '../../core/validate.js';
+import { normalizeTimestamp } from '../../core/time.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;

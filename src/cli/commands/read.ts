@@ -3,7 +3,8 @@
  */
 import type { Argv } from 'yargs';
 import { summaryOnly, type QueryFilters } from '../../core/query.js';
-import { ENTRY_KEY_ORDER, type MemoryEntry } from '../../core/schema.js';
+import { ENTRY_KEY_ORDER } from '../../core/constants.js';
+import type { MemoryEntry } from '../../core/schema.js';
 import type { MemoryService, QueryHit } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table } from '../io.js';
@@ -26,7 +27,9 @@ function runQuery(svc: MemoryService, a: A, text: string): { hits: QueryHit[]; f
   }
   if (a.debug) {
     const s = r.stats;
-    const idx = s.index ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})` : '';
+    const idx = s.index
+      ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}`
+      : '';
     process.stderr.write(
       `debug: execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
     );

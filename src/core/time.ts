@@ -1,0 +1,10 @@
+/** Timestamps (no dependencies, so the read path can use them without loading the validator). */
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** Parses an ISO 8601 timestamp to its canonical UTC form, or returns null. */
+export function normalizeTimestamp(value: string): string | null {
+  if (!ISO_8601.test(value)) return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
