@@ -14,6 +14,15 @@ export interface GlobalArgs {
   agent?: string;
 }
 
+/** What a positional `-` (stdin or stdout) becomes on the way through yargs (see normalizeArgv). */
+export const STDIO_ARG = '\u0000-';
+
+/** The value of a positional file argument, with `-` restored. */
+export function fileArg(v: unknown): string {
+  const s = String(v ?? '');
+  return s === STDIO_ARG ? '-' : s;
+}
+
 export function out(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }

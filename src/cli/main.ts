@@ -5,9 +5,11 @@
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
+import { registerInterchange } from './commands/interchange.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
-import { type GlobalArgs, reportError } from './io.js';
+import { STDIO_ARG, type GlobalArgs, reportError } from './io.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -25,6 +27,8 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   let m = registerWrite(y);
   m = registerRead(m);
   m = registerContext(m);
+  m = registerInterchange(m);
+  m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }
 
@@ -50,7 +54,7 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     }) as Argv<GlobalArgs>;
 }
 
-/** yargs reads a lone `-` as a positional; `--file -` (stdin, CLI.md) becomes `--file=-`. */
+/** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -58,7 +62,8 @@ export function normalizeArgv(argv: string[]): string[] {
     if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
       out.push(`${a}=-`);
       i++;
-    } else out.push(a);
+    } else if (a === '-') out.push(STDIO_ARG); // a positional `-` (import/export): yargs would read it as `true`
+    else out.push(a);
   }
   return out;
 }

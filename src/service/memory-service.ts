@@ -3,7 +3,9 @@
  * calls. It is the only write path: validate → lock → atomic write → one git commit → operation
  * log. Reads go catalog (stat-refreshed cache of the files) → filters → index → ranking.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { checkFreshness, type FreshnessItem } from '../core/freshness.js';
+import { mergeEntries } from '../core/interchange.js';
 import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
 import { computeStatistics, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -12,11 +14,13 @@ import { join } from 'node:path';
 import { buildEntry, commitMessage, type CommitChange } from '../core/entry.js';
 import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
 import {
+  EXPIRY_WARNING_DAYS,
   MAX_RESULTS,
   entryFlags,
   compileFilters,
   matchesFilters,
   rankEntries,
+  summaryOnly,
   confidenceLabel,
   type Candidate,
   type QueryFilters,
@@ -97,9 +101,23 @@ export interface QueryHit extends Ranked<MemoryEntry> {
   related_to?: string;
 }
 
+/** A query hit as CLI.md's JSON shape: the entry (or its summary fields) plus `meta`. */
+export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
+  const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
+  if (h.related_to) meta.related_to = h.related_to;
+  return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
+}
+
 export interface QueryResult {
   results: QueryHit[];
   stats: QueryStats;
+}
+
+export interface ImportResult {
+  applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
+  skipped: { index: number; id: string; errors: Problem[] }[];
+  commit: string | null;
+  project: string;
 }
 
 export interface ShownEntry {
@@ -632,6 +650,100 @@ export class MemoryService {
     return { ok: errors.length === 0, errors };
   }
 
+  // ---------------------------------------------------------------- freshness, export, import
+
+  /** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */
+  checkFreshness(opts: { project?: string; days?: number } = {}): (FreshnessItem & { project: string; summary: string })[] {
+    const projects = this.readProjects(opts.project);
+    const snap = this.snapshot();
+    const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
+    const byId = new Map(mine.map((se) => [se.meta.id, se]));
+    return checkFreshness(
+      mine.map((se) => se.meta),
+      this.now().getTime(),
+      opts.days ?? EXPIRY_WARNING_DAYS,
+    ).map((item) => {
+      const se = byId.get(item.id)!;
+      return { ...item, project: se.project, summary: se.entry.summary };
+    });
+  }
+
+  /** `memory export`: a project's entries (filtered) sorted by id (Req 14). */
+  exportEntries(project: string, filters: QueryFilters = {}): MemoryEntry[] {
+    const p = this.project(project, true);
+    const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, this.now().getTime());
+    return this.snapshot()
+      .entries.filter((se) => accept(se.meta, se.project))
+      .map((se) => se.entry)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * `memory import`: validates every entry (schema, write policy) before writing anything, then
+   * writes them as one commit. An id that already exists is skipped, overwritten or merged
+   * field by field (Req 14.5); the report says what happened to each.
+   */
+  async importEntries(
+    project: string,
+    docs: unknown[],
+    opts: { onConflict?: 'skip' | 'overwrite' | 'merge'; source?: string } = {},
+  ): Promise<ImportResult> {
+    const onConflict = opts.onConflict ?? 'skip';
+    this.ws.projectDir(project);
+    const problems: Problem[] = [];
+    const entries: MemoryEntry[] = [];
+    const seen = new Map<string, number>();
+    docs.forEach((doc, i) => {
+      const r = validation().validateStoredEntry(doc, `[${i}]`);
+      if (!r.ok) return void problems.push(...r.errors);
+      const first = seen.get(r.value.id);
+      if (first !== undefined) return void problems.push({ path: `[${i}].id`, message: `repeats the id of entry [${first}]` });
+      seen.set(r.value.id, i);
+      entries.push(r.value);
+    });
+    if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
+    const agent = await this.agent();
+    return withLock(this.ws, 'write', async () => {
+      const now = this.now().toISOString();
+      const snap = this.snapshot();
+      const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
+      const files: string[] = [];
+      const changes: CommitChange[] = [];
+      const imported: ImportResult['applied'] = [];
+      const skipped: ImportResult['skipped'] = [];
+      if (entries.length && !this.ws.isInitialized(project)) files.push(...initProject(this.ws, project, now));
+      entries.forEach((e, k) => {
+        const index = seen.get(e.id) ?? k;
+        const old = existing.get(e.id);
+        if (old && old.project !== project) {
+          skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: `an entry with this id exists in project ${old.project}` }] });
+          return;
+        }
+        let next = e;
+        let action: 'created' | 'overwritten' | 'merged' = 'created';
+        if (old) {
+          if (onConflict === 'skip') {
+            skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: 'an entry with this id exists (--on-conflict skip)' }] });
+            return;
+          }
+          action = onConflict === 'merge' ? 'merged' : 'overwritten';
+          if (onConflict === 'merge') next = mergeEntries(old.entry, e);
+          if (old.meta.section !== next.section) {
+            rmSync(join(this.ws.root, old.file), { force: true });
+            files.push(join(this.ws.root, old.file));
+          }
+        }
+        files.push(writeEntry(this.ws, project, next));
+        changes.push({ op: 'import', id: e.id, summary: next.summary });
+        imported.push({ index, id: e.id, action });
+      });
+      const commit = await this.commit(project, files, changes, agent);
+      for (const c of changes) appendLog(this.ws, 'operations', { time: now, op: c.op, id: c.id, project, agent, commit });
+      this.warnIfLarge(project, snap, imported.filter((a) => a.action === 'created').length);
+      return { applied: imported, skipped, commit, project };
+    });
+  }
+
   // ---------------------------------------------------------------- agents (Req 8, 9)
 
   /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
@@ -675,11 +787,17 @@ export class MemoryService {
   // ---------------------------------------------------------------- context and statistics
 
   /** `memory sync-context <project>`: writes ai-context/<project>.md, committing it when it changed. */
-  async syncContext(projectName: string, opts: { budget?: number } = {}): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
+  /** The ai-context document of a project as of now, without writing it. */
+  renderContext(projectName: string, opts: { budget?: number } = {}): { project: string; text: string; included: number; omitted: number } {
     const project = this.project(projectName, true);
     const snap = this.snapshot();
     const entries = snap.entries.filter((se) => se.project === project).map((se) => se.entry);
-    const r = renderContext(project, entries, this.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET);
+    return { project, ...renderContext(project, entries, this.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET) };
+  }
+
+  async syncContext(projectName: string, opts: { budget?: number } = {}): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
+    const r = this.renderContext(projectName, opts);
+    const project = r.project;
     const file = this.ws.assertInside(join(this.ws.contextDir, `${project}.md`), 'context file');
     const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
     let commit: string | null = null;

@@ -21,7 +21,7 @@ export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: cleanGitEnv(cwd) });
 }
 
-function cleanGitEnv(home: string): NodeJS.ProcessEnv {
+export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_') && !k.startsWith('BASS_AGENTS_')) env[k] = v;
   env.HOME = home;

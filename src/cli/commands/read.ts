@@ -2,20 +2,15 @@
  * Read commands: list, query, show, prepare-task.
  */
 import type { Argv } from 'yargs';
-import { summaryOnly, type QueryFilters } from '../../core/query.js';
+import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import type { MemoryService, QueryHit } from '../../service/memory-service.js';
+import { hitJson, type MemoryService, type QueryHit } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table } from '../io.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
-function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
-  const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
-  if (h.related_to) meta.related_to = h.related_to;
-  return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
-}
 
 function runQuery(svc: MemoryService, a: A, text: string): { hits: QueryHit[]; filters: QueryFilters } {
   const filters = parseFilters(a, svc.now());

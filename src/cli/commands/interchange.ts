@@ -1,0 +1,121 @@
+/**
+ * check-freshness, export and import (002 Req 14, 19, 20.3).
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { NotFoundError, UsageError } from '../../core/errors.js';
+import { mcpMemoryToEntries, parseExport, parseMcpMemory, renderExport } from '../../core/interchange.js';
+import { serializeEntry } from '../../core/entry.js';
+import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
+
+type A = GlobalArgs & FilterArgs & Record<string, unknown>;
+
+const FORMATS = ['json', 'jsonl', 'entries'] as const;
+
+export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'check-freshness [project]',
+      'entries whose valid_to is past or within --days (default 7), and entries due for review',
+      (c) => c.positional('project', { type: 'string' }).option('days', { type: 'number', describe: 'warning window in days (default 7)' }),
+      (a: A) => {
+        const days = a.days as number | undefined;
+        if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
+        const items = service(a).checkFreshness({ project: (a.project as string | undefined) || undefined, days });
+        if (a.json) return printJson(items);
+        if (items.length === 0) return out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
+        out(
+          table(
+            items.map((i) => [
+              i.state,
+              i.id,
+              i.subject,
+              i.state === 'review_due' ? `every ${i.review_interval}, ${i.days} d overdue` : `valid_to ${i.valid_to!.slice(0, 10)} (${i.days} d)`,
+              clip(i.summary, 60),
+            ]),
+            ['STATE', 'ID', 'SUBJECT', 'WHEN', 'SUMMARY'],
+          ),
+        );
+      },
+    )
+    .command(
+      'export <project> <out>',
+      'write a project\'s entries (sorted by id) as a JSON array, JSONL, or one file per entry; - for stdout',
+      (c) =>
+        filterOptions(c.positional('project', { type: 'string', demandOption: true }).positional('out', { type: 'string', demandOption: true }))
+          .option('format', { type: 'string', choices: FORMATS as unknown as string[], describe: 'json (default), jsonl, or entries (a folder of <id>.json)' })
+          .option('min-confidence', { type: 'number', describe: 'default 0 for export' })
+          .option('status', { type: 'string', describe: 'comma list of statuses (default: any)' }),
+      (a: A) => {
+        const svc = service(a);
+        const filters = parseFilters(a, svc.now());
+        if (a.status === undefined) filters.status = 'any';
+        if (a['min-confidence'] === undefined) filters.minConfidence = 0;
+        if (a['include-expired'] === undefined) filters.includeExpired = true;
+        const entries = svc.exportEntries(String(a.project), filters);
+        const format = (a.format as (typeof FORMATS)[number] | undefined) ?? 'json';
+        const target = fileArg(a.out);
+        if (format === 'entries') {
+          if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
+          const dir = svc.ws.assertInside(resolve(target), 'export folder');
+          mkdirSync(dir, { recursive: true });
+          for (const e of entries) writeFileSync(join(dir, `${e.id}.json`), serializeEntry(e));
+        } else {
+          const text = renderExport(entries, format);
+          if (target === '-') {
+            process.stdout.write(text);
+            return;
+          }
+          const file = svc.ws.assertInside(resolve(target), 'export file');
+          mkdirSync(dirname(file), { recursive: true });
+          writeFileSync(file, text);
+        }
+        if (a.json) printJson({ project: a.project, format, count: entries.length, out: target });
+        else out(`exported ${entries.length} entries of ${String(a.project)} to ${target} (${format})`);
+      },
+    )
+    .command(
+      'import <project> <in>',
+      'validate every entry of a JSON array, JSONL, a folder of entry files, or an MCP memory.jsonl (--from mcp-memory), then import them as one commit',
+      (c) =>
+        c
+          .positional('project', { type: 'string', demandOption: true })
+          .positional('in', { type: 'string', demandOption: true, describe: 'file or folder inside the workspace, or - for stdin' })
+          .option('on-conflict', { type: 'string', choices: ['skip', 'overwrite', 'merge'], describe: 'an id that already exists: skip (default), overwrite, or merge field by field' })
+          .option('from', { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' }),
+      async (a: A) => {
+        const svc = service(a);
+        const project = String(a.project);
+        const src = fileArg(a.in);
+        let text: string | undefined;
+        let docs: unknown[];
+        if (src === '-') text = readFileSync(0, 'utf8');
+        else {
+          const abs = svc.ws.assertInside(resolve(src), 'import path');
+          const st = statSync(abs, { throwIfNoEntry: false });
+          if (!st) throw new NotFoundError(`import path ${src} does not exist`);
+          if (st.isDirectory()) {
+            if (a.from === 'mcp-memory') throw new UsageError('--from mcp-memory reads a memory.jsonl file, not a folder');
+            const names = readdirSync(abs).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+            docs = names.map((n) => parseExport(readFileSync(join(abs, n), 'utf8'), join(src, n))).flat();
+          } else text = readFileSync(abs, 'utf8');
+        }
+        const source = src === '-' ? 'stdin' : src;
+        if (text !== undefined) {
+          if (a.from === 'mcp-memory') {
+            const graph = parseMcpMemory(text, source);
+            docs = mcpMemoryToEntries(graph, { now: svc.now().toISOString(), agent: await svc.agent(), source: src === '-' ? 'stdin' : basename(src) });
+          } else docs = parseExport(text, source);
+        }
+        const r = await svc.importEntries(project, docs!, { onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined, source });
+        if (a.json) printJson(r);
+        else {
+          const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
+          out(`imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+          for (const s of r.skipped) for (const e of s.errors) out(`  skipped ${s.id}: ${e.message}`);
+        }
+      },
+    );
+}

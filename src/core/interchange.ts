@@ -1,0 +1,164 @@
+/**
+ * Export and import formats (002 Req 14, 20.3), pure: a JSON array or JSONL of entries sorted by
+ * id, and the official MCP memory server's `memory.jsonl` (entities, observations, relations)
+ * turned into entries so its users can move over.
+ */
+import { createHash } from 'node:crypto';
+import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
+import { ValidationError, type Problem } from './errors.js';
+import type { MemoryEntry } from './schema.js';
+
+export type ExportFormat = 'json' | 'jsonl';
+
+/** Entries sorted by id, as a JSON array or one JSON object per line (git-friendly, Req 14.6). */
+export function renderExport(entries: readonly MemoryEntry[], format: ExportFormat): string {
+  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  if (format === 'jsonl') return sorted.map((e) => JSON.stringify(e)).join('\n') + (sorted.length ? '\n' : '');
+  return `${JSON.stringify(sorted, null, 2)}\n`;
+}
+
+/** Reads an export: a JSON array, a single JSON object, or JSONL. Errors name the line. */
+export function parseExport(text: string, source: string): unknown[] {
+  const trimmed = text.trim();
+  if (!trimmed) return [];
+  // A whole-document array or object (one entry file, pretty-printed) first, then JSONL.
+  try {
+    const v = JSON.parse(trimmed) as unknown;
+    return Array.isArray(v) ? v : [v];
+  } catch (err) {
+    if (trimmed.startsWith('[')) throw new ValidationError([{ path: source, message: `not valid JSON (${(err as Error).message})` }], 'import');
+  }
+  const out: unknown[] = [];
+  const problems: Problem[] = [];
+  trimmed.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      out.push(JSON.parse(line));
+    } catch (err) {
+      problems.push({ path: `${source}:${i + 1}`, message: `not valid JSON (${(err as Error).message})` });
+    }
+  });
+  if (problems.length) throw new ValidationError(problems, 'import');
+  return out;
+}
+
+// ---------------------------------------------------------------- MCP memory server
+
+interface McpEntity {
+  name: string;
+  entityType: string;
+  observations: string[];
+}
+interface McpRelation {
+  from: string;
+  to: string;
+  relationType: string;
+}
+
+/** Parses the MCP memory server's memory.jsonl (`{"type":"entity",...}` / `{"type":"relation",...}` lines). */
+export function parseMcpMemory(text: string, source: string): { entities: McpEntity[]; relations: McpRelation[] } {
+  const entities = new Map<string, McpEntity>();
+  const relations: McpRelation[] = [];
+  const problems: Problem[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    const at = `${source}:${i + 1}`;
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(line) as Record<string, unknown>;
+    } catch (err) {
+      problems.push({ path: at, message: `not valid JSON (${(err as Error).message})` });
+      return;
+    }
+    if (o.type === 'entity') {
+      if (typeof o.name !== 'string' || !o.name.trim()) return void problems.push({ path: `${at}: name`, message: 'must be a non-empty string' });
+      const obs = Array.isArray(o.observations) ? o.observations.filter((x): x is string => typeof x === 'string') : [];
+      const prev = entities.get(o.name);
+      if (prev) prev.observations.push(...obs);
+      else entities.set(o.name, { name: o.name, entityType: typeof o.entityType === 'string' ? o.entityType : 'entity', observations: obs });
+    } else if (o.type === 'relation') {
+      if (typeof o.from !== 'string' || typeof o.to !== 'string') return void problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
+      relations.push({ from: o.from, to: o.to, relationType: typeof o.relationType === 'string' ? o.relationType : 'related_to' });
+    } else {
+      problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${JSON.stringify(o.type)})` });
+    }
+  });
+  if (problems.length) throw new ValidationError(problems, 'MCP memory file');
+  return { entities: [...entities.values()], relations };
+}
+
+const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+const slug = (s: string, n: number): string =>
+  clip(
+    s
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}._:-]+/gu, '-')
+      .replace(/^-+|-+$/g, '') || 'entity',
+    n,
+  );
+
+/**
+ * One entry per entity: the name and type as subject and tag, observations as content, relations
+ * as related_entries (both ways) and as lines of content. Ids derive from the entity name, so
+ * importing the same file twice finds the same ids (and `--on-conflict` decides). Observations
+ * of the MCP server are unverified statements: evidence `assumption`, confidence 0.6 ("inferred").
+ */
+export function mcpMemoryToEntries(graph: { entities: McpEntity[]; relations: McpRelation[] }, opts: { now: string; agent: string; source: string }): MemoryEntry[] {
+  const idOf = (name: string): string => `mcp-${createHash('sha1').update(name).digest('hex').slice(0, 24)}`;
+  const names = new Set(graph.entities.map((e) => e.name));
+  return graph.entities.map((ent) => {
+    const rels = graph.relations.filter((r) => (r.from === ent.name || r.to === ent.name) && names.has(r.from) && names.has(r.to));
+    const relLines = rels.map((r) => `- ${r.from} ${r.relationType} ${r.to}`);
+    const obsLines = ent.observations.map((o) => `- ${o}`);
+    const content = clip([...obsLines, ...(relLines.length ? ['', 'Relations:', ...relLines] : [])].join('\n') || `${ent.name} (${ent.entityType})`, CONTENT_MAX);
+    const summary = clip(`${ent.name} (${ent.entityType})${ent.observations[0] ? `: ${ent.observations[0]}` : ''}`.replace(/\s+/g, ' '), SUMMARY_MAX);
+    const related = [...new Set(rels.map((r) => idOf(r.from === ent.name ? r.to : r.from)))].filter((id) => id !== idOf(ent.name));
+    return {
+      id: idOf(ent.name),
+      section: 'observations',
+      kind: 'other',
+      subject: slug(ent.name, SUBJECT_MAX),
+      scope: 'repo',
+      summary,
+      content,
+      tags: [slug(ent.entityType, TAG_MAX)],
+      confidence: 0.6,
+      evidence: [{ type: 'assumption', uri: `mcp-memory:${opts.source}#${ent.name}`, note: 'imported from the MCP memory server' }],
+      status: 'active',
+      superseded_by: null,
+      related_entries: related,
+      valid_from: null,
+      valid_to: null,
+      created_by: opts.agent,
+      created_at: opts.now,
+      updated_at: opts.now,
+    } satisfies MemoryEntry;
+  });
+}
+
+/**
+ * Field-level merge of two versions of one entry (import `--on-conflict merge`, the git merge
+ * driver): arrays (tags, evidence, related_entries) are unioned; a status that ends an entry
+ * (superseded, deprecated, archived) wins over an edit; other fields come from the later
+ * updated_at.
+ */
+export function mergeEntries(a: MemoryEntry, b: MemoryEntry): MemoryEntry {
+  const [older, newer] = a.updated_at <= b.updated_at ? [a, b] : [b, a];
+  const union = <T>(x: readonly T[], y: readonly T[], key: (v: T) => string): T[] => {
+    const seen = new Set<string>();
+    return [...x, ...y].filter((v) => (seen.has(key(v)) ? false : (seen.add(key(v)), true)));
+  };
+  const ending = (e: MemoryEntry): boolean => e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived';
+  const statusFrom = ending(newer) ? newer : ending(older) ? older : newer;
+  return {
+    ...newer,
+    tags: union(older.tags, newer.tags, (t) => t),
+    evidence: union(older.evidence, newer.evidence, (e) => `${e.type}\u0000${e.uri}`),
+    related_entries: union(older.related_entries, newer.related_entries, (r) => r),
+    status: statusFrom.status,
+    superseded_by: statusFrom.superseded_by,
+    created_at: older.created_at < newer.created_at ? older.created_at : newer.created_at,
+    created_by: older.created_at <= newer.created_at ? older.created_by : newer.created_by,
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * `bass-agents memory mcp`: the memory over the Model Context Protocol (stdio), for Claude Code,
+ * Cursor and every MCP client. Every tool calls the same MemoryService as the CLI; errors come
+ * back as tool errors with the CLI's messages (one line per problem, naming the field). Nothing
+ * but protocol is written to stdout: warnings go to stderr.
+ *
+ * Reads never flood an agent's context: `memory_query` returns summaries by default, pages with
+ * `offset`/`limit`, and stops adding results at a character budget (`max_chars`), saying where
+ * to continue.
+ */
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { KINDS, SECTIONS, STATUSES, type Section, type Kind, type Status } from '../core/constants.js';
+import { MemoryError, UsageError, formatProblem } from '../core/errors.js';
+import type { QueryFilters } from '../core/query.js';
+import { parseScope } from '../core/scope.js';
+import { normalizeTimestamp } from '../core/time.js';
+import { MemoryService, hitJson } from '../service/memory-service.js';
+
+export interface McpOptions {
+  root?: string;
+  project?: string;
+  agent?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+const VERSION = '0.1.0';
+/** Default character budget of one `memory_query` answer (about 2K tokens). */
+export const DEFAULT_MAX_CHARS = 8000;
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+function errorResult(err: unknown): CallToolResult {
+  if (err instanceof MemoryError) {
+    const lines = err.problems.length ? err.problems.map((p) => formatProblem(p)) : [err.message];
+    return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], _meta: { code: err.code, exit_code: err.exitCode } };
+  }
+  return { isError: true, content: [{ type: 'text', text: `internal error: ${(err as Error)?.message ?? String(err)}` }] };
+}
+
+function ok(structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
+}
+
+/** Runs a tool body, turning thrown MemoryErrors into MCP tool errors with the CLI's wording. */
+async function guard(fn: () => Record<string, unknown> | Promise<Record<string, unknown>>): Promise<CallToolResult> {
+  try {
+    return ok(await fn());
+  } catch (err) {
+    return errorResult(err);
+  }
+}
+
+function iso(raw: string | undefined, name: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const v = normalizeTimestamp(raw);
+  if (!v) throw new UsageError(`${name} must be an ISO 8601 timestamp (got ${JSON.stringify(raw)})`);
+  return v;
+}
+
+const entryShape = z.record(z.string(), z.unknown());
+
+/** Builds the server (not yet connected): tools and resources over one MemoryService. */
+export function createMcpServer(opts: McpOptions = {}): { server: McpServer; service: MemoryService } {
+  const service = new MemoryService({ root: opts.root, cwd: opts.cwd, env: opts.env, longLived: true }, (m) => process.stderr.write(`warning: ${m}\n`));
+  const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} } });
+  const project = (p?: string): string | undefined => p ?? opts.project;
+  /** created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user. */
+  const agent = async (): Promise<string> =>
+    opts.agent ?? ((opts.env ?? process.env).BASS_AGENTS_AGENT || undefined) ?? server.server.getClientVersion()?.name ?? (await service.agent());
+
+  server.registerTool(
+    'memory_query',
+    {
+      title: 'Search memory',
+      description:
+        'Find memory entries by text and filters. Defaults: status active, confidence >= 0.6, valid now; summaries only. ' +
+        'Results are paged (offset/limit) and capped by max_chars; next_offset says where to continue. Use memory_show for one full entry.',
+      inputSchema: {
+        query: z.string().describe('search text; empty lists by priors (confidence, evidence quality, recency)'),
+        project: z.string().optional(),
+        section: z.union([z.enum(SECTIONS), z.array(z.enum(SECTIONS))]).optional(),
+        kind: z.union([z.enum(KINDS), z.array(z.enum(KINDS))]).optional(),
+        scope: z.string().optional().describe('repo, org, customer, service:<name>, environment:<env>; repo and org are always included'),
+        subject: z.string().optional(),
+        tags: z.array(z.string()).optional().describe('entries must carry every tag'),
+        status: z.union([z.literal('any'), z.enum(STATUSES), z.array(z.enum(STATUSES))]).optional(),
+        min_confidence: z.number().min(0).max(1).optional(),
+        since: z.string().optional(),
+        until: z.string().optional(),
+        limit: z.number().int().min(1).max(50).optional().describe('results per page (default 10)'),
+        offset: z.number().int().min(0).optional(),
+        summary_only: z.boolean().optional().describe('default true; false returns full content'),
+        include_related: z.boolean().optional(),
+        max_chars: z.number().int().min(200).optional().describe(`character budget of the answer (default ${DEFAULT_MAX_CHARS})`),
+      },
+      outputSchema: {
+        results: z.array(entryShape),
+        total: z.number(),
+        offset: z.number(),
+        next_offset: z.number().nullable(),
+        truncated_by_budget: z.boolean(),
+      },
+      annotations: READ,
+    },
+    async (a) =>
+      guard(() => {
+        const list = <T extends string>(v: T | T[] | undefined): T[] | undefined => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
+        if (a.scope !== undefined) parseScope(a.scope);
+        const filters: QueryFilters = {
+          projects: service.readProjects(project(a.project)),
+          sections: list<Section>(a.section),
+          kinds: list<Kind>(a.kind),
+          scope: a.scope,
+          subject: a.subject,
+          tags: a.tags,
+          status: a.status === 'any' ? 'any' : list<Status>(a.status as Status | Status[] | undefined),
+          minConfidence: a.min_confidence,
+          since: iso(a.since, 'since'),
+          until: iso(a.until, 'until'),
+        };
+        const r = service.query(a.query, filters, { includeRelated: a.include_related });
+        service.logQuery({ text: a.query, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+        const offset = a.offset ?? 0;
+        const limit = a.limit ?? 10;
+        const budget = a.max_chars ?? DEFAULT_MAX_CHARS;
+        const page = r.results.slice(offset, offset + limit);
+        const results: Record<string, unknown>[] = [];
+        let used = 0;
+        let truncated = false;
+        for (const h of page) {
+          const item = hitJson(h, a.summary_only !== false);
+          const size = JSON.stringify(item).length;
+          if (results.length > 0 && used + size > budget) {
+            truncated = true;
+            break;
+          }
+          results.push(item);
+          used += size;
+        }
+        const next = offset + results.length;
+        return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: truncated };
+      }),
+  );
+
+  server.registerTool(
+    'memory_show',
+    {
+      title: 'Show one entry',
+      description: 'Every field of one entry, plus values computed as of now (strength, effective confidence, flags).',
+      inputSchema: { id: z.string(), project: z.string().optional() },
+      outputSchema: { entry: entryShape, project: z.string(), file: z.string(), computed: entryShape },
+      annotations: READ,
+    },
+    async (a) => guard(() => ({ ...service.show(a.id, { project: project(a.project) }) })),
+  );
+
+  server.registerTool(
+    'memory_apply',
+    {
+      title: 'Write memory',
+      description:
+        'Apply Memory_Update objects ({operation: create|supersede|deprecate, entry?, target_id?, superseded_by?}) as one git commit. ' +
+        'Invalid updates are reported in skipped and the rest are applied. Entries need evidence unless status is draft; secrets are refused.',
+      inputSchema: { updates: z.array(z.record(z.string(), z.unknown())).min(1), project: z.string().optional() },
+      outputSchema: {
+        applied: z.array(entryShape),
+        skipped: z.array(z.object({ index: z.number(), errors: z.array(z.object({ path: z.string(), message: z.string() })) })),
+        commit: z.string().nullable(),
+        project: z.string(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (a) => guard(async () => ({ ...(await service.apply(a.updates, { project: project(a.project), agent: await agent() })) })),
+  );
+
+  server.registerTool(
+    'memory_validate',
+    {
+      title: 'Validate without writing',
+      description: 'Check one entry (the entry part of a create) or one Memory_Update against the schema and the write policy; nothing is written.',
+      inputSchema: { entry: z.record(z.string(), z.unknown()).optional(), update: z.record(z.string(), z.unknown()).optional(), project: z.string().optional() },
+      outputSchema: { ok: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) },
+      annotations: READ,
+    },
+    async (a) =>
+      guard(() => {
+        if ((a.entry === undefined) === (a.update === undefined)) throw new UsageError('give exactly one of entry or update');
+        return { ...service.validate(a.entry ?? a.update, { project: project(a.project) }) };
+      }),
+  );
+
+  server.registerTool(
+    'memory_check_freshness',
+    {
+      title: 'Freshness check',
+      description: 'Active entries past their valid_to, expiring within `days` (default 7), or due for review (review_interval elapsed).',
+      inputSchema: { project: z.string().optional(), days: z.number().min(0).optional() },
+      outputSchema: { items: z.array(entryShape) },
+      annotations: READ,
+    },
+    async (a) => guard(() => ({ items: service.checkFreshness({ project: project(a.project), days: a.days }) })),
+  );
+
+  server.registerTool(
+    'memory_stats',
+    {
+      title: 'Statistics',
+      description: 'The Statistics document (Requirement 22) of one project or all, optionally within a date range.',
+      inputSchema: { project: z.string().optional(), since: z.string().optional(), until: z.string().optional() },
+      annotations: READ,
+    },
+    async (a) => guard(() => ({ ...service.getStatistics(project(a.project), { start_date: iso(a.since, 'since'), end_date: iso(a.until, 'until') }) })),
+  );
+
+  server.registerResource(
+    'ai-context',
+    new ResourceTemplate('ai-context://{project}', {
+      list: async () => ({
+        resources: service.ws.listProjects().map((p) => ({ uri: `ai-context://${p}`, name: `ai-context/${p}.md`, mimeType: 'text/markdown' })),
+      }),
+    }),
+    { title: 'Project context', description: 'The generated ai-context summary of a project (high-confidence, evidenced, active entries).', mimeType: 'text/markdown' },
+    async (uri, vars) => {
+      const r = service.renderContext(String(vars.project));
+      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: r.text }] };
+    },
+  );
+
+  server.registerResource(
+    'entry',
+    new ResourceTemplate('memory://{project}/{id}', {
+      list: async () => {
+        const hits = service.query('', { status: ['active'], minConfidence: 0 }, {}).results;
+        return { resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })) };
+      },
+    }),
+    { title: 'Memory entry', description: 'One memory entry as JSON: memory://<project>/<id>.', mimeType: 'application/json' },
+    async (uri, vars) => {
+      const shown = service.show(String(vars.id), { project: String(vars.project) });
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: `${JSON.stringify({ ...shown.entry, computed: shown.computed }, null, 2)}\n` }] };
+    },
+  );
+
+  return { server, service };
+}
+
+
+/** Serves on stdio until the client closes the stream. */
+export async function serveStdio(opts: McpOptions = {}): Promise<void> {
+  const { server } = createMcpServer(opts);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.server.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  process.stdin.on('end', () => void server.close());
+  await closed;
+}

@@ -1,0 +1,130 @@
+/**
+ * The MCP server as a real process, driven by the SDK's own Client over stdio.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { BIN, cleanGitEnv, cli, entry, git, gitdir } from '../helpers/repo.js';
+
+async function connect(dir: string, args: string[] = []): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'memory', 'mcp', ...args],
+    cwd: dir,
+    env: { ...(cleanGitEnv(dir) as Record<string, string>), BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(transport);
+  onTestFinished(() => client.close());
+  return client;
+}
+
+type Structured = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const call = async (c: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; data: Structured; text: string }> => {
+  const r = await c.callTool({ name, arguments: args });
+  const text = (r.content as { type: string; text: string }[]).map((x) => x.text).join('\n');
+  return { isError: Boolean(r.isError), data: (r.structuredContent ?? {}) as Structured, text };
+};
+
+describe('memory mcp', () => {
+  it('lists its tools with schemas and annotations', async () => {
+    const dir = gitdir();
+    const c = await connect(dir);
+    const { tools } = await c.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const n of ['memory_query', 'memory_show', 'memory_apply', 'memory_validate', 'memory_check_freshness', 'memory_stats']) expect(byName.has(n), n).toBe(true);
+    const q = byName.get('memory_query')!;
+    expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['query', 'project', 'section', 'kind', 'scope', 'subject', 'tags', 'status', 'min_confidence', 'limit', 'summary_only', 'include_related']),
+    );
+    expect(q.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(q.outputSchema).toBeDefined();
+    expect(byName.get('memory_apply')!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(Object.keys(byName.get('memory_show')!.inputSchema.properties ?? {})).toContain('id');
+    expect(Object.keys(byName.get('memory_apply')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['updates', 'project']));
+    expect(Object.keys(byName.get('memory_validate')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['entry', 'update']));
+  });
+
+  it('creates, queries with paging and a budget, shows, supersedes; created_by is the client name', async () => {
+    const dir = gitdir();
+    const c = await connect(dir, ['--project', 'demo']);
+    const updates = Array.from({ length: 6 }, (_, i) => ({
+      operation: 'create',
+      entry: entry({ summary: `Invoices retry ${i} times before alerting the billing team`, subject: `billing.retry${i}`, content: 'x'.repeat(1500) }),
+    }));
+    const applied = await call(c, 'memory_apply', { updates });
+    expect(applied.isError, applied.text).toBe(false);
+    expect(applied.data.applied).toHaveLength(6);
+    expect(applied.data.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(dir, 'log', '-1', '--format=%B')).toContain('Memory-Agent: test-agent');
+
+    const page1 = await call(c, 'memory_query', { query: 'invoices retry', limit: 4 });
+    expect(page1.isError, page1.text).toBe(false);
+    expect(page1.data.total).toBe(6);
+    expect(page1.data.results).toHaveLength(4);
+    expect(page1.data.results[0]).not.toHaveProperty('content'); // summaries by default
+    expect(page1.data.results[0].meta.confidence_label).toBeDefined();
+    expect(page1.data.next_offset).toBe(4);
+    const page2 = await call(c, 'memory_query', { query: 'invoices retry', limit: 4, offset: 4 });
+    expect(page2.data.results).toHaveLength(2);
+    expect(page2.data.next_offset).toBeNull();
+    const ids = [...page1.data.results, ...page2.data.results].map((r: Structured) => r.id);
+    expect(new Set(ids).size).toBe(6);
+
+    const full = await call(c, 'memory_query', { query: 'invoices retry', summary_only: false, max_chars: 2500 });
+    expect(full.data.results).toHaveLength(1); // each full entry is ~2 KB: the budget stops after one
+    expect(full.data.results[0].content).toHaveLength(1500);
+    expect(full.data.truncated_by_budget).toBe(true);
+    expect(full.data.next_offset).toBe(1);
+
+    const shown = await call(c, 'memory_show', { id: ids[0] });
+    expect(shown.data.entry.created_by).toBe('test-agent');
+    expect(shown.data.computed.confidence_label).toBeDefined();
+
+    const replacement = { operation: 'supersede', target_id: ids[0], entry: entry({ summary: 'Invoices retry 8 times now', subject: 'billing.retry-new' }) };
+    const sup = await call(c, 'memory_apply', { updates: [replacement] });
+    expect(sup.isError, sup.text).toBe(false);
+    const after = await call(c, 'memory_show', { id: ids[0] });
+    expect(after.data.entry.status).toBe('superseded');
+    // The CLI sees what the MCP server wrote.
+    expect(cli(dir, ['show', ids[0], '--json']).json().status).toBe('superseded');
+  });
+
+  it('reports validation problems and errors with the CLI wording', async () => {
+    const dir = gitdir();
+    const c = await connect(dir, ['--project', 'demo']);
+    const v = await call(c, 'memory_validate', { entry: entry({ confidence: 2, evidence: [] }) });
+    expect(v.isError).toBe(false);
+    expect(v.data.ok).toBe(false);
+    expect(v.data.errors.map((e: Structured) => e.path)).toEqual(expect.arrayContaining(['confidence']));
+    const both = await call(c, 'memory_validate', {});
+    expect(both.isError).toBe(true);
+    expect(both.text).toMatch(/exactly one of entry or update/);
+    const skipped = await call(c, 'memory_apply', { updates: [{ operation: 'create', entry: entry({ summary: '' }) }, { operation: 'create', entry: entry() }] });
+    expect(skipped.data.applied).toHaveLength(1);
+    expect(skipped.data.skipped[0].errors[0].path).toMatch(/summary/);
+    const missing = await call(c, 'memory_show', { id: '01HZZZZZZZZZZZZZZZZZZZZZZZ' });
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toMatch(/no memory entry with id 01HZZZZZZZZZZZZZZZZZZZZZZZ/);
+  });
+
+  it('serves ai-context and entries as resources, and freshness and stats as tools', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Payments use idempotency keys', confidence: 0.95 })) }).code).toBe(0);
+    const state = entry({ section: 'state', summary: 'Feature flag new-checkout is on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-06-03T00:00:00Z' });
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(state) }).code).toBe(0);
+    const c = await connect(dir);
+    const { resources } = await c.listResources();
+    expect(resources.map((r) => r.uri)).toContain('ai-context://demo');
+    const entryUri = resources.find((r) => r.uri.startsWith('memory://demo/'))!.uri;
+    const ctx = await c.readResource({ uri: 'ai-context://demo' });
+    expect((ctx.contents[0] as { text: string }).text).toContain('Payments use idempotency keys');
+    const one = await c.readResource({ uri: entryUri });
+    expect(JSON.parse((one.contents[0] as { text: string }).text).id).toBe(entryUri.split('/').pop());
+    const fresh = await call(c, 'memory_check_freshness', { days: 7 });
+    expect(fresh.data.items).toEqual([expect.objectContaining({ state: 'expiring', summary: 'Feature flag new-checkout is on' })]);
+    const stats = await call(c, 'memory_stats', { project: 'demo' });
+    expect(stats.data.total_entries).toBe(2);
+  });
+});
