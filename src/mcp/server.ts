@@ -187,9 +187,9 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       annotations: READ,
     },
     async (a) =>
-      guard(() => {
+      guard(async () => {
         if ((a.entry === undefined) === (a.update === undefined)) throw new UsageError('give exactly one of entry or update');
-        return { ...service.validate(a.entry ?? a.update, { project: project(a.project) }) };
+        return { ...(await service.validate(a.entry ?? a.update, { project: project(a.project) })) };
       }),
   );
 

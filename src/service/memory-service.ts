@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { checkFreshness, type FreshnessItem } from '../core/freshness.js';
 import { mergeEntries } from '../core/interchange.js';
+import { findingMessage, secretFields } from '../core/secrets.js';
 import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
 import { computeStatistics, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -61,6 +62,7 @@ export interface ServiceOptions {
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 const schemas = lazy<typeof import('../core/schema.js')>('./core/schema.js');
 const ulid = lazy<typeof import('ulid')>('ulid');
+const secretScan = lazy<typeof import('./secret-scan.js')>('./service/secret-scan.js');
 
 /** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
 const PARTIAL_DRIFT_MIN = 64;
@@ -220,6 +222,25 @@ export class MemoryService {
     return git.commitPaths(files, commitMessage(project, changes, agent), agent);
   }
 
+  /**
+   * Scans groups of fields for secrets; returns one problem list per group. Every hit goes to the
+   * audit log with its field, rule and position, never the value (Req 13.8).
+   */
+  private async scanSecrets(groups: { path: string; text: string }[][], ctx: { project?: string; agent: string; operation: string }): Promise<Problem[][]> {
+    if (!groups.some((g) => g.length)) return groups.map(() => []);
+    const { scanFields } = secretScan();
+    const time = this.now().toISOString();
+    const out: Problem[][] = [];
+    for (const g of groups) {
+      const findings = await scanFields(g);
+      for (const f of findings) {
+        appendLog(this.ws, 'audit', { time, event: 'secret_rejected', operation: ctx.operation, project: ctx.project ?? null, agent: ctx.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
+      }
+      out.push(findings.map((f) => ({ path: f.path, message: findingMessage(f) })));
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- writes
 
   /** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
@@ -264,6 +285,13 @@ export class MemoryService {
     const project = this.project(opts.project);
     this.ws.projectDir(project);
     const agent = opts.agent ?? (await this.agent());
+    const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
+    // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
+    const secrets = await this.scanSecrets(
+      // `memory create` names the entry's own fields (`content`), like its validation errors.
+      updates.map((u, i) => secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
+      { project, agent, operation: opts.label ?? 'apply' },
+    );
     return withLock(this.ws, 'write', async () => {
       const nowDate = this.now();
       const now = nowDate.toISOString();
@@ -305,7 +333,7 @@ export class MemoryService {
       // Validate everything first when atomic, so nothing is written for a rejected batch.
       const validated = updates.map((raw, i) => {
         const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
-        const prefix = opts.label && updates.length === 1 ? '' : `[${i}]`;
+        const prefix = prefixOf(i);
         const foreign = otherProject(u?.target_id) ?? otherProject(u?.superseded_by);
         if (foreign) {
           return { ok: false as const, errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${project}` }] };
@@ -318,7 +346,9 @@ export class MemoryService {
             return id && id !== exclude ? id : undefined;
           },
         };
-        const r = validation().validateUpdate(raw, ctx, prefix);
+        const found = secrets[i]!;
+        const r0 = validation().validateUpdate(raw, ctx, prefix);
+        const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
         // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
         return opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r;
       });
@@ -627,7 +657,7 @@ export class MemoryService {
   }
 
   /** `memory validate`: the validation function, against the store when a project exists. */
-  validate(doc: unknown, opts: { project?: string } = {}): { ok: boolean; errors: Problem[] } {
+  async validate(doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
     let ctx: ValidationContext = {};
     let project: string | undefined;
     try {
@@ -647,6 +677,17 @@ export class MemoryService {
       ctx = { getEntry: (id) => byId.get(id)?.entry, findDuplicate: (k) => dups.get(k) };
     }
     const errors = validation().validateDocument(doc, ctx);
+    // Req 13.7: secrets are reported before submission, with the paths validateDocument uses.
+    const kind = validation().documentKind(doc);
+    const items = kind === 'array' ? (doc as unknown[]) : [doc];
+    const fields = items.map((item, i) => {
+      const at = kind === 'array' ? `[${i}]` : '';
+      const k = kind === 'array' ? validation().documentKind(item) : kind;
+      const isUpdate = k === 'update';
+      const target = isUpdate ? (item as { entry?: unknown })?.entry : item;
+      return secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
+    });
+    errors.push(...(await this.scanSecrets(fields, { agent: this.agentName ?? 'unknown', operation: 'validate' })).flat());
     return { ok: errors.length === 0, errors };
   }
 
@@ -701,8 +742,10 @@ export class MemoryService {
       seen.set(r.value.id, i);
       entries.push(r.value);
     });
-    if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
     const agent = await this.agent();
+    const secrets = await this.scanSecrets(docs.map((d, i) => secretFields(d, `[${i}]`)), { project, agent, operation: 'import' });
+    problems.push(...secrets.flat());
+    if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
     return withLock(this.ws, 'write', async () => {
       const now = this.now().toISOString();
       const snap = this.snapshot();

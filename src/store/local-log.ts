@@ -10,7 +10,8 @@ import type { Workspace } from './workspace.js';
 export type LogName = 'operations' | 'queries' | 'audit' | 'events';
 
 export function logPath(ws: Workspace, name: LogName): string {
-  return join(ws.localDir, 'logs', `${name}.jsonl`);
+  // The audit log keeps the name 002 Req 13.8 and the safety issue give it (JSON lines inside).
+  return join(ws.localDir, 'logs', name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 
 export function appendLog(ws: Workspace, name: LogName, record: object): void {

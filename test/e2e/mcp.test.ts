@@ -91,7 +91,7 @@ describe('memory mcp', () => {
     expect(cli(dir, ['show', ids[0], '--json']).json().status).toBe('superseded');
   });
 
-  it('reports validation problems and errors with the CLI wording', async () => {
+  it('reports validation problems, refused secrets and errors with the CLI wording', async () => {
     const dir = gitdir();
     const c = await connect(dir, ['--project', 'demo']);
     const v = await call(c, 'memory_validate', { entry: entry({ confidence: 2, evidence: [] }) });
@@ -104,6 +104,13 @@ describe('memory mcp', () => {
     const skipped = await call(c, 'memory_apply', { updates: [{ operation: 'create', entry: entry({ summary: '' }) }, { operation: 'create', entry: entry() }] });
     expect(skipped.data.applied).toHaveLength(1);
     expect(skipped.data.skipped[0].errors[0].path).toMatch(/summary/);
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const secret = await call(c, 'memory_apply', { updates: [{ operation: 'create', entry: entry({ summary: 'deploy key', content: 'use xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx' }) }] });
+    expect(secret.data.applied).toHaveLength(0);
+    expect(secret.data.skipped[0].errors[0]).toMatchObject({ path: '[0].entry.content' });
+    expect(secret.data.skipped[0].errors[0].message).toMatch(/looks like a secret \(rule (slack-token|secretlint\/slack)/);
+    expect(secret.text).not.toContain('AbCdEfGhIjKlMnOpQrStUvWx');
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
     const missing = await call(c, 'memory_show', { id: '01HZZZZZZZZZZZZZZZZZZZZZZZ' });
     expect(missing.isError).toBe(true);
     expect(missing.text).toMatch(/no memory entry with id 01HZZZZZZZZZZZZZZZZZZZZZZZ/);

@@ -97,7 +97,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = service(a).validate(input, { project: (a.project as string) || undefined });
+        const r = await service(a).validate(input, { project: (a.project as string) || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
         else for (const p of r.errors) process.stderr.write(`invalid: ${formatProblem(p)}\n`);

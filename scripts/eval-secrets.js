@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// `npm run eval:secrets`: recall and false-positive rate of the secret scan on
+// test/fixtures/secrets/corpus.json, for secretlint's recommend preset alone, our rules alone,
+// and both together (what every write runs). `--json` prints the figures as JSON.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scanText } from '../dist/core/secrets.js';
+import { scanFields, scanWithSecretlint } from '../dist/service/secret-scan.js';
+
+const corpus = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/secrets/corpus.json'), 'utf8'));
+
+export async function evaluate() {
+  const detectors = {
+    'secretlint preset': async (t) => (await scanWithSecretlint([{ path: 'x', text: t }])).length > 0,
+    'our rules': async (t) => scanText('x', t).length > 0,
+    combined: async (t) => (await scanFields([{ path: 'x', text: t }])).length > 0,
+  };
+  const out = {};
+  for (const [name, hit] of Object.entries(detectors)) {
+    const missed = [];
+    let tp = 0;
+    for (const p of corpus.positives) (await hit(p.text)) ? tp++ : missed.push(p.provider);
+    const flagged = [];
+    for (const n of corpus.negatives) if (await hit(n.text)) flagged.push(n.kind);
+    out[name] = {
+      positives: corpus.positives.length,
+      negatives: corpus.negatives.length,
+      recall: tp / corpus.positives.length,
+      false_positive_rate: flagged.length / corpus.negatives.length,
+      missed: [...new Set(missed)],
+      false_positives: [...new Set(flagged)],
+    };
+  }
+  return out;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const r = await evaluate();
+  if (process.argv.includes('--json')) console.log(JSON.stringify(r, null, 2));
+  else {
+    for (const [name, x] of Object.entries(r)) {
+      console.log(`${name.padEnd(18)} recall ${(x.recall * 100).toFixed(1)}%  false positives ${(x.false_positive_rate * 100).toFixed(1)}%  (${x.positives} positive, ${x.negatives} negative samples)`);
+      if (name === 'combined') {
+        if (x.missed.length) console.log(`  missed: ${x.missed.join(', ')}`);
+        if (x.false_positives.length) console.log(`  flagged by mistake: ${x.false_positives.join(', ')}`);
+      }
+    }
+  }
+}
