@@ -6,6 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
 import { registerInterchange } from './commands/interchange.js';
+import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
@@ -28,6 +29,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   m = registerRead(m);
   m = registerContext(m);
   m = registerInterchange(m);
+  m = registerLifecycle(m);
   m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }

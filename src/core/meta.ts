@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EvidenceType } from './constants.js';
+import { initialImportance } from './lifecycle.js';
 import type { MemoryEntry } from './schema.js';
 
 /** Fields every pure decision (filters, ranking, stats, lifecycle) may read. */
@@ -33,6 +34,8 @@ export type EntryLike = Pick<MemoryEntry, MetaFields> & { evidence: readonly { t
 export interface EntryMeta extends EntryLike {
   /** Hash of the duplicate key (Req 16.6), so duplicates are found without reading summaries. */
   dup: string;
+  /** Initial importance from content analysis (004), for the lifecycle math. */
+  importance0: number;
 }
 
 /** The duplicate key of Req 16.6: same subject, scope and summary (case and spacing ignored). */
@@ -65,6 +68,7 @@ export function entryMeta(e: MemoryEntry): EntryMeta {
     created_at: e.created_at,
     updated_at: e.updated_at,
     dup: duplicateHash(e),
+    importance0: initialImportance(e),
   };
   if (e.review_interval !== undefined) m.review_interval = e.review_interval;
   if (e.lifecycle !== undefined) m.lifecycle = e.lifecycle;

@@ -104,6 +104,9 @@ export interface Candidate<E extends EntryLike = EntryLike> {
   /** Text relevance from the index (absent for queries without text). */
   relevance?: number;
   stale?: boolean;
+  /** Decay strength (0..1) and effective confidence from the lifecycle, when known. */
+  strength?: number;
+  effective_confidence?: number;
 }
 
 export interface Ranked<E extends EntryLike = EntryLike> extends Candidate<E> {
@@ -150,7 +153,10 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(cands: 
     const d = demotion(flags);
     const q = evidenceQuality(c.entry);
     const p = (0.6 + 0.4 * c.entry.confidence) * (0.85 + 0.05 * q);
-    const score = Math.round((hasText ? (c.relevance ?? 0) * p * d : p * d) * 1e4) / 1e4;
+    // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
+    // no-text order stays exactly Req 15.8.
+    const s = hasText ? 0.75 + 0.25 * (c.strength ?? 1) : 1;
+    const score = Math.round((hasText ? (c.relevance ?? 0) * p * d * s : p * d) * 1e4) / 1e4;
     return { c, flags, d, q, score };
   });
   type K = (typeof keyed)[number];
@@ -164,7 +170,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(cands: 
   const out: (C & Ranked<E>)[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const k = keyed[i]!;
-    out[i] = { ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.entry.confidence) };
+    out[i] = { ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.effective_confidence ?? k.c.entry.confidence) };
   }
   return out;
 }

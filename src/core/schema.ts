@@ -26,8 +26,13 @@ export const LifecycleSchema = z
     memory_type: z.enum(MEMORY_TYPES).optional(),
     decay_policy: z.enum(DECAY_POLICIES).optional(),
     protected: z.boolean().optional(),
+    /** Hours until strength falls to the curve's reference point (1/e, or 90 % recall for fsrs6). */
     stability: z.number().positive().optional(),
     importance: z.number().min(0).max(1).optional(),
+    /** FSRS difficulty (1-10), kept once an entry has been reinforced under the fsrs6 curve. */
+    difficulty: z.number().min(1).max(10).optional(),
+    /** When the entry was last explicitly re-memorized (`memory reinforce`): strength is 1 then. */
+    reviewed_at: isoTimestamp.optional(),
   })
   .strict();
 export type Lifecycle = z.infer<typeof LifecycleSchema>;

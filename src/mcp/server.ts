@@ -246,7 +246,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     'entry',
     new ResourceTemplate('memory://{project}/{id}', {
       list: async () => {
-        const hits = service.query('', { status: ['active'], minConfidence: 0 }, {}).results;
+        const hits = service.query('', { status: ['active'], minConfidence: 0 }, { record: false }).results;
         return { resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })) };
       },
     }),

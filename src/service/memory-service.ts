@@ -12,7 +12,7 @@ import { computeStatistics, type DateRange, type OperationRecord, type QueryReco
 import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { buildEntry, commitMessage, type CommitChange } from '../core/entry.js';
+import { buildEntry, commitMessage, type CommitChange, type CommitOp } from '../core/entry.js';
 import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
 import {
   EXPIRY_WARNING_DAYS,
@@ -22,7 +22,6 @@ import {
   matchesFilters,
   rankEntries,
   summaryOnly,
-  confidenceLabel,
   type Candidate,
   type QueryFilters,
   type Ranked,
@@ -40,6 +39,20 @@ import { readConfig } from '../store/config.js';
 import { initProject, writeEntry } from '../store/entries.js';
 import { GitRepo } from '../store/git.js';
 import { appendLog, readLog } from '../store/local-log.js';
+import { UsageStore } from '../store/usage.js';
+import {
+  FORGET_DEFAULTS,
+  initialImportance,
+  isPromotionCandidate,
+  lifecycleOf,
+  memoryTypeOf,
+  reinforceLifecycle,
+  resolveDecay,
+  type BoostType,
+  type Curve,
+  type DecayConfig,
+  type MemoryType,
+} from '../core/lifecycle.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
 import { GLOBAL_PROJECT, Workspace, checkId, findRoot } from '../store/workspace.js';
 
@@ -87,6 +100,8 @@ export interface ApplyResult {
 export interface QueryOptions {
   limit?: number;
   includeRelated?: boolean;
+  /** Count the results as retrievals (local usage; default true). `list` and resource listings do not. */
+  record?: boolean;
   /** Re-read changed files before answering (default true). */
   refresh?: boolean;
 }
@@ -122,6 +137,23 @@ export interface ImportResult {
   project: string;
 }
 
+export interface DecayReport {
+  project: string;
+  curve: Curve;
+  forget_threshold: number;
+  forget_action: 'archive' | 'delete';
+  analyzed: number;
+  changed: number;
+  forgotten: number;
+  dry_run: boolean;
+  previous_run_at: string | null;
+  duration_ms: number;
+  /** Entries whose value moved since the previous run, and those to forget. */
+  entries: { id: string; before: number; after: number; factor: number; days_since_access: number; retrievals: number; memory_type: MemoryType; forget: boolean }[];
+  promotion_candidates: string[];
+  commit: string | null;
+}
+
 export interface ShownEntry {
   project: string;
   file: string;
@@ -133,6 +165,13 @@ export interface ShownEntry {
     retrieval_count: number;
     last_accessed_at: string | null;
     flags: string[];
+    curve: Curve;
+    memory_type: MemoryType;
+    importance: number;
+    days_since_access: number;
+    decays: boolean;
+    forget_threshold: number;
+    promotion_candidate: boolean;
   };
 }
 
@@ -157,6 +196,7 @@ export class MemoryService {
   private warn: WarningSink;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private longLived: boolean;
+  readonly usage: UsageStore;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
@@ -166,6 +206,7 @@ export class MemoryService {
     this.clock = opts.clock ?? clockFromEnv(this.env);
     this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
     this.catalog = new Catalog(this.ws);
+    this.usage = new UsageStore(this.ws);
     this.warn = warn;
   }
 
@@ -471,16 +512,24 @@ export class MemoryService {
     const found = this.locate(id, opts.project);
     const now = this.now().getTime();
     const e = found.entry;
+    const usage = this.usage.load().get(`${found.project}/${e.id}`);
+    const lc = lifecycleOf(e, usage, this.decayConfig(found.project), now, initialImportance(e));
     return {
       ...found,
       computed: {
-        // No decay curve is configured yet, so strength is full and confidence is as written.
-        strength: 1,
-        effective_confidence: e.confidence,
-        confidence_label: confidenceLabel(e.confidence),
-        retrieval_count: 0,
-        last_accessed_at: null,
+        strength: lc.strength,
+        effective_confidence: lc.effective_confidence,
+        confidence_label: lc.confidence_label,
+        retrieval_count: lc.retrievals,
+        last_accessed_at: lc.last_accessed_at,
         flags: entryFlags(e, now),
+        curve: lc.curve,
+        memory_type: lc.memory_type,
+        importance: lc.importance,
+        days_since_access: lc.days_since_access,
+        decays: lc.exempt === null,
+        forget_threshold: lc.threshold,
+        promotion_candidate: isPromotionCandidate(e, usage),
       },
     };
   }
@@ -591,11 +640,23 @@ export class MemoryService {
       for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se });
       matchedCount = cands.length;
     }
+    // Decay strength and effective confidence (retrieval boosts, curve) as of now.
+    const usage = this.usage.load();
+    const cfgs = new Map<string, DecayConfig>();
+    for (const c of cands) {
+      let cfg = cfgs.get(c.project);
+      if (!cfg) cfgs.set(c.project, (cfg = this.decayConfig(c.project)));
+      const lc = lifecycleOf(c.entry, usage.get(`${c.project}/${c.entry.id}`), cfg, nowMs, c.entry.importance0);
+      c.strength = lc.strength;
+      c.effective_confidence = lc.effective_confidence;
+    }
     const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
     // Rank on metadata; read the full entries of the results only.
     const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit)
       .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry }));
     if (opts.includeRelated) this.addRelated(ranked, snap, filters, nowMs, limit);
+    // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
+    if (opts.record !== false) this.usage.recordRetrievals(ranked.map((r) => `${r.project}/${r.entry.id}`), this.now().toISOString());
     const ms = performance.now() - t0;
     return {
       results: ranked,
@@ -630,6 +691,12 @@ export class MemoryService {
       }
     }
     results.push(...extra);
+  }
+
+  /** The project's decay configuration (config.yaml `decay`, over the defaults). */
+  decayConfig(project: string): DecayConfig {
+    const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
+    return resolveDecay(cfg.decay as Parameters<typeof resolveDecay>[0]);
   }
 
   /** Appends a query to the local query log (statistics read it: Req 22.6). */
@@ -825,6 +892,227 @@ export class MemoryService {
     const project = opts.project ?? r.project;
     if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: this.project(project) };
     return this.apply(updates, { project, ...(agent ? { agent } : {}) });
+  }
+
+  // ---------------------------------------------------------------- lifecycle (000, 001, 003, 004)
+
+  private decayStateFile(): string {
+    return join(this.ws.localDir, 'state', 'decay.json');
+  }
+
+  /** When decay last ran, per project (local: the daemon catches up from it). */
+  decayState(): Record<string, { last_run_at: string; forgotten_total: number }> {
+    try {
+      return JSON.parse(readFileSync(this.decayStateFile(), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
+    } catch {
+      return {};
+    }
+  }
+
+  /**
+   * `memory decay`: strength or confidence of every live entry of a project as of now, against
+   * its value at the previous run (001 DecayResult). Dry run by default; `apply` forgets the
+   * entries below the threshold (archive or delete) in one batch commit. Work is done in batches
+   * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
+   */
+  async decay(
+    projectName: string | undefined,
+    opts: { apply?: boolean; overrides?: Parameters<typeof resolveDecay>[0]; onBatch?: (done: number, total: number) => boolean | void } = {},
+  ): Promise<DecayReport> {
+    const project = this.project(projectName, true);
+    const base = this.decayConfig(project);
+    const cfg = opts.overrides ? resolveDecay({ ...base, ...opts.overrides, exponential: { ...base.exponential, ...opts.overrides.exponential }, half_life: { ...base.half_life, ...opts.overrides.half_life }, periodic: { ...base.periodic, ...opts.overrides.periodic }, fsrs6: { ...base.fsrs6, ...opts.overrides.fsrs6 } }) : base;
+    const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
+    const t0 = performance.now();
+    const nowDate = this.now();
+    const now = nowDate.getTime();
+    const last = this.decayState()[project];
+    const lastMs = last ? Date.parse(last.last_run_at) : null;
+    const usage = this.usage.load();
+    const live = this.snapshot().entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
+    const entries: DecayReport['entries'] = [];
+    const forget: StoredEntry[] = [];
+    let changed = 0;
+    for (let i = 0; i < live.length; i += cfg.batch_size) {
+      for (const se of live.slice(i, i + cfg.batch_size)) {
+        const u = usage.get(`${project}/${se.meta.id}`);
+        const after = lifecycleOf(se.meta, u, cfg, now, se.meta.importance0);
+        const before = lifecycleOf(se.meta, u, cfg, lastMs !== null && lastMs < now ? lastMs : Date.parse(se.meta.updated_at), se.meta.importance0);
+        if (after.forget) forget.push(se);
+        if (after.value !== before.value || after.forget) {
+          changed += after.value !== before.value ? 1 : 0;
+          entries.push({
+            id: se.meta.id,
+            before: before.value,
+            after: after.value,
+            factor: after.factor,
+            days_since_access: after.days_since_access,
+            retrievals: after.retrievals,
+            memory_type: after.memory_type,
+            forget: after.forget,
+          });
+        }
+      }
+      if (opts.onBatch?.(Math.min(i + cfg.batch_size, live.length), live.length) === false) break;
+    }
+    let commit: string | null = null;
+    if (opts.apply) {
+      const agent = await this.agent();
+      commit = await withLock(this.ws, 'write', async () => {
+        const files: string[] = [];
+        const changes: CommitChange[] = [];
+        const nowIso = nowDate.toISOString();
+        for (const se of forget) {
+          const abs = join(this.ws.root, se.file);
+          if (!existsSync(abs)) continue;
+          if (cfg.forget_action === 'delete') rmSync(abs, { force: true });
+          else writeEntry(this.ws, project, { ...se.entry, status: 'archived', updated_at: nowIso });
+          files.push(abs);
+          changes.push({ op: 'forget', id: se.meta.id, summary: `${cfg.forget_action} (${cfg.curve} below ${threshold})` });
+        }
+        const c = await this.commit(project, files, changes, agent);
+        for (const ch of changes) appendLog(this.ws, 'operations', { time: nowIso, op: 'forget', action: cfg.forget_action, id: ch.id, project, agent, commit: c });
+        const state = this.decayState();
+        state[project] = { last_run_at: nowIso, forgotten_total: (state[project]?.forgotten_total ?? 0) + changes.length };
+        writeFileAtomic(this.decayStateFile(), JSON.stringify(state, null, 2), { fsync: false });
+        this.usage.compact();
+        return c;
+      });
+    }
+    return {
+      project,
+      curve: cfg.curve,
+      forget_threshold: threshold,
+      forget_action: cfg.forget_action,
+      analyzed: live.length,
+      changed,
+      forgotten: forget.length,
+      dry_run: !opts.apply,
+      previous_run_at: last?.last_run_at ?? null,
+      duration_ms: Math.round((performance.now() - t0) * 100) / 100,
+      entries,
+      promotion_candidates: live.filter((se) => isPromotionCandidate(se.meta, usage.get(`${project}/${se.meta.id}`))).map((se) => se.meta.id),
+      commit,
+    };
+  }
+
+  /** Rewrites entries of one project under the lock in one commit; `edit` returns the new entry or null to skip. */
+  private async rewrite(
+    ids: string[],
+    projectName: string | undefined,
+    op: CommitOp,
+    edit: (e: MemoryEntry, project: string) => MemoryEntry | null,
+  ): Promise<{ project: string; entries: MemoryEntry[]; commit: string | null }> {
+    if (ids.length === 0) throw new UsageError('name at least one entry id');
+    for (const id of ids) checkId(id);
+    const first = this.locate(ids[0]!, projectName);
+    const project = first.project;
+    const agent = await this.agent();
+    return withLock(this.ws, 'write', async () => {
+      const files: string[] = [];
+      const changes: CommitChange[] = [];
+      const out: MemoryEntry[] = [];
+      for (const id of ids) {
+        const found = this.locate(id, project);
+        const next = edit(found.entry, project);
+        if (!next) continue;
+        const checked = validation().validateStoredEntry(next);
+        if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
+        if (next.section !== found.entry.section) rmSync(join(this.ws.root, found.file), { force: true });
+        files.push(join(this.ws.root, found.file), writeEntry(this.ws, project, next));
+        changes.push({ op, id, summary: next.summary });
+        out.push(next);
+      }
+      const commit = await this.commit(project, files, changes, agent);
+      const time = this.now().toISOString();
+      for (const c of changes) appendLog(this.ws, 'operations', { time, op, id: c.id, project, agent, commit });
+      return { project, entries: out, commit };
+    });
+  }
+
+  /** `memory reinforce`: strength to 1 and stability up (000), importance boosted on request (001); committed. */
+  async reinforce(ids: string[], opts: { project?: string; boostType?: BoostType; amount?: number } = {}): Promise<{ project: string; entries: MemoryEntry[]; commit: string | null }> {
+    const now = this.now().getTime();
+    return this.rewrite(ids, opts.project, 'reinforce', (e, project) => ({
+      ...e,
+      lifecycle: reinforceLifecycle(e, this.decayConfig(project), now, { boostType: opts.boostType, amount: opts.amount, baseImportance: initialImportance(e) }),
+    }));
+  }
+
+  /** Promotes an episodic memory to semantic (003 §2.4): it stops decaying; confidence +0.1, at most 0.95. */
+  async promote(id: string, opts: { project?: string } = {}): Promise<{ project: string; entries: MemoryEntry[]; commit: string | null }> {
+    return this.rewrite([id], opts.project, 'promote', (e) => {
+      if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
+      return { ...e, confidence: Math.max(e.confidence, Math.min(0.95, Math.round((e.confidence + 0.1) * 100) / 100)), lifecycle: { ...(e.lifecycle ?? {}), memory_type: 'semantic' }, updated_at: this.now().toISOString() };
+    });
+  }
+
+  /**
+   * `memory restore <id>`: an archived entry becomes active again; a deleted one is brought back
+   * from git history (the last committed version) as active.
+   */
+  async restore(id: string, opts: { project?: string } = {}): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
+    checkId(id);
+    const now = this.now().toISOString();
+    try {
+      const found = this.locate(id, opts.project);
+      if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
+      const r = await this.rewrite([id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
+      return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    const git = await this.git();
+    const hit = git ? await git.lastDeleted(`ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
+    if (!hit) throw new NotFoundError(`no entry ${id} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
+    const project = hit.path.split('/')[1]!;
+    const parsed = validation().validateStoredEntry(JSON.parse(hit.content));
+    if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
+    const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
+    const agent = await this.agent();
+    const commit = await withLock(this.ws, 'write', async () => {
+      const file = writeEntry(this.ws, project, entry);
+      const c = await this.commit(project, [file], [{ op: 'restore', id, summary: entry.summary }], agent);
+      appendLog(this.ws, 'operations', { time: now, op: 'restore', id, project, agent, commit: c });
+      return c;
+    });
+    return { project, entry, commit, from: 'history' };
+  }
+
+  /** `memory link a b`: each in the other's related_entries (002 Req 2.6), one commit. */
+  async link(a: string, b: string, opts: { project?: string; type?: string } = {}): Promise<{ project: string; entries: MemoryEntry[]; commit: string | null }> {
+    if (a === b) throw new UsageError('an entry cannot be linked to itself');
+    const pa = this.locate(a, opts.project).project;
+    const pb = this.locate(b, opts.project).project;
+    if (pa !== pb) throw new ConflictError(`entries ${a} and ${b} are in different projects (${pa}, ${pb})`);
+    const now = this.now().toISOString();
+    const r = await this.rewrite([a, b], pa, 'link', (e) => {
+      const other = e.id === a ? b : a;
+      return e.related_entries.includes(other) ? null : { ...e, related_entries: [...e.related_entries, other], updated_at: now };
+    });
+    if (opts.type) appendLog(this.ws, 'operations', { time: now, op: 'link', id: a, to: b, type: opts.type, project: pa });
+    return r;
+  }
+
+  /** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
+  related(id: string, opts: { project?: string; limit?: number } = {}): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
+    const found = this.locate(id, opts.project);
+    const limit = opts.limit ?? 10;
+    const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];
+    const snap = this.snapshot();
+    const byId = new Map(snap.entries.filter((se) => se.project === found.project).map((se) => [se.meta.id, se]));
+    for (const rid of found.entry.related_entries) {
+      const se = byId.get(rid);
+      if (se) out.push({ id: rid, relation: 'linked', score: 1, entry: se.entry });
+    }
+    const text = `${found.entry.summary} ${found.entry.subject.replace(/[._:-]/g, ' ')} ${found.entry.tags.join(' ')}`;
+    const hits = this.query(text, { projects: [found.project], status: ['active'], minConfidence: 0 }, { limit: MAX_RESULTS, record: false }).results;
+    for (const h of hits) {
+      if (out.length >= limit) break;
+      if (h.entry.id === id || out.some((o) => o.id === h.entry.id)) continue;
+      out.push({ id: h.entry.id, relation: 'similar', score: h.score, entry: h.entry });
+    }
+    return out.slice(0, Math.max(limit, found.entry.related_entries.length));
   }
 
   // ---------------------------------------------------------------- context and statistics

@@ -18,7 +18,7 @@ import type { Workspace } from './workspace.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
-const CATALOG_VERSION = 4;
+const CATALOG_VERSION = 5;
 
 /** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
 export class StoredEntry {
@@ -94,7 +94,7 @@ interface CatalogFile {
  */
 const META_KEYS = [
   'id', 'section', 'kind', 'subject', 'scope', 'tags', 'confidence', 'evidence', 'status', 'superseded_by',
-  'related_entries', 'valid_from', 'valid_to', 'review_interval', 'created_by', 'created_at', 'updated_at', 'lifecycle', 'dup',
+  'related_entries', 'valid_from', 'valid_to', 'review_interval', 'created_by', 'created_at', 'updated_at', 'lifecycle', 'dup', 'importance0',
 ] as const satisfies readonly (keyof EntryMeta)[];
 type Row = [file: string, size: number, mtimeMs: number, ctimeMs: number, stamp: string, meta: unknown[] | null, problems: Problem[] | null];
 
@@ -119,7 +119,7 @@ function metaOf(c: CachedFile): EntryMeta | undefined {
     id: v[0], section: v[1], kind: v[2], subject: v[3], scope: v[4], tags: v[5], confidence: v[6],
     evidence: (v[7] as string[]).map((type) => ({ type })), status: v[8], superseded_by: v[9], related_entries: v[10],
     valid_from: v[11], valid_to: v[12], review_interval: v[13] ?? undefined, created_by: v[14], created_at: v[15],
-    updated_at: v[16], lifecycle: v[17] ?? undefined, dup: v[18],
+    updated_at: v[16], lifecycle: v[17] ?? undefined, dup: v[18], importance0: v[19],
   };
   c.m = m as unknown as EntryMeta;
   c.row = undefined;

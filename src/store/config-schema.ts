@@ -4,6 +4,40 @@
  */
 import { z } from 'zod';
 
+const curve = z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']);
+const curveParams = {
+  exponential: z.object({ stability_hours: z.number().positive() }).partial().strict().optional(),
+  half_life: z
+    .object({
+      function: z.enum(['exponential', 'linear', 'step']),
+      half_life_days: z.number().min(1).max(365),
+      min_importance: z.number().min(0).max(0.5),
+      access_weight: z.number().min(0).max(1),
+    })
+    .partial()
+    .strict()
+    .optional(),
+  periodic: z
+    .object({ base_rate: z.number().gt(0).lt(1), max_rate: z.number().gt(0).max(1), period_days: z.number().positive(), floor: z.number().min(0).max(1) })
+    .partial()
+    .strict()
+    .optional(),
+  fsrs6: z.object({ stability_days: z.number().positive() }).partial().strict().optional(),
+};
+const override = z.object({ curve: curve.optional(), forget_threshold: z.number().min(0).max(1).optional(), ...curveParams }).strict();
+export const DecaySchema = z
+  .object({
+    curve: curve.optional(),
+    forget_threshold: z.number().min(0).max(1).optional(),
+    forget_action: z.enum(['archive', 'delete']).optional(),
+    interval: z.string().regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w').optional(),
+    batch_size: z.number().int().min(1).optional(),
+    sections: z.record(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
+    memory_types: z.record(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
+    ...curveParams,
+  })
+  .strict();
+
 export const ProjectConfigSchema = z
   .object({
     project: z.string(),
@@ -16,6 +50,8 @@ export const ProjectConfigSchema = z
       })
       .strict()
       .default({ slow_ms: 200 }),
+    /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
+    decay: DecaySchema.optional(),
   })
   .passthrough();
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;

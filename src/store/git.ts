@@ -193,4 +193,27 @@ export class GitRepo {
     }
     return versions;
   }
+
+  /**
+   * The last committed content of a file matching `pathspec` (a glob relative to the repository)
+   * that is gone from HEAD: its path and bytes, from the parent of the commit that deleted it.
+   */
+  async lastDeleted(pathspec: string): Promise<{ path: string; content: string } | null> {
+    let out: string;
+    try {
+      out = await this.git.raw(['log', '--diff-filter=D', '--format=%x1e%H', '--name-only', '--', pathspec]);
+    } catch {
+      return null;
+    }
+    for (const rec of out.split('\x1e')) {
+      const [commit, ...files] = rec.trim().split('\n').filter(Boolean);
+      if (!commit || files.length === 0) continue;
+      try {
+        return { path: files[0]!, content: await this.git.raw(['show', `${commit}^:${files[0]!}`]) };
+      } catch {
+        continue;
+      }
+    }
+    return null;
+  }
 }

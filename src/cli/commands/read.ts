@@ -12,10 +12,10 @@ import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table } 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
 
-function runQuery(svc: MemoryService, a: A, text: string): { hits: QueryHit[]; filters: QueryFilters } {
+function runQuery(svc: MemoryService, a: A, text: string, record = true): { hits: QueryHit[]; filters: QueryFilters } {
   const filters = parseFilters(a, svc.now());
   filters.projects = svc.readProjects(a.project);
-  const r = svc.query(text, filters, { limit: a.limit, includeRelated: Boolean(a['include-related']) });
+  const r = svc.query(text, filters, { limit: a.limit, includeRelated: Boolean(a['include-related']), record });
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
     process.stderr.write(`warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`);
@@ -100,7 +100,7 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'list entries (same filters as query, no text), highest confidence first',
       (c) => filterOptions(c.positional('project', { type: 'string' })).option('summary-only', { type: 'boolean' }).option('include-related', { type: 'boolean' }).option('debug', { type: 'boolean' }),
       (a: A) => {
-        const { hits } = runQuery(service(a), a, '');
+        const { hits } = runQuery(service(a), a, '', false); // browsing is not a retrieval
         renderHits(hits, a, false);
       },
     )

@@ -1,0 +1,349 @@
+/**
+ * The lifecycle math (000, 001, 003, 004), pure: strength and effective confidence of an entry
+ * as of `now`, from its committed lifecycle parameters, its local usage (retrievals, last
+ * access) and the project's decay configuration. Nothing here is written on a tick: decay
+ * creates a commit only when an entry is forgotten (DESIGN.md "Committed = knowledge; local =
+ * usage").
+ *
+ * Four curves, chosen per project (`decay.curve`) and overridable per section or memory type:
+ * - `exponential` (000): strength = e^(-t/S), S the stability in hours (default 24).
+ * - `half-life` (001): adaptive half-life H = half_life_days · 1.5^min(retrievals, 20) ·
+ *   (1 + importance); exponential 2^(-t/H), linear 1 - t/2H, or step (1, ½ after H, ¼ after 2H);
+ *   blended with access stability ln(1+n)/ln(100) by `access_weight`; floored at `min_importance`.
+ * - `periodic` (003): effective confidence = confidence · rate^⌊days/30⌋ with
+ *   rate = 0.95 + 0.04 · min(1, retrievals/10); floor 0.10.
+ * - `fsrs6`: FSRS-6 retrievability R(t,S) = (1 + F·t/S)^(-w20), F = 0.9^(-1/w20) - 1, from
+ *   ts-fsrs; S is the time to 90 % recall, not to 1/e, so its forgetting threshold differs.
+ *
+ * Never decaying: decay_policy `none`, `protected`, and semantic memories (facts; 003).
+ * `aggressive` doubles elapsed time.
+ */
+import { FSRS, Rating, generatorParameters, type FSRSParameters } from 'ts-fsrs';
+import { confidenceLabel } from './query.js';
+import type { EntryLike } from './meta.js';
+import type { Lifecycle } from './schema.js';
+
+export const CURVES = ['exponential', 'half-life', 'periodic', 'fsrs6'] as const;
+export type Curve = (typeof CURVES)[number];
+export type MemoryType = 'semantic' | 'episodic' | 'procedural';
+export type HalfLifeFunction = 'exponential' | 'linear' | 'step';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export interface CurveParams {
+  exponential: { stability_hours: number };
+  half_life: { function: HalfLifeFunction; half_life_days: number; min_importance: number; access_weight: number };
+  periodic: { base_rate: number; max_rate: number; period_days: number; floor: number };
+  fsrs6: { stability_days: number };
+}
+
+export interface DecayConfig extends CurveParams {
+  curve: Curve;
+  /** Below this (strictly) an entry is forgotten; default per curve (FORGET_DEFAULTS). */
+  forget_threshold?: number;
+  forget_action: 'archive' | 'delete';
+  /** How often the daemon runs decay, e.g. `1h`, `24h`. */
+  interval: string;
+  batch_size: number;
+  /** Per-section and per-memory-type overrides: a curve and/or its parameters. */
+  sections?: Partial<Record<string, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
+  memory_types?: Partial<Record<MemoryType, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T[K] };
+
+const FSRS_PARAMS: FSRSParameters = generatorParameters();
+const fsrs = new FSRS(FSRS_PARAMS);
+
+export const DEFAULT_DECAY: DecayConfig = {
+  // The gentlest curve by default: confidence fades 1-5 % a month and never below 0.10, so
+  // nothing is forgotten unless a project chooses a curve and threshold that forget.
+  curve: 'periodic',
+  forget_action: 'archive',
+  interval: '24h',
+  batch_size: 1000,
+  exponential: { stability_hours: 24 },
+  half_life: { function: 'exponential', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
+  periodic: { base_rate: 0.95, max_rate: 0.99, period_days: 30, floor: 0.1 },
+  // FSRS-6's initial stability for a "Good" first review, in days.
+  fsrs6: { stability_days: FSRS_PARAMS.w[2]! },
+};
+
+/**
+ * Forgetting thresholds that mean the same for each curve ("rarely if ever useful now"):
+ * e^(-t/S) < 0.1 after 2.3 S; the half-life blend is floored at 0.1, so just above it; the
+ * periodic curve never goes below its 0.10 floor (it fades, it does not forget); FSRS-6's long
+ * tail is at R = 0.5 only near 90 S, so 0.1 would never fire there.
+ */
+export const FORGET_DEFAULTS: Record<Curve, number> = { exponential: 0.1, 'half-life': 0.15, periodic: 0.1, fsrs6: 0.5 };
+
+/** Reinforcement on retrieval by memory type (003 §2.3): confidence boost and cap. */
+export const RETRIEVAL_BOOST: Record<MemoryType, { boost: number; cap: number }> = {
+  semantic: { boost: 0.05, cap: 0.99 },
+  procedural: { boost: 0.04, cap: 0.97 },
+  episodic: { boost: 0.03, cap: 0.95 },
+};
+
+/** Local usage of one entry (never committed). */
+export interface Usage {
+  retrievals: number;
+  last_accessed_at: string | null;
+}
+
+export interface LifecycleState {
+  curve: Curve;
+  memory_type: MemoryType;
+  /** 0..1: how present the memory is now (1 right after writing, reading or reinforcing it). */
+  strength: number;
+  /** Confidence after retrieval boosts and decay (the periodic curve decays confidence itself). */
+  effective_confidence: number;
+  confidence_label: ReturnType<typeof confidenceLabel>;
+  importance: number;
+  days_since_access: number;
+  retrievals: number;
+  last_accessed_at: string | null;
+  /** The multiplier the curve applied (strength for strength curves, rate^periods for periodic). */
+  factor: number;
+  /** Why the entry does not decay, when it does not. */
+  exempt: 'protected' | 'decay_policy none' | 'semantic' | null;
+  threshold: number;
+  /** The value compared with the threshold: strength, or effective confidence for periodic. */
+  value: number;
+  forget: boolean;
+}
+
+/** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
+export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType {
+  if (e.lifecycle?.memory_type) return e.lifecycle.memory_type;
+  if (e.section === 'decisions') return 'semantic';
+  if (e.section === 'learnings') return 'procedural';
+  return 'episodic';
+}
+
+const TECH_TERMS = /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
+
+/**
+ * Initial importance from content analysis (004): longer, more technical and weightier kinds
+ * (decisions, invariants, incidents) score higher. 0.2..0.9.
+ */
+export function initialImportance(e: { summary: string; content: string; kind: string }): number {
+  const words = `${e.summary} ${e.content}`.split(/\s+/).filter(Boolean).length;
+  const tech = new Set((`${e.summary} ${e.content}`.match(TECH_TERMS) ?? []).map((t) => t.toLowerCase())).size;
+  const kindWeight: Record<string, number> = { decision: 0.2, invariant: 0.2, requirement: 0.15, incident: 0.15, runbook_step: 0.1, metric: 0.05, hypothesis: 0, other: 0.05 };
+  const v = 0.2 + Math.min(0.3, words / 400) + Math.min(0.2, tech * 0.04) + (kindWeight[e.kind] ?? 0);
+  return Math.round(Math.min(0.9, v) * 100) / 100;
+}
+
+/** Importance now: committed (or initial) plus 0.02 per retrieval (004 "increment on access"), at most 1. */
+export function importanceOf(committed: number, retrievals: number): number {
+  return Math.min(1, Math.round((committed + 0.02 * retrievals) * 1000) / 1000);
+}
+
+/** Parses `30m`, `1h`, `24h`, `7d`, `2w` (or an ISO 8601 duration) into milliseconds; null if invalid. */
+export function intervalMs(s: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(m|h|d|w)$/.exec(s.trim());
+  if (m) return Number(m[1]) * { m: 60_000, h: HOUR_MS, d: DAY_MS, w: 7 * DAY_MS }[m[2] as 'm' | 'h' | 'd' | 'w'];
+  return null;
+}
+
+/** The configuration that applies to one entry: project defaults, then section, then memory type. */
+export function configFor(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
+  const merge = (base: DecayConfig, o: (Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>) | undefined): DecayConfig =>
+    o
+      ? {
+          ...base,
+          ...(o.curve ? { curve: o.curve } : {}),
+          ...(o.forget_threshold !== undefined ? { forget_threshold: o.forget_threshold } : {}),
+          exponential: { ...base.exponential, ...o.exponential },
+          half_life: { ...base.half_life, ...o.half_life },
+          periodic: { ...base.periodic, ...o.periodic },
+          fsrs6: { ...base.fsrs6, ...o.fsrs6 },
+        }
+      : base;
+  return merge(merge(cfg, cfg.sections?.[section]), cfg.memory_types?.[type]);
+}
+
+// ---------------------------------------------------------------- the curves
+
+/** 000: e^(-t/S). */
+export function exponentialStrength(hours: number, stabilityHours: number): number {
+  return Math.exp(-hours / stabilityHours);
+}
+
+/** 001 §1.5: the decay factor of the half-life curve (before the importance floor). */
+export function halfLifeFactor(days: number, accessCount: number, importance: number, p: CurveParams['half_life']): number {
+  const accessFactor = 1.5 ** Math.min(accessCount, 20);
+  const h = p.half_life_days * accessFactor * (1 + importance);
+  let time: number;
+  if (p.function === 'linear') time = Math.max(0, 1 - days / (2 * h));
+  else if (p.function === 'step') time = days < h ? 1 : days < 2 * h ? 0.5 : 0.25;
+  else time = 2 ** (-days / h);
+  const accessStability = Math.min(1, Math.log1p(accessCount) / Math.log(100));
+  return (1 - p.access_weight) * time + p.access_weight * accessStability;
+}
+
+/** 003: confidence · rate^⌊days/period⌋, rate = base + (max-base)·min(1, retrievals/10), floored. */
+export function periodicConfidence(confidence: number, days: number, retrievals: number, p: CurveParams['periodic']): { value: number; rate: number; periods: number } {
+  const rate = p.base_rate + (p.max_rate - p.base_rate) * Math.min(1, retrievals / 10);
+  const periods = Math.floor(days / p.period_days);
+  return { value: Math.max(p.floor, confidence * rate ** periods), rate, periods };
+}
+
+/** FSRS-6 retrievability after `days` with stability `stabilityDays` (ts-fsrs). */
+export function fsrsRetrievability(days: number, stabilityDays: number): number {
+  return fsrs.forgetting_curve(Math.max(0, days), stabilityDays);
+}
+
+/** Retrieval makes a memory more stable (000): ×(1 + 0.5 per retrieval), at most ×11. */
+function retrievalGrowth(retrievals: number): number {
+  return 1 + 0.5 * Math.min(retrievals, 20);
+}
+
+const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
+
+/**
+ * Strength and effective confidence of an entry as of `now` (ms). `baseImportance` is the
+ * committed importance or the initial one from content analysis.
+ */
+export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5): LifecycleState {
+  const type = memoryTypeOf(e);
+  const cfg = configFor(project, e.section, type);
+  const lc: Lifecycle = e.lifecycle ?? {};
+  const retrievals = usage?.retrievals ?? 0;
+  const times = [e.updated_at, lc.reviewed_at, usage?.last_accessed_at].filter((t): t is string => Boolean(t)).map((t) => Date.parse(t));
+  const last = Math.max(...times);
+  let elapsed = Math.max(0, now - last);
+  const daysSince = elapsed / DAY_MS;
+  if (lc.decay_policy === 'aggressive') elapsed *= 2;
+  const importance = importanceOf(lc.importance ?? baseImportance, retrievals);
+  // Retrieval boosts confidence by type, up to a cap (003 §2.3); it never lowers it.
+  const { boost, cap } = RETRIEVAL_BOOST[type];
+  const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
+  const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
+  const exempt = lc.protected ? 'protected' : lc.decay_policy === 'none' ? 'decay_policy none' : type === 'semantic' ? 'semantic' : null;
+  const base = {
+    curve: cfg.curve,
+    memory_type: type,
+    importance,
+    days_since_access: round(daysSince, 2),
+    retrievals,
+    last_accessed_at: usage?.last_accessed_at ?? null,
+    exempt,
+    threshold,
+  } as const;
+  if (exempt) {
+    return { ...base, strength: 1, effective_confidence: round(boosted), confidence_label: confidenceLabel(boosted), factor: 1, value: cfg.curve === 'periodic' ? boosted : 1, forget: false };
+  }
+  let strength: number;
+  let effective: number;
+  let factor: number;
+  let value: number;
+  switch (cfg.curve) {
+    case 'exponential': {
+      const s = (lc.stability ?? cfg.exponential.stability_hours) * retrievalGrowth(retrievals);
+      strength = exponentialStrength(elapsed / HOUR_MS, s);
+      factor = strength;
+      effective = boosted * strength;
+      value = strength;
+      break;
+    }
+    case 'half-life': {
+      factor = halfLifeFactor(elapsed / DAY_MS, retrievals, importance, cfg.half_life);
+      strength = Math.max(cfg.half_life.min_importance, factor);
+      effective = boosted * strength;
+      value = strength;
+      break;
+    }
+    case 'periodic': {
+      const p = periodicConfidence(boosted, elapsed / DAY_MS, retrievals, cfg.periodic);
+      factor = p.rate ** p.periods;
+      effective = p.value;
+      strength = boosted > 0 ? p.value / boosted : 0;
+      value = p.value;
+      break;
+    }
+    case 'fsrs6': {
+      const s = (lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days) * retrievalGrowth(retrievals);
+      strength = fsrsRetrievability(elapsed / DAY_MS, s);
+      factor = strength;
+      effective = boosted * strength;
+      value = strength;
+      break;
+    }
+  }
+  return {
+    ...base,
+    strength: round(strength),
+    effective_confidence: round(effective),
+    confidence_label: confidenceLabel(effective),
+    factor: round(factor),
+    value: round(value),
+    forget: value < threshold,
+  };
+}
+
+// ---------------------------------------------------------------- reinforcement (committed)
+
+export type BoostType = 'additive' | 'multiplicative' | 'set_value';
+
+/** 001 §2.5: importance after an explicit boost, capped at `max`. */
+export function boostImportance(current: number, type: BoostType, amount: number, max = 1): number {
+  const next = type === 'additive' ? current + amount : type === 'multiplicative' ? current * (1 + amount) : amount;
+  return round(Math.max(0, Math.min(max, next)), 3);
+}
+
+/**
+ * `memory reinforce` (000 "Boost on explicit memorization"): strength back to 1 (reviewed now)
+ * and stability up: doubled for the strength curves, FSRS-6's own stability update (a "Good"
+ * review) under fsrs6. Importance is boosted when asked (001).
+ */
+export function reinforceLifecycle(
+  e: EntryLike,
+  project: DecayConfig,
+  now: number,
+  opts: { boostType?: BoostType; amount?: number; baseImportance?: number } = {},
+): Lifecycle {
+  const type = memoryTypeOf(e);
+  const cfg = configFor(project, e.section, type);
+  const lc: Lifecycle = { ...(e.lifecycle ?? {}) };
+  const last = Math.max(Date.parse(e.updated_at), lc.reviewed_at ? Date.parse(lc.reviewed_at) : 0);
+  const days = Math.max(0, (now - last) / DAY_MS);
+  if (cfg.curve === 'fsrs6') {
+    const s = lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days;
+    const d = lc.difficulty ?? fsrs.init_difficulty(Rating.Good);
+    const next = fsrs.next_state({ stability: s, difficulty: d }, days, Rating.Good);
+    lc.stability = round(next.stability * 24, 3);
+    lc.difficulty = round(next.difficulty, 3);
+  } else {
+    const current = lc.stability ?? (cfg.curve === 'exponential' ? cfg.exponential.stability_hours : cfg.half_life.half_life_days * 24);
+    lc.stability = round(current * 2, 3);
+  }
+  if (opts.boostType) lc.importance = boostImportance(lc.importance ?? opts.baseImportance ?? 0.5, opts.boostType, opts.amount ?? 0.1);
+  lc.reviewed_at = new Date(now).toISOString();
+  return lc;
+}
+
+/** 003 §2.4: episodic memories retrieved at least 5 times with confidence above 0.6. */
+export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): boolean {
+  return memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';
+}
+
+/** A project's `decay` block of config.yaml (validated), merged over the defaults. */
+export function resolveDecay(raw: (Partial<Omit<DecayConfig, keyof CurveParams>> & DeepPartial<CurveParams>) | undefined): DecayConfig {
+  const r = raw ?? {};
+  return {
+    ...DEFAULT_DECAY,
+    ...(r.curve ? { curve: r.curve } : {}),
+    ...(r.forget_threshold !== undefined ? { forget_threshold: r.forget_threshold } : {}),
+    ...(r.forget_action ? { forget_action: r.forget_action } : {}),
+    ...(r.interval ? { interval: r.interval } : {}),
+    ...(r.batch_size ? { batch_size: r.batch_size } : {}),
+    ...(r.sections ? { sections: r.sections } : {}),
+    ...(r.memory_types ? { memory_types: r.memory_types } : {}),
+    exponential: { ...DEFAULT_DECAY.exponential, ...r.exponential },
+    half_life: { ...DEFAULT_DECAY.half_life, ...r.half_life },
+    periodic: { ...DEFAULT_DECAY.periodic, ...r.periodic },
+    fsrs6: { ...DEFAULT_DECAY.fsrs6, ...r.fsrs6 },
+  };
+}
