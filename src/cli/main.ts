@@ -6,6 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
 import { registerInterchange } from './commands/interchange.js';
+import { registerConsolidation } from './commands/consolidation.js';
 import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
@@ -30,6 +31,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   m = registerContext(m);
   m = registerInterchange(m);
   m = registerLifecycle(m);
+  m = registerConsolidation(m);
   m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }

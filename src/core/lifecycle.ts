@@ -46,6 +46,9 @@ export interface DecayConfig extends CurveParams {
   /** How often the daemon runs decay, e.g. `1h`, `24h`. */
   interval: string;
   batch_size: number;
+  /** 004: long-term entries whose importance is below this are archived once unused this long. */
+  archive_below_importance: number;
+  retention_days: number;
   /** Per-section and per-memory-type overrides: a curve and/or its parameters. */
   sections?: Partial<Record<string, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
   memory_types?: Partial<Record<MemoryType, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
@@ -63,6 +66,8 @@ export const DEFAULT_DECAY: DecayConfig = {
   forget_action: 'archive',
   interval: '24h',
   batch_size: 1000,
+  archive_below_importance: 0.15,
+  retention_days: 180,
   exponential: { stability_hours: 24 },
   half_life: { function: 'exponential', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
   periodic: { base_rate: 0.95, max_rate: 0.99, period_days: 30, floor: 0.1 },
@@ -279,7 +284,8 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
     confidence_label: confidenceLabel(effective),
     factor: round(factor),
     value: round(value),
-    forget: value < threshold,
+    // Below the curve's threshold, or (004) unimportant and unused for the retention period.
+    forget: value < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days),
   };
 }
 
@@ -339,6 +345,8 @@ export function resolveDecay(raw: (Partial<Omit<DecayConfig, keyof CurveParams>>
     ...(r.forget_action ? { forget_action: r.forget_action } : {}),
     ...(r.interval ? { interval: r.interval } : {}),
     ...(r.batch_size ? { batch_size: r.batch_size } : {}),
+    ...(r.archive_below_importance !== undefined ? { archive_below_importance: r.archive_below_importance } : {}),
+    ...(r.retention_days !== undefined ? { retention_days: r.retention_days } : {}),
     ...(r.sections ? { sections: r.sections } : {}),
     ...(r.memory_types ? { memory_types: r.memory_types } : {}),
     exponential: { ...DEFAULT_DECAY.exponential, ...r.exponential },

@@ -6,12 +6,16 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { checkFreshness, type FreshnessItem } from '../core/freshness.js';
 import { mergeEntries } from '../core/interchange.js';
+import { buildPlan, type ConsolidationPlan, type Strategy } from '../core/consolidate.js';
+import { EXTRACT_LIMITS, candidateEntry, extractCandidates, findSimilar } from '../core/extract.js';
+import { words } from '../core/similarity.js';
+import { SessionStore, checkSession, type ShortTermEntry } from '../store/sessions.js';
 import { findingMessage, secretFields } from '../core/secrets.js';
 import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
 import { computeStatistics, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { buildEntry, commitMessage, type CommitChange, type CommitOp } from '../core/entry.js';
 import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
 import {
@@ -43,6 +47,7 @@ import { UsageStore } from '../store/usage.js';
 import {
   FORGET_DEFAULTS,
   initialImportance,
+  intervalMs,
   isPromotionCandidate,
   lifecycleOf,
   memoryTypeOf,
@@ -154,6 +159,37 @@ export interface DecayReport {
   commit: string | null;
 }
 
+export interface ExtractReport {
+  project: string;
+  candidates: number;
+  stored: number;
+  deduplicated_count: number;
+  dry_run: boolean;
+  truncated: boolean;
+  extractions: {
+    summary: string;
+    type: string;
+    confidence: number;
+    span: [number, number];
+    section: string;
+    stored: boolean;
+    duplicate_of: string | null;
+    id: string | null;
+    skipped?: Problem[];
+  }[];
+  commit: string | null;
+}
+
+export interface ApplyPlanReport {
+  project: string;
+  plan: string;
+  merged: { group: number; id: string; superseded: string[] }[];
+  summaries: { group: number; id: string }[];
+  linked: { group: number; ids: string[] }[];
+  skipped: { group: number; reason: string }[];
+  commit: string | null;
+}
+
 export interface ShownEntry {
   project: string;
   file: string;
@@ -197,6 +233,7 @@ export class MemoryService {
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private longLived: boolean;
   readonly usage: UsageStore;
+  readonly sessions: SessionStore;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
@@ -207,6 +244,7 @@ export class MemoryService {
     this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
     this.catalog = new Catalog(this.ws);
     this.usage = new UsageStore(this.ws);
+    this.sessions = new SessionStore(this.ws);
     this.warn = warn;
   }
 
@@ -693,6 +731,11 @@ export class MemoryService {
     results.push(...extra);
   }
 
+  /** A project's resolved config.yaml. */
+  projectConfig(project: string): ReturnType<typeof readConfig> {
+    return readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
+  }
+
   /** The project's decay configuration (config.yaml `decay`, over the defaults). */
   decayConfig(project: string): DecayConfig {
     const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
@@ -1113,6 +1156,263 @@ export class MemoryService {
       out.push({ id: h.entry.id, relation: 'similar', score: h.score, entry: h.entry });
     }
     return out.slice(0, Math.max(limit, found.entry.related_entries.length));
+  }
+
+  // ---------------------------------------------------------------- extraction, consolidation, sessions
+
+  /**
+   * `memory extract`: candidate memories from free text (001 §3). Stored as drafts (one commit)
+   * unless `dryRun`; candidates similar to an existing summary are not stored.
+   */
+  async extract(
+    projectName: string | undefined,
+    text: string,
+    opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
+  ): Promise<ExtractReport> {
+    const project = this.project(projectName);
+    const limit = EXTRACT_LIMITS.maxTextLength;
+    const truncated = text.length > limit;
+    if (truncated) this.warn(`text is ${text.length} characters; only the first ${limit} are read`);
+    const cands = extractCandidates(text.slice(0, limit), opts.minConfidence ?? EXTRACT_LIMITS.minConfidence).slice(0, opts.maxCandidates ?? EXTRACT_LIMITS.maxCandidates);
+    const existing = this.snapshot()
+      .entries.filter((se) => se.project === project && se.meta.status !== 'superseded')
+      .map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
+    const extractions: ExtractReport['extractions'] = [];
+    const updates: { index: number; entry: Record<string, unknown> }[] = [];
+    for (const c of cands) {
+      const dup = findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
+      const entry = candidateEntry(c, opts.source ?? 'text');
+      extractions.push({ summary: String(entry.summary), type: c.type, confidence: c.confidence, span: [c.start, c.end], section: String(entry.section), stored: false, duplicate_of: dup ?? null, id: null });
+      if (!dup) updates.push({ index: extractions.length - 1, entry });
+    }
+    let commit: string | null = null;
+    if (!opts.dryRun && updates.length) {
+      const r = await this.apply(
+        updates.map((u) => ({ operation: 'create', entry: u.entry })),
+        { project },
+      );
+      commit = r.commit;
+      for (const a of r.applied) {
+        const x = extractions[updates[a.index]!.index]!;
+        x.stored = true;
+        x.id = a.id;
+      }
+      for (const sk of r.skipped) extractions[updates[sk.index]!.index]!.skipped = sk.errors;
+    }
+    return {
+      project,
+      candidates: cands.length,
+      stored: extractions.filter((x) => x.stored).length,
+      deduplicated_count: extractions.filter((x) => x.duplicate_of).length,
+      dry_run: Boolean(opts.dryRun),
+      truncated,
+      extractions,
+      commit,
+    };
+  }
+
+  /** `memory compact`: a reviewable consolidation plan written under .bass-agents/plans/ (nothing else changes). */
+  compactPlan(projectName: string | undefined, opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {}): { plan: ConsolidationPlan; path: string } {
+    const project = this.project(projectName, true);
+    const entries = this.snapshot().entries.filter((se) => se.project === project);
+    const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
+    const summarizeAt = opts.summarizeAt ?? (this.projectConfig(project) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
+    const plan = buildPlan(project, entries.map((se) => se.entry), {
+      now: this.now().toISOString(),
+      strategy: opts.strategy,
+      summarizeAt,
+      importance: (e) => imp.get(e.id) ?? 0.5,
+    });
+    const path = opts.file ?? join(this.ws.localDir, 'plans', `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
+    const abs = this.ws.assertInside(resolvePath(path), 'plan file');
+    writeFileAtomic(abs, `${JSON.stringify(plan, null, 2)}\n`, { fsync: false });
+    return { plan, path: this.ws.rel(abs) };
+  }
+
+  /**
+   * `memory compact --apply PLAN`: for each merge and summarize group, creates the new entry and
+   * (merge) supersedes the originals by it; link groups are linked. One commit. A group whose
+   * members changed since the plan was made is skipped and reported.
+   */
+  async applyPlan(planFile: string): Promise<ApplyPlanReport> {
+    const abs = this.ws.assertInside(resolvePath(planFile), 'plan file');
+    let plan: ConsolidationPlan;
+    try {
+      plan = JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan;
+    } catch (err) {
+      throw new ValidationError([{ path: planFile, message: `is not a readable plan (${(err as Error).message})` }], 'plan');
+    }
+    if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
+      throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
+    }
+    const project = this.project(plan.project, true);
+    const current = new Map(this.snapshot().entries.filter((se) => se.project === project).map((se) => [se.meta.id, se.meta]));
+    const skipped: { group: number; reason: string }[] = [];
+    plan.groups.forEach((g, gi) => {
+      if (g.action === 'review') return;
+      const stale = g.members.find((m) => current.get(m.id)?.updated_at !== m.updated_at || current.get(m.id)?.status !== 'active');
+      if (stale) skipped.push({ group: gi, reason: `entry ${stale.id} changed or is no longer active since the plan was made` });
+    });
+    const merged: { group: number; id: string; superseded: string[] }[] = [];
+    const summaries: { group: number; id: string }[] = [];
+    const linked: { group: number; ids: string[] }[] = [];
+    const agent = await this.agent();
+    const commit = await withLock(this.ws, 'write', async () => {
+      const nowIso = this.now().toISOString();
+      const files: string[] = [];
+      const changes: CommitChange[] = [];
+      const nextId = ulid().monotonicFactory();
+      const write = (e: MemoryEntry): void => void files.push(writeEntry(this.ws, project, e));
+      for (const [gi, g] of plan.groups.entries()) {
+        if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
+        const members = g.members.map((m) => this.locate(m.id, project).entry);
+        if (g.action === 'link') {
+          const [a, b] = members as [MemoryEntry, MemoryEntry];
+          if (!a.related_entries.includes(b.id)) write({ ...a, related_entries: [...a.related_entries, b.id], updated_at: nowIso });
+          if (!b.related_entries.includes(a.id)) write({ ...b, related_entries: [...b.related_entries, a.id], updated_at: nowIso });
+          changes.push({ op: 'link', id: a.id, summary: `linked to ${b.id}` });
+          linked.push({ group: gi, ids: [a.id, b.id] });
+          continue;
+        }
+        const input = validation().validateEntryInput(g.result);
+        if (!input.ok) {
+          skipped.push({ group: gi, reason: input.errors.map((p) => `${p.path}: ${p.message}`).join('; ') });
+          continue;
+        }
+        const id = nextId(Date.parse(nowIso));
+        const created = buildEntry(input.value, id, nowIso, agent);
+        write(created);
+        changes.push({ op: 'consolidate', id, summary: created.summary });
+        if (g.action === 'summarize') {
+          summaries.push({ group: gi, id });
+          continue;
+        }
+        for (const m of members) {
+          write({ ...m, status: 'superseded', superseded_by: id, updated_at: nowIso });
+          changes.push({ op: 'supersede', id: m.id, summary: `consolidated into ${id}` });
+        }
+        merged.push({ group: gi, id, superseded: members.map((m) => m.id) });
+      }
+      const c = await this.commit(project, files, changes, agent);
+      for (const ch of changes) appendLog(this.ws, 'operations', { time: nowIso, op: ch.op, id: ch.id, project, agent, commit: c });
+      return c;
+    });
+    return { project, plan: this.ws.rel(abs), merged, summaries, linked, skipped, commit };
+  }
+
+  /** `memory log`: memory commits of a project from git trailers, newest first, optionally one operation. */
+  async log(projectName: string | undefined, opts: { op?: string; limit?: number } = {}): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+    const projects = projectName ? [this.project(projectName, true)] : this.ws.listProjects();
+    const git = await this.git();
+    if (!git) return [];
+    const out = await git.memoryLog(projects.map((p) => `ai-memory/${p}`), opts.limit ?? 50, opts.op);
+    return out;
+  }
+
+  /**
+   * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
+   * a long-term draft observation committed like any entry (004).
+   */
+  async remember(projectName: string | undefined, input: string | Record<string, unknown>, opts: { session?: string; ttl?: string; shortTerm?: boolean } = {}): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
+    const project = this.project(projectName);
+    const fields = typeof input === 'string' ? { summary: input.split('\n')[0]!.slice(0, 300), content: input } : input;
+    const summary = String(fields.summary ?? '').trim();
+    if (!summary) throw new ValidationError([{ path: 'text', message: 'is empty: nothing to remember' }], 'remember');
+    if (opts.shortTerm) {
+      if (!opts.session) throw new UsageError('--short-term needs --session NAME');
+      const ttl = intervalMs(opts.ttl ?? '2h');
+      if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
+      const found = await this.scanSecrets([secretFields(fields)], { project, agent: await this.agent(), operation: 'remember' });
+      if (found[0]!.length) throw new ValidationError(found[0]!, 'remember');
+      const now = this.now();
+      const entries = this.sessions.read(opts.session, now.getTime());
+      const content = String(fields.content ?? summary);
+      const e: ShortTermEntry = {
+        id: `st-${ulid().ulid(now.getTime())}`,
+        project,
+        summary: summary.slice(0, 300),
+        content,
+        subject: String(fields.subject ?? 'session'),
+        tags: Array.isArray(fields.tags) ? fields.tags.map(String) : [],
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + ttl).toISOString(),
+        importance: initialImportance({ summary, content, kind: String(fields.kind ?? 'other') }),
+        accesses: 0,
+      };
+      this.sessions.write(opts.session, [...entries, e]);
+      return { short_term: true, id: e.id, project, expires_at: e.expires_at };
+    }
+    const entry = {
+      section: 'observations',
+      kind: 'other',
+      subject: 'notes',
+      scope: 'repo',
+      content: summary,
+      confidence: 0.6,
+      evidence: [{ type: 'assumption', uri: 'remember:cli', note: 'remembered without evidence; confirm before relying on it' }],
+      status: 'draft',
+      ...fields,
+      summary,
+    };
+    const r = await this.create(entry, { project });
+    return { short_term: false, id: r.entry.id, project: r.project, commit: r.commit };
+  }
+
+  /** The unexpired short-term entries of a session matching `text` (every word as a prefix), most important first. */
+  sessionHits(session: string, text: string): ShortTermEntry[] {
+    const now = this.now().getTime();
+    const entries = this.sessions.read(session, now);
+    const terms = words(text);
+    const hits = entries.filter((e) => {
+      if (!terms.length) return true;
+      const have = words(`${e.summary} ${e.content} ${e.subject} ${e.tags.join(' ')}`);
+      return terms.some((t) => have.some((w) => w.startsWith(t)));
+    });
+    if (hits.length) {
+      const ids = new Set(hits.map((h) => h.id));
+      this.sessions.write(session, entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)));
+    }
+    return hits.sort((a, b) => b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
+  }
+
+  /**
+   * `memory session end S`: short-term entries whose importance reaches the threshold become
+   * long-term observations (one commit); the rest are dropped with the session.
+   */
+  async sessionEnd(session: string, opts: { threshold?: number } = {}): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
+    checkSession(session);
+    if (!this.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
+    const threshold = opts.threshold ?? 0.5;
+    const entries = this.sessions.read(session, this.now().getTime());
+    const keep = entries.filter((e) => e.importance >= threshold);
+    const promoted: { short_term_id: string; id: string; project: string }[] = [];
+    let commit: string | null = null;
+    const byProject = new Map<string, ShortTermEntry[]>();
+    for (const e of keep) byProject.set(e.project, [...(byProject.get(e.project) ?? []), e]);
+    for (const [project, list] of byProject) {
+      const r = await this.apply(
+        list.map((e) => ({
+          operation: 'create',
+          entry: {
+            section: 'observations',
+            kind: 'other',
+            subject: e.subject,
+            scope: 'repo',
+            summary: e.summary,
+            content: e.content,
+            tags: [...new Set([...e.tags, 'session'])],
+            confidence: 0.6,
+            evidence: [{ type: 'assumption', uri: `session:${session}`, note: `kept from short-term memory (importance ${e.importance})` }],
+            lifecycle: { importance: e.importance, memory_type: 'episodic' },
+          },
+        })),
+        { project },
+      );
+      commit = r.commit ?? commit;
+      for (const a of r.applied) promoted.push({ short_term_id: list[a.index]!.id, id: a.id, project });
+    }
+    this.sessions.remove(session);
+    return { session, promoted, dropped: entries.length - promoted.length, commit };
   }
 
   // ---------------------------------------------------------------- context and statistics

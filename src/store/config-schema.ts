@@ -32,6 +32,8 @@ export const DecaySchema = z
     forget_action: z.enum(['archive', 'delete']).optional(),
     interval: z.string().regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w').optional(),
     batch_size: z.number().int().min(1).optional(),
+    archive_below_importance: z.number().min(0).max(1).optional(),
+    retention_days: z.number().positive().optional(),
     sections: z.record(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
     memory_types: z.record(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
     ...curveParams,
@@ -52,6 +54,8 @@ export const ProjectConfigSchema = z
       .default({ slow_ms: 200 }),
     /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
+    /** Consolidation: subjects with this many live entries get a summary in the compaction plan (004). */
+    compact: z.object({ summarize_at: z.number().int().min(2).optional() }).strict().optional(),
   })
   .passthrough();
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
+import { parseCommitTrailers } from '../core/entry.js';
 import { GitError } from '../core/errors.js';
 
 const ZERO_SHA = '0000000000000000000000000000000000000000';
@@ -215,5 +216,26 @@ export class GitRepo {
       }
     }
     return null;
+  }
+
+  /** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
+  async memoryLog(paths: string[], limit: number, op?: string): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+    let out: string;
+    try {
+      out = await this.git.raw(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]);
+    } catch {
+      return [];
+    }
+    const rows: { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[] = [];
+    for (const rec of out.split('\x1e')) {
+      const [commit, date, subject, body] = rec.split('\x1f');
+      if (!commit?.trim() || !date) continue;
+      const t = parseCommitTrailers(body ?? '');
+      const changes = op ? t.changes.filter((c) => c.op === op) : t.changes;
+      if (op && changes.length === 0) continue;
+      rows.push({ commit: commit.trim(), date, agent: t.agent ?? null, subject: subject ?? '', changes });
+      if (rows.length >= limit) break;
+    }
+    return rows;
   }
 }

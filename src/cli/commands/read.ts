@@ -111,9 +111,17 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         filterOptions(c.positional('text', { type: 'string', demandOption: true }))
           .option('summary-only', { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' })
           .option('include-related', { type: 'boolean', describe: 'follow related_entries' })
-          .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' }),
+          .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' })
+          .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
       (a: A) => {
-        const { hits } = runQuery(service(a), a, String(a.text ?? ''));
+        const svc = service(a);
+        const { hits } = runQuery(svc, a, String(a.text ?? ''));
+        const session = a.session ? svc.sessionHits(String(a.session), String(a.text ?? '')) : [];
+        if (session.length && a.json) {
+          const st = session.map((e) => ({ id: e.id, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags, created_at: e.created_at, expires_at: e.expires_at, meta: { short_term: true, session: a.session, importance: e.importance, project: e.project } }));
+          return printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
+        }
+        for (const e of session) out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
         renderHits(hits, a, true);
       },
     )

@@ -1,0 +1,131 @@
+/**
+ * extract, compact, log, remember and session (001 §3-4, 002 Req 6, 004).
+ */
+import { readFileSync } from 'node:fs';
+import type { Argv } from 'yargs';
+import { STRATEGIES, type Strategy } from '../../core/consolidate.js';
+import { UsageError } from '../../core/errors.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
+
+type A = GlobalArgs & Record<string, unknown>;
+
+function readText(file: unknown, text: unknown): string {
+  if (text !== undefined) return String(text);
+  if (file === undefined) throw new UsageError('give --file F (or - for stdin) or --text "..."');
+  const f = fileArg(file);
+  return f === '-' ? readFileSync(0, 'utf8') : readFileSync(f, 'utf8');
+}
+
+export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'extract [project]',
+      'candidate memories from free text (decisions, fixes, notes, ...), stored as drafts unless --dry-run',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('file', { alias: 'f', type: 'string', describe: 'text file, or - for stdin' })
+          .option('text', { type: 'string' })
+          .option('dry-run', { type: 'boolean' })
+          .option('min-confidence', { type: 'number', describe: 'default 0.5' }),
+      async (a: A) => {
+        const text = readText(a.file, a.text);
+        const r = await service(a).extract((a.project as string | undefined) || undefined, text, {
+          dryRun: Boolean(a['dry-run']),
+          minConfidence: a['min-confidence'] as number | undefined,
+          source: a.file ? fileArg(a.file) : 'text',
+        });
+        if (a.json) return printJson(r);
+        if (!r.extractions.length) return out('no candidate memories found');
+        out(table(r.extractions.map((x) => [x.type, x.confidence.toFixed(2), x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : r.dry_run ? '(dry run)' : 'skipped', clip(x.summary, 80)]), ['PATTERN', 'CONF', 'STORED', 'SUMMARY']));
+        out(`${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      },
+    )
+    .command(
+      'compact [project]',
+      'consolidation: write a reviewable plan (nothing changes); --apply PLAN carries it out in one commit',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('apply', { type: 'string', describe: 'plan file to apply' })
+          .option('plan', { type: 'string', describe: 'where to write the plan (default .bass-agents/plans/)' })
+          .option('strategy', { type: 'string', choices: STRATEGIES as unknown as string[], describe: 'default keep_highest_importance' })
+          .option('summarize-at', { type: 'number', describe: 'subjects with this many live entries get a summary entry (default 10)' }),
+      async (a: A) => {
+        const svc = service(a);
+        if (a.apply !== undefined) {
+          const r = await svc.applyPlan(fileArg(a.apply));
+          if (a.json) return printJson(r);
+          out(`merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+          for (const s of r.skipped) out(`  skipped group ${s.group}: ${s.reason}`);
+          return;
+        }
+        const { plan, path } = svc.compactPlan((a.project as string | undefined) || undefined, {
+          strategy: a.strategy as Strategy | undefined,
+          summarizeAt: a['summarize-at'] as number | undefined,
+          file: a.plan === undefined ? undefined : fileArg(a.plan),
+        });
+        if (a.json) return printJson({ ...plan, path });
+        const count = (k: string): number => plan.groups.filter((g) => g.action === k).length;
+        out(path);
+        out(`${count('merge')} groups to merge, ${count('review')} to review, ${count('link')} pairs to link, ${count('summarize')} subjects to summarize; ${plan.superseded_candidates.length} superseded entries are cleanup candidates`);
+        out(`review the plan, then: bass-agents memory compact --apply ${path}`);
+      },
+    )
+    .command(
+      'log [project]',
+      'memory commits (from git trailers), newest first; --op to filter (e.g. consolidate, forget)',
+      (c) => c.positional('project', { type: 'string' }).option('op', { type: 'string' }).option('limit', { type: 'number', describe: 'default 50' }),
+      async (a: A) => {
+        const rows = await service(a).log((a.project as string | undefined) || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
+        if (a.json) return printJson(rows);
+        if (!rows.length) return out('no memory commits');
+        out(table(rows.map((r) => [r.commit.slice(0, 12), r.date.slice(0, 19).replace('T', ' '), r.agent ?? '', r.changes.map((c) => `${c.op} ${c.id}`).join(', ').slice(0, 90)]), ['COMMIT', 'DATE', 'AGENT', 'CHANGES']));
+      },
+    )
+    .command(
+      'remember [project]',
+      'remember text: --short-term --session S [--ttl 2h] keeps it in the session only; without, a draft observation is committed',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('short-term', { type: 'boolean' })
+          .option('session', { type: 'string' })
+          .option('ttl', { type: 'string', describe: 'short-term lifetime: 30m, 2h (default), 1d' })
+          .option('file', { alias: 'f', type: 'string', describe: 'text, or a JSON object with summary/content/subject/tags; - for stdin' })
+          .option('text', { type: 'string' }),
+      async (a: A) => {
+        const raw = readText(a.file, a.text);
+        let input: string | Record<string, unknown> = raw;
+        if (raw.trim().startsWith('{')) {
+          try {
+            input = JSON.parse(raw) as Record<string, unknown>;
+          } catch {
+            input = raw;
+          }
+        }
+        if (a.session && !a['short-term']) throw new UsageError('--session is for short-term memory: add --short-term');
+        const r = await service(a).remember((a.project as string | undefined) || undefined, input, {
+          shortTerm: Boolean(a['short-term']),
+          session: a.session as string | undefined,
+          ttl: a.ttl as string | undefined,
+        });
+        if (a.json) return printJson(r);
+        out(r.short_term ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}` : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      },
+    )
+    .command(
+      'session <action> <name>',
+      'end a short-term session: important entries become long-term observations, the rest are dropped',
+      (c) =>
+        c
+          .positional('action', { type: 'string', choices: ['end'], demandOption: true })
+          .positional('name', { type: 'string', demandOption: true })
+          .option('threshold', { type: 'number', describe: 'minimum importance to keep (default 0.5)' }),
+      async (a: A) => {
+        const r = await service(a).sessionEnd(String(a.name), { threshold: a.threshold as number | undefined });
+        if (a.json) return printJson(r);
+        out(`session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      },
+    );
+}

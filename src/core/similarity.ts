@@ -1,0 +1,144 @@
+/**
+ * Lexical similarity, pure (001 §4 without an embedding service): TF-IDF cosine over the words of
+ * summary, subject, tags and content, blended with the Jaccard overlap of their word sets, and
+ * union-find grouping. Candidate pairs come from shared rare terms, so a project of thousands of
+ * entries is not compared pair by pair.
+ */
+
+export interface Doc {
+  id: string;
+  text: string;
+}
+
+const STOP = new Set(
+  'a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '),
+);
+
+export function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 1 && !STOP.has(w));
+}
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let inter = 0;
+  for (const w of a) if (b.has(w)) inter++;
+  return inter / (a.size + b.size - inter);
+}
+
+export interface Vectors {
+  /** Unit-length TF-IDF vector per doc. */
+  vec: Map<string, Map<string, number>>;
+  sets: Map<string, Set<string>>;
+  idf: Map<string, number>;
+}
+
+export function vectorize(docs: readonly Doc[]): Vectors {
+  const tf = new Map<string, Map<string, number>>();
+  const df = new Map<string, number>();
+  const sets = new Map<string, Set<string>>();
+  for (const d of docs) {
+    const counts = new Map<string, number>();
+    for (const w of words(d.text)) counts.set(w, (counts.get(w) ?? 0) + 1);
+    tf.set(d.id, counts);
+    sets.set(d.id, new Set(counts.keys()));
+    for (const w of counts.keys()) df.set(w, (df.get(w) ?? 0) + 1);
+  }
+  const n = docs.length;
+  const idf = new Map<string, number>();
+  for (const [w, f] of df) idf.set(w, Math.log((1 + n) / (1 + f)) + 1);
+  const vec = new Map<string, Map<string, number>>();
+  for (const [id, counts] of tf) {
+    const v = new Map<string, number>();
+    let norm = 0;
+    for (const [w, c] of counts) {
+      const x = (1 + Math.log(c)) * idf.get(w)!;
+      v.set(w, x);
+      norm += x * x;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (const [w, x] of v) v.set(w, x / norm);
+    vec.set(id, v);
+  }
+  return { vec, sets, idf };
+}
+
+export function cosine(a: Map<string, number>, b: Map<string, number>): number {
+  const [small, big] = a.size <= b.size ? [a, b] : [b, a];
+  let dot = 0;
+  for (const [w, x] of small) {
+    const y = big.get(w);
+    if (y !== undefined) dot += x * y;
+  }
+  return dot;
+}
+
+/** 001 §4.2: combined = (1 - w)·cosine + w·jaccard (w = content_weight, default 0.3). */
+export function similarity(v: Vectors, a: string, b: string, contentWeight = 0.3): { combined: number; cosine: number; overlap: number } {
+  const c = cosine(v.vec.get(a)!, v.vec.get(b)!);
+  const o = jaccard(v.sets.get(a)!, v.sets.get(b)!);
+  return { combined: (1 - contentWeight) * c + contentWeight * o, cosine: c, overlap: o };
+}
+
+export type PairDecision = 'merge' | 'review' | 'link' | 'separate';
+
+/** 001 §4.2 thresholds. */
+export function decide(s: { combined: number; overlap: number }): PairDecision {
+  if (s.combined >= 0.9 && s.overlap >= 0.5) return 'merge';
+  if (s.combined >= 0.8) return 'review';
+  if (s.combined >= 0.75) return 'link';
+  return 'separate';
+}
+
+/**
+ * Pairs worth comparing: docs that share one of their `top` highest-weighted terms. Returns
+ * each pair once, `a < b`.
+ */
+export function candidatePairs(v: Vectors, top = 8): [string, string][] {
+  const byTerm = new Map<string, string[]>();
+  for (const [id, vec] of v.vec) {
+    const best = [...vec].sort((x, y) => y[1] - x[1]).slice(0, top);
+    for (const [w] of best) {
+      const l = byTerm.get(w);
+      if (l) l.push(id);
+      else byTerm.set(w, [id]);
+    }
+  }
+  const seen = new Set<string>();
+  const out: [string, string][] = [];
+  for (const ids of byTerm.values()) {
+    if (ids.length > 200) continue; // a term shared by hundreds of entries says nothing about duplicates
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        const [a, b] = ids[i]! < ids[j]! ? [ids[i]!, ids[j]!] : [ids[j]!, ids[i]!];
+        const key = `${a}\u0000${b}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push([a, b]);
+      }
+    }
+  }
+  return out;
+}
+
+/** Union-find over ids. */
+export class UnionFind {
+  private parent = new Map<string, string>();
+
+  find(x: string): string {
+    let p = this.parent.get(x) ?? x;
+    if (p !== x) {
+      p = this.find(p);
+      this.parent.set(x, p);
+    }
+    return p;
+  }
+
+  union(a: string, b: string): void {
+    const pa = this.find(a);
+    const pb = this.find(b);
+    if (pa !== pb) this.parent.set(pa < pb ? pb : pa, pa < pb ? pa : pb);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Short-term memory (004): session-local entries under `.bass-agents/sessions/<session>.json`,
+ * never committed, each with an expiry. Expired entries are dropped whenever a session is read.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../core/errors.js';
+import { writeFileAtomic } from './fsutil.js';
+import type { Workspace } from './workspace.js';
+
+export interface ShortTermEntry {
+  id: string;
+  project: string;
+  summary: string;
+  content: string;
+  subject: string;
+  tags: string[];
+  created_at: string;
+  expires_at: string;
+  importance: number;
+  accesses: number;
+}
+
+const SESSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkSession(name: string): string {
+  if (!SESSION_PATTERN.test(name) || name.includes('..')) {
+    throw new UsageError(`session ${JSON.stringify(name)} must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+  }
+  return name;
+}
+
+export class SessionStore {
+  private dir: string;
+
+  constructor(ws: Workspace) {
+    this.dir = join(ws.localDir, 'sessions');
+  }
+
+  private file(session: string): string {
+    return join(this.dir, `${checkSession(session)}.json`);
+  }
+
+  exists(session: string): boolean {
+    return existsSync(this.file(session));
+  }
+
+  /** The unexpired entries of a session as of `now`; expired ones are removed from the file. */
+  read(session: string, now: number): ShortTermEntry[] {
+    const file = this.file(session);
+    let all: ShortTermEntry[] = [];
+    try {
+      all = JSON.parse(readFileSync(file, 'utf8')) as ShortTermEntry[];
+    } catch {
+      return [];
+    }
+    const live = all.filter((e) => Date.parse(e.expires_at) > now);
+    if (live.length !== all.length) this.write(session, live);
+    return live;
+  }
+
+  write(session: string, entries: ShortTermEntry[]): void {
+    writeFileAtomic(this.file(session), `${JSON.stringify(entries, null, 2)}\n`, { fsync: false });
+  }
+
+  remove(session: string): void {
+    rmSync(this.file(session), { force: true });
+  }
+}
