@@ -111,6 +111,10 @@ for (const n of sizes) {
   });
   const apply = time(() => runCli(dir, ['apply', 'bench', '--file', '-'], JSON.stringify(updates)))[0];
   row(n, 'apply 100 updates end to end', apply, 'node start + bare commit', nodeStart + bareCommit);
+  // Lifecycle: a decay pass over every entry (dry run; batches of 1K), in process.
+  const decayRuns = [];
+  for (let i = 0; i < 3; i++) decayRuns.push((await svc.decay('bench', { overrides: { curve: 'exponential', exponential: { stability_hours: 24 * 365 } } })).duration_ms);
+  row(n, 'decay pass, all entries (in process, p50)', pct(decayRuns, 50), 'read+parse', readParse, 'ms', n === 10000 ? '<= 1000' : undefined);
   const stats = time(() => svc.getStatistics('bench'), 3);
   row(n, 'stats (in process, p50)', pct(stats, 50), 'read+parse', readParse, 'ms', '<= 50 warm');
   rmSync(dir, { recursive: true, force: true });

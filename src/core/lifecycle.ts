@@ -152,8 +152,19 @@ export function intervalMs(s: string): number | null {
   return null;
 }
 
-/** The configuration that applies to one entry: project defaults, then section, then memory type. */
+const configMemo = new WeakMap<DecayConfig, Map<string, DecayConfig>>();
+
+/** The configuration that applies to one entry: project defaults, then section, then memory type (memoized). */
 export function configFor(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
+  let m = configMemo.get(cfg);
+  if (!m) configMemo.set(cfg, (m = new Map()));
+  const key = `${section}\u0000${type}`;
+  let hit = m.get(key);
+  if (!hit) m.set(key, (hit = mergeConfig(cfg, section, type)));
+  return hit;
+}
+
+function mergeConfig(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
   const merge = (base: DecayConfig, o: (Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>) | undefined): DecayConfig =>
     o
       ? {
@@ -206,6 +217,19 @@ function retrievalGrowth(retrievals: number): number {
 }
 
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+const NO_LIFECYCLE: Lifecycle = Object.freeze({});
+
+/** Date.parse, memoized: the same few thousand timestamps are parsed on every query. */
+const parsed = new Map<string, number>();
+function timeMs(t: string): number {
+  let v = parsed.get(t);
+  if (v === undefined) {
+    if (parsed.size > 200_000) parsed.clear();
+    parsed.set(t, (v = Date.parse(t)));
+  }
+  return v;
+}
 
 /**
  * Strength and effective confidence of an entry as of `now` (ms). `baseImportance` is the
@@ -214,10 +238,11 @@ const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5): LifecycleState {
   const type = memoryTypeOf(e);
   const cfg = configFor(project, e.section, type);
-  const lc: Lifecycle = e.lifecycle ?? {};
+  const lc: Lifecycle = e.lifecycle ?? NO_LIFECYCLE;
   const retrievals = usage?.retrievals ?? 0;
-  const times = [e.updated_at, lc.reviewed_at, usage?.last_accessed_at].filter((t): t is string => Boolean(t)).map((t) => Date.parse(t));
-  const last = Math.max(...times);
+  let last = timeMs(e.updated_at);
+  if (lc.reviewed_at) last = Math.max(last, timeMs(lc.reviewed_at));
+  if (usage?.last_accessed_at) last = Math.max(last, timeMs(usage.last_accessed_at));
   let elapsed = Math.max(0, now - last);
   const daysSince = elapsed / DAY_MS;
   if (lc.decay_policy === 'aggressive') elapsed *= 2;
@@ -227,19 +252,23 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const exempt = lc.protected ? 'protected' : lc.decay_policy === 'none' ? 'decay_policy none' : type === 'semantic' ? 'semantic' : null;
-  const base = {
+  const state = (strength: number, effective: number, factor: number, value: number, forget: boolean): LifecycleState => ({
     curve: cfg.curve,
     memory_type: type,
+    strength: round4(strength),
+    effective_confidence: round4(effective),
+    confidence_label: confidenceLabel(effective),
     importance,
-    days_since_access: round(daysSince, 2),
+    days_since_access: Math.round(daysSince * 100) / 100,
     retrievals,
     last_accessed_at: usage?.last_accessed_at ?? null,
+    factor: round4(factor),
     exempt,
     threshold,
-  } as const;
-  if (exempt) {
-    return { ...base, strength: 1, effective_confidence: round(boosted), confidence_label: confidenceLabel(boosted), factor: 1, value: cfg.curve === 'periodic' ? boosted : 1, forget: false };
-  }
+    value: round4(value),
+    forget,
+  });
+  if (exempt) return state(1, boosted, 1, cfg.curve === 'periodic' ? boosted : 1, false);
   let strength: number;
   let effective: number;
   let factor: number;
@@ -277,16 +306,8 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
       break;
     }
   }
-  return {
-    ...base,
-    strength: round(strength),
-    effective_confidence: round(effective),
-    confidence_label: confidenceLabel(effective),
-    factor: round(factor),
-    value: round(value),
-    // Below the curve's threshold, or (004) unimportant and unused for the retention period.
-    forget: value < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days),
-  };
+  // Below the curve's threshold, or (004) unimportant and unused for the retention period.
+  return state(strength, effective, factor, value, round4(value) < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days));
 }
 
 // ---------------------------------------------------------------- reinforcement (committed)

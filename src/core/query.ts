@@ -43,7 +43,11 @@ export function confidenceLabel(c: number): 'stated explicitly' | 'high confiden
 }
 
 /** Flags of an entry as of `now` (ms). `stale` comes from the evidence cache. */
+const NO_FLAGS: Flag[] = Object.freeze([]) as unknown as Flag[];
+
 export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
+  // Most entries have no flag: share one empty array instead of allocating one per candidate.
+  if (e.confidence >= LOW_CONFIDENCE && !e.valid_to && !e.valid_from && !stale) return NO_FLAGS;
   const flags: Flag[] = [];
   if (e.confidence < LOW_CONFIDENCE) flags.push('low_confidence');
   if (e.valid_to) {
@@ -141,23 +145,34 @@ export function compareByPriors(a: EntryLike, b: EntryLike): number {
   );
 }
 
+/** Lifecycle values of a candidate, computed on demand by the caller. */
+export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence: number };
+
 /**
  * Ranks filtered candidates. Without text: demoted entries (near expiry, stale evidence) after
- * the others, each group in exact Req 15.8 order. With text: relevance × priors × demotion,
- * ties broken by Req 15.8. With `limit`, only the first `limit` are returned (the sort keys are
- * computed once per candidate, so ranking thousands of text hits stays cheap).
+ * the others, each group in exact Req 15.8 order. With text: relevance × priors × demotion ×
+ * (0.75 + 0.25 · decay strength), ties broken by Req 15.8. With `limit`, only the first `limit`
+ * are returned.
+ *
+ * `lifecycle` (decay strength, effective confidence) is asked for lazily: the strength factor
+ * is at most 1, so once the next candidate's score *without* it is below the `limit`-th best
+ * final score, no later candidate can enter, and thousands of text hits cost a few dozen
+ * lifecycle computations.
  */
-export function rankEntries<E extends EntryLike, C extends Candidate<E>>(cands: C[], now: number, hasText: boolean, limit = Infinity): (C & Ranked<E>)[] {
+export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
+  cands: C[],
+  now: number,
+  hasText: boolean,
+  limit = Infinity,
+  lifecycle?: LifecycleOf<C>,
+): (C & Ranked<E>)[] {
   const keyed = cands.map((c) => {
     const flags = entryFlags(c.entry, now, c.stale);
     const d = demotion(flags);
     const q = evidenceQuality(c.entry);
     const p = (0.6 + 0.4 * c.entry.confidence) * (0.85 + 0.05 * q);
-    // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
-    // no-text order stays exactly Req 15.8.
-    const s = hasText ? 0.75 + 0.25 * (c.strength ?? 1) : 1;
-    const score = Math.round((hasText ? (c.relevance ?? 0) * p * d * s : p * d) * 1e4) / 1e4;
-    return { c, flags, d, q, score };
+    const base = hasText ? (c.relevance ?? 0) * p * d : p * d;
+    return { c, flags, d, q, base, score: 0 };
   });
   type K = (typeof keyed)[number];
   const byPriors = (a: K, b: K): number =>
@@ -165,14 +180,45 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(cands: 
     b.q - a.q ||
     (b.c.entry.updated_at < a.c.entry.updated_at ? -1 : b.c.entry.updated_at > a.c.entry.updated_at ? 1 : 0) ||
     (a.c.entry.id < b.c.entry.id ? -1 : a.c.entry.id > b.c.entry.id ? 1 : 0);
-  keyed.sort(hasText ? (a, b) => b.score - a.score || byPriors(a, b) : (a, b) => b.d - a.d || byPriors(a, b));
   const n = Math.min(limit, keyed.length);
-  const out: (C & Ranked<E>)[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const k = keyed[i]!;
-    out[i] = { ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.effective_confidence ?? k.c.entry.confidence) };
+  const apply = (k: K): void => {
+    if (lifecycle) {
+      const lc = lifecycle(k.c);
+      k.c.strength = lc.strength;
+      k.c.effective_confidence = lc.effective_confidence;
+    }
+    // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
+    // no-text order stays exactly Req 15.8.
+    const s = hasText ? 0.75 + 0.25 * (k.c.strength ?? 1) : 1;
+    k.score = Math.round(k.base * s * 1e4) / 1e4;
+  };
+  let top: K[];
+  if (hasText) {
+    keyed.sort((a, b) => b.base - a.base || byPriors(a, b));
+    top = [];
+    const best: number[] = []; // the n best final scores so far, descending
+    for (const k of keyed) {
+      if (best.length >= n && Math.round(k.base * 1e4) / 1e4 < best[n - 1]!) break;
+      apply(k);
+      top.push(k);
+      let lo = 0;
+      let hi = best.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (best[mid]! >= k.score) lo = mid + 1;
+        else hi = mid;
+      }
+      best.splice(lo, 0, k.score);
+      if (best.length > n) best.pop();
+    }
+    top.sort((a, b) => b.score - a.score || byPriors(a, b));
+    top = top.slice(0, n);
+  } else {
+    keyed.sort((a, b) => b.d - a.d || byPriors(a, b));
+    top = keyed.slice(0, n);
+    for (const k of top) apply(k);
   }
-  return out;
+  return top.map((k) => ({ ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.effective_confidence ?? k.c.entry.confidence) }));
 }
 
 export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'confidence'] as const;

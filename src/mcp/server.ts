@@ -14,7 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { KINDS, SECTIONS, STATUSES, type Section, type Kind, type Status } from '../core/constants.js';
 import { MemoryError, UsageError, formatProblem } from '../core/errors.js';
-import type { QueryFilters } from '../core/query.js';
+import { summaryOnly, type QueryFilters } from '../core/query.js';
 import { parseScope } from '../core/scope.js';
 import { normalizeTimestamp } from '../core/time.js';
 import { MemoryService, hitJson } from '../service/memory-service.js';
@@ -226,6 +226,64 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       annotations: READ,
     },
     async (a) => guard(() => ({ ...service.getStatistics(project(a.project), { start_date: iso(a.since, 'since'), end_date: iso(a.until, 'until') }) })),
+  );
+
+  const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
+
+  server.registerTool(
+    'memory_reinforce',
+    {
+      title: 'Re-memorize',
+      description: 'Explicit re-memorize of entries: strength back to 1 and stability up (committed); optionally boost importance.',
+      inputSchema: {
+        ids: z.array(z.string()).min(1),
+        project: z.string().optional(),
+        boost_type: z.enum(['additive', 'multiplicative', 'set_value']).optional(),
+        amount: z.number().min(0).max(1).optional(),
+      },
+      outputSchema: { project: z.string(), entries: z.array(entryShape), commit: z.string().nullable() },
+      annotations: WRITE,
+    },
+    async (a) => guard(async () => ({ ...(await service.reinforce(a.ids, { project: project(a.project), boostType: a.boost_type, amount: a.amount })) })),
+  );
+
+  server.registerTool(
+    'memory_extract',
+    {
+      title: 'Extract memories from text',
+      description: 'Find decisions, fixes, notes and patterns in free text; store them as drafts (one commit) unless dry_run. Known ones are skipped.',
+      inputSchema: { text: z.string().min(1), project: z.string().optional(), dry_run: z.boolean().optional(), min_confidence: z.number().min(0).max(1).optional() },
+      outputSchema: { project: z.string(), candidates: z.number(), stored: z.number(), deduplicated_count: z.number(), dry_run: z.boolean(), extractions: z.array(entryShape), commit: z.string().nullable() },
+      annotations: WRITE,
+    },
+    async (a) => guard(async () => ({ ...(await service.extract(project(a.project), a.text, { dryRun: a.dry_run, minConfidence: a.min_confidence, source: 'mcp' })) })),
+  );
+
+  server.registerTool(
+    'memory_related',
+    {
+      title: 'Related entries',
+      description: 'Entries related to one: explicit links first, then lexically similar ones (summaries only).',
+      inputSchema: { id: z.string(), project: z.string().optional(), limit: z.number().int().min(1).max(50).optional() },
+      outputSchema: { related: z.array(entryShape) },
+      annotations: READ,
+    },
+    async (a) =>
+      guard(() => ({
+        related: service.related(a.id, { project: project(a.project), limit: a.limit }).map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score })),
+      })),
+  );
+
+  server.registerTool(
+    'memory_decay',
+    {
+      title: 'Decay preview',
+      description: 'Dry run of decay: each live entry\'s strength or confidence now vs the last run, and what would be forgotten. Changes nothing.',
+      inputSchema: { project: z.string().optional(), curve: z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']).optional() },
+      outputSchema: { project: z.string(), curve: z.string(), analyzed: z.number(), changed: z.number(), forgotten: z.number(), dry_run: z.boolean(), entries: z.array(entryShape) },
+      annotations: READ,
+    },
+    async (a) => guard(async () => ({ ...(await service.decay(project(a.project), { overrides: a.curve ? { curve: a.curve } : undefined })) })),
   );
 
   server.registerResource(

@@ -309,9 +309,12 @@ export class MemoryService {
     if (!groups.some((g) => g.length)) return groups.map(() => []);
     const { scanFields } = secretScan();
     const time = this.now().toISOString();
+    // One scan for every group (paths are unique across groups), split back per group.
+    const all = await scanFields(groups.flat());
     const out: Problem[][] = [];
     for (const g of groups) {
-      const findings = await scanFields(g);
+      const paths = new Set(g.map((f) => f.path));
+      const findings = all.filter((f) => paths.has(f.path));
       for (const f of findings) {
         appendLog(this.ws, 'audit', { time, event: 'secret_rejected', operation: ctx.operation, project: ctx.project ?? null, agent: ctx.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
       }
@@ -620,7 +623,7 @@ export class MemoryService {
       this.state = { snap, index: null };
       return { snap, index: null, indexStats: null };
     }
-    const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: `${se.project}/${se.meta.id}`, stamp: se.stamp, load: () => se.entry }));
+    const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
     const file = SearchIndex.snapshotPath(this.ws.localDir);
     if (!index && !this.longLived) {
       const partial = SearchIndex.loadFor(file, text);
@@ -644,7 +647,7 @@ export class MemoryService {
 
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
   private keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
-    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [`${se.project}/${se.meta.id}`, se])) };
+    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [se.key, se])) };
     return this.byKey.map;
   }
 
@@ -678,19 +681,18 @@ export class MemoryService {
       for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se });
       matchedCount = cands.length;
     }
-    // Decay strength and effective confidence (retrieval boosts, curve) as of now.
+    // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
+    // the candidates ranking needs them for.
     const usage = this.usage.load();
     const cfgs = new Map<string, DecayConfig>();
-    for (const c of cands) {
+    const lifecycle = (c: Cand): { strength: number; effective_confidence: number } => {
       let cfg = cfgs.get(c.project);
       if (!cfg) cfgs.set(c.project, (cfg = this.decayConfig(c.project)));
-      const lc = lifecycleOf(c.entry, usage.get(`${c.project}/${c.entry.id}`), cfg, nowMs, c.entry.importance0);
-      c.strength = lc.strength;
-      c.effective_confidence = lc.effective_confidence;
-    }
+      return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
+    };
     const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
     // Rank on metadata; read the full entries of the results only.
-    const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit)
+    const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
       .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry }));
     if (opts.includeRelated) this.addRelated(ranked, snap, filters, nowMs, limit);
     // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).

@@ -13,6 +13,22 @@ type LintSource = typeof import('@secretlint/core').lintSource;
 type SecretlintConfig = Parameters<LintSource>[0]['options']['config'];
 let secretlint: { lintSource: LintSource; config: SecretlintConfig } | null | undefined;
 
+/**
+ * secretlint's profiler is always on: every rule run leaves performance marks that it keeps and
+ * searches on each new one, so a 100-update batch slows down quadratically and a long-lived
+ * process grows without bound. We switch its `mark` off (it only feeds secretlint's own timing
+ * report, which we never read).
+ */
+function silenceProfiler(): void {
+  try {
+    const fromCore = createRequire(require.resolve('@secretlint/core'));
+    const { secretLintProfiler } = fromCore('@secretlint/profiler') as { secretLintProfiler: { mark: (m: unknown) => void } };
+    secretLintProfiler.mark = () => undefined;
+  } catch {
+    /* a different layout: slower, still correct */
+  }
+}
+
 /** Loads secretlint once (about 60 ms); null if it cannot be loaded, and our rules still run. */
 function loadSecretlint(): typeof secretlint {
   if (secretlint !== undefined) return secretlint;
@@ -28,6 +44,7 @@ function loadSecretlint(): typeof secretlint {
         },
       ],
     } as unknown as SecretlintConfig;
+    silenceProfiler();
     secretlint = { lintSource: core.lintSource, config };
   } catch {
     secretlint = null;
@@ -35,40 +52,51 @@ function loadSecretlint(): typeof secretlint {
   return secretlint;
 }
 
-/** secretlint over one text; ids shortened (`aws`, `github`, ...) and placeholders dropped. */
-async function secretlintText(path: string, text: string): Promise<SecretFinding[]> {
+const SEPARATOR = '\n\n';
+
+/**
+ * secretlint over many fields in one call (its cost is per call, not per character): the texts
+ * are joined with blank lines and each finding is mapped back to the field it starts in.
+ * Ids are shortened (`aws`, `github`, ...) and placeholders dropped.
+ */
+async function secretlintFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
   const sl = loadSecretlint();
-  if (!sl) return [];
+  const live = fields.filter((f) => f.text);
+  if (!sl || live.length === 0) return [];
+  const starts: number[] = [];
+  let at = 0;
+  for (const f of live) {
+    starts.push(at);
+    at += f.text.length + SEPARATOR.length;
+  }
+  const content = live.map((f) => f.text).join(SEPARATOR);
   const r = await sl.lintSource({
-    source: { content: text, filePath: '/memory-entry.txt', ext: '.txt', contentType: 'text' },
+    source: { content, filePath: '/memory-entry.txt', ext: '.txt', contentType: 'text' },
     options: { config: sl.config, maskSecrets: true, noPhysicFilePath: true },
   });
-  return r.messages
-    .filter((m) => m.type === 'message')
-    .filter((m) => !isPlaceholder(text.slice(m.range[0], m.range[1])))
-    .map((m) => ({
-      path,
-      rule: `secretlint/${m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '')}`,
-      start: m.range[0],
-      end: m.range[1],
-      line: m.loc.start.line,
-      column: m.loc.start.column + 1,
-    }));
+  const out: SecretFinding[] = [];
+  for (const m of r.messages) {
+    if (m.type !== 'message') continue;
+    let k = starts.length - 1;
+    while (k > 0 && starts[k]! > m.range[0]) k--;
+    const f = live[k]!;
+    const start = m.range[0] - starts[k]!;
+    const end = Math.min(f.text.length, m.range[1] - starts[k]!);
+    if (isPlaceholder(f.text.slice(start, end))) continue;
+    const before = f.text.slice(0, start);
+    const line = before.split('\n').length;
+    out.push({ path: f.path, rule: `secretlint/${m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '')}`, start, end, line, column: start - before.lastIndexOf('\n') });
+  }
+  return out;
 }
 
 /** secretlint's preset alone (the evaluation script compares it with our rules). */
 export async function scanWithSecretlint(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  const all: SecretFinding[] = [];
-  for (const f of fields) if (f.text) all.push(...(await secretlintText(f.path, f.text)));
-  return all;
+  return secretlintFields(fields);
 }
 
 /** Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  const all: SecretFinding[] = [];
-  for (const f of fields) {
-    if (!f.text) continue;
-    all.push(...scanText(f.path, f.text), ...(await secretlintText(f.path, f.text)));
-  }
-  return dedupe(all);
+  const own = fields.flatMap((f) => (f.text ? scanText(f.path, f.text) : []));
+  return dedupe([...own, ...(await secretlintFields(fields))]);
 }

@@ -27,6 +27,8 @@ export class StoredEntry {
   readonly file: string;
   /** size:mtime:ctime of the file, which changes whenever the file does. */
   readonly stamp: string;
+  /** `project/id`: the key of the index and of local usage. */
+  readonly key: string;
   private root: string;
   private cached: CachedFile;
   private full: MemoryEntry | undefined;
@@ -36,6 +38,7 @@ export class StoredEntry {
     this.project = project;
     this.file = file;
     this.stamp = cached.k;
+    this.key = `${project}/${file.slice(file.lastIndexOf('/') + 1, -'.json'.length)}`;
     this.cached = cached;
     this.full = full;
   }

@@ -34,8 +34,8 @@ export const DecaySchema = z
     batch_size: z.number().int().min(1).optional(),
     archive_below_importance: z.number().min(0).max(1).optional(),
     retention_days: z.number().positive().optional(),
-    sections: z.record(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
-    memory_types: z.record(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
+    sections: z.partialRecord(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
+    memory_types: z.partialRecord(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
     ...curveParams,
   })
   .strict();

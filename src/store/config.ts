@@ -4,7 +4,7 @@
  * The resolved config is cached under `.bass-agents/cache/config/` by the file's stamp, so a
  * query does not load yaml and zod just to read one threshold.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
@@ -43,20 +43,29 @@ function parseConfig(file: string, project: string, now: string): ProjectConfig 
   return r.data;
 }
 
+/** In-process memo by file and stamp: a long-lived process reads config.yaml's stamp, not its cache file, per query. */
+const memo = new Map<string, { stamp: string; config: ProjectConfig }>();
+
 /** Reads a project's config.yaml; defaults when the file does not exist. `cacheDir` enables the stamp cache. */
 export function readConfig(file: string, project: string, now: string, cacheDir?: string): ProjectConfig {
-  if (!existsSync(file)) return defaultConfig(project, now);
+  const st = statSync(file, { throwIfNoEntry: false });
+  if (!st) return defaultConfig(project, now);
   if (!cacheDir) return parseConfig(file, project, now);
-  const st = statSync(file);
   const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const hit = memo.get(file);
+  if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);
   try {
     const c = JSON.parse(readFileSync(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
-    if (c.stamp === stamp) return c.config;
+    if (c.stamp === stamp) {
+      memo.set(file, { stamp, config: c.config });
+      return c.config;
+    }
   } catch {
     /* no cache yet */
   }
   const cfg = parseConfig(file, project, now);
+  memo.set(file, { stamp, config: cfg });
   try {
     writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false });
   } catch {

@@ -6,7 +6,7 @@
  * and the daemon, under the write lock) folds the log into the snapshot, renaming the log first
  * so appends made meanwhile are kept.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
 import { writeFileAtomic } from './fsutil.js';
@@ -19,6 +19,8 @@ interface LogLine {
 
 export class UsageStore {
   private dir: string;
+  /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
+  private cache: { snapshot: string; logIno: number; logSize: number; usage: Map<string, Usage> } | undefined;
 
   constructor(ws: Workspace) {
     this.dir = join(ws.localDir, 'state');
@@ -69,17 +71,51 @@ export class UsageStore {
     }
   }
 
-  /** Usage by `project/id`. */
+  /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
-    const usage = this.readSnapshot();
-    let text = '';
-    try {
-      text = readFileSync(this.logFile, 'utf8');
-    } catch {
-      return usage;
+    const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
+    const log = statSync(this.logFile, { throwIfNoEntry: false });
+    const snapStamp = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
+    const c = this.cache;
+    if (c && c.snapshot === snapStamp && log && log.ino === c.logIno && log.size >= c.logSize) {
+      // Same snapshot, same log file grown by appends: fold just the new bytes.
+      if (log.size > c.logSize) {
+        const tail = this.readFrom(c.logSize, log.size);
+        const complete = tail.lastIndexOf('\n') + 1;
+        UsageStore.fold(c.usage, tail.slice(0, complete));
+        c.logSize += Buffer.byteLength(tail.slice(0, complete));
+      }
+      return c.usage;
     }
-    UsageStore.fold(usage, text);
+    const usage = this.readSnapshot();
+    let size = 0;
+    if (log) {
+      const text = this.readFrom(0, log.size);
+      const complete = text.lastIndexOf('\n') + 1;
+      UsageStore.fold(usage, text.slice(0, complete));
+      size = Buffer.byteLength(text.slice(0, complete));
+    }
+    this.cache = { snapshot: snapStamp, logIno: log?.ino ?? -1, logSize: size, usage };
     return usage;
+  }
+
+  private readFrom(start: number, end: number): string {
+    if (end <= start) return '';
+    const fd = openSync(this.logFile, 'r');
+    try {
+      const buf = Buffer.alloc(end - start);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, start + got);
+        if (n === 0) break;
+        got += n;
+      }
+      return buf.subarray(0, got).toString('utf8');
+    } catch {
+      return '';
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Folds the log into the snapshot. */

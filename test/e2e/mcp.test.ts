@@ -33,7 +33,8 @@ describe('memory mcp', () => {
     const c = await connect(dir);
     const { tools } = await c.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const n of ['memory_query', 'memory_show', 'memory_apply', 'memory_validate', 'memory_check_freshness', 'memory_stats']) expect(byName.has(n), n).toBe(true);
+    for (const n of ['memory_query', 'memory_show', 'memory_apply', 'memory_validate', 'memory_check_freshness', 'memory_stats', 'memory_reinforce', 'memory_extract', 'memory_related', 'memory_decay']) expect(byName.has(n), n).toBe(true);
+    expect(byName.get('memory_decay')!.annotations).toMatchObject({ readOnlyHint: true });
     const q = byName.get('memory_query')!;
     expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining(['query', 'project', 'section', 'kind', 'scope', 'subject', 'tags', 'status', 'min_confidence', 'limit', 'summary_only', 'include_related']),
@@ -133,5 +134,15 @@ describe('memory mcp', () => {
     expect(fresh.data.items).toEqual([expect.objectContaining({ state: 'expiring', summary: 'Feature flag new-checkout is on' })]);
     const stats = await call(c, 'memory_stats', { project: 'demo' });
     expect(stats.data.total_entries).toBe(2);
+    const ids = (await call(c, 'memory_query', { query: 'idempotency', project: 'demo' })).data.results.map((r: Structured) => r.id);
+    const re = await call(c, 'memory_reinforce', { ids, project: 'demo' });
+    expect(re.isError, re.text).toBe(false);
+    expect(re.data.entries[0].lifecycle.reviewed_at).toBe('2026-06-01T12:00:00.000Z');
+    const ex = await call(c, 'memory_extract', { text: 'We decided to use idempotency keys for every payment request.', project: 'demo', dry_run: true });
+    expect(ex.data).toMatchObject({ candidates: 1, stored: 0, dry_run: true });
+    const rel = await call(c, 'memory_related', { id: ids[0] });
+    expect(rel.isError, rel.text).toBe(false);
+    const decay = await call(c, 'memory_decay', { project: 'demo' });
+    expect(decay.data).toMatchObject({ analyzed: 2, dry_run: true });
   });
 });
