@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
+import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem, type ErrorCode } from '../core/errors.js';
 import { MemoryService } from '../service/memory-service.js';
 
 export interface GlobalArgs {
@@ -36,7 +36,29 @@ export function warn(message: string): void {
 }
 
 export function service(args: GlobalArgs): MemoryService {
-  return new MemoryService({ root: args.root, agent: args.agent }, warn);
+  let svc: MemoryService | undefined;
+  // Writes tell a running daemon at once (best effort; its watcher would see them shortly anyway).
+  const onWrite = async (files: string[]): Promise<void> => {
+    if (!svc) return;
+    const { daemonPaths, request } = await import('../daemon/client.js');
+    await request(daemonPaths(svc.ws.localDir), 'notify', { files }, 1000);
+  };
+  svc = new MemoryService({ root: args.root, agent: args.agent, onWrite }, warn);
+  return svc;
+}
+
+/**
+ * Asks a running daemon; undefined when there is none (or it is stale, or fails), so the caller
+ * takes the direct path. An error the daemon reports (bad filter, unknown project) is thrown
+ * exactly as the direct path would throw it.
+ */
+export async function viaDaemon<T>(svc: MemoryService, method: string, params: unknown): Promise<T | undefined> {
+  if (svc.env.BASS_AGENTS_NO_DAEMON) return undefined;
+  const { daemonPaths, request } = await import('../daemon/client.js');
+  const r = await request<T>(daemonPaths(svc.ws.localDir), method, { ...(params as object), clock: svc.env.BASS_AGENTS_NOW || null });
+  if (!r) return undefined;
+  if ('error' in r) throw new MemoryError(r.error.code as ErrorCode, r.error.message, r.error.exitCode, r.error.problems);
+  return r.result;
 }
 
 /** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */

@@ -7,6 +7,7 @@ import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
 import { registerInterchange } from './commands/interchange.js';
 import { registerConsolidation } from './commands/consolidation.js';
+import { registerDaemon } from './commands/daemon.js';
 import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
@@ -32,6 +33,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   m = registerInterchange(m);
   m = registerLifecycle(m);
   m = registerConsolidation(m);
+  m = registerDaemon(m);
   m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }

@@ -75,6 +75,8 @@ export interface ServiceOptions {
    * memory. One-shot CLI processes leave it false and load only what one query needs.
    */
   longLived?: boolean;
+  /** Called with the files of each write (before its commit): the CLI notifies a running daemon. */
+  onWrite?: (files: string[]) => Promise<void>;
 }
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
@@ -156,6 +158,8 @@ export interface DecayReport {
   /** Entries whose value moved since the previous run, and those to forget. */
   entries: { id: string; before: number; after: number; factor: number; days_since_access: number; retrievals: number; memory_type: MemoryType; forget: boolean }[];
   promotion_candidates: string[];
+  /** Set when `onBatch` stopped the run early: the last id done; the next run resumes after it. */
+  resume_after: string | null;
   commit: string | null;
 }
 
@@ -232,12 +236,14 @@ export class MemoryService {
   private warn: WarningSink;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private longLived: boolean;
+  private onWrite: ServiceOptions['onWrite'];
   readonly usage: UsageStore;
   readonly sessions: SessionStore;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
     this.longLived = opts.longLived ?? false;
+    this.onWrite = opts.onWrite;
     this.env = opts.env ?? process.env;
     this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
     this.clock = opts.clock ?? clockFromEnv(this.env);
@@ -291,6 +297,8 @@ export class MemoryService {
 
   private async commit(project: string, files: string[], changes: CommitChange[], agent: string): Promise<string | null> {
     if (files.length === 0) return null;
+    // Tell a running daemon right away (it would see the files through its watcher a little later).
+    if (this.onWrite) await this.onWrite(files).catch(() => undefined);
     const cfg = readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
     if (!cfg.git.autoCommit) return null;
     const git = await this.git();
@@ -614,8 +622,8 @@ export class MemoryService {
    * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
    * which case it loads the whole index, brings it up to date and saves it for the next process.
    */
-  private loadState(text: string, refresh: boolean): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
-    const needIndex = text.trim().length > 0;
+  private loadState(text: string, refresh: boolean, wholeIndex = false): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+    const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.snapshot();
     let index = this.state?.index ?? null;
@@ -625,7 +633,7 @@ export class MemoryService {
     }
     const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
     const file = SearchIndex.snapshotPath(this.ws.localDir);
-    if (!index && !this.longLived) {
+    if (!index && !this.longLived && !wholeIndex) {
       const partial = SearchIndex.loadFor(file, text);
       if (partial && partial.drift(docs) <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
         const rep = partial.sync(docs);
@@ -643,6 +651,15 @@ export class MemoryService {
     }
     this.state = { snap, index };
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
+  }
+
+  /**
+   * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
+   * and reconciles call this): returns what changed.
+   */
+  refresh(): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+    const { snap, index, indexStats } = this.loadState('', true, true);
+    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
   }
 
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
@@ -962,7 +979,7 @@ export class MemoryService {
    */
   async decay(
     projectName: string | undefined,
-    opts: { apply?: boolean; overrides?: Parameters<typeof resolveDecay>[0]; onBatch?: (done: number, total: number) => boolean | void } = {},
+    opts: { apply?: boolean; overrides?: Parameters<typeof resolveDecay>[0]; onBatch?: (done: number, total: number) => boolean | void; resumeAfter?: string } = {},
   ): Promise<DecayReport> {
     const project = this.project(projectName, true);
     const base = this.decayConfig(project);
@@ -978,7 +995,12 @@ export class MemoryService {
     const entries: DecayReport['entries'] = [];
     const forget: StoredEntry[] = [];
     let changed = 0;
-    for (let i = 0; i < live.length; i += cfg.batch_size) {
+    let resumeAfter: string | null = null;
+    // A stable order (by id), so an interrupted run resumes after the last id it finished even
+    // though the entries it forgot are no longer live.
+    live.sort((x, y) => (x.meta.id < y.meta.id ? -1 : x.meta.id > y.meta.id ? 1 : 0));
+    const from = opts.resumeAfter ? live.findIndex((se) => se.meta.id > opts.resumeAfter!) : 0;
+    for (let i = from < 0 ? live.length : from; i < live.length; i += cfg.batch_size) {
       for (const se of live.slice(i, i + cfg.batch_size)) {
         const u = usage.get(`${project}/${se.meta.id}`);
         const after = lifecycleOf(se.meta, u, cfg, now, se.meta.importance0);
@@ -998,7 +1020,11 @@ export class MemoryService {
           });
         }
       }
-      if (opts.onBatch?.(Math.min(i + cfg.batch_size, live.length), live.length) === false) break;
+      const done = Math.min(i + cfg.batch_size, live.length);
+      if (opts.onBatch?.(done, live.length) === false && done < live.length) {
+        resumeAfter = live[done - 1]!.meta.id; // stopped between batches: a later run resumes after it
+        break;
+      }
     }
     let commit: string | null = null;
     if (opts.apply) {
@@ -1018,7 +1044,10 @@ export class MemoryService {
         const c = await this.commit(project, files, changes, agent);
         for (const ch of changes) appendLog(this.ws, 'operations', { time: nowIso, op: 'forget', action: cfg.forget_action, id: ch.id, project, agent, commit: c });
         const state = this.decayState();
-        state[project] = { last_run_at: nowIso, forgotten_total: (state[project]?.forgotten_total ?? 0) + changes.length };
+        // An interrupted run is not a completed one: the previous run time stays until it finishes.
+        const prev = state[project];
+        if (resumeAfter === null) state[project] = { last_run_at: nowIso, forgotten_total: (prev?.forgotten_total ?? 0) + changes.length };
+        else if (prev) prev.forgotten_total += changes.length;
         writeFileAtomic(this.decayStateFile(), JSON.stringify(state, null, 2), { fsync: false });
         this.usage.compact();
         return c;
@@ -1036,6 +1065,7 @@ export class MemoryService {
       previous_run_at: last?.last_run_at ?? null,
       duration_ms: Math.round((performance.now() - t0) * 100) / 100,
       entries,
+      resume_after: resumeAfter,
       promotion_candidates: live.filter((se) => isPromotionCandidate(se.meta, usage.get(`${project}/${se.meta.id}`))).map((se) => se.meta.id),
       commit,
     };

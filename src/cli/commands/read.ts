@@ -5,17 +5,20 @@ import type { Argv } from 'yargs';
 import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { hitJson, type MemoryService, type QueryHit } from '../../service/memory-service.js';
+import { hitJson, type MemoryService, type QueryHit, type QueryResult } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table } from '../io.js';
+import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, viaDaemon } from '../io.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
 
-function runQuery(svc: MemoryService, a: A, text: string, record = true): { hits: QueryHit[]; filters: QueryFilters } {
+async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters }> {
   const filters = parseFilters(a, svc.now());
   filters.projects = svc.readProjects(a.project);
-  const r = svc.query(text, filters, { limit: a.limit, includeRelated: Boolean(a['include-related']), record });
+  const options = { limit: a.limit, includeRelated: Boolean(a['include-related']), record };
+  // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
+  const fromDaemon = await viaDaemon<QueryResult>(svc, 'query', { text, filters, options });
+  const r = fromDaemon ?? svc.query(text, filters, options);
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
     process.stderr.write(`warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`);
@@ -26,7 +29,7 @@ function runQuery(svc: MemoryService, a: A, text: string, record = true): { hits
       ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}`
       : '';
     process.stderr.write(
-      `debug: execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
+      `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
     );
   }
   svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
@@ -99,8 +102,8 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'list [project]',
       'list entries (same filters as query, no text), highest confidence first',
       (c) => filterOptions(c.positional('project', { type: 'string' })).option('summary-only', { type: 'boolean' }).option('include-related', { type: 'boolean' }).option('debug', { type: 'boolean' }),
-      (a: A) => {
-        const { hits } = runQuery(service(a), a, '', false); // browsing is not a retrieval
+      async (a: A) => {
+        const { hits } = await runQuery(service(a), a, '', false); // browsing is not a retrieval
         renderHits(hits, a, false);
       },
     )
@@ -113,9 +116,9 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('include-related', { type: 'boolean', describe: 'follow related_entries' })
           .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' })
           .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
-      (a: A) => {
+      async (a: A) => {
         const svc = service(a);
-        const { hits } = runQuery(svc, a, String(a.text ?? ''));
+        const { hits } = await runQuery(svc, a, String(a.text ?? ''));
         const session = a.session ? svc.sessionHits(String(a.session), String(a.text ?? '')) : [];
         if (session.length && a.json) {
           const st = session.map((e) => ({ id: e.id, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags, created_at: e.created_at, expires_at: e.expires_at, meta: { short_term: true, session: a.session, importance: e.importance, project: e.project } }));
@@ -159,10 +162,11 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .positional('project', { type: 'string' })
           .option('file', { alias: 'f', type: 'string', describe: 'AgentTask JSON file, or - for stdin' })
           .option('full', { type: 'boolean', describe: 'include full content (default: summaries, Req 8.9)' }),
-      (a: A) => {
+      async (a: A) => {
         const task = readJsonInput(a.file as string | undefined);
         const svc = service(a);
-        printJson(svc.prepareTask(task, { project: (a.project as string) || undefined, full: Boolean(a.full) }));
+        const options = { project: (a.project as string) || undefined, full: Boolean(a.full) };
+        printJson((await viaDaemon(svc, 'prepareTask', { task, options })) ?? svc.prepareTask(task, options));
       },
     );
 }

@@ -1,0 +1,113 @@
+/**
+ * `memory daemon start|stop|status|run` (CLI.md): `run` stays in the foreground, `start` detaches.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Argv } from 'yargs';
+import { UsageError } from '../../core/errors.js';
+import { intervalMs } from '../../core/lifecycle.js';
+import { daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
+import { type GlobalArgs, out, printJson, service } from '../io.js';
+
+type A = GlobalArgs & Record<string, unknown>;
+
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.js');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function ms(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = intervalMs(String(v)) ?? (/^\d+$/.test(String(v)) ? Number(v) : null);
+  if (n === null || n <= 0) throw new UsageError(`--${name} must be a duration such as 500 (ms), 30m, 1h (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y.command(
+    'daemon <action>',
+    'the background daemon: start (detached), stop, status, run (foreground)',
+    (c) =>
+      c
+        .positional('action', { type: 'string', choices: ['start', 'stop', 'status', 'run'], demandOption: true })
+        .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (0 = any free port)' })
+        .option('heartbeat', { type: 'string', describe: 'status heartbeat and scheduler tick (default 2000 ms)' })
+        .option('reconcile', { type: 'string', describe: 'full reconcile of files against the index (default 5m)' })
+        .option('freshness', { type: 'string', describe: 'freshness check interval (default 1h)' }),
+    async (a: A) => {
+      const svc = service(a);
+      const paths = daemonPaths(svc.ws.localDir);
+      const action = String(a.action);
+      const flags = [
+        ...(a['metrics-port'] !== undefined ? ['--metrics-port', String(a['metrics-port'])] : []),
+        ...(a.heartbeat !== undefined ? ['--heartbeat', String(a.heartbeat)] : []),
+        ...(a.reconcile !== undefined ? ['--reconcile', String(a.reconcile)] : []),
+        ...(a.freshness !== undefined ? ['--freshness', String(a.freshness)] : []),
+      ];
+      if (action === 'run') {
+        const { runDaemon } = await import('../../daemon/daemon.js');
+        await runDaemon({
+          root: svc.ws.root,
+          metricsPort: a['metrics-port'] as number | undefined,
+          heartbeatMs: ms(a.heartbeat, 'heartbeat'),
+          reconcileMs: ms(a.reconcile, 'reconcile'),
+          freshnessMs: ms(a.freshness, 'freshness'),
+        });
+        return;
+      }
+      if (action === 'start') {
+        const running = runningPid(paths);
+        if (running) {
+          if (a.json) return printJson({ running: true, pid: running, started: false });
+          return out(`already running (pid ${running})`);
+        }
+        mkdirSync(dirname(paths.log), { recursive: true });
+        const logFd = openSync(`${paths.log}.stderr`, 'a');
+        const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], { detached: true, stdio: ['ignore', logFd, logFd], env: process.env });
+        child.unref();
+        const deadline = Date.now() + 20_000;
+        while (Date.now() < deadline) {
+          const st = readStatus(paths);
+          if (st && st.pid === child.pid && !st.stopped_at) {
+            if (a.json) return printJson({ running: true, pid: child.pid, started: true });
+            return out(`daemon started (pid ${child.pid}); logs in ${svc.ws.rel(paths.log)}`);
+          }
+          if (child.pid && !isAlive(child.pid)) break;
+          await sleep(50);
+        }
+        throw new UsageError(`the daemon did not start; see ${svc.ws.rel(paths.log)} and ${svc.ws.rel(`${paths.log}.stderr`)}`);
+      }
+      if (action === 'stop') {
+        const pid = runningPid(paths);
+        if (!pid) {
+          if (a.json) return printJson({ running: false, stopped: false });
+          return out('not running');
+        }
+        process.kill(pid, 'SIGTERM');
+        const deadline = Date.now() + 30_000;
+        while (Date.now() < deadline && isAlive(pid)) await sleep(50);
+        if (isAlive(pid)) throw new UsageError(`the daemon (pid ${pid}) did not stop within 30 s`);
+        if (a.json) return printJson({ running: false, stopped: true, pid });
+        return out(`daemon stopped (pid ${pid})`);
+      }
+      // status
+      const pid = runningPid(paths);
+      const live = pid ? await request<Record<string, unknown>>(paths, 'status', {}, 2000) : undefined;
+      const st = live && 'result' in live ? live.result : readStatus(paths);
+      const doc = { running: Boolean(pid), ...(st ?? {}) };
+      if (a.json) return printJson(doc);
+      if (!pid) return out(st ? `not running (last stopped ${String(st.stopped_at ?? 'without cleanup')})` : 'not running');
+      const s = st as Record<string, unknown>;
+      out(
+        [
+          `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
+          `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
+          `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
+          `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
+          `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>).map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`).join('; ')}`,
+          `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
+        ].join('\n'),
+      );
+    },
+  );
+}

@@ -1,0 +1,112 @@
+/**
+ * The CLI side of the daemon: where its files are, whether it is alive, and one request over its
+ * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
+ * back to the direct path silently: the daemon is an accelerator, never a dependency.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+
+export interface DaemonPaths {
+  dir: string;
+  pid: string;
+  socket: string;
+  status: string;
+  state: string;
+  log: string;
+}
+
+export function daemonPaths(localDir: string): DaemonPaths {
+  const dir = join(localDir, 'daemon');
+  return {
+    dir,
+    pid: join(dir, 'daemon.pid'),
+    socket: join(dir, 'daemon.sock'),
+    status: join(dir, 'status.json'),
+    state: join(dir, 'state.json'),
+    log: join(localDir, 'logs', 'daemon.log'),
+  };
+}
+
+/** Unix socket paths are limited to about 104-108 bytes. */
+export const MAX_SOCKET_PATH = 100;
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The pid in the pid file, if that process is alive. */
+export function runningPid(paths: DaemonPaths): number | null {
+  try {
+    const pid = Number(readFileSync(paths.pid, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface DaemonStatus {
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
+  heartbeat_ms: number;
+  [k: string]: unknown;
+}
+
+export function readStatus(paths: DaemonPaths): DaemonStatus | null {
+  try {
+    return JSON.parse(readFileSync(paths.status, 'utf8')) as DaemonStatus;
+  } catch {
+    return null;
+  }
+}
+
+/** Sends one request; resolves with the result, or undefined on any problem (no daemon, stale, timeout). */
+export async function request<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs = 2000): Promise<{ result: T } | { error: DaemonError } | undefined> {
+  if (!existsSync(paths.socket)) return undefined;
+  const status = readStatus(paths);
+  // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
+  if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
+  return new Promise((resolve) => {
+    let buf = '';
+    let done = false;
+    const finish = (v: { result: T } | { error: DaemonError } | undefined): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(v);
+    };
+    const sock = connect(paths.socket);
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    sock.setEncoding('utf8');
+    sock.on('error', () => finish(undefined));
+    sock.on('close', () => finish(undefined));
+    sock.on('data', (chunk: string) => {
+      buf += chunk;
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      try {
+        const msg = JSON.parse(buf.slice(0, nl)) as { result?: T; error?: DaemonError; skip?: string };
+        finish(msg.skip ? undefined : msg.error ? { error: msg.error } : { result: msg.result as T });
+      } catch {
+        finish(undefined);
+      }
+    });
+    sock.on('connect', () => sock.write(`${JSON.stringify({ id: 1, method, params })}\n`));
+  });
+}
+
+/** An error the daemon reports for a request (the same MemoryError the direct path would throw). */
+export interface DaemonError {
+  name: string;
+  code: string;
+  message: string;
+  problems: { path: string; message: string }[];
+  exitCode: number;
+}

@@ -1,0 +1,173 @@
+/**
+ * The real daemon process on a temp git repo: edits from outside, git checkout, status, metrics,
+ * SIGTERM and SIGKILL, restart, fallback, one daemon per workspace, scheduled decay with catch-up.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { serializeEntry } from '../../src/core/entry.js';
+import { BIN, cleanGitEnv, cli, entry, git, gitdir } from '../helpers/repo.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+function startDaemon(dir: string, args: string[] = []): { child: ChildProcess; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], { cwd: dir, env: cleanGitEnv(dir), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exit;
+    }
+    if (stderr.trim()) console.log(`daemon stderr: ${stderr}`);
+  });
+  return { child, exit };
+}
+
+const status = (dir: string): Record<string, any> | undefined => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  try {
+    return JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+};
+const ready = (dir: string, pid: number): Promise<unknown> => until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(dir, '.bass-agents/daemon/daemon.sock')));
+const debugQuery = (dir: string, text: string): { via: boolean; ids: string[] } => {
+  const r = cli(dir, ['query', text, '--json', '--debug']);
+  expect(r.code, r.stderr).toBe(0);
+  return { via: r.stderr.includes('answered by the daemon'), ids: r.json().map((h: { id: string }) => h.id) };
+};
+
+describe('memory daemon', () => {
+  it('serves queries, follows outside edits and git checkout, reports status and metrics, stops on SIGTERM', async () => {
+    const dir = gitdir();
+    const id = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'ledger exports run nightly' })) }).stdout.trim();
+    const base = git(dir, 'rev-parse', 'HEAD').trim();
+    const d = startDaemon(dir, ['--metrics-port', '0']);
+    await ready(dir, d.child.pid!);
+
+    expect(debugQuery(dir, 'ledger')).toEqual({ via: true, ids: [id] });
+    // A hand edit from outside (not through the CLI): searchable as soon as the watcher batch lands.
+    const file = join(dir, git(dir, 'ls-files', `ai-memory/demo/*/${id}.json`).trim());
+    const edited = { ...JSON.parse(readFileSync(file, 'utf8')), summary: 'ledger exports run hourly now' };
+    writeFileSync(file, serializeEntry(edited));
+    await until('edit indexed', () => debugQuery(dir, 'hourly').ids.includes(id));
+    // A new entry written through the CLI is visible to the very next query (the CLI notifies the daemon).
+    const id2 = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'kafka offsets are committed after processing' })) }).stdout.trim();
+    expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id2] });
+    // git checkout of an older commit removes it; checking out main brings it back.
+    git(dir, 'checkout', '-q', base);
+    await until('checkout indexed', () => debugQuery(dir, 'kafka offsets').ids.length === 0);
+    git(dir, 'checkout', '-q', 'main');
+    await until('checkout back indexed', () => debugQuery(dir, 'kafka offsets').ids.length === 1);
+    // A broken file is reported and skipped; the rest keeps working.
+    writeFileSync(join(dirname(file), 'BROKEN.json'), '{ nope');
+    await until('bad file reported', () => status(dir)?.bad_files === 1 && status(dir));
+    expect(debugQuery(dir, 'ledger').ids).toContain(id);
+
+    const st = cli(dir, ['daemon', 'status', '--json']).json();
+    expect(st).toMatchObject({ running: true, pid: d.child.pid, files_on_disk: 3, entries_indexed: 2, bad_files: 1, watcher_errors: 0 });
+    expect(st.watch_events).toBeGreaterThan(0);
+    expect(st.last_reconcile_at).toBeTruthy();
+    const metrics = await (await fetch(`http://127.0.0.1:${st.metrics_port}/metrics`)).text();
+    for (const m of ['forgotten_entries_total', 'decay_processing_duration_seconds', 'index_entries 2', 'query_duration_seconds', 'watch_events_total', 'parse_errors_total 1']) expect(metrics).toContain(m);
+    // One daemon per workspace.
+    const second = cli(dir, ['daemon', 'run']);
+    expect(second.code).toBe(4);
+    expect(second.stderr).toMatch(/already running/);
+
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toBe(0);
+    expect(status(dir)?.stopped_at).toBeTruthy();
+    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(false);
+    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.sock'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).jobs.decay.runs).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')).toContain('"event":"stopped"');
+    // Without the daemon the CLI answers directly.
+    expect(debugQuery(dir, 'ledger')).toMatchObject({ via: false });
+  });
+
+  it('a SIGKILLed daemon blocks nothing: the CLI falls back and a new daemon starts at once; decay catches up on start', async () => {
+    const dir = gitdir();
+    const updates = [entry({ section: 'observations', summary: 'a passing remark about the build' }), entry({ section: 'decisions', kind: 'decision', summary: 'we deploy on Tuesdays' })];
+    const env = { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' };
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
+    appendFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'decay:\n  curve: exponential\n  interval: 1h\n');
+    git(dir, 'commit', '-qam', 'decay settings');
+    const a = startDaemon(dir);
+    await ready(dir, a.child.pid!);
+    // Started long after the entries were written: the decay job runs at once and forgets the stale observation.
+    await until('decay forgot the observation', () => git(dir, 'log', '-1', '--format=%B').includes('Memory-Op: forget'));
+    expect(cli(dir, ['list', '--status', 'archived', '--json']).json().map((h: { summary: string }) => h.summary)).toEqual(['a passing remark about the build']);
+    const state = JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8'));
+    expect(state.decay_projects.demo).toBeTruthy();
+
+    a.child.kill('SIGKILL');
+    await a.exit;
+    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(true); // left behind...
+    expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // ...but a dead daemon is ignored
+    const b = startDaemon(dir);
+    await ready(dir, b.child.pid!); // ...and does not block a new one
+    expect(debugQuery(dir, 'Tuesdays')).toMatchObject({ via: true });
+    // The job state survived: the finished decay run is not repeated within its interval.
+    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).decay_projects.demo).toBe(state.decay_projects.demo);
+    rmSync(join(dir, '.bass-agents/daemon/daemon.sock'), { force: true });
+    expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // no socket: direct path
+    b.child.kill('SIGINT');
+    expect(await b.exit).toBe(0);
+  });
+
+  it('daemon start detaches and daemon stop stops it', () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo']);
+    const s = cli(dir, ['daemon', 'start', '--json']);
+    expect(s.code, s.stderr).toBe(0);
+    const pid = s.json().pid;
+    onTestFinished(() => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    });
+    expect(cli(dir, ['daemon', 'start', '--json']).json()).toMatchObject({ running: true, started: false, pid });
+    expect(cli(dir, ['daemon', 'status', '--json']).json()).toMatchObject({ running: true, pid });
+    expect(cli(dir, ['daemon', 'stop', '--json']).json()).toMatchObject({ stopped: true, pid });
+    expect(cli(dir, ['daemon', 'status', '--json']).json()).toMatchObject({ running: false });
+  });
+});
+
+describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdown")', () => {
+  it('stops between batches when asked, reports where, and a later run resumes there', async () => {
+    // The built service: its lazily required modules are resolved next to it (npm test builds first).
+    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const dir = gitdir();
+    const updates = Array.from({ length: 5 }, (_, i) => ({ operation: 'create', entry: entry({ section: 'observations', summary: `note number ${i}` }) }));
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' }, input: JSON.stringify(updates) }).code).toBe(0);
+    appendFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'decay:\n  curve: exponential\n  batch_size: 2\n');
+    git(dir, 'commit', '-qam', 'decay settings');
+    const svc = new MemoryService({ cwd: dir, env: { ...cleanGitEnv(dir), BASS_AGENTS_NOW: '2026-02-01T00:00:00Z' } });
+    const seen: number[] = [];
+    const first = await svc.decay('demo', { apply: true, onBatch: (done) => (seen.push(done), false) });
+    expect(seen).toEqual([2]);
+    expect(first).toMatchObject({ forgotten: 2 });
+    expect(first.resume_after).toMatch(/^[0-9A-Z]{26}$/);
+    expect(svc.decayState().demo).toBeUndefined(); // not a completed run
+    const rest = await svc.decay('demo', { apply: true, resumeAfter: first.resume_after! });
+    expect(rest).toMatchObject({ resume_after: null, forgotten: 3, analyzed: 3 });
+    expect(cli(dir, ['list', '--status', 'archived', '--json']).json()).toHaveLength(5);
+    expect(svc.decayState().demo?.last_run_at).toBe('2026-02-01T00:00:00.000Z');
+  });
+});
