@@ -10,7 +10,11 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndex } from '../dist/index/search-index.js';
 import { MemoryService } from '../dist/service/memory-service.js';
-import { allFiles, env, makeEntry, runCli, setup } from './data.js';
+import { daemonPaths, request } from '../dist/daemon/client.js';
+import { serializeEntry } from '../dist/core/entry.js';
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { BIN, allFiles, env, makeEntry, runCli, setup } from './data.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -115,6 +119,46 @@ for (const n of sizes) {
   const decayRuns = [];
   for (let i = 0; i < 3; i++) decayRuns.push((await svc.decay('bench', { overrides: { curve: 'exponential', exponential: { stability_hours: 24 * 365 } } })).duration_ms);
   row(n, 'decay pass, all entries (in process, p50)', pct(decayRuns, 50), 'read+parse', readParse, 'ms', n === 10000 ? '<= 1000' : undefined);
+  // The daemon: start time, cold CLI queries through it, edit -> searchable latency, memory.
+  {
+    const paths = daemonPaths(join(dir, '.bass-agents'));
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
+    for (;;) {
+      const r = await request(paths, 'ping', {}, 500);
+      if (r && 'result' in r) break;
+      if (performance.now() - t0 > 120_000) throw new Error('bench: daemon did not start');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    const startMs = performance.now() - t0;
+    row(n, 'daemon start to first answer', startMs, 'index snapshot load', load);
+    const viaDaemon = time((i) => runCli(dir, ['query', QUERIES[i % QUERIES.length], '--json']), quick ? 3 : 5);
+    row(n, 'query end to end through the daemon (p50)', pct(viaDaemon, 50), 'node start', nodeStart);
+    const lat = [];
+    const sectionDir = join(dir, 'ai-memory/bench/learnings');
+    for (let i = 0; i < (quick ? 5 : 20); i++) {
+      const token = `zqx${i}edit${n}`;
+      const e = { ...makeEntry(n + 5000 + i), section: 'learnings', summary: `hand edit ${token}` };
+      const t = performance.now();
+      writeFileSync(join(sectionDir, `${e.id}.json`), serializeEntry(e));
+      for (;;) {
+        const r = await request(paths, 'query', { text: token, filters: { status: 'any', minConfidence: 0 }, options: { record: false }, clock: null }, 2000);
+        if (r && 'result' in r && r.result.results.some((h) => h.entry.id === e.id)) break;
+        if (performance.now() - t > 10_000) throw new Error('bench: edit never became searchable');
+        await new Promise((res) => setTimeout(res, 2));
+      }
+      lat.push(performance.now() - t);
+    }
+    row(n, 'edit -> searchable through the daemon (p50)', pct(lat, 50), 'debounce', 40, 'ms', '<= 300');
+    row(n, 'edit -> searchable through the daemon (p99)', pct(lat, 99), 'debounce', 40, 'ms', '<= 300');
+    const st = await request(paths, 'status', {}, 2000);
+    const rss = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+    row(n, 'daemon resident memory', rss, undefined, undefined, 'MiB');
+    void st;
+    child.kill('SIGTERM');
+    await new Promise((res) => child.on('exit', res));
+    void readdirSync;
+  }
   const stats = time(() => svc.getStatistics('bench'), 3);
   row(n, 'stats (in process, p50)', pct(stats, 50), 'read+parse', readParse, 'ms', '<= 50 warm');
   rmSync(dir, { recursive: true, force: true });

@@ -168,7 +168,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   /** Brings catalog and index up to date; `drift` marks changes the watcher did not report. */
   const refresh = (reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): string[] => {
     const t0 = performance.now();
-    const r = svc.refresh();
+    // The index snapshot on disk is refreshed at start, on reconcile and at shutdown, not per batch.
+    const r = svc.refresh({ saveIndex: reason !== 'batch' && reason !== 'notify' });
     lastSnap = r.snap;
     const changed = [...r.changed, ...r.removed];
     status.files_on_disk = r.files;
@@ -203,10 +204,11 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   let contextTimer: NodeJS.Timeout | undefined;
   const scheduleContext = (changedFiles: string[]): void => {
     const now = svc.now().getTime();
+    const byFile = new Map((lastSnap?.entries ?? []).map((x) => [x.file, x]));
     for (const f of changedFiles) {
       const project = f.split('/')[1];
-      if (!project || project === GLOBAL_PROJECT) continue;
-      const se = lastSnap?.entries.find((x) => x.file === f);
+      if (!project || project === GLOBAL_PROJECT || contextDue.has(project)) continue;
+      const se = byFile.get(f);
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
       if (!se || isContextWorthy(se.entry, now) || existsSync(`${svc.ws.contextDir}/${project}.md`)) contextDue.add(project);
     }
@@ -306,7 +308,9 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const memRoot = svc.ws.memoryDir;
   mkdirSync(memRoot, { recursive: true });
   const ignored = (p: string): boolean => /(^|[/\\])\.bass-agents([/\\]|$)/.test(p) || /\.lock([/\\]|$)/.test(p) || /(^|[/\\])\.[^/\\]*\.tmp$/.test(p);
-  const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true });
+  // atomic: false: chokidar would otherwise hold events ~100 ms to pair unlink/add of editors'
+  // atomic saves; our batches already absorb that, and every change is re-read from disk.
+  const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false });
   const rel = (abs: string): string => svc.ws.rel(abs).split('\\').join('/');
   watcher.on('all', (event, file) => {
     status.watch_events++;
@@ -361,13 +365,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
         case 'query': {
           flush(); // answer with every change the watcher has already seen
           const end = metrics.queryDuration.startTimer();
-          const r = svc.query(String(p.text ?? ''), (p.filters ?? {}) as never, (p.options ?? {}) as never);
+          // The watcher and reconcile keep the catalog current: no per-query stat of every file.
+          const r = svc.query(String(p.text ?? ''), (p.filters ?? {}) as never, { ...(p.options ?? {}), refresh: false } as never);
           end();
           return { id: req.id, result: r };
         }
         case 'prepareTask':
           flush();
-          return { id: req.id, result: svc.prepareTask(p.task, (p.options ?? {}) as never) };
+          return { id: req.id, result: svc.prepareTask(p.task, { ...(p.options ?? {}), refresh: false } as never) };
         case 'stop':
           setImmediate(() => void shutdown('stop request'));
           return { id: req.id, result: { stopping: true } };
@@ -449,6 +454,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     http?.close();
     await jobChain.catch(() => undefined); // the current batch finishes; its cursor is saved
     saveState();
+    svc.saveIndex();
     await watcher.close();
     rmSync(paths.socket, { force: true });
     writeStatus({ stopped_at: new Date().toISOString() });

@@ -622,7 +622,7 @@ export class MemoryService {
    * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
    * which case it loads the whole index, brings it up to date and saves it for the next process.
    */
-  private loadState(text: string, refresh: boolean, wholeIndex = false): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+  private loadState(text: string, refresh: boolean, wholeIndex = false, save = true): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.snapshot();
@@ -644,11 +644,7 @@ export class MemoryService {
     let loaded = true;
     if (!index) ({ index, loaded } = SearchIndex.load(file));
     const rep = index.sync(docs);
-    try {
-      index.save(file);
-    } catch {
-      /* a snapshot that cannot be saved only costs speed next time */
-    }
+    if (save) this.saveIndex(index);
     this.state = { snap, index };
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
   }
@@ -657,9 +653,19 @@ export class MemoryService {
    * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
    * and reconciles call this): returns what changed.
    */
-  refresh(): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
-    const { snap, index, indexStats } = this.loadState('', true, true);
+  refresh(opts: { saveIndex?: boolean } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+    const { snap, index, indexStats } = this.loadState('', true, true, opts.saveIndex ?? true);
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
+  }
+
+  /** Saves the index snapshot if it changed (a daemon does this now and then, not per batch: at 10K it is 20 MB). */
+  saveIndex(index: SearchIndex | null = this.state?.index ?? null): void {
+    if (!index) return;
+    try {
+      index.save(SearchIndex.snapshotPath(this.ws.localDir));
+    } catch {
+      /* a snapshot that cannot be saved only costs speed next time */
+    }
   }
 
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
@@ -919,7 +925,7 @@ export class MemoryService {
   // ---------------------------------------------------------------- agents (Req 8, 9)
 
   /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
-  prepareTask(task: unknown, opts: { project?: string; full?: boolean } = {}): AgentTask {
+  prepareTask(task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
     const parsed = validation().parseWith(schemas().AgentTaskSchema, task);
     if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
     const t = parsed.value;
@@ -927,8 +933,8 @@ export class MemoryService {
     const projects = this.readProjects(opts.project ?? t.project);
     const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
     const text = t.goal ?? '';
-    let hits = this.query(text, filters, { limit: 30 }).results;
-    if (hits.length === 0 && text) hits = this.query('', filters, { limit: 30 }).results;
+    let hits = this.query(text, filters, { limit: 30, refresh: opts.refresh }).results;
+    if (hits.length === 0 && text) hits = this.query('', filters, { limit: 30, refresh: opts.refresh }).results;
     hits.sort(
       (a, b) =>
         b.entry.confidence - a.entry.confidence ||
