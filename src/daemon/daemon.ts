@@ -169,7 +169,10 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const refresh = (reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): string[] => {
     const t0 = performance.now();
     // The index snapshot on disk is refreshed at start, on reconcile and at shutdown, not per batch.
-    const r = svc.refresh({ saveIndex: reason !== 'batch' && reason !== 'notify' });
+    // Batches re-read just their files, unless one is not an entry file (a folder came or went).
+    const entryFile = /^ai-memory\/[^/]+\/[^/]+\/[^/]+\.json$/;
+    const paths = (reason === 'batch' || reason === 'notify') && reported && [...reported].every((f) => entryFile.test(f)) ? [...reported] : undefined;
+    const r = svc.refresh({ saveIndex: reason !== 'batch' && reason !== 'notify', paths });
     lastSnap = r.snap;
     const changed = [...r.changed, ...r.removed];
     status.files_on_disk = r.files;
@@ -358,10 +361,12 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
           return { id: req.id, result: { pid: process.pid } };
         case 'status':
           return { id: req.id, result: { ...JSON.parse(readFileSync(paths.status, 'utf8')), metrics: await registry.getMetricsAsJSON() } };
-        case 'notify':
+        case 'notify': {
           flush();
-          refresh('notify');
+          const files = Array.isArray(p.files) ? p.files.map((f) => rel(String(f))) : [];
+          refresh('notify', new Set(files));
           return { id: req.id, result: { ok: true } };
+        }
         case 'query': {
           flush(); // answer with every change the watcher has already seen
           const end = metrics.queryDuration.startTimer();

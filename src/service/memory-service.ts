@@ -653,7 +653,16 @@ export class MemoryService {
    * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
    * and reconciles call this): returns what changed.
    */
-  refresh(opts: { saveIndex?: boolean } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+  refresh(opts: { saveIndex?: boolean; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+    if (opts.paths && this.state?.index) {
+      // A watcher batch: re-read just those files and update the index by id.
+      const snap = this.catalog.refreshPaths(this.state.snap, opts.paths);
+      const index = this.state.index;
+      const rep = index.sync(snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry })));
+      this.state = { snap, index };
+      if (opts.saveIndex) this.saveIndex(index);
+      return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
+    }
     const { snap, index, indexStats } = this.loadState('', true, true, opts.saveIndex ?? true);
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
   }

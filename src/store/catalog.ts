@@ -6,7 +6,7 @@
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
  * `.bass-agents/` loses nothing.
  */
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { ValidationError, type Problem } from '../core/errors.js';
@@ -177,6 +177,48 @@ export class Catalog {
       /* missing or corrupt: rebuilt below */
     }
     return { v: CATALOG_VERSION, files: new Map() };
+  }
+
+  /**
+   * Re-reads only `files` (paths relative to the root) on top of `prev`: what a watcher batch
+   * needs, instead of a stat of every file. Paths that are not entry files are ignored; the cache
+   * file is not rewritten (the next full refresh does that).
+   */
+  refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
+    const byFile = new Map(prev.entries.map((se) => [se.file, se]));
+    const bad = new Map(prev.bad.map((b) => [b.file, b]));
+    const changed: string[] = [];
+    const removed: string[] = [];
+    for (const rel of new Set(files)) {
+      const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
+      if (!m || m[3]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2]!)) continue;
+      const [, project, section, id] = m as unknown as [string, string, Section, string];
+      const abs = join(this.ws.root, rel);
+      let st: ReturnType<typeof lstatSync> | undefined;
+      try {
+        st = lstatSync(abs);
+      } catch {
+        st = undefined;
+      }
+      if (!st || !st.isFile()) {
+        if (byFile.delete(rel) || bad.delete(rel)) removed.push(rel);
+        if (st?.isSymbolicLink()) bad.set(rel, { file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
+        continue;
+      }
+      const old = byFile.get(rel);
+      const k = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (old && old.stamp === k) continue;
+      const r = readEntryFile(abs, rel, section, id);
+      changed.push(rel);
+      if (r.entry) {
+        bad.delete(rel);
+        byFile.set(rel, new StoredEntry(this.ws.root, project, rel, { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, k, m: entryMeta(r.entry) }, r.entry));
+      } else {
+        byFile.delete(rel);
+        bad.set(rel, { file: rel, problems: r.problems ?? [] });
+      }
+    }
+    return { entries: [...byFile.values()], bad: [...bad.values()], changed, removed };
   }
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
