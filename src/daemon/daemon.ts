@@ -34,6 +34,8 @@ export interface DaemonOptions {
   reconcileMs?: number;
   /** Milliseconds between freshness checks. */
   freshnessMs?: number;
+  /** Milliseconds between evidence validations. */
+  evidenceMs?: number;
   /** Debounce of watcher events into one batch. */
   debounceMs?: number;
 }
@@ -47,7 +49,7 @@ interface JobState {
 }
 
 interface State {
-  jobs: Record<'decay' | 'freshness' | 'context', JobState>;
+  jobs: Record<'decay' | 'freshness' | 'context' | 'evidence', JobState>;
   /** decay: last completed run per project (decay intervals are per project). */
   decay_projects: Record<string, string>;
 }
@@ -84,6 +86,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const heartbeatMs = opts.heartbeatMs ?? 2000;
   const reconcileMs = opts.reconcileMs ?? 5 * 60_000;
   const freshnessMs = opts.freshnessMs ?? 60 * 60_000;
+  const evidenceMs = opts.evidenceMs ?? 24 * 60 * 60_000;
   const debounceMs = opts.debounceMs ?? 40;
   const { pino } = await import('pino');
   const prom = await import('prom-client');
@@ -113,7 +116,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   };
 
   // ---------------------------------------------------------------- state
-  let state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob() }, decay_projects: {} };
+  let state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
   try {
     const saved = JSON.parse(readFileSync(paths.state, 'utf8')) as Partial<State>;
     state = { jobs: { ...state.jobs, ...saved.jobs }, decay_projects: saved.decay_projects ?? {} };
@@ -134,6 +137,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     watcher_errors: 0,
     last_batch_ms: null as number | null,
     expiring_entries: [] as { id: string; project: string; state: string; valid_to: string | null }[],
+    stale_evidence_entries: 0,
     recent_errors: [] as { time: string; where: string; message: string }[],
   };
   const recordError = (where: string, err: unknown): void => {
@@ -284,12 +288,19 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     for (const i of items) log.info({ event: 'freshness', id: i.id, project: i.project, state: i.state, valid_to: i.valid_to, days: i.days });
   };
 
+  const evidenceJob = async (): Promise<void> => {
+    const r = await svc.validateEvidence(undefined, { timeoutMs: 5000 });
+    status.stale_evidence_entries = r.entries.filter((e) => e.stale).length;
+    log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
+  };
+
   const due = (job: JobState, every: number): boolean => !job.last_run_at || Date.now() - Date.parse(job.last_run_at) >= every;
   const tick = (): void => {
     if (stopping) return;
     writeStatus();
     if (svc.ws.listProjects().some((p) => svc.ws.isInitialized(p) && decayDue(p))) void runJob('decay', decayJob);
     if (due(state.jobs.freshness, freshnessMs)) void runJob('freshness', freshnessJob);
+    if (due(state.jobs.evidence, evidenceMs)) void runJob('evidence', evidenceJob);
   };
 
   // ---------------------------------------------------------------- watcher

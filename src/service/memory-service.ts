@@ -3,7 +3,9 @@
  * calls. It is the only write path: validate → lock → atomic write → one git commit → operation
  * log. Reads go catalog (stat-refreshed cache of the files) → filters → index → ranking.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { httpStatus, planCheck, remoteRepo, type EvidenceStatus } from '../core/evidence-check.js';
+import { EvidenceCache, type CheckResult } from '../store/evidence-cache.js';
 import { checkFreshness, type FreshnessItem } from '../core/freshness.js';
 import { mergeEntries } from '../core/interchange.js';
 import { buildPlan, type ConsolidationPlan, type Strategy } from '../core/consolidate.js';
@@ -194,6 +196,31 @@ export interface ApplyPlanReport {
   commit: string | null;
 }
 
+export interface EvidenceReport {
+  checked: number;
+  ok: number;
+  stale: number;
+  unknown: number;
+  skipped: number;
+  entries: { id: string; project: string; stale: boolean; evidence: { type: string; uri: string; status: EvidenceStatus; reason: string }[] }[];
+}
+
+/** HEAD (GET when HEAD is refused) with a timeout; network trouble is unknown, never stale. */
+async function probeUrl(url: string, timeoutMs: number): Promise<{ status: EvidenceStatus; reason: string }> {
+  for (const method of ['HEAD', 'GET']) {
+    try {
+      const res = await fetch(url, { method, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+      void res.body?.cancel();
+      if (method === 'HEAD' && (res.status === 405 || res.status === 501)) continue;
+      return httpStatus(res.status);
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      return { status: 'unknown', reason: `unreachable (${e.cause?.code ?? e.name})` };
+    }
+  }
+  return { status: 'unknown', reason: 'no answer' };
+}
+
 export interface ShownEntry {
   project: string;
   file: string;
@@ -239,6 +266,7 @@ export class MemoryService {
   private onWrite: ServiceOptions['onWrite'];
   readonly usage: UsageStore;
   readonly sessions: SessionStore;
+  readonly evidenceCache: EvidenceCache;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
@@ -251,6 +279,7 @@ export class MemoryService {
     this.catalog = new Catalog(this.ws);
     this.usage = new UsageStore(this.ws);
     this.sessions = new SessionStore(this.ws);
+    this.evidenceCache = new EvidenceCache(this.ws);
     this.warn = warn;
   }
 
@@ -571,7 +600,7 @@ export class MemoryService {
         confidence_label: lc.confidence_label,
         retrieval_count: lc.retrievals,
         last_accessed_at: lc.last_accessed_at,
-        flags: entryFlags(e, now),
+        flags: entryFlags(e, now, this.evidenceCache.staleKeys().has(`${found.project}/${e.id}`)),
         curve: lc.curve,
         memory_type: lc.memory_type,
         importance: lc.importance,
@@ -693,6 +722,7 @@ export class MemoryService {
       se: StoredEntry;
     }
     const accept = compileFilters(filters, nowMs);
+    const staleKeys = this.evidenceCache.staleKeys();
     let cands: Cand[] = [];
     let matchedCount = 0;
     if (hasText && index) {
@@ -704,13 +734,13 @@ export class MemoryService {
       for (const [key, score] of index.search(text)) {
         const se = byKey.get(key);
         if (!se || !accept(se.meta, se.project)) continue;
-        cands.push({ project: se.project, entry: se.meta, se, relevance: score });
+        cands.push({ project: se.project, entry: se.meta, se, relevance: score, stale: staleKeys.has(se.key) });
         if (score > max) max = score;
       }
       for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
       matchedCount = cands.length;
     } else {
-      for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se });
+      for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) });
       matchedCount = cands.length;
     }
     // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
@@ -833,6 +863,86 @@ export class MemoryService {
     });
     errors.push(...(await this.scanSecrets(fields, { agent: this.agentName ?? 'unknown', operation: 'validate' })).flat());
     return { ok: errors.length === 0, errors };
+  }
+
+  // ---------------------------------------------------------------- evidence (Req 18.5-18.7)
+
+  /**
+   * `memory validate-evidence`: file paths against the working tree (and their line ranges), git
+   * permalinks of this repository for a reachable commit and path, URLs with HEAD (then GET) and
+   * a short timeout; an unreachable network is "unknown", never "stale". Results are cached
+   * (paths by file stamp, URLs for `urlTtlMs`); entries with stale evidence are flagged and
+   * down-ranked by queries.
+   */
+  async validateEvidence(
+    projectName?: string,
+    opts: { offline?: boolean; timeoutMs?: number; urlTtlMs?: number; onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<EvidenceReport> {
+    const projects = this.readProjects(projectName);
+    const entries = this.snapshot().entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
+    const cache = this.evidenceCache.load();
+    const now = this.now();
+    const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
+    const git = await this.git();
+    const remotes = git ? (await git.remoteUrls()).map(remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
+    const checks: Record<string, CheckResult> = {};
+    const fresh = (key: string): CheckResult | undefined => {
+      const c = cache.checks[key];
+      return c && now.getTime() - Date.parse(c.checked_at) < ttl ? c : undefined;
+    };
+    const checkOne = async (type: string, uri: string): Promise<{ key: string; result: CheckResult }> => {
+      const plan = planCheck(type, uri);
+      const at = now.toISOString();
+      if (plan.kind === 'none') return { key: uri, result: { status: 'skipped', reason: plan.reason, checked_at: at } };
+      if (plan.kind === 'file') {
+        const abs = join(this.ws.root, plan.path);
+        const st = statSync(abs, { throwIfNoEntry: false });
+        const key = `${uri}\u0000${st ? `${st.size}:${st.mtimeMs}` : 'missing'}`;
+        if (cache.checks[key]) return { key, result: cache.checks[key]! };
+        if (!st || !st.isFile()) return { key, result: { status: 'stale', reason: `${plan.path} does not exist in the working tree`, checked_at: at } };
+        if (plan.end !== undefined) {
+          const lines = readFileSync(abs, 'utf8').split('\n').length;
+          if (plan.end > lines) return { key, result: { status: 'stale', reason: `${plan.path} has ${lines} lines; the evidence cites line ${plan.end}`, checked_at: at } };
+        }
+        return { key, result: { status: 'ok', reason: 'file exists', checked_at: at } };
+      }
+      if (plan.kind === 'permalink') {
+        const local = remotes.some((r) => r.host === plan.host.toLowerCase() && r.repo === plan.repo.toLowerCase());
+        if (local && git) {
+          const has = await git.hasPathAt(plan.commit, plan.path);
+          if (has === true) return { key: uri, result: { status: 'ok', reason: `commit ${plan.commit.slice(0, 12)} has ${plan.path}`, checked_at: at } };
+          if (has === false) return { key: uri, result: { status: 'stale', reason: `commit ${plan.commit.slice(0, 12)} has no ${plan.path}`, checked_at: at } };
+          // The commit is not here (not fetched): ask the host like any URL.
+        }
+      }
+      const url = plan.kind === 'url' ? plan.url : plan.url;
+      const hit = fresh(url);
+      if (hit) return { key: url, result: hit };
+      if (opts.offline) return { key: url, result: { status: 'unknown', reason: 'not checked (--offline)', checked_at: at } };
+      return { key: url, result: { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: at } };
+    };
+    const report: EvidenceReport = { checked: 0, ok: 0, stale: 0, unknown: 0, skipped: 0, entries: [] };
+    const stale: Record<string, string[]> = { ...cache.stale };
+    let done = 0;
+    for (const se of entries) {
+      const rows: EvidenceReport['entries'][number]['evidence'] = [];
+      for (const ev of se.entry.evidence) {
+        const { key, result } = await checkOne(ev.type, ev.uri);
+        checks[key] = result;
+        report[result.status]++;
+        if (result.status !== 'skipped') report.checked++;
+        rows.push({ type: ev.type, uri: ev.uri, status: result.status, reason: result.reason });
+      }
+      const reasons = rows.filter((r) => r.status === 'stale').map((r) => `${r.uri}: ${r.reason}`);
+      if (reasons.length) stale[se.key] = reasons;
+      else delete stale[se.key];
+      report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
+      opts.onProgress?.(++done, entries.length);
+    }
+    // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
+    const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
+    this.evidenceCache.save({ v: 1, checks: merged, stale });
+    return report;
   }
 
   // ---------------------------------------------------------------- freshness, export, import
@@ -1497,7 +1607,8 @@ export class MemoryService {
     const queries = readLog<QueryRecord & { projects: string[] | null }>(this.ws, 'queries').filter(
       (q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)),
     );
-    return computeStatistics({ project: projects?.[0] ?? null, entries, operations, queries, range, nowMs: this.now().getTime() });
+    const staleIds = new Set([...this.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
+    return computeStatistics({ project: projects?.[0] ?? null, entries, operations, queries, range, nowMs: this.now().getTime(), staleIds });
   }
 }
 

@@ -238,4 +238,29 @@ export class GitRepo {
     }
     return rows;
   }
+
+  /** URLs of the repository's remotes. */
+  async remoteUrls(): Promise<string[]> {
+    try {
+      const out = await this.git.raw(['remote', '-v']);
+      return [...new Set(out.split('\n').map((l) => l.split(/\s+/)[1]).filter((u): u is string => Boolean(u)))];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Whether `<commit>:<path>` exists here: true, false, or null when the commit itself is unknown (not fetched). */
+  async hasPathAt(commit: string, path: string): Promise<boolean | null> {
+    try {
+      await this.git.raw(['cat-file', '-e', `${commit}^{commit}`]);
+    } catch {
+      return null;
+    }
+    try {
+      await this.git.raw(['cat-file', '-e', `${commit}:${path}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }

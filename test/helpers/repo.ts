@@ -2,7 +2,7 @@
  * Test fixtures: real temp folders, real git repositories, the real CLI as a child process.
  * Every temp dir is removed when its test finishes; HOME points into it so no real config leaks in.
  */
-import { spawnSync, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -67,6 +67,19 @@ export function cli(cwd: string, args: string[], opts: { env?: Record<string, st
     stderr: r.stderr,
     json: () => JSON.parse(r.stdout),
   };
+}
+
+/** The CLI without blocking this process (a test that serves HTTP from this process needs that). */
+export function cliAsync(cwd: string, args: string[], opts: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'memory', ...args], { cwd, env: { ...cleanGitEnv(cwd), ...opts.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(opts.input ?? '');
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
+  });
 }
 
 export function writeJson(dir: string, name: string, value: unknown): string {

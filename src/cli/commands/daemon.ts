@@ -33,7 +33,8 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (0 = any free port)' })
         .option('heartbeat', { type: 'string', describe: 'status heartbeat and scheduler tick (default 2000 ms)' })
         .option('reconcile', { type: 'string', describe: 'full reconcile of files against the index (default 5m)' })
-        .option('freshness', { type: 'string', describe: 'freshness check interval (default 1h)' }),
+        .option('freshness', { type: 'string', describe: 'freshness check interval (default 1h)' })
+        .option('evidence', { type: 'string', describe: 'evidence validation interval (default 24h)' }),
     async (a: A) => {
       const svc = service(a);
       const paths = daemonPaths(svc.ws.localDir);
@@ -43,6 +44,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         ...(a.heartbeat !== undefined ? ['--heartbeat', String(a.heartbeat)] : []),
         ...(a.reconcile !== undefined ? ['--reconcile', String(a.reconcile)] : []),
         ...(a.freshness !== undefined ? ['--freshness', String(a.freshness)] : []),
+        ...(a.evidence !== undefined ? ['--evidence', String(a.evidence)] : []),
       ];
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
@@ -52,6 +54,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           heartbeatMs: ms(a.heartbeat, 'heartbeat'),
           reconcileMs: ms(a.reconcile, 'reconcile'),
           freshnessMs: ms(a.freshness, 'freshness'),
+          evidenceMs: ms(a.evidence, 'evidence'),
         });
         return;
       }

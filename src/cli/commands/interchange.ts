@@ -17,6 +17,37 @@ const FORMATS = ['json', 'jsonl', 'entries'] as const;
 export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
     .command(
+      'validate-evidence [project]',
+      'check every evidence URI (files, line ranges, git permalinks, URLs); flag and list stale ones',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('offline', { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' })
+          .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
+      async (a: A) => {
+        const showProgress = !a.json && process.stderr.isTTY;
+        const r = await service(a).validateEvidence((a.project as string | undefined) || undefined, {
+          offline: Boolean(a.offline),
+          timeoutMs: a.timeout as number | undefined,
+          onProgress: showProgress
+            ? (done, total) => {
+                const w = 30;
+                const fill = Math.round((done / Math.max(1, total)) * w);
+                process.stderr.write(`\r[${'#'.repeat(fill)}${' '.repeat(w - fill)}] ${done}/${total} entries`);
+                if (done === total) process.stderr.write('\n');
+              }
+            : undefined,
+        });
+        if (a.json) return printJson(r);
+        out(`${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable)`);
+        const stale = r.entries.filter((e) => e.stale);
+        if (stale.length) {
+          out(table(stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])), ['ID', 'TYPE', 'URI', 'WHY STALE']));
+          out('stale entries are flagged stale_evidence and ranked lower; supersede them with fresh evidence');
+        }
+      },
+    )
+    .command(
       'check-freshness [project]',
       'entries whose valid_to is past or within --days (default 7), and entries due for review',
       (c) => c.positional('project', { type: 'string' }).option('days', { type: 'number', describe: 'warning window in days (default 7)' }),

@@ -1,0 +1,59 @@
+/**
+ * Results of evidence checks (002 Req 18.5-18.7), local: `.bass-agents/cache/evidence.json`.
+ * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
+ * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EvidenceStatus } from '../core/evidence-check.js';
+import { writeFileAtomic } from './fsutil.js';
+import type { Workspace } from './workspace.js';
+
+export interface CheckResult {
+  status: EvidenceStatus;
+  reason: string;
+  checked_at: string;
+}
+
+export interface EvidenceCacheFile {
+  v: 1;
+  checks: Record<string, CheckResult>;
+  /** `project/id` → why its evidence is stale. */
+  stale: Record<string, string[]>;
+}
+
+export class EvidenceCache {
+  private file: string;
+  private memo: { stamp: string; data: EvidenceCacheFile } | undefined;
+
+  constructor(ws: Workspace) {
+    this.file = join(ws.localDir, 'cache', 'evidence.json');
+  }
+
+  load(): EvidenceCacheFile {
+    const st = statSync(this.file, { throwIfNoEntry: false });
+    if (!st) return { v: 1, checks: {}, stale: {} };
+    const stamp = `${st.size}:${st.mtimeMs}`;
+    if (this.memo?.stamp === stamp) return this.memo.data;
+    try {
+      const data = JSON.parse(readFileSync(this.file, 'utf8')) as EvidenceCacheFile;
+      if (data.v === 1 && data.checks && data.stale) {
+        this.memo = { stamp, data };
+        return data;
+      }
+    } catch {
+      /* corrupt: start over */
+    }
+    return { v: 1, checks: {}, stale: {} };
+  }
+
+  /** Keys of entries flagged stale. */
+  staleKeys(): Set<string> {
+    return new Set(Object.keys(this.load().stale));
+  }
+
+  save(data: EvidenceCacheFile): void {
+    writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
+    this.memo = undefined;
+  }
+}
