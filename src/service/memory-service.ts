@@ -981,7 +981,7 @@ export class MemoryService {
   async importEntries(
     project: string,
     docs: unknown[],
-    opts: { onConflict?: 'skip' | 'overwrite' | 'merge'; source?: string } = {},
+    opts: { onConflict?: 'skip' | 'overwrite' | 'merge'; source?: string; onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void } = {},
   ): Promise<ImportResult> {
     const onConflict = opts.onConflict ?? 'skip';
     this.ws.projectDir(project);
@@ -989,6 +989,7 @@ export class MemoryService {
     const entries: MemoryEntry[] = [];
     const seen = new Map<string, number>();
     docs.forEach((doc, i) => {
+      if (i % 200 === 0) opts.onProgress?.(i, docs.length, 'validate');
       const r = validation().validateStoredEntry(doc, `[${i}]`);
       if (!r.ok) return void problems.push(...r.errors);
       const first = seen.get(r.value.id);
@@ -1010,6 +1011,7 @@ export class MemoryService {
       const skipped: ImportResult['skipped'] = [];
       if (entries.length && !this.ws.isInitialized(project)) files.push(...initProject(this.ws, project, now));
       entries.forEach((e, k) => {
+        if (k % 200 === 0) opts.onProgress?.(k, entries.length, 'write');
         const index = seen.get(e.id) ?? k;
         const old = existing.get(e.id);
         if (old && old.project !== project) {
@@ -1034,6 +1036,7 @@ export class MemoryService {
         changes.push({ op: 'import', id: e.id, summary: next.summary });
         imported.push({ index, id: e.id, action });
       });
+      opts.onProgress?.(entries.length, entries.length, 'write');
       const commit = await this.commit(project, files, changes, agent);
       for (const c of changes) appendLog(this.ws, 'operations', { time: now, op: c.op, id: c.id, project, agent, commit });
       this.warnIfLarge(project, snap, imported.filter((a) => a.action === 'created').length);

@@ -140,7 +140,18 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             docs = mcpMemoryToEntries(graph, { now: svc.now().toISOString(), agent: await svc.agent(), source: src === '-' ? 'stdin' : basename(src) });
           } else docs = parseExport(text, source);
         }
-        const r = await svc.importEntries(project, docs!, { onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined, source });
+        const bar = !a.json && process.stderr.isTTY && docs!.length >= 500;
+        const r = await svc.importEntries(project, docs!, {
+          onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
+          source,
+          onProgress: bar
+            ? (done, total, phase) => {
+                const fill = Math.round((done / Math.max(1, total)) * 30);
+                process.stderr.write(`\r${phase === 'validate' ? 'validating' : 'writing   '} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
+                if (phase === 'write' && done === total) process.stderr.write('\n');
+              }
+            : undefined,
+        });
         if (a.json) printJson(r);
         else {
           const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
