@@ -8,6 +8,7 @@ import { registerContext } from './commands/context.js';
 import { registerInterchange } from './commands/interchange.js';
 import { registerConsolidation } from './commands/consolidation.js';
 import { registerDaemon } from './commands/daemon.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
@@ -34,6 +35,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   m = registerLifecycle(m);
   m = registerConsolidation(m);
   m = registerDaemon(m);
+  m = registerDashboard(m);
   m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }

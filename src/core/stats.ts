@@ -80,6 +80,117 @@ export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
   return CONFIDENCE_BUCKETS[i]!;
 }
 
+/**
+ * Counts over entries that can be kept up to date one entry at a time (Req 22.9): `add` and
+ * `remove` are exact inverses, so a long-lived process applies only what changed.
+ */
+export class EntryAggregate {
+  total = 0;
+  sum = 0;
+  low = 0;
+  readonly bySection = zeroes(SECTIONS);
+  readonly byStatus = zeroes(STATUSES);
+  readonly byKind = zeroes(KINDS);
+  readonly evidence = zeroes(EVIDENCE_TYPES);
+  readonly dist = zeroes(CONFIDENCE_BUCKETS) as Statistics['confidence_distribution'];
+  readonly byAgent = new Map<string, number>();
+  readonly createdPerDay = new Map<string, number>();
+  /** Superseded entries: id → updated_at. */
+  readonly superseded = new Map<string, string>();
+  /** Active entries with a valid_to (candidates for "approaching expiry"). */
+  readonly expiring = new Map<string, EntryLike>();
+  readonly ids = new Set<string>();
+
+  private bump(e: EntryLike, d: 1 | -1): void {
+    const inc = (m: Map<string, number>, k: string): void => {
+      const v = (m.get(k) ?? 0) + d;
+      if (v) m.set(k, v);
+      else m.delete(k);
+    };
+    this.total += d;
+    this.sum += d * e.confidence;
+    if (e.confidence < LOW_CONFIDENCE) this.low += d;
+    this.bySection[e.section]! += d;
+    this.byStatus[e.status]! += d;
+    this.byKind[e.kind]! += d;
+    this.dist[bucketOf(e.confidence)] += d;
+    for (const ev of e.evidence) this.evidence[ev.type]! += d;
+    inc(this.byAgent, e.created_by);
+    inc(this.createdPerDay, e.created_at.slice(0, 10));
+  }
+
+  add(e: EntryLike): void {
+    this.bump(e, 1);
+    this.ids.add(e.id);
+    if (e.status === 'superseded') this.superseded.set(e.id, e.updated_at);
+    if (e.status === 'active' && e.valid_to) this.expiring.set(e.id, e);
+  }
+
+  remove(e: EntryLike): void {
+    this.bump(e, -1);
+    this.ids.delete(e.id);
+    this.superseded.delete(e.id);
+    this.expiring.delete(e.id);
+  }
+}
+
+/** The Statistics document from an aggregate of (in-range) entries and the (in-range) logs. */
+export function statisticsFrom(agg: EntryAggregate, input: {
+  project: string | null;
+  operations: OperationRecord[];
+  queries: QueryRecord[];
+  staleIds?: Set<string>;
+  range: DateRange;
+  nowMs: number;
+}): Statistics {
+  const { range, nowMs } = input;
+  const ops = input.operations.filter((o) => inRange(o.time, range));
+  const queries = input.queries.filter((q) => inRange(q.time, range));
+  const supersedeOps = ops.filter((o) => o.op === 'supersede').map((o) => o.time);
+  const approaching = [...agg.expiring.values()]
+    .map((e) => ({ e, left: (Date.parse(e.valid_to!) - nowMs) / 86_400_000 }))
+    .filter((x) => x.left >= 0 && x.left <= EXPIRY_WARNING_DAYS)
+    .sort((a, b) => a.left - b.left || (a.e.id < b.e.id ? -1 : 1))
+    .map(({ e, left }) => ({ id: e.id, subject: e.subject, valid_to: e.valid_to!, days_left: Math.round(left * 10) / 10 }));
+  const recent = [...ops]
+    .filter((o) => o.op === 'create' || o.op === 'supersede' || o.op === 'deprecate')
+    .sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0))
+    .slice(0, 20);
+  const perDay = (m: Map<string, number>): { date: string; count: number }[] =>
+    [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
+  let stale = 0;
+  if (input.staleIds) for (const id of input.staleIds) if (agg.ids.has(id)) stale++;
+  return {
+    project: input.project,
+    date_range: { start_date: range.start_date ?? null, end_date: range.end_date ?? null },
+    total_entries: agg.total,
+    entries_by_section: { ...agg.bySection },
+    entries_by_status: { ...agg.byStatus },
+    entries_by_kind: { ...agg.byKind },
+    avg_confidence: agg.total ? Math.round((agg.sum / agg.total) * 1000) / 1000 : 0,
+    confidence_distribution: { ...agg.dist },
+    entries_created_over_time: perDay(agg.createdPerDay),
+    // Supersede operations from the log; entries superseded before the log existed count by updated_at.
+    entries_superseded_over_time: series(supersedeOps.length ? supersedeOps : [...agg.superseded.values()]),
+    evidence_type_distribution: { ...agg.evidence },
+    low_confidence_count: agg.low,
+    stale_evidence_count: stale,
+    entries_by_agent: Object.fromEntries([...agg.byAgent].sort(([a], [b]) => (a < b ? -1 : 1))),
+    most_active_agents: [...agg.byAgent]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 10)
+      .map(([agent, count]) => ({ agent, count })),
+    recent_operations: recent,
+    most_queried_subjects: top(queries.map((q) => q.subject), 'subject'),
+    most_queried_scopes: top(queries.map((q) => q.scope), 'scope'),
+    query_frequency_over_time: series(queries.map((q) => q.time)),
+    superseded_percentage: agg.total ? Math.round((agg.superseded.size / agg.total) * 1000) / 10 : 0,
+    entries_approaching_expiry: approaching,
+    compaction_candidates: { count: agg.superseded.size, ids: [...agg.superseded.keys()].sort() },
+  };
+}
+
+/** Statistics by a scan (a date range, or a one-shot process). */
 export function computeStatistics(input: {
   project: string | null;
   entries: EntryLike[];
@@ -89,61 +200,7 @@ export function computeStatistics(input: {
   range: DateRange;
   nowMs: number;
 }): Statistics {
-  const { range, nowMs } = input;
-  const entries = input.entries.filter((e) => inRange(e.created_at, range));
-  const ops = input.operations.filter((o) => inRange(o.time, range));
-  const queries = input.queries.filter((q) => inRange(q.time, range));
-  const bySection = zeroes(SECTIONS);
-  const byStatus = zeroes(STATUSES);
-  const byKind = zeroes(KINDS);
-  const evidence = zeroes(EVIDENCE_TYPES);
-  const dist = zeroes(CONFIDENCE_BUCKETS) as Statistics['confidence_distribution'];
-  const byAgent: Record<string, number> = {};
-  let sum = 0;
-  for (const e of entries) {
-    bySection[e.section]!++;
-    byStatus[e.status]!++;
-    byKind[e.kind]!++;
-    dist[bucketOf(e.confidence)]++;
-    for (const ev of e.evidence) evidence[ev.type]!++;
-    byAgent[e.created_by] = (byAgent[e.created_by] ?? 0) + 1;
-    sum += e.confidence;
-  }
-  const superseded = entries.filter((e) => e.status === 'superseded');
-  const supersedeOps = ops.filter((o) => o.op === 'supersede').map((o) => o.time);
-  const approaching = entries
-    .filter((e) => e.status === 'active' && e.valid_to)
-    .map((e) => ({ e, left: (Date.parse(e.valid_to!) - nowMs) / 86_400_000 }))
-    .filter((x) => x.left >= 0 && x.left <= EXPIRY_WARNING_DAYS)
-    .sort((a, b) => a.left - b.left)
-    .map(({ e, left }) => ({ id: e.id, subject: e.subject, valid_to: e.valid_to!, days_left: Math.round(left * 10) / 10 }));
-  const recent = [...ops]
-    .filter((o) => o.op === 'create' || o.op === 'supersede' || o.op === 'deprecate')
-    .sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0))
-    .slice(0, 20);
-  return {
-    project: input.project,
-    date_range: { start_date: range.start_date ?? null, end_date: range.end_date ?? null },
-    total_entries: entries.length,
-    entries_by_section: bySection,
-    entries_by_status: byStatus,
-    entries_by_kind: byKind,
-    avg_confidence: entries.length ? Math.round((sum / entries.length) * 1000) / 1000 : 0,
-    confidence_distribution: dist,
-    entries_created_over_time: series(entries.map((e) => e.created_at)),
-    // Supersede operations from the log; entries superseded before the log existed count by updated_at.
-    entries_superseded_over_time: series(supersedeOps.length ? supersedeOps : superseded.map((e) => e.updated_at)),
-    evidence_type_distribution: evidence,
-    low_confidence_count: entries.filter((e) => e.confidence < LOW_CONFIDENCE).length,
-    stale_evidence_count: input.staleIds ? entries.filter((e) => input.staleIds!.has(e.id)).length : 0,
-    entries_by_agent: byAgent,
-    most_active_agents: top(entries.map((e) => e.created_by), 'agent'),
-    recent_operations: recent,
-    most_queried_subjects: top(queries.map((q) => q.subject), 'subject'),
-    most_queried_scopes: top(queries.map((q) => q.scope), 'scope'),
-    query_frequency_over_time: series(queries.map((q) => q.time)),
-    superseded_percentage: entries.length ? Math.round((superseded.length / entries.length) * 1000) / 10 : 0,
-    entries_approaching_expiry: approaching,
-    compaction_candidates: { count: superseded.length, ids: superseded.map((e) => e.id).sort() },
-  };
+  const agg = new EntryAggregate();
+  for (const e of input.entries) if (inRange(e.created_at, input.range)) agg.add(e);
+  return statisticsFrom(agg, input);
 }

@@ -14,7 +14,7 @@ import { words } from '../core/similarity.js';
 import { SessionStore, checkSession, type ShortTermEntry } from '../store/sessions.js';
 import { findingMessage, secretFields } from '../core/secrets.js';
 import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
-import { computeStatistics, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
+import { EntryAggregate, computeStatistics, statisticsFrom, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
@@ -44,7 +44,7 @@ import { clockFromEnv, type Clock } from '../store/clock.js';
 import { readConfig } from '../store/config.js';
 import { initProject, writeEntry } from '../store/entries.js';
 import { GitRepo } from '../store/git.js';
-import { appendLog, readLog } from '../store/local-log.js';
+import { LogReader, appendLog } from '../store/local-log.js';
 import { UsageStore } from '../store/usage.js';
 import {
   FORGET_DEFAULTS,
@@ -267,6 +267,9 @@ export class MemoryService {
   readonly usage: UsageStore;
   readonly sessions: SessionStore;
   readonly evidenceCache: EvidenceCache;
+  private logs = new LogReader();
+  private lastSnap: CatalogSnapshot | undefined;
+  private aggregates = new Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }> }>();
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
@@ -318,6 +321,7 @@ export class MemoryService {
   /** The catalog of all entries; files that fail to parse or validate are reported and skipped. */
   snapshot(): CatalogSnapshot {
     const snap = this.catalog.refresh();
+    this.lastSnap = snap;
     for (const b of snap.bad) {
       for (const p of b.problems) this.warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
     }
@@ -1601,18 +1605,45 @@ export class MemoryService {
     return { path: this.ws.rel(file), changed, included: r.included, omitted: r.omitted, commit };
   }
 
-  /** getStatistics (Req 22): one project or all, optionally within a date range. */
-  getStatistics(project?: string, range: DateRange = {}): Statistics {
+  /**
+   * getStatistics (Req 22): one project or all, optionally within a date range. Without a range
+   * the entry counts come from an aggregate kept per project selection and updated only for the
+   * entries whose files changed since the last call (Req 22.9); logs are read incrementally.
+   * `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
+   */
+  getStatistics(project?: string, range: DateRange = {}, opts: { refresh?: boolean } = {}): Statistics {
     const projects = project ? [this.project(project, true)] : undefined;
-    const snap = this.snapshot();
-    const entries = snap.entries.filter((se) => !projects || projects.includes(se.project)).map((se) => se.meta);
-    const operations = readLog<OperationRecord>(this.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
-    const queries = readLog<QueryRecord & { projects: string[] | null }>(this.ws, 'queries').filter(
+    const snap = opts.refresh === false ? (this.state?.snap ?? this.lastSnap ?? this.snapshot()) : this.snapshot();
+    const operations = this.logs.read<OperationRecord>(this.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
+    const queries = this.logs.read<QueryRecord & { projects: string[] | null }>(this.ws, 'queries').filter(
       (q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)),
     );
     const staleIds = new Set([...this.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
-    return computeStatistics({ project: projects?.[0] ?? null, entries, operations, queries, range, nowMs: this.now().getTime(), staleIds });
+    const nowMs = this.now().getTime();
+    const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
+    if (range.start_date || range.end_date) {
+      return computeStatistics({ project: projects?.[0] ?? null, entries: mine.map((se) => se.meta), operations, queries, range, nowMs, staleIds });
+    }
+    const key = projects ? projects.join(',') : '*';
+    let st = this.aggregates.get(key);
+    if (!st) this.aggregates.set(key, (st = { agg: new EntryAggregate(), seen: new Map() }));
+    const present = new Set<string>();
+    for (const se of mine) {
+      present.add(se.key);
+      const old = st.seen.get(se.key);
+      if (old?.stamp === se.stamp) continue;
+      if (old) st.agg.remove(old.meta);
+      st.agg.add(se.meta);
+      st.seen.set(se.key, { stamp: se.stamp, meta: se.meta });
+    }
+    for (const [k, old] of st.seen) {
+      if (present.has(k)) continue;
+      st.agg.remove(old.meta);
+      st.seen.delete(k);
+    }
+    return statisticsFrom(st.agg, { project: projects?.[0] ?? null, operations, queries, range, nowMs, staleIds });
   }
+
 }
 
 function stripEntryPrefix(problems: Problem[]): Problem[] {

@@ -3,7 +3,7 @@
  * log, the audit log. One JSON object per line; appends of one short line are atomic enough for
  * concurrent writers (O_APPEND), and a torn last line is skipped when reading.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Workspace } from './workspace.js';
 
@@ -40,4 +40,45 @@ export function readLog<T = Record<string, unknown>>(ws: Workspace, name: LogNam
     }
   }
   return out;
+}
+
+/**
+ * Reads a log in a long-lived process: only the bytes appended since the last read are parsed
+ * (a log that shrank or was replaced is read again from the start).
+ */
+export class LogReader {
+  private cache = new Map<LogName, { ino: number; size: number; records: unknown[] }>();
+
+  read<T>(ws: Workspace, name: LogName): T[] {
+    const file = logPath(ws, name);
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (!st) {
+      this.cache.delete(name);
+      return [];
+    }
+    let c = this.cache.get(name);
+    if (!c || c.ino !== st.ino || st.size < c.size) c = { ino: st.ino, size: 0, records: [] };
+    if (st.size > c.size) {
+      const fd = openSync(file, 'r');
+      try {
+        const buf = Buffer.alloc(st.size - c.size);
+        const n = readSync(fd, buf, 0, buf.length, c.size);
+        const text = buf.subarray(0, n).toString('utf8');
+        const complete = text.lastIndexOf('\n') + 1; // a line still being written waits for the next read
+        for (const line of text.slice(0, complete).split('\n')) {
+          if (!line.trim()) continue;
+          try {
+            c.records.push(JSON.parse(line));
+          } catch {
+            /* torn line */
+          }
+        }
+        c.size += Buffer.byteLength(text.slice(0, complete));
+      } finally {
+        closeSync(fd);
+      }
+    }
+    this.cache.set(name, c);
+    return c.records as T[];
+  }
 }

@@ -23,7 +23,15 @@ describe('npm run bench -- --quick', () => {
       'query warm in process p99',
       'create one entry end to end (p50)',
       'apply 100 updates end to end',
-      'stats (in process, p50)',
+      'stats warm in process (incremental, p50)',
+      'stats with a date range (scan, p50)',
+      'floor: read+parse all entry files, new process end to end',
+      'decay pass, all entries (in process, p50)',
+      'daemon start to first answer',
+      'query end to end through the daemon (p50)',
+      'edit -> searchable through the daemon (p50)',
+      'edit -> searchable through the daemon (p99)',
+      'daemon resident memory',
     ]) {
       expect(figures, f).toContain(f);
     }

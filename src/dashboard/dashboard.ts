@@ -1,0 +1,129 @@
+/**
+ * `memory dashboard [project]`: the terminal dashboard (002 Req 21, 23) with blessed and
+ * blessed-contrib. Every number comes from MemoryService.getStatistics; colours follow
+ * core/health.ts. Keys: r refresh, 1/2/3 date range (7 days, 30 days, all time), p next project
+ * (all projects first), q or Ctrl-C quit (the terminal is restored). Auto-refresh every 30 s.
+ */
+import { createRequire } from 'node:module';
+import { health, rangeFor, type Level } from '../core/health.js';
+import type { Statistics } from '../core/stats.js';
+import type { MemoryService } from '../service/memory-service.js';
+
+const require = createRequire(import.meta.url);
+
+type Range = '7d' | '30d' | 'all';
+const RANGE_LABEL: Record<Range, string> = { '7d': 'last 7 days', '30d': 'last 30 days', all: 'all time' };
+const COLOR: Record<Level, string> = { green: 'green', yellow: 'yellow', red: 'red' };
+
+export interface DashboardOptions {
+  project?: string;
+  refreshMs?: number;
+}
+
+export async function runDashboard(svc: MemoryService, opts: DashboardOptions = {}): Promise<void> {
+  /* eslint-disable @typescript-eslint/no-explicit-any -- blessed-contrib has no type definitions */
+  const blessed = require('blessed') as typeof import('blessed');
+  const contrib = require('blessed-contrib') as any;
+  const screen = blessed.screen({ smartCSR: true, title: 'bass-agents memory', fullUnicode: true, autoPadding: true });
+  const projects: (string | undefined)[] = [undefined, ...svc.ws.listProjects()];
+  let projectIdx = Math.max(0, projects.indexOf(opts.project));
+  if (opts.project && projectIdx === 0) projects.splice(1, 0, opts.project), (projectIdx = 1);
+  let range: Range = 'all';
+  let lastError = '';
+
+  const grid = new contrib.grid({ rows: 12, cols: 12, screen });
+  // 80x24: rows of 2 lines; summary/growth 8 lines, charts 8, tables 6, then one help line.
+  const summary = grid.set(0, 0, 4, 4, blessed.box, { label: ' summary ', tags: true });
+  const growth = grid.set(0, 4, 4, 8, contrib.line, { label: ' entries created per day ', showLegend: false, style: { line: 'cyan', text: 'white', baseline: 'white' }, xPadding: 2, wholeNumbersOnly: true });
+  const sections = grid.set(4, 0, 4, 4, contrib.donut, { label: ' by section ', radius: 8, arcWidth: 3, remainColor: 'black', yPadding: 1 });
+  const confidence = grid.set(4, 4, 4, 4, contrib.bar, { label: ' confidence (up to) ', barWidth: 2, barSpacing: 2, xOffset: 1, maxHeight: 10 });
+  const evidence = grid.set(4, 8, 4, 4, contrib.bar, { label: ' evidence types ', barWidth: 3, barSpacing: 1, xOffset: 0, maxHeight: 10 });
+  // Column widths follow the terminal: a quarter of it per table, minus borders and spacing.
+  const cols = (): number => Math.max(16, Math.floor((Number(screen.width) || 80) / 4) - 3);
+  const table = (col: number, label: string, split: (w: number) => number[]): any =>
+    grid.set(8, col, 3, 3, contrib.table, { label, keys: false, interactive: false, columnSpacing: 1, columnWidth: split(cols()), fg: 'white' });
+  const agents = table(0, ' top agents ', (w) => [w - 5, 4]);
+  const expiring = table(3, ' expiring <= 7d ', (w) => [w - 5, 4]);
+  const ops = table(6, ' recent operations ', (w) => (w >= 24 ? [7, w - 14, 5] : [7, w - 8]));
+  const queries = table(9, ' query patterns ', (w) => [w - 5, 4]);
+  const help = blessed.box({ parent: screen, bottom: 0, left: 0, height: 1, width: '100%', tags: true });
+
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const render = (s: Statistics): void => {
+    const h = health(s);
+    const c = (level: Level, text: string): string => `{${COLOR[level]}-fg}${text}{/${COLOR[level]}-fg}`;
+    const active = s.entries_by_status.active ?? 0;
+    summary.setContent(
+      [
+        `total ${n(s.total_entries)}  active ${n(active)}`,
+        `avg confidence  ${c(h.avg_confidence, s.avg_confidence.toFixed(2))}`,
+        `low confidence  ${c(h.low_confidence, n(s.low_confidence_count))}`,
+        `stale evidence  ${c(h.stale_evidence, n(s.stale_evidence_count))}`,
+        `superseded      ${c(h.superseded, `${s.superseded_percentage}%`)}`,
+        `expiring (7d)   ${c(h.expiring, n(s.entries_approaching_expiry.length))}`,
+      ].join('\n'),
+    );
+    const days = s.entries_created_over_time.slice(-30);
+    const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
+    growth.setData([
+      { title: 'created', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },
+      { title: 'superseded', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => sup.get(d.date) ?? 0) : [0], style: { line: 'yellow' } },
+    ]);
+    const total = Math.max(1, s.total_entries);
+    const colors = ['cyan', 'magenta', 'yellow', 'green'];
+    sections.setData(Object.entries(s.entries_by_section).map(([k, v], i) => ({ percent: Math.round((v / total) * 100), label: `${k.slice(0, 5)} ${v}`, color: colors[i % colors.length] })));
+    confidence.setData({ titles: ['.2', '.4', '.6', '.8', '1'], data: Object.values(s.confidence_distribution) });
+    const ev = Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0);
+    evidence.setData({ titles: ev.map(([k]) => k.slice(0, 3)), data: ev.map(([, v]) => v) });
+    const fit = (t: string, w: number): string => (t.length <= w ? t : `${t.slice(0, w - 1)}…`);
+    agents.setData({ headers: ['agent', 'n'], data: s.most_active_agents.slice(0, 10).map((a) => [fit(a.agent, cols() - 6), String(a.count)]) });
+    expiring.setData({ headers: ['subject', 'days'], data: s.entries_approaching_expiry.map((e) => [fit(e.subject, cols() - 6), String(e.days_left)]) });
+    const wide = cols() >= 24;
+    ops.setData({
+      headers: wide ? ['op', 'id', 'when'] : ['op', 'id'],
+      data: s.recent_operations.slice(0, 20).map((o) => (wide ? [o.op.slice(0, 6), o.id.slice(-(cols() - 15)), o.time.slice(5, 10)] : [o.op.slice(0, 6), o.id.slice(-(cols() - 9))])),
+    });
+    const perDay = s.query_frequency_over_time.slice(-7).reduce((a, d) => a + d.count, 0);
+    queries.setData({
+      headers: ['subject/scope', 'n'],
+      data: [
+        ...s.most_queried_subjects.slice(0, 4).map((q) => [fit(q.subject, cols() - 6), String(q.count)]),
+        ...s.most_queried_scopes.slice(0, 3).map((q) => [fit(`@${q.scope}`, cols() - 6), String(q.count)]),
+        [`7-day queries`, String(perDay)],
+      ],
+    });
+    const p = projects[projectIdx] ?? 'all projects';
+    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}{/${COLOR[h.overall]}-fg}`;
+    help.setContent(`${overall} ${p} | ${RANGE_LABEL[range]} | r refresh 1 7d 2 30d 3 all p project q quit${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}`);
+    screen.render();
+  };
+
+  const refresh = (): void => {
+    try {
+      lastError = '';
+      render(svc.getStatistics(projects[projectIdx], rangeFor(range, svc.now())));
+    } catch (err) {
+      lastError = (err as Error).message.slice(0, 60);
+      help.setContent(`{red-fg}${lastError}{/red-fg}`);
+      screen.render();
+    }
+  };
+
+  let closed: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (closed = resolve));
+  const timer = setInterval(refresh, opts.refreshMs ?? 30_000);
+  screen.key(['q', 'C-c', 'escape'], () => {
+    clearInterval(timer);
+    screen.destroy(); // restores the terminal: normal buffer, cursor, modes
+    closed();
+  });
+  screen.key(['r'], refresh);
+  screen.key(['1'], () => ((range = '7d'), refresh()));
+  screen.key(['2'], () => ((range = '30d'), refresh()));
+  screen.key(['3'], () => ((range = 'all'), refresh()));
+  screen.key(['p'], () => ((projectIdx = (projectIdx + 1) % projects.length), refresh()));
+  screen.on('resize', () => refresh());
+  refresh();
+  await done;
+  /* eslint-enable @typescript-eslint/no-explicit-any */
+}

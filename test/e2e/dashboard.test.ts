@@ -1,0 +1,66 @@
+/**
+ * The dashboard in a real terminal: tmux runs `memory dashboard` on a seeded repo at 80x24; the
+ * captured pane shows the right numbers; after an outside change, `r` refreshes them; `1`
+ * switches the date range; `q` quits and the terminal comes back.
+ */
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { BIN, cli, entry, gitdir } from '../helpers/repo.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
+
+async function until(what: string, fn: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe('memory dashboard', () => {
+  it('shows the statistics in a real terminal, refreshes after a change, switches range, quits cleanly', async () => {
+    const dir = gitdir();
+    const env = (agent: string): Record<string, string> => ({ BASS_AGENTS_AGENT: agent });
+    const seed = [entry({ summary: 'first', confidence: 0.9 }), entry({ summary: 'second', subject: 'billing.x', confidence: 0.3, status: 'draft', evidence: [] })];
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-alpha'), input: JSON.stringify(seed.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
+    const session = `bass-dash-${process.pid}-${Date.now()}`;
+    tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; echo DASHBOARD-EXITED $?; sleep 30`);
+    onTestFinished(() => {
+      try {
+        tmux('kill-session', '-t', session);
+      } catch {
+        /* already gone */
+      }
+    });
+    const pane = (): string => tmux('capture-pane', '-p', '-t', session);
+    await until('the dashboard', () => pane().includes('active'));
+    let screen = pane();
+    expect(screen).toMatch(/total 2\s+active 1/);
+    expect(screen).toMatch(/low confidence\s+1/);
+    expect(screen).toContain('agent-alpha');
+    expect(screen).toMatch(/demo \| all time/);
+
+    // An outside change, then `r`.
+    const more = [entry({ summary: 'third', subject: 'billing.y' }), entry({ summary: 'fourth', subject: 'billing.z' })];
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-beta'), input: JSON.stringify(more.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
+    tmux('send-keys', '-t', session, 'r');
+    await until('the refreshed numbers', () => /total 4\s+active 3/.test(pane()));
+    screen = pane();
+    expect(screen).toContain('agent-beta');
+
+    tmux('send-keys', '-t', session, '1');
+    await until('the 7-day range', () => pane().includes('last 7 days'));
+    tmux('send-keys', '-t', session, 'q');
+    await until('a clean exit', () => pane().includes('DASHBOARD-EXITED 0'));
+    // The terminal is restored: the shell's output is on the normal screen, no dashboard frame left.
+    expect(pane()).not.toContain('summary');
+  });
+
+  it('refuses to run without a terminal, pointing at stats --json', () => {
+    const dir = gitdir();
+    const r = cli(dir, ['dashboard']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/needs a terminal.*stats --json/);
+  });
+});
