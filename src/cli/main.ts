@@ -9,6 +9,7 @@ import { registerInterchange } from './commands/interchange.js';
 import { registerConsolidation } from './commands/consolidation.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerDashboard } from './commands/dashboard.js';
+import { registerSync } from './commands/sync.js';
 import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
@@ -36,6 +37,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   m = registerConsolidation(m);
   m = registerDaemon(m);
   m = registerDashboard(m);
+  m = registerSync(m);
   m = registerMcp(m);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }

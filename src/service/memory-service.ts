@@ -19,7 +19,7 @@ import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { buildEntry, commitMessage, type CommitChange, type CommitOp } from '../core/entry.js';
-import { ConflictError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
+import { BusyError, ConflictError, GitError, NotFoundError, UsageError, ValidationError, type Problem } from '../core/errors.js';
 import {
   EXPIRY_WARNING_DAYS,
   MAX_RESULTS,
@@ -38,7 +38,9 @@ import type { AgentTask, MemoryEntry } from '../core/schema.js';
 import type { ValidationContext } from '../core/validate.js';
 import { lazy } from '../lazy.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
-import { Catalog, readEntryFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
+import { Catalog, readEntryFile, type BadFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
+import { MERGE_DRIVER, ensureGitAttributes } from '../store/entries.js';
+import { fileURLToPath } from 'node:url';
 import type { EntryMeta } from '../core/meta.js';
 import { clockFromEnv, type Clock } from '../store/clock.js';
 import { readConfig } from '../store/config.js';
@@ -367,17 +369,77 @@ export class MemoryService {
   // ---------------------------------------------------------------- writes
 
   /** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
-  async init(project: string): Promise<{ project: string; created: boolean; commit: string | null; path: string }> {
+  async init(project: string): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
     this.ws.projectDir(project); // validates the name and the path
+    const mergeDriver = await this.registerMergeDriver();
     return withLock(this.ws, 'write', async () => {
       ensureLocalDir(this.ws);
       const files = initProject(this.ws, project, this.now().toISOString());
+      const attrs = join(this.ws.memoryDir, '.gitattributes');
+      if (mergeDriver && ensureGitAttributes(attrs)) files.push(attrs);
       const created = files.some((f) => f.endsWith('config.yaml'));
       const agent = await this.agent();
       const commit = await this.commit(project, files, [{ op: 'init', id: project }], agent);
       if (created) appendLog(this.ws, 'operations', { time: this.now().toISOString(), op: 'init', project, agent, commit });
-      return { project, created, commit, path: this.ws.rel(this.ws.projectDir(project)) };
+      return { project, created, commit, path: this.ws.rel(this.ws.projectDir(project)), merge_driver: mergeDriver };
     });
+  }
+
+  /**
+   * Registers the memory merge driver in the repository's local git config (a fresh clone needs
+   * this once: `memory init` does it). Returns false outside git.
+   */
+  async registerMergeDriver(): Promise<boolean> {
+    const git = await this.git();
+    if (!git) return false;
+    const bin = fileURLToPath(new URL('../../bin/bass-agents.js', import.meta.url));
+    const driver = `"${process.execPath}" "${bin}" memory merge-driver %O %A %B %P`;
+    if ((await git.config(`merge.${MERGE_DRIVER}.driver`)) !== driver) {
+      await git.setConfig(`merge.${MERGE_DRIVER}.name`, 'bass-agents memory: field-level merge of one entry');
+      await git.setConfig(`merge.${MERGE_DRIVER}.driver`, driver);
+    }
+    return true;
+  }
+
+  /**
+   * `memory sync`: pull (memory files merge through the driver), re-validate what arrived, push.
+   * A merge git cannot finish is aborted: nothing is left half-merged. A push that loses a race
+   * pulls and tries again.
+   */
+  async sync(opts: { remote?: string; branch?: string; push?: boolean } = {}): Promise<{ pulled: boolean; pushed: boolean; head: string | null; bad: BadFile[]; attempts: number }> {
+    const git = await this.git();
+    if (!git) throw new UsageError(`${this.ws.root} is not a git repository: there is nothing to sync`);
+    await this.registerMergeDriver();
+    const remote = opts.remote ?? 'origin';
+    const branch = opts.branch ?? (await git.run(['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
+    const env = { GIT_MERGE_AUTOEDIT: 'no' };
+    void env;
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      let pulled = false;
+      try {
+        await git.run(['fetch', '--quiet', remote, branch]);
+        const behind = (await git.run(['rev-list', '--count', `HEAD..${remote}/${branch}`]).catch(() => '0')).trim();
+        if (behind !== '0') {
+          await git.run(['merge', '--no-edit', '--quiet', `${remote}/${branch}`]);
+          pulled = true;
+        }
+      } catch (err) {
+        const inMerge = await git.run(['rev-parse', '-q', '--verify', 'MERGE_HEAD']).then(() => true, () => false);
+        if (inMerge) await git.run(['merge', '--abort']).catch(() => undefined);
+        const conflicted = String((err as Error).message).split('\n').filter((l) => /CONFLICT|error:|fatal:/.test(l)).slice(0, 5).join('; ');
+        throw new ConflictError(`sync stopped: git could not merge ${remote}/${branch} (${conflicted || (err as Error).message.trim()}); nothing was merged, resolve it with git and run sync again`);
+      }
+      const snap = this.snapshot();
+      if (opts.push === false) return { pulled, pushed: false, head: await git.head(), bad: snap.bad, attempts: attempt };
+      try {
+        await git.run(['push', '--quiet', remote, `HEAD:${branch}`]);
+        return { pulled, pushed: true, head: await git.head(), bad: snap.bad, attempts: attempt };
+      } catch (err) {
+        if (!/rejected|fetch first|non-fast-forward/i.test(String((err as Error).message))) throw new GitError(`push to ${remote} failed: ${String((err as Error).message).trim()}`);
+        await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+      }
+    }
+    throw new BusyError(`sync gave up after 5 attempts: ${remote}/${branch} kept moving`);
   }
 
   /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */

@@ -1,7 +1,7 @@
 /**
  * Entry files and project folders: the only code that writes under ai-memory/.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serializeEntry } from '../core/entry.js';
 import type { MemoryEntry } from '../core/schema.js';
@@ -38,4 +38,17 @@ export function initProject(ws: Workspace, project: string, now: string): string
     created.push(cfg);
   }
   return created;
+}
+
+/** The merge driver's name in git config and .gitattributes. */
+export const MERGE_DRIVER = 'bass-agents-memory';
+// In ai-memory/.gitattributes (a memory path, so committing it never touches the user's files).
+const ATTR_LINE = `**/*.json merge=${MERGE_DRIVER}`;
+
+/** Adds our line to the repository's .gitattributes (leaving the rest as it is); true when it changed. */
+export function ensureGitAttributes(file: string): boolean {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  if (text.split('\n').some((l) => l.trim() === ATTR_LINE)) return false;
+  writeFileSync(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}# bass-agents memory: merge entries field by field, never with conflict markers\n${ATTR_LINE}\n`);
+  return true;
 }

@@ -263,4 +263,27 @@ export class GitRepo {
       return false;
     }
   }
+
+  /** The repository-local git config value of `key`, or null. */
+  async config(key: string): Promise<string | null> {
+    try {
+      return (await this.git.raw(['config', '--local', '--get', key])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Sets a repository-local config value. simple-git refuses to write merge-driver commands unless
+   * asked: only this one call gets that permission (the value is our own command line).
+   */
+  async setConfig(key: string, value: string): Promise<void> {
+    const g = key.startsWith('merge.') ? this.simpleGit({ baseDir: this.toplevel, unsafe: { allowUnsafeMergeDriver: true } } as Parameters<typeof SimpleGitFactory>[0]) : this.git;
+    await g.raw(['config', '--local', key, value]);
+  }
+
+  /** Runs a git command in the repository; resolves with stdout, rejects with git's message. */
+  async run(args: string[]): Promise<string> {
+    return this.git.raw(args);
+  }
 }

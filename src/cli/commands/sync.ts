@@ -1,0 +1,61 @@
+/**
+ * `memory merge-driver %O %A %B %P` (git calls it for ai-memory/**\/*.json) and `memory sync`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Argv } from 'yargs';
+import { ValidationError } from '../../core/errors.js';
+import { serializeEntry } from '../../core/entry.js';
+import { mergeEntry } from '../../core/merge.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { type GlobalArgs, out, printJson, service } from '../io.js';
+
+type A = GlobalArgs & Record<string, unknown>;
+
+type Validate = typeof import('../../core/validate.js').validateStoredEntry;
+
+function readSide(validateStoredEntry: Validate, file: string, label: string, path: string, allowEmpty: boolean): MemoryEntry | null {
+  const text = readFileSync(file, 'utf8');
+  if (!text.trim() && allowEmpty) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${(err as Error).message})` }], 'merge');
+  }
+  const r = validateStoredEntry(raw);
+  if (!r.ok) throw new ValidationError(r.errors.map((p) => ({ ...p, path: `${path} (${label}): ${p.path}` })), 'merge');
+  return r.value;
+}
+
+export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+  return y
+    .command(
+      'merge-driver <base> <ours> <theirs> [path]',
+      'git merge driver for one entry file (registered by init): field-level three-way merge, never conflict markers',
+      (c) => c.positional('base', { type: 'string' }).positional('ours', { type: 'string' }).positional('theirs', { type: 'string' }).positional('path', { type: 'string' }),
+      async (a: A) => {
+        const { validateStoredEntry } = await import('../../core/validate.js'); // zod only for this command
+        const path = String(a.path ?? a.ours);
+        const base = readSide(validateStoredEntry, String(a.base), 'base', path, true);
+        const ours = readSide(validateStoredEntry, String(a.ours), 'ours', path, false)!;
+        const theirs = readSide(validateStoredEntry, String(a.theirs), 'theirs', path, false)!;
+        if (ours.id !== theirs.id) throw new ValidationError([{ path, message: `the two sides are different entries (${ours.id}, ${theirs.id})` }], 'merge');
+        const merged = mergeEntry(base, ours, theirs);
+        const r = validateStoredEntry(merged);
+        if (!r.ok) throw new ValidationError(r.errors.map((p) => ({ ...p, path: `${path} (merged): ${p.path}` })), 'merge');
+        writeFileSync(String(a.ours), serializeEntry(r.value)); // git takes %A as the result
+      },
+    )
+    .command(
+      'sync',
+      'pull (memory entries merge field by field), re-validate what arrived, push',
+      (c) => c.option('remote', { type: 'string', describe: 'default origin' }).option('branch', { type: 'string', describe: 'default the current branch' }).option('no-push', { type: 'boolean' }),
+      async (a: A) => {
+        const r = await service(a).sync({ remote: a.remote as string | undefined, branch: a.branch as string | undefined, push: a['no-push'] ? false : undefined });
+        if (a.json) printJson(r);
+        else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
+        for (const b of r.bad) for (const p of b.problems) process.stderr.write(`warning: ${p.path}: ${p.message}\n`);
+        if (r.bad.length) process.exitCode = 1;
+      },
+    );
+}

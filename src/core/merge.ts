@@ -1,0 +1,59 @@
+/**
+ * Three-way merge of one memory entry (the git merge driver, issue "Across machines"), pure:
+ * - a status that ends an entry (superseded, deprecated, archived) wins over an edit, with its
+ *   superseded_by;
+ * - arrays (tags, evidence, related_entries) are unioned, ours first;
+ * - any other field changed on one side only takes that side; changed on both sides, the side
+ *   with the later updated_at wins;
+ * - updated_at is the later one.
+ * The result is always a whole entry: never conflict markers inside JSON.
+ */
+import type { MemoryEntry } from './schema.js';
+
+const ENDING = new Set(['superseded', 'deprecated', 'archived']);
+const ARRAYS = ['tags', 'evidence', 'related_entries'] as const;
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+function union<T>(...lists: (readonly T[] | undefined)[]): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const l of lists) for (const x of l ?? []) {
+    const k = JSON.stringify(x);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(x);
+    }
+  }
+  return out;
+}
+
+export function mergeEntry(base: MemoryEntry | null, ours: MemoryEntry, theirs: MemoryEntry): MemoryEntry {
+  const oursLater = ours.updated_at >= theirs.updated_at;
+  const keys = new Set([...Object.keys(ours), ...Object.keys(theirs)]) as Set<keyof MemoryEntry>;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    if ((ARRAYS as readonly string[]).includes(k)) continue;
+    const o = ours[k];
+    const t = theirs[k];
+    const b = base ? base[k] : undefined;
+    if (same(o, t)) out[k] = o;
+    else if (base && same(o, b)) out[k] = t;
+    else if (base && same(t, b)) out[k] = o;
+    else out[k] = oursLater ? o : t;
+    if (out[k] === undefined) delete out[k];
+  }
+  for (const k of ARRAYS) out[k] = union<unknown>(ours[k], theirs[k]);
+  // A status that ends the entry wins over an edit on the other side.
+  const ending = [ours, theirs].filter((e) => ENDING.has(e.status)).sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1))[0];
+  if (ending && !ENDING.has(String(out.status))) {
+    out.status = ending.status;
+    out.superseded_by = ending.superseded_by;
+  } else if (out.status === 'superseded' && !out.superseded_by) {
+    out.superseded_by = ours.superseded_by ?? theirs.superseded_by;
+  }
+  if (out.status !== 'superseded') out.superseded_by = null;
+  out.updated_at = oursLater ? ours.updated_at : theirs.updated_at;
+  out.created_at = ours.created_at <= theirs.created_at ? ours.created_at : theirs.created_at;
+  return out as unknown as MemoryEntry;
+}

@@ -1,0 +1,109 @@
+/**
+ * Git as the distribution engine: a bare remote and three clones writing concurrently, syncing
+ * with `memory sync` (the merge driver merges an entry edited on two machines field by field),
+ * until all three hold the same entries with nothing lost.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, cleanGitEnv, cli, entry, git, testdir } from '../helpers/repo.js';
+
+function run(dir: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'memory', ...args], { cwd: dir, env: cleanGitEnv(dir) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(input ?? '');
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function clone(remote: string, name: string): string {
+  const dir = join(testdir(), name);
+  git(join(dir, '..'), 'clone', '-q', remote, name);
+  git(dir, 'config', 'user.name', name);
+  git(dir, 'config', 'user.email', `${name}@example.com`);
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  return dir;
+}
+
+const ids = (dir: string): string[] =>
+  git(dir, 'ls-files', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).map((f) => f.split('/').pop()!.slice(0, -5)).sort();
+
+describe('memory sync across clones', () => {
+  it('three clones write concurrently, sync, and end with the same entries; an entry edited on two sides merges field by field', async () => {
+    const remote = join(testdir(), 'remote.git');
+    git(join(remote, '..'), 'init', '-q', '--bare', '-b', 'main', remote);
+    const a = clone(remote, 'alice');
+    expect(cli(a, ['init', 'demo']).code).toBe(0);
+    expect(readFileSync(join(a, 'ai-memory/.gitattributes'), 'utf8')).toContain('merge=bass-agents-memory');
+    const shared = cli(a, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'shared fact', tags: ['base'] })) }).json().id;
+    git(a, 'push', '-q', 'origin', 'HEAD:main');
+    const b = clone(remote, 'bob');
+    const c = clone(remote, 'carol');
+    for (const d of [b, c]) {
+      const r = cli(d, ['init', 'demo', '--json']); // a fresh clone: registers the merge driver only
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ created: false, merge_driver: true });
+      expect(git(d, 'config', '--get', 'merge.bass-agents-memory.driver')).toContain('merge-driver');
+    }
+
+    // Concurrent writes: each clone creates 5 entries in parallel processes.
+    const writes = [a, b, c].flatMap((d, k) =>
+      Array.from({ length: 5 }, (_, i) => run(d, ['create', 'demo', '--file', '-'], JSON.stringify(entry({ summary: `clone ${k} note ${i}`, subject: `billing.c${k}n${i}` })))),
+    );
+    for (const w of await Promise.all(writes)) expect(w.code, w.stderr).toBe(0);
+    // The same entry edited on two machines: alice deprecates it, bob adds a tag (by hand, as a person would).
+    expect(cli(a, ['deprecate', shared]).code).toBe(0);
+    const file = join(b, git(b, 'ls-files', `ai-memory/demo/*/${shared}.json`).trim());
+    const edited = { ...JSON.parse(readFileSync(file, 'utf8')), tags: ['base', 'reviewed'], updated_at: '2099-01-01T00:00:00.000Z' };
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, `${JSON.stringify(edited, null, 2)}\n`);
+    git(b, 'commit', '-qam', 'tag the shared fact');
+
+    // All three sync at the same time (pushes race; sync retries), then once more to converge.
+    for (const r of await Promise.all([a, b, c].map((d) => run(d, ['sync', '--json'])))) expect(r.code, r.stderr).toBe(0);
+    for (const d of [a, b, c]) expect(cli(d, ['sync']).code).toBe(0);
+    const expected = ids(a);
+    expect(expected).toHaveLength(16);
+    expect(ids(b)).toEqual(expected);
+    expect(ids(c)).toEqual(expected);
+    const merged = cli(c, ['show', shared, '--json']).json();
+    expect(merged.status).toBe('deprecated'); // an ending status wins over an edit
+    expect(merged.tags).toEqual(['base', 'reviewed']); // arrays are unioned
+    for (const d of [a, b, c]) {
+      expect(git(d, 'status', '--porcelain')).toBe('');
+      const markers = spawnSync('git', ['grep', '-l', '<<<<<<<', '--', 'ai-memory'], { cwd: d, encoding: 'utf8' });
+      expect(markers.status, markers.stdout).toBe(1); // git grep: 1 = no match
+    }
+    git(a, 'fsck', '--no-progress');
+  });
+
+  it('a merge git cannot finish stops with a clear message and leaves nothing half-merged', async () => {
+    const remote = join(testdir(), 'remote.git');
+    git(join(remote, '..'), 'init', '-q', '--bare', '-b', 'main', remote);
+    const a = clone(remote, 'alice');
+    cli(a, ['init', 'demo']);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(a, 'notes.txt'), 'one\n');
+    git(a, 'add', 'notes.txt');
+    git(a, 'commit', '-qm', 'notes');
+    git(a, 'push', '-q', 'origin', 'HEAD:main');
+    const b = clone(remote, 'bob');
+    cli(b, ['init', 'demo']);
+    writeFileSync(join(a, 'notes.txt'), 'alice\n');
+    git(a, 'commit', '-qam', 'alice notes');
+    git(a, 'push', '-q', 'origin', 'HEAD:main');
+    writeFileSync(join(b, 'notes.txt'), 'bob\n');
+    git(b, 'commit', '-qam', 'bob notes');
+    const head = git(b, 'rev-parse', 'HEAD');
+    const r = cli(b, ['sync']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/sync stopped: git could not merge origin\/main.*nothing was merged/);
+    expect(git(b, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(b, 'status', '--porcelain')).toBe('');
+  });
+});
