@@ -17,7 +17,7 @@ describe('memory init', () => {
     expect(cfg).toMatch(/project: demo/);
     expect(cfg).toMatch(/created_at: /);
     expect(git(dir, 'log', '-1', '--format=%s')).toMatch(/^memory\(demo\): init demo/);
-    expect(git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').sort()).toEqual(['ai-memory/.gitignore', 'ai-memory/demo/config.yaml']);
+    expect(git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').sort()).toEqual(['ai-memory/.gitattributes', 'ai-memory/.gitignore', 'ai-memory/demo/config.yaml']);
     const again = cli(dir, ['init', 'demo', '--json']);
     expect(again.code).toBe(0);
     expect(again.json()).toMatchObject({ created: false, commit: null });
