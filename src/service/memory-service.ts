@@ -40,6 +40,7 @@ import { lazy } from '../lazy.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
 import { Catalog, readEntryFile, type BadFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
 import { MERGE_DRIVER, ensureGitAttributes } from '../store/entries.js';
+import { abandonJournal, beginJournal, clearJournal, endJournal, noteWrite, readJournal } from '../store/journal.js';
 import { fileURLToPath } from 'node:url';
 import type { EntryMeta } from '../core/meta.js';
 import { clockFromEnv, type Clock } from '../store/clock.js';
@@ -345,6 +346,62 @@ export class MemoryService {
   }
 
   /**
+   * The write lock plus the write journal: a previous writer's unfinished work is finished or
+   * undone first, every file touched is journaled, and the journal goes once the commit is done.
+   */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    return withLock(this.ws, 'write', async () => {
+      await this.recoverJournal();
+      beginJournal(this.ws);
+      let ok = false;
+      try {
+        const r = await fn();
+        ok = true;
+        return r;
+      } finally {
+        if (ok) endJournal();
+        else {
+          abandonJournal();
+          await this.recoverJournal().catch(() => undefined); // undo this write's partial files now
+        }
+      }
+    });
+  }
+
+  /**
+   * Finishes or undoes the work of a writer that died holding the lock (its journal is still
+   * there): a file whose content is the one committed at HEAD was committed, so only the user's
+   * index may lag and is pointed at it; any other journaled file is put back as HEAD has it (or
+   * removed when HEAD has none).
+   */
+  async recoverJournal(): Promise<{ kept: number; undone: number } | null> {
+    const paths = readJournal(this.ws);
+    if (paths === null) return null;
+    const git = await this.git();
+    let kept = 0;
+    let undone = 0;
+    if (git) {
+      for (const abs of paths) {
+        const rel = git.repoPath(abs);
+        if (rel.startsWith('..')) continue;
+        const head = await git.blobAt('HEAD', rel);
+        const work = existsSync(abs) ? await git.hashFile(abs) : null;
+        if (work === head) {
+          kept++;
+        } else {
+          undone++;
+          if (head) writeFileAtomic(abs, await git.show('HEAD', rel));
+          else rmSync(abs, { force: true });
+        }
+        await git.setIndexEntry(rel, head).catch(() => undefined);
+      }
+      if (kept + undone) appendLog(this.ws, 'events', { time: this.now().toISOString(), level: 'warn', event: 'journal_recovered', kept, undone });
+    }
+    clearJournal(this.ws);
+    return { kept, undone };
+  }
+
+  /**
    * Scans groups of fields for secrets; returns one problem list per group. Every hit goes to the
    * audit log with its field, rule and position, never the value (Req 13.8).
    */
@@ -372,7 +429,7 @@ export class MemoryService {
   async init(project: string): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
     this.ws.projectDir(project); // validates the name and the path
     const mergeDriver = await this.registerMergeDriver();
-    return withLock(this.ws, 'write', async () => {
+    return this.locked(async () => {
       ensureLocalDir(this.ws);
       const files = initProject(this.ws, project, this.now().toISOString());
       const attrs = join(this.ws.memoryDir, '.gitattributes');
@@ -477,7 +534,7 @@ export class MemoryService {
       updates.map((u, i) => secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
       { project, agent, operation: opts.label ?? 'apply' },
     );
-    return withLock(this.ws, 'write', async () => {
+    return this.locked(async () => {
       const nowDate = this.now();
       const now = nowDate.toISOString();
       const snap = this.snapshot();
@@ -931,6 +988,48 @@ export class MemoryService {
     return { ok: errors.length === 0, errors };
   }
 
+  // ---------------------------------------------------------------- doctor
+
+  /**
+   * `memory doctor`: checks the whole workspace without changing it: every entry file parses
+   * and validates, its id matches its file name and its section its folder (the catalog does
+   * this), superseded_by and related_entries point at existing entries, no two live entries
+   * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
+   */
+  async doctor(): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
+    const snap = this.catalog.refresh();
+    const problems: { check: string; file: string; path: string; message: string }[] = [];
+    for (const b of snap.bad) for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
+    const byId = new Map(snap.entries.map((se) => [se.meta.id, se]));
+    const dups = new Map<string, StoredEntry>();
+    for (const se of snap.entries) {
+      const m = se.meta;
+      if (m.superseded_by && !byId.has(m.superseded_by)) problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
+      for (const r of m.related_entries) if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
+      if (m.status !== 'superseded' && m.status !== 'archived') {
+        const k = `${se.project}\u0000${m.dup}`;
+        const other = dups.get(k);
+        if (other) problems.push({ check: 'duplicates', file: se.file, path: 'summary', message: `duplicates ${other.meta.id} (same subject, scope and summary)` });
+        else dups.set(k, se);
+      }
+    }
+    const groups = snap.entries.map((se) => secretFields(se.entry, se.file));
+    const { scanFields } = secretScan();
+    for (const f of await scanFields(groups.flat())) {
+      const file = snap.entries.find((se) => f.path.startsWith(`${se.file}.`))?.file ?? f.path;
+      problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: findingMessage(f) });
+    }
+    for (const project of this.ws.listProjects()) {
+      try {
+        readConfig(this.ws.configPath(project), project, this.now().toISOString());
+      } catch (err) {
+        const e = err as ValidationError;
+        for (const p of e.problems ?? [{ path: project, message: e.message }]) problems.push({ check: 'config', file: this.ws.rel(this.ws.configPath(project)), path: p.path, message: p.message });
+      }
+    }
+    return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: this.ws.listProjects().length }, problems };
+  }
+
   // ---------------------------------------------------------------- evidence (Req 18.5-18.7)
 
   /**
@@ -1067,7 +1166,7 @@ export class MemoryService {
     const secrets = await this.scanSecrets(docs.map((d, i) => secretFields(d, `[${i}]`)), { project, agent, operation: 'import' });
     problems.push(...secrets.flat());
     if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
-    return withLock(this.ws, 'write', async () => {
+    return this.locked(async () => {
       const now = this.now().toISOString();
       const snap = this.snapshot();
       const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
@@ -1094,6 +1193,7 @@ export class MemoryService {
           action = onConflict === 'merge' ? 'merged' : 'overwritten';
           if (onConflict === 'merge') next = mergeEntries(old.entry, e);
           if (old.meta.section !== next.section) {
+            noteWrite(join(this.ws.root, old.file));
             rmSync(join(this.ws.root, old.file), { force: true });
             files.push(join(this.ws.root, old.file));
           }
@@ -1223,14 +1323,17 @@ export class MemoryService {
     let commit: string | null = null;
     if (opts.apply) {
       const agent = await this.agent();
-      commit = await withLock(this.ws, 'write', async () => {
+      commit = await this.locked(async () => {
         const files: string[] = [];
         const changes: CommitChange[] = [];
         const nowIso = nowDate.toISOString();
         for (const se of forget) {
           const abs = join(this.ws.root, se.file);
           if (!existsSync(abs)) continue;
-          if (cfg.forget_action === 'delete') rmSync(abs, { force: true });
+          if (cfg.forget_action === 'delete') {
+            noteWrite(abs);
+            rmSync(abs, { force: true });
+          }
           else writeEntry(this.ws, project, { ...se.entry, status: 'archived', updated_at: nowIso });
           files.push(abs);
           changes.push({ op: 'forget', id: se.meta.id, summary: `${cfg.forget_action} (${cfg.curve} below ${threshold})` });
@@ -1277,7 +1380,7 @@ export class MemoryService {
     const first = this.locate(ids[0]!, projectName);
     const project = first.project;
     const agent = await this.agent();
-    return withLock(this.ws, 'write', async () => {
+    return this.locked(async () => {
       const files: string[] = [];
       const changes: CommitChange[] = [];
       const out: MemoryEntry[] = [];
@@ -1287,7 +1390,10 @@ export class MemoryService {
         if (!next) continue;
         const checked = validation().validateStoredEntry(next);
         if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
-        if (next.section !== found.entry.section) rmSync(join(this.ws.root, found.file), { force: true });
+        if (next.section !== found.entry.section) {
+          noteWrite(join(this.ws.root, found.file));
+          rmSync(join(this.ws.root, found.file), { force: true });
+        }
         files.push(join(this.ws.root, found.file), writeEntry(this.ws, project, next));
         changes.push({ op, id, summary: next.summary });
         out.push(next);
@@ -1339,7 +1445,7 @@ export class MemoryService {
     if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
     const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
     const agent = await this.agent();
-    const commit = await withLock(this.ws, 'write', async () => {
+    const commit = await this.locked(async () => {
       const file = writeEntry(this.ws, project, entry);
       const c = await this.commit(project, [file], [{ op: 'restore', id, summary: entry.summary }], agent);
       appendLog(this.ws, 'operations', { time: now, op: 'restore', id, project, agent, commit: c });
@@ -1483,7 +1589,7 @@ export class MemoryService {
     const summaries: { group: number; id: string }[] = [];
     const linked: { group: number; ids: string[] }[] = [];
     const agent = await this.agent();
-    const commit = await withLock(this.ws, 'write', async () => {
+    const commit = await this.locked(async () => {
       const nowIso = this.now().toISOString();
       const files: string[] = [];
       const changes: CommitChange[] = [];
@@ -1659,7 +1765,8 @@ export class MemoryService {
     const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
     let commit: string | null = null;
     if (changed) {
-      commit = await withLock(this.ws, 'write', async () => {
+      commit = await this.locked(async () => {
+        noteWrite(file);
         writeFileAtomic(file, r.text);
         return this.commit(project, [file], [{ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }], await this.agent());
       });

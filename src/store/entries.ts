@@ -7,11 +7,13 @@ import { serializeEntry } from '../core/entry.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { renderConfig, defaultConfig } from './config.js';
 import { writeFileAtomic } from './fsutil.js';
+import { noteWrite } from './journal.js';
 import type { Workspace } from './workspace.js';
 
 /** Writes one entry file atomically at its place; returns the absolute path. */
 export function writeEntry(ws: Workspace, project: string, entry: MemoryEntry): string {
   const file = ws.entryPath(project, entry.section, entry.id);
+  noteWrite(file);
   writeFileAtomic(file, serializeEntry(entry));
   return file;
 }
@@ -29,11 +31,13 @@ export function initProject(ws: Workspace, project: string, now: string): string
   mkdirSync(dir, { recursive: true });
   const gi = join(ws.memoryDir, '.gitignore');
   if (!existsSync(gi)) {
+    noteWrite(gi);
     writeFileSync(gi, MEMORY_GITIGNORE);
     created.push(gi);
   }
   const cfg = ws.configPath(project);
   if (!existsSync(cfg)) {
+    noteWrite(cfg);
     writeFileAtomic(cfg, renderConfig(defaultConfig(project, now)));
     created.push(cfg);
   }
@@ -49,6 +53,7 @@ const ATTR_LINE = `**/*.json merge=${MERGE_DRIVER}`;
 export function ensureGitAttributes(file: string): boolean {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   if (text.split('\n').some((l) => l.trim() === ATTR_LINE)) return false;
+  noteWrite(file);
   writeFileSync(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}# bass-agents memory: merge entries field by field, never with conflict markers\n${ATTR_LINE}\n`);
   return true;
 }

@@ -286,4 +286,29 @@ export class GitRepo {
   async run(args: string[]): Promise<string> {
     return this.git.raw(args);
   }
+
+  /** The blob id of `path` at `rev`, or null when it is not there. */
+  async blobAt(rev: string, path: string): Promise<string | null> {
+    try {
+      return (await this.git.raw(['rev-parse', '--verify', '-q', `${rev}:${path}`])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The blob id a file's current content would have. */
+  async hashFile(abs: string): Promise<string> {
+    return (await this.git.raw(['hash-object', '--', abs])).trim();
+  }
+
+  /** Points the user's index entry for `path` at `blob` (or removes it when null). */
+  async setIndexEntry(path: string, blob: string | null): Promise<void> {
+    if (blob) await this.git.raw(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`]);
+    else await this.git.raw(['update-index', '--force-remove', '--', path]);
+  }
+
+  /** The content of `path` at `rev`. */
+  async show(rev: string, path: string): Promise<string> {
+    return this.git.raw(['show', `${rev}:${path}`]);
+  }
 }

@@ -47,6 +47,18 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       },
     )
     .command(
+      'doctor',
+      'check the whole workspace: entry files, ids and folders, links, duplicates, secrets, config; exit 1 on problems',
+      (c) => c,
+      async (a: A) => {
+        const r = await service(a).doctor();
+        if (a.json) printJson(r);
+        else if (r.ok) out(`ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems`);
+        else for (const p of r.problems) process.stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+        process.exitCode = r.ok ? 0 : 1;
+      },
+    )
+    .command(
       'sync',
       'pull (memory entries merge field by field), re-validate what arrived, push',
       (c) => c.option('remote', { type: 'string', describe: 'default origin' }).option('branch', { type: 'string', describe: 'default the current branch' }).option('no-push', { type: 'boolean' }),

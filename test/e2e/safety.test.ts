@@ -1,0 +1,83 @@
+/**
+ * memory doctor, and paths that can never make the tool read or write outside the workspace:
+ * project names, ids, sections, import/export paths, evidence paths; `..`, absolute paths, NUL,
+ * symlinks, Windows separators.
+ */
+import { mkdirSync, symlinkSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
+
+describe('memory doctor', () => {
+  it('is clean on a healthy workspace and reports each kind of problem with its file', () => {
+    const dir = gitdir();
+    const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify([{ operation: 'create', entry: entry({ summary: 'a' }) }, { operation: 'create', entry: entry({ summary: 'b' }) }]) });
+    const [a, b] = r.json().applied.map((x: { id: string }) => x.id);
+    expect(cli(dir, ['doctor']).code).toBe(0);
+    const fileOf = (id: string): string => join(dir, git(dir, 'ls-files', `ai-memory/demo/*/${id}.json`).trim());
+    const ea = JSON.parse(readFileSync(fileOf(a), 'utf8'));
+    writeFileSync(fileOf(a), JSON.stringify({ ...ea, related_entries: ['GHOST1'], content: 'token ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Jj7Hh9Gg0Ff2Dd4SAB' }, null, 2));
+    const eb = JSON.parse(readFileSync(fileOf(b), 'utf8'));
+    writeFileSync(fileOf(b), JSON.stringify({ ...eb, summary: 'a' }, null, 2)); // now a duplicate of a
+    writeFileSync(join(dir, 'ai-memory/demo/decisions/WRONGNAME.json'), JSON.stringify({ ...eb, id: 'OTHERID', summary: 'z' }));
+    writeFileSync(join(dir, 'ai-memory/demo/decisions/BROKEN.json'), '{');
+    writeFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'project: demo\nquery: { slow_ms: -1 }\n');
+    const d = cli(dir, ['doctor', '--json']);
+    expect(d.code).toBe(1);
+    const checks = d.json().problems.map((p: { check: string }) => p.check);
+    for (const c of ['entry file', 'links', 'duplicates', 'secrets', 'config']) expect(checks, c).toContain(c);
+    expect(d.stdout).not.toContain('ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Jj7Hh9Gg0Ff2Dd4SAB');
+    expect(d.json().problems.find((p: { check: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(/file is named WRONGNAME/);
+  });
+});
+
+describe('paths stay inside the workspace', () => {
+  it('refuses project names, ids and sections that would leave ai-memory/', () => {
+    const dir = gitdir();
+    for (const bad of ['../x', '/etc', 'a/b', 'a\\b', '..', '.hidden']) {
+      const r = cli(dir, ['init', bad]);
+      expect([1, 2], bad).toContain(r.code); // rejected (unsafe path) or a usage error, never written
+      expect(r.stderr, bad).toMatch(/^error: /m);
+    }
+    expect(git(dir, 'status', '--porcelain', '--ignored').split('\n').filter((l) => l.includes('ai-memory/'))).toEqual([]);
+    for (const id of ['../../etc/passwd', '/etc/passwd', 'a\\b']) expect([1, 2], id).toContain(cli(dir, ['show', id]).code);
+    // NUL cannot travel in argv at all; through JSON it is refused like any unsafe id.
+    const nul = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify([{ operation: 'deprecate', target_id: 'x\u0000y' }]) });
+    expect(nul.code).toBe(1);
+    expect(nul.json().skipped[0].errors[0].path).toMatch(/target_id/);
+    const imp = cli(dir, ['import', 'demo', '-'], { input: JSON.stringify([{ ...entry(), id: '../x\u0000', created_by: 'a', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null }]) });
+    expect(imp.code).toBe(1);
+    expect(imp.stderr).toMatch(/\[0\]\.id/);
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: '../../x' })) }).code).toBe(1);
+    expect(existsSync(join(dir, '..', 'x'))).toBe(false);
+  });
+
+  it('refuses evidence paths that leave the repository or name credential files', () => {
+    const dir = gitdir();
+    for (const uri of ['../secrets.txt', '/etc/passwd', 'src\\..\\..\\x.ts', '.env', 'config/.aws/credentials', 'home/.ssh/id_rsa']) {
+      const r = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: uri, evidence: [{ type: 'code', uri, note: '' }] })) });
+      expect(r.code, uri).toBe(1);
+      expect(r.stderr, uri).toMatch(/evidence\[0\]\.uri/);
+    }
+  });
+
+  it('refuses import and export paths outside the workspace, also through a symlink, and symlinked entry files', () => {
+    const dir = gitdir();
+    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) });
+    const outside = testdir();
+    writeFileSync(join(outside, 'in.json'), '[]');
+    symlinkSync(outside, join(dir, 'link-out'));
+    expect(cli(dir, ['export', 'demo', join(outside, 'out.json')]).code).toBe(1);
+    expect(cli(dir, ['export', 'demo', 'link-out/out.json']).stderr).toMatch(/outside the workspace root/);
+    expect(existsSync(join(outside, 'out.json'))).toBe(false);
+    expect(cli(dir, ['import', 'demo', join(outside, 'in.json')]).code).toBe(1);
+    expect(cli(dir, ['import', 'demo', 'link-out/in.json']).code).toBe(1);
+    // A symlink planted inside ai-memory is never followed.
+    writeFileSync(join(outside, 'ENTRY.json'), '{}');
+    mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });
+    symlinkSync(join(outside, 'ENTRY.json'), join(dir, 'ai-memory/demo/learnings/LINKED.json'));
+    const list = cli(dir, ['list', '--json']);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toMatch(/LINKED\.json.*symbolic link/);
+  });
+});
