@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
+import { appendLog } from './local-log.js';
 import type { Workspace } from './workspace.js';
 
 const properLockfile = lazy<typeof import('proper-lockfile')>('proper-lockfile');
@@ -54,10 +55,15 @@ export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise
           compromised = err;
         },
       });
+      if (attempt > 0) {
+        // Req 12.4: concurrent writes are logged for debugging (who waited, how long).
+        appendLog(ws, 'events', { time: new Date().toISOString(), level: 'info', event: 'lock_waited', lock: name, pid: process.pid, attempts: attempt, waited_ms: Date.now() - started });
+      }
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       if (Date.now() - started >= timeout) {
+        appendLog(ws, 'events', { time: new Date().toISOString(), level: 'warn', event: 'lock_timeout', lock: name, pid: process.pid, waited_ms: Date.now() - started });
         throw new BusyError(
           `another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`,
         );
