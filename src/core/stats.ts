@@ -134,15 +134,18 @@ export class EntryAggregate {
   }
 }
 
-/** The Statistics document from an aggregate of (in-range) entries and the (in-range) logs. */
-export function statisticsFrom(agg: EntryAggregate, input: {
+/** What the Statistics document is computed from, besides the entries. */
+export interface StatisticsInput {
   project: string | null;
   operations: OperationRecord[];
   queries: QueryRecord[];
   staleIds?: Set<string>;
   range: DateRange;
   nowMs: number;
-}): Statistics {
+}
+
+/** The Statistics document from an aggregate of (in-range) entries and the (in-range) logs. */
+export function statisticsFrom(agg: EntryAggregate, input: StatisticsInput): Statistics {
   const { range, nowMs } = input;
   const ops = input.operations.filter((o) => inRange(o.time, range));
   const queries = input.queries.filter((q) => inRange(q.time, range));
@@ -191,15 +194,7 @@ export function statisticsFrom(agg: EntryAggregate, input: {
 }
 
 /** Statistics by a scan (a date range, or a one-shot process). */
-export function computeStatistics(input: {
-  project: string | null;
-  entries: EntryLike[];
-  operations: OperationRecord[];
-  queries: QueryRecord[];
-  staleIds?: Set<string>;
-  range: DateRange;
-  nowMs: number;
-}): Statistics {
+export function computeStatistics(input: StatisticsInput & { entries: EntryLike[] }): Statistics {
   const agg = new EntryAggregate();
   for (const e of input.entries) if (inRange(e.created_at, input.range)) agg.add(e);
   return statisticsFrom(agg, input);

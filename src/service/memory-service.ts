@@ -1103,6 +1103,8 @@ export class MemoryService {
       else delete stale[se.key];
       report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
       opts.onProgress?.(++done, entries.length);
+      // Let a long-lived process (the daemon) answer queries while a long check runs.
+      if (done % 200 === 0) await new Promise((r) => setImmediate(r));
     }
     // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
     const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
@@ -1314,6 +1316,7 @@ export class MemoryService {
           });
         }
       }
+      await new Promise((r) => setImmediate(r)); // between batches, other work (the daemon's queries) runs
       const done = Math.min(i + cfg.batch_size, live.length);
       if (opts.onBatch?.(done, live.length) === false && done < live.length) {
         resumeAfter = live[done - 1]!.meta.id; // stopped between batches: a later run resumes after it
