@@ -24,7 +24,7 @@ export interface EvidenceCacheFile {
 
 export class EvidenceCache {
   private file: string;
-  private memo: { stamp: string; data: EvidenceCacheFile } | undefined;
+  private memo: { stamp: string; data: EvidenceCacheFile; staleKeys?: Set<string> } | undefined;
 
   constructor(ws: Workspace) {
     this.file = join(ws.localDir, 'cache', 'evidence.json');
@@ -47,9 +47,11 @@ export class EvidenceCache {
     return { v: 1, checks: {}, stale: {} };
   }
 
-  /** Keys of entries flagged stale. */
+  /** Keys of entries flagged stale (built once per version of the file: queries ask on every call). */
   staleKeys(): Set<string> {
-    return new Set(Object.keys(this.load().stale));
+    const data = this.load();
+    if (this.memo?.data === data) return (this.memo.staleKeys ??= new Set(Object.keys(data.stale)));
+    return new Set(Object.keys(data.stale));
   }
 
   save(data: EvidenceCacheFile): void {

@@ -38,3 +38,13 @@ describe('npm run bench -- --quick', () => {
     for (const x of results) expect(Number.isFinite(x.value), x.figure).toBe(true);
   });
 });
+
+describe('npm run bench:peer', () => {
+  it('measures both servers on the same data', () => {
+    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/peer.js'), '--sizes', '200', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const { results } = JSON.parse(r.stdout);
+    expect(results.map((x: { server: string }) => x.server)).toEqual(['@modelcontextprotocol/server-memory', 'bass-agents memory mcp']);
+    for (const x of results) for (const k of ['write_batch_of_100_ms_p50', 'search_ms_p50', 'search_ms_p99']) expect(Number.isFinite(x[k]), k).toBe(true);
+  });
+});
