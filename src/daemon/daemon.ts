@@ -470,7 +470,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     http?.close();
     await jobChain.catch(() => undefined); // the current batch finishes; its cursor is saved
     saveState();
-    svc.saveIndex();
+    // No index save here: at 100K entries it takes minutes, and the next start re-syncs the
+    // snapshot from file stamps anyway (start and reconcile save it when it changed).
     await watcher.close();
     rmSync(paths.socket, { force: true });
     writeStatus({ stopped_at: new Date().toISOString() });
