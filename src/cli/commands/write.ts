@@ -27,7 +27,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
     .command(
       'init <project>',
-      'create ai-memory/<project>/ with config.yaml (idempotent)',
+      'create ai-memory/<project>/ with config.yaml and register the merge driver (idempotent; in a fresh clone only the driver)',
       (c) => c.positional('project', { type: 'string', demandOption: true }),
       async (a: A) => {
         const r = await service(a).init(String(a.project));
