@@ -13,7 +13,6 @@ import { MemoryService } from '../dist/service/memory-service.js';
 import { daemonPaths, request } from '../dist/daemon/client.js';
 import { serializeEntry } from '../dist/core/entry.js';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import { BIN, allFiles, env, makeEntry, runCli, setup } from './data.js';
 
 const args = process.argv.slice(2);
@@ -151,13 +150,10 @@ for (const n of sizes) {
     }
     row(n, 'edit -> searchable through the daemon (p50)', pct(lat, 50), 'debounce', 40, 'ms', '<= 300');
     row(n, 'edit -> searchable through the daemon (p99)', pct(lat, 99), 'debounce', 40, 'ms', '<= 300');
-    const st = await request(paths, 'status', {}, 2000);
     const rss = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
     row(n, 'daemon resident memory', rss, undefined, undefined, 'MiB');
-    void st;
     child.kill('SIGTERM');
     await new Promise((res) => child.on('exit', res));
-    void readdirSync;
   }
   svc.getStatistics('bench');
   const stats = time(() => svc.getStatistics('bench', {}, { refresh: false }), 10);

@@ -19,16 +19,16 @@ import { STDIO_ARG, type GlobalArgs, reportError } from './io.js';
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
  * string-width work per call). Our `.fail` handler prints its own one-line error and help is
- * rendered fresh for `--help`, so that cached copy is never used: skip making it.
+ * rendered fresh for `--help`, so that cached copy is never used: it is not made.
  */
-function skipHelpCache(y: Argv<GlobalArgs>): void {
+function dropHelpCache(y: Argv<GlobalArgs>): void {
   const internal = (y as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.();
   const usage = internal?.getUsageInstance?.();
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
 function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
-  skipHelpCache(y);
+  dropHelpCache(y);
   let m = registerWrite(y);
   m = registerRead(m);
   m = registerContext(m);

@@ -92,8 +92,9 @@ export async function request<T>(paths: DaemonPaths, method: string, params: unk
       const nl = buf.indexOf('\n');
       if (nl < 0) return;
       try {
-        const msg = JSON.parse(buf.slice(0, nl)) as { result?: T; error?: DaemonError; skip?: string };
-        finish(msg.skip ? undefined : msg.error ? { error: msg.error } : { result: msg.result as T });
+        const msg = JSON.parse(buf.slice(0, nl)) as { result?: T; error?: DaemonError; declined?: string };
+        // Declined: this caller must be answered by the direct path (another fixed clock).
+        finish(msg.declined ? undefined : msg.error ? { error: msg.error } : { result: msg.result as T });
       } catch {
         finish(undefined);
       }

@@ -365,7 +365,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     }
     const p = req.params ?? {};
     // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
-    if ((req.method === 'query' || req.method === 'prepareTask') && (p.clock ?? null) !== (env.BASS_AGENTS_NOW || null)) return { id: req.id, skip: 'clock differs' };
+    if ((req.method === 'query' || req.method === 'prepareTask') && (p.clock ?? null) !== (env.BASS_AGENTS_NOW || null)) return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
     try {
       switch (req.method) {
         case 'ping':

@@ -3,7 +3,7 @@
  * log, the audit log. One JSON object per line; appends of one short line are atomic enough for
  * concurrent writers (O_APPEND), and a torn last line is skipped when reading.
  */
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Workspace } from './workspace.js';
 
@@ -27,23 +27,8 @@ export function appendLog(ws: Workspace, name: LogName, record: object): void {
   }
 }
 
-export function readLog<T = Record<string, unknown>>(ws: Workspace, name: LogName): T[] {
-  const file = logPath(ws, name);
-  if (!existsSync(file)) return [];
-  const out: T[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      /* torn line */
-    }
-  }
-  return out;
-}
-
 /**
- * Reads a log in a long-lived process: only the bytes appended since the last read are parsed
+ * Reads a log: only the bytes appended since this reader's last read are parsed
  * (a log that shrank or was replaced is read again from the start).
  */
 export class LogReader {
