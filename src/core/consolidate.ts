@@ -9,7 +9,9 @@ import { SUMMARY_MAX, CONTENT_MAX } from './constants.js';
 import type { MemoryEntry } from './schema.js';
 import { UnionFind, candidatePairs, decide, similarity, vectorize, type PairDecision } from './similarity.js';
 
-export const STRATEGIES = ['keep_newest', 'keep_oldest', 'keep_highest_importance', 'merge_content'] as const;
+import { STRATEGIES } from './constants.js';
+
+export { STRATEGIES };
 export type Strategy = (typeof STRATEGIES)[number];
 
 export interface PlanMember {

@@ -76,3 +76,6 @@ export function evidenceQuality(entry: { evidence: readonly { type: EvidenceType
   for (const e of entry.evidence) best = Math.max(best, EVIDENCE_QUALITY[e.type] ?? 0);
   return best;
 }
+
+/** Consolidation strategies (001 §4.3). */
+export const STRATEGIES = ['keep_newest', 'keep_oldest', 'keep_highest_importance', 'merge_content'] as const;

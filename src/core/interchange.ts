@@ -136,29 +136,3 @@ export function mcpMemoryToEntries(graph: { entities: McpEntity[]; relations: Mc
     } satisfies MemoryEntry;
   });
 }
-
-/**
- * Field-level merge of two versions of one entry (import `--on-conflict merge`, the git merge
- * driver): arrays (tags, evidence, related_entries) are unioned; a status that ends an entry
- * (superseded, deprecated, archived) wins over an edit; other fields come from the later
- * updated_at.
- */
-export function mergeEntries(a: MemoryEntry, b: MemoryEntry): MemoryEntry {
-  const [older, newer] = a.updated_at <= b.updated_at ? [a, b] : [b, a];
-  const union = <T>(x: readonly T[], y: readonly T[], key: (v: T) => string): T[] => {
-    const seen = new Set<string>();
-    return [...x, ...y].filter((v) => (seen.has(key(v)) ? false : (seen.add(key(v)), true)));
-  };
-  const ending = (e: MemoryEntry): boolean => e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived';
-  const statusFrom = ending(newer) ? newer : ending(older) ? older : newer;
-  return {
-    ...newer,
-    tags: union(older.tags, newer.tags, (t) => t),
-    evidence: union(older.evidence, newer.evidence, (e) => `${e.type}\u0000${e.uri}`),
-    related_entries: union(older.related_entries, newer.related_entries, (r) => r),
-    status: statusFrom.status,
-    superseded_by: statusFrom.superseded_by,
-    created_at: older.created_at < newer.created_at ? older.created_at : newer.created_at,
-    created_by: older.created_at <= newer.created_at ? older.created_by : newer.created_by,
-  };
-}

@@ -18,7 +18,8 @@
  * Never decaying: decay_policy `none`, `protected`, and semantic memories (facts; 003).
  * `aggressive` doubles elapsed time.
  */
-import { FSRS, Rating, generatorParameters, type FSRSParameters } from 'ts-fsrs';
+import type { FSRS } from 'ts-fsrs';
+import { lazy } from '../lazy.js';
 import { confidenceLabel } from './query.js';
 import type { EntryLike } from './meta.js';
 import type { Lifecycle } from './schema.js';
@@ -56,8 +57,13 @@ export interface DecayConfig extends CurveParams {
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T[K] };
 
-const FSRS_PARAMS: FSRSParameters = generatorParameters();
-const fsrs = new FSRS(FSRS_PARAMS);
+// ts-fsrs loads only when the fsrs6 curve is used: every CLI command imports this module.
+const tsFsrs = lazy<typeof import('ts-fsrs')>('ts-fsrs');
+let engine: FSRS | undefined;
+const fsrs = (): FSRS => (engine ??= new (tsFsrs().FSRS)(tsFsrs().generatorParameters()));
+
+/** FSRS-6's default initial stability after a first "Good" review (w[2]), in days; a test keeps it equal to ts-fsrs's. */
+export const FSRS6_GOOD_INITIAL_STABILITY_DAYS = 2.3065;
 
 export const DEFAULT_DECAY: DecayConfig = {
   // The gentlest curve by default: confidence fades 1-5 % a month and never below 0.10, so
@@ -72,7 +78,7 @@ export const DEFAULT_DECAY: DecayConfig = {
   half_life: { function: 'exponential', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
   periodic: { base_rate: 0.95, max_rate: 0.99, period_days: 30, floor: 0.1 },
   // FSRS-6's initial stability for a "Good" first review, in days.
-  fsrs6: { stability_days: FSRS_PARAMS.w[2]! },
+  fsrs6: { stability_days: FSRS6_GOOD_INITIAL_STABILITY_DAYS },
 };
 
 /**
@@ -208,7 +214,7 @@ export function periodicConfidence(confidence: number, days: number, retrievals:
 
 /** FSRS-6 retrievability after `days` with stability `stabilityDays` (ts-fsrs). */
 export function fsrsRetrievability(days: number, stabilityDays: number): number {
-  return fsrs.forgetting_curve(Math.max(0, days), stabilityDays);
+  return fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
 }
 
 /** Retrieval makes a memory more stable (000): ×(1 + 0.5 per retrieval), at most ×11. */
@@ -338,8 +344,9 @@ export function reinforceLifecycle(
   const days = Math.max(0, (now - last) / DAY_MS);
   if (cfg.curve === 'fsrs6') {
     const s = lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days;
-    const d = lc.difficulty ?? fsrs.init_difficulty(Rating.Good);
-    const next = fsrs.next_state({ stability: s, difficulty: d }, days, Rating.Good);
+    const good = tsFsrs().Rating.Good;
+    const d = lc.difficulty ?? fsrs().init_difficulty(good);
+    const next = fsrs().next_state({ stability: s, difficulty: d }, days, good);
     lc.stability = round(next.stability * 24, 3);
     lc.difficulty = round(next.difficulty, 3);
   } else {

@@ -4,15 +4,11 @@
  * log. Reads go catalog (stat-refreshed cache of the files) → filters → index → ranking.
  */
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { httpStatus, planCheck, remoteRepo, type EvidenceStatus } from '../core/evidence-check.js';
 import { EvidenceCache, type CheckResult } from '../store/evidence-cache.js';
-import { checkFreshness, type FreshnessItem } from '../core/freshness.js';
-import { mergeEntries } from '../core/interchange.js';
-import { buildPlan, type ConsolidationPlan, type Strategy } from '../core/consolidate.js';
-import { EXTRACT_LIMITS, candidateEntry, extractCandidates, findSimilar } from '../core/extract.js';
-import { words } from '../core/similarity.js';
+import type { ConsolidationPlan, Strategy } from '../core/consolidate.js';
+import type { EvidenceStatus } from '../core/evidence-check.js';
+import type { FreshnessItem } from '../core/freshness.js';
 import { SessionStore, checkSession, type ShortTermEntry } from '../store/sessions.js';
-import { findingMessage, secretFields } from '../core/secrets.js';
 import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
 import { EntryAggregate, computeStatistics, statisticsFrom, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -84,6 +80,14 @@ export interface ServiceOptions {
   onWrite?: (files: string[]) => Promise<void>;
 }
 
+// Modules of single commands load on first use: the service is imported by every CLI call.
+const evidenceCheck = lazy<typeof import('../core/evidence-check.js')>('./core/evidence-check.js');
+const freshness = lazy<typeof import('../core/freshness.js')>('./core/freshness.js');
+const merge = lazy<typeof import('../core/merge.js')>('./core/merge.js');
+const consolidate = lazy<typeof import('../core/consolidate.js')>('./core/consolidate.js');
+const extraction = lazy<typeof import('../core/extract.js')>('./core/extract.js');
+const similarity = lazy<typeof import('../core/similarity.js')>('./core/similarity.js');
+const secretRules = lazy<typeof import('../core/secrets.js')>('./core/secrets.js');
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 const schemas = lazy<typeof import('../core/schema.js')>('./core/schema.js');
 const ulid = lazy<typeof import('ulid')>('ulid');
@@ -215,7 +219,7 @@ async function probeUrl(url: string, timeoutMs: number): Promise<{ status: Evide
       const res = await fetch(url, { method, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
       void res.body?.cancel();
       if (method === 'HEAD' && (res.status === 405 || res.status === 501)) continue;
-      return httpStatus(res.status);
+      return evidenceCheck().httpStatus(res.status);
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
       return { status: 'unknown', reason: `unreachable (${e.cause?.code ?? e.name})` };
@@ -418,7 +422,7 @@ export class MemoryService {
       for (const f of findings) {
         appendLog(this.ws, 'audit', { time, event: 'secret_rejected', operation: ctx.operation, project: ctx.project ?? null, agent: ctx.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
       }
-      out.push(findings.map((f) => ({ path: f.path, message: findingMessage(f) })));
+      out.push(findings.map((f) => ({ path: f.path, message: secretRules().findingMessage(f) })));
     }
     return out;
   }
@@ -469,8 +473,6 @@ export class MemoryService {
     await this.registerMergeDriver();
     const remote = opts.remote ?? 'origin';
     const branch = opts.branch ?? (await git.run(['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
-    const env = { GIT_MERGE_AUTOEDIT: 'no' };
-    void env;
     for (let attempt = 1; attempt <= 5; attempt++) {
       let pulled = false;
       try {
@@ -531,7 +533,7 @@ export class MemoryService {
     // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
     const secrets = await this.scanSecrets(
       // `memory create` names the entry's own fields (`content`), like its validation errors.
-      updates.map((u, i) => secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
+      updates.map((u, i) => secretRules().secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
       { project, agent, operation: opts.label ?? 'apply' },
     );
     return this.locked(async () => {
@@ -982,7 +984,7 @@ export class MemoryService {
       const k = kind === 'array' ? validation().documentKind(item) : kind;
       const isUpdate = k === 'update';
       const target = isUpdate ? (item as { entry?: unknown })?.entry : item;
-      return secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
+      return secretRules().secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
     });
     errors.push(...(await this.scanSecrets(fields, { agent: this.agentName ?? 'unknown', operation: 'validate' })).flat());
     return { ok: errors.length === 0, errors };
@@ -1013,11 +1015,11 @@ export class MemoryService {
         else dups.set(k, se);
       }
     }
-    const groups = snap.entries.map((se) => secretFields(se.entry, se.file));
+    const groups = snap.entries.map((se) => secretRules().secretFields(se.entry, se.file));
     const { scanFields } = secretScan();
     for (const f of await scanFields(groups.flat())) {
       const file = snap.entries.find((se) => f.path.startsWith(`${se.file}.`))?.file ?? f.path;
-      problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: findingMessage(f) });
+      problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: secretRules().findingMessage(f) });
     }
     for (const project of this.ws.listProjects()) {
       try {
@@ -1049,14 +1051,14 @@ export class MemoryService {
     const now = this.now();
     const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
     const git = await this.git();
-    const remotes = git ? (await git.remoteUrls()).map(remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
+    const remotes = git ? (await git.remoteUrls()).map(evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
     const checks: Record<string, CheckResult> = {};
     const fresh = (key: string): CheckResult | undefined => {
       const c = cache.checks[key];
       return c && now.getTime() - Date.parse(c.checked_at) < ttl ? c : undefined;
     };
     const checkOne = async (type: string, uri: string): Promise<{ key: string; result: CheckResult }> => {
-      const plan = planCheck(type, uri);
+      const plan = evidenceCheck().planCheck(type, uri);
       const at = now.toISOString();
       if (plan.kind === 'none') return { key: uri, result: { status: 'skipped', reason: plan.reason, checked_at: at } };
       if (plan.kind === 'file') {
@@ -1120,7 +1122,7 @@ export class MemoryService {
     const snap = this.snapshot();
     const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
     const byId = new Map(mine.map((se) => [se.meta.id, se]));
-    return checkFreshness(
+    return freshness().checkFreshness(
       mine.map((se) => se.meta),
       this.now().getTime(),
       opts.days ?? EXPIRY_WARNING_DAYS,
@@ -1165,7 +1167,7 @@ export class MemoryService {
       entries.push(r.value);
     });
     const agent = await this.agent();
-    const secrets = await this.scanSecrets(docs.map((d, i) => secretFields(d, `[${i}]`)), { project, agent, operation: 'import' });
+    const secrets = await this.scanSecrets(docs.map((d, i) => secretRules().secretFields(d, `[${i}]`)), { project, agent, operation: 'import' });
     problems.push(...secrets.flat());
     if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
     return this.locked(async () => {
@@ -1193,7 +1195,7 @@ export class MemoryService {
             return;
           }
           action = onConflict === 'merge' ? 'merged' : 'overwritten';
-          if (onConflict === 'merge') next = mergeEntries(old.entry, e);
+          if (onConflict === 'merge') next = merge().mergeEntry(null, old.entry, e); // the same field-level merge as the git merge driver
           if (old.meta.section !== next.section) {
             noteWrite(join(this.ws.root, old.file));
             rmSync(join(this.ws.root, old.file), { force: true });
@@ -1505,18 +1507,18 @@ export class MemoryService {
     opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
   ): Promise<ExtractReport> {
     const project = this.project(projectName);
-    const limit = EXTRACT_LIMITS.maxTextLength;
+    const limit = extraction().EXTRACT_LIMITS.maxTextLength;
     const truncated = text.length > limit;
     if (truncated) this.warn(`text is ${text.length} characters; only the first ${limit} are read`);
-    const cands = extractCandidates(text.slice(0, limit), opts.minConfidence ?? EXTRACT_LIMITS.minConfidence).slice(0, opts.maxCandidates ?? EXTRACT_LIMITS.maxCandidates);
+    const cands = extraction().extractCandidates(text.slice(0, limit), opts.minConfidence ?? extraction().EXTRACT_LIMITS.minConfidence).slice(0, opts.maxCandidates ?? extraction().EXTRACT_LIMITS.maxCandidates);
     const existing = this.snapshot()
       .entries.filter((se) => se.project === project && se.meta.status !== 'superseded')
       .map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
     const extractions: ExtractReport['extractions'] = [];
     const updates: { index: number; entry: Record<string, unknown> }[] = [];
     for (const c of cands) {
-      const dup = findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
-      const entry = candidateEntry(c, opts.source ?? 'text');
+      const dup = extraction().findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
+      const entry = extraction().candidateEntry(c, opts.source ?? 'text');
       extractions.push({ summary: String(entry.summary), type: c.type, confidence: c.confidence, span: [c.start, c.end], section: String(entry.section), stored: false, duplicate_of: dup ?? null, id: null });
       if (!dup) updates.push({ index: extractions.length - 1, entry });
     }
@@ -1552,7 +1554,7 @@ export class MemoryService {
     const entries = this.snapshot().entries.filter((se) => se.project === project);
     const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
     const summarizeAt = opts.summarizeAt ?? (this.projectConfig(project) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
-    const plan = buildPlan(project, entries.map((se) => se.entry), {
+    const plan = consolidate().buildPlan(project, entries.map((se) => se.entry), {
       now: this.now().toISOString(),
       strategy: opts.strategy,
       summarizeAt,
@@ -1657,7 +1659,7 @@ export class MemoryService {
       if (!opts.session) throw new UsageError('--short-term needs --session NAME');
       const ttl = intervalMs(opts.ttl ?? '2h');
       if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
-      const found = await this.scanSecrets([secretFields(fields)], { project, agent: await this.agent(), operation: 'remember' });
+      const found = await this.scanSecrets([secretRules().secretFields(fields)], { project, agent: await this.agent(), operation: 'remember' });
       if (found[0]!.length) throw new ValidationError(found[0]!, 'remember');
       const now = this.now();
       const entries = this.sessions.read(opts.session, now.getTime());
@@ -1697,10 +1699,10 @@ export class MemoryService {
   sessionHits(session: string, text: string): ShortTermEntry[] {
     const now = this.now().getTime();
     const entries = this.sessions.read(session, now);
-    const terms = words(text);
+    const terms = similarity().words(text);
     const hits = entries.filter((e) => {
       if (!terms.length) return true;
-      const have = words(`${e.summary} ${e.content} ${e.subject} ${e.tags.join(' ')}`);
+      const have = similarity().words(`${e.summary} ${e.content} ${e.subject} ${e.tags.join(' ')}`);
       return terms.some((t) => have.some((w) => w.startsWith(t)));
     });
     if (hits.length) {

@@ -117,6 +117,10 @@ describe('003: periodic confidence decay', () => {
 });
 
 describe('fsrs6', () => {
+  it('the default initial stability is ts-fsrs\'s own w[2]', async () => {
+    const { generatorParameters } = await import('ts-fsrs');
+    expect(DEFAULT_DECAY.fsrs6.stability_days).toBe(generatorParameters().w[2]);
+  });
   it('is FSRS-6 power law: 0.9 at t = S, about 0.69 at 10 S, 0.5 only near 90 S; threshold 0.5', () => {
     expect(fsrsRetrievability(5, 5)).toBeCloseTo(0.9, 6);
     expect(fsrsRetrievability(50, 5)).toBeCloseTo(0.69, 2);

@@ -3,7 +3,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
-import { STRATEGIES, type Strategy } from '../../core/consolidate.js';
+import { STRATEGIES } from '../../core/constants.js';
+import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
 import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
 

@@ -5,7 +5,6 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { NotFoundError, UsageError } from '../../core/errors.js';
-import { mcpMemoryToEntries, parseExport, parseMcpMemory, renderExport } from '../../core/interchange.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
@@ -79,12 +78,13 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('format', { type: 'string', choices: FORMATS as unknown as string[], describe: 'json (default), jsonl, or entries (a folder of <id>.json)' })
           .option('min-confidence', { type: 'number', describe: 'default 0 for export' })
           .option('status', { type: 'string', describe: 'comma list of statuses (default: any)' }),
-      (a: A) => {
+      async (a: A) => {
         const svc = service(a);
         const filters = parseFilters(a, svc.now());
         if (a.status === undefined) filters.status = 'any';
         if (a['min-confidence'] === undefined) filters.minConfidence = 0;
         if (a['include-expired'] === undefined) filters.includeExpired = true;
+        const { renderExport } = await import('../../core/interchange.js');
         const entries = svc.exportEntries(String(a.project), filters);
         const format = (a.format as (typeof FORMATS)[number] | undefined) ?? 'json';
         const target = fileArg(a.out);
@@ -117,6 +117,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('on-conflict', { type: 'string', choices: ['skip', 'overwrite', 'merge'], describe: 'an id that already exists: skip (default), overwrite, or merge field by field' })
           .option('from', { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' }),
       async (a: A) => {
+        const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
         const svc = service(a);
         const project = String(a.project);
         const src = fileArg(a.in);

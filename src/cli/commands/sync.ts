@@ -5,7 +5,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { ValidationError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
-import { mergeEntry } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
 
@@ -35,6 +34,7 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('base', { type: 'string' }).positional('ours', { type: 'string' }).positional('theirs', { type: 'string' }).positional('path', { type: 'string' }),
       async (a: A) => {
         const { validateStoredEntry } = await import('../../core/validate.js'); // zod only for this command
+        const { mergeEntry } = await import('../../core/merge.js');
         const path = String(a.path ?? a.ours);
         const base = readSide(validateStoredEntry, String(a.base), 'base', path, true);
         const ours = readSide(validateStoredEntry, String(a.ours), 'ours', path, false)!;
