@@ -64,7 +64,7 @@ export interface IndexedDoc {
   load: () => MemoryEntry;
 }
 
-function toDoc(key: string, e: MemoryEntry): Doc {
+function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
 }
 
@@ -288,10 +288,10 @@ export class SearchIndex {
       const old = this.stamps.get(d.key);
       if (old === d.stamp) continue;
       if (old === undefined) {
-        this.ms.add(toDoc(d.key, d.load()));
+        this.ms.add(docOf(d.key, d.load()));
         report.added++;
       } else {
-        this.ms.replace(toDoc(d.key, d.load()));
+        this.ms.replace(docOf(d.key, d.load()));
         report.replaced++;
       }
       this.stamps.set(d.key, d.stamp);
