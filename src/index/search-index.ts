@@ -1,9 +1,12 @@
 /**
  * The full-text index (MiniSearch) over summary, content, subject, tags, kind and scope.
  *
- * Persisted under `.bass-agents/cache/index.bin`: a JSON header (version, options hash, file
- * stamps, MiniSearch's document tables, the sorted vocabulary with byte offsets) followed by the
- * postings of every term. A long-lived process (daemon, MCP server) loads it whole. A one-shot
+ * Persisted under `.bass-agents/cache/index.bin`: the postings of every term (one JSON object per
+ * term, in vocabulary order), then a JSON header (version, options hash, file stamps, MiniSearch's
+ * document tables, the sorted vocabulary with byte offsets), then the header's length. Putting the
+ * header last lets a save stream the postings straight from MiniSearch's maps to the file, one
+ * term at a time: at 100K entries a `toJSON` copy of the whole index would not fit comfortably in
+ * memory. A long-lived process (daemon, MCP server) loads it whole. A one-shot
  * `memory query` loads only the header and the postings of the terms its text can match (exact,
  * prefix and fuzzy, by MiniSearch's own rules), which gives exactly the scores of the whole index
  * at a fraction of the cost: the document count, field lengths and per-term document frequencies
@@ -13,13 +16,15 @@
  * as MiniSearch's `filter`.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
-import { writeFileAtomic } from '../store/fsutil.js';
 
-const SNAPSHOT_VERSION = 2;
+const SNAPSHOT_VERSION = 3;
+/** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
+const TRAILER = 14;
 const MAGIC = 'BASS-AGENTS-INDEX\n';
 
 interface Doc {
@@ -89,31 +94,10 @@ interface Header {
   offsets: number[];
 }
 
-interface SnapshotFile {
-  header: Header;
-  body: Buffer;
-}
-
-function parseHeader(buf: Buffer): { header: Header; bodyStart: number } | null {
-  if (buf.subarray(0, MAGIC.length).toString('latin1') !== MAGIC) return null;
-  const lenEnd = buf.indexOf(10, MAGIC.length);
-  if (lenEnd < 0) return null;
-  const len = Number(buf.subarray(MAGIC.length, lenEnd).toString('latin1'));
-  if (!Number.isInteger(len) || lenEnd + 1 + len > buf.length) return null;
-  const header = JSON.parse(buf.subarray(lenEnd + 1, lenEnd + 1 + len).toString('utf8')) as Header;
+function checkHeader(header: Header): Header | null {
   if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
-  if (!Array.isArray(header.terms) || header.offsets.length !== header.terms.length + 1) return null;
-  return { header, bodyStart: lenEnd + 1 + len };
-}
-
-function readSnapshot(file: string): SnapshotFile | null {
-  try {
-    const buf = readFileSync(file);
-    const h = parseHeader(buf);
-    return h ? { header: h.header, body: buf.subarray(h.bodyStart) } : null;
-  } catch {
-    return null;
-  }
+  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1) return null;
+  return header;
 }
 
 /** Reads `len` bytes at `pos` of an open file. */
@@ -126,6 +110,70 @@ function readAt(fd: number, pos: number, len: number): Buffer {
     got += n;
   }
   return buf;
+}
+
+/** The header of an open snapshot file, or null when it is not one of ours (or another version). */
+function readHeader(fd: number): Header | null {
+  const size = fstatSync(fd).size;
+  if (size < MAGIC.length + TRAILER) return null;
+  if (readAt(fd, 0, MAGIC.length).toString('latin1') !== MAGIC) return null;
+  const trailer = readAt(fd, size - TRAILER, TRAILER).toString('latin1');
+  const len = Number(trailer.slice(1, -1));
+  if (trailer[0] !== '\n' || !/^\d{12}$/.test(trailer.slice(1, -1)) || len <= 0 || MAGIC.length + len + TRAILER > size) return null;
+  const header = JSON.parse(readAt(fd, size - TRAILER - len, len).toString('utf8')) as Header;
+  if (!checkHeader(header) || MAGIC.length + header.offsets[header.offsets.length - 1]! + len + TRAILER !== size) return null;
+  return header;
+}
+
+/** Writes a snapshot to `file` atomically, streaming the postings: `terms` must be sorted. */
+function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) => string, rest: Header['ms'], stamps: Map<string, string>): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'w', 0o644);
+  try {
+    const offsets: number[] = [0];
+    let at = 0;
+    let chunk: string[] = [];
+    let chunkLen = 0;
+    const flush = () => {
+      if (chunk.length) writeSync(fd, chunk.join(''));
+      chunk = [];
+      chunkLen = 0;
+    };
+    chunk.push(MAGIC);
+    for (let i = 0; i < terms.length; i++) {
+      const piece = `${postingsJson(i)},`;
+      chunk.push(piece);
+      chunkLen += piece.length;
+      at += Buffer.byteLength(piece);
+      offsets.push(at);
+      if (chunkLen > 1 << 22) flush();
+    }
+    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.fromEntries(stamps), ms: rest, terms, offsets };
+    const headerJson = JSON.stringify(header);
+    chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
+    flush();
+  } catch (err) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  try {
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** MiniSearch's private maps, read directly by `save` (checked: a version without them falls back to `toJSON`). */
+interface MiniSearchInternals {
+  _index: Iterable<[string, Map<number, Map<number, number>>]>;
+  _documentIds: Map<number, string>;
+  _fieldLength: Map<number, number[]>;
+  _storedFields: Map<number, unknown>;
 }
 
 /** Levenshtein distance, or `max + 1` as soon as it must exceed `max`. */
@@ -217,17 +265,20 @@ export class SearchIndex {
 
   /** Loads a whole snapshot; an empty index when it is missing, corrupt or built with other options. */
   static load(file: string): { index: SearchIndex; loaded: boolean } {
-    const snap = readSnapshot(file);
-    if (!snap) return { index: SearchIndex.empty(), loaded: false };
+    let fd: number | undefined;
     try {
-      const { header, body } = snap;
-      const postings = JSON.parse(`[${body.toString('utf8')}]`) as Postings[];
-      if (postings.length !== header.terms.length) return { index: SearchIndex.empty(), loaded: false };
-      const index = header.terms.map((t, i) => [t, postings[i]!] as [string, Postings]);
+      fd = openSync(file, 'r');
+      const header = readHeader(fd);
+      if (!header) return { index: SearchIndex.empty(), loaded: false };
+      // One term at a time: a single JSON.parse of every posting would need the whole body as one string.
+      const body = readAt(fd, MAGIC.length, header.offsets[header.offsets.length - 1]!);
+      const index = header.terms.map((t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i]!, header.offsets[i + 1]! - 1)) as Postings] as [string, Postings]);
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
       return { index: new SearchIndex(ms, new Map(Object.entries(header.stamps))), loaded: true };
     } catch {
       return { index: SearchIndex.empty(), loaded: false };
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
 
@@ -240,18 +291,12 @@ export class SearchIndex {
     try {
       // Read the header, then only the postings this text can reach (positional reads, not the whole file).
       fd = openSync(file, 'r');
-      const head = readAt(fd, 0, Math.min(64, MAGIC.length + 24));
-      const lenEnd = head.indexOf(10, MAGIC.length);
-      if (head.subarray(0, MAGIC.length).toString('latin1') !== MAGIC || lenEnd < 0) return null;
-      const len = Number(head.subarray(MAGIC.length, lenEnd).toString('latin1'));
-      if (!Number.isInteger(len) || len <= 0) return null;
-      const h = parseHeader(Buffer.concat([head.subarray(0, lenEnd + 1), readAt(fd, lenEnd + 1, len)]));
-      if (!h) return null;
-      const { header, bodyStart } = h;
+      const header = readHeader(fd);
+      if (!header) return null;
       const index: [string, Postings][] = [];
       for (const i of reachableTerms(header.terms, text)) {
         const start = header.offsets[i]!;
-        const raw = readAt(fd, bodyStart + start, header.offsets[i + 1]! - 1 - start).toString('utf8');
+        const raw = readAt(fd, MAGIC.length + start, header.offsets[i + 1]! - 1 - start).toString('utf8');
         index.push([header.terms[i]!, JSON.parse(raw) as Postings]);
       }
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
@@ -329,26 +374,27 @@ export class SearchIndex {
   }
 
   /** Writes the snapshot (atomically) when anything changed; a partial index is never saved. */
-  save(file: string, force = false): boolean {
+  save(file: string, force = false, opts: { viaToJSON?: boolean } = {}): boolean {
     if (this.partial || (!this.dirty && !force)) return false;
-    const js = this.ms.toJSON() as MiniSearchJS;
-    const { index, ...rest } = js;
-    index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const terms: string[] = [];
-    const offsets: number[] = [0];
-    const pieces: string[] = [];
-    let at = 0;
-    for (const [term, postings] of index) {
-      const piece = JSON.stringify(postings);
-      terms.push(term);
-      pieces.push(piece);
-      at += Buffer.byteLength(piece) + 1; // + the comma that joins pieces
-      offsets.push(at);
+    const inner = this.ms as unknown as Partial<MiniSearchInternals>;
+    if (!opts.viaToJSON && inner._index && inner._documentIds instanceof Map && inner._fieldLength instanceof Map && inner._storedFields instanceof Map) {
+      // Straight from MiniSearch's maps, one term at a time (what its toJSON reads, without the copy).
+      const byTerm: [string, Map<number, Map<number, number>>][] = [...inner._index];
+      byTerm.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      // MiniSearch's own toJSON for the document tables, on a shallow copy with an empty vocabulary.
+      const js = this.ms.toJSON.call({ ...this.ms, _index: [] }) as MiniSearchJS;
+      const { index: _none, ...rest } = js;
+      writeSnapshot(file, byTerm.map((t) => t[0]), (i) => {
+        const data: Record<string, Record<string, number>> = {};
+        for (const [fieldId, freqs] of byTerm[i]![1]) data[fieldId] = Object.fromEntries(freqs);
+        return JSON.stringify(data);
+      }, rest, this.stamps);
+    } else {
+      // The public way, should MiniSearch's internals ever change: the same bytes, with a copy of everything in memory.
+      const { index, ...rest } = this.ms.toJSON() as MiniSearchJS;
+      index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      writeSnapshot(file, index.map((t) => t[0]), (i) => JSON.stringify(index[i]![1]), rest, this.stamps);
     }
-    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.fromEntries(this.stamps), ms: rest, terms, offsets };
-    const headerJson = JSON.stringify(header);
-    const data = Buffer.concat([Buffer.from(`${MAGIC}${Buffer.byteLength(headerJson)}\n${headerJson}`), Buffer.from(pieces.join(','))]);
-    writeFileAtomic(file, data, { fsync: false });
     this.dirty = false;
     return true;
   }

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SearchIndex, reachableTerms } from '../../src/index/search-index.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
@@ -21,9 +21,19 @@ function doc(i: number, version = 0): { key: string; stamp: string; load: () => 
 
 const QUERIES = ['invoice retry', 'kafka', 'invoicing', 'invoise', 'migrations schema', 'tok', 'leak memory ledger', 'nothing-here', 'deploymnet rollback'];
 
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'bass-agents-index-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
 describe('SearchIndex snapshot', () => {
   it('a partial load for one text gives exactly the scores of the whole index, also after changes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bass-agents-index-'));
+    const dir = tempDir();
     const file = join(dir, 'index.bin');
     const docs = Array.from({ length: 300 }, (_, i) => doc(i));
     const full = SearchIndex.empty();
@@ -59,7 +69,7 @@ describe('SearchIndex snapshot', () => {
   });
 
   it('treats a corrupt or foreign snapshot as missing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bass-agents-index-'));
+    const dir = tempDir();
     const file = join(dir, 'index.bin');
     writeFileSync(file, '{ not a snapshot');
     expect(SearchIndex.loadFor(file, 'x')).toBeNull();
@@ -67,5 +77,27 @@ describe('SearchIndex snapshot', () => {
     writeFileSync(file, 'BASS-AGENTS-INDEX\n99999\n{}');
     expect(SearchIndex.loadFor(file, 'x')).toBeNull();
     expect(SearchIndex.load(file).loaded).toBe(false);
+    // A real snapshot cut short (a full disk, a crash mid-copy) is refused too, never half-read.
+    const idx = SearchIndex.empty();
+    idx.sync(Array.from({ length: 50 }, (_, i) => doc(i)));
+    idx.save(file, true);
+    expect(SearchIndex.load(file).loaded).toBe(true);
+    truncateSync(file, readFileSync(file).length - 100);
+    expect(SearchIndex.loadFor(file, 'invoice')).toBeNull();
+    expect(SearchIndex.load(file).loaded).toBe(false);
+  });
+
+  it('streams the postings from MiniSearch\'s maps: the same bytes as through its toJSON', () => {
+    const dir = tempDir();
+    const idx = SearchIndex.empty();
+    idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
+    idx.sync([...Array.from({ length: 190 }, (_, i) => doc(i, i < 7 ? 1 : 0))]); // replaced and discarded documents too
+    idx.save(join(dir, 'a.bin'), true);
+    idx.save(join(dir, 'b.bin'), true, { viaToJSON: true });
+    expect(readFileSync(join(dir, 'a.bin')).equals(readFileSync(join(dir, 'b.bin')))).toBe(true);
+    const back = SearchIndex.load(join(dir, 'a.bin'));
+    expect(back.loaded).toBe(true);
+    expect(back.index.size).toBe(190);
+    expect([...back.index.search('invoice retry')]).toEqual([...idx.search('invoice retry')]);
   });
 });
