@@ -37,7 +37,7 @@ export class GitRepo {
   readonly gitDir: string;
   private git: SimpleGit;
   private simpleGit: typeof SimpleGitFactory;
-  private identity: string[] | undefined;
+  private ident: { name: string; email: string } | undefined;
 
   private constructor(toplevel: string, gitDir: string, factory: typeof SimpleGitFactory) {
     this.toplevel = toplevel;
@@ -73,35 +73,48 @@ export class GitRepo {
     }
   }
 
+  /** `user.name` and `user.email` from git config (one git call, remembered). */
+  private async configIdentity(): Promise<{ name: string; email: string }> {
+    if (this.ident) return this.ident;
+    let out = '';
+    try {
+      out = await this.git.raw(['config', '--get-regexp', '^user\\.(name|email)$']);
+    } catch {
+      /* neither is set: git exits 1 */
+    }
+    const ident = { name: '', email: '' };
+    for (const line of out.split('\n')) {
+      const m = /^user\.(name|email) (.*)$/.exec(line);
+      if (m) ident[m[1] as 'name' | 'email'] = m[2]!.trim(); // the last one wins, as in git
+    }
+    this.ident = ident;
+    return ident;
+  }
+
   /** `user.name` from git config, or null. */
   async userName(): Promise<string | null> {
-    try {
-      return (await this.git.raw(['config', 'user.name'])).trim() || null;
-    } catch {
-      return null;
-    }
+    return (await this.configIdentity()).name || null;
   }
 
   /** `-c user.name=… -c user.email=…` when git has no identity configured, so commit-tree cannot fail on it. */
   private async identityArgs(fallbackName: string): Promise<string[]> {
-    if (this.identity) return this.identity;
-    let name = '';
-    let email = '';
-    try {
-      name = (await this.git.raw(['config', 'user.name'])).trim();
-    } catch {
-      /* not set */
-    }
-    try {
-      email = (await this.git.raw(['config', 'user.email'])).trim();
-    } catch {
-      /* not set */
-    }
+    const { name, email } = await this.configIdentity();
     const args: string[] = [];
     if (!name) args.push('-c', `user.name=${fallbackName.replace(/[<>\n]/g, '') || 'bass-agents'}`);
     if (!email) args.push('-c', 'user.email=bass-agents@localhost');
-    this.identity = args;
     return args;
+  }
+
+  /** HEAD's commit and tree in one git call; null on an unborn branch. */
+  private async headAndTree(): Promise<{ head: string; tree: string } | null> {
+    try {
+      const [head, tree] = (await this.git.raw(['rev-parse', 'HEAD^{commit}', 'HEAD^{tree}'])).trim().split('\n');
+      if (head && tree && /^[0-9a-f]{40,64}$/.test(head) && /^[0-9a-f]{40,64}$/.test(tree)) return { head, tree };
+    } catch {
+      /* below */
+    }
+    const head = await this.head();
+    return head ? { head, tree: (await this.git.raw(['rev-parse', `${head}^{tree}`])).trim() } : null;
   }
 
   /**
@@ -118,14 +131,12 @@ export class GitRepo {
       // temporary index gets its own instance; the shared one must keep pointing at the real index.
       const g = this.simpleGit({ baseDir: this.toplevel, allowEnvironment: ['GIT_INDEX_FILE'] }).env(cleanEnv({ GIT_INDEX_FILE: tmpIndex }));
       try {
-        const head = await this.head();
+        const at = await this.headAndTree();
+        const head = at?.head ?? null;
         if (head) await g.raw(['read-tree', head]);
         await g.raw(['update-index', '--add', '--remove', '--', ...paths]);
         const tree = (await g.raw(['write-tree'])).trim();
-        if (head) {
-          const headTree = (await this.git.raw(['rev-parse', `${head}^{tree}`])).trim();
-          if (headTree === tree) return null;
-        }
+        if (at && at.tree === tree) return null;
         const commitArgs = [...identity, 'commit-tree', tree, ...(head ? ['-p', head] : []), '-m', message.trimEnd()];
         const commit = (await this.git.raw(commitArgs)).trim();
         const staged = (await g.raw(['ls-files', '-s', '--', ...paths])).trim();
