@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// `npm run build` step 2: the CLI as one CommonJS file plus a V8 code cache.
+//
+// A one-shot command spent ~110 ms before doing anything: resolving, reading and compiling ~90
+// ES modules (yargs and its helpers alone ~80 ms). One bundled file loaded through `vm.Script`
+// with `cachedData` skips the resolution and most of the compilation (bin/bass-agents.js).
+// dist/ (tsc's output) stays the library API; the bundle is built from it, so both run the
+// same code. Anything the bundle cannot serve, the bin loads dist/cli/main.js instead.
+//
+// Two things esbuild cannot see through are rewritten while bundling:
+// - `import.meta.url` becomes the URL of the original file, computed from the bundle's own
+//   folder, so paths relative to a module (bin/, yargs' locales) still resolve;
+// - `lazy('./core/x.js')` (src/lazy.ts, a require on first use) becomes a table of literal
+//   requires that esbuild bundles as lazily initialized modules.
+import { build } from 'esbuild';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+import Module from 'node:module';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT_DIR = join(ROOT, 'dist', 'bundle');
+const OUT = join(OUT_DIR, 'cli.cjs');
+
+// Loaded from node_modules as usual, on first use: packages that find files next to themselves
+// (blessed's terminfo, pino's transports, secretlint's rule loading) or that only one rarely
+// used command needs (the MCP server, the dashboard, the daemon's watcher and metrics).
+const EXTERNAL = ['blessed', 'blessed-contrib', 'pino', 'prom-client', 'chokidar', '@modelcontextprotocol/sdk', '@secretlint/core', '@secretlint/secretlint-rule-preset-recommend'];
+
+/** Every `lazy('...')` call site in dist/: the modules the lazy table must be able to load. */
+function findLazySpecs(dir, out = new Set()) {
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, d.name);
+    if (d.isDirectory() && d.name !== 'bundle') findLazySpecs(p, out);
+    else if (d.name.endsWith('.js')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy\(\s*'([^']+)'\s*\)/g)) out.add(m[1]);
+  }
+  return out;
+}
+const lazySpecs = findLazySpecs(join(ROOT, 'dist'));
+// Literal requires, resolved from dist/lazy.js's folder: esbuild bundles each as a module that
+// is initialized on the first call, which keeps them lazy.
+const LAZY_JS = `export function lazy(spec) {
+  let m;
+  return () => (m ??= load(spec));
+}
+function load(spec) {
+  switch (spec) {
+${[...lazySpecs].sort().map((s) => `    case ${JSON.stringify(s)}: return require(${JSON.stringify(s)});`).join('\n')}
+    default: throw new Error('bass-agents bundle: no lazy module ' + spec);
+  }
+}
+`;
+
+const rewrite = {
+  name: 'bass-agents-rewrite',
+  setup(b) {
+    // string-width (two copies, under cliui and yargs) builds an Intl.Segmenter and large Unicode
+    // regexps when loaded: 30 ms of every start, for help text most commands never print. Each
+    // copy becomes a stub that loads the real module on its first call.
+    b.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/, namespace: 'file' }, (args) => ({
+      contents: `let real;\nexport default function stringWidth(...a) {\n  real ??= require(${JSON.stringify(`${args.path}?real`)}).default;\n  return real(...a);\n}\n`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+    b.onResolve({ filter: /\?real$/ }, (args) => ({ path: args.path.slice(0, -'?real'.length), namespace: 'real' }));
+    b.onLoad({ filter: /.*/, namespace: 'real' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'js', resolveDir: dirname(args.path) }));
+    b.onLoad({ filter: /\.(m?js)$/, namespace: 'file' }, (args) => {
+      if (args.path === join(ROOT, 'dist', 'lazy.js')) return { contents: LAZY_JS, loader: 'js', resolveDir: dirname(args.path) };
+      let text = readFileSync(args.path, 'utf8');
+      if (text.includes('import.meta.url')) {
+        const rel = relative(OUT_DIR, args.path).split('\\').join('/');
+        text = text.replaceAll('import.meta.url', `__bassAgentsMetaUrl(${JSON.stringify(rel)})`);
+      }
+      return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+rmSync(OUT_DIR, { recursive: true, force: true });
+mkdirSync(OUT_DIR, { recursive: true });
+await build({
+  entryPoints: [join(ROOT, 'dist', 'cli', 'main.js')],
+  outfile: OUT,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // import() of an external package becomes require() (Node >= 20.19 requires ES modules): a
+  // vm.Script's dynamic import needs an experimental loader hook, and V8's code cache loses it.
+  supported: { 'dynamic-import': false },
+  external: EXTERNAL,
+  plugins: [rewrite],
+  logLevel: 'warning',
+  legalComments: 'none',
+  // Top level of the CommonJS file, before any module runs: a bundled module may redeclare
+  // __dirname (yargs' ES module shim does, as a top-level var of this same scope).
+  banner: {
+    js: "'use strict';\nconst __bassAgentsDir = __dirname;\nconst __bassAgentsMetaUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__bassAgentsDir, rel)).href;",
+  },
+});
+const bundled = readFileSync(OUT, 'utf8');
+
+// A V8 code cache for the bundle, made here where it was built. Node rejects a cache made by
+// another V8 (the bin then simply compiles), so a stale one costs nothing but the check.
+const script = new Script(Module.wrap(bundled), { filename: OUT });
+writeFileSync(`${OUT}.cache`, script.createCachedData());
+console.log(`bundle: ${relative(ROOT, OUT)} (${Math.round(bundled.length / 1024)} KB), ${lazySpecs.size} lazy modules`);
