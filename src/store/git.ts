@@ -1,18 +1,18 @@
 /**
- * Git, through simple-git. Memory commits are made with plumbing and a temporary index
- * (`GIT_INDEX_FILE`): read-tree HEAD → update-index our paths → write-tree → commit-tree →
- * update-ref with the old HEAD as a compare-and-swap. The user's own index, staged changes and
- * working tree are never part of the commit; afterwards the real index is updated for exactly our
- * paths (to the committed blobs), so `git status` shows them clean and nothing else moves.
+ * Git, through simple-git (and `child_process` where git reads stdin, which simple-git cannot
+ * feed). Memory commits are made with plumbing: `fast-import` builds the commit from our files on
+ * top of HEAD, `update-ref` moves HEAD with the old commit as a compare-and-swap (see
+ * commitPaths). The user's own index, staged changes and working tree are never part of the
+ * commit; afterwards the real index is updated for exactly our paths (to the committed blobs), so
+ * `git status` shows them clean and nothing else moves.
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { parseCommitTrailers } from '../core/entry.js';
 import { GitError } from '../core/errors.js';
-
-const ZERO_SHA = '0000000000000000000000000000000000000000';
 
 /** The process environment without GIT_* keys (simple-git's environment guard refuses them). */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -21,6 +21,21 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
     if (v !== undefined && !/^git_/i.test(k) && !/^(EDITOR|PAGER|SSH_ASKPASS|PREFIX)$/i.test(k)) out[k] = v;
   }
   return { ...out, ...extra };
+}
+
+/** A file's bytes, or null when it does not exist. */
+function readOrNull(abs: string): Buffer | null {
+  try {
+    return readFileSync(abs);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** The id git gives a blob with these bytes (no filters: fast-import stores bytes as given). */
+function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
+  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
 
 export interface HistoryVersion {
@@ -96,75 +111,105 @@ export class GitRepo {
     return (await this.configIdentity()).name || null;
   }
 
-  /** `-c user.name=… -c user.email=…` when git has no identity configured, so commit-tree cannot fail on it. */
-  private async identityArgs(fallbackName: string): Promise<string[]> {
-    const { name, email } = await this.configIdentity();
-    const args: string[] = [];
-    if (!name) args.push('-c', `user.name=${fallbackName.replace(/[<>\n]/g, '') || 'bass-agents'}`);
-    if (!email) args.push('-c', 'user.email=bass-agents@localhost');
-    return args;
-  }
-
-  /** HEAD's commit and tree in one git call; null on an unborn branch. */
-  private async headAndTree(): Promise<{ head: string; tree: string } | null> {
-    try {
-      const [head, tree] = (await this.git.raw(['rev-parse', 'HEAD^{commit}', 'HEAD^{tree}'])).trim().split('\n');
-      if (head && tree && /^[0-9a-f]{40,64}$/.test(head) && /^[0-9a-f]{40,64}$/.test(tree)) return { head, tree };
-    } catch {
-      /* below */
-    }
-    const head = await this.head();
-    return head ? { head, tree: (await this.git.raw(['rev-parse', `${head}^{tree}`])).trim() } : null;
-  }
-
   /**
    * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
    * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
+   *
+   * Three git processes per commit (plus the user's index update): `cat-file --batch-check` says
+   * what HEAD holds at those paths; `fast-import` writes the blobs, the trees along those paths
+   * and the commit, onto a private ref; `update-ref --stdin` moves HEAD from the old commit to the
+   * new one (a compare-and-swap) and drops the private ref, in one transaction. No index of the
+   * whole tree is read or written: at 10K files the read-tree/update-index/write-tree/commit-tree
+   * sequence cost several times more.
    */
   async commitPaths(absPaths: string[], message: string, agent: string): Promise<string | null> {
-    const paths = [...new Set(absPaths.map((p) => this.repoPath(p)))].sort();
+    const byPath = new Map(absPaths.map((p) => [this.repoPath(p), p]));
+    const paths = [...byPath.keys()].sort();
     if (paths.length === 0) return null;
-    const identity = await this.identityArgs(agent);
+    const identity = await this.configIdentity();
+    const name = identity.name || agent.replace(/[<>\n]/g, '') || 'bass-agents';
+    const email = identity.email || 'bass-agents@localhost';
     for (let attempt = 0; attempt < 5; attempt++) {
-      const tmpIndex = join(this.gitDir, `bass-agents-index-${process.pid}-${randomBytes(4).toString('hex')}`);
-      // NOTE: simple-git's .env() sets the environment of the instance it is called on, so the
-      // temporary index gets its own instance; the shared one must keep pointing at the real index.
-      const g = this.simpleGit({ baseDir: this.toplevel, allowEnvironment: ['GIT_INDEX_FILE'] }).env(cleanEnv({ GIT_INDEX_FILE: tmpIndex }));
+      const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
+      // HEAD, and the blob HEAD holds at each path (or "missing").
+      const check = (await this.gitStdin(['cat-file', '--batch-check'], ['HEAD', ...paths.map((p) => `HEAD:${p}`)].join('\n') + '\n')).split('\n');
+      const headLine = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '');
+      const head = headLine ? headLine[1]! : null;
+      if (head) {
+        const algo = head.length === 64 ? 'sha256' : 'sha1';
+        const unchanged = files.every((f, i) => {
+          const held = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '')?.[1] ?? null;
+          return f.data === null ? held === null : held === blobId(f.data, algo);
+        });
+        if (unchanged) return null;
+      }
+      const ref = `refs/bass-agents/commit-${process.pid}-${randomBytes(4).toString('hex')}`;
+      const marks = join(this.gitDir, `bass-agents-marks-${process.pid}-${randomBytes(4).toString('hex')}`);
+      let refGone = false;
       try {
-        const at = await this.headAndTree();
-        const head = at?.head ?? null;
-        if (head) await g.raw(['read-tree', head]);
-        await g.raw(['update-index', '--add', '--remove', '--', ...paths]);
-        const tree = (await g.raw(['write-tree'])).trim();
-        if (at && at.tree === tree) return null;
-        const commitArgs = [...identity, 'commit-tree', tree, ...(head ? ['-p', head] : []), '-m', message.trimEnd()];
-        const commit = (await this.git.raw(commitArgs)).trim();
-        const staged = (await g.raw(['ls-files', '-s', '--', ...paths])).trim();
+        const chunks: Buffer[] = [];
+        files.forEach((f, i) => {
+          if (f.data !== null) chunks.push(Buffer.from(`blob\nmark :${i + 1}\ndata ${f.data.length}\n`), f.data, Buffer.from('\n'));
+        });
+        const msg = Buffer.from(message.trimEnd());
+        chunks.push(Buffer.from(`commit ${ref}\nmark :${files.length + 1}\ncommitter ${name} <${email}> now\ndata ${msg.length}\n`), msg, Buffer.from('\n'));
+        if (head) chunks.push(Buffer.from(`from ${head}\n`));
+        files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${f.path}\n` : `M 100644 :${i + 1} ${f.path}\n`)));
+        chunks.push(Buffer.from('\ndone\n'));
+        await this.gitStdin(['fast-import', '--quiet', '--done', '--date-format=now', `--export-marks=${marks}`], Buffer.concat(chunks));
+        const marked = new Map<string, string>();
+        for (const line of readFileSync(marks, 'utf8').split('\n')) {
+          const m = /^:(\d+) ([0-9a-f]+)$/.exec(line);
+          if (m) marked.set(m[1]!, m[2]!);
+        }
+        const commit = marked.get(String(files.length + 1));
+        if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
         try {
-          await this.git.raw(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, 'HEAD', commit, head ?? ZERO_SHA]);
+          await this.gitStdin(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'], `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`);
+          refGone = true;
         } catch (err) {
-          if (attempt < 4 && /cannot lock ref|but expected|is at/i.test(String(err))) continue; // HEAD moved: redo on the new HEAD.
+          if (attempt < 4 && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) continue; // HEAD moved: redo on the new HEAD.
           throw err;
         }
-        await this.syncRealIndex(paths, staged);
+        const present = new Map<string, string>();
+        files.forEach((f, i) => {
+          const blob = marked.get(String(i + 1));
+          if (f.data !== null && blob) present.set(f.path, `100644,${blob},${f.path}`);
+        });
+        await this.syncRealIndex(paths, present);
         return commit;
       } catch (err) {
         if (err instanceof GitError) throw err;
         throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
       } finally {
-        rmSync(tmpIndex, { force: true });
+        rmSync(marks, { force: true });
+        // The private ref outlives a failed attempt only: drop it (a no-op when fast-import never made it).
+        if (!refGone) await this.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
       }
     }
     throw new GitError('git commit of memory failed: HEAD kept moving while committing');
   }
 
+  /** Runs git with `input` on stdin (simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
+  private gitStdin(args: string[], input: string | Buffer): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (d: Buffer) => out.push(d));
+      child.stderr.on('data', (d: Buffer) => err.push(d));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
+        else reject(new Error(Buffer.concat(err).toString('utf8').trim() || `git ${args[0]} exited with ${code}`));
+      });
+      child.stdin.on('error', () => undefined); // git exiting early is reported through close
+      child.stdin.end(input);
+    });
+  }
+
   /** Points the user's index at the committed blobs for our paths only (retrying while git holds index.lock). */
-  private async syncRealIndex(paths: string[], lsFiles: string): Promise<void> {
-    const present = new Map<string, string>();
-    for (const line of lsFiles.split('\n')) {
-      const m = /^(\d+) ([0-9a-f]+) \d\t(.*)$/.exec(line);
-      if (m) present.set(m[3]!, `${m[1]},${m[2]},${m[3]}`);
-    }
+  private async syncRealIndex(paths: string[], present: Map<string, string>): Promise<void> {
     const cacheArgs = ['update-index', '--add', ...paths.filter((p) => present.has(p)).flatMap((p) => ['--cacheinfo', present.get(p)!])];
     const removed = paths.filter((p) => !present.has(p));
     for (let attempt = 0; ; attempt++) {
