@@ -61,6 +61,27 @@ export async function viaDaemon<T>(svc: MemoryService, method: string, params: u
   return r.result;
 }
 
+/**
+ * Hands a write (create, apply, applyResult) to a running daemon, which has the catalog, the
+ * schemas and the secret rules already loaded; undefined when there is none, so the caller writes
+ * directly. The project and the agent are resolved here, as the direct path would resolve them.
+ * A caller with its own lock timeout writes directly (the daemon would apply its own).
+ */
+export async function writeViaDaemon<T>(svc: MemoryService, method: 'create' | 'apply' | 'applyResult', input: unknown, project: string | undefined): Promise<T | undefined> {
+  if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS) return undefined;
+  const { daemonPaths, requestWrite } = await import('../daemon/client.js');
+  const params = { input, project, agent: svc.explicitAgent ?? null, clock: svc.env.BASS_AGENTS_NOW || null };
+  // Long enough for the daemon to wait for the workspace lock (30 s) and commit.
+  const r = await requestWrite<{ value: T; warnings: string[] }>(daemonPaths(svc.ws.localDir), method, params, 120_000);
+  if (!r) return undefined;
+  if ('lost' in r) {
+    throw new MemoryError('E_INTERNAL', 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying', 1);
+  }
+  if ('error' in r) throw new MemoryError(r.error.code as ErrorCode, r.error.message, r.error.exitCode, r.error.problems);
+  for (const w of r.result.warnings) warn(w);
+  return r.result.value;
+}
+
 /** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
 export function readJsonInput(file: string | undefined, option = '--file'): unknown {
   if (file === undefined || file === '') throw new UsageError(`${option} is required (a JSON file, or - for stdin)`);

@@ -68,6 +68,20 @@ export function readStatus(paths: DaemonPaths): DaemonStatus | null {
 
 /** Sends one request; resolves with the result, or undefined on any problem (no daemon, stale, timeout). */
 export async function request<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs = 2000): Promise<{ result: T } | { error: DaemonError } | undefined> {
+  const r = await exchange<T>(paths, method, params, timeoutMs);
+  return r && 'lost' in r ? undefined : r;
+}
+
+/**
+ * A request that changes something (a write). Unlike a read, it may not simply be retried on the
+ * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
+ * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
+ */
+export async function requestWrite<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs: number): Promise<{ result: T } | { error: DaemonError } | { lost: true } | undefined> {
+  return exchange<T>(paths, method, params, timeoutMs);
+}
+
+async function exchange<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs: number): Promise<{ result: T } | { error: DaemonError } | { lost: true } | undefined> {
   if (!existsSync(paths.socket)) return undefined;
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
@@ -75,12 +89,13 @@ export async function request<T>(paths: DaemonPaths, method: string, params: unk
   return new Promise((resolve) => {
     let buf = '';
     let done = false;
+    let sent = false;
     const finish = (v: { result: T } | { error: DaemonError } | undefined): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       sock.destroy();
-      resolve(v);
+      resolve(v === undefined && sent ? { lost: true } : v);
     };
     const sock = connect(paths.socket);
     const timer = setTimeout(() => finish(undefined), timeoutMs);
@@ -93,13 +108,17 @@ export async function request<T>(paths: DaemonPaths, method: string, params: unk
       if (nl < 0) return;
       try {
         const msg = JSON.parse(buf.slice(0, nl)) as { result?: T; error?: DaemonError; declined?: string };
-        // Declined: this caller must be answered by the direct path (another fixed clock).
+        // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
+        if (msg.declined) sent = false;
         finish(msg.declined ? undefined : msg.error ? { error: msg.error } : { result: msg.result as T });
       } catch {
         finish(undefined);
       }
     });
-    sock.on('connect', () => sock.write(`${JSON.stringify({ id: 1, method, params })}\n`));
+    sock.on('connect', () => {
+      sent = true;
+      sock.write(`${JSON.stringify({ id: 1, method, params })}\n`);
+    });
   });
 }
 

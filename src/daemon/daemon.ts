@@ -11,6 +11,7 @@
  * taken over, so a kill -9 never blocks the next start), `daemon.sock`, `status.json` (heartbeat),
  * `state.json` (job runs and cursors). Logs: `.bass-agents/logs/daemon.log` (pino, JSON lines).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, chmodSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -93,7 +94,16 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const { watch } = await import('chokidar');
 
   let logger: import('pino').Logger | undefined;
-  const svc = new MemoryService({ root: opts.root, cwd: opts.cwd, env, longLived: true }, (m) => logger?.warn({ event: 'warning' }, m));
+  // Warnings of a write done for a CLI caller go back to that caller (and to the log).
+  const callerWarnings = new AsyncLocalStorage<string[]>();
+  let wrote: ((files: string[]) => void) | undefined;
+  const svc = new MemoryService(
+    { root: opts.root, cwd: opts.cwd, env, longLived: true, watched: true, onWrite: async (files) => wrote?.(files) },
+    (m) => {
+      callerWarnings.getStore()?.push(m);
+      logger?.warn({ event: 'warning' }, m);
+    },
+  );
   const paths = daemonPaths(svc.ws.localDir);
   takePidFile(paths);
   mkdirSync(svc.ws.localDir, { recursive: true });
@@ -326,6 +336,12 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   // atomic saves; our batches already absorb that, and every change is re-read from disk.
   const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false });
   const rel = (abs: string): string => svc.ws.rel(abs).split('\\').join('/');
+  // A write done for a CLI caller is in the catalog before the reply (jobs' writes come through the watcher).
+  wrote = (files) => {
+    if (!callerWarnings.getStore()) return;
+    flush();
+    refresh('notify', new Set(files.map(rel)));
+  };
   watcher.on('all', (event, file) => {
     status.watch_events++;
     metrics.watchEvents.inc();
@@ -365,7 +381,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     }
     const p = req.params ?? {};
     // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
-    if ((req.method === 'query' || req.method === 'prepareTask') && (p.clock ?? null) !== (env.BASS_AGENTS_NOW || null)) return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
+    const clocked = ['query', 'prepareTask', 'create', 'apply', 'applyResult'];
+    if (clocked.includes(String(req.method)) && (p.clock ?? null) !== (env.BASS_AGENTS_NOW || null)) return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
     try {
       switch (req.method) {
         case 'ping':
@@ -385,6 +402,21 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
           const r = svc.query(String(p.text ?? ''), (p.filters ?? {}) as never, { ...(p.options ?? {}), refresh: false } as never);
           end();
           return { id: req.id, result: r };
+        }
+        case 'create':
+        case 'apply':
+        case 'applyResult': {
+          // Writes for a CLI caller: the same service call it would make, with its project and
+          // agent (never this daemon's own --agent or environment).
+          flush();
+          const warnings: string[] = [];
+          const o = { project: typeof p.project === 'string' ? p.project : undefined, ...(typeof p.agent === 'string' ? { agent: p.agent } : { ignoreOwnAgent: true }) };
+          const value = await callerWarnings.run(warnings, () =>
+            req.method === 'create' ? svc.create(p.input, o) : req.method === 'apply' ? svc.apply(p.input, o) : svc.applyResult(p.input, o),
+          );
+          const applied = (value as { applied?: unknown[] }).applied?.length ?? 1;
+          log.info({ event: 'caller_write', method: req.method, project: o.project ?? null, applied }, 'write done for a CLI caller');
+          return { id: req.id, result: { value, warnings } };
         }
         case 'prepareTask':
           flush();

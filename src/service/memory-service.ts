@@ -78,6 +78,11 @@ export interface ServiceOptions {
   longLived?: boolean;
   /** Called with the files of each write (before its commit): the CLI notifies a running daemon. */
   onWrite?: (files: string[]) => Promise<void>;
+  /**
+   * A file watcher keeps this service's catalog current (the daemon): writes check duplicates and
+   * targets against it instead of a stat of every file.
+   */
+  watched?: boolean;
 }
 
 // Modules of single commands load on first use: the service is imported by every CLI call.
@@ -265,11 +270,13 @@ export class MemoryService {
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock;
   private agentName: string | undefined;
+  private readonly agentFromOptions: string | undefined;
   private catalog: Catalog;
   private gitRepo: GitRepo | null | undefined;
   private warn: WarningSink;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private longLived: boolean;
+  private watched: boolean;
   private onWrite: ServiceOptions['onWrite'];
   readonly usage: UsageStore;
   readonly sessions: SessionStore;
@@ -281,11 +288,13 @@ export class MemoryService {
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
     this.longLived = opts.longLived ?? false;
+    this.watched = opts.watched ?? false;
     this.onWrite = opts.onWrite;
     this.env = opts.env ?? process.env;
     this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
     this.clock = opts.clock ?? clockFromEnv(this.env);
     this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
+    this.agentFromOptions = this.agentName;
     this.catalog = new Catalog(this.ws);
     this.usage = new UsageStore(this.ws);
     this.sessions = new SessionStore(this.ws);
@@ -305,8 +314,9 @@ export class MemoryService {
   }
 
   /** The writer stored in created_by: --agent, BASS_AGENTS_AGENT, the git user, the OS user. */
-  async agent(): Promise<string> {
-    if (this.agentName) return this.agentName;
+  async agent(opts: { ignoreOwnAgent?: boolean } = {}): Promise<string> {
+    // ignoreOwnAgent: a daemon writing for a CLI caller must not sign with its own --agent/env.
+    if (this.agentName && !(opts.ignoreOwnAgent && this.agentName === this.agentFromOptions)) return this.agentName;
     const git = await this.git();
     let name = git ? await git.userName() : null;
     if (!name) {
@@ -316,8 +326,14 @@ export class MemoryService {
         name = null;
       }
     }
-    this.agentName = name || 'unknown';
-    return this.agentName;
+    const found = name || 'unknown';
+    if (!opts.ignoreOwnAgent) this.agentName = found;
+    return found;
+  }
+
+  /** The writer named by --agent or BASS_AGENTS_AGENT, if any (what a daemon must be told: its own env differs). */
+  get explicitAgent(): string | undefined {
+    return this.agentFromOptions;
   }
 
   /** Resolves the project for a command (CLI.md "--project"). */
@@ -502,7 +518,7 @@ export class MemoryService {
   }
 
   /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
-  async create(input: unknown, opts: { project?: string } = {}): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
+  async create(input: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
     let entry = input;
     if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
       const op = (input as { operation: unknown }).operation;
@@ -521,14 +537,14 @@ export class MemoryService {
    */
   async apply(
     updates: unknown,
-    opts: { project?: string; atomic?: boolean; label?: string; agent?: string } = {},
+    opts: { project?: string; atomic?: boolean; label?: string; agent?: string; ignoreOwnAgent?: boolean } = {},
   ): Promise<ApplyResult> {
     if (!Array.isArray(updates)) {
       throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
     }
     const project = this.project(opts.project);
     this.ws.projectDir(project);
-    const agent = opts.agent ?? (await this.agent());
+    const agent = opts.agent ?? (await this.agent({ ignoreOwnAgent: opts.ignoreOwnAgent }));
     const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
     // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
     const secrets = await this.scanSecrets(
@@ -539,7 +555,7 @@ export class MemoryService {
     return this.locked(async () => {
       const nowDate = this.now();
       const now = nowDate.toISOString();
-      const snap = this.snapshot();
+      const snap = this.watched && this.state ? this.state.snap : this.snapshot();
       const byId = new Map<string, StoredEntry>();
       for (const se of snap.entries) if (!byId.has(se.meta.id)) byId.set(se.meta.id, se);
       const dupKeys = new Map<string, string>();
@@ -1243,15 +1259,15 @@ export class MemoryService {
   }
 
   /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
-  async applyResult(result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
+  async applyResult(result: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<ApplyResult> {
     const parsed = validation().parseWith(schemas().AgentResultSchema, result);
     if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
     const r = parsed.value;
     const updates = r.memory_updates ?? [];
-    const agent = opts.agent ?? this.agentName ?? r.agent_id ?? r.agent ?? undefined;
+    const agent = opts.agent ?? (opts.ignoreOwnAgent ? undefined : this.agentFromOptions) ?? r.agent_id ?? r.agent ?? undefined;
     const project = opts.project ?? r.project;
     if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: this.project(project) };
-    return this.apply(updates, { project, ...(agent ? { agent } : {}) });
+    return this.apply(updates, { project, ...(agent ? { agent } : { ignoreOwnAgent: opts.ignoreOwnAgent }) });
   }
 
   // ---------------------------------------------------------------- lifecycle (000, 001, 003, 004)

@@ -21,8 +21,8 @@ async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs
   }
 }
 
-function startDaemon(dir: string, args: string[] = []): { child: ChildProcess; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], { cwd: dir, env: cleanGitEnv(dir), stdio: ['ignore', 'ignore', 'pipe'] });
+function startDaemon(dir: string, args: string[] = [], env: Record<string, string> = {}): { child: ChildProcess; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], { cwd: dir, env: { ...cleanGitEnv(dir), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -127,6 +127,52 @@ describe('memory daemon', () => {
     expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // no socket: direct path
     b.child.kill('SIGINT');
     expect(await b.exit).toBe(0);
+  });
+
+  it('takes writes from the CLI: signed by the caller, errors and warnings back to it, searchable at once', async () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo']);
+    const d = startDaemon(dir, [], { BASS_AGENTS_AGENT: 'the-daemon-itself' });
+    await ready(dir, d.child.pid!);
+    const writes = (): number => readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8').split('\n').filter((l) => l.includes('"caller_write"')).length;
+
+    const a = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Nightly ledger export via the daemon' })), env: { BASS_AGENTS_AGENT: 'cli-agent' } });
+    expect(a.code, a.stderr).toBe(0);
+    expect(writes()).toBe(1);
+    expect(a.json()).toMatchObject({ summary: 'Nightly ledger export via the daemon', created_by: 'cli-agent' });
+    expect(git(dir, 'log', '-1', '--format=%s')).toContain(`create ${a.json().id}`);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    // Without --agent or BASS_AGENTS_AGENT the caller's default (the git user) signs, not the daemon's environment.
+    const b = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Second entry through the daemon' })) });
+    expect(b.json().created_by).toBe('Test User');
+    expect(writes()).toBe(2);
+    // Searchable through the daemon right away (no wait for the watcher).
+    const q = debugQuery(dir, 'Second entry through the daemon');
+    expect(q.via).toBe(true);
+    expect(q.ids[0]).toBe(b.json().id);
+
+    // Errors come back exactly as the direct path gives them.
+    const bad = JSON.stringify(entry({ summary: 'Nightly ledger export via the daemon' }));
+    const viaDaemon = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: bad });
+    const direct = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: bad, env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    expect(viaDaemon.code).toBe(1);
+    expect(viaDaemon.stdout).toBe(direct.stdout);
+    expect(viaDaemon.stdout).toContain('duplicates entry');
+    expect(writes()).toBe(2);
+
+    // A batch through apply, with the warning it causes printed by the caller.
+    const updates = Array.from({ length: 101 }, (_, i) => ({ operation: 'create', entry: entry({ summary: `Batch entry number ${i}`, subject: `batch.n${i}` }) }));
+    const c = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify(updates) });
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.json().applied).toHaveLength(101);
+    expect(c.stderr).toContain('now holds 103 entries (over 100)');
+    expect(writes()).toBe(3);
+    // A caller on another fixed clock writes directly.
+    const e = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Written on a fixed clock' })), env: { BASS_AGENTS_NOW: '2026-05-01T00:00:00Z' } });
+    expect(e.json().created_at).toBe('2026-05-01T00:00:00.000Z');
+    expect(writes()).toBe(3);
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toBe(0);
   });
 
   it('daemon start detaches and daemon stop stops it', () => {

@@ -5,7 +5,7 @@
 import type { Argv } from 'yargs';
 import type { ApplyResult } from '../../service/memory-service.js';
 import { formatProblem } from '../../core/errors.js';
-import { type GlobalArgs, out, printJson, readJsonInput, service } from '../io.js';
+import { type GlobalArgs, out, printJson, readJsonInput, service, writeViaDaemon } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -21,6 +21,22 @@ function renderApply(r: ApplyResult, json: boolean): number {
     out(r.commit ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)` : `${r.applied.length} applied, ${r.skipped.length} skipped, no commit`);
   }
   return r.skipped.length ? 1 : 0;
+}
+
+/**
+ * The project an AgentResult goes to when no --project is given, as the direct path decides it:
+ * its own `project` field, else this process's default. (A daemon must not fall back to its own
+ * environment's default.) Undefined when that default cannot be resolved: the direct path then
+ * reports it in its own order.
+ */
+function resultProject(svc: ReturnType<typeof service>, input: unknown): string | undefined {
+  const own = (input as { project?: unknown } | null)?.project;
+  if (typeof own === 'string' && own) return own;
+  try {
+    return svc.project(undefined);
+  } catch {
+    return undefined;
+  }
 }
 
 export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
@@ -41,7 +57,9 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = await service(a).create(input, { project: (a.project as string) || undefined });
+        const svc = service(a);
+        const project = svc.project((a.project as string) || undefined);
+        const r = (await writeViaDaemon<Awaited<ReturnType<typeof svc.create>>>(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
         if (a.json) printJson(r.entry);
         else out(r.entry.id);
       },
@@ -52,7 +70,9 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = await service(a).apply(input, { project: (a.project as string) || undefined });
+        const svc = service(a);
+        const project = svc.project((a.project as string) || undefined);
+        const r = (await writeViaDaemon<ApplyResult>(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
     )
@@ -62,7 +82,10 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'AgentResult JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = await service(a).applyResult(input, { project: (a.project as string) || undefined });
+        const svc = service(a);
+        const explicit = (a.project as string) || undefined;
+        const target = explicit ?? resultProject(svc, input);
+        const r = (target ? await writeViaDaemon<ApplyResult>(svc, 'applyResult', input, target) : undefined) ?? (await svc.applyResult(input, { project: explicit }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
     )
