@@ -2,6 +2,8 @@
  * Results of evidence checks (002 Req 18.5-18.7), local: `.bass-agents/cache/evidence.json`.
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
+ * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
+ * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,10 +26,12 @@ export interface EvidenceCacheFile {
 
 export class EvidenceCache {
   private file: string;
+  private staleFile: string;
   private memo: { stamp: string; data: EvidenceCacheFile; staleKeys?: Set<string> } | undefined;
 
   constructor(ws: Workspace) {
     this.file = join(ws.localDir, 'cache', 'evidence.json');
+    this.staleFile = join(ws.localDir, 'cache', 'evidence-stale.json');
   }
 
   load(): EvidenceCacheFile {
@@ -49,6 +53,17 @@ export class EvidenceCache {
 
   /** Keys of entries flagged stale (built once per version of the file: queries ask on every call). */
   staleKeys(): Set<string> {
+    if (!this.memo) {
+      // A process that has not read the whole cache reads just the keys, when they match it.
+      const st = statSync(this.file, { throwIfNoEntry: false });
+      if (!st) return new Set();
+      try {
+        const small = JSON.parse(readFileSync(this.staleFile, 'utf8')) as { of: string; keys: string[] };
+        if (small.of === `${st.size}:${st.mtimeMs}` && Array.isArray(small.keys)) return new Set(small.keys);
+      } catch {
+        /* missing or corrupt: read the whole cache below */
+      }
+    }
     const data = this.load();
     if (this.memo?.data === data) return (this.memo.staleKeys ??= new Set(Object.keys(data.stale)));
     return new Set(Object.keys(data.stale));
@@ -57,5 +72,8 @@ export class EvidenceCache {
   save(data: EvidenceCacheFile): void {
     writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
     this.memo = undefined;
+    // Names the version of evidence.json it summarizes: a stale summary is never believed.
+    const st = statSync(this.file);
+    writeFileAtomic(this.staleFile, JSON.stringify({ of: `${st.size}:${st.mtimeMs}`, keys: Object.keys(data.stale) }), { fsync: false });
   }
 }

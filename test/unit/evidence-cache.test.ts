@@ -1,0 +1,31 @@
+// The evidence cache's stale-key summary: read alone by one-shot queries, never believed when it
+// does not describe the current evidence.json.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EvidenceCache } from '../../dist/store/evidence-cache.js';
+import { Workspace } from '../../dist/store/workspace.js';
+import { testdir } from '../helpers/repo.js';
+
+describe('EvidenceCache', () => {
+  it('answers staleKeys from the summary, and from the whole cache when the summary is missing or out of date', () => {
+    const dir = testdir();
+    const ws = new Workspace(dir);
+    const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
+    new EvidenceCache(ws).save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['src/a.ts: gone'], 'p/B': ['src/a.ts: gone'] } });
+    const summary = join(dir, '.bass-agents/cache/evidence-stale.json');
+    expect(JSON.parse(readFileSync(summary, 'utf8')).keys).toEqual(['p/A', 'p/B']);
+    expect([...new EvidenceCache(ws).staleKeys()].sort()).toEqual(['p/A', 'p/B']);
+
+    // Someone rewrote evidence.json without the summary: the summary no longer matches and is ignored.
+    const whole = join(dir, '.bass-agents/cache/evidence.json');
+    writeFileSync(whole, JSON.stringify({ v: 1, checks: {}, stale: { 'p/C': ['x'] } }));
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
+    rmSync(summary);
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
+    writeFileSync(summary, '{ broken');
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
+    rmSync(whole);
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual([]);
+  });
+});
