@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 
-const SNAPSHOT_VERSION = 3;
+const SNAPSHOT_VERSION = 4;
 /** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
 const TRAILER = 14;
 const MAGIC = 'BASS-AGENTS-INDEX\n';
@@ -80,6 +80,13 @@ function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
 }
 
+export interface SyncPlan {
+  add: IndexedDoc[];
+  replace: IndexedDoc[];
+  discard: string[];
+  size: number;
+}
+
 export interface SyncReport {
   loaded: boolean;
   added: number;
@@ -93,7 +100,8 @@ type Postings = MiniSearchJS['index'][number][1];
 interface Header {
   v: number;
   optionsHash: string;
-  stamps: Record<string, string>;
+  /** The file stamp of each document, in the order of `ms.documentIds` (an array parses ~4x faster than a keyed object). */
+  stamps: string[];
   /** MiniSearch's serialized state without `index`. */
   ms: Omit<MiniSearchJS, 'index'>;
   /** Sorted vocabulary; the postings of terms[i] are body bytes offsets[i] .. offsets[i+1]-2 (a comma follows each). */
@@ -103,8 +111,17 @@ interface Header {
 
 function checkHeader(header: Header): Header | null {
   if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
-  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1) return null;
+  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1 || !Array.isArray(header.stamps)) return null;
   return header;
+}
+
+/** Document key → file stamp, from the header's arrays. */
+function stampsOf(header: Header): Map<string, string> {
+  const keys = Object.values(header.ms.documentIds) as string[];
+  if (keys.length !== header.stamps.length) throw new Error('snapshot stamps do not match its documents');
+  const out = new Map<string, string>();
+  for (let i = 0; i < keys.length; i++) out.set(keys[i]!, header.stamps[i]!);
+  return out;
 }
 
 /** Reads `len` bytes at `pos` of an open file. */
@@ -157,7 +174,7 @@ function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) 
       offsets.push(at);
       if (chunkLen > 1 << 22) flush();
     }
-    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.fromEntries(stamps), ms: rest, terms, offsets };
+    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''), ms: rest, terms, offsets };
     const headerJson = JSON.stringify(header);
     chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
     flush();
@@ -281,7 +298,7 @@ export class SearchIndex {
       const body = readAt(fd, MAGIC.length, header.offsets[header.offsets.length - 1]!);
       const index = header.terms.map((t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i]!, header.offsets[i + 1]! - 1)) as Postings] as [string, Postings]);
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
-      return { index: new SearchIndex(ms, new Map(Object.entries(header.stamps))), loaded: true };
+      return { index: new SearchIndex(ms, stampsOf(header)), loaded: true };
     } catch {
       return { index: SearchIndex.empty(), loaded: false };
     } finally {
@@ -307,7 +324,7 @@ export class SearchIndex {
         index.push([header.terms[i]!, JSON.parse(raw) as Postings]);
       }
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
-      return new SearchIndex(ms, new Map(Object.entries(header.stamps)), true);
+      return new SearchIndex(ms, stampsOf(header), true);
     } catch {
       return null;
     } finally {
@@ -319,43 +336,48 @@ export class SearchIndex {
     return this.ms.documentCount;
   }
 
-  /** How many of `docs` the index would have to add, replace or discard. */
-  drift(docs: { key: string; stamp: string }[]): number {
-    let n = 0;
-    const seen = new Set<string>();
+  /** What making the index hold exactly `docs` takes: documents to add, to replace (by stamp), keys to discard. */
+  plan(docs: IndexedDoc[]): SyncPlan {
+    const add: IndexedDoc[] = [];
+    const replace: IndexedDoc[] = [];
+    let seen = 0;
     for (const d of docs) {
-      seen.add(d.key);
-      if (this.stamps.get(d.key) !== d.stamp) n++;
+      const old = this.stamps.get(d.key);
+      if (old === undefined) add.push(d);
+      else {
+        seen++;
+        if (old !== d.stamp) replace.push(d);
+      }
     }
-    for (const k of this.stamps.keys()) if (!seen.has(k)) n++;
-    return n;
+    const discard: string[] = [];
+    if (seen < this.stamps.size) {
+      const keys = new Set(docs.map((d) => d.key));
+      for (const k of this.stamps.keys()) if (!keys.has(k)) discard.push(k);
+    }
+    return { add, replace, discard, size: add.length + replace.length + discard.length };
+  }
+
+  /** How many of `docs` the index would have to add, replace or discard. */
+  drift(docs: IndexedDoc[]): number {
+    return this.plan(docs).size;
   }
 
   /** Makes the index hold exactly `docs`: adds new ones, replaces changed ones (by stamp), discards gone ones. */
-  sync(docs: IndexedDoc[]): SyncReport {
-    const report: SyncReport = { loaded: true, added: 0, replaced: 0, removed: 0 };
-    const seen = new Set<string>();
-    for (const d of docs) {
-      seen.add(d.key);
-      const old = this.stamps.get(d.key);
-      if (old === d.stamp) continue;
-      if (old === undefined) {
-        this.ms.add(docOf(d.key, d.load()));
-        report.added++;
-      } else {
-        this.ms.replace(docOf(d.key, d.load()));
-        report.replaced++;
-      }
+  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs)): SyncReport {
+    for (const d of plan.add) {
+      this.ms.add(docOf(d.key, d.load()));
       this.stamps.set(d.key, d.stamp);
     }
-    for (const key of [...this.stamps.keys()]) {
-      if (!seen.has(key)) {
-        this.ms.discard(key);
-        this.stamps.delete(key);
-        report.removed++;
-      }
+    for (const d of plan.replace) {
+      this.ms.replace(docOf(d.key, d.load()));
+      this.stamps.set(d.key, d.stamp);
     }
-    if (report.added || report.replaced || report.removed) this.dirty = true;
+    for (const key of plan.discard) {
+      this.ms.discard(key);
+      this.stamps.delete(key);
+    }
+    const report: SyncReport = { loaded: true, added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
+    if (plan.size) this.dirty = true;
     if (report.replaced || report.removed) this.vacuum();
     return report;
   }

@@ -805,8 +805,9 @@ export class MemoryService {
     const file = SearchIndex.snapshotPath(this.ws.localDir);
     if (!index && !this.longLived && !wholeIndex) {
       const partial = SearchIndex.loadFor(file, text);
-      if (partial && partial.drift(docs) <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
-        const rep = partial.sync(docs);
+      const plan = partial?.plan(docs);
+      if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
+        const rep = partial.sync(docs, plan);
         this.state = { snap, index: null };
         return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
       }
