@@ -4,7 +4,6 @@
  * back to the direct path silently: the daemon is an accelerator, never a dependency.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 
 export interface DaemonPaths {
@@ -86,6 +85,7 @@ async function exchange<T>(paths: DaemonPaths, method: string, params: unknown, 
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
+  const { connect } = await import('node:net'); // only when a daemon is there to talk to
   return new Promise((resolve) => {
     let buf = '';
     let done = false;

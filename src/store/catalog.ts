@@ -6,7 +6,7 @@
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
  * `.bass-agents/` loses nothing.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { ValidationError, type Problem } from '../core/errors.js';
@@ -226,7 +226,9 @@ export class Catalog {
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
   refresh(): CatalogSnapshot {
     const cache = this.load();
-    const next: CatalogFile = { pos: new Map(), st: [], stamps: [], lines: [], bad: {} };
+    // What to save (built as we go; cheap next to the stat): files in order, their numbers, stamps, rows.
+    const next = { files: [] as string[], st: [] as number[], stamps: [] as string[], lines: [] as string[], bad: {} as Record<string, Problem[]> };
+    let fromCache = 0;
     const entries: StoredEntry[] = [];
     const bad: BadFile[] = [];
     const changed: string[] = [];
@@ -255,12 +257,14 @@ export class Catalog {
             continue;
           }
           if (!d.isFile()) continue;
-          const st = statSync(abs, { throwIfNoEntry: false });
-          if (!st) continue;
-          const at = next.stamps.length;
-          next.pos.set(rel, at);
+          // lstat (a little cheaper than stat, and the dirent said regular file): one that became a link since is skipped.
+          const st = lstatSync(abs, { throwIfNoEntry: false });
+          if (!st || !st.isFile()) continue;
+          const at = next.files.length;
+          next.files.push(rel);
           next.st.push(st.size, st.mtimeMs, st.ctimeMs);
           const i = cache?.pos.get(rel);
+          if (i !== undefined) fromCache++;
           if (cache && i !== undefined && cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs) {
             const k = cache.stamps[i]!;
             const line = cache.lines[i]!;
@@ -293,14 +297,18 @@ export class Catalog {
         }
       }
     }
-    const removed = cache ? [...cache.pos.keys()].filter((f) => !next.pos.has(f)) : [];
+    let removed: string[] = [];
+    if (cache && fromCache < cache.pos.size) {
+      const present = new Set(next.files);
+      removed = [...cache.pos.keys()].filter((f) => !present.has(f));
+    }
     if (changed.length || removed.length || !cache) this.save(next);
     return { entries, bad, changed, removed };
   }
 
-  private save(c: CatalogFile): void {
+  private save(c: Omit<CatalogHeader, 'v'> & { lines: string[] }): void {
     try {
-      const header: CatalogHeader = { v: CATALOG_VERSION, files: [...c.pos.keys()], st: c.st, stamps: c.stamps, bad: c.bad };
+      const header: CatalogHeader = { v: CATALOG_VERSION, files: c.files, st: c.st, stamps: c.stamps, bad: c.bad };
       const body = c.lines.length ? `\n${c.lines.join('\n')}` : '';
       writeFileAtomic(this.cacheFile, `${JSON.stringify(header)}${body}`, { fsync: false });
     } catch {

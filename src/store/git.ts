@@ -6,7 +6,6 @@
  * commit; afterwards the real index is updated for exactly our paths (to the committed blobs), so
  * `git status` shows them clean and nothing else moves.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -191,7 +190,8 @@ export class GitRepo {
   }
 
   /** Runs git with `input` on stdin (simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
-  private gitStdin(args: string[], input: string | Buffer): Promise<string> {
+  private async gitStdin(args: string[], input: string | Buffer): Promise<string> {
+    const { spawn } = await import('node:child_process'); // not at start-up: read-only commands never spawn
     return new Promise((resolve, reject) => {
       const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
       const out: Buffer[] = [];

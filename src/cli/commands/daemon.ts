@@ -1,7 +1,6 @@
 /**
  * `memory daemon start|stop|status|run` (CLI.md): `run` stays in the foreground, `start` detaches.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +65,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         }
         mkdirSync(dirname(paths.log), { recursive: true });
         const logFd = openSync(`${paths.log}.stderr`, 'a');
+        const { spawn } = await import('node:child_process');
         const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], { detached: true, stdio: ['ignore', logFd, logFd], env: process.env });
         child.unref();
         const deadline = Date.now() + 20_000;
