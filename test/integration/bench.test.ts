@@ -29,6 +29,7 @@ describe('npm run bench -- --quick', () => {
       'decay pass, all entries (in process, p50)',
       'daemon start to first answer',
       'query end to end through the daemon (p50)',
+      'create one entry through the daemon (p50)',
       'edit -> searchable through the daemon (p50)',
       'edit -> searchable through the daemon (p99)',
       'daemon resident memory',
