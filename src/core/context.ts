@@ -57,29 +57,45 @@ export function renderContext(project: string, entries: MemoryEntry[], nowMs: nu
     '',
     '',
   ].join('\n');
-  let kept = worthy.length;
-  for (;;) {
-    const chosen = new Set(worthy.slice(0, kept).map((e) => e.id));
-    const body = renderBody(worthy.filter((e) => chosen.has(e.id)));
+  // Each entry is rendered once. The text shrinks as lower-ranked entries are dropped (each line
+  // is longer than the few characters the "left out" note can grow by), so the largest count that
+  // fits is found by bisection: at 10K entries the old one-at-a-time loop re-rendered for seconds.
+  const lines = worthy.map(renderEntry);
+  const textOf = (kept: number): string => {
     const omitted = worthy.length - kept;
     const note = omitted > 0 ? `\n_${omitted} lower-ranked ${omitted === 1 ? 'entry was' : 'entries were'} left out to stay within the ${budget}-character budget._\n` : '';
-    const text = `${header}${body}${note}`;
-    if (text.length <= budget || kept === 0) return { text, included: kept, omitted };
-    kept--;
+    return `${header}${renderBody(worthy.slice(0, kept), lines)}${note}`;
+  };
+  const all = textOf(worthy.length);
+  if (all.length <= budget) return { text: all, included: worthy.length, omitted: 0 };
+  let lo = 0; // textOf(0) is returned even when it does not fit
+  let hi = worthy.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (textOf(mid).length <= budget) lo = mid;
+    else hi = mid - 1;
   }
+  return { text: textOf(lo), included: lo, omitted: worthy.length - lo };
 }
 
-function renderBody(entries: MemoryEntry[]): string {
+/** The body for `entries` (a prefix of the ranked list), `lines[i]` being entries[i] rendered. */
+function renderBody(entries: MemoryEntry[], lines: string[]): string {
   if (entries.length === 0) return '_No entries qualify yet._\n';
   const parts: string[] = [];
   for (const section of SECTIONS) {
-    const inSection = entries.filter((e) => e.section === section);
-    if (!inSection.length) continue;
+    // Entries of this section grouped by subject, each group in rank order.
+    const bySubject = new Map<string, string[]>();
+    entries.forEach((e, i) => {
+      if (e.section !== section) return;
+      const group = bySubject.get(e.subject);
+      if (group) group.push(lines[i]!);
+      else bySubject.set(e.subject, [lines[i]!]);
+    });
+    if (!bySubject.size) continue;
     parts.push(`## ${SECTION_TITLES[section]}\n`);
-    const subjects = [...new Set(inSection.map((e) => e.subject))].sort();
-    for (const subject of subjects) {
+    for (const subject of [...bySubject.keys()].sort()) {
       parts.push(`### ${subject}\n`);
-      parts.push(`${inSection.filter((e) => e.subject === subject).map(renderEntry).join('\n')}\n`);
+      parts.push(`${bySubject.get(subject)!.join('\n')}\n`);
     }
   }
   return parts.join('\n');
