@@ -28,6 +28,7 @@ describe('npm run bench -- --quick', () => {
       'floor: read+parse all entry files, new process end to end',
       'decay pass, all entries (in process, p50)',
       'daemon start to first answer',
+      'daemon start to start-up jobs done',
       'query end to end through the daemon (p50)',
       'create one entry through the daemon (p50)',
       'edit -> searchable through the daemon (p50)',
