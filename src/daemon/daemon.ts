@@ -12,11 +12,13 @@
  * `state.json` (job runs and cursors). Logs: `.bass-agents/logs/daemon.log` (pino, JSON lines).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, chmodSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { FSWatcher } from 'chokidar';
+import { join } from 'node:path';
 import { isContextWorthy } from '../core/context.js';
+import { SECTIONS } from '../core/constants.js';
 import { MemoryError } from '../core/errors.js';
 import { intervalMs } from '../core/lifecycle.js';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -180,6 +182,20 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   // ---------------------------------------------------------------- index refresh
   let lastSnap: ReturnType<MemoryService['refresh']>['snap'] | undefined;
   /** Brings catalog and index up to date; `drift` marks changes the watcher did not report. */
+  // The index vacuum a batch deferred runs once batches have been quiet for a second.
+  let vacuumTimer: NodeJS.Timeout | undefined;
+  const scheduleVacuum = (): void => {
+    if (vacuumTimer) clearTimeout(vacuumTimer);
+    vacuumTimer = setTimeout(() => {
+      vacuumTimer = undefined;
+      try {
+        svc.vacuumIndex();
+      } catch (err) {
+        recordError('vacuum', err);
+      }
+    }, 1000);
+    vacuumTimer.unref();
+  };
   const refresh = (reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): string[] => {
     const t0 = performance.now();
     // The index snapshot on disk is refreshed at start, on reconcile and at shutdown, not per batch.
@@ -211,6 +227,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       }
     }
     if (changed.length) scheduleContext(changed);
+    if (reason === 'batch' || reason === 'notify') scheduleVacuum();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
     return changed;
@@ -332,9 +349,60 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const memRoot = svc.ws.memoryDir;
   mkdirSync(memRoot, { recursive: true });
   const ignored = (p: string): boolean => /(^|[/\\])\.bass-agents([/\\]|$)/.test(p) || /\.lock([/\\]|$)/.test(p) || /(^|[/\\])\.[^/\\]*\.tmp$/.test(p);
+  // chokidar watches the structure: projects, their sections and config files (depth 1). It is
+  // not asked to watch inside section folders: on every new file it re-reads the whole folder and
+  // lstats each entry (throttled to once a second), ~100 ms for a 3,300-file folder and seconds at
+  // 100K entries, which made edit -> searchable slow in proportion to the store. Each section
+  // folder gets an fs.watch instead, whose events name the file, re-read alone. Anything either
+  // one misses (an overflowing inotify queue, a folder replaced under it) the periodic reconcile
+  // finds, and reports as drift.
   // atomic: false: chokidar would otherwise hold events ~100 ms to pair unlink/add of editors'
   // atomic saves; our batches already absorb that, and every change is re-read from disk.
-  const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false });
+  const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false, depth: 1 });
+  const sectionWatchers = new Map<string, NodeFsWatcher>();
+  const onWatchEvent = (kind: string, relPath: string): void => {
+    status.watch_events++;
+    metrics.watchEvents.inc();
+    pending.add(relPath);
+    log.trace({ event: 'watch', kind, file: relPath });
+    if (!batchTimer) batchTimer = setTimeout(flush, debounceMs);
+  };
+  /** Watches every section folder there is (new ones too), and stops watching those gone. */
+  const watchSections = (): void => {
+    const want = new Set<string>();
+    for (const project of svc.ws.listProjects()) {
+      for (const section of SECTIONS) {
+        const dir = join(memRoot, project, section);
+        if (!existsSync(dir)) continue;
+        want.add(dir);
+        if (sectionWatchers.has(dir)) continue;
+        try {
+          const w = fsWatch(dir, { persistent: false }, (kind, name) => {
+            const file = name ? String(name) : '';
+            // No name (some platforms): something changed in this folder; a full refresh finds it.
+            if (!file) onWatchEvent(kind, rel(dir));
+            else if (file.endsWith('.json') && !file.startsWith('.')) onWatchEvent(kind, rel(join(dir, file)));
+          });
+          w.on('error', (err) => {
+            w.close();
+            sectionWatchers.delete(dir);
+            status.watcher_errors++;
+            recordError('watcher', err);
+            onWatchEvent('error', rel(dir)); // not an entry file: the next batch refreshes everything
+          });
+          sectionWatchers.set(dir, w);
+        } catch (err) {
+          recordError('watcher', err);
+        }
+      }
+    }
+    for (const [dir, w] of sectionWatchers) {
+      if (want.has(dir)) continue;
+      w.close();
+      sectionWatchers.delete(dir);
+    }
+  };
+  watchSections();
   const rel = (abs: string): string => svc.ws.rel(abs).split('\\').join('/');
   // A write done for a CLI caller is in the catalog before the reply (jobs' writes come through the watcher).
   wrote = (files) => {
@@ -343,11 +411,9 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     refresh('notify', new Set(files.map(rel)));
   };
   watcher.on('all', (event, file) => {
-    status.watch_events++;
-    metrics.watchEvents.inc();
-    pending.add(rel(file));
-    log.trace({ event: 'watch', kind: event, file: rel(file) });
-    if (!batchTimer) batchTimer = setTimeout(flush, debounceMs);
+    // A project or section folder came or went: watch what is there now.
+    if (event === 'addDir' || event === 'unlinkDir') watchSections();
+    onWatchEvent(event, rel(file));
   });
   watcher.on('error', (err) => {
     status.watcher_errors++;
@@ -479,6 +545,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const reconcile = setInterval(() => {
     if (stopping) return;
     try {
+      watchSections(); // a folder replaced or added without an event is watched from now on
       flush();
       refresh('reconcile', new Set());
     } catch (err) {
@@ -498,6 +565,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     clearInterval(reconcile);
     if (batchTimer) clearTimeout(batchTimer);
     if (contextTimer) clearTimeout(contextTimer);
+    if (vacuumTimer) clearTimeout(vacuumTimer);
     server.close();
     http?.close();
     await jobChain.catch(() => undefined); // the current batch finishes; its cursor is saved
@@ -505,6 +573,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     // No index save here: at 100K entries it takes minutes, and the next start re-syncs the
     // snapshot from file stamps anyway (start and reconcile save it when it changed).
     await watcher.close();
+    for (const w of sectionWatchers.values()) w.close();
     rmSync(paths.socket, { force: true });
     writeStatus({ stopped_at: new Date().toISOString() });
     rmSync(paths.pid, { force: true });

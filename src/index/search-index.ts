@@ -270,6 +270,8 @@ export class SearchIndex {
   private ms: MiniSearch<Doc>;
   private stamps: Map<string, string>;
   private dirty = false;
+  /** A sync discarded documents and left the vacuum for later (vacuumIfDeferred). */
+  private dirt = false;
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
 
@@ -363,7 +365,7 @@ export class SearchIndex {
   }
 
   /** Makes the index hold exactly `docs`: adds new ones, replaces changed ones (by stamp), discards gone ones. */
-  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs)): SyncReport {
+  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferVacuum?: boolean } = {}): SyncReport {
     for (const d of plan.add) {
       this.ms.add(docOf(d.key, d.load()));
       this.stamps.set(d.key, d.stamp);
@@ -378,7 +380,10 @@ export class SearchIndex {
     }
     const report: SyncReport = { loaded: true, added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
     if (plan.size) this.dirty = true;
-    if (report.replaced || report.removed) this.vacuum();
+    if (report.replaced || report.removed) {
+      if (opts.deferVacuum) this.dirt = true;
+      else this.vacuum();
+    }
     return report;
   }
 
@@ -390,8 +395,21 @@ export class SearchIndex {
    * await, so with one unbounded batch the whole cleanup is done when this returns.
    */
   private vacuum(): void {
+    this.dirt = false;
     if (this.ms.isVacuuming) return;
     void this.ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
+  }
+
+  /**
+   * Vacuums now if a sync deferred it. The cleanup walks the whole vocabulary (~50 ms at 10K
+   * entries, ten times that at 100K), so the daemon defers it from its watcher batches to a quiet
+   * moment; until then only the first search of a term with discarded postings can score a hair
+   * differently. A snapshot is always saved vacuumed.
+   */
+  vacuumIfDeferred(): boolean {
+    if (!this.dirt) return false;
+    this.vacuum();
+    return true;
   }
 
   /** Relevance per key for `text`, restricted to `allowed` keys (filters applied first). */
@@ -405,6 +423,7 @@ export class SearchIndex {
   /** Writes the snapshot (atomically) when anything changed; a partial index is never saved. */
   save(file: string, force = false, opts: { viaToJSON?: boolean } = {}): boolean {
     if (this.partial || (!this.dirty && !force)) return false;
+    this.vacuumIfDeferred();
     const inner = this.ms as unknown as Partial<MiniSearchInternals>;
     if (!opts.viaToJSON && inner._index && inner._documentIds instanceof Map && inner._fieldLength instanceof Map && inner._storedFields instanceof Map) {
       // Straight from MiniSearch's maps, one term at a time (what its toJSON reads, without the copy).

@@ -826,16 +826,23 @@ export class MemoryService {
    */
   refresh(opts: { saveIndex?: boolean; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
     if (opts.paths && this.state?.index) {
-      // A watcher batch: re-read just those files and update the index by id.
+      // A watcher batch: re-read just those files and update the index by id (the vacuum of
+      // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
       const snap = this.catalog.refreshPaths(this.state.snap, opts.paths);
       const index = this.state.index;
-      const rep = index.sync(snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry })));
+      const docs = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
+      const rep = index.sync(docs, index.plan(docs), { deferVacuum: true });
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index);
       return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
     }
     const { snap, index, indexStats } = this.loadState('', true, true, opts.saveIndex ?? true);
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
+  }
+
+  /** Runs a vacuum a watcher batch deferred (the daemon calls this when no batch came for a while). */
+  vacuumIndex(): boolean {
+    return this.state?.index?.vacuumIfDeferred() ?? false;
   }
 
   /** Saves the index snapshot if it changed (a daemon does this now and then, not per batch: at 10K it is 20 MB). */

@@ -3,7 +3,7 @@
  * SIGTERM and SIGKILL, restart, fallback, one daemon per workspace, scheduled decay with catch-up.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
@@ -83,6 +83,18 @@ describe('memory daemon', () => {
     expect(st.last_reconcile_at).toBeTruthy();
     const metrics = await (await fetch(`http://127.0.0.1:${st.metrics_port}/metrics`)).text();
     for (const m of ['forgotten_entries_total', 'decay_processing_duration_seconds', 'index_entries 2', 'query_duration_seconds', 'watch_events_total', 'parse_errors_total 1']) expect(metrics).toContain(m);
+    // A project and section made by hand while the daemon runs: its files are watched from then on.
+    const base2 = JSON.parse(readFileSync(file, 'utf8'));
+    const handMade = (n: number, summary: string): string => {
+      const hid = `01M80T35B5Y71ZBT1RWE70MR${n}X`;
+      mkdirSync(join(dir, 'ai-memory/other/learnings'), { recursive: true });
+      writeFileSync(join(dir, `ai-memory/other/learnings/${hid}.json`), serializeEntry({ ...base2, id: hid, section: 'learnings', summary }));
+      return hid;
+    };
+    const h1 = handMade(1, 'zebra crossings are painted weekly');
+    await until('new section indexed', () => debugQuery(dir, 'zebra').ids.includes(h1));
+    const h2 = handMade(2, 'yak shaving is tracked in tickets');
+    await until('second file of the new section indexed', () => debugQuery(dir, 'yak shaving').ids.includes(h2));
     // One daemon per workspace.
     const second = cli(dir, ['daemon', 'run']);
     expect(second.code).toBe(4);
