@@ -16,11 +16,11 @@
  * as MiniSearch's `filter`.
  */
 import { createHash } from 'node:crypto';
-import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
+import { writeFileAtomicWith } from '../store/fsutil.js';
 
 const SNAPSHOT_VERSION = 4;
 /** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
@@ -151,45 +151,33 @@ function readHeader(fd: number): Header | null {
 
 /** Writes a snapshot to `file` atomically, streaming the postings: `terms` must be sorted. */
 function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) => string, rest: Header['ms'], stamps: Map<string, string>): void {
-  const dir = dirname(file);
-  mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'w', 0o644);
-  try {
-    const offsets: number[] = [0];
-    let at = 0;
-    let chunk: string[] = [];
-    let chunkLen = 0;
-    const flush = () => {
-      if (chunk.length) writeSync(fd, chunk.join(''));
-      chunk = [];
-      chunkLen = 0;
-    };
-    chunk.push(MAGIC);
-    for (let i = 0; i < terms.length; i++) {
-      const piece = `${postingsJson(i)},`;
-      chunk.push(piece);
-      chunkLen += piece.length;
-      at += Buffer.byteLength(piece);
-      offsets.push(at);
-      if (chunkLen > 1 << 22) flush();
-    }
-    const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''), ms: rest, terms, offsets };
-    const headerJson = JSON.stringify(header);
-    chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
-    flush();
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeFileAtomicWith(
+    file,
+    (fd) => {
+      const offsets: number[] = [0];
+      let at = 0;
+      let chunk: string[] = [MAGIC];
+      let chunkLen = 0;
+      const flush = (): void => {
+        if (chunk.length) writeFileSync(fd, chunk.join(''));
+        chunk = [];
+        chunkLen = 0;
+      };
+      for (let i = 0; i < terms.length; i++) {
+        const piece = `${postingsJson(i)},`;
+        chunk.push(piece);
+        chunkLen += piece.length;
+        at += Buffer.byteLength(piece);
+        offsets.push(at);
+        if (chunkLen > 1 << 22) flush();
+      }
+      const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''), ms: rest, terms, offsets };
+      const headerJson = JSON.stringify(header);
+      chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
+      flush();
+    },
+    { fsync: false },
+  );
 }
 
 /** MiniSearch's private maps, read directly by `save` (checked: a version without them falls back to `toJSON`). */
