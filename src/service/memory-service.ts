@@ -9,7 +9,7 @@ import type { ConsolidationPlan, Strategy } from '../core/consolidate.js';
 import type { EvidenceStatus } from '../core/evidence-check.js';
 import type { FreshnessItem } from '../core/freshness.js';
 import { SessionStore, checkSession, type ShortTermEntry } from '../store/sessions.js';
-import { DEFAULT_CONTEXT_BUDGET, renderContext } from '../core/context.js';
+import { DEFAULT_CONTEXT_BUDGET, renderContextOf } from '../core/context.js';
 import { EntryAggregate, computeStatistics, statisticsFrom, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../core/stats.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { userInfo } from 'node:os';
@@ -1782,9 +1782,10 @@ export class MemoryService {
   /** The ai-context document of a project as of now, without writing it. */
   renderContext(projectName: string, opts: { budget?: number } = {}): { project: string; text: string; included: number; omitted: number } {
     const project = this.project(projectName, true);
-    const snap = this.snapshot();
-    const entries = snap.entries.filter((se) => se.project === project).map((se) => se.entry);
-    return { project, ...renderContext(project, entries, this.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET) };
+    // The daemon's watcher keeps its catalog current; others stat the files first.
+    const snap = this.watched && this.state ? this.state.snap : this.snapshot();
+    const items = snap.entries.filter((se) => se.project === project).map((se) => ({ meta: se.meta, entry: () => se.entry }));
+    return { project, ...renderContextOf(project, items, this.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET) };
   }
 
   async syncContext(projectName: string, opts: { budget?: number } = {}): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {

@@ -1,7 +1,7 @@
 // renderContext's budget: the largest number of top-ranked entries that fits, as the plain
 // "drop the lowest-ranked one and re-render" loop would find, without its quadratic cost.
 import { describe, expect, it } from 'vitest';
-import { isContextWorthy, renderContext } from '../../src/core/context.js';
+import { isContextWorthy, renderContext, renderContextOf } from '../../src/core/context.js';
 import { compareByPriors } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
@@ -47,6 +47,20 @@ describe('renderContext', () => {
       expect(r.included, `budget ${budget}`).toBe(ref.included);
       expect(r.text).toBe(ref.text);
       if (r.omitted > 0) expect(r.text).toContain(`_${r.omitted} lower-ranked ${r.omitted === 1 ? 'entry was' : 'entries were'} left out`);
+    }
+  });
+
+  it('reads only the top-ranked entries that can fit, from metadata ranking', () => {
+    const now = Date.parse('2026-02-01T00:00:00Z');
+    const entries = Array.from({ length: 2000 }, (_, i) => entry(i));
+    let reads = 0;
+    const items = entries.map((e) => ({ meta: e, entry: () => (reads++, e) }));
+    for (const budget of [2_000, 12_000]) {
+      reads = 0;
+      const lazy = renderContextOf('p', items, now, budget);
+      expect(lazy).toEqual(renderContext('p', entries, now, budget));
+      expect(lazy.omitted).toBeGreaterThan(1000);
+      expect(reads).toBeLessThanOrEqual(lazy.included + 40);
     }
   });
 });
