@@ -42,12 +42,14 @@ export function confidenceLabel(c: number): 'stated explicitly' | 'high confiden
   return 'uncertain';
 }
 
-/** Flags of an entry as of `now` (ms). `stale` comes from the evidence cache. */
 const NO_FLAGS: Flag[] = Object.freeze([]) as unknown as Flag[];
+/** The other common case (evidence gone stale, nothing else), shared the same way. */
+const ONLY_STALE: Flag[] = Object.freeze(['stale_evidence']) as unknown as Flag[];
 
+/** Flags of an entry as of `now` (ms). `stale` comes from the evidence cache. */
 export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
   // Most entries have no flag: share one empty array instead of allocating one per candidate.
-  if (e.confidence >= LOW_CONFIDENCE && !e.valid_to && !e.valid_from && !stale) return NO_FLAGS;
+  if (e.confidence >= LOW_CONFIDENCE && !e.valid_to && !e.valid_from) return stale ? ONLY_STALE : NO_FLAGS;
   const flags: Flag[] = [];
   if (e.confidence < LOW_CONFIDENCE) flags.push('low_confidence');
   if (e.valid_to) {

@@ -402,10 +402,14 @@ export class SearchIndex {
 
   /** Relevance per key for `text`, restricted to `allowed` keys (filters applied first). */
   search(text: string, allowed?: Set<string>, options: SearchOptions = {}): Map<string, number> {
-    const res: SearchResult[] = this.ms.search(text, allowed ? { ...options, filter: (r) => allowed.has(r.id as string) } : options);
     const out = new Map<string, number>();
-    for (const r of res) out.set(r.id as string, r.score);
+    for (const r of this.hits(text, allowed, options)) out.set(r.id as string, r.score);
     return out;
+  }
+
+  /** The same as MiniSearch's results (best first; `id` is the key): no map of 10K+ keys built per query. */
+  hits(text: string, allowed?: Set<string>, options: SearchOptions = {}): SearchResult[] {
+    return this.ms.search(text, allowed ? { ...options, filter: (r) => allowed.has(r.id as string) } : options);
   }
 
   /** Writes the snapshot (atomically) when anything changed; a partial index is never saved. */

@@ -880,8 +880,8 @@ export class MemoryService {
       // as restricting first, for the cost of the hits instead of every entry.
       const byKey = this.keyed(snap);
       let max = 0;
-      for (const [key, score] of index.search(text)) {
-        const se = byKey.get(key);
+      for (const { id: key, score } of index.hits(text)) {
+        const se = byKey.get(key as string);
         if (!se || !accept(se.meta, se.project)) continue;
         cands.push({ project: se.project, entry: se.meta, se, relevance: score, stale: staleKeys.has(se.key) });
         if (score > max) max = score;
