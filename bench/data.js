@@ -49,9 +49,17 @@ export function setup(n) {
   git(dir, 'config', 'gc.auto', '0');
   runCli(dir, ['init', 'bench']);
   for (const s of SECTIONS) mkdirSync(join(dir, 'ai-memory/bench', s), { recursive: true });
+  const evidenceFiles = new Set();
   for (let i = 0; i < n; i++) {
     const e = makeEntry(i);
     writeFileSync(join(dir, 'ai-memory/bench', e.section, `${e.id}.json`), serializeEntry(e));
+    for (const ev of e.evidence) evidenceFiles.add(ev.uri);
+  }
+  // The code the evidence points at exists, as in a real repository (where validate-evidence
+  // flags the few that went stale, not every entry).
+  for (const f of evidenceFiles) {
+    mkdirSync(join(dir, dirname(f)), { recursive: true });
+    writeFileSync(join(dir, f), `// ${f}\nexport {};\n`);
   }
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'bench data');
