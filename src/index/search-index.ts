@@ -260,6 +260,7 @@ export class SearchIndex {
   private dirty = false;
   /** A sync discarded documents and left the vacuum for later (vacuumIfDeferred). */
   private dirt = false;
+  private gen = 0;
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
 
@@ -367,7 +368,10 @@ export class SearchIndex {
       this.stamps.delete(key);
     }
     const report: SyncReport = { loaded: true, added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
-    if (plan.size) this.dirty = true;
+    if (plan.size) {
+      this.dirty = true;
+      this.gen++;
+    }
     if (report.replaced || report.removed) {
       if (opts.deferVacuum) this.dirt = true;
       else this.vacuum();
@@ -405,6 +409,30 @@ export class SearchIndex {
     const out = new Map<string, number>();
     for (const r of this.hits(text, allowed, options)) out.set(r.id as string, r.score);
     return out;
+  }
+
+  /** Bumped whenever documents are added, replaced or discarded (their internal numbers change). */
+  get generation(): number {
+    return this.gen;
+  }
+
+  /**
+   * Every document `text` reaches, as MiniSearch's internal document number and the score its
+   * `search` would give (BM25 times the number of query terms matched), unsorted: without the
+   * result objects, the sort and the key strings `search` makes for every hit (20,000 at 100K
+   * entries). Null should MiniSearch's internals ever change; callers then use `hits`.
+   */
+  rawHits(text: string): { sid: number; score: number }[] | null {
+    const inner = this.ms as unknown as { executeQuery?: (q: string, o: SearchOptions) => Map<number, { score: number; terms: string[] }> };
+    if (typeof inner.executeQuery !== 'function') return null;
+    const out: { sid: number; score: number }[] = [];
+    for (const [sid, r] of inner.executeQuery.call(this.ms, text, {})) out.push({ sid, score: r.score * (r.terms.length || 1) });
+    return out;
+  }
+
+  /** MiniSearch's internal number of a document key (see rawHits). */
+  sidOf(key: string): number | undefined {
+    return (this.ms as unknown as { _idToShortId?: Map<string, number> })._idToShortId?.get(key);
   }
 
   /** The same as MiniSearch's results (best first; `id` is the key): no map of 10K+ keys built per query. */

@@ -285,6 +285,7 @@ export class MemoryService {
   private lastSnap: CatalogSnapshot | undefined;
   private aggregates = new Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }> }>();
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
+  private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
     this.longLived = opts.longLived ?? false;
@@ -855,6 +856,19 @@ export class MemoryService {
     }
   }
 
+  /** Entries of a snapshot by MiniSearch document number, built once per snapshot and index version. */
+  private sidTable(snap: CatalogSnapshot, index: SearchIndex): (StoredEntry | undefined)[] {
+    const t = this.bySid;
+    if (t && t.snap === snap && t.index === index && t.gen === index.generation) return t.table;
+    const table: (StoredEntry | undefined)[] = [];
+    for (const se of snap.entries) {
+      const sid = index.sidOf(se.key);
+      if (sid !== undefined) table[sid] = se;
+    }
+    this.bySid = { snap, index, gen: index.generation, table };
+    return table;
+  }
+
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
   private keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
     if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [se.key, se])) };
@@ -878,13 +892,21 @@ export class MemoryService {
       // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
       // look up only the entries the text reaches and apply the filters to those: the same result
       // as restricting first, for the cost of the hits instead of every entry.
-      const byKey = this.keyed(snap);
       let max = 0;
-      for (const { id: key, score } of index.hits(text)) {
-        const se = byKey.get(key as string);
-        if (!se || !accept(se.meta, se.project)) continue;
+      const take = (se: StoredEntry | undefined, score: number): void => {
+        if (!se || !accept(se.meta, se.project)) return;
         cands.push({ project: se.project, entry: se.meta, se, relevance: score, stale: staleKeys.has(se.key) });
         if (score > max) max = score;
+      };
+      // A long-lived process addresses hits by MiniSearch's document numbers through a table built
+      // once per catalog and index version; a one-shot query looks its fewer hits up by key.
+      const raw = this.longLived ? index.rawHits(text) : null;
+      if (raw) {
+        const bySid = this.sidTable(snap, index);
+        for (const h of raw) take(bySid[h.sid], h.score);
+      } else {
+        const byKey = this.keyed(snap);
+        for (const { id: key, score } of index.hits(text)) take(byKey.get(key as string), score);
       }
       for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
       matchedCount = cands.length;

@@ -225,3 +225,31 @@ describe('sync-context and stats', () => {
     expect(s.recent_operations).toHaveLength(2);
   });
 });
+
+describe('one engine for every front end', () => {
+  it('a long-lived service (daemon, MCP) ranks exactly as a one-shot query, also after edits', async () => {
+    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const dir = gitdir();
+    const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
+    const made = seed(dir, Array.from({ length: 60 }, (_, i) => entry({
+      subject: `area.${words[i % words.length]}`, summary: `${words[i % 10]} ${words[(i * 3) % 10]} ${words[(i * 7) % 10]} note ${i}`,
+      content: `${words[(i * 5) % 10]} details for note ${i}`, confidence: 0.6 + (i % 5) / 10,
+    })));
+    const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
+    const longLived = new MemoryService({ cwd: dir, env: svcEnv, longLived: true });
+    const compare = (): void => {
+      for (const q of ['invoice retry', 'kafka', 'latency canary', 'ledger token deploy', 'offsets']) {
+        const a = longLived.query(q, {}, { record: false }).results.map((h: { entry: { id: string }; score: number }) => [h.entry.id, h.score]);
+        const b = new MemoryService({ cwd: dir, env: svcEnv }).query(q, {}, { record: false }).results.map((h: { entry: { id: string }; score: number }) => [h.entry.id, h.score]);
+        expect(a.length, q).toBeGreaterThan(0);
+        expect(a, q).toEqual(b);
+      }
+    };
+    compare();
+    // Edits change documents' internal numbers in the long-lived index: still the same answers.
+    const sup = cli(dir, ['supersede', made[0]!, '--by', made[1]!], { env });
+    expect(sup.code, sup.stderr).toBe(0);
+    seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
+    compare();
+  });
+});

@@ -100,4 +100,17 @@ describe('SearchIndex snapshot', () => {
     expect(back.index.size).toBe(190);
     expect([...back.index.search('invoice retry')]).toEqual([...idx.search('invoice retry')]);
   });
+
+  it('rawHits gives the scores of search, addressed by the internal document numbers', () => {
+    const idx = SearchIndex.empty();
+    idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
+    idx.sync(Array.from({ length: 190 }, (_, i) => doc(i, i < 9 ? 1 : 0)));
+    for (const q of QUERIES) {
+      const viaSearch = idx.search(q);
+      const raw = idx.rawHits(q)!;
+      expect(raw.length, q).toBe(viaSearch.size);
+      const byKey = new Map(Array.from({ length: 1000 }, (_, i) => `p/E${i}`).map((k) => [idx.sidOf(k), k] as const));
+      for (const h of raw) expect(h.score, q).toBe(viaSearch.get(byKey.get(h.sid)!));
+    }
+  });
 });
