@@ -32,6 +32,11 @@ function readOrNull(abs: string): Buffer | null {
   }
 }
 
+/** A path as fast-import reads it: as is to the end of the line, or C-quoted when it has a quote, backslash or newline. */
+function fiPath(path: string): string {
+  return /["\\\n]/.test(path) ? `"${path.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"` : path;
+}
+
 /** The id git gives a blob with these bytes (no filters: fast-import stores bytes as given). */
 function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
   return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
@@ -153,7 +158,7 @@ export class GitRepo {
         const msg = Buffer.from(message.trimEnd());
         chunks.push(Buffer.from(`commit ${ref}\nmark :${files.length + 1}\ncommitter ${name} <${email}> now\ndata ${msg.length}\n`), msg, Buffer.from('\n'));
         if (head) chunks.push(Buffer.from(`from ${head}\n`));
-        files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${f.path}\n` : `M 100644 :${i + 1} ${f.path}\n`)));
+        files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${fiPath(f.path)}\n` : `M 100644 :${i + 1} ${fiPath(f.path)}\n`)));
         chunks.push(Buffer.from('\ndone\n'));
         await this.gitStdin(['fast-import', '--quiet', '--done', '--date-format=now', `--export-marks=${marks}`], Buffer.concat(chunks));
         const marked = new Map<string, string>();

@@ -84,4 +84,16 @@ describe('GitRepo.commitPaths', () => {
     expect(git(dir, 'log', '--format=%s %an').trim()).toBe('memory(p): root T');
     expect(git(dir, 'status', '--porcelain')).toBe('');
   });
+
+  it('commits paths with spaces, quotes and backslashes (a workspace inside an oddly named folder)', async () => {
+    const dir = gitdir();
+    const repo = (await GitRepo.open(dir))!;
+    const rel = '"we\\ird dir/ai-memory/p/learnings/A b.json'; // starts with a quote (fast-import's docs ask for quoting then)
+    const a = put(dir, rel, '{"odd":1}\n');
+    const c = await repo.commitPaths([a], 'memory(p): odd path', 'agent-x');
+    expect(c).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(dir, 'show', `HEAD:${rel}`)).toBe('{"odd":1}\n');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(await repo.commitPaths([a], 'memory(p): same', 'agent-x')).toBeNull();
+  });
 });
