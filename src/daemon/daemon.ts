@@ -181,7 +181,6 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
 
   // ---------------------------------------------------------------- index refresh
   let lastSnap: ReturnType<MemoryService['refresh']>['snap'] | undefined;
-  /** Brings catalog and index up to date; `drift` marks changes the watcher did not report. */
   // The index vacuum a batch deferred runs once batches have been quiet for a second.
   let vacuumTimer: NodeJS.Timeout | undefined;
   const scheduleVacuum = (): void => {
@@ -196,6 +195,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     }, 1000);
     vacuumTimer.unref();
   };
+  /** Brings catalog and index up to date; `drift` marks changes the watcher did not report. */
   const refresh = (reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): string[] => {
     const t0 = performance.now();
     // The index snapshot on disk is refreshed at start, on reconcile and at shutdown, not per batch.
@@ -359,6 +359,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   // atomic: false: chokidar would otherwise hold events ~100 ms to pair unlink/add of editors'
   // atomic saves; our batches already absorb that, and every change is re-read from disk.
   const watcher: FSWatcher = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false, depth: 1 });
+  const rel = (abs: string): string => svc.ws.rel(abs).split('\\').join('/');
   const sectionWatchers = new Map<string, NodeFsWatcher>();
   const onWatchEvent = (kind: string, relPath: string): void => {
     status.watch_events++;
@@ -403,7 +404,6 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     }
   };
   watchSections();
-  const rel = (abs: string): string => svc.ws.rel(abs).split('\\').join('/');
   // A write done for a CLI caller is in the catalog before the reply (jobs' writes come through the watcher).
   wrote = (files) => {
     if (!callerWarnings.getStore()) return;
