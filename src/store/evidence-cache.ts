@@ -28,6 +28,8 @@ export class EvidenceCache {
   private file: string;
   private staleFile: string;
   private memo: { stamp: string; data: EvidenceCacheFile; staleKeys?: Set<string> } | undefined;
+  /** The stale keys read from evidence-stale.json, by the stamp of the evidence.json they describe. */
+  private keysMemo: { stamp: string; keys: Set<string> } | undefined;
 
   constructor(ws: Workspace) {
     this.file = join(ws.localDir, 'cache', 'evidence.json');
@@ -54,12 +56,18 @@ export class EvidenceCache {
   /** Keys of entries flagged stale (built once per version of the file: queries ask on every call). */
   staleKeys(): Set<string> {
     if (!this.memo) {
-      // A process that has not read the whole cache reads just the keys, when they match it.
+      // A process that has not read the whole cache reads just the keys, when they match it, once
+      // per version of evidence.json (a daemon asks on every query).
       const st = statSync(this.file, { throwIfNoEntry: false });
       if (!st) return new Set();
+      const stamp = `${st.size}:${st.mtimeMs}`;
+      if (this.keysMemo?.stamp === stamp) return this.keysMemo.keys;
       try {
         const small = JSON.parse(readFileSync(this.staleFile, 'utf8')) as { of: string; keys: string[] };
-        if (small.of === `${st.size}:${st.mtimeMs}` && Array.isArray(small.keys)) return new Set(small.keys);
+        if (small.of === stamp && Array.isArray(small.keys)) {
+          this.keysMemo = { stamp, keys: new Set(small.keys) };
+          return this.keysMemo.keys;
+        }
       } catch {
         /* missing or corrupt: read the whole cache below */
       }
@@ -72,6 +80,7 @@ export class EvidenceCache {
   save(data: EvidenceCacheFile): void {
     writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
     this.memo = undefined;
+    this.keysMemo = undefined;
     // Names the version of evidence.json it summarizes: a stale summary is never believed.
     const st = statSync(this.file);
     writeFileAtomic(this.staleFile, JSON.stringify({ of: `${st.size}:${st.mtimeMs}`, keys: Object.keys(data.stale) }), { fsync: false });

@@ -28,4 +28,18 @@ describe('EvidenceCache', () => {
     rmSync(whole);
     expect([...new EvidenceCache(ws).staleKeys()]).toEqual([]);
   });
+
+  it('one long-lived instance reads the summary once per version of the cache, and sees a new version', () => {
+    const dir = testdir();
+    const ws = new Workspace(dir);
+    const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
+    const writer = new EvidenceCache(ws);
+    writer.save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['gone'] } });
+    const reader = new EvidenceCache(ws);
+    const first = reader.staleKeys();
+    expect([...first]).toEqual(['p/A']);
+    expect(reader.staleKeys()).toBe(first); // no re-read while evidence.json is unchanged
+    writer.save({ v: 1, checks: { 'src/a.ts': check, 'src/b.ts': check }, stale: { 'p/A': ['gone'], 'p/B': ['gone too'] } });
+    expect([...reader.staleKeys()].sort()).toEqual(['p/A', 'p/B']);
+  });
 });
