@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomicWith } from '../store/fsutil.js';
+import { PostingScorer, type ScoredHits } from './scorer.js';
 
 const SNAPSHOT_VERSION = 4;
 /** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
@@ -261,6 +262,7 @@ export class SearchIndex {
   /** A sync discarded documents and left the vacuum for later (vacuumIfDeferred). */
   private dirt = false;
   private gen = 0;
+  private readonly scorer = new PostingScorer();
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
 
@@ -384,11 +386,12 @@ export class SearchIndex {
    * scoring, one occurrence per search, and a term's document frequency (part of its BM25 score)
    * shrinks as it does: the same text would score differently from one query to the next, and a
    * partial index differently from the whole one. Its `vacuum` runs synchronously up to its first
-   * await, so with one unbounded batch the whole cleanup is done when this returns.
+   * await, so with one unbounded batch the whole cleanup is done when this returns. (Unless the
+   * previous one is still settling, after two syncs in one tick: MiniSearch then queues this one
+   * a microtask later, and until it runs the scorer sees the dirt and lets MiniSearch score.)
    */
   private vacuum(): void {
     this.dirt = false;
-    if (this.ms.isVacuuming) return;
     void this.ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
   }
 
@@ -418,16 +421,36 @@ export class SearchIndex {
 
   /**
    * Every document `text` reaches, as MiniSearch's internal document number and the score its
-   * `search` would give (BM25 times the number of query terms matched), unsorted: without the
-   * result objects, the sort and the key strings `search` makes for every hit (20,000 at 100K
-   * entries). Null should MiniSearch's internals ever change; callers then use `hits`.
+   * `search` would give (BM25 times the number of query terms matched), unsorted: scored straight
+   * from the postings (see PostingScorer), without the result objects, the sort and the key
+   * strings `search` makes for every hit (20,000 at 100K entries). Where the scorer cannot
+   * replay MiniSearch exactly it falls back to MiniSearch's own query; null should even that
+   * ever change (callers then use `hits`).
    */
-  rawHits(text: string): { sid: number; score: number }[] | null {
+  rawHits(text: string): ScoredHits | null {
+    const fast = this.scorer.score(this.ms as unknown as MiniSearch<unknown>, text, { denseLengths: !this.partial });
+    if (fast) return fast;
     const inner = this.ms as unknown as { executeQuery?: (q: string, o: SearchOptions) => Map<number, { score: number; terms: string[] }> };
     if (typeof inner.executeQuery !== 'function') return null;
-    const out: { sid: number; score: number }[] = [];
-    for (const [sid, r] of inner.executeQuery.call(this.ms, text, {})) out.push({ sid, score: r.score * (r.terms.length || 1) });
-    return out;
+    const raw = inner.executeQuery.call(this.ms, text, {});
+    const sids = new Int32Array(raw.size);
+    const scores = new Float64Array(raw.size);
+    let i = 0;
+    for (const [sid, r] of raw) {
+      sids[i] = sid;
+      scores[i++] = r.score * (r.terms.length || 1);
+    }
+    return { sids, scores };
+  }
+
+  /** One more than the largest internal document number in use (see rawHits). */
+  get documentNumbers(): number {
+    return (this.ms as unknown as { _nextId?: number })._nextId ?? 0;
+  }
+
+  /** The document key of one of MiniSearch's internal numbers (see rawHits). */
+  keyOf(sid: number): string | undefined {
+    return (this.ms as unknown as { _documentIds?: Map<number, string> })._documentIds?.get(sid);
   }
 
   /** MiniSearch's internal number of a document key (see rawHits). */

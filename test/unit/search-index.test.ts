@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SearchIndex, reachableTerms } from '../../src/index/search-index.js';
+import MiniSearch from 'minisearch';
+import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/search-index.js';
+import { PostingScorer } from '../../src/index/scorer.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
 const WORDS = 'invoice invoices invoicing retry retries retried kafka offset offsets cache cached latency deploy deployment rollback canary auth token tokens session sessions flaky test tests postgres migration migrations schema memory leak ledger billing'.split(' ');
@@ -48,6 +50,10 @@ describe('SearchIndex snapshot', () => {
       expect(partial.partial).toBe(true);
       expect(partial.drift(later)).toBe(5 + 5 + 4 + 3);
       partial.sync(later);
+      // What a one-shot query reads: rawHits of the partial index, keyed back.
+      const raw = partial.rawHits(q)!;
+      const viaRaw = new Map([...raw.sids].map((sid, i) => [partial.keyOf(sid)!, raw.scores[i]!]));
+      expect(viaRaw, q).toEqual(partial.search(q));
       const a = [...partial.search(q)].sort();
       const b = [...whole.search(q)].sort();
       expect(a.length, q).toBe(b.length);
@@ -101,16 +107,104 @@ describe('SearchIndex snapshot', () => {
     expect([...back.index.search('invoice retry')]).toEqual([...idx.search('invoice retry')]);
   });
 
-  it('rawHits gives the scores of search, addressed by the internal document numbers', () => {
+  it('rawHits gives the scores of search, addressed by the internal document numbers', async () => {
     const idx = SearchIndex.empty();
     idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
     idx.sync(Array.from({ length: 190 }, (_, i) => doc(i, i < 9 ? 1 : 0)));
-    for (const q of QUERIES) {
-      const viaSearch = idx.search(q);
-      const raw = idx.rawHits(q)!;
-      expect(raw.length, q).toBe(viaSearch.size);
-      const byKey = new Map(Array.from({ length: 1000 }, (_, i) => `p/E${i}`).map((k) => [idx.sidOf(k), k] as const));
-      for (const h of raw) expect(h.score, q).toBe(viaSearch.get(byKey.get(h.sid)!));
+    const byKey = new Map(Array.from({ length: 1000 }, (_, i) => `p/E${i}`).map((k) => [idx.sidOf(k), k] as const));
+    const check = (): void => {
+      for (const q of QUERIES) {
+        const viaSearch = idx.search(q);
+        const raw = idx.rawHits(q)!;
+        expect(raw.sids.length, q).toBe(viaSearch.size);
+        raw.sids.forEach((sid, i) => expect(raw.scores[i], q).toBe(viaSearch.get(byKey.get(sid)!)));
+      }
+    };
+    check();
+    // With a vacuum deferred, discarded documents still have postings, which MiniSearch drops a
+    // little at each search (so two searches can score differently): the same hits, and once the
+    // vacuum ran, the same scores again.
+    idx.sync(Array.from({ length: 180 }, (_, i) => doc(i, i < 3 ? 2 : i < 9 ? 1 : 0)), undefined, { deferVacuum: true });
+    for (let i = 0; i < 180; i++) byKey.set(idx.sidOf(`p/E${i}`), `p/E${i}`);
+    for (const q of QUERIES) expect([...idx.rawHits(q)!.sids].map((sid) => byKey.get(sid)).sort(), q).toEqual([...idx.search(q).keys()].sort());
+    expect(idx.vacuumIfDeferred()).toBe(true);
+    await new Promise((r) => setImmediate(r)); // queued behind the vacuum of the sync above, in the same tick
+    check();
+  });
+});
+
+describe('PostingScorer', () => {
+  const docs = Array.from({ length: 400 }, (_, i) => {
+    const d = doc(i).load();
+    return { key: `p/E${i}`, summary: d.summary, content: `${d.content} v${i % 13} 42 x`, subject: d.subject, tags: d.tags.join(' '), kind: d.kind, scope: d.scope };
+  });
+  const shapes = [
+    ...QUERIES,
+    'cache cache latency', // a repeated term counts once in "terms matched", twice in the score
+    'invoic invoices', // prefix and fuzzy reach the same derived terms
+    'retr tok ses', // prefixes only
+    'deploymnet', // fuzzy only
+    'v7 42 x', // digits pass term processing; single letters do not
+    'billing.part3 learnings other repo', // subject, kind, scope fields
+    '',
+    'zzzz qqqq',
+  ];
+
+  it('gives bit for bit the scores of MiniSearch\'s own query, and the same hits', () => {
+    const ms = new MiniSearch(INDEX_OPTIONS);
+    ms.addAll(docs);
+    for (let i = 0; i < 40; i++) ms.replace({ ...docs[i]!, content: `${docs[i]!.content} invoice invoice retry` });
+    for (let i = 40; i < 60; i++) ms.discard(docs[i]!.key);
+    void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY }); // synchronous up to its end with one batch
+    const scorer = new PostingScorer();
+    const inner = ms as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> };
+    for (const q of shapes) {
+      const got = scorer.score(ms as unknown as MiniSearch<unknown>, q);
+      expect(got, q).not.toBeNull();
+      const want = inner.executeQuery(q, {});
+      expect(got!.sids.length, q).toBe(want.size);
+      got!.sids.forEach((sid, i) => {
+        const w = want.get(sid)!;
+        expect(w, q).toBeDefined();
+        expect(got!.scores[i], q).toBe(w.score * w.terms.length);
+      });
+    }
+    // Without the field-length table (a one-shot query's partial index), the same bits.
+    for (const q of shapes) {
+      const dense = scorer.score(ms as unknown as MiniSearch<unknown>, q)!;
+      const mapped = new PostingScorer().score(ms as unknown as MiniSearch<unknown>, q, { denseLengths: false })!;
+      expect([...mapped.sids], q).toEqual([...dense.sids]);
+      expect([...mapped.scores], q).toEqual([...dense.scores]);
+    }
+    // Work arrays are reused from one query to the next without leaking scores.
+    const again = scorer.score(ms as unknown as MiniSearch<unknown>, 'kafka')!;
+    const fresh = new PostingScorer().score(ms as unknown as MiniSearch<unknown>, 'kafka')!;
+    expect([...again.scores]).toEqual([...fresh.scores]);
+  });
+
+  it('declines what it does not replay, so MiniSearch answers: discarded postings, term boosts, AND, many terms', () => {
+    const ms = new MiniSearch(INDEX_OPTIONS);
+    ms.addAll(docs);
+    ms.discard(docs[5]!.key); // not vacuumed: its postings are still there
+    const scorer = new PostingScorer();
+    const touches = docs[5]!.summary.split(' ')[0]!;
+    expect(scorer.score(ms as unknown as MiniSearch<unknown>, touches)).toBeNull();
+    void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
+    expect(scorer.score(ms as unknown as MiniSearch<unknown>, touches)).not.toBeNull();
+    // Discarded documents whose postings a text does not reach do not get in its way.
+    const other = new MiniSearch(INDEX_OPTIONS);
+    other.addAll([...docs.slice(0, 30), ...docs.slice(30, 60).map((d) => ({ ...d, content: `${d.content} zebra` }))]);
+    other.discard(docs[3]!.key);
+    const z = scorer.score(other as unknown as MiniSearch<unknown>, 'zebra')!;
+    expect(z.sids.length).toBe(30);
+    const zm = (other as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> }).executeQuery('zebra', {});
+    z.sids.forEach((sid, i) => expect(z.scores[i]).toBe(zm.get(sid)!.score));
+    const many = Array.from({ length: 32 }, (_, i) => `w${i}`).join(' ');
+    expect(scorer.score(ms as unknown as MiniSearch<unknown>, many)).toBeNull();
+    for (const extra of [{ boostTerm: () => 2 }, { combineWith: 'AND' }, { boostDocument: () => 1 }]) {
+      const other = new MiniSearch({ ...INDEX_OPTIONS, searchOptions: { ...INDEX_OPTIONS.searchOptions, ...extra } });
+      other.addAll(docs.slice(0, 20));
+      expect(scorer.score(other as unknown as MiniSearch<unknown>, 'invoice')).toBeNull();
     }
   });
 });
