@@ -147,6 +147,69 @@ export function compareByPriors(a: EntryLike, b: EntryLike): number {
   );
 }
 
+/**
+ * What `rankEntries` multiplies a text relevance by before decay strength: the Req 15.8 prior
+ * times the demotion of near-expiry and stale-evidence entries. Exposed for `textFloor`.
+ */
+export function textWeight(e: EntryLike, now: number, stale = false): number {
+  return (0.6 + 0.4 * e.confidence) * (0.85 + 0.05 * evidenceQuality(e)) * demotion(entryFlags(e, now, stale));
+}
+
+/** The n-th largest of `values` (n >= 1), by a small min-heap: one pass, no sort of all of them. */
+export function nthLargest(values: Float64Array, n: number): number {
+  if (n < 1 || values.length < n) return -Infinity;
+  const heap = new Float64Array(n);
+  let size = 0;
+  const down = (): void => {
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < size && heap[l]! < heap[m]!) m = l;
+      if (r < size && heap[r]! < heap[m]!) m = r;
+      if (m === i) return;
+      const t = heap[i]!;
+      heap[i] = heap[m]!;
+      heap[m] = t;
+      i = m;
+    }
+  };
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k]!;
+    if (size < n) {
+      let i = size++;
+      heap[i] = v;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (heap[p]! <= heap[i]!) break;
+        const t = heap[p]!;
+        heap[p] = heap[i]!;
+        heap[i] = t;
+        i = p;
+      }
+    } else if (v > heap[0]!) {
+      heap[0] = v;
+      down();
+    }
+  }
+  return heap[0]!;
+}
+
+/**
+ * For a caller holding thousands of raw text hits (a long-lived process at 100K entries): given
+ * each accepted hit's raw score times its `textWeight`, and the largest raw score (what
+ * `rankEntries`' relevance is divided by), a bound below which a hit cannot reach the first `n`
+ * of `rankEntries`, so it need not become a candidate at all. It is `rankEntries`' own cut
+ * (0.75 of the n-th best base, see there) in raw units, lowered by more than one rounding step
+ * of the scores and a relative hair, so that floating-point order never decides: the ranking of
+ * the hits kept is exactly the ranking of all of them.
+ */
+export function textFloor(bases: Float64Array, n: number, maxRelevance: number): number {
+  if (!(n >= 1) || !Number.isFinite(n) || bases.length <= 2 * n || !(maxRelevance > 0)) return -Infinity;
+  return 0.75 * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
+}
+
 /** Lifecycle values of a candidate, computed on demand by the caller. */
 export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence: number };
 

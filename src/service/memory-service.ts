@@ -23,6 +23,8 @@ import {
   compileFilters,
   matchesFilters,
   rankEntries,
+  textFloor,
+  textWeight,
   summaryOnly,
   type Candidate,
   type QueryFilters,
@@ -860,7 +862,10 @@ export class MemoryService {
   private sidTable(snap: CatalogSnapshot, index: SearchIndex): (StoredEntry | undefined)[] {
     const t = this.bySid;
     if (t && t.snap === snap && t.index === index && t.gen === index.generation) return t.table;
+    // Filled to its length first: assigning document numbers in any order to an empty array
+    // would give V8 a dictionary-backed array, several times slower to index per hit.
     const table: (StoredEntry | undefined)[] = [];
+    for (let i = index.documentNumbers; i > 0; i--) table.push(undefined);
     for (const se of snap.entries) {
       const sid = index.sidOf(se.key);
       if (sid !== undefined) table[sid] = se;
@@ -888,28 +893,55 @@ export class MemoryService {
     const staleKeys = this.evidenceCache.staleKeys();
     let cands: Cand[] = [];
     let matchedCount = 0;
+    const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
     if (hasText && index) {
       // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
       // look up only the entries the text reaches and apply the filters to those: the same result
       // as restricting first, for the cost of the hits instead of every entry.
-      let max = 0;
-      const take = (se: StoredEntry | undefined, score: number): void => {
-        if (!se || !accept(se.meta, se.project)) return;
-        cands.push({ project: se.project, entry: se.meta, se, relevance: score, stale: staleKeys.has(se.key) });
-        if (score > max) max = score;
-      };
-      // A long-lived process addresses hits by MiniSearch's document numbers through a table built
-      // once per catalog and index version; a one-shot query looks its fewer hits up by key.
-      const raw = this.longLived ? index.rawHits(text) : null;
+      // Hits come by MiniSearch's document number: a long-lived process finds their entries in a
+      // table built once per catalog and index version, a one-shot query by key.
+      let scores: Float64Array;
+      let entryAt: (i: number) => StoredEntry | undefined;
+      const raw = index.rawHits(text);
       if (raw) {
-        const bySid = this.sidTable(snap, index);
-        for (const h of raw) take(bySid[h.sid], h.score);
+        scores = raw.scores;
+        const sids = raw.sids;
+        if (this.longLived) {
+          const bySid = this.sidTable(snap, index);
+          entryAt = (i) => bySid[sids[i]!];
+        } else {
+          const byKey = this.keyed(snap);
+          entryAt = (i) => byKey.get(index.keyOf(sids[i]!) ?? '');
+        }
       } else {
         const byKey = this.keyed(snap);
-        for (const { id: key, score } of index.hits(text)) take(byKey.get(key as string), score);
+        const hits = index.hits(text);
+        scores = Float64Array.from(hits, (h) => h.score);
+        entryAt = (i) => byKey.get(hits[i]!.id as string);
+      }
+      // Filter every hit and weigh it by its priors in typed arrays, then make candidates only of
+      // the hits that can still reach the first `limit` (textFloor): at 100K entries a query
+      // reaches ~20,000 entries and a few hundred become candidates.
+      const accepted = new Int32Array(scores.length);
+      const bases = new Float64Array(scores.length);
+      let n = 0;
+      let max = 0;
+      for (let i = 0; i < scores.length; i++) {
+        const se = entryAt(i);
+        if (!se || !accept(se.meta, se.project)) continue;
+        const score = scores[i]!;
+        bases[n] = score * textWeight(se.meta, nowMs, staleKeys.size > 0 && staleKeys.has(se.key));
+        accepted[n++] = i;
+        if (score > max) max = score;
+      }
+      const floor = textFloor(bases.subarray(0, n), limit, max);
+      for (let j = 0; j < n; j++) {
+        if (bases[j]! < floor) continue;
+        const se = entryAt(accepted[j]!)!;
+        cands.push({ project: se.project, entry: se.meta, se, relevance: scores[accepted[j]!]!, stale: staleKeys.has(se.key) });
       }
       for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
-      matchedCount = cands.length;
+      matchedCount = n;
     } else {
       for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) });
       matchedCount = cands.length;
@@ -923,7 +955,6 @@ export class MemoryService {
       if (!cfg) cfgs.set(c.project, (cfg = this.decayConfig(c.project)));
       return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
     };
-    const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
     // Rank on metadata; read the full entries of the results only.
     const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
       .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry }));

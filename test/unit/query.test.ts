@@ -1,7 +1,7 @@
 // rankEntries with a limit prunes candidates that cannot reach the top (query.ts): the result
 // must be exactly the first `limit` of the unpruned ranking, ties and all.
 import { describe, expect, it } from 'vitest';
-import { rankEntries, type Candidate } from '../../src/core/query.js';
+import { nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
 let seed = 5;
@@ -33,6 +33,63 @@ describe('rankEntries', () => {
         const pruned = rankEntries(copy(), NOW, true, limit, lifecycle);
         expect(pruned.map((r) => [r.entry.id, r.score]), `round ${round}, limit ${limit}`).toEqual(full.map((r) => [r.entry.id, r.score]));
       }
+    }
+  });
+});
+
+describe('textFloor', () => {
+  it('drops only raw hits that cannot reach the first `limit`: the same ranking as from all of them', () => {
+    let dropped = 0;
+    for (let round = 0; round < 24; round++) {
+      // Raw scores as MiniSearch gives them (any scale); the service divides by the largest.
+      const scale = 0.5 + rand() * 30;
+      const cands = Array.from({ length: 300 + Math.floor(rand() * 1500) }, (_, i) => cand(i));
+      const weights = cands.map((c) => textWeight(c.entry, NOW, c.stale));
+      for (const limit of [1, 10, 50]) {
+        let raw: number[];
+        let strengths: number[];
+        if (round % 3 === 0) {
+          // The worst case for the cut: the 2 x limit best bases have fully decayed (x 0.75), the
+          // next `limit` bases lie within a few rounding steps of 0.75 of theirs at full
+          // strength, so the first `limit` are decided right at the cut, by the rounding of the
+          // scores and the tie-breaks; the rest lie well below.
+          const target = (i: number): number => (i < 2 * limit ? 1 : i < 3 * limit ? 0.75 + (rand() - 0.5) * 6e-4 : 0.5 + rand() * 0.2);
+          raw = cands.map((_, i) => (target(i) * scale) / weights[i]!);
+          strengths = cands.map((_, i) => (i < 2 * limit ? 0 : 1));
+        } else {
+          // Coarse relevances (ties) or continuous ones, random decay.
+          raw = cands.map((c) => (round % 3 === 1 ? c.relevance! : rand()) * scale);
+          strengths = cands.map(() => (rand() < 0.5 ? Math.round(rand() * 4) / 4 : 1));
+        }
+        const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({ strength: strengths[c.k]!, effective_confidence: c.entry.confidence * strengths[c.k]! });
+        const max = Math.max(...raw);
+        const bases = Float64Array.from(cands, (_, i) => raw[i]! * weights[i]!);
+        const normalized = (keep: (i: number) => boolean): typeof cands => cands.flatMap((c, i) => (keep(i) ? [{ ...c, relevance: raw[i]! / max }] : []));
+        const floor = textFloor(bases, limit, max);
+        const all = rankEntries(normalized(() => true), NOW, true, limit, lifecycle);
+        const kept = normalized((i) => bases[i]! >= floor);
+        dropped += cands.length - kept.length;
+        const some = rankEntries(kept, NOW, true, limit, lifecycle);
+        expect(some.map((r) => [r.entry.id, r.score]), `round ${round}, limit ${limit}`).toEqual(all.map((r) => [r.entry.id, r.score]));
+      }
+    }
+    expect(dropped).toBeGreaterThan(10_000); // it does drop most hits
+  });
+
+  it('keeps everything when there are few hits, no limit or no relevance', () => {
+    const b = Float64Array.from([3, 2, 1, 0.5, 0.1]);
+    expect(textFloor(b, 3, 3)).toBe(-Infinity); // 5 hits <= 2 x 3: too few to be worth it
+    expect(textFloor(b, Infinity, 3)).toBe(-Infinity);
+    expect(textFloor(b, 0, 3)).toBe(-Infinity);
+    expect(textFloor(b, 1, 0)).toBe(-Infinity);
+    expect(textFloor(b, 1, 3)).toBeCloseTo(0.75 * 3 - 3e-4, 6);
+  });
+
+  it('nthLargest is the n-th value of a descending sort', () => {
+    for (let round = 0; round < 50; round++) {
+      const v = Float64Array.from({ length: 1 + Math.floor(rand() * 400) }, () => Math.round(rand() * 50));
+      const sorted = [...v].sort((a, b) => b - a);
+      for (const n of [1, 2, 7, 50, v.length]) expect(nthLargest(v, n)).toBe(n <= v.length ? sorted[n - 1] : -Infinity);
     }
   });
 });
