@@ -12,8 +12,8 @@
  * at a fraction of the cost: the document count, field lengths and per-term document frequencies
  * that BM25 needs are all there. Entries whose files changed since the snapshot are replaced or
  * discarded by id (the catalog's stamps say which). A corrupt or mismatched snapshot is rebuilt,
- * never fatal. Filters are applied before the text search (Req 15.5) by passing the candidate set
- * as MiniSearch's `filter`.
+ * never fatal. Queries score through `rawHits` (see PostingScorer); the service filters the hits,
+ * which gives what filtering first would (Req 15.5): MiniSearch's scores do not depend on filters.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
