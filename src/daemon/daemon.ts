@@ -21,6 +21,7 @@ import { isContextWorthy } from '../core/context.js';
 import { SECTIONS } from '../core/constants.js';
 import { MemoryError } from '../core/errors.js';
 import { intervalMs } from '../core/lifecycle.js';
+import { keyOfFile, type StoredEntry } from '../store/catalog.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { MemoryService } from '../service/memory-service.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
@@ -238,11 +239,21 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   let contextTimer: NodeJS.Timeout | undefined;
   const scheduleContext = (changedFiles: string[]): void => {
     const now = svc.now().getTime();
-    const byFile = new Map((lastSnap?.entries ?? []).map((x) => [x.file, x]));
+    // A watcher batch's snapshot names the entries its files touched; a full refresh is looked up whole.
+    const touched = lastSnap?.touched;
+    let byFile: Map<string, StoredEntry> | undefined;
+    const entryOf = (f: string): StoredEntry | undefined => {
+      if (touched) {
+        const se = touched.get(keyOfFile(f));
+        return se && se.file === f ? se : undefined;
+      }
+      byFile ??= new Map((lastSnap?.entries ?? []).map((x) => [x.file, x]));
+      return byFile.get(f);
+    };
     for (const f of changedFiles) {
       const project = f.split('/')[1];
       if (!project || project === GLOBAL_PROJECT || contextDue.has(project)) continue;
-      const se = byFile.get(f);
+      const se = entryOf(f);
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
       if (!se || isContextWorthy(se.entry, now) || existsSync(`${svc.ws.contextDir}/${project}.md`)) contextDue.add(project);
     }

@@ -10,10 +10,15 @@
  * order, then times the number of distinct query terms matched) so every score is bit-for-bit
  * the one MiniSearch gives, with one Float64Array slot per document instead of objects.
  *
- * Whenever anything is outside what it replays (a document boost, a term boost, AND queries, a
- * posting of a discarded document that MiniSearch would clean up while scoring, internals that
- * moved in another version), it returns null and the caller uses MiniSearch itself. Tests check
- * it against MiniSearch on every query shape the index options produce.
+ * Postings of discarded documents that the vacuum has not dropped yet (the daemon defers it to a
+ * quiet moment) are left out, and the term's documents counted without them: the scores of the
+ * vacuumed index, at once. (MiniSearch itself drops them one occurrence per search and counts
+ * differently before and after each, so its scores would drift from one query to the next.)
+ *
+ * Whenever anything is outside what it replays (a document boost, a term boost, AND queries,
+ * more than 31 distinct terms, internals that moved in another version), it returns null and
+ * the caller uses MiniSearch itself. Tests check it against MiniSearch on every query shape the
+ * index options produce.
  */
 import type MiniSearch from 'minisearch';
 
@@ -120,13 +125,6 @@ export class PostingScorer {
     return t;
   }
 
-  /** Zeroes the work arrays after an abandoned query. */
-  private reset(): void {
-    this.cur.fill(0);
-    this.total.fill(0);
-    this.mask.fill(0);
-  }
-
   /**
    * What `ms.search(text)` scores, without its result objects; null when only MiniSearch can say.
    * `denseLengths: false` skips the field-length table, for an index asked once (a one-shot
@@ -166,7 +164,6 @@ export class PostingScorer {
     let nTot = 0;
     let nCur = 0;
     let bit = 0;
-    let dead = false;
 
     // MiniSearch's termResults for one derived term, into `cur` (per document, in posting order).
     const termResults = (termWeight: number, termBoost: number, data: FieldData | undefined): void => {
@@ -175,12 +172,12 @@ export class PostingScorer {
         const fieldId = fieldIds[f]!;
         const freqs = data.get(fieldId);
         if (freqs == null) continue;
-        const matching = freqs.size;
+        let matching = freqs.size;
         const avgLen = avg[fieldId]!;
-        const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-        // termWeight * termBoost * fieldBoost * docBoost * rawScore, with docBoost = 1 (exact in floating point).
-        const w = termWeight * termBoost * boosts[f]!;
         if (table) {
+          const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+          // termWeight * termBoost * fieldBoost * docBoost * rawScore, with docBoost = 1 (exact in floating point).
+          const w = termWeight * termBoost * boosts[f]!;
           freqs.forEach((tf, doc) => {
             const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * table[doc * stride + fieldId]!) / avgLen)));
             if (cur[doc] === 0) curList[nCur++] = doc;
@@ -188,23 +185,28 @@ export class PostingScorer {
           });
           continue;
         }
+        // Discarded documents' postings are still here until the vacuum runs (the daemon defers
+        // it): score as the vacuumed index will, counting and scoring the live documents only.
+        // (MiniSearch itself drops them one occurrence per search and counts a term's documents
+        // differently before and after each: its scores would drift from query to query.)
+        if (m._dirtCount > 0) {
+          matching = 0;
+          for (const doc of freqs.keys()) if (lengths.has(doc)) matching++;
+          if (matching === 0) continue;
+        }
+        const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+        const w = termWeight * termBoost * boosts[f]!;
         freqs.forEach((tf, doc) => {
           const fl = lengths.get(doc);
-          if (fl === undefined) {
-            // A discarded document's posting: MiniSearch removes it while scoring and counts the
-            // term's documents differently from then on. Leave that to MiniSearch.
-            dead = true;
-            return;
-          }
+          if (fl === undefined) return;
           const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * fl[fieldId]!) / avgLen)));
           if (cur[doc] === 0) curList[nCur++] = doc;
           cur[doc] += w * raw;
         });
-        if (dead) return;
       }
     };
 
-    for (let i = 0; i < terms.length && !dead; i++) {
+    for (let i = 0; i < terms.length; i++) {
       const term = terms[i]!;
       const fz = typeof options.fuzzy === 'function' ? options.fuzzy(term, i, terms) : options.fuzzy || false;
       const prefix = typeof options.prefix === 'function' ? options.prefix(term, i, terms) : options.prefix === true;
@@ -225,15 +227,13 @@ export class PostingScorer {
           if (!distance) continue;
           fuzzyMatches?.delete(t);
           termResults((prefixWeight * t.length) / (t.length + 0.3 * distance), 1, data);
-          if (dead) break;
         }
       }
-      if (fuzzyMatches && !dead) {
+      if (fuzzyMatches) {
         for (const t of fuzzyMatches.keys()) {
           const [data, distance] = fuzzyMatches.get(t)!;
           if (!distance) continue;
           termResults((fuzzyWeight * t.length) / (t.length + distance), 1, data);
-          if (dead) break;
         }
       }
       // The OR combinator: a document's total is the running sum of its per-term scores, in query order.
@@ -244,10 +244,6 @@ export class PostingScorer {
         mask[doc] |= bit;
         cur[doc] = 0;
       }
-    }
-    if (dead) {
-      this.reset();
-      return null;
     }
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);

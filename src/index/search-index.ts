@@ -350,6 +350,24 @@ export class SearchIndex {
     return { add, replace, discard, size: add.length + replace.length + discard.length };
   }
 
+  /**
+   * The plan for some keys only (a watcher batch): each key with the document that holds it now,
+   * or null when none does. Costs what the keys do, not a pass over every document.
+   */
+  planKeys(touched: Iterable<[string, IndexedDoc | null]>): SyncPlan {
+    const add: IndexedDoc[] = [];
+    const replace: IndexedDoc[] = [];
+    const discard: string[] = [];
+    for (const [key, d] of touched) {
+      const old = this.stamps.get(key);
+      if (!d) {
+        if (old !== undefined) discard.push(key);
+      } else if (old === undefined) add.push(d);
+      else if (old !== d.stamp) replace.push(d);
+    }
+    return { add, replace, discard, size: add.length + replace.length + discard.length };
+  }
+
   /** How many of `docs` the index would have to add, replace or discard. */
   drift(docs: IndexedDoc[]): number {
     return this.plan(docs).size;

@@ -831,10 +831,14 @@ export class MemoryService {
     if (opts.paths && this.state?.index) {
       // A watcher batch: re-read just those files and update the index by id (the vacuum of
       // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
-      const snap = this.catalog.refreshPaths(this.state.snap, opts.paths);
+      // Both cost what the batch's files do: the catalog keeps its maps between batches and says
+      // which keys the files touched; the index follows just those, and so does the query table.
+      const prev = this.state.snap;
+      const snap = this.catalog.refreshPaths(prev, opts.paths);
       const index = this.state.index;
-      const docs = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
-      const rep = index.sync(docs, index.plan(docs), { deferVacuum: true });
+      const touched = [...snap.touched!].map(([key, se]) => [key, se && { key, stamp: se.stamp, load: () => se.entry }] as [string, IndexedDoc | null]);
+      const rep = index.sync([], index.planKeys(touched), { deferVacuum: true });
+      this.followSidTable(prev, snap, index);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index);
       return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
@@ -872,6 +876,24 @@ export class MemoryService {
     }
     this.bySid = { snap, index, gen: index.generation, table };
     return table;
+  }
+
+  /**
+   * Carries the document-number table from `prev` to `snap` after a watcher batch: the entries
+   * the batch touched get their new numbers; numbers of discarded documents keep a stale entry
+   * that no hit can name (MiniSearch never returns a discarded document).
+   */
+  private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
+    const t = this.bySid;
+    if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
+    for (const [key, se] of snap.touched) {
+      if (!se) continue;
+      const sid = index.sidOf(key);
+      if (sid === undefined) continue;
+      while (t.table.length <= sid) t.table.push(undefined);
+      t.table[sid] = se;
+    }
+    this.bySid = { snap, index, gen: index.generation, table: t.table };
   }
 
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */

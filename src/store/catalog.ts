@@ -20,6 +20,11 @@ const validation = lazy<typeof import('../core/validate.js')>('./core/validate.j
 
 const CATALOG_VERSION = 6;
 
+/** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
+export function keyOfFile(rel: string, project = rel.split('/')[1]!): string {
+  return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
+}
+
 /** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
 export class StoredEntry {
   readonly project: string;
@@ -39,7 +44,7 @@ export class StoredEntry {
     this.project = project;
     this.file = file;
     this.stamp = stamp;
-    this.key = `${project}/${file.slice(file.lastIndexOf('/') + 1, -'.json'.length)}`;
+    this.key = keyOfFile(file, project);
     this.metaSrc = meta;
     this.full = full;
   }
@@ -129,11 +134,61 @@ function metaFromRow(v: unknown[]): EntryMeta {
 }
 
 export interface CatalogSnapshot {
+  /** Usable entries, one per key (`project/id`). */
   entries: StoredEntry[];
   bad: BadFile[];
   /** Files (relative) whose content changed since the cache was last saved, and removed ones. */
   changed: string[];
   removed: string[];
+  /**
+   * From `refreshPaths` only: every key a changed or removed file has, with the entry that holds
+   * it now (null: none does). What the index needs to follow a batch without a pass over all.
+   */
+  touched?: Map<string, StoredEntry | null>;
+  /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
+  duplicates?: string[];
+}
+
+/**
+ * Two files of one project with the same id (a copied file, a move merged with an edit): the
+ * file whose path sorts first keeps the id, the others are reported and skipped, so the id means
+ * one entry everywhere (index, usage, links). Not a property of the file alone, so never cached.
+ */
+function duplicateProblem(rel: string, holder: string): BadFile {
+  const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
+  return { file: rel, problems: [{ path: rel, message: `has id ${id}, which ${holder} already has; ids must be unique within a project (this file is skipped)` }] };
+}
+
+/** Moves every entry whose key an earlier-sorting file also has to `bad` (see duplicateProblem). */
+function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entries: StoredEntry[]; duplicates?: string[] } {
+  const holder = new Map<string, StoredEntry>();
+  let dups: StoredEntry[] | undefined;
+  for (const se of entries) {
+    const other = holder.get(se.key);
+    if (!other) holder.set(se.key, se);
+    else {
+      (dups ??= []).push(other.file < se.file ? se : other);
+      if (se.file < other.file) holder.set(se.key, se);
+    }
+  }
+  if (!dups) return { entries };
+  const skip = new Set(dups);
+  for (const d of dups) bad.push(duplicateProblem(d.file, holder.get(d.key)!.file));
+  return { entries: entries.filter((se) => !skip.has(se)), duplicates: dups.map((d) => d.file) };
+}
+
+/**
+ * What `refreshPaths` keeps between watcher batches, for the snapshot it returned last: the
+ * entries by file and by key, the bad files, and the files skipped as duplicates by key. Updated
+ * in place, so a batch costs what its files do, not a pass over every entry.
+ */
+interface LiveState {
+  snap: CatalogSnapshot;
+  byFile: Map<string, StoredEntry>;
+  byKey: Map<string, StoredEntry>;
+  bad: Map<string, BadFile>;
+  /** Key → files skipped because an earlier-sorting file has that key. */
+  dups: Map<string, Set<string>>;
 }
 
 
@@ -158,6 +213,7 @@ export function readEntryFile(abs: string, rel: string, section: Section, id: st
 export class Catalog {
   private ws: Workspace;
   private cacheFile: string;
+  private live: LiveState | undefined;
 
   constructor(ws: Workspace) {
     this.ws = ws;
@@ -181,20 +237,84 @@ export class Catalog {
     }
   }
 
+  /** The live state for `prev`: kept from the last batch, or built once from the snapshot. */
+  private liveFor(prev: CatalogSnapshot): LiveState {
+    if (this.live?.snap === prev) return this.live;
+    const byKey = new Map<string, StoredEntry>();
+    for (const se of prev.entries) byKey.set(se.key, se);
+    const dups = new Map<string, Set<string>>();
+    for (const rel of prev.duplicates ?? []) {
+      const key = keyOfFile(rel);
+      let set = dups.get(key);
+      if (!set) dups.set(key, (set = new Set()));
+      set.add(rel);
+    }
+    return { snap: prev, byFile: new Map(prev.entries.map((se) => [se.file, se])), byKey, bad: new Map(prev.bad.map((b) => [b.file, b])), dups };
+  }
+
   /**
    * Re-reads only `files` (paths relative to the root) on top of `prev`: what a watcher batch
    * needs, instead of a stat of every file. Paths that are not entry files are ignored; the cache
-   * file is not rewritten (the next full refresh does that).
+   * file is not rewritten (the next full refresh does that). Costs what the files do: the maps
+   * behind `prev` are kept and updated in place (so `prev` must be the snapshot this catalog
+   * returned last, or it rebuilds them once), and only the entries array is copied.
    */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
-    const byFile = new Map(prev.entries.map((se) => [se.file, se]));
-    const bad = new Map(prev.bad.map((b) => [b.file, b]));
+    const live = this.liveFor(prev);
+    const { byFile, byKey, bad, dups } = live;
     const changed: string[] = [];
     const removed: string[] = [];
+    const touched = new Map<string, StoredEntry | null>();
+    const loseDup = (key: string, rel: string): void => {
+      const set = dups.get(key);
+      if (set?.delete(rel) && set.size === 0) dups.delete(key);
+    };
+    /** The entry of `key` leaves (its file changed or went): an earlier-skipped duplicate may take over. */
+    const release = (key: string): void => {
+      byKey.delete(key);
+      const set = dups.get(key);
+      if (!set) return;
+      for (const rel of [...set].sort()) {
+        set.delete(rel);
+        bad.delete(rel);
+        const se = this.readStored(rel);
+        if (se) {
+          byFile.set(rel, se);
+          byKey.set(key, se);
+          changed.push(rel);
+          break;
+        }
+        if (se === null) bad.set(rel, this.lastProblem!);
+        else removed.push(rel);
+      }
+      if (set.size === 0) dups.delete(key);
+      else for (const rel of set) bad.set(rel, duplicateProblem(rel, byKey.get(key)?.file ?? rel));
+    };
+    /** `se` claims its key: the file that sorts first keeps it, the other is skipped as a duplicate. */
+    const claim = (se: StoredEntry): void => {
+      const holder = byKey.get(se.key);
+      if (!holder || holder.file === se.file) {
+        byFile.set(se.file, se);
+        byKey.set(se.key, se);
+        return;
+      }
+      const [keep, skip] = se.file < holder.file ? [se, holder] : [holder, se];
+      byFile.delete(skip.file);
+      byFile.set(keep.file, keep);
+      byKey.set(keep.key, keep);
+      let set = dups.get(se.key);
+      if (!set) dups.set(se.key, (set = new Set()));
+      set.add(skip.file);
+      bad.set(skip.file, duplicateProblem(skip.file, keep.file));
+      if (skip === holder) {
+        changed.push(holder.file);
+        for (const rel of set) if (rel !== skip.file) bad.set(rel, duplicateProblem(rel, keep.file));
+      }
+    };
     for (const rel of new Set(files)) {
       const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
       if (!m || m[3]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2]!)) continue;
-      const [, project, section, id] = m as unknown as [string, string, Section, string];
+      const key = keyOfFile(rel, m[1]!);
       const abs = join(this.ws.root, rel);
       let st: ReturnType<typeof lstatSync> | undefined;
       try {
@@ -202,25 +322,51 @@ export class Catalog {
       } catch {
         st = undefined;
       }
+      const old = byFile.get(rel);
+      if (st?.isFile() && old && old.stamp === `${st.size}:${st.mtimeMs}:${st.ctimeMs}`) continue;
+      // The file is no longer what it was: it gives up its key (or its place among the duplicates).
+      touched.set(key, null);
+      if (old) {
+        byFile.delete(rel);
+        release(key);
+      } else loseDup(key, rel);
+      const wasBad = bad.delete(rel);
       if (!st || !st.isFile()) {
-        if (byFile.delete(rel) || bad.delete(rel)) removed.push(rel);
+        if (old || wasBad) removed.push(rel);
         if (st?.isSymbolicLink()) bad.set(rel, { file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
         continue;
       }
-      const old = byFile.get(rel);
-      const k = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-      if (old && old.stamp === k) continue;
-      const r = readEntryFile(abs, rel, section, id);
+      const se = this.readStored(rel, st);
       changed.push(rel);
-      if (r.entry) {
-        bad.delete(rel);
-        byFile.set(rel, new StoredEntry(this.ws.root, project, rel, k, entryMeta(r.entry), r.entry));
-      } else {
-        byFile.delete(rel);
-        bad.set(rel, { file: rel, problems: r.problems ?? [] });
-      }
+      if (se) claim(se);
+      else bad.set(rel, this.lastProblem!);
     }
-    return { entries: [...byFile.values()], bad: [...bad.values()], changed, removed };
+    for (const key of touched.keys()) touched.set(key, byKey.get(key) ?? null);
+    const duplicates = [...dups.values()].flatMap((set) => [...set]);
+    const snap: CatalogSnapshot = { entries: [...byFile.values()], bad: [...bad.values()], changed: [...new Set(changed)], removed: [...new Set(removed)], touched, ...(duplicates.length ? { duplicates } : {}) };
+    live.snap = snap;
+    this.live = live;
+    return snap;
+  }
+
+  /** The problems of the last file `readStored` could not use. */
+  private lastProblem: BadFile | undefined;
+
+  /** Reads and validates one entry file into a StoredEntry; null when it is not usable (see lastProblem), undefined when it is gone. */
+  private readStored(rel: string, st?: ReturnType<typeof lstatSync>): StoredEntry | null | undefined {
+    const [, project, section, name] = rel.split('/') as [string, string, Section, string];
+    if (!st) {
+      try {
+        st = lstatSync(join(this.ws.root, rel));
+      } catch {
+        return undefined;
+      }
+      if (!st.isFile()) return undefined;
+    }
+    const r = readEntryFile(join(this.ws.root, rel), rel, section, name.slice(0, -'.json'.length));
+    if (r.entry) return new StoredEntry(this.ws.root, project, rel, `${st.size}:${st.mtimeMs}:${st.ctimeMs}`, entryMeta(r.entry), r.entry);
+    this.lastProblem = { file: rel, problems: r.problems ?? [] };
+    return null;
   }
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
@@ -303,7 +449,7 @@ export class Catalog {
       removed = [...cache.pos.keys()].filter((f) => !present.has(f));
     }
     if (changed.length || removed.length || !cache) this.save(next);
-    return { entries, bad, changed, removed };
+    return { ...dropDuplicates(entries, bad), bad, changed, removed };
   }
 
   private save(c: Omit<CatalogHeader, 'v'> & { lines: string[] }): void {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
@@ -226,6 +226,27 @@ describe('sync-context and stats', () => {
   });
 });
 
+describe('a duplicated entry file', () => {
+  it('an id in two files of a project: queries keep working, the second file is reported by name', () => {
+    const dir = gitdir();
+    const [id] = seed(dir, [entry({ summary: 'original retry fact', section: 'learnings', kind: 'other' })]);
+    // A hand copy into another section (or a move merged with an edit).
+    const text = readFileSync(join(dir, `ai-memory/demo/learnings/${id}.json`), 'utf8').replace('"section": "learnings"', '"section": "decisions"');
+    mkdirSync(join(dir, 'ai-memory/demo/decisions'), { recursive: true });
+    writeFileSync(join(dir, `ai-memory/demo/decisions/${id}.json`), text);
+    const q = cli(dir, ['query', 'retry', '--json'], { env });
+    expect(q.code, q.stderr).toBe(0);
+    expect(ids(q)).toEqual([id]);
+    expect(q.json()[0].section).toBe('decisions'); // the file whose path sorts first keeps the id
+    const doc = cli(dir, ['doctor', '--json'], { env });
+    expect(doc.code).toBe(1);
+    expect(doc.json().problems).toContainEqual(expect.objectContaining({
+      file: `ai-memory/demo/learnings/${id}.json`,
+      message: `has id ${id}, which ai-memory/demo/decisions/${id}.json already has; ids must be unique within a project (this file is skipped)`,
+    }));
+  });
+});
+
 describe('one engine for every front end', () => {
   it('a long-lived service (daemon, MCP) ranks exactly as a one-shot query, also after edits', async () => {
     const { MemoryService } = await import('../../dist/service/memory-service.js');
@@ -255,5 +276,45 @@ describe('one engine for every front end', () => {
     expect(sup.code, sup.stderr).toBe(0);
     seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
     compare();
+  });
+
+  it('a daemon-style service following watcher batches (refreshPaths) answers as a fresh one-shot query', async () => {
+    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const dir = gitdir();
+    const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
+    const made = seed(dir, Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })));
+    const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
+    const daemonLike = new MemoryService({ cwd: dir, env: svcEnv, longLived: true, watched: true });
+    daemonLike.refresh();
+    const view = (r: { results: { entry: { id: string }; score: number; flags: string[] }[]; stats: { entries_matched_filters: number } }): unknown => [r.results.map((h) => [h.entry.id, h.score, h.flags]), r.stats.entries_matched_filters];
+    const compare = (step: number): void => {
+      for (const q of ['invoice retry', 'kafka', 'note', 'details cache'])
+        for (const limit of [undefined, 3]) {
+          const fresh = new MemoryService({ cwd: dir, env: svcEnv }).query(q, {}, { record: false, limit });
+          expect(view(daemonLike.query(q, {}, { record: false, limit, refresh: false })), `step ${step}: ${q} ${limit}`).toEqual(view(fresh));
+        }
+    };
+    compare(0);
+    const file = (id: string, section = 'decisions'): string => `ai-memory/demo/${section}/${id}.json`;
+    mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });
+    const original = (id: string): string => readFileSync(join(dir, file(id)), 'utf8');
+    const steps: [string[], () => void][] = [
+      [[file(made[0]!)], () => writeFileSync(join(dir, file(made[0]!)), original(made[0]!).replace('note 0', 'note 0 kafka kafka rewritten'))],
+      [[file(made[1]!)], () => writeFileSync(join(dir, file(made[1]!)), '{ broken by hand')],
+      // A copy into learnings/ sorts after decisions/: skipped as a duplicate; then the original
+      // goes and the copy takes over its id; then the copy goes too.
+      [[file(made[2]!, 'learnings')], () => writeFileSync(join(dir, file(made[2]!, 'learnings')), original(made[2]!).replace('"section": "decisions"', '"section": "learnings"').replace('"kind": "decision"', '"kind": "other"').replace('note 2', 'note 2 copy invoice'))],
+      [[file(made[2]!)], () => rmSync(join(dir, file(made[2]!)))],
+      [[file(made[2]!, 'learnings')], () => rmSync(join(dir, file(made[2]!, 'learnings')))],
+      [[file(made[3]!), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')], () => {
+        rmSync(join(dir, file(made[3]!)));
+        writeFileSync(join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')), original(made[4]!).replaceAll(made[4]!, '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'));
+      }],
+    ];
+    steps.forEach(([paths, act], i) => {
+      act();
+      daemonLike.refresh({ paths });
+      compare(i + 1);
+    });
   });
 });

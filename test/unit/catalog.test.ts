@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // .bass-agents/. Imported from dist/ (its lazy requires resolve there).
-import { mkdirSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../dist/store/catalog.js';
@@ -83,4 +83,67 @@ describe('Catalog', () => {
     rmSync(join(dir, '.bass-agents'), { recursive: true });
     expect(ids(new Catalog(ws).refresh())).toEqual(want);
   });
+
+  it('skips a second file with the same id in a project, naming the file that keeps it', () => {
+    const { dir, ws, put } = workspace();
+    put('A1', serializeEntry(entry('A1', 'in learnings')));
+    mkdirSync(join(dir, 'ai-memory/p/decisions'), { recursive: true });
+    writeFileSync(join(dir, 'ai-memory/p/decisions/A1.json'), serializeEntry(entry('A1', 'copied to decisions', { section: 'decisions' })));
+    mkdirSync(join(dir, 'ai-memory/q/learnings'), { recursive: true });
+    writeFileSync(join(dir, 'ai-memory/q/learnings/A1.json'), serializeEntry(entry('A1', 'another project may reuse it')));
+    const s = new Catalog(ws).refresh();
+    expect(s.entries.map((e) => e.file).sort()).toEqual(['ai-memory/p/decisions/A1.json', 'ai-memory/q/learnings/A1.json']);
+    expect(s.bad).toEqual([{ file: 'ai-memory/p/learnings/A1.json', problems: [{ path: 'ai-memory/p/learnings/A1.json', message: 'has id A1, which ai-memory/p/decisions/A1.json already has; ids must be unique within a project (this file is skipped)' }] }]);
+    expect(s.duplicates).toEqual(['ai-memory/p/learnings/A1.json']);
+    // The same from the cache, in a new process.
+    const again = new Catalog(ws).refresh();
+    expect(again.bad).toEqual(s.bad);
+  });
+
+  it('a watcher batch (refreshPaths) gives what a full refresh gives, through edits, breakage, duplicates and removals', () => {
+    const { dir, ws } = workspace();
+    let seed = 11;
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pick = <T,>(a: T[]): T => a[Math.floor(rand() * a.length)]!;
+    const sections = ['learnings', 'decisions', 'observations'];
+    const files = (): string[] => ['p', 'q'].flatMap((p) => sections.map((sec) => `ai-memory/${p}/${sec}`)).flatMap((d) => {
+      mkdirSync(join(dir, d), { recursive: true });
+      return ['A1', 'B2', 'C3', 'D4'].map((id) => `${d}/${id}.json`);
+    });
+    const all = files();
+    const live = new Catalog(ws);
+    let snap = live.refresh();
+    const view = (x: typeof snap): unknown => ({
+      entries: x.entries.map((e) => [e.file, e.stamp, e.key, e.meta.summary]).sort(),
+      bad: x.bad.map((b) => [b.file, b.problems.map((p) => p.message).join('; ')]).sort(),
+      duplicates: [...(x.duplicates ?? [])].sort(),
+    });
+    let n = 0;
+    for (let step = 0; step < 300; step++) {
+      const batch = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(all));
+      for (const rel of batch) {
+        const abs = join(dir, rel);
+        const [, , section, name] = rel.split('/');
+        const id = name!.slice(0, -5);
+        const r = rand();
+        rmSync(abs, { force: true }); // (a link itself, never what it points at)
+        if (r < 0.3) continue; // removed (or left absent)
+        if (r < 0.35) writeFileSync(abs, '{ broken');
+        else if (r < 0.38) symlinkSync(join(dir, all[0]!), abs);
+        else writeFileSync(abs, serializeEntry(entry(id, `${id} ${section} v${n++}`, { section })));
+      }
+      snap = live.refreshPaths(snap, batch);
+      const full = new Catalog(ws).refresh();
+      expect(view(snap), `step ${step}`).toEqual(view(full));
+      // Every key a batch file has is reported with the entry that now holds it.
+      for (const rel of batch) {
+        const key = `${rel.split('/')[1]}/${rel.slice(rel.lastIndexOf('/') + 1, -5)}`;
+        expect(snap.touched!.has(key)).toBe(true);
+        expect(snap.touched!.get(key)?.file ?? null).toBe(full.entries.find((e) => e.key === key)?.file ?? null);
+      }
+    }
+    // Duplicates did happen along the way.
+    expect(n).toBeGreaterThan(100);
+  });
 });
+
