@@ -27,6 +27,9 @@ import { MemoryService } from '../service/memory-service.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import { MAX_SOCKET_PATH, daemonPaths, isAlive, type DaemonPaths } from './client.js';
 
+/** An entry file, relative to the root: what a watcher batch can re-read on its own. */
+const ENTRY_FILE = /^ai-memory\/[^/]+\/[^/]+\/[^/]+\.json$/;
+
 export interface DaemonOptions {
   root?: string;
   cwd?: string;
@@ -144,6 +147,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     bad_files: 0,
     last_reconcile_at: null as string | null,
     reconciles: 0,
+    /** Refreshes that stat'ed every entry file (start, reconcile, a batch with a folder in it). */
+    full_refreshes: 0,
     drift_fixed: 0,
     watch_events: 0,
     batches: 0,
@@ -201,9 +206,9 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     const t0 = performance.now();
     // The index snapshot on disk is refreshed at start, on reconcile and at shutdown, not per batch.
     // Batches re-read just their files, unless one is not an entry file (a folder came or went).
-    const entryFile = /^ai-memory\/[^/]+\/[^/]+\/[^/]+\.json$/;
-    const paths = (reason === 'batch' || reason === 'notify') && reported && [...reported].every((f) => entryFile.test(f)) ? [...reported] : undefined;
+    const paths = (reason === 'batch' || reason === 'notify') && reported && [...reported].every((f) => ENTRY_FILE.test(f)) ? [...reported] : undefined;
     const r = svc.refresh({ saveIndex: reason !== 'batch' && reason !== 'notify', paths });
+    if (!paths) status.full_refreshes++;
     lastSnap = r.snap;
     const changed = [...r.changed, ...r.removed];
     status.files_on_disk = r.files;
@@ -258,7 +263,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       if (!se || isContextWorthy(se.entry, now) || existsSync(`${svc.ws.contextDir}/${project}.md`)) contextDue.add(project);
     }
     if (contextDue.size && !contextTimer) {
-      contextTimer = setTimeout(() => {
+      // Not in the async context of the caller whose write scheduled it (its warnings, its notify).
+      contextTimer = callerWarnings.exit(() => setTimeout(() => {
         contextTimer = undefined;
         void runJob('context', async () => {
           for (const p of [...contextDue]) {
@@ -268,7 +274,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
             if (r.changed) log.info({ event: 'context_regenerated', project: p, commit: r.commit });
           }
         });
-      }, 2000);
+      }, 2000));
     }
   };
 
@@ -417,9 +423,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   watchSections();
   // A write done for a CLI caller is in the catalog before the reply (jobs' writes come through the watcher).
   wrote = (files) => {
+    // A caller's write is searchable before the reply: refresh its entry files now. Other files
+    // (ai-context, a new project's config) and the daemon's own jobs' writes come through the
+    // watcher, never a full refresh here (at 100K entries that stalls everything for ~1 s).
     if (!callerWarnings.getStore()) return;
+    const entryFiles = files.map(rel).filter((f) => ENTRY_FILE.test(f));
+    if (!entryFiles.length) return;
     flush();
-    refresh('notify', new Set(files.map(rel)));
+    refresh('notify', new Set(entryFiles));
   };
   watcher.on('all', (event, file) => {
     // A project or section folder came or went: watch what is there now.

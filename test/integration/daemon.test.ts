@@ -183,6 +183,14 @@ describe('memory daemon', () => {
     const e = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Written on a fixed clock' })), env: { BASS_AGENTS_NOW: '2026-05-01T00:00:00Z' } });
     expect(e.json().created_at).toBe('2026-05-01T00:00:00.000Z');
     expect(writes()).toBe(3);
+    // The writes above regenerate ai-context 2 s later, in a job of the daemon's own: its commit
+    // neither re-reads every entry file (a full refresh stalls a 100K-entry daemon for a second)
+    // nor is taken for a caller's write.
+    const fullBefore = await until('a heartbeat after the writes', () => status(dir)?.full_refreshes);
+    await until('ai-context regenerated', () => git(dir, 'log', '-1', '--format=%s').includes('sync-context'));
+    await sleep(700); // two heartbeats
+    expect(status(dir)!.full_refreshes).toBe(fullBefore);
+    expect(writes()).toBe(3);
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   });
