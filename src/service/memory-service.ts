@@ -285,7 +285,8 @@ export class MemoryService {
   readonly evidenceCache: EvidenceCache;
   private logs = new LogReader();
   private lastSnap: CatalogSnapshot | undefined;
-  private aggregates = new Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }> }>();
+  /** Statistics aggregates per project selection, with the catalog snapshot they last followed. */
+  private aggregates = new Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }>; snap?: CatalogSnapshot }>();
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
@@ -1894,13 +1895,17 @@ export class MemoryService {
     );
     const staleIds = new Set([...this.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
     const nowMs = this.now().getTime();
-    const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
+    const mineOf = (): StoredEntry[] => snap.entries.filter((se) => !projects || projects.includes(se.project));
     if (range.start_date || range.end_date) {
-      return computeStatistics({ project: projects?.[0] ?? null, entries: mine.map((se) => se.meta), operations, queries, range, nowMs, staleIds });
+      return computeStatistics({ project: projects?.[0] ?? null, entries: mineOf().map((se) => se.meta), operations, queries, range, nowMs, staleIds });
     }
     const key = projects ? projects.join(',') : '*';
     let st = this.aggregates.get(key);
     if (!st) this.aggregates.set(key, (st = { agg: new EntryAggregate(), seen: new Map() }));
+    // The same catalog snapshot as last time: no entry changed, only the logs are read again.
+    if (st.snap === snap) return statisticsFrom(st.agg, { project: projects?.[0] ?? null, operations, queries, range, nowMs, staleIds });
+    st.snap = snap;
+    const mine = mineOf();
     const present = new Set<string>();
     for (const se of mine) {
       present.add(se.key);
