@@ -416,8 +416,8 @@ export class SearchIndex {
   /**
    * Vacuums now if a sync deferred it. The cleanup walks the whole vocabulary (~50 ms at 10K
    * entries, ten times that at 100K), so the daemon defers it from its watcher batches to a quiet
-   * moment; until then only the first search of a term with discarded postings can score a hair
-   * differently. A snapshot is always saved vacuumed.
+   * moment; until then `rawHits` leaves the discarded postings out (see PostingScorer). A
+   * snapshot is always saved vacuumed.
    */
   vacuumIfDeferred(): boolean {
     if (!this.dirt) return false;
