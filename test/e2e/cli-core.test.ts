@@ -120,6 +120,13 @@ describe('memory create', () => {
     const repl = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'r.json', entry({ summary: 'Invoices are generated hourly.' }))]).stdout.trim();
     expect(cli(dir, ['supersede', first, '--by', repl]).code).toBe(0);
     expect(cli(dir, ['create', 'demo', '--file', file]).code).toBe(0);
+    // A larger batch (the whole map is built once): a duplicate of a stored entry and one of an
+    // earlier update of the same batch are both skipped; the rest apply.
+    const batch = [0, 1, 2, 3].map((i) => ({ operation: 'create', entry: entry({ summary: `Batch fact ${i}` }) }));
+    batch.push({ operation: 'create', entry: entry() }, { operation: 'create', entry: entry({ summary: 'Batch fact 2' }) });
+    const r = cli(dir, ['apply', 'demo', '--json', '--file', writeJson(dir, 'b.json', batch)]);
+    expect(r.json().applied.map((a: { index: number }) => a.index)).toEqual([0, 1, 2, 3]);
+    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0]!.message.slice(0, 17)])).toEqual([[4, 'duplicates entry '], [5, 'duplicates entry ']]);
   });
 
   it('bad JSON input names the file; a missing file is exit 3; usage errors are exit 2', () => {

@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // .bass-agents/. Imported from dist/ (its lazy requires resolve there).
-import { mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../dist/store/catalog.js';
@@ -144,6 +144,62 @@ describe('Catalog', () => {
     }
     // Duplicates did happen along the way.
     expect(n).toBeGreaterThan(100);
+  });
+
+  it('noteWritten puts our own writes into the cache: the next process finds nothing changed', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 6; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    put('BAD', '{ broken');
+    const cat = new Catalog(ws);
+    cat.refresh();
+    // A write of ours: one new file, one changed, one removed, one that is not an entry file.
+    put('N9', serializeEntry(entry('N9', 'new one')));
+    put('E1', serializeEntry(entry('E1', 'entry 1 changed', { confidence: 0.95 })));
+    unlinkSync(join(dir, 'ai-memory/p/learnings/E4.json'));
+    writeFileSync(join(dir, 'ai-memory/p/config.yaml'), 'x: 1\n');
+    cat.noteWritten(['ai-memory/p/learnings/N9.json', 'ai-memory/p/learnings/E1.json', 'ai-memory/p/learnings/E4.json', 'ai-memory/p/config.yaml']);
+    const next = new Catalog(ws).refresh();
+    expect(next.changed).toEqual([]);
+    expect(next.removed).toEqual([]);
+    rmSync(join(dir, '.bass-agents'), { recursive: true });
+    const scratch = new Catalog(ws).refresh();
+    const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
+    expect(view(next)).toEqual(view(scratch));
+    expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
+  });
+
+  it('small changes go to catalog.delta, the base stays; large ones rewrite the base; foreign or torn delta lines are skipped', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 20; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    new Catalog(ws).refresh();
+    const base = join(dir, '.bass-agents/cache/catalog.json');
+    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const before = readFileSync(base, 'utf8');
+    put('E1', serializeEntry(entry('E1', 'entry 1 edited')));
+    put('N1', serializeEntry(entry('N1', 'added')));
+    put('E2', '{ broken');
+    unlinkSync(join(dir, 'ai-memory/p/learnings/E3.json'));
+    const second = new Catalog(ws).refresh();
+    expect(second.changed.sort()).toEqual(['ai-memory/p/learnings/E1.json', 'ai-memory/p/learnings/E2.json', 'ai-memory/p/learnings/N1.json']);
+    expect(second.removed).toEqual(['ai-memory/p/learnings/E3.json']);
+    expect(readFileSync(base, 'utf8')).toBe(before);
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(4);
+    // A torn last line (a concurrent append) and a line for another base change nothing.
+    writeFileSync(delta, `${readFileSync(delta, 'utf8')}["0000000000000000","ai-memory/p/learnings/E5.json",1,2,3,"1:2:3","[]",null]\n["${'x'.repeat(3)}`);
+    const third = new Catalog(ws).refresh();
+    expect(third.changed).toEqual([]);
+    expect(third.removed).toEqual([]);
+    rmSync(join(dir, '.bass-agents'), { recursive: true });
+    const scratch = new Catalog(ws).refresh();
+    const view = (x: typeof third): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
+    expect(view(third)).toEqual(view(scratch));
+    // More than a batch's worth of changes: the base is rewritten and the delta goes.
+    const rebuilt = readFileSync(base, 'utf8');
+    for (let i = 0; i < 300; i++) put(`M${i}`, serializeEntry(entry(`M${i}`, `many ${i}`)));
+    expect(new Catalog(ws).refresh().changed).toHaveLength(300);
+    expect(readFileSync(base, 'utf8')).not.toBe(rebuilt);
+    expect(existsSync(delta)).toBe(false);
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
   });
 });
 
