@@ -31,6 +31,18 @@ function workspace(): { dir: string; ws: Workspace; put: (id: string, text: stri
 
 const ids = (s: { entries: { meta: { id: string } }[] }): string[] => s.entries.map((e) => e.meta.id).sort();
 
+/** A new process finds nothing changed, and exactly what a catalog built from scratch finds. */
+function expectCurrent(dir: string, ws: Workspace): ReturnType<Catalog['refresh']> {
+  const next = new Catalog(ws).refresh();
+  expect(next.changed).toEqual([]);
+  expect(next.removed).toEqual([]);
+  rmSync(join(dir, '.bass-agents'), { recursive: true });
+  const scratch = new Catalog(ws).refresh();
+  const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
+  expect(view(next)).toEqual(view(scratch));
+  return next;
+}
+
 describe('Catalog', () => {
   it('caches metadata by stamp: re-reads only what changed, keeps bad files bad, notices removals', () => {
     const { dir, ws, put } = workspace();
@@ -158,13 +170,7 @@ describe('Catalog', () => {
     unlinkSync(join(dir, 'ai-memory/p/learnings/E4.json'));
     writeFileSync(join(dir, 'ai-memory/p/config.yaml'), 'x: 1\n');
     cat.noteWritten(['ai-memory/p/learnings/N9.json', 'ai-memory/p/learnings/E1.json', 'ai-memory/p/learnings/E4.json', 'ai-memory/p/config.yaml']);
-    const next = new Catalog(ws).refresh();
-    expect(next.changed).toEqual([]);
-    expect(next.removed).toEqual([]);
-    rmSync(join(dir, '.bass-agents'), { recursive: true });
-    const scratch = new Catalog(ws).refresh();
-    const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
-    expect(view(next)).toEqual(view(scratch));
+    const next = expectCurrent(dir, ws);
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
   });
 
@@ -186,13 +192,7 @@ describe('Catalog', () => {
     expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(4);
     // A torn last line (a concurrent append) and a line for another base change nothing.
     writeFileSync(delta, `${readFileSync(delta, 'utf8')}["0000000000000000","ai-memory/p/learnings/E5.json",1,2,3,"1:2:3","[]",null]\n["${'x'.repeat(3)}`);
-    const third = new Catalog(ws).refresh();
-    expect(third.changed).toEqual([]);
-    expect(third.removed).toEqual([]);
-    rmSync(join(dir, '.bass-agents'), { recursive: true });
-    const scratch = new Catalog(ws).refresh();
-    const view = (x: typeof third): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
-    expect(view(third)).toEqual(view(scratch));
+    expectCurrent(dir, ws);
     // More than a batch's worth of changes: the base is rewritten and the delta goes.
     const rebuilt = readFileSync(base, 'utf8');
     for (let i = 0; i < 300; i++) put(`M${i}`, serializeEntry(entry(`M${i}`, `many ${i}`)));
