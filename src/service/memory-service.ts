@@ -299,7 +299,7 @@ export class MemoryService {
     this.clock = opts.clock ?? clockFromEnv(this.env);
     this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
     this.agentFromOptions = this.agentName;
-    this.catalog = new Catalog(this.ws);
+    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched });
     this.usage = new UsageStore(this.ws);
     this.sessions = new SessionStore(this.ws);
     this.evidenceCache = new EvidenceCache(this.ws);
@@ -366,12 +366,12 @@ export class MemoryService {
     const committing = git?.commitPaths(files, commitMessage(project, changes, agent), agent);
     committing?.catch(() => undefined); // (awaited below; this only keeps a failure from being reported as unhandled meanwhile)
     try {
-      // (Not in the daemon: it keeps its catalog in memory and saves the cache at reconciles.)
-      if (!this.watched) this.catalog.noteWritten(files.map((f) => this.ws.rel(f)));
+      // (A no-op in the daemon: it keeps its catalog in memory and saves the cache at reconciles.)
+      this.catalog.noteWritten(files.map((f) => this.ws.rel(f)));
     } catch {
       /* a cache that cannot be updated only costs the next command a re-read */
     }
-    return committing ? committing : null;
+    return committing ?? null;
   }
 
   /**

@@ -235,9 +235,12 @@ export class Catalog {
   /** What the last full refresh found (the cache's contents), for `noteWritten`. */
   private found: (Omit<CatalogHeader, 'v'> & { lines: string[]; deltaLines: number }) | undefined;
   private deltaFile: string;
+  /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
+  private notesWrites: boolean;
 
-  constructor(ws: Workspace) {
+  constructor(ws: Workspace, opts: { noteWrites?: boolean } = {}) {
     this.ws = ws;
+    this.notesWrites = opts.noteWrites !== false;
     this.cacheFile = join(ws.localDir, 'cache', 'catalog.json');
     this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
   }
@@ -539,13 +542,14 @@ export class Catalog {
       removed = [...cache.pos.keys()].filter((f) => !present.has(f));
     }
     const moved = changed.length + removed.length;
+    let found: NonNullable<typeof this.found>;
     if (cache && moved && this.deltaFits(moved, cache.deltaLines, next.files.length)) {
       const rows: unknown[][] = changedAt.map((at) => [next.files[at], next.st[3 * at], next.st[3 * at + 1], next.st[3 * at + 2], next.stamps[at], next.lines[at], next.bad[at] ?? null]);
       for (const rel of removed) rows.push([rel]);
-      if (this.appendDelta(cache.id, rows)) this.found = { ...next, id: cache.id, deltaLines: cache.deltaLines + moved };
-      else this.found = { ...next, id: this.save(next), deltaLines: 0 };
-    } else if (moved || !cache) this.found = { ...next, id: this.save(next), deltaLines: 0 };
-    else this.found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
+      found = this.appendDelta(cache.id, rows) ? { ...next, id: cache.id, deltaLines: cache.deltaLines + moved } : { ...next, id: this.save(next), deltaLines: 0 };
+    } else if (moved || !cache) found = { ...next, id: this.save(next), deltaLines: 0 };
+    else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
+    if (this.notesWrites) this.found = found;
     return { ...dropDuplicates(entries, bad), bad, changed, removed };
   }
 
