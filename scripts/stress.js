@@ -83,16 +83,19 @@ try {
   let killed = 0;
   let survived = 0;
   const killEnd = Date.now() + killSeconds * 1000;
+  // (Writes are fast enough that a round can finish before its kill: go on past the end, up to
+  // twice as long, until at least one writer was killed mid-way.)
+  const hardEnd = Date.now() + 2 * killSeconds * 1000;
   let k = 0;
-  while (Date.now() < killEnd) {
+  while (Date.now() < killEnd || (killed === 0 && Date.now() < hardEnd)) {
     const batch = Array.from({ length: 3 }, (_, j) => {
       const pr = runCli(dir, ['apply', 'demo', '--file', '-', '--agent', 'killer'], JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ operation: 'create', entry: entry(100 + k, i * 10 + j) }))));
       return pr;
     });
     k++;
-    await new Promise((r) => setTimeout(r, 100 + Math.random() * 1400)); // some finish, some die mid-way
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 900)); // some finish, some die mid-way
     // Kill whichever writers are still running.
-    for (const line of execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n')) {
+    for (const line of execFileSync('ps', ['-ww', '-eo', 'pid,args'], { encoding: 'utf8' }).split('\n')) {
       if (line.includes(BIN) && line.includes('--agent killer')) {
         try {
           process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
