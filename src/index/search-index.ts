@@ -262,6 +262,8 @@ export class SearchIndex {
   /** A sync discarded documents and left the vacuum for later (vacuumIfDeferred). */
   private dirt = false;
   private gen = 0;
+  /** Documents added, replaced or discarded since the snapshot was last saved or loaded. */
+  private unsaved = 0;
   private readonly scorer = new PostingScorer();
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
@@ -391,6 +393,7 @@ export class SearchIndex {
     if (plan.size) {
       this.dirty = true;
       this.gen++;
+      this.unsaved += plan.size;
     }
     if (report.replaced || report.removed) {
       if (opts.deferVacuum) this.dirt = true;
@@ -430,6 +433,11 @@ export class SearchIndex {
     const out = new Map<string, number>();
     for (const r of this.hits(text, allowed, options)) out.set(r.id as string, r.score);
     return out;
+  }
+
+  /** How far the saved snapshot is behind: documents added, replaced or discarded since. */
+  get unsavedChanges(): number {
+    return this.unsaved;
   }
 
   /** Bumped whenever documents are added, replaced or discarded (their internal numbers change). */
@@ -505,6 +513,7 @@ export class SearchIndex {
       writeSnapshot(file, index.map((t) => t[0]), (i) => JSON.stringify(index[i]![1]), rest, this.stamps);
     }
     this.dirty = false;
+    this.unsaved = 0;
     return true;
   }
 }

@@ -321,7 +321,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
 
 /** Serves on stdio until the client closes the stream. */
 export async function serveStdio(opts: McpOptions = {}): Promise<void> {
-  const { server } = createMcpServer(opts);
+  const { server, service } = createMcpServer(opts);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
@@ -329,4 +329,7 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());
   await closed;
+  // While serving, the index snapshot is saved only once it drifted far (a save holds the process
+  // for the whole write); when the client goes, it is brought up to date for the next command.
+  service.flushIndex();
 }

@@ -802,7 +802,7 @@ export class MemoryService {
    * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
    * which case it loads the whole index, brings it up to date and saves it for the next process.
    */
-  private loadState(text: string, refresh: boolean, wholeIndex = false, save = true): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+  private loadState(text: string, refresh: boolean, wholeIndex = false, save: boolean | 'drifted' = this.longLived ? 'drifted' : true): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.snapshot();
@@ -825,7 +825,7 @@ export class MemoryService {
     let loaded = true;
     if (!index) ({ index, loaded } = SearchIndex.load(file));
     const rep = index.sync(docs);
-    if (save) this.saveIndex(index);
+    if (save) this.saveIndex(index, save === 'drifted' ? 'drifted' : 'changed');
     this.state = { snap, index };
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
   }
@@ -834,7 +834,7 @@ export class MemoryService {
    * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
    * and reconciles call this): returns what changed.
    */
-  refresh(opts: { saveIndex?: boolean; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
     if (opts.paths && this.state?.index) {
       // A watcher batch: re-read just those files and update the index by id (the vacuum of
       // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
@@ -847,7 +847,7 @@ export class MemoryService {
       const rep = index.sync([], index.planKeys(touched), { deferVacuum: true });
       this.followSidTable(prev, snap, index);
       this.state = { snap, index };
-      if (opts.saveIndex) this.saveIndex(index);
+      if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
       return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
     }
     const { snap, index, indexStats } = this.loadState('', true, true, opts.saveIndex ?? true);
@@ -859,14 +859,30 @@ export class MemoryService {
     return this.state?.index?.vacuumIfDeferred() ?? false;
   }
 
-  /** Saves the index snapshot if it changed (a daemon does this now and then, not per batch: at 10K it is 20 MB). */
-  saveIndex(index: SearchIndex | null = this.state?.index ?? null): void {
+  /**
+   * Saves the index snapshot if it changed. `'drifted'`: only once it is further behind than a
+   * one-shot query patches up by itself (PARTIAL_DRIFT_*): a long-lived process calls it that way
+   * at its reconciles, because a save holds the process for the whole write (~1 s at 10K entries,
+   * ~12 s at 100K), and saves for good when it stops.
+   */
+  saveIndex(index: SearchIndex | null = this.state?.index ?? null, when: 'changed' | 'drifted' = 'changed'): void {
     if (!index) return;
+    if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
     try {
       index.save(SearchIndex.snapshotPath(this.ws.localDir));
     } catch {
       /* a snapshot that cannot be saved only costs speed next time */
     }
+  }
+
+  /**
+   * For a long-lived process that is stopping: brings the index it holds up to date with the
+   * files and saves the snapshot, for the one-shot commands that come next. Nothing when it
+   * never loaded an index.
+   */
+  flushIndex(): void {
+    if (!this.state?.index) return;
+    this.loadState('', true, true, true);
   }
 
   /** Entries of a snapshot by MiniSearch document number, built once per snapshot and index version. */

@@ -90,6 +90,11 @@ describe('memory mcp', () => {
     expect(after.data.entry.status).toBe('superseded');
     // The CLI sees what the MCP server wrote.
     expect(cli(dir, ['show', ids[0], '--json']).json().status).toBe('superseded');
+    // When the client goes, the server leaves an index snapshot the CLI can load as it is.
+    await c.close();
+    const q = cli(dir, ['query', 'invoices retry', '--json', '--debug']);
+    expect(q.json()).toHaveLength(6);
+    expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
   it('reports validation problems, refused secrets and errors with the CLI wording', async () => {

@@ -3,7 +3,7 @@
  * SIGTERM and SIGKILL, restart, fallback, one daemon per workspace, scheduled decay with catch-up.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
@@ -193,6 +193,30 @@ describe('memory daemon', () => {
     expect(writes()).toBe(3);
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
+  });
+
+  it('saves the index snapshot when it stops, not at every reconcile after an edit', async () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo']);
+    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Saved before the daemon starts' })), env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    expect(cli(dir, ['query', 'saved', '--json'], { env: { BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
+    const snapshot = join(dir, '.bass-agents/cache/index.bin');
+    const savedAt = (): number => statSync(snapshot).mtimeMs;
+    const before = savedAt();
+    const d = startDaemon(dir, ['--reconcile', '300']);
+    await ready(dir, d.child.pid!);
+    const made = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Written while the daemon runs' })) });
+    expect(made.code, made.stderr).toBe(0);
+    const runs = status(dir)!.reconciles as number;
+    await until('two more reconciles', () => (status(dir)!.reconciles as number) >= runs + 2);
+    // One entry behind is what a one-shot query patches up by itself: a 100K-entry save holds the daemon ~12 s.
+    expect(savedAt()).toBe(before);
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toBe(0);
+    expect(savedAt()).toBeGreaterThan(before);
+    const q = cli(dir, ['query', 'written while', '--json', '--debug'], { env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    expect(q.json()[0].id).toBe(made.json().id);
+    expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
   it('daemon start detaches and daemon stop stops it', () => {
