@@ -152,7 +152,7 @@ export function compareByPriors(a: EntryLike, b: EntryLike): number {
  * times the demotion of near-expiry and stale-evidence entries. Exposed for `textFloor`.
  */
 export function textWeight(e: EntryLike, now: number, stale = false): number {
-  return (0.6 + 0.4 * e.confidence) * (0.85 + 0.05 * evidenceQuality(e)) * demotion(entryFlags(e, now, stale));
+  return prior(e) * demotion(entryFlags(e, now, stale));
 }
 
 /** The n-th largest of `values` (n >= 1), by a small min-heap: one pass, no sort of all of them. */

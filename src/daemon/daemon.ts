@@ -21,14 +21,11 @@ import { isContextWorthy } from '../core/context.js';
 import { SECTIONS } from '../core/constants.js';
 import { MemoryError } from '../core/errors.js';
 import { intervalMs } from '../core/lifecycle.js';
-import { keyOfFile, type StoredEntry } from '../store/catalog.js';
+import { entryPath, keyOfFile, type StoredEntry } from '../store/catalog.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { MemoryService } from '../service/memory-service.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import { MAX_SOCKET_PATH, daemonPaths, isAlive, type DaemonPaths } from './client.js';
-
-/** An entry file, relative to the root: what a watcher batch can re-read on its own. */
-const ENTRY_FILE = /^ai-memory\/[^/]+\/[^/]+\/[^/]+\.json$/;
 
 export interface DaemonOptions {
   root?: string;
@@ -208,7 +205,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     // further behind than a one-shot query patches up itself: a save holds the daemon for the
     // whole write (~12 s at 100K entries), which every reconcile after an edit used to do.
     // Batches re-read just their files, unless one is not an entry file (a folder came or went).
-    const paths = (reason === 'batch' || reason === 'notify') && reported && [...reported].every((f) => ENTRY_FILE.test(f)) ? [...reported] : undefined;
+    const paths = (reason === 'batch' || reason === 'notify') && reported && [...reported].every((f) => entryPath(f) !== null) ? [...reported] : undefined;
     const r = svc.refresh({ saveIndex: reason !== 'batch' && reason !== 'notify' ? 'drifted' : false, paths });
     if (!paths) status.full_refreshes++;
     lastSnap = r.snap;
@@ -429,7 +426,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     // (ai-context, a new project's config) and the daemon's own jobs' writes come through the
     // watcher, never a full refresh here (at 100K entries that stalls everything for ~1 s).
     if (!callerWarnings.getStore()) return;
-    const entryFiles = files.map(rel).filter((f) => ENTRY_FILE.test(f));
+    const entryFiles = files.map(rel).filter((f) => entryPath(f) !== null);
     if (!entryFiles.length) return;
     flush();
     refresh('notify', new Set(entryFiles));

@@ -936,7 +936,7 @@ export class MemoryService {
     }
     const accept = compileFilters(filters, nowMs);
     const staleKeys = this.evidenceCache.staleKeys();
-    let cands: Cand[] = [];
+    const cands: Cand[] = [];
     let matchedCount = 0;
     const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
     if (hasText && index) {

@@ -7,14 +7,14 @@
  * `.bass-agents/` loses nothing.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, type Dirent } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { ValidationError, type Problem } from '../core/errors.js';
 import { entryMeta, type EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { lazy } from '../lazy.js';
-import { writeFileAtomic } from './fsutil.js';
+import { stampOf, writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
@@ -27,6 +27,16 @@ const CATALOG_VERSION = 7;
  */
 const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
+
+/**
+ * The parts of an entry file's path relative to the root (`ai-memory/<project>/<section>/<id>.json`),
+ * or null for any other path (a folder, config.yaml, a dot file, an unknown section).
+ */
+export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
+  const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
+  if (!m || m[3]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2]!)) return null;
+  return { project: m[1]!, section: m[2] as Section, id: m[3]! };
+}
 
 /** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
 export function keyOfFile(rel: string, project = rel.split('/')[1]!): string {
@@ -368,14 +378,14 @@ export class Catalog {
       for (const rel of [...set].sort()) {
         set.delete(rel);
         bad.delete(rel);
-        const se = this.readStored(rel);
-        if (se) {
-          byFile.set(rel, se);
-          byKey.set(key, se);
+        const r = this.readStored(rel);
+        if (r instanceof StoredEntry) {
+          byFile.set(rel, r);
+          byKey.set(key, r);
           changed.push(rel);
           break;
         }
-        if (se === null) bad.set(rel, this.lastProblem!);
+        if (r) bad.set(rel, r);
         else removed.push(rel);
       }
       if (set.size === 0) dups.delete(key);
@@ -403,18 +413,18 @@ export class Catalog {
       }
     };
     for (const rel of new Set(files)) {
-      const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
-      if (!m || m[3]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2]!)) continue;
-      const key = keyOfFile(rel, m[1]!);
+      const where = entryPath(rel);
+      if (!where) continue;
+      const key = `${where.project}/${where.id}`;
       const abs = join(this.ws.root, rel);
-      let st: ReturnType<typeof lstatSync> | undefined;
+      let st: Stats | undefined;
       try {
         st = lstatSync(abs);
       } catch {
         st = undefined;
       }
       const old = byFile.get(rel);
-      if (st?.isFile() && old && old.stamp === `${st.size}:${st.mtimeMs}:${st.ctimeMs}`) continue;
+      if (st?.isFile() && old && old.stamp === stampOf(st)) continue;
       // The file is no longer what it was: it gives up its key (or its place among the duplicates).
       touched.set(key, null);
       if (old) {
@@ -427,10 +437,10 @@ export class Catalog {
         if (st?.isSymbolicLink()) bad.set(rel, { file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
         continue;
       }
-      const se = this.readStored(rel, st);
+      const r = this.readStored(rel, st);
       changed.push(rel);
-      if (se) claim(se);
-      else bad.set(rel, this.lastProblem!);
+      if (r instanceof StoredEntry) claim(r);
+      else if (r) bad.set(rel, r);
     }
     for (const key of touched.keys()) touched.set(key, byKey.get(key) ?? null);
     const duplicates = [...dups.values()].flatMap((set) => [...set]);
@@ -440,12 +450,9 @@ export class Catalog {
     return snap;
   }
 
-  /** The problems of the last file `readStored` could not use. */
-  private lastProblem: BadFile | undefined;
-
-  /** Reads and validates one entry file into a StoredEntry; null when it is not usable (see lastProblem), undefined when it is gone. */
-  private readStored(rel: string, st?: ReturnType<typeof lstatSync>): StoredEntry | null | undefined {
-    const [, project, section, name] = rel.split('/') as [string, string, Section, string];
+  /** Reads and validates one entry file: its StoredEntry, why it cannot be used, or undefined when it is gone. */
+  private readStored(rel: string, st?: Stats): StoredEntry | BadFile | undefined {
+    const where = entryPath(rel)!;
     if (!st) {
       try {
         st = lstatSync(join(this.ws.root, rel));
@@ -454,10 +461,9 @@ export class Catalog {
       }
       if (!st.isFile()) return undefined;
     }
-    const r = readEntryFile(join(this.ws.root, rel), rel, section, name.slice(0, -'.json'.length));
-    if (r.entry) return new StoredEntry(this.ws.root, project, rel, `${st.size}:${st.mtimeMs}:${st.ctimeMs}`, entryMeta(r.entry), r.entry);
-    this.lastProblem = { file: rel, problems: r.problems ?? [] };
-    return null;
+    const r = readEntryFile(join(this.ws.root, rel), rel, where.section, where.id);
+    if (r.entry) return new StoredEntry(this.ws.root, where.project, rel, stampOf(st), entryMeta(r.entry), r.entry);
+    return { file: rel, problems: r.problems ?? [] };
   }
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
@@ -519,7 +525,7 @@ export class Catalog {
           }
           const id = d.name.slice(0, -'.json'.length);
           const r = readEntryFile(abs, rel, section, id);
-          const k = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+          const k = stampOf(st);
           next.stamps.push(k);
           changed.push(rel);
           changedAt.push(at);
@@ -566,8 +572,8 @@ export class Catalog {
     const rows: unknown[][] = [];
     let pos: Map<string, number> | undefined;
     for (const rel of new Set(files)) {
-      const m = /^ai-memory\/[^/]+\/([^/]+)\/([^/]+)\.json$/.exec(rel);
-      if (!m || m[2]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[1]!)) continue;
+      const where = entryPath(rel);
+      if (!where) continue;
       if (!pos) {
         pos = new Map();
         for (let i = 0; i < f.files.length; i++) if (f.files[i]) pos.set(f.files[i]!, i);
@@ -588,7 +594,7 @@ export class Catalog {
       } catch {
         continue; // not what we wrote after all: the next refresh reads it
       }
-      if (entry?.id !== m[2] || entry.section !== m[1]) continue;
+      if (entry?.id !== where.id || entry.section !== where.section) continue;
       if (at === undefined) {
         at = f.files.length;
         f.files.push(rel);
@@ -600,7 +606,7 @@ export class Catalog {
       f.st[3 * at] = st.size;
       f.st[3 * at + 1] = st.mtimeMs;
       f.st[3 * at + 2] = st.ctimeMs;
-      f.stamps[at] = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      f.stamps[at] = stampOf(st);
       f.lines[at] = JSON.stringify(metaRow(entryMeta(entry)));
       delete f.bad[at];
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null]);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
 import type { ProjectConfig } from './config-schema.js';
-import { writeFileAtomic } from './fsutil.js';
+import { stampOf, writeFileAtomic } from './fsutil.js';
 
 export type { ProjectConfig } from './config-schema.js';
 
@@ -51,7 +51,7 @@ export function readConfig(file: string, project: string, now: string, cacheDir?
   const st = statSync(file, { throwIfNoEntry: false });
   if (!st) return defaultConfig(project, now);
   if (!cacheDir) return parseConfig(file, project, now);
-  const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const stamp = stampOf(st);
   const hit = memo.get(file);
   if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);

@@ -43,3 +43,8 @@ export function parseJsonText(text: string, source: string): unknown {
     throw new SyntaxError(`${source}: not valid JSON (${(err as Error).message})`);
   }
 }
+
+/** A file's `size:mtime:ctime`: it changes whenever the file does (ctime also when an editor puts the mtime back). */
+export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
