@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'E_BUSY'
   | 'E_UNSAFE_PATH'
   | 'E_GIT'
+  | 'E_INTERRUPTED'
   | 'E_INTERNAL';
 
 export class MemoryError extends Error {
@@ -85,6 +86,13 @@ export class UnsafePathError extends MemoryError {
 export class GitError extends MemoryError {
   constructor(message: string) {
     super('E_GIT', message, 1);
+  }
+}
+
+/** A write stopped by SIGINT or SIGTERM at a clean point, its files put back (exit 130 or 143). */
+export class InterruptedError extends MemoryError {
+  constructor(signal: 'SIGINT' | 'SIGTERM') {
+    super('E_INTERRUPTED', `interrupted by ${signal}: the write was stopped and nothing of it was kept`, signal === 'SIGINT' ? 130 : 143);
   }
 }
 

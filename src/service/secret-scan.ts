@@ -95,8 +95,22 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
   return secretlintFields(fields);
 }
 
+/**
+ * Texts this process has scanned and found clean. A write scans its input before it takes the
+ * lock (to report each update's problems) and the write transaction scans what it is about to
+ * commit: the second scan of the same text is a lookup. Bounded; cleared when full.
+ */
+const clean = new Set<string>();
+const CLEAN_MAX = 200_000;
+
 /** Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  const own = fields.flatMap((f) => (f.text ? scanText(f.path, f.text) : []));
-  return dedupe([...own, ...(await secretlintFields(fields))]);
+  const todo = fields.filter((f) => f.text && !clean.has(f.text));
+  if (!todo.length) return [];
+  const own = todo.flatMap((f) => scanText(f.path, f.text));
+  const found = dedupe([...own, ...(await secretlintFields(todo))]);
+  const hit = new Set(found.map((f) => f.path));
+  if (clean.size > CLEAN_MAX) clean.clear();
+  for (const f of todo) if (!hit.has(f.path)) clean.add(f.text);
+  return found;
 }

@@ -326,6 +326,7 @@ export class Catalog {
   private appendDelta(id: string, rows: unknown[][]): boolean {
     if (!rows.length) return true;
     try {
+      if (!this.ws.ensureLocal()) return false;
       appendFileSync(this.deltaFile, `${rows.map((r) => JSON.stringify([id, ...r])).join('\n')}\n`);
       return true;
     } catch {
@@ -631,6 +632,7 @@ export class Catalog {
     const core = JSON.stringify({ files: c.files, st: c.st, stamps: c.stamps, bad: c.bad });
     const id = createHash('sha1').update(core).digest('hex').slice(0, 16);
     try {
+      if (!this.ws.ensureLocal()) return id;
       const body = c.lines.length ? `\n${c.lines.join('\n')}` : '';
       writeFileAtomic(this.cacheFile, `{"v":${CATALOG_VERSION},"id":"${id}",${core.slice(1)}${body}`, { fsync: false });
       rmSync(this.deltaFile, { force: true });

@@ -31,7 +31,10 @@ export class EvidenceCache {
   /** The stale keys read from evidence-stale.json, by the stamp of the evidence.json they describe. */
   private keysMemo: { stamp: string; keys: Set<string> } | undefined;
 
+  private readonly ws: Workspace;
+
   constructor(ws: Workspace) {
+    this.ws = ws;
     this.file = join(ws.localDir, 'cache', 'evidence.json');
     this.staleFile = join(ws.localDir, 'cache', 'evidence-stale.json');
   }
@@ -78,6 +81,7 @@ export class EvidenceCache {
   }
 
   save(data: EvidenceCacheFile): void {
+    this.ws.ensureLocal({ force: true });
     writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
     this.memo = undefined;
     this.keysMemo = undefined;

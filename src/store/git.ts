@@ -7,11 +7,11 @@
  * `git status` shows them clean and nothing else moves.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { parseCommitTrailers } from '../core/entry.js';
-import { GitError } from '../core/errors.js';
+import { BusyError, GitError } from '../core/errors.js';
 
 /** The process environment without GIT_* keys (simple-git's environment guard refuses them). */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -41,6 +41,17 @@ function fiPath(path: string): string {
 function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
   return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
+
+/** Journal hooks of a commit: what it is about to hold, and the moment HEAD moved. */
+export interface CommitHooks {
+  /** git's index lock is ours; `inodes` identify the lock file while we hold it (for recovery). */
+  onIndexLock?: (note: { inodes: number[] }) => void;
+  /** HEAD now points at `commit` (the user's index is installed right after). */
+  onCommitted?: (commit: string) => void;
+}
+
+/** How long a memory commit waits for another git process to release the index lock. */
+const INDEX_LOCK_WAIT_MS = 10_000;
 
 export interface HistoryVersion {
   commit: string;
@@ -119,14 +130,15 @@ export class GitRepo {
    * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
    * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
    *
-   * Three git processes per commit (plus the user's index update): `cat-file --batch-check` says
-   * what HEAD holds at those paths; `fast-import` writes the blobs, the trees along those paths
-   * and the commit, onto a private ref; `update-ref --stdin` moves HEAD from the old commit to the
-   * new one (a compare-and-swap) and drops the private ref, in one transaction. No index of the
-   * whole tree is read or written: at 10K files the read-tree/update-index/write-tree/commit-tree
-   * sequence cost several times more.
+   * `cat-file --batch-check` says what HEAD holds at those paths; `fast-import` writes the blobs,
+   * the trees along those paths and the commit, onto a private ref. Then, holding git's own
+   * `index.lock` as `git commit` does, a copy of the user's index gets our paths
+   * (`update-index --index-info`), `update-ref` moves HEAD from the old commit to the new one (a
+   * compare-and-swap) and drops the private ref, and the copy is renamed into place. To the user
+   * HEAD and index move as one step: a `git commit` racing ours waits or fails on the lock, and
+   * never records our new files as deleted. No index of the whole tree is built.
    */
-  async commitPaths(absPaths: string[], message: string, agent: string): Promise<string | null> {
+  async commitPaths(absPaths: string[], message: string, agent: string, hooks: CommitHooks = {}): Promise<string | null> {
     const byPath = new Map(absPaths.map((p) => [this.repoPath(p), p]));
     const paths = [...byPath.keys()].sort();
     if (paths.length === 0) return null;
@@ -136,19 +148,20 @@ export class GitRepo {
     for (let attempt = 0; attempt < 5; attempt++) {
       const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
       // HEAD, and the blob HEAD holds at each path (or "missing").
-      const check = (await this.gitStdin(['cat-file', '--batch-check'], ['HEAD', ...paths.map((p) => `HEAD:${p}`)].join('\n') + '\n')).split('\n');
-      const headLine = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '');
-      const head = headLine ? headLine[1]! : null;
+      const held = await this.blobsAt('HEAD', paths);
+      const head = held.head;
       if (head) {
         const algo = head.length === 64 ? 'sha256' : 'sha1';
-        const unchanged = files.every((f, i) => {
-          const held = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '')?.[1] ?? null;
-          return f.data === null ? held === null : held === blobId(f.data, algo);
+        const unchanged = files.every((f) => {
+          const blob = held.blobs.get(f.path) ?? null;
+          return f.data === null ? blob === null : blob === blobId(f.data, algo);
         });
         if (unchanged) return null;
       }
-      const ref = `refs/bass-agents/commit-${process.pid}-${randomBytes(4).toString('hex')}`;
-      const marks = join(this.gitDir, `bass-agents-marks-${process.pid}-${randomBytes(4).toString('hex')}`);
+      const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+      const ref = `refs/bass-agents/commit-${tag}`;
+      mkdirSync(this.stateDir, { recursive: true });
+      const marks = join(this.stateDir, `marks-${tag}`);
       let refGone = false;
       try {
         const chunks: Buffer[] = [];
@@ -168,22 +181,23 @@ export class GitRepo {
         }
         const commit = marked.get(String(files.length + 1));
         if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
-        try {
-          await this.gitStdin(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'], `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`);
+        const entries = files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null }));
+        const moved = await this.withIndexLock(hooks, async (indexNext) => {
+          await this.updateIndexFile(indexNext, entries);
+          try {
+            await this.gitStdin(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'], `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`);
+          } catch (err) {
+            if (attempt < 4 && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
+            throw err;
+          }
           refGone = true;
-        } catch (err) {
-          if (attempt < 4 && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) continue; // HEAD moved: redo on the new HEAD.
-          throw err;
-        }
-        const present = new Map<string, string>();
-        files.forEach((f, i) => {
-          const blob = marked.get(String(i + 1));
-          if (f.data !== null && blob) present.set(f.path, `100644,${blob},${f.path}`);
+          hooks.onCommitted?.(commit);
+          return true;
         });
-        await this.syncRealIndex(paths, present);
+        if (!moved) continue;
         return commit;
       } catch (err) {
-        if (err instanceof GitError) throw err;
+        if (err instanceof GitError || err instanceof BusyError) throw err;
         throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
       } finally {
         rmSync(marks, { force: true });
@@ -194,42 +208,201 @@ export class GitRepo {
     throw new GitError('git commit of memory failed: HEAD kept moving while committing');
   }
 
+  /** Where our own state lives inside the git dir (write lock, journal, the next index). */
+  get stateDir(): string {
+    return join(this.gitDir, 'bass-agents');
+  }
+
+  private get indexFile(): string {
+    return join(this.gitDir, 'index');
+  }
+
+  /**
+   * Runs `fn` holding git's `index.lock`, the way git itself does: the lock file is created
+   * exclusively, `fn` gets a copy of the index to change (null when the repository has no index
+   * yet), and when `fn` returns true the copy is renamed onto the lock and the lock onto the
+   * index, which releases it. Otherwise the lock is simply removed. Waits while another git
+   * process holds the lock; gives up with BusyError.
+   */
+  private async withIndexLock(hooks: CommitHooks, fn: (indexNext: string) => Promise<boolean>): Promise<boolean> {
+    const lock = `${this.indexFile}.lock`;
+    const started = Date.now();
+    let fd: number | undefined;
+    for (let attempt = 0; fd === undefined; attempt++) {
+      try {
+        fd = openSync(lock, 'wx', 0o644);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (Date.now() - started > INDEX_LOCK_WAIT_MS) {
+          throw new BusyError(`another git process holds ${this.repoPathOfGitFile(lock)} (git's index lock) and did not release it within ${INDEX_LOCK_WAIT_MS / 1000} s; if no git command is running, remove that file and try again`);
+        }
+        await new Promise((r) => setTimeout(r, Math.min(50, 5 * (attempt + 1))));
+      }
+    }
+    const inodes = [fstatSync(fd).ino];
+    closeSync(fd);
+    hooks.onIndexLock?.({ inodes });
+    // The copy to change (a repository without an index yet gets a new one with just our paths).
+    const next = join(this.stateDir, `index-${process.pid}-${randomBytes(4).toString('hex')}`);
+    let installed = false;
+    try {
+      if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);
+      const ok = await fn(next);
+      if (ok) {
+        inodes.push(statSync(next).ino);
+        hooks.onIndexLock?.({ inodes });
+        renameSync(next, lock); // still locked: the lock file is now the new index...
+        renameSync(lock, this.indexFile); // ...and renaming it into place releases the lock, as git does
+        installed = true;
+      }
+      return ok;
+    } finally {
+      if (!installed) rmSync(lock, { force: true });
+      rmSync(next, { force: true });
+    }
+  }
+
+  private repoPathOfGitFile(abs: string): string {
+    const r = relative(this.toplevel, abs).split(sep).join('/');
+    return r.startsWith('..') ? abs : r;
+  }
+
+  /** Sets our paths in the index file `indexFile` (a path with a null blob is removed), in one process. */
+  private async updateIndexFile(indexFile: string | null, entries: { path: string; blob: string | null }[]): Promise<void> {
+    const zero = '0'.repeat(40);
+    const input = entries.map((e) => (e.blob ? `100644 ${e.blob}\t${e.path}\0` : `0 ${zero}\t${e.path}\0`)).join('');
+    await this.gitStdin(['update-index', '-z', '--index-info'], input, indexFile ? { GIT_INDEX_FILE: indexFile } : {});
+  }
+
+  /**
+   * Points the user's index at `blob` for each path (removing those with null), through git's own
+   * lock, retrying while another git process holds it. Used by recovery.
+   */
+  async setIndexEntries(entries: { path: string; blob: string | null }[]): Promise<void> {
+    if (!entries.length || !existsSync(this.indexFile)) return;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.updateIndexFile(null, entries);
+        return;
+      } catch (err) {
+        if (attempt >= 40 || !/index\.lock/.test(String(err))) throw err;
+        await new Promise((r) => setTimeout(r, 25 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** HEAD (or `rev`) and the blob it holds at each path (absent: not in the map), in one process. */
+  async blobsAt(rev: string, paths: string[]): Promise<{ head: string | null; blobs: Map<string, string> }> {
+    const check = (await this.gitStdin(['cat-file', '--batch-check'], [rev, ...paths.map((p) => `${rev}:${p}`)].join('\n') + '\n')).split('\n');
+    const headLine = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '');
+    const blobs = new Map<string, string>();
+    paths.forEach((p, i) => {
+      const m = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '');
+      if (m) blobs.set(p, m[1]!);
+    });
+    return { head: headLine ? headLine[1]! : null, blobs };
+  }
+
+  /** The bytes of blobs, in one `cat-file --batch` process. */
+  async readBlobs(ids: string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    const want = [...new Set(ids)];
+    if (!want.length) return out;
+    const buf = await this.gitStdinBuffer(['cat-file', '--batch'], `${want.join('\n')}\n`);
+    let at = 0;
+    for (const id of want) {
+      const nl = buf.indexOf(10, at);
+      if (nl < 0) break;
+      const header = buf.subarray(at, nl).toString('utf8');
+      const m = /^([0-9a-f]+) \S+ (\d+)$/.exec(header);
+      if (!m) {
+        at = nl + 1; // "<id> missing"
+        continue;
+      }
+      const size = Number(m[2]);
+      out.set(id, buf.subarray(nl + 1, nl + 1 + size));
+      at = nl + 1 + size + 1;
+    }
+    return out;
+  }
+
+  /** The blob id git would give these bytes in this repository (no filters). */
+  async blobIdOf(data: Buffer): Promise<string> {
+    const head = await this.head();
+    return blobId(data, head && head.length === 64 ? 'sha256' : 'sha1');
+  }
+
+  /**
+   * Removes what killed writers of ours left in git: private refs under refs/bass-agents/ and
+   * marks files. Called with the write lock held, when no writer of ours can be mid-commit.
+   */
+  async sweepLeftovers(): Promise<number> {
+    let n = 0;
+    const refs = (await this.git.raw(['for-each-ref', '--format=%(refname)', 'refs/bass-agents/']).catch(() => '')).split('\n').filter(Boolean);
+    if (refs.length) {
+      await this.gitStdin(['update-ref', '--stdin'], refs.map((r) => `delete ${r}\n`).join('')).catch(() => undefined);
+      n += refs.length;
+    }
+    for (const dir of [this.stateDir, this.gitDir]) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const f of names) {
+        if (/^(marks-|index-|bass-agents-marks-)\d+-[0-9a-f]+$/.test(f)) {
+          rmSync(join(dir, f), { force: true });
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD
+   * (the commit would be lost on the next checkout), or a rebase, cherry-pick, revert, bisect or
+   * merge of the user's in progress (the commit would be spliced into their work).
+   */
+  writeBlocker(): string | null {
+    let head = '';
+    try {
+      head = readFileSync(join(this.gitDir, 'HEAD'), 'utf8').trim();
+    } catch {
+      return null;
+    }
+    const has = (f: string): boolean => existsSync(join(this.gitDir, f));
+    if (has('rebase-merge') || has('rebase-apply')) return 'a rebase is in progress (finish it with git rebase --continue or --abort)';
+    if (has('CHERRY_PICK_HEAD')) return 'a cherry-pick is in progress (finish or abort it first)';
+    if (has('REVERT_HEAD')) return 'a revert is in progress (finish or abort it first)';
+    if (has('MERGE_HEAD')) return 'a merge is in progress (commit or abort it first)';
+    if (has('BISECT_LOG')) return 'a bisect is in progress (git bisect reset ends it)';
+    if (!head.startsWith('ref: ')) return `HEAD is detached at ${head.slice(0, 12)} (a commit made here is lost on the next checkout; switch to a branch)`;
+    return null;
+  }
+
   /** Runs git with `input` on stdin (simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
-  private async gitStdin(args: string[], input: string | Buffer): Promise<string> {
+  private async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
+    return (await this.gitStdinBuffer(args, input, env)).toString('utf8');
+  }
+
+  private async gitStdinBuffer(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<Buffer> {
     const { spawn } = await import('node:child_process'); // not at start-up: read-only commands never spawn
     return new Promise((resolve, reject) => {
-      const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (d: Buffer) => out.push(d));
       child.stderr.on('data', (d: Buffer) => err.push(d));
       child.on('error', reject);
       child.on('close', (code) => {
-        if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
+        if (code === 0) resolve(Buffer.concat(out));
         else reject(new Error(Buffer.concat(err).toString('utf8').trim() || `git ${args[0]} exited with ${code}`));
       });
       child.stdin.on('error', () => undefined); // git exiting early is reported through close
       child.stdin.end(input);
     });
-  }
-
-  /** Points the user's index at the committed blobs for our paths only (retrying while git holds index.lock). */
-  private async syncRealIndex(paths: string[], present: Map<string, string>): Promise<void> {
-    const cacheArgs = ['update-index', '--add', ...paths.filter((p) => present.has(p)).flatMap((p) => ['--cacheinfo', present.get(p)!])];
-    const removed = paths.filter((p) => !present.has(p));
-    for (let attempt = 0; ; attempt++) {
-      try {
-        if (cacheArgs.length > 2) await this.git.raw(cacheArgs);
-        if (removed.length) await this.git.raw(['update-index', '--force-remove', '--', ...removed]);
-        return;
-      } catch (err) {
-        if (attempt >= 20 || !/index\.lock/.test(String(err))) {
-          process.emitWarning(`bass-agents: the commit was made, but updating the git index for memory paths failed: ${String(err)}`);
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 25 * (attempt + 1)));
-      }
-    }
   }
 
   /** Every committed version of one file, newest first (002 Req 12.5). */
@@ -348,28 +521,11 @@ export class GitRepo {
     return this.git.raw(args);
   }
 
-  /** The blob id of `path` at `rev`, or null when it is not there. */
-  async blobAt(rev: string, path: string): Promise<string | null> {
-    try {
-      return (await this.git.raw(['rev-parse', '--verify', '-q', `${rev}:${path}`])).trim() || null;
-    } catch {
-      return null;
-    }
-  }
 
-  /** The blob id a file's current content would have. */
-  async hashFile(abs: string): Promise<string> {
-    return (await this.git.raw(['hash-object', '--', abs])).trim();
-  }
 
-  /** Points the user's index entry for `path` at `blob` (or removes it when null). */
-  async setIndexEntry(path: string, blob: string | null): Promise<void> {
-    if (blob) await this.git.raw(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`]);
-    else await this.git.raw(['update-index', '--force-remove', '--', path]);
-  }
 
-  /** The content of `path` at `rev`. */
-  async show(rev: string, path: string): Promise<string> {
-    return this.git.raw(['show', `${rev}:${path}`]);
-  }
+
+
+
+
 }

@@ -1,53 +1,176 @@
 /**
- * The write journal: every file a locked write touches is noted in
- * `.bass-agents/state/write-journal.json` before it is touched, and the journal is removed once
- * the commit (and the user's index update) is done. A writer killed in between leaves the
- * journal behind, and the next writer, under the same lock, finishes or undoes its work (see
- * MemoryService.recoverJournal): a batch is either committed whole or not at all, and the
- * user's index never keeps a stale view of committed memory.
+ * The write journal of one transaction: which files it is about to touch, written and fsynced
+ * before any of them is, and what it got to (the commit it made, git's index lock it took). A
+ * writer killed part way leaves it behind; the next writer, holding the same lock, reads it and
+ * finishes or undoes that work (`recoverWrite` in service/transaction.ts).
+ *
+ * NOTE: the journal lives where git keeps its own state (`<git dir>/bass-agents/`, or
+ * `.bass-agents/state/` outside git), never in a tracked folder: a repository cannot ship one. It
+ * is trusted only when it carries this repository's own token (a random value created with the
+ * state folder, never committed), and only for memory paths, which the reader checks again.
+ *
+ * Format: JSON lines, appended. The first line is the header (`v`, `token`, `pid`, `root`,
+ * `head`); then `{"paths": [...]}` per batch of files (workspace-relative), `{"index_lock": …}`
+ * when git's index lock is taken, `{"commit": sha}` once HEAD points at the new commit. A line
+ * cut short by a kill is ignored: nothing it announced had been touched yet.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import type { Workspace } from './workspace.js';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { writeFileAtomic } from './fsutil.js';
 
-let active: { file: string; paths: Set<string> } | null = null;
+const VERSION = 2;
+const JOURNAL = 'journal';
+const TOKEN = 'token';
 
-export function journalFile(ws: Workspace): string {
-  return join(ws.localDir, 'state', 'write-journal.json');
+export interface IndexLockNote {
+  /** Inode numbers the lock file had while we held it (the empty lock, then the new index renamed onto it). */
+  inodes: number[];
 }
 
-export function beginJournal(ws: Workspace): void {
-  active = { file: journalFile(ws), paths: new Set() };
+export interface JournalState {
+  token: string;
+  pid: number;
+  root: string;
+  head: string | null;
+  paths: string[];
+  commit: string | null;
+  indexLock: IndexLockNote | null;
 }
 
-/** Notes a file about to be written or removed (absolute path). */
-export function noteWrite(abs: string): void {
-  if (!active || active.paths.has(abs)) return;
-  active.paths.add(abs);
-  mkdirSync(dirname(active.file), { recursive: true });
-  writeFileSync(active.file, JSON.stringify([...active.paths]));
-}
-
-/** The work is committed: forget the journal. */
-export function endJournal(): void {
-  if (active) rmSync(active.file, { force: true });
-  active = null;
-}
-
-/** Stops noting without removing the journal (the write failed: the next writer undoes it). */
-export function abandonJournal(): void {
-  active = null;
-}
-
-export function readJournal(ws: Workspace): string[] | null {
+/** This repository's journal token: created once in `dir` (mode 0600), never committed. */
+export function stateToken(dir: string): string {
+  const file = join(dir, TOKEN);
   try {
-    const v = JSON.parse(readFileSync(journalFile(ws), 'utf8')) as unknown;
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : [];
+    const t = readFileSync(file, 'utf8').trim();
+    if (/^[0-9a-f]{32}$/.test(t)) return t;
+  } catch {
+    /* first write here */
+  }
+  mkdirSync(dir, { recursive: true });
+  const t = randomBytes(16).toString('hex');
+  writeFileAtomic(file, `${t}\n`, { mode: 0o600 });
+  return t;
+}
+
+export class Journal {
+  private fd: number;
+  private readonly file: string;
+  private closed = false;
+
+  private constructor(file: string, fd: number) {
+    this.file = file;
+    this.fd = fd;
+  }
+
+  /** Starts the journal of a transaction (the previous one was recovered or never existed). */
+  static begin(dir: string, header: { root: string; head: string | null }): Journal {
+    mkdirSync(dir, { recursive: true });
+    const token = stateToken(dir);
+    const file = join(dir, JOURNAL);
+    const fd = openSync(file, 'w', 0o600);
+    const j = new Journal(file, fd);
+    j.append({ v: VERSION, token, pid: process.pid, root: header.root, head: header.head });
+    return j;
+  }
+
+  /** Appends one line and makes it durable before the caller touches what it names. */
+  private append(record: Record<string, unknown>): void {
+    if (this.closed) throw new Error('journal is closed');
+    const buf = Buffer.from(`${JSON.stringify(record)}\n`);
+    let off = 0;
+    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    fsyncSync(this.fd);
+  }
+
+  /** Files (workspace-relative) about to be written or removed. */
+  addPaths(paths: string[]): void {
+    if (paths.length) this.append({ paths });
+  }
+
+  indexLock(note: IndexLockNote): void {
+    this.append({ index_lock: note });
+  }
+
+  committed(commit: string): void {
+    this.append({ commit });
+  }
+
+  /** The work is done (committed, or undone): the journal goes. */
+  end(): void {
+    this.close();
+    rmSync(this.file, { force: true });
+  }
+
+  /** Stops writing and leaves the journal for recovery. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      closeSync(this.fd);
+    } catch {
+      /* already closed */
+    }
   }
 }
 
-export function clearJournal(ws: Workspace): void {
-  rmSync(journalFile(ws), { force: true });
+/**
+ * The journal a writer left in `dir`, or null when there is none. A journal without this
+ * repository's token (copied in, written by an older version, corrupt) is reported as
+ * `untrusted` and never acted on.
+ */
+export function readJournal(dir: string): { state: JournalState } | { untrusted: string } | null {
+  const file = join(dir, JOURNAL);
+  if (!existsSync(file)) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return { untrusted: `cannot read it (${(err as Error).message})` };
+  }
+  const lines = text.split('\n');
+  let header: Record<string, unknown>;
+  try {
+    header = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+  } catch {
+    // A kill before the header was durable: nothing was touched yet.
+    return { state: { token: '', pid: 0, root: '', head: null, paths: [], commit: null, indexLock: null } };
+  }
+  let token = '';
+  try {
+    token = readFileSync(join(dir, TOKEN), 'utf8').trim();
+  } catch {
+    /* no token: nothing of ours was ever written here */
+  }
+  if (header.v !== VERSION || typeof header.token !== 'string' || !token || header.token !== token) {
+    return { untrusted: 'it does not carry this repository\u2019s token' };
+  }
+  const state: JournalState = {
+    token,
+    pid: Number(header.pid) || 0,
+    root: typeof header.root === 'string' ? header.root : '',
+    head: typeof header.head === 'string' ? header.head : null,
+    paths: [],
+    commit: null,
+    indexLock: null,
+  };
+  for (const line of lines.slice(1)) {
+    if (!line) continue;
+    let rec: Record<string, unknown>;
+    try {
+      rec = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      break; // cut short by a kill: what it named was not touched
+    }
+    if (Array.isArray(rec.paths)) for (const p of rec.paths) if (typeof p === 'string') state.paths.push(p);
+    if (typeof rec.commit === 'string') state.commit = rec.commit;
+    const il = rec.index_lock as IndexLockNote | undefined;
+    if (il && Array.isArray(il.inodes)) state.indexLock = { inodes: il.inodes.filter((n) => typeof n === 'number') };
+  }
+  return { state };
+}
+
+/** Removes the journal after recovery (or an untrusted one, once reported). */
+export function clearJournal(dir: string): void {
+  rmSync(join(dir, JOURNAL), { force: true });
 }

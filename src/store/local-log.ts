@@ -3,7 +3,7 @@
  * log, the audit log. One JSON object per line; appends of one short line are atomic enough for
  * concurrent writers (O_APPEND), and a torn last line is skipped when reading.
  */
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Workspace } from './workspace.js';
 
@@ -17,10 +17,10 @@ export function logPath(ws: Workspace, name: LogName): string {
 export function appendLog(ws: Workspace, name: LogName, record: object): void {
   const file = logPath(ws, name);
   try {
+    // Writes log what they did or refused wherever they run; a query in a folder that holds no
+    // memory leaves nothing behind.
+    if (!ws.ensureLocal({ force: name !== 'queries' })) return;
     mkdirSync(dirname(file), { recursive: true });
-    if (!existsSync(join(ws.localDir, '.gitignore'))) {
-      appendFileSync(join(ws.localDir, '.gitignore'), '# local state of bass-agents memory: never committed\n*\n');
-    }
     appendFileSync(file, `${JSON.stringify(record)}\n`);
   } catch {
     /* logging must never fail a command */

@@ -7,7 +7,7 @@
  * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes);
  * a lock left by a killed process is taken over once it is older than `stale`.
  */
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
@@ -22,11 +22,9 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Makes `.bass-agents/` with a `.gitignore` of `*`, so it ignores itself without touching the user's .gitignore. */
 export function ensureLocalDir(ws: Workspace): string {
-  const dir = ws.localDir;
-  mkdirSync(join(dir, 'locks'), { recursive: true });
-  const gi = join(dir, '.gitignore');
-  if (!existsSync(gi)) writeFileSync(gi, '# local state of bass-agents memory: never committed\n*\n');
-  return dir;
+  ws.ensureLocal({ force: true });
+  mkdirSync(join(ws.localDir, 'locks'), { recursive: true });
+  return ws.localDir;
 }
 
 function lockTimeout(env: NodeJS.ProcessEnv): number {
@@ -35,11 +33,16 @@ function lockTimeout(env: NodeJS.ProcessEnv): number {
   return Number.isFinite(n) && n >= 0 ? n : DEFAULT_TIMEOUT_MS;
 }
 
-/** Runs `fn` holding the named workspace lock; gives up with BusyError (exit 4) after the timeout. */
-export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
-  ensureLocalDir(ws);
+/**
+ * Runs `fn` holding the named lock; gives up with BusyError (exit 4) after the timeout. The lock
+ * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
+ * `.bass-agents/locks/`.
+ */
+export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, env: NodeJS.ProcessEnv = process.env, dir?: string): Promise<T> {
+  if (dir) mkdirSync(dir, { recursive: true });
+  else ensureLocalDir(ws);
   const timeout = lockTimeout(env);
-  const lockfilePath = join(ws.localDir, 'locks', `${name}.lock`);
+  const lockfilePath = join(dir ?? join(ws.localDir, 'locks'), `${name}.lock`);
   const started = Date.now();
   let release: (() => Promise<void>) | undefined;
   let compromised: Error | undefined;
@@ -68,7 +71,9 @@ export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise
           `another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`,
         );
       }
-      const wait = Math.min(250, 10 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
+      // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps
+      // longer than that leaves the lock idle (eight writers polling at up to 250 ms made 1 write/s).
+      const wait = Math.min(40, 4 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, wait));
     }
   }

@@ -33,7 +33,10 @@ export function checkSession(name: string): string {
 export class SessionStore {
   private dir: string;
 
+  private readonly ws: Workspace;
+
   constructor(ws: Workspace) {
+    this.ws = ws;
     this.dir = join(ws.localDir, 'sessions');
   }
 
@@ -60,6 +63,7 @@ export class SessionStore {
   }
 
   write(session: string, entries: ShortTermEntry[]): void {
+    this.ws.ensureLocal({ force: true });
     writeFileAtomic(this.file(session), `${JSON.stringify(entries, null, 2)}\n`, { fsync: false });
   }
 

@@ -22,7 +22,10 @@ export class UsageStore {
   /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
   private cache: { snapshot: string; logIno: number; logSize: number; usage: Map<string, Usage> } | undefined;
 
+  private readonly ws: Workspace;
+
   constructor(ws: Workspace) {
+    this.ws = ws;
     this.dir = join(ws.localDir, 'state');
   }
 
@@ -36,7 +39,7 @@ export class UsageStore {
 
   /** Records that `keys` were returned by a query at `time`. */
   recordRetrievals(keys: string[], time: string): void {
-    if (keys.length === 0) return;
+    if (keys.length === 0 || !this.ws.ensureLocal()) return;
     try {
       mkdirSync(this.dir, { recursive: true });
       appendFileSync(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`);

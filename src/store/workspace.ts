@@ -4,7 +4,7 @@
  * Every path this tool reads or writes is built here from validated names, and checked to stay
  * inside the workspace root, also after following symlinks.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
@@ -62,6 +62,12 @@ export class Workspace {
   constructor(root: string) {
     this.root = resolve(root);
     this.realRoot = realpathSync(this.root);
+    // Local state (caches, logs, locks outside git) must stay inside the workspace: a
+    // `.bass-agents` that is a symlink (a cloned repository can ship one) would send it elsewhere.
+    const local = lstatSync(join(this.root, LOCAL_DIR), { throwIfNoEntry: false });
+    if (local && !local.isDirectory()) {
+      throw new UnsafePathError(`${join(this.root, LOCAL_DIR)} is ${local.isSymbolicLink() ? 'a symlink' : 'not a folder'}; bass-agents keeps its local state there and will not follow it: remove it`, LOCAL_DIR);
+    }
   }
 
   get memoryDir(): string {
@@ -101,6 +107,45 @@ export class Workspace {
       throw new UnsafePathError(`${what} ${this.rel(probe)} resolves outside the workspace root (symlink to ${real})`, what);
     }
     return full;
+  }
+
+  /**
+   * Refuses a path that is not a memory path: under `ai-memory/` or `ai-context/` of this root,
+   * lexically and after following symlinks (a symlinked project folder pointing at `src/` is
+   * refused too). Every file a write or a recovery touches passes this.
+   */
+  assertMemoryPath(abs: string): string {
+    const full = this.assertInside(abs, 'memory path');
+    const lexical = this.rel(full);
+    const top = lexical.split('/')[0];
+    if ((top !== MEMORY_DIR && top !== CONTEXT_DIR) || lexical === top) {
+      throw new UnsafePathError(`${lexical} is not a memory path (under ${MEMORY_DIR}/ or ${CONTEXT_DIR}/)`, 'memory path');
+    }
+    let probe = dirname(full);
+    while (!existsSync(probe)) probe = dirname(probe);
+    const real = relative(this.realRoot, realpathSync(probe)).split(sep);
+    if (real[0] !== top && !(real.length === 1 && real[0] === '' && probe === this.root)) {
+      throw new UnsafePathError(`${lexical} resolves outside ${top}/ (through a symlink)`, 'memory path');
+    }
+    return full;
+  }
+
+  private localReady = false;
+
+  /**
+   * Makes `.bass-agents/` (with a `.gitignore` of `*`, so it ignores itself without touching the
+   * user's .gitignore) when this folder holds memory; false when it does not (no `ai-memory/`):
+   * caches, logs and usage are then not written, so a read in a folder that is not a workspace
+   * leaves nothing behind.
+   */
+  ensureLocal(opts: { force?: boolean } = {}): boolean {
+    if (this.localReady) return true;
+    if (!opts.force && !existsSync(this.memoryDir)) return false;
+    mkdirSync(this.localDir, { recursive: true });
+    const gi = join(this.localDir, '.gitignore');
+    if (!existsSync(gi)) writeFileSync(gi, '# local state of bass-agents memory: never committed\n*\n');
+    this.localReady = true;
+    return true;
   }
 
   projectDir(project: string): string {

@@ -160,7 +160,7 @@ describe('memory create', () => {
   it('gives up with exit 4 when another process holds the write lock', () => {
     const dir = gitdir();
     cli(dir, ['init', 'demo']);
-    mkdirSync(join(dir, '.bass-agents/locks/write.lock'), { recursive: true }); // a fresh lock held by "someone"
+    mkdirSync(join(dir, '.git/bass-agents/write.lock'), { recursive: true }); // a fresh lock held by "someone" (the write lock lives in git's folder)
     const r = cli(dir, ['create', '--file', writeJson(testdir(), 'e.json', entry())], { env: { BASS_AGENTS_LOCK_TIMEOUT_MS: '300' } });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/holds the write lock/);

@@ -50,11 +50,11 @@ describe('GitRepo.commitPaths', () => {
     const a = put(dir, 'ai-memory/p/learnings/A.json', '{"a":1}\n');
     // Move HEAD between our cat-file and update-ref: commit from git's side the moment fast-import runs.
     const realSpawnArgs: string[][] = [];
-    const gitStdin = (repo as unknown as { gitStdin: (args: string[], input: string | Buffer) => Promise<string> }).gitStdin.bind(repo);
+    const gitStdin = (repo as unknown as { gitStdin: (args: string[], input: string | Buffer, env?: Record<string, string>) => Promise<string> }).gitStdin.bind(repo);
     let moved = false;
-    (repo as unknown as { gitStdin: typeof gitStdin }).gitStdin = async (args, input) => {
+    (repo as unknown as { gitStdin: typeof gitStdin }).gitStdin = async (args, input, env) => {
       realSpawnArgs.push(args);
-      const out = await gitStdin(args, input);
+      const out = await gitStdin(args, input, env);
       if (args[0] === 'fast-import' && !moved) {
         moved = true;
         put(dir, 'other.txt', 'someone else\n');

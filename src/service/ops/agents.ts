@@ -1,0 +1,37 @@
+/**
+ * AgentTask integration (002 Req 8): `memory prepare-task` fills `memory_context` with the
+ * entries the task's goal finds.
+ */
+import { evidenceQuality } from '../../core/constants.js';
+import { ValidationError } from '../../core/errors.js';
+import type { QueryFilters } from '../../core/query.js';
+import type { AgentTask } from '../../core/schema.js';
+import { modules, type ServiceContext } from '../context.js';
+import type { ReadModel } from '../read-model.js';
+import { query } from './query.js';
+
+/** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
+export function prepareTask(ctx: ServiceContext, rm: ReadModel, task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
+  const parsed = modules.validation().parseWith(modules.schemas().AgentTaskSchema, task);
+  if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
+  const t = parsed.value;
+  if (t.memory_enabled !== true) return t;
+  const projects = ctx.readProjects(opts.project ?? t.project);
+  const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
+  const text = t.goal ?? '';
+  let hits = query(ctx, rm, text, filters, { limit: 30, refresh: opts.refresh }).results;
+  if (hits.length === 0 && text) hits = query(ctx, rm, '', filters, { limit: 30, refresh: opts.refresh }).results;
+  hits.sort(
+    (a, b) =>
+      b.entry.confidence - a.entry.confidence ||
+      evidenceQuality(b.entry) - evidenceQuality(a.entry) ||
+      b.score - a.score,
+  );
+  const context = hits.slice(0, 10).map((h) => {
+    if (opts.full) return h.entry;
+    // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.
+    const { content: _content, ...rest } = h.entry;
+    return rest;
+  });
+  return { ...t, memory_context: context };
+}

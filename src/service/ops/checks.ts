@@ -1,0 +1,107 @@
+/**
+ * Checks without writing: `memory validate` (an input against the schema, the write policy, the
+ * store and the secret rules), `memory doctor` (the whole workspace), `memory check-freshness`.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EXPIRY_WARNING_DAYS } from '../../core/query.js';
+import type { ValidationError, Problem } from '../../core/errors.js';
+import type { FreshnessItem } from '../../core/freshness.js';
+import type { ValidationContext } from '../../core/validate.js';
+import type { StoredEntry } from '../../store/catalog.js';
+import { readConfig } from '../../store/config.js';
+import { modules, type ServiceContext } from '../context.js';
+import { scanGroups } from './apply.js';
+
+/** `memory validate`: the validation function, against the store when a project exists. */
+export async function validate(ctx: ServiceContext, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
+  let vctx: ValidationContext = {};
+  let project: string | undefined;
+  try {
+    project = ctx.project(opts.project);
+  } catch {
+    project = undefined;
+  }
+  if (project && existsSync(join(ctx.ws.memoryDir, project))) {
+    const snap = ctx.snapshot();
+    const byId = new Map<string, StoredEntry>();
+    const dups = new Map<string, string>();
+    for (const se of snap.entries) {
+      if (se.project !== project) continue;
+      byId.set(se.meta.id, se);
+      if (se.meta.status !== 'superseded') dups.set(se.meta.dup, se.meta.id);
+    }
+    vctx = { getEntry: (id) => byId.get(id)?.entry, findDuplicate: (k) => dups.get(k) };
+  }
+  const errors = modules.validation().validateDocument(doc, vctx);
+  // Req 13.7: secrets are reported before submission, with the paths validateDocument uses.
+  const kind = modules.validation().documentKind(doc);
+  const items = kind === 'array' ? (doc as unknown[]) : [doc];
+  const fields = items.map((item, i) => {
+    const at = kind === 'array' ? `[${i}]` : '';
+    const k = kind === 'array' ? modules.validation().documentKind(item) : kind;
+    const isUpdate = k === 'update';
+    const target = isUpdate ? (item as { entry?: unknown })?.entry : item;
+    return modules.secretRules().secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
+  });
+  errors.push(...(await scanGroups(ctx, fields, { agent: ctx.knownAgent, operation: 'validate' })).flat());
+  return { ok: errors.length === 0, errors };
+}
+
+// ---------------------------------------------------------------- doctor
+
+/**
+ * `memory doctor`: checks the whole workspace without changing it: every entry file parses
+ * and validates, its id matches its file name and its section its folder (the catalog does
+ * this), superseded_by and related_entries point at existing entries, no two live entries
+ * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
+ */
+export async function doctor(ctx: ServiceContext): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
+  const snap = ctx.catalog.refresh();
+  const problems: { check: string; file: string; path: string; message: string }[] = [];
+  for (const b of snap.bad) for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
+  const byId = new Map(snap.entries.map((se) => [se.meta.id, se]));
+  const dups = new Map<string, StoredEntry>();
+  for (const se of snap.entries) {
+    const m = se.meta;
+    if (m.superseded_by && !byId.has(m.superseded_by)) problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
+    for (const r of m.related_entries) if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
+    if (m.status !== 'superseded' && m.status !== 'archived') {
+      const k = `${se.project}\u0000${m.dup}`;
+      const other = dups.get(k);
+      if (other) problems.push({ check: 'duplicates', file: se.file, path: 'summary', message: `duplicates ${other.meta.id} (same subject, scope and summary)` });
+      else dups.set(k, se);
+    }
+  }
+  const groups = snap.entries.map((se) => modules.secretRules().secretFields(se.entry, se.file));
+  const { scanFields } = modules.secretScan();
+  for (const f of await scanFields(groups.flat())) {
+    const file = snap.entries.find((se) => f.path.startsWith(`${se.file}.`))?.file ?? f.path;
+    problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: modules.secretRules().findingMessage(f) });
+  }
+  for (const project of ctx.ws.listProjects()) {
+    try {
+      readConfig(ctx.ws.configPath(project), project, ctx.now().toISOString());
+    } catch (err) {
+      const e = err as ValidationError;
+      for (const p of e.problems ?? [{ path: project, message: e.message }]) problems.push({ check: 'config', file: ctx.ws.rel(ctx.ws.configPath(project)), path: p.path, message: p.message });
+    }
+  }
+  return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems };
+}
+
+/** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */
+export function checkFreshness(ctx: ServiceContext, opts: { project?: string; days?: number } = {}): (FreshnessItem & { project: string; summary: string })[] {
+  const projects = ctx.readProjects(opts.project);
+  const snap = ctx.snapshot();
+  const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
+  const byId = new Map(mine.map((se) => [se.meta.id, se]));
+  return modules.freshness().checkFreshness(
+    mine.map((se) => se.meta),
+    ctx.now().getTime(),
+    opts.days ?? EXPIRY_WARNING_DAYS,
+  ).map((item) => {
+    const se = byId.get(item.id)!;
+    return { ...item, project: se.project, summary: se.entry.summary };
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * Consolidation (002 Req 6; 001 §4): `memory compact` writes a reviewable plan; `--apply PLAN`
+ * carries it out in one transaction. `memory log` reads memory commits back from git.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
+import type { ConsolidationPlan, Strategy } from '../../core/consolidate.js';
+import { buildEntry } from '../../core/entry.js';
+import { ValidationError } from '../../core/errors.js';
+import { duplicateHash } from '../../core/meta.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { writeFileAtomic } from '../../store/fsutil.js';
+import { modules, type ServiceContext } from '../context.js';
+import { withWrite } from '../transaction.js';
+import { locate } from './entries.js';
+
+export interface ApplyPlanReport {
+  project: string;
+  plan: string;
+  merged: { group: number; id: string; superseded: string[] }[];
+  summaries: { group: number; id: string }[];
+  linked: { group: number; ids: string[] }[];
+  skipped: { group: number; reason: string }[];
+  commit: string | null;
+}
+
+/** `memory compact`: a reviewable consolidation plan written under .bass-agents/plans/ (nothing else changes). */
+export function compactPlan(ctx: ServiceContext, projectName: string | undefined, opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {}): { plan: ConsolidationPlan; path: string } {
+  const project = ctx.project(projectName, true);
+  const entries = ctx.snapshot().entries.filter((se) => se.project === project);
+  const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
+  const summarizeAt = opts.summarizeAt ?? (ctx.projectConfig(project) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
+  const plan = modules.consolidate().buildPlan(project, entries.map((se) => se.entry), {
+    now: ctx.now().toISOString(),
+    strategy: opts.strategy,
+    summarizeAt,
+    importance: (e) => imp.get(e.id) ?? 0.5,
+  });
+  const path = opts.file ?? join(ctx.ws.localDir, 'plans', `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
+  const abs = ctx.ws.assertInside(resolvePath(path), 'plan file');
+  writeFileAtomic(abs, `${JSON.stringify(plan, null, 2)}\n`, { fsync: false });
+  return { plan, path: ctx.ws.rel(abs) };
+}
+
+/**
+ * `memory compact --apply PLAN`: for each merge and summarize group, creates the new entry and
+ * (merge) supersedes the originals by it; link groups are linked. One commit. A group whose
+ * members changed since the plan was made is skipped and reported.
+ */
+export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<ApplyPlanReport> {
+  const abs = ctx.ws.assertInside(resolvePath(planFile), 'plan file');
+  let plan: ConsolidationPlan;
+  try {
+    plan = JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan;
+  } catch (err) {
+    throw new ValidationError([{ path: planFile, message: `is not a readable plan (${(err as Error).message})` }], 'plan');
+  }
+  if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
+    throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
+  }
+  const project = ctx.project(plan.project, true);
+  const current = new Map(ctx.snapshot().entries.filter((se) => se.project === project).map((se) => [se.meta.id, se.meta]));
+  const skipped: { group: number; reason: string }[] = [];
+  plan.groups.forEach((g, gi) => {
+    if (g.action === 'review') return;
+    const stale = g.members.find((m) => current.get(m.id)?.updated_at !== m.updated_at || current.get(m.id)?.status !== 'active');
+    if (stale) skipped.push({ group: gi, reason: `entry ${stale.id} changed or is no longer active since the plan was made` });
+  });
+  const merged: { group: number; id: string; superseded: string[] }[] = [];
+  const summaries: { group: number; id: string }[] = [];
+  const linked: { group: number; ids: string[] }[] = [];
+  const agent = await ctx.agent();
+  // A plan is a file people review and edit: what it creates is checked like any new entry
+  // (schema here, duplicates below, secrets by the transaction, which refuses the whole plan).
+  const live = new Map<string, string>();
+  for (const se of ctx.snapshot().entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
+  const { commit } = await withWrite(ctx, { project, agent, operation: 'compact' }, (tx) => {
+    const nowIso = tx.nowIso;
+    const nextId = modules.ulid().monotonicFactory();
+    for (const [gi, g] of plan.groups.entries()) {
+      if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
+      const members = g.members.map((m) => locate(ctx, m.id, project).entry);
+      if (g.action === 'link') {
+        const [a, b] = members as [MemoryEntry, MemoryEntry];
+        if (!a.related_entries.includes(b.id)) tx.put({ ...a, related_entries: [...a.related_entries, b.id], updated_at: nowIso });
+        if (!b.related_entries.includes(a.id)) tx.put({ ...b, related_entries: [...b.related_entries, a.id], updated_at: nowIso });
+        tx.change({ op: 'link', id: a.id, summary: `linked to ${b.id}` });
+        linked.push({ group: gi, ids: [a.id, b.id] });
+        continue;
+      }
+      const input = modules.validation().validateEntryInput(g.result);
+      if (!input.ok) {
+        skipped.push({ group: gi, reason: input.errors.map((p) => `${p.path}: ${p.message}`).join('; ') });
+        continue;
+      }
+      const id = nextId(Date.parse(nowIso));
+      const created = buildEntry(input.value, id, nowIso, agent);
+      const dup = live.get(duplicateHash(created));
+      if (dup && !(g.action === 'merge' && members.some((m) => m.id === dup))) {
+        skipped.push({ group: gi, reason: `its result duplicates entry ${dup} (same subject, scope and summary)` });
+        continue;
+      }
+      live.set(duplicateHash(created), id);
+      tx.put(created);
+      tx.change({ op: 'consolidate', id, summary: created.summary });
+      if (g.action === 'summarize') {
+        summaries.push({ group: gi, id });
+        continue;
+      }
+      for (const m of members) {
+        tx.put({ ...m, status: 'superseded', superseded_by: id, updated_at: nowIso });
+        tx.change({ op: 'supersede', id: m.id, summary: `consolidated into ${id}` });
+      }
+      merged.push({ group: gi, id, superseded: members.map((m) => m.id) });
+    }
+  });
+  return { project, plan: ctx.ws.rel(abs), merged, summaries, linked, skipped, commit };
+}
+
+/** `memory log`: memory commits of a project from git trailers, newest first, optionally one operation. */
+export async function log(ctx: ServiceContext, projectName: string | undefined, opts: { op?: string; limit?: number } = {}): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+  const projects = projectName ? [ctx.project(projectName, true)] : ctx.ws.listProjects();
+  const git = await ctx.git();
+  if (!git) return [];
+  const out = await git.memoryLog(projects.map((p) => `ai-memory/${p}`), opts.limit ?? 50, opts.op);
+  return out;
+}

@@ -1,0 +1,146 @@
+/**
+ * `memory decay` (000, 001, 003): strength or confidence of every live entry as of now against
+ * the previous run; with `apply`, the entries below the threshold are forgotten (archived or
+ * deleted) in one transaction.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, resolveDecay, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import type { StoredEntry } from '../../store/catalog.js';
+import { writeFileAtomic } from '../../store/fsutil.js';
+import type { ServiceContext } from '../context.js';
+import { withWrite } from '../transaction.js';
+
+export interface DecayReport {
+  project: string;
+  curve: Curve;
+  forget_threshold: number;
+  forget_action: 'archive' | 'delete';
+  analyzed: number;
+  changed: number;
+  forgotten: number;
+  dry_run: boolean;
+  previous_run_at: string | null;
+  duration_ms: number;
+  /** Entries whose value moved since the previous run, and those to forget. */
+  entries: { id: string; before: number; after: number; factor: number; days_since_access: number; retrievals: number; memory_type: MemoryType; forget: boolean }[];
+  promotion_candidates: string[];
+  /** Set when `onBatch` stopped the run early: the last id done; the next run resumes after it. */
+  resume_after: string | null;
+  commit: string | null;
+}
+
+function decayStateFile(ctx: ServiceContext): string {
+  return join(ctx.ws.localDir, 'state', 'decay.json');
+}
+
+/** When decay last ran, per project (local: the daemon catches up from it). */
+export function decayState(ctx: ServiceContext): Record<string, { last_run_at: string; forgotten_total: number }> {
+  try {
+    return JSON.parse(readFileSync(decayStateFile(ctx), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * `memory decay`: strength or confidence of every live entry of a project as of now, against
+ * its value at the previous run (001 DecayResult). Dry run by default; `apply` forgets the
+ * entries below the threshold (archive or delete) in one batch commit. Work is done in batches
+ * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
+ */
+export async function decay(
+ctx: ServiceContext,
+  projectName: string | undefined,
+  opts: { apply?: boolean; overrides?: Parameters<typeof resolveDecay>[0]; onBatch?: (done: number, total: number) => boolean | void; resumeAfter?: string } = {},
+): Promise<DecayReport> {
+  const project = ctx.project(projectName, true);
+  const base = ctx.decayConfig(project);
+  const cfg = opts.overrides ? resolveDecay({ ...base, ...opts.overrides, exponential: { ...base.exponential, ...opts.overrides.exponential }, half_life: { ...base.half_life, ...opts.overrides.half_life }, periodic: { ...base.periodic, ...opts.overrides.periodic }, fsrs6: { ...base.fsrs6, ...opts.overrides.fsrs6 } }) : base;
+  const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
+  const t0 = performance.now();
+  const nowDate = ctx.now();
+  const now = nowDate.getTime();
+  const last = decayState(ctx)[project];
+  const lastMs = last ? Date.parse(last.last_run_at) : null;
+  const usage = ctx.usage.load();
+  const live = ctx.snapshot().entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
+  const entries: DecayReport['entries'] = [];
+  const forget: StoredEntry[] = [];
+  let changed = 0;
+  let resumeAfter: string | null = null;
+  // A stable order (by id), so an interrupted run resumes after the last id it finished even
+  // though the entries it forgot are no longer live.
+  live.sort((x, y) => (x.meta.id < y.meta.id ? -1 : x.meta.id > y.meta.id ? 1 : 0));
+  const from = opts.resumeAfter ? live.findIndex((se) => se.meta.id > opts.resumeAfter!) : 0;
+  for (let i = from < 0 ? live.length : from; i < live.length; i += cfg.batch_size) {
+    for (const se of live.slice(i, i + cfg.batch_size)) {
+      const u = usage.get(`${project}/${se.meta.id}`);
+      const after = lifecycleOf(se.meta, u, cfg, now, se.meta.importance0);
+      const before = lifecycleOf(se.meta, u, cfg, lastMs !== null && lastMs < now ? lastMs : Date.parse(se.meta.updated_at), se.meta.importance0);
+      if (after.forget) forget.push(se);
+      if (after.value !== before.value || after.forget) {
+        changed += after.value !== before.value ? 1 : 0;
+        entries.push({
+          id: se.meta.id,
+          before: before.value,
+          after: after.value,
+          factor: after.factor,
+          days_since_access: after.days_since_access,
+          retrievals: after.retrievals,
+          memory_type: after.memory_type,
+          forget: after.forget,
+        });
+      }
+    }
+    await new Promise((r) => setImmediate(r)); // between batches, other work (the daemon's queries) runs
+    const done = Math.min(i + cfg.batch_size, live.length);
+    if (opts.onBatch?.(done, live.length) === false && done < live.length) {
+      resumeAfter = live[done - 1]!.meta.id; // stopped between batches: a later run resumes after it
+      break;
+    }
+  }
+  let commit: string | null = null;
+  if (opts.apply) {
+    const agent = await ctx.agent();
+    const done = await withWrite(ctx, { project, agent, operation: 'decay' }, (tx) => {
+      let forgotten = 0;
+      for (const se of forget) {
+        const abs = join(ctx.ws.root, se.file);
+        if (!existsSync(abs)) continue;
+        if (cfg.forget_action === 'delete') tx.remove(abs);
+        else tx.put({ ...se.entry, status: 'archived', updated_at: tx.nowIso });
+        forgotten++;
+        tx.change(
+          { op: 'forget', id: se.meta.id, summary: `${cfg.forget_action} (${cfg.curve} below ${threshold})` },
+          { time: tx.nowIso, op: 'forget', action: cfg.forget_action, id: se.meta.id, project, agent },
+        );
+      }
+      return forgotten;
+    });
+    commit = done.commit;
+    const state = decayState(ctx);
+    // An interrupted run is not a completed one: the previous run time stays until it finishes.
+    const prev = state[project];
+    if (resumeAfter === null) state[project] = { last_run_at: nowDate.toISOString(), forgotten_total: (prev?.forgotten_total ?? 0) + done.value };
+    else if (prev) prev.forgotten_total += done.value;
+    writeFileAtomic(decayStateFile(ctx), JSON.stringify(state, null, 2), { fsync: false });
+    ctx.usage.compact();
+  }
+  return {
+    project,
+    curve: cfg.curve,
+    forget_threshold: threshold,
+    forget_action: cfg.forget_action,
+    analyzed: live.length,
+    changed,
+    forgotten: forget.length,
+    dry_run: !opts.apply,
+    previous_run_at: last?.last_run_at ?? null,
+    duration_ms: Math.round((performance.now() - t0) * 100) / 100,
+    entries,
+    resume_after: resumeAfter,
+    promotion_candidates: live.filter((se) => isPromotionCandidate(se.meta, usage.get(`${project}/${se.meta.id}`))).map((se) => se.meta.id),
+    commit,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Reading one entry: by id (`locate`), with values computed as of now (`show`), and its
+ * committed versions (`show --history`).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { SECTIONS } from '../../core/constants.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { initialImportance, isPromotionCandidate, lifecycleOf, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import { entryFlags } from '../../core/query.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { readEntryFile } from '../../store/catalog.js';
+import { checkId } from '../../store/workspace.js';
+import type { ServiceContext } from '../context.js';
+
+export interface ShownEntry {
+  project: string;
+  file: string;
+  entry: MemoryEntry;
+  computed: {
+    strength: number;
+    effective_confidence: number;
+    confidence_label: string;
+    retrieval_count: number;
+    last_accessed_at: string | null;
+    flags: string[];
+    curve: Curve;
+    memory_type: MemoryType;
+    importance: number;
+    days_since_access: number;
+    decays: boolean;
+    forget_threshold: number;
+    promotion_candidate: boolean;
+  };
+}
+
+export interface EntryVersion {
+  commit: string;
+  date: string;
+  author: string;
+  subject: string;
+  entry: MemoryEntry | null;
+}
+
+/** Finds an entry file by id without scanning: one stat per project and section. */
+export function locate(ctx: ServiceContext, id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
+  checkId(id);
+  const projects = project ? [project] : ctx.ws.listProjects();
+  for (const p of projects) {
+    for (const s of SECTIONS) {
+      const abs = join(ctx.ws.memoryDir, p, s, `${id}.json`);
+      if (!existsSync(abs)) continue;
+      const file = ctx.ws.rel(ctx.ws.entryPath(p, s, id));
+      const r = readEntryFile(abs, file, s, id);
+      if (!r.entry) throw new ValidationError(r.problems ?? [], file);
+      return { project: p, file, entry: r.entry };
+    }
+  }
+  throw new NotFoundError(`no memory entry with id ${id}${project ? ` in project ${project}` : ''}`);
+}
+
+/** `memory show <id>`: the entry and values computed as of now. */
+export function show(ctx: ServiceContext, id: string, opts: { project?: string } = {}): ShownEntry {
+  const found = locate(ctx, id, opts.project);
+  const now = ctx.now().getTime();
+  const e = found.entry;
+  const usage = ctx.usage.load().get(`${found.project}/${e.id}`);
+  const lc = lifecycleOf(e, usage, ctx.decayConfig(found.project), now, initialImportance(e));
+  return {
+    ...found,
+    computed: {
+      strength: lc.strength,
+      effective_confidence: lc.effective_confidence,
+      confidence_label: lc.confidence_label,
+      retrieval_count: lc.retrievals,
+      last_accessed_at: lc.last_accessed_at,
+      flags: entryFlags(e, now, ctx.evidenceCache.staleKeys().has(`${found.project}/${e.id}`)),
+      curve: lc.curve,
+      memory_type: lc.memory_type,
+      importance: lc.importance,
+      days_since_access: lc.days_since_access,
+      decays: lc.exempt === null,
+      forget_threshold: lc.threshold,
+      promotion_candidate: isPromotionCandidate(e, usage),
+    },
+  };
+}
+
+/** `memory show <id> --history`: every committed version of the entry, newest first (Req 12.5). */
+export async function history(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
+  const found = locate(ctx, id, opts.project);
+  const git = await ctx.git();
+  if (!git) return [];
+  const versions = await git.history(join(ctx.ws.root, found.file));
+  return versions.map((v) => {
+    let entry: MemoryEntry | null = null;
+    if (v.content) {
+      try {
+        entry = JSON.parse(v.content) as MemoryEntry;
+      } catch {
+        entry = null;
+      }
+    }
+    return { commit: v.commit, date: v.date, author: v.author, subject: v.subject, entry };
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * `memory extract` (001 §3): candidate memories from free text, stored as drafts through the
+ * same batch as `memory apply`.
+ */
+import type { Problem } from '../../core/errors.js';
+import { modules, type ServiceContext } from '../context.js';
+import type { ReadModel } from '../read-model.js';
+import { apply, scanGroups } from './apply.js';
+
+export interface ExtractReport {
+  project: string;
+  candidates: number;
+  stored: number;
+  deduplicated_count: number;
+  dry_run: boolean;
+  truncated: boolean;
+  extractions: {
+    summary: string;
+    type: string;
+    confidence: number;
+    span: [number, number];
+    section: string;
+    stored: boolean;
+    duplicate_of: string | null;
+    id: string | null;
+    skipped?: Problem[];
+  }[];
+  commit: string | null;
+}
+
+/**
+ * `memory extract`: candidate memories from free text (001 §3). Stored as drafts (one commit)
+ * unless `dryRun`; candidates similar to an existing summary are not stored.
+ */
+export async function extract(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  projectName: string | undefined,
+  text: string,
+  opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
+): Promise<ExtractReport> {
+  const project = ctx.project(projectName);
+  const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
+  const truncated = text.length > limit;
+  if (truncated) ctx.warn(`text is ${text.length} characters; only the first ${limit} are read`);
+  const cands = modules.extraction().extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence).slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
+  const existing = ctx.snapshot()
+    .entries.filter((se) => se.project === project && se.meta.status !== 'superseded')
+    .map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
+  const extractions: ExtractReport['extractions'] = [];
+  const updates: { index: number; entry: Record<string, unknown> }[] = [];
+  for (const c of cands) {
+    const dup = modules.extraction().findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
+    const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text');
+    extractions.push({ summary: String(entry.summary), type: c.type, confidence: c.confidence, span: [c.start, c.end], section: String(entry.section), stored: false, duplicate_of: dup ?? null, id: null });
+    if (!dup) updates.push({ index: extractions.length - 1, entry });
+  }
+  let commit: string | null = null;
+  if (!opts.dryRun && updates.length) {
+    const r = await apply(
+      ctx,
+      rm,
+      updates.map((u) => ({ operation: 'create', entry: u.entry })),
+      { project },
+    );
+    commit = r.commit;
+    for (const a of r.applied) {
+      const x = extractions[updates[a.index]!.index]!;
+      x.stored = true;
+      x.id = a.id;
+    }
+    for (const sk of r.skipped) extractions[updates[sk.index]!.index]!.skipped = sk.errors;
+  } else if (updates.length) {
+    // A dry run stores nothing, but says the same about secrets as a real run would.
+    const found = await scanGroups(ctx, updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)), { project, agent: ctx.knownAgent, operation: 'extract' });
+    found.forEach((errors, i) => {
+      if (errors.length) extractions[updates[i]!.index]!.skipped = errors;
+    });
+  }
+  // A candidate refused for a secret is not printed back: its text holds the secret.
+  for (const x of extractions) {
+    if (x.skipped?.some((p) => /looks like a secret/.test(p.message))) x.summary = '[withheld: it contains what looks like a secret]';
+  }
+  return {
+    project,
+    candidates: cands.length,
+    stored: extractions.filter((x) => x.stored).length,
+    deduplicated_count: extractions.filter((x) => x.duplicate_of).length,
+    dry_run: Boolean(opts.dryRun),
+    truncated,
+    extractions,
+    commit,
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Edits of existing entries: `reinforce`, `promote`, `restore`, `link`, and `related` (read).
+ * Each edit is one transaction and one commit.
+ */
+import { join } from 'node:path';
+import { ConflictError, NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
+import type { CommitOp } from '../../core/entry.js';
+import { initialImportance, memoryTypeOf, reinforceLifecycle, type BoostType } from '../../core/lifecycle.js';
+import { MAX_RESULTS } from '../../core/query.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { appendLog } from '../../store/local-log.js';
+import { checkId } from '../../store/workspace.js';
+import { modules, type ServiceContext } from '../context.js';
+import type { ReadModel } from '../read-model.js';
+import { withWrite } from '../transaction.js';
+import { locate } from './entries.js';
+import { query } from './query.js';
+
+export interface EditResult {
+  project: string;
+  entries: MemoryEntry[];
+  commit: string | null;
+}
+
+/** Rewrites entries of one project in one transaction; `edit` returns the new entry or null to skip. */
+async function rewrite(ctx: ServiceContext, ids: string[], projectName: string | undefined, op: CommitOp, edit: (e: MemoryEntry, project: string) => MemoryEntry | null): Promise<EditResult> {
+  if (ids.length === 0) throw new UsageError('name at least one entry id');
+  for (const id of ids) checkId(id);
+  const project = locate(ctx, ids[0]!, projectName).project;
+  const agent = await ctx.agent();
+  const { value, commit } = await withWrite(ctx, { project, agent, operation: op }, (tx) => {
+    const out: MemoryEntry[] = [];
+    for (const id of ids) {
+      const found = locate(ctx, id, project);
+      const next = edit(found.entry, project);
+      if (!next) continue;
+      const checked = modules.validation().validateStoredEntry(next);
+      if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
+      tx.put(next, { from: join(ctx.ws.root, found.file) });
+      tx.change({ op, id, summary: next.summary });
+      out.push(next);
+    }
+    return out;
+  });
+  return { project, entries: value, commit };
+}
+
+/** `memory reinforce`: strength to 1 and stability up (000), importance boosted on request (001); committed. */
+export async function reinforce(ctx: ServiceContext, ids: string[], opts: { project?: string; boostType?: BoostType; amount?: number } = {}): Promise<EditResult> {
+  const now = ctx.now().getTime();
+  return rewrite(ctx, ids, opts.project, 'reinforce', (e, project) => ({
+    ...e,
+    lifecycle: reinforceLifecycle(e, ctx.decayConfig(project), now, { boostType: opts.boostType, amount: opts.amount, baseImportance: initialImportance(e) }),
+  }));
+}
+
+/** Promotes an episodic memory to semantic (003 §2.4): it stops decaying; confidence +0.1, at most 0.95. */
+export async function promote(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<EditResult> {
+  return rewrite(ctx, [id], opts.project, 'promote', (e) => {
+    if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
+    return { ...e, confidence: Math.max(e.confidence, Math.min(0.95, Math.round((e.confidence + 0.1) * 100) / 100)), lifecycle: { ...(e.lifecycle ?? {}), memory_type: 'semantic' }, updated_at: ctx.now().toISOString() };
+  });
+}
+
+/**
+ * `memory restore <id>`: an archived entry becomes active again; a deleted one is brought back
+ * from git history (the last committed version) as active.
+ */
+export async function restore(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
+  checkId(id);
+  const now = ctx.now().toISOString();
+  try {
+    const found = locate(ctx, id, opts.project);
+    if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
+    const r = await rewrite(ctx, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+  const git = await ctx.git();
+  const hit = git ? await git.lastDeleted(`ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
+  if (!hit) throw new NotFoundError(`no entry ${id} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
+  const project = hit.path.split('/')[1]!;
+  const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
+  if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
+  const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
+  const agent = await ctx.agent();
+  const { commit } = await withWrite(ctx, { project, agent, operation: 'restore' }, (tx) => {
+    tx.put(entry);
+    tx.change({ op: 'restore', id, summary: entry.summary }, { time: now, op: 'restore', id, project, agent });
+  });
+  return { project, entry, commit, from: 'history' };
+}
+
+/** `memory link a b`: each in the other's related_entries (002 Req 2.6), one commit. */
+export async function link(ctx: ServiceContext, a: string, b: string, opts: { project?: string; type?: string } = {}): Promise<EditResult> {
+  if (a === b) throw new UsageError('an entry cannot be linked to itself');
+  const pa = locate(ctx, a, opts.project).project;
+  const pb = locate(ctx, b, opts.project).project;
+  if (pa !== pb) throw new ConflictError(`entries ${a} and ${b} are in different projects (${pa}, ${pb})`);
+  const now = ctx.now().toISOString();
+  const r = await rewrite(ctx, [a, b], pa, 'link', (e) => {
+    const other = e.id === a ? b : a;
+    return e.related_entries.includes(other) ? null : { ...e, related_entries: [...e.related_entries, other], updated_at: now };
+  });
+  if (opts.type) appendLog(ctx.ws, 'operations', { time: now, op: 'link', id: a, to: b, type: opts.type, project: pa });
+  return r;
+}
+
+/** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
+export function related(ctx: ServiceContext, rm: ReadModel, id: string, opts: { project?: string; limit?: number } = {}): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
+  const found = locate(ctx, id, opts.project);
+  const limit = opts.limit ?? 10;
+  const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];
+  const snap = ctx.snapshot();
+  const byId = new Map(snap.entries.filter((se) => se.project === found.project).map((se) => [se.meta.id, se]));
+  for (const rid of found.entry.related_entries) {
+    const se = byId.get(rid);
+    if (se) out.push({ id: rid, relation: 'linked', score: 1, entry: se.entry });
+  }
+  const text = `${found.entry.summary} ${found.entry.subject.replace(/[._:-]/g, ' ')} ${found.entry.tags.join(' ')}`;
+  const hits = query(ctx, rm, text, { projects: [found.project], status: ['active'], minConfidence: 0 }, { limit: MAX_RESULTS, record: false }).results;
+  for (const h of hits) {
+    if (out.length >= limit) break;
+    if (h.entry.id === id || out.some((o) => o.id === h.entry.id)) continue;
+    out.push({ id: h.entry.id, relation: 'similar', score: h.score, entry: h.entry });
+  }
+  return out.slice(0, Math.max(limit, found.entry.related_entries.length));
+}

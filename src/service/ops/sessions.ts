@@ -1,0 +1,119 @@
+/**
+ * Short-term memory (004): `memory remember` (session-local and expiring, or a long-term draft
+ * observation), the session's hits, and `memory session end` (what is important enough becomes
+ * long-term, through the same batch as `memory apply`).
+ */
+import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
+import { initialImportance, intervalMs } from '../../core/lifecycle.js';
+import { checkSession, type ShortTermEntry } from '../../store/sessions.js';
+import { modules, type ServiceContext } from '../context.js';
+import type { ReadModel } from '../read-model.js';
+import { apply, create, scanGroups } from './apply.js';
+
+/**
+ * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
+ * a long-term draft observation committed like any entry (004).
+ */
+export async function remember(ctx: ServiceContext, rm: ReadModel, projectName: string | undefined, input: string | Record<string, unknown>, opts: { session?: string; ttl?: string; shortTerm?: boolean } = {}): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
+  const project = ctx.project(projectName);
+  const fields = typeof input === 'string' ? { summary: input.split('\n')[0]!.slice(0, 300), content: input } : input;
+  const summary = String(fields.summary ?? '').trim();
+  if (!summary) throw new ValidationError([{ path: 'text', message: 'is empty: nothing to remember' }], 'remember');
+  if (opts.shortTerm) {
+    if (!opts.session) throw new UsageError('--short-term needs --session NAME');
+    const ttl = intervalMs(opts.ttl ?? '2h');
+    if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
+    const found = await scanGroups(ctx, [modules.secretRules().secretFields(fields)], { project, agent: await ctx.agent(), operation: 'remember' });
+    if (found[0]!.length) throw new ValidationError(found[0]!, 'remember');
+    const now = ctx.now();
+    const entries = ctx.sessions.read(opts.session, now.getTime());
+    const content = String(fields.content ?? summary);
+    const e: ShortTermEntry = {
+      id: `st-${modules.ulid().ulid(now.getTime())}`,
+      project,
+      summary: summary.slice(0, 300),
+      content,
+      subject: String(fields.subject ?? 'session'),
+      tags: Array.isArray(fields.tags) ? fields.tags.map(String) : [],
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + ttl).toISOString(),
+      importance: initialImportance({ summary, content, kind: String(fields.kind ?? 'other') }),
+      accesses: 0,
+    };
+    ctx.sessions.write(opts.session, [...entries, e]);
+    return { short_term: true, id: e.id, project, expires_at: e.expires_at };
+  }
+  const entry = {
+    section: 'observations',
+    kind: 'other',
+    subject: 'notes',
+    scope: 'repo',
+    content: summary,
+    confidence: 0.6,
+    evidence: [{ type: 'assumption', uri: 'remember:cli', note: 'remembered without evidence; confirm before relying on it' }],
+    status: 'draft',
+    ...fields,
+    summary,
+  };
+  const r = await create(ctx, rm, entry, { project });
+  return { short_term: false, id: r.entry.id, project: r.project, commit: r.commit };
+}
+
+/** The unexpired short-term entries of a session matching `text` (every word as a prefix), most important first. */
+export function sessionHits(ctx: ServiceContext, session: string, text: string): ShortTermEntry[] {
+  const now = ctx.now().getTime();
+  const entries = ctx.sessions.read(session, now);
+  const terms = modules.similarity().words(text);
+  const hits = entries.filter((e) => {
+    if (!terms.length) return true;
+    const have = modules.similarity().words(`${e.summary} ${e.content} ${e.subject} ${e.tags.join(' ')}`);
+    return terms.some((t) => have.some((w) => w.startsWith(t)));
+  });
+  if (hits.length) {
+    const ids = new Set(hits.map((h) => h.id));
+    ctx.sessions.write(session, entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)));
+  }
+  return hits.sort((a, b) => b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
+}
+
+/**
+ * `memory session end S`: short-term entries whose importance reaches the threshold become
+ * long-term observations (one commit); the rest are dropped with the session.
+ */
+export async function sessionEnd(ctx: ServiceContext, rm: ReadModel, session: string, opts: { threshold?: number } = {}): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
+  checkSession(session);
+  if (!ctx.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
+  const threshold = opts.threshold ?? 0.5;
+  const entries = ctx.sessions.read(session, ctx.now().getTime());
+  const keep = entries.filter((e) => e.importance >= threshold);
+  const promoted: { short_term_id: string; id: string; project: string }[] = [];
+  let commit: string | null = null;
+  const byProject = new Map<string, ShortTermEntry[]>();
+  for (const e of keep) byProject.set(e.project, [...(byProject.get(e.project) ?? []), e]);
+  for (const [project, list] of byProject) {
+    const r = await apply(
+      ctx,
+      rm,
+      list.map((e) => ({
+        operation: 'create',
+        entry: {
+          section: 'observations',
+          kind: 'other',
+          subject: e.subject,
+          scope: 'repo',
+          summary: e.summary,
+          content: e.content,
+          tags: [...new Set([...e.tags, 'session'])],
+          confidence: 0.6,
+          evidence: [{ type: 'assumption', uri: `session:${session}`, note: `kept from short-term memory (importance ${e.importance})` }],
+          lifecycle: { importance: e.importance, memory_type: 'episodic' },
+        },
+      })),
+      { project },
+    );
+    commit = r.commit ?? commit;
+    for (const a of r.applied) promoted.push({ short_term_id: list[a.index]!.id, id: a.id, project });
+  }
+  ctx.sessions.remove(session);
+  return { session, promoted, dropped: entries.length - promoted.length, commit };
+}

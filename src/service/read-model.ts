@@ -1,0 +1,162 @@
+/**
+ * The read model: the catalog snapshot and the text index a process holds between calls, kept
+ * current from disk (one-shot processes) or by the daemon's watcher batches (`refresh` with
+ * paths). Queries and every write's checks against the store read from it.
+ */
+import type { QueryStats } from './ops/query.js';
+import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
+import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
+import type { ServiceContext } from './context.js';
+
+/** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
+const PARTIAL_DRIFT_MIN = 64;
+/** ...or this share of all entries, whichever is larger; past that it refreshes and saves the snapshot. */
+const PARTIAL_DRIFT_SHARE = 0.02;
+
+export class ReadModel {
+  private readonly ctx: ServiceContext;
+  private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
+  private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
+  private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  /** The snapshot this process holds (the daemon's watcher keeps it current), if any. */
+  get current(): CatalogSnapshot | undefined {
+    return this.state?.snap;
+  }
+
+  /**
+   * The catalog and (when needed) the text index, refreshed from disk. A long-lived process (the
+   * daemon, an MCP server, a benchmark: `longLived`) keeps the whole index between queries;
+   * `refresh: false` reuses them without touching the disk, for a caller that tracks changes
+   * itself. A one-shot process answering one text query loads only the postings that text can
+   * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
+   * which case it loads the whole index, brings it up to date and saves it for the next process.
+   */
+  load(text: string, refresh: boolean, wholeIndex = false, save: boolean | 'drifted' = this.ctx.longLived ? 'drifted' : true): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+    const needIndex = wholeIndex || text.trim().length > 0;
+    if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
+    const snap = this.ctx.snapshot();
+    let index = this.state?.index ?? null;
+    if (!needIndex && !index) {
+      this.state = { snap, index: null };
+      return { snap, index: null, indexStats: null };
+    }
+    const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
+    const file = SearchIndex.snapshotPath(this.ctx.ws.localDir);
+    if (!index && !this.ctx.longLived && !wholeIndex) {
+      const partial = SearchIndex.loadFor(file, text);
+      const plan = partial?.plan(docs);
+      if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
+        const rep = partial.sync(docs, plan);
+        this.state = { snap, index: null };
+        return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
+      }
+    }
+    let loaded = true;
+    if (!index) ({ index, loaded } = SearchIndex.load(file));
+    const rep = index.sync(docs);
+    if (save) this.saveIndex(index, save === 'drifted' ? 'drifted' : 'changed');
+    this.state = { snap, index };
+    return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
+  }
+
+  /**
+   * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
+   * and reconciles call this): returns what changed.
+   */
+  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+    if (opts.paths && this.state?.index) {
+      // A watcher batch: re-read just those files and update the index by id (the vacuum of
+      // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
+      // Both cost what the batch's files do: the catalog keeps its maps between batches and says
+      // which keys the files touched; the index follows just those, and so does the query table.
+      const prev = this.state.snap;
+      const snap = this.ctx.catalog.refreshPaths(prev, opts.paths);
+      const index = this.state.index;
+      const touched = [...snap.touched!].map(([key, se]) => [key, se && { key, stamp: se.stamp, load: () => se.entry }] as [string, IndexedDoc | null]);
+      const rep = index.sync([], index.planKeys(touched), { deferVacuum: true });
+      this.followSidTable(prev, snap, index);
+      this.state = { snap, index };
+      if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
+      return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
+    }
+    const { snap, index, indexStats } = this.load('', true, true, opts.saveIndex ?? true);
+    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
+  }
+
+  /** Runs a vacuum a watcher batch deferred (the daemon calls this when no batch came for a while). */
+  vacuumIndex(): boolean {
+    return this.state?.index?.vacuumIfDeferred() ?? false;
+  }
+
+  /**
+   * Saves the index snapshot if it changed. `'drifted'`: only once it is further behind than a
+   * one-shot query patches up by itself (PARTIAL_DRIFT_*): a long-lived process calls it that way
+   * at its reconciles, because a save holds the process for the whole write (~1 s at 10K entries,
+   * ~12 s at 100K), and saves for good when it stops.
+   */
+  saveIndex(index: SearchIndex | null = this.state?.index ?? null, when: 'changed' | 'drifted' = 'changed'): void {
+    if (!index) return;
+    if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
+    try {
+      if (!this.ctx.ws.ensureLocal()) return;
+      index.save(SearchIndex.snapshotPath(this.ctx.ws.localDir));
+    } catch {
+      /* a snapshot that cannot be saved only costs speed next time */
+    }
+  }
+
+  /**
+   * For a long-lived process that is stopping: brings the index it holds up to date with the
+   * files and saves the snapshot, for the one-shot commands that come next. Nothing when it
+   * never loaded an index.
+   */
+  flushIndex(): void {
+    if (!this.state?.index) return;
+    this.load('', true, true, true);
+  }
+
+  /** Entries of a snapshot by MiniSearch document number, built once per snapshot and index version. */
+  sidTable(snap: CatalogSnapshot, index: SearchIndex): (StoredEntry | undefined)[] {
+    const t = this.bySid;
+    if (t && t.snap === snap && t.index === index && t.gen === index.generation) return t.table;
+    // Filled to its length first: assigning document numbers in any order to an empty array
+    // would give V8 a dictionary-backed array, several times slower to index per hit.
+    const table: (StoredEntry | undefined)[] = [];
+    for (let i = index.documentNumbers; i > 0; i--) table.push(undefined);
+    for (const se of snap.entries) {
+      const sid = index.sidOf(se.key);
+      if (sid !== undefined) table[sid] = se;
+    }
+    this.bySid = { snap, index, gen: index.generation, table };
+    return table;
+  }
+
+  /**
+   * Carries the document-number table from `prev` to `snap` after a watcher batch: the entries
+   * the batch touched get their new numbers; numbers of discarded documents keep a stale entry
+   * that no hit can name (MiniSearch never returns a discarded document).
+   */
+  private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
+    const t = this.bySid;
+    if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
+    for (const [key, se] of snap.touched) {
+      if (!se) continue;
+      const sid = index.sidOf(key);
+      if (sid === undefined) continue;
+      while (t.table.length <= sid) t.table.push(undefined);
+      t.table[sid] = se;
+    }
+    this.bySid = { snap, index, gen: index.generation, table: t.table };
+  }
+
+  /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
+  keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
+    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [se.key, se])) };
+    return this.byKey.map;
+  }
+}

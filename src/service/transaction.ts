@@ -1,0 +1,386 @@
+/**
+ * The write transaction: the one place that takes the write lock, journals, writes memory files
+ * and commits. Every write of every front end goes through `withWrite`:
+ *
+ *   refuse a detached HEAD or a rebase/merge/cherry-pick/bisect in progress → lock (in the git
+ *   dir) → finish or undo what a killed writer left → `fn(tx)` stages entries and files →
+ *   secret scan of every new or changed text field → validation of every staged entry → memory
+ *   paths only → journal (fsynced before any file is touched) → atomic file writes, in chunks
+ *   that a SIGINT/SIGTERM can stop → one git commit (HEAD and the user's index move together
+ *   under git's index.lock) → operation log → journal removed.
+ *
+ * A failure or an interruption before HEAD moved puts every touched file back as HEAD has it.
+ */
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.js';
+import { ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
+import type { MemoryEntry } from '../core/schema.js';
+import { writeFileAtomic } from '../store/fsutil.js';
+import type { GitRepo } from '../store/git.js';
+import { Journal, clearJournal, readJournal } from '../store/journal.js';
+import { appendLog } from '../store/local-log.js';
+import { ensureLocalDir, withLock } from '../store/lock.js';
+import { projectFiles } from '../store/entries.js';
+import { Workspace } from '../store/workspace.js';
+import { modules, type ServiceContext } from './context.js';
+
+/** Files written between two journal lines and two checks for a signal. */
+const CHUNK = 256;
+
+interface Staged {
+  /** New content, or null to remove the file. */
+  text: string | null;
+  entry?: MemoryEntry;
+  /** The file this entry was read from when it moves (another section): its old texts count as known. */
+  previous?: string;
+}
+
+export interface WriteOptions {
+  /** The project the commit message names (null: a write outside any one project). */
+  project: string;
+  agent: string;
+  /** What the audit log names as the operation of a refused secret. */
+  operation: string;
+}
+
+/** What `fn` stages inside a transaction. Nothing touches the disk until `fn` returns. */
+export class WriteTx {
+  readonly project: string;
+  readonly agent: string;
+  readonly now: Date;
+  readonly nowIso: string;
+  private readonly ctx: ServiceContext;
+  private readonly staged = new Map<string, Staged>();
+  private readonly changes: CommitChange[] = [];
+  private readonly logRecords: Record<string, unknown>[] = [];
+  private initialized: boolean | undefined;
+  private readonly signals: SignalTrap | null;
+
+  constructor(ctx: ServiceContext, opts: WriteOptions, signals: SignalTrap | null) {
+    this.ctx = ctx;
+    this.project = opts.project;
+    this.agent = opts.agent;
+    this.now = ctx.now();
+    this.nowIso = this.now.toISOString();
+    this.signals = signals;
+  }
+
+  /** Stages an entry of this transaction's project at its place; returns the absolute path. */
+  put(entry: MemoryEntry, opts: { from?: string } = {}): string {
+    this.ensureProject();
+    const abs = this.ctx.ws.entryPath(this.project, entry.section, entry.id);
+    if (opts.from && opts.from !== abs) this.remove(opts.from);
+    this.staged.set(abs, { text: serializeEntry(entry), entry, previous: opts.from && opts.from !== abs ? opts.from : undefined });
+    return abs;
+  }
+
+  /** Stages the removal of a memory file. */
+  remove(abs: string): void {
+    this.staged.set(abs, { text: null });
+  }
+
+  /** Stages a memory file that is not an entry (config.yaml, .gitattributes, ai-context). */
+  putFile(abs: string, text: string): void {
+    this.staged.set(abs, { text });
+  }
+
+  /** Creates the project's folder files with the first entry (once per transaction). */
+  ensureProject(): void {
+    if (this.initialized) return;
+    for (const f of projectFiles(this.ctx.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text);
+    this.initialized = true;
+  }
+
+  /**
+   * Records a change for the commit message (a `Memory-Id`/`Memory-Op` pair) and, unless `log`
+   * is false, a line of the operation log: `log` (default: time, op, id, project, agent) with
+   * the commit appended.
+   */
+  change(c: CommitChange, log: Record<string, unknown> | false = { time: this.nowIso, op: c.op, id: c.id, project: this.project, agent: this.agent }): void {
+    this.changes.push(c);
+    if (log) this.logRecords.push(log);
+  }
+
+  get staging(): number {
+    return this.staged.size;
+  }
+
+  /** Lets signals be handled (a long loop calls this now and then); throws when one came. */
+  async checkpoint(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    if (this.signals?.signal) throw new InterruptedError(this.signals.signal);
+  }
+
+  /** Scans, validates, journals, writes and commits what was staged; the commit or null. */
+  async finish(git: GitRepo | null, stateDir: string): Promise<string | null> {
+    if (this.staged.size === 0) return null;
+    await this.checkpoint();
+    await this.scanSecrets();
+    this.validate();
+    const ws = this.ctx.ws;
+    const files = [...this.staged.keys()];
+    for (const abs of files) ws.assertMemoryPath(abs);
+    const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit;
+    const useGit = autoCommit ? git : null;
+    if (autoCommit && !git) this.ctx.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
+    const journal = Journal.begin(stateDir, { root: ws.root, head: git ? await git.head() : null });
+    let moved = false;
+    try {
+      for (let i = 0; i < files.length; i += CHUNK) {
+        const chunk = files.slice(i, i + CHUNK);
+        journal.addPaths(chunk.map((f) => ws.rel(f)));
+        for (const abs of chunk) {
+          const s = this.staged.get(abs)!;
+          if (s.text === null) rmSync(abs, { force: true });
+          else writeFileAtomic(abs, s.text);
+        }
+        await this.checkpoint();
+      }
+      // Tell a running daemon right away (it would see the files through its watcher a little later).
+      if (this.ctx.onWrite) await this.ctx.onWrite(files).catch(() => undefined);
+      const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), this.agent, {
+        onIndexLock: (note) => journal.indexLock(note),
+        onCommitted: (commit) => {
+          moved = true;
+          journal.committed(commit);
+        },
+      });
+      committing?.catch(() => undefined); // awaited below; this only keeps it from being reported as unhandled meanwhile
+      try {
+        // (A no-op in the daemon: its watcher keeps its catalog.) Done while git runs.
+        this.ctx.catalog.noteWritten(files.map((f) => ws.rel(f)));
+      } catch {
+        /* a cache that cannot be updated only costs the next command a re-read */
+      }
+      const commit = (await committing) ?? null;
+      for (const r of this.logRecords) appendLog(ws, 'operations', { ...r, commit });
+      journal.end();
+      if (this.signals?.signal) this.ctx.warn(`${this.signals.signal} came after the commit was made: the write is complete`);
+      return commit;
+    } catch (err) {
+      journal.close();
+      if (!moved) await recoverWrite(this.ctx, git, stateDir).catch(() => undefined); // undo this write's files now
+      throw err;
+    }
+  }
+
+  /**
+   * Every text field of every staged entry that is new or changed (against the file it replaces)
+   * is scanned; a finding refuses the whole transaction (exit 1), naming file, field and rule,
+   * never the value, and goes to the audit log.
+   */
+  private async scanSecrets(): Promise<void> {
+    const { secretFields, findingMessage } = modules.secretRules();
+    const fields: { path: string; text: string }[] = [];
+    for (const [abs, s] of this.staged) {
+      if (!s.entry) continue;
+      const known = new Set<string>();
+      for (const old of [abs, s.previous]) {
+        if (!old || !existsSync(old)) continue;
+        try {
+          for (const f of secretFields(JSON.parse(readFileSync(old, 'utf8')))) known.add(`${f.path}\u0000${f.text}`);
+        } catch {
+          /* unreadable old version: scan everything */
+        }
+      }
+      const rel = this.ctx.ws.rel(abs);
+      for (const f of secretFields(s.entry)) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });
+    }
+    if (!fields.length) return;
+    const findings = await modules.secretScan().scanFields(fields);
+    if (!findings.length) return;
+    for (const f of findings) {
+      appendLog(this.ctx.ws, 'audit', { time: this.nowIso, event: 'secret_rejected', operation: this.changes[0]?.op ?? 'write', project: this.project, agent: this.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
+    }
+    throw new ValidationError(findings.map((f) => ({ path: f.path, message: findingMessage(f) })), 'write');
+  }
+
+  /** Every staged entry is a valid stored entry. */
+  private validate(): void {
+    const problems: Problem[] = [];
+    for (const [abs, s] of this.staged) {
+      if (!s.entry) continue;
+      const r = modules.validation().validateStoredEntry(s.entry);
+      if (!r.ok) problems.push(...r.errors.map((p) => ({ ...p, path: `${this.ctx.ws.rel(abs)}: ${p.path}` })));
+    }
+    if (problems.length) throw new ValidationError(problems, 'write');
+  }
+}
+
+/** Where the lock and the journal live: git's own folder, or `.bass-agents/state/` outside git. */
+function stateDirOf(ctx: ServiceContext, git: GitRepo | null): string {
+  return git ? git.stateDir : join(ensureLocalDir(ctx.ws), 'state');
+}
+
+/**
+ * Runs `fn` as one write: see the module comment. Returns what `fn` returned and the commit
+ * (null when nothing changed, or outside git).
+ */
+export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: (tx: WriteTx) => Promise<T> | T): Promise<{ value: T; commit: string | null }> {
+  const git = await ctx.git();
+  if (git && !ctx.allowDetached) {
+    const why = git.writeBlocker();
+    if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
+  }
+  const stateDir = stateDirOf(ctx, git);
+  return withLock(
+    ctx.ws,
+    'write',
+    async () => {
+      await recoverWrite(ctx, git, stateDir);
+      const signals = ctx.longLived ? null : trapSignals();
+      try {
+        const tx = new WriteTx(ctx, opts, signals);
+        const value = await fn(tx);
+        const commit = await tx.finish(git, stateDir);
+        return { value, commit };
+      } finally {
+        signals?.release();
+      }
+    },
+    ctx.env,
+    stateDir,
+  );
+}
+
+interface SignalTrap {
+  signal: 'SIGINT' | 'SIGTERM' | null;
+  release(): void;
+}
+
+/**
+ * While a write holds the lock, SIGINT and SIGTERM only set a flag that the write checks between
+ * chunks (then it puts its files back and exits 130/143). A second signal exits at once: the
+ * journal lets the next writer finish the cleanup.
+ */
+function trapSignals(): SignalTrap {
+  const trap: SignalTrap = {
+    signal: null,
+    release: () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
+  const on = (sig: 'SIGINT' | 'SIGTERM') => (): void => {
+    if (trap.signal) process.exit(sig === 'SIGINT' ? 130 : 143);
+    trap.signal = sig;
+  };
+  const onInt = on('SIGINT');
+  const onTerm = on('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return trap;
+}
+
+/** The blob id git gives these bytes (no filters: memory files are written as committed). */
+function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
+  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
+}
+
+/**
+ * Finishes or undoes what a killed writer left (its journal is still there), in one pass of
+ * three git processes whatever its size: a journaled file whose bytes are HEAD's was committed
+ * and is kept; any other is put back as HEAD has it, or removed when HEAD has none. The user's
+ * index is pointed at HEAD for those paths, git's index lock is removed if the dead writer held
+ * it, and private refs, marks and temp files are swept. A journal without this repository's
+ * token, or naming anything but memory paths, is never acted on.
+ */
+export async function recoverWrite(ctx: ServiceContext, git: GitRepo | null, stateDir: string): Promise<{ kept: number; undone: number; ignored: number } | null> {
+  const found = readJournal(stateDir);
+  if (found === null) return null;
+  const time = ctx.now().toISOString();
+  if ('untrusted' in found) {
+    const aside = join(stateDir, `journal.untrusted-${Date.now()}`);
+    try {
+      renameSync(join(stateDir, 'journal'), aside);
+    } catch {
+      clearJournal(stateDir);
+    }
+    ctx.warn(`ignored a write journal that this repository did not write (${found.untrusted}); it was moved to ${aside}`);
+    appendLog(ctx.ws, 'events', { time, level: 'warn', event: 'journal_untrusted', reason: found.untrusted });
+    return { kept: 0, undone: 0, ignored: 0 };
+  }
+  const st = found.state;
+  if (!git) {
+    clearJournal(stateDir);
+    return { kept: 0, undone: 0, ignored: 0 };
+  }
+  // The dead writer's workspace (normally this one) decides what its memory paths are.
+  let ws = ctx.ws;
+  if (st.root && st.root !== ws.root) {
+    try {
+      ws = new Workspace(st.root);
+    } catch {
+      ws = ctx.ws;
+    }
+  }
+  const paths: { abs: string; repo: string }[] = [];
+  let ignored = 0;
+  for (const rel of new Set(st.paths)) {
+    try {
+      if (rel.startsWith('/') || rel.split('/').includes('..')) throw new Error('not relative');
+      const abs = ws.assertMemoryPath(join(ws.root, rel));
+      const repo = git.repoPath(abs);
+      if (repo.startsWith('..')) throw new Error('outside the repository');
+      paths.push({ abs, repo });
+    } catch {
+      ignored++;
+    }
+  }
+  // A writer killed while holding git's index lock: that lock file is still ours (same inode).
+  if (st.indexLock) {
+    const lock = join(git.gitDir, 'index.lock');
+    const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
+    if (ino !== undefined && st.indexLock.inodes.includes(ino)) rmSync(lock, { force: true });
+  }
+  let kept = 0;
+  let undone = 0;
+  if (paths.length) {
+    const { head, blobs } = await git.blobsAt('HEAD', paths.map((p) => p.repo));
+    const algo = head && head.length === 64 ? 'sha256' : 'sha1';
+    const restore: { abs: string; blob: string | null }[] = [];
+    for (const p of paths) {
+      let work: Buffer | null = null;
+      try {
+        work = readFileSync(p.abs);
+      } catch {
+        work = null;
+      }
+      const at = blobs.get(p.repo) ?? null;
+      if ((work === null && at === null) || (work !== null && at !== null && blobId(work, algo) === at)) kept++;
+      else {
+        undone++;
+        restore.push({ abs: p.abs, blob: at });
+      }
+    }
+    const contents = await git.readBlobs(restore.flatMap((r) => (r.blob ? [r.blob] : [])));
+    for (const r of restore) {
+      const data = r.blob ? contents.get(r.blob) : undefined;
+      if (data) writeFileAtomic(r.abs, data);
+      else rmSync(r.abs, { force: true });
+    }
+    await git.setIndexEntries(paths.map((p) => ({ path: p.repo, blob: blobs.get(p.repo) ?? null })));
+    sweepTempFiles(new Set(paths.map((p) => dirname(p.abs))));
+  }
+  await git.sweepLeftovers();
+  if (kept + undone + ignored) {
+    appendLog(ctx.ws, 'events', { time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit });
+  }
+  clearJournal(stateDir);
+  return { kept, undone, ignored };
+}
+
+/** Removes our temp files (`.<hex>.tmp`) that a killed writer left in these folders. */
+function sweepTempFiles(dirs: Set<string>): void {
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const n of names) if (/^\.[0-9a-f]{12}\.tmp$/.test(n)) rmSync(join(dir, n), { force: true });
+  }
+}
