@@ -6,12 +6,15 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem, type ErrorCode } from '../core/errors.js';
 import { MemoryService } from '../service/memory-service.js';
+import { hasPendingJournal } from '../service/transaction.js';
+import { findRoot } from '../store/workspace.js';
 
 export interface GlobalArgs {
   json?: boolean;
   root?: string;
   project?: string;
   agent?: string;
+  allowDetached?: boolean;
 }
 
 /** What a positional `-` (stdin or stdout) becomes on the way through yargs (see normalizeArgv). */
@@ -43,8 +46,21 @@ export function service(args: GlobalArgs): MemoryService {
     const { daemonPaths, request } = await import('../daemon/client.js');
     await request(daemonPaths(svc.ws.localDir), 'notify', { files }, 1000);
   };
-  svc = new MemoryService({ root: args.root, agent: args.agent, onWrite }, warn);
+  svc = new MemoryService({ root: args.root, agent: args.agent, onWrite, ...(args.allowDetached ? { allowDetached: true } : {}) }, warn);
   return svc;
+}
+
+/** Recovers a killed writer's journal before a command runs, when there is one (see main.ts). */
+export async function recoverIfPending(args: GlobalArgs): Promise<void> {
+  let root: string;
+  try {
+    root = findRoot(process.cwd(), args.root, process.env);
+  } catch {
+    return; // the command itself reports a bad --root
+  }
+  if (!hasPendingJournal(root)) return;
+  const r = await service(args).recoverJournal();
+  if (r && r.undone) warn(`a write that was cut off left ${r.undone} file(s) behind; they were put back as the last commit has them`);
 }
 
 /**
@@ -68,7 +84,8 @@ export async function viaDaemon<T>(svc: MemoryService, method: string, params: u
  * A caller with its own lock timeout writes directly (the daemon would apply its own).
  */
 export async function writeViaDaemon<T>(svc: MemoryService, method: 'create' | 'apply' | 'applyResult', input: unknown, project: string | undefined): Promise<T | undefined> {
-  if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS) return undefined;
+  // A caller with its own lock timeout or its own leave to write on a detached HEAD writes directly.
+  if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS || svc.ctx.allowDetached) return undefined;
   const { daemonPaths, requestWrite } = await import('../daemon/client.js');
   const params = { input, project, agent: svc.explicitAgent ?? null, clock: svc.env.BASS_AGENTS_NOW || null };
   // Long enough for the daemon to wait for the workspace lock (30 s) and commit.

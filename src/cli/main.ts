@@ -14,7 +14,7 @@ import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
-import { STDIO_ARG, type GlobalArgs, reportError } from './io.js';
+import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -27,8 +27,17 @@ function dropHelpCache(y: Argv<GlobalArgs>): void {
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
+/** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
+const NO_RECOVERY = new Set(['merge-driver', 'completion']);
+
 function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   dropHelpCache(y);
+  // A writer killed part way left a journal: finish or undo its work before this command reads
+  // or writes anything (a few stats when there is none).
+  y.middleware(async (argv) => {
+    if (NO_RECOVERY.has(String(argv._[1] ?? ''))) return;
+    await recoverIfPending(argv as GlobalArgs);
+  });
   let m = registerWrite(y);
   m = registerRead(m);
   m = registerContext(m);
@@ -50,6 +59,11 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .option('root', { type: 'string', describe: 'workspace root (default: nearest folder with .git or ai-memory/; env BASS_AGENTS_ROOT)', global: true })
     .option('project', { alias: 'p', type: 'string', describe: 'project (env BASS_AGENTS_PROJECT)', global: true })
     .option('agent', { type: 'string', describe: 'writer name stored in created_by (env BASS_AGENTS_AGENT)', global: true })
+    .option('allow-detached', {
+      type: 'boolean',
+      describe: 'write memory on a detached HEAD or during a rebase, merge, cherry-pick or bisect (refused by default; env BASS_AGENTS_ALLOW_DETACHED=1)',
+      global: true,
+    })
     .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>))
     .demandCommand(1, 'name a command (bass-agents memory --help)')
     .strict()

@@ -32,7 +32,7 @@ import * as repo from './ops/repo.js';
 import * as sessions from './ops/sessions.js';
 import * as statistics from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
-import { recoverWrite } from './transaction.js';
+import { recoverPending } from './transaction.js';
 
 export type { ServiceOptions, WarningSink } from './context.js';
 export type { AppliedUpdate, ApplyResult } from './ops/apply.js';
@@ -103,11 +103,12 @@ export class MemoryService {
     return this.ctx.decayConfig(project);
   }
 
-  /** Finishes or undoes what a killed writer left behind (every write does this first). */
-  async recoverJournal(): Promise<{ kept: number; undone: number; ignored: number } | null> {
-    const git = await this.ctx.git();
-    const { ensureLocalDir } = await import('../store/lock.js');
-    return recoverWrite(this.ctx, git, git ? git.stateDir : `${ensureLocalDir(this.ctx.ws)}/state`);
+  /**
+   * Finishes or undoes what a killed writer left behind, when no writer holds the lock (every
+   * write does this first; the CLI does it before any command when a journal is there).
+   */
+  recoverJournal(): Promise<{ kept: number; undone: number; ignored: number } | null> {
+    return recoverPending(this.ctx);
   }
 
   // ---------------------------------------------------------------- writes (each one transaction)

@@ -15,10 +15,10 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync } f
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.js';
-import { ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
+import { BusyError, ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
-import type { GitRepo } from '../store/git.js';
+import { findGitDir, type GitRepo } from '../store/git.js';
 import { Journal, clearJournal, readJournal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
@@ -240,9 +240,33 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
         signals?.release();
       }
     },
-    ctx.env,
-    stateDir,
+    { env: ctx.env, dir: stateDir },
   );
+}
+
+/**
+ * Whether a writer left a journal here, found with a few stats and no git process (every CLI
+ * command asks before it runs, so a read after a kill does not show the dead writer's files).
+ */
+export function hasPendingJournal(root: string): boolean {
+  const gitDir = findGitDir(root);
+  return (gitDir !== null && existsSync(join(gitDir, 'bass-agents', 'journal'))) || existsSync(join(root, '.bass-agents', 'state', 'journal'));
+}
+
+/**
+ * Recovers a journal left by a killed writer, if the write lock is free right now (a writer that
+ * holds it is alive and finishes or recovers its own work). Returns null when there was nothing
+ * to do or the lock was busy.
+ */
+export async function recoverPending(ctx: ServiceContext): Promise<{ kept: number; undone: number; ignored: number } | null> {
+  const git = await ctx.git();
+  const stateDir = stateDirOf(ctx, git);
+  try {
+    return await withLock(ctx.ws, 'write', () => recoverWrite(ctx, git, stateDir), { env: ctx.env, dir: stateDir, timeoutMs: 0 });
+  } catch (err) {
+    if (err instanceof BusyError) return null;
+    throw err;
+  }
 }
 
 interface SignalTrap {

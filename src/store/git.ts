@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { parseCommitTrailers } from '../core/entry.js';
 import { BusyError, GitError } from '../core/errors.js';
@@ -52,6 +52,26 @@ export interface CommitHooks {
 
 /** How long a memory commit waits for another git process to release the index lock. */
 const INDEX_LOCK_WAIT_MS = 10_000;
+
+/**
+ * The git dir of the repository holding `start`, found with the file system alone (no git
+ * process): the nearest `.git` folder up, or the folder a `.git` file (worktree, submodule)
+ * names. Null outside git.
+ */
+export function findGitDir(start: string): string | null {
+  for (let dir = start; ; ) {
+    const dotGit = join(dir, '.git');
+    const st = statSync(dotGit, { throwIfNoEntry: false });
+    if (st?.isDirectory()) return dotGit;
+    if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      return m ? resolve(dir, m[1]!.trim()) : null;
+    }
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
+}
 
 export interface HistoryVersion {
   commit: string;

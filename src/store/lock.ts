@@ -38,10 +38,11 @@ function lockTimeout(env: NodeJS.ProcessEnv): number {
  * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
  * `.bass-agents/locks/`.
  */
-export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, env: NodeJS.ProcessEnv = process.env, dir?: string): Promise<T> {
+export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, opts: { env?: NodeJS.ProcessEnv; dir?: string; timeoutMs?: number } = {}): Promise<T> {
+  const dir = opts.dir;
   if (dir) mkdirSync(dir, { recursive: true });
   else ensureLocalDir(ws);
-  const timeout = lockTimeout(env);
+  const timeout = opts.timeoutMs ?? lockTimeout(opts.env ?? process.env);
   const lockfilePath = join(dir ?? join(ws.localDir, 'locks'), `${name}.lock`);
   const started = Date.now();
   let release: (() => Promise<void>) | undefined;

@@ -61,9 +61,9 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'sync',
       'pull (memory entries merge field by field), re-validate what arrived, push',
-      (c) => c.option('remote', { type: 'string', describe: 'default origin' }).option('branch', { type: 'string', describe: 'default the current branch' }).option('no-push', { type: 'boolean' }),
+      (c) => c.option('remote', { type: 'string', describe: 'default origin' }).option('branch', { type: 'string', describe: 'default the current branch' }).option('push', { type: 'boolean', describe: 'push after pulling (default); --no-push only pulls' }),
       async (a: A) => {
-        const r = await service(a).sync({ remote: a.remote as string | undefined, branch: a.branch as string | undefined, push: a['no-push'] ? false : undefined });
+        const r = await service(a).sync({ remote: a.remote as string | undefined, branch: a.branch as string | undefined, push: a.push === false ? false : undefined });
         if (a.json) printJson(r);
         else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
         for (const b of r.bad) for (const p of b.problems) process.stderr.write(`warning: ${p.path}: ${p.message}\n`);

@@ -1,0 +1,193 @@
+// "Never lose a byte": the user's merge, their files and every memory entry survive races,
+// kills, checkouts and hostile repositories. Each test here failed before the write transaction.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MemoryService } from '../../dist/index.js';
+import { cleanGitEnv, cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
+
+const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
+
+function memoryFiles(dir: string): string[] {
+  const root = join(dir, 'ai-memory');
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.json')) out.push(join(d, e.name).slice(dir.length + 1));
+    }
+  };
+  if (existsSync(root)) walk(root);
+  return out.sort();
+}
+
+describe('never lose a byte', () => {
+  it('sync refuses while the user is in the middle of a merge, and leaves the resolution and the WIP alone', () => {
+    const dir = gitdir({ 'a.txt': 'base\n', 'b.txt': 'base\n' });
+    cli(dir, ['init', 'demo'], { env });
+    git(dir, 'checkout', '-q', '-b', 'side');
+    writeFileSync(join(dir, 'a.txt'), 'side\n');
+    git(dir, 'commit', '-qam', 'side');
+    git(dir, 'checkout', '-q', 'main');
+    writeFileSync(join(dir, 'a.txt'), 'main\n');
+    git(dir, 'commit', '-qam', 'main');
+    try {
+      git(dir, 'merge', 'side');
+    } catch {
+      /* the conflict the user is resolving */
+    }
+    writeFileSync(join(dir, 'a.txt'), 'resolved by hand\n');
+    git(dir, 'add', 'a.txt');
+    writeFileSync(join(dir, 'b.txt'), 'work in progress\n');
+    const r = cli(dir, ['sync', '--no-push'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/refusing to sync: a merge is in progress/);
+    expect(existsSync(join(dir, '.git', 'MERGE_HEAD'))).toBe(true);
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('resolved by hand\n');
+    expect(readFileSync(join(dir, 'b.txt'), 'utf8')).toBe('work in progress\n');
+    expect(git(dir, 'diff', '--cached', '--name-only').trim()).toBe('a.txt');
+    // A memory write is refused too (its commit would go into the merge).
+    const w = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env });
+    expect(w.code).toBe(1);
+    expect(w.stderr).toMatch(/refusing to write memory: a merge is in progress/);
+  });
+
+  it('a journal shipped by a cloned repository is never acted on', () => {
+    const origin = gitdir({ 'src/app.ts': 'export const app = 1;\n' });
+    // The old journal place, committed by a hostile repository, naming the user's files.
+    mkdirSync(join(origin, '.bass-agents', 'state'), { recursive: true });
+    writeFileSync(join(origin, '.bass-agents', 'state', 'write-journal.json'), JSON.stringify([join('..', 'src', 'app.ts'), '.env', 'src/app.ts']));
+    git(origin, 'add', '-f', '.bass-agents/state/write-journal.json');
+    git(origin, 'commit', '-qm', 'ship a journal');
+    const clone = testdir();
+    git(clone, 'clone', '-q', origin, 'c');
+    const dir = join(clone, 'c');
+    git(dir, 'config', 'user.name', 'Cloner');
+    git(dir, 'config', 'user.email', 'c@example.com');
+    writeFileSync(join(dir, '.env'), 'SECRET_OF_THE_CLONER=1\n');
+    writeFileSync(join(dir, 'src', 'app.ts'), 'export const app = 2; // my edit\n');
+    // A forged journal in the new place, without this repository's token.
+    mkdirSync(join(dir, '.git', 'bass-agents'), { recursive: true });
+    writeFileSync(join(dir, '.git', 'bass-agents', 'journal'), `${JSON.stringify({ v: 2, token: 'f'.repeat(32), pid: 1, root: dir, head: null })}\n${JSON.stringify({ paths: ['src/app.ts', '.env', 'ai-memory/../src/app.ts'] })}\n`);
+    const r = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env });
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, '.env'), 'utf8')).toBe('SECRET_OF_THE_CLONER=1\n');
+    expect(readFileSync(join(dir, 'src', 'app.ts'), 'utf8')).toBe('export const app = 2; // my edit\n');
+    expect(r.stderr).toMatch(/ignored a write journal that this repository did not write/);
+    expect(existsSync(join(dir, '.git', 'bass-agents', 'journal'))).toBe(false);
+  });
+
+  it('a journal of our own that names anything but memory paths touches only the memory paths', async () => {
+    const dir = gitdir({ 'src/app.ts': 'export const app = 1;\n' });
+    const svc = new MemoryService({ cwd: dir, agent: 'tester', env: { HOME: dir } });
+    const created = await svc.create(entry(), { project: 'demo' });
+    const file = join(dir, 'ai-memory', 'demo', 'decisions', `${created.entry.id}.json`);
+    const committed = readFileSync(file, 'utf8');
+    writeFileSync(file, '{"torn": ');
+    writeFileSync(join(dir, 'src', 'app.ts'), 'export const app = 2;\n');
+    const token = readFileSync(join(dir, '.git', 'bass-agents', 'token'), 'utf8').trim();
+    writeFileSync(
+      join(dir, '.git', 'bass-agents', 'journal'),
+      `${JSON.stringify({ v: 2, token, pid: 1, root: dir, head: null })}\n${JSON.stringify({ paths: ['src/app.ts', '../outside.txt', `ai-memory/demo/decisions/${created.entry.id}.json`] })}\n`,
+    );
+    const r = await svc.recoverJournal();
+    expect(r).toEqual({ kept: 0, undone: 1, ignored: 2 });
+    expect(readFileSync(file, 'utf8')).toBe(committed);
+    expect(readFileSync(join(dir, 'src', 'app.ts'), 'utf8')).toBe('export const app = 2;\n');
+  });
+
+  it('user commits racing memory writes never delete an entry', async () => {
+    const dir = gitdir({ 'user.txt': '0\n' });
+    const svc = new MemoryService({ cwd: dir, agent: 'tester', env: { HOME: dir } });
+    await svc.init('demo');
+    // The user commits every 50 ms while memory is written (their git add/commit may find the
+    // index locked, as with any concurrent git command: they just try again).
+    const user = spawn(
+      'bash',
+      ['-c', 'i=0; while [ ! -f stop ]; do i=$((i+1)); echo $i >> user.txt; git add user.txt 2>/dev/null && git commit -qm "user $i" 2>/dev/null; sleep 0.05; done'],
+      { cwd: dir, env: cleanGitEnv(dir), stdio: 'ignore' },
+    );
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 60; i++) {
+        const r = await svc.create(entry({ subject: `race.${i}`, summary: `Race entry number ${i}.` }), { project: 'demo' });
+        ids.push(r.entry.id);
+      }
+    } finally {
+      writeFileSync(join(dir, 'stop'), '');
+      await new Promise((r) => user.on('close', r));
+    }
+    const userCommits = Number(git(dir, 'rev-list', '--count', '--grep=^user ', 'HEAD').trim());
+    expect(userCommits).toBeGreaterThan(3);
+    const tree = git(dir, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo/decisions').trim().split('\n');
+    for (const id of ids) expect(tree).toContain(`ai-memory/demo/decisions/${id}.json`);
+    expect(git(dir, 'log', '--diff-filter=D', '--name-only', '--format=', '--', 'ai-memory').trim()).toBe('');
+    expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
+  });
+
+  it('refuses to write on a detached HEAD or during a rebase unless allowed', () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo'], { env });
+    git(dir, 'checkout', '-q', '--detach');
+    const head = git(dir, 'rev-parse', 'HEAD').trim();
+    const input = writeJson(testdir(), 'e.json', entry());
+    const r = cli(dir, ['create', 'demo', '--file', input], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/refusing to write memory: HEAD is detached/);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(memoryFiles(dir)).toEqual([]);
+    const ok = cli(dir, ['create', 'demo', '--file', input, '--allow-detached'], { env });
+    expect(ok.code).toBe(0);
+    git(dir, 'checkout', '-q', 'main');
+    writeFileSync(join(dir, 'x.txt'), 'x\n');
+    git(dir, 'add', 'x.txt');
+    git(dir, 'commit', '-qm', 'x');
+    execRebaseStoppedAtEdit(dir);
+    const during = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'f.json', entry({ summary: 'Another one.' }))], { env });
+    expect(during.code).toBe(1);
+    expect(during.stderr).toMatch(/a rebase is in progress/);
+  });
+
+  it('an entry cannot be superseded by an inactive one, nor in a cycle', () => {
+    const dir = gitdir();
+    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ summary: 'First.' }))], { env }).stdout.trim();
+    const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Second.' }))], { env }).stdout.trim();
+    const c = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'c.json', entry({ summary: 'Third.' }))], { env }).stdout.trim();
+    expect(cli(dir, ['deprecate', c], { env }).code).toBe(0);
+    const byDeprecated = cli(dir, ['supersede', a, '--by', c], { env });
+    expect(byDeprecated.code).toBe(1);
+    expect(byDeprecated.stderr).toMatch(/is deprecated: an entry can only be superseded by a live one/);
+    expect(cli(dir, ['supersede', a, '--by', b], { env }).code).toBe(0);
+    const back = cli(dir, ['supersede', b, '--by', a], { env });
+    expect(back.code).toBe(1);
+    expect(back.stderr).toMatch(/superseded: an entry can only be superseded by a live one|would make a cycle/);
+  });
+
+  it('refuses a .bass-agents symlink, leaves nothing in a folder that is not a workspace, refuses a huge query', () => {
+    const dir = gitdir();
+    const elsewhere = testdir();
+    symlinkSync(elsewhere, join(dir, '.bass-agents'));
+    const r = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/\.bass-agents is a symlink/);
+    expect(readdirSync(elsewhere)).toEqual([]);
+
+    const plain = testdir();
+    const list = cli(plain, ['list', '--json'], { env });
+    expect(list.code).toBe(0);
+    expect(readdirSync(plain)).toEqual([]);
+
+    const ws = gitdir();
+    cli(ws, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env });
+    const q = cli(ws, ['query', 'x'.repeat(100_000)], { env });
+    expect(q.code).toBe(2);
+    expect(q.stderr).toMatch(/query text is 100000 characters; at most 4096/);
+    expect(q.stderr).not.toMatch(/internal error|\n\s+at /);
+  });
+});
+
+function execRebaseStoppedAtEdit(dir: string): void {
+  const e = { ...cleanGitEnv(dir), GIT_SEQUENCE_EDITOR: "sed -i 's/^pick/edit/'" };
+  execFileSync('git', ['rebase', '-i', 'HEAD~1'], { cwd: dir, env: e, stdio: 'ignore' });
+}
