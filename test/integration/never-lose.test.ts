@@ -191,3 +191,38 @@ function execRebaseStoppedAtEdit(dir: string): void {
   const e = { ...cleanGitEnv(dir), GIT_SEQUENCE_EDITOR: "sed -i 's/^pick/edit/'" };
   execFileSync('git', ['rebase', '-i', 'HEAD~1'], { cwd: dir, env: e, stdio: 'ignore' });
 }
+
+describe('signals during a large write', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`${signal} stops an apply at a clean point: nothing of it is kept, exit ${code}`, async () => {
+      const dir = gitdir();
+      cli(dir, ['init', 'demo'], { env });
+      const head = git(dir, 'rev-parse', 'HEAD').trim();
+      const updates = Array.from({ length: 3000 }, (_, i) => ({ operation: 'create', entry: entry({ subject: `bulk.${i}`, summary: `Bulk entry ${i}.` }) }));
+      const input = writeJson(testdir(), 'bulk.json', updates);
+      const { BIN } = await import('../helpers/repo.js');
+      const child = spawn(process.execPath, [BIN, 'memory', 'apply', 'demo', '--file', input], { cwd: dir, env: { ...cleanGitEnv(dir), ...env } });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const closed = new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+      // Signal once the write phase has begun (its journal is there).
+      const journal = join(dir, '.git', 'bass-agents', 'journal');
+      let exited = false;
+      void closed.then(() => (exited = true));
+      while (!existsSync(journal) && !exited) await new Promise((r) => setTimeout(r, 5));
+      child.kill(signal);
+      const exit = await closed;
+      if (exit === code) {
+        expect(stderr).toMatch(new RegExp(`interrupted by ${signal}`));
+        expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(head);
+        expect(memoryFiles(dir)).toEqual([]);
+      } else {
+        // The write had finished its files before the signal landed: it is whole, and committed.
+        expect(exit).toBe(0);
+        expect(memoryFiles(dir)).toHaveLength(3000);
+      }
+      expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
+      expect(existsSync(journal)).toBe(false);
+    });
+  }
+});

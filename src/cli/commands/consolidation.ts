@@ -36,9 +36,14 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           minConfidence: a['min-confidence'] as number | undefined,
           source: a.file ? fileArg(a.file) : 'text',
         });
+        // A candidate refused (a secret in it, an invalid field) is a rejected write: exit 1, like apply.
+        process.exitCode = r.extractions.some((x) => x.skipped?.length) ? 1 : 0;
         if (a.json) return printJson(r);
         if (!r.extractions.length) return out('no candidate memories found');
-        out(table(r.extractions.map((x) => [x.type, x.confidence.toFixed(2), x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : r.dry_run ? '(dry run)' : 'skipped', clip(x.summary, 80)]), ['PATTERN', 'CONF', 'STORED', 'SUMMARY']));
+        out(table(r.extractions.map((x) => [x.type, x.confidence.toFixed(2), x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped', clip(x.summary, 80)]), ['PATTERN', 'CONF', 'STORED', 'SUMMARY']));
+        r.extractions.forEach((x, i) => {
+          for (const p of x.skipped ?? []) process.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
+        });
         out(`${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
       },
     )
