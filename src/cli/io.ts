@@ -4,7 +4,9 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem, type ErrorCode } from '../core/errors.js';
+import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
+import { checkDepth } from '../core/limits.js';
+import type { Methods, Request, WriteMethod } from '../daemon/protocol.js';
 import { MemoryService } from '../service/memory-service.js';
 import { hasPendingJournal } from '../service/transaction.js';
 import { findRoot } from '../store/workspace.js';
@@ -68,12 +70,12 @@ export async function recoverIfPending(args: GlobalArgs): Promise<void> {
  * takes the direct path. An error the daemon reports (bad filter, unknown project) is thrown
  * exactly as the direct path would throw it.
  */
-export async function viaDaemon<T>(svc: MemoryService, method: string, params: unknown): Promise<T | undefined> {
+export async function viaDaemon<M extends 'query' | 'prepareTask'>(svc: MemoryService, method: M, params: Request<M>['params']): Promise<Methods[M]['result'] | undefined> {
   if (svc.env.BASS_AGENTS_NO_DAEMON) return undefined;
   const { daemonPaths, request } = await import('../daemon/client.js');
-  const r = await request<T>(daemonPaths(svc.ws.localDir), method, { ...(params as object), clock: svc.env.BASS_AGENTS_NOW || null });
+  const r = await request(daemonPaths(svc.ws.localDir), method, { ...params, clock: svc.env.BASS_AGENTS_NOW || null });
   if (!r) return undefined;
-  if ('error' in r) throw new MemoryError(r.error.code as ErrorCode, r.error.message, r.error.exitCode, r.error.problems);
+  if ('error' in r) throw r.error;
   return r.result;
 }
 
@@ -83,47 +85,99 @@ export async function viaDaemon<T>(svc: MemoryService, method: string, params: u
  * directly. The project and the agent are resolved here, as the direct path would resolve them.
  * A caller with its own lock timeout writes directly (the daemon would apply its own).
  */
-export async function writeViaDaemon<T>(svc: MemoryService, method: 'create' | 'apply' | 'applyResult', input: unknown, project: string | undefined): Promise<T | undefined> {
+export async function writeViaDaemon<M extends WriteMethod>(svc: MemoryService, method: M, input: unknown, project: string | undefined): Promise<Methods[M]['result']['value'] | undefined> {
   // A caller with its own lock timeout or its own leave to write on a detached HEAD writes directly.
   if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS || svc.ctx.allowDetached) return undefined;
   const { daemonPaths, requestWrite } = await import('../daemon/client.js');
   const params = { input, project, agent: svc.explicitAgent ?? null, clock: svc.env.BASS_AGENTS_NOW || null };
   // Long enough for the daemon to wait for the workspace lock (30 s) and commit.
-  const r = await requestWrite<{ value: T; warnings: string[] }>(daemonPaths(svc.ws.localDir), method, params, 120_000);
+  const r = await requestWrite(daemonPaths(svc.ws.localDir), method, params, 120_000);
   if (!r) return undefined;
   if ('lost' in r) {
     throw new MemoryError('E_INTERNAL', 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying', 1);
   }
-  if ('error' in r) throw new MemoryError(r.error.code as ErrorCode, r.error.message, r.error.exitCode, r.error.problems);
+  if ('error' in r) throw r.error;
   for (const w of r.result.warnings) warn(w);
-  return r.result.value;
+  return r.result.value as Methods[M]['result']['value'];
+}
+
+/** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
+export const MAX_INPUT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a file (or `-` for stdin) as UTF-8 text; bytes that are not valid UTF-8 are refused with
+ * their offset (never silently replaced), and so is input over MAX_INPUT_BYTES.
+ */
+export function readTextInput(file: string, option = '--file'): { text: string; source: string } {
+  let buf: Buffer;
+  let source: string;
+  if (file === '-') {
+    source = 'stdin';
+    try {
+      buf = readFileSync(0);
+    } catch {
+      buf = Buffer.alloc(0);
+    }
+  } else {
+    const abs = resolve(file);
+    if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
+    const st = statSync(abs);
+    if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
+    if (st.size > MAX_INPUT_BYTES) throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (${option})` }], 'input');
+    source = file;
+    buf = readFileSync(abs);
+  }
+  if (buf.length > MAX_INPUT_BYTES) throw new ValidationError([{ path: source, message: `is ${buf.length} bytes; at most ${MAX_INPUT_BYTES} are read` }], 'input');
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf), source };
+  } catch {
+    const at = firstInvalidUtf8(buf);
+    throw new ValidationError([{ path: source, message: `is not valid UTF-8 (at byte ${at}); save it as UTF-8` }], 'input');
+  }
+}
+
+/** The offset of the first byte that breaks UTF-8. */
+function firstInvalidUtf8(buf: Buffer): number {
+  const d = new TextDecoder('utf-8', { fatal: true });
+  let lo = 0;
+  let hi = buf.length;
+  // The longest valid prefix, by halving (a decoder has no offset of its own).
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    try {
+      d.decode(buf.subarray(0, mid));
+      lo = mid;
+    } catch {
+      // A prefix may end inside a valid multi-byte character: allow up to 3 bytes of slack.
+      let ok = false;
+      for (let k = 1; k <= 3 && mid + k <= buf.length && !ok; k++) {
+        try {
+          d.decode(buf.subarray(0, mid + k));
+          ok = true;
+        } catch {
+          /* still broken */
+        }
+      }
+      if (ok) lo = mid;
+      else hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 /** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
 export function readJsonInput(file: string | undefined, option = '--file'): unknown {
   if (file === undefined || file === '') throw new UsageError(`${option} is required (a JSON file, or - for stdin)`);
-  let text: string;
-  let source: string;
-  if (file === '-') {
-    source = 'stdin';
-    try {
-      text = readFileSync(0, 'utf8');
-    } catch {
-      text = '';
-    }
-  } else {
-    const abs = resolve(file);
-    if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
-    if (statSync(abs).isDirectory()) throw new UsageError(`input file ${file} is a directory`);
-    source = file;
-    text = readFileSync(abs, 'utf8');
-  }
+  const { text, source } = readTextInput(file, option);
   if (!text.trim()) throw new ValidationError([{ path: source, message: 'is empty (expected JSON)' }], 'input');
+  let doc: unknown;
   try {
-    return JSON.parse(text);
+    doc = JSON.parse(text);
   } catch (err) {
     throw new ValidationError([{ path: source, message: `is not valid JSON (${(err as Error).message})` }], 'input');
   }
+  checkDepth(doc, source);
+  return doc;
 }
 
 /** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */

@@ -5,6 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { MemoryError } from '../core/errors.js';
+import { errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -66,8 +68,8 @@ export function readStatus(paths: DaemonPaths): DaemonStatus | null {
 }
 
 /** Sends one request; resolves with the result, or undefined on any problem (no daemon, stale, timeout). */
-export async function request<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs = 2000): Promise<{ result: T } | { error: DaemonError } | undefined> {
-  const r = await exchange<T>(paths, method, params, timeoutMs);
+export async function request<M extends Method>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs = 2000): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | undefined> {
+  const r = await exchange(paths, method, params, timeoutMs);
   return r && 'lost' in r ? undefined : r;
 }
 
@@ -76,21 +78,22 @@ export async function request<T>(paths: DaemonPaths, method: string, params: unk
  * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
  * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
  */
-export async function requestWrite<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs: number): Promise<{ result: T } | { error: DaemonError } | { lost: true } | undefined> {
-  return exchange<T>(paths, method, params, timeoutMs);
+export async function requestWrite<M extends WriteMethod>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs: number): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+  return exchange(paths, method, params, timeoutMs);
 }
 
-async function exchange<T>(paths: DaemonPaths, method: string, params: unknown, timeoutMs: number): Promise<{ result: T } | { error: DaemonError } | { lost: true } | undefined> {
+async function exchange<M extends Method>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs: number): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
   if (!existsSync(paths.socket)) return undefined;
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
   const { connect } = await import('node:net'); // only when a daemon is there to talk to
+  type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
   return new Promise((resolve) => {
     let buf = '';
     let done = false;
     let sent = false;
-    const finish = (v: { result: T } | { error: DaemonError } | undefined): void => {
+    const finish = (v: Out): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -107,26 +110,20 @@ async function exchange<T>(paths: DaemonPaths, method: string, params: unknown, 
       const nl = buf.indexOf('\n');
       if (nl < 0) return;
       try {
-        const msg = JSON.parse(buf.slice(0, nl)) as { result?: T; error?: DaemonError; declined?: string };
+        const msg = JSON.parse(buf.slice(0, nl)) as Reply<M>;
         // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
-        if (msg.declined) sent = false;
-        finish(msg.declined ? undefined : msg.error ? { error: msg.error } : { result: msg.result as T });
+        if ('declined' in msg) {
+          sent = false;
+          finish(undefined);
+        } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
       } catch {
         finish(undefined);
       }
     });
     sock.on('connect', () => {
       sent = true;
-      sock.write(`${JSON.stringify({ id: 1, method, params })}\n`);
+      const req: Request<M> = { id: 1, method, params };
+      sock.write(`${JSON.stringify(req)}\n`);
     });
   });
-}
-
-/** An error the daemon reports for a request (the same MemoryError the direct path would throw). */
-export interface DaemonError {
-  name: string;
-  code: string;
-  message: string;
-  problems: { path: string; message: string }[];
-  exitCode: number;
 }

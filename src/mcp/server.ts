@@ -322,7 +322,18 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
 /** Serves on stdio until the client closes the stream. */
 export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const { server, service } = createMcpServer(opts);
-  const transport = new StdioServerTransport();
+  // A message over this size cannot be read (the stream cannot be resynchronized after it): the
+  // server says so on stderr and exits 1, rather than stopping without a word.
+  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MCP_MESSAGE_BYTES });
+  let failed = false;
+  transport.onerror = (err) => {
+    process.stderr.write(`bass-agents mcp: ${err.message}\n`);
+    if (/exceeded maximum size/.test(err.message)) {
+      process.stderr.write(`bass-agents mcp: a message over ${MAX_MCP_MESSAGE_BYTES} bytes cannot be read; the server stops\n`);
+      failed = true;
+      process.exitCode = 1;
+    }
+  };
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
@@ -331,5 +342,8 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   await closed;
   // While serving, the index snapshot is saved only once it drifted far (a save holds the process
   // for the whole write); when the client goes, it is brought up to date for the next command.
-  service.flushIndex();
+  if (!failed) service.flushIndex();
 }
+
+/** The largest JSON-RPC message the stdio server reads. */
+export const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;

@@ -133,6 +133,10 @@ export class MemoryService {
   deprecate(...a: Args<typeof applyOps.deprecate>): ReturnType<typeof applyOps.deprecate> {
     return applyOps.deprecate(this.ctx, this.rm, ...a);
   }
+  /** Group commit (the daemon): several callers' batches of one project and agent in one commit. */
+  applyGroup(batches: { updates: unknown; opts: applyOps.ApplyOptions }[]): Promise<(applyOps.ApplyResult | Error)[]> {
+    return applyOps.applyGroup(this.ctx, this.rm, batches);
+  }
   applyResult(...a: Args<typeof applyOps.applyResult>): ReturnType<typeof applyOps.applyResult> {
     return applyOps.applyResult(this.ctx, this.rm, ...a);
   }

@@ -260,4 +260,60 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     expect(cli(dir, ['list', '--status', 'archived', '--json']).json()).toHaveLength(5);
     expect(svc.decayState().demo?.last_run_at).toBe('2026-02-01T00:00:00.000Z');
   });
+
+  it('a checkout that removes and restores a whole section folder is seen at once (no answer from a stale index)', async () => {
+    const dir = gitdir();
+    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'ledger exports run nightly' })) });
+    const base = git(dir, 'rev-parse', 'HEAD').trim();
+    const d = startDaemon(dir);
+    await ready(dir, d.child.pid!);
+    // A new section folder (learnings) that the base commit does not have.
+    const id = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })) }).stdout.trim();
+    expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
+    for (let round = 0; round < 3; round++) {
+      git(dir, 'checkout', '-q', base);
+      // The very next query already reflects the checkout: the daemon checks HEAD before it answers.
+      expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [] });
+      git(dir, 'checkout', '-q', 'main');
+      expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
+    }
+    // Writes see it too: a duplicate is refused, and deprecating the entry finds it.
+    const dup = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })) });
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/duplicates entry/);
+    expect(cli(dir, ['deprecate', id]).code).toBe(0);
+    expect(status(dir)?.head_moves).toBeGreaterThanOrEqual(6);
+  });
+
+  it('answers a malformed or too deeply nested request with an error and keeps serving', async () => {
+    const dir = gitdir();
+    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) });
+    const d = startDaemon(dir);
+    await ready(dir, d.child.pid!);
+    const { connect } = await import('node:net');
+    const ask = (line: string): Promise<Record<string, any>> => // eslint-disable-line @typescript-eslint/no-explicit-any
+      new Promise((resolve, reject) => {
+        const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
+        let buf = '';
+        sock.setEncoding('utf8');
+        sock.on('data', (c: string) => {
+          buf += c;
+          if (buf.includes('\n')) {
+            sock.destroy();
+            resolve(JSON.parse(buf.slice(0, buf.indexOf('\n'))));
+          }
+        });
+        sock.on('error', reject);
+        sock.on('connect', () => sock.write(`${line}\n`));
+      });
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const r1 = await ask(`{"id":1,"method":"apply","params":{"input":${deep},"agent":null,"clock":null}}`);
+    expect(r1.error).toMatchObject({ name: 'ValidationError', exitCode: 1 });
+    expect(r1.error.message).toMatch(/nested more than 64 levels/);
+    const r2 = await ask('not json');
+    expect(r2.error).toMatchObject({ name: 'UsageError', exitCode: 2 });
+    const r3 = await ask('{"id":3,"method":"nope"}');
+    expect(r3.error.message).toMatch(/unknown method "nope"/);
+    expect(await ask('{"id":4,"method":"ping","params":{}}')).toMatchObject({ id: 4, result: { pid: d.child.pid } });
+  });
 });

@@ -226,3 +226,30 @@ describe('signals during a large write', () => {
     });
   }
 });
+
+describe('group commit', () => {
+  it('commits several callers in one commit, each with its own result, one caller\u2019s rejection its own', async () => {
+    const dir = gitdir();
+    const svc = new MemoryService({ cwd: dir, agent: 'tester', env: { HOME: dir } });
+    await svc.init('demo');
+    const before = Number(git(dir, 'rev-list', '--count', 'HEAD').trim());
+    const results = await svc.applyGroup([
+      { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
+      { updates: [{ operation: 'create', entry: entry({ summary: 'Second caller.' }) }, { operation: 'create', entry: entry({ summary: '' }) }], opts: { project: 'demo' } },
+      { updates: [{ operation: 'create', entry: entry({ confidence: 7 }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
+      // Sees the first caller's entry: a duplicate within the group is caught.
+      { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo' } },
+    ]);
+    expect(Number(git(dir, 'rev-list', '--count', 'HEAD').trim())).toBe(before + 1);
+    const [a, b, c, d] = results as [any, any, any, any]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(a.applied).toHaveLength(1);
+    expect(b.applied).toHaveLength(1);
+    expect(b.skipped.map((x: { index: number }) => x.index)).toEqual([1]);
+    expect(a.commit).toBe(git(dir, 'rev-parse', 'HEAD').trim());
+    expect(c).toBeInstanceOf(Error);
+    expect(c.message).toMatch(/confidence/);
+    expect(d.applied).toHaveLength(0);
+    expect(d.skipped[0].errors[0].message).toMatch(/duplicates entry/);
+    expect(memoryFiles(dir)).toHaveLength(2);
+  });
+});

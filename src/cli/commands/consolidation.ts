@@ -1,12 +1,11 @@
 /**
  * extract, compact, log, remember and session (001 §3-4, 002 Req 6, 004).
  */
-import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -14,7 +13,7 @@ function readText(file: unknown, text: unknown): string {
   if (text !== undefined) return String(text);
   if (file === undefined) throw new UsageError('give --file F (or - for stdin) or --text "..."');
   const f = fileArg(file);
-  return f === '-' ? readFileSync(0, 'utf8') : readFileSync(f, 'utf8');
+  return readTextInput(f).text;
 }
 
 export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {

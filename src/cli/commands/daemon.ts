@@ -95,7 +95,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       }
       // status
       const pid = runningPid(paths);
-      const live = pid ? await request<Record<string, unknown>>(paths, 'status', {}, 2000) : undefined;
+      const live = pid ? await request(paths, 'status', {}, 2000) : undefined;
       const st = live && 'result' in live ? live.result : readStatus(paths);
       const doc = { running: Boolean(pid), ...(st ?? {}) };
       if (a.json) return printJson(doc);

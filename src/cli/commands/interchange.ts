@@ -1,13 +1,13 @@
 /**
  * check-freshness, export and import (002 Req 14, 19, 20.3).
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { NotFoundError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, service, table } from '../io.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
@@ -123,7 +123,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const src = fileArg(a.in);
         let text: string | undefined;
         let docs: unknown[];
-        if (src === '-') text = readFileSync(0, 'utf8');
+        if (src === '-') text = readTextInput('-').text;
         else {
           const abs = svc.ws.assertInside(resolve(src), 'import path');
           const st = statSync(abs, { throwIfNoEntry: false });
@@ -131,8 +131,8 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           if (st.isDirectory()) {
             if (a.from === 'mcp-memory') throw new UsageError('--from mcp-memory reads a memory.jsonl file, not a folder');
             const names = readdirSync(abs).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
-            docs = names.map((n) => parseExport(readFileSync(join(abs, n), 'utf8'), join(src, n))).flat();
-          } else text = readFileSync(abs, 'utf8');
+            docs = names.map((n) => parseExport(readTextInput(join(abs, n)).text, join(src, n))).flat();
+          } else text = readTextInput(abs).text;
         }
         const source = src === '-' ? 'stdin' : src;
         if (text !== undefined) {

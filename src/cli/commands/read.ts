@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { hitJson, type MemoryService, type QueryHit, type QueryResult } from '../../service/memory-service.js';
+import { hitJson, type MemoryService, type QueryHit } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, viaDaemon } from '../io.js';
 
@@ -17,7 +17,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   filters.projects = svc.readProjects(a.project);
   const options = { limit: a.limit, includeRelated: Boolean(a['include-related']), record };
   // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
-  const fromDaemon = await viaDaemon<QueryResult>(svc, 'query', { text, filters, options });
+  const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
   const r = fromDaemon ?? svc.query(text, filters, options);
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {

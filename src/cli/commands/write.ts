@@ -59,7 +59,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
         const project = svc.project((a.project as string) || undefined);
-        const r = (await writeViaDaemon<Awaited<ReturnType<typeof svc.create>>>(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
+        const r = (await writeViaDaemon(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
         if (a.json) printJson(r.entry);
         else out(r.entry.id);
       },
@@ -72,7 +72,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
         const project = svc.project((a.project as string) || undefined);
-        const r = (await writeViaDaemon<ApplyResult>(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
+        const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
     )
@@ -85,7 +85,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const svc = service(a);
         const explicit = (a.project as string) || undefined;
         const target = explicit ?? resultProject(svc, input);
-        const r = (target ? await writeViaDaemon<ApplyResult>(svc, 'applyResult', input, target) : undefined) ?? (await svc.applyResult(input, { project: explicit }));
+        const r = (target ? await writeViaDaemon(svc, 'applyResult', input, target) : undefined) ?? (await svc.applyResult(input, { project: explicit }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
     )

@@ -13,7 +13,7 @@ import { appendLog } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
-import { withWrite } from '../transaction.js';
+import { withWrite, type WriteTx } from '../transaction.js';
 import { locate } from './entries.js';
 
 /** At most this many updates in one apply or import: past it, split the batch. */
@@ -55,8 +55,17 @@ export async function create(ctx: ServiceContext, rm: ReadModel, input: unknown,
   return { entry: locate(ctx, applied.id, r.project).entry, commit: r.commit, project: r.project };
 }
 
-/** Applies a batch of Memory_Update as one commit. */
-export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
+/** A batch checked and scanned before it takes the lock. */
+interface Prepared {
+  updates: unknown[];
+  opts: ApplyOptions;
+  project: string;
+  agent: string;
+  secrets: Problem[][];
+  prefixOf: (i: number) => string;
+}
+
+async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions): Promise<Prepared> {
   if (!Array.isArray(updates)) {
     throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
   }
@@ -74,133 +83,211 @@ export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown
     updates.map((u, i) => modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
     { project, agent, operation: opts.label ?? 'apply' },
   );
-  const { value, commit } = await withWrite(ctx, { project, agent, operation: opts.label ?? 'apply' }, async (tx) => {
-    const nowDate = tx.now;
-    const now = tx.nowIso;
-    const snap = ctx.watched && rm.current ? rm.current : ctx.snapshot();
+  return { updates, opts, project, agent, secrets, prefixOf };
+}
+
+/**
+ * What the batches of one transaction see of the store: entries by id, live entries by
+ * duplicate key, and what earlier batches (or earlier updates of the same batch) wrote.
+ */
+class BatchState {
+  readonly snap: CatalogSnapshot;
+  private readonly project: string;
+  private readonly byId = new Map<string, StoredEntry>();
+  readonly dupKeys: ReturnType<typeof duplicateIndex>;
+  private readonly working = new Map<string, MemoryEntry>();
+  readonly nextId = modules.ulid().monotonicFactory();
+
+  constructor(snap: CatalogSnapshot, project: string, updates: number) {
+    this.snap = snap;
+    this.project = project;
     // By id from the keys (project/id), so no entry's metadata row is parsed for it.
-    const byId = new Map<string, StoredEntry>();
     for (const se of snap.entries) {
       const id = se.key.slice(se.project.length + 1);
-      if (!byId.has(id)) byId.set(id, se);
+      if (!this.byId.has(id)) this.byId.set(id, se);
     }
-    const dupKeys = duplicateIndex(snap.entries, project, updates.length);
-    const working = new Map<string, MemoryEntry>();
-    const nextId = modules.ulid().monotonicFactory();
-    const applied: AppliedUpdate[] = [];
-    const skipped: ApplyResult['skipped'] = [];
-
-    const getEntry = (id: string): MemoryEntry | undefined => {
-      const w = working.get(id);
-      if (w) return w;
-      const se = byId.get(id);
-      return se && se.project === project ? se.entry : undefined;
-    };
-    const otherProject = (id: string | undefined): string | undefined => {
-      if (!id) return undefined;
-      const se = byId.get(id);
-      return se && se.project !== project && !working.has(id) ? se.project : undefined;
-    };
-    const write = (e: MemoryEntry): void => {
-      working.set(e.id, e);
-      tx.put(e);
-    };
-
-    // Validate everything first when atomic, so nothing is written for a rejected batch.
-    const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
-    for (let i = 0; i < updates.length; i++) {
-      if (i % 512 === 511) await tx.checkpoint();
-      const raw = updates[i];
-      const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
-      const prefix = prefixOf(i);
-      const foreign = otherProject(u?.target_id) ?? otherProject(u?.superseded_by);
-      if (foreign) {
-        validated.push({ ok: false as const, errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${project}` }] });
-        continue;
-      }
-      const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
-      const vctx: ValidationContext = {
-        getEntry,
-        findDuplicate: (k) => {
-          const id = dupKeys.get(k);
-          return id && id !== exclude ? id : undefined;
-        },
-      };
-      const found = secrets[i]!;
-      const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
-      const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
-      // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
-      validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
-    }
-    if (opts.atomic) {
-      const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
-      if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
-    }
-
-    for (let i = 0; i < updates.length; i++) {
-      if (i % 512 === 511) await tx.checkpoint();
-      // Re-validate against the working state: earlier updates of this batch may have changed it.
-      const first = validated[i]!;
-      if (!first.ok) {
-        skipped.push({ index: i, errors: first.errors });
-        continue;
-      }
-      const u = first.value;
-      if (u.operation !== 'create' && u.target_id) {
-        const target = getEntry(u.target_id);
-        if (!target || target.status === 'superseded' || (u.operation === 'deprecate' && target.status === 'deprecated')) {
-          skipped.push({ index: i, errors: [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }] });
-          continue;
-        }
-      }
-      if (u.operation === 'supersede' && !u.entry && u.superseded_by) {
-        // The replacement must be live, and must not itself lead back to the target (a cycle).
-        const problem = supersedeProblem(u.target_id!, u.superseded_by, getEntry);
-        if (problem) {
-          skipped.push({ index: i, errors: [{ path: `${prefixOf(i) ? `${prefixOf(i)}.` : ''}superseded_by`, message: problem }] });
-          continue;
-        }
-      }
-      if (u.entry) {
-        const key = duplicateHash(u.entry);
-        const dup = dupKeys.get(key);
-        if (dup && dup !== u.target_id) {
-          skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
-          continue;
-        }
-      }
-      let newId: string | undefined;
-      if (u.entry) {
-        newId = nextId(nowDate.getTime());
-        const e = buildEntry(u.entry, newId, now, agent);
-        write(e);
-        dupKeys.set(duplicateHash(e), newId);
-        tx.change({ op: 'create', id: newId, summary: e.summary });
-      }
-      if (u.operation === 'create') {
-        applied.push({ index: i, operation: 'create', id: newId! });
-        continue;
-      }
-      const target = getEntry(u.target_id!)!;
-      if (u.operation === 'supersede') {
-        const by = newId ?? u.superseded_by!;
-        write({ ...target, status: 'superseded', superseded_by: by, updated_at: now });
-        if (dupKeys.get(duplicateHash(target)) === target.id) dupKeys.delete(duplicateHash(target));
-        tx.change({ op: 'supersede', id: target.id, summary: `superseded by ${by}` });
-        applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
-      } else {
-        write({ ...target, status: 'deprecated', updated_at: now });
-        tx.change({ op: 'deprecate', id: target.id, summary: target.summary });
-        applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
-      }
-    }
-    return { applied, skipped, snap };
-  });
-  for (const s of value.skipped) {
-    appendLog(ctx.ws, 'events', { time: ctx.now().toISOString(), level: 'warn', event: 'update_skipped', project, agent, index: s.index, errors: s.errors });
+    this.dupKeys = duplicateIndex(snap.entries, project, updates);
   }
-  warnIfLarge(ctx, project, value.snap, value.applied.filter((a) => a.operation === 'create').length);
-  return { applied: value.applied, skipped: value.skipped, commit, project };
+
+  getEntry = (id: string): MemoryEntry | undefined => {
+    const w = this.working.get(id);
+    if (w) return w;
+    const se = this.byId.get(id);
+    return se && se.project === this.project ? se.entry : undefined;
+  };
+
+  otherProject(id: string | undefined): string | undefined {
+    if (!id) return undefined;
+    const se = this.byId.get(id);
+    return se && se.project !== this.project && !this.working.has(id) ? se.project : undefined;
+  }
+
+  write(tx: WriteTx, e: MemoryEntry): void {
+    this.working.set(e.id, e);
+    tx.put(e);
+  }
+}
+
+/** Applies one prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
+async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }> {
+  const { updates, opts, secrets, prefixOf, agent } = p;
+  const nowDate = tx.now;
+  const now = tx.nowIso;
+  const applied: AppliedUpdate[] = [];
+  const skipped: ApplyResult['skipped'] = [];
+  const { getEntry, dupKeys } = st;
+
+  // Validate everything first when atomic, so nothing is written for a rejected batch.
+  const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
+  for (let i = 0; i < updates.length; i++) {
+    if (i % 512 === 511) await tx.checkpoint();
+    const raw = updates[i];
+    const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
+    const prefix = prefixOf(i);
+    const foreign = st.otherProject(u?.target_id) ?? st.otherProject(u?.superseded_by);
+    if (foreign) {
+      validated.push({ ok: false as const, errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${p.project}` }] });
+      continue;
+    }
+    const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
+    const vctx: ValidationContext = {
+      getEntry,
+      findDuplicate: (k) => {
+        const id = dupKeys.get(k);
+        return id && id !== exclude ? id : undefined;
+      },
+    };
+    const found = secrets[i]!;
+    const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
+    const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
+    // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
+    validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
+  }
+  if (opts.atomic) {
+    const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
+    if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
+  }
+
+  for (let i = 0; i < updates.length; i++) {
+    if (i % 512 === 511) await tx.checkpoint();
+    // Re-validate against the working state: earlier updates of this batch may have changed it.
+    const first = validated[i]!;
+    if (!first.ok) {
+      skipped.push({ index: i, errors: first.errors });
+      continue;
+    }
+    const u = first.value;
+    if (u.operation !== 'create' && u.target_id) {
+      const target = getEntry(u.target_id);
+      if (!target || target.status === 'superseded' || (u.operation === 'deprecate' && target.status === 'deprecated')) {
+        skipped.push({ index: i, errors: [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }] });
+        continue;
+      }
+    }
+    if (u.operation === 'supersede' && !u.entry && u.superseded_by) {
+      // The replacement must be live, and must not itself lead back to the target (a cycle).
+      const problem = supersedeProblem(u.target_id!, u.superseded_by, getEntry);
+      if (problem) {
+        skipped.push({ index: i, errors: [{ path: `${prefixOf(i) ? `${prefixOf(i)}.` : ''}superseded_by`, message: problem }] });
+        continue;
+      }
+    }
+    if (u.entry) {
+      const key = duplicateHash(u.entry);
+      const dup = dupKeys.get(key);
+      if (dup && dup !== u.target_id) {
+        skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
+        continue;
+      }
+    }
+    let newId: string | undefined;
+    if (u.entry) {
+      newId = st.nextId(nowDate.getTime());
+      const e = buildEntry(u.entry, newId, now, agent);
+      st.write(tx, e);
+      dupKeys.set(duplicateHash(e), newId);
+      tx.change({ op: 'create', id: newId, summary: e.summary });
+    }
+    if (u.operation === 'create') {
+      applied.push({ index: i, operation: 'create', id: newId! });
+      continue;
+    }
+    const target = getEntry(u.target_id!)!;
+    if (u.operation === 'supersede') {
+      const by = newId ?? u.superseded_by!;
+      st.write(tx, { ...target, status: 'superseded', superseded_by: by, updated_at: now });
+      if (dupKeys.get(duplicateHash(target)) === target.id) dupKeys.delete(duplicateHash(target));
+      tx.change({ op: 'supersede', id: target.id, summary: `superseded by ${by}` });
+      applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
+    } else {
+      st.write(tx, { ...target, status: 'deprecated', updated_at: now });
+      tx.change({ op: 'deprecate', id: target.id, summary: target.summary });
+      applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
+    }
+  }
+  return { applied, skipped };
+}
+
+/** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
+function afterBatch(ctx: ServiceContext, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
+  for (const s of r.skipped) {
+    appendLog(ctx.ws, 'events', { time: ctx.now().toISOString(), level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors });
+  }
+  warnIfLarge(ctx, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
+}
+
+function storeOf(ctx: ServiceContext, rm: ReadModel): CatalogSnapshot {
+  return ctx.watched && rm.current ? rm.current : ctx.snapshot();
+}
+
+/** Applies a batch of Memory_Update as one commit. */
+export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
+  const p = await prepare(ctx, updates, opts);
+  const { value, commit } = await withWrite(ctx, { project: p.project, agent: p.agent, operation: opts.label ?? 'apply' }, async (tx) => {
+    const st = new BatchState(storeOf(ctx, rm), p.project, p.updates.length);
+    return { ...(await applyIn(tx, st, p)), snap: st.snap };
+  });
+  afterBatch(ctx, p, value.snap, value);
+  return { applied: value.applied, skipped: value.skipped, commit, project: p.project };
+}
+
+/**
+ * Group commit (the daemon): batches of several callers for the same project and agent, applied
+ * in one transaction and one commit. Each caller gets its own result (or its own error: an
+ * atomic batch that fails validation fails alone). When the transaction itself fails, each
+ * batch is tried again on its own, so one caller's problem never becomes another's.
+ */
+export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { updates: unknown; opts: ApplyOptions }[]): Promise<(ApplyResult | Error)[]> {
+  const prepared: (Prepared | Error)[] = [];
+  for (const b of batches) prepared.push(await prepare(ctx, b.updates, b.opts).catch((err: Error) => err));
+  const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
+  const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
+  if (!ready.length) return out;
+  const first = ready[0]!;
+  if (ready.some((p) => p.project !== first.project || p.agent !== first.agent)) throw new UsageError('a group commit takes batches of one project and agent');
+  try {
+    const { value, commit } = await withWrite(ctx, { project: first.project, agent: first.agent, operation: 'apply' }, async (tx) => {
+      const st = new BatchState(storeOf(ctx, rm), first.project, ready.reduce((n, p) => n + p.updates.length, 0));
+      const results: ({ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | Error)[] = [];
+      for (const p of ready) results.push(await applyIn(tx, st, p).catch((err: Error) => err));
+      return { results, snap: st.snap };
+    });
+    ready.forEach((p, k) => {
+      const r = value.results[k]!;
+      if (r instanceof Error) out[prepared.indexOf(p)] = r;
+      else {
+        afterBatch(ctx, p, value.snap, r);
+        out[prepared.indexOf(p)] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
+      }
+    });
+  } catch (err) {
+    if (ready.length === 1) {
+      out[prepared.indexOf(first)] = err as Error;
+      return out;
+    }
+    for (const p of ready) out[prepared.indexOf(p)] = await apply(ctx, rm, p.updates, p.opts).catch((e: Error) => e);
+  }
+  return out;
 }
 
 /**
@@ -249,11 +336,16 @@ export async function deprecate(ctx: ServiceContext, rm: ReadModel, id: string, 
   return apply(ctx, rm, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
-/** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
-export async function applyResult(ctx: ServiceContext, rm: ReadModel, result: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<ApplyResult> {
+/** An AgentResult, schema-checked (Req 9). */
+export function parseAgentResult(result: unknown): ReturnType<typeof modules.schemas>['AgentResultSchema']['_output'] {
   const parsed = modules.validation().parseWith(modules.schemas().AgentResultSchema, result);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
-  const r = parsed.value;
+  return parsed.value;
+}
+
+/** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
+export async function applyResult(ctx: ServiceContext, rm: ReadModel, result: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<ApplyResult> {
+  const r = parseAgentResult(result);
   const updates = r.memory_updates ?? [];
   const agent = opts.agent ?? (opts.ignoreOwnAgent ? undefined : ctx.explicitAgent) ?? r.agent_id ?? r.agent ?? undefined;
   const project = opts.project ?? r.project;

@@ -1,0 +1,199 @@
+/**
+ * The daemon's scheduled jobs (000 "background decay worker"): decay and forgetting per project,
+ * freshness, evidence validation, and ai-context regeneration when context-worthy entries
+ * change. One job runs at a time; a run is stopped between batches at shutdown and its cursor
+ * saved, so the next start resumes. Due times read the service clock.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import type { Logger } from 'pino';
+import { isContextWorthy } from '../core/context.js';
+import { intervalMs } from '../core/lifecycle.js';
+import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
+import { keyOfFile } from '../store/catalog.js';
+import { writeFileAtomic } from '../store/fsutil.js';
+import { GLOBAL_PROJECT } from '../store/workspace.js';
+import type { MemoryService } from '../service/memory-service.js';
+import type { DaemonPaths } from './client.js';
+import type { DaemonMetrics, DaemonStatus } from './status.js';
+
+interface JobState {
+  last_run_at: string | null;
+  /** decay: the last id an interrupted run finished, per project. */
+  cursor?: Record<string, string>;
+  runs: number;
+  last_error?: string | null;
+}
+
+type JobName = 'decay' | 'freshness' | 'context' | 'evidence';
+
+interface State {
+  jobs: Record<JobName, JobState>;
+  /** decay: last completed run per project (decay intervals are per project). */
+  decay_projects: Record<string, string>;
+}
+
+const emptyJob = (): JobState => ({ last_run_at: null, runs: 0 });
+
+export interface JobOptions {
+  freshnessMs: number;
+  evidenceMs: number;
+}
+
+export class Jobs {
+  private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
+  private chain: Promise<void> = Promise.resolve();
+  private stopping = false;
+  private readonly contextDue = new Set<string>();
+  private contextTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly svc: MemoryService,
+    private readonly paths: DaemonPaths,
+    private readonly log: Logger,
+    private readonly status: DaemonStatus,
+    private readonly metrics: DaemonMetrics,
+    private readonly opts: JobOptions,
+    /** Runs a callback outside the async context of the caller that triggered it. */
+    private readonly detached: AsyncLocalStorage<string[]>,
+    /** Brings the daemon's catalog and index up to date after a job's own writes. */
+    private readonly afterWrite: () => void,
+  ) {
+    try {
+      const saved = JSON.parse(readFileSync(paths.state, 'utf8')) as Partial<State>;
+      this.state = { jobs: { ...this.state.jobs, ...saved.jobs }, decay_projects: saved.decay_projects ?? {} };
+    } catch {
+      /* first start */
+    }
+    status.jobs = this.state.jobs;
+  }
+
+  private now(): number {
+    return this.svc.now().getTime();
+  }
+
+  save(): void {
+    writeFileAtomic(this.paths.state, `${JSON.stringify(this.state, null, 2)}\n`, { fsync: true });
+  }
+
+  /** Queues a job behind the one running; errors are recorded, never thrown. */
+  run(name: JobName, fn: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.stopping && name !== 'context') return;
+      const job = this.state.jobs[name];
+      try {
+        await fn();
+        job.last_error = null;
+      } catch (err) {
+        job.last_error = (err as Error).message;
+        this.status.recordError(`job ${name}`, err);
+      }
+      job.runs++;
+      job.last_run_at = this.svc.now().toISOString();
+      this.save();
+    });
+    return this.chain;
+  }
+
+  private decayDue(project: string): boolean {
+    const every = intervalMs(this.svc.decayConfig(project).interval) ?? 86_400_000;
+    const last = this.state.decay_projects[project];
+    return !last || this.now() - Date.parse(last) >= every || Boolean(this.state.jobs.decay.cursor?.[project]);
+  }
+
+  private async decay(): Promise<void> {
+    for (const project of this.svc.ws.listProjects()) {
+      if (this.stopping) return;
+      if (!this.svc.ws.isInitialized(project) || !this.decayDue(project)) continue;
+      const cursor = this.state.jobs.decay.cursor ?? (this.state.jobs.decay.cursor = {});
+      const end = this.metrics.decayDuration.startTimer();
+      const r = await this.svc.decay(project, { apply: true, resumeAfter: cursor[project], onBatch: () => !this.stopping });
+      end();
+      this.metrics.forgotten.inc(r.forgotten);
+      if (r.resume_after !== null) {
+        cursor[project] = r.resume_after;
+        this.log.info({ event: 'decay_interrupted', project, resume_after: r.resume_after });
+      } else {
+        delete cursor[project];
+        this.state.decay_projects[project] = this.svc.now().toISOString();
+      }
+      this.log.info({ event: 'decay', project, analyzed: r.analyzed, forgotten: r.forgotten, ms: r.duration_ms, commit: r.commit });
+      this.afterWrite();
+    }
+  }
+
+  private async freshness(): Promise<void> {
+    const items = this.svc.checkFreshness({ days: 7 });
+    this.status.expiring_entries = items.slice(0, 50).map((i) => ({ id: i.id, project: i.project, state: i.state, valid_to: i.valid_to }));
+    for (const i of items) this.log.info({ event: 'freshness', id: i.id, project: i.project, state: i.state, valid_to: i.valid_to, days: i.days });
+  }
+
+  private async evidence(): Promise<void> {
+    const r = await this.svc.validateEvidence(undefined, { timeoutMs: 5000 });
+    this.status.stale_evidence_entries = r.entries.filter((e) => e.stale).length;
+    this.log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
+  }
+
+  private due(job: JobState, every: number): boolean {
+    return !job.last_run_at || this.now() - Date.parse(job.last_run_at) >= every;
+  }
+
+  /** The scheduler tick: starts the jobs that are due (and, at start, those missed while down). */
+  tick(): void {
+    if (this.stopping) return;
+    const ws = this.svc.ws;
+    if (ws.listProjects().some((p) => ws.isInitialized(p) && this.decayDue(p))) void this.run('decay', () => this.decay());
+    if (this.due(this.state.jobs.freshness, this.opts.freshnessMs)) void this.run('freshness', () => this.freshness());
+    if (this.due(this.state.jobs.evidence, this.opts.evidenceMs)) void this.run('evidence', () => this.evidence());
+  }
+
+  /**
+   * ai-context regeneration when context-worthy entries change, debounced per project: `snap`
+   * names the entries behind the changed files (a watcher batch's `touched`, or the whole
+   * snapshot after a full refresh).
+   */
+  scheduleContext(changedFiles: string[], snap: CatalogSnapshot | undefined): void {
+    const now = this.now();
+    const touched = snap?.touched;
+    let byFile: Map<string, StoredEntry> | undefined;
+    const entryOf = (f: string): StoredEntry | undefined => {
+      if (touched) {
+        const se = touched.get(keyOfFile(f));
+        return se && se.file === f ? se : undefined;
+      }
+      byFile ??= new Map((snap?.entries ?? []).map((x) => [x.file, x]));
+      return byFile.get(f);
+    };
+    for (const f of changedFiles) {
+      const project = f.split('/')[1];
+      if (!project || project === GLOBAL_PROJECT || this.contextDue.has(project)) continue;
+      const se = entryOf(f);
+      // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
+      if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.svc.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
+    }
+    if (this.contextDue.size && !this.contextTimer) {
+      // Not in the async context of the caller whose write scheduled it (its warnings, its notify).
+      this.contextTimer = this.detached.exit(() =>
+        setTimeout(() => {
+          this.contextTimer = undefined;
+          void this.run('context', async () => {
+            for (const p of [...this.contextDue]) {
+              this.contextDue.delete(p);
+              if (!this.svc.ws.isInitialized(p)) continue;
+              const r = await this.svc.syncContext(p);
+              if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
+            }
+          });
+        }, 2000),
+      );
+    }
+  }
+
+  /** Stops scheduling; the running job finishes its batch and its cursor is saved. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.contextTimer) clearTimeout(this.contextTimer);
+    await this.chain.catch(() => undefined);
+    this.save();
+  }
+}

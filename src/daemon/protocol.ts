@@ -1,0 +1,106 @@
+/**
+ * The daemon's socket protocol, shared by the server and the CLI's client: every method with the
+ * types of its parameters and result, the wire form of errors (class and exit code kept), and
+ * the limits of a message. One request or reply per line of JSON.
+ */
+import { BusyError, ConflictError, GitError, InterruptedError, MemoryError, NotFoundError, UnsafePathError, UsageError, ValidationError, type ErrorCode, type Problem } from '../core/errors.js';
+import { checkDepth } from '../core/limits.js';
+import type { QueryFilters } from '../core/query.js';
+import type { AgentTask, MemoryEntry } from '../core/schema.js';
+import type { ApplyResult } from '../service/ops/apply.js';
+import type { QueryOptions, QueryResult } from '../service/ops/query.js';
+
+/** A write the CLI hands over: its parsed input, with the project and agent the CLI resolved. */
+export interface WriteParams {
+  input: unknown;
+  project?: string;
+  /** The caller's --agent / BASS_AGENTS_AGENT, or null (the daemon then uses the git user, never its own). */
+  agent: string | null;
+}
+
+export interface Methods {
+  ping: { params: Record<string, never>; result: { pid: number } };
+  status: { params: Record<string, never>; result: Record<string, unknown> };
+  notify: { params: { files: string[] }; result: { ok: true } };
+  query: { params: { text: string; filters: QueryFilters; options: QueryOptions }; result: QueryResult };
+  prepareTask: { params: { task: unknown; options: { project?: string; full?: boolean } }; result: AgentTask };
+  create: { params: WriteParams; result: { value: { entry: MemoryEntry; commit: string | null; project: string }; warnings: string[] } };
+  apply: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
+  applyResult: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
+  stop: { params: Record<string, never>; result: { stopping: true } };
+}
+
+export type Method = keyof Methods;
+export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'query', 'prepareTask', 'create', 'apply', 'applyResult', 'stop'];
+export type WriteMethod = 'create' | 'apply' | 'applyResult';
+export const WRITE_METHODS: readonly WriteMethod[] = ['create', 'apply', 'applyResult'];
+
+/** Methods answered as of the caller's clock: a caller on another fixed clock is declined. */
+export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['query', 'prepareTask', 'create', 'apply', 'applyResult']);
+
+export interface Request<M extends Method = Method> {
+  id: number;
+  method: M;
+  params: Methods[M]['params'] & { clock?: string | null };
+}
+
+export type Reply<M extends Method = Method> =
+  | { id: number; result: Methods[M]['result'] }
+  | { id: number; error: WireError }
+  /** Not for this daemon (another fixed clock): nothing was done; the caller takes the direct path. */
+  | { id: number; declined: string };
+
+/** An error as it crosses the socket: its class, code, message, problems and exit code. */
+export interface WireError {
+  name: string;
+  code: ErrorCode;
+  message: string;
+  problems: Problem[];
+  exitCode: number;
+}
+
+/** The longest line either side accepts (a request of a large apply fits; more is refused). */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+const CLASSES: Record<string, { prototype: MemoryError }> = {
+  ValidationError,
+  ConflictError,
+  UsageError,
+  NotFoundError,
+  BusyError,
+  UnsafePathError,
+  GitError,
+  InterruptedError,
+  MemoryError,
+};
+
+export function errorToWire(err: unknown): WireError {
+  if (err instanceof MemoryError) return { name: err.name, code: err.code, message: err.message, problems: err.problems, exitCode: err.exitCode };
+  return { name: 'Error', code: 'E_INTERNAL', message: err instanceof Error ? err.message : String(err), problems: [], exitCode: 1 };
+}
+
+/** The error a reply carries, as the class the daemon threw (so `instanceof` and exit codes hold). */
+export function errorFromWire(e: WireError): MemoryError {
+  const err = new MemoryError(e.code, e.message, e.exitCode, e.problems ?? []);
+  const cls = CLASSES[e.name];
+  if (cls) Object.setPrototypeOf(err, cls.prototype);
+  Object.defineProperty(err, 'name', { value: cls ? e.name : 'MemoryError', enumerable: false });
+  return err;
+}
+
+/** Parses one request line: a UsageError (never a crash) for anything that is not a request. */
+export function parseRequest(line: string): Request {
+  if (line.length > MAX_MESSAGE_BYTES) throw new UsageError(`request is ${line.length} bytes; at most ${MAX_MESSAGE_BYTES} are accepted`);
+  let req: unknown;
+  try {
+    req = JSON.parse(line);
+  } catch {
+    throw new UsageError('request is not JSON');
+  }
+  checkDepth(req, 'request');
+  const r = req as Partial<Request>;
+  if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method)) {
+    throw new UsageError(`unknown method ${JSON.stringify((r as { method?: unknown } | null)?.method ?? null)}`);
+  }
+  return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: (r.params ?? {}) as Request['params'] };
+}

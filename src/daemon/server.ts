@@ -1,0 +1,213 @@
+/**
+ * The daemon's socket server: one JSON request per line (see protocol.ts), each answered with
+ * the same service code as the direct path. Writes handed over by CLI callers go through a
+ * queue: the writes that arrive while one transaction runs are committed together in the next
+ * (group commit), per project and agent, each caller still getting its own result or error.
+ */
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { UsageError } from '../core/errors.js';
+import type { QueryFilters } from '../core/query.js';
+import type { MemoryService } from '../service/memory-service.js';
+import type { ApplyOptions, ApplyResult } from '../service/ops/apply.js';
+import { parseAgentResult } from '../service/ops/apply.js';
+import { CLOCKED, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type Methods, type Reply, type Request, type WriteMethod, type WriteParams } from './protocol.js';
+import type { DaemonMetrics } from './status.js';
+
+export interface ServerDeps {
+  svc: MemoryService;
+  log: Logger;
+  metrics: DaemonMetrics;
+  /** The daemon's own fixed clock (BASS_AGENTS_NOW), if any: callers on another are declined. */
+  clock: string | null;
+  /** Warnings of a write done for a caller go back to that caller. */
+  callerWarnings: AsyncLocalStorage<string[]>;
+  /** Brings the catalog and index up to date with what the watcher saw and with HEAD. */
+  settle(): Promise<void>;
+  notify(files: string[]): void;
+  status(): Promise<Record<string, unknown>>;
+  stop(): void;
+}
+
+interface QueuedWrite {
+  method: WriteMethod;
+  params: WriteParams;
+  resolve: (r: Methods[WriteMethod]['result']) => void;
+  reject: (err: unknown) => void;
+}
+
+export class DaemonServer {
+  private server: Server | undefined;
+  private readonly queue: QueuedWrite[] = [];
+  private draining = false;
+
+  constructor(private readonly deps: ServerDeps) {}
+
+  listen(socket: string): Promise<void> {
+    this.server = createServer((sock: Socket) => this.connection(sock));
+    return new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(socket, () => resolve());
+    });
+  }
+
+  close(): void {
+    this.server?.close();
+  }
+
+  private connection(sock: Socket): void {
+    sock.setEncoding('utf8');
+    let buf = '';
+    sock.on('data', (chunk: string) => {
+      buf += chunk;
+      if (buf.length > MAX_MESSAGE_BYTES && buf.indexOf('\n') < 0) {
+        sock.end(`${JSON.stringify({ id: 0, error: errorToWire(new UsageError(`request is over ${MAX_MESSAGE_BYTES} bytes`)) })}\n`);
+        buf = '';
+        return;
+      }
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        void this.handle(line).then((reply) => sock.write(`${JSON.stringify(reply)}\n`));
+      }
+    });
+    sock.on('error', () => undefined);
+  }
+
+  private async handle(line: string): Promise<Reply> {
+    let req: Request;
+    try {
+      req = parseRequest(line);
+    } catch (err) {
+      return { id: 0, error: errorToWire(err) };
+    }
+    // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
+    if (CLOCKED.has(req.method) && (req.params.clock ?? null) !== this.deps.clock) return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
+    try {
+      return { id: req.id, result: await this.dispatch(req) };
+    } catch (err) {
+      if (!(err instanceof Error && 'exitCode' in err)) this.deps.log.error({ event: 'error', where: `request ${req.method}`, err: (err as Error)?.message });
+      return { id: req.id, error: errorToWire(err) };
+    }
+  }
+
+  private async dispatch(req: Request): Promise<Methods[keyof Methods]['result']> {
+    const { svc } = this.deps;
+    switch (req.method) {
+      case 'ping':
+        return { pid: process.pid };
+      case 'status':
+        return this.deps.status();
+      case 'notify': {
+        const p = req.params as Request<'notify'>['params'];
+        await this.deps.settle();
+        this.deps.notify(Array.isArray(p.files) ? p.files.map(String) : []);
+        return { ok: true };
+      }
+      case 'query': {
+        const p = req.params as Request<'query'>['params'];
+        await this.deps.settle(); // answer with every change the watcher and HEAD have seen
+        const end = this.deps.metrics.queryDuration.startTimer();
+        // The watcher and reconcile keep the catalog current: no per-query stat of every file.
+        const r = svc.query(String(p.text ?? ''), (p.filters ?? {}) as QueryFilters, { ...(p.options ?? {}), refresh: false });
+        end();
+        return r;
+      }
+      case 'prepareTask': {
+        const p = req.params as Request<'prepareTask'>['params'];
+        await this.deps.settle();
+        return svc.prepareTask(p.task, { ...(p.options ?? {}), refresh: false });
+      }
+      case 'create':
+      case 'apply':
+      case 'applyResult':
+        return this.enqueue(req.method, req.params as WriteParams);
+      case 'stop':
+        setImmediate(() => this.deps.stop());
+        return { stopping: true };
+    }
+  }
+
+  private enqueue(method: WriteMethod, params: WriteParams): Promise<Methods[WriteMethod]['result']> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ method, params, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  /** Commits what is queued, a group per project and agent, until the queue is empty. */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length) {
+        // Let the writes that are arriving right now join this group.
+        await new Promise((r) => setImmediate(r));
+        const batch = this.queue.splice(0, this.queue.length);
+        await this.deps.settle();
+        const groups = new Map<string, { w: QueuedWrite; batch: { updates: unknown; opts: ApplyOptions } }[]>();
+        for (const w of batch) {
+          try {
+            const b = await this.toBatch(w);
+            const key = `${this.deps.svc.project(b.opts.project)}\u0000${b.opts.agent ?? ''}`;
+            groups.set(key, [...(groups.get(key) ?? []), { w, batch: b }]);
+          } catch (err) {
+            w.reject(err);
+          }
+        }
+        for (const group of groups.values()) await this.commitGroup(group);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commitGroup(group: { w: QueuedWrite; batch: { updates: unknown; opts: ApplyOptions } }[]): Promise<void> {
+    const { svc, callerWarnings, log, metrics } = this.deps;
+    const warnings: string[] = [];
+    const results = await callerWarnings
+      .run(warnings, () => svc.applyGroup(group.map((g) => g.batch)))
+      .catch((err: Error) => group.map(() => err));
+    metrics.groupCommits.observe(group.length);
+    group.forEach(({ w }, k) => {
+      const r = results[k]!;
+      if (r instanceof Error) return w.reject(r);
+      log.info({ event: 'caller_write', method: w.method, project: r.project, applied: r.applied.length, group: group.length }, 'write done for a CLI caller');
+      try {
+        w.resolve({ value: w.method === 'create' ? this.created(r) : r, warnings } as Methods[WriteMethod]['result']);
+      } catch (err) {
+        w.reject(err);
+      }
+    });
+  }
+
+  /**
+   * The updates a queued write stands for, with the caller's project and agent (never this
+   * daemon's own --agent or environment; an AgentResult's own project and agent are honoured).
+   */
+  private async toBatch(w: QueuedWrite): Promise<{ updates: unknown; opts: ApplyOptions }> {
+    const agent = typeof w.params.agent === 'string' ? w.params.agent : undefined;
+    const opts: ApplyOptions = { project: w.params.project, ...(agent ? { agent } : { ignoreOwnAgent: true }) };
+    if (w.method === 'create') return { updates: [{ operation: 'create', entry: unwrapCreate(w.params.input) }], opts: { ...opts, atomic: true, label: 'entry' } };
+    if (w.method === 'apply') return { updates: w.params.input, opts };
+    const r = parseAgentResult(w.params.input);
+    const own = r.agent_id ?? r.agent ?? undefined;
+    return { updates: r.memory_updates ?? [], opts: { ...opts, project: opts.project ?? r.project, ...(!agent && own ? { agent: own, ignoreOwnAgent: false } : {}) } };
+  }
+
+  private created(r: ApplyResult): Methods['create']['result']['value'] {
+    const id = r.applied[0]!.id;
+    return { entry: this.deps.svc.locate(id, r.project).entry, commit: r.commit, project: r.project };
+  }
+}
+
+/** `memory create` takes an entry or a whole create update. */
+function unwrapCreate(input: unknown): unknown {
+  if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
+    const op = (input as { operation: unknown }).operation;
+    if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
+    return (input as { entry?: unknown }).entry;
+  }
+  return input;
+}

@@ -1,0 +1,107 @@
+/**
+ * What the daemon reports about itself: the counters behind `status.json` (the heartbeat the CLI
+ * and the dashboard read), the Prometheus metrics, and the recent errors.
+ *
+ * NOTE: two clocks. Liveness (heartbeat, uptime, error times) is wall time: a caller decides a
+ * daemon is stale by comparing the heartbeat with its own wall clock, which a fixed
+ * `BASS_AGENTS_NOW` must not freeze. Everything the memory itself depends on (jobs due, decay)
+ * reads the service clock.
+ */
+import type { Logger } from 'pino';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { writeFileAtomic } from '../store/fsutil.js';
+import type { DaemonPaths } from './client.js';
+
+export interface DaemonMetrics {
+  registry: Registry;
+  forgotten: Counter;
+  decayDuration: Histogram;
+  indexEntries: Gauge;
+  queryDuration: Histogram;
+  watchEvents: Counter;
+  parseErrors: Counter;
+  driftFixed: Counter;
+  groupCommits: Histogram;
+}
+
+/** 000 "Decay metrics" and the daemon's own. */
+export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics {
+  const registry = new prom.Registry();
+  const r = [registry];
+  return {
+    registry,
+    forgotten: new prom.Counter({ name: 'forgotten_entries_total', help: 'Entries forgotten by decay (archived or deleted)', registers: r }),
+    decayDuration: new prom.Histogram({ name: 'decay_processing_duration_seconds', help: 'Duration of decay passes', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: r }),
+    indexEntries: new prom.Gauge({ name: 'index_entries', help: 'Entries in the text index', registers: r }),
+    queryDuration: new prom.Histogram({ name: 'query_duration_seconds', help: 'Queries answered by the daemon', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: r }),
+    watchEvents: new prom.Counter({ name: 'watch_events_total', help: 'File events from the watcher', registers: r }),
+    parseErrors: new prom.Counter({ name: 'parse_errors_total', help: 'Entry files that failed to parse or validate (each new bad version once)', registers: r }),
+    driftFixed: new prom.Counter({ name: 'reconcile_drift_fixed_total', help: 'Changes found by reconcile that the watcher had not reported', registers: r }),
+    groupCommits: new prom.Histogram({ name: 'write_group_size', help: 'Caller writes committed together in one group commit', buckets: [1, 2, 4, 8, 16, 32], registers: r }),
+  };
+}
+
+export class DaemonStatus {
+  files_on_disk = 0;
+  entries_indexed = 0;
+  bad_files = 0;
+  last_reconcile_at: string | null = null;
+  reconciles = 0;
+  /** Refreshes that stat'ed every entry file (start, reconcile, a batch with a folder in it, a HEAD move). */
+  full_refreshes = 0;
+  drift_fixed = 0;
+  watch_events = 0;
+  batches = 0;
+  watcher_errors = 0;
+  /** HEAD or branch moves seen in the git dir (checkout, pull, reset): each one a full refresh. */
+  head_moves = 0;
+  last_batch_ms: number | null = null;
+  expiring_entries: { id: string; project: string; state: string; valid_to: string | null }[] = [];
+  stale_evidence_entries = 0;
+  recent_errors: { time: string; where: string; message: string }[] = [];
+
+  private readonly paths: DaemonPaths;
+  private readonly log: Logger;
+  private readonly startedAt = new Date();
+  private readonly root: string;
+  private readonly heartbeatMs: number;
+  socket: string | null = null;
+  metricsPort: number | null = null;
+  jobs: unknown = {};
+
+  constructor(paths: DaemonPaths, log: Logger, root: string, heartbeatMs: number) {
+    this.paths = paths;
+    this.log = log;
+    this.root = root;
+    this.heartbeatMs = heartbeatMs;
+  }
+
+  recordError(where: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.recent_errors = [{ time: new Date().toISOString(), where, message }, ...this.recent_errors].slice(0, 20);
+    this.log.error({ event: 'error', where, err: message });
+  }
+
+  /** The heartbeat: `status.json`, rewritten atomically. */
+  write(extra: Record<string, unknown> = {}): void {
+    const { paths: _p, log: _l, startedAt, root, heartbeatMs, socket, metricsPort, jobs, ...counters } = this;
+    const doc = {
+      pid: process.pid,
+      root,
+      started_at: startedAt.toISOString(),
+      uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      heartbeat_at: new Date().toISOString(),
+      heartbeat_ms: heartbeatMs,
+      socket,
+      metrics_port: metricsPort,
+      ...counters,
+      jobs,
+      ...extra,
+    };
+    try {
+      writeFileAtomic(this.paths.status, `${JSON.stringify(doc, null, 2)}\n`, { fsync: false });
+    } catch (err) {
+      this.log.error({ event: 'status_write_failed', err: (err as Error).message });
+    }
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * What the daemon watches: the structure of `ai-memory/` (chokidar, depth 1: projects, sections,
+ * config files), each section folder (one fs.watch each, whose events name the file), and git's
+ * HEAD. Events are debounced into batches of paths. A HEAD move (checkout, pull, reset, a commit)
+ * becomes a batch of exactly the memory paths that differ between the old and the new HEAD, and
+ * every section folder is watched again: a checkout that removes and restores a folder no longer
+ * leaves the daemon blind until the next reconcile.
+ */
+import { existsSync, readFileSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
+import type { FSWatcher } from 'chokidar';
+import { join } from 'node:path';
+import { SECTIONS } from '../core/constants.js';
+import type { GitRepo } from '../store/git.js';
+import type { Workspace } from '../store/workspace.js';
+
+export interface WatcherHooks {
+  /** A batch of workspace-relative paths (entry files, or folders: a full refresh). */
+  onBatch(paths: Set<string>): void;
+  onEvent(kind: string, path: string): void;
+  onError(where: string, err: unknown): void;
+}
+
+/** HEAD's commit read from the git dir's files alone (no git process); null when unborn or unreadable. */
+export function headFromFiles(gitDir: string): string | null {
+  try {
+    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
+    if (!head.startsWith('ref: ')) return /^[0-9a-f]{40,64}$/.test(head) ? head : null;
+    const ref = head.slice(5).trim();
+    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    for (const dir of [gitDir, common]) {
+      try {
+        const sha = readFileSync(join(dir, ref), 'utf8').trim();
+        if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
+      } catch {
+        /* packed, or in the common dir */
+      }
+    }
+    const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
+    const m = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed);
+    return m ? m[1]! : null;
+  } catch {
+    return null;
+  }
+}
+
+export class DaemonWatcher {
+  private readonly pending = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private chokidar: FSWatcher | undefined;
+  private readonly sections = new Map<string, NodeFsWatcher>();
+  private gitWatch: NodeFsWatcher | undefined;
+  private headPoll: NodeJS.Timeout | undefined;
+  private head: string | null = null;
+  private headCheck: Promise<void> | null = null;
+  /** HEAD moves seen (each one a batch of the paths it changed). */
+  headMoves = 0;
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly git: GitRepo | null,
+    private readonly debounceMs: number,
+    private readonly hooks: WatcherHooks,
+  ) {}
+
+  private rel(abs: string): string {
+    return this.ws.rel(abs).split('\\').join('/');
+  }
+
+  private event(kind: string, relPath: string): void {
+    this.hooks.onEvent(kind, relPath);
+    this.pending.add(relPath);
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), this.debounceMs);
+  }
+
+  /** Hands over what is pending now (before a query or a write, so answers include it). */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const batch = new Set(this.pending);
+    this.pending.clear();
+    try {
+      this.hooks.onBatch(batch);
+    } catch (err) {
+      this.hooks.onError('batch', err);
+    }
+  }
+
+  async start(): Promise<void> {
+    const { watch } = await import('chokidar');
+    const memRoot = this.ws.memoryDir;
+    const ignored = (p: string): boolean => /(^|[/\\])\.bass-agents([/\\]|$)/.test(p) || /\.lock([/\\]|$)/.test(p) || /(^|[/\\])\.[^/\\]*\.tmp$/.test(p);
+    // chokidar watches the structure only: inside a section folder it would re-read the whole
+    // folder on every new file (~100 ms at 3,300 files, seconds at 100K). Section folders get an
+    // fs.watch each instead, whose events name the file. What either misses (an overflowing
+    // inotify queue, a folder replaced under it) the periodic reconcile finds, as drift.
+    // atomic: false: our batches already absorb editors' unlink/add pairs.
+    this.chokidar = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false, depth: 1 });
+    this.watchSections();
+    this.chokidar.on('all', (event, file) => {
+      // A project or section folder came or went: watch what is there now.
+      if (event === 'addDir' || event === 'unlinkDir') this.watchSections();
+      this.event(event, this.rel(file));
+    });
+    this.chokidar.on('error', (err) => this.hooks.onError('watcher', err));
+    await new Promise<void>((resolve) => this.chokidar!.once('ready', () => resolve()));
+    this.watchHead();
+  }
+
+  /** Watches every section folder there is (new ones too), and stops watching those gone. */
+  watchSections(): void {
+    const want = new Set<string>();
+    for (const project of this.ws.listProjects()) {
+      for (const section of SECTIONS) {
+        const dir = join(this.ws.memoryDir, project, section);
+        if (!existsSync(dir)) continue;
+        want.add(dir);
+        if (this.sections.has(dir)) continue;
+        try {
+          const w = fsWatch(dir, { persistent: false }, (kind, name) => {
+            const file = name ? String(name) : '';
+            // No name (some platforms): something changed in this folder; a full refresh finds it.
+            if (!file) this.event(kind, this.rel(dir));
+            else if (file.endsWith('.json') && !file.startsWith('.')) this.event(kind, this.rel(join(dir, file)));
+          });
+          w.on('error', (err) => {
+            w.close();
+            this.sections.delete(dir);
+            this.hooks.onError('watcher', err);
+            this.event('error', this.rel(dir)); // not an entry file: the next batch refreshes everything
+          });
+          this.sections.set(dir, w);
+        } catch (err) {
+          this.hooks.onError('watcher', err);
+        }
+      }
+    }
+    for (const [dir, w] of this.sections) {
+      if (want.has(dir)) continue;
+      w.close();
+      this.sections.delete(dir);
+    }
+  }
+
+  /** git's HEAD: an fs.watch on the git dir for a quick reaction, and a poll of one second as the net. */
+  private watchHead(): void {
+    if (!this.git) return;
+    this.head = headFromFiles(this.git.gitDir);
+    try {
+      this.gitWatch = fsWatch(this.git.gitDir, { persistent: false }, (_kind, name) => {
+        if (name === 'HEAD' || name === 'packed-refs' || name === 'ORIG_HEAD') void this.checkHead();
+      });
+      this.gitWatch.on('error', () => this.gitWatch?.close());
+    } catch {
+      /* the poll still runs */
+    }
+    this.headPoll = setInterval(() => void this.checkHead(), 1000);
+    this.headPoll.unref();
+  }
+
+  /**
+   * Whether HEAD moved since last seen; if so, the memory paths that differ between the two
+   * commits become a batch (all of them: a full refresh, when git cannot say). Callers await it
+   * before answering, so no answer comes from an index known to be behind HEAD.
+   */
+  checkHead(): Promise<void> {
+    if (!this.git) return Promise.resolve();
+    if (this.headCheck) return this.headCheck;
+    const now = headFromFiles(this.git.gitDir);
+    if (now === this.head) return Promise.resolve();
+    const before = this.head;
+    this.head = now;
+    this.headMoves++;
+    this.headCheck = (async () => {
+      let paths: string[] | null = null;
+      if (before && now) {
+        try {
+          const out = await this.git!.run(['diff-tree', '-r', '--name-only', '-z', '--no-renames', before, now, '--', this.git!.repoPath(this.ws.memoryDir)]);
+          paths = out.split('\0').filter(Boolean).map((p) => this.rel(join(this.git!.toplevel, p)));
+        } catch {
+          paths = null;
+        }
+      }
+      this.watchSections();
+      // A folder path (not an entry file) makes the batch a full refresh.
+      for (const p of paths ?? [this.rel(this.ws.memoryDir)]) this.pending.add(p);
+      this.flush();
+    })().finally(() => {
+      this.headCheck = null;
+    });
+    return this.headCheck;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.headPoll) clearInterval(this.headPoll);
+    this.gitWatch?.close();
+    await this.chokidar?.close();
+    for (const w of this.sections.values()) w.close();
+  }
+}
