@@ -12,11 +12,10 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { KINDS, SECTIONS, STATUSES, type Section, type Kind, type Status } from '../core/constants.js';
+import { KINDS, SECTIONS, STATUSES } from '../core/constants.js';
 import { MemoryError, UsageError, formatProblem } from '../core/errors.js';
+import { parseFilters, parseWhen, pickAgent } from '../core/filters.js';
 import { summaryOnly, type QueryFilters } from '../core/query.js';
-import { parseScope } from '../core/scope.js';
-import { normalizeTimestamp } from '../core/time.js';
 import { MemoryService, hitJson } from '../service/memory-service.js';
 
 export interface McpOptions {
@@ -54,12 +53,6 @@ async function guard(fn: () => Record<string, unknown> | Promise<Record<string, 
   }
 }
 
-function iso(raw: string | undefined, name: string): string | undefined {
-  if (raw === undefined) return undefined;
-  const v = normalizeTimestamp(raw);
-  if (!v) throw new UsageError(`${name} must be an ISO 8601 timestamp (got ${JSON.stringify(raw)})`);
-  return v;
-}
 
 const entryShape = z.record(z.string(), z.unknown());
 
@@ -70,7 +63,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
   const project = (p?: string): string | undefined => p ?? opts.project;
   /** created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user. */
   const agent = async (): Promise<string> =>
-    opts.agent ?? ((opts.env ?? process.env).BASS_AGENTS_AGENT || undefined) ?? server.server.getClientVersion()?.name ?? (await service.agent());
+    pickAgent(opts.agent, (opts.env ?? process.env).BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? (await service.agent());
 
   server.registerTool(
     'memory_query',
@@ -82,15 +75,16 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       inputSchema: {
         query: z.string().describe('search text; empty lists by priors (confidence, evidence quality, recency)'),
         project: z.string().optional(),
-        section: z.union([z.enum(SECTIONS), z.array(z.enum(SECTIONS))]).optional(),
-        kind: z.union([z.enum(KINDS), z.array(z.enum(KINDS))]).optional(),
+        // Plain strings: the filters are checked by the same parser as the CLI's, with its words.
+        section: z.union([z.string(), z.array(z.string())]).optional().describe(`one or more of: ${SECTIONS.join(', ')}`),
+        kind: z.union([z.string(), z.array(z.string())]).optional().describe(`one or more of: ${KINDS.join(', ')}`),
         scope: z.string().optional().describe('repo, org, customer, service:<name>, environment:<env>; repo and org are always included'),
         subject: z.string().optional(),
         tags: z.array(z.string()).optional().describe('entries must carry every tag'),
-        status: z.union([z.literal('any'), z.enum(STATUSES), z.array(z.enum(STATUSES))]).optional(),
-        min_confidence: z.number().min(0).max(1).optional(),
-        since: z.string().optional(),
-        until: z.string().optional(),
+        status: z.union([z.string(), z.array(z.string())]).optional().describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
+        min_confidence: z.number().optional().describe('0 to 1 (default 0.6)'),
+        since: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
+        until: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
         limit: z.number().int().min(1).max(50).optional().describe('results per page (default 10)'),
         offset: z.number().int().min(0).optional(),
         summary_only: z.boolean().optional().describe('default true; false returns full content'),
@@ -108,19 +102,12 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     },
     async (a) =>
       guard(() => {
-        const list = <T extends string>(v: T | T[] | undefined): T[] | undefined => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
-        if (a.scope !== undefined) parseScope(a.scope);
         const filters: QueryFilters = {
+          ...parseFilters(
+            { section: a.section, kind: a.kind, scope: a.scope, subject: a.subject, tags: a.tags, status: a.status, minConfidence: a.min_confidence, since: a.since, until: a.until },
+            service.now(),
+          ),
           projects: service.readProjects(project(a.project)),
-          sections: list<Section>(a.section),
-          kinds: list<Kind>(a.kind),
-          scope: a.scope,
-          subject: a.subject,
-          tags: a.tags,
-          status: a.status === 'any' ? 'any' : list<Status>(a.status as Status | Status[] | undefined),
-          minConfidence: a.min_confidence,
-          since: iso(a.since, 'since'),
-          until: iso(a.until, 'until'),
         };
         const r = service.query(a.query, filters, { includeRelated: a.include_related });
         service.logQuery({ text: a.query, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
@@ -225,7 +212,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       },
       annotations: READ,
     },
-    async (a) => guard(() => ({ ...service.getStatistics(project(a.project), { start_date: iso(a.since, 'since'), end_date: iso(a.until, 'until') }) })),
+    async (a) => guard(() => ({ ...service.getStatistics(project(a.project), { start_date: parseWhen(a.since, 'since', service.now()), end_date: parseWhen(a.until, 'until', service.now()) }) })),
   );
 
   const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;

@@ -6,6 +6,7 @@
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { pickAgent } from '../core/filters.js';
 import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
 import { lazy } from '../lazy.js';
 import { Catalog, type CatalogSnapshot } from '../store/catalog.js';
@@ -93,7 +94,7 @@ export class ServiceContext {
     this.allowDetached = opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
     this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
     this.clock = opts.clock ?? clockFromEnv(this.env);
-    this.agentName = opts.agent ?? (this.env.BASS_AGENTS_AGENT || undefined);
+    this.agentName = pickAgent(opts.agent, this.env.BASS_AGENTS_AGENT);
     this.agentFromOptions = this.agentName;
     this.catalog = new Catalog(this.ws, { noteWrites: !this.watched });
     this.usage = new UsageStore(this.ws);
@@ -117,15 +118,13 @@ export class ServiceContext {
     // ignoreOwnAgent: a daemon writing for a CLI caller must not sign with its own --agent/env.
     if (this.agentName && !(opts.ignoreOwnAgent && this.agentName === this.agentFromOptions)) return this.agentName;
     const git = await this.git();
-    let name = git ? await git.userName() : null;
-    if (!name) {
-      try {
-        name = userInfo().username;
-      } catch {
-        name = null;
-      }
+    let os: string | undefined;
+    try {
+      os = userInfo().username;
+    } catch {
+      os = undefined;
     }
-    const found = name || 'unknown';
+    const found = pickAgent(git ? await git.userName() : null, os) ?? 'unknown';
     if (!opts.ignoreOwnAgent) this.agentName = found;
     return found;
   }

@@ -150,4 +150,29 @@ describe('memory mcp', () => {
     const decay = await call(c, 'memory_decay', { project: 'demo' });
     expect(decay.data).toMatchObject({ analyzed: 2, dry_run: true });
   });
+
+  it('refuses a bad filter with the same words as the CLI, and takes the same relative ages', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
+    const c = await connect(dir, ['--project', 'demo']);
+    const cases: { cli: string[]; mcp: Record<string, unknown> }[] = [
+      { cli: ['--scope', 'bogus-scope'], mcp: { scope: 'bogus-scope' } },
+      { cli: ['--section', 'nope'], mcp: { section: 'nope' } },
+      { cli: ['--kind', 'decision,nope'], mcp: { kind: ['decision', 'nope'] } },
+      { cli: ['--status', 'gone'], mcp: { status: 'gone' } },
+      { cli: ['--min-confidence', '3'], mcp: { min_confidence: 3 } },
+      { cli: ['--since', 'yesterday'], mcp: { since: 'yesterday' } },
+    ];
+    for (const k of cases) {
+      const viaCli = cli(dir, ['query', 'invoices', ...k.cli], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' } });
+      expect(viaCli.code, k.cli.join(' ')).toBe(2);
+      const message = viaCli.stderr.split('\n').find((l) => l.startsWith('error: '))!.slice('error: '.length);
+      const viaMcp = await call(c, 'memory_query', { query: 'invoices', ...k.mcp });
+      expect(viaMcp.isError, JSON.stringify(k.mcp)).toBe(true);
+      expect(viaMcp.text).toBe(message);
+    }
+    const aged = await call(c, 'memory_query', { query: 'invoices', since: '7d', min_confidence: 0 });
+    expect(aged.isError, aged.text).toBe(false);
+    expect(cli(dir, ['query', 'invoices', '--since', '30m', '--json'], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' } }).code).toBe(0);
+  });
 });

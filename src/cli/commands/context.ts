@@ -2,18 +2,10 @@
  * sync-context and stats.
  */
 import type { Argv } from 'yargs';
-import { UsageError } from '../../core/errors.js';
-import { normalizeTimestamp } from '../../core/time.js';
+import { parseWhen } from '../../core/filters.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
-
-function isoOption(raw: unknown, name: string): string | undefined {
-  if (raw === undefined) return undefined;
-  const iso = normalizeTimestamp(String(raw));
-  if (!iso) throw new UsageError(`--${name} must be an ISO 8601 timestamp (got ${JSON.stringify(raw)})`);
-  return iso;
-}
 
 export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
@@ -36,7 +28,8 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (a: A) => {
         const svc = service(a);
         const project = (a.project as string | undefined) || undefined;
-        const s = svc.getStatistics(project, { start_date: isoOption(a.since, 'since'), end_date: isoOption(a.until, 'until') });
+        const now = svc.now();
+        const s = svc.getStatistics(project, { start_date: parseWhen(a.since as string | undefined, 'since', now), end_date: parseWhen(a.until as string | undefined, 'until', now) });
         if (a.json) return printJson(s);
         const dist = Object.entries(s.confidence_distribution).map(([k, v]) => `${k}: ${v}`).join(', ');
         out(

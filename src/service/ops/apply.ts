@@ -5,6 +5,7 @@
  */
 import { ConflictError, UsageError, ValidationError, type Problem } from '../../core/errors.js';
 import { buildEntry } from '../../core/entry.js';
+import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { ValidationContext } from '../../core/validate.js';
@@ -74,7 +75,7 @@ async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions
   }
   const project = ctx.project(opts.project);
   ctx.ws.projectDir(project);
-  const agent = opts.agent ?? (await ctx.agent({ ignoreOwnAgent: opts.ignoreOwnAgent }));
+  const agent = pickAgent(opts.agent) ?? (await ctx.agent({ ignoreOwnAgent: opts.ignoreOwnAgent }));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
   // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
   const secrets = await scanGroups(

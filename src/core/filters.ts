@@ -1,0 +1,111 @@
+/**
+ * The one parsing of query filters and of agent names, pure, for every front end: the CLI's
+ * options, the MCP tools' arguments and the daemon's requests give the same filters and refuse
+ * the same input with the same words.
+ */
+import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from './constants.js';
+import { UsageError } from './errors.js';
+import type { QueryFilters } from './query.js';
+import { parseScope } from './scope.js';
+import { normalizeTimestamp } from './time.js';
+
+/** Filters as a front end receives them: a comma list or an array where several values go. */
+export interface FilterInput {
+  section?: string | string[];
+  kind?: string | string[];
+  scope?: string;
+  subject?: string;
+  tags?: string | string[];
+  status?: string | string[];
+  minConfidence?: number;
+  since?: string;
+  until?: string;
+  dateField?: string;
+  includeExpired?: boolean;
+  limit?: number;
+}
+
+function values(raw: string | string[]): string[] {
+  return (Array.isArray(raw) ? raw : String(raw).split(','))
+    .map((s) => String(s).trim())
+    .filter(Boolean);
+}
+
+function oneOf<T extends string>(raw: string | string[] | undefined, allowed: readonly T[], name: string): T[] | undefined {
+  if (raw === undefined) return undefined;
+  const parts = values(raw);
+  for (const p of parts) {
+    if (!(allowed as readonly string[]).includes(p)) throw new UsageError(`${name} ${JSON.stringify(p)} is not one of: ${allowed.join(', ')}`);
+  }
+  return parts as T[];
+}
+
+const AGE_UNITS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** A point in time: ISO 8601, or an age before `now` such as 30m, 12h, 7d, 2w. */
+export function parseWhen(raw: string | undefined, name: string, now: Date): string | undefined {
+  if (raw === undefined) return undefined;
+  const rel = /^(\d+)([mhdw])$/.exec(String(raw).trim());
+  if (rel) return new Date(now.getTime() - Number(rel[1]) * AGE_UNITS[rel[2] as keyof typeof AGE_UNITS]).toISOString();
+  const iso = normalizeTimestamp(String(raw));
+  if (!iso) throw new UsageError(`${name} must be an ISO 8601 timestamp or an age such as 30m, 12h, 7d or 2w (got ${JSON.stringify(raw)})`);
+  return iso;
+}
+
+/** Parses filters; every refusal is a UsageError naming the filter and what it takes. */
+export function parseFilters(a: FilterInput, now: Date): QueryFilters {
+  const f: QueryFilters = {};
+  const sections = oneOf<Section>(a.section, SECTIONS, 'section');
+  if (sections) f.sections = sections;
+  const kinds = oneOf<Kind>(a.kind, KINDS, 'kind');
+  if (kinds) f.kinds = kinds;
+  if (a.scope !== undefined) {
+    const p = parseScope(String(a.scope));
+    if ('error' in p) throw new UsageError(`scope ${p.error}`);
+    f.scope = String(a.scope);
+  }
+  if (a.subject !== undefined) f.subject = String(a.subject);
+  if (a.tags !== undefined) f.tags = values(a.tags);
+  if (a.status !== undefined) {
+    f.status = values(a.status).join(',') === 'any' ? 'any' : oneOf<Status>(a.status, STATUSES, 'status');
+  }
+  const mc = a.minConfidence;
+  if (mc !== undefined) {
+    if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1) throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${JSON.stringify(mc)})`);
+    f.minConfidence = mc;
+  }
+  const since = parseWhen(a.since, 'since', now);
+  if (since) f.since = since;
+  const until = parseWhen(a.until, 'until', now);
+  if (until) f.until = until;
+  if (a.dateField !== undefined) {
+    if (a.dateField !== 'created_at' && a.dateField !== 'updated_at') throw new UsageError(`date field must be created_at or updated_at (got ${JSON.stringify(a.dateField)})`);
+    f.dateField = a.dateField;
+  }
+  if (a.includeExpired) f.includeExpired = true;
+  if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 0)) throw new UsageError(`limit must be a whole number (got ${JSON.stringify(a.limit)})`);
+  return f;
+}
+
+/** The longest agent name kept (created_by, the Memory-Agent trailer). */
+export const MAX_AGENT_LENGTH = 100;
+
+/**
+ * An agent name as stored: trimmed, control characters (a newline would forge a commit trailer)
+ * turned into spaces, at most MAX_AGENT_LENGTH characters; undefined when nothing is left.
+ */
+export function cleanAgentName(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  // eslint-disable-next-line no-control-regex
+  const v = raw.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, MAX_AGENT_LENGTH).trim();
+  return v || undefined;
+}
+
+/** The first usable name among candidates, in order of precedence (flag, environment, client, git user, OS user). */
+export function pickAgent(...candidates: unknown[]): string | undefined {
+  for (const c of candidates) {
+    const v = cleanAgentName(c);
+    if (v) return v;
+  }
+  return undefined;
+}
