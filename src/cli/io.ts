@@ -98,7 +98,7 @@ export async function writeViaDaemon<M extends WriteMethod>(svc: MemoryService, 
   }
   if ('error' in r) throw r.error;
   for (const w of r.result.warnings) warn(w);
-  return r.result.value as Methods[M]['result']['value'];
+  return r.result.value;
 }
 
 /** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
@@ -199,7 +199,7 @@ export function reportError(err: unknown, json: boolean): number {
 export function table(rows: string[][], header: string[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
 export function clip(s: string, n: number): string {

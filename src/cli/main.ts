@@ -36,7 +36,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   // or writes anything (a few stats when there is none).
   y.middleware(async (argv) => {
     if (NO_RECOVERY.has(String(argv._[1] ?? ''))) return;
-    await recoverIfPending(argv as GlobalArgs);
+    await recoverIfPending(argv);
   });
   let m = registerWrite(y);
   m = registerRead(m);
@@ -75,14 +75,14 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .fail((msg, err) => {
       if (err) throw err;
       throw new UsageError(msg ?? 'invalid command line');
-    }) as Argv<GlobalArgs>;
+    });
 }
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
+    const a = argv[i];
     if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
       out.push(`${a}=-`);
       i++;

@@ -54,7 +54,7 @@ function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: Memo
   if (strategy === 'keep_oldest') by.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
   else if (strategy === 'keep_highest_importance') by.sort((a, b) => importance(b) - importance(a) || b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   else by.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0)); // keep_newest, and the base of merge_content
-  return by[0]!;
+  return by[0];
 }
 
 /** The entry (create input) that replaces a merge group. */
@@ -92,7 +92,7 @@ export function mergedEntry(members: MemoryEntry[], strategy: Strategy, importan
 export function summaryEntry(subject: string, members: MemoryEntry[]): Record<string, unknown> {
   const sorted = [...members].sort((a, b) => b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   const lines = sorted.map((m) => `- ${m.summary.replace(/\s+/g, ' ')} (${m.id})`);
-  const best = sorted[0]!;
+  const best = sorted[0];
   return {
     section: 'learnings',
     kind: 'other',
@@ -151,7 +151,7 @@ export function buildPlan(
   }
   const member = (e: MemoryEntry): PlanMember => ({ id: e.id, summary: e.summary, confidence: e.confidence, updated_at: e.updated_at, importance: opts.importance(e) });
   const out: PlanGroup[] = [];
-  for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || ([...x.ids][0]! < [...y.ids][0]! ? -1 : 1))) {
+  for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || ([...x.ids][0] < [...y.ids][0] ? -1 : 1))) {
     const members = [...g.ids].sort().map((id) => byId.get(id)!);
     const sim = Math.round((g.sims.reduce((a, b) => a + b, 0) / g.sims.length) * 1000) / 1000;
     if (g.merge) {

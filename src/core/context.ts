@@ -112,8 +112,8 @@ function renderBody(entries: Pick<MemoryEntry, 'section' | 'subject'>[], lines: 
     entries.forEach((e, i) => {
       if (e.section !== section) return;
       const group = bySubject.get(e.subject);
-      if (group) group.push(lines[i]!);
-      else bySubject.set(e.subject, [lines[i]!]);
+      if (group) group.push(lines[i]);
+      else bySubject.set(e.subject, [lines[i]]);
     });
     if (!bySubject.size) continue;
     parts.push(`## ${SECTION_TITLES[section]}\n`);

@@ -75,7 +75,7 @@ function clip(s: string, max: number): string {
 export function commitMessage(project: string, changes: CommitChange[], agent: string): string {
   let subject: string;
   if (changes.length === 1) {
-    const c = changes[0]!;
+    const c = changes[0];
     const head = `memory(${project}): ${c.op} ${c.id}`;
     subject = c.summary ? `${head}: ${clip(c.summary, Math.max(20, SUBJECT_MAX - head.length - 2))}` : head;
   } else {

@@ -96,7 +96,7 @@ export const MAX_AGENT_LENGTH = 100;
  */
 export function cleanAgentName(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
-  // eslint-disable-next-line no-control-regex
+   
   const v = raw.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, MAX_AGENT_LENGTH).trim();
   return v || undefined;
 }

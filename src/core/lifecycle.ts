@@ -163,7 +163,7 @@ const configMemo = new WeakMap<DecayConfig, Map<string, DecayConfig>>();
 /** The configuration that applies to one entry: project defaults, then section, then memory type (memoized). */
 export function configFor(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
   let m = configMemo.get(cfg);
-  if (!m) configMemo.set(cfg, (m = new Map()));
+  if (!m) configMemo.set(cfg, (m = new Map<string, DecayConfig>()));
   const key = `${section}\u0000${type}`;
   let hit = m.get(key);
   if (!hit) m.set(key, (hit = mergeConfig(cfg, section, type)));

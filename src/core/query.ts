@@ -166,34 +166,34 @@ export function nthLargest(values: Float64Array, n: number): number {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < size && heap[l]! < heap[m]!) m = l;
-      if (r < size && heap[r]! < heap[m]!) m = r;
+      if (l < size && heap[l] < heap[m]) m = l;
+      if (r < size && heap[r] < heap[m]) m = r;
       if (m === i) return;
-      const t = heap[i]!;
+      const t = heap[i];
       heap[i] = heap[m]!;
       heap[m] = t;
       i = m;
     }
   };
   for (let k = 0; k < values.length; k++) {
-    const v = values[k]!;
+    const v = values[k];
     if (size < n) {
       let i = size++;
       heap[i] = v;
       while (i > 0) {
         const p = (i - 1) >> 1;
-        if (heap[p]! <= heap[i]!) break;
-        const t = heap[p]!;
+        if (heap[p] <= heap[i]) break;
+        const t = heap[p];
         heap[p] = heap[i]!;
         heap[i] = t;
         i = p;
       }
-    } else if (v > heap[0]!) {
+    } else if (v > heap[0]) {
       heap[0] = v;
       down();
     }
   }
-  return heap[0]!;
+  return heap[0];
 }
 
 /**
@@ -244,7 +244,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   if (hasText && Number.isFinite(limit) && cands.length > 2 * n && n > 0) {
     const bases = new Float64Array(cands.length);
     cands.forEach((c, i) => (bases[i] = baseOf(c, entryFlags(c.entry, now, c.stale), evidenceQuality(c.entry))));
-    const nth = bases.sort()[cands.length - n]!;
+    const nth = bases.sort()[cands.length - n];
     // Compared as the rounded scores are: a candidate that could only tie is kept.
     floor = Math.round(0.75 * nth * 1e4) / 1e4;
   }
@@ -279,14 +279,14 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top = [];
     const best: number[] = []; // the n best final scores so far, descending
     for (const k of keyed) {
-      if (best.length >= n && Math.round(k.base * 1e4) / 1e4 < best[n - 1]!) break;
+      if (best.length >= n && Math.round(k.base * 1e4) / 1e4 < best[n - 1]) break;
       apply(k);
       top.push(k);
       let lo = 0;
       let hi = best.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (best[mid]! >= k.score) lo = mid + 1;
+        if (best[mid] >= k.score) lo = mid + 1;
         else hi = mid;
       }
       best.splice(lo, 0, k.score);

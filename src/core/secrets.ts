@@ -199,7 +199,7 @@ export function secretFields(entry: unknown, prefix = ''): { path: string; text:
   const e = entry as Record<string, unknown>;
   const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
   const out: { path: string; text: string }[] = [];
-  for (const f of ['summary', 'content', 'subject', 'scope']) if (typeof e[f] === 'string') out.push({ path: at(f), text: e[f] as string });
+  for (const f of ['summary', 'content', 'subject', 'scope']) if (typeof e[f] === 'string') out.push({ path: at(f), text: e[f] });
   if (Array.isArray(e.tags)) e.tags.forEach((t, i) => typeof t === 'string' && out.push({ path: at(`tags[${i}]`), text: t }));
   if (Array.isArray(e.evidence)) {
     e.evidence.forEach((ev, i) => {

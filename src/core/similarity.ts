@@ -112,7 +112,7 @@ export function candidatePairs(v: Vectors, top = 8): [string, string][] {
     if (ids.length > 200) continue; // a term shared by hundreds of entries says nothing about duplicates
     for (let i = 0; i < ids.length; i++) {
       for (let j = i + 1; j < ids.length; j++) {
-        const [a, b] = ids[i]! < ids[j]! ? [ids[i]!, ids[j]!] : [ids[j]!, ids[i]!];
+        const [a, b] = ids[i] < ids[j] ? [ids[i], ids[j]] : [ids[j], ids[i]];
         const key = `${a}\u0000${b}`;
         if (seen.has(key)) continue;
         seen.add(key);

@@ -77,7 +77,7 @@ function top<K extends string>(values: (string | null)[], key: K, n = 10): ({ co
 
 export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
   const i = Math.min(4, Math.max(0, Math.floor(c * 5 + 1e-9)));
-  return CONFIDENCE_BUCKETS[i]!;
+  return CONFIDENCE_BUCKETS[i];
 }
 
 /**
@@ -110,11 +110,11 @@ export class EntryAggregate {
     this.total += d;
     this.sum += d * e.confidence;
     if (e.confidence < LOW_CONFIDENCE) this.low += d;
-    this.bySection[e.section]! += d;
-    this.byStatus[e.status]! += d;
-    this.byKind[e.kind]! += d;
+    this.bySection[e.section] += d;
+    this.byStatus[e.status] += d;
+    this.byKind[e.kind] += d;
     this.dist[bucketOf(e.confidence)] += d;
-    for (const ev of e.evidence) this.evidence[ev.type]! += d;
+    for (const ev of e.evidence) this.evidence[ev.type] += d;
     inc(this.byAgent, e.created_by);
     inc(this.createdPerDay, e.created_at.slice(0, 10));
   }

@@ -189,7 +189,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     callerWarnings,
     settle,
     notify: (files) => refresh('notify', new Set(files.map((f) => svc.ws.rel(f)))),
-    status: async () => ({ ...JSON.parse(readFileSync(paths.status, 'utf8')), metrics: await metrics.registry.getMetricsAsJSON() }),
+    status: async () => ({ ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>), metrics: await metrics.registry.getMetricsAsJSON() }),
     stop: () => void shutdown('stop request'),
   });
   if (paths.socket.length <= MAX_SOCKET_PATH) {
@@ -233,7 +233,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const heartbeat = setInterval(() => {
     if (stopping) return;
     status.write();
-    jobs!.tick();
+    jobs.tick();
   }, heartbeatMs);
   const reconcile = setInterval(() => {
     if (stopping) return;
@@ -259,7 +259,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     if (vacuumTimer) clearTimeout(vacuumTimer);
     server.close();
     http?.close();
-    await jobs!.stop(); // the current batch finishes; its cursor is saved
+    await jobs.stop(); // the current batch finishes; its cursor is saved
     // The index snapshot, up to date with the files: what one-shot commands load while no daemon
     // runs (a kill -9 skips it, and the next start re-syncs from file stamps).
     try {

@@ -102,5 +102,5 @@ export function parseRequest(line: string): Request {
   if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method)) {
     throw new UsageError(`unknown method ${JSON.stringify((r as { method?: unknown } | null)?.method ?? null)}`);
   }
-  return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: (r.params ?? {}) as Request['params'] };
+  return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: (r.params ?? {}) };
 }

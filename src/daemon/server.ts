@@ -8,7 +8,6 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
-import type { QueryFilters } from '../core/query.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { ApplyOptions, ApplyResult } from '../service/ops/apply.js';
 import { parseAgentResult } from '../service/ops/apply.js';
@@ -111,7 +110,7 @@ export class DaemonServer {
         await this.deps.settle(); // answer with every change the watcher and HEAD have seen
         const end = this.deps.metrics.queryDuration.startTimer();
         // The watcher and reconcile keep the catalog current: no per-query stat of every file.
-        const r = svc.query(String(p.text ?? ''), (p.filters ?? {}) as QueryFilters, { ...(p.options ?? {}), refresh: false });
+        const r = svc.query(String(p.text ?? ''), (p.filters ?? {}), { ...(p.options ?? {}), refresh: false });
         end();
         return r;
       }
@@ -171,7 +170,7 @@ export class DaemonServer {
       .catch((err: Error) => group.map(() => err));
     metrics.groupCommits.observe(group.length);
     group.forEach(({ w }, k) => {
-      const r = results[k]!;
+      const r = results[k];
       if (r instanceof Error) return w.reject(r);
       log.info({ event: 'caller_write', method: w.method, project: r.project, applied: r.applied.length, group: group.length }, 'write done for a CLI caller');
       try {
@@ -197,7 +196,7 @@ export class DaemonServer {
   }
 
   private created(r: ApplyResult): Methods['create']['result']['value'] {
-    const id = r.applied[0]!.id;
+    const id = r.applied[0].id;
     return { entry: this.deps.svc.locate(id, r.project).entry, commit: r.commit, project: r.project };
   }
 }
@@ -205,7 +204,7 @@ export class DaemonServer {
 /** `memory create` takes an entry or a whole create update. */
 function unwrapCreate(input: unknown): unknown {
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
-    const op = (input as { operation: unknown }).operation;
+    const op = (input).operation;
     if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
     return (input as { entry?: unknown }).entry;
   }

@@ -37,7 +37,7 @@ export function headFromFiles(gitDir: string): string | null {
     }
     const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
     const m = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed);
-    return m ? m[1]! : null;
+    return m ? m[1] : null;
   } catch {
     return null;
   }

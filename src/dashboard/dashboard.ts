@@ -23,11 +23,14 @@ export interface DashboardOptions {
 export async function runDashboard(svc: MemoryService, opts: DashboardOptions = {}): Promise<void> {
   /* eslint-disable @typescript-eslint/no-explicit-any -- blessed-contrib has no type definitions */
   const blessed = require('blessed') as typeof import('blessed');
-  const contrib = require('blessed-contrib') as any;
+  const contrib = require('blessed-contrib');
   const screen = blessed.screen({ smartCSR: true, title: 'bass-agents memory', fullUnicode: true, autoPadding: true });
   const projects: (string | undefined)[] = [undefined, ...svc.ws.listProjects()];
   let projectIdx = Math.max(0, projects.indexOf(opts.project));
-  if (opts.project && projectIdx === 0) projects.splice(1, 0, opts.project), (projectIdx = 1);
+  if (opts.project && projectIdx === 0) {
+    projects.splice(1, 0, opts.project);
+    projectIdx = 1;
+  }
   let range: Range = 'all';
   let lastError = '';
 

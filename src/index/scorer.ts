@@ -142,13 +142,13 @@ export class PostingScorer {
     if (!bm25 || typeof bm25.k !== 'number' || typeof bm25.b !== 'number' || typeof bm25.d !== 'number') return null;
     const terms = options.tokenize!(text)
       .flatMap((t) => options.processTerm!(t) as string | string[])
-      .filter((t) => !!t) as string[];
+      .filter((t): t is string => !!t);
     const sources: string[] = [];
     for (const t of terms) if (!sources.includes(t)) sources.push(t);
     if (sources.length > 31) return null; // one bit per distinct query term
     const fields = so.fields ?? g.fields;
     const boosts = fields.map((f) => own(so.boost, f) || 1);
-    const fieldIds = fields.map((f) => m._fieldIds[f]!);
+    const fieldIds = fields.map((f) => m._fieldIds[f]);
     const { fuzzy: fuzzyWeight, prefix: prefixWeight } = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
     const maxFuzzy = so.maxFuzzy ?? 6;
     const { k, b, d } = bm25;
@@ -169,17 +169,17 @@ export class PostingScorer {
     const termResults = (termWeight: number, termBoost: number, data: FieldData | undefined): void => {
       if (data == null) return;
       for (let f = 0; f < fields.length; f++) {
-        const fieldId = fieldIds[f]!;
+        const fieldId = fieldIds[f];
         const freqs = data.get(fieldId);
         if (freqs == null) continue;
         let matching = freqs.size;
-        const avgLen = avg[fieldId]!;
+        const avgLen = avg[fieldId];
         if (table) {
           const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
           // termWeight * termBoost * fieldBoost * docBoost * rawScore, with docBoost = 1 (exact in floating point).
-          const w = termWeight * termBoost * boosts[f]!;
+          const w = termWeight * termBoost * boosts[f];
           freqs.forEach((tf, doc) => {
-            const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * table[doc * stride + fieldId]!) / avgLen)));
+            const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * table[doc * stride + fieldId]) / avgLen)));
             if (cur[doc] === 0) curList[nCur++] = doc;
             cur[doc] += w * raw;
           });
@@ -195,11 +195,11 @@ export class PostingScorer {
           if (matching === 0) continue;
         }
         const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-        const w = termWeight * termBoost * boosts[f]!;
+        const w = termWeight * termBoost * boosts[f];
         freqs.forEach((tf, doc) => {
           const fl = lengths.get(doc);
           if (fl === undefined) return;
-          const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * fl[fieldId]!) / avgLen)));
+          const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * fl[fieldId]) / avgLen)));
           if (cur[doc] === 0) curList[nCur++] = doc;
           cur[doc] += w * raw;
         });
@@ -207,7 +207,7 @@ export class PostingScorer {
     };
 
     for (let i = 0; i < terms.length; i++) {
-      const term = terms[i]!;
+      const term = terms[i];
       const fz = typeof options.fuzzy === 'function' ? options.fuzzy(term, i, terms) : options.fuzzy || false;
       const prefix = typeof options.prefix === 'function' ? options.prefix(term, i, terms) : options.prefix === true;
       bit = 1 << sources.indexOf(term);
@@ -238,9 +238,9 @@ export class PostingScorer {
       }
       // The OR combinator: a document's total is the running sum of its per-term scores, in query order.
       for (let j = 0; j < nCur; j++) {
-        const doc = curList[j]!;
+        const doc = curList[j];
         if (total[doc] === 0) totList[nTot++] = doc;
-        total[doc] = total[doc]! + cur[doc]!;
+        total[doc] = total[doc] + cur[doc];
         mask[doc] |= bit;
         cur[doc] = 0;
       }
@@ -248,15 +248,15 @@ export class PostingScorer {
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);
     for (let j = 0; j < nTot; j++) {
-      const doc = totList[j]!;
-      let x = mask[doc]!;
+      const doc = totList[j];
+      let x = mask[doc];
       let matched = 0;
       while (x) {
         x &= x - 1;
         matched++;
       }
       sids[j] = doc;
-      scores[j] = total[doc]! * matched;
+      scores[j] = total[doc] * matched;
       total[doc] = 0;
       mask[doc] = 0;
     }

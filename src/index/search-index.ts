@@ -121,7 +121,7 @@ function stampsOf(header: Header): Map<string, string> {
   const keys = Object.values(header.ms.documentIds) as string[];
   if (keys.length !== header.stamps.length) throw new Error('snapshot stamps do not match its documents');
   const out = new Map<string, string>();
-  for (let i = 0; i < keys.length; i++) out.set(keys[i]!, header.stamps[i]!);
+  for (let i = 0; i < keys.length; i++) out.set(keys[i], header.stamps[i]);
   return out;
 }
 
@@ -146,7 +146,7 @@ function readHeader(fd: number): Header | null {
   const len = Number(trailer.slice(1, -1));
   if (trailer[0] !== '\n' || !/^\d{12}$/.test(trailer.slice(1, -1)) || len <= 0 || MAGIC.length + len + TRAILER > size) return null;
   const header = JSON.parse(readAt(fd, size - TRAILER - len, len).toString('utf8')) as Header;
-  if (!checkHeader(header) || MAGIC.length + header.offsets[header.offsets.length - 1]! + len + TRAILER !== size) return null;
+  if (!checkHeader(header) || MAGIC.length + header.offsets[header.offsets.length - 1] + len + TRAILER !== size) return null;
   return header;
 }
 
@@ -197,14 +197,14 @@ function boundedDistance(a: string, b: string, max: number): number {
     const cur = [i];
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
       cur.push(v);
       if (v < rowMin) rowMin = v;
     }
     if (rowMin > max) return max + 1;
     prev = cur;
   }
-  return prev[b.length]!;
+  return prev[b.length];
 }
 
 /** First index in sorted `terms` whose term is >= `t`. */
@@ -213,7 +213,7 @@ function lowerBound(terms: string[], t: string): number {
   let hi = terms.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (terms[mid]! < t) lo = mid + 1;
+    if (terms[mid] < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -239,14 +239,14 @@ export function reachableTerms(terms: string[], text: string, opts: Options<Doc>
     const exact = lowerBound(terms, q);
     if (terms[exact] === q) out.add(exact);
     const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
-    if (prefix) for (let k = exact; k < terms.length && terms[k]!.startsWith(q); k++) out.add(k);
+    if (prefix) for (let k = exact; k < terms.length && terms[k].startsWith(q); k++) out.add(k);
     const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
     if (fz) {
       const f = fz === true ? 0.2 : fz;
       const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
       if (max > 0) {
         for (let k = 0; k < terms.length; k++) {
-          const t = terms[k]!;
+          const t = terms[k];
           if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
         }
       }
@@ -290,8 +290,8 @@ export class SearchIndex {
       const header = readHeader(fd);
       if (!header) return { index: SearchIndex.empty(), loaded: false };
       // One term at a time: a single JSON.parse of every posting would need the whole body as one string.
-      const body = readAt(fd, MAGIC.length, header.offsets[header.offsets.length - 1]!);
-      const index = header.terms.map((t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i]!, header.offsets[i + 1]! - 1)) as Postings] as [string, Postings]);
+      const body = readAt(fd, MAGIC.length, header.offsets[header.offsets.length - 1]);
+      const index = header.terms.map((t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i], header.offsets[i + 1] - 1)) as Postings] as [string, Postings]);
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
       return { index: new SearchIndex(ms, stampsOf(header)), loaded: true };
     } catch {
@@ -314,9 +314,9 @@ export class SearchIndex {
       if (!header) return null;
       const index: [string, Postings][] = [];
       for (const i of reachableTerms(header.terms, text)) {
-        const start = header.offsets[i]!;
-        const raw = readAt(fd, MAGIC.length + start, header.offsets[i + 1]! - 1 - start).toString('utf8');
-        index.push([header.terms[i]!, JSON.parse(raw) as Postings]);
+        const start = header.offsets[i];
+        const raw = readAt(fd, MAGIC.length + start, header.offsets[i + 1] - 1 - start).toString('utf8');
+        index.push([header.terms[i], JSON.parse(raw) as Postings]);
       }
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
       return new SearchIndex(ms, stampsOf(header), true);
@@ -499,18 +499,18 @@ export class SearchIndex {
       const byTerm: [string, Map<number, Map<number, number>>][] = [...inner._index];
       byTerm.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       // MiniSearch's own toJSON for the document tables, on a shallow copy with an empty vocabulary.
-      const js = this.ms.toJSON.call({ ...this.ms, _index: [] }) as MiniSearchJS;
+      const js: MiniSearchJS = this.ms.toJSON.call({ ...this.ms, _index: [] });
       const { index: _none, ...rest } = js;
       writeSnapshot(file, byTerm.map((t) => t[0]), (i) => {
         const data: Record<string, Record<string, number>> = {};
-        for (const [fieldId, freqs] of byTerm[i]![1]) data[fieldId] = Object.fromEntries(freqs);
+        for (const [fieldId, freqs] of byTerm[i][1]) data[fieldId] = Object.fromEntries(freqs);
         return JSON.stringify(data);
       }, rest, this.stamps);
     } else {
       // The public way, should MiniSearch's internals ever change: the same bytes, with a copy of everything in memory.
-      const { index, ...rest } = this.ms.toJSON() as MiniSearchJS;
+      const { index, ...rest } = this.ms.toJSON();
       index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      writeSnapshot(file, index.map((t) => t[0]), (i) => JSON.stringify(index[i]![1]), rest, this.stamps);
+      writeSnapshot(file, index.map((t) => t[0]), (i) => JSON.stringify(index[i][1]), rest, this.stamps);
     }
     this.dirty = false;
     this.unsaved = 0;

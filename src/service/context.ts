@@ -173,6 +173,6 @@ export class ServiceContext {
 
   /** The project's decay configuration (config.yaml `decay`, over the defaults). */
   decayConfig(project: string): DecayConfig {
-    return resolveDecay(this.projectConfig(project).decay as Parameters<typeof resolveDecay>[0]);
+    return resolveDecay(this.projectConfig(project).decay);
   }
 }

@@ -78,10 +78,10 @@ async function secretlintFields(fields: { path: string; text: string }[]): Promi
   for (const m of r.messages) {
     if (m.type !== 'message') continue;
     let k = starts.length - 1;
-    while (k > 0 && starts[k]! > m.range[0]) k--;
-    const f = live[k]!;
-    const start = m.range[0] - starts[k]!;
-    const end = Math.min(f.text.length, m.range[1] - starts[k]!);
+    while (k > 0 && starts[k] > m.range[0]) k--;
+    const f = live[k];
+    const start = m.range[0] - starts[k];
+    const end = Math.min(f.text.length, m.range[1] - starts[k]);
     if (isPlaceholder(f.text.slice(start, end))) continue;
     const before = f.text.slice(0, start);
     const line = before.split('\n').length;

@@ -34,12 +34,12 @@ const DELTA_LINES_MIN = 1000;
  */
 export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
   const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
-  if (!m || m[3]!.startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2]!)) return null;
-  return { project: m[1]!, section: m[2] as Section, id: m[3]! };
+  if (!m || m[3].startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2])) return null;
+  return { project: m[1], section: m[2] as Section, id: m[3] };
 }
 
 /** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
-export function keyOfFile(rel: string, project = rel.split('/')[1]!): string {
+export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
   return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
 }
 
@@ -265,7 +265,7 @@ export class Catalog {
       const lines = n === 0 ? [] : text.slice(nl + 1).split('\n');
       if (lines.length !== n) return null;
       const pos = new Map<string, number>();
-      for (let i = 0; i < n; i++) pos.set(h.files[i]!, i);
+      for (let i = 0; i < n; i++) pos.set(h.files[i], i);
       const file: CatalogFile = { id: h.id, deltaLines: 0, pos, st: h.st, stamps: h.stamps, lines, bad: h.bad ?? {} };
       this.applyDelta(file);
       return file;
@@ -511,8 +511,8 @@ export class Catalog {
           const i = cache?.pos.get(rel);
           if (i !== undefined) fromCache++;
           if (cache && i !== undefined && cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs) {
-            const k = cache.stamps[i]!;
-            const line = cache.lines[i]!;
+            const k = cache.stamps[i];
+            const line = cache.lines[i];
             next.stamps.push(k);
             next.lines.push(line);
             const problems = cache.bad[i];
@@ -577,7 +577,7 @@ export class Catalog {
       if (!where) continue;
       if (!pos) {
         pos = new Map();
-        for (let i = 0; i < f.files.length; i++) if (f.files[i]) pos.set(f.files[i]!, i);
+        for (let i = 0; i < f.files.length; i++) if (f.files[i]) pos.set(f.files[i], i);
       }
       let at = pos.get(rel);
       const st = lstatSync(join(this.ws.root, rel), { throwIfNoEntry: false });
@@ -623,7 +623,7 @@ export class Catalog {
     live.forEach((i, j) => {
       if (f.bad[i]) bad[j] = f.bad[i]!;
     });
-    const next = { files: live.map((i) => f.files[i]!), st: live.flatMap((i) => [f.st[3 * i]!, f.st[3 * i + 1]!, f.st[3 * i + 2]!]), stamps: live.map((i) => f.stamps[i]!), lines: live.map((i) => f.lines[i]!), bad };
+    const next = { files: live.map((i) => f.files[i]), st: live.flatMap((i) => [f.st[3 * i], f.st[3 * i + 1], f.st[3 * i + 2]]), stamps: live.map((i) => f.stamps[i]), lines: live.map((i) => f.lines[i]), bad };
     this.found = { ...next, id: this.save(next), deltaLines: 0 };
   }
 

@@ -40,7 +40,7 @@ export function parseJsonText(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new SyntaxError(`${source}: not valid JSON (${(err as Error).message})`);
+    throw new SyntaxError(`${source}: not valid JSON (${(err as Error).message})`, { cause: err });
   }
 }
 

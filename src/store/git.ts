@@ -65,7 +65,7 @@ export function findGitDir(start: string): string | null {
     if (st?.isDirectory()) return dotGit;
     if (st?.isFile()) {
       const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      return m ? resolve(dir, m[1]!.trim()) : null;
+      return m ? resolve(dir, m[1].trim()) : null;
     }
     const up = dirname(dir);
     if (up === dir) return null;
@@ -135,7 +135,7 @@ export class GitRepo {
     const ident = { name: '', email: '' };
     for (const line of out.split('\n')) {
       const m = /^user\.(name|email) (.*)$/.exec(line);
-      if (m) ident[m[1] as 'name' | 'email'] = m[2]!.trim(); // the last one wins, as in git
+      if (m) ident[m[1] as 'name' | 'email'] = m[2].trim(); // the last one wins, as in git
     }
     this.ident = ident;
     return ident;
@@ -197,7 +197,7 @@ export class GitRepo {
         const marked = new Map<string, string>();
         for (const line of readFileSync(marks, 'utf8').split('\n')) {
           const m = /^:(\d+) ([0-9a-f]+)$/.exec(line);
-          if (m) marked.set(m[1]!, m[2]!);
+          if (m) marked.set(m[1], m[2]);
         }
         const commit = marked.get(String(files.length + 1));
         if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
@@ -318,9 +318,9 @@ export class GitRepo {
     const blobs = new Map<string, string>();
     paths.forEach((p, i) => {
       const m = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '');
-      if (m) blobs.set(p, m[1]!);
+      if (m) blobs.set(p, m[1]);
     });
-    return { head: headLine ? headLine[1]! : null, blobs };
+    return { head: headLine ? headLine[1] : null, blobs };
   }
 
   /** The bytes of blobs, in one `cat-file --batch` process. */
@@ -464,7 +464,7 @@ export class GitRepo {
       const [commit, ...files] = rec.trim().split('\n').filter(Boolean);
       if (!commit || files.length === 0) continue;
       try {
-        return { path: files[0]!, content: await this.git.raw(['show', `${commit}^:${files[0]!}`]) };
+        return { path: files[0], content: await this.git.raw(['show', `${commit}^:${files[0]}`]) };
       } catch {
         continue;
       }

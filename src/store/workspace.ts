@@ -198,7 +198,7 @@ export class Workspace {
     }
     const projects = this.listProjects();
     const local = projects.filter((p) => p !== GLOBAL_PROJECT);
-    if (local.length === 1) return local[0]!;
+    if (local.length === 1) return local[0];
     const defaultFile = join(this.memoryDir, '.default');
     if (existsSync(defaultFile)) {
       const name = readFileSync(defaultFile, 'utf8').trim();
@@ -207,7 +207,7 @@ export class Workspace {
         return name;
       }
     }
-    if (local.length === 0 && projects.length === 1) return projects[0]!;
+    if (local.length === 0 && projects.length === 1) return projects[0];
     if (projects.length === 0) {
       throw new UsageError('no memory project here yet: run `bass-agents memory init <project>` or pass --project');
     }

@@ -126,7 +126,7 @@ describe('memory create', () => {
     batch.push({ operation: 'create', entry: entry() }, { operation: 'create', entry: entry({ summary: 'Batch fact 2' }) });
     const r = cli(dir, ['apply', 'demo', '--json', '--file', writeJson(dir, 'b.json', batch)]);
     expect(r.json().applied.map((a: { index: number }) => a.index)).toEqual([0, 1, 2, 3]);
-    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0]!.message.slice(0, 17)])).toEqual([[4, 'duplicates entry '], [5, 'duplicates entry ']]);
+    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0].message.slice(0, 17)])).toEqual([[4, 'duplicates entry '], [5, 'duplicates entry ']]);
   });
 
   it('bad JSON input names the file; a missing file is exit 3; usage errors are exit 2', () => {

@@ -45,10 +45,10 @@ describe('validate-evidence', () => {
     expect(v.code, v.stderr).toBe(0);
     const rep = v.json();
     const byId = new Map(rep.entries.map((e: { id: string }) => [e.id, e]));
-    const st = (i: number): string => (byId.get(ids[i]) as { evidence: { status: string }[] }).evidence[0]!.status;
+    const st = (i: number): string => (byId.get(ids[i]) as { evidence: { status: string }[] }).evidence[0].status;
     expect(docs.map((_, i) => st(i))).toEqual(['ok', 'stale', 'stale', 'ok', 'stale', 'ok', 'ok', 'stale', 'unknown']);
     expect(rep).toMatchObject({ checked: 9, ok: 4, stale: 4, unknown: 1 });
-    expect((byId.get(ids[2]) as { evidence: { reason: string }[] }).evidence[0]!.reason).toMatch(/has 50 lines; the evidence cites line 90/);
+    expect((byId.get(ids[2]) as { evidence: { reason: string }[] }).evidence[0].reason).toMatch(/has 50 lines; the evidence cites line 90/);
 
     // Stale entries are flagged and come after the fresh ones in a text query with equal relevance.
     const hits = cli(dir, ['query', 'ledger note', '--json']).json();

@@ -82,11 +82,11 @@ describe('export and import', () => {
     const skip = cli(dir, ['import', 'demo', '-', '--json'], { env, input: JSON.stringify(changed) }).json();
     expect(skip.skipped[0]).toMatchObject({ id });
     expect(cli(dir, ['import', 'demo', '-', '--on-conflict', 'merge', '--json'], { env, input: JSON.stringify(changed) }).json().applied[0]).toMatchObject({ id, action: 'merged' });
-    const merged = cli(dir, ['show', id!, '--json'], { env }).json();
+    const merged = cli(dir, ['show', id, '--json'], { env }).json();
     expect(merged.summary).toBe('changed');
     expect(merged.tags).toEqual(['a', 'b']);
     cli(dir, ['import', 'demo', '-', '--on-conflict', 'overwrite'], { env, input: JSON.stringify(changed) });
-    expect(cli(dir, ['show', id!, '--json'], { env }).json().tags).toEqual(['b']);
+    expect(cli(dir, ['show', id, '--json'], { env }).json().tags).toEqual(['b']);
   });
 
   it('imports the MCP memory server memory.jsonl as entries with their relations; refuses paths outside the workspace', () => {

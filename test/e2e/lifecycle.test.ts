@@ -41,16 +41,16 @@ describe('decay and forgetting', () => {
     expect(applied).toMatchObject({ forgotten: 1, dry_run: false });
     expect(git(dir, 'log', '-1', '--format=%B')).toMatch(new RegExp(`Memory-Id: ${obs}\\nMemory-Op: forget`));
     expect(git(dir, 'show', '--stat', '--format=', 'HEAD').trim().split('\n')).toHaveLength(2); // one file + summary line
-    expect(cli(dir, ['show', obs!, '--json'], { env: at('2026-01-04T00:00:00Z') }).json().status).toBe('archived');
+    expect(cli(dir, ['show', obs, '--json'], { env: at('2026-01-04T00:00:00Z') }).json().status).toBe('archived');
     expect(cli(dir, ['list', '--json'], { env: at('2026-01-04T00:00:00Z') }).json().map((h: { id: string }) => h.id)).not.toContain(obs);
     // The next run compares with this one: nothing moved in between.
     const again = cli(dir, ['decay', 'demo', '--json'], { env: at('2026-01-04T00:00:00Z') }).json();
     expect(again).toMatchObject({ analyzed: 2, changed: 0, previous_run_at: '2026-01-04T00:00:00.000Z' });
 
-    const restored = cli(dir, ['restore', obs!, '--json'], { env: at('2026-01-05T00:00:00Z') });
+    const restored = cli(dir, ['restore', obs, '--json'], { env: at('2026-01-05T00:00:00Z') });
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.json()).toMatchObject({ from: 'archive', entry: { status: 'active' } });
-    expect(cli(dir, ['restore', fact!], { env: at('2026-01-05T00:00:00Z') }).code).toBe(1); // active: nothing to restore
+    expect(cli(dir, ['restore', fact], { env: at('2026-01-05T00:00:00Z') }).code).toBe(1); // active: nothing to restore
   });
 
   it('forget_action delete removes the file; restore finds it in git history', () => {
@@ -60,8 +60,8 @@ describe('decay and forgetting', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ curve: 'half-life', forgotten: 1, forget_threshold: 0.15 });
     expect(git(dir, 'ls-files', 'ai-memory/demo/observations').trim()).toBe('');
-    expect(cli(dir, ['show', id!], { env: at('2026-03-01T00:00:00Z') }).code).toBe(3);
-    const back = cli(dir, ['restore', id!, '--json'], { env: at('2026-03-02T00:00:00Z') });
+    expect(cli(dir, ['show', id], { env: at('2026-03-01T00:00:00Z') }).code).toBe(3);
+    const back = cli(dir, ['restore', id, '--json'], { env: at('2026-03-02T00:00:00Z') });
     expect(back.code, back.stderr).toBe(0);
     expect(back.json()).toMatchObject({ from: 'history', project: 'demo', entry: { id, status: 'active', summary: 'a passing remark' } });
     expect(existsSync(join(dir, `ai-memory/demo/observations/${id}.json`))).toBe(true);
@@ -74,7 +74,7 @@ describe('decay and forgetting', () => {
     const r = cli(dir, ['decay', '--json'], { env: at('2026-03-02T00:00:00Z') }).json();
     expect(r).toMatchObject({ curve: 'periodic', forgotten: 0 });
     expect(r.entries).toEqual([expect.objectContaining({ id, before: 1, after: 0.9025 })]);
-    const shown = cli(dir, ['show', id!, '--json'], { env: at('2026-03-02T00:00:00Z') }).json();
+    const shown = cli(dir, ['show', id, '--json'], { env: at('2026-03-02T00:00:00Z') }).json();
     expect(shown.computed).toMatchObject({ effective_confidence: 0.9025, confidence_label: 'stated explicitly', curve: 'periodic', memory_type: 'episodic', decays: true });
   });
 });
@@ -87,11 +87,11 @@ describe('reinforcement, promotion, links', () => {
     for (let i = 0; i < 5; i++) expect(cli(dir, ['query', 'ledger exports', '--json'], { env: at(`2026-01-0${i + 2}T00:00:00Z`) }).json()).toHaveLength(1);
     expect(cli(dir, ['list'], { env: at('2026-01-07T00:00:00Z') }).code).toBe(0); // browsing is not a retrieval
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
-    const shown = cli(dir, ['show', id!, '--json'], { env: at('2026-01-07T00:00:00Z') }).json();
+    const shown = cli(dir, ['show', id, '--json'], { env: at('2026-01-07T00:00:00Z') }).json();
     expect(shown.computed).toMatchObject({ retrieval_count: 5, last_accessed_at: '2026-01-06T00:00:00.000Z', effective_confidence: 0.95, promotion_candidate: true });
     expect(cli(dir, ['decay', '--json'], { env: at('2026-01-07T00:00:00Z') }).json().promotion_candidates).toEqual([id]);
 
-    const re = cli(dir, ['reinforce', id!, '--boost-type', 'additive', '--amount', '0.2', '--json'], { env: at('2026-01-08T00:00:00Z') });
+    const re = cli(dir, ['reinforce', id, '--boost-type', 'additive', '--amount', '0.2', '--json'], { env: at('2026-01-08T00:00:00Z') });
     expect(re.code, re.stderr).toBe(0);
     const lc = re.json().entries[0].lifecycle;
     expect(lc.reviewed_at).toBe('2026-01-08T00:00:00.000Z');
@@ -99,10 +99,10 @@ describe('reinforcement, promotion, links', () => {
     expect(lc.importance).toBeGreaterThan(0.2);
     expect(git(dir, 'log', '-1', '--format=%B')).toContain('Memory-Op: reinforce');
 
-    const pr = cli(dir, ['promote', id!, '--json'], { env: at('2026-01-09T00:00:00Z') });
+    const pr = cli(dir, ['promote', id, '--json'], { env: at('2026-01-09T00:00:00Z') });
     expect(pr.code, pr.stderr).toBe(0);
     expect(pr.json().entries[0]).toMatchObject({ confidence: 0.9, lifecycle: { memory_type: 'semantic' } });
-    expect(cli(dir, ['promote', id!], { env: at('2026-01-09T00:00:00Z') }).code).toBe(1);
+    expect(cli(dir, ['promote', id], { env: at('2026-01-09T00:00:00Z') }).code).toBe(1);
   });
 
   it('link relates both entries in one commit; related lists links first, then similar entries', () => {
@@ -112,14 +112,14 @@ describe('reinforcement, promotion, links', () => {
       entry({ summary: 'the payments team owns billing', subject: 'org.payments' }),
       entry({ summary: 'invoice retries stop after five attempts', subject: 'billing.retry-limit' }),
     ]);
-    const l = cli(dir, ['link', a!, b!, '--type', 'owned-by', '--json'], { env: at(DAY0) });
+    const l = cli(dir, ['link', a, b, '--type', 'owned-by', '--json'], { env: at(DAY0) });
     expect(l.code, l.stderr).toBe(0);
-    expect(cli(dir, ['show', b!, '--json'], { env: at(DAY0) }).json().related_entries).toEqual([a]);
+    expect(cli(dir, ['show', b, '--json'], { env: at(DAY0) }).json().related_entries).toEqual([a]);
     expect(git(dir, 'log', '-1', '--format=%B').match(/Memory-Op: link/g)).toHaveLength(2);
-    const rel = cli(dir, ['related', a!, '--json'], { env: at(DAY0) }).json();
+    const rel = cli(dir, ['related', a, '--json'], { env: at(DAY0) }).json();
     expect(rel[0]).toMatchObject({ id: b, meta: { relation: 'linked' } });
     expect(rel[1]).toMatchObject({ id: c, meta: { relation: 'similar' } });
-    expect(cli(dir, ['link', a!, a!], { env: at(DAY0) }).code).toBe(2);
+    expect(cli(dir, ['link', a, a], { env: at(DAY0) }).code).toBe(2);
     expect(readFileSync(join(dir, '.bass-agents/logs/operations.jsonl'), 'utf8')).toContain('"type":"owned-by"');
   });
 });

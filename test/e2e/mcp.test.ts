@@ -20,11 +20,11 @@ async function connect(dir: string, args: string[] = []): Promise<Client> {
   return client;
 }
 
-type Structured = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Structured = Record<string, any>;  
 const call = async (c: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; data: Structured; text: string }> => {
   const r = await c.callTool({ name, arguments: args });
   const text = (r.content as { type: string; text: string }[]).map((x) => x.text).join('\n');
-  return { isError: Boolean(r.isError), data: (r.structuredContent ?? {}) as Structured, text };
+  return { isError: Boolean(r.isError), data: (r.structuredContent ?? {}), text };
 };
 
 describe('memory mcp', () => {

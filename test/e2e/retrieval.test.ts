@@ -135,7 +135,7 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     expect(rebuilt.stderr).toMatch(/index: built/);
     const log = readFileSync(join(dir, '.bass-agents/logs/queries.jsonl'), 'utf8').trim().split('\n');
     expect(log.length).toBeGreaterThanOrEqual(4);
-    expect(JSON.parse(log[0]!)).toMatchObject({ text: 'alpha', result_count: 1 });
+    expect(JSON.parse(log[0])).toMatchObject({ text: 'alpha', result_count: 1 });
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/\.bass-agents/);
   });
 
@@ -249,7 +249,7 @@ describe('a duplicated entry file', () => {
 
 describe('one engine for every front end', () => {
   it('a long-lived service (daemon, MCP) ranks exactly as a one-shot query, also after edits', async () => {
-    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
     const made = seed(dir, Array.from({ length: 60 }, (_, i) => entry({
@@ -272,14 +272,14 @@ describe('one engine for every front end', () => {
     };
     compare();
     // Edits change documents' internal numbers in the long-lived index: still the same answers.
-    const sup = cli(dir, ['supersede', made[0]!, '--by', made[1]!], { env });
+    const sup = cli(dir, ['supersede', made[0], '--by', made[1]], { env });
     expect(sup.code, sup.stderr).toBe(0);
     seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
     compare();
   });
 
   it('a daemon-style service following watcher batches (refreshPaths) answers as a fresh one-shot query', async () => {
-    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
     const made = seed(dir, Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })));
@@ -299,16 +299,16 @@ describe('one engine for every front end', () => {
     mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });
     const original = (id: string): string => readFileSync(join(dir, file(id)), 'utf8');
     const steps: [string[], () => void][] = [
-      [[file(made[0]!)], () => writeFileSync(join(dir, file(made[0]!)), original(made[0]!).replace('note 0', 'note 0 kafka kafka rewritten'))],
-      [[file(made[1]!)], () => writeFileSync(join(dir, file(made[1]!)), '{ broken by hand')],
+      [[file(made[0])], () => writeFileSync(join(dir, file(made[0])), original(made[0]).replace('note 0', 'note 0 kafka kafka rewritten'))],
+      [[file(made[1])], () => writeFileSync(join(dir, file(made[1])), '{ broken by hand')],
       // A copy into learnings/ sorts after decisions/: skipped as a duplicate; then the original
       // goes and the copy takes over its id; then the copy goes too.
-      [[file(made[2]!, 'learnings')], () => writeFileSync(join(dir, file(made[2]!, 'learnings')), original(made[2]!).replace('"section": "decisions"', '"section": "learnings"').replace('"kind": "decision"', '"kind": "other"').replace('note 2', 'note 2 copy invoice'))],
-      [[file(made[2]!)], () => rmSync(join(dir, file(made[2]!)))],
-      [[file(made[2]!, 'learnings')], () => rmSync(join(dir, file(made[2]!, 'learnings')))],
-      [[file(made[3]!), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')], () => {
-        rmSync(join(dir, file(made[3]!)));
-        writeFileSync(join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')), original(made[4]!).replaceAll(made[4]!, '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'));
+      [[file(made[2], 'learnings')], () => writeFileSync(join(dir, file(made[2], 'learnings')), original(made[2]).replace('"section": "decisions"', '"section": "learnings"').replace('"kind": "decision"', '"kind": "other"').replace('note 2', 'note 2 copy invoice'))],
+      [[file(made[2])], () => rmSync(join(dir, file(made[2])))],
+      [[file(made[2], 'learnings')], () => rmSync(join(dir, file(made[2], 'learnings')))],
+      [[file(made[3]), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')], () => {
+        rmSync(join(dir, file(made[3])));
+        writeFileSync(join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')), original(made[4]).replaceAll(made[4], '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'));
       }],
     ];
     steps.forEach(([paths, act], i) => {

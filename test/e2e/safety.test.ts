@@ -27,7 +27,7 @@ describe('memory doctor', () => {
     const checks = d.json().problems.map((p: { check: string }) => p.check);
     for (const c of ['entry file', 'links', 'duplicates', 'secrets', 'config']) expect(checks, c).toContain(c);
     expect(d.stdout).not.toContain('ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Jj7Hh9Gg0Ff2Dd4SAB');
-    expect(d.json().problems.find((p: { check: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(/file is named WRONGNAME/);
+    expect(d.json().problems.find((p: { check: string; file: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(/file is named WRONGNAME/);
   });
 });
 

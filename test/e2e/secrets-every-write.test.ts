@@ -1,5 +1,6 @@
 // Every write command refuses a secret (exit 1) and makes no commit: the write transaction scans
 // what it commits, whatever path the text came in by (an edited compaction plan included).
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -60,7 +61,6 @@ describe('a secret is refused by every write command', () => {
   });
 
   it('the lock and the commit are taken in exactly one module', () => {
-    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
     const grep = (pattern: string): string[] =>
       execFileSync('grep', ['-rlE', pattern, 'src'], { cwd: join(__dirname, '../..'), encoding: 'utf8' }).trim().split('\n').sort();
     expect(grep('withLock[<(]')).toEqual(['src/service/transaction.ts', 'src/store/lock.ts']);

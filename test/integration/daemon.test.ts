@@ -24,7 +24,7 @@ async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs
 function startDaemon(dir: string, args: string[] = [], env: Record<string, string> = {}): { child: ChildProcess; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], { cwd: dir, env: { ...cleanGitEnv(dir), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   onTestFinished(async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -36,7 +36,7 @@ function startDaemon(dir: string, args: string[] = [], env: Record<string, strin
   return { child, exit };
 }
 
-const status = (dir: string): Record<string, any> | undefined => { // eslint-disable-line @typescript-eslint/no-explicit-any
+const status = (dir: string): Record<string, any> | undefined => {  
   try {
     return JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
   } catch {
@@ -242,7 +242,7 @@ describe('memory daemon', () => {
 describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdown")', () => {
   it('stops between batches when asked, reports where, and a later run resumes there', async () => {
     // The built service: its lazily required modules are resolved next to it (npm test builds first).
-    const { MemoryService } = await import('../../dist/service/memory-service.js');
+    const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const updates = Array.from({ length: 5 }, (_, i) => ({ operation: 'create', entry: entry({ section: 'observations', summary: `note number ${i}` }) }));
     expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' }, input: JSON.stringify(updates) }).code).toBe(0);
@@ -291,7 +291,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const d = startDaemon(dir);
     await ready(dir, d.child.pid!);
     const { connect } = await import('node:net');
-    const ask = (line: string): Promise<Record<string, any>> => // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ask = (line: string): Promise<Record<string, any>> =>  
       new Promise((resolve, reject) => {
         const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
         let buf = '';

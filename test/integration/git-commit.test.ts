@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GitRepo } from '../../dist/store/git.js';
+import { GitRepo } from '../../src/store/git.js';
 import { cleanGitEnv, git, gitdir, testdir } from '../helpers/repo.js';
 
 function put(dir: string, rel: string, text: string): string {

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../dist/index.js';
+import { MemoryService } from '../../src/index.js';
 import { cleanGitEnv, cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
@@ -241,7 +241,7 @@ describe('group commit', () => {
       { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo' } },
     ]);
     expect(Number(git(dir, 'rev-list', '--count', 'HEAD').trim())).toBe(before + 1);
-    const [a, b, c, d] = results as [any, any, any, any]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const [a, b, c, d] = results as [any, any, any, any];  
     expect(a.applied).toHaveLength(1);
     expect(b.applied).toHaveLength(1);
     expect(b.skipped.map((x: { index: number }) => x.index)).toEqual([1]);

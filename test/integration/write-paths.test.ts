@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../dist/index.js';
+import { MemoryService } from '../../src/index.js';
 import { entry, git, gitdir } from '../helpers/repo.js';
 
 /** Replaces ULIDs and commit ids by stable placeholders, in order of first appearance. */
@@ -67,7 +67,7 @@ describe('the write path of every write command', () => {
         ],
         { project: 'demo' },
       );
-      b = r.applied[0]!.id;
+      b = r.applied[0].id;
     });
     const ids = (): string[] => svc.exportEntries('demo').map((e) => e.id);
     await step('supersede by a new entry', () =>
@@ -75,13 +75,13 @@ describe('the write path of every write command', () => {
     );
     const live = (): string[] => svc.exportEntries('demo', { status: ['active'] }).map((e) => e.id);
     const [c, d] = live().filter((x) => x !== b);
-    await step('supersede --by', () => svc.supersede(c!, d!, { project: 'demo' }));
+    await step('supersede --by', () => svc.supersede(c, d, { project: 'demo' }));
     await step('deprecate', () => svc.deprecate(b, { project: 'demo' }));
     await step('apply-result', () =>
       svc.applyResult({ task_id: 't1', status: 'success', agent_id: 'result-agent', memory_updates: [{ operation: 'create', entry: entry({ subject: 'api.auth', summary: 'Tokens expire after one hour.' }) }] }, { project: 'demo' }),
     );
-    const e = live()[0]!;
-    const f = live()[1]!;
+    const e = live()[0];
+    const f = live()[1];
     await step('link', () => svc.link(e, f, { project: 'demo' }));
     await step('reinforce', () => svc.reinforce([e], { project: 'demo' }));
     await step('promote', () => svc.promote(f, { project: 'demo' }).catch(() => undefined));

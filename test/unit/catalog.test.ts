@@ -1,14 +1,15 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
-// .bass-agents/. Imported from dist/ (its lazy requires resolve there).
+// .bass-agents/. Imported from src/ (test/setup.ts registers the modules it loads lazily).
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Catalog } from '../../dist/store/catalog.js';
-import { Workspace } from '../../dist/store/workspace.js';
-import { serializeEntry } from '../../dist/core/entry.js';
+import { Catalog } from '../../src/store/catalog.js';
+import { Workspace } from '../../src/store/workspace.js';
+import { serializeEntry } from '../../src/core/entry.js';
+import type { MemoryEntry } from '../../src/core/schema.js';
 import { testdir } from '../helpers/repo.js';
 
-function entry(id: string, summary: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function entry(id: string, summary: string, extra: Record<string, unknown> = {}): MemoryEntry {
   return {
     id, section: 'learnings', kind: 'other', subject: 'billing.retry', scope: 'repo', summary, content: `${summary} in detail`,
     tags: ['billing'], confidence: 0.8, evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }], status: 'active', superseded_by: null,
@@ -116,7 +117,7 @@ describe('Catalog', () => {
     const { dir, ws } = workspace();
     let seed = 11;
     const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const pick = <T,>(a: T[]): T => a[Math.floor(rand() * a.length)]!;
+    const pick = <T,>(a: T[]): T => a[Math.floor(rand() * a.length)];
     const sections = ['learnings', 'decisions', 'observations'];
     const files = (): string[] => ['p', 'q'].flatMap((p) => sections.map((sec) => `ai-memory/${p}/${sec}`)).flatMap((d) => {
       mkdirSync(join(dir, d), { recursive: true });
@@ -126,7 +127,7 @@ describe('Catalog', () => {
     const live = new Catalog(ws);
     let snap = live.refresh();
     const view = (x: typeof snap): unknown => ({
-      entries: x.entries.map((e) => [e.file, e.stamp, e.key, e.meta.summary]).sort(),
+      entries: x.entries.map((e) => [e.file, e.stamp, e.key, e.entry.summary]).sort(),
       bad: x.bad.map((b) => [b.file, b.problems.map((p) => p.message).join('; ')]).sort(),
       duplicates: [...(x.duplicates ?? [])].sort(),
     });
@@ -136,12 +137,12 @@ describe('Catalog', () => {
       for (const rel of batch) {
         const abs = join(dir, rel);
         const [, , section, name] = rel.split('/');
-        const id = name!.slice(0, -5);
+        const id = name.slice(0, -5);
         const r = rand();
         rmSync(abs, { force: true }); // (a link itself, never what it points at)
         if (r < 0.3) continue; // removed (or left absent)
         if (r < 0.35) writeFileSync(abs, '{ broken');
-        else if (r < 0.38) symlinkSync(join(dir, all[0]!), abs);
+        else if (r < 0.38) symlinkSync(join(dir, all[0]), abs);
         else writeFileSync(abs, serializeEntry(entry(id, `${id} ${section} v${n++}`, { section })));
       }
       snap = live.refreshPaths(snap, batch);

@@ -7,7 +7,7 @@ import type { MemoryEntry } from '../../src/core/schema.js';
 
 let seed = 11;
 const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)]!;
+const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
 
 function entry(i: number): MemoryEntry {
   return {
@@ -16,7 +16,7 @@ function entry(i: number): MemoryEntry {
     summary: `Entry ${i} ${'word '.repeat(Math.floor(rand() * 30))}`.trim(), content: 'c', tags: [], confidence: 0.8 + Math.floor(rand() * 20) / 100,
     evidence: [{ type: pick(['code', 'artifact']), uri: `src/f${i}.ts`, note: '' }], status: 'active', superseded_by: null, related_entries: [],
     valid_from: null, valid_to: null, created_by: 't', created_at: '2026-01-01T00:00:00.000Z', updated_at: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00.000Z`,
-  } as MemoryEntry;
+  };
 }
 
 /**

@@ -3,8 +3,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EvidenceCache } from '../../dist/store/evidence-cache.js';
-import { Workspace } from '../../dist/store/workspace.js';
+import { EvidenceCache } from '../../src/store/evidence-cache.js';
+import { Workspace } from '../../src/store/workspace.js';
 import { testdir } from '../helpers/repo.js';
 
 describe('EvidenceCache', () => {

@@ -17,7 +17,7 @@ describe('extract (001 §3)', () => {
     const c = extractCandidates(text);
     expect(c.map((x) => x.type)).toEqual(['decision', 'important', 'solution', 'error', 'explicit', 'pattern']);
     expect(c[0]).toMatchObject({ text: 'to use Postgres advisory locks for the billing scheduler jobs', confidence: 0.9 }); // 0.8 + 10 words
-    expect(c[2]!.confidence).toBe(1); // 0.85 + 12 words 0.1 + technical (config) 0.05
+    expect(c[2].confidence).toBe(1); // 0.85 + 12 words 0.1 + technical (config) 0.05
   });
   it('scores: +0.1 for 10+ words, -0.1 under 5, +0.05 technical, +0.1 code; clamps to [0, 1]', () => {
     expect(scoreConfidence('one two three', 0.8)).toBe(0.7);
@@ -29,8 +29,8 @@ describe('extract (001 §3)', () => {
     const c = extractCandidates('Note: remember that retries must be idempotent.');
     expect(c).toHaveLength(1);
     expect(extractCandidates('Remember that x is y.', 0.99)).toEqual([]);
-    const e = candidateEntry(c[0]!, 'notes.md');
-    expect(e).toMatchObject({ status: 'draft', evidence: [{ type: 'assumption', uri: expect.stringMatching(/^extract:notes\.md#/) }], tags: ['extracted', c[0]!.type] });
+    const e = candidateEntry(c[0], 'notes.md');
+    expect(e).toMatchObject({ status: 'draft', evidence: [{ type: 'assumption', uri: expect.stringMatching(/^extract:notes\.md#/) }], tags: ['extracted', c[0].type] });
     expect(findSimilar('retries must be idempotent', [{ id: 'X', summary: 'Retries must be idempotent' }])).toBe('X');
     expect(findSimilar('retries must be idempotent', [{ id: 'X', summary: 'retries are cheap' }])).toBeUndefined();
   });

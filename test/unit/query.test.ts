@@ -6,7 +6,7 @@ import type { MemoryEntry } from '../../src/core/schema.js';
 
 let seed = 5;
 const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)]!;
+const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
 function cand(i: number): Candidate<MemoryEntry> & { k: number } {
@@ -26,7 +26,7 @@ describe('rankEntries', () => {
     for (let round = 0; round < 20; round++) {
       const cands = Array.from({ length: 300 + Math.floor(rand() * 1500) }, (_, i) => cand(i));
       const strengths = cands.map(() => (rand() < 0.3 ? Math.round(rand() * 4) / 4 : 1));
-      const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({ strength: strengths[c.k]!, effective_confidence: c.entry.confidence * strengths[c.k]! });
+      const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({ strength: strengths[c.k], effective_confidence: c.entry.confidence * strengths[c.k] });
       const copy = (): typeof cands => cands.map((c) => ({ ...c }));
       for (const limit of [1, 10, 50]) {
         const full = rankEntries(copy(), NOW, true, Infinity, lifecycle).slice(0, limit);
@@ -54,20 +54,20 @@ describe('textFloor', () => {
           // strength, so the first `limit` are decided right at the cut, by the rounding of the
           // scores and the tie-breaks; the rest lie well below.
           const target = (i: number): number => (i < 2 * limit ? 1 : i < 3 * limit ? 0.75 + (rand() - 0.5) * 6e-4 : 0.5 + rand() * 0.2);
-          raw = cands.map((_, i) => (target(i) * scale) / weights[i]!);
+          raw = cands.map((_, i) => (target(i) * scale) / weights[i]);
           strengths = cands.map((_, i) => (i < 2 * limit ? 0 : 1));
         } else {
           // Coarse relevances (ties) or continuous ones, random decay.
           raw = cands.map((c) => (round % 3 === 1 ? c.relevance! : rand()) * scale);
           strengths = cands.map(() => (rand() < 0.5 ? Math.round(rand() * 4) / 4 : 1));
         }
-        const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({ strength: strengths[c.k]!, effective_confidence: c.entry.confidence * strengths[c.k]! });
+        const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({ strength: strengths[c.k], effective_confidence: c.entry.confidence * strengths[c.k] });
         const max = Math.max(...raw);
-        const bases = Float64Array.from(cands, (_, i) => raw[i]! * weights[i]!);
-        const normalized = (keep: (i: number) => boolean): typeof cands => cands.flatMap((c, i) => (keep(i) ? [{ ...c, relevance: raw[i]! / max }] : []));
+        const bases = Float64Array.from(cands, (_, i) => raw[i] * weights[i]);
+        const normalized = (keep: (i: number) => boolean): typeof cands => cands.flatMap((c, i) => (keep(i) ? [{ ...c, relevance: raw[i] / max }] : []));
         const floor = textFloor(bases, limit, max);
         const all = rankEntries(normalized(() => true), NOW, true, limit, lifecycle);
-        const kept = normalized((i) => bases[i]! >= floor);
+        const kept = normalized((i) => bases[i] >= floor);
         dropped += cands.length - kept.length;
         const some = rankEntries(kept, NOW, true, limit, lifecycle);
         expect(some.map((r) => [r.entry.id, r.score]), `round ${round}, limit ${limit}`).toEqual(all.map((r) => [r.entry.id, r.score]));

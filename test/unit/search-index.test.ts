@@ -15,7 +15,7 @@ const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.
 function doc(i: number, version = 0): { key: string; stamp: string; load: () => MemoryEntry } {
   const e = {
     id: `E${i}`, section: 'learnings', kind: 'other', subject: `billing.part${i % 5}`, scope: 'repo', summary: words(8), content: words(40),
-    tags: [WORDS[i % WORDS.length]!], confidence: 0.8, evidence: [], status: 'active', superseded_by: null, related_entries: [],
+    tags: [WORDS[i % WORDS.length]], confidence: 0.8, evidence: [], status: 'active', superseded_by: null, related_entries: [],
     valid_from: null, valid_to: null, created_by: 't', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
   } as unknown as MemoryEntry;
   return { key: `p/E${i}`, stamp: `s${i}:${version}`, load: () => e };
@@ -52,14 +52,14 @@ describe('SearchIndex snapshot', () => {
       partial.sync(later);
       // What a one-shot query reads: rawHits of the partial index, keyed back.
       const raw = partial.rawHits(q)!;
-      const viaRaw = new Map([...raw.sids].map((sid, i) => [partial.keyOf(sid)!, raw.scores[i]!]));
+      const viaRaw = new Map([...raw.sids].map((sid, i) => [partial.keyOf(sid)!, raw.scores[i]]));
       expect(viaRaw, q).toEqual(partial.search(q));
       const a = [...partial.search(q)].sort();
       const b = [...whole.search(q)].sort();
       expect(a.length, q).toBe(b.length);
       for (let i = 0; i < a.length; i++) {
-        expect(a[i]![0]).toBe(b[i]![0]);
-        expect(a[i]![1]).toBeCloseTo(b[i]![1], 10);
+        expect(a[i][0]).toBe(b[i][0]);
+        expect(a[i][1]).toBeCloseTo(b[i][1], 10);
       }
       expect(partial.save(file)).toBe(false);
     }
@@ -67,7 +67,7 @@ describe('SearchIndex snapshot', () => {
 
   it('reaches exact, prefix and fuzzy terms by the index rules', () => {
     const terms = ['cache', 'cached', 'caches', 'invoice', 'invoices', 'invoicing', 'retry', 'tok', 'token', 'tokens'].sort();
-    const got = (q: string): string[] => [...reachableTerms(terms, q)].map((i) => terms[i]!).sort();
+    const got = (q: string): string[] => [...reachableTerms(terms, q)].map((i) => terms[i]).sort();
     expect(got('tok')).toEqual(['tok', 'token', 'tokens']);
     expect(got('to')).toEqual([]); // no prefix search under 3 characters, no exact term
     expect(got('invoise')).toEqual(['invoice']); // fuzzy within round(7 × 0.15) = 1 edit; invoices is 2 away
@@ -155,8 +155,8 @@ describe('PostingScorer', () => {
   it('gives bit for bit the scores of MiniSearch\'s own query, and the same hits', () => {
     const ms = new MiniSearch(INDEX_OPTIONS);
     ms.addAll(docs);
-    for (let i = 0; i < 40; i++) ms.replace({ ...docs[i]!, content: `${docs[i]!.content} invoice invoice retry` });
-    for (let i = 40; i < 60; i++) ms.discard(docs[i]!.key);
+    for (let i = 0; i < 40; i++) ms.replace({ ...docs[i], content: `${docs[i].content} invoice invoice retry` });
+    for (let i = 40; i < 60; i++) ms.discard(docs[i].key);
     void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY }); // synchronous up to its end with one batch
     const scorer = new PostingScorer();
     const inner = ms as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> };
@@ -187,7 +187,7 @@ describe('PostingScorer', () => {
   it('scores around discarded postings as the vacuumed index will; declines term boosts, AND, many terms', () => {
     const ms = new MiniSearch(INDEX_OPTIONS);
     ms.addAll(docs);
-    for (const i of [5, 17, 200]) ms.discard(docs[i]!.key); // not vacuumed: their postings are still there
+    for (const i of [5, 17, 200]) ms.discard(docs[i].key); // not vacuumed: their postings are still there
     const scorer = new PostingScorer();
     const unvacuumed = shapes.map((q) => scorer.score(ms as unknown as MiniSearch<unknown>, q)!);
     void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
@@ -197,14 +197,14 @@ describe('PostingScorer', () => {
     // Discarded documents whose postings a text does not reach do not get in its way.
     const other = new MiniSearch(INDEX_OPTIONS);
     other.addAll([...docs.slice(0, 30), ...docs.slice(30, 60).map((d) => ({ ...d, content: `${d.content} zebra` }))]);
-    other.discard(docs[3]!.key);
+    other.discard(docs[3].key);
     const z = scorer.score(other as unknown as MiniSearch<unknown>, 'zebra')!;
     expect(z.sids.length).toBe(30);
     const zm = (other as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> }).executeQuery('zebra', {});
     z.sids.forEach((sid, i) => expect(z.scores[i]).toBe(zm.get(sid)!.score));
     const many = Array.from({ length: 32 }, (_, i) => `w${i}`).join(' ');
     expect(scorer.score(ms as unknown as MiniSearch<unknown>, many)).toBeNull();
-    for (const extra of [{ boostTerm: () => 2 }, { combineWith: 'AND' }, { boostDocument: () => 1 }]) {
+    for (const extra of [{ boostTerm: () => 2 }, { combineWith: 'AND' as const }, { boostDocument: () => 1 }]) {
       const other = new MiniSearch({ ...INDEX_OPTIONS, searchOptions: { ...INDEX_OPTIONS.searchOptions, ...extra } });
       other.addAll(docs.slice(0, 20));
       expect(scorer.score(other as unknown as MiniSearch<unknown>, 'invoice')).toBeNull();

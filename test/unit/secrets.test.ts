@@ -15,10 +15,18 @@ describe('secret scan', () => {
     expect(corpus.negatives.length).toBeGreaterThanOrEqual(100);
     let tp = 0;
     const missed: string[] = [];
-    for (const p of corpus.positives) ((await scanFields([{ path: 'content', text: p.text }])).length ? tp++ : missed.push(p.provider));
+    for (const p of corpus.positives) {
+      if ((await scanFields([{ path: 'content', text: p.text }])).length) tp++;
+      else missed.push(p.provider);
+    }
     let fp = 0;
     const flagged: string[] = [];
-    for (const n of corpus.negatives) if ((await scanFields([{ path: 'content', text: n.text }])).length) (fp++, flagged.push(n.text));
+    for (const n of corpus.negatives) {
+      if ((await scanFields([{ path: 'content', text: n.text }])).length) {
+        fp++;
+        flagged.push(n.text);
+      }
+    }
     expect(tp / corpus.positives.length, `missed: ${missed.join(', ')}`).toBeGreaterThanOrEqual(0.95);
     expect(fp / corpus.negatives.length, `flagged: ${flagged.join(' | ')}`).toBeLessThanOrEqual(0.02);
   });

@@ -168,7 +168,7 @@ describe('commit messages', () => {
     const msg = commitMessage('demo', [{ op: 'create', id: '01A', summary: 'Invoices are generated nightly by a cron job, which avoids ledger lock contention' }], 'agent-x');
     const [subject] = msg.split('\n');
     expect(subject).toMatch(/^memory\(demo\): create 01A: Invoices/);
-    expect(subject!.length).toBeLessThanOrEqual(80);
+    expect(subject.length).toBeLessThanOrEqual(80);
     expect(parseCommitTrailers(msg)).toEqual({ changes: [{ id: '01A', op: 'create' }], agent: 'agent-x' });
   });
   it('batches list every change', () => {

@@ -30,7 +30,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('min-confidence', { type: 'number', describe: 'default 0.5' }),
       async (a: A) => {
         const text = readText(a.file, a.text);
-        const r = await service(a).extract((a.project as string | undefined) || undefined, text, {
+        const r = await service(a).extract((a.project) || undefined, text, {
           dryRun: Boolean(a['dry-run']),
           minConfidence: a['min-confidence'] as number | undefined,
           source: a.file ? fileArg(a.file) : 'text',
@@ -65,7 +65,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           for (const s of r.skipped) out(`  skipped group ${s.group}: ${s.reason}`);
           return;
         }
-        const { plan, path } = svc.compactPlan((a.project as string | undefined) || undefined, {
+        const { plan, path } = svc.compactPlan((a.project) || undefined, {
           strategy: a.strategy as Strategy | undefined,
           summarizeAt: a['summarize-at'] as number | undefined,
           file: a.plan === undefined ? undefined : fileArg(a.plan),
@@ -82,7 +82,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'memory commits (from git trailers), newest first; --op to filter (e.g. consolidate, forget)',
       (c) => c.positional('project', { type: 'string' }).option('op', { type: 'string' }).option('limit', { type: 'number', describe: 'default 50' }),
       async (a: A) => {
-        const rows = await service(a).log((a.project as string | undefined) || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
+        const rows = await service(a).log((a.project) || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
         if (a.json) return printJson(rows);
         if (!rows.length) return out('no memory commits');
         out(table(rows.map((r) => [r.commit.slice(0, 12), r.date.slice(0, 19).replace('T', ' '), r.agent ?? '', r.changes.map((c) => `${c.op} ${c.id}`).join(', ').slice(0, 90)]), ['COMMIT', 'DATE', 'AGENT', 'CHANGES']));
@@ -110,7 +110,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           }
         }
         if (a.session && !a['short-term']) throw new UsageError('--session is for short-term memory: add --short-term');
-        const r = await service(a).remember((a.project as string | undefined) || undefined, input, {
+        const r = await service(a).remember((a.project) || undefined, input, {
           shortTerm: Boolean(a['short-term']),
           session: a.session as string | undefined,
           ttl: a.ttl as string | undefined,

@@ -27,7 +27,7 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('since', { type: 'string' }).option('until', { type: 'string' }),
       (a: A) => {
         const svc = service(a);
-        const project = (a.project as string | undefined) || undefined;
+        const project = (a.project) || undefined;
         const now = svc.now();
         const s = svc.getStatistics(project, { start_date: parseWhen(a.since as string | undefined, 'since', now), end_date: parseWhen(a.until as string | undefined, 'until', now) });
         if (a.json) return printJson(s);

@@ -25,7 +25,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
         const showProgress = !a.json && process.stderr.isTTY;
-        const r = await service(a).validateEvidence((a.project as string | undefined) || undefined, {
+        const r = await service(a).validateEvidence((a.project) || undefined, {
           offline: Boolean(a.offline),
           timeoutMs: a.timeout as number | undefined,
           onProgress: showProgress
@@ -53,7 +53,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (a: A) => {
         const days = a.days as number | undefined;
         if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
-        const items = service(a).checkFreshness({ project: (a.project as string | undefined) || undefined, days });
+        const items = service(a).checkFreshness({ project: (a.project) || undefined, days });
         if (a.json) return printJson(items);
         if (items.length === 0) return out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
         out(

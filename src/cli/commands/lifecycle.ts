@@ -61,7 +61,7 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           periodic: clean({ base_rate: num(a, 'base-rate'), max_rate: num(a, 'max-rate'), period_days: num(a, 'period-days'), floor: num(a, 'floor') }),
           fsrs6: clean({ stability_days: num(a, 'stability-days') }),
         });
-        const r = await service(a).decay((a.project as string | undefined) || undefined, { apply: Boolean(a.apply), overrides });
+        const r = await service(a).decay((a.project) || undefined, { apply: Boolean(a.apply), overrides });
         if (a.json) return printJson(r);
         out(`${r.project}: ${r.curve} curve, ${r.analyzed} live entries, ${r.changed} changed since ${r.previous_run_at ?? 'they were written'}, ${r.forgotten} below ${r.forget_threshold}`);
         if (r.entries.length) {

@@ -58,7 +58,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
-        const project = svc.project((a.project as string) || undefined);
+        const project = svc.project((a.project) || undefined);
         const r = (await writeViaDaemon(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
         if (a.json) printJson(r.entry);
         else out(r.entry.id);
@@ -71,7 +71,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
-        const project = svc.project((a.project as string) || undefined);
+        const project = svc.project((a.project) || undefined);
         const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
@@ -98,7 +98,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = await svc.supersede(String(a.id), String(a.by), { project: a.project });
         const entry = svc.locate(String(a.id)).entry;
         if (a.json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit, entry });
-        else out(`superseded ${a.id} by ${a.by}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
+        else out(`superseded ${String(a.id)} by ${String(a.by)}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
       },
     )
     .command(
@@ -110,8 +110,8 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = await svc.deprecate(String(a.id), { project: a.project });
         const entry = svc.locate(String(a.id)).entry;
         if (a.json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit, entry });
-        else if (r.unchanged) out(`${a.id} is already deprecated`);
-        else out(`deprecated ${a.id}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
+        else if (r.unchanged) out(`${String(a.id)} is already deprecated`);
+        else out(`deprecated ${String(a.id)}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`);
       },
     )
     .command(
@@ -120,7 +120,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = await service(a).validate(input, { project: (a.project as string) || undefined });
+        const r = await service(a).validate(input, { project: (a.project) || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
         else for (const p of r.errors) process.stderr.write(`invalid: ${formatProblem(p)}\n`);

@@ -47,12 +47,12 @@ export interface ApplyOptions {
 export async function create(ctx: ServiceContext, rm: ReadModel, input: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
-    const op = (input as { operation: unknown }).operation;
+    const op = (input).operation;
     if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
     entry = (input as { entry?: unknown }).entry;
   }
   const r = await apply(ctx, rm, [{ operation: 'create', entry }], { ...opts, atomic: true, label: 'entry' });
-  const applied = r.applied[0]!;
+  const applied = r.applied[0];
   return { entry: locate(ctx, applied.id, r.project).entry, commit: r.commit, project: r.project };
 }
 
@@ -158,7 +158,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
         return id && id !== exclude ? id : undefined;
       },
     };
-    const found = secrets[i]!;
+    const found = secrets[i];
     const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
     // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
@@ -172,7 +172,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   for (let i = 0; i < updates.length; i++) {
     if (i % 512 === 511) await tx.checkpoint();
     // Re-validate against the working state: earlier updates of this batch may have changed it.
-    const first = validated[i]!;
+    const first = validated[i];
     if (!first.ok) {
       skipped.push({ index: i, errors: first.errors });
       continue;
@@ -264,7 +264,7 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
   const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
   const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
   if (!ready.length) return out;
-  const first = ready[0]!;
+  const first = ready[0];
   if (ready.some((p) => p.project !== first.project || p.agent !== first.agent)) throw new UsageError('a group commit takes batches of one project and agent');
   try {
     const { value, commit } = await withWrite(ctx, { project: first.project, agent: first.agent, operation: 'apply' }, async (tx) => {
@@ -274,7 +274,7 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
       return { results, snap: st.snap };
     });
     ready.forEach((p, k) => {
-      const r = value.results[k]!;
+      const r = value.results[k];
       if (r instanceof Error) out[prepared.indexOf(p)] = r;
       else {
         afterBatch(ctx, p, value.snap, r);

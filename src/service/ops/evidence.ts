@@ -51,7 +51,7 @@ export async function validateEvidence(
       const abs = join(ctx.ws.root, plan.path);
       const st = statSync(abs, { throwIfNoEntry: false });
       const key = `${uri}\u0000${st ? `${st.size}:${st.mtimeMs}` : 'missing'}`;
-      if (cache.checks[key]) return { key, result: cache.checks[key]! };
+      if (cache.checks[key]) return { key, result: cache.checks[key] };
       if (!st || !st.isFile()) return { key, result: { status: 'stale', reason: `${plan.path} does not exist in the working tree`, checked_at: at } };
       if (plan.end !== undefined) {
         const lines = readFileSync(abs, 'utf8').split('\n').length;

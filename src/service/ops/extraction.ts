@@ -65,16 +65,16 @@ export async function extract(
     );
     commit = r.commit;
     for (const a of r.applied) {
-      const x = extractions[updates[a.index]!.index]!;
+      const x = extractions[updates[a.index].index];
       x.stored = true;
       x.id = a.id;
     }
-    for (const sk of r.skipped) extractions[updates[sk.index]!.index]!.skipped = sk.errors;
+    for (const sk of r.skipped) extractions[updates[sk.index].index].skipped = sk.errors;
   } else if (updates.length) {
     // A dry run stores nothing, but says the same about secrets as a real run would.
     const found = await scanGroups(ctx, updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)), { project, agent: ctx.knownAgent, operation: 'extract' });
     found.forEach((errors, i) => {
-      if (errors.length) extractions[updates[i]!.index]!.skipped = errors;
+      if (errors.length) extractions[updates[i].index].skipped = errors;
     });
   }
   // A candidate refused for a secret is not printed back: its text holds the secret.

@@ -63,7 +63,7 @@ export async function importEntries(
     const imported: ImportResult['applied'] = [];
     const skipped: ImportResult['skipped'] = [];
     for (let k = 0; k < entries.length; k++) {
-      const e = entries[k]!;
+      const e = entries[k];
       if (k % 200 === 0) {
         opts.onProgress?.(k, entries.length, 'write');
         await tx.checkpoint();

@@ -26,7 +26,7 @@ export interface EditResult {
 async function rewrite(ctx: ServiceContext, ids: string[], projectName: string | undefined, op: CommitOp, edit: (e: MemoryEntry, project: string) => MemoryEntry | null): Promise<EditResult> {
   if (ids.length === 0) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
-  const project = locate(ctx, ids[0]!, projectName).project;
+  const project = locate(ctx, ids[0], projectName).project;
   const agent = await ctx.agent();
   const { value, commit } = await withWrite(ctx, { project, agent, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
@@ -73,14 +73,14 @@ export async function restore(ctx: ServiceContext, id: string, opts: { project?:
     const found = locate(ctx, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(ctx, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
+    return { project: r.project, entry: r.entries[0], commit: r.commit, from: 'archive' };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   const git = await ctx.git();
   const hit = git ? await git.lastDeleted(`ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${id} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
-  const project = hit.path.split('/')[1]!;
+  const project = hit.path.split('/')[1];
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };

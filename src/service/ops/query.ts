@@ -89,16 +89,16 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       const sids = raw.sids;
       if (ctx.longLived) {
         const bySid = rm.sidTable(snap, index);
-        entryAt = (i) => bySid[sids[i]!];
+        entryAt = (i) => bySid[sids[i]];
       } else {
         const byKey = rm.keyed(snap);
-        entryAt = (i) => byKey.get(index.keyOf(sids[i]!) ?? '');
+        entryAt = (i) => byKey.get(index.keyOf(sids[i]) ?? '');
       }
     } else {
       const byKey = rm.keyed(snap);
       const hits = index.hits(text);
       scores = Float64Array.from(hits, (h) => h.score);
-      entryAt = (i) => byKey.get(hits[i]!.id as string);
+      entryAt = (i) => byKey.get(hits[i].id as string);
     }
     // Filter every hit and weigh it by its priors in typed arrays, then make candidates only of
     // the hits that can still reach the first `limit` (textFloor): at 100K entries a query
@@ -110,16 +110,16 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     for (let i = 0; i < scores.length; i++) {
       const se = entryAt(i);
       if (!se || !accept(se.meta, se.project)) continue;
-      const score = scores[i]!;
+      const score = scores[i];
       bases[n] = score * textWeight(se.meta, nowMs, staleKeys.size > 0 && staleKeys.has(se.key));
       accepted[n++] = i;
       if (score > max) max = score;
     }
     const floor = textFloor(bases.subarray(0, n), limit, max);
     for (let j = 0; j < n; j++) {
-      if (bases[j]! < floor) continue;
-      const se = entryAt(accepted[j]!)!;
-      cands.push({ project: se.project, entry: se.meta, se, relevance: scores[accepted[j]!]!, stale: staleKeys.has(se.key) });
+      if (bases[j] < floor) continue;
+      const se = entryAt(accepted[j])!;
+      cands.push({ project: se.project, entry: se.meta, se, relevance: scores[accepted[j]], stale: staleKeys.has(se.key) });
     }
     for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
     matchedCount = n;
@@ -172,7 +172,7 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
       if (!se || !matchesFilters(se.meta, se.project, statusOnly, nowMs)) continue;
       present.add(rid);
       const [ranked] = rankEntries([{ project: se.project, entry: se.entry }], nowMs, false);
-      extra.push({ ...ranked!, score: 0, related_to: r.entry.id });
+      extra.push({ ...ranked, score: 0, related_to: r.entry.id });
     }
   }
   results.push(...extra);

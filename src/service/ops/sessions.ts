@@ -16,7 +16,7 @@ import { apply, create, scanGroups } from './apply.js';
  */
 export async function remember(ctx: ServiceContext, rm: ReadModel, projectName: string | undefined, input: string | Record<string, unknown>, opts: { session?: string; ttl?: string; shortTerm?: boolean } = {}): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
   const project = ctx.project(projectName);
-  const fields = typeof input === 'string' ? { summary: input.split('\n')[0]!.slice(0, 300), content: input } : input;
+  const fields = typeof input === 'string' ? { summary: input.split('\n')[0].slice(0, 300), content: input } : input;
   const summary = String(fields.summary ?? '').trim();
   if (!summary) throw new ValidationError([{ path: 'text', message: 'is empty: nothing to remember' }], 'remember');
   if (opts.shortTerm) {
@@ -24,7 +24,7 @@ export async function remember(ctx: ServiceContext, rm: ReadModel, projectName: 
     const ttl = intervalMs(opts.ttl ?? '2h');
     if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
     const found = await scanGroups(ctx, [modules.secretRules().secretFields(fields)], { project, agent: await ctx.agent(), operation: 'remember' });
-    if (found[0]!.length) throw new ValidationError(found[0]!, 'remember');
+    if (found[0].length) throw new ValidationError(found[0], 'remember');
     const now = ctx.now();
     const entries = ctx.sessions.read(opts.session, now.getTime());
     const content = String(fields.content ?? summary);
@@ -112,7 +112,7 @@ export async function sessionEnd(ctx: ServiceContext, rm: ReadModel, session: st
       { project },
     );
     commit = r.commit ?? commit;
-    for (const a of r.applied) promoted.push({ short_term_id: list[a.index]!.id, id: a.id, project });
+    for (const a of r.applied) promoted.push({ short_term_id: list[a.index].id, id: a.id, project });
   }
   ctx.sessions.remove(session);
   return { session, promoted, dropped: entries.length - promoted.length, commit };

@@ -1,0 +1,22 @@
+/**
+ * Lets tests import `src/` directly: the modules that `lazy()` loads on first use (by a spec
+ * relative to the source root) are imported here through the test runner and registered, so
+ * the code under test and the modules it loads lazily are the same source, never a stale build.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const src = join(__dirname, '..', 'src');
+const specs = new Set<string>();
+const walk = (dir: string): void => {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy<[^;]*?>\('(\.\/[^']+)'\)/g)) specs.add(m[1]);
+  }
+};
+walk(src);
+const registry = new Map<string, unknown>();
+for (const spec of specs) registry.set(spec, await import(join(src, spec.replace(/\.js$/, '.ts'))));
+(globalThis as { __bassAgentsLazy?: Map<string, unknown> }).__bassAgentsLazy = registry;
+
