@@ -19,4 +19,3 @@ walk(src);
 const registry = new Map<string, unknown>();
 for (const spec of specs) registry.set(spec, await import(join(src, spec.replace(/\.js$/, '.ts'))));
 (globalThis as { __bassAgentsLazy?: Map<string, unknown> }).__bassAgentsLazy = registry;
-

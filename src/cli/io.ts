@@ -70,7 +70,11 @@ export async function recoverIfPending(args: GlobalArgs): Promise<void> {
  * takes the direct path. An error the daemon reports (bad filter, unknown project) is thrown
  * exactly as the direct path would throw it.
  */
-export async function viaDaemon<M extends 'query' | 'prepareTask'>(svc: MemoryService, method: M, params: Request<M>['params']): Promise<Methods[M]['result'] | undefined> {
+export async function viaDaemon<M extends 'query' | 'prepareTask'>(
+  svc: MemoryService,
+  method: M,
+  params: Request<M>['params'],
+): Promise<Methods[M]['result'] | undefined> {
   if (svc.env.BASS_AGENTS_NO_DAEMON) return undefined;
   const { daemonPaths, request } = await import('../daemon/client.js');
   const r = await request(daemonPaths(svc.ws.localDir), method, { ...params, clock: svc.env.BASS_AGENTS_NOW || null });
@@ -85,7 +89,12 @@ export async function viaDaemon<M extends 'query' | 'prepareTask'>(svc: MemorySe
  * directly. The project and the agent are resolved here, as the direct path would resolve them.
  * A caller with its own lock timeout writes directly (the daemon would apply its own).
  */
-export async function writeViaDaemon<M extends WriteMethod>(svc: MemoryService, method: M, input: unknown, project: string | undefined): Promise<Methods[M]['result']['value'] | undefined> {
+export async function writeViaDaemon<M extends WriteMethod>(
+  svc: MemoryService,
+  method: M,
+  input: unknown,
+  project: string | undefined,
+): Promise<Methods[M]['result']['value'] | undefined> {
   // A caller with its own lock timeout or its own leave to write on a detached HEAD writes directly.
   if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS || svc.ctx.allowDetached) return undefined;
   const { daemonPaths, requestWrite } = await import('../daemon/client.js');
@@ -94,7 +103,11 @@ export async function writeViaDaemon<M extends WriteMethod>(svc: MemoryService, 
   const r = await requestWrite(daemonPaths(svc.ws.localDir), method, params, 120_000);
   if (!r) return undefined;
   if ('lost' in r) {
-    throw new MemoryError('E_INTERNAL', 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying', 1);
+    throw new MemoryError(
+      'E_INTERNAL',
+      'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying',
+      1,
+    );
   }
   if ('error' in r) throw r.error;
   for (const w of r.result.warnings) warn(w);
@@ -123,11 +136,13 @@ export function readTextInput(file: string, option = '--file'): { text: string; 
     if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
     const st = statSync(abs);
     if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
-    if (st.size > MAX_INPUT_BYTES) throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (${option})` }], 'input');
+    if (st.size > MAX_INPUT_BYTES)
+      throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (${option})` }], 'input');
     source = file;
     buf = readFileSync(abs);
   }
-  if (buf.length > MAX_INPUT_BYTES) throw new ValidationError([{ path: source, message: `is ${buf.length} bytes; at most ${MAX_INPUT_BYTES} are read` }], 'input');
+  if (buf.length > MAX_INPUT_BYTES)
+    throw new ValidationError([{ path: source, message: `is ${buf.length} bytes; at most ${MAX_INPUT_BYTES} are read` }], 'input');
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf), source };
   } catch {

@@ -86,7 +86,8 @@ export function normalizeArgv(argv: string[]): string[] {
     if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
       out.push(`${a}=-`);
       i++;
-    } else if (a === '-') out.push(STDIO_ARG); // a positional `-` (import/export): yargs would read it as `true`
+    } else if (a === '-')
+      out.push(STDIO_ARG); // a positional `-` (import/export): yargs would read it as `true`
     else out.push(a);
   }
   return out;

@@ -52,13 +52,18 @@ const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0
 function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: MemoryEntry) => number): MemoryEntry {
   const by = [...members];
   if (strategy === 'keep_oldest') by.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-  else if (strategy === 'keep_highest_importance') by.sort((a, b) => importance(b) - importance(a) || b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
+  else if (strategy === 'keep_highest_importance')
+    by.sort((a, b) => importance(b) - importance(a) || b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   else by.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0)); // keep_newest, and the base of merge_content
   return by[0];
 }
 
 /** The entry (create input) that replaces a merge group. */
-export function mergedEntry(members: MemoryEntry[], strategy: Strategy, importance: (e: MemoryEntry) => number): { kept: MemoryEntry; entry: Record<string, unknown> } {
+export function mergedEntry(
+  members: MemoryEntry[],
+  strategy: Strategy,
+  importance: (e: MemoryEntry) => number,
+): { kept: MemoryEntry; entry: Record<string, unknown> } {
   const kept = choose(members, strategy, importance);
   const union = <T>(xs: T[][], key: (x: T) => string): T[] => {
     const seen = new Set<string>();
@@ -77,10 +82,19 @@ export function mergedEntry(members: MemoryEntry[], strategy: Strategy, importan
     scope: kept.scope,
     summary: clip(`${kept.summary}`, SUMMARY_MAX),
     content,
-    tags: union(ordered.map((m) => m.tags), (t) => t),
+    tags: union(
+      ordered.map((m) => m.tags),
+      (t) => t,
+    ),
     confidence: Math.max(...members.map((m) => m.confidence)),
-    evidence: union(ordered.map((m) => m.evidence), (e) => `${e.type}\u0000${e.uri}`),
-    related_entries: union(ordered.map((m) => m.related_entries), (r) => r).filter((r) => !members.some((m) => m.id === r)),
+    evidence: union(
+      ordered.map((m) => m.evidence),
+      (e) => `${e.type}\u0000${e.uri}`,
+    ),
+    related_entries: union(
+      ordered.map((m) => m.related_entries),
+      (r) => r,
+    ).filter((r) => !members.some((m) => m.id === r)),
   };
   if (kept.valid_from) entry.valid_from = kept.valid_from;
   if (kept.valid_to) entry.valid_to = kept.valid_to;
@@ -149,7 +163,13 @@ export function buildPlan(
     g.sims.push(s);
     groups.set(root, g);
   }
-  const member = (e: MemoryEntry): PlanMember => ({ id: e.id, summary: e.summary, confidence: e.confidence, updated_at: e.updated_at, importance: opts.importance(e) });
+  const member = (e: MemoryEntry): PlanMember => ({
+    id: e.id,
+    summary: e.summary,
+    confidence: e.confidence,
+    updated_at: e.updated_at,
+    importance: opts.importance(e),
+  });
   const out: PlanGroup[] = [];
   for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || ([...x.ids][0] < [...y.ids][0] ? -1 : 1))) {
     const members = [...g.ids].sort().map((id) => byId.get(id)!);
@@ -175,6 +195,9 @@ export function buildPlan(
     strategy,
     thresholds: { merge: 0.9, review: 0.8, link: 0.75, merge_min_overlap: 0.5, summarize_at: summarizeAt },
     groups: out.slice(0, opts.maxGroups ?? 100),
-    superseded_candidates: entries.filter((e) => e.status === 'superseded').map((e) => e.id).sort(),
+    superseded_candidates: entries
+      .filter((e) => e.status === 'superseded')
+      .map((e) => e.id)
+      .sort(),
   };
 }

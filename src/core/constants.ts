@@ -3,16 +3,7 @@
  * without loading the schema library. `schema.ts` re-exports everything here.
  */
 export const SECTIONS = ['decisions', 'state', 'observations', 'learnings'] as const;
-export const KINDS = [
-  'decision',
-  'requirement',
-  'invariant',
-  'incident',
-  'metric',
-  'hypothesis',
-  'runbook_step',
-  'other',
-] as const;
+export const KINDS = ['decision', 'requirement', 'invariant', 'incident', 'metric', 'hypothesis', 'runbook_step', 'other'] as const;
 /** `archived` is set only by forgetting (the lifecycle); agents create `active` or `draft`. */
 export const STATUSES = ['active', 'superseded', 'deprecated', 'draft', 'archived'] as const;
 export const CREATE_STATUSES = ['active', 'draft'] as const;

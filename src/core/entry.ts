@@ -52,7 +52,8 @@ export function serializeEntry(entry: MemoryEntry): string {
   return `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
 }
 
-export type CommitOp = 'create' | 'supersede' | 'deprecate' | 'update' | 'import' | 'init' | 'forget' | 'restore' | 'reinforce' | 'promote' | 'link' | 'consolidate' | 'session';
+export type CommitOp =
+  'create' | 'supersede' | 'deprecate' | 'update' | 'import' | 'init' | 'forget' | 'restore' | 'reinforce' | 'promote' | 'link' | 'consolidate' | 'session';
 
 export interface CommitChange {
   op: CommitOp;

@@ -11,16 +11,7 @@ export interface Problem {
   message: string;
 }
 
-export type ErrorCode =
-  | 'E_VALIDATION'
-  | 'E_CONFLICT'
-  | 'E_USAGE'
-  | 'E_NOT_FOUND'
-  | 'E_BUSY'
-  | 'E_UNSAFE_PATH'
-  | 'E_GIT'
-  | 'E_INTERRUPTED'
-  | 'E_INTERNAL';
+export type ErrorCode = 'E_VALIDATION' | 'E_CONFLICT' | 'E_USAGE' | 'E_NOT_FOUND' | 'E_BUSY' | 'E_UNSAFE_PATH' | 'E_GIT' | 'E_INTERRUPTED' | 'E_INTERNAL';
 
 export class MemoryError extends Error {
   readonly code: ErrorCode;

@@ -109,9 +109,7 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
   switch (type) {
     case 'code':
       if (url) {
-        return GIT_PERMALINK.test(uri)
-          ? null
-          : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
+        return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
       }
       return checkPathLike(uri);
     case 'ticket':

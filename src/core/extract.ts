@@ -59,7 +59,9 @@ export function extractCandidates(text: string, minConfidence = EXTRACT_LIMITS.m
   for (const p of EXTRACTION_PATTERNS) {
     p.re.lastIndex = 0;
     for (const m of text.matchAll(p.re)) {
-      const captured = (p.type === 'definition' ? `${m[1]} ${/\b(is|are|means|refers to)\b/i.exec(m[0])?.[0] ?? 'is'} ${m[2]}` : m[1] ?? '').trim().replace(/\s+/g, ' ');
+      const captured = (p.type === 'definition' ? `${m[1]} ${/\b(is|are|means|refers to)\b/i.exec(m[0])?.[0] ?? 'is'} ${m[2]}` : (m[1] ?? ''))
+        .trim()
+        .replace(/\s+/g, ' ');
       if (captured.length < 8) continue;
       const confidence = scoreConfidence(captured, p.confidence);
       if (confidence < minConfidence) continue;

@@ -26,9 +26,7 @@ export interface FilterInput {
 }
 
 function values(raw: string | string[]): string[] {
-  return (Array.isArray(raw) ? raw : String(raw).split(','))
-    .map((s) => String(s).trim())
-    .filter(Boolean);
+  return (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => String(s).trim()).filter(Boolean);
 }
 
 function oneOf<T extends string>(raw: string | string[] | undefined, allowed: readonly T[], name: string): T[] | undefined {
@@ -71,7 +69,8 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   }
   const mc = a.minConfidence;
   if (mc !== undefined) {
-    if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1) throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${JSON.stringify(mc)})`);
+    if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1)
+      throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${JSON.stringify(mc)})`);
     f.minConfidence = mc;
   }
   const since = parseWhen(a.since, 'since', now);
@@ -79,11 +78,13 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   const until = parseWhen(a.until, 'until', now);
   if (until) f.until = until;
   if (a.dateField !== undefined) {
-    if (a.dateField !== 'created_at' && a.dateField !== 'updated_at') throw new UsageError(`date field must be created_at or updated_at (got ${JSON.stringify(a.dateField)})`);
+    if (a.dateField !== 'created_at' && a.dateField !== 'updated_at')
+      throw new UsageError(`date field must be created_at or updated_at (got ${JSON.stringify(a.dateField)})`);
     f.dateField = a.dateField;
   }
   if (a.includeExpired) f.includeExpired = true;
-  if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 0)) throw new UsageError(`limit must be a whole number (got ${JSON.stringify(a.limit)})`);
+  if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 0))
+    throw new UsageError(`limit must be a whole number (got ${JSON.stringify(a.limit)})`);
   return f;
 }
 
@@ -96,8 +97,12 @@ export const MAX_AGENT_LENGTH = 100;
  */
 export function cleanAgentName(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
-   
-  const v = raw.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, MAX_AGENT_LENGTH).trim();
+
+  const v = raw
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .trim()
+    .slice(0, MAX_AGENT_LENGTH)
+    .trim();
   return v || undefined;
 }
 

@@ -104,14 +104,20 @@ const slug = (s: string, n: number): string =>
  * importing the same file twice finds the same ids (and `--on-conflict` decides). Observations
  * of the MCP server are unverified statements: evidence `assumption`, confidence 0.6 ("inferred").
  */
-export function mcpMemoryToEntries(graph: { entities: McpEntity[]; relations: McpRelation[] }, opts: { now: string; agent: string; source: string }): MemoryEntry[] {
+export function mcpMemoryToEntries(
+  graph: { entities: McpEntity[]; relations: McpRelation[] },
+  opts: { now: string; agent: string; source: string },
+): MemoryEntry[] {
   const idOf = (name: string): string => `mcp-${createHash('sha1').update(name).digest('hex').slice(0, 24)}`;
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {
     const rels = graph.relations.filter((r) => (r.from === ent.name || r.to === ent.name) && names.has(r.from) && names.has(r.to));
     const relLines = rels.map((r) => `- ${r.from} ${r.relationType} ${r.to}`);
     const obsLines = ent.observations.map((o) => `- ${o}`);
-    const content = clip([...obsLines, ...(relLines.length ? ['', 'Relations:', ...relLines] : [])].join('\n') || `${ent.name} (${ent.entityType})`, CONTENT_MAX);
+    const content = clip(
+      [...obsLines, ...(relLines.length ? ['', 'Relations:', ...relLines] : [])].join('\n') || `${ent.name} (${ent.entityType})`,
+      CONTENT_MAX,
+    );
     const summary = clip(`${ent.name} (${ent.entityType})${ent.observations[0] ? `: ${ent.observations[0]}` : ''}`.replace(/\s+/g, ' '), SUMMARY_MAX);
     const related = [...new Set(rels.map((r) => idOf(r.from === ent.name ? r.to : r.from)))].filter((id) => id !== idOf(ent.name));
     return {

@@ -132,7 +132,8 @@ export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): Memor
   return 'episodic';
 }
 
-const TECH_TERMS = /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
+const TECH_TERMS =
+  /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
 
 /**
  * Initial importance from content analysis (004): longer, more technical and weightier kinds
@@ -141,7 +142,16 @@ const TECH_TERMS = /\b(?:api|database|schema|migration|deploy|config|error|incid
 export function initialImportance(e: { summary: string; content: string; kind: string }): number {
   const words = `${e.summary} ${e.content}`.split(/\s+/).filter(Boolean).length;
   const tech = new Set((`${e.summary} ${e.content}`.match(TECH_TERMS) ?? []).map((t) => t.toLowerCase())).size;
-  const kindWeight: Record<string, number> = { decision: 0.2, invariant: 0.2, requirement: 0.15, incident: 0.15, runbook_step: 0.1, metric: 0.05, hypothesis: 0, other: 0.05 };
+  const kindWeight: Record<string, number> = {
+    decision: 0.2,
+    invariant: 0.2,
+    requirement: 0.15,
+    incident: 0.15,
+    runbook_step: 0.1,
+    metric: 0.05,
+    hypothesis: 0,
+    other: 0.05,
+  };
   const v = 0.2 + Math.min(0.3, words / 400) + Math.min(0.2, tech * 0.04) + (kindWeight[e.kind] ?? 0);
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
@@ -206,7 +216,12 @@ export function halfLifeFactor(days: number, accessCount: number, importance: nu
 }
 
 /** 003: confidence · rate^⌊days/period⌋, rate = base + (max-base)·min(1, retrievals/10), floored. */
-export function periodicConfidence(confidence: number, days: number, retrievals: number, p: CurveParams['periodic']): { value: number; rate: number; periods: number } {
+export function periodicConfidence(
+  confidence: number,
+  days: number,
+  retrievals: number,
+  p: CurveParams['periodic'],
+): { value: number; rate: number; periods: number } {
   const rate = p.base_rate + (p.max_rate - p.base_rate) * Math.min(1, retrievals / 10);
   const periods = Math.floor(days / p.period_days);
   return { value: Math.max(p.floor, confidence * rate ** periods), rate, periods };

@@ -18,13 +18,14 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 function union<T>(...lists: (readonly T[] | undefined)[]): T[] {
   const seen = new Set<string>();
   const out: T[] = [];
-  for (const l of lists) for (const x of l ?? []) {
-    const k = JSON.stringify(x);
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(x);
+  for (const l of lists)
+    for (const x of l ?? []) {
+      const k = JSON.stringify(x);
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(x);
+      }
     }
-  }
   return out;
 }
 

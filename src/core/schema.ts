@@ -6,7 +6,18 @@
 import { z } from 'zod';
 
 export * from './constants.js';
-import { CREATE_STATUSES, DECAY_POLICIES, ENTRY_KEY_ORDER, ID_PATTERN, EVIDENCE_TYPES, KINDS, MEMORY_TYPES, OPERATIONS, SECTIONS, STATUSES } from './constants.js';
+import {
+  CREATE_STATUSES,
+  DECAY_POLICIES,
+  ENTRY_KEY_ORDER,
+  ID_PATTERN,
+  EVIDENCE_TYPES,
+  KINDS,
+  MEMORY_TYPES,
+  OPERATIONS,
+  SECTIONS,
+  STATUSES,
+} from './constants.js';
 
 const isoTimestamp = z.string().min(1);
 const nullableTimestamp = isoTimestamp.nullable();

@@ -63,15 +63,20 @@ export function isPlaceholder(value: string): boolean {
   if (/^(?:\[[^\]]*\]|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%[A-Z_]+%|\$[A-Z_][A-Z0-9_]*)$/.test(v)) return true;
   if (/[[<{]\s*[A-Za-z_][\w-]*\s*[\]>}]/.test(v) || /\$\{[^}]*\}|\{\{[^}]*\}\}/.test(v)) return true;
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|…|(.)\1{7,}/.test(v)) return true;
-  if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v)) return true;
+  if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
+    return true;
   return false;
 }
 
-const KEYLIKE = '(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?)';
+const KEYLIKE =
+  '(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?)';
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */
 const isCodeReference = (v: string): boolean =>
-  /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars)[.[]/.test(v) || /[()]/.test(v) || /^\$[A-Za-z_{(]/.test(v) || /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
+  /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars)[.[]/.test(v) ||
+  /[()]/.test(v) ||
+  /^\$[A-Za-z_{(]/.test(v) ||
+  /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
 
 /** Generic assignments: the value must look like a credential, not a word or a reference. */
 const looksLikeSecretValue = (v: string): boolean =>
@@ -94,7 +99,10 @@ export const OWN_RULES: readonly Rule[] = [
   { id: 'slack-webhook', re: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/T[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]+/g },
   { id: 'stripe-key', re: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g, check: (v) => !v.startsWith('pk_') },
   { id: 'stripe-webhook-secret', re: /\bwhsec_[A-Za-z0-9+/]{32,}\b/g },
-  { id: 'openai-key', re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}\b|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}\b|\bsk-[A-Za-z0-9]{48}\b/g },
+  {
+    id: 'openai-key',
+    re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}\b|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}\b|\bsk-[A-Za-z0-9]{48}\b/g,
+  },
   { id: 'anthropic-key', re: /\bsk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{32,}\b/g },
   { id: 'jwt', re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { id: 'private-key', re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g },

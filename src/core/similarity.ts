@@ -10,9 +10,7 @@ export interface Doc {
   text: string;
 }
 
-const STOP = new Set(
-  'a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '),
-);
+const STOP = new Set('a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '));
 
 export function words(text: string): string[] {
   return text

@@ -184,8 +184,14 @@ export function statisticsFrom(agg: EntryAggregate, input: StatisticsInput): Sta
       .slice(0, 10)
       .map(([agent, count]) => ({ agent, count })),
     recent_operations: recent,
-    most_queried_subjects: top(queries.map((q) => q.subject), 'subject'),
-    most_queried_scopes: top(queries.map((q) => q.scope), 'scope'),
+    most_queried_subjects: top(
+      queries.map((q) => q.subject),
+      'subject',
+    ),
+    most_queried_scopes: top(
+      queries.map((q) => q.scope),
+      'scope',
+    ),
     query_frequency_over_time: series(queries.map((q) => q.time)),
     superseded_percentage: agg.total ? Math.round((agg.superseded.size / agg.total) * 1000) / 10 : 0,
     entries_approaching_expiry: approaching,

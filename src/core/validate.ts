@@ -90,7 +90,6 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
 
 const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/;
 
-
 /** Field rules shared by new and stored entries. `p` is the path prefix (e.g. `entry.`). */
 function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
   const at = (f: string): string => (p ? `${p}.${f}` : f);

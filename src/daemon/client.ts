@@ -68,7 +68,12 @@ export function readStatus(paths: DaemonPaths): DaemonStatus | null {
 }
 
 /** Sends one request; resolves with the result, or undefined on any problem (no daemon, stale, timeout). */
-export async function request<M extends Method>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs = 2000): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | undefined> {
+export async function request<M extends Method>(
+  paths: DaemonPaths,
+  method: M,
+  params: Request<M>['params'],
+  timeoutMs = 2000,
+): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | undefined> {
   const r = await exchange(paths, method, params, timeoutMs);
   return r && 'lost' in r ? undefined : r;
 }
@@ -78,11 +83,21 @@ export async function request<M extends Method>(paths: DaemonPaths, method: M, p
  * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
  * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
  */
-export async function requestWrite<M extends WriteMethod>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs: number): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+export async function requestWrite<M extends WriteMethod>(
+  paths: DaemonPaths,
+  method: M,
+  params: Request<M>['params'],
+  timeoutMs: number,
+): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
   return exchange(paths, method, params, timeoutMs);
 }
 
-async function exchange<M extends Method>(paths: DaemonPaths, method: M, params: Request<M>['params'], timeoutMs: number): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+async function exchange<M extends Method>(
+  paths: DaemonPaths,
+  method: M,
+  params: Request<M>['params'],
+  timeoutMs: number,
+): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
   if (!existsSync(paths.socket)) return undefined;
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).

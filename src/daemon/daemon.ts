@@ -162,7 +162,16 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       status.recordError(where, err);
     },
   });
-  jobs = new Jobs(svc, paths, log, status, metrics, { freshnessMs: opts.freshnessMs ?? 60 * 60_000, evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000 }, callerWarnings, () => refresh('batch'));
+  jobs = new Jobs(
+    svc,
+    paths,
+    log,
+    status,
+    metrics,
+    { freshnessMs: opts.freshnessMs ?? 60 * 60_000, evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000 },
+    callerWarnings,
+    () => refresh('batch'),
+  );
   /** Everything seen so far is in the index: pending watcher events, and a HEAD move. */
   const settle = async (): Promise<void> => {
     await watcher.checkHead();
@@ -189,7 +198,10 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     callerWarnings,
     settle,
     notify: (files) => refresh('notify', new Set(files.map((f) => svc.ws.rel(f)))),
-    status: async () => ({ ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>), metrics: await metrics.registry.getMetricsAsJSON() }),
+    status: async () => ({
+      ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>),
+      metrics: await metrics.registry.getMetricsAsJSON(),
+    }),
     stop: () => void shutdown('stop request'),
   });
   if (paths.socket.length <= MAX_SOCKET_PATH) {
@@ -228,7 +240,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
 
   // ---------------------------------------------------------------- start: reconcile, catch up, serve
   refresh('start', new Set());
-  log.info({ event: 'started', root: svc.ws.root, files: status.files_on_disk, indexed: status.entries_indexed, socket: Boolean(status.socket), metrics_port: status.metricsPort });
+  log.info({
+    event: 'started',
+    root: svc.ws.root,
+    files: status.files_on_disk,
+    indexed: status.entries_indexed,
+    socket: Boolean(status.socket),
+    metrics_port: status.metricsPort,
+  });
   status.write();
   const heartbeat = setInterval(() => {
     if (stopping) return;

@@ -3,7 +3,19 @@
  * types of its parameters and result, the wire form of errors (class and exit code kept), and
  * the limits of a message. One request or reply per line of JSON.
  */
-import { BusyError, ConflictError, GitError, InterruptedError, MemoryError, NotFoundError, UnsafePathError, UsageError, ValidationError, type ErrorCode, type Problem } from '../core/errors.js';
+import {
+  BusyError,
+  ConflictError,
+  GitError,
+  InterruptedError,
+  MemoryError,
+  NotFoundError,
+  UnsafePathError,
+  UsageError,
+  ValidationError,
+  type ErrorCode,
+  type Problem,
+} from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { QueryFilters } from '../core/query.js';
 import type { AgentTask, MemoryEntry } from '../core/schema.js';
@@ -102,5 +114,5 @@ export function parseRequest(line: string): Request {
   if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method)) {
     throw new UsageError(`unknown method ${JSON.stringify((r as { method?: unknown } | null)?.method ?? null)}`);
   }
-  return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: (r.params ?? {}) };
+  return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: r.params ?? {} };
 }

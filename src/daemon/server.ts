@@ -11,7 +11,17 @@ import { UsageError } from '../core/errors.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { ApplyOptions, ApplyResult } from '../service/ops/apply.js';
 import { parseAgentResult } from '../service/ops/apply.js';
-import { CLOCKED, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type Methods, type Reply, type Request, type WriteMethod, type WriteParams } from './protocol.js';
+import {
+  CLOCKED,
+  MAX_MESSAGE_BYTES,
+  errorToWire,
+  parseRequest,
+  type Methods,
+  type Reply,
+  type Request,
+  type WriteMethod,
+  type WriteParams,
+} from './protocol.js';
 import type { DaemonMetrics } from './status.js';
 
 export interface ServerDeps {
@@ -83,7 +93,8 @@ export class DaemonServer {
       return { id: 0, error: errorToWire(err) };
     }
     // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
-    if (CLOCKED.has(req.method) && (req.params.clock ?? null) !== this.deps.clock) return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
+    if (CLOCKED.has(req.method) && (req.params.clock ?? null) !== this.deps.clock)
+      return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
     try {
       return { id: req.id, result: await this.dispatch(req) };
     } catch (err) {
@@ -110,7 +121,7 @@ export class DaemonServer {
         await this.deps.settle(); // answer with every change the watcher and HEAD have seen
         const end = this.deps.metrics.queryDuration.startTimer();
         // The watcher and reconcile keep the catalog current: no per-query stat of every file.
-        const r = svc.query(String(p.text ?? ''), (p.filters ?? {}), { ...(p.options ?? {}), refresh: false });
+        const r = svc.query(String(p.text ?? ''), p.filters ?? {}, { ...(p.options ?? {}), refresh: false });
         end();
         return r;
       }
@@ -165,9 +176,7 @@ export class DaemonServer {
   private async commitGroup(group: { w: QueuedWrite; batch: { updates: unknown; opts: ApplyOptions } }[]): Promise<void> {
     const { svc, callerWarnings, log, metrics } = this.deps;
     const warnings: string[] = [];
-    const results = await callerWarnings
-      .run(warnings, () => svc.applyGroup(group.map((g) => g.batch)))
-      .catch((err: Error) => group.map(() => err));
+    const results = await callerWarnings.run(warnings, () => svc.applyGroup(group.map((g) => g.batch))).catch((err: Error) => group.map(() => err));
     metrics.groupCommits.observe(group.length);
     group.forEach(({ w }, k) => {
       const r = results[k];
@@ -188,11 +197,15 @@ export class DaemonServer {
   private async toBatch(w: QueuedWrite): Promise<{ updates: unknown; opts: ApplyOptions }> {
     const agent = typeof w.params.agent === 'string' ? w.params.agent : undefined;
     const opts: ApplyOptions = { project: w.params.project, ...(agent ? { agent } : { ignoreOwnAgent: true }) };
-    if (w.method === 'create') return { updates: [{ operation: 'create', entry: unwrapCreate(w.params.input) }], opts: { ...opts, atomic: true, label: 'entry' } };
+    if (w.method === 'create')
+      return { updates: [{ operation: 'create', entry: unwrapCreate(w.params.input) }], opts: { ...opts, atomic: true, label: 'entry' } };
     if (w.method === 'apply') return { updates: w.params.input, opts };
     const r = parseAgentResult(w.params.input);
     const own = r.agent_id ?? r.agent ?? undefined;
-    return { updates: r.memory_updates ?? [], opts: { ...opts, project: opts.project ?? r.project, ...(!agent && own ? { agent: own, ignoreOwnAgent: false } : {}) } };
+    return {
+      updates: r.memory_updates ?? [],
+      opts: { ...opts, project: opts.project ?? r.project, ...(!agent && own ? { agent: own, ignoreOwnAgent: false } : {}) },
+    };
   }
 
   private created(r: ApplyResult): Methods['create']['result']['value'] {
@@ -204,7 +217,7 @@ export class DaemonServer {
 /** `memory create` takes an entry or a whole create update. */
 function unwrapCreate(input: unknown): unknown {
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
-    const op = (input).operation;
+    const op = input.operation;
     if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
     return (input as { entry?: unknown }).entry;
   }

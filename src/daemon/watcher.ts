@@ -176,7 +176,10 @@ export class DaemonWatcher {
       if (before && now) {
         try {
           const out = await this.git!.run(['diff-tree', '-r', '--name-only', '-z', '--no-renames', before, now, '--', this.git!.repoPath(this.ws.memoryDir)]);
-          paths = out.split('\0').filter(Boolean).map((p) => this.rel(join(this.git!.toplevel, p)));
+          paths = out
+            .split('\0')
+            .filter(Boolean)
+            .map((p) => this.rel(join(this.git!.toplevel, p)));
         } catch {
           paths = null;
         }

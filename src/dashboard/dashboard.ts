@@ -37,7 +37,13 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
   const grid = new contrib.grid({ rows: 12, cols: 12, screen });
   // 80x24: rows of 2 lines; summary/growth 8 lines, charts 8, tables 6, then one help line.
   const summary = grid.set(0, 0, 4, 4, blessed.box, { label: ' summary ', tags: true });
-  const growth = grid.set(0, 4, 4, 8, contrib.line, { label: ' entries created per day ', showLegend: false, style: { line: 'cyan', text: 'white', baseline: 'white' }, xPadding: 2, wholeNumbersOnly: true });
+  const growth = grid.set(0, 4, 4, 8, contrib.line, {
+    label: ' entries created per day ',
+    showLegend: false,
+    style: { line: 'cyan', text: 'white', baseline: 'white' },
+    xPadding: 2,
+    wholeNumbersOnly: true,
+  });
   const sections = grid.set(4, 0, 4, 4, contrib.donut, { label: ' by section ', radius: 8, arcWidth: 3, remainColor: 'black', yPadding: 1 });
   const confidence = grid.set(4, 4, 4, 4, contrib.bar, { label: ' confidence (up to) ', barWidth: 2, barSpacing: 2, xOffset: 1, maxHeight: 10 });
   const evidence = grid.set(4, 8, 4, 4, contrib.bar, { label: ' evidence types ', barWidth: 3, barSpacing: 1, xOffset: 0, maxHeight: 10 });
@@ -70,11 +76,22 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
     growth.setData([
       { title: 'created', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },
-      { title: 'superseded', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => sup.get(d.date) ?? 0) : [0], style: { line: 'yellow' } },
+      {
+        title: 'superseded',
+        x: days.length ? days.map((d) => d.date.slice(5)) : ['-'],
+        y: days.length ? days.map((d) => sup.get(d.date) ?? 0) : [0],
+        style: { line: 'yellow' },
+      },
     ]);
     const total = Math.max(1, s.total_entries);
     const colors = ['cyan', 'magenta', 'yellow', 'green'];
-    sections.setData(Object.entries(s.entries_by_section).map(([k, v], i) => ({ percent: Math.round((v / total) * 100), label: `${k.slice(0, 5)} ${v}`, color: colors[i % colors.length] })));
+    sections.setData(
+      Object.entries(s.entries_by_section).map(([k, v], i) => ({
+        percent: Math.round((v / total) * 100),
+        label: `${k.slice(0, 5)} ${v}`,
+        color: colors[i % colors.length],
+      })),
+    );
     confidence.setData({ titles: ['.2', '.4', '.6', '.8', '1'], data: Object.values(s.confidence_distribution) });
     const ev = Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0);
     evidence.setData({ titles: ev.map(([k]) => k.slice(0, 3)), data: ev.map(([, v]) => v) });
@@ -84,7 +101,9 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     const wide = cols() >= 24;
     ops.setData({
       headers: wide ? ['op', 'id', 'when'] : ['op', 'id'],
-      data: s.recent_operations.slice(0, 20).map((o) => (wide ? [o.op.slice(0, 6), o.id.slice(-(cols() - 15)), o.time.slice(5, 10)] : [o.op.slice(0, 6), o.id.slice(-(cols() - 9))])),
+      data: s.recent_operations
+        .slice(0, 20)
+        .map((o) => (wide ? [o.op.slice(0, 6), o.id.slice(-(cols() - 15)), o.time.slice(5, 10)] : [o.op.slice(0, 6), o.id.slice(-(cols() - 9))])),
     });
     const perDay = s.query_frequency_over_time.slice(-7).reduce((a, d) => a + d.count, 0);
     queries.setData({
@@ -97,7 +116,9 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     });
     const p = projects[projectIdx] ?? 'all projects';
     const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}{/${COLOR[h.overall]}-fg}`;
-    help.setContent(`${overall} ${p} | ${RANGE_LABEL[range]} | r refresh 1 7d 2 30d 3 all p project q quit${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}`);
+    help.setContent(
+      `${overall} ${p} | ${RANGE_LABEL[range]} | r refresh 1 7d 2 30d 3 all p project q quit${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}`,
+    );
     screen.render();
   };
 

@@ -43,7 +43,11 @@ interface SearchOpts {
 /** The parts of a MiniSearch 7 instance the scorer reads (checked before every use). */
 interface Internals {
   _options: { fields: string[]; tokenize: (text: string) => string[]; processTerm: SearchOpts['processTerm']; searchOptions: SearchOpts };
-  _index: { get(term: string): FieldData | undefined; atPrefix(term: string): Iterable<[string, FieldData]>; fuzzyGet(term: string, d: number): Map<string, [FieldData, number]> };
+  _index: {
+    get(term: string): FieldData | undefined;
+    atPrefix(term: string): Iterable<[string, FieldData]>;
+    fuzzyGet(term: string, d: number): Map<string, [FieldData, number]>;
+  };
   _fieldIds: Record<string, number>;
   _fieldLength: Map<number, number[]>;
   _avgFieldLength: number[];
@@ -58,7 +62,15 @@ function internalsOf(ms: MiniSearch<unknown>): Internals | null {
   const ix = m._index;
   if (!o || !Array.isArray(o.fields) || typeof o.tokenize !== 'function' || typeof o.processTerm !== 'function' || !o.searchOptions) return null;
   if (!ix || typeof ix.get !== 'function' || typeof ix.atPrefix !== 'function' || typeof ix.fuzzyGet !== 'function') return null;
-  if (!m._fieldIds || !(m._fieldLength instanceof Map) || !Array.isArray(m._avgFieldLength) || typeof m._documentCount !== 'number' || typeof m._nextId !== 'number' || typeof m._dirtCount !== 'number') return null;
+  if (
+    !m._fieldIds ||
+    !(m._fieldLength instanceof Map) ||
+    !Array.isArray(m._avgFieldLength) ||
+    typeof m._documentCount !== 'number' ||
+    typeof m._nextId !== 'number' ||
+    typeof m._dirtCount !== 'number'
+  )
+    return null;
   return m as Internals;
 }
 
@@ -68,7 +80,8 @@ export interface ScoredHits {
   scores: Float64Array;
 }
 
-const own = (o: object | undefined, k: string): number | undefined => (o && Object.prototype.hasOwnProperty.call(o, k) ? (o as Record<string, number>)[k] : undefined);
+const own = (o: object | undefined, k: string): number | undefined =>
+  o && Object.prototype.hasOwnProperty.call(o, k) ? (o as Record<string, number>)[k] : undefined;
 
 /**
  * Holds the per-document work arrays between queries (a long-lived process asks many), sized to
@@ -157,7 +170,10 @@ export class PostingScorer {
     const lengths = m._fieldLength;
     // Field ids are 0..fields-1; with no discarded document's postings left, the dense table.
     const stride = g.fields.length;
-    const table = opts.denseLengths !== false && m._dirtCount === 0 && fieldIds.every((id) => Number.isInteger(id) && id >= 0 && id < stride) ? this.lengthTable(m, stride) : null;
+    const table =
+      opts.denseLengths !== false && m._dirtCount === 0 && fieldIds.every((id) => Number.isInteger(id) && id >= 0 && id < stride)
+        ? this.lengthTable(m, stride)
+        : null;
 
     this.ensure(m._nextId);
     const { cur, total, mask, curList, totList } = this;

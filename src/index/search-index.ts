@@ -112,7 +112,8 @@ interface Header {
 
 function checkHeader(header: Header): Header | null {
   if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
-  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1 || !Array.isArray(header.stamps)) return null;
+  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1 || !Array.isArray(header.stamps))
+    return null;
   return header;
 }
 
@@ -172,7 +173,14 @@ function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) 
         offsets.push(at);
         if (chunkLen > 1 << 22) flush();
       }
-      const header: Header = { v: SNAPSHOT_VERSION, optionsHash: OPTIONS_HASH, stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''), ms: rest, terms, offsets };
+      const header: Header = {
+        v: SNAPSHOT_VERSION,
+        optionsHash: OPTIONS_HASH,
+        stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''),
+        ms: rest,
+        terms,
+        offsets,
+      };
       const headerJson = JSON.stringify(header);
       chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
       flush();
@@ -291,7 +299,9 @@ export class SearchIndex {
       if (!header) return { index: SearchIndex.empty(), loaded: false };
       // One term at a time: a single JSON.parse of every posting would need the whole body as one string.
       const body = readAt(fd, MAGIC.length, header.offsets[header.offsets.length - 1]);
-      const index = header.terms.map((t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i], header.offsets[i + 1] - 1)) as Postings] as [string, Postings]);
+      const index = header.terms.map(
+        (t, i) => [t, JSON.parse(body.toString('utf8', header.offsets[i], header.offsets[i + 1] - 1)) as Postings] as [string, Postings],
+      );
       const ms = MiniSearch.loadJS<Doc>({ ...header.ms, index }, INDEX_OPTIONS);
       return { index: new SearchIndex(ms, stampsOf(header)), loaded: true };
     } catch {
@@ -501,16 +511,28 @@ export class SearchIndex {
       // MiniSearch's own toJSON for the document tables, on a shallow copy with an empty vocabulary.
       const js: MiniSearchJS = this.ms.toJSON.call({ ...this.ms, _index: [] });
       const { index: _none, ...rest } = js;
-      writeSnapshot(file, byTerm.map((t) => t[0]), (i) => {
-        const data: Record<string, Record<string, number>> = {};
-        for (const [fieldId, freqs] of byTerm[i][1]) data[fieldId] = Object.fromEntries(freqs);
-        return JSON.stringify(data);
-      }, rest, this.stamps);
+      writeSnapshot(
+        file,
+        byTerm.map((t) => t[0]),
+        (i) => {
+          const data: Record<string, Record<string, number>> = {};
+          for (const [fieldId, freqs] of byTerm[i][1]) data[fieldId] = Object.fromEntries(freqs);
+          return JSON.stringify(data);
+        },
+        rest,
+        this.stamps,
+      );
     } else {
       // The public way, should MiniSearch's internals ever change: the same bytes, with a copy of everything in memory.
       const { index, ...rest } = this.ms.toJSON();
       index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      writeSnapshot(file, index.map((t) => t[0]), (i) => JSON.stringify(index[i][1]), rest, this.stamps);
+      writeSnapshot(
+        file,
+        index.map((t) => t[0]),
+        (i) => JSON.stringify(index[i][1]),
+        rest,
+        this.stamps,
+      );
     }
     this.dirty = false;
     this.unsaved = 0;

@@ -53,7 +53,6 @@ async function guard(fn: () => Record<string, unknown> | Promise<Record<string, 
   }
 }
 
-
 const entryShape = z.record(z.string(), z.unknown());
 
 /** Builds the server (not yet connected): tools and resources over one MemoryService. */
@@ -76,12 +75,21 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         query: z.string().describe('search text; empty lists by priors (confidence, evidence quality, recency)'),
         project: z.string().optional(),
         // Plain strings: the filters are checked by the same parser as the CLI's, with its words.
-        section: z.union([z.string(), z.array(z.string())]).optional().describe(`one or more of: ${SECTIONS.join(', ')}`),
-        kind: z.union([z.string(), z.array(z.string())]).optional().describe(`one or more of: ${KINDS.join(', ')}`),
+        section: z
+          .union([z.string(), z.array(z.string())])
+          .optional()
+          .describe(`one or more of: ${SECTIONS.join(', ')}`),
+        kind: z
+          .union([z.string(), z.array(z.string())])
+          .optional()
+          .describe(`one or more of: ${KINDS.join(', ')}`),
         scope: z.string().optional().describe('repo, org, customer, service:<name>, environment:<env>; repo and org are always included'),
         subject: z.string().optional(),
         tags: z.array(z.string()).optional().describe('entries must carry every tag'),
-        status: z.union([z.string(), z.array(z.string())]).optional().describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
+        status: z
+          .union([z.string(), z.array(z.string())])
+          .optional()
+          .describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
         min_confidence: z.number().optional().describe('0 to 1 (default 0.6)'),
         since: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
         until: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
@@ -104,7 +112,17 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       guard(() => {
         const filters: QueryFilters = {
           ...parseFilters(
-            { section: a.section, kind: a.kind, scope: a.scope, subject: a.subject, tags: a.tags, status: a.status, minConfidence: a.min_confidence, since: a.since, until: a.until },
+            {
+              section: a.section,
+              kind: a.kind,
+              scope: a.scope,
+              subject: a.subject,
+              tags: a.tags,
+              status: a.status,
+              minConfidence: a.min_confidence,
+              since: a.since,
+              until: a.until,
+            },
             service.now(),
           ),
           projects: service.readProjects(project(a.project)),
@@ -169,7 +187,11 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     {
       title: 'Validate without writing',
       description: 'Check one entry (the entry part of a create) or one Memory_Update against the schema and the write policy; nothing is written.',
-      inputSchema: { entry: z.record(z.string(), z.unknown()).optional(), update: z.record(z.string(), z.unknown()).optional(), project: z.string().optional() },
+      inputSchema: {
+        entry: z.record(z.string(), z.unknown()).optional(),
+        update: z.record(z.string(), z.unknown()).optional(),
+        project: z.string().optional(),
+      },
       outputSchema: { ok: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) },
       annotations: READ,
     },
@@ -212,7 +234,13 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       },
       annotations: READ,
     },
-    async (a) => guard(() => ({ ...service.getStatistics(project(a.project), { start_date: parseWhen(a.since, 'since', service.now()), end_date: parseWhen(a.until, 'until', service.now()) }) })),
+    async (a) =>
+      guard(() => ({
+        ...service.getStatistics(project(a.project), {
+          start_date: parseWhen(a.since, 'since', service.now()),
+          end_date: parseWhen(a.until, 'until', service.now()),
+        }),
+      })),
   );
 
   const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
@@ -239,11 +267,25 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     {
       title: 'Extract memories from text',
       description: 'Find decisions, fixes, notes and patterns in free text; store them as drafts (one commit) unless dry_run. Known ones are skipped.',
-      inputSchema: { text: z.string().min(1), project: z.string().optional(), dry_run: z.boolean().optional(), min_confidence: z.number().min(0).max(1).optional() },
-      outputSchema: { project: z.string(), candidates: z.number(), stored: z.number(), deduplicated_count: z.number(), dry_run: z.boolean(), extractions: z.array(entryShape), commit: z.string().nullable() },
+      inputSchema: {
+        text: z.string().min(1),
+        project: z.string().optional(),
+        dry_run: z.boolean().optional(),
+        min_confidence: z.number().min(0).max(1).optional(),
+      },
+      outputSchema: {
+        project: z.string(),
+        candidates: z.number(),
+        stored: z.number(),
+        deduplicated_count: z.number(),
+        dry_run: z.boolean(),
+        extractions: z.array(entryShape),
+        commit: z.string().nullable(),
+      },
       annotations: WRITE,
     },
-    async (a) => guard(async () => ({ ...(await service.extract(project(a.project), a.text, { dryRun: a.dry_run, minConfidence: a.min_confidence, source: 'mcp' })) })),
+    async (a) =>
+      guard(async () => ({ ...(await service.extract(project(a.project), a.text, { dryRun: a.dry_run, minConfidence: a.min_confidence, source: 'mcp' })) })),
   );
 
   server.registerTool(
@@ -257,7 +299,9 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     },
     async (a) =>
       guard(() => ({
-        related: service.related(a.id, { project: project(a.project), limit: a.limit }).map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score })),
+        related: service
+          .related(a.id, { project: project(a.project), limit: a.limit })
+          .map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score })),
       })),
   );
 
@@ -265,9 +309,17 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     'memory_decay',
     {
       title: 'Decay preview',
-      description: 'Dry run of decay: each live entry\'s strength or confidence now vs the last run, and what would be forgotten. Changes nothing.',
+      description: "Dry run of decay: each live entry's strength or confidence now vs the last run, and what would be forgotten. Changes nothing.",
       inputSchema: { project: z.string().optional(), curve: z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']).optional() },
-      outputSchema: { project: z.string(), curve: z.string(), analyzed: z.number(), changed: z.number(), forgotten: z.number(), dry_run: z.boolean(), entries: z.array(entryShape) },
+      outputSchema: {
+        project: z.string(),
+        curve: z.string(),
+        analyzed: z.number(),
+        changed: z.number(),
+        forgotten: z.number(),
+        dry_run: z.boolean(),
+        entries: z.array(entryShape),
+      },
       annotations: READ,
     },
     async (a) => guard(async () => ({ ...(await service.decay(project(a.project), { overrides: a.curve ? { curve: a.curve } : undefined })) })),
@@ -280,7 +332,11 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         resources: service.ws.listProjects().map((p) => ({ uri: `ai-context://${p}`, name: `ai-context/${p}.md`, mimeType: 'text/markdown' })),
       }),
     }),
-    { title: 'Project context', description: 'The generated ai-context summary of a project (high-confidence, evidenced, active entries).', mimeType: 'text/markdown' },
+    {
+      title: 'Project context',
+      description: 'The generated ai-context summary of a project (high-confidence, evidenced, active entries).',
+      mimeType: 'text/markdown',
+    },
     async (uri, vars) => {
       const r = service.renderContext(String(vars.project));
       return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: r.text }] };
@@ -292,19 +348,22 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     new ResourceTemplate('memory://{project}/{id}', {
       list: async () => {
         const hits = service.query('', { status: ['active'], minConfidence: 0 }, { record: false }).results;
-        return { resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })) };
+        return {
+          resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })),
+        };
       },
     }),
     { title: 'Memory entry', description: 'One memory entry as JSON: memory://<project>/<id>.', mimeType: 'application/json' },
     async (uri, vars) => {
       const shown = service.show(String(vars.id), { project: String(vars.project) });
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: `${JSON.stringify({ ...shown.entry, computed: shown.computed }, null, 2)}\n` }] };
+      return {
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: `${JSON.stringify({ ...shown.entry, computed: shown.computed }, null, 2)}\n` }],
+      };
     },
   );
 
   return { server, service };
 }
-
 
 /** Serves on stdio until the client closes the stream. */
 export async function serveStdio(opts: McpOptions = {}): Promise<void> {

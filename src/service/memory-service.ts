@@ -161,7 +161,10 @@ export class MemoryService {
   extract(...a: Args<typeof extraction.extract>): ReturnType<typeof extraction.extract> {
     return extraction.extract(this.ctx, this.rm, ...a);
   }
-  compactPlan(projectName: string | undefined, opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {}): { plan: ConsolidationPlan; path: string } {
+  compactPlan(
+    projectName: string | undefined,
+    opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {},
+  ): { plan: ConsolidationPlan; path: string } {
     return consolidation.compactPlan(this.ctx, projectName, opts);
   }
   applyPlan(planFile: string): ReturnType<typeof consolidation.applyPlan> {

@@ -36,7 +36,12 @@ export class ReadModel {
    * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
    * which case it loads the whole index, brings it up to date and saves it for the next process.
    */
-  load(text: string, refresh: boolean, wholeIndex = false, save: boolean | 'drifted' = this.ctx.longLived ? 'drifted' : true): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
+  load(
+    text: string,
+    refresh: boolean,
+    wholeIndex = false,
+    save: boolean | 'drifted' = this.ctx.longLived ? 'drifted' : true,
+  ): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.ctx.snapshot();
@@ -68,7 +73,14 @@ export class ReadModel {
    * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
    * and reconciles call this): returns what changed.
    */
-  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): { snap: CatalogSnapshot; files: number; indexed: number; changed: string[]; removed: string[]; index: QueryStats['index'] } {
+  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): {
+    snap: CatalogSnapshot;
+    files: number;
+    indexed: number;
+    changed: string[];
+    removed: string[];
+    index: QueryStats['index'];
+  } {
     if (opts.paths && this.state?.index) {
       // A watcher batch: re-read just those files and update the index by id (the vacuum of
       // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
@@ -82,7 +94,14 @@ export class ReadModel {
       this.followSidTable(prev, snap, index);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
-      return { snap, files: snap.entries.length + snap.bad.length, indexed: index.size, changed: snap.changed, removed: snap.removed, index: { loaded_snapshot: true, partial: false, ...rep } };
+      return {
+        snap,
+        files: snap.entries.length + snap.bad.length,
+        indexed: index.size,
+        changed: snap.changed,
+        removed: snap.removed,
+        index: { loaded_snapshot: true, partial: false, ...rep },
+      };
     }
     const { snap, index, indexStats } = this.load('', true, true, opts.saveIndex ?? true);
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };

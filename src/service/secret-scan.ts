@@ -85,7 +85,14 @@ async function secretlintFields(fields: { path: string; text: string }[]): Promi
     if (isPlaceholder(f.text.slice(start, end))) continue;
     const before = f.text.slice(0, start);
     const line = before.split('\n').length;
-    out.push({ path: f.path, rule: `secretlint/${m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '')}`, start, end, line, column: start - before.lastIndexOf('\n') });
+    out.push({
+      path: f.path,
+      rule: `secretlint/${m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '')}`,
+      start,
+      end,
+      line,
+      column: start - before.lastIndexOf('\n'),
+    });
   }
   return out;
 }

@@ -192,9 +192,22 @@ export class WriteTx {
     const findings = await modules.secretScan().scanFields(fields);
     if (!findings.length) return;
     for (const f of findings) {
-      appendLog(this.ctx.ws, 'audit', { time: this.nowIso, event: 'secret_rejected', operation: this.changes[0]?.op ?? 'write', project: this.project, agent: this.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
+      appendLog(this.ctx.ws, 'audit', {
+        time: this.nowIso,
+        event: 'secret_rejected',
+        operation: this.changes[0]?.op ?? 'write',
+        project: this.project,
+        agent: this.agent,
+        path: f.path,
+        rule: f.rule,
+        line: f.line,
+        column: f.column,
+      });
     }
-    throw new ValidationError(findings.map((f) => ({ path: f.path, message: findingMessage(f) })), 'write');
+    throw new ValidationError(
+      findings.map((f) => ({ path: f.path, message: findingMessage(f) })),
+      'write',
+    );
   }
 
   /** Every staged entry is a valid stored entry. */
@@ -311,7 +324,11 @@ function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
  * it, and private refs, marks and temp files are swept. A journal without this repository's
  * token, or naming anything but memory paths, is never acted on.
  */
-export async function recoverWrite(ctx: ServiceContext, git: GitRepo | null, stateDir: string): Promise<{ kept: number; undone: number; ignored: number } | null> {
+export async function recoverWrite(
+  ctx: ServiceContext,
+  git: GitRepo | null,
+  stateDir: string,
+): Promise<{ kept: number; undone: number; ignored: number } | null> {
   const found = readJournal(stateDir);
   if (found === null) return null;
   const time = ctx.now().toISOString();
@@ -362,7 +379,10 @@ export async function recoverWrite(ctx: ServiceContext, git: GitRepo | null, sta
   let kept = 0;
   let undone = 0;
   if (paths.length) {
-    const { head, blobs } = await git.blobsAt('HEAD', paths.map((p) => p.repo));
+    const { head, blobs } = await git.blobsAt(
+      'HEAD',
+      paths.map((p) => p.repo),
+    );
     const algo = head && head.length === 64 ? 'sha256' : 'sha1';
     const restore: { abs: string; blob: string | null }[] = [];
     for (const p of paths) {

@@ -117,8 +117,26 @@ export interface BadFile {
  * uses; parsing every row as keyed objects up front cost 40 ms.
  */
 const META_KEYS = [
-  'id', 'section', 'kind', 'subject', 'scope', 'tags', 'confidence', 'evidence', 'status', 'superseded_by',
-  'related_entries', 'valid_from', 'valid_to', 'review_interval', 'created_by', 'created_at', 'updated_at', 'lifecycle', 'dup', 'importance0',
+  'id',
+  'section',
+  'kind',
+  'subject',
+  'scope',
+  'tags',
+  'confidence',
+  'evidence',
+  'status',
+  'superseded_by',
+  'related_entries',
+  'valid_from',
+  'valid_to',
+  'review_interval',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'lifecycle',
+  'dup',
+  'importance0',
 ] as const satisfies readonly (keyof EntryMeta)[];
 
 interface CatalogHeader {
@@ -153,10 +171,26 @@ function metaRow(m: EntryMeta): unknown[] {
 function metaFromRow(v: unknown[]): EntryMeta {
   // One literal with every key, in META_KEYS order, so V8 gives all metas one fast shape.
   const m = {
-    id: v[0], section: v[1], kind: v[2], subject: v[3], scope: v[4], tags: v[5], confidence: v[6],
-    evidence: (v[7] as string[]).map((type) => ({ type })), status: v[8], superseded_by: v[9], related_entries: v[10],
-    valid_from: v[11], valid_to: v[12], review_interval: v[13] ?? undefined, created_by: v[14], created_at: v[15],
-    updated_at: v[16], lifecycle: v[17] ?? undefined, dup: v[18], importance0: v[19],
+    id: v[0],
+    section: v[1],
+    kind: v[2],
+    subject: v[3],
+    scope: v[4],
+    tags: v[5],
+    confidence: v[6],
+    evidence: (v[7] as string[]).map((type) => ({ type })),
+    status: v[8],
+    superseded_by: v[9],
+    related_entries: v[10],
+    valid_from: v[11],
+    valid_to: v[12],
+    review_interval: v[13] ?? undefined,
+    created_by: v[14],
+    created_at: v[15],
+    updated_at: v[16],
+    lifecycle: v[17] ?? undefined,
+    dup: v[18],
+    importance0: v[19],
   };
   return m as unknown as EntryMeta;
 }
@@ -184,7 +218,10 @@ export interface CatalogSnapshot {
  */
 function duplicateProblem(rel: string, holder: string): BadFile {
   const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
-  return { file: rel, problems: [{ path: rel, message: `has id ${id}, which ${holder} already has; ids must be unique within a project (this file is skipped)` }] };
+  return {
+    file: rel,
+    problems: [{ path: rel, message: `has id ${id}, which ${holder} already has; ids must be unique within a project (this file is skipped)` }],
+  };
 }
 
 /** Moves every entry whose key an earlier-sorting file also has to `bad` (see duplicateProblem). */
@@ -218,7 +255,6 @@ interface LiveState {
   /** Key → files skipped because an earlier-sorting file has that key. */
   dups: Map<string, Set<string>>;
 }
-
 
 /** Reads one entry file: parse, validate, and check that id and section match the file's place. */
 export function readEntryFile(abs: string, rel: string, section: Section, id: string): { entry?: MemoryEntry; problems?: Problem[] } {
@@ -261,7 +297,15 @@ export class Catalog {
       const nl = text.indexOf('\n');
       const h = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as CatalogHeader;
       const n = h?.files?.length;
-      if (h.v !== CATALOG_VERSION || typeof h.id !== 'string' || !Array.isArray(h.st) || h.st.length !== 3 * n || h.stamps?.length !== n || typeof h.bad !== 'object') return null;
+      if (
+        h.v !== CATALOG_VERSION ||
+        typeof h.id !== 'string' ||
+        !Array.isArray(h.st) ||
+        h.st.length !== 3 * n ||
+        h.stamps?.length !== n ||
+        typeof h.bad !== 'object'
+      )
+        return null;
       const lines = n === 0 ? [] : text.slice(nl + 1).split('\n');
       if (lines.length !== n) return null;
       const pos = new Map<string, number>();
@@ -445,7 +489,14 @@ export class Catalog {
     }
     for (const key of touched.keys()) touched.set(key, byKey.get(key) ?? null);
     const duplicates = [...dups.values()].flatMap((set) => [...set]);
-    const snap: CatalogSnapshot = { entries: [...byFile.values()], bad: [...bad.values()], changed: [...new Set(changed)], removed: [...new Set(removed)], touched, ...(duplicates.length ? { duplicates } : {}) };
+    const snap: CatalogSnapshot = {
+      entries: [...byFile.values()],
+      bad: [...bad.values()],
+      changed: [...new Set(changed)],
+      removed: [...new Set(removed)],
+      touched,
+      ...(duplicates.length ? { duplicates } : {}),
+    };
     live.snap = snap;
     this.live = live;
     return snap;
@@ -551,9 +602,19 @@ export class Catalog {
     const moved = changed.length + removed.length;
     let found: NonNullable<typeof this.found>;
     if (cache && moved && this.deltaFits(moved, cache.deltaLines, next.files.length)) {
-      const rows: unknown[][] = changedAt.map((at) => [next.files[at], next.st[3 * at], next.st[3 * at + 1], next.st[3 * at + 2], next.stamps[at], next.lines[at], next.bad[at] ?? null]);
+      const rows: unknown[][] = changedAt.map((at) => [
+        next.files[at],
+        next.st[3 * at],
+        next.st[3 * at + 1],
+        next.st[3 * at + 2],
+        next.stamps[at],
+        next.lines[at],
+        next.bad[at] ?? null,
+      ]);
       for (const rel of removed) rows.push([rel]);
-      found = this.appendDelta(cache.id, rows) ? { ...next, id: cache.id, deltaLines: cache.deltaLines + moved } : { ...next, id: this.save(next), deltaLines: 0 };
+      found = this.appendDelta(cache.id, rows)
+        ? { ...next, id: cache.id, deltaLines: cache.deltaLines + moved }
+        : { ...next, id: this.save(next), deltaLines: 0 };
     } else if (moved || !cache) found = { ...next, id: this.save(next), deltaLines: 0 };
     else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
     if (this.notesWrites) this.found = found;
@@ -623,7 +684,13 @@ export class Catalog {
     live.forEach((i, j) => {
       if (f.bad[i]) bad[j] = f.bad[i]!;
     });
-    const next = { files: live.map((i) => f.files[i]), st: live.flatMap((i) => [f.st[3 * i], f.st[3 * i + 1], f.st[3 * i + 2]]), stamps: live.map((i) => f.stamps[i]), lines: live.map((i) => f.lines[i]), bad };
+    const next = {
+      files: live.map((i) => f.files[i]),
+      st: live.flatMap((i) => [f.st[3 * i], f.st[3 * i + 1], f.st[3 * i + 2]]),
+      stamps: live.map((i) => f.stamps[i]),
+      lines: live.map((i) => f.lines[i]),
+      bad,
+    };
     this.found = { ...next, id: this.save(next), deltaLines: 0 };
   }
 

@@ -30,7 +30,10 @@ export const DecaySchema = z
     curve: curve.optional(),
     forget_threshold: z.number().min(0).max(1).optional(),
     forget_action: z.enum(['archive', 'delete']).optional(),
-    interval: z.string().regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w').optional(),
+    interval: z
+      .string()
+      .regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w')
+      .optional(),
     batch_size: z.number().int().min(1).optional(),
     archive_below_importance: z.number().min(0).max(1).optional(),
     retention_days: z.number().positive().optional(),
@@ -44,7 +47,10 @@ export const ProjectConfigSchema = z
   .object({
     project: z.string(),
     created_at: z.string(),
-    git: z.object({ autoCommit: z.boolean().default(true) }).strict().default({ autoCommit: true }),
+    git: z
+      .object({ autoCommit: z.boolean().default(true) })
+      .strict()
+      .default({ autoCommit: true }),
     query: z
       .object({
         /** A query slower than this logs a performance warning (Req 11.2). */
@@ -55,7 +61,10 @@ export const ProjectConfigSchema = z
     /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
     /** Consolidation: subjects with this many live entries get a summary in the compaction plan (004). */
-    compact: z.object({ summarize_at: z.number().int().min(2).optional() }).strict().optional(),
+    compact: z
+      .object({ summarize_at: z.number().int().min(2).optional() })
+      .strict()
+      .optional(),
   })
   .passthrough();
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;

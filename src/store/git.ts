@@ -59,7 +59,7 @@ const INDEX_LOCK_WAIT_MS = 10_000;
  * names. Null outside git.
  */
 export function findGitDir(start: string): string | null {
-  for (let dir = start; ; ) {
+  for (let dir = start; ;) {
     const dotGit = join(dir, '.git');
     const st = statSync(dotGit, { throwIfNoEntry: false });
     if (st?.isDirectory()) return dotGit;
@@ -205,7 +205,10 @@ export class GitRepo {
         const moved = await this.withIndexLock(hooks, async (indexNext) => {
           await this.updateIndexFile(indexNext, entries);
           try {
-            await this.gitStdin(['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'], `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`);
+            await this.gitStdin(
+              ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
+              `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`,
+            );
           } catch (err) {
             if (attempt < 4 && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
             throw err;
@@ -254,7 +257,9 @@ export class GitRepo {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         if (Date.now() - started > INDEX_LOCK_WAIT_MS) {
-          throw new BusyError(`another git process holds ${this.repoPathOfGitFile(lock)} (git's index lock) and did not release it within ${INDEX_LOCK_WAIT_MS / 1000} s; if no git command is running, remove that file and try again`);
+          throw new BusyError(
+            `another git process holds ${this.repoPathOfGitFile(lock)} (git's index lock) and did not release it within ${INDEX_LOCK_WAIT_MS / 1000} s; if no git command is running, remove that file and try again`,
+          );
         }
         await new Promise((r) => setTimeout(r, Math.min(50, 5 * (attempt + 1))));
       }
@@ -473,7 +478,11 @@ export class GitRepo {
   }
 
   /** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
-  async memoryLog(paths: string[], limit: number, op?: string): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+  async memoryLog(
+    paths: string[],
+    limit: number,
+    op?: string,
+  ): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
     let out: string;
     try {
       out = await this.git.raw(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]);
@@ -497,7 +506,14 @@ export class GitRepo {
   async remoteUrls(): Promise<string[]> {
     try {
       const out = await this.git.raw(['remote', '-v']);
-      return [...new Set(out.split('\n').map((l) => l.split(/\s+/)[1]).filter((u): u is string => Boolean(u)))];
+      return [
+        ...new Set(
+          out
+            .split('\n')
+            .map((l) => l.split(/\s+/)[1])
+            .filter((u): u is string => Boolean(u)),
+        ),
+      ];
     } catch {
       return [];
     }
@@ -532,7 +548,9 @@ export class GitRepo {
    * asked: only this one call gets that permission (the value is our own command line).
    */
   async setConfig(key: string, value: string): Promise<void> {
-    const g = key.startsWith('merge.') ? this.simpleGit({ baseDir: this.toplevel, unsafe: { allowUnsafeMergeDriver: true } } as Parameters<typeof SimpleGitFactory>[0]) : this.git;
+    const g = key.startsWith('merge.')
+      ? this.simpleGit({ baseDir: this.toplevel, unsafe: { allowUnsafeMergeDriver: true } } as Parameters<typeof SimpleGitFactory>[0])
+      : this.git;
     await g.raw(['config', '--local', key, value]);
   }
 
@@ -540,12 +558,4 @@ export class GitRepo {
   async run(args: string[]): Promise<string> {
     return this.git.raw(args);
   }
-
-
-
-
-
-
-
-
 }

@@ -38,7 +38,12 @@ function lockTimeout(env: NodeJS.ProcessEnv): number {
  * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
  * `.bass-agents/locks/`.
  */
-export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise<T>, opts: { env?: NodeJS.ProcessEnv; dir?: string; timeoutMs?: number } = {}): Promise<T> {
+export async function withLock<T>(
+  ws: Workspace,
+  name: string,
+  fn: () => Promise<T>,
+  opts: { env?: NodeJS.ProcessEnv; dir?: string; timeoutMs?: number } = {},
+): Promise<T> {
   const dir = opts.dir;
   if (dir) mkdirSync(dir, { recursive: true });
   else ensureLocalDir(ws);
@@ -61,16 +66,29 @@ export async function withLock<T>(ws: Workspace, name: string, fn: () => Promise
       });
       if (attempt > 0) {
         // Req 12.4: concurrent writes are logged for debugging (who waited, how long).
-        appendLog(ws, 'events', { time: new Date().toISOString(), level: 'info', event: 'lock_waited', lock: name, pid: process.pid, attempts: attempt, waited_ms: Date.now() - started });
+        appendLog(ws, 'events', {
+          time: new Date().toISOString(),
+          level: 'info',
+          event: 'lock_waited',
+          lock: name,
+          pid: process.pid,
+          attempts: attempt,
+          waited_ms: Date.now() - started,
+        });
       }
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       if (Date.now() - started >= timeout) {
-        appendLog(ws, 'events', { time: new Date().toISOString(), level: 'warn', event: 'lock_timeout', lock: name, pid: process.pid, waited_ms: Date.now() - started });
-        throw new BusyError(
-          `another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`,
-        );
+        appendLog(ws, 'events', {
+          time: new Date().toISOString(),
+          level: 'warn',
+          event: 'lock_timeout',
+          lock: name,
+          pid: process.pid,
+          waited_ms: Date.now() - started,
+        });
+        throw new BusyError(`another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`);
       }
       // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps
       // longer than that leaves the lock idle (eight writers polling at up to 250 ms made 1 write/s).

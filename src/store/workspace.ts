@@ -66,7 +66,10 @@ export class Workspace {
     // `.bass-agents` that is a symlink (a cloned repository can ship one) would send it elsewhere.
     const local = lstatSync(join(this.root, LOCAL_DIR), { throwIfNoEntry: false });
     if (local && !local.isDirectory()) {
-      throw new UnsafePathError(`${join(this.root, LOCAL_DIR)} is ${local.isSymbolicLink() ? 'a symlink' : 'not a folder'}; bass-agents keeps its local state there and will not follow it: remove it`, LOCAL_DIR);
+      throw new UnsafePathError(
+        `${join(this.root, LOCAL_DIR)} is ${local.isSymbolicLink() ? 'a symlink' : 'not a folder'}; bass-agents keeps its local state there and will not follow it: remove it`,
+        LOCAL_DIR,
+      );
     }
   }
 

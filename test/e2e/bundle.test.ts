@@ -25,10 +25,26 @@ describe('the bundled CLI', () => {
     const dir = gitdir();
     const env = { BASS_AGENTS_NOW: '2026-03-01T00:00:00Z', BASS_AGENTS_AGENT: 'bundle-test' };
     expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
-    const entry = { section: 'decisions', kind: 'decision', subject: 'cli.startup', scope: 'repo', summary: 'The CLI runs from one bundled file', content: 'Bundled with esbuild, loaded with a V8 code cache.', tags: ['perf'], confidence: 0.9, evidence: [{ type: 'code', uri: 'scripts/bundle.js', note: '' }] };
+    const entry = {
+      section: 'decisions',
+      kind: 'decision',
+      subject: 'cli.startup',
+      scope: 'repo',
+      summary: 'The CLI runs from one bundled file',
+      content: 'Bundled with esbuild, loaded with a V8 code cache.',
+      tags: ['perf'],
+      confidence: 0.9,
+      evidence: [{ type: 'code', uri: 'scripts/bundle.js', note: '' }],
+    };
     expect(cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry) }).code).toBe(0);
     const bad = JSON.stringify({ ...entry, confidence: 2 });
-    const runs: [string[], string?][] = [[['query', 'bundled startup', '--json']], [['list', '--json']], [['stats', 'demo', '--json']], [['validate', 'demo', '--file', '-', '--json'], bad], [['query', '--help']]];
+    const runs: [string[], string?][] = [
+      [['query', 'bundled startup', '--json']],
+      [['list', '--json']],
+      [['stats', 'demo', '--json']],
+      [['validate', 'demo', '--file', '-', '--json'], bad],
+      [['query', '--help']],
+    ];
     for (const [args, input] of runs) {
       const bundled = cli(dir, args, { env, input });
       const plain = cli(dir, args, { env: { ...env, BASS_AGENTS_NO_BUNDLE: '1' }, input });

@@ -17,7 +17,11 @@ describe('memory init', () => {
     expect(cfg).toMatch(/project: demo/);
     expect(cfg).toMatch(/created_at: /);
     expect(git(dir, 'log', '-1', '--format=%s')).toMatch(/^memory\(demo\): init demo/);
-    expect(git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').sort()).toEqual(['ai-memory/.gitattributes', 'ai-memory/.gitignore', 'ai-memory/demo/config.yaml']);
+    expect(git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').sort()).toEqual([
+      'ai-memory/.gitattributes',
+      'ai-memory/.gitignore',
+      'ai-memory/demo/config.yaml',
+    ]);
     const again = cli(dir, ['init', 'demo', '--json']);
     expect(again.code).toBe(0);
     expect(again.json()).toMatchObject({ created: false, commit: null });
@@ -68,10 +72,33 @@ describe('memory create', () => {
     const text = readFileSync(entryFile(dir, 'demo', 'decisions', id), 'utf8');
     const saved = JSON.parse(text);
     expect(Object.keys(saved)).toEqual([
-      'id', 'section', 'kind', 'subject', 'scope', 'summary', 'content', 'tags', 'confidence', 'evidence', 'status',
-      'superseded_by', 'related_entries', 'valid_from', 'valid_to', 'created_by', 'created_at', 'updated_at',
+      'id',
+      'section',
+      'kind',
+      'subject',
+      'scope',
+      'summary',
+      'content',
+      'tags',
+      'confidence',
+      'evidence',
+      'status',
+      'superseded_by',
+      'related_entries',
+      'valid_from',
+      'valid_to',
+      'created_by',
+      'created_at',
+      'updated_at',
     ]);
-    expect(saved).toMatchObject({ id, status: 'active', superseded_by: null, created_by: 'agent-7', created_at: '2026-03-01T12:00:00.000Z', updated_at: '2026-03-01T12:00:00.000Z' });
+    expect(saved).toMatchObject({
+      id,
+      status: 'active',
+      superseded_by: null,
+      created_by: 'agent-7',
+      created_at: '2026-03-01T12:00:00.000Z',
+      updated_at: '2026-03-01T12:00:00.000Z',
+    });
     expect(text).toBe(`${JSON.stringify(saved, null, 2)}\n`);
 
     expect(git(dir, 'show', '--name-only', '--format=', 'HEAD').trim()).toBe(`ai-memory/demo/decisions/${id}.json`);
@@ -106,7 +133,12 @@ describe('memory create', () => {
     expect(r.stderr).toMatch(/error: scope: must be repo, org/);
     expect(r.stderr).toMatch(/error: evidence: needs at least one evidence object/);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    expect(r.json().error.problems.map((p: { path: string }) => p.path).sort()).toEqual(['evidence', 'scope', 'summary']);
+    expect(
+      r
+        .json()
+        .error.problems.map((p: { path: string }) => p.path)
+        .sort(),
+    ).toEqual(['evidence', 'scope', 'summary']);
     expect(git(dir, 'log', '--format=%s').split('\n')[0]).toMatch(/init demo/);
   });
 
@@ -126,7 +158,10 @@ describe('memory create', () => {
     batch.push({ operation: 'create', entry: entry() }, { operation: 'create', entry: entry({ summary: 'Batch fact 2' }) });
     const r = cli(dir, ['apply', 'demo', '--json', '--file', writeJson(dir, 'b.json', batch)]);
     expect(r.json().applied.map((a: { index: number }) => a.index)).toEqual([0, 1, 2, 3]);
-    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0].message.slice(0, 17)])).toEqual([[4, 'duplicates entry '], [5, 'duplicates entry ']]);
+    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0].message.slice(0, 17)])).toEqual([
+      [4, 'duplicates entry '],
+      [5, 'duplicates entry '],
+    ]);
   });
 
   it('bad JSON input names the file; a missing file is exit 3; usage errors are exit 2', () => {
@@ -198,7 +233,13 @@ describe('apply, supersede, deprecate, show', () => {
     const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Hourly now.' }))]).stdout.trim();
     const s = cli(dir, ['supersede', a, '--by', b, '--json'], { env: { BASS_AGENTS_NOW: '2026-02-01T00:00:00Z' } });
     expect(s.code, s.stderr).toBe(0);
-    expect(s.json().entry).toMatchObject({ id: a, status: 'superseded', superseded_by: b, updated_at: '2026-02-01T00:00:00.000Z', created_at: '2026-01-01T00:00:00.000Z' });
+    expect(s.json().entry).toMatchObject({
+      id: a,
+      status: 'superseded',
+      superseded_by: b,
+      updated_at: '2026-02-01T00:00:00.000Z',
+      created_at: '2026-01-01T00:00:00.000Z',
+    });
     const again = cli(dir, ['supersede', a, '--by', b]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already superseded/);
@@ -212,9 +253,33 @@ describe('apply, supersede, deprecate, show', () => {
 
   it('show prints every field and computed values; --history lists versions from git', () => {
     const dir = gitdir();
-    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ valid_from: '2026-01-01', valid_to: '2026-12-31', tags: ['x', 'y'] }))]).stdout.trim();
+    const a = cli(dir, [
+      'create',
+      'demo',
+      '--file',
+      writeJson(dir, 'a.json', entry({ valid_from: '2026-01-01', valid_to: '2026-12-31', tags: ['x', 'y'] })),
+    ]).stdout.trim();
     const human = cli(dir, ['show', a]);
-    for (const f of ['id', 'section', 'kind', 'subject', 'scope', 'summary', 'content', 'tags', 'confidence', 'evidence', 'status', 'superseded_by', 'related_entries', 'valid_from', 'valid_to', 'created_by', 'created_at', 'updated_at']) {
+    for (const f of [
+      'id',
+      'section',
+      'kind',
+      'subject',
+      'scope',
+      'summary',
+      'content',
+      'tags',
+      'confidence',
+      'evidence',
+      'status',
+      'superseded_by',
+      'related_entries',
+      'valid_from',
+      'valid_to',
+      'created_by',
+      'created_at',
+      'updated_at',
+    ]) {
       expect(human.stdout, f).toMatch(new RegExp(`^${f}\\s`, 'm'));
     }
     expect(human.stdout).toContain('src/billing/cron.ts#L10-L40');
@@ -238,7 +303,12 @@ describe('memory validate', () => {
     const ok = cli(dir, ['validate', '--json', '--file', writeJson(dir, 'ok.json', entry())]);
     expect(ok.code).toBe(0);
     expect(ok.json()).toEqual({ ok: true, errors: [] });
-    const bad = cli(dir, ['validate', '--json', '--file', writeJson(dir, 'bad.json', [{ operation: 'create', entry: entry({ kind: 'whim' }) }, { operation: 'deprecate' }])]);
+    const bad = cli(dir, [
+      'validate',
+      '--json',
+      '--file',
+      writeJson(dir, 'bad.json', [{ operation: 'create', entry: entry({ kind: 'whim' }) }, { operation: 'deprecate' }]),
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.json().errors.map((e: { path: string }) => e.path)).toEqual(['[0].entry.kind', '[1].target_id']);
     expect(existsSync(join(dir, 'ai-memory/demo/decisions'))).toBe(false);

@@ -12,8 +12,16 @@ const NOW = '2026-02-01T10:00:00Z';
 describe('extract', () => {
   it('stores candidates as drafts in one commit, skips what memory already knows, and --dry-run writes nothing', () => {
     const dir = gitdir();
-    expect(cli(dir, ['create', 'demo', '--file', '-'], { env: at(NOW), input: JSON.stringify(entry({ summary: 'the staging database is reset every Sunday night' })) }).code).toBe(0);
-    writeFileSync(join(dir, 'notes.md'), 'We decided to use Postgres advisory locks for the billing scheduler.\nRemember that the staging database is reset every Sunday night.\nThe fix was to raise the HTTP client timeout in the config.\n');
+    expect(
+      cli(dir, ['create', 'demo', '--file', '-'], {
+        env: at(NOW),
+        input: JSON.stringify(entry({ summary: 'the staging database is reset every Sunday night' })),
+      }).code,
+    ).toBe(0);
+    writeFileSync(
+      join(dir, 'notes.md'),
+      'We decided to use Postgres advisory locks for the billing scheduler.\nRemember that the staging database is reset every Sunday night.\nThe fix was to raise the HTTP client timeout in the config.\n',
+    );
     const head = git(dir, 'rev-parse', 'HEAD');
     const dry = cli(dir, ['extract', 'demo', '--file', 'notes.md', '--dry-run', '--json'], { env: at(NOW) }).json();
     expect(dry).toMatchObject({ candidates: 3, stored: 0, deduplicated_count: 1, dry_run: true });
@@ -37,10 +45,19 @@ describe('compact', () => {
     const dir = gitdir();
     const updates = [
       entry({ summary: 'Invoice retries use exponential backoff with jitter', subject: 'billing.retry', tags: ['retry'] }),
-      entry({ summary: 'invoice retries use exponential backoff with jitter.', subject: 'billing.retry', tags: ['backoff'], confidence: 0.9, evidence: [{ type: 'code', uri: 'src/b.ts', note: '' }] }),
+      entry({
+        summary: 'invoice retries use exponential backoff with jitter.',
+        subject: 'billing.retry',
+        tags: ['backoff'],
+        confidence: 0.9,
+        evidence: [{ type: 'code', uri: 'src/b.ts', note: '' }],
+      }),
       entry({ summary: 'Dashboards load slowly on Monday mornings', subject: 'ui.dashboard' }),
     ];
-    const applied = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env: at(NOW), input: JSON.stringify(updates.map((e) => ({ operation: 'create', entry: e }))) });
+    const applied = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
+      env: at(NOW),
+      input: JSON.stringify(updates.map((e) => ({ operation: 'create', entry: e }))),
+    });
     // The second is a near-duplicate, not an exact one (punctuation differs), so both are written.
     expect(applied.json().applied).toHaveLength(3);
     const [a, b] = applied.json().applied.map((x: { id: string }) => x.id);
@@ -49,7 +66,9 @@ describe('compact', () => {
     expect(p.code, p.stderr).toBe(0);
     const plan = p.json();
     expect(plan.path).toMatch(/^\.bass-agents\/plans\/compact-demo-.*\.json$/);
-    expect(plan.groups).toEqual([expect.objectContaining({ action: 'merge', members: [expect.objectContaining({ id: a }), expect.objectContaining({ id: b })] })]);
+    expect(plan.groups).toEqual([
+      expect.objectContaining({ action: 'merge', members: [expect.objectContaining({ id: a }), expect.objectContaining({ id: b })] }),
+    ]);
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(dir, 'status', '--porcelain')).toBe('');
 
@@ -61,7 +80,8 @@ describe('compact', () => {
     expect(merged).toMatchObject({ confidence: 0.9, status: 'active' });
     expect(merged.tags.sort()).toEqual(['backoff', 'retry']);
     expect(merged.evidence).toHaveLength(2);
-    for (const id of [a, b]) expect(cli(dir, ['show', id, '--json'], { env: at(NOW) }).json()).toMatchObject({ status: 'superseded', superseded_by: res.merged[0].id });
+    for (const id of [a, b])
+      expect(cli(dir, ['show', id, '--json'], { env: at(NOW) }).json()).toMatchObject({ status: 'superseded', superseded_by: res.merged[0].id });
     expect(git(dir, 'rev-list', '--count', `${head.trim()}..HEAD`).trim()).toBe('1');
     const log = cli(dir, ['log', 'demo', '--op', 'consolidate', '--json'], { env: at(NOW) }).json();
     expect(log).toEqual([expect.objectContaining({ agent: 'tester', changes: [{ id: res.merged[0].id, op: 'consolidate' }] })]);
@@ -78,7 +98,8 @@ describe('short-term memory (004)', () => {
     const dir = gitdir();
     cli(dir, ['init', 'demo'], { env: at(NOW) });
     const head = git(dir, 'rev-parse', 'HEAD');
-    const long = 'The deploy of the billing service failed because the database migration timed out; the api config needs a longer lock timeout and a retry with rollback on error.';
+    const long =
+      'The deploy of the billing service failed because the database migration timed out; the api config needs a longer lock timeout and a retry with rollback on error.';
     const r1 = cli(dir, ['remember', 'demo', '--short-term', '--session', 's1', '--ttl', '2h', '--text', long, '--json'], { env: at(NOW) });
     expect(r1.code, r1.stderr).toBe(0);
     expect(r1.json()).toMatchObject({ short_term: true, expires_at: '2026-02-01T12:00:00.000Z' });
@@ -107,6 +128,10 @@ describe('short-term memory (004)', () => {
     const dir = gitdir();
     const r = cli(dir, ['remember', 'demo', '--text', 'the on-call rotation changes on Mondays', '--json'], { env: at(NOW) });
     expect(r.code, r.stderr).toBe(0);
-    expect(cli(dir, ['show', r.json().id, '--json'], { env: at(NOW) }).json()).toMatchObject({ status: 'draft', section: 'observations', summary: 'the on-call rotation changes on Mondays' });
+    expect(cli(dir, ['show', r.json().id, '--json'], { env: at(NOW) }).json()).toMatchObject({
+      status: 'draft',
+      section: 'observations',
+      summary: 'the on-call rotation changes on Mondays',
+    });
   });
 });

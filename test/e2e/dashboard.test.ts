@@ -22,10 +22,25 @@ describe('memory dashboard', () => {
   it('shows the statistics in a real terminal, refreshes after a change, switches range, quits cleanly', async () => {
     const dir = gitdir();
     const env = (agent: string): Record<string, string> => ({ BASS_AGENTS_AGENT: agent });
-    const seed = [entry({ summary: 'first', confidence: 0.9 }), entry({ summary: 'second', subject: 'billing.x', confidence: 0.3, status: 'draft', evidence: [] })];
-    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-alpha'), input: JSON.stringify(seed.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
+    const seed = [
+      entry({ summary: 'first', confidence: 0.9 }),
+      entry({ summary: 'second', subject: 'billing.x', confidence: 0.3, status: 'draft', evidence: [] }),
+    ];
+    expect(
+      cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-alpha'), input: JSON.stringify(seed.map((e) => ({ operation: 'create', entry: e }))) }).code,
+    ).toBe(0);
     const session = `bass-dash-${process.pid}-${Date.now()}`;
-    tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; echo DASHBOARD-EXITED $?; sleep 30`);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '80',
+      '-y',
+      '24',
+      `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; echo DASHBOARD-EXITED $?; sleep 30`,
+    );
     onTestFinished(() => {
       try {
         tmux('kill-session', '-t', session);
@@ -43,7 +58,9 @@ describe('memory dashboard', () => {
 
     // An outside change, then `r`.
     const more = [entry({ summary: 'third', subject: 'billing.y' }), entry({ summary: 'fourth', subject: 'billing.z' })];
-    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-beta'), input: JSON.stringify(more.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
+    expect(
+      cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-beta'), input: JSON.stringify(more.map((e) => ({ operation: 'create', entry: e }))) }).code,
+    ).toBe(0);
     tmux('send-keys', '-t', session, 'r');
     await until('the refreshed numbers', () => /total 4\s+active 3/.test(pane()));
     screen = pane();

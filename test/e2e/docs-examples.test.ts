@@ -13,7 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { cleanGitEnv, cli, gitdir } from '../helpers/repo.js';
 
 const ROOT = resolve(__dirname, '../..');
-const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 interface Block {
   lang: string;
@@ -44,7 +49,9 @@ const MCP_MEMORY = [
   { type: 'entity', name: 'Billing Service', entityType: 'service', observations: ['retries invoices three times'] },
   { type: 'entity', name: 'Payments Team', entityType: 'team', observations: ['owns billing'] },
   { type: 'relation', from: 'Payments Team', to: 'Billing Service', relationType: 'owns' },
-].map((l) => JSON.stringify(l)).join('\n');
+]
+  .map((l) => JSON.stringify(l))
+  .join('\n');
 
 describe('docs examples', () => {
   for (const page of pages) {

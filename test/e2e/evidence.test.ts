@@ -37,7 +37,11 @@ describe('validate-evidence', () => {
       ['url gone', ev('doc', `${base}/gone`)],
       ['url unreachable', ev('doc', 'http://127.0.0.1:9/x')],
     ];
-    const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify(docs.map(([summary, over], i) => ({ operation: 'create', entry: entry({ summary: `ledger note: ${summary}`, subject: `billing.n${i}`, ...over }) }))) });
+    const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
+      input: JSON.stringify(
+        docs.map(([summary, over], i) => ({ operation: 'create', entry: entry({ summary: `ledger note: ${summary}`, subject: `billing.n${i}`, ...over }) })),
+      ),
+    });
     expect(r.code, r.stderr).toBe(0);
     const ids = r.json().applied.map((a: { id: string }) => a.id);
     // Async: the HTTP server lives in this process and must keep answering while the CLI runs.

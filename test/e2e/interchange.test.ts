@@ -71,7 +71,10 @@ describe('export and import', () => {
     const [id] = seed(dir, [entry({ summary: 'original', tags: ['a'] })]);
     const exported = JSON.parse(cli(dir, ['export', 'demo', '-'], { env }).stdout);
     const head = git(dir, 'rev-parse', 'HEAD');
-    const bad = [{ ...exported[0], id: 'NEW1', summary: 'fine' }, { ...exported[0], id: 'NEW2', confidence: 7 }];
+    const bad = [
+      { ...exported[0], id: 'NEW1', summary: 'fine' },
+      { ...exported[0], id: 'NEW2', confidence: 7 },
+    ];
     const rejected = cli(dir, ['import', 'demo', '-'], { env, input: JSON.stringify(bad) });
     expect(rejected.code).toBe(1);
     expect(rejected.stderr).toMatch(/\[1\]\.confidence/);
@@ -81,7 +84,10 @@ describe('export and import', () => {
     const changed = [{ ...exported[0], summary: 'changed', tags: ['b'], updated_at: '2026-06-01T13:00:00.000Z' }];
     const skip = cli(dir, ['import', 'demo', '-', '--json'], { env, input: JSON.stringify(changed) }).json();
     expect(skip.skipped[0]).toMatchObject({ id });
-    expect(cli(dir, ['import', 'demo', '-', '--on-conflict', 'merge', '--json'], { env, input: JSON.stringify(changed) }).json().applied[0]).toMatchObject({ id, action: 'merged' });
+    expect(cli(dir, ['import', 'demo', '-', '--on-conflict', 'merge', '--json'], { env, input: JSON.stringify(changed) }).json().applied[0]).toMatchObject({
+      id,
+      action: 'merged',
+    });
     const merged = cli(dir, ['show', id, '--json'], { env }).json();
     expect(merged.summary).toBe('changed');
     expect(merged.tags).toEqual(['a', 'b']);

@@ -10,7 +10,10 @@ const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BAS
 const DAY0 = '2026-01-01T00:00:00Z';
 
 function seed(dir: string, entries: Record<string, unknown>[]): string[] {
-  const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env: at(DAY0), input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))) });
+  const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
+    env: at(DAY0),
+    input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))),
+  });
   expect(r.code, r.stderr).toBe(0);
   return r.json().applied.map((a: { id: string }) => a.id);
 }
@@ -42,7 +45,11 @@ describe('decay and forgetting', () => {
     expect(git(dir, 'log', '-1', '--format=%B')).toMatch(new RegExp(`Memory-Id: ${obs}\\nMemory-Op: forget`));
     expect(git(dir, 'show', '--stat', '--format=', 'HEAD').trim().split('\n')).toHaveLength(2); // one file + summary line
     expect(cli(dir, ['show', obs, '--json'], { env: at('2026-01-04T00:00:00Z') }).json().status).toBe('archived');
-    expect(cli(dir, ['list', '--json'], { env: at('2026-01-04T00:00:00Z') }).json().map((h: { id: string }) => h.id)).not.toContain(obs);
+    expect(
+      cli(dir, ['list', '--json'], { env: at('2026-01-04T00:00:00Z') })
+        .json()
+        .map((h: { id: string }) => h.id),
+    ).not.toContain(obs);
     // The next run compares with this one: nothing moved in between.
     const again = cli(dir, ['decay', 'demo', '--json'], { env: at('2026-01-04T00:00:00Z') }).json();
     expect(again).toMatchObject({ analyzed: 2, changed: 0, previous_run_at: '2026-01-04T00:00:00.000Z' });
@@ -56,7 +63,11 @@ describe('decay and forgetting', () => {
   it('forget_action delete removes the file; restore finds it in git history', () => {
     const dir = gitdir();
     const [id] = seed(dir, [entry({ section: 'observations', summary: 'a passing remark' })]);
-    const r = cli(dir, ['decay', 'demo', '--apply', '--curve', 'half-life', '--half-life-days', '1', '--access-weight', '0', '--forget-action', 'delete', '--json'], { env: at('2026-03-01T00:00:00Z') });
+    const r = cli(
+      dir,
+      ['decay', 'demo', '--apply', '--curve', 'half-life', '--half-life-days', '1', '--access-weight', '0', '--forget-action', 'delete', '--json'],
+      { env: at('2026-03-01T00:00:00Z') },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ curve: 'half-life', forgotten: 1, forget_threshold: 0.15 });
     expect(git(dir, 'ls-files', 'ai-memory/demo/observations').trim()).toBe('');
@@ -75,7 +86,13 @@ describe('decay and forgetting', () => {
     expect(r).toMatchObject({ curve: 'periodic', forgotten: 0 });
     expect(r.entries).toEqual([expect.objectContaining({ id, before: 1, after: 0.9025 })]);
     const shown = cli(dir, ['show', id, '--json'], { env: at('2026-03-02T00:00:00Z') }).json();
-    expect(shown.computed).toMatchObject({ effective_confidence: 0.9025, confidence_label: 'stated explicitly', curve: 'periodic', memory_type: 'episodic', decays: true });
+    expect(shown.computed).toMatchObject({
+      effective_confidence: 0.9025,
+      confidence_label: 'stated explicitly',
+      curve: 'periodic',
+      memory_type: 'episodic',
+      decays: true,
+    });
   });
 });
 
@@ -88,7 +105,12 @@ describe('reinforcement, promotion, links', () => {
     expect(cli(dir, ['list'], { env: at('2026-01-07T00:00:00Z') }).code).toBe(0); // browsing is not a retrieval
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
     const shown = cli(dir, ['show', id, '--json'], { env: at('2026-01-07T00:00:00Z') }).json();
-    expect(shown.computed).toMatchObject({ retrieval_count: 5, last_accessed_at: '2026-01-06T00:00:00.000Z', effective_confidence: 0.95, promotion_candidate: true });
+    expect(shown.computed).toMatchObject({
+      retrieval_count: 5,
+      last_accessed_at: '2026-01-06T00:00:00.000Z',
+      effective_confidence: 0.95,
+      promotion_candidate: true,
+    });
     expect(cli(dir, ['decay', '--json'], { env: at('2026-01-07T00:00:00Z') }).json().promotion_candidates).toEqual([id]);
 
     const re = cli(dir, ['reinforce', id, '--boost-type', 'additive', '--amount', '0.2', '--json'], { env: at('2026-01-08T00:00:00Z') });

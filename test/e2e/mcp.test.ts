@@ -20,11 +20,11 @@ async function connect(dir: string, args: string[] = []): Promise<Client> {
   return client;
 }
 
-type Structured = Record<string, any>;  
+type Structured = Record<string, any>;
 const call = async (c: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; data: Structured; text: string }> => {
   const r = await c.callTool({ name, arguments: args });
   const text = (r.content as { type: string; text: string }[]).map((x) => x.text).join('\n');
-  return { isError: Boolean(r.isError), data: (r.structuredContent ?? {}), text };
+  return { isError: Boolean(r.isError), data: r.structuredContent ?? {}, text };
 };
 
 describe('memory mcp', () => {
@@ -33,11 +33,36 @@ describe('memory mcp', () => {
     const c = await connect(dir);
     const { tools } = await c.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const n of ['memory_query', 'memory_show', 'memory_apply', 'memory_validate', 'memory_check_freshness', 'memory_stats', 'memory_reinforce', 'memory_extract', 'memory_related', 'memory_decay']) expect(byName.has(n), n).toBe(true);
+    for (const n of [
+      'memory_query',
+      'memory_show',
+      'memory_apply',
+      'memory_validate',
+      'memory_check_freshness',
+      'memory_stats',
+      'memory_reinforce',
+      'memory_extract',
+      'memory_related',
+      'memory_decay',
+    ])
+      expect(byName.has(n), n).toBe(true);
     expect(byName.get('memory_decay')!.annotations).toMatchObject({ readOnlyHint: true });
     const q = byName.get('memory_query')!;
     expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
-      expect.arrayContaining(['query', 'project', 'section', 'kind', 'scope', 'subject', 'tags', 'status', 'min_confidence', 'limit', 'summary_only', 'include_related']),
+      expect.arrayContaining([
+        'query',
+        'project',
+        'section',
+        'kind',
+        'scope',
+        'subject',
+        'tags',
+        'status',
+        'min_confidence',
+        'limit',
+        'summary_only',
+        'include_related',
+      ]),
     );
     expect(q.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(q.outputSchema).toBeDefined();
@@ -107,11 +132,18 @@ describe('memory mcp', () => {
     const both = await call(c, 'memory_validate', {});
     expect(both.isError).toBe(true);
     expect(both.text).toMatch(/exactly one of entry or update/);
-    const skipped = await call(c, 'memory_apply', { updates: [{ operation: 'create', entry: entry({ summary: '' }) }, { operation: 'create', entry: entry() }] });
+    const skipped = await call(c, 'memory_apply', {
+      updates: [
+        { operation: 'create', entry: entry({ summary: '' }) },
+        { operation: 'create', entry: entry() },
+      ],
+    });
     expect(skipped.data.applied).toHaveLength(1);
     expect(skipped.data.skipped[0].errors[0].path).toMatch(/summary/);
     const head = git(dir, 'rev-parse', 'HEAD');
-    const secret = await call(c, 'memory_apply', { updates: [{ operation: 'create', entry: entry({ summary: 'deploy key', content: 'use xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx' }) }] });
+    const secret = await call(c, 'memory_apply', {
+      updates: [{ operation: 'create', entry: entry({ summary: 'deploy key', content: 'use xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx' }) }],
+    });
     expect(secret.data.applied).toHaveLength(0);
     expect(secret.data.skipped[0].errors[0]).toMatchObject({ path: '[0].entry.content' });
     expect(secret.data.skipped[0].errors[0].message).toMatch(/looks like a secret \(rule (slack-token|secretlint\/slack)/);
@@ -124,7 +156,9 @@ describe('memory mcp', () => {
 
   it('serves ai-context and entries as resources, and freshness and stats as tools', async () => {
     const dir = gitdir();
-    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Payments use idempotency keys', confidence: 0.95 })) }).code).toBe(0);
+    expect(
+      cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Payments use idempotency keys', confidence: 0.95 })) }).code,
+    ).toBe(0);
     const state = entry({ section: 'state', summary: 'Feature flag new-checkout is on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-06-03T00:00:00Z' });
     expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(state) }).code).toBe(0);
     const c = await connect(dir);
@@ -166,7 +200,10 @@ describe('memory mcp', () => {
     for (const k of cases) {
       const viaCli = cli(dir, ['query', 'invoices', ...k.cli], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' } });
       expect(viaCli.code, k.cli.join(' ')).toBe(2);
-      const message = viaCli.stderr.split('\n').find((l) => l.startsWith('error: '))!.slice('error: '.length);
+      const message = viaCli.stderr
+        .split('\n')
+        .find((l) => l.startsWith('error: '))!
+        .slice('error: '.length);
       const viaMcp = await call(c, 'memory_query', { query: 'invoices', ...k.mcp });
       expect(viaMcp.isError, JSON.stringify(k.mcp)).toBe(true);
       expect(viaMcp.text).toBe(message);

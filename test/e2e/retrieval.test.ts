@@ -8,7 +8,21 @@ const env = { BASS_AGENTS_NOW: NOW };
 
 /** Applies entries as one batch; returns their ids in order. */
 function seed(dir: string, entries: Record<string, unknown>[], project = 'demo', at = NOW): string[] {
-  const r = cli(dir, ['apply', project, '--json', '--file', writeJson(dir, `seed-${Math.random()}.json`, entries.map((e) => ({ operation: 'create', entry: e })))], { env: { BASS_AGENTS_NOW: at } });
+  const r = cli(
+    dir,
+    [
+      'apply',
+      project,
+      '--json',
+      '--file',
+      writeJson(
+        dir,
+        `seed-${Math.random()}.json`,
+        entries.map((e) => ({ operation: 'create', entry: e })),
+      ),
+    ],
+    { env: { BASS_AGENTS_NOW: at } },
+  );
   expect(r.code, r.stderr).toBe(0);
   return r.json().applied.map((a: { id: string }) => a.id);
 }
@@ -63,8 +77,20 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
   it('expired state is excluded, near-expiry is flagged and down-ranked', () => {
     const dir = gitdir();
     const st = (summary: string, to: string, confidence = 0.9) =>
-      entry({ section: 'state', kind: 'metric', summary, valid_from: '2026-01-01T00:00:00Z', valid_to: to, confidence, evidence: [{ type: 'artifact', uri: 'https://ci.example.com/1', note: '' }] });
-    const [expired, soon, fresh] = seed(dir, [st('expired state', '2026-06-01T00:00:00Z'), st('expiring state', '2026-06-18T00:00:00Z', 0.95), st('fresh state', '2026-12-01T00:00:00Z', 0.7)]);
+      entry({
+        section: 'state',
+        kind: 'metric',
+        summary,
+        valid_from: '2026-01-01T00:00:00Z',
+        valid_to: to,
+        confidence,
+        evidence: [{ type: 'artifact', uri: 'https://ci.example.com/1', note: '' }],
+      });
+    const [expired, soon, fresh] = seed(dir, [
+      st('expired state', '2026-06-01T00:00:00Z'),
+      st('expiring state', '2026-06-18T00:00:00Z', 0.95),
+      st('fresh state', '2026-12-01T00:00:00Z', 0.7),
+    ]);
     const list = cli(dir, ['list', '--section', 'state', '--json'], { env }).json();
     expect(list.map((e: { id: string }) => e.id)).toEqual([fresh, soon]);
     expect(list[1].meta.flags).toContain('expiring_soon');
@@ -79,14 +105,24 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
     const dir = gitdir();
     const ev = (type: string, uri: string) => [{ type, uri, note: '' }];
     const [low] = seed(dir, [entry({ summary: 'low', confidence: 0.7, kind: 'other', evidence: ev('code', 'src/a.ts') })], 'demo', '2026-06-01T00:00:00Z');
-    const [assume, older] = seed(dir, [
-      entry({ summary: 'assumption', kind: 'other', evidence: ev('assumption', 'we believe') }),
-      entry({ summary: 'older code', kind: 'other', evidence: ev('code', 'src/b.ts') }),
-    ], 'demo', '2026-06-02T00:00:00Z');
-    const [newer, ticket] = seed(dir, [
-      entry({ summary: 'newer code', kind: 'other', evidence: ev('artifact', 'build/x.zip') }),
-      entry({ summary: 'ticket', kind: 'other', evidence: ev('ticket', 'https://github.com/o/r/issues/1') }),
-    ], 'demo', '2026-06-03T00:00:00Z');
+    const [assume, older] = seed(
+      dir,
+      [
+        entry({ summary: 'assumption', kind: 'other', evidence: ev('assumption', 'we believe') }),
+        entry({ summary: 'older code', kind: 'other', evidence: ev('code', 'src/b.ts') }),
+      ],
+      'demo',
+      '2026-06-02T00:00:00Z',
+    );
+    const [newer, ticket] = seed(
+      dir,
+      [
+        entry({ summary: 'newer code', kind: 'other', evidence: ev('artifact', 'build/x.zip') }),
+        entry({ summary: 'ticket', kind: 'other', evidence: ev('ticket', 'https://github.com/o/r/issues/1') }),
+      ],
+      'demo',
+      '2026-06-03T00:00:00Z',
+    );
     expect(ids(cli(dir, ['list', '--json'], { env }))).toEqual([newer, older, ticket, assume, low]);
   });
 
@@ -105,7 +141,10 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
 describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
   it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', () => {
     const dir = gitdir();
-    const many = seed(dir, Array.from({ length: 55 }, (_, i) => entry({ summary: `fact number ${i}`, kind: 'other', confidence: 0.6 + (i % 4) / 10 })));
+    const many = seed(
+      dir,
+      Array.from({ length: 55 }, (_, i) => entry({ summary: `fact number ${i}`, kind: 'other', confidence: 0.6 + (i % 4) / 10 })),
+    );
     expect(cli(dir, ['list', '--json'], { env }).json()).toHaveLength(50);
     expect(cli(dir, ['query', 'fact', '--json', '--limit', '3'], { env }).json()).toHaveLength(3);
     const so = cli(dir, ['query', 'fact', '--json', '--summary-only', '--limit', '1'], { env }).json()[0];
@@ -154,7 +193,17 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
 describe('AgentTask / AgentResult (Req 8, 9)', () => {
   it('prepare-task fills at most 10 entries, best first, summaries only; untouched when disabled', () => {
     const dir = gitdir();
-    seed(dir, Array.from({ length: 14 }, (_, i) => entry({ summary: `billing rule ${i}`, kind: 'other', confidence: 0.6 + i / 50, evidence: [{ type: i % 2 ? 'code' : 'log', uri: `src/r${i}.ts`, note: '' }] })));
+    seed(
+      dir,
+      Array.from({ length: 14 }, (_, i) =>
+        entry({
+          summary: `billing rule ${i}`,
+          kind: 'other',
+          confidence: 0.6 + i / 50,
+          evidence: [{ type: i % 2 ? 'code' : 'log', uri: `src/r${i}.ts`, note: '' }],
+        }),
+      ),
+    );
     seed(dir, [entry({ summary: 'billing draft', status: 'draft', evidence: [] })]);
     const task = { goal: 'fix a billing rule', memory_enabled: true, project: 'demo', extra: { keep: true } };
     const r = cli(dir, ['prepare-task', '--file', writeJson(dir, 't.json', task)], { env });
@@ -215,7 +264,28 @@ describe('sync-context and stats', () => {
     seed(dir, [entry({ summary: 'one' }), entry({ summary: 'two', confidence: 0.3, kind: 'hypothesis' })]);
     cli(dir, ['query', 'one', '--subject', 'billing.invoices'], { env });
     const s = cli(dir, ['stats', 'demo', '--json'], { env }).json();
-    for (const k of ['total_entries', 'entries_by_section', 'entries_by_status', 'entries_by_kind', 'avg_confidence', 'confidence_distribution', 'entries_created_over_time', 'entries_superseded_over_time', 'evidence_type_distribution', 'low_confidence_count', 'stale_evidence_count', 'entries_by_agent', 'most_active_agents', 'recent_operations', 'most_queried_subjects', 'most_queried_scopes', 'query_frequency_over_time', 'superseded_percentage', 'entries_approaching_expiry', 'compaction_candidates']) {
+    for (const k of [
+      'total_entries',
+      'entries_by_section',
+      'entries_by_status',
+      'entries_by_kind',
+      'avg_confidence',
+      'confidence_distribution',
+      'entries_created_over_time',
+      'entries_superseded_over_time',
+      'evidence_type_distribution',
+      'low_confidence_count',
+      'stale_evidence_count',
+      'entries_by_agent',
+      'most_active_agents',
+      'recent_operations',
+      'most_queried_subjects',
+      'most_queried_scopes',
+      'query_frequency_over_time',
+      'superseded_percentage',
+      'entries_approaching_expiry',
+      'compaction_candidates',
+    ]) {
       expect(s, k).toHaveProperty(k);
     }
     expect(s.total_entries).toBe(2);
@@ -240,10 +310,12 @@ describe('a duplicated entry file', () => {
     expect(q.json()[0].section).toBe('decisions'); // the file whose path sorts first keeps the id
     const doc = cli(dir, ['doctor', '--json'], { env });
     expect(doc.code).toBe(1);
-    expect(doc.json().problems).toContainEqual(expect.objectContaining({
-      file: `ai-memory/demo/learnings/${id}.json`,
-      message: `has id ${id}, which ai-memory/demo/decisions/${id}.json already has; ids must be unique within a project (this file is skipped)`,
-    }));
+    expect(doc.json().problems).toContainEqual(
+      expect.objectContaining({
+        file: `ai-memory/demo/learnings/${id}.json`,
+        message: `has id ${id}, which ai-memory/demo/decisions/${id}.json already has; ids must be unique within a project (this file is skipped)`,
+      }),
+    );
   });
 });
 
@@ -252,19 +324,27 @@ describe('one engine for every front end', () => {
     const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
-    const made = seed(dir, Array.from({ length: 60 }, (_, i) => entry({
-      subject: `area.${words[i % words.length]}`, summary: `${words[i % 10]} ${words[(i * 3) % 10]} ${words[(i * 7) % 10]} note ${i}`,
-      content: `${words[(i * 5) % 10]} details for note ${i}`, confidence: 0.6 + (i % 5) / 10,
-    })));
+    const made = seed(
+      dir,
+      Array.from({ length: 60 }, (_, i) =>
+        entry({
+          subject: `area.${words[i % words.length]}`,
+          summary: `${words[i % 10]} ${words[(i * 3) % 10]} ${words[(i * 7) % 10]} note ${i}`,
+          content: `${words[(i * 5) % 10]} details for note ${i}`,
+          confidence: 0.6 + (i % 5) / 10,
+        }),
+      ),
+    );
     const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
     const longLived = new MemoryService({ cwd: dir, env: svcEnv, longLived: true });
     const compare = (): void => {
       // Small limits make the long-lived path drop most hits before ranking (textFloor).
-      for (const q of ['invoice retry', 'kafka', 'latency canary', 'ledger token deploy', 'offsets', 'note details', 'not']) 
+      for (const q of ['invoice retry', 'kafka', 'latency canary', 'ledger token deploy', 'offsets', 'note details', 'not'])
         for (const limit of [undefined, 3, 10]) {
           const one = new MemoryService({ cwd: dir, env: svcEnv }).query(q, {}, { record: false, limit });
           const long = longLived.query(q, {}, { record: false, limit });
-          const ids = (r: typeof one): unknown[] => r.results.map((h: { entry: { id: string }; score: number; flags: string[] }) => [h.entry.id, h.score, h.flags]);
+          const ids = (r: typeof one): unknown[] =>
+            r.results.map((h: { entry: { id: string }; score: number; flags: string[] }) => [h.entry.id, h.score, h.flags]);
           expect(ids(long).length, q).toBeGreaterThan(0);
           expect(ids(long), `${q} limit ${limit}`).toEqual(ids(one));
           expect(long.stats.entries_matched_filters, q).toBe(one.stats.entries_matched_filters);
@@ -282,11 +362,17 @@ describe('one engine for every front end', () => {
     const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
-    const made = seed(dir, Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })));
+    const made = seed(
+      dir,
+      Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })),
+    );
     const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
     const daemonLike = new MemoryService({ cwd: dir, env: svcEnv, longLived: true, watched: true });
     daemonLike.refresh();
-    const view = (r: { results: { entry: { id: string }; score: number; flags: string[] }[]; stats: { entries_matched_filters: number } }): unknown => [r.results.map((h) => [h.entry.id, h.score, h.flags]), r.stats.entries_matched_filters];
+    const view = (r: { results: { entry: { id: string }; score: number; flags: string[] }[]; stats: { entries_matched_filters: number } }): unknown => [
+      r.results.map((h) => [h.entry.id, h.score, h.flags]),
+      r.stats.entries_matched_filters,
+    ];
     const compare = (step: number): void => {
       for (const q of ['invoice retry', 'kafka', 'note', 'details cache'])
         for (const limit of [undefined, 3]) {
@@ -303,13 +389,29 @@ describe('one engine for every front end', () => {
       [[file(made[1])], () => writeFileSync(join(dir, file(made[1])), '{ broken by hand')],
       // A copy into learnings/ sorts after decisions/: skipped as a duplicate; then the original
       // goes and the copy takes over its id; then the copy goes too.
-      [[file(made[2], 'learnings')], () => writeFileSync(join(dir, file(made[2], 'learnings')), original(made[2]).replace('"section": "decisions"', '"section": "learnings"').replace('"kind": "decision"', '"kind": "other"').replace('note 2', 'note 2 copy invoice'))],
+      [
+        [file(made[2], 'learnings')],
+        () =>
+          writeFileSync(
+            join(dir, file(made[2], 'learnings')),
+            original(made[2])
+              .replace('"section": "decisions"', '"section": "learnings"')
+              .replace('"kind": "decision"', '"kind": "other"')
+              .replace('note 2', 'note 2 copy invoice'),
+          ),
+      ],
       [[file(made[2])], () => rmSync(join(dir, file(made[2])))],
       [[file(made[2], 'learnings')], () => rmSync(join(dir, file(made[2], 'learnings')))],
-      [[file(made[3]), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')], () => {
-        rmSync(join(dir, file(made[3])));
-        writeFileSync(join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')), original(made[4]).replaceAll(made[4], '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'));
-      }],
+      [
+        [file(made[3]), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')],
+        () => {
+          rmSync(join(dir, file(made[3])));
+          writeFileSync(
+            join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')),
+            original(made[4]).replaceAll(made[4], '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'),
+          );
+        },
+      ],
     ];
     steps.forEach(([paths, act], i) => {
       act();

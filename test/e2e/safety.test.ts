@@ -11,7 +11,12 @@ import { cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
 describe('memory doctor', () => {
   it('is clean on a healthy workspace and reports each kind of problem with its file', () => {
     const dir = gitdir();
-    const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify([{ operation: 'create', entry: entry({ summary: 'a' }) }, { operation: 'create', entry: entry({ summary: 'b' }) }]) });
+    const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
+      input: JSON.stringify([
+        { operation: 'create', entry: entry({ summary: 'a' }) },
+        { operation: 'create', entry: entry({ summary: 'b' }) },
+      ]),
+    });
     const [a, b] = r.json().applied.map((x: { id: string }) => x.id);
     expect(cli(dir, ['doctor']).code).toBe(0);
     const fileOf = (id: string): string => join(dir, git(dir, 'ls-files', `ai-memory/demo/*/${id}.json`).trim());
@@ -27,7 +32,9 @@ describe('memory doctor', () => {
     const checks = d.json().problems.map((p: { check: string }) => p.check);
     for (const c of ['entry file', 'links', 'duplicates', 'secrets', 'config']) expect(checks, c).toContain(c);
     expect(d.stdout).not.toContain('ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Jj7Hh9Gg0Ff2Dd4SAB');
-    expect(d.json().problems.find((p: { check: string; file: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(/file is named WRONGNAME/);
+    expect(d.json().problems.find((p: { check: string; file: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(
+      /file is named WRONGNAME/,
+    );
   });
 });
 
@@ -39,13 +46,32 @@ describe('paths stay inside the workspace', () => {
       expect([1, 2], bad).toContain(r.code); // rejected (unsafe path) or a usage error, never written
       expect(r.stderr, bad).toMatch(/^error: /m);
     }
-    expect(git(dir, 'status', '--porcelain', '--ignored').split('\n').filter((l) => l.includes('ai-memory/'))).toEqual([]);
+    expect(
+      git(dir, 'status', '--porcelain', '--ignored')
+        .split('\n')
+        .filter((l) => l.includes('ai-memory/')),
+    ).toEqual([]);
     for (const id of ['../../etc/passwd', '/etc/passwd', 'a\\b']) expect([1, 2], id).toContain(cli(dir, ['show', id]).code);
     // NUL cannot travel in argv at all; through JSON it is refused like any unsafe id.
     const nul = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify([{ operation: 'deprecate', target_id: 'x\u0000y' }]) });
     expect(nul.code).toBe(1);
     expect(nul.json().skipped[0].errors[0].path).toMatch(/target_id/);
-    const imp = cli(dir, ['import', 'demo', '-'], { input: JSON.stringify([{ ...entry(), id: '../x\u0000', created_by: 'a', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null }]) });
+    const imp = cli(dir, ['import', 'demo', '-'], {
+      input: JSON.stringify([
+        {
+          ...entry(),
+          id: '../x\u0000',
+          created_by: 'a',
+          created_at: '2026-01-01T00:00:00Z',
+          updated_at: '2026-01-01T00:00:00Z',
+          status: 'active',
+          superseded_by: null,
+          related_entries: [],
+          valid_from: null,
+          valid_to: null,
+        },
+      ]),
+    });
     expect(imp.code).toBe(1);
     expect(imp.stderr).toMatch(/\[0\]\.id/);
     expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: '../../x' })) }).code).toBe(1);

@@ -23,10 +23,35 @@ describe('a secret is refused by every write command', () => {
     const cases: { name: string; args: string[] }[] = [
       { name: 'create', args: ['create', 'demo', '--file', writeJson(dir, 'c.json', leaky)] },
       { name: 'apply', args: ['apply', 'demo', '--file', writeJson(dir, 'a.json', [{ operation: 'create', entry: leaky }])] },
-      { name: 'apply-result', args: ['apply-result', 'demo', '--file', writeJson(dir, 'r.json', { task_id: 't', status: 'success', memory_updates: [{ operation: 'create', entry: leaky }] })] },
+      {
+        name: 'apply-result',
+        args: [
+          'apply-result',
+          'demo',
+          '--file',
+          writeJson(dir, 'r.json', { task_id: 't', status: 'success', memory_updates: [{ operation: 'create', entry: leaky }] }),
+        ],
+      },
       {
         name: 'import',
-        args: ['import', 'demo', writeJson(dir, 'i.json', [{ ...leaky, id: '01JAAAAAAAAAAAAAAAAAAAAAAB', status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null, created_by: 'x', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }])],
+        args: [
+          'import',
+          'demo',
+          writeJson(dir, 'i.json', [
+            {
+              ...leaky,
+              id: '01JAAAAAAAAAAAAAAAAAAAAAAB',
+              status: 'active',
+              superseded_by: null,
+              related_entries: [],
+              valid_from: null,
+              valid_to: null,
+              created_by: 'x',
+              created_at: '2026-01-01T00:00:00.000Z',
+              updated_at: '2026-01-01T00:00:00.000Z',
+            },
+          ]),
+        ],
       },
       { name: 'extract', args: ['extract', 'demo', '--text', `We decided to deploy with ${AWS} from now on.`] },
       { name: 'remember', args: ['remember', 'demo', '--text', `Remember: ${AWS}`] },
@@ -42,7 +67,16 @@ describe('a secret is refused by every write command', () => {
 
     // A compaction plan is a file people review and edit: an edit that adds a secret is refused.
     for (const s of ['The deploy uses the shared key.', 'The deploy uses the shared key!']) {
-      cli(dir, ['create', 'demo', '--file', writeJson(dir, 'd.json', entry({ subject: 'ops.deploy', scope: 'repo', summary: s, content: 'The deploy uses the shared key.' }))], { env });
+      cli(
+        dir,
+        [
+          'create',
+          'demo',
+          '--file',
+          writeJson(dir, 'd.json', entry({ subject: 'ops.deploy', scope: 'repo', summary: s, content: 'The deploy uses the shared key.' })),
+        ],
+        { env },
+      );
     }
     const plan = cli(dir, ['compact', 'demo', '--json', '--plan', join(dir, 'plan.json')], { env }).json();
     const group = plan.groups.find((g: { action: string }) => g.action === 'merge');
@@ -62,7 +96,10 @@ describe('a secret is refused by every write command', () => {
 
   it('the lock and the commit are taken in exactly one module', () => {
     const grep = (pattern: string): string[] =>
-      execFileSync('grep', ['-rlE', pattern, 'src'], { cwd: join(__dirname, '../..'), encoding: 'utf8' }).trim().split('\n').sort();
+      execFileSync('grep', ['-rlE', pattern, 'src'], { cwd: join(__dirname, '../..'), encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .sort();
     expect(grep('withLock[<(]')).toEqual(['src/service/transaction.ts', 'src/store/lock.ts']);
     expect(grep('commitPaths\\(')).toEqual(['src/service/transaction.ts', 'src/store/git.ts']);
   });

@@ -26,7 +26,10 @@ describe('secrets', () => {
     expect(r.stderr).toMatch(/content: contains what looks like a secret \(rule stripe-key, line 1, column 14\)/);
     expect(r.stderr + r.stdout).not.toContain(SECRET);
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(before);
-    const audit = readFileSync(join(dir, '.bass-agents/logs/audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const audit = readFileSync(join(dir, '.bass-agents/logs/audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit).toEqual([expect.objectContaining({ event: 'secret_rejected', path: 'content', rule: 'stripe-key', line: 1, column: 14, agent: 'tester' })]);
     expect(everything(dir)).not.toContain(SECRET);
   });
@@ -60,7 +63,10 @@ describe('secrets', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\[0\]\.content: contains what looks like a secret/);
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
-    const creds = cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry({ summary: 'x', evidence: [{ type: 'doc', uri: 'https://bob:tok3n@wiki.example.com/page', note: '' }] })) });
+    const creds = cli(dir, ['create', 'demo', '--file', '-'], {
+      env,
+      input: JSON.stringify(entry({ summary: 'x', evidence: [{ type: 'doc', uri: 'https://bob:tok3n@wiki.example.com/page', note: '' }] })),
+    });
     expect(creds.code).toBe(1);
     expect(creds.stderr).toMatch(/evidence\[0\]\.uri/);
   });

@@ -29,7 +29,10 @@ describe('Statistics JSON Schema', () => {
     ];
     const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env, input: JSON.stringify(updates.map((e) => ({ operation: 'create', entry: e }))) });
     const [first] = r.json().applied.map((a: { id: string }) => a.id);
-    cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify([{ operation: 'supersede', target_id: first, entry: entry({ summary: 'one, revised' }) }]) });
+    cli(dir, ['apply', 'demo', '--file', '-'], {
+      env,
+      input: JSON.stringify([{ operation: 'supersede', target_id: first, entry: entry({ summary: 'one, revised' }) }]),
+    });
     cli(dir, ['query', 'revised', '--scope', 'service:billing'], { env });
     const busy = cli(dir, ['stats', 'demo', '--json'], { env }).json();
     check(busy);

@@ -50,7 +50,7 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-  json: () => any;  
+  json: () => any;
 }
 
 /** Runs the real CLI (`node bin/bass-agents.js memory …`) in `cwd`. */

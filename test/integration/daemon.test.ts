@@ -22,7 +22,11 @@ async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs
 }
 
 function startDaemon(dir: string, args: string[] = [], env: Record<string, string> = {}): { child: ChildProcess; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], { cwd: dir, env: { ...cleanGitEnv(dir), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300', ...args], {
+    cwd: dir,
+    env: { ...cleanGitEnv(dir), ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -36,14 +40,15 @@ function startDaemon(dir: string, args: string[] = [], env: Record<string, strin
   return { child, exit };
 }
 
-const status = (dir: string): Record<string, any> | undefined => {  
+const status = (dir: string): Record<string, any> | undefined => {
   try {
     return JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
   } catch {
     return undefined;
   }
 };
-const ready = (dir: string, pid: number): Promise<unknown> => until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(dir, '.bass-agents/daemon/daemon.sock')));
+const ready = (dir: string, pid: number): Promise<unknown> =>
+  until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(dir, '.bass-agents/daemon/daemon.sock')));
 const debugQuery = (dir: string, text: string): { via: boolean; ids: string[] } => {
   const r = cli(dir, ['query', text, '--json', '--debug']);
   expect(r.code, r.stderr).toBe(0);
@@ -65,7 +70,9 @@ describe('memory daemon', () => {
     writeFileSync(file, serializeEntry(edited));
     await until('edit indexed', () => debugQuery(dir, 'hourly').ids.includes(id));
     // A new entry written through the CLI is visible to the very next query (the CLI notifies the daemon).
-    const id2 = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'kafka offsets are committed after processing' })) }).stdout.trim();
+    const id2 = cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify(entry({ summary: 'kafka offsets are committed after processing' })),
+    }).stdout.trim();
     expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id2] });
     // git checkout of an older commit removes it; checking out main brings it back.
     git(dir, 'checkout', '-q', base);
@@ -82,7 +89,15 @@ describe('memory daemon', () => {
     expect(st.watch_events).toBeGreaterThan(0);
     expect(st.last_reconcile_at).toBeTruthy();
     const metrics = await (await fetch(`http://127.0.0.1:${st.metrics_port}/metrics`)).text();
-    for (const m of ['forgotten_entries_total', 'decay_processing_duration_seconds', 'index_entries 2', 'query_duration_seconds', 'watch_events_total', 'parse_errors_total 1']) expect(metrics).toContain(m);
+    for (const m of [
+      'forgotten_entries_total',
+      'decay_processing_duration_seconds',
+      'index_entries 2',
+      'query_duration_seconds',
+      'watch_events_total',
+      'parse_errors_total 1',
+    ])
+      expect(metrics).toContain(m);
     // A project and section made by hand while the daemon runs: its files are watched from then on.
     const base2 = JSON.parse(readFileSync(file, 'utf8'));
     const handMade = (n: number, summary: string): string => {
@@ -113,7 +128,10 @@ describe('memory daemon', () => {
 
   it('a SIGKILLed daemon blocks nothing: the CLI falls back and a new daemon starts at once; decay catches up on start', async () => {
     const dir = gitdir();
-    const updates = [entry({ section: 'observations', summary: 'a passing remark about the build' }), entry({ section: 'decisions', kind: 'decision', summary: 'we deploy on Tuesdays' })];
+    const updates = [
+      entry({ section: 'observations', summary: 'a passing remark about the build' }),
+      entry({ section: 'decisions', kind: 'decision', summary: 'we deploy on Tuesdays' }),
+    ];
     const env = { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' };
     expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates.map((e) => ({ operation: 'create', entry: e }))) }).code).toBe(0);
     appendFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'decay:\n  curve: exponential\n  interval: 1h\n');
@@ -122,7 +140,11 @@ describe('memory daemon', () => {
     await ready(dir, a.child.pid!);
     // Started long after the entries were written: the decay job runs at once and forgets the stale observation.
     await until('decay forgot the observation', () => git(dir, 'log', '-1', '--format=%B').includes('Memory-Op: forget'));
-    expect(cli(dir, ['list', '--status', 'archived', '--json']).json().map((h: { summary: string }) => h.summary)).toEqual(['a passing remark about the build']);
+    expect(
+      cli(dir, ['list', '--status', 'archived', '--json'])
+        .json()
+        .map((h: { summary: string }) => h.summary),
+    ).toEqual(['a passing remark about the build']);
     const state = JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8'));
     expect(state.decay_projects.demo).toBeTruthy();
 
@@ -146,9 +168,15 @@ describe('memory daemon', () => {
     cli(dir, ['init', 'demo']);
     const d = startDaemon(dir, [], { BASS_AGENTS_AGENT: 'the-daemon-itself' });
     await ready(dir, d.child.pid!);
-    const writes = (): number => readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8').split('\n').filter((l) => l.includes('"caller_write"')).length;
+    const writes = (): number =>
+      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"caller_write"')).length;
 
-    const a = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Nightly ledger export via the daemon' })), env: { BASS_AGENTS_AGENT: 'cli-agent' } });
+    const a = cli(dir, ['create', 'demo', '--file', '-', '--json'], {
+      input: JSON.stringify(entry({ summary: 'Nightly ledger export via the daemon' })),
+      env: { BASS_AGENTS_AGENT: 'cli-agent' },
+    });
     expect(a.code, a.stderr).toBe(0);
     expect(writes()).toBe(1);
     expect(a.json()).toMatchObject({ summary: 'Nightly ledger export via the daemon', created_by: 'cli-agent' });
@@ -173,14 +201,20 @@ describe('memory daemon', () => {
     expect(writes()).toBe(2);
 
     // A batch through apply, with the warning it causes printed by the caller.
-    const updates = Array.from({ length: 101 }, (_, i) => ({ operation: 'create', entry: entry({ summary: `Batch entry number ${i}`, subject: `batch.n${i}` }) }));
+    const updates = Array.from({ length: 101 }, (_, i) => ({
+      operation: 'create',
+      entry: entry({ summary: `Batch entry number ${i}`, subject: `batch.n${i}` }),
+    }));
     const c = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { input: JSON.stringify(updates) });
     expect(c.code, c.stderr).toBe(0);
     expect(c.json().applied).toHaveLength(101);
     expect(c.stderr).toContain('now holds 103 entries (over 100)');
     expect(writes()).toBe(3);
     // A caller on another fixed clock writes directly.
-    const e = cli(dir, ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Written on a fixed clock' })), env: { BASS_AGENTS_NOW: '2026-05-01T00:00:00Z' } });
+    const e = cli(dir, ['create', 'demo', '--file', '-', '--json'], {
+      input: JSON.stringify(entry({ summary: 'Written on a fixed clock' })),
+      env: { BASS_AGENTS_NOW: '2026-05-01T00:00:00Z' },
+    });
     expect(e.json().created_at).toBe('2026-05-01T00:00:00.000Z');
     expect(writes()).toBe(3);
     // The writes above regenerate ai-context 2 s later, in a job of the daemon's own: its commit
@@ -198,7 +232,10 @@ describe('memory daemon', () => {
   it('saves the index snapshot when it stops, not at every reconcile after an edit', async () => {
     const dir = gitdir();
     cli(dir, ['init', 'demo']);
-    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Saved before the daemon starts' })), env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify(entry({ summary: 'Saved before the daemon starts' })),
+      env: { BASS_AGENTS_NO_DAEMON: '1' },
+    });
     expect(cli(dir, ['query', 'saved', '--json'], { env: { BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
     const snapshot = join(dir, '.bass-agents/cache/index.bin');
     const savedAt = (): number => statSync(snapshot).mtimeMs;
@@ -268,7 +305,9 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const d = startDaemon(dir);
     await ready(dir, d.child.pid!);
     // A new section folder (learnings) that the base commit does not have.
-    const id = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })) }).stdout.trim();
+    const id = cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })),
+    }).stdout.trim();
     expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
     for (let round = 0; round < 3; round++) {
       git(dir, 'checkout', '-q', base);
@@ -278,7 +317,9 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
       expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
     }
     // Writes see it too: a duplicate is refused, and deprecating the entry finds it.
-    const dup = cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })) });
+    const dup = cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })),
+    });
     expect(dup.code).toBe(1);
     expect(dup.stderr).toMatch(/duplicates entry/);
     expect(cli(dir, ['deprecate', id]).code).toBe(0);
@@ -291,7 +332,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const d = startDaemon(dir);
     await ready(dir, d.child.pid!);
     const { connect } = await import('node:net');
-    const ask = (line: string): Promise<Record<string, any>> =>  
+    const ask = (line: string): Promise<Record<string, any>> =>
       new Promise((resolve, reject) => {
         const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
         let buf = '';

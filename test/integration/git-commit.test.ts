@@ -25,7 +25,12 @@ describe('GitRepo.commitPaths', () => {
     const first = await repo.commitPaths([a, b], 'memory(p): two', 'agent-x');
     expect(first).toMatch(/^[0-9a-f]{40}$/);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(first);
-    expect(git(dir, 'show', '--name-only', '--format=%s', 'HEAD').trim().split('\n')).toEqual(['memory(p): two', '', 'ai-memory/p/decisions/A.json', 'ai-memory/p/decisions/B.json']);
+    expect(git(dir, 'show', '--name-only', '--format=%s', 'HEAD').trim().split('\n')).toEqual([
+      'memory(p): two',
+      '',
+      'ai-memory/p/decisions/A.json',
+      'ai-memory/p/decisions/B.json',
+    ]);
     expect(git(dir, 'show', 'HEAD:ai-memory/p/decisions/A.json')).toBe('{"a":1}\n');
     // Only our paths moved in the user's index; their staged and unstaged work is as it was.
     expect(git(dir, 'status', '--porcelain').split('\n').filter(Boolean).sort()).toEqual([' M src/app.ts', 'A  notes.txt']);
@@ -38,7 +43,10 @@ describe('GitRepo.commitPaths', () => {
     put(dir, 'ai-memory/p/decisions/A.json', '{"a":2}\n');
     const second = await repo.commitPaths([a, b], 'memory(p): edit and delete', 'agent-x');
     expect(git(dir, 'rev-parse', 'HEAD~1').trim()).toBe(first);
-    expect(git(dir, 'show', '--name-status', '--format=', second!).trim().split('\n')).toEqual(['M\tai-memory/p/decisions/A.json', 'D\tai-memory/p/decisions/B.json']);
+    expect(git(dir, 'show', '--name-status', '--format=', second!).trim().split('\n')).toEqual([
+      'M\tai-memory/p/decisions/A.json',
+      'D\tai-memory/p/decisions/B.json',
+    ]);
     expect(git(dir, 'status', '--porcelain').split('\n').filter(Boolean).sort()).toEqual([' M src/app.ts', 'A  notes.txt']);
     expect(git(dir, 'for-each-ref', 'refs/bass-agents')).toBe('');
     expect(git(dir, 'log', '-g', '--format=%gs', '-1', 'HEAD')).toMatch(/^bass-agents: memory\(p\): edit and delete/);
@@ -50,7 +58,9 @@ describe('GitRepo.commitPaths', () => {
     const a = put(dir, 'ai-memory/p/learnings/A.json', '{"a":1}\n');
     // Move HEAD between our cat-file and update-ref: commit from git's side the moment fast-import runs.
     const realSpawnArgs: string[][] = [];
-    const gitStdin = (repo as unknown as { gitStdin: (args: string[], input: string | Buffer, env?: Record<string, string>) => Promise<string> }).gitStdin.bind(repo);
+    const gitStdin = (repo as unknown as { gitStdin: (args: string[], input: string | Buffer, env?: Record<string, string>) => Promise<string> }).gitStdin.bind(
+      repo,
+    );
     let moved = false;
     (repo as unknown as { gitStdin: typeof gitStdin }).gitStdin = async (args, input, env) => {
       realSpawnArgs.push(args);

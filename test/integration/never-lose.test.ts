@@ -69,7 +69,10 @@ describe('never lose a byte', () => {
     writeFileSync(join(dir, 'src', 'app.ts'), 'export const app = 2; // my edit\n');
     // A forged journal in the new place, without this repository's token.
     mkdirSync(join(dir, '.git', 'bass-agents'), { recursive: true });
-    writeFileSync(join(dir, '.git', 'bass-agents', 'journal'), `${JSON.stringify({ v: 2, token: 'f'.repeat(32), pid: 1, root: dir, head: null })}\n${JSON.stringify({ paths: ['src/app.ts', '.env', 'ai-memory/../src/app.ts'] })}\n`);
+    writeFileSync(
+      join(dir, '.git', 'bass-agents', 'journal'),
+      `${JSON.stringify({ v: 2, token: 'f'.repeat(32), pid: 1, root: dir, head: null })}\n${JSON.stringify({ paths: ['src/app.ts', '.env', 'ai-memory/../src/app.ts'] })}\n`,
+    );
     const r = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env });
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, '.env'), 'utf8')).toBe('SECRET_OF_THE_CLONER=1\n');
@@ -105,7 +108,10 @@ describe('never lose a byte', () => {
     // index locked, as with any concurrent git command: they just try again).
     const user = spawn(
       'bash',
-      ['-c', 'i=0; while [ ! -f stop ]; do i=$((i+1)); echo $i >> user.txt; git add user.txt 2>/dev/null && git commit -qm "user $i" 2>/dev/null; sleep 0.05; done'],
+      [
+        '-c',
+        'i=0; while [ ! -f stop ]; do i=$((i+1)); echo $i >> user.txt; git add user.txt 2>/dev/null && git commit -qm "user $i" 2>/dev/null; sleep 0.05; done',
+      ],
       { cwd: dir, env: cleanGitEnv(dir), stdio: 'ignore' },
     );
     const ids: string[] = [];
@@ -193,7 +199,10 @@ function execRebaseStoppedAtEdit(dir: string): void {
 }
 
 describe('signals during a large write', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${signal} stops an apply at a clean point: nothing of it is kept, exit ${code}`, async () => {
       const dir = gitdir();
       cli(dir, ['init', 'demo'], { env });
@@ -235,13 +244,19 @@ describe('group commit', () => {
     const before = Number(git(dir, 'rev-list', '--count', 'HEAD').trim());
     const results = await svc.applyGroup([
       { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
-      { updates: [{ operation: 'create', entry: entry({ summary: 'Second caller.' }) }, { operation: 'create', entry: entry({ summary: '' }) }], opts: { project: 'demo' } },
+      {
+        updates: [
+          { operation: 'create', entry: entry({ summary: 'Second caller.' }) },
+          { operation: 'create', entry: entry({ summary: '' }) },
+        ],
+        opts: { project: 'demo' },
+      },
       { updates: [{ operation: 'create', entry: entry({ confidence: 7 }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
       // Sees the first caller's entry: a duplicate within the group is caught.
       { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo' } },
     ]);
     expect(Number(git(dir, 'rev-list', '--count', 'HEAD').trim())).toBe(before + 1);
-    const [a, b, c, d] = results as [any, any, any, any];  
+    const [a, b, c, d] = results as [any, any, any, any];
     expect(a.applied).toHaveLength(1);
     expect(b.applied).toHaveLength(1);
     expect(b.skipped.map((x: { index: number }) => x.index)).toEqual([1]);

@@ -31,7 +31,11 @@ function clone(remote: string, name: string): string {
 }
 
 const ids = (dir: string): string[] =>
-  git(dir, 'ls-files', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).map((f) => f.split('/').pop()!.slice(0, -5)).sort();
+  git(dir, 'ls-files', 'ai-memory/demo')
+    .split('\n')
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.split('/').pop()!.slice(0, -5))
+    .sort();
 
 describe('memory sync across clones', () => {
   it('three clones write concurrently, sync, and end with the same entries; an entry edited on two sides merges field by field', async () => {
@@ -53,7 +57,9 @@ describe('memory sync across clones', () => {
 
     // Concurrent writes: each clone creates 5 entries in parallel processes.
     const writes = [a, b, c].flatMap((d, k) =>
-      Array.from({ length: 5 }, (_, i) => run(d, ['create', 'demo', '--file', '-'], JSON.stringify(entry({ summary: `clone ${k} note ${i}`, subject: `billing.c${k}n${i}` })))),
+      Array.from({ length: 5 }, (_, i) =>
+        run(d, ['create', 'demo', '--file', '-'], JSON.stringify(entry({ summary: `clone ${k} note ${i}`, subject: `billing.c${k}n${i}` }))),
+      ),
     );
     for (const w of await Promise.all(writes)) expect(w.code, w.stderr).toBe(0);
     // The same entry edited on two machines: alice deprecates it, bob adds a tag (by hand, as a person would).

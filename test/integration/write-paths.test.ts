@@ -61,7 +61,10 @@ describe('the write path of every write command', () => {
     await step('apply', async () => {
       const r = await svc.apply(
         [
-          { operation: 'create', entry: entry({ section: 'learnings', kind: 'other', subject: 'ci.cache', scope: 'repo', summary: 'The CI cache key includes the lockfile hash.' }) },
+          {
+            operation: 'create',
+            entry: entry({ section: 'learnings', kind: 'other', subject: 'ci.cache', scope: 'repo', summary: 'The CI cache key includes the lockfile hash.' }),
+          },
           { operation: 'create', entry: entry({ subject: 'billing.tax', summary: 'Tax is computed at checkout.' }) },
           { operation: 'create', entry: entry({ subject: 'x', summary: '' }) },
         ],
@@ -78,7 +81,15 @@ describe('the write path of every write command', () => {
     await step('supersede --by', () => svc.supersede(c, d, { project: 'demo' }));
     await step('deprecate', () => svc.deprecate(b, { project: 'demo' }));
     await step('apply-result', () =>
-      svc.applyResult({ task_id: 't1', status: 'success', agent_id: 'result-agent', memory_updates: [{ operation: 'create', entry: entry({ subject: 'api.auth', summary: 'Tokens expire after one hour.' }) }] }, { project: 'demo' }),
+      svc.applyResult(
+        {
+          task_id: 't1',
+          status: 'success',
+          agent_id: 'result-agent',
+          memory_updates: [{ operation: 'create', entry: entry({ subject: 'api.auth', summary: 'Tokens expire after one hour.' }) }],
+        },
+        { project: 'demo' },
+      ),
     );
     const e = live()[0];
     const f = live()[1];
@@ -87,18 +98,51 @@ describe('the write path of every write command', () => {
     await step('promote', () => svc.promote(f, { project: 'demo' }).catch(() => undefined));
     await step('import', () =>
       svc.importEntries('demo', [
-        { ...entry({ subject: 'imported.one', summary: 'An imported decision.' }), id: '01JAAAAAAAAAAAAAAAAAAAAAAA', status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null, created_by: 'elsewhere', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' },
+        {
+          ...entry({ subject: 'imported.one', summary: 'An imported decision.' }),
+          id: '01JAAAAAAAAAAAAAAAAAAAAAAA',
+          status: 'active',
+          superseded_by: null,
+          related_entries: [],
+          valid_from: null,
+          valid_to: null,
+          created_by: 'elsewhere',
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-01-01T00:00:00.000Z',
+        },
       ]),
     );
-    await step('extract', () => svc.extract('demo', 'We decided to use PostgreSQL for the ledger because it supports serializable transactions.\nNote: the staging database is reset every night.', { source: 'notes' }));
+    await step('extract', () =>
+      svc.extract(
+        'demo',
+        'We decided to use PostgreSQL for the ledger because it supports serializable transactions.\nNote: the staging database is reset every night.',
+        { source: 'notes' },
+      ),
+    );
     await step('remember', () => svc.remember('demo', 'The release train leaves on Thursdays.'));
     await step('remember short-term', () => svc.remember('demo', 'scratch note', { shortTerm: true, session: 's1' }));
     await step('session end', () => svc.sessionEnd('s1', { threshold: 0 }));
     await step('apply (near-duplicates)', () =>
       svc.apply(
         [
-          { operation: 'create', entry: entry({ subject: 'ops.deploys', scope: 'repo', summary: 'Deploys run from the main branch only, every weekday.', content: 'Deploys run from the main branch only, every weekday.' }) },
-          { operation: 'create', entry: entry({ subject: 'ops.deploys', scope: 'repo', summary: 'Deploys run from the main branch only, every weekday!', content: 'Deploys run from the main branch only, every weekday.' }) },
+          {
+            operation: 'create',
+            entry: entry({
+              subject: 'ops.deploys',
+              scope: 'repo',
+              summary: 'Deploys run from the main branch only, every weekday.',
+              content: 'Deploys run from the main branch only, every weekday.',
+            }),
+          },
+          {
+            operation: 'create',
+            entry: entry({
+              subject: 'ops.deploys',
+              scope: 'repo',
+              summary: 'Deploys run from the main branch only, every weekday!',
+              content: 'Deploys run from the main branch only, every weekday.',
+            }),
+          },
         ],
         { project: 'demo' },
       ),
@@ -115,6 +159,10 @@ describe('the write path of every write command', () => {
     expect(ids().length).toBeGreaterThan(5);
     expect(steps.join('\n\n')).toMatchSnapshot();
     // Nothing but memory paths was ever committed, and the user's tree is clean.
-    expect(git(dir, 'status', '--porcelain').split('\n').filter((l) => l && !l.includes('plan.json'))).toEqual([]);
+    expect(
+      git(dir, 'status', '--porcelain')
+        .split('\n')
+        .filter((l) => l && !l.includes('plan.json')),
+    ).toEqual([]);
   });
 });

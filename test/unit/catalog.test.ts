@@ -11,10 +11,25 @@ import { testdir } from '../helpers/repo.js';
 
 function entry(id: string, summary: string, extra: Record<string, unknown> = {}): MemoryEntry {
   return {
-    id, section: 'learnings', kind: 'other', subject: 'billing.retry', scope: 'repo', summary, content: `${summary} in detail`,
-    tags: ['billing'], confidence: 0.8, evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }], status: 'active', superseded_by: null,
-    related_entries: [], valid_from: null, valid_to: null, created_by: 'test', created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z', ...extra,
+    id,
+    section: 'learnings',
+    kind: 'other',
+    subject: 'billing.retry',
+    scope: 'repo',
+    summary,
+    content: `${summary} in detail`,
+    tags: ['billing'],
+    confidence: 0.8,
+    evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }],
+    status: 'active',
+    superseded_by: null,
+    related_entries: [],
+    valid_from: null,
+    valid_to: null,
+    created_by: 'test',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...extra,
   };
 }
 
@@ -106,7 +121,17 @@ describe('Catalog', () => {
     writeFileSync(join(dir, 'ai-memory/q/learnings/A1.json'), serializeEntry(entry('A1', 'another project may reuse it')));
     const s = new Catalog(ws).refresh();
     expect(s.entries.map((e) => e.file).sort()).toEqual(['ai-memory/p/decisions/A1.json', 'ai-memory/q/learnings/A1.json']);
-    expect(s.bad).toEqual([{ file: 'ai-memory/p/learnings/A1.json', problems: [{ path: 'ai-memory/p/learnings/A1.json', message: 'has id A1, which ai-memory/p/decisions/A1.json already has; ids must be unique within a project (this file is skipped)' }] }]);
+    expect(s.bad).toEqual([
+      {
+        file: 'ai-memory/p/learnings/A1.json',
+        problems: [
+          {
+            path: 'ai-memory/p/learnings/A1.json',
+            message: 'has id A1, which ai-memory/p/decisions/A1.json already has; ids must be unique within a project (this file is skipped)',
+          },
+        ],
+      },
+    ]);
     expect(s.duplicates).toEqual(['ai-memory/p/learnings/A1.json']);
     // The same from the cache, in a new process.
     const again = new Catalog(ws).refresh();
@@ -116,13 +141,16 @@ describe('Catalog', () => {
   it('a watcher batch (refreshPaths) gives what a full refresh gives, through edits, breakage, duplicates and removals', () => {
     const { dir, ws } = workspace();
     let seed = 11;
-    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const pick = <T,>(a: T[]): T => a[Math.floor(rand() * a.length)];
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
     const sections = ['learnings', 'decisions', 'observations'];
-    const files = (): string[] => ['p', 'q'].flatMap((p) => sections.map((sec) => `ai-memory/${p}/${sec}`)).flatMap((d) => {
-      mkdirSync(join(dir, d), { recursive: true });
-      return ['A1', 'B2', 'C3', 'D4'].map((id) => `${d}/${id}.json`);
-    });
+    const files = (): string[] =>
+      ['p', 'q']
+        .flatMap((p) => sections.map((sec) => `ai-memory/${p}/${sec}`))
+        .flatMap((d) => {
+          mkdirSync(join(dir, d), { recursive: true });
+          return ['A1', 'B2', 'C3', 'D4'].map((id) => `${d}/${id}.json`);
+        });
     const all = files();
     const live = new Catalog(ws);
     let snap = live.refresh();
@@ -203,4 +231,3 @@ describe('Catalog', () => {
     expect(new Catalog(ws).refresh().changed).toEqual([]);
   });
 });
-

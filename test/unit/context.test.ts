@@ -6,16 +6,29 @@ import { compareByPriors } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
 let seed = 11;
-const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
 
 function entry(i: number): MemoryEntry {
   return {
-    id: `E${String(i).padStart(5, '0')}`, section: pick(['decisions', 'observations', 'learnings']), kind: 'other',
-    subject: pick(['billing.retry', 'auth.tokens', 'search.index', 'deploy.canary']), scope: pick(['repo', 'org', 'service:billing']),
-    summary: `Entry ${i} ${'word '.repeat(Math.floor(rand() * 30))}`.trim(), content: 'c', tags: [], confidence: 0.8 + Math.floor(rand() * 20) / 100,
-    evidence: [{ type: pick(['code', 'artifact']), uri: `src/f${i}.ts`, note: '' }], status: 'active', superseded_by: null, related_entries: [],
-    valid_from: null, valid_to: null, created_by: 't', created_at: '2026-01-01T00:00:00.000Z', updated_at: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00.000Z`,
+    id: `E${String(i).padStart(5, '0')}`,
+    section: pick(['decisions', 'observations', 'learnings']),
+    kind: 'other',
+    subject: pick(['billing.retry', 'auth.tokens', 'search.index', 'deploy.canary']),
+    scope: pick(['repo', 'org', 'service:billing']),
+    summary: `Entry ${i} ${'word '.repeat(Math.floor(rand() * 30))}`.trim(),
+    content: 'c',
+    tags: [],
+    confidence: 0.8 + Math.floor(rand() * 20) / 100,
+    evidence: [{ type: pick(['code', 'artifact']), uri: `src/f${i}.ts`, note: '' }],
+    status: 'active',
+    superseded_by: null,
+    related_entries: [],
+    valid_from: null,
+    valid_to: null,
+    created_by: 't',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00.000Z`,
   };
 }
 
@@ -27,7 +40,10 @@ function reference(project: string, entries: MemoryEntry[], now: number, budget:
   const worthy = entries.filter((e) => isContextWorthy(e, now)).sort(compareByPriors);
   for (let kept = worthy.length; ; kept--) {
     const omitted = worthy.length - kept;
-    const note = omitted > 0 ? `\n_${omitted} lower-ranked ${omitted === 1 ? 'entry was' : 'entries were'} left out to stay within the ${budget}-character budget._\n` : '';
+    const note =
+      omitted > 0
+        ? `\n_${omitted} lower-ranked ${omitted === 1 ? 'entry was' : 'entries were'} left out to stay within the ${budget}-character budget._\n`
+        : '';
     const text = `${renderContext(project, worthy.slice(0, kept), now, Number.MAX_SAFE_INTEGER).text}${note}`;
     if (text.length <= budget || kept === 0) return { included: kept, text };
   }

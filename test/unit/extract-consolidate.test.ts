@@ -30,21 +30,45 @@ describe('extract (001 §3)', () => {
     expect(c).toHaveLength(1);
     expect(extractCandidates('Remember that x is y.', 0.99)).toEqual([]);
     const e = candidateEntry(c[0], 'notes.md');
-    expect(e).toMatchObject({ status: 'draft', evidence: [{ type: 'assumption', uri: expect.stringMatching(/^extract:notes\.md#/) }], tags: ['extracted', c[0].type] });
+    expect(e).toMatchObject({
+      status: 'draft',
+      evidence: [{ type: 'assumption', uri: expect.stringMatching(/^extract:notes\.md#/) }],
+      tags: ['extracted', c[0].type],
+    });
     expect(findSimilar('retries must be idempotent', [{ id: 'X', summary: 'Retries must be idempotent' }])).toBe('X');
     expect(findSimilar('retries must be idempotent', [{ id: 'X', summary: 'retries are cheap' }])).toBeUndefined();
   });
 });
 
 const mk = (id: string, summary: string, over: Partial<MemoryEntry> = {}): MemoryEntry => ({
-  id, section: 'learnings', kind: 'other', subject: 'billing.retry', scope: 'repo', summary, content: summary, tags: [], confidence: 0.8,
-  evidence: [{ type: 'code', uri: `src/${id}.ts`, note: '' }], status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null,
-  created_by: 'a', created_at: `2026-01-0${id.length}T00:00:00.000Z`, updated_at: '2026-01-05T00:00:00.000Z', ...over,
+  id,
+  section: 'learnings',
+  kind: 'other',
+  subject: 'billing.retry',
+  scope: 'repo',
+  summary,
+  content: summary,
+  tags: [],
+  confidence: 0.8,
+  evidence: [{ type: 'code', uri: `src/${id}.ts`, note: '' }],
+  status: 'active',
+  superseded_by: null,
+  related_entries: [],
+  valid_from: null,
+  valid_to: null,
+  created_by: 'a',
+  created_at: `2026-01-0${id.length}T00:00:00.000Z`,
+  updated_at: '2026-01-05T00:00:00.000Z',
+  ...over,
 });
 
 describe('consolidation (001 §4)', () => {
   it('combined similarity and the merge / review / link thresholds', () => {
-    const v = vectorize([{ id: 'a', text: 'invoice retries use exponential backoff' }, { id: 'b', text: 'invoice retries use exponential backoff' }, { id: 'c', text: 'dashboards load slowly' }]);
+    const v = vectorize([
+      { id: 'a', text: 'invoice retries use exponential backoff' },
+      { id: 'b', text: 'invoice retries use exponential backoff' },
+      { id: 'c', text: 'dashboards load slowly' },
+    ]);
     expect(similarity(v, 'a', 'b').combined).toBeCloseTo(1, 10);
     expect(decide(similarity(v, 'a', 'b'))).toBe('merge');
     expect(decide(similarity(v, 'a', 'c'))).toBe('separate');
@@ -71,7 +95,9 @@ describe('consolidation (001 §4)', () => {
     expect(String(mergedEntry(entries.slice(0, 3), 'merge_content', () => 0).entry.content)).toContain('jitter!');
   });
   it('summarizes a subject with many entries (004)', () => {
-    const many = Array.from({ length: 4 }, (_, i) => mk(`s${i}`, `distinct fact number ${i} about ${['alpha', 'beta', 'gamma', 'delta'][i]}`, { subject: 'team.onboarding' }));
+    const many = Array.from({ length: 4 }, (_, i) =>
+      mk(`s${i}`, `distinct fact number ${i} about ${['alpha', 'beta', 'gamma', 'delta'][i]}`, { subject: 'team.onboarding' }),
+    );
     const plan = buildPlan('demo', many, { now: '2026-03-01T00:00:00.000Z', summarizeAt: 4, importance: () => 0.5 });
     const sum = plan.groups.find((g) => g.action === 'summarize')!;
     expect(sum.subject).toBe('team.onboarding');

@@ -23,9 +23,23 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const H = 3_600_000;
 const D = 24 * H;
 const e = (over: Partial<EntryLike> = {}): EntryLike => ({
-  id: 'E1', section: 'observations', kind: 'other', subject: 's', scope: 'repo', tags: [], confidence: 1, evidence: [{ type: 'code' }],
-  status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null, created_by: 'a',
-  created_at: new Date(T0).toISOString(), updated_at: new Date(T0).toISOString(), ...over,
+  id: 'E1',
+  section: 'observations',
+  kind: 'other',
+  subject: 's',
+  scope: 'repo',
+  tags: [],
+  confidence: 1,
+  evidence: [{ type: 'code' }],
+  status: 'active',
+  superseded_by: null,
+  related_entries: [],
+  valid_from: null,
+  valid_to: null,
+  created_by: 'a',
+  created_at: new Date(T0).toISOString(),
+  updated_at: new Date(T0).toISOString(),
+  ...over,
 });
 const cfg = (over: Partial<DecayConfig> = {}): DecayConfig => ({ ...DEFAULT_DECAY, ...over });
 
@@ -60,7 +74,9 @@ describe('001: half-life curve', () => {
     expect(halfLifeFactor(60, 0, 0, { ...p, function: 'linear' })).toBe(0);
     expect(halfLifeFactor(30, 0, 0, { ...p, function: 'linear' })).toBeCloseTo(0.5, 10);
     const step = { ...p, function: 'step' as const };
-    expect([halfLifeFactor(29, 0, 0, step), halfLifeFactor(30, 0, 0, step), halfLifeFactor(59, 0, 0, step), halfLifeFactor(60, 0, 0, step)]).toEqual([1, 0.5, 0.5, 0.25]);
+    expect([halfLifeFactor(29, 0, 0, step), halfLifeFactor(30, 0, 0, step), halfLifeFactor(59, 0, 0, step), halfLifeFactor(60, 0, 0, step)]).toEqual([
+      1, 0.5, 0.5, 0.25,
+    ]);
   });
   it('accesses slow decay (capped at 20), higher importance slows decay, the floor holds', () => {
     expect(halfLifeFactor(60, 3, 0, p)).toBeGreaterThan(halfLifeFactor(60, 0, 0, p));
@@ -91,7 +107,7 @@ describe('003: periodic confidence decay', () => {
   it('the worked example: 2 retrievals 0.958 → 0.879, 10 retrievals 0.99 → 0.970 after 3 periods', () => {
     expect(periodicConfidence(1, 30, 2, p).value).toBeCloseTo(0.958, 10);
     expect(periodicConfidence(1, 90, 2, p).value).toBeCloseTo(0.879, 3);
-    expect(periodicConfidence(1, 90, 10, p).value).toBeCloseTo(0.970, 3);
+    expect(periodicConfidence(1, 90, 10, p).value).toBeCloseTo(0.97, 3);
   });
   it('floor 0.10; semantic, protected and decay_policy none never decay', () => {
     expect(periodicConfidence(1, 30 * 200, 0, p).value).toBe(0.1);
@@ -117,7 +133,7 @@ describe('003: periodic confidence decay', () => {
 });
 
 describe('fsrs6', () => {
-  it('the default initial stability is ts-fsrs\'s own w[2]', async () => {
+  it("the default initial stability is ts-fsrs's own w[2]", async () => {
     const { generatorParameters } = await import('ts-fsrs');
     expect(DEFAULT_DECAY.fsrs6.stability_days).toBe(generatorParameters().w[2]);
   });
@@ -142,7 +158,11 @@ describe('fsrs6', () => {
 
 describe('configuration', () => {
   it('per-section and per-memory-type overrides, per-project isolation by value', () => {
-    const c = resolveDecay({ curve: 'periodic', sections: { state: { curve: 'exponential', exponential: { stability_hours: 12 } } }, memory_types: { procedural: { forget_threshold: 0.3 } } });
+    const c = resolveDecay({
+      curve: 'periodic',
+      sections: { state: { curve: 'exponential', exponential: { stability_hours: 12 } } },
+      memory_types: { procedural: { forget_threshold: 0.3 } },
+    });
     expect(configFor(c, 'state', 'episodic')).toMatchObject({ curve: 'exponential', exponential: { stability_hours: 12 } });
     expect(configFor(c, 'observations', 'episodic').curve).toBe('periodic');
     expect(configFor(c, 'learnings', 'procedural').forget_threshold).toBe(0.3);

@@ -3,9 +3,24 @@ import { mergeEntry } from '../../src/core/merge.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
 const base: MemoryEntry = {
-  id: 'E1', section: 'decisions', kind: 'decision', subject: 'a.b', scope: 'repo', summary: 'base', content: 'c', tags: ['x'], confidence: 0.8,
-  evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }], status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null,
-  created_by: 'a', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+  id: 'E1',
+  section: 'decisions',
+  kind: 'decision',
+  subject: 'a.b',
+  scope: 'repo',
+  summary: 'base',
+  content: 'c',
+  tags: ['x'],
+  confidence: 0.8,
+  evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }],
+  status: 'active',
+  superseded_by: null,
+  related_entries: [],
+  valid_from: null,
+  valid_to: null,
+  created_by: 'a',
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
 };
 
 describe('three-way merge of one entry', () => {
@@ -18,7 +33,12 @@ describe('three-way merge of one entry', () => {
   });
   it('unions arrays and lets an ending status win over an edit', () => {
     const ours = { ...base, status: 'superseded' as const, superseded_by: 'E2', updated_at: '2026-01-02T00:00:00.000Z' };
-    const theirs = { ...base, tags: ['x', 'y'], evidence: [...base.evidence, { type: 'doc' as const, uri: 'docs/a.md', note: '' }], updated_at: '2026-01-05T00:00:00.000Z' };
+    const theirs = {
+      ...base,
+      tags: ['x', 'y'],
+      evidence: [...base.evidence, { type: 'doc' as const, uri: 'docs/a.md', note: '' }],
+      updated_at: '2026-01-05T00:00:00.000Z',
+    };
     const m = mergeEntry(base, ours, theirs);
     expect(m).toMatchObject({ status: 'superseded', superseded_by: 'E2', tags: ['x', 'y'] });
     expect(m.evidence).toHaveLength(2);

@@ -7,16 +7,34 @@ import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/sear
 import { PostingScorer } from '../../src/index/scorer.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
-const WORDS = 'invoice invoices invoicing retry retries retried kafka offset offsets cache cached latency deploy deployment rollback canary auth token tokens session sessions flaky test tests postgres migration migrations schema memory leak ledger billing'.split(' ');
+const WORDS =
+  'invoice invoices invoicing retry retries retried kafka offset offsets cache cached latency deploy deployment rollback canary auth token tokens session sessions flaky test tests postgres migration migrations schema memory leak ledger billing'.split(
+    ' ',
+  );
 let seed = 7;
-const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
 
 function doc(i: number, version = 0): { key: string; stamp: string; load: () => MemoryEntry } {
   const e = {
-    id: `E${i}`, section: 'learnings', kind: 'other', subject: `billing.part${i % 5}`, scope: 'repo', summary: words(8), content: words(40),
-    tags: [WORDS[i % WORDS.length]], confidence: 0.8, evidence: [], status: 'active', superseded_by: null, related_entries: [],
-    valid_from: null, valid_to: null, created_by: 't', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+    id: `E${i}`,
+    section: 'learnings',
+    kind: 'other',
+    subject: `billing.part${i % 5}`,
+    scope: 'repo',
+    summary: words(8),
+    content: words(40),
+    tags: [WORDS[i % WORDS.length]],
+    confidence: 0.8,
+    evidence: [],
+    status: 'active',
+    superseded_by: null,
+    related_entries: [],
+    valid_from: null,
+    valid_to: null,
+    created_by: 't',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
   } as unknown as MemoryEntry;
   return { key: `p/E${i}`, stamp: `s${i}:${version}`, load: () => e };
 }
@@ -42,7 +60,13 @@ describe('SearchIndex snapshot', () => {
     full.sync(docs);
     expect(full.save(file)).toBe(true);
     // Files changed after the snapshot: 5 replaced, 3 removed, 4 added.
-    const later = [...docs.slice(0, 295).map((d, i) => (i < 5 ? doc(i, 1) : d)).filter((_, i) => i < 290 || i > 292), ...Array.from({ length: 4 }, (_, i) => doc(1000 + i))];
+    const later = [
+      ...docs
+        .slice(0, 295)
+        .map((d, i) => (i < 5 ? doc(i, 1) : d))
+        .filter((_, i) => i < 290 || i > 292),
+      ...Array.from({ length: 4 }, (_, i) => doc(1000 + i)),
+    ];
     const whole = SearchIndex.load(file).index;
     whole.sync(later);
     for (const q of QUERIES) {
@@ -93,7 +117,7 @@ describe('SearchIndex snapshot', () => {
     expect(SearchIndex.load(file).loaded).toBe(false);
   });
 
-  it('streams the postings from MiniSearch\'s maps: the same bytes as through its toJSON', () => {
+  it("streams the postings from MiniSearch's maps: the same bytes as through its toJSON", () => {
     const dir = tempDir();
     const idx = SearchIndex.empty();
     idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
@@ -124,7 +148,11 @@ describe('SearchIndex snapshot', () => {
     // With a vacuum deferred, discarded documents still have postings (MiniSearch drops them a
     // little at each search, so two of its searches can score differently): rawHits gives at once
     // the scores of the vacuumed index, and queries change nothing.
-    idx.sync(Array.from({ length: 180 }, (_, i) => doc(i, i < 3 ? 2 : i < 9 ? 1 : 0)), undefined, { deferVacuum: true });
+    idx.sync(
+      Array.from({ length: 180 }, (_, i) => doc(i, i < 3 ? 2 : i < 9 ? 1 : 0)),
+      undefined,
+      { deferVacuum: true },
+    );
     for (let i = 0; i < 180; i++) byKey.set(idx.sidOf(`p/E${i}`), `p/E${i}`);
     const before = QUERIES.map((q) => idx.rawHits(q)!);
     expect(QUERIES.map((q) => idx.rawHits(q)!)).toEqual(before);
@@ -138,7 +166,15 @@ describe('SearchIndex snapshot', () => {
 describe('PostingScorer', () => {
   const docs = Array.from({ length: 400 }, (_, i) => {
     const d = doc(i).load();
-    return { key: `p/E${i}`, summary: d.summary, content: `${d.content} v${i % 13} 42 x`, subject: d.subject, tags: d.tags.join(' '), kind: d.kind, scope: d.scope };
+    return {
+      key: `p/E${i}`,
+      summary: d.summary,
+      content: `${d.content} v${i % 13} 42 x`,
+      subject: d.subject,
+      tags: d.tags.join(' '),
+      kind: d.kind,
+      scope: d.scope,
+    };
   });
   const shapes = [
     ...QUERIES,
@@ -152,7 +188,7 @@ describe('PostingScorer', () => {
     'zzzz qqqq',
   ];
 
-  it('gives bit for bit the scores of MiniSearch\'s own query, and the same hits', () => {
+  it("gives bit for bit the scores of MiniSearch's own query, and the same hits", () => {
     const ms = new MiniSearch(INDEX_OPTIONS);
     ms.addAll(docs);
     for (let i = 0; i < 40; i++) ms.replace({ ...docs[i], content: `${docs[i].content} invoice invoice retry` });

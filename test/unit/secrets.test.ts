@@ -32,7 +32,8 @@ describe('secret scan', () => {
   });
 
   it('accepts placeholders and documented example keys', () => {
-    for (const v of ['[API_KEY]', '<TOKEN>', '${SECRET}', '{{ token }}', 'ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'AKIAIOSFODNN7EXAMPLE', 'your-api-key']) expect(isPlaceholder(v), v).toBe(true);
+    for (const v of ['[API_KEY]', '<TOKEN>', '${SECRET}', '{{ token }}', 'ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'AKIAIOSFODNN7EXAMPLE', 'your-api-key'])
+      expect(isPlaceholder(v), v).toBe(true);
     expect(scanText('c', 'set password=<PASSWORD> and api_key: [API_KEY] and token=${TOKEN}')).toEqual([]);
     expect(scanText('c', 'the docs key AKIAIOSFODNN7EXAMPLE is fine')).toEqual([]);
   });
@@ -46,7 +47,14 @@ describe('secret scan', () => {
 
   it('scans summary, content, subject, tags and evidence uri and note', () => {
     const fields = secretFields({ summary: 's', content: 'c', subject: 'x', tags: ['a'], evidence: [{ type: 'doc', uri: 'u', note: 'n' }] }, 'entry');
-    expect(fields.map((f) => f.path)).toEqual(['entry.summary', 'entry.content', 'entry.subject', 'entry.tags[0]', 'entry.evidence[0].uri', 'entry.evidence[0].note']);
+    expect(fields.map((f) => f.path)).toEqual([
+      'entry.summary',
+      'entry.content',
+      'entry.subject',
+      'entry.tags[0]',
+      'entry.evidence[0].uri',
+      'entry.evidence[0].note',
+    ]);
   });
 
   it('finds a private key that JSON escaping would hide (raw text, not the serialization)', async () => {

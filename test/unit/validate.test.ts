@@ -53,7 +53,12 @@ describe('validateEntryInput', () => {
 
   it('rejects unknown and system fields', () => {
     const r = validateEntryInput(entry({ id: 'X', colour: 'red' }));
-    expect(r.errors).toEqual(expect.arrayContaining([{ path: 'id', message: 'is not a known field' }, { path: 'colour', message: 'is not a known field' }]));
+    expect(r.errors).toEqual(
+      expect.arrayContaining([
+        { path: 'id', message: 'is not a known field' },
+        { path: 'colour', message: 'is not a known field' },
+      ]),
+    );
   });
 
   it('write policy: active needs evidence, drafts may omit it (Req 16.1-16.2)', () => {
@@ -86,7 +91,9 @@ describe('validateEntryInput', () => {
 
   it('finds duplicates through the context (Req 16.6), ignoring case and spacing', () => {
     const key = duplicateHash({ subject: 'billing.invoices', scope: 'service:billing', summary: 'Invoices  are generated nightly by a cron job.' });
-    const r = validateEntryInput(entry({ summary: 'invoices are generated nightly by a cron job.' }), { findDuplicate: (k) => (k === key ? '01ABC' : undefined) });
+    const r = validateEntryInput(entry({ summary: 'invoices are generated nightly by a cron job.' }), {
+      findDuplicate: (k) => (k === key ? '01ABC' : undefined),
+    });
     expect(r.errors[0]?.message).toMatch(/duplicates entry 01ABC/);
   });
 });
@@ -102,7 +109,13 @@ describe('evidence URIs (Req 18.2-18.4, 13.9)', () => {
     expect(checkEvidenceUri('code', 'src\\win.ts')).toMatch(/separator/);
   });
   it('ticket: issue trackers', () => {
-    for (const u of ['https://github.com/o/r/issues/12', 'https://github.com/o/r/pull/3', 'https://acme.atlassian.net/browse/PAY-142', 'https://linear.app/acme/issue/ENG-7', 'https://gitlab.com/g/p/-/issues/9']) {
+    for (const u of [
+      'https://github.com/o/r/issues/12',
+      'https://github.com/o/r/pull/3',
+      'https://acme.atlassian.net/browse/PAY-142',
+      'https://linear.app/acme/issue/ENG-7',
+      'https://gitlab.com/g/p/-/issues/9',
+    ]) {
       expect(checkEvidenceUri('ticket', u), u).toBeNull();
     }
     expect(checkEvidenceUri('ticket', 'PAY-142')).toMatch(/ticket URL/);
@@ -133,7 +146,11 @@ describe('validateUpdate', () => {
     expect(r.errors[0]?.path).toBe('[3].entry.summary');
   });
   it('refuses to supersede an already superseded entry', () => {
-    const target = { ...buildEntry(validateEntryInput(entry()).ok ? (validateEntryInput(entry()) as any).value : null, 'A1', '2026-01-01T00:00:00.000Z', 'a'), status: 'superseded' as const, superseded_by: 'B2' };
+    const target = {
+      ...buildEntry(validateEntryInput(entry()).ok ? (validateEntryInput(entry()) as any).value : null, 'A1', '2026-01-01T00:00:00.000Z', 'a'),
+      status: 'superseded' as const,
+      superseded_by: 'B2',
+    };
     const r = validateUpdate({ operation: 'supersede', target_id: 'A1', entry: entry({ summary: 'new' }) }, { getEntry: () => target });
     expect(r.errors[0]?.message).toMatch(/already superseded by B2/);
   });
@@ -165,16 +182,30 @@ describe('stored entries and serialization', () => {
 
 describe('commit messages', () => {
   it('one-line subject and trailers that parse back', () => {
-    const msg = commitMessage('demo', [{ op: 'create', id: '01A', summary: 'Invoices are generated nightly by a cron job, which avoids ledger lock contention' }], 'agent-x');
+    const msg = commitMessage(
+      'demo',
+      [{ op: 'create', id: '01A', summary: 'Invoices are generated nightly by a cron job, which avoids ledger lock contention' }],
+      'agent-x',
+    );
     const [subject] = msg.split('\n');
     expect(subject).toMatch(/^memory\(demo\): create 01A: Invoices/);
     expect(subject.length).toBeLessThanOrEqual(80);
     expect(parseCommitTrailers(msg)).toEqual({ changes: [{ id: '01A', op: 'create' }], agent: 'agent-x' });
   });
   it('batches list every change', () => {
-    const msg = commitMessage('demo', [{ op: 'create', id: 'B' }, { op: 'supersede', id: 'A' }], 'x');
+    const msg = commitMessage(
+      'demo',
+      [
+        { op: 'create', id: 'B' },
+        { op: 'supersede', id: 'A' },
+      ],
+      'x',
+    );
     expect(msg.split('\n')[0]).toBe('memory(demo): apply 2 updates (1 create, 1 supersede)');
-    expect(parseCommitTrailers(msg).changes).toEqual([{ id: 'B', op: 'create' }, { id: 'A', op: 'supersede' }]);
+    expect(parseCommitTrailers(msg).changes).toEqual([
+      { id: 'B', op: 'create' },
+      { id: 'A', op: 'supersede' },
+    ]);
   });
 });
 

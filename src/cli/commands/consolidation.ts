@@ -30,7 +30,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('min-confidence', { type: 'number', describe: 'default 0.5' }),
       async (a: A) => {
         const text = readText(a.file, a.text);
-        const r = await service(a).extract((a.project) || undefined, text, {
+        const r = await service(a).extract(a.project || undefined, text, {
           dryRun: Boolean(a['dry-run']),
           minConfidence: a['min-confidence'] as number | undefined,
           source: a.file ? fileArg(a.file) : 'text',
@@ -39,11 +39,23 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         process.exitCode = r.extractions.some((x) => x.skipped?.length) ? 1 : 0;
         if (a.json) return printJson(r);
         if (!r.extractions.length) return out('no candidate memories found');
-        out(table(r.extractions.map((x) => [x.type, x.confidence.toFixed(2), x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped', clip(x.summary, 80)]), ['PATTERN', 'CONF', 'STORED', 'SUMMARY']));
+        out(
+          table(
+            r.extractions.map((x) => [
+              x.type,
+              x.confidence.toFixed(2),
+              x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped',
+              clip(x.summary, 80),
+            ]),
+            ['PATTERN', 'CONF', 'STORED', 'SUMMARY'],
+          ),
+        );
         r.extractions.forEach((x, i) => {
           for (const p of x.skipped ?? []) process.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
         });
-        out(`${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+        out(
+          `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+        );
       },
     )
     .command(
@@ -61,11 +73,13 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a.apply !== undefined) {
           const r = await svc.applyPlan(fileArg(a.apply));
           if (a.json) return printJson(r);
-          out(`merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+          out(
+            `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          );
           for (const s of r.skipped) out(`  skipped group ${s.group}: ${s.reason}`);
           return;
         }
-        const { plan, path } = svc.compactPlan((a.project) || undefined, {
+        const { plan, path } = svc.compactPlan(a.project || undefined, {
           strategy: a.strategy as Strategy | undefined,
           summarizeAt: a['summarize-at'] as number | undefined,
           file: a.plan === undefined ? undefined : fileArg(a.plan),
@@ -73,7 +87,9 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a.json) return printJson({ ...plan, path });
         const count = (k: string): number => plan.groups.filter((g) => g.action === k).length;
         out(path);
-        out(`${count('merge')} groups to merge, ${count('review')} to review, ${count('link')} pairs to link, ${count('summarize')} subjects to summarize; ${plan.superseded_candidates.length} superseded entries are cleanup candidates`);
+        out(
+          `${count('merge')} groups to merge, ${count('review')} to review, ${count('link')} pairs to link, ${count('summarize')} subjects to summarize; ${plan.superseded_candidates.length} superseded entries are cleanup candidates`,
+        );
         out(`review the plan, then: bass-agents memory compact --apply ${path}`);
       },
     )
@@ -82,10 +98,23 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'memory commits (from git trailers), newest first; --op to filter (e.g. consolidate, forget)',
       (c) => c.positional('project', { type: 'string' }).option('op', { type: 'string' }).option('limit', { type: 'number', describe: 'default 50' }),
       async (a: A) => {
-        const rows = await service(a).log((a.project) || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
+        const rows = await service(a).log(a.project || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
         if (a.json) return printJson(rows);
         if (!rows.length) return out('no memory commits');
-        out(table(rows.map((r) => [r.commit.slice(0, 12), r.date.slice(0, 19).replace('T', ' '), r.agent ?? '', r.changes.map((c) => `${c.op} ${c.id}`).join(', ').slice(0, 90)]), ['COMMIT', 'DATE', 'AGENT', 'CHANGES']));
+        out(
+          table(
+            rows.map((r) => [
+              r.commit.slice(0, 12),
+              r.date.slice(0, 19).replace('T', ' '),
+              r.agent ?? '',
+              r.changes
+                .map((c) => `${c.op} ${c.id}`)
+                .join(', ')
+                .slice(0, 90),
+            ]),
+            ['COMMIT', 'DATE', 'AGENT', 'CHANGES'],
+          ),
+        );
       },
     )
     .command(
@@ -110,13 +139,17 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           }
         }
         if (a.session && !a['short-term']) throw new UsageError('--session is for short-term memory: add --short-term');
-        const r = await service(a).remember((a.project) || undefined, input, {
+        const r = await service(a).remember(a.project || undefined, input, {
           shortTerm: Boolean(a['short-term']),
           session: a.session as string | undefined,
           ttl: a.ttl as string | undefined,
         });
         if (a.json) return printJson(r);
-        out(r.short_term ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}` : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+        out(
+          r.short_term
+            ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}`
+            : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+        );
       },
     )
     .command(
@@ -130,7 +163,9 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       async (a: A) => {
         const r = await service(a).sessionEnd(String(a.name), { threshold: a.threshold as number | undefined });
         if (a.json) return printJson(r);
-        out(`session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+        out(
+          `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+        );
       },
     );
 }

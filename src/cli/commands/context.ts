@@ -12,12 +12,17 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'sync-context <project>',
       'write ai-context/<project>.md from active, confidence >= 0.8, code/artifact-evidenced entries',
-      (c) => c.positional('project', { type: 'string', demandOption: true }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      (c) =>
+        c
+          .positional('project', { type: 'string', demandOption: true })
+          .option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
       async (a: A) => {
         const r = await service(a).syncContext(String(a.project), { budget: a.budget as number | undefined });
         if (a.json) printJson(r);
         else {
-          out(`${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`);
+          out(
+            `${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`,
+          );
         }
       },
     )
@@ -27,16 +32,28 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('since', { type: 'string' }).option('until', { type: 'string' }),
       (a: A) => {
         const svc = service(a);
-        const project = (a.project) || undefined;
+        const project = a.project || undefined;
         const now = svc.now();
-        const s = svc.getStatistics(project, { start_date: parseWhen(a.since as string | undefined, 'since', now), end_date: parseWhen(a.until as string | undefined, 'until', now) });
+        const s = svc.getStatistics(project, {
+          start_date: parseWhen(a.since as string | undefined, 'since', now),
+          end_date: parseWhen(a.until as string | undefined, 'until', now),
+        });
         if (a.json) return printJson(s);
-        const dist = Object.entries(s.confidence_distribution).map(([k, v]) => `${k}: ${v}`).join(', ');
+        const dist = Object.entries(s.confidence_distribution)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ');
         out(
           [
             `project            ${s.project ?? '(all)'}`,
-            `total entries      ${s.total_entries} (${Object.entries(s.entries_by_status).filter(([, v]) => v).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`,
-            `by section         ${Object.entries(s.entries_by_section).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+            `total entries      ${s.total_entries} (${
+              Object.entries(s.entries_by_status)
+                .filter(([, v]) => v)
+                .map(([k, v]) => `${v} ${k}`)
+                .join(', ') || 'none'
+            })`,
+            `by section         ${Object.entries(s.entries_by_section)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')}`,
             `avg confidence     ${s.avg_confidence}  (${dist})`,
             `low confidence     ${s.low_confidence_count}`,
             `superseded         ${s.superseded_percentage}%  (compaction candidates: ${s.compaction_candidates.count})`,

@@ -66,7 +66,11 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         mkdirSync(dirname(paths.log), { recursive: true });
         const logFd = openSync(`${paths.log}.stderr`, 'a');
         const { spawn } = await import('node:child_process');
-        const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], { detached: true, stdio: ['ignore', logFd, logFd], env: process.env });
+        const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], {
+          detached: true,
+          stdio: ['ignore', logFd, logFd],
+          env: process.env,
+        });
         child.unref();
         const deadline = Date.now() + 20_000;
         while (Date.now() < deadline) {
@@ -107,7 +111,9 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
           `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
           `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
-          `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>).map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`).join('; ')}`,
+          `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
+            .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
+            .join('; ')}`,
           `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
         ].join('\n'),
       );

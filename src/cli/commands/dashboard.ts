@@ -13,7 +13,7 @@ export function registerDashboard(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     async (a: GlobalArgs & Record<string, unknown>) => {
       if (!process.stdout.isTTY) throw new UsageError('the dashboard needs a terminal; use `memory stats --json` for the numbers');
       const svc = service(a);
-      const project = (a.project) || undefined;
+      const project = a.project || undefined;
       if (project) svc.project(project, true);
       const { runDashboard } = await import('../../dashboard/dashboard.js');
       await runDashboard(svc, { project, refreshMs: a.refresh === undefined ? undefined : Number(a.refresh) * 1000 });

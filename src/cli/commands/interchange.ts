@@ -25,7 +25,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
         const showProgress = !a.json && process.stderr.isTTY;
-        const r = await service(a).validateEvidence((a.project) || undefined, {
+        const r = await service(a).validateEvidence(a.project || undefined, {
           offline: Boolean(a.offline),
           timeoutMs: a.timeout as number | undefined,
           onProgress: showProgress
@@ -41,7 +41,12 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         out(`${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable)`);
         const stale = r.entries.filter((e) => e.stale);
         if (stale.length) {
-          out(table(stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])), ['ID', 'TYPE', 'URI', 'WHY STALE']));
+          out(
+            table(
+              stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
+              ['ID', 'TYPE', 'URI', 'WHY STALE'],
+            ),
+          );
           out('stale entries are flagged stale_evidence and ranked lower; supersede them with fresh evidence');
         }
       },
@@ -53,7 +58,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (a: A) => {
         const days = a.days as number | undefined;
         if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
-        const items = service(a).checkFreshness({ project: (a.project) || undefined, days });
+        const items = service(a).checkFreshness({ project: a.project || undefined, days });
         if (a.json) return printJson(items);
         if (items.length === 0) return out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
         out(
@@ -72,7 +77,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'export <project> <out>',
-      'write a project\'s entries (sorted by id) as a JSON array, JSONL, or one file per entry; - for stdout',
+      "write a project's entries (sorted by id) as a JSON array, JSONL, or one file per entry; - for stdout",
       (c) =>
         filterOptions(c.positional('project', { type: 'string', demandOption: true }).positional('out', { type: 'string', demandOption: true }))
           .option('format', { type: 'string', choices: FORMATS as unknown as string[], describe: 'json (default), jsonl, or entries (a folder of <id>.json)' })
@@ -114,7 +119,11 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         c
           .positional('project', { type: 'string', demandOption: true })
           .positional('in', { type: 'string', demandOption: true, describe: 'file or folder inside the workspace, or - for stdin' })
-          .option('on-conflict', { type: 'string', choices: ['skip', 'overwrite', 'merge'], describe: 'an id that already exists: skip (default), overwrite, or merge field by field' })
+          .option('on-conflict', {
+            type: 'string',
+            choices: ['skip', 'overwrite', 'merge'],
+            describe: 'an id that already exists: skip (default), overwrite, or merge field by field',
+          })
           .option('from', { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' }),
       async (a: A) => {
         const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
@@ -130,7 +139,9 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           if (!st) throw new NotFoundError(`import path ${src} does not exist`);
           if (st.isDirectory()) {
             if (a.from === 'mcp-memory') throw new UsageError('--from mcp-memory reads a memory.jsonl file, not a folder');
-            const names = readdirSync(abs).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+            const names = readdirSync(abs)
+              .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+              .sort();
             docs = names.map((n) => parseExport(readTextInput(join(abs, n)).text, join(src, n))).flat();
           } else text = readTextInput(abs).text;
         }
@@ -156,7 +167,9 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a.json) printJson(r);
         else {
           const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
-          out(`imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+          out(
+            `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          );
           for (const s of r.skipped) for (const e of s.errors) out(`  skipped ${s.id}: ${e.message}`);
         }
       },

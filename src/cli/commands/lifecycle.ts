@@ -61,20 +61,35 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           periodic: clean({ base_rate: num(a, 'base-rate'), max_rate: num(a, 'max-rate'), period_days: num(a, 'period-days'), floor: num(a, 'floor') }),
           fsrs6: clean({ stability_days: num(a, 'stability-days') }),
         });
-        const r = await service(a).decay((a.project) || undefined, { apply: Boolean(a.apply), overrides });
+        const r = await service(a).decay(a.project || undefined, { apply: Boolean(a.apply), overrides });
         if (a.json) return printJson(r);
-        out(`${r.project}: ${r.curve} curve, ${r.analyzed} live entries, ${r.changed} changed since ${r.previous_run_at ?? 'they were written'}, ${r.forgotten} below ${r.forget_threshold}`);
+        out(
+          `${r.project}: ${r.curve} curve, ${r.analyzed} live entries, ${r.changed} changed since ${r.previous_run_at ?? 'they were written'}, ${r.forgotten} below ${r.forget_threshold}`,
+        );
         if (r.entries.length) {
           out(
             table(
-              r.entries.slice(0, 50).map((e) => [e.id, e.memory_type, e.before.toFixed(3), e.after.toFixed(3), e.factor.toFixed(3), e.days_since_access.toFixed(1), String(e.retrievals), e.forget ? r.forget_action : '']),
+              r.entries
+                .slice(0, 50)
+                .map((e) => [
+                  e.id,
+                  e.memory_type,
+                  e.before.toFixed(3),
+                  e.after.toFixed(3),
+                  e.factor.toFixed(3),
+                  e.days_since_access.toFixed(1),
+                  String(e.retrievals),
+                  e.forget ? r.forget_action : '',
+                ]),
               ['ID', 'TYPE', 'BEFORE', 'AFTER', 'FACTOR', 'DAYS', 'RETRIEVALS', 'FORGET'],
             ),
           );
           if (r.entries.length > 50) out(`… ${r.entries.length - 50} more (--json lists all)`);
         }
-        if (r.promotion_candidates.length) out(`promotion candidates (episodic, retrieved 5+ times, confidence > 0.6): ${r.promotion_candidates.join(', ')} — bass-agents memory promote <id>`);
-        if (r.dry_run) out(r.forgotten ? `dry run: nothing changed; --apply would ${r.forget_action} ${r.forgotten} entries in one commit` : 'dry run: nothing changed');
+        if (r.promotion_candidates.length)
+          out(`promotion candidates (episodic, retrieved 5+ times, confidence > 0.6): ${r.promotion_candidates.join(', ')} — bass-agents memory promote <id>`);
+        if (r.dry_run)
+          out(r.forgotten ? `dry run: nothing changed; --apply would ${r.forget_action} ${r.forgotten} entries in one commit` : 'dry run: nothing changed');
         else out(`${r.forgotten} entries ${r.forget_action === 'delete' ? 'deleted' : 'archived'}${r.commit ? ` in commit ${r.commit.slice(0, 12)}` : ''}`);
       },
     )
@@ -118,8 +133,12 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'link <a> <b>',
-      'relate two entries (each goes into the other\'s related_entries)',
-      (c) => c.positional('a', { type: 'string', demandOption: true }).positional('b', { type: 'string', demandOption: true }).option('type', { type: 'string', describe: 'relationship name, recorded in the operation log' }),
+      "relate two entries (each goes into the other's related_entries)",
+      (c) =>
+        c
+          .positional('a', { type: 'string', demandOption: true })
+          .positional('b', { type: 'string', demandOption: true })
+          .option('type', { type: 'string', describe: 'relationship name, recorded in the operation log' }),
       async (a: A) => {
         const r = await service(a).link(String(a.a), String(a.b), { project: a.project, type: a.type as string | undefined });
         if (a.json) printJson(r);
@@ -134,7 +153,12 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = service(a).related(String(a.id), { project: a.project, limit: num(a, 'limit') });
         if (a.json) return printJson(r.map((x) => ({ ...x.entry, meta: { relation: x.relation, score: x.score } })));
         if (!r.length) return out('no related entries');
-        out(table(r.map((x) => [x.id, x.relation, x.score.toFixed(3), x.entry.subject, clip(x.entry.summary, 70)]), ['ID', 'RELATION', 'SCORE', 'SUBJECT', 'SUMMARY']));
+        out(
+          table(
+            r.map((x) => [x.id, x.relation, x.score.toFixed(3), x.entry.subject, clip(x.entry.summary, 70)]),
+            ['ID', 'RELATION', 'SCORE', 'SUBJECT', 'SUMMARY'],
+          ),
+        );
       },
     );
 }

@@ -11,7 +11,6 @@ import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, v
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
-
 async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters }> {
   const filters = parseFilters(a, svc.now());
   filters.projects = svc.readProjects(a.project);
@@ -21,7 +20,9 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   const r = fromDaemon ?? svc.query(text, filters, options);
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
-    process.stderr.write(`warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`);
+    process.stderr.write(
+      `warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`,
+    );
   }
   if (a.debug) {
     const s = r.stats;
@@ -79,7 +80,11 @@ function showHuman(svc: MemoryService, id: string, project?: string): void {
       lines.push(`${pad('evidence')}${e.evidence.length ? '' : '(none)'}`);
       for (const ev of e.evidence) lines.push(`  - ${ev.type.padEnd(11)}${ev.uri}${ev.note ? `  (${ev.note})` : ''}`);
     } else if (k === 'content') {
-      lines.push(`${pad('content')}${String(v).split('\n').join(`\n${' '.repeat(16)}`)}`);
+      lines.push(
+        `${pad('content')}${String(v)
+          .split('\n')
+          .join(`\n${' '.repeat(16)}`)}`,
+      );
     } else if (Array.isArray(v)) lines.push(`${pad(k)}${v.length ? v.join(', ') : '(none)'}`);
     else if (v !== undefined) lines.push(`${pad(k)}${v === null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
   }
@@ -101,7 +106,11 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'list [project]',
       'list entries (same filters as query, no text), highest confidence first',
-      (c) => filterOptions(c.positional('project', { type: 'string' })).option('summary-only', { type: 'boolean' }).option('include-related', { type: 'boolean' }).option('debug', { type: 'boolean' }),
+      (c) =>
+        filterOptions(c.positional('project', { type: 'string' }))
+          .option('summary-only', { type: 'boolean' })
+          .option('include-related', { type: 'boolean' })
+          .option('debug', { type: 'boolean' }),
       async (a: A) => {
         const { hits } = await runQuery(service(a), a, '', false); // browsing is not a retrieval
         renderHits(hits, a, false);
@@ -121,7 +130,16 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const { hits } = await runQuery(svc, a, String(a.text ?? ''));
         const session = a.session ? svc.sessionHits(String(a.session), String(a.text ?? '')) : [];
         if (session.length && a.json) {
-          const st = session.map((e) => ({ id: e.id, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags, created_at: e.created_at, expires_at: e.expires_at, meta: { short_term: true, session: a.session, importance: e.importance, project: e.project } }));
+          const st = session.map((e) => ({
+            id: e.id,
+            summary: e.summary,
+            content: e.content,
+            subject: e.subject,
+            tags: e.tags,
+            created_at: e.created_at,
+            expires_at: e.expires_at,
+            meta: { short_term: true, session: a.session, importance: e.importance, project: e.project },
+          }));
           return printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
         }
         for (const e of session) out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);

@@ -22,7 +22,11 @@ function readSide(validateStoredEntry: Validate, file: string, label: string, pa
     throw new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${(err as Error).message})` }], 'merge');
   }
   const r = validateStoredEntry(raw);
-  if (!r.ok) throw new ValidationError(r.errors.map((p) => ({ ...p, path: `${path} (${label}): ${p.path}` })), 'merge');
+  if (!r.ok)
+    throw new ValidationError(
+      r.errors.map((p) => ({ ...p, path: `${path} (${label}): ${p.path}` })),
+      'merge',
+    );
   return r.value;
 }
 
@@ -31,7 +35,12 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'merge-driver <base> <ours> <theirs> [path]',
       'git merge driver for one entry file (registered by init): field-level three-way merge, never conflict markers',
-      (c) => c.positional('base', { type: 'string' }).positional('ours', { type: 'string' }).positional('theirs', { type: 'string' }).positional('path', { type: 'string' }),
+      (c) =>
+        c
+          .positional('base', { type: 'string' })
+          .positional('ours', { type: 'string' })
+          .positional('theirs', { type: 'string' })
+          .positional('path', { type: 'string' }),
       async (a: A) => {
         const { validateStoredEntry } = await import('../../core/validate.js'); // zod only for this command
         const { mergeEntry } = await import('../../core/merge.js');
@@ -42,7 +51,11 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (ours.id !== theirs.id) throw new ValidationError([{ path, message: `the two sides are different entries (${ours.id}, ${theirs.id})` }], 'merge');
         const merged = mergeEntry(base, ours, theirs);
         const r = validateStoredEntry(merged);
-        if (!r.ok) throw new ValidationError(r.errors.map((p) => ({ ...p, path: `${path} (merged): ${p.path}` })), 'merge');
+        if (!r.ok)
+          throw new ValidationError(
+            r.errors.map((p) => ({ ...p, path: `${path} (merged): ${p.path}` })),
+            'merge',
+          );
         writeFileSync(String(a.ours), serializeEntry(r.value)); // git takes %A as the result
       },
     )
@@ -61,9 +74,17 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'sync',
       'pull (memory entries merge field by field), re-validate what arrived, push',
-      (c) => c.option('remote', { type: 'string', describe: 'default origin' }).option('branch', { type: 'string', describe: 'default the current branch' }).option('push', { type: 'boolean', describe: 'push after pulling (default); --no-push only pulls' }),
+      (c) =>
+        c
+          .option('remote', { type: 'string', describe: 'default origin' })
+          .option('branch', { type: 'string', describe: 'default the current branch' })
+          .option('push', { type: 'boolean', describe: 'push after pulling (default); --no-push only pulls' }),
       async (a: A) => {
-        const r = await service(a).sync({ remote: a.remote as string | undefined, branch: a.branch as string | undefined, push: a.push === false ? false : undefined });
+        const r = await service(a).sync({
+          remote: a.remote as string | undefined,
+          branch: a.branch as string | undefined,
+          push: a.push === false ? false : undefined,
+        });
         if (a.json) printJson(r);
         else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
         for (const b of r.bad) for (const p of b.problems) process.stderr.write(`warning: ${p.path}: ${p.message}\n`);

@@ -18,7 +18,11 @@ function renderApply(r: ApplyResult, json: boolean): number {
       else out(`[${a.index}] deprecated ${a.id}`);
     }
     for (const s of r.skipped) for (const p of s.errors) process.stderr.write(`skipped [${s.index}]: ${formatProblem(p)}\n`);
-    out(r.commit ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)` : `${r.applied.length} applied, ${r.skipped.length} skipped, no commit`);
+    out(
+      r.commit
+        ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)`
+        : `${r.applied.length} applied, ${r.skipped.length} skipped, no commit`,
+    );
   }
   return r.skipped.length ? 1 : 0;
 }
@@ -58,7 +62,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
-        const project = svc.project((a.project) || undefined);
+        const project = svc.project(a.project || undefined);
         const r = (await writeViaDaemon(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
         if (a.json) printJson(r.entry);
         else out(r.entry.id);
@@ -71,7 +75,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
-        const project = svc.project((a.project) || undefined);
+        const project = svc.project(a.project || undefined);
         const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
         process.exitCode = renderApply(r, Boolean(a.json));
       },
@@ -92,7 +96,10 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'supersede <id>',
       'mark an entry superseded by another (both must exist)',
-      (c) => c.positional('id', { type: 'string', demandOption: true }).option('by', { type: 'string', demandOption: true, describe: 'id of the replacement entry' }),
+      (c) =>
+        c
+          .positional('id', { type: 'string', demandOption: true })
+          .option('by', { type: 'string', demandOption: true, describe: 'id of the replacement entry' }),
       async (a: A) => {
         const svc = service(a);
         const r = await svc.supersede(String(a.id), String(a.by), { project: a.project });
@@ -120,7 +127,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
-        const r = await service(a).validate(input, { project: (a.project) || undefined });
+        const r = await service(a).validate(input, { project: a.project || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
         else for (const p of r.errors) process.stderr.write(`invalid: ${formatProblem(p)}\n`);

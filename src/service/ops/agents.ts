@@ -21,12 +21,7 @@ export function prepareTask(ctx: ServiceContext, rm: ReadModel, task: unknown, o
   const text = t.goal ?? '';
   let hits = query(ctx, rm, text, filters, { limit: 30, refresh: opts.refresh }).results;
   if (hits.length === 0 && text) hits = query(ctx, rm, '', filters, { limit: 30, refresh: opts.refresh }).results;
-  hits.sort(
-    (a, b) =>
-      b.entry.confidence - a.entry.confidence ||
-      evidenceQuality(b.entry) - evidenceQuality(a.entry) ||
-      b.score - a.score,
-  );
+  hits.sort((a, b) => b.entry.confidence - a.entry.confidence || evidenceQuality(b.entry) - evidenceQuality(a.entry) || b.score - a.score);
   const context = hits.slice(0, 10).map((h) => {
     if (opts.full) return h.entry;
     // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.

@@ -44,10 +44,15 @@ export interface ApplyOptions {
 }
 
 /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
-export async function create(ctx: ServiceContext, rm: ReadModel, input: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
+export async function create(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  input: unknown,
+  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {},
+): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
-    const op = (input).operation;
+    const op = input.operation;
     if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
     entry = (input as { entry?: unknown }).entry;
   }
@@ -81,7 +86,11 @@ async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions
   const secrets = await scanGroups(
     ctx,
     // `memory create` names the entry's own fields (`content`), like its validation errors.
-    updates.map((u, i) => modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.'))),
+    updates.map((u, i) =>
+      modules
+        .secretRules()
+        .secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.')),
+    ),
     { project, agent, operation: opts.label ?? 'apply' },
   );
   return { updates, opts, project, agent, secrets, prefixOf };
@@ -147,7 +156,10 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     const prefix = prefixOf(i);
     const foreign = st.otherProject(u?.target_id) ?? st.otherProject(u?.superseded_by);
     if (foreign) {
-      validated.push({ ok: false as const, errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${p.project}` }] });
+      validated.push({
+        ok: false as const,
+        errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${p.project}` }],
+      });
       continue;
     }
     const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
@@ -232,7 +244,15 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
 /** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
 function afterBatch(ctx: ServiceContext, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
   for (const s of r.skipped) {
-    appendLog(ctx.ws, 'events', { time: ctx.now().toISOString(), level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors });
+    appendLog(ctx.ws, 'events', {
+      time: ctx.now().toISOString(),
+      level: 'warn',
+      event: 'update_skipped',
+      project: p.project,
+      agent: p.agent,
+      index: s.index,
+      errors: s.errors,
+    });
   }
   warnIfLarge(ctx, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
@@ -268,7 +288,11 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
   if (ready.some((p) => p.project !== first.project || p.agent !== first.agent)) throw new UsageError('a group commit takes batches of one project and agent');
   try {
     const { value, commit } = await withWrite(ctx, { project: first.project, agent: first.agent, operation: 'apply' }, async (tx) => {
-      const st = new BatchState(storeOf(ctx, rm), first.project, ready.reduce((n, p) => n + p.updates.length, 0));
+      const st = new BatchState(
+        storeOf(ctx, rm),
+        first.project,
+        ready.reduce((n, p) => n + p.updates.length, 0),
+      );
       const results: ({ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | Error)[] = [];
       for (const p of ready) results.push(await applyIn(tx, st, p).catch((err: Error) => err));
       return { results, snap: st.snap };
@@ -330,7 +354,12 @@ function safeEntry(ctx: ServiceContext, id: string, project: string): MemoryEntr
 }
 
 /** `memory deprecate <id>`. Deprecating a deprecated entry changes nothing. */
-export async function deprecate(ctx: ServiceContext, rm: ReadModel, id: string, opts: { project?: string } = {}): Promise<ApplyResult & { unchanged?: boolean }> {
+export async function deprecate(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  id: string,
+  opts: { project?: string } = {},
+): Promise<ApplyResult & { unchanged?: boolean }> {
   checkId(id);
   const found = locate(ctx, id, opts.project);
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
@@ -345,7 +374,12 @@ export function parseAgentResult(result: unknown): ReturnType<typeof modules.sch
 }
 
 /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
-export async function applyResult(ctx: ServiceContext, rm: ReadModel, result: unknown, opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {}): Promise<ApplyResult> {
+export async function applyResult(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  result: unknown,
+  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {},
+): Promise<ApplyResult> {
   const r = parseAgentResult(result);
   const updates = r.memory_updates ?? [];
   const agent = opts.agent ?? (opts.ignoreOwnAgent ? undefined : ctx.explicitAgent) ?? r.agent_id ?? r.agent ?? undefined;
@@ -359,7 +393,11 @@ export async function applyResult(ctx: ServiceContext, rm: ReadModel, result: un
  * group. Every hit goes to the audit log with its field, rule and position, never the value
  * (Req 13.8). The write transaction scans again what it commits (a lookup for these texts).
  */
-export async function scanGroups(ctx: ServiceContext, groups: { path: string; text: string }[][], who: { project?: string; agent: string; operation: string }): Promise<Problem[][]> {
+export async function scanGroups(
+  ctx: ServiceContext,
+  groups: { path: string; text: string }[][],
+  who: { project?: string; agent: string; operation: string },
+): Promise<Problem[][]> {
   if (!groups.some((g) => g.length)) return groups.map(() => []);
   const time = ctx.now().toISOString();
   // One scan for every group (paths are unique across groups), split back per group.
@@ -370,7 +408,17 @@ export async function scanGroups(ctx: ServiceContext, groups: { path: string; te
     const paths = new Set(g.map((f) => f.path));
     const findings = all.filter((f) => paths.has(f.path));
     for (const f of findings) {
-      appendLog(ctx.ws, 'audit', { time, event: 'secret_rejected', operation: who.operation, project: who.project ?? null, agent: who.agent, path: f.path, rule: f.rule, line: f.line, column: f.column });
+      appendLog(ctx.ws, 'audit', {
+        time,
+        event: 'secret_rejected',
+        operation: who.operation,
+        project: who.project ?? null,
+        agent: who.agent,
+        path: f.path,
+        rule: f.rule,
+        line: f.line,
+        column: f.column,
+      });
     }
     out.push(findings.map((f) => ({ path: f.path, message: modules.secretRules().findingMessage(f) })));
   }
@@ -393,7 +441,11 @@ export function warnIfLarge(ctx: ServiceContext, project: string, snap: CatalogS
  * times that at 100K); a larger batch builds the whole map once. Changes made by the batch
  * itself are kept on top.
  */
-function duplicateIndex(entries: StoredEntry[], project: string, updates: number): { get(k: string): string | undefined; set(k: string, id: string): void; delete(k: string): void } {
+function duplicateIndex(
+  entries: StoredEntry[],
+  project: string,
+  updates: number,
+): { get(k: string): string | undefined; set(k: string, id: string): void; delete(k: string): void } {
   const own = new Map<string, string | null>();
   let all: Map<string, string> | undefined;
   const lookup = (k: string): string | undefined => {

@@ -56,7 +56,9 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
  * this), superseded_by and related_entries point at existing entries, no two live entries
  * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
  */
-export async function doctor(ctx: ServiceContext): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
+export async function doctor(
+  ctx: ServiceContext,
+): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
   const snap = ctx.catalog.refresh();
   const problems: { check: string; file: string; path: string; message: string }[] = [];
   for (const b of snap.bad) for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
@@ -64,12 +66,15 @@ export async function doctor(ctx: ServiceContext): Promise<{ ok: boolean; checke
   const dups = new Map<string, StoredEntry>();
   for (const se of snap.entries) {
     const m = se.meta;
-    if (m.superseded_by && !byId.has(m.superseded_by)) problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
-    for (const r of m.related_entries) if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
+    if (m.superseded_by && !byId.has(m.superseded_by))
+      problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
+    for (const r of m.related_entries)
+      if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
     if (m.status !== 'superseded' && m.status !== 'archived') {
       const k = `${se.project}\u0000${m.dup}`;
       const other = dups.get(k);
-      if (other) problems.push({ check: 'duplicates', file: se.file, path: 'summary', message: `duplicates ${other.meta.id} (same subject, scope and summary)` });
+      if (other)
+        problems.push({ check: 'duplicates', file: se.file, path: 'summary', message: `duplicates ${other.meta.id} (same subject, scope and summary)` });
       else dups.set(k, se);
     }
   }
@@ -84,7 +89,8 @@ export async function doctor(ctx: ServiceContext): Promise<{ ok: boolean; checke
       readConfig(ctx.ws.configPath(project), project, ctx.now().toISOString());
     } catch (err) {
       const e = err as ValidationError;
-      for (const p of e.problems ?? [{ path: project, message: e.message }]) problems.push({ check: 'config', file: ctx.ws.rel(ctx.ws.configPath(project)), path: p.path, message: p.message });
+      for (const p of e.problems ?? [{ path: project, message: e.message }])
+        problems.push({ check: 'config', file: ctx.ws.rel(ctx.ws.configPath(project)), path: p.path, message: p.message });
     }
   }
   return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems };
@@ -96,12 +102,15 @@ export function checkFreshness(ctx: ServiceContext, opts: { project?: string; da
   const snap = ctx.snapshot();
   const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
   const byId = new Map(mine.map((se) => [se.meta.id, se]));
-  return modules.freshness().checkFreshness(
-    mine.map((se) => se.meta),
-    ctx.now().getTime(),
-    opts.days ?? EXPIRY_WARNING_DAYS,
-  ).map((item) => {
-    const se = byId.get(item.id)!;
-    return { ...item, project: se.project, summary: se.entry.summary };
-  });
+  return modules
+    .freshness()
+    .checkFreshness(
+      mine.map((se) => se.meta),
+      ctx.now().getTime(),
+      opts.days ?? EXPIRY_WARNING_DAYS,
+    )
+    .map((item) => {
+      const se = byId.get(item.id)!;
+      return { ...item, project: se.project, summary: se.entry.summary };
+    });
 }

@@ -25,17 +25,25 @@ export interface ApplyPlanReport {
 }
 
 /** `memory compact`: a reviewable consolidation plan written under .bass-agents/plans/ (nothing else changes). */
-export function compactPlan(ctx: ServiceContext, projectName: string | undefined, opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {}): { plan: ConsolidationPlan; path: string } {
+export function compactPlan(
+  ctx: ServiceContext,
+  projectName: string | undefined,
+  opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {},
+): { plan: ConsolidationPlan; path: string } {
   const project = ctx.project(projectName, true);
   const entries = ctx.snapshot().entries.filter((se) => se.project === project);
   const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
   const summarizeAt = opts.summarizeAt ?? (ctx.projectConfig(project) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
-  const plan = modules.consolidate().buildPlan(project, entries.map((se) => se.entry), {
-    now: ctx.now().toISOString(),
-    strategy: opts.strategy,
-    summarizeAt,
-    importance: (e) => imp.get(e.id) ?? 0.5,
-  });
+  const plan = modules.consolidate().buildPlan(
+    project,
+    entries.map((se) => se.entry),
+    {
+      now: ctx.now().toISOString(),
+      strategy: opts.strategy,
+      summarizeAt,
+      importance: (e) => imp.get(e.id) ?? 0.5,
+    },
+  );
   const path = opts.file ?? join(ctx.ws.localDir, 'plans', `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
   const abs = ctx.ws.assertInside(resolvePath(path), 'plan file');
   writeFileAtomic(abs, `${JSON.stringify(plan, null, 2)}\n`, { fsync: false });
@@ -59,7 +67,12 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
   }
   const project = ctx.project(plan.project, true);
-  const current = new Map(ctx.snapshot().entries.filter((se) => se.project === project).map((se) => [se.meta.id, se.meta]));
+  const current = new Map(
+    ctx
+      .snapshot()
+      .entries.filter((se) => se.project === project)
+      .map((se) => [se.meta.id, se.meta]),
+  );
   const skipped: { group: number; reason: string }[] = [];
   plan.groups.forEach((g, gi) => {
     if (g.action === 'review') return;
@@ -118,10 +131,18 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
 }
 
 /** `memory log`: memory commits of a project from git trailers, newest first, optionally one operation. */
-export async function log(ctx: ServiceContext, projectName: string | undefined, opts: { op?: string; limit?: number } = {}): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+export async function log(
+  ctx: ServiceContext,
+  projectName: string | undefined,
+  opts: { op?: string; limit?: number } = {},
+): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
   const projects = projectName ? [ctx.project(projectName, true)] : ctx.ws.listProjects();
   const git = await ctx.git();
   if (!git) return [];
-  const out = await git.memoryLog(projects.map((p) => `ai-memory/${p}`), opts.limit ?? 50, opts.op);
+  const out = await git.memoryLog(
+    projects.map((p) => `ai-memory/${p}`),
+    opts.limit ?? 50,
+    opts.op,
+  );
   return out;
 }

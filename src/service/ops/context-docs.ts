@@ -10,7 +10,12 @@ import type { ReadModel } from '../read-model.js';
 import { withWrite } from '../transaction.js';
 
 /** The ai-context document of a project as of now, without writing it. */
-export function renderContext(ctx: ServiceContext, rm: ReadModel, projectName: string, opts: { budget?: number } = {}): { project: string; text: string; included: number; omitted: number } {
+export function renderContext(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  projectName: string,
+  opts: { budget?: number } = {},
+): { project: string; text: string; included: number; omitted: number } {
   const project = ctx.project(projectName, true);
   // The daemon's watcher keeps its catalog current; others stat the files first.
   const snap = ctx.watched && rm.current ? rm.current : ctx.snapshot();
@@ -19,7 +24,12 @@ export function renderContext(ctx: ServiceContext, rm: ReadModel, projectName: s
 }
 
 /** `memory sync-context <project>`: writes ai-context/<project>.md, committing it when it changed. */
-export async function syncContext(ctx: ServiceContext, rm: ReadModel, projectName: string, opts: { budget?: number } = {}): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
+export async function syncContext(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  projectName: string,
+  opts: { budget?: number } = {},
+): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
   const r = renderContext(ctx, rm, projectName, opts);
   const project = r.project;
   const file = ctx.ws.assertInside(join(ctx.ws.contextDir, `${project}.md`), 'context file');

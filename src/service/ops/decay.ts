@@ -23,7 +23,16 @@ export interface DecayReport {
   previous_run_at: string | null;
   duration_ms: number;
   /** Entries whose value moved since the previous run, and those to forget. */
-  entries: { id: string; before: number; after: number; factor: number; days_since_access: number; retrievals: number; memory_type: MemoryType; forget: boolean }[];
+  entries: {
+    id: string;
+    before: number;
+    after: number;
+    factor: number;
+    days_since_access: number;
+    retrievals: number;
+    memory_type: MemoryType;
+    forget: boolean;
+  }[];
   promotion_candidates: string[];
   /** Set when `onBatch` stopped the run early: the last id done; the next run resumes after it. */
   resume_after: string | null;
@@ -50,13 +59,27 @@ export function decayState(ctx: ServiceContext): Record<string, { last_run_at: s
  * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
  */
 export async function decay(
-ctx: ServiceContext,
+  ctx: ServiceContext,
   projectName: string | undefined,
-  opts: { apply?: boolean; overrides?: Parameters<typeof resolveDecay>[0]; onBatch?: (done: number, total: number) => boolean | void; resumeAfter?: string } = {},
+  opts: {
+    apply?: boolean;
+    overrides?: Parameters<typeof resolveDecay>[0];
+    onBatch?: (done: number, total: number) => boolean | void;
+    resumeAfter?: string;
+  } = {},
 ): Promise<DecayReport> {
   const project = ctx.project(projectName, true);
   const base = ctx.decayConfig(project);
-  const cfg = opts.overrides ? resolveDecay({ ...base, ...opts.overrides, exponential: { ...base.exponential, ...opts.overrides.exponential }, half_life: { ...base.half_life, ...opts.overrides.half_life }, periodic: { ...base.periodic, ...opts.overrides.periodic }, fsrs6: { ...base.fsrs6, ...opts.overrides.fsrs6 } }) : base;
+  const cfg = opts.overrides
+    ? resolveDecay({
+        ...base,
+        ...opts.overrides,
+        exponential: { ...base.exponential, ...opts.overrides.exponential },
+        half_life: { ...base.half_life, ...opts.overrides.half_life },
+        periodic: { ...base.periodic, ...opts.overrides.periodic },
+        fsrs6: { ...base.fsrs6, ...opts.overrides.fsrs6 },
+      })
+    : base;
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const t0 = performance.now();
   const nowDate = ctx.now();

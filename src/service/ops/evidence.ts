@@ -55,7 +55,8 @@ export async function validateEvidence(
       if (!st || !st.isFile()) return { key, result: { status: 'stale', reason: `${plan.path} does not exist in the working tree`, checked_at: at } };
       if (plan.end !== undefined) {
         const lines = readFileSync(abs, 'utf8').split('\n').length;
-        if (plan.end > lines) return { key, result: { status: 'stale', reason: `${plan.path} has ${lines} lines; the evidence cites line ${plan.end}`, checked_at: at } };
+        if (plan.end > lines)
+          return { key, result: { status: 'stale', reason: `${plan.path} has ${lines} lines; the evidence cites line ${plan.end}`, checked_at: at } };
       }
       return { key, result: { status: 'ok', reason: 'file exists', checked_at: at } };
     }

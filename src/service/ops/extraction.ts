@@ -43,8 +43,12 @@ export async function extract(
   const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
   const truncated = text.length > limit;
   if (truncated) ctx.warn(`text is ${text.length} characters; only the first ${limit} are read`);
-  const cands = modules.extraction().extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence).slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
-  const existing = ctx.snapshot()
+  const cands = modules
+    .extraction()
+    .extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence)
+    .slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
+  const existing = ctx
+    .snapshot()
     .entries.filter((se) => se.project === project && se.meta.status !== 'superseded')
     .map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const extractions: ExtractReport['extractions'] = [];
@@ -52,7 +56,16 @@ export async function extract(
   for (const c of cands) {
     const dup = modules.extraction().findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
     const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text');
-    extractions.push({ summary: String(entry.summary), type: c.type, confidence: c.confidence, span: [c.start, c.end], section: String(entry.section), stored: false, duplicate_of: dup ?? null, id: null });
+    extractions.push({
+      summary: String(entry.summary),
+      type: c.type,
+      confidence: c.confidence,
+      span: [c.start, c.end],
+      section: String(entry.section),
+      stored: false,
+      duplicate_of: dup ?? null,
+      id: null,
+    });
     if (!dup) updates.push({ index: extractions.length - 1, entry });
   }
   let commit: string | null = null;
@@ -72,7 +85,11 @@ export async function extract(
     for (const sk of r.skipped) extractions[updates[sk.index].index].skipped = sk.errors;
   } else if (updates.length) {
     // A dry run stores nothing, but says the same about secrets as a real run would.
-    const found = await scanGroups(ctx, updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)), { project, agent: ctx.knownAgent, operation: 'extract' });
+    const found = await scanGroups(
+      ctx,
+      updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)),
+      { project, agent: ctx.knownAgent, operation: 'extract' },
+    );
     found.forEach((errors, i) => {
       if (errors.length) extractions[updates[i].index].skipped = errors;
     });

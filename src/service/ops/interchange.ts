@@ -21,7 +21,8 @@ export interface ImportResult {
 export function exportEntries(ctx: ServiceContext, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = ctx.project(project, true);
   const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, ctx.now().getTime());
-  return ctx.snapshot()
+  return ctx
+    .snapshot()
     .entries.filter((se) => accept(se.meta, se.project))
     .map((se) => se.entry)
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -40,7 +41,11 @@ export async function importEntries(
 ): Promise<ImportResult> {
   const onConflict = opts.onConflict ?? 'skip';
   ctx.ws.projectDir(project);
-  if (docs.length > MAX_BATCH) throw new ValidationError([{ path: opts.source ?? 'import', message: `holds ${docs.length} entries; at most ${MAX_BATCH} go in one import: split it` }], 'import');
+  if (docs.length > MAX_BATCH)
+    throw new ValidationError(
+      [{ path: opts.source ?? 'import', message: `holds ${docs.length} entries; at most ${MAX_BATCH} go in one import: split it` }],
+      'import',
+    );
   const problems: Problem[] = [];
   const entries: MemoryEntry[] = [];
   const seen = new Map<string, number>();
@@ -54,7 +59,11 @@ export async function importEntries(
     entries.push(r.value);
   });
   const agent = await ctx.agent();
-  const secrets = await scanGroups(ctx, docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`)), { project, agent, operation: 'import' });
+  const secrets = await scanGroups(
+    ctx,
+    docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`)),
+    { project, agent, operation: 'import' },
+  );
   problems.push(...secrets.flat());
   if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
   const { value, commit } = await withWrite(ctx, { project, agent, operation: 'import' }, async (tx) => {

@@ -23,7 +23,13 @@ export interface EditResult {
 }
 
 /** Rewrites entries of one project in one transaction; `edit` returns the new entry or null to skip. */
-async function rewrite(ctx: ServiceContext, ids: string[], projectName: string | undefined, op: CommitOp, edit: (e: MemoryEntry, project: string) => MemoryEntry | null): Promise<EditResult> {
+async function rewrite(
+  ctx: ServiceContext,
+  ids: string[],
+  projectName: string | undefined,
+  op: CommitOp,
+  edit: (e: MemoryEntry, project: string) => MemoryEntry | null,
+): Promise<EditResult> {
   if (ids.length === 0) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(ctx, ids[0], projectName).project;
@@ -46,7 +52,11 @@ async function rewrite(ctx: ServiceContext, ids: string[], projectName: string |
 }
 
 /** `memory reinforce`: strength to 1 and stability up (000), importance boosted on request (001); committed. */
-export async function reinforce(ctx: ServiceContext, ids: string[], opts: { project?: string; boostType?: BoostType; amount?: number } = {}): Promise<EditResult> {
+export async function reinforce(
+  ctx: ServiceContext,
+  ids: string[],
+  opts: { project?: string; boostType?: BoostType; amount?: number } = {},
+): Promise<EditResult> {
   const now = ctx.now().getTime();
   return rewrite(ctx, ids, opts.project, 'reinforce', (e, project) => ({
     ...e,
@@ -58,7 +68,12 @@ export async function reinforce(ctx: ServiceContext, ids: string[], opts: { proj
 export async function promote(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<EditResult> {
   return rewrite(ctx, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
-    return { ...e, confidence: Math.max(e.confidence, Math.min(0.95, Math.round((e.confidence + 0.1) * 100) / 100)), lifecycle: { ...(e.lifecycle ?? {}), memory_type: 'semantic' }, updated_at: ctx.now().toISOString() };
+    return {
+      ...e,
+      confidence: Math.max(e.confidence, Math.min(0.95, Math.round((e.confidence + 0.1) * 100) / 100)),
+      lifecycle: { ...(e.lifecycle ?? {}), memory_type: 'semantic' },
+      updated_at: ctx.now().toISOString(),
+    };
   });
 }
 
@@ -66,7 +81,11 @@ export async function promote(ctx: ServiceContext, id: string, opts: { project?:
  * `memory restore <id>`: an archived entry becomes active again; a deleted one is brought back
  * from git history (the last committed version) as active.
  */
-export async function restore(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
+export async function restore(
+  ctx: ServiceContext,
+  id: string,
+  opts: { project?: string } = {},
+): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
   checkId(id);
   const now = ctx.now().toISOString();
   try {
@@ -108,7 +127,12 @@ export async function link(ctx: ServiceContext, a: string, b: string, opts: { pr
 }
 
 /** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
-export function related(ctx: ServiceContext, rm: ReadModel, id: string, opts: { project?: string; limit?: number } = {}): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
+export function related(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  id: string,
+  opts: { project?: string; limit?: number } = {},
+): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
   const found = locate(ctx, id, opts.project);
   const limit = opts.limit ?? 10;
   const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];

@@ -137,11 +137,17 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
   // Rank on metadata; read the full entries of the results only.
-  const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
-    .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry }));
+  const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle).map(({ se, entry: _meta, ...r }) => ({
+    ...r,
+    entry: se.entry,
+  }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
-  if (opts.record !== false) ctx.usage.recordRetrievals(ranked.map((r) => `${r.project}/${r.entry.id}`), ctx.now().toISOString());
+  if (opts.record !== false)
+    ctx.usage.recordRetrievals(
+      ranked.map((r) => `${r.project}/${r.entry.id}`),
+      ctx.now().toISOString(),
+    );
   const ms = performance.now() - t0;
   return {
     results: ranked,
@@ -178,7 +184,6 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
   results.push(...extra);
 }
 
-
 /** Appends a query to the local query log (statistics read it: Req 22.6). */
 export function logQuery(ctx: ServiceContext, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
   appendLog(ctx.ws, 'queries', {
@@ -202,4 +207,3 @@ export function slowQueryMs(ctx: ServiceContext, project?: string): number {
     return 200;
   }
 }
-

@@ -12,7 +12,10 @@ import type { ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 
 /** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
-export async function init(ctx: ServiceContext, project: string): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
+export async function init(
+  ctx: ServiceContext,
+  project: string,
+): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
   ctx.ws.projectDir(project); // validates the name and the path
   const mergeDriver = await registerMergeDriver(ctx);
   const agent = await ctx.agent();
@@ -70,7 +73,10 @@ export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean>
  * cannot finish is aborted, so nothing is left half-merged. A push that loses a race pulls and
  * tries again.
  */
-export async function sync(ctx: ServiceContext, opts: { remote?: string; branch?: string; push?: boolean } = {}): Promise<{ pulled: boolean; pushed: boolean; head: string | null; bad: BadFile[]; attempts: number }> {
+export async function sync(
+  ctx: ServiceContext,
+  opts: { remote?: string; branch?: string; push?: boolean } = {},
+): Promise<{ pulled: boolean; pushed: boolean; head: string | null; bad: BadFile[]; attempts: number }> {
   const git = await ctx.git();
   if (!git) throw new UsageError(`${ctx.ws.root} is not a git repository: there is nothing to sync`);
   const blocked = git.writeBlocker();
@@ -94,8 +100,14 @@ export async function sync(ctx: ServiceContext, opts: { remote?: string; branch?
         () => false,
       );
       if (inMerge) await git.run(['merge', '--abort']).catch(() => undefined);
-      const conflicted = String((err as Error).message).split('\n').filter((l) => /CONFLICT|error:|fatal:/.test(l)).slice(0, 5).join('; ');
-      throw new ConflictError(`sync stopped: git could not merge ${remote}/${branch} (${conflicted || (err as Error).message.trim()}); nothing was merged, resolve it with git and run sync again`);
+      const conflicted = String((err as Error).message)
+        .split('\n')
+        .filter((l) => /CONFLICT|error:|fatal:/.test(l))
+        .slice(0, 5)
+        .join('; ');
+      throw new ConflictError(
+        `sync stopped: git could not merge ${remote}/${branch} (${conflicted || (err as Error).message.trim()}); nothing was merged, resolve it with git and run sync again`,
+      );
     }
     const snap = ctx.snapshot();
     if (opts.push === false) return { pulled, pushed: false, head: await git.head(), bad: snap.bad, attempts: attempt };
@@ -103,7 +115,8 @@ export async function sync(ctx: ServiceContext, opts: { remote?: string; branch?
       await git.run(['push', '--quiet', remote, `HEAD:${branch}`]);
       return { pulled, pushed: true, head: await git.head(), bad: snap.bad, attempts: attempt };
     } catch (err) {
-      if (!/rejected|fetch first|non-fast-forward/i.test(String((err as Error).message))) throw new GitError(`push to ${remote} failed: ${String((err as Error).message).trim()}`);
+      if (!/rejected|fetch first|non-fast-forward/i.test(String((err as Error).message)))
+        throw new GitError(`push to ${remote} failed: ${String((err as Error).message).trim()}`);
       await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
     }
   }

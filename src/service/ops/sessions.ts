@@ -14,7 +14,13 @@ import { apply, create, scanGroups } from './apply.js';
  * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
  * a long-term draft observation committed like any entry (004).
  */
-export async function remember(ctx: ServiceContext, rm: ReadModel, projectName: string | undefined, input: string | Record<string, unknown>, opts: { session?: string; ttl?: string; shortTerm?: boolean } = {}): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
+export async function remember(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  projectName: string | undefined,
+  input: string | Record<string, unknown>,
+  opts: { session?: string; ttl?: string; shortTerm?: boolean } = {},
+): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
   const project = ctx.project(projectName);
   const fields = typeof input === 'string' ? { summary: input.split('\n')[0].slice(0, 300), content: input } : input;
   const summary = String(fields.summary ?? '').trim();
@@ -71,7 +77,10 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
   });
   if (hits.length) {
     const ids = new Set(hits.map((h) => h.id));
-    ctx.sessions.write(session, entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)));
+    ctx.sessions.write(
+      session,
+      entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)),
+    );
   }
   return hits.sort((a, b) => b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
 }
@@ -80,7 +89,12 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
  * `memory session end S`: short-term entries whose importance reaches the threshold become
  * long-term observations (one commit); the rest are dropped with the session.
  */
-export async function sessionEnd(ctx: ServiceContext, rm: ReadModel, session: string, opts: { threshold?: number } = {}): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
+export async function sessionEnd(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  session: string,
+  opts: { threshold?: number } = {},
+): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
   checkSession(session);
   if (!ctx.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
   const threshold = opts.threshold ?? 0.5;

@@ -2,7 +2,15 @@
  * `memory stats` (002 Req 22): the Statistics document, kept incrementally per project selection
  * in a long-lived process.
  */
-import { EntryAggregate, computeStatistics, statisticsFrom, type DateRange, type OperationRecord, type QueryRecord, type Statistics } from '../../core/stats.js';
+import {
+  EntryAggregate,
+  computeStatistics,
+  statisticsFrom,
+  type DateRange,
+  type OperationRecord,
+  type QueryRecord,
+  type Statistics,
+} from '../../core/stats.js';
 import type { EntryMeta } from '../../core/meta.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { ServiceContext } from '../context.js';
@@ -17,13 +25,20 @@ export type Aggregates = Map<string, { agg: EntryAggregate; seen: Map<string, { 
  * entries whose files changed since the last call (Req 22.9); logs are read incrementally.
  * `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
  */
-export function getStatistics(ctx: ServiceContext, rm: ReadModel, aggregates: Aggregates, project: string | undefined, range: DateRange = {}, opts: { refresh?: boolean } = {}): Statistics {
+export function getStatistics(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  aggregates: Aggregates,
+  project: string | undefined,
+  range: DateRange = {},
+  opts: { refresh?: boolean } = {},
+): Statistics {
   const projects = project ? [ctx.project(project, true)] : undefined;
   const snap = opts.refresh === false ? (rm.current ?? ctx.lastSnap ?? ctx.snapshot()) : ctx.snapshot();
   const operations = ctx.logs.read<OperationRecord>(ctx.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
-  const queries = ctx.logs.read<QueryRecord & { projects: string[] | null }>(ctx.ws, 'queries').filter(
-    (q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)),
-  );
+  const queries = ctx.logs
+    .read<QueryRecord & { projects: string[] | null }>(ctx.ws, 'queries')
+    .filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)));
   const staleIds = new Set([...ctx.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
   const nowMs = ctx.now().getTime();
   const mineOf = (): StoredEntry[] => snap.entries.filter((se) => !projects || projects.includes(se.project));
