@@ -6,11 +6,12 @@
  * every section folder is watched again: a checkout that removes and restores a folder no longer
  * leaves the daemon blind until the next reconcile.
  */
-import { existsSync, readFileSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
+import { existsSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import type { FSWatcher } from 'chokidar';
 import { join } from 'node:path';
 import { SECTIONS } from '../core/constants.js';
 import type { GitRepo } from '../store/git.js';
+import { headFromFiles } from '../store/git-state.js';
 import type { Workspace } from '../store/workspace.js';
 
 export interface WatcherHooks {
@@ -18,29 +19,6 @@ export interface WatcherHooks {
   onBatch(paths: Set<string>): void;
   onEvent(kind: string, path: string): void;
   onError(where: string, err: unknown): void;
-}
-
-/** HEAD's commit read from the git dir's files alone (no git process); null when unborn or unreadable. */
-export function headFromFiles(gitDir: string): string | null {
-  try {
-    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
-    if (!head.startsWith('ref: ')) return /^[0-9a-f]{40,64}$/.test(head) ? head : null;
-    const ref = head.slice(5).trim();
-    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
-    for (const dir of [gitDir, common]) {
-      try {
-        const sha = readFileSync(join(dir, ref), 'utf8').trim();
-        if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
-      } catch {
-        /* packed, or in the common dir */
-      }
-    }
-    const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
-    const m = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed);
-    return m ? m[1] : null;
-  } catch {
-    return null;
-  }
 }
 
 export class DaemonWatcher {

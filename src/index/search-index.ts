@@ -15,70 +15,23 @@
  * never fatal. Queries score through `rawHits` (see PostingScorer); the service filters the hits,
  * which gives what filtering first would (Req 15.5): MiniSearch's scores do not depend on filters.
  */
-import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
+import MiniSearch, { type SearchOptions, type SearchResult } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
-import { writeFileAtomicWith } from '../store/fsutil.js';
 import { PostingScorer, type ScoredHits } from './scorer.js';
+import { INDEX_OPTIONS, docOf, type Doc } from './options.js';
+import { reachableTerms } from './reachable.js';
+import { MAGIC, readAt, readHeader, stampsOf, writeSnapshot, type MiniSearchJS, type Postings } from './snapshot-file.js';
 
-const SNAPSHOT_VERSION = 4;
-/** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
-const TRAILER = 14;
-const MAGIC = 'BASS-AGENTS-INDEX\n';
-
-interface Doc {
-  key: string;
-  summary: string;
-  content: string;
-  subject: string;
-  tags: string;
-  kind: string;
-  scope: string;
-}
-
-/** Splits on anything that is not a letter or digit, so `auth-service.tokens` → auth, service, tokens. */
-const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
-
-export const INDEX_OPTIONS: Options<Doc> = {
-  idField: 'key',
-  fields: ['summary', 'content', 'subject', 'tags', 'kind', 'scope'],
-  storeFields: [],
-  tokenize,
-  processTerm: (t) => (t.length > 1 || /\d/.test(t) ? t.toLowerCase() : null),
-  // Vacuumed synchronously after every sync that discards (see SearchIndex.vacuum).
-  autoVacuum: false,
-  searchOptions: {
-    boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
-    prefix: (term) => term.length >= 3,
-    fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
-    combineWith: 'OR',
-  },
-};
-
-/**
- * Names the tokenizer and term processing above: change it whenever they change, so an old
- * snapshot is rebuilt rather than misread. (Not their source text: the bundled CLI and dist/
- * hold the same functions formatted differently, and must share one snapshot.)
- */
-const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/v1';
-
-/** Changes whenever the options above change, so an old snapshot is rebuilt rather than misread. */
-export const OPTIONS_HASH = createHash('sha1')
-  .update(JSON.stringify({ v: SNAPSHOT_VERSION, fields: INDEX_OPTIONS.fields, analyzer: ANALYZER }))
-  .digest('hex')
-  .slice(0, 12);
+export { INDEX_OPTIONS, OPTIONS_HASH } from './options.js';
+export { reachableTerms } from './reachable.js';
 
 export interface IndexedDoc {
   key: string;
   stamp: string;
   /** The entry, fetched only when the index has to (re)index it. */
   load: () => MemoryEntry;
-}
-
-function docOf(key: string, e: MemoryEntry): Doc {
-  return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
 }
 
 export interface SyncPlan {
@@ -95,172 +48,12 @@ export interface SyncReport {
   removed: number;
 }
 
-type MiniSearchJS = Parameters<typeof MiniSearch.loadJS>[0];
-type Postings = MiniSearchJS['index'][number][1];
-
-interface Header {
-  v: number;
-  optionsHash: string;
-  /** The file stamp of each document, in the order of `ms.documentIds` (an array parses ~4x faster than a keyed object). */
-  stamps: string[];
-  /** MiniSearch's serialized state without `index`. */
-  ms: Omit<MiniSearchJS, 'index'>;
-  /** Sorted vocabulary; the postings of terms[i] are body bytes offsets[i] .. offsets[i+1]-2 (a comma follows each). */
-  terms: string[];
-  offsets: number[];
-}
-
-function checkHeader(header: Header): Header | null {
-  if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
-  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1 || !Array.isArray(header.stamps))
-    return null;
-  return header;
-}
-
-/** Document key → file stamp, from the header's arrays. */
-function stampsOf(header: Header): Map<string, string> {
-  const keys = Object.values(header.ms.documentIds) as string[];
-  if (keys.length !== header.stamps.length) throw new Error('snapshot stamps do not match its documents');
-  const out = new Map<string, string>();
-  for (let i = 0; i < keys.length; i++) out.set(keys[i], header.stamps[i]);
-  return out;
-}
-
-/** Reads `len` bytes at `pos` of an open file. */
-function readAt(fd: number, pos: number, len: number): Buffer {
-  const buf = Buffer.allocUnsafe(len);
-  let got = 0;
-  while (got < len) {
-    const n = readSync(fd, buf, got, len - got, pos + got);
-    if (n === 0) throw new Error('snapshot ends early');
-    got += n;
-  }
-  return buf;
-}
-
-/** The header of an open snapshot file, or null when it is not one of ours (or another version). */
-function readHeader(fd: number): Header | null {
-  const size = fstatSync(fd).size;
-  if (size < MAGIC.length + TRAILER) return null;
-  if (readAt(fd, 0, MAGIC.length).toString('latin1') !== MAGIC) return null;
-  const trailer = readAt(fd, size - TRAILER, TRAILER).toString('latin1');
-  const len = Number(trailer.slice(1, -1));
-  if (trailer[0] !== '\n' || !/^\d{12}$/.test(trailer.slice(1, -1)) || len <= 0 || MAGIC.length + len + TRAILER > size) return null;
-  const header = JSON.parse(readAt(fd, size - TRAILER - len, len).toString('utf8')) as Header;
-  if (!checkHeader(header) || MAGIC.length + header.offsets[header.offsets.length - 1] + len + TRAILER !== size) return null;
-  return header;
-}
-
-/** Writes a snapshot to `file` atomically, streaming the postings: `terms` must be sorted. */
-function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) => string, rest: Header['ms'], stamps: Map<string, string>): void {
-  writeFileAtomicWith(
-    file,
-    (fd) => {
-      const offsets: number[] = [0];
-      let at = 0;
-      let chunk: string[] = [MAGIC];
-      let chunkLen = 0;
-      const flush = (): void => {
-        if (chunk.length) writeFileSync(fd, chunk.join(''));
-        chunk = [];
-        chunkLen = 0;
-      };
-      for (let i = 0; i < terms.length; i++) {
-        const piece = `${postingsJson(i)},`;
-        chunk.push(piece);
-        chunkLen += piece.length;
-        at += Buffer.byteLength(piece);
-        offsets.push(at);
-        if (chunkLen > 1 << 22) flush();
-      }
-      const header: Header = {
-        v: SNAPSHOT_VERSION,
-        optionsHash: OPTIONS_HASH,
-        stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''),
-        ms: rest,
-        terms,
-        offsets,
-      };
-      const headerJson = JSON.stringify(header);
-      chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
-      flush();
-    },
-    { fsync: false },
-  );
-}
-
 /** MiniSearch's private maps, read directly by `save` (checked: a version without them falls back to `toJSON`). */
 interface MiniSearchInternals {
   _index: Iterable<[string, Map<number, Map<number, number>>]>;
   _documentIds: Map<number, string>;
   _fieldLength: Map<number, number[]>;
   _storedFields: Map<number, unknown>;
-}
-
-/** Levenshtein distance, or `max + 1` as soon as it must exceed `max`. */
-function boundedDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      cur.push(v);
-      if (v < rowMin) rowMin = v;
-    }
-    if (rowMin > max) return max + 1;
-    prev = cur;
-  }
-  return prev[b.length];
-}
-
-/** First index in sorted `terms` whose term is >= `t`. */
-function lowerBound(terms: string[], t: string): number {
-  let lo = 0;
-  let hi = terms.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (terms[mid] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * Indexes of the vocabulary terms a search for `text` can reach, by the same tokenizer, term
- * processing, prefix and fuzzy rules MiniSearch applies (a superset is harmless: MiniSearch
- * re-checks every term against its own tree).
- */
-export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
-  const so = opts.searchOptions ?? {};
-  const tok = so.tokenize ?? opts.tokenize ?? tokenize;
-  const proc = so.processTerm ?? opts.processTerm ?? ((t: string) => t.toLowerCase());
-  const maxFuzzy = so.maxFuzzy ?? 6;
-  const out = new Set<number>();
-  const raw = tok(text);
-  const queryTerms = raw.flatMap((t) => {
-    const p = proc(t);
-    return p == null || p === false ? [] : Array.isArray(p) ? p : [p];
-  });
-  queryTerms.forEach((q, i) => {
-    const exact = lowerBound(terms, q);
-    if (terms[exact] === q) out.add(exact);
-    const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
-    if (prefix) for (let k = exact; k < terms.length && terms[k].startsWith(q); k++) out.add(k);
-    const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
-    if (fz) {
-      const f = fz === true ? 0.2 : fz;
-      const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
-      if (max > 0) {
-        for (let k = 0; k < terms.length; k++) {
-          const t = terms[k];
-          if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
-        }
-      }
-    }
-  });
-  return out;
 }
 
 export class SearchIndex {

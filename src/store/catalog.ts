@@ -6,241 +6,28 @@
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
  * `.bass-agents/` loses nothing.
  */
-import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { SECTIONS, type Section } from '../core/constants.js';
-import { ValidationError, type Problem } from '../core/errors.js';
-import { entryMeta, type EntryMeta } from '../core/meta.js';
+import { SECTIONS } from '../core/constants.js';
+import type { Problem } from '../core/errors.js';
+import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { lazy } from '../lazy.js';
-import { stampOf, writeFileAtomic } from './fsutil.js';
+import { CatalogCache, type CatalogHeader } from './catalog-cache.js';
+import { stampOf } from './fsutil.js';
+import {
+  StoredEntry,
+  dropDuplicates,
+  duplicateProblem,
+  entryPath,
+  keyOfFile,
+  metaRow,
+  readEntryFile,
+  type BadFile,
+  type CatalogSnapshot,
+} from './stored-entry.js';
 import type { Workspace } from './workspace.js';
 
-const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
-
-const CATALOG_VERSION = 7;
-/**
- * Small changes (a write, an edit) are appended to `catalog.delta` instead of rewriting the whole
- * cache (3.6 MB at 10K entries, 36 MB at 100K): up to this many files at once, and until the
- * delta holds this many lines or a twentieth of the files, whichever is more.
- */
-const DELTA_BATCH_MAX = 256;
-const DELTA_LINES_MIN = 1000;
-
-/**
- * The parts of an entry file's path relative to the root (`ai-memory/<project>/<section>/<id>.json`),
- * or null for any other path (a folder, config.yaml, a dot file, an unknown section).
- */
-export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
-  const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
-  if (!m || m[3].startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2])) return null;
-  return { project: m[1], section: m[2] as Section, id: m[3] };
-}
-
-/** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
-export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
-  return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
-}
-
-/** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
-export class StoredEntry {
-  readonly project: string;
-  /** Path relative to the workspace root. */
-  readonly file: string;
-  /** size:mtime:ctime of the file, which changes whenever the file does. */
-  readonly stamp: string;
-  /** `project/id`: the key of the index and of local usage. */
-  readonly key: string;
-  private root: string;
-  /** The metadata, or its catalog line (a JSON row) until first used. */
-  private metaSrc: EntryMeta | string;
-  private full: MemoryEntry | undefined;
-
-  constructor(root: string, project: string, file: string, stamp: string, meta: EntryMeta | string, full?: MemoryEntry) {
-    this.root = root;
-    this.project = project;
-    this.file = file;
-    this.stamp = stamp;
-    this.key = keyOfFile(file, project);
-    this.metaSrc = meta;
-    this.full = full;
-  }
-
-  /** Filter, ranking and statistics fields, parsed from the cached row on first use. */
-  get meta(): EntryMeta {
-    if (typeof this.metaSrc === 'string') this.metaSrc = metaFromRow(JSON.parse(this.metaSrc) as unknown[]);
-    return this.metaSrc;
-  }
-
-  /** Whether this entry's metadata might contain `text`: a substring test on its unparsed catalog row, else true. */
-  mentions(text: string): boolean {
-    return typeof this.metaSrc === 'string' ? this.metaSrc.includes(text) : true;
-  }
-
-  /** The catalog line of this entry's metadata (its row as JSON), without parsing it when it was never used. */
-  metaLine(): string {
-    return typeof this.metaSrc === 'string' ? this.metaSrc : JSON.stringify(metaRow(this.metaSrc));
-  }
-
-  /** The whole entry, read from its file the first time (it was validated when its stamp was cached). */
-  get entry(): MemoryEntry {
-    if (this.full) return this.full;
-    const abs = join(this.root, this.file);
-    let parsed: MemoryEntry | undefined;
-    try {
-      parsed = JSON.parse(readFileSync(abs, 'utf8')) as MemoryEntry;
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || parsed.id !== this.meta.id || parsed.updated_at !== this.meta.updated_at) {
-      // The file changed after the catalog was read: validate it again rather than trust it.
-      const r = readEntryFile(abs, this.file, this.meta.section, this.meta.id);
-      if (!r.entry) throw new ValidationError(r.problems ?? [], 'entry file');
-      parsed = r.entry;
-    }
-    this.full = parsed;
-    return parsed;
-  }
-}
-
-/** A file that could not be used, with why. */
-export interface BadFile {
-  file: string;
-  problems: Problem[];
-}
-
-/**
- * On disk the catalog is a header line (file names, stat numbers and stamps as parallel arrays,
- * the problems of bad files) followed by one JSON row per file: that file's metadata as an array,
- * not an object. A one-shot command parses the header (3 ms at 10K entries) and only the rows it
- * uses; parsing every row as keyed objects up front cost 40 ms.
- */
-const META_KEYS = [
-  'id',
-  'section',
-  'kind',
-  'subject',
-  'scope',
-  'tags',
-  'confidence',
-  'evidence',
-  'status',
-  'superseded_by',
-  'related_entries',
-  'valid_from',
-  'valid_to',
-  'review_interval',
-  'created_by',
-  'created_at',
-  'updated_at',
-  'lifecycle',
-  'dup',
-  'importance0',
-] as const satisfies readonly (keyof EntryMeta)[];
-
-interface CatalogHeader {
-  v: number;
-  /** A hash of the rest: the base that lines of `catalog.delta` name (others are ignored). */
-  id: string;
-  files: string[];
-  /** size, mtimeMs, ctimeMs of files[i] at 3i .. 3i+2. */
-  st: number[];
-  stamps: string[];
-  /** Problems of the files that could not be used, by position. */
-  bad: Record<string, Problem[]>;
-}
-
-interface CatalogFile {
-  id: string;
-  /** Lines of `catalog.delta` applied on top of the base. */
-  deltaLines: number;
-  /** Position of each file in the arrays below (a file the delta removed keeps a dead slot). */
-  pos: Map<string, number>;
-  st: number[];
-  stamps: string[];
-  /** The metadata row of each usable file (a JSON array), '' for a bad one. */
-  lines: string[];
-  bad: Record<string, Problem[]>;
-}
-
-function metaRow(m: EntryMeta): unknown[] {
-  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
-}
-
-function metaFromRow(v: unknown[]): EntryMeta {
-  // One literal with every key, in META_KEYS order, so V8 gives all metas one fast shape.
-  const m = {
-    id: v[0],
-    section: v[1],
-    kind: v[2],
-    subject: v[3],
-    scope: v[4],
-    tags: v[5],
-    confidence: v[6],
-    evidence: (v[7] as string[]).map((type) => ({ type })),
-    status: v[8],
-    superseded_by: v[9],
-    related_entries: v[10],
-    valid_from: v[11],
-    valid_to: v[12],
-    review_interval: v[13] ?? undefined,
-    created_by: v[14],
-    created_at: v[15],
-    updated_at: v[16],
-    lifecycle: v[17] ?? undefined,
-    dup: v[18],
-    importance0: v[19],
-  };
-  return m as unknown as EntryMeta;
-}
-
-export interface CatalogSnapshot {
-  /** Usable entries, one per key (`project/id`). */
-  entries: StoredEntry[];
-  bad: BadFile[];
-  /** Files (relative) whose content changed since the cache was last saved, and removed ones. */
-  changed: string[];
-  removed: string[];
-  /**
-   * From `refreshPaths` only: every key a changed or removed file has, with the entry that holds
-   * it now (null: none does). What the index needs to follow a batch without a pass over all.
-   */
-  touched?: Map<string, StoredEntry | null>;
-  /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
-  duplicates?: string[];
-}
-
-/**
- * Two files of one project with the same id (a copied file, a move merged with an edit): the
- * file whose path sorts first keeps the id, the others are reported and skipped, so the id means
- * one entry everywhere (index, usage, links). Not a property of the file alone, so never cached.
- */
-function duplicateProblem(rel: string, holder: string): BadFile {
-  const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
-  return {
-    file: rel,
-    problems: [{ path: rel, message: `has id ${id}, which ${holder} already has; ids must be unique within a project (this file is skipped)` }],
-  };
-}
-
-/** Moves every entry whose key an earlier-sorting file also has to `bad` (see duplicateProblem). */
-function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entries: StoredEntry[]; duplicates?: string[] } {
-  const holder = new Map<string, StoredEntry>();
-  let dups: StoredEntry[] | undefined;
-  for (const se of entries) {
-    const other = holder.get(se.key);
-    if (!other) holder.set(se.key, se);
-    else {
-      (dups ??= []).push(other.file < se.file ? se : other);
-      if (se.file < other.file) holder.set(se.key, se);
-    }
-  }
-  if (!dups) return { entries };
-  const skip = new Set(dups);
-  for (const d of dups) bad.push(duplicateProblem(d.file, holder.get(d.key)!.file));
-  return { entries: entries.filter((se) => !skip.has(se)), duplicates: dups.map((d) => d.file) };
-}
+export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
 
 /**
  * What `refreshPaths` keeps between watcher batches, for the snapshot it returned last: the
@@ -256,131 +43,19 @@ interface LiveState {
   dups: Map<string, Set<string>>;
 }
 
-/** Reads one entry file: parse, validate, and check that id and section match the file's place. */
-export function readEntryFile(abs: string, rel: string, section: Section, id: string): { entry?: MemoryEntry; problems?: Problem[] } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(abs, 'utf8'));
-  } catch (err) {
-    return { problems: [{ path: rel, message: `not valid JSON (${(err as Error).message})` }] };
-  }
-  const r = validation().validateStoredEntry(raw);
-  if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })) };
-  const problems: Problem[] = [];
-  if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${JSON.stringify(r.value.id)} but the file is named ${id}.json` });
-  if (r.value.section !== section) {
-    problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
-  }
-  return problems.length ? { problems } : { entry: r.value };
-}
-
 export class Catalog {
   private ws: Workspace;
-  private cacheFile: string;
+  private readonly cache: CatalogCache;
   private live: LiveState | undefined;
   /** What the last full refresh found (the cache's contents), for `noteWritten`. */
   private found: (Omit<CatalogHeader, 'v'> & { lines: string[]; deltaLines: number }) | undefined;
-  private deltaFile: string;
   /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
   private notesWrites: boolean;
 
   constructor(ws: Workspace, opts: { noteWrites?: boolean } = {}) {
     this.ws = ws;
     this.notesWrites = opts.noteWrites !== false;
-    this.cacheFile = join(ws.localDir, 'cache', 'catalog.json');
-    this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
-  }
-
-  private load(): CatalogFile | null {
-    try {
-      const text = readFileSync(this.cacheFile, 'utf8');
-      const nl = text.indexOf('\n');
-      const h = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as CatalogHeader;
-      const n = h?.files?.length;
-      if (
-        h.v !== CATALOG_VERSION ||
-        typeof h.id !== 'string' ||
-        !Array.isArray(h.st) ||
-        h.st.length !== 3 * n ||
-        h.stamps?.length !== n ||
-        typeof h.bad !== 'object'
-      )
-        return null;
-      const lines = n === 0 ? [] : text.slice(nl + 1).split('\n');
-      if (lines.length !== n) return null;
-      const pos = new Map<string, number>();
-      for (let i = 0; i < n; i++) pos.set(h.files[i], i);
-      const file: CatalogFile = { id: h.id, deltaLines: 0, pos, st: h.st, stamps: h.stamps, lines, bad: h.bad ?? {} };
-      this.applyDelta(file);
-      return file;
-    } catch {
-      return null; // missing or corrupt: rebuilt by the caller
-    }
-  }
-
-  /**
-   * Applies the lines of `catalog.delta` that name this base, in order: `[id, file, size,
-   * mtimeMs, ctimeMs, stamp, row, problems]` sets a file, `[id, file]` removes one. A line cut
-   * short (a concurrent append) or naming another base is skipped: every use of the cache is
-   * checked against the file's own stamp anyway.
-   */
-  private applyDelta(file: CatalogFile): void {
-    let text: string;
-    try {
-      text = readFileSync(this.deltaFile, 'utf8');
-    } catch {
-      return;
-    }
-    for (const raw of text.split('\n')) {
-      if (!raw) continue;
-      let d: unknown;
-      try {
-        d = JSON.parse(raw);
-      } catch {
-        continue;
-      }
-      if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
-      const rel = d[1];
-      file.deltaLines++;
-      if (d.length === 2) {
-        file.pos.delete(rel);
-        continue;
-      }
-      const [, , size, mtime, ctime, stamp, row, problems] = d as [string, string, number, number, number, string, string, Problem[] | null];
-      if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string') continue;
-      let i = file.pos.get(rel);
-      if (i === undefined) {
-        i = file.stamps.length;
-        file.stamps.push('');
-        file.lines.push('');
-        file.st.push(0, 0, 0);
-        file.pos.set(rel, i);
-      }
-      file.st[3 * i] = size;
-      file.st[3 * i + 1] = mtime;
-      file.st[3 * i + 2] = ctime;
-      file.stamps[i] = stamp;
-      file.lines[i] = row;
-      if (Array.isArray(problems)) file.bad[i] = problems;
-      else delete file.bad[i];
-    }
-  }
-
-  /** Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines). */
-  private appendDelta(id: string, rows: unknown[][]): boolean {
-    if (!rows.length) return true;
-    try {
-      if (!this.ws.ensureLocal()) return false;
-      appendFileSync(this.deltaFile, `${rows.map((r) => JSON.stringify([id, ...r])).join('\n')}\n`);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */
-  private deltaFits(count: number, deltaLines: number, files: number): boolean {
-    return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
+    this.cache = new CatalogCache(ws);
   }
 
   /** The live state for `prev`: kept from the last batch, or built once from the snapshot. */
@@ -520,7 +195,7 @@ export class Catalog {
 
   /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
   refresh(): CatalogSnapshot {
-    const cache = this.load();
+    const cache = this.cache.load();
     // What to save (built as we go; cheap next to the stat): files in order, their numbers, stamps, rows.
     const next = { files: [] as string[], st: [] as number[], stamps: [] as string[], lines: [] as string[], bad: {} as Record<string, Problem[]> };
     let fromCache = 0;
@@ -601,7 +276,7 @@ export class Catalog {
     }
     const moved = changed.length + removed.length;
     let found: NonNullable<typeof this.found>;
-    if (cache && moved && this.deltaFits(moved, cache.deltaLines, next.files.length)) {
+    if (cache && moved && this.cache.deltaFits(moved, cache.deltaLines, next.files.length)) {
       const rows: unknown[][] = changedAt.map((at) => [
         next.files[at],
         next.st[3 * at],
@@ -612,10 +287,10 @@ export class Catalog {
         next.bad[at] ?? null,
       ]);
       for (const rel of removed) rows.push([rel]);
-      found = this.appendDelta(cache.id, rows)
+      found = this.cache.appendDelta(cache.id, rows)
         ? { ...next, id: cache.id, deltaLines: cache.deltaLines + moved }
-        : { ...next, id: this.save(next), deltaLines: 0 };
-    } else if (moved || !cache) found = { ...next, id: this.save(next), deltaLines: 0 };
+        : { ...next, id: this.cache.save(next), deltaLines: 0 };
+    } else if (moved || !cache) found = { ...next, id: this.cache.save(next), deltaLines: 0 };
     else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
     if (this.notesWrites) this.found = found;
     return { ...dropDuplicates(entries, bad), bad, changed, removed };
@@ -674,7 +349,7 @@ export class Catalog {
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null]);
     }
     if (!rows.length) return;
-    if (this.deltaFits(rows.length, f.deltaLines, f.files.length) && this.appendDelta(f.id, rows)) {
+    if (this.cache.deltaFits(rows.length, f.deltaLines, f.files.length) && this.cache.appendDelta(f.id, rows)) {
       f.deltaLines += rows.length;
       return;
     }
@@ -691,21 +366,6 @@ export class Catalog {
       lines: live.map((i) => f.lines[i]),
       bad,
     };
-    this.found = { ...next, id: this.save(next), deltaLines: 0 };
-  }
-
-  /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
-  private save(c: Omit<CatalogHeader, 'v' | 'id'> & { lines: string[] }): string {
-    const core = JSON.stringify({ files: c.files, st: c.st, stamps: c.stamps, bad: c.bad });
-    const id = createHash('sha1').update(core).digest('hex').slice(0, 16);
-    try {
-      if (!this.ws.ensureLocal()) return id;
-      const body = c.lines.length ? `\n${c.lines.join('\n')}` : '';
-      writeFileAtomic(this.cacheFile, `{"v":${CATALOG_VERSION},"id":"${id}",${core.slice(1)}${body}`, { fsync: false });
-      rmSync(this.deltaFile, { force: true });
-    } catch {
-      /* a cache that cannot be saved only costs speed */
-    }
-    return id;
+    this.found = { ...next, id: this.cache.save(next), deltaLines: 0 };
   }
 }

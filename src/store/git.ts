@@ -8,10 +8,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
-import { parseCommitTrailers } from '../core/entry.js';
 import { BusyError, GitError } from '../core/errors.js';
+import { writeBlocker } from './git-state.js';
+
+export { findGitDir } from './git-state.js';
 
 /** The process environment without GIT_* keys (simple-git's environment guard refuses them). */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -52,35 +54,6 @@ export interface CommitHooks {
 
 /** How long a memory commit waits for another git process to release the index lock. */
 const INDEX_LOCK_WAIT_MS = 10_000;
-
-/**
- * The git dir of the repository holding `start`, found with the file system alone (no git
- * process): the nearest `.git` folder up, or the folder a `.git` file (worktree, submodule)
- * names. Null outside git.
- */
-export function findGitDir(start: string): string | null {
-  for (let dir = start; ;) {
-    const dotGit = join(dir, '.git');
-    const st = statSync(dotGit, { throwIfNoEntry: false });
-    if (st?.isDirectory()) return dotGit;
-    if (st?.isFile()) {
-      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      return m ? resolve(dir, m[1].trim()) : null;
-    }
-    const up = dirname(dir);
-    if (up === dir) return null;
-    dir = up;
-  }
-}
-
-export interface HistoryVersion {
-  commit: string;
-  date: string;
-  author: string;
-  subject: string;
-  /** The file at that commit; null where the commit removed it. */
-  content: string | null;
-}
 
 export class GitRepo {
   readonly toplevel: string;
@@ -351,12 +324,6 @@ export class GitRepo {
     return out;
   }
 
-  /** The blob id git would give these bytes in this repository (no filters). */
-  async blobIdOf(data: Buffer): Promise<string> {
-    const head = await this.head();
-    return blobId(data, head && head.length === 64 ? 'sha256' : 'sha1');
-  }
-
   /**
    * Removes what killed writers of ours left in git: private refs under refs/bass-agents/ and
    * marks files. Called with the write lock held, when no writer of ours can be mid-commit.
@@ -385,26 +352,9 @@ export class GitRepo {
     return n;
   }
 
-  /**
-   * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD
-   * (the commit would be lost on the next checkout), or a rebase, cherry-pick, revert, bisect or
-   * merge of the user's in progress (the commit would be spliced into their work).
-   */
+  /** Why memory must not be committed on this checkout now, or null (see writeBlocker in git-state.ts). */
   writeBlocker(): string | null {
-    let head = '';
-    try {
-      head = readFileSync(join(this.gitDir, 'HEAD'), 'utf8').trim();
-    } catch {
-      return null;
-    }
-    const has = (f: string): boolean => existsSync(join(this.gitDir, f));
-    if (has('rebase-merge') || has('rebase-apply')) return 'a rebase is in progress (finish it with git rebase --continue or --abort)';
-    if (has('CHERRY_PICK_HEAD')) return 'a cherry-pick is in progress (finish or abort it first)';
-    if (has('REVERT_HEAD')) return 'a revert is in progress (finish or abort it first)';
-    if (has('MERGE_HEAD')) return 'a merge is in progress (commit or abort it first)';
-    if (has('BISECT_LOG')) return 'a bisect is in progress (git bisect reset ends it)';
-    if (!head.startsWith('ref: ')) return `HEAD is detached at ${head.slice(0, 12)} (a commit made here is lost on the next checkout; switch to a branch)`;
-    return null;
+    return writeBlocker(this.gitDir);
   }
 
   /** Runs git with `input` on stdin (simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
@@ -428,110 +378,6 @@ export class GitRepo {
       child.stdin.on('error', () => undefined); // git exiting early is reported through close
       child.stdin.end(input);
     });
-  }
-
-  /** Every committed version of one file, newest first (002 Req 12.5). */
-  async history(absPath: string): Promise<HistoryVersion[]> {
-    const p = this.repoPath(absPath);
-    let log: string;
-    try {
-      log = await this.git.raw(['log', '--format=%H%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
-    } catch {
-      return [];
-    }
-    const versions: HistoryVersion[] = [];
-    for (const rec of log.split('\x1e')) {
-      const [commit, date, author, subject] = rec.trim().split('\x1f');
-      if (!commit || !date) continue;
-      let content: string | null = null;
-      try {
-        content = await this.git.raw(['show', `${commit}:${p}`]);
-      } catch {
-        content = null;
-      }
-      versions.push({ commit, date, author: author ?? '', subject: subject ?? '', content });
-    }
-    return versions;
-  }
-
-  /**
-   * The last committed content of a file matching `pathspec` (a glob relative to the repository)
-   * that is gone from HEAD: its path and bytes, from the parent of the commit that deleted it.
-   */
-  async lastDeleted(pathspec: string): Promise<{ path: string; content: string } | null> {
-    let out: string;
-    try {
-      out = await this.git.raw(['log', '--diff-filter=D', '--format=%x1e%H', '--name-only', '--', pathspec]);
-    } catch {
-      return null;
-    }
-    for (const rec of out.split('\x1e')) {
-      const [commit, ...files] = rec.trim().split('\n').filter(Boolean);
-      if (!commit || files.length === 0) continue;
-      try {
-        return { path: files[0], content: await this.git.raw(['show', `${commit}^:${files[0]}`]) };
-      } catch {
-        continue;
-      }
-    }
-    return null;
-  }
-
-  /** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
-  async memoryLog(
-    paths: string[],
-    limit: number,
-    op?: string,
-  ): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
-    let out: string;
-    try {
-      out = await this.git.raw(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]);
-    } catch {
-      return [];
-    }
-    const rows: { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[] = [];
-    for (const rec of out.split('\x1e')) {
-      const [commit, date, subject, body] = rec.split('\x1f');
-      if (!commit?.trim() || !date) continue;
-      const t = parseCommitTrailers(body ?? '');
-      const changes = op ? t.changes.filter((c) => c.op === op) : t.changes;
-      if (op && changes.length === 0) continue;
-      rows.push({ commit: commit.trim(), date, agent: t.agent ?? null, subject: subject ?? '', changes });
-      if (rows.length >= limit) break;
-    }
-    return rows;
-  }
-
-  /** URLs of the repository's remotes. */
-  async remoteUrls(): Promise<string[]> {
-    try {
-      const out = await this.git.raw(['remote', '-v']);
-      return [
-        ...new Set(
-          out
-            .split('\n')
-            .map((l) => l.split(/\s+/)[1])
-            .filter((u): u is string => Boolean(u)),
-        ),
-      ];
-    } catch {
-      return [];
-    }
-  }
-
-  /** Whether `<commit>:<path>` exists here: true, false, or null when the commit itself is unknown (not fetched). */
-  async hasPathAt(commit: string, path: string): Promise<boolean | null> {
-    try {
-      await this.git.raw(['cat-file', '-e', `${commit}^{commit}`]);
-    } catch {
-      return null;
-    }
-    try {
-      await this.git.raw(['cat-file', '-e', `${commit}:${path}`]);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** The repository-local git config value of `key`, or null. */

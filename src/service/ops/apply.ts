@@ -9,12 +9,15 @@ import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { ValidationContext } from '../../core/validate.js';
-import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
+import type { CatalogSnapshot } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
 import { withWrite, type WriteTx } from '../transaction.js';
+import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
+
+export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 import { locate } from './entries.js';
 
 /** At most this many updates in one apply or import: past it, split the batch. */
@@ -94,48 +97,6 @@ async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions
     { project, agent, operation: opts.label ?? 'apply' },
   );
   return { updates, opts, project, agent, secrets, prefixOf };
-}
-
-/**
- * What the batches of one transaction see of the store: entries by id, live entries by
- * duplicate key, and what earlier batches (or earlier updates of the same batch) wrote.
- */
-class BatchState {
-  readonly snap: CatalogSnapshot;
-  private readonly project: string;
-  private readonly byId = new Map<string, StoredEntry>();
-  readonly dupKeys: ReturnType<typeof duplicateIndex>;
-  private readonly working = new Map<string, MemoryEntry>();
-  readonly nextId = modules.ulid().monotonicFactory();
-
-  constructor(snap: CatalogSnapshot, project: string, updates: number) {
-    this.snap = snap;
-    this.project = project;
-    // By id from the keys (project/id), so no entry's metadata row is parsed for it.
-    for (const se of snap.entries) {
-      const id = se.key.slice(se.project.length + 1);
-      if (!this.byId.has(id)) this.byId.set(id, se);
-    }
-    this.dupKeys = duplicateIndex(snap.entries, project, updates);
-  }
-
-  getEntry = (id: string): MemoryEntry | undefined => {
-    const w = this.working.get(id);
-    if (w) return w;
-    const se = this.byId.get(id);
-    return se && se.project === this.project ? se.entry : undefined;
-  };
-
-  otherProject(id: string | undefined): string | undefined {
-    if (!id) return undefined;
-    const se = this.byId.get(id);
-    return se && se.project !== this.project && !this.working.has(id) ? se.project : undefined;
-  }
-
-  write(tx: WriteTx, e: MemoryEntry): void {
-    this.working.set(e.id, e);
-    tx.put(e);
-  }
 }
 
 /** Applies one prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
@@ -315,24 +276,6 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
   return out;
 }
 
-/**
- * Why `target` cannot be superseded by `by`: the replacement is not live (superseded,
- * deprecated, archived), or following its own `superseded_by` chain leads back to `target`.
- */
-export function supersedeProblem(target: string, by: string, getEntry: (id: string) => MemoryEntry | undefined): string | null {
-  const e = getEntry(by);
-  if (!e) return null; // validation reports a missing replacement
-  if (e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived') {
-    return `entry ${by} is ${e.status}: an entry can only be superseded by a live one`;
-  }
-  const seen = new Set<string>();
-  for (let at: MemoryEntry | undefined = e; at?.superseded_by; at = getEntry(at.superseded_by)) {
-    if (at.superseded_by === target || seen.has(at.superseded_by)) return `superseding ${target} by ${by} would make a cycle`;
-    seen.add(at.superseded_by);
-  }
-  return null;
-}
-
 /** `memory supersede <id> --by <new-id>`. */
 export async function supersede(ctx: ServiceContext, rm: ReadModel, id: string, by: string, opts: { project?: string } = {}): Promise<ApplyResult> {
   checkId(id);
@@ -386,87 +329,6 @@ export async function applyResult(
   const project = opts.project ?? r.project;
   if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: ctx.project(project) };
   return apply(ctx, rm, updates, { project, ...(agent ? { agent } : { ignoreOwnAgent: opts.ignoreOwnAgent }) });
-}
-
-/**
- * Scans groups of fields for secrets before a write takes the lock; returns one problem list per
- * group. Every hit goes to the audit log with its field, rule and position, never the value
- * (Req 13.8). The write transaction scans again what it commits (a lookup for these texts).
- */
-export async function scanGroups(
-  ctx: ServiceContext,
-  groups: { path: string; text: string }[][],
-  who: { project?: string; agent: string; operation: string },
-): Promise<Problem[][]> {
-  if (!groups.some((g) => g.length)) return groups.map(() => []);
-  const time = ctx.now().toISOString();
-  // One scan for every group (paths are unique across groups), split back per group.
-  const all = await modules.secretScan().scanFields(groups.flat());
-  if (!all.length) return groups.map(() => []);
-  const out: Problem[][] = [];
-  for (const g of groups) {
-    const paths = new Set(g.map((f) => f.path));
-    const findings = all.filter((f) => paths.has(f.path));
-    for (const f of findings) {
-      appendLog(ctx.ws, 'audit', {
-        time,
-        event: 'secret_rejected',
-        operation: who.operation,
-        project: who.project ?? null,
-        agent: who.agent,
-        path: f.path,
-        rule: f.rule,
-        line: f.line,
-        column: f.column,
-      });
-    }
-    out.push(findings.map((f) => ({ path: f.path, message: modules.secretRules().findingMessage(f) })));
-  }
-  return out;
-}
-
-/** Req 6.2: past 100 entries a project should be consolidated. */
-export function warnIfLarge(ctx: ServiceContext, project: string, snap: CatalogSnapshot, added: number): void {
-  if (added === 0) return;
-  const count = snap.entries.filter((e) => e.project === project).length + added;
-  if (count > 100 && count - added <= 100) {
-    ctx.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
-  }
-}
-
-/**
- * The live entries of a project by duplicate key (Req 16.6), for one apply. A batch of a few
- * updates looks each key up in the entries' raw catalog rows (a substring test per row, parsing
- * only the rows that mention the key: a create at 10K entries parsed every row, ~15 ms, ten
- * times that at 100K); a larger batch builds the whole map once. Changes made by the batch
- * itself are kept on top.
- */
-function duplicateIndex(
-  entries: StoredEntry[],
-  project: string,
-  updates: number,
-): { get(k: string): string | undefined; set(k: string, id: string): void; delete(k: string): void } {
-  const own = new Map<string, string | null>();
-  let all: Map<string, string> | undefined;
-  const lookup = (k: string): string | undefined => {
-    if (updates > 4) {
-      if (!all) {
-        all = new Map();
-        for (const se of entries) if (se.project === project && se.meta.status !== 'superseded') all.set(se.meta.dup, se.meta.id);
-      }
-      return all.get(k);
-    }
-    const needle = `"${k}"`;
-    let found: string | undefined;
-    for (const se of entries) if (se.project === project && se.mentions(needle) && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
-    own.set(k, found ?? null);
-    return found;
-  };
-  return {
-    get: (k) => (own.has(k) ? (own.get(k) ?? undefined) : lookup(k)),
-    set: (k, id) => void own.set(k, id),
-    delete: (k) => void own.set(k, null),
-  };
 }
 
 function stripEntryPrefix(problems: Problem[]): Problem[] {

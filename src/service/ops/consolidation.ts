@@ -10,6 +10,7 @@ import { ValidationError } from '../../core/errors.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
+import { memoryLog } from '../../store/git-log.js';
 import { modules, type ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 import { locate } from './entries.js';
@@ -139,7 +140,8 @@ export async function log(
   const projects = projectName ? [ctx.project(projectName, true)] : ctx.ws.listProjects();
   const git = await ctx.git();
   if (!git) return [];
-  const out = await git.memoryLog(
+  const out = await memoryLog(
+    git,
     projects.map((p) => `ai-memory/${p}`),
     opts.limit ?? 50,
     opts.op,

@@ -10,6 +10,7 @@ import { initialImportance, isPromotionCandidate, lifecycleOf, type Curve, type 
 import { entryFlags } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { readEntryFile } from '../../store/catalog.js';
+import { history as gitHistory } from '../../store/git-log.js';
 import { checkId } from '../../store/workspace.js';
 import type { ServiceContext } from '../context.js';
 
@@ -91,7 +92,7 @@ export async function history(ctx: ServiceContext, id: string, opts: { project?:
   const found = locate(ctx, id, opts.project);
   const git = await ctx.git();
   if (!git) return [];
-  const versions = await git.history(join(ctx.ws.root, found.file));
+  const versions = await gitHistory(git, join(ctx.ws.root, found.file));
   return versions.map((v) => {
     let entry: MemoryEntry | null = null;
     if (v.content) {

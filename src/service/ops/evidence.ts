@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceStatus } from '../../core/evidence-check.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
+import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { probeUrl } from '../../store/http-probe.js';
 import { modules, type ServiceContext } from '../context.js';
 
@@ -37,7 +38,7 @@ export async function validateEvidence(
   const now = ctx.now();
   const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
   const git = await ctx.git();
-  const remotes = git ? (await git.remoteUrls()).map(modules.evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
+  const remotes = git ? (await remoteUrls(git)).map(modules.evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
   const checks: Record<string, CheckResult> = {};
   const fresh = (key: string): CheckResult | undefined => {
     const c = cache.checks[key];
@@ -63,7 +64,7 @@ export async function validateEvidence(
     if (plan.kind === 'permalink') {
       const local = remotes.some((r) => r.host === plan.host.toLowerCase() && r.repo === plan.repo.toLowerCase());
       if (local && git) {
-        const has = await git.hasPathAt(plan.commit, plan.path);
+        const has = await hasPathAt(git, plan.commit, plan.path);
         if (has === true) return { key: uri, result: { status: 'ok', reason: `commit ${plan.commit.slice(0, 12)} has ${plan.path}`, checked_at: at } };
         if (has === false) return { key: uri, result: { status: 'stale', reason: `commit ${plan.commit.slice(0, 12)} has no ${plan.path}`, checked_at: at } };
         // The commit is not here (not fetched): ask the host like any URL.

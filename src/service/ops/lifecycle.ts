@@ -8,6 +8,7 @@ import type { CommitOp } from '../../core/entry.js';
 import { initialImportance, memoryTypeOf, reinforceLifecycle, type BoostType } from '../../core/lifecycle.js';
 import { MAX_RESULTS } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
+import { lastDeleted } from '../../store/git-log.js';
 import { appendLog } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type ServiceContext } from '../context.js';
@@ -97,7 +98,7 @@ export async function restore(
     if (!(err instanceof NotFoundError)) throw err;
   }
   const git = await ctx.git();
-  const hit = git ? await git.lastDeleted(`ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
+  const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${id} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
   const project = hit.path.split('/')[1];
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));

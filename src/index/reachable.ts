@@ -1,0 +1,72 @@
+/**
+ * Which vocabulary terms a search can reach (exact, prefix, fuzzy by MiniSearch's own rules): a
+ * one-shot query reads only their postings from the snapshot.
+ */
+import type { Options } from 'minisearch';
+import { INDEX_OPTIONS, tokenize, type Doc } from './options.js';
+
+/** Levenshtein distance, or `max + 1` as soon as it must exceed `max`. */
+function boundedDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** First index in sorted `terms` whose term is >= `t`. */
+function lowerBound(terms: string[], t: string): number {
+  let lo = 0;
+  let hi = terms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (terms[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Indexes of the vocabulary terms a search for `text` can reach, by the same tokenizer, term
+ * processing, prefix and fuzzy rules MiniSearch applies (a superset is harmless: MiniSearch
+ * re-checks every term against its own tree).
+ */
+export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
+  const so = opts.searchOptions ?? {};
+  const tok = so.tokenize ?? opts.tokenize ?? tokenize;
+  const proc = so.processTerm ?? opts.processTerm ?? ((t: string) => t.toLowerCase());
+  const maxFuzzy = so.maxFuzzy ?? 6;
+  const out = new Set<number>();
+  const raw = tok(text);
+  const queryTerms = raw.flatMap((t) => {
+    const p = proc(t);
+    return p == null || p === false ? [] : Array.isArray(p) ? p : [p];
+  });
+  queryTerms.forEach((q, i) => {
+    const exact = lowerBound(terms, q);
+    if (terms[exact] === q) out.add(exact);
+    const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
+    if (prefix) for (let k = exact; k < terms.length && terms[k].startsWith(q); k++) out.add(k);
+    const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
+    if (fz) {
+      const f = fz === true ? 0.2 : fz;
+      const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
+      if (max > 0) {
+        for (let k = 0; k < terms.length; k++) {
+          const t = terms[k];
+          if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
+        }
+      }
+    }
+  });
+  return out;
+}

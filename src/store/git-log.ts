@@ -1,0 +1,120 @@
+/**
+ * Reading memory's history back from git: an entry's versions, the last version of a deleted
+ * file, memory commits by their trailers, the remotes and whether a commit holds a path.
+ */
+import { parseCommitTrailers } from '../core/entry.js';
+import type { GitRepo } from './git.js';
+
+export interface HistoryVersion {
+  commit: string;
+  date: string;
+  author: string;
+  subject: string;
+  /** The file at that commit; null where the commit removed it. */
+  content: string | null;
+}
+
+/** Every committed version of one file, newest first (002 Req 12.5). */
+export async function history(repo: GitRepo, absPath: string): Promise<HistoryVersion[]> {
+  const p = repo.repoPath(absPath);
+  let log: string;
+  try {
+    log = await repo.run(['log', '--format=%H%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
+  } catch {
+    return [];
+  }
+  const versions: HistoryVersion[] = [];
+  for (const rec of log.split('\x1e')) {
+    const [commit, date, author, subject] = rec.trim().split('\x1f');
+    if (!commit || !date) continue;
+    let content: string | null = null;
+    try {
+      content = await repo.run(['show', `${commit}:${p}`]);
+    } catch {
+      content = null;
+    }
+    versions.push({ commit, date, author: author ?? '', subject: subject ?? '', content });
+  }
+  return versions;
+}
+
+/**
+ * The last committed content of a file matching `pathspec` (a glob relative to the repository)
+ * that is gone from HEAD: its path and bytes, from the parent of the commit that deleted it.
+ */
+export async function lastDeleted(repo: GitRepo, pathspec: string): Promise<{ path: string; content: string } | null> {
+  let out: string;
+  try {
+    out = await repo.run(['log', '--diff-filter=D', '--format=%x1e%H', '--name-only', '--', pathspec]);
+  } catch {
+    return null;
+  }
+  for (const rec of out.split('\x1e')) {
+    const [commit, ...files] = rec.trim().split('\n').filter(Boolean);
+    if (!commit || files.length === 0) continue;
+    try {
+      return { path: files[0], content: await repo.run(['show', `${commit}^:${files[0]}`]) };
+    } catch {
+      continue;
+    }
+  }
+  return null;
+}
+
+/** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
+export async function memoryLog(
+  repo: GitRepo,
+  paths: string[],
+  limit: number,
+  op?: string,
+): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+  let out: string;
+  try {
+    out = await repo.run(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]);
+  } catch {
+    return [];
+  }
+  const rows: { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[] = [];
+  for (const rec of out.split('\x1e')) {
+    const [commit, date, subject, body] = rec.split('\x1f');
+    if (!commit?.trim() || !date) continue;
+    const t = parseCommitTrailers(body ?? '');
+    const changes = op ? t.changes.filter((c) => c.op === op) : t.changes;
+    if (op && changes.length === 0) continue;
+    rows.push({ commit: commit.trim(), date, agent: t.agent ?? null, subject: subject ?? '', changes });
+    if (rows.length >= limit) break;
+  }
+  return rows;
+}
+
+/** URLs of the repository's remotes. */
+export async function remoteUrls(repo: GitRepo): Promise<string[]> {
+  try {
+    const out = await repo.run(['remote', '-v']);
+    return [
+      ...new Set(
+        out
+          .split('\n')
+          .map((l) => l.split(/\s+/)[1])
+          .filter((u): u is string => Boolean(u)),
+      ),
+    ];
+  } catch {
+    return [];
+  }
+}
+
+/** Whether `<commit>:<path>` exists here: true, false, or null when the commit itself is unknown (not fetched). */
+export async function hasPathAt(repo: GitRepo, commit: string, path: string): Promise<boolean | null> {
+  try {
+    await repo.run(['cat-file', '-e', `${commit}^{commit}`]);
+  } catch {
+    return null;
+  }
+  try {
+    await repo.run(['cat-file', '-e', `${commit}:${path}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}

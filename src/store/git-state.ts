@@ -1,0 +1,71 @@
+/**
+ * What git's own files say, read with the file system alone (no git process): where the git dir
+ * is, whether a write may commit on this checkout now, and which commit HEAD names.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+/**
+ * The git dir of the repository holding `start`, found with the file system alone (no git
+ * process): the nearest `.git` folder up, or the folder a `.git` file (worktree, submodule)
+ * names. Null outside git.
+ */
+export function findGitDir(start: string): string | null {
+  for (let dir = start; ;) {
+    const dotGit = join(dir, '.git');
+    const st = statSync(dotGit, { throwIfNoEntry: false });
+    if (st?.isDirectory()) return dotGit;
+    if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      return m ? resolve(dir, m[1].trim()) : null;
+    }
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
+}
+
+/**
+ * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD
+ * (the commit would be lost on the next checkout), or a rebase, cherry-pick, revert, bisect or
+ * merge of the user's in progress (the commit would be spliced into their work).
+ */
+export function writeBlocker(gitDir: string): string | null {
+  let head = '';
+  try {
+    head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
+  } catch {
+    return null;
+  }
+  const has = (f: string): boolean => existsSync(join(gitDir, f));
+  if (has('rebase-merge') || has('rebase-apply')) return 'a rebase is in progress (finish it with git rebase --continue or --abort)';
+  if (has('CHERRY_PICK_HEAD')) return 'a cherry-pick is in progress (finish or abort it first)';
+  if (has('REVERT_HEAD')) return 'a revert is in progress (finish or abort it first)';
+  if (has('MERGE_HEAD')) return 'a merge is in progress (commit or abort it first)';
+  if (has('BISECT_LOG')) return 'a bisect is in progress (git bisect reset ends it)';
+  if (!head.startsWith('ref: ')) return `HEAD is detached at ${head.slice(0, 12)} (a commit made here is lost on the next checkout; switch to a branch)`;
+  return null;
+}
+
+/** HEAD's commit read from the git dir's files alone (no git process); null when unborn or unreadable. */
+export function headFromFiles(gitDir: string): string | null {
+  try {
+    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
+    if (!head.startsWith('ref: ')) return /^[0-9a-f]{40,64}$/.test(head) ? head : null;
+    const ref = head.slice(5).trim();
+    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    for (const dir of [gitDir, common]) {
+      try {
+        const sha = readFileSync(join(dir, ref), 'utf8').trim();
+        if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
+      } catch {
+        /* packed, or in the common dir */
+      }
+    }
+    const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
+    const m = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed);
+    return m ? m[1] : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * One entry file as the catalog holds it: where it is, its stamp, its metadata (parsed from the
+ * cached row on first use), and the full entry read from the file only when asked for. Also the
+ * reading and checking of one entry file, and the rule for two files with the same id.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SECTIONS, type Section } from '../core/constants.js';
+import { ValidationError, type Problem } from '../core/errors.js';
+import type { EntryMeta } from '../core/meta.js';
+import type { MemoryEntry } from '../core/schema.js';
+import { lazy } from '../lazy.js';
+
+const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
+
+/**
+ * The parts of an entry file's path relative to the root (`ai-memory/<project>/<section>/<id>.json`),
+ * or null for any other path (a folder, config.yaml, a dot file, an unknown section).
+ */
+export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
+  const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
+  if (!m || m[3].startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2])) return null;
+  return { project: m[1], section: m[2] as Section, id: m[3] };
+}
+
+/** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
+export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
+  return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
+}
+
+/** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
+export class StoredEntry {
+  readonly project: string;
+  /** Path relative to the workspace root. */
+  readonly file: string;
+  /** size:mtime:ctime of the file, which changes whenever the file does. */
+  readonly stamp: string;
+  /** `project/id`: the key of the index and of local usage. */
+  readonly key: string;
+  private root: string;
+  /** The metadata, or its catalog line (a JSON row) until first used. */
+  private metaSrc: EntryMeta | string;
+  private full: MemoryEntry | undefined;
+
+  constructor(root: string, project: string, file: string, stamp: string, meta: EntryMeta | string, full?: MemoryEntry) {
+    this.root = root;
+    this.project = project;
+    this.file = file;
+    this.stamp = stamp;
+    this.key = keyOfFile(file, project);
+    this.metaSrc = meta;
+    this.full = full;
+  }
+
+  /** Filter, ranking and statistics fields, parsed from the cached row on first use. */
+  get meta(): EntryMeta {
+    if (typeof this.metaSrc === 'string') this.metaSrc = metaFromRow(JSON.parse(this.metaSrc) as unknown[]);
+    return this.metaSrc;
+  }
+
+  /** Whether this entry's metadata might contain `text`: a substring test on its unparsed catalog row, else true. */
+  mentions(text: string): boolean {
+    return typeof this.metaSrc === 'string' ? this.metaSrc.includes(text) : true;
+  }
+
+  /** The catalog line of this entry's metadata (its row as JSON), without parsing it when it was never used. */
+  metaLine(): string {
+    return typeof this.metaSrc === 'string' ? this.metaSrc : JSON.stringify(metaRow(this.metaSrc));
+  }
+
+  /** The whole entry, read from its file the first time (it was validated when its stamp was cached). */
+  get entry(): MemoryEntry {
+    if (this.full) return this.full;
+    const abs = join(this.root, this.file);
+    let parsed: MemoryEntry | undefined;
+    try {
+      parsed = JSON.parse(readFileSync(abs, 'utf8')) as MemoryEntry;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.id !== this.meta.id || parsed.updated_at !== this.meta.updated_at) {
+      // The file changed after the catalog was read: validate it again rather than trust it.
+      const r = readEntryFile(abs, this.file, this.meta.section, this.meta.id);
+      if (!r.entry) throw new ValidationError(r.problems ?? [], 'entry file');
+      parsed = r.entry;
+    }
+    this.full = parsed;
+    return parsed;
+  }
+}
+
+/** A file that could not be used, with why. */
+export interface BadFile {
+  file: string;
+  problems: Problem[];
+}
+
+/**
+ * On disk the catalog is a header line (file names, stat numbers and stamps as parallel arrays,
+ * the problems of bad files) followed by one JSON row per file: that file's metadata as an array,
+ * not an object. A one-shot command parses the header (3 ms at 10K entries) and only the rows it
+ * uses; parsing every row as keyed objects up front cost 40 ms.
+ */
+const META_KEYS = [
+  'id',
+  'section',
+  'kind',
+  'subject',
+  'scope',
+  'tags',
+  'confidence',
+  'evidence',
+  'status',
+  'superseded_by',
+  'related_entries',
+  'valid_from',
+  'valid_to',
+  'review_interval',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'lifecycle',
+  'dup',
+  'importance0',
+] as const satisfies readonly (keyof EntryMeta)[];
+
+export function metaRow(m: EntryMeta): unknown[] {
+  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
+}
+
+export function metaFromRow(v: unknown[]): EntryMeta {
+  // One literal with every key, in META_KEYS order, so V8 gives all metas one fast shape.
+  const m = {
+    id: v[0],
+    section: v[1],
+    kind: v[2],
+    subject: v[3],
+    scope: v[4],
+    tags: v[5],
+    confidence: v[6],
+    evidence: (v[7] as string[]).map((type) => ({ type })),
+    status: v[8],
+    superseded_by: v[9],
+    related_entries: v[10],
+    valid_from: v[11],
+    valid_to: v[12],
+    review_interval: v[13] ?? undefined,
+    created_by: v[14],
+    created_at: v[15],
+    updated_at: v[16],
+    lifecycle: v[17] ?? undefined,
+    dup: v[18],
+    importance0: v[19],
+  };
+  return m as unknown as EntryMeta;
+}
+
+export interface CatalogSnapshot {
+  /** Usable entries, one per key (`project/id`). */
+  entries: StoredEntry[];
+  bad: BadFile[];
+  /** Files (relative) whose content changed since the cache was last saved, and removed ones. */
+  changed: string[];
+  removed: string[];
+  /**
+   * From `refreshPaths` only: every key a changed or removed file has, with the entry that holds
+   * it now (null: none does). What the index needs to follow a batch without a pass over all.
+   */
+  touched?: Map<string, StoredEntry | null>;
+  /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
+  duplicates?: string[];
+}
+
+/**
+ * Two files of one project with the same id (a copied file, a move merged with an edit): the
+ * file whose path sorts first keeps the id, the others are reported and skipped, so the id means
+ * one entry everywhere (index, usage, links). Not a property of the file alone, so never cached.
+ */
+export function duplicateProblem(rel: string, holder: string): BadFile {
+  const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
+  return {
+    file: rel,
+    problems: [{ path: rel, message: `has id ${id}, which ${holder} already has; ids must be unique within a project (this file is skipped)` }],
+  };
+}
+
+/** Moves every entry whose key an earlier-sorting file also has to `bad` (see duplicateProblem). */
+export function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entries: StoredEntry[]; duplicates?: string[] } {
+  const holder = new Map<string, StoredEntry>();
+  let dups: StoredEntry[] | undefined;
+  for (const se of entries) {
+    const other = holder.get(se.key);
+    if (!other) holder.set(se.key, se);
+    else {
+      (dups ??= []).push(other.file < se.file ? se : other);
+      if (se.file < other.file) holder.set(se.key, se);
+    }
+  }
+  if (!dups) return { entries };
+  const skip = new Set(dups);
+  for (const d of dups) bad.push(duplicateProblem(d.file, holder.get(d.key)!.file));
+  return { entries: entries.filter((se) => !skip.has(se)), duplicates: dups.map((d) => d.file) };
+}
+
+/** Reads one entry file: parse, validate, and check that id and section match the file's place. */
+export function readEntryFile(abs: string, rel: string, section: Section, id: string): { entry?: MemoryEntry; problems?: Problem[] } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(abs, 'utf8'));
+  } catch (err) {
+    return { problems: [{ path: rel, message: `not valid JSON (${(err as Error).message})` }] };
+  }
+  const r = validation().validateStoredEntry(raw);
+  if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })) };
+  const problems: Problem[] = [];
+  if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${JSON.stringify(r.value.id)} but the file is named ${id}.json` });
+  if (r.value.section !== section) {
+    problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
+  }
+  return problems.length ? { problems } : { entry: r.value };
+}
