@@ -1,13 +1,21 @@
 #!/usr/bin/env node
-// `npm run stress [-- --quick | --processes N --writes M | --json]`
+// `npm run stress [-- --quick | --processes N --writes M --kills K | --daemon | --json | --keep]`
 //
-// Many processes writing memory at once into one real git repository that also holds a user's
-// staged change, then a kill -9 loop; afterwards it checks that every acknowledged entry is
-// present, valid and in git history, that `git fsck` is clean, that the user's index still holds
-// exactly their staged change, and that a lock left by a killed writer is recovered. Exits 1 on
-// any violation. Bounded in time (kill loop: --kill-seconds, default 20).
+// The crash and race suite, on real git repositories and real CLI processes (not part of
+// `npm test`, which runs only `--quick`). Phases:
+//   writers     N processes x M creates at once (through a daemon with --daemon), into a repo
+//               that also holds a user's staged change: every acknowledged entry committed.
+//   kills       applies killed with SIGKILL at random moments, K times; after each kill the next
+//               command (a `list`) must leave no uncommitted entry file and no stray lock.
+//   git-steps   a writer killed at every git step of a commit (a wrapper `git` on PATH kills its
+//               parent before or after the step): the next command finishes or undoes it.
+//   user-race   the user commits every 50 ms while memory is written: no entry is ever deleted.
+//   checkout    checkout round trips under the daemon: every query right after sees HEAD.
+//   hostile     a cloned repository that ships a journal and a `.bass-agents` symlink.
+//   supersede   processes superseding one entry at once: exactly one wins, no cycle.
+// Each phase adds to `failures`; the script exits 1 if there are any. Bounded in time.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,149 +25,305 @@ const args = process.argv.slice(2);
 const num = (name, dflt) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : dflt);
 const quick = args.includes('--quick');
 const processes = num('processes', quick ? 4 : 8);
-const writes = num('writes', quick ? 5 : 25);
-const killSeconds = num('kill-seconds', quick ? 4 : 20);
+const writes = num('writes', quick ? 5 : 100);
+const kills = num('kills', quick ? 4 : 50);
+const raceWrites = num('race-writes', quick ? 20 : 100);
+const useDaemon = args.includes('--daemon');
 const asJson = args.includes('--json');
 
-const env = { ...process.env, BASS_AGENTS_LOCK_TIMEOUT_MS: '120000' };
-for (const k of Object.keys(env)) if (k.startsWith('GIT_') || (k.startsWith('BASS_AGENTS_') && k !== 'BASS_AGENTS_LOCK_TIMEOUT_MS')) delete env[k];
-const git = (dir, ...a) => execFileSync('git', a, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 26 });
+const baseEnv = { ...process.env, BASS_AGENTS_LOCK_TIMEOUT_MS: '120000' };
+for (const k of Object.keys(baseEnv)) if (k.startsWith('GIT_') || (k.startsWith('BASS_AGENTS_') && k !== 'BASS_AGENTS_LOCK_TIMEOUT_MS')) delete baseEnv[k];
+const git = (dir, ...a) => execFileSync('git', a, { cwd: dir, env: baseEnv, encoding: 'utf8', maxBuffer: 1 << 26 });
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : 0);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function entry(p, i) {
+function entry(p, i, extra = {}) {
   return {
     section: 'observations', kind: 'other', subject: `stress.p${p}`, scope: 'repo',
     summary: `stress write ${i} of process ${p}`, content: `written by process ${p}`, confidence: 0.8,
-    evidence: [{ type: 'code', uri: 'src/stress.ts', note: '' }],
+    evidence: [{ type: 'code', uri: 'src/stress.ts', note: '' }], ...extra,
   };
 }
 
 function runCli(dir, a, input, extraEnv = {}) {
-  return new Promise((res) => {
-    const t = performance.now();
-    const child = spawn(process.execPath, [BIN, 'memory', ...a], { cwd: dir, env: { ...env, ...extraEnv } });
+  const t = performance.now();
+  const child = spawn(process.execPath, [BIN, 'memory', ...a], { cwd: dir, env: { ...baseEnv, ...(useDaemon ? {} : { BASS_AGENTS_NO_DAEMON: '1' }), ...extraEnv } });
+  const done = new Promise((res) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input ?? '');
-    child.on('close', (code, signal) => res({ code, signal, stdout, stderr, ms: performance.now() - t, child }));
+    child.on('close', (code, signal) => res({ code, signal, stdout, stderr, ms: performance.now() - t, pid: child.pid }));
   });
+  done.child = child;
+  return done;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'bass-agents-stress-'));
-const failures = [];
-const fail = (m) => failures.push(m);
-try {
+/** A scratch repository with one commit, a project, and (optionally) the user's staged change. */
+function repo(root, name, { staged = false } = {}) {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.name', 'Stress');
   git(dir, 'config', 'user.email', 'stress@example.com');
+  git(dir, 'config', 'gc.auto', '0');
   writeFileSync(join(dir, 'app.txt'), 'v1\n');
   git(dir, 'add', 'app.txt');
   git(dir, 'commit', '-qm', 'app');
-  await runCli(dir, ['init', 'demo']);
-  // The user's own work in progress: staged, must stay staged and uncommitted.
-  writeFileSync(join(dir, 'app.txt'), 'v2 staged by the user\n');
-  git(dir, 'add', 'app.txt');
-  const stagedBefore = git(dir, 'diff', '--cached', '--name-only');
+  execFileSync(process.execPath, [BIN, 'memory', 'init', 'demo'], { cwd: dir, env: { ...baseEnv, BASS_AGENTS_NO_DAEMON: '1' }, stdio: 'ignore' });
+  if (staged) {
+    writeFileSync(join(dir, 'app.txt'), 'v2 staged by the user\n');
+    git(dir, 'add', 'app.txt');
+  }
+  return dir;
+}
 
-  // Phase 1: N processes x M writes, all at once.
-  const t0 = performance.now();
-  const lat = [];
-  const ids = [];
-  await Promise.all(
-    Array.from({ length: processes }, async (_, p) => {
-      for (let i = 0; i < writes; i++) {
-        const r = await runCli(dir, ['create', 'demo', '--file', '-', '--agent', `p${p}`], JSON.stringify(entry(p, i)));
-        lat.push(r.ms);
-        if (r.code !== 0) fail(`process ${p} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
-        else ids.push(r.stdout.trim());
-      }
-    }),
-  );
-  const phase1 = performance.now() - t0;
+const root = mkdtempSync(join(tmpdir(), 'bass-agents-stress-'));
+const failures = [];
+const fail = (phase, m) => failures.push(`${phase}: ${m}`);
+const report = { processes, writes_per_process: writes, daemon: useDaemon };
 
-  // Phase 2: writers killed with SIGKILL at random moments, for a bounded time.
-  let killed = 0;
-  let survived = 0;
-  const killEnd = Date.now() + killSeconds * 1000;
-  // (Writes are fast enough that a round can finish before its kill: go on past the end, up to
-  // twice as long, until at least one writer was killed mid-way.)
-  const hardEnd = Date.now() + 2 * killSeconds * 1000;
-  let k = 0;
-  while (Date.now() < killEnd || (killed === 0 && Date.now() < hardEnd)) {
-    const batch = Array.from({ length: 3 }, (_, j) => {
-      const pr = runCli(dir, ['apply', 'demo', '--file', '-', '--agent', 'killer'], JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ operation: 'create', entry: entry(100 + k, i * 10 + j) }))));
-      return pr;
-    });
-    k++;
-    await new Promise((r) => setTimeout(r, 50 + Math.random() * 900)); // some finish, some die mid-way
-    // Kill whichever writers are still running.
-    for (const line of execFileSync('ps', ['-ww', '-eo', 'pid,args'], { encoding: 'utf8' }).split('\n')) {
-      if (line.includes(BIN) && line.includes('--agent killer')) {
-        try {
-          process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
-          killed++;
-        } catch {
-          /* already done */
+/** What must hold after any crash and the next command: nothing uncommitted, no stray lock or ref. */
+function checkClean(phase, dir, what) {
+  const dirty = git(dir, 'status', '--porcelain', '--untracked-files=all', '--', 'ai-memory').split('\n').filter(Boolean);
+  if (dirty.length) fail(phase, `${what}: ${dirty.length} memory paths not as committed (${dirty.slice(0, 3).join(', ')})`);
+  if (existsSync(join(dir, '.git', 'index.lock'))) fail(phase, `${what}: git's index.lock was left behind`);
+  if (existsSync(join(dir, '.git', 'bass-agents', 'journal'))) fail(phase, `${what}: the journal was left behind`);
+  const refs = git(dir, 'for-each-ref', 'refs/bass-agents/').trim();
+  if (refs) fail(phase, `${what}: private refs left: ${refs.split('\n').length}`);
+}
+
+try {
+  // ---------------------------------------------------------------- writers
+  {
+    const dir = repo(root, 'writers', { staged: true });
+    const stagedBefore = git(dir, 'diff', '--cached', '--name-only');
+    let daemon;
+    if (useDaemon) {
+      daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
+      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+    }
+    const t0 = performance.now();
+    const lat = [];
+    const ids = [];
+    let busy = 0;
+    await Promise.all(
+      Array.from({ length: processes }, async (_, p) => {
+        for (let i = 0; i < writes; i++) {
+          const r = await runCli(dir, ['create', 'demo', '--file', '-', '--agent', `p${p}`], JSON.stringify(entry(p, i)));
+          lat.push(r.ms);
+          if (r.code === 4) busy++;
+          if (r.code !== 0) fail('writers', `process ${p} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+          else ids.push(r.stdout.trim());
         }
+      }),
+    );
+    const ms = performance.now() - t0;
+    if (daemon) {
+      daemon.kill('SIGTERM');
+      await new Promise((r) => daemon.on('close', r));
+    }
+    const inTree = new Set(git(dir, 'ls-files', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).map((f) => f.split('/').pop().slice(0, -5)));
+    for (const id of ids) if (!inTree.has(id)) fail('writers', `acknowledged entry ${id} is missing from the tree`);
+    if (new Set(ids).size !== ids.length) fail('writers', 'duplicate ids were handed out');
+    if (git(dir, 'diff', '--cached', '--name-only') !== stagedBefore || git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('writers', "the user's staged change changed");
+    if (git(dir, 'show', 'HEAD:app.txt') !== 'v1\n') fail('writers', "the user's staged change was committed");
+    try {
+      git(dir, 'fsck', '--no-progress', '--strict');
+    } catch (err) {
+      fail('writers', `git fsck: ${String(err.stdout ?? err.message).trim()}`);
+    }
+    Object.assign(report, {
+      acknowledged_writes: ids.length,
+      busy_exits: busy,
+      concurrent_phase_ms: Math.round(ms),
+      commits: Number(git(dir, 'rev-list', '--count', 'HEAD').trim()),
+      writes_per_second: Math.round((ids.length / ms) * 1000 * 10) / 10,
+      write_latency_ms: { p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)) },
+    });
+  }
+
+  // ---------------------------------------------------------------- kills
+  {
+    const dir = repo(root, 'kills', { staged: true });
+    let killed = 0;
+    let rounds = 0;
+    let completed = 0;
+    const hardEnd = Date.now() + (quick ? 60_000 : 600_000);
+    while (killed < kills && Date.now() < hardEnd) {
+      rounds++;
+      const updates = Array.from({ length: 300 }, (_, i) => ({ operation: 'create', entry: entry(1000 + rounds, i) }));
+      const pr = runCli(dir, ['apply', 'demo', '--file', '-', '--agent', 'killer'], JSON.stringify(updates));
+      const child = pr.child;
+      await sleep(150 + Math.random() * 1500);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        killed++;
+      }
+      const r = await pr;
+      if (r.code === 0) completed++;
+      // The next command, whatever it is, finishes or undoes what the dead writer left.
+      const list = await runCli(dir, ['list', '--json', '--limit', '1'], '', { BASS_AGENTS_NO_DAEMON: '1' });
+      if (list.code !== 0) fail('kills', `list after a kill: exit ${list.code}: ${list.stderr.trim()}`);
+      checkClean('kills', dir, `after kill ${killed}`);
+    }
+    if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('kills', "the user's staged change changed");
+    try {
+      git(dir, 'fsck', '--no-progress', '--strict');
+    } catch (err) {
+      fail('kills', `git fsck: ${String(err.stdout ?? err.message).trim()}`);
+    }
+    report.kill_loop = { writers_killed: killed, rounds, batches_completed: completed };
+  }
+
+  // ---------------------------------------------------------------- git-steps
+  {
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const wrap = join(root, 'wrap');
+    mkdirSync(wrap, { recursive: true });
+    // Kills the process that ran it (the writer) once, at the named step, before or after it.
+    writeFileSync(
+      join(wrap, 'git'),
+      `#!/bin/sh\nif [ "$1" = "$BASS_STRESS_STEP" ] && [ ! -f "$BASS_STRESS_MARK" ]; then\n  : > "$BASS_STRESS_MARK"\n  if [ "$BASS_STRESS_WHEN" = before ]; then kill -9 $PPID; exit 1; fi\n  "${realGit}" "$@"; s=$?; kill -9 $PPID; exit $s\nfi\nexec "${realGit}" "$@"\n`,
+    );
+    chmodSync(join(wrap, 'git'), 0o755);
+    const steps = [];
+    for (const step of ['cat-file', 'fast-import', 'update-index', 'update-ref']) {
+      for (const when of ['before', 'after']) {
+        const dir = repo(root, `step-${step}-${when}`, { staged: true });
+        const mark = join(root, `mark-${step}-${when}`);
+        const r = await runCli(dir, ['apply', 'demo', '--file', '-'], JSON.stringify([0, 1, 2].map((i) => ({ operation: 'create', entry: entry(7, i) }))), {
+          PATH: `${wrap}:${process.env.PATH}`,
+          BASS_STRESS_STEP: step,
+          BASS_STRESS_WHEN: when,
+          BASS_STRESS_MARK: mark,
+          BASS_AGENTS_NO_DAEMON: '1',
+        });
+        const died = r.signal === 'SIGKILL';
+        const next = await runCli(dir, ['list', '--json'], '', { BASS_AGENTS_NO_DAEMON: '1' });
+        const listed = next.code === 0 ? JSON.parse(next.stdout).length : -1;
+        const committed = git(dir, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).length;
+        if (listed !== committed) fail('git-steps', `${when} ${step}: list shows ${listed} entries, HEAD holds ${committed}`);
+        if (committed !== 0 && committed !== 3) fail('git-steps', `${when} ${step}: a batch was committed in part (${committed} of 3)`);
+        checkClean('git-steps', dir, `${when} ${step}`);
+        if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('git-steps', `${when} ${step}: the user's staged change changed`);
+        const after = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(8, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
+        if (after.code !== 0) fail('git-steps', `${when} ${step}: the next write failed: ${after.stderr.trim()}`);
+        steps.push({ step, when, killed: died, committed });
       }
     }
-    for (const r of await Promise.all(batch)) if (r.code === 0) survived++;
+    report.git_steps = steps;
   }
 
-  // A write after the kill loop must go through (a stale lock is taken over).
-  const tr = performance.now();
-  const after = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(999, 0)));
-  const recoverMs = performance.now() - tr;
-  if (after.code !== 0) fail(`write after the kill loop failed: ${after.stderr.trim()}`);
-
-  // Checks.
-  const inTree = new Set(git(dir, 'ls-files', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).map((f) => f.split('/').pop().slice(0, -5)));
-  const inHistory = new Set([...git(dir, 'log', '--format=%B').matchAll(/Memory-Id: (\S+)/g)].map((m) => m[1]));
-  for (const id of ids) {
-    if (!inTree.has(id)) fail(`acknowledged entry ${id} is missing from the tree`);
-    if (!inHistory.has(id)) fail(`acknowledged entry ${id} is not in git history`);
+  // ---------------------------------------------------------------- user-race
+  {
+    const dir = repo(root, 'race');
+    const user = spawn('bash', ['-c', 'i=0; while [ ! -f stop ]; do i=$((i+1)); echo $i >> user.txt; git add user.txt 2>/dev/null && git commit -qm "user $i" 2>/dev/null; sleep 0.05; done'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
+    const ids = [];
+    for (let i = 0; i < raceWrites; i++) {
+      const r = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(9, i)), { BASS_AGENTS_NO_DAEMON: '1' });
+      if (r.code === 0) ids.push(r.stdout.trim());
+      else fail('user-race', `write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+    }
+    writeFileSync(join(dir, 'stop'), '');
+    await new Promise((r) => user.on('close', r));
+    const tree = new Set(git(dir, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo').split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
+    for (const id of ids) if (!tree.has(id)) fail('user-race', `entry ${id} is not in HEAD`);
+    const deleted = git(dir, 'log', '--diff-filter=D', '--name-only', '--format=', '--', 'ai-memory').trim();
+    if (deleted) fail('user-race', `memory files were deleted by a commit: ${deleted.split('\n').slice(0, 3).join(', ')}`);
+    checkClean('user-race', dir, 'after the race');
+    report.user_race = { memory_writes: ids.length, user_commits: Number(git(dir, 'rev-list', '--count', '--grep=^user ', 'HEAD').trim()) };
   }
-  if (new Set(ids).size !== ids.length) fail('duplicate ids were handed out');
-  const doctor = await runCli(dir, ['doctor', '--json']);
-  const doc = JSON.parse(doctor.stdout || '{"ok":false,"problems":[{"message":"doctor printed nothing"}]}');
-  if (!doc.ok) fail(`doctor found problems: ${doc.problems.slice(0, 5).map((p) => `${p.file}: ${p.message}`).join('; ')}`);
-  try {
-    git(dir, 'fsck', '--no-progress', '--strict');
-  } catch (err) {
-    fail(`git fsck: ${String(err.stdout ?? err.message).trim()}`);
-  }
-  const stagedAfter = git(dir, 'diff', '--cached', '--name-only');
-  if (stagedAfter !== stagedBefore) fail(`the user's staged changes changed: before ${JSON.stringify(stagedBefore)}, after ${JSON.stringify(stagedAfter)}`);
-  if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail("the user's staged content changed");
-  if (git(dir, 'show', 'HEAD:app.txt') !== 'v1\n') fail("the user's staged change was committed");
-  const untracked = git(dir, 'status', '--porcelain').split('\n').filter((l) => l && !l.startsWith('M  app.txt'));
-  if (untracked.length) fail(`unexpected working tree changes: ${untracked.slice(0, 5).join(', ')}`);
-  const tmpLeft = git(dir, 'ls-files', '--others', '--exclude-standard').split('\n').filter((f) => f.endsWith('.tmp'));
-  if (tmpLeft.length) fail(`temp files left visible to git: ${tmpLeft.join(', ')}`);
 
-  const report = {
-    processes,
-    writes_per_process: writes,
-    acknowledged_writes: ids.length,
-    concurrent_phase_ms: Math.round(phase1),
-    writes_per_second: Math.round((ids.length / phase1) * 1000 * 10) / 10,
-    write_latency_ms: { p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)) },
-    kill_loop: { seconds: killSeconds, writers_killed: killed, batches_completed: survived },
-    write_after_kills_ms: Math.round(recoverMs),
-    entries_in_tree: inTree.size,
-    failures,
-  };
+  // ---------------------------------------------------------------- checkout
+  {
+    const dir = repo(root, 'checkout');
+    const base = git(dir, 'rev-parse', 'HEAD').trim();
+    const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
+    for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+    const created = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(10, 0, { section: 'learnings', summary: 'kafka offsets reset weekly' })), {});
+    const id = created.stdout.trim();
+    let stale = 0;
+    const trips = quick ? 3 : 10;
+    const query = async () => {
+      const r = await runCli(dir, ['query', 'kafka offsets', '--json'], '', {});
+      return r.code === 0 ? JSON.parse(r.stdout).map((h) => h.id) : null;
+    };
+    for (let i = 0; i < trips; i++) {
+      git(dir, 'checkout', '-q', base);
+      if ((await query())?.length !== 0) stale++;
+      git(dir, 'checkout', '-q', 'main');
+      if ((await query())?.[0] !== id) stale++;
+    }
+    daemon.kill('SIGTERM');
+    await new Promise((r) => daemon.on('close', r));
+    if (stale) fail('checkout', `${stale} of ${2 * trips} queries right after a checkout answered from a stale index`);
+    report.checkout = { round_trips: trips, stale_answers: stale };
+  }
+
+  // ---------------------------------------------------------------- hostile
+  {
+    const origin = repo(root, 'hostile-origin');
+    mkdirSync(join(origin, 'src'), { recursive: true });
+    writeFileSync(join(origin, 'src', 'app.ts'), 'export const app = 1;\n');
+    mkdirSync(join(origin, '.bass-agents', 'state'), { recursive: true });
+    writeFileSync(join(origin, '.bass-agents', 'state', 'write-journal.json'), JSON.stringify(['src/app.ts', '.env']));
+    git(origin, 'add', '-f', 'src/app.ts', '.bass-agents/state/write-journal.json');
+    git(origin, 'commit', '-qm', 'ship a journal');
+    const clone = join(root, 'hostile-clone');
+    git(root, 'clone', '-q', origin, clone);
+    git(clone, 'config', 'user.name', 'Cloner');
+    git(clone, 'config', 'user.email', 'c@example.com');
+    writeFileSync(join(clone, '.env'), 'MINE=1\n');
+    writeFileSync(join(clone, 'src', 'app.ts'), 'export const app = 2;\n');
+    const r = await runCli(clone, ['create', 'demo', '--file', '-'], JSON.stringify(entry(11, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
+    if (r.code !== 0) fail('hostile', `create in the clone failed: ${r.stderr.trim()}`);
+    if (readFileSync(join(clone, '.env'), 'utf8') !== 'MINE=1\n' || readFileSync(join(clone, 'src', 'app.ts'), 'utf8') !== 'export const app = 2;\n') fail('hostile', "a shipped journal touched the cloner's files");
+    // A .bass-agents symlink pointing out of the workspace is refused, and nothing is written there.
+    const other = join(root, 'hostile-elsewhere');
+    mkdirSync(other);
+    const linked = repo(root, 'hostile-link');
+    rmSync(join(linked, '.bass-agents'), { recursive: true, force: true });
+    symlinkSync(other, join(linked, '.bass-agents'));
+    const s = await runCli(linked, ['create', 'demo', '--file', '-'], JSON.stringify(entry(12, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
+    if (s.code === 0) fail('hostile', 'a write followed a .bass-agents symlink');
+    if (execFileSync('find', [other, '-type', 'f'], { encoding: 'utf8' }).trim()) fail('hostile', 'files were written through the .bass-agents symlink');
+  }
+
+  // ---------------------------------------------------------------- supersede
+  {
+    const dir = repo(root, 'supersede');
+    const target = (await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(13, 0)), { BASS_AGENTS_NO_DAEMON: '1' })).stdout.trim();
+    const n = quick ? 4 : 8;
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, k) =>
+        runCli(dir, ['apply', 'demo', '--file', '-'], JSON.stringify([{ operation: 'supersede', target_id: target, entry: entry(14, k) }]), { BASS_AGENTS_NO_DAEMON: '1' }),
+      ),
+    );
+    const won = results.filter((r) => r.code === 0).length;
+    if (won !== 1) fail('supersede', `${won} of ${n} concurrent supersedes of one entry succeeded (expected exactly 1)`);
+    const shown = JSON.parse((await runCli(dir, ['show', target, '--json'], '', { BASS_AGENTS_NO_DAEMON: '1' })).stdout);
+    if (shown.status !== 'superseded') fail('supersede', `the target is ${shown.status}`);
+    checkClean('supersede', dir, 'after concurrent supersedes');
+    report.supersede = { processes: n, succeeded: won };
+  }
+
+  report.failures = failures;
   if (asJson) console.log(JSON.stringify(report, null, 2));
   else {
-    console.log(`${processes} processes x ${writes} writes: ${ids.length} acknowledged in ${report.concurrent_phase_ms} ms (${report.writes_per_second}/s), latency p50 ${report.write_latency_ms.p50} ms, p99 ${report.write_latency_ms.p99} ms`);
-    console.log(`kill -9 loop (${killSeconds} s): ${killed} writers killed, ${survived} batches completed; the next write took ${report.write_after_kills_ms} ms (a killed writer's lock goes stale after 10 s)`);
-    console.log(`${inTree.size} entries in the tree; doctor ${doc.ok ? 'clean' : 'found problems'}; git fsck ${failures.some((f) => f.startsWith('git fsck')) ? 'FAILED' : 'clean'}; user's index untouched: ${failures.some((f) => f.includes('staged')) ? 'NO' : 'yes'}`);
-    for (const f of failures) console.log(`FAIL: ${f}`);
+    console.log(`writers: ${processes} x ${writes}${useDaemon ? ' through the daemon' : ''}: ${report.acknowledged_writes} acknowledged in ${report.concurrent_phase_ms} ms (${report.writes_per_second}/s, ${report.commits} commits), p50 ${report.write_latency_ms.p50} ms, p99 ${report.write_latency_ms.p99} ms, ${report.busy_exits} exit 4`);
+    console.log(`kills: ${report.kill_loop.writers_killed} writers killed with SIGKILL in ${report.kill_loop.rounds} rounds; the next command left nothing uncommitted each time`);
+    console.log(`git steps: ${report.git_steps.map((s) => `${s.when} ${s.step}: ${s.killed ? 'killed' : 'not killed'}, ${s.committed ? 'committed' : 'undone'}`).join('; ')}`);
+    console.log(`user race: ${report.user_race.memory_writes} memory writes beside ${report.user_race.user_commits} user commits`);
+    console.log(`checkout: ${report.checkout.round_trips} round trips under the daemon, ${report.checkout.stale_answers} stale answers`);
+    console.log(`supersede: ${report.supersede.succeeded} of ${report.supersede.processes} concurrent supersedes won`);
+    for (const f of failures) console.log(`FAIL ${f}`);
+    if (!failures.length) console.log('no failures');
   }
   process.exitCode = failures.length ? 1 : 0;
 } finally {
-  if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
-  else console.error(`kept ${dir}`);
+  if (!args.includes('--keep')) rmSync(root, { recursive: true, force: true });
+  else console.error(`kept ${root}`);
 }

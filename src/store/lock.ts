@@ -7,7 +7,9 @@
  * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes);
  * a lock left by a killed process is taken over once it is older than `stale`.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { writeFileAtomic } from './fsutil.js';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
@@ -64,6 +66,7 @@ export async function withLock<T>(
           compromised = err;
         },
       });
+      writeOwner(lockfilePath);
       if (attempt > 0) {
         // Req 12.4: concurrent writes are logged for debugging (who waited, how long).
         appendLog(ws, 'events', {
@@ -79,6 +82,9 @@ export async function withLock<T>(
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      // The holder was killed: take its lock now rather than when it goes stale (10 s), so the
+      // next command after a kill -9 finishes or undoes the dead writer's work at once.
+      if (takeOverFromDeadOwner(lockfilePath)) continue;
       if (Date.now() - started >= timeout) {
         appendLog(ws, 'events', {
           time: new Date().toISOString(),
@@ -101,6 +107,83 @@ export async function withLock<T>(
     if (compromised) throw compromised;
     return out;
   } finally {
+    dropOwner(lockfilePath);
     await release().catch(() => undefined);
   }
+}
+
+/**
+ * Who holds a lock: `<lock>.owner` beside the lock folder (proper-lockfile removes the folder
+ * with rmdir, so nothing may live inside it), naming the process, the host and the folder's
+ * inode, which tells this holder's lock from a later one at the same path.
+ */
+interface Owner {
+  pid: number;
+  host: string;
+  ino: number;
+}
+
+function ownerFile(lock: string): string {
+  return `${lock}.owner`;
+}
+
+function writeOwner(lock: string): void {
+  try {
+    const owner: Owner = { pid: process.pid, host: hostname(), ino: statSync(lock).ino };
+    writeFileAtomic(ownerFile(lock), JSON.stringify(owner), { fsync: false });
+  } catch {
+    /* without it, a killed holder's lock goes stale by age, as before */
+  }
+}
+
+function dropOwner(lock: string): void {
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
+    if (owner.pid === process.pid) rmSync(ownerFile(lock), { force: true });
+  } catch {
+    /* not ours, or gone */
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes a lock whose holder is a process of this host that no longer exists. The folder is
+ * renamed away (atomic: of two processes doing this, one succeeds) and checked to be the dead
+ * holder's (same inode); a lock someone took in the meantime is put back.
+ */
+function takeOverFromDeadOwner(lock: string): boolean {
+  let owner: Owner;
+  let ino: number;
+  try {
+    owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
+    ino = statSync(lock).ino;
+  } catch {
+    return false;
+  }
+  if (owner.host !== hostname() || owner.ino !== ino || owner.pid === process.pid || alive(owner.pid)) return false;
+  const aside = `${lock}.dead-${process.pid}-${Date.now()}`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return false; // someone else took it over first
+  }
+  if (statSync(aside, { throwIfNoEntry: false })?.ino !== owner.ino) {
+    try {
+      renameSync(aside, lock); // not the dead holder's lock after all: give it back
+    } catch {
+      /* the path was taken meanwhile; that holder's own checks report it */
+    }
+    return false;
+  }
+  rmSync(aside, { recursive: true, force: true });
+  rmSync(ownerFile(lock), { force: true });
+  return true;
 }
