@@ -2,7 +2,9 @@
  * Three-way merge of one memory entry (the git merge driver, issue "Across machines"), pure:
  * - a status that ends an entry (superseded, deprecated, archived) wins over an edit, with its
  *   superseded_by;
- * - arrays (tags, evidence, related_entries) are unioned, ours first;
+ * - sets (tags, evidence, related_entries) merge against the ancestor: an item either side added
+ *   is kept, an item either side removed (and the other left alone) is removed, ours first;
+ *   without an ancestor (both sides added the file) they are unioned;
  * - any other field changed on one side only takes that side; changed on both sides, the side
  *   with the later updated_at wins;
  * - updated_at is the later one.
@@ -14,6 +16,20 @@ const ENDING = new Set(['superseded', 'deprecated', 'archived']);
 const ARRAYS = ['tags', 'evidence', 'related_entries'] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * A three-way merge of a set kept as a list: the base's items that both sides kept, then what
+ * either side added (ours first). An item one side removed is gone even if the other kept it.
+ */
+export function mergeSet<T>(base: readonly T[] | undefined, ours: readonly T[] | undefined, theirs: readonly T[] | undefined): T[] {
+  if (!base) return union(ours, theirs);
+  const key = (x: T): string => JSON.stringify(x);
+  const inBase = new Set(base.map(key));
+  const inOurs = new Set((ours ?? []).map(key));
+  const inTheirs = new Set((theirs ?? []).map(key));
+  // Every item either side has, in their order; a base item survives only if both kept it.
+  return union(ours, theirs).filter((x) => !inBase.has(key(x)) || (inOurs.has(key(x)) && inTheirs.has(key(x))));
+}
 
 function union<T>(...lists: (readonly T[] | undefined)[]): T[] {
   const seen = new Set<string>();
@@ -44,7 +60,7 @@ export function mergeEntry(base: MemoryEntry | null, ours: MemoryEntry, theirs: 
     else out[k] = oursLater ? o : t;
     if (out[k] === undefined) delete out[k];
   }
-  for (const k of ARRAYS) out[k] = union<unknown>(ours[k], theirs[k]);
+  for (const k of ARRAYS) out[k] = mergeSet<unknown>(base ? base[k] : undefined, ours[k], theirs[k]);
   // A status that ends the entry wins over an edit on the other side.
   const ending = [ours, theirs].filter((e) => ENDING.has(e.status)).sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1))[0];
   if (ending && !ENDING.has(String(out.status))) {

@@ -80,6 +80,8 @@ export class ServiceContext {
   readonly onWrite: ServiceOptions['onWrite'];
   readonly allowDetached: boolean;
   readonly warn: WarningSink;
+  /** Whether this process made sure of the merge driver (once: see withWrite). */
+  mergeDriverChecked = false;
   /** The snapshot the last `snapshot()` returned. */
   lastSnap: CatalogSnapshot | undefined;
   private agentName: string | undefined;

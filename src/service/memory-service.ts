@@ -19,6 +19,7 @@ import { ServiceContext, type ServiceOptions, type WarningSink } from './context
 import * as agents from './ops/agents.js';
 import * as applyOps from './ops/apply.js';
 import * as checks from './ops/checks.js';
+import * as conflicts from './ops/conflicts.js';
 import * as consolidation from './ops/consolidation.js';
 import * as contextDocs from './ops/context-docs.js';
 import * as decayOps from './ops/decay.js';
@@ -230,6 +231,10 @@ export class MemoryService {
   }
   doctor(): ReturnType<typeof checks.doctor> {
     return checks.doctor(this.ctx);
+  }
+  /** `memory doctor --fix`: entries with git conflict markers merged field by field from the merge's sides. */
+  fixConflicts(): ReturnType<typeof conflicts.fixConflicts> {
+    return conflicts.fixConflicts(this.ctx);
   }
   checkFreshness(...a: ArgsC<typeof checks.checkFreshness>): ReturnType<typeof checks.checkFreshness> {
     return checks.checkFreshness(this.ctx, ...a);

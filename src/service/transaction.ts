@@ -21,7 +21,7 @@ import { findGitDir, type GitRepo } from '../store/git.js';
 import { Journal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
-import { projectFiles } from '../store/entries.js';
+import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
 import { recoverWrite } from './recovery.js';
 
@@ -44,6 +44,11 @@ export interface WriteOptions {
   agent: string;
   /** What the audit log names as the operation of a refused secret. */
   operation: string;
+  /**
+   * Write the files and make no commit: the resolution of a merge the user has in progress
+   * (`doctor --fix`), which their own merge commit records.
+   */
+  noCommit?: boolean;
 }
 
 /** What `fn` stages inside a transaction. Nothing touches the disk until `fn` returns. */
@@ -58,9 +63,13 @@ export class WriteTx {
   private readonly logRecords: Record<string, unknown>[] = [];
   private initialized: boolean | undefined;
   private readonly signals: SignalTrap | null;
+  private readonly opts: WriteOptions;
+  private readonly inGit: boolean;
 
-  constructor(ctx: ServiceContext, opts: WriteOptions, signals: SignalTrap | null) {
+  constructor(ctx: ServiceContext, opts: WriteOptions, signals: SignalTrap | null, inGit = false) {
     this.ctx = ctx;
+    this.opts = opts;
+    this.inGit = inGit;
     this.project = opts.project;
     this.agent = opts.agent;
     this.now = ctx.now();
@@ -87,10 +96,18 @@ export class WriteTx {
     this.staged.set(abs, { text });
   }
 
-  /** Creates the project's folder files with the first entry (once per transaction). */
+  /**
+   * Creates the project's folder files with the first entry (once per transaction), and in a git
+   * repository the attributes that select the field-level merge driver, as `memory init` does.
+   */
   ensureProject(): void {
     if (this.initialized) return;
     for (const f of projectFiles(this.ctx.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text);
+    if (this.inGit) {
+      const attrs = join(this.ctx.ws.memoryDir, '.gitattributes');
+      const text = this.staged.has(attrs) ? null : gitAttributesText(attrs);
+      if (text !== null) this.putFile(attrs, text);
+    }
     this.initialized = true;
   }
 
@@ -123,7 +140,7 @@ export class WriteTx {
     const ws = this.ctx.ws;
     const files = [...this.staged.keys()];
     for (const abs of files) ws.assertMemoryPath(abs);
-    const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit;
+    const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit && !this.opts.noCommit;
     const useGit = autoCommit ? git : null;
     if (autoCommit && !git) this.ctx.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
     const journal = Journal.begin(stateDir, { root: ws.root, head: git ? await git.head() : null });
@@ -234,7 +251,13 @@ function stateDirOf(ctx: ServiceContext, git: GitRepo | null): string {
  */
 export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: (tx: WriteTx) => Promise<T> | T): Promise<{ value: T; commit: string | null }> {
   const git = await ctx.git();
-  if (git && !ctx.allowDetached) {
+  // A repository whose memory asks for the field-level merge driver gets it registered by any
+  // write (a clone that never ran init would otherwise merge entries with conflict markers).
+  if (git && !ctx.mergeDriverChecked && existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) {
+    ctx.mergeDriverChecked = true;
+    await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env)).catch(() => undefined);
+  }
+  if (git && !ctx.allowDetached && !opts.noCommit) {
     const why = git.writeBlocker();
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
   }
@@ -246,7 +269,7 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
       await recoverWrite(ctx, git, stateDir);
       const signals = ctx.longLived ? null : trapSignals();
       try {
-        const tx = new WriteTx(ctx, opts, signals);
+        const tx = new WriteTx(ctx, opts, signals, git !== null);
         const value = await fn(tx);
         const commit = await tx.finish(git, stateDir);
         return { value, commit };

@@ -3,8 +3,9 @@
  * attributes), as contents to write. Nothing here writes: every file under ai-memory/ is written
  * by the write transaction (service/transaction.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { renderConfig, defaultConfig } from './config.js';
 import type { Workspace } from './workspace.js';
 
@@ -35,4 +36,24 @@ export function gitAttributesText(file: string): string | null {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   if (text.split('\n').some((l) => l.trim() === ATTR_LINE)) return null;
   return `${text}${text && !text.endsWith('\n') ? '\n' : ''}# bass-agents memory: merge entries field by field, never with conflict markers\n${ATTR_LINE}\n`;
+}
+
+/**
+ * The command git runs as the merge driver: `bass-agents` from PATH when that is this very
+ * installation (it survives reinstalls and npx cache cleanups), else this installation's
+ * absolute path.
+ */
+export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const bin = fileURLToPath(new URL('../../bin/bass-agents.js', import.meta.url));
+  const args = 'memory merge-driver %O %A %B %P';
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, 'bass-agents');
+    try {
+      if (existsSync(candidate) && realpathSync(candidate) === realpathSync(bin)) return `bass-agents ${args}`;
+    } catch {
+      /* unreadable PATH entry */
+    }
+  }
+  return `"${process.execPath}" "${bin}" ${args}`;
 }

@@ -400,6 +400,13 @@ export class GitRepo {
     await g.raw(['config', '--local', key, value]);
   }
 
+  /** Registers `command` as our merge driver in the repository's local config, unless it already is. */
+  async ensureMergeDriver(driver: string, command: string): Promise<void> {
+    if ((await this.config(`merge.${driver}.driver`)) === command) return;
+    await this.setConfig(`merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry');
+    await this.setConfig(`merge.${driver}.driver`, command);
+  }
+
   /** Runs a git command in the repository; resolves with stdout, rejects with git's message. */
   async run(args: string[]): Promise<string> {
     return this.git.raw(args);

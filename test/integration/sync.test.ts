@@ -4,7 +4,7 @@
  * until all three hold the same entries with nothing lost.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, cleanGitEnv, cli, entry, git, testdir } from '../helpers/repo.js';
@@ -111,5 +111,62 @@ describe('memory sync across clones', () => {
     expect(r.stderr).toMatch(/sync stopped: git could not merge origin\/main.*nothing was merged/);
     expect(git(b, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(b, 'status', '--porcelain')).toBe('');
+  });
+
+  it('a plain git pull without the merge driver leaves conflict markers: doctor finds them, doctor --fix merges field by field', () => {
+    const remote = join(testdir(), 'remote.git');
+    git(join(remote, '..'), 'init', '-q', '--bare', '-b', 'main', 'remote.git');
+    const a = clone(remote, 'a');
+    git(a, 'commit', '-q', '--allow-empty', '-m', 'start');
+    const id = cli(a, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ tags: ['billing', 'old'] })) }).stdout.trim();
+    git(a, 'push', '-q', 'origin', 'main');
+    const b = clone(remote, 'b');
+    // A clone whose merge driver is not registered (it never ran init or any write).
+    expect(spawnSync('git', ['config', '--get', 'merge.bass-agents-memory.driver'], { cwd: b, env: cleanGitEnv(b) }).status).toBe(1);
+    const file = (dir: string): string => join(dir, 'ai-memory/demo/decisions', `${id}.json`);
+    const edit = (dir: string, f: (e: Record<string, any>) => void, msg: string): void => {
+      const e = JSON.parse(readFileSync(file(dir), 'utf8'));
+      f(e);
+      writeFileSync(file(dir), `${JSON.stringify(e, null, 2)}\n`);
+      git(dir, 'commit', '-qam', msg);
+    };
+    edit(a, (e) => ((e.summary = 'Invoices are generated hourly.'), (e.updated_at = '2030-01-02T00:00:00.000Z')), 'a edits the summary');
+    git(a, 'push', '-q', 'origin', 'main');
+    edit(b, (e) => ((e.tags = ['billing']), (e.confidence = 0.5), (e.updated_at = '2030-01-01T00:00:00.000Z')), 'b edits tags and confidence');
+    const pulled = spawnSync('git', ['pull', '-q', '--no-rebase', 'origin', 'main'], { cwd: b, env: cleanGitEnv(b), encoding: 'utf8' });
+    expect(pulled.status).not.toBe(0);
+    expect(readFileSync(file(b), 'utf8')).toMatch(/^<<<<<<< /m);
+    const doctor = cli(b, ['doctor', '--json']);
+    expect(doctor.code).toBe(1);
+    expect(doctor.json().problems).toEqual([expect.objectContaining({ check: 'conflict', file: `ai-memory/demo/decisions/${id}.json` })]);
+    // During the merge: the file is merged from git's stages and left for the merge commit.
+    const head = git(b, 'rev-parse', 'HEAD').trim();
+    const fixed = cli(b, ['doctor', '--fix']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toMatch(/a merge is in progress/);
+    expect(git(b, 'rev-parse', 'HEAD').trim()).toBe(head);
+    const merged = JSON.parse(readFileSync(file(b), 'utf8'));
+    expect(merged).toMatchObject({ summary: 'Invoices are generated hourly.', tags: ['billing'], confidence: 0.5 });
+    git(b, 'add', '-A');
+    git(b, 'commit', '-qm', 'merge');
+    // The markers committed by hand: --fix merges the sides the markers hold, and commits.
+    edit(a, (e) => ((e.content = 'A new content from a.'), (e.updated_at = '2030-02-02T00:00:00.000Z')), 'a edits content');
+    git(a, 'push', '-q', 'origin', 'main');
+    edit(b, (e) => ((e.content = 'Another content from b.'), (e.updated_at = '2030-02-01T00:00:00.000Z')), 'b edits content');
+    // (The first fix registered the driver, which would merge this pull cleanly: take it away again.)
+    expect(git(b, 'config', '--get', 'merge.bass-agents-memory.driver')).toContain('merge-driver');
+    git(b, 'config', '--remove-section', 'merge.bass-agents-memory');
+    const second = spawnSync('git', ['pull', '-q', '--no-rebase', 'origin', 'main'], { cwd: b, env: cleanGitEnv(b), encoding: 'utf8' });
+    expect(second.status, `${second.stdout}${second.stderr}${git(b, 'status')}`).not.toBe(0);
+    git(b, 'add', '-A');
+    const c = spawnSync('git', ['commit', '-qm', 'commit the markers as they are'], { cwd: b, env: cleanGitEnv(b), encoding: 'utf8' });
+    expect(c.status, `${second.stderr}`).toBe(0);
+    expect(cli(b, ['doctor']).code).toBe(1);
+    const fixed2 = cli(b, ['doctor', '--fix']);
+    expect(fixed2.code, fixed2.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(file(b), 'utf8')).content).toBe('A new content from a.');
+    expect(git(b, 'log', '-1', '--format=%s')).toMatch(/^memory\(demo\): update /);
+    // And the write registered the merge driver for the next pull.
+    expect(git(b, 'config', '--get', 'merge.bass-agents-memory.driver')).toContain('merge-driver');
   });
 });

@@ -48,4 +48,16 @@ describe('three-way merge of one entry', () => {
     expect(m.tags).toEqual(['a', 'b']);
     expect(m.updated_at).toBe('2026-02-01T00:00:00.000Z');
   });
+  it('merges tags, evidence and links against the ancestor: a removal on one side is kept', () => {
+    const b = { ...base, tags: ['billing', 'old', 'batch'], related_entries: ['R1', 'R2'] };
+    const ours = { ...b, tags: ['billing', 'batch', 'mine'], related_entries: ['R1'], updated_at: '2026-01-02T00:00:00.000Z' };
+    const theirs = { ...b, tags: ['billing', 'old', 'batch', 'theirs'], evidence: [], updated_at: '2026-01-03T00:00:00.000Z' };
+    const m = mergeEntry(b, ours, theirs);
+    expect(m.tags).toEqual(['billing', 'batch', 'mine', 'theirs']); // 'old' removed by ours stays removed
+    expect(m.related_entries).toEqual(['R1']); // R2 unlinked by ours
+    expect(m.evidence).toEqual([]); // evidence dropped by theirs, untouched by ours
+    // Both removed the same item, both added the same one: once each.
+    const twice = mergeEntry(b, { ...b, tags: ['billing', 'new'] }, { ...b, tags: ['new', 'billing'] });
+    expect(twice.tags).toEqual(['billing', 'new']);
+  });
 });

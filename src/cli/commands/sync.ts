@@ -61,10 +61,24 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'doctor',
-      'check the whole workspace: entry files, ids and folders, links, duplicates, secrets, config; exit 1 on problems',
-      (c) => c,
+      'check the whole workspace: entry files, ids and folders, links, duplicates, secrets, conflicts, config; exit 1 on problems',
+      (c) =>
+        c.option('fix', {
+          type: 'boolean',
+          describe: 'merge entries that hold git conflict markers field by field (committed; left for your merge commit while a merge is in progress)',
+        }),
       async (a: A) => {
-        const r = await service(a).doctor();
+        const svc = service(a);
+        if (a.fix) {
+          const f = await svc.fixConflicts();
+          for (const x of f.fixed) {
+            if (x.merged) process.stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
+            else process.stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
+          }
+          if (f.in_merge && f.fixed.some((x) => x.merged))
+            process.stderr.write('a merge is in progress: the merged files are written; git add them and finish the merge\n');
+        }
+        const r = await svc.doctor();
         if (a.json) printJson(r);
         else if (r.ok) out(`ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems`);
         else for (const p of r.problems) process.stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);

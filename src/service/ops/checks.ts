@@ -12,6 +12,7 @@ import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
 import { modules, type ServiceContext } from '../context.js';
 import { scanGroups } from './apply.js';
+import { conflictedFiles } from './conflicts.js';
 
 /** `memory validate`: the validation function, against the store when a project exists. */
 export async function validate(ctx: ServiceContext, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
@@ -61,7 +62,20 @@ export async function doctor(
 ): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
   const snap = ctx.catalog.refresh();
   const problems: { check: string; file: string; path: string; message: string }[] = [];
-  for (const b of snap.bad) for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
+  const conflicted = new Set(conflictedFiles(ctx));
+  for (const file of conflicted) {
+    problems.push({
+      check: 'conflict',
+      file,
+      path: '',
+      message:
+        'holds git conflict markers (merged without the bass-agents merge driver); `bass-agents memory doctor --fix` merges the two sides field by field',
+    });
+  }
+  for (const b of snap.bad) {
+    if (conflicted.has(b.file)) continue;
+    for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
+  }
   const byId = new Map(snap.entries.map((se) => [se.meta.id, se]));
   const dups = new Map<string, StoredEntry>();
   for (const se of snap.entries) {

@@ -2,12 +2,10 @@
  * The repository side: `memory init` (project files, merge driver), and `memory sync` (pull with
  * the field-level merge driver, re-validate, push).
  */
-import { existsSync, realpathSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, UsageError } from '../../core/errors.js';
 import type { BadFile } from '../../store/catalog.js';
-import { MERGE_DRIVER, gitAttributesText } from '../../store/entries.js';
+import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand } from '../../store/entries.js';
 import type { ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 
@@ -32,37 +30,14 @@ export async function init(
 }
 
 /**
- * The command git runs as the merge driver. `bass-agents` from PATH when that is this very
- * installation (it survives reinstalls and npx cache cleanups), else this installation's
- * absolute path.
- */
-export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env): string {
-  const bin = fileURLToPath(new URL('../../../bin/bass-agents.js', import.meta.url));
-  const args = 'memory merge-driver %O %A %B %P';
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, 'bass-agents');
-    try {
-      if (existsSync(candidate) && realpathSync(candidate) === realpathSync(bin)) return `bass-agents ${args}`;
-    } catch {
-      /* unreadable PATH entry */
-    }
-  }
-  return `"${process.execPath}" "${bin}" ${args}`;
-}
-
-/**
  * Registers the memory merge driver in the repository's local git config (a fresh clone needs
- * this once: `memory init` does it). Returns false outside git.
+ * this once: `memory init` does it, and so does any write in a repository whose memory asks for
+ * it). Returns false outside git.
  */
 export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean> {
   const git = await ctx.git();
   if (!git) return false;
-  const driver = mergeDriverCommand(ctx.env);
-  if ((await git.config(`merge.${MERGE_DRIVER}.driver`)) !== driver) {
-    await git.setConfig(`merge.${MERGE_DRIVER}.name`, 'bass-agents memory: field-level merge of one entry');
-    await git.setConfig(`merge.${MERGE_DRIVER}.driver`, driver);
-  }
+  await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env));
   return true;
 }
 
