@@ -370,12 +370,13 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const { server, service } = createMcpServer(opts);
   // A message over this size cannot be read (the stream cannot be resynchronized after it): the
   // server says so on stderr and exits 1, rather than stopping without a word.
-  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MCP_MESSAGE_BYTES });
+  const maxBytes = Number(process.env.BASS_AGENTS_MCP_MAX_MESSAGE_BYTES) || MAX_MCP_MESSAGE_BYTES;
+  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxBytes });
   let failed = false;
   transport.onerror = (err) => {
     process.stderr.write(`bass-agents mcp: ${err.message}\n`);
     if (/exceeded maximum size/.test(err.message)) {
-      process.stderr.write(`bass-agents mcp: a message over ${MAX_MCP_MESSAGE_BYTES} bytes cannot be read; the server stops\n`);
+      process.stderr.write(`bass-agents mcp: a message over ${maxBytes} bytes cannot be read; the server stops\n`);
       failed = true;
       process.exitCode = 1;
     }

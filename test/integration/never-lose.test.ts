@@ -268,3 +268,35 @@ describe('group commit', () => {
     expect(memoryFiles(dir)).toHaveLength(2);
   });
 });
+
+describe('limits with clear errors', () => {
+  it('refuses input that is not UTF-8, too many updates, and says why an MCP message is too large', async () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo'], { env });
+    const bad = join(testdir(), 'latin1.json');
+    writeFileSync(bad, Buffer.concat([Buffer.from(JSON.stringify(entry()).slice(0, 40)), Buffer.from([0xe9, 0x20]), Buffer.from('"}')]));
+    const r = cli(dir, ['create', 'demo', '--file', bad], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/is not valid UTF-8 \(at byte 40\)/);
+    const many = writeJson(
+      testdir(),
+      'many.json',
+      Array.from({ length: 50_001 }, () => ({ operation: 'deprecate', target_id: 'X' })),
+    );
+    const m = cli(dir, ['apply', 'demo', '--file', many], { env });
+    expect(m.code).toBe(1);
+    expect(m.stderr).toMatch(/holds 50001 updates; at most 50000 go in one batch/);
+    expect(m.stderr).not.toMatch(/\n\s+at /);
+    // The MCP server: a message over the limit gets a word on stderr and exit 1, not a silent exit 0.
+    const { BIN } = await import('../helpers/repo.js');
+    const child = spawn(process.execPath, [BIN, 'memory', 'mcp'], { cwd: dir, env: { ...cleanGitEnv(dir), BASS_AGENTS_MCP_MAX_MESSAGE_BYTES: '65536' } });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exit = new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+    child.stdin.on('error', () => undefined);
+    child.stdin.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(100_000)}"}}\n`);
+    child.stdin.end();
+    expect(await exit).toBe(1);
+    expect(stderr).toMatch(/a message over 65536 bytes cannot be read; the server stops/);
+  });
+});
