@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run stress [-- --quick | --processes N --writes M --kills K | --daemon | --json | --keep]`
+// `npm run stress [-- --quick | --processes N --writes M --kills K | --daemon | --phases a,b | --json | --keep]`
 //
 // The crash and race suite, on real git repositories and real CLI processes (not part of
 // `npm test`, which runs only `--quick`). Phases:
@@ -29,6 +29,8 @@ const writes = num('writes', quick ? 5 : 100);
 const kills = num('kills', quick ? 4 : 50);
 const raceWrites = num('race-writes', quick ? 20 : 100);
 const useDaemon = args.includes('--daemon');
+const only = args.includes('--phases') ? new Set(args[args.indexOf('--phases') + 1].split(',')) : null;
+const phase = (name) => !only || only.has(name);
 const asJson = args.includes('--json');
 
 const baseEnv = { ...process.env, BASS_AGENTS_LOCK_TIMEOUT_MS: '120000' };
@@ -97,7 +99,7 @@ function checkClean(phase, dir, what) {
 
 try {
   // ---------------------------------------------------------------- writers
-  {
+  if (phase('writers')) {
     const dir = repo(root, 'writers', { staged: true });
     const stagedBefore = git(dir, 'diff', '--cached', '--name-only');
     let daemon;
@@ -112,7 +114,8 @@ try {
     await Promise.all(
       Array.from({ length: processes }, async (_, p) => {
         for (let i = 0; i < writes; i++) {
-          const r = await runCli(dir, ['create', 'demo', '--file', '-', '--agent', `p${p}`], JSON.stringify(entry(p, i)));
+          // (Through the daemon: a caller with its own lock timeout would write directly.)
+          const r = await runCli(dir, ['create', 'demo', '--file', '-', '--agent', `p${p}`], JSON.stringify(entry(p, i)), useDaemon ? { BASS_AGENTS_LOCK_TIMEOUT_MS: '' } : {});
           lat.push(r.ms);
           if (r.code === 4) busy++;
           if (r.code !== 0) fail('writers', `process ${p} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
@@ -146,7 +149,7 @@ try {
   }
 
   // ---------------------------------------------------------------- kills
-  {
+  if (phase('kills')) {
     const dir = repo(root, 'kills', { staged: true });
     let killed = 0;
     let rounds = 0;
@@ -179,7 +182,7 @@ try {
   }
 
   // ---------------------------------------------------------------- git-steps
-  {
+  if (phase('git-steps')) {
     const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
     const wrap = join(root, 'wrap');
     mkdirSync(wrap, { recursive: true });
@@ -218,7 +221,7 @@ try {
   }
 
   // ---------------------------------------------------------------- user-race
-  {
+  if (phase('user-race')) {
     const dir = repo(root, 'race');
     const user = spawn('bash', ['-c', 'i=0; while [ ! -f stop ]; do i=$((i+1)); echo $i >> user.txt; git add user.txt 2>/dev/null && git commit -qm "user $i" 2>/dev/null; sleep 0.05; done'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
     const ids = [];
@@ -238,7 +241,7 @@ try {
   }
 
   // ---------------------------------------------------------------- checkout
-  {
+  if (phase('checkout')) {
     const dir = repo(root, 'checkout');
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
@@ -264,7 +267,7 @@ try {
   }
 
   // ---------------------------------------------------------------- hostile
-  {
+  if (phase('hostile')) {
     const origin = repo(root, 'hostile-origin');
     mkdirSync(join(origin, 'src'), { recursive: true });
     writeFileSync(join(origin, 'src', 'app.ts'), 'export const app = 1;\n');
@@ -293,7 +296,7 @@ try {
   }
 
   // ---------------------------------------------------------------- supersede
-  {
+  if (phase('supersede')) {
     const dir = repo(root, 'supersede');
     const target = (await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(13, 0)), { BASS_AGENTS_NO_DAEMON: '1' })).stdout.trim();
     const n = quick ? 4 : 8;
@@ -313,12 +316,12 @@ try {
   report.failures = failures;
   if (asJson) console.log(JSON.stringify(report, null, 2));
   else {
-    console.log(`writers: ${processes} x ${writes}${useDaemon ? ' through the daemon' : ''}: ${report.acknowledged_writes} acknowledged in ${report.concurrent_phase_ms} ms (${report.writes_per_second}/s, ${report.commits} commits), p50 ${report.write_latency_ms.p50} ms, p99 ${report.write_latency_ms.p99} ms, ${report.busy_exits} exit 4`);
-    console.log(`kills: ${report.kill_loop.writers_killed} writers killed with SIGKILL in ${report.kill_loop.rounds} rounds; the next command left nothing uncommitted each time`);
-    console.log(`git steps: ${report.git_steps.map((s) => `${s.when} ${s.step}: ${s.killed ? 'killed' : 'not killed'}, ${s.committed ? 'committed' : 'undone'}`).join('; ')}`);
-    console.log(`user race: ${report.user_race.memory_writes} memory writes beside ${report.user_race.user_commits} user commits`);
-    console.log(`checkout: ${report.checkout.round_trips} round trips under the daemon, ${report.checkout.stale_answers} stale answers`);
-    console.log(`supersede: ${report.supersede.succeeded} of ${report.supersede.processes} concurrent supersedes won`);
+    if (report.write_latency_ms) console.log(`writers: ${processes} x ${writes}${useDaemon ? ' through the daemon' : ''}: ${report.acknowledged_writes} acknowledged in ${report.concurrent_phase_ms} ms (${report.writes_per_second}/s, ${report.commits} commits), p50 ${report.write_latency_ms.p50} ms, p99 ${report.write_latency_ms.p99} ms, ${report.busy_exits} exit 4`);
+    if (report.kill_loop) console.log(`kills: ${report.kill_loop.writers_killed} writers killed with SIGKILL in ${report.kill_loop.rounds} rounds; the next command left nothing uncommitted each time`);
+    if (report.git_steps) console.log(`git steps: ${report.git_steps.map((s) => `${s.when} ${s.step}: ${s.killed ? 'killed' : 'not killed'}, ${s.committed ? 'committed' : 'undone'}`).join('; ')}`);
+    if (report.user_race) console.log(`user race: ${report.user_race.memory_writes} memory writes beside ${report.user_race.user_commits} user commits`);
+    if (report.checkout) console.log(`checkout: ${report.checkout.round_trips} round trips under the daemon, ${report.checkout.stale_answers} stale answers`);
+    if (report.supersede) console.log(`supersede: ${report.supersede.succeeded} of ${report.supersede.processes} concurrent supersedes won`);
     for (const f of failures) console.log(`FAIL ${f}`);
     if (!failures.length) console.log('no failures');
   }
