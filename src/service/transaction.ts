@@ -18,6 +18,7 @@ import { BusyError, ConflictError, InterruptedError, ValidationError, type Probl
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
+import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
@@ -143,7 +144,7 @@ export class WriteTx {
     const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit && !this.opts.noCommit;
     const useGit = autoCommit ? git : null;
     if (autoCommit && !git) this.ctx.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
-    const journal = Journal.begin(stateDir, { root: ws.root, head: git ? await git.head() : null });
+    const journal = Journal.begin(stateDir, { root: ws.root, head: git ? headFromFiles(git.gitDir) : null });
     let moved = false;
     try {
       for (let i = 0; i < files.length; i += CHUNK) {

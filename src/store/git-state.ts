@@ -69,3 +69,37 @@ export function headFromFiles(gitDir: string): string | null {
     return null;
   }
 }
+
+/**
+ * A value from the repository's own config file (`<git dir>/config`, or the common dir's for a
+ * worktree), read as git writes it: `[section "sub"]` then `key = value`, with `\"` and `\\`
+ * escaped. Undefined when absent or not plainly there; callers then ask git.
+ */
+export function configValue(gitDir: string, section: string, subsection: string, key: string): string | undefined {
+  let text: string;
+  try {
+    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    text = readFileSync(join(common, 'config'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  let inside = false;
+  let value: string | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]$/.exec(line);
+    if (head) {
+      inside = head[1]!.toLowerCase() === section.toLowerCase() && (head[2] ?? '').replace(/\\(.)/g, '$1') === subsection;
+      continue;
+    }
+    if (!inside) continue;
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+    if (kv && kv[1]!.toLowerCase() === key.toLowerCase()) {
+      let v = kv[2]!;
+      // A value git quoted as a whole (it does so for some characters), then its escapes.
+      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"') && !v.endsWith('\\"')) v = v.slice(1, -1);
+      value = v.replace(/\\(.)/g, '$1'); // the last one wins, as in git
+    }
+  }
+  return value;
+}

@@ -7,11 +7,24 @@
  * `git status` shows them clean and nothing else moves.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { BusyError, GitError } from '../core/errors.js';
-import { writeBlocker } from './git-state.js';
+import { configValue, findGitDir, writeBlocker } from './git-state.js';
 
 export { findGitDir } from './git-state.js';
 
@@ -55,6 +68,15 @@ export interface CommitHooks {
 /** How long a memory commit waits for another git process to release the index lock. */
 const INDEX_LOCK_WAIT_MS = 10_000;
 
+/** Whether the repository's config names another work tree (`core.worktree`): then git must say where. */
+function hasCoreWorktree(gitDir: string): boolean {
+  try {
+    return /^\s*worktree\s*=/im.test(readFileSync(join(gitDir, 'config'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export class GitRepo {
   readonly toplevel: string;
   readonly gitDir: string;
@@ -73,6 +95,12 @@ export class GitRepo {
   static async open(dir: string): Promise<GitRepo | null> {
     // Loaded on first use: read-only commands never pay for it at start-up.
     const { simpleGit } = await import('simple-git');
+    // The common case without a git process: a `.git` folder in an ancestor, no GIT_DIR or
+    // GIT_WORK_TREE in the environment, and a work tree that is the folder holding `.git`.
+    const found = process.env.GIT_DIR || process.env.GIT_WORK_TREE ? null : findGitDir(dir);
+    if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
+      return new GitRepo(realpathSync(dirname(found)), realpathSync(found), simpleGit);
+    }
     try {
       const out = await simpleGit({ baseDir: dir }).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir']);
       const [top, gitDir] = out.trim().split('\n');
@@ -138,70 +166,101 @@ export class GitRepo {
     const identity = await this.configIdentity();
     const name = identity.name || agent.replace(/[<>\n]/g, '') || 'bass-agents';
     const email = identity.email || 'bass-agents@localhost';
+    // The first attempt holds git's index lock only around the index update and the HEAD move.
+    // If someone committed in between, later attempts take the lock first, so that no commit of
+    // the user's can move HEAD under them (with commits every 50 ms, optimistic retries lost).
     for (let attempt = 0; attempt < 5; attempt++) {
-      const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
-      // HEAD, and the blob HEAD holds at each path (or "missing").
-      const held = await this.blobsAt('HEAD', paths);
-      const head = held.head;
-      if (head) {
-        const algo = head.length === 64 ? 'sha256' : 'sha1';
-        const unchanged = files.every((f) => {
-          const blob = held.blobs.get(f.path) ?? null;
-          return f.data === null ? blob === null : blob === blobId(f.data, algo);
+      let out: { status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string } = { status: 'raced' };
+      if (attempt === 0) out = await this.commitOnce(paths, byPath, message, name, email, hooks, null);
+      else {
+        await this.withIndexLock(hooks, async (next) => {
+          out = await this.commitOnce(paths, byPath, message, name, email, hooks, next, attempt === 4);
+          return out.status === 'moved';
         });
-        if (unchanged) return null;
       }
-      const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
-      const ref = `refs/bass-agents/commit-${tag}`;
-      mkdirSync(this.stateDir, { recursive: true });
-      const marks = join(this.stateDir, `marks-${tag}`);
-      let refGone = false;
-      try {
-        const chunks: Buffer[] = [];
-        files.forEach((f, i) => {
-          if (f.data !== null) chunks.push(Buffer.from(`blob\nmark :${i + 1}\ndata ${f.data.length}\n`), f.data, Buffer.from('\n'));
-        });
-        const msg = Buffer.from(message.trimEnd());
-        chunks.push(Buffer.from(`commit ${ref}\nmark :${files.length + 1}\ncommitter ${name} <${email}> now\ndata ${msg.length}\n`), msg, Buffer.from('\n'));
-        if (head) chunks.push(Buffer.from(`from ${head}\n`));
-        files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${fiPath(f.path)}\n` : `M 100644 :${i + 1} ${fiPath(f.path)}\n`)));
-        chunks.push(Buffer.from('\ndone\n'));
-        await this.gitStdin(['fast-import', '--quiet', '--done', '--date-format=now', `--export-marks=${marks}`], Buffer.concat(chunks));
-        const marked = new Map<string, string>();
-        for (const line of readFileSync(marks, 'utf8').split('\n')) {
-          const m = /^:(\d+) ([0-9a-f]+)$/.exec(line);
-          if (m) marked.set(m[1], m[2]);
-        }
-        const commit = marked.get(String(files.length + 1));
-        if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
-        const entries = files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null }));
-        const moved = await this.withIndexLock(hooks, async (indexNext) => {
-          await this.updateIndexFile(indexNext, entries);
-          try {
-            await this.gitStdin(
-              ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
-              `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`,
-            );
-          } catch (err) {
-            if (attempt < 4 && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
-            throw err;
-          }
-          refGone = true;
-          hooks.onCommitted?.(commit);
-          return true;
-        });
-        if (!moved) continue;
-        return commit;
-      } catch (err) {
-        if (err instanceof GitError || err instanceof BusyError) throw err;
-        throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
-      } finally {
-        rmSync(marks, { force: true });
-        // The private ref outlives a failed attempt only: drop it (a no-op when fast-import never made it).
-        if (!refGone) await this.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
-      }
+      if (out.status === 'unchanged') return null;
+      if (out.status === 'moved') return out.commit;
     }
     throw new GitError('git commit of memory failed: HEAD kept moving while committing');
+  }
+
+  /**
+   * One attempt: HEAD and the blobs it holds at our paths; nothing to do when they match; else
+   * the commit by fast-import, the index copy, and the compare-and-swap of HEAD. `lockedIndex`:
+   * the index copy when the caller already holds git's index lock; null to take it here, around
+   * just the index update and the HEAD move.
+   */
+  private async commitOnce(
+    paths: string[],
+    byPath: Map<string, string>,
+    message: string,
+    name: string,
+    email: string,
+    hooks: CommitHooks,
+    lockedIndex: string | null,
+    last = false,
+  ): Promise<{ status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string }> {
+    const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
+    // HEAD, and the blob HEAD holds at each path (or "missing").
+    const held = await this.blobsAt('HEAD', paths);
+    const head = held.head;
+    if (head) {
+      const algo = head.length === 64 ? 'sha256' : 'sha1';
+      const unchanged = files.every((f) => {
+        const blob = held.blobs.get(f.path) ?? null;
+        return f.data === null ? blob === null : blob === blobId(f.data, algo);
+      });
+      if (unchanged) return { status: 'unchanged' };
+    }
+    const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+    const ref = `refs/bass-agents/commit-${tag}`;
+    mkdirSync(this.stateDir, { recursive: true });
+    const marks = join(this.stateDir, `marks-${tag}`);
+    let refGone = false;
+    try {
+      const chunks: Buffer[] = [];
+      files.forEach((f, i) => {
+        if (f.data !== null) chunks.push(Buffer.from(`blob\nmark :${i + 1}\ndata ${f.data.length}\n`), f.data, Buffer.from('\n'));
+      });
+      const msg = Buffer.from(message.trimEnd());
+      chunks.push(Buffer.from(`commit ${ref}\nmark :${files.length + 1}\ncommitter ${name} <${email}> now\ndata ${msg.length}\n`), msg, Buffer.from('\n'));
+      if (head) chunks.push(Buffer.from(`from ${head}\n`));
+      files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${fiPath(f.path)}\n` : `M 100644 :${i + 1} ${fiPath(f.path)}\n`)));
+      chunks.push(Buffer.from('\ndone\n'));
+      await this.gitStdin(['fast-import', '--quiet', '--done', '--date-format=now', `--export-marks=${marks}`], Buffer.concat(chunks));
+      const marked = new Map<string, string>();
+      for (const line of readFileSync(marks, 'utf8').split('\n')) {
+        const m = /^:(\d+) ([0-9a-f]+)$/.exec(line);
+        if (m) marked.set(m[1], m[2]);
+      }
+      const commit = marked.get(String(files.length + 1));
+      if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
+      const entries = files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null }));
+      const move = async (indexNext: string): Promise<boolean> => {
+        await this.updateIndexFile(indexNext, entries);
+        try {
+          await this.gitStdin(
+            ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
+            `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`,
+          );
+        } catch (err) {
+          if (!last && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
+          throw err;
+        }
+        refGone = true;
+        hooks.onCommitted?.(commit);
+        return true;
+      };
+      const moved = lockedIndex !== null ? await move(lockedIndex) : await this.withIndexLock(hooks, move);
+      return moved ? { status: 'moved', commit } : { status: 'raced' };
+    } catch (err) {
+      if (err instanceof GitError || err instanceof BusyError) throw err;
+      throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
+    } finally {
+      rmSync(marks, { force: true });
+      // The private ref outlives a failed attempt only: drop it (a no-op when fast-import never made it).
+      if (!refGone) await this.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
+    }
   }
 
   /** Where our own state lives inside the git dir (write lock, journal, the next index). */
@@ -402,6 +461,8 @@ export class GitRepo {
 
   /** Registers `command` as our merge driver in the repository's local config, unless it already is. */
   async ensureMergeDriver(driver: string, command: string): Promise<void> {
+    // Read from the config file first: a write need not start git to learn it is registered.
+    if (configValue(this.gitDir, 'merge', driver, 'driver') === command) return;
     if ((await this.config(`merge.${driver}.driver`)) === command) return;
     await this.setConfig(`merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry');
     await this.setConfig(`merge.${driver}.driver`, command);
