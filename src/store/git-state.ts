@@ -89,13 +89,13 @@ export function configValue(gitDir: string, section: string, subsection: string,
     const line = raw.trim();
     const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]$/.exec(line);
     if (head) {
-      inside = head[1]!.toLowerCase() === section.toLowerCase() && (head[2] ?? '').replace(/\\(.)/g, '$1') === subsection;
+      inside = head[1].toLowerCase() === section.toLowerCase() && (head[2] ?? '').replace(/\\(.)/g, '$1') === subsection;
       continue;
     }
     if (!inside) continue;
     const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
-    if (kv && kv[1]!.toLowerCase() === key.toLowerCase()) {
-      let v = kv[2]!;
+    if (kv && kv[1].toLowerCase() === key.toLowerCase()) {
+      let v = kv[2];
       // A value git quoted as a whole (it does so for some characters), then its escapes.
       if (v.length >= 2 && v.startsWith('"') && v.endsWith('"') && !v.endsWith('\\"')) v = v.slice(1, -1);
       value = v.replace(/\\(.)/g, '$1'); // the last one wins, as in git

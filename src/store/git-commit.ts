@@ -1,0 +1,248 @@
+/**
+ * A memory commit: exactly our paths on top of HEAD, never the user's staged work, with HEAD and
+ * the user's index moving together under git's own `index.lock`, as `git commit` does.
+ *
+ * `cat-file --batch-check` says what HEAD holds at our paths (nothing to do when it matches);
+ * `fast-import` writes the blobs, the trees along our paths and the commit onto a private ref;
+ * then, holding `index.lock`, a copy of the user's index gets our paths (`update-index
+ * --index-info` on the copy), `update-ref` moves HEAD from the old commit to the new one (a
+ * compare-and-swap) and drops the private ref, and the copy is renamed onto the lock and the lock
+ * onto the index. A `git commit` racing ours waits or fails on the lock, and never records our
+ * new files as deleted. No index of the whole tree is built.
+ */
+import { randomBytes, createHash } from 'node:crypto';
+import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { BusyError, GitError } from '../core/errors.js';
+import type { GitRepo } from './git.js';
+
+/** A file's bytes, or null when it does not exist. */
+function readOrNull(abs: string): Buffer | null {
+  try {
+    return readFileSync(abs);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** A path as fast-import reads it: as is to the end of the line, or C-quoted when it has a quote, backslash or newline. */
+function fiPath(path: string): string {
+  return /["\\\n]/.test(path) ? `"${path.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"` : path;
+}
+
+/** The id git gives a blob with these bytes (no filters: fast-import stores bytes as given). */
+function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
+  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
+}
+
+/** Journal hooks of a commit: what it is about to hold, and the moment HEAD moved. */
+export interface CommitHooks {
+  /** git's index lock is ours; `inodes` identify the lock file while we hold it (for recovery). */
+  onIndexLock?: (note: { inodes: number[] }) => void;
+  /** HEAD now points at `commit` (the user's index is installed right after). */
+  onCommitted?: (commit: string) => void;
+}
+
+/** How long a memory commit waits for another git process to release the index lock. */
+const INDEX_LOCK_WAIT_MS = 10_000;
+
+export class MemoryCommit {
+  constructor(private readonly repo: GitRepo) {}
+
+  /**
+   * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
+   * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
+   *
+   * `cat-file --batch-check` says what HEAD holds at those paths; `fast-import` writes the blobs,
+   * the trees along those paths and the commit, onto a private ref. Then, holding git's own
+   * `index.lock` as `git commit` does, a copy of the user's index gets our paths
+   * (`update-index --index-info`), `update-ref` moves HEAD from the old commit to the new one (a
+   * compare-and-swap) and drops the private ref, and the copy is renamed into place. To the user
+   * HEAD and index move as one step: a `git commit` racing ours waits or fails on the lock, and
+   * never records our new files as deleted. No index of the whole tree is built.
+   */
+  async commit(absPaths: string[], message: string, agent: string, hooks: CommitHooks = {}): Promise<string | null> {
+    const byPath = new Map(absPaths.map((p) => [this.repo.repoPath(p), p]));
+    const paths = [...byPath.keys()].sort();
+    if (paths.length === 0) return null;
+    const identity = await this.repo.configIdentity();
+    const name = identity.name || agent.replace(/[<>\n]/g, '') || 'bass-agents';
+    const email = identity.email || 'bass-agents@localhost';
+    // The first attempt holds git's index lock only around the index update and the HEAD move.
+    // If someone committed in between, later attempts take the lock first, so that no commit of
+    // the user's can move HEAD under them (with commits every 50 ms, optimistic retries lost).
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let out: { status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string } = { status: 'raced' };
+      if (attempt === 0) out = await this.commitOnce(paths, byPath, message, name, email, hooks, null);
+      else {
+        await this.withIndexLock(hooks, async (next) => {
+          out = await this.commitOnce(paths, byPath, message, name, email, hooks, next, attempt === 4);
+          return out.status === 'moved';
+        });
+      }
+      if (out.status === 'unchanged') return null;
+      if (out.status === 'moved') return out.commit;
+    }
+    throw new GitError('git commit of memory failed: HEAD kept moving while committing');
+  }
+
+  /**
+   * One attempt: HEAD and the blobs it holds at our paths; nothing to do when they match; else
+   * the commit by fast-import, the index copy, and the compare-and-swap of HEAD. `lockedIndex`:
+   * the index copy when the caller already holds git's index lock; null to take it here, around
+   * just the index update and the HEAD move.
+   */
+  private async commitOnce(
+    paths: string[],
+    byPath: Map<string, string>,
+    message: string,
+    name: string,
+    email: string,
+    hooks: CommitHooks,
+    lockedIndex: string | null,
+    last = false,
+  ): Promise<{ status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string }> {
+    const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
+    // HEAD, and the blob HEAD holds at each path (or "missing").
+    const held = await this.repo.blobsAt('HEAD', paths);
+    const head = held.head;
+    if (head) {
+      const algo = head.length === 64 ? 'sha256' : 'sha1';
+      const unchanged = files.every((f) => {
+        const blob = held.blobs.get(f.path) ?? null;
+        return f.data === null ? blob === null : blob === blobId(f.data, algo);
+      });
+      if (unchanged) return { status: 'unchanged' };
+    }
+    const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+    const ref = `refs/bass-agents/commit-${tag}`;
+    mkdirSync(this.repo.stateDir, { recursive: true });
+    const marks = join(this.repo.stateDir, `marks-${tag}`);
+    let refGone = false;
+    try {
+      const chunks: Buffer[] = [];
+      files.forEach((f, i) => {
+        if (f.data !== null) chunks.push(Buffer.from(`blob\nmark :${i + 1}\ndata ${f.data.length}\n`), f.data, Buffer.from('\n'));
+      });
+      const msg = Buffer.from(message.trimEnd());
+      chunks.push(Buffer.from(`commit ${ref}\nmark :${files.length + 1}\ncommitter ${name} <${email}> now\ndata ${msg.length}\n`), msg, Buffer.from('\n'));
+      if (head) chunks.push(Buffer.from(`from ${head}\n`));
+      files.forEach((f, i) => chunks.push(Buffer.from(f.data === null ? `D ${fiPath(f.path)}\n` : `M 100644 :${i + 1} ${fiPath(f.path)}\n`)));
+      chunks.push(Buffer.from('\ndone\n'));
+      await this.repo.gitStdin(['fast-import', '--quiet', '--done', '--date-format=now', `--export-marks=${marks}`], Buffer.concat(chunks));
+      const marked = new Map<string, string>();
+      for (const line of readFileSync(marks, 'utf8').split('\n')) {
+        const m = /^:(\d+) ([0-9a-f]+)$/.exec(line);
+        if (m) marked.set(m[1], m[2]);
+      }
+      const commit = marked.get(String(files.length + 1));
+      if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
+      const entries = files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null }));
+      const move = async (indexNext: string): Promise<boolean> => {
+        await this.updateIndexFile(indexNext, entries);
+        try {
+          await this.repo.gitStdin(
+            ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
+            `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`,
+          );
+        } catch (err) {
+          if (!last && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
+          throw err;
+        }
+        refGone = true;
+        hooks.onCommitted?.(commit);
+        return true;
+      };
+      const moved = lockedIndex !== null ? await move(lockedIndex) : await this.withIndexLock(hooks, move);
+      return moved ? { status: 'moved', commit } : { status: 'raced' };
+    } catch (err) {
+      if (err instanceof GitError || err instanceof BusyError) throw err;
+      throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
+    } finally {
+      rmSync(marks, { force: true });
+      // The private ref outlives a failed attempt only: drop it (a no-op when fast-import never made it).
+      if (!refGone) await this.repo.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
+    }
+  }
+
+  private get indexFile(): string {
+    return join(this.repo.gitDir, 'index');
+  }
+
+  /**
+   * Runs `fn` holding git's `index.lock`, the way git itself does: the lock file is created
+   * exclusively, `fn` gets a copy of the index to change (null when the repository has no index
+   * yet), and when `fn` returns true the copy is renamed onto the lock and the lock onto the
+   * index, which releases it. Otherwise the lock is simply removed. Waits while another git
+   * process holds the lock; gives up with BusyError.
+   */
+  private async withIndexLock(hooks: CommitHooks, fn: (indexNext: string) => Promise<boolean>): Promise<boolean> {
+    const lock = `${this.indexFile}.lock`;
+    const started = Date.now();
+    let fd: number | undefined;
+    for (let attempt = 0; fd === undefined; attempt++) {
+      try {
+        fd = openSync(lock, 'wx', 0o644);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (Date.now() - started > INDEX_LOCK_WAIT_MS) {
+          throw new BusyError(
+            `another git process holds ${this.repoPathOfGitFile(lock)} (git's index lock) and did not release it within ${INDEX_LOCK_WAIT_MS / 1000} s; if no git command is running, remove that file and try again`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, Math.min(50, 5 * (attempt + 1))));
+      }
+    }
+    const inodes = [fstatSync(fd).ino];
+    closeSync(fd);
+    hooks.onIndexLock?.({ inodes });
+    // The copy to change (a repository without an index yet gets a new one with just our paths).
+    const next = join(this.repo.stateDir, `index-${process.pid}-${randomBytes(4).toString('hex')}`);
+    let installed = false;
+    try {
+      if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);
+      const ok = await fn(next);
+      if (ok) {
+        inodes.push(statSync(next).ino);
+        hooks.onIndexLock?.({ inodes });
+        renameSync(next, lock); // still locked: the lock file is now the new index...
+        renameSync(lock, this.indexFile); // ...and renaming it into place releases the lock, as git does
+        installed = true;
+      }
+      return ok;
+    } finally {
+      if (!installed) rmSync(lock, { force: true });
+      rmSync(next, { force: true });
+    }
+  }
+
+  private repoPathOfGitFile(abs: string): string {
+    const r = relative(this.repo.toplevel, abs).split(sep).join('/');
+    return r.startsWith('..') ? abs : r;
+  }
+
+  /** Sets our paths in the index file `indexFile` (a path with a null blob is removed), in one process. */
+  private async updateIndexFile(indexFile: string | null, entries: { path: string; blob: string | null }[]): Promise<void> {
+    const zero = '0'.repeat(40);
+    const input = entries.map((e) => (e.blob ? `100644 ${e.blob}\t${e.path}\0` : `0 ${zero}\t${e.path}\0`)).join('');
+    await this.repo.gitStdin(['update-index', '-z', '--index-info'], input, indexFile ? { GIT_INDEX_FILE: indexFile } : {});
+  }
+
+  /**
+   * Points the user's index at `blob` for each path (removing those with null), through git's own
+   * lock, retrying while another git process holds it. Used by recovery.
+   */
+  async setIndexEntries(entries: { path: string; blob: string | null }[]): Promise<void> {
+    if (!entries.length || !existsSync(this.indexFile)) return;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.updateIndexFile(null, entries);
+        return;
+      } catch (err) {
+        if (attempt >= 40 || !/index\.lock/.test(String(err))) throw err;
+        await new Promise((r) => setTimeout(r, 25 * (attempt + 1)));
+      }
+    }
+  }
+}
