@@ -308,3 +308,15 @@ export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'con
 export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, (typeof SUMMARY_FIELDS)[number]> {
   return { id: e.id, summary: e.summary, subject: e.subject, scope: e.scope, kind: e.kind, confidence: e.confidence };
 }
+
+/** One query result: a ranked entry, and the entry it was added for by `--include-related`. */
+export interface QueryHit extends Ranked<MemoryEntry> {
+  related_to?: string;
+}
+
+/** A query hit in CLI.md's JSON shape (CLI and MCP alike): the entry (or its summary fields) plus `meta`. */
+export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
+  const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
+  if (h.related_to) meta.related_to = h.related_to;
+  return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
+}

@@ -16,7 +16,8 @@ import { KINDS, SECTIONS, STATUSES } from '../core/constants.js';
 import { MemoryError, UsageError, formatProblem } from '../core/errors.js';
 import { parseFilters, parseWhen, pickAgent } from '../core/filters.js';
 import { summaryOnly, type QueryFilters } from '../core/query.js';
-import { MemoryService, hitJson } from '../service/memory-service.js';
+import { hitJson } from '../core/query.js';
+import { MemoryService } from '../service/memory-service.js';
 
 export interface McpOptions {
   root?: string;

@@ -5,7 +5,8 @@ import type { Argv } from 'yargs';
 import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { hitJson, type MemoryService, type QueryHit } from '../../service/memory-service.js';
+import { hitJson, type QueryHit } from '../../core/query.js';
+import type { MemoryService } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, viaDaemon } from '../io.js';
 

@@ -3,7 +3,6 @@
  * the query log.
  */
 import { UsageError } from '../../core/errors.js';
-import type { MemoryEntry } from '../../core/schema.js';
 import type { DecayConfig } from '../../core/lifecycle.js';
 import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
@@ -12,12 +11,11 @@ import {
   compileFilters,
   matchesFilters,
   rankEntries,
-  summaryOnly,
   textFloor,
   textWeight,
   type Candidate,
   type QueryFilters,
-  type Ranked,
+  type QueryHit,
 } from '../../core/query.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
@@ -44,16 +42,7 @@ export interface QueryStats {
   index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number } | null;
 }
 
-export interface QueryHit extends Ranked<MemoryEntry> {
-  related_to?: string;
-}
-
-/** A query hit as CLI.md's JSON shape: the entry (or its summary fields) plus `meta`. */
-export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
-  const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
-  if (h.related_to) meta.related_to = h.related_to;
-  return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
-}
+export { hitJson, type QueryHit } from '../../core/query.js';
 
 export interface QueryResult {
   results: QueryHit[];
