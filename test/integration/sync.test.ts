@@ -71,8 +71,8 @@ describe('memory sync across clones', () => {
     git(b, 'commit', '-qam', 'tag the shared fact');
 
     // All three sync at the same time (pushes race; sync retries), then once more to converge.
-    for (const r of await Promise.all([a, b, c].map((d) => run(d, ['sync', '--json'])))) expect(r.code, r.stderr).toBe(0);
-    for (const d of [a, b, c]) expect(cli(d, ['sync']).code).toBe(0);
+    for (const r of await Promise.all([a, b, c].map((d) => run(d, ['sync', '--push', '--json'])))) expect(r.code, r.stderr).toBe(0);
+    for (const d of [a, b, c]) expect(cli(d, ['sync', '--push']).code).toBe(0);
     const expected = ids(a);
     expect(expected).toHaveLength(16);
     expect(ids(b)).toEqual(expected);
@@ -168,5 +168,41 @@ describe('memory sync across clones', () => {
     expect(git(b, 'log', '-1', '--format=%s')).toMatch(/^memory\(demo\): update /);
     // And the write registered the merge driver for the next pull.
     expect(git(b, 'config', '--get', 'merge.bass-agents-memory.driver')).toContain('merge-driver');
+  });
+
+  it('pushes memory only: a code commit waiting to be pushed is named and nothing is pushed; staged memory files are named', () => {
+    const remote = join(testdir(), 'remote.git');
+    git(join(remote, '..'), 'init', '-q', '--bare', '-b', 'main', 'remote.git');
+    const a = clone(remote, 'a');
+    git(a, 'commit', '-q', '--allow-empty', '-m', 'start');
+    git(a, 'push', '-q', '-u', 'origin', 'main');
+    expect(cli(a, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
+    // Without --push nothing leaves the machine.
+    expect(cli(a, ['sync']).code).toBe(0);
+    expect(git(remote, 'rev-list', '--count', 'main').trim()).toBe('1');
+    // Memory commits only: pushed.
+    expect(cli(a, ['sync', '--push']).code).toBe(0);
+    const pushed = git(remote, 'rev-parse', 'main').trim();
+    expect(pushed).toBe(git(a, 'rev-parse', 'HEAD').trim());
+    // A half-done code commit, then more memory: nothing is pushed, and the code commit is named.
+    writeFileSync(join(a, 'wip.ts'), 'export const half = 1;\n');
+    git(a, 'add', 'wip.ts');
+    git(a, 'commit', '-qm', 'WIP: half-done code change');
+    expect(cli(a, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Another fact.' })) }).code).toBe(0);
+    const r = cli(a, ['sync', '--push']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not pushed: 1 unpushed commit\(s\) change more than memory/);
+    expect(r.stderr).toMatch(/[0-9a-f]{12} WIP: half-done code change/);
+    expect(git(remote, 'rev-parse', 'main').trim()).toBe(pushed);
+    // Asked for, the whole branch goes.
+    expect(cli(a, ['sync', '--push', '--force-push-branch']).code).toBe(0);
+    expect(git(remote, 'rev-parse', 'main').trim()).toBe(git(a, 'rev-parse', 'HEAD').trim());
+    // A memory file staged by hand: sync names it and does nothing.
+    const f = git(a, 'ls-files', 'ai-memory/demo/decisions').trim().split('\n')[0]!;
+    writeFileSync(join(a, f), readFileSync(join(a, f), 'utf8').replace('"confidence": 0.9', '"confidence": 0.8'));
+    git(a, 'add', f);
+    const staged = cli(a, ['sync']);
+    expect(staged.code).toBe(1);
+    expect(staged.stderr).toContain(`refusing to sync: memory files are staged (${f})`);
   });
 });

@@ -87,22 +87,32 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'sync',
-      'pull (memory entries merge field by field), re-validate what arrived, push',
+      "bring the upstream's memory in (entries merge field by field) and re-validate it; --push pushes when every unpushed commit is a memory commit",
       (c) =>
         c
-          .option('remote', { type: 'string', describe: 'default origin' })
-          .option('branch', { type: 'string', describe: 'default the current branch' })
-          .option('push', { type: 'boolean', describe: 'push after pulling (default); --no-push only pulls' }),
+          .option('remote', { type: 'string', describe: "default: the branch's upstream remote, else origin" })
+          .option('branch', { type: 'string', describe: "default: the branch's upstream branch, else the current branch" })
+          .option('push', {
+            type: 'boolean',
+            describe: 'push too, when every unpushed commit is a memory commit (otherwise the others are named and nothing is pushed)',
+          })
+          .option('force-push-branch', { type: 'boolean', describe: 'with --push: push the branch even with commits that are not memory commits' }),
       async (a: A) => {
         const r = await service(a).sync({
           remote: a.remote as string | undefined,
           branch: a.branch as string | undefined,
-          push: a.push === false ? false : undefined,
+          push: a.push === true,
+          forcePushBranch: a['force-push-branch'] === true,
         });
         if (a.json) printJson(r);
         else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
         for (const b of r.bad) for (const p of b.problems) process.stderr.write(`warning: ${p.path}: ${p.message}\n`);
-        if (r.bad.length) process.exitCode = 1;
+        if (r.not_pushed_because?.length) {
+          process.stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
+          for (const c of r.not_pushed_because) process.stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
+          process.stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
+        }
+        if (r.bad.length || r.not_pushed_because?.length) process.exitCode = 1;
       },
     );
 }

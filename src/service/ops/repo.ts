@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, UsageError } from '../../core/errors.js';
 import type { BadFile } from '../../store/catalog.js';
+import type { GitRepo } from '../../store/git.js';
 import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand } from '../../store/entries.js';
 import type { ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
@@ -41,31 +42,62 @@ export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean>
   return true;
 }
 
+/** An unpushed commit that is not a memory commit (it would be pushed along with memory). */
+export interface ForeignCommit {
+  commit: string;
+  subject: string;
+}
+
+export interface SyncResult {
+  pulled: boolean;
+  pushed: boolean;
+  head: string | null;
+  bad: BadFile[];
+  attempts: number;
+  /** With --push: the commits that kept the branch from being pushed (not memory commits). */
+  not_pushed_because?: ForeignCommit[];
+}
+
 /**
- * `memory sync`: pull (memory files merge through the driver), re-validate what arrived, push.
- * Refused while a merge, rebase, cherry-pick or bisect of the user's is in progress or HEAD is
- * detached: sync never finishes or aborts work it did not start. A merge of its own that git
- * cannot finish is aborted, so nothing is left half-merged. A push that loses a race pulls and
- * tries again.
+ * `memory sync`: bring the upstream's memory in (entry files merge field by field through the
+ * driver), re-validate what arrived, and with `push` push the branch, but only when every
+ * unpushed commit is a memory commit (it changes nothing outside ai-memory/ and ai-context/);
+ * otherwise it names the other commits and pushes nothing (`forcePushBranch` pushes anyway).
+ * Refused while a merge, rebase, cherry-pick or bisect of the user's is in progress, HEAD is
+ * detached, or memory paths are staged: sync never finishes or aborts work it did not start. A
+ * merge of its own that git cannot finish is aborted, so nothing is left half-merged. A push
+ * that loses a race pulls and tries again.
  */
 export async function sync(
   ctx: ServiceContext,
-  opts: { remote?: string; branch?: string; push?: boolean } = {},
-): Promise<{ pulled: boolean; pushed: boolean; head: string | null; bad: BadFile[]; attempts: number }> {
+  opts: { remote?: string; branch?: string; push?: boolean; forcePushBranch?: boolean } = {},
+): Promise<SyncResult> {
   const git = await ctx.git();
   if (!git) throw new UsageError(`${ctx.ws.root} is not a git repository: there is nothing to sync`);
   const blocked = git.writeBlocker();
   if (blocked) throw new ConflictError(`refusing to sync: ${blocked}; sync leaves your own git work alone`);
+  const memoryPrefixes = [ctx.ws.memoryDir, ctx.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
+  const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
+  const staged = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(Boolean);
+  const stagedMemory = staged.filter(isMemory);
+  if (stagedMemory.length) {
+    throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
+  }
   await registerMergeDriver(ctx);
-  const remote = opts.remote ?? 'origin';
-  const branch = opts.branch ?? (await git.run(['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
+  const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim();
+  const remote = opts.remote ?? (upstream.includes('/') ? upstream.slice(0, upstream.indexOf('/')) : 'origin');
+  const branch =
+    opts.branch ??
+    (upstream.includes('/') && !opts.remote ? upstream.slice(upstream.indexOf('/') + 1) : (await git.run(['rev-parse', '--abbrev-ref', 'HEAD'])).trim());
   for (let attempt = 1; attempt <= 5; attempt++) {
     let pulled = false;
     try {
-      await git.run(['fetch', '--quiet', remote, branch]);
+      // (Not simple-git's raw here: it resolves on a merge conflict; these must fail on any non-zero exit.)
+      await git.gitStdin(['fetch', '--quiet', remote, branch], '');
       const behind = (await git.run(['rev-list', '--count', `HEAD..${remote}/${branch}`]).catch(() => '0')).trim();
       if (behind !== '0') {
-        await git.run(['merge', '--no-edit', '--quiet', `${remote}/${branch}`]);
+        await git.gitStdin(['merge', '--no-edit', '--quiet', `${remote}/${branch}`], '');
+        if (git.writeBlocker()) throw new Error('the merge did not finish');
         pulled = true;
       }
     } catch (err) {
@@ -75,25 +107,53 @@ export async function sync(
         () => false,
       );
       if (inMerge) await git.run(['merge', '--abort']).catch(() => undefined);
-      const conflicted = String((err as Error).message)
+      const said = String((err as Error).message)
         .split('\n')
-        .filter((l) => /CONFLICT|error:|fatal:/.test(l))
-        .slice(0, 5)
-        .join('; ');
+        .map((l) => l.trim())
+        .filter((l) => l && !/^(hint:|Aborting|Please commit|Merge with strategy)/.test(l));
       throw new ConflictError(
-        `sync stopped: git could not merge ${remote}/${branch} (${conflicted || (err as Error).message.trim()}); nothing was merged, resolve it with git and run sync again`,
+        `sync stopped: git could not merge ${remote}/${branch} (${said.join('; ') || 'no reason given'}); nothing was merged, resolve it with git and run sync again`,
       );
     }
     const snap = ctx.snapshot();
-    if (opts.push === false) return { pulled, pushed: false, head: await git.head(), bad: snap.bad, attempts: attempt };
+    const done = async (pushed: boolean, extra: Partial<SyncResult> = {}): Promise<SyncResult> => ({
+      pulled,
+      pushed,
+      head: await git.head(),
+      bad: snap.bad,
+      attempts: attempt,
+      ...extra,
+    });
+    if (!opts.push) return done(false);
+    const foreign = await foreignCommits(git, `${remote}/${branch}`, isMemory);
+    if (foreign.length && !opts.forcePushBranch) return done(false, { not_pushed_because: foreign });
     try {
-      await git.run(['push', '--quiet', remote, `HEAD:${branch}`]);
-      return { pulled, pushed: true, head: await git.head(), bad: snap.bad, attempts: attempt };
+      await git.gitStdin(['push', '--quiet', remote, `HEAD:${branch}`], '');
+      return done(true);
     } catch (err) {
       if (!/rejected|fetch first|non-fast-forward/i.test(String((err as Error).message)))
         throw new GitError(`push to ${remote} failed: ${String((err as Error).message).trim()}`);
       await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
     }
   }
-  throw new BusyError(`sync gave up after 5 attempts: ${remote}/${branch} kept moving`);
+  throw new BusyError(`sync gave up after 5 attempts: the remote branch kept moving`);
+}
+
+/** The commits a push of HEAD to `upstream` would carry that change anything besides memory. */
+async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
+  const range = (await git.run(['rev-parse', '-q', '--verify', upstream]).then(
+    () => true,
+    () => false,
+  ))
+    ? `${upstream}..HEAD`
+    : 'HEAD';
+  const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
+  const foreign: ForeignCommit[] = [];
+  for (const rec of out.split('\x1e')) {
+    const [head, ...paths] = rec.split('\n').filter(Boolean);
+    if (!head) continue;
+    const [commit, subject] = head.split('\x1f');
+    if (paths.some((p) => !isMemory(p))) foreign.push({ commit: commit!, subject: subject ?? '' });
+  }
+  return foreign;
 }
