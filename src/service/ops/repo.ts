@@ -153,7 +153,7 @@ async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: s
     const [head, ...paths] = rec.split('\n').filter(Boolean);
     if (!head) continue;
     const [commit, subject] = head.split('\x1f');
-    if (paths.some((p) => !isMemory(p))) foreign.push({ commit: commit!, subject: subject ?? '' });
+    if (paths.some((p) => !isMemory(p))) foreign.push({ commit: commit, subject: subject ?? '' });
   }
   return foreign;
 }
