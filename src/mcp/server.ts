@@ -55,6 +55,9 @@ async function guard(fn: () => Record<string, unknown> | Promise<Record<string, 
 }
 
 const entryShape = z.record(z.string(), z.unknown());
+// NOTE: every output schema is a loose object: a client validates structuredContent against the
+// listed schema, and a result that carries more than the listed fields (statistics' date_range,
+// decay's forget_threshold...) must not fail there (McpError -32602 in the official client).
 
 /** Builds the server (not yet connected): tools and resources over one MemoryService. */
 export function createMcpServer(opts: McpOptions = {}): { server: McpServer; service: MemoryService } {
@@ -100,13 +103,13 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         include_related: z.boolean().optional(),
         max_chars: z.number().int().min(200).optional().describe(`character budget of the answer (default ${DEFAULT_MAX_CHARS})`),
       },
-      outputSchema: {
+      outputSchema: z.looseObject({
         results: z.array(entryShape),
         total: z.number(),
         offset: z.number(),
         next_offset: z.number().nullable(),
         truncated_by_budget: z.boolean(),
-      },
+      }),
       annotations: READ,
     },
     async (a) =>
@@ -158,7 +161,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       title: 'Show one entry',
       description: 'Every field of one entry, plus values computed as of now (strength, effective confidence, flags).',
       inputSchema: { id: z.string(), project: z.string().optional() },
-      outputSchema: { entry: entryShape, project: z.string(), file: z.string(), computed: entryShape },
+      outputSchema: z.looseObject({ entry: entryShape, project: z.string(), file: z.string(), computed: entryShape }),
       annotations: READ,
     },
     async (a) => guard(() => ({ ...service.show(a.id, { project: project(a.project) }) })),
@@ -172,12 +175,12 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         'Apply Memory_Update objects ({operation: create|supersede|deprecate, entry?, target_id?, superseded_by?}) as one git commit. ' +
         'Invalid updates are reported in skipped and the rest are applied. Entries need evidence unless status is draft; secrets are refused.',
       inputSchema: { updates: z.array(z.record(z.string(), z.unknown())).min(1), project: z.string().optional() },
-      outputSchema: {
+      outputSchema: z.looseObject({
         applied: z.array(entryShape),
         skipped: z.array(z.object({ index: z.number(), errors: z.array(z.object({ path: z.string(), message: z.string() })) })),
         commit: z.string().nullable(),
         project: z.string(),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (a) => guard(async () => ({ ...(await service.apply(a.updates, { project: project(a.project), agent: await agent() })) })),
@@ -193,7 +196,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         update: z.record(z.string(), z.unknown()).optional(),
         project: z.string().optional(),
       },
-      outputSchema: { ok: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) },
+      outputSchema: z.looseObject({ ok: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) }),
       annotations: READ,
     },
     async (a) =>
@@ -209,7 +212,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       title: 'Freshness check',
       description: 'Active entries past their valid_to, expiring within `days` (default 7), or due for review (review_interval elapsed).',
       inputSchema: { project: z.string().optional(), days: z.number().min(0).optional() },
-      outputSchema: { items: z.array(entryShape) },
+      outputSchema: z.looseObject({ items: z.array(entryShape) }),
       annotations: READ,
     },
     async (a) => guard(() => ({ items: service.checkFreshness({ project: project(a.project), days: a.days }) })),
@@ -221,7 +224,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       title: 'Statistics',
       description: 'The Statistics document (Requirement 22) of one project or all, optionally within a date range.',
       inputSchema: { project: z.string().optional(), since: z.string().optional(), until: z.string().optional() },
-      outputSchema: {
+      outputSchema: z.looseObject({
         project: z.string().nullable(),
         total_entries: z.number(),
         entries_by_section: z.record(z.string(), z.number()),
@@ -232,7 +235,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         superseded_percentage: z.number(),
         entries_approaching_expiry: z.array(entryShape),
         most_active_agents: z.array(entryShape),
-      },
+      }),
       annotations: READ,
     },
     async (a) =>
@@ -257,7 +260,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         boost_type: z.enum(['additive', 'multiplicative', 'set_value']).optional(),
         amount: z.number().min(0).max(1).optional(),
       },
-      outputSchema: { project: z.string(), entries: z.array(entryShape), commit: z.string().nullable() },
+      outputSchema: z.looseObject({ project: z.string(), entries: z.array(entryShape), commit: z.string().nullable() }),
       annotations: WRITE,
     },
     async (a) => guard(async () => ({ ...(await service.reinforce(a.ids, { project: project(a.project), boostType: a.boost_type, amount: a.amount })) })),
@@ -274,7 +277,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         dry_run: z.boolean().optional(),
         min_confidence: z.number().min(0).max(1).optional(),
       },
-      outputSchema: {
+      outputSchema: z.looseObject({
         project: z.string(),
         candidates: z.number(),
         stored: z.number(),
@@ -282,7 +285,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         dry_run: z.boolean(),
         extractions: z.array(entryShape),
         commit: z.string().nullable(),
-      },
+      }),
       annotations: WRITE,
     },
     async (a) =>
@@ -295,7 +298,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       title: 'Related entries',
       description: 'Entries related to one: explicit links first, then lexically similar ones (summaries only).',
       inputSchema: { id: z.string(), project: z.string().optional(), limit: z.number().int().min(1).max(50).optional() },
-      outputSchema: { related: z.array(entryShape) },
+      outputSchema: z.looseObject({ related: z.array(entryShape) }),
       annotations: READ,
     },
     async (a) =>
@@ -312,7 +315,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       title: 'Decay preview',
       description: "Dry run of decay: each live entry's strength or confidence now vs the last run, and what would be forgotten. Changes nothing.",
       inputSchema: { project: z.string().optional(), curve: z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']).optional() },
-      outputSchema: {
+      outputSchema: z.looseObject({
         project: z.string(),
         curve: z.string(),
         analyzed: z.number(),
@@ -320,7 +323,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
         forgotten: z.number(),
         dry_run: z.boolean(),
         entries: z.array(entryShape),
-      },
+      }),
       annotations: READ,
     },
     async (a) => guard(async () => ({ ...(await service.decay(project(a.project), { overrides: a.curve ? { curve: a.curve } : undefined })) })),

@@ -212,4 +212,41 @@ describe('memory mcp', () => {
     expect(aged.isError, aged.text).toBe(false);
     expect(cli(dir, ['query', 'invoices', '--since', '30m', '--json'], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' } }).code).toBe(0);
   });
+
+  it('every tool, called after listing the tools (as real clients do), returns what its output schema says', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
+    const c = await connect(dir, ['--project', 'demo']);
+    const { tools } = await c.listTools();
+    const { default: Ajv } = await import('ajv');
+    const ajv = new Ajv({ strict: false });
+    const created = await call(c, 'memory_apply', {
+      updates: [{ operation: 'create', entry: entry({ summary: 'Refunds are issued within five days.', subject: 'billing.refunds' }) }],
+    });
+    expect(created.isError, created.text).toBe(false);
+    const id = created.data.applied[0].id as string;
+    const args: Record<string, Record<string, unknown>> = {
+      memory_query: { query: 'invoices' },
+      memory_show: { id },
+      memory_apply: { updates: [{ operation: 'deprecate', target_id: id }] },
+      memory_validate: { entry: entry() },
+      memory_check_freshness: {},
+      memory_stats: { since: '7d' },
+      memory_reinforce: { ids: [id] },
+      memory_extract: { text: 'We decided to run the invoice job hourly because of the EU rule.', dry_run: true },
+      memory_related: { id },
+      memory_decay: {},
+    };
+    for (const t of tools) {
+      const a = args[t.name];
+      expect(a, `a test call for ${t.name}`).toBeDefined();
+      // The SDK client itself checks structuredContent against the listed schema (McpError -32602).
+      const r = await c.callTool({ name: t.name, arguments: a });
+      expect(r.isError, `${t.name}: ${JSON.stringify(r.content)}`).toBeFalsy();
+      if (t.outputSchema) {
+        const validate = ajv.compile(t.outputSchema);
+        expect(validate(r.structuredContent), `${t.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+    }
+  });
 });
