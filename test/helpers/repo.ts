@@ -18,7 +18,8 @@ export function testdir(): string {
 }
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: cleanGitEnv(cwd) });
+  // stderr captured (it is in the error when git fails), not leaked into the test output.
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: cleanGitEnv(cwd), stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 export function cleanGitEnv(home: string): NodeJS.ProcessEnv {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 // nothing about timings (speed is measured, never asserted).
 describe('npm run bench -- --quick', () => {
   it('produces every figure with its floor', () => {
-    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/run.js'), '--quick', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/run.js'), '--quick', '--json'], { encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(0);
     const { machine, results } = JSON.parse(r.stdout);
     expect(machine.cpus).toBeGreaterThan(0);
@@ -38,15 +38,17 @@ describe('npm run bench -- --quick', () => {
       expect(figures, f).toContain(f);
     }
     for (const x of results) expect(Number.isFinite(x.value), x.figure).toBe(true);
-  });
+    // The harness bounds its own run; no limit here that a busy machine could break.
+  }, 600_000);
 });
 
 describe('npm run bench:peer', () => {
   it('measures both servers on the same data', () => {
-    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/peer.js'), '--sizes', '200', '--json'], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [resolve(__dirname, '../../bench/peer.js'), '--sizes', '200', '--json'], { encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(0);
     const { results } = JSON.parse(r.stdout);
     expect(results.map((x: { server: string }) => x.server)).toEqual(['@modelcontextprotocol/server-memory', 'bass-agents memory mcp']);
     for (const x of results) for (const k of ['write_batch_of_100_ms_p50', 'search_ms_p50', 'search_ms_p99']) expect(Number.isFinite(x[k]), k).toBe(true);
-  });
+    // The harness bounds its own run; no limit here that a busy machine could break.
+  }, 600_000);
 });
