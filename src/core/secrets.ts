@@ -28,6 +28,13 @@ interface Rule {
   group?: number;
   /** Extra check on the value (entropy, character classes). */
   check?: (value: string) => boolean;
+  /** Extra check on the whole match (the name beside the value). */
+  matchCheck?: (m: RegExpMatchArray) => boolean;
+  /**
+   * The value, matched right after `re` (a sticky pattern) once `matchCheck` passed: `re` then
+   * matches only the name and the operator, so a name that is not key-like costs nothing more.
+   */
+  value?: RegExp;
 }
 
 /** Shannon entropy in bits per character. */
@@ -70,6 +77,32 @@ export function isPlaceholder(value: string): boolean {
 
 const KEYLIKE =
   '(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?)';
+
+const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
+
+/**
+ * Whether a name (`client_secret`, `DB-PASSWORD`, `x_api_key_2`) holds a key-like part made of
+ * whole segments: the name is split at `_` and `-`, and each run of up to four segments (a
+ * key-like word has at most three, `refresh_token` for instance) is tried with the separators
+ * it had. Linear in the name's length.
+ */
+export function isKeylikeName(name: string): boolean {
+  if (/[_-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
+  const parts = name.split(/([_-])/); // segments at even indexes, separators between them
+  const segs = (parts.length + 1) >> 1;
+  for (let i = 0; i < segs; i++) {
+    if (!parts[2 * i]) continue;
+    let joined = parts[2 * i]!;
+    for (let j = i; j < Math.min(segs, i + 4); j++) {
+      if (j > i) {
+        if (!parts[2 * j]) break;
+        joined += parts[2 * j - 1]! + parts[2 * j]!;
+      }
+      if (KEYLIKE_WHOLE.test(joined)) return true;
+    }
+  }
+  return false;
+}
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */
 const isCodeReference = (v: string): boolean =>
@@ -149,8 +182,13 @@ export const OWN_RULES: readonly Rule[] = [
   {
     // password = "...", api_key: ..., client_secret=..., export TOKEN=...
     id: 'secret-assignment',
-    re: new RegExp(`(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*${KEYLIKE}(?:[_-][A-Za-z0-9]+)*["']?\\s*(?::=|=>|[:=])\\s*["']?([^\\s"',;]{6,})`, 'gi'),
-    group: 1,
+    // NOTE: the name is matched as one run of name characters that starts at a boundary, and its
+    // key-like part is found in JS (isKeylikeName): a pattern that let the engine choose where
+    // the key-like part sits backtracked super-linearly (2,000 characters of `token_` took
+    // 200 ms, 20 KB over a minute) and could hang every writer behind the lock.
+    re: /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{1,200})["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?/g,
+    matchCheck: (m) => isKeylikeName(m[1] ?? ''),
+    value: /[^\s"',;]{6,}/y,
     check: looksLikeSecretValue,
   },
   {
@@ -177,10 +215,22 @@ export function scanText(path: string, text: string): SecretFinding[] {
   const out: SecretFinding[] = [];
   for (const rule of OWN_RULES) {
     rule.re.lastIndex = 0;
-    for (const m of text.matchAll(rule.re)) {
-      const value = rule.group ? m[rule.group] : m[0];
-      if (!value) continue;
-      const start = (m.index ?? 0) + (rule.group ? m[0].indexOf(value) : 0);
+    for (let m = rule.re.exec(text); m; m = rule.re.exec(text)) {
+      if (m[0] === '') rule.re.lastIndex++;
+      if (rule.matchCheck && !rule.matchCheck(m)) continue;
+      let value: string | undefined;
+      let start: number;
+      if (rule.value) {
+        rule.value.lastIndex = rule.re.lastIndex;
+        const v = rule.value.exec(text);
+        if (!v) continue;
+        value = v[0];
+        start = v.index;
+      } else {
+        value = rule.group ? m[rule.group] : m[0];
+        if (!value) continue;
+        start = m.index + (rule.group ? m[0].indexOf(value) : 0);
+      }
       if (isPlaceholder(value)) continue;
       if (rule.check && !rule.check(value)) continue;
       out.push({ path, rule: rule.id, start, end: start + value.length, ...position(text, start) });

@@ -62,3 +62,19 @@ describe('secret scan', () => {
     expect((await scanFields([{ path: 'content', text: key }])).map((f) => f.rule)).toContain('private-key');
   });
 });
+
+describe('the assignment rule on hostile input', () => {
+  it('scans 100 KB of name-like text at once (it used to backtrack for minutes), and still finds the real assignment', () => {
+    for (const unit of ['token_', 'password-', 'a=', 'api_key: ', 'secret_key_token_']) {
+      const text = `${unit.repeat(Math.ceil(100_000 / unit.length))}\nclient_secret = "Zq8Wm2Xc4Vb6Nn1Ll3Kk5"`;
+      const found = scanText('content', text).filter((f) => f.rule === 'secret-assignment');
+      expect(found.map((f) => text.slice(f.start, f.end))).toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
+    }
+  });
+  it('reads the value on the same line only, and names the value, not a copy of it inside the name', () => {
+    expect(scanText('content', 'API_KEY=\nOTHER_SETTING=enabled-for-all').filter((f) => f.rule === 'secret-assignment')).toEqual([]);
+    const text = 'export hunter2hunter_PASSWORD="hunter2hunter"';
+    const [f] = scanText('content', text).filter((x) => x.rule === 'secret-assignment');
+    expect(f?.start).toBe(text.lastIndexOf('hunter2hunter'));
+  });
+});
