@@ -92,11 +92,11 @@ export function isKeylikeName(name: string): boolean {
   const segs = (parts.length + 1) >> 1;
   for (let i = 0; i < segs; i++) {
     if (!parts[2 * i]) continue;
-    let joined = parts[2 * i]!;
+    let joined = parts[2 * i];
     for (let j = i; j < Math.min(segs, i + 4); j++) {
       if (j > i) {
         if (!parts[2 * j]) break;
-        joined += parts[2 * j - 1]! + parts[2 * j]!;
+        joined += parts[2 * j - 1] + parts[2 * j];
       }
       if (KEYLIKE_WHOLE.test(joined)) return true;
     }

@@ -218,7 +218,7 @@ describe('memory mcp', () => {
     expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
     const c = await connect(dir, ['--project', 'demo']);
     const { tools } = await c.listTools();
-    const { default: Ajv } = await import('ajv');
+    const { Ajv } = await import('ajv');
     const ajv = new Ajv({ strict: false });
     const created = await call(c, 'memory_apply', {
       updates: [{ operation: 'create', entry: entry({ summary: 'Refunds are issued within five days.', subject: 'billing.refunds' }) }],
