@@ -112,12 +112,12 @@ const CLEAN_MAX = 200_000;
 
 /** Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  const todo = fields.filter((f) => f.text && !clean.has(f.text));
-  if (!todo.length) return [];
-  const own = todo.flatMap((f) => scanText(f.path, f.text));
-  const found = dedupe([...own, ...(await secretlintFields(todo))]);
+  const pending = fields.filter((f) => f.text && !clean.has(f.text));
+  if (!pending.length) return [];
+  const own = pending.flatMap((f) => scanText(f.path, f.text));
+  const found = dedupe([...own, ...(await secretlintFields(pending))]);
   const hit = new Set(found.map((f) => f.path));
   if (clean.size > CLEAN_MAX) clean.clear();
-  for (const f of todo) if (!hit.has(f.path)) clean.add(f.text);
+  for (const f of pending) if (!hit.has(f.path)) clean.add(f.text);
   return found;
 }
