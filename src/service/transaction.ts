@@ -122,10 +122,6 @@ export class WriteTx {
     if (log) this.logRecords.push(log);
   }
 
-  get staging(): number {
-    return this.staged.size;
-  }
-
   /** Lets signals be handled (a long loop calls this now and then); throws when one came. */
   async checkpoint(): Promise<void> {
     await new Promise((r) => setImmediate(r));
