@@ -35,6 +35,11 @@ describe('memory doctor', () => {
     expect(d.json().problems.find((p: { check: string; file: string }) => p.check === 'entry file' && p.file.endsWith('WRONGNAME.json')).message).toMatch(
       /file is named WRONGNAME/,
     );
+    // Each problem names its file once.
+    for (const line of cli(dir, ['doctor']).stderr.split('\n').filter(Boolean)) {
+      const file = /(ai-memory\/\S+?\.(?:json|yaml))/.exec(line)?.[1];
+      if (file) expect(line.split(file).length - 1, line).toBe(1);
+    }
   });
 });
 

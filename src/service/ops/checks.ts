@@ -74,7 +74,14 @@ export async function doctor(
   }
   for (const b of snap.bad) {
     if (conflicted.has(b.file)) continue;
-    for (const p of b.problems) problems.push({ check: 'entry file', file: b.file, path: p.path, message: p.message });
+    // A catalog problem names its file in its path (`<file>: confidence`): the field alone here.
+    for (const p of b.problems)
+      problems.push({
+        check: 'entry file',
+        file: b.file,
+        path: p.path.startsWith(b.file) ? p.path.slice(b.file.length).replace(/^:\s*/, '') : p.path,
+        message: p.message,
+      });
   }
   const byId = new Map(snap.entries.map((se) => [se.meta.id, se]));
   const dups = new Map<string, StoredEntry>();
@@ -103,8 +110,12 @@ export async function doctor(
       readConfig(ctx.ws.configPath(project), project, ctx.now().toISOString());
     } catch (err) {
       const e = err as ValidationError;
-      for (const p of e.problems ?? [{ path: project, message: e.message }])
-        problems.push({ check: 'config', file: ctx.ws.rel(ctx.ws.configPath(project)), path: p.path, message: p.message });
+      const abs = ctx.ws.configPath(project);
+      for (const p of e.problems ?? [{ path: '', message: e.message }]) {
+        // Its path names the file (`<file>: key`): the key alone here.
+        const path = p.path.startsWith(abs) ? p.path.slice(abs.length).replace(/^:\s*/, '') : p.path;
+        problems.push({ check: 'config', file: ctx.ws.rel(abs), path, message: p.message });
+      }
     }
   }
   return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems };
