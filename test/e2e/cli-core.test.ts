@@ -336,3 +336,25 @@ describe('memory list', () => {
     expect(all.find((e: { confidence: number }) => e.confidence === 0.3).meta.flags).toContain('low_confidence');
   });
 });
+
+describe('id prefixes', () => {
+  it('show, deprecate and supersede take a unique prefix; an ambiguous one lists the candidates (exit 2)', () => {
+    const dir = gitdir();
+    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ summary: 'First of two.' }))]).stdout.trim();
+    const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Second of two.' }))]).stdout.trim();
+    let common = 0;
+    while (a[common] === b[common]) common++;
+    const shown = cli(dir, ['show', a.slice(0, common + 1), '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json().id).toBe(a);
+    const ambiguous = cli(dir, ['show', a.slice(0, common)]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain(a);
+    expect(ambiguous.stderr).toContain(b);
+    expect(cli(dir, ['show', 'ZZZZZZ']).code).toBe(3);
+    expect(cli(dir, ['supersede', a.slice(0, common + 1), '--by', b.slice(0, common + 1)]).code).toBe(0);
+    expect(cli(dir, ['show', a, '--json']).json()).toMatchObject({ status: 'superseded', superseded_by: b });
+    expect(cli(dir, ['deprecate', b.slice(0, common + 1)]).code).toBe(0);
+    expect(git(dir, 'log', '-1', '--format=%B')).toContain(`Memory-Id: ${b}`);
+  });
+});

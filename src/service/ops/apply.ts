@@ -276,12 +276,20 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
   return out;
 }
 
-/** `memory supersede <id> --by <new-id>`. */
-export async function supersede(ctx: ServiceContext, rm: ReadModel, id: string, by: string, opts: { project?: string } = {}): Promise<ApplyResult> {
-  checkId(id);
-  checkId(by, 'by');
-  const found = locate(ctx, id, opts.project);
-  const replacement = locate(ctx, by, found.project);
+/** `memory supersede <id> --by <new-id>` (unique id prefixes accepted for both). */
+export async function supersede(
+  ctx: ServiceContext,
+  rm: ReadModel,
+  idOrPrefix: string,
+  byOrPrefix: string,
+  opts: { project?: string } = {},
+): Promise<ApplyResult> {
+  checkId(idOrPrefix);
+  checkId(byOrPrefix, 'by');
+  const found = locate(ctx, idOrPrefix, opts.project);
+  const replacement = locate(ctx, byOrPrefix, found.project);
+  const id = found.entry.id;
+  const by = replacement.entry.id;
   if (id === by) throw new ConflictError(`entry ${id} cannot supersede itself`);
   const problem = supersedeProblem(id, by, (x) => (x === by ? replacement.entry : x === id ? found.entry : safeEntry(ctx, x, found.project)));
   if (problem) throw new ConflictError(problem);
@@ -296,15 +304,16 @@ function safeEntry(ctx: ServiceContext, id: string, project: string): MemoryEntr
   }
 }
 
-/** `memory deprecate <id>`. Deprecating a deprecated entry changes nothing. */
+/** `memory deprecate <id>` (a unique id prefix accepted). Deprecating a deprecated entry changes nothing. */
 export async function deprecate(
   ctx: ServiceContext,
   rm: ReadModel,
-  id: string,
+  idOrPrefix: string,
   opts: { project?: string } = {},
 ): Promise<ApplyResult & { unchanged?: boolean }> {
-  checkId(id);
-  const found = locate(ctx, id, opts.project);
+  checkId(idOrPrefix);
+  const found = locate(ctx, idOrPrefix, opts.project);
+  const id = found.entry.id;
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
   return apply(ctx, rm, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }

@@ -2,10 +2,10 @@
  * Reading one entry: by id (`locate`), with values computed as of now (`show`), and its
  * committed versions (`show --history`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS } from '../../core/constants.js';
-import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
 import { initialImportance, isPromotionCandidate, lifecycleOf, type Curve, type MemoryType } from '../../core/lifecycle.js';
 import { entryFlags } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
@@ -57,8 +57,31 @@ export function locate(ctx: ServiceContext, id: string, project?: string): { pro
       return { project: p, file, entry: r.entry };
     }
   }
+  // A unique prefix of an id (as git takes a commit's): `show 01M834AVETYC`.
+  if (id.length >= MIN_PREFIX) {
+    const hits: { project: string; section: (typeof SECTIONS)[number]; id: string }[] = [];
+    for (const p of projects) {
+      for (const s of SECTIONS) {
+        let names: string[];
+        try {
+          names = readdirSync(join(ctx.ws.memoryDir, p, s));
+        } catch {
+          continue;
+        }
+        for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
+      }
+    }
+    if (hits.length === 1) return locate(ctx, hits[0]!.id, hits[0]!.project);
+    if (hits.length > 1) {
+      const shown = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
+      throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${shown.join(', ')}${hits.length > 10 ? ', …' : ''}`);
+    }
+  }
   throw new NotFoundError(`no memory entry with id ${id}${project ? ` in project ${project}` : ''}`);
 }
+
+/** The shortest id prefix that is looked up (shorter ones must be whole ids). */
+const MIN_PREFIX = 4;
 
 /** `memory show <id>`: the entry and values computed as of now. */
 export function show(ctx: ServiceContext, id: string, opts: { project?: string } = {}): ShownEntry {

@@ -44,7 +44,7 @@ async function rewrite(
       const checked = modules.validation().validateStoredEntry(next);
       if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
       tx.put(next, { from: join(ctx.ws.root, found.file) });
-      tx.change({ op, id, summary: next.summary });
+      tx.change({ op, id: next.id, summary: next.summary });
       out.push(next);
     }
     return out;
@@ -113,10 +113,11 @@ export async function restore(
 }
 
 /** `memory link a b`: each in the other's related_entries (002 Req 2.6), one commit. */
-export async function link(ctx: ServiceContext, a: string, b: string, opts: { project?: string; type?: string } = {}): Promise<EditResult> {
+export async function link(ctx: ServiceContext, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}): Promise<EditResult> {
+  const la = locate(ctx, aOrPrefix, opts.project);
+  const lb = locate(ctx, bOrPrefix, opts.project);
+  const [a, b, pa, pb] = [la.entry.id, lb.entry.id, la.project, lb.project];
   if (a === b) throw new UsageError('an entry cannot be linked to itself');
-  const pa = locate(ctx, a, opts.project).project;
-  const pb = locate(ctx, b, opts.project).project;
   if (pa !== pb) throw new ConflictError(`entries ${a} and ${b} are in different projects (${pa}, ${pb})`);
   const now = ctx.now().toISOString();
   const r = await rewrite(ctx, [a, b], pa, 'link', (e) => {
@@ -147,7 +148,7 @@ export function related(
   const hits = query(ctx, rm, text, { projects: [found.project], status: ['active'], minConfidence: 0 }, { limit: MAX_RESULTS, record: false }).results;
   for (const h of hits) {
     if (out.length >= limit) break;
-    if (h.entry.id === id || out.some((o) => o.id === h.entry.id)) continue;
+    if (h.entry.id === found.entry.id || out.some((o) => o.id === h.entry.id)) continue;
     out.push({ id: h.entry.id, relation: 'similar', score: h.score, entry: h.entry });
   }
   return out.slice(0, Math.max(limit, found.entry.related_entries.length));
