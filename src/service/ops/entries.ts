@@ -71,7 +71,7 @@ export function locate(ctx: ServiceContext, id: string, project?: string): { pro
         for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
       }
     }
-    if (hits.length === 1) return locate(ctx, hits[0]!.id, hits[0]!.project);
+    if (hits.length === 1) return locate(ctx, hits[0].id, hits[0].project);
     if (hits.length > 1) {
       const shown = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
       throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${shown.join(', ')}${hits.length > 10 ? ', …' : ''}`);
