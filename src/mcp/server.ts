@@ -222,7 +222,8 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
     'memory_stats',
     {
       title: 'Statistics',
-      description: 'The Statistics document (Requirement 22) of one project or all, optionally within a date range.',
+      description:
+        'The statistics document of one project or all (entries by section, status and confidence, expiry, active agents, queries), optionally within a date range.',
       inputSchema: { project: z.string().optional(), since: z.string().optional(), until: z.string().optional() },
       outputSchema: z.looseObject({
         project: z.string().nullable(),

@@ -28,7 +28,7 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'stats [project]',
-      'the Statistics document (Requirement 22)',
+      'statistics of the memory: entries by section, status and confidence, expiry, agents, queries',
       (c) => c.positional('project', { type: 'string' }).option('since', { type: 'string' }).option('until', { type: 'string' }),
       (a: A) => {
         const svc = service(a);

@@ -119,7 +119,7 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'query <text>',
-      'search memory: filters first, then relevance and the Req 15 priors',
+      'search memory: filters first, then relevance weighed by confidence, evidence quality, recency and freshness',
       (c) =>
         filterOptions(c.positional('text', { type: 'string', demandOption: true }))
           .option('summary-only', { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' })
@@ -180,7 +180,7 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         c
           .positional('project', { type: 'string' })
           .option('file', { alias: 'f', type: 'string', describe: 'AgentTask JSON file, or - for stdin' })
-          .option('full', { type: 'boolean', describe: 'include full content (default: summaries, Req 8.9)' }),
+          .option('full', { type: 'boolean', describe: 'include full content (default: summaries)' }),
       async (a: A) => {
         const task = readJsonInput(a.file as string | undefined);
         const svc = service(a);
