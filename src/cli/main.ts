@@ -74,8 +74,36 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
-      throw new UsageError(msg ?? 'invalid command line');
+      throw new UsageError(humanUsage(msg ?? 'invalid command line', argv));
     });
+}
+
+/** yargs' own words for a bad command line, said the way the rest of the CLI says things. */
+export function humanUsage(msg: string, argv: string[] = []): string {
+  let m: RegExpExecArray | null;
+  if ((m = /^Not enough non-option arguments: got (\d+), need at least (\d+)/.exec(msg))) {
+    return `this command needs ${m[2]} argument${m[2] === '1' ? '' : 's'} and got ${m[1]} (its --help names them)`;
+  }
+  if ((m = /^Too many non-option arguments: got (\d+), maximum of (\d+)/.exec(msg))) return `too many arguments: got ${m[1]}, at most ${m[2]} go here`;
+  if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
+    const said = m[1]!.split(', ');
+    const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
+    const options = said.filter(isOption).map((n) => (n.length === 1 ? `-${n}` : `--${n}`));
+    const words = said.filter((n) => !isOption(n)).map((n) => JSON.stringify(n));
+    return [
+      options.length ? `unknown option${options.length > 1 ? 's' : ''} ${options.join(', ')}` : '',
+      words.length ? `unexpected argument${words.length > 1 ? 's' : ''} ${words.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+  }
+  if ((m = /^Missing required arguments?: (.+)$/.exec(msg)))
+    return `${m[1]!
+      .split(', ')
+      .map((n) => `--${n}`)
+      .join(', ')} is required`;
+  if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
+  return msg;
 }
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
@@ -98,7 +126,8 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli(normalizeArgv(argv)).parseAsync();
   } catch (err) {
-    if (err instanceof UsageError && !json) process.stderr.write('(see bass-agents memory --help)\n');
     process.exitCode = reportError(err, json);
+    // The error first, then where to read more.
+    if (err instanceof UsageError && !json) process.stderr.write('(see bass-agents memory --help)\n');
   }
 }

@@ -358,3 +358,21 @@ describe('id prefixes', () => {
     expect(git(dir, 'log', '-1', '--format=%B')).toContain(`Memory-Id: ${b}`);
   });
 });
+
+describe('a bad command line', () => {
+  it('is told in plain words, the error before the hint (exit 2)', () => {
+    const dir = gitdir();
+    const cases: [string[], RegExp][] = [
+      [['show'], /^error: this command needs 1 argument and got 0/],
+      [['show', 'A1B2C3', 'extra'], /^error: unexpected argument "extra"/],
+      [['list', '--bogus'], /^error: unknown option --bogus/],
+      [['compact', '--strategy', 'nope'], /^error: --strategy "nope" is not one of: "keep_newest"/],
+    ];
+    for (const [args, said] of cases) {
+      const r = cli(dir, args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(said);
+      expect(r.stderr.trim().split('\n').pop()).toBe('(see bass-agents memory --help)');
+    }
+  });
+});
