@@ -86,7 +86,7 @@ export function humanUsage(msg: string, argv: string[] = []): string {
   }
   if ((m = /^Too many non-option arguments: got (\d+), maximum of (\d+)/.exec(msg))) return `too many arguments: got ${m[1]}, at most ${m[2]} go here`;
   if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
-    const said = m[1]!.split(', ');
+    const said = m[1].split(', ');
     const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
     const options = said.filter(isOption).map((n) => (n.length === 1 ? `-${n}` : `--${n}`));
     const words = said.filter((n) => !isOption(n)).map((n) => JSON.stringify(n));
@@ -98,7 +98,7 @@ export function humanUsage(msg: string, argv: string[] = []): string {
       .join('; ');
   }
   if ((m = /^Missing required arguments?: (.+)$/.exec(msg)))
-    return `${m[1]!
+    return `${m[1]
       .split(', ')
       .map((n) => `--${n}`)
       .join(', ')} is required`;
