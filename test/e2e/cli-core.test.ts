@@ -376,3 +376,17 @@ describe('a bad command line', () => {
     }
   });
 });
+
+describe('list and query never cap silently', () => {
+  it('say how many more matched than they show', () => {
+    const dir = gitdir();
+    for (const s of ['One fact about invoices.', 'Two facts about invoices.', 'Three facts about invoices.']) {
+      expect(cli(dir, ['create', 'demo', '--file', writeJson(dir, 'e.json', entry({ summary: s }))]).code).toBe(0);
+    }
+    const l = cli(dir, ['list', '--limit', '2']);
+    expect(l.code).toBe(0);
+    expect(l.stderr).toMatch(/^1 more match; narrow the filters or raise --limit/m);
+    expect(cli(dir, ['query', 'invoices', '--limit', '1']).stderr).toMatch(/^2 more match/m);
+    expect(cli(dir, ['list']).stderr).not.toMatch(/more match/);
+  });
+});

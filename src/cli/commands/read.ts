@@ -12,7 +12,7 @@ import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, v
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
-async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters }> {
+async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
   const filters = parseFilters(a, svc.now());
   filters.projects = svc.readProjects(a.project);
   const options = { limit: a.limit, includeRelated: Boolean(a['include-related']), record };
@@ -35,10 +35,10 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
     );
   }
   svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
-  return { hits: r.results, filters };
+  return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
 }
 
-function renderHits(hits: QueryHit[], a: A, withScore: boolean): void {
+function renderHits(hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
   if (a.json) {
     printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
     return;
@@ -67,6 +67,9 @@ function renderHits(hits: QueryHit[], a: A, withScore: boolean): void {
   });
   const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
   out(table(rows, header));
+  // Never a silent cap: say how many more matched (at most 50 are listed).
+  const shown = hits.filter((h) => !h.related_to).length;
+  if (matched > shown) process.stderr.write(`${matched - shown} more match; narrow the filters or raise --limit (at most 50 are listed)\n`);
 }
 
 function showHuman(svc: MemoryService, id: string, project?: string): void {
@@ -113,8 +116,8 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('include-related', { type: 'boolean' })
           .option('debug', { type: 'boolean' }),
       async (a: A) => {
-        const { hits } = await runQuery(service(a), a, '', false); // browsing is not a retrieval
-        renderHits(hits, a, false);
+        const { hits, matched } = await runQuery(service(a), a, '', false); // browsing is not a retrieval
+        renderHits(hits, a, false, matched);
       },
     )
     .command(
@@ -128,7 +131,7 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
       async (a: A) => {
         const svc = service(a);
-        const { hits } = await runQuery(svc, a, String(a.text ?? ''));
+        const { hits, matched } = await runQuery(svc, a, String(a.text ?? ''));
         const session = a.session ? svc.sessionHits(String(a.session), String(a.text ?? '')) : [];
         if (session.length && a.json) {
           const st = session.map((e) => ({
@@ -144,7 +147,7 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           return printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
         }
         for (const e of session) out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
-        renderHits(hits, a, true);
+        renderHits(hits, a, true, matched);
       },
     )
     .command(
