@@ -10,14 +10,12 @@ type A = GlobalArgs & Record<string, unknown>;
 export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
     .command(
-      'sync-context <project>',
-      'write ai-context/<project>.md from active, confidence >= 0.8, code/artifact-evidenced entries',
-      (c) =>
-        c
-          .positional('project', { type: 'string', demandOption: true })
-          .option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      'sync-context [project]',
+      'write ai-context/<project>.md from active, confidence >= 0.8, code/artifact-evidenced entries (the project as for any command when not named)',
+      (c) => c.positional('project', { type: 'string' }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
       async (a: A) => {
-        const r = await service(a).syncContext(String(a.project), { budget: a.budget as number | undefined });
+        const svc = service(a);
+        const r = await svc.syncContext(svc.project((a.project as string | undefined) || undefined, true), { budget: a.budget as number | undefined });
         if (a.json) printJson(r);
         else {
           out(
