@@ -15,7 +15,7 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('project', { type: 'string' }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
       async (a: A) => {
         const svc = service(a);
-        const r = await svc.syncContext(svc.project((a.project) || undefined, true), { budget: a.budget as number | undefined });
+        const r = await svc.syncContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
         if (a.json) printJson(r);
         else {
           out(
