@@ -278,7 +278,9 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
     memory_type: type,
     strength: round4(strength),
     effective_confidence: round4(effective),
-    confidence_label: confidenceLabel(effective),
+    // A label never claims more than the entry states: reinforcement raises the effective value,
+    // not how the knowledge was stated.
+    confidence_label: confidenceLabel(Math.min(effective, e.confidence)),
     importance,
     days_since_access: Math.round(daysSince * 100) / 100,
     retrievals,

@@ -299,7 +299,12 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top = keyed.slice(0, n);
     for (const k of top) apply(k);
   }
-  return top.map((k) => ({ ...k.c, flags: k.flags, score: k.score, confidence_label: confidenceLabel(k.c.effective_confidence ?? k.c.entry.confidence) }));
+  return top.map((k) => ({
+    ...k.c,
+    flags: k.flags,
+    score: k.score,
+    confidence_label: confidenceLabel(Math.min(k.c.effective_confidence ?? k.c.entry.confidence, k.c.entry.confidence)),
+  }));
 }
 
 export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'confidence'] as const;

@@ -131,7 +131,8 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
           ),
           projects: service.readProjects(project(a.project)),
         };
-        const r = service.query(a.query, filters, { includeRelated: a.include_related });
+        // Only the page this answer delivers counts as retrieved (below), not every hit.
+        const r = service.query(a.query, filters, { includeRelated: a.include_related, record: false });
         service.logQuery({ text: a.query, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
         const offset = a.offset ?? 0;
         const limit = a.limit ?? 10;
@@ -150,6 +151,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
           results.push(item);
           used += size;
         }
+        service.recordDelivered(page.slice(0, results.length));
         const next = offset + results.length;
         return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: truncated };
       }),

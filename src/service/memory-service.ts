@@ -197,6 +197,13 @@ export class MemoryService {
   query(text: string, filters: QueryFilters, opts: queries.QueryOptions = {}): queries.QueryResult {
     return queries.query(this.ctx, this.rm, text, filters, opts);
   }
+  /** Counts results as retrieved (local usage, never a commit): those actually delivered for use. */
+  recordDelivered(hits: { project: string; entry: { id: string } }[]): void {
+    this.ctx.usage.recordRetrievals(
+      hits.map((h) => `${h.project}/${h.entry.id}`),
+      this.ctx.now().toISOString(),
+    );
+  }
   logQuery(record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
     queries.logQuery(this.ctx, record);
   }

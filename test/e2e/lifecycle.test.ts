@@ -144,4 +144,17 @@ describe('reinforcement, promotion, links', () => {
     expect(cli(dir, ['link', a, a], { env: at(DAY0) }).code).toBe(2);
     expect(readFileSync(join(dir, '.bass-agents/logs/operations.jsonl'), 'utf8')).toContain('"type":"owned-by"');
   });
+
+  it('a confidence label never claims more than the entry states, however often it is read', () => {
+    const dir = gitdir();
+    const id = cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify(entry({ kind: 'incident', section: 'observations', confidence: 0.7 })),
+    }).stdout.trim();
+    for (let i = 0; i < 8; i++) expect(cli(dir, ['query', 'invoices', '--json']).code).toBe(0);
+    const shown = cli(dir, ['show', id, '--json']).json();
+    expect(shown.confidence).toBe(0.7);
+    expect(shown.computed.confidence_label).toBe('high confidence');
+    const hit = cli(dir, ['query', 'invoices', '--json']).json()[0];
+    expect(hit.meta.confidence_label).not.toBe('stated explicitly');
+  });
 });

@@ -249,4 +249,24 @@ describe('memory mcp', () => {
       }
     }
   });
+
+  it('counts as retrieved only the page it delivers, not every hit', async () => {
+    const dir = gitdir();
+    for (const k of [1, 2, 3]) {
+      expect(
+        cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: `Invoices fact number ${k}.`, subject: `billing.f${k}` })) }).code,
+      ).toBe(0);
+    }
+    const c = await connect(dir, ['--project', 'demo']);
+    const r = await call(c, 'memory_query', { query: 'invoices', limit: 1 });
+    expect(r.isError, r.text).toBe(false);
+    expect(r.data.total).toBe(3);
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const lines = readFileSync(join(dir, '.bass-agents/state/retrievals.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { k: string[] });
+    expect(lines.flatMap((l) => l.k)).toEqual([`demo/${r.data.results[0].id}`]);
+  });
 });

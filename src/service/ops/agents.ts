@@ -19,10 +19,16 @@ export function prepareTask(ctx: ServiceContext, rm: ReadModel, task: unknown, o
   const projects = ctx.readProjects(opts.project ?? t.project);
   const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
   const text = t.goal ?? '';
-  let hits = query(ctx, rm, text, filters, { limit: 30, refresh: opts.refresh }).results;
-  if (hits.length === 0 && text) hits = query(ctx, rm, '', filters, { limit: 30, refresh: opts.refresh }).results;
+  // Only what goes into memory_context counts as retrieved (below), not every candidate.
+  let hits = query(ctx, rm, text, filters, { limit: 30, refresh: opts.refresh, record: false }).results;
+  if (hits.length === 0 && text) hits = query(ctx, rm, '', filters, { limit: 30, refresh: opts.refresh, record: false }).results;
   hits.sort((a, b) => b.entry.confidence - a.entry.confidence || evidenceQuality(b.entry) - evidenceQuality(a.entry) || b.score - a.score);
-  const context = hits.slice(0, 10).map((h) => {
+  const chosen = hits.slice(0, 10);
+  ctx.usage.recordRetrievals(
+    chosen.map((h) => `${h.project}/${h.entry.id}`),
+    ctx.now().toISOString(),
+  );
+  const context = chosen.map((h) => {
     if (opts.full) return h.entry;
     // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.
     const { content: _content, ...rest } = h.entry;
