@@ -261,9 +261,10 @@ describe('memory mcp', () => {
     const r = await call(c, 'memory_query', { query: 'invoices', limit: 1 });
     expect(r.isError, r.text).toBe(false);
     expect(r.data.total).toBe(3);
-    const { readFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const lines = readFileSync(join(dir, '.bass-agents/state/retrievals.jsonl'), 'utf8')
+    const fs = await import('node:fs');
+    const path = await import('node:path');
+    const lines = fs
+      .readFileSync(path.join(dir, '.bass-agents/state/retrievals.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { k: string[] });
