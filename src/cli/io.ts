@@ -195,11 +195,17 @@ export function readJsonInput(file: string | undefined, option = '--file'): unkn
   return doc;
 }
 
+/** Problems printed one per line before the rest are counted. */
+const MAX_PROBLEM_LINES = 20;
+
 /** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
 export function reportError(err: unknown, json: boolean): number {
   if (err instanceof MemoryError) {
     if (err.problems.length) {
-      for (const p of err.problems) process.stderr.write(`error: ${formatProblem(p)}\n`);
+      // Hundreds of entries with the same problem: the first ones, then a count (--json has all).
+      for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) process.stderr.write(`error: ${formatProblem(p)}\n`);
+      const more = err.problems.length - MAX_PROBLEM_LINES;
+      if (more > 0) process.stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
     } else process.stderr.write(`error: ${err.message}\n`);
     if (json) printJson({ error: err.toJSON() });
     return err.exitCode;

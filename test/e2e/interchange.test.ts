@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z', BASS_AGENTS_AGENT: 'tester' };
 
@@ -119,5 +119,45 @@ describe('export and import', () => {
     expect(broken.stderr).toMatch(/broken\.jsonl:2/);
     expect(cli(dir, ['import', 'demo', '/etc/hostname'], { env }).code).toBe(1);
     expect(cli(dir, ['export', 'demo', '../outside.json'], { env }).stderr).toMatch(/outside the workspace root/);
+  });
+});
+
+describe('import of input-shaped entries and copies', () => {
+  it('takes entries without id or timestamps as creates, copies with --reassign-ids, never commits nothing, and counts repeated errors', () => {
+    const dir = gitdir();
+    const shaped = [1, 2, 3].map((i) => entry({ subject: `billing.s${i}`, summary: `Input-shaped fact ${i}.` }));
+    const file = writeJson(dir, 'shaped.json', shaped);
+    const r = cli(dir, ['import', 'demo', file, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().applied.map((x: { action: string }) => x.action)).toEqual(['created', 'created', 'created']);
+    const ids = cli(dir, ['list', '--json'])
+      .json()
+      .map((e: { id: string }) => e.id);
+    expect(ids).toHaveLength(3);
+    // The same file again: duplicates, skipped, and no commit.
+    const head = git(dir, 'rev-parse', 'HEAD').trim();
+    const again = cli(dir, ['import', 'demo', file, '--json']);
+    expect(again.json().skipped).toHaveLength(3);
+    expect(again.json().skipped[0].errors[0].message).toMatch(/duplicates entry/);
+    expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(head);
+    // A copy into another project of this repository, under new ids.
+    const out = join(dir, 'out.json');
+    expect(cli(dir, ['export', 'demo', out]).code).toBe(0);
+    const copy = cli(dir, ['import', 'other', out, '--reassign-ids', '--json']);
+    expect(copy.code, copy.stderr).toBe(0);
+    const copied = copy.json().applied.map((x: { id: string }) => x.id);
+    expect(copied).toHaveLength(3);
+    for (const id of copied) expect(ids).not.toContain(id);
+    // Thirty broken entries: twenty lines and a count on stderr, all of them with --json.
+    const broken = writeJson(
+      dir,
+      'broken.json',
+      Array.from({ length: 30 }, (_, i) => entry({ subject: `x.${i}`, confidence: 7 })),
+    );
+    const bad = cli(dir, ['import', 'demo', broken]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(21);
+    expect(bad.stderr).toMatch(/… and 10 more problems \(--json lists them all\)/);
+    expect(cli(dir, ['import', 'demo', broken, '--json']).json().error.problems).toHaveLength(30);
   });
 });

@@ -124,6 +124,10 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             choices: ['skip', 'overwrite', 'merge'],
             describe: 'an id that already exists: skip (default), overwrite, or merge field by field',
           })
+          .option('reassign-ids', {
+            type: 'boolean',
+            describe: 'copy the entries under new ids (links between them follow), e.g. into another project of this repository',
+          })
           .option('from', { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' }),
       async (a: A) => {
         const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
@@ -155,6 +159,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const bar = !a.json && process.stderr.isTTY && docs!.length >= 500;
         const r = await svc.importEntries(project, docs!, {
           onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
+          reassignIds: a['reassign-ids'] === true,
           source,
           onProgress: bar
             ? (done, total, phase) => {

@@ -3,7 +3,9 @@
  * entries as one transaction (skip, overwrite or merge an id that exists).
  */
 import { join } from 'node:path';
+import { buildEntry } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
+import { duplicateHash } from '../../core/meta.js';
 import { compileFilters, type QueryFilters } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { modules, type ServiceContext } from '../context.js';
@@ -37,7 +39,13 @@ export async function importEntries(
   ctx: ServiceContext,
   project: string,
   docs: unknown[],
-  opts: { onConflict?: 'skip' | 'overwrite' | 'merge'; source?: string; onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void } = {},
+  opts: {
+    onConflict?: 'skip' | 'overwrite' | 'merge';
+    source?: string;
+    /** Copy the stored entries under new ids (links between them follow). */
+    reassignIds?: boolean;
+    onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
+  } = {},
 ): Promise<ImportResult> {
   const onConflict = opts.onConflict ?? 'skip';
   ctx.ws.projectDir(project);
@@ -49,8 +57,24 @@ export async function importEntries(
   const problems: Problem[] = [];
   const entries: MemoryEntry[] = [];
   const seen = new Map<string, number>();
+  const agent = await ctx.agent();
+  const nowDate = ctx.now();
+  const nextId = modules.ulid().monotonicFactory();
+  /** Entries made from input-shaped documents (or copied under new ids): created, never merged. */
+  const fresh = new Set<string>();
   docs.forEach((doc, i) => {
     if (i % 200 === 0) opts.onProgress?.(i, docs.length, 'validate');
+    // An entry as `create` takes it (no id, status or timestamps) is imported as a create.
+    const o = doc as Record<string, unknown> | null;
+    if (o && typeof o === 'object' && !Array.isArray(o) && !('id' in o) && !('created_at' in o) && !('updated_at' in o) && !('status' in o)) {
+      const r = modules.validation().validateEntryInput(o, {}, `[${i}]`);
+      if (!r.ok) return void problems.push(...r.errors);
+      const e = buildEntry(r.value, nextId(nowDate.getTime()), nowDate.toISOString(), agent);
+      seen.set(e.id, i);
+      fresh.add(e.id);
+      entries.push(e);
+      return;
+    }
     const r = modules.validation().validateStoredEntry(doc, `[${i}]`);
     if (!r.ok) return void problems.push(...r.errors);
     const first = seen.get(r.value.id);
@@ -58,7 +82,19 @@ export async function importEntries(
     seen.set(r.value.id, i);
     entries.push(r.value);
   });
-  const agent = await ctx.agent();
+  if (opts.reassignIds) {
+    // Copies under new ids; superseded_by and related_entries that name a copied entry follow it.
+    const renamed = new Map<string, string>();
+    for (const e of entries) if (!fresh.has(e.id)) renamed.set(e.id, nextId(nowDate.getTime()));
+    const to = (id: string): string => renamed.get(id) ?? id;
+    entries.forEach((e, k) => {
+      const id = to(e.id);
+      if (id === e.id) return;
+      seen.set(id, seen.get(e.id)!);
+      fresh.add(id);
+      entries[k] = { ...e, id, superseded_by: e.superseded_by ? to(e.superseded_by) : null, related_entries: e.related_entries.map(to) };
+    });
+  }
   const secrets = await scanGroups(
     ctx,
     docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`)),
@@ -69,6 +105,8 @@ export async function importEntries(
   const { value, commit } = await withWrite(ctx, { project, agent, operation: 'import' }, async (tx) => {
     const snap = ctx.snapshot();
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
+    const live = new Map<string, string>();
+    for (const se of snap.entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
     const imported: ImportResult['applied'] = [];
     const skipped: ImportResult['skipped'] = [];
     for (let k = 0; k < entries.length; k++) {
@@ -78,6 +116,14 @@ export async function importEntries(
         await tx.checkpoint();
       }
       const index = seen.get(e.id) ?? k;
+      if (fresh.has(e.id)) {
+        const dup = live.get(duplicateHash(e));
+        if (dup) {
+          skipped.push({ index, id: e.id, errors: [{ path: `[${index}].summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
+          continue;
+        }
+        live.set(duplicateHash(e), e.id);
+      }
       const old = existing.get(e.id);
       if (old && old.project !== project) {
         skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: `an entry with this id exists in project ${old.project}` }] });
