@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { serializeEntry } from '../dist/core/entry.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const BIN = resolve(HERE, '../bin/bass-agents.js');
+export const BIN = resolve(HERE, '../bin/bass-agents.cjs');
 export const env = { ...process.env, BASS_AGENTS_AGENT: 'bench' };
 for (const k of Object.keys(env)) if (k.startsWith('GIT_') || (k.startsWith('BASS_AGENTS_') && k !== 'BASS_AGENTS_AGENT')) delete env[k];
 

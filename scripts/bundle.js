@@ -3,7 +3,7 @@
 //
 // A one-shot command spent ~110 ms before doing anything: resolving, reading and compiling ~90
 // ES modules (yargs and its helpers alone ~80 ms). One bundled file loaded through `vm.Script`
-// with `cachedData` skips the resolution and most of the compilation (bin/bass-agents.js).
+// with `cachedData` skips the resolution and most of the compilation (bin/bass-agents.cjs).
 // dist/ (tsc's output) stays the library API; the bundle is built from it, so both run the
 // same code. Anything the bundle cannot serve, the bin loads dist/cli/main.js instead.
 //
@@ -22,6 +22,7 @@ import Module from 'node:module';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT_DIR = join(ROOT, 'dist', 'bundle');
 const OUT = join(OUT_DIR, 'cli.cjs');
+const THIN_OUT = join(OUT_DIR, 'thin.cjs');
 
 // Loaded from node_modules as usual, on first use: packages that find files next to themselves
 // (blessed's terminfo, pino's transports, secretlint's rule loading) or that only one rarely
@@ -99,10 +100,28 @@ await build({
     js: "'use strict';\nconst __bassAgentsDir = __dirname;\nconst __bassAgentsMetaUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__bassAgentsDir, rel)).href;",
   },
 });
+// The thin client (src/cli/thin.ts): the few small modules a call handed to a running daemon
+// needs, as one CommonJS file that bin/bass-agents.cjs requires before anything else.
+await build({
+  entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')],
+  outfile: THIN_OUT,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  plugins: [rewrite],
+  logLevel: 'warning',
+  legalComments: 'none',
+  banner: {
+    js: "'use strict';\nconst __bassAgentsDir = __dirname;\nconst __bassAgentsMetaUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__bassAgentsDir, rel)).href;",
+  },
+});
 const bundled = readFileSync(OUT, 'utf8');
 
 // A V8 code cache for the bundle, made here where it was built. Node rejects a cache made by
 // another V8 (the bin then simply compiles), so a stale one costs nothing but the check.
 const script = new Script(Module.wrap(bundled), { filename: OUT });
 writeFileSync(`${OUT}.cache`, script.createCachedData());
-console.log(`bundle: ${relative(ROOT, OUT)} (${Math.round(bundled.length / 1024)} KB), ${lazySpecs.size} lazy modules`);
+console.log(
+  `bundle: ${relative(ROOT, OUT)} (${Math.round(bundled.length / 1024)} KB), ${lazySpecs.size} lazy modules; ${relative(ROOT, THIN_OUT)} (${Math.round(readFileSync(THIN_OUT, 'utf8').length / 1024)} KB)`,
+);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.js');
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.cjs');
 const dir = mkdtempSync(join(tmpdir(), 'bass-agents-quickstart-'));
 const keep = process.argv.includes('--keep');
 const env = { ...process.env, BASS_AGENTS_AGENT: 'quickstart-agent' };

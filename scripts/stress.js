@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.js');
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.cjs');
 const args = process.argv.slice(2);
 const num = (name, dflt) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : dflt);
 const quick = args.includes('--quick');

@@ -10,6 +10,7 @@ import type { Methods, Request, WriteMethod } from '../daemon/protocol.js';
 import { MemoryService } from '../service/memory-service.js';
 import { hasPendingJournal } from '../service/transaction.js';
 import { findRoot } from '../store/workspace.js';
+import { io } from './stdio.js';
 
 export interface GlobalArgs {
   json?: boolean;
@@ -29,15 +30,15 @@ export function fileArg(v: unknown): string {
 }
 
 export function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  io().stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  io().stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`warning: ${message}\n`);
+  io().stderr.write(`warning: ${message}\n`);
 }
 
 export function service(args: GlobalArgs): MemoryService {
@@ -48,7 +49,11 @@ export function service(args: GlobalArgs): MemoryService {
     const { daemonPaths, request } = await import('../daemon/client.js');
     await request(daemonPaths(svc.ws.localDir), 'notify', { files }, 1000);
   };
-  svc = new MemoryService({ root: args.root, agent: args.agent, onWrite, ...(args.allowDetached ? { allowDetached: true } : {}) }, warn);
+  const { env, cwd, local } = io();
+  svc = new MemoryService(
+    { root: args.root, agent: args.agent, env, cwd, ...(local ? {} : { onWrite }), ...(args.allowDetached ? { allowDetached: true } : {}) },
+    warn,
+  );
   return svc;
 }
 
@@ -56,7 +61,7 @@ export function service(args: GlobalArgs): MemoryService {
 export async function recoverIfPending(args: GlobalArgs): Promise<void> {
   let root: string;
   try {
-    root = findRoot(process.cwd(), args.root, process.env);
+    root = findRoot(io().cwd, args.root, io().env);
   } catch {
     return; // the command itself reports a bad --root
   }
@@ -76,8 +81,10 @@ export async function viaDaemon<M extends 'query' | 'prepareTask'>(
   params: Request<M>['params'],
 ): Promise<Methods[M]['result'] | undefined> {
   if (svc.env.BASS_AGENTS_NO_DAEMON) return undefined;
+  const local = io().local;
   const { daemonPaths, request } = await import('../daemon/client.js');
-  const r = await request(daemonPaths(svc.ws.localDir), method, { ...params, clock: svc.env.BASS_AGENTS_NOW || null });
+  const req = { ...params, clock: svc.env.BASS_AGENTS_NOW || null };
+  const r = local ? await local(method, req) : await request(daemonPaths(svc.ws.localDir), method, req);
   if (!r) return undefined;
   if ('error' in r) throw r.error;
   return r.result;
@@ -100,7 +107,8 @@ export async function writeViaDaemon<M extends WriteMethod>(
   const { daemonPaths, requestWrite } = await import('../daemon/client.js');
   const params = { input, project, agent: svc.explicitAgent ?? null, clock: svc.env.BASS_AGENTS_NOW || null };
   // Long enough for the daemon to wait for the workspace lock (30 s) and commit.
-  const r = await requestWrite(daemonPaths(svc.ws.localDir), method, params, 120_000);
+  const local = io().local;
+  const r = local ? await local(method, params) : await requestWrite(daemonPaths(svc.ws.localDir), method, params, 120_000);
   if (!r) return undefined;
   if ('lost' in r) {
     throw new MemoryError(
@@ -127,12 +135,12 @@ export function readTextInput(file: string, option = '--file'): { text: string; 
   if (file === '-') {
     source = 'stdin';
     try {
-      buf = readFileSync(0);
+      buf = io().stdin ?? readFileSync(0);
     } catch {
       buf = Buffer.alloc(0);
     }
   } else {
-    const abs = resolve(file);
+    const abs = resolve(io().cwd, file);
     if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
     const st = statSync(abs);
     if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
@@ -203,15 +211,15 @@ export function reportError(err: unknown, json: boolean): number {
   if (err instanceof MemoryError) {
     if (err.problems.length) {
       // Hundreds of entries with the same problem: the first ones, then a count (--json has all).
-      for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) process.stderr.write(`error: ${formatProblem(p)}\n`);
+      for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) io().stderr.write(`error: ${formatProblem(p)}\n`);
       const more = err.problems.length - MAX_PROBLEM_LINES;
-      if (more > 0) process.stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
-    } else process.stderr.write(`error: ${err.message}\n`);
+      if (more > 0) io().stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
+    } else io().stderr.write(`error: ${err.message}\n`);
     if (json) printJson({ error: err.toJSON() });
     return err.exitCode;
   }
   const e = err as Error;
-  process.stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
+  io().stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
   if (json) printJson({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } });
   return 1;
 }

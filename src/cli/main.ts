@@ -15,6 +15,7 @@ import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
+import { io, withIo } from './stdio.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -71,7 +72,7 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .help()
     .alias('h', 'help')
     .version()
-    .wrap(Math.min(110, process.stdout.columns || 100))
+    .wrap(Math.min(110, io().columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
       throw new UsageError(humanUsage(msg ?? 'invalid command line', argv));
@@ -121,13 +122,15 @@ export function normalizeArgv(argv: string[]): string[] {
   return out;
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** Runs one command line; `stdin` is standard input already read (by the thin client, before the daemon declined). */
+export async function main(argv: string[], opts: { stdin?: Buffer } = {}): Promise<void> {
+  if (opts.stdin) return withIo({ ...io(), stdin: opts.stdin }, () => main(argv));
   const json = argv.includes('--json');
   try {
     await buildCli(normalizeArgv(argv)).parseAsync();
   } catch (err) {
-    process.exitCode = reportError(err, json);
+    io().setExitCode(reportError(err, json));
     // The error first, then where to read more.
-    if (err instanceof UsageError && !json) process.stderr.write('(see bass-agents memory --help)\n');
+    if (err instanceof UsageError && !json) io().stderr.write('(see bass-agents memory --help)\n');
   }
 }

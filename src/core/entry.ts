@@ -59,6 +59,8 @@ export interface CommitChange {
   op: CommitOp;
   id: string;
   summary?: string;
+  /** Who made this change, when one commit carries several writers' changes (the daemon's group commit). */
+  agent?: string;
 }
 
 const SUBJECT_MAX = 72;
@@ -86,7 +88,9 @@ export function commitMessage(project: string, changes: CommitChange[], agent: s
     subject = `memory(${project}): apply ${changes.length} updates (${parts})`;
   }
   const trailers = changes.flatMap((c) => [`Memory-Id: ${c.id}`, `Memory-Op: ${c.op}`]);
-  trailers.push(`Memory-Agent: ${agent.replace(/[\r\n]+/g, ' ')}`);
+  // One commit of several writers (the daemon's group commit) names each of them.
+  const agents = [...new Set(changes.map((c) => c.agent ?? agent))];
+  trailers.push(`Memory-Agent: ${(agents.length ? agents : [agent]).join(', ').replace(/[\r\n]+/g, ' ')}`);
   return `${subject}\n\n${trailers.join('\n')}\n`;
 }
 

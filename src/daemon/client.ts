@@ -83,7 +83,7 @@ export async function request<M extends Method>(
  * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
  * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
  */
-export async function requestWrite<M extends WriteMethod>(
+export async function requestWrite<M extends WriteMethod | 'cli'>(
   paths: DaemonPaths,
   method: M,
   params: Request<M>['params'],

@@ -76,10 +76,22 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   // Warnings of a write done for a CLI caller go back to that caller (and to the log).
   const callerWarnings = new AsyncLocalStorage<string[]>();
   let wrote: ((files: string[]) => void) | undefined;
-  const svc = new MemoryService({ root: opts.root, cwd: opts.cwd, env, longLived: true, watched: true, onWrite: async (files) => wrote?.(files) }, (m) => {
-    callerWarnings.getStore()?.push(m);
-    logger?.warn({ event: 'warning' }, m);
-  });
+  let committed: ((commit: string, parent: string | null, files: string[]) => void) | undefined;
+  const svc = new MemoryService(
+    {
+      root: opts.root,
+      cwd: opts.cwd,
+      env,
+      longLived: true,
+      watched: true,
+      onWrite: async (files) => wrote?.(files),
+      onCommit: (c, p, f) => committed?.(c, p, f),
+    },
+    (m) => {
+      callerWarnings.getStore()?.push(m);
+      logger?.warn({ event: 'warning' }, m);
+    },
+  );
   const paths = daemonPaths(svc.ws.localDir);
   svc.ws.ensureLocal({ force: true });
   takePidFile(paths);
@@ -186,6 +198,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     watcher.flush();
     refresh('notify', new Set(entryFiles));
   };
+  committed = (commit, parent, files) => watcher.ownCommit(commit, parent, files);
   await watcher.start();
 
   // ---------------------------------------------------------------- socket

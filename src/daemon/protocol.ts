@@ -30,6 +30,21 @@ export interface WriteParams {
   agent: string | null;
 }
 
+/**
+ * A command line a thin client hands over whole (bin/bass-agents.cjs): the daemon runs it as the
+ * CLI would, with the caller's folder, environment (its BASS_AGENTS_* variables) and standard
+ * input, and returns what the command printed and its exit code.
+ */
+export interface CliParams {
+  argv: string[];
+  cwd: string;
+  /** The workspace root the caller found: a daemon of another root declines. */
+  root: string;
+  env: Record<string, string>;
+  /** Standard input, base64, when the command line reads it (`-`). */
+  stdin: string | null;
+}
+
 export interface Methods {
   ping: { params: Record<string, never>; result: { pid: number } };
   status: { params: Record<string, never>; result: Record<string, unknown> };
@@ -39,16 +54,18 @@ export interface Methods {
   create: { params: WriteParams; result: { value: { entry: MemoryEntry; commit: string | null; project: string }; warnings: string[] } };
   apply: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
   applyResult: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
+  /** `output`: what the command printed, in order, as [1 (stdout) or 2 (stderr), text] pieces. */
+  cli: { params: CliParams; result: { output: [1 | 2, string][]; exitCode: number } };
   stop: { params: Record<string, never>; result: { stopping: true } };
 }
 
 export type Method = keyof Methods;
-export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'query', 'prepareTask', 'create', 'apply', 'applyResult', 'stop'];
+export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'query', 'prepareTask', 'create', 'apply', 'applyResult', 'cli', 'stop'];
 export type WriteMethod = 'create' | 'apply' | 'applyResult';
 export const WRITE_METHODS: readonly WriteMethod[] = ['create', 'apply', 'applyResult'];
 
 /** Methods answered as of the caller's clock: a caller on another fixed clock is declined. */
-export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['query', 'prepareTask', 'create', 'apply', 'applyResult']);
+export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['query', 'prepareTask', 'create', 'apply', 'applyResult', 'cli']);
 
 export interface Request<M extends Method = Method> {
   id: number;

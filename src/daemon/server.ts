@@ -2,20 +2,24 @@
  * The daemon's socket server: one JSON request per line (see protocol.ts), each answered with
  * the same service code as the direct path. Writes handed over by CLI callers go through a
  * queue: the writes that arrive while one transaction runs are committed together in the next
- * (group commit), per project and agent, each caller still getting its own result or error.
+ * (group commit), per project, each caller still getting its own result or error.
  */
 import type { AsyncLocalStorage } from 'node:async_hooks';
+import { realpathSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { UsageError } from '../core/errors.js';
+import { MemoryError, UsageError } from '../core/errors.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { ApplyOptions, ApplyResult } from '../service/ops/apply.js';
 import { parseAgentResult } from '../service/ops/apply.js';
 import {
   CLOCKED,
   MAX_MESSAGE_BYTES,
+  errorFromWire,
   errorToWire,
   parseRequest,
+  type CliParams,
+  type Method,
   type Methods,
   type Reply,
   type Request,
@@ -95,6 +99,10 @@ export class DaemonServer {
     // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
     if (CLOCKED.has(req.method) && (req.params.clock ?? null) !== this.deps.clock)
       return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
+    if (req.method === 'cli') {
+      const why = this.declineCli(req.params as CliParams);
+      if (why) return { id: req.id, declined: why };
+    }
     try {
       return { id: req.id, result: await this.dispatch(req) };
     } catch (err) {
@@ -134,9 +142,44 @@ export class DaemonServer {
       case 'apply':
       case 'applyResult':
         return this.enqueue(req.method, req.params as WriteParams);
+      case 'cli': {
+        // Loaded on the first command line: the CLI's command tree is not needed before.
+        const { runCaptured } = await import('../cli/remote.js');
+        const p = req.params as CliParams;
+        const t0 = performance.now();
+        const r = await runCaptured(p, (method, params) => this.local(method, params));
+        this.deps.log.info(
+          { event: 'cli_run', command: p.argv[1] ?? null, exit: r.exitCode, ms: Math.round(performance.now() - t0) },
+          'ran a command line for a caller',
+        );
+        return r;
+      }
       case 'stop':
         setImmediate(() => this.deps.stop());
         return { stopping: true };
+    }
+  }
+
+  /** Why a command line is not for this daemon (another workspace, or not a command line); null when it is. */
+  private declineCli(p: CliParams): string | null {
+    if (!p || !Array.isArray(p.argv) || !p.argv.every((a) => typeof a === 'string') || typeof p.cwd !== 'string' || typeof p.root !== 'string') {
+      return 'not a command line';
+    }
+    if (p.env === null || typeof p.env !== 'object' || Object.values(p.env).some((v) => typeof v !== 'string')) return 'not a command line';
+    try {
+      return realpathSync(p.root) === realpathSync(this.deps.svc.ws.root) ? null : 'another workspace';
+    } catch {
+      return 'another workspace';
+    }
+  }
+
+  /** A request of a command line this daemon runs itself: answered as over the socket, minus the socket. */
+  private async local<M extends Method>(method: M, params: Request<M>['params']): Promise<{ result: Methods[M]['result'] } | { error: MemoryError }> {
+    try {
+      return { result: await this.dispatch({ id: 0, method, params }) };
+    } catch (err) {
+      if (!(err instanceof MemoryError)) this.deps.log.error({ event: 'error', where: `request ${method}`, err: (err as Error)?.message });
+      return { error: err instanceof MemoryError ? err : errorFromWire(errorToWire(err)) };
     }
   }
 
@@ -160,7 +203,8 @@ export class DaemonServer {
         for (const w of batch) {
           try {
             const b = await this.toBatch(w);
-            const key = `${this.deps.svc.project(b.opts.project)}\u0000${b.opts.agent ?? ''}`;
+            // One commit per project: each writer's changes keep their own agent inside it.
+            const key = this.deps.svc.project(b.opts.project);
             groups.set(key, [...(groups.get(key) ?? []), { w, batch: b }]);
           } catch (err) {
             w.reject(err);

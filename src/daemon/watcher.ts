@@ -172,6 +172,16 @@ export class DaemonWatcher {
     return this.headCheck;
   }
 
+  /**
+   * This daemon's own write moved HEAD from `parent` to `commit`, changing `files` (absolute): when
+   * HEAD was at `parent`, the move is known without asking git for the paths it changed.
+   */
+  ownCommit(commit: string, parent: string | null, files: string[]): void {
+    if (this.headCheck || this.head !== parent) return; // someone else moved HEAD too: checkHead finds out
+    this.head = commit;
+    for (const f of files) this.pending.add(this.rel(f));
+  }
+
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     if (this.headPoll) clearInterval(this.headPoll);

@@ -35,6 +35,8 @@ export interface ServiceOptions {
   longLived?: boolean;
   /** Called with the files of each write (before its commit): the CLI notifies a running daemon. */
   onWrite?: (files: string[]) => Promise<void>;
+  /** Called when a write moved HEAD from `parent` to `commit` (the daemon then knows that move without asking git). */
+  onCommit?: (commit: string, parent: string | null, files: string[]) => void;
   /**
    * A file watcher keeps this service's catalog current (the daemon): writes check duplicates and
    * targets against it instead of a stat of every file.
@@ -78,6 +80,7 @@ export class ServiceContext {
   readonly longLived: boolean;
   readonly watched: boolean;
   readonly onWrite: ServiceOptions['onWrite'];
+  readonly onCommit: ServiceOptions['onCommit'];
   readonly allowDetached: boolean;
   readonly warn: WarningSink;
   /** Whether this process made sure of the merge driver (once: see withWrite). */
@@ -92,6 +95,7 @@ export class ServiceContext {
     this.longLived = opts.longLived ?? false;
     this.watched = opts.watched ?? false;
     this.onWrite = opts.onWrite;
+    this.onCommit = opts.onCommit;
     this.env = opts.env ?? process.env;
     this.allowDetached = opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
     this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));

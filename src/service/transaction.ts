@@ -37,6 +37,8 @@ interface Staged {
   entry?: MemoryEntry;
   /** The file this entry was read from when it moves (another section): its old texts count as known. */
   previous?: string;
+  /** A new entry under an id this write made: no commit can hold its path yet. */
+  created?: boolean;
 }
 
 export interface WriteOptions {
@@ -79,11 +81,16 @@ export class WriteTx {
   }
 
   /** Stages an entry of this transaction's project at its place; returns the absolute path. */
-  put(entry: MemoryEntry, opts: { from?: string } = {}): string {
+  put(entry: MemoryEntry, opts: { from?: string; created?: boolean } = {}): string {
     this.ensureProject();
     const abs = this.ctx.ws.entryPath(this.project, entry.section, entry.id);
     if (opts.from && opts.from !== abs) this.remove(opts.from);
-    this.staged.set(abs, { text: serializeEntry(entry), entry, previous: opts.from && opts.from !== abs ? opts.from : undefined });
+    this.staged.set(abs, {
+      text: serializeEntry(entry),
+      entry,
+      previous: opts.from && opts.from !== abs ? opts.from : undefined,
+      created: opts.created && !opts.from,
+    });
     return abs;
   }
 
@@ -117,7 +124,10 @@ export class WriteTx {
    * is false, a line of the operation log: `log` (default: time, op, id, project, agent) with
    * the commit appended.
    */
-  change(c: CommitChange, log: Record<string, unknown> | false = { time: this.nowIso, op: c.op, id: c.id, project: this.project, agent: this.agent }): void {
+  change(
+    c: CommitChange,
+    log: Record<string, unknown> | false = { time: this.nowIso, op: c.op, id: c.id, project: this.project, agent: c.agent ?? this.agent },
+  ): void {
     this.changes.push(c);
     if (log) this.logRecords.push(log);
   }
@@ -149,17 +159,21 @@ export class WriteTx {
         for (const abs of chunk) {
           const s = this.staged.get(abs)!;
           if (s.text === null) rmSync(abs, { force: true });
-          else writeFileAtomic(abs, s.text);
+          // The commit is the durable copy (git fsyncs its packs and refs); without one, the file is.
+          else writeFileAtomic(abs, s.text, { fsync: !useGit });
         }
         await this.checkpoint();
       }
       // Tell a running daemon right away (it would see the files through its watcher a little later).
       if (this.ctx.onWrite) await this.ctx.onWrite(files).catch(() => undefined);
       const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), this.agent, {
+        // Only new entries: HEAD cannot hold their paths, so git need not be asked what it holds there.
+        newPathsOnly: [...this.staged.values()].every((s) => s.created),
         onIndexLock: (note) => journal.indexLock(note),
-        onCommitted: (commit) => {
+        onCommitted: (commit, parent) => {
           moved = true;
           journal.committed(commit);
+          this.ctx.onCommit?.(commit, parent, files);
         },
       });
       committing?.catch(() => undefined); // awaited below; this only keeps it from being reported as unhandled meanwhile

@@ -44,7 +44,7 @@ export function gitAttributesText(file: string): string | null {
  * absolute path.
  */
 export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env): string {
-  const bin = fileURLToPath(new URL('../../bin/bass-agents.js', import.meta.url));
+  const bin = fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
   const args = 'memory merge-driver %O %A %B %P';
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;

@@ -15,6 +15,7 @@ import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, re
 import { join, relative, sep } from 'node:path';
 import { BusyError, GitError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
+import { headFromFiles } from './git-state.js';
 
 /** A file's bytes, or null when it does not exist. */
 function readOrNull(abs: string): Buffer | null {
@@ -41,7 +42,9 @@ export interface CommitHooks {
   /** git's index lock is ours; `inodes` identify the lock file while we hold it (for recovery). */
   onIndexLock?: (note: { inodes: number[] }) => void;
   /** HEAD now points at `commit` (the user's index is installed right after). */
-  onCommitted?: (commit: string) => void;
+  onCommitted?: (commit: string, parent: string | null) => void;
+  /** Every path is new (entries under ids this write made): HEAD is read from git's files, and nothing is compared. */
+  newPathsOnly?: boolean;
 }
 
 /** How long a memory commit waits for another git process to release the index lock. */
@@ -105,9 +108,9 @@ export class MemoryCommit {
   ): Promise<{ status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string }> {
     const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
     // HEAD, and the blob HEAD holds at each path (or "missing").
-    const held = await this.repo.blobsAt('HEAD', paths);
+    const held = hooks.newPathsOnly ? { head: headFromFiles(this.repo.gitDir), blobs: new Map<string, string>() } : await this.repo.blobsAt('HEAD', paths);
     const head = held.head;
-    if (head) {
+    if (head && !hooks.newPathsOnly) {
       const algo = head.length === 64 ? 'sha256' : 'sha1';
       const unchanged = files.every((f) => {
         const blob = held.blobs.get(f.path) ?? null;
@@ -151,7 +154,7 @@ export class MemoryCommit {
           throw err;
         }
         refGone = true;
-        hooks.onCommitted?.(commit);
+        hooks.onCommitted?.(commit, head);
         return true;
       };
       const moved = lockedIndex !== null ? await move(lockedIndex) : await this.withIndexLock(hooks, move);

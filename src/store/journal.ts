@@ -70,17 +70,22 @@ export class Journal {
     const file = join(dir, JOURNAL);
     const fd = openSync(file, 'w', 0o600);
     const j = new Journal(file, fd);
-    j.append({ v: VERSION, token, pid: process.pid, root: header.root, head: header.head });
+    // Made durable with the first paths (one fsync covers both), before any file is touched.
+    j.append({ v: VERSION, token, pid: process.pid, root: header.root, head: header.head }, false);
     return j;
   }
 
-  /** Appends one line and makes it durable before the caller touches what it names. */
-  private append(record: Record<string, unknown>): void {
+  /**
+   * Appends one line; `durable`: fsynced before the caller touches what it names. Notes about
+   * what git already did (its index lock, the commit) need not be: a killed process leaves them
+   * in the page cache for the next one, and after a power loss recovery reads HEAD itself.
+   */
+  private append(record: Record<string, unknown>, durable = true): void {
     if (this.closed) throw new Error('journal is closed');
     const buf = Buffer.from(`${JSON.stringify(record)}\n`);
     let off = 0;
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
-    fsyncSync(this.fd);
+    if (durable) fsyncSync(this.fd);
   }
 
   /** Files (workspace-relative) about to be written or removed. */
@@ -89,11 +94,11 @@ export class Journal {
   }
 
   indexLock(note: IndexLockNote): void {
-    this.append({ index_lock: note });
+    this.append({ index_lock: note }, false);
   }
 
   committed(commit: string): void {
-    this.append({ commit });
+    this.append({ commit }, false);
   }
 
   /** The work is done (committed, or undone): the journal goes. */

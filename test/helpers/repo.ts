@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
 
-export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/bass-agents.js');
+export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/bass-agents.cjs');
 
 export function testdir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'bass-agents-test-'));
@@ -54,7 +54,7 @@ export interface CliResult {
   json: () => any;
 }
 
-/** Runs the real CLI (`node bin/bass-agents.js memory …`) in `cwd`. */
+/** Runs the real CLI (`node bin/bass-agents.cjs memory …`) in `cwd`. */
 export function cli(cwd: string, args: string[], opts: { env?: Record<string, string>; input?: string } = {}): CliResult {
   const r = spawnSync(process.execPath, [BIN, 'memory', ...args], {
     cwd,

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir } from '../helpers/repo.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -356,5 +356,79 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const r3 = await ask('{"id":3,"method":"nope"}');
     expect(r3.error.message).toMatch(/unknown method "nope"/);
     expect(await ask('{"id":4,"method":"ping","params":{}}')).toMatchObject({ id: 4, result: { pid: d.child.pid } });
+  });
+
+  it('runs everyday command lines for a thin client: same output, exit codes, input and folder as the direct path', async () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo']);
+    mkdirSync(join(dir, 'sub/deeper'), { recursive: true });
+    writeFileSync(join(dir, 'sub/e.json'), JSON.stringify(entry({ summary: 'Read from a file named relative to the caller' })));
+    const d = startDaemon(dir);
+    await ready(dir, d.child.pid!);
+    const ran = (): string[] =>
+      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"cli_run"'))
+        .map((l) => JSON.parse(l).command as string);
+    const direct = { BASS_AGENTS_NO_DAEMON: '1' };
+
+    // A file named relative to the caller's folder, and standard input.
+    const a = cli(join(dir, 'sub'), ['create', 'demo', '--file', 'e.json']);
+    expect(a.code, a.stderr).toBe(0);
+    const b = cli(join(dir, 'sub/deeper'), ['create', 'demo', '--file', '-', '--json'], { input: JSON.stringify(entry({ summary: 'Piped in on stdin' })) });
+    expect(b.code, b.stderr).toBe(0);
+    expect(ran()).toEqual(['create', 'create']);
+    expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
+
+    // Reads print exactly what the direct path prints.
+    for (const args of [['list', '--json'], ['list'], ['show', a.stdout.trim()], ['query', 'caller relative', '--json']]) {
+      const viaDaemon = cli(dir, args);
+      const own = cli(dir, args, { env: direct });
+      expect(viaDaemon.code, viaDaemon.stderr).toBe(own.code);
+      expect(viaDaemon.stdout).toBe(own.stdout);
+    }
+    expect(ran()).toHaveLength(6);
+
+    // Errors: the same words and exit codes (usage 2, not found 3, rejected 1).
+    for (const [args, code] of [
+      [['create', 'demo', '--bogus'], 2],
+      [['show', '01ZZZZZZZZZZZZZZZZZZZZZZZZ'], 3],
+      [['create', 'demo', '--file', 'missing.json'], 3],
+      [['apply', 'demo', '--file', '-'], 1],
+    ] as const) {
+      const viaDaemon = cli(dir, [...args], { input: '{"not": "an array"}' });
+      const own = cli(dir, [...args], { input: '{"not": "an array"}', env: direct });
+      expect(viaDaemon.code, viaDaemon.stderr).toBe(code);
+      expect(viaDaemon.stderr).toBe(own.stderr);
+    }
+    expect(ran()).toHaveLength(10);
+
+    // Help is printed by the caller itself; so is anything with settings only the direct path honours.
+    expect(cli(dir, ['create', '--help']).stdout).toContain('--file');
+    expect(cli(dir, ['list'], { env: { BASS_AGENTS_LOCK_TIMEOUT_MS: '5000' } }).code).toBe(0);
+    expect(ran()).toHaveLength(10);
+
+    // Writers at once, each with its own agent: each entry is signed by its own writer.
+    const writers = await Promise.all(
+      ['ana', 'ben', 'cy', 'dee'].map((agent) =>
+        cliAsync(dir, ['create', 'demo', '--file', '-', '--json', '--agent', agent], {
+          input: JSON.stringify(entry({ summary: `Written at once by ${agent}` })),
+        }),
+      ),
+    );
+    for (const [k, agent] of ['ana', 'ben', 'cy', 'dee'].entries()) {
+      expect(writers[k].code, writers[k].stderr).toBe(0);
+      expect(writers[k].json().created_by).toBe(agent);
+    }
+    const log = cli(dir, ['log', 'demo', '--json']).json() as { agent: string | null; changes: unknown[] }[];
+    expect(
+      log
+        .flatMap((c) => (c.agent ?? '').split(', '))
+        .filter((x) => ['ana', 'ben', 'cy', 'dee'].includes(x))
+        .sort(),
+    ).toEqual(['ana', 'ben', 'cy', 'dee']);
+    expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
 import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
+import { io } from '../stdio.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -36,7 +37,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           source: a.file ? fileArg(a.file) : 'text',
         });
         // A candidate refused (a secret in it, an invalid field) is a rejected write: exit 1, like apply.
-        process.exitCode = r.extractions.some((x) => x.skipped?.length) ? 1 : 0;
+        io().setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
         if (a.json) return printJson(r);
         if (!r.extractions.length) return out('no candidate memories found');
         out(
@@ -51,7 +52,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           ),
         );
         r.extractions.forEach((x, i) => {
-          for (const p of x.skipped ?? []) process.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
+          for (const p of x.skipped ?? []) io().stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
         });
         out(
           `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,

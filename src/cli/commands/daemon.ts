@@ -12,7 +12,7 @@ import { type GlobalArgs, out, printJson, service } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
-const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.js');
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.cjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function ms(v: unknown, name: string): number | undefined {

@@ -8,6 +8,7 @@ import { NotFoundError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
+import { io } from '../stdio.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
@@ -24,7 +25,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('offline', { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' })
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
-        const showProgress = !a.json && process.stderr.isTTY;
+        const showProgress = !a.json && io().stderrIsTTY;
         const r = await service(a).validateEvidence(a.project || undefined, {
           offline: Boolean(a.offline),
           timeoutMs: a.timeout as number | undefined,
@@ -32,8 +33,8 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             ? (done, total) => {
                 const w = 30;
                 const fill = Math.round((done / Math.max(1, total)) * w);
-                process.stderr.write(`\r[${'#'.repeat(fill)}${' '.repeat(w - fill)}] ${done}/${total} entries`);
-                if (done === total) process.stderr.write('\n');
+                io().stderr.write(`\r[${'#'.repeat(fill)}${' '.repeat(w - fill)}] ${done}/${total} entries`);
+                if (done === total) io().stderr.write('\n');
               }
             : undefined,
         });
@@ -95,16 +96,16 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const target = fileArg(a.out);
         if (format === 'entries') {
           if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
-          const dir = svc.ws.assertInside(resolve(target), 'export folder');
+          const dir = svc.ws.assertInside(resolve(io().cwd, target), 'export folder');
           mkdirSync(dir, { recursive: true });
           for (const e of entries) writeFileSync(join(dir, `${e.id}.json`), serializeEntry(e));
         } else {
           const text = renderExport(entries, format);
           if (target === '-') {
-            process.stdout.write(text);
+            io().stdout.write(text);
             return;
           }
-          const file = svc.ws.assertInside(resolve(target), 'export file');
+          const file = svc.ws.assertInside(resolve(io().cwd, target), 'export file');
           mkdirSync(dirname(file), { recursive: true });
           writeFileSync(file, text);
         }
@@ -138,7 +139,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         let docs: unknown[];
         if (src === '-') text = readTextInput('-').text;
         else {
-          const abs = svc.ws.assertInside(resolve(src), 'import path');
+          const abs = svc.ws.assertInside(resolve(io().cwd, src), 'import path');
           const st = statSync(abs, { throwIfNoEntry: false });
           if (!st) throw new NotFoundError(`import path ${src} does not exist`);
           if (st.isDirectory()) {
@@ -156,7 +157,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             docs = mcpMemoryToEntries(graph, { now: svc.now().toISOString(), agent: await svc.agent(), source: src === '-' ? 'stdin' : basename(src) });
           } else docs = parseExport(text, source);
         }
-        const bar = !a.json && process.stderr.isTTY && docs!.length >= 500;
+        const bar = !a.json && io().stderrIsTTY && docs!.length >= 500;
         const r = await svc.importEntries(project, docs!, {
           onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
           reassignIds: a['reassign-ids'] === true,
@@ -164,8 +165,8 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           onProgress: bar
             ? (done, total, phase) => {
                 const fill = Math.round((done / Math.max(1, total)) * 30);
-                process.stderr.write(`\r${phase === 'validate' ? 'validating' : 'writing   '} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
-                if (phase === 'write' && done === total) process.stderr.write('\n');
+                io().stderr.write(`\r${phase === 'validate' ? 'validating' : 'writing   '} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
+                if (phase === 'write' && done === total) io().stderr.write('\n');
               }
             : undefined,
         });

@@ -9,6 +9,7 @@ import { hitJson, type QueryHit } from '../../core/query.js';
 import type { MemoryService } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, viaDaemon } from '../io.js';
+import { io } from '../stdio.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
@@ -21,7 +22,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   const r = fromDaemon ?? svc.query(text, filters, options);
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
-    process.stderr.write(
+    io().stderr.write(
       `warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`,
     );
   }
@@ -30,7 +31,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
     const idx = s.index
       ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}`
       : '';
-    process.stderr.write(
+    io().stderr.write(
       `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
     );
   }
@@ -69,7 +70,7 @@ function renderHits(hits: QueryHit[], a: A, withScore: boolean, matched = hits.l
   out(table(rows, header));
   // Never a silent cap: say how many more matched (at most 50 are listed).
   const shown = hits.filter((h) => !h.related_to).length;
-  if (matched > shown) process.stderr.write(`${matched - shown} more match; narrow the filters or raise --limit (at most 50 are listed)\n`);
+  if (matched > shown) io().stderr.write(`${matched - shown} more match; narrow the filters or raise --limit (at most 50 are listed)\n`);
 }
 
 function showHuman(svc: MemoryService, id: string, project?: string): void {

@@ -7,6 +7,7 @@ import { ValidationError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
+import { io } from '../stdio.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -72,17 +73,17 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a.fix) {
           const f = await svc.fixConflicts();
           for (const x of f.fixed) {
-            if (x.merged) process.stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
-            else process.stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
+            if (x.merged) io().stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
+            else io().stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
           }
           if (f.in_merge && f.fixed.some((x) => x.merged))
-            process.stderr.write('a merge is in progress: the merged files are written; git add them and finish the merge\n');
+            io().stderr.write('a merge is in progress: the merged files are written; git add them and finish the merge\n');
         }
         const r = await svc.doctor();
         if (a.json) printJson(r);
         else if (r.ok) out(`ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems`);
-        else for (const p of r.problems) process.stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
-        process.exitCode = r.ok ? 0 : 1;
+        else for (const p of r.problems) io().stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+        io().setExitCode(r.ok ? 0 : 1);
       },
     )
     .command(
@@ -106,13 +107,13 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         });
         if (a.json) printJson(r);
         else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
-        for (const b of r.bad) for (const p of b.problems) process.stderr.write(`warning: ${p.path}: ${p.message}\n`);
+        for (const b of r.bad) for (const p of b.problems) io().stderr.write(`warning: ${p.path}: ${p.message}\n`);
         if (r.not_pushed_because?.length) {
-          process.stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
-          for (const c of r.not_pushed_because) process.stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
-          process.stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
+          io().stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
+          for (const c of r.not_pushed_because) io().stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
+          io().stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
         }
-        if (r.bad.length || r.not_pushed_because?.length) process.exitCode = 1;
+        if (r.bad.length || r.not_pushed_because?.length) io().setExitCode(1);
       },
     );
 }

@@ -6,6 +6,7 @@ import type { Argv } from 'yargs';
 import type { ApplyResult } from '../../service/memory-service.js';
 import { formatProblem } from '../../core/errors.js';
 import { type GlobalArgs, out, printJson, readJsonInput, service, writeViaDaemon } from '../io.js';
+import { io } from '../stdio.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -17,7 +18,7 @@ function renderApply(r: ApplyResult, json: boolean): number {
       else if (a.operation === 'supersede') out(`[${a.index}] superseded ${a.target_id} by ${a.id}`);
       else out(`[${a.index}] deprecated ${a.id}`);
     }
-    for (const s of r.skipped) for (const p of s.errors) process.stderr.write(`skipped [${s.index}]: ${formatProblem(p)}\n`);
+    for (const s of r.skipped) for (const p of s.errors) io().stderr.write(`skipped [${s.index}]: ${formatProblem(p)}\n`);
     out(
       r.commit
         ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)`
@@ -77,7 +78,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const svc = service(a);
         const project = svc.project(a.project || undefined);
         const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
-        process.exitCode = renderApply(r, Boolean(a.json));
+        io().setExitCode(renderApply(r, Boolean(a.json)));
       },
     )
     .command(
@@ -90,7 +91,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const explicit = (a.project as string) || undefined;
         const target = explicit ?? resultProject(svc, input);
         const r = (target ? await writeViaDaemon(svc, 'applyResult', input, target) : undefined) ?? (await svc.applyResult(input, { project: explicit }));
-        process.exitCode = renderApply(r, Boolean(a.json));
+        io().setExitCode(renderApply(r, Boolean(a.json)));
       },
     )
     .command(
@@ -130,8 +131,8 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = await service(a).validate(input, { project: a.project || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
-        else for (const p of r.errors) process.stderr.write(`invalid: ${formatProblem(p)}\n`);
-        process.exitCode = r.ok ? 0 : 1;
+        else for (const p of r.errors) io().stderr.write(`invalid: ${formatProblem(p)}\n`);
+        io().setExitCode(r.ok ? 0 : 1);
       },
     );
 }

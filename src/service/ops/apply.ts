@@ -178,9 +178,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     if (u.entry) {
       newId = st.nextId(nowDate.getTime());
       const e = buildEntry(u.entry, newId, now, agent);
-      st.write(tx, e);
+      st.write(tx, e, true);
       dupKeys.set(duplicateHash(e), newId);
-      tx.change({ op: 'create', id: newId, summary: e.summary });
+      tx.change({ op: 'create', id: newId, summary: e.summary, agent });
     }
     if (u.operation === 'create') {
       applied.push({ index: i, operation: 'create', id: newId! });
@@ -191,11 +191,11 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       const by = newId ?? u.superseded_by!;
       st.write(tx, { ...target, status: 'superseded', superseded_by: by, updated_at: now });
       if (dupKeys.get(duplicateHash(target)) === target.id) dupKeys.delete(duplicateHash(target));
-      tx.change({ op: 'supersede', id: target.id, summary: `superseded by ${by}` });
+      tx.change({ op: 'supersede', id: target.id, summary: `superseded by ${by}`, agent });
       applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
     } else {
       st.write(tx, { ...target, status: 'deprecated', updated_at: now });
-      tx.change({ op: 'deprecate', id: target.id, summary: target.summary });
+      tx.change({ op: 'deprecate', id: target.id, summary: target.summary, agent });
       applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
     }
   }
@@ -234,7 +234,7 @@ export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown
 }
 
 /**
- * Group commit (the daemon): batches of several callers for the same project and agent, applied
+ * Group commit (the daemon): batches of several callers for the same project (any agents), applied
  * in one transaction and one commit. Each caller gets its own result (or its own error: an
  * atomic batch that fails validation fails alone). When the transaction itself fails, each
  * batch is tried again on its own, so one caller's problem never becomes another's.
@@ -246,9 +246,11 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
   const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
   if (!ready.length) return out;
   const first = ready[0];
-  if (ready.some((p) => p.project !== first.project || p.agent !== first.agent)) throw new UsageError('a group commit takes batches of one project and agent');
+  if (ready.some((p) => p.project !== first.project)) throw new UsageError('a group commit takes batches of one project');
+  // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
+  const agents = [...new Set(ready.map((p) => p.agent))].join(', ');
   try {
-    const { value, commit } = await withWrite(ctx, { project: first.project, agent: first.agent, operation: 'apply' }, async (tx) => {
+    const { value, commit } = await withWrite(ctx, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
       const st = new BatchState(
         storeOf(ctx, rm),
         first.project,

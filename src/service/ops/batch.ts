@@ -46,9 +46,10 @@ export class BatchState {
     return se && se.project !== this.project && !this.working.has(id) ? se.project : undefined;
   }
 
-  write(tx: WriteTx, e: MemoryEntry): void {
+  /** Stages `e`; `created`: a new entry under an id made by this batch. */
+  write(tx: WriteTx, e: MemoryEntry, created = false): void {
     this.working.set(e.id, e);
-    tx.put(e);
+    tx.put(e, { created });
   }
 }
 

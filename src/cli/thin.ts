@@ -1,0 +1,91 @@
+/**
+ * The thin client: when a daemon runs for this workspace, the everyday command lines (create,
+ * apply, apply-result, query, list, show, prepare-task) are handed to it whole and run there
+ * (cli/remote.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
+ * secret rules): a call costs little more than starting node. Anything else — no daemon, a stale
+ * one, help, another fixed clock, settings only the direct path honours — returns undefined and
+ * bin/bass-agents.cjs runs the full CLI as before.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { daemonPaths, requestWrite } from '../daemon/client.js';
+import { findRoot, LOCAL_DIR } from '../store/workspace.js';
+
+/** Commands a daemon runs for a caller. Reads, and the writes it already group-commits. */
+const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);
+const WRITES = new Set(['create', 'apply', 'apply-result']);
+
+/** Options only the full CLI answers (help and version text), or that ask for the direct path. */
+const LOCAL_OPTIONS = /^(--help|-h|--version|--allow-detached(=.*)?|--no-allow-detached)$/;
+
+/** Variables that point git somewhere else, or are settings only the direct path honours. */
+const LOCAL_ENV =
+  /^(BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)|GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE))$/;
+
+export interface ThinOutcome {
+  /** The daemon ran the command: its exit code (its output is already printed). */
+  exitCode?: number;
+  /** Standard input read for the daemon, which the full CLI must use instead (it was declined). */
+  stdin?: Buffer;
+}
+
+/** Whether the command line reads standard input (`--file -`, `-f -`, a positional `-`). */
+function readsStdin(argv: string[]): boolean {
+  return argv.some((a) => a === '-' || /^(--file|-f)=-$/.test(a));
+}
+
+/** The `--root` of the command line, if any. */
+function rootOption(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--root') return argv[i + 1];
+    if (argv[i].startsWith('--root=')) return argv[i].slice('--root='.length);
+  }
+  return undefined;
+}
+
+/**
+ * Hands the command line to the workspace's daemon; `exitCode` when it ran it. Never throws: any
+ * doubt leaves the command to the full CLI.
+ */
+export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<ThinOutcome> {
+  if (argv[0] !== 'memory' || !REMOTE.has(argv[1] ?? '')) return {};
+  if (argv.some((a) => LOCAL_OPTIONS.test(a))) return {};
+  for (const [k, v] of Object.entries(env)) if (v && LOCAL_ENV.test(k)) return {};
+  let root: string;
+  try {
+    root = findRoot(process.cwd(), rootOption(argv), env);
+  } catch {
+    return {};
+  }
+  const paths = daemonPaths(resolve(root, LOCAL_DIR));
+  let stdin: Buffer | undefined;
+  if (readsStdin(argv)) {
+    try {
+      stdin = readFileSync(0);
+    } catch {
+      stdin = Buffer.alloc(0);
+    }
+  }
+  const callerEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) callerEnv[k] = v;
+  const write = WRITES.has(argv[1]);
+  const r = await requestWrite(
+    paths,
+    'cli',
+    { argv, cwd: process.cwd(), root, env: callerEnv, stdin: stdin ? stdin.toString('base64') : null, clock: env.BASS_AGENTS_NOW || null },
+    write ? 120_000 : 60_000,
+  ).catch(() => undefined);
+  if (!r) return { stdin };
+  if ('lost' in r) {
+    // A read can simply be run again here; a write may or may not have been done.
+    if (!write) return { stdin };
+    process.stderr.write('error: the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying\n');
+    return { exitCode: 1 };
+  }
+  if ('error' in r) {
+    process.stderr.write(`error: ${r.error.message}\n`);
+    return { exitCode: r.error.exitCode };
+  }
+  for (const [fd, text] of r.result.output) (fd === 1 ? process.stdout : process.stderr).write(text);
+  return { exitCode: r.result.exitCode };
+}
