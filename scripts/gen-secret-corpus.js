@@ -20,6 +20,8 @@ const URLSAFE = `${ALNUM}-_`;
 const s = (alphabet, n) => Array.from({ length: n }, () => pick(alphabet)).join('');
 const b64url = (obj) => Buffer.from(JSON.stringify(obj)).toString('base64url');
 
+const uuidv4 = () => `${s(HEX, 8)}-${s(HEX, 4)}-4${s(HEX, 3)}-a${s(HEX, 3)}-${s(HEX, 12)}`;
+
 const PROVIDERS = {
   aws_access_key_id: () => `AKIA${s('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16)}`,
   aws_secret_key: () => `aws_secret_access_key = ${s(B64, 40)}`,
@@ -81,6 +83,46 @@ const PROVIDERS = {
   newrelic: () => `NRAK-${s(UPPER_NUM, 27)}`,
   sentry: () => `sntrys_${s(B64, 60)}`,
   heroku: () => `HRKU-${s(URLSAFE, 60)}`,
+  // Formats added after the first outside measurement (each from its vendor's documentation).
+  sourcegraph: () => `sgp_${s(HEX, 16)}_${s(HEX, 40)}`,
+  huggingface_org: () => `api_org_${s('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 34)}`,
+  facebook: () => `EAAB${s(ALNUM, 140)}`,
+  flyio: () => `FlyV1 fm2_${s(B64, 160)}`,
+  easypost: () => `${pick(['EZAK', 'EZTK'])}${s(ALNUM, 54)}`,
+  openshift: () => `sha256~${s(URLSAFE, 43)}`,
+  vault_legacy: () => `VAULT_TOKEN=s.${s(ALNUM, 22)}9Q`,
+  terraform_cloud: () => `${s(ALNUM, 14)}.atlasv1.${s(URLSAFE, 67)}`,
+  mailchimp: () => `${s(HEX, 32)}-us${Math.floor(rand() * 20 + 1)}`,
+  sidekiq: () => `BUNDLE_ENTERPRISE__CONTRIBSYS__COM=${s(HEX, 8)}:${s(HEX, 8)}`,
+  nuget_config: () => `<add key="ClearTextPassword" value="${s(ALNUM, 16)}" />`,
+  sonarqube: () => `sqp_${s(HEX, 40)}`,
+  snyk: () => `SNYK_TOKEN=${uuidv4()}`,
+  sumologic: () => `sumo_access_key: ${s(ALNUM, 64)}`,
+  intra42: () => `s-s4t2ud-${s(HEX, 64)}`,
+  bearer_header: () => `curl -H "Authorization: Bearer ${s(URLSAFE, 40)}" https://api.${s(LOWER, 6)}.com/v1/jobs`,
+  basic_header: () => `Authorization: Basic ${Buffer.from(`${pick(['deploy', 'ci', 'admin'])}:${s(ALNUM, 14)}`).toString('base64')}`,
+  token_header: () => `'Authorization': 'Token ${s(HEX, 40)}'`,
+  curl_user: () => `curl -u ${pick(['admin', 'ci-bot', 'ops'])}:${s(ALNUM, 16)} https://jenkins.${s(LOWER, 5)}.internal/job/build`,
+  curl_user_long: () => `curl --user "svc:${s(ALNUM, 18)}" -X POST https://registry.example.org/api`,
+  k8s_secret: () => `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-creds\ntype: Opaque\ndata:\n  username: ${Buffer.from('app').toString('base64')}\n  password: ${Buffer.from(s(ALNUM, 18)).toString('base64')}`,
+  k8s_string_data: () => `kind: Secret\nstringData:\n  API_TOKEN: ${s(ALNUM, 30)}`,
+  makefile_assign: () => `DEPLOY_TOKEN ?= ${s(ALNUM, 32)}`,
+  go_assign: () => `gitterToken := "${s(HEX, 40)}"`,
+  dash_separator: () => `gitter token - '${s(HEX, 40)}'`,
+  camel_assign: () => `const stripeApiKey = "${s(ALNUM, 30)}";`,
+  twitter_bearer: () => `TWITTER_BEARER_TOKEN=AAAAAAAAAAAAAAAAAAAAA${s(ALNUM, 12)}%2F${s(ALNUM, 40)}%3D${s(ALNUM, 30)}`,
+  docker_auth: () => `{"auths": {"ghcr.io": {"auth": "${Buffer.from(`bot:${s(ALNUM, 20)}`).toString('base64')}"}}}`,
+  split_token: () => `const t = "ghp_" + "${s(ALNUM, 36)}";`,
+  zero_width: () => `ghp_${s(ALNUM, 10)}\u200b${s(ALNUM, 26)}`,
+  url_encoded: () => `https://api.example.org/hook?key=${encodeURIComponent(`sk_live_${s(ALNUM, 24)}`)}&v=2`,
+  base64_wrapped: () => `The CI variable holds ${Buffer.from(`GITHUB_TOKEN=ghp_${s(ALNUM, 36)}`).toString('base64')} (base64).`,
+  pem_body_only: () => `MIIEpAIBAAKCAQEA${s(B64, 60)}\n${s(B64, 64)}`,
+  prose_password: () => `The admin password is ${s(ALNUM, 10)}${pick('!#%')}${s('0123456789', 2)} until Friday.`,
+  session_url: () => `Evidence: https://dashboard.${s(LOWER, 6)}.com/report?session=${s(URLSAFE, 32)}&tab=2`,
+  groq: () => `gsk_${s(ALNUM, 52)}`,
+  langsmith: () => `lsv2_pt_${s(HEX, 32)}_${s(HEX, 10)}`,
+  brevo: () => `xkeysib-${s(HEX, 64)}-${s(ALNUM, 16)}`,
+  artifactory: () => `AKCp${s(ALNUM, 69)}`,
 };
 
 const WRAPS = [
@@ -93,11 +135,11 @@ const WRAPS = [
 ];
 
 const positives = [];
+const hex = (n) => s(HEX, n);
 for (const [provider, gen] of Object.entries(PROVIDERS)) {
   for (let i = 0; i < 2; i++) positives.push({ provider, text: pick(WRAPS)(gen()) });
 }
 
-const hex = (n) => s(HEX, n);
 const uuid = () => `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${hex(12)}`;
 const NEGATIVES = [
   () => `Fixed in commit ${hex(40)}; see the PR for details.`,
@@ -141,8 +183,52 @@ const NEGATIVES = [
   () => `Run "npm token list" to see which tokens exist, then revoke the old ones.`,
   () => `Error: invalid_grant (refresh token revoked) from the identity provider.`,
 ];
+// Hard negatives added with the formats above: shaped like secrets, or beside key-like names,
+// and yet not secrets (the kinds of text a scanner must not refuse).
+NEGATIVES.push(
+  () => `API_KEY=\nOTHER_SETTING=enabled-for-all`,
+  () => `-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----`,
+  () => `CREDENTIALS_ID = "K8S_CRED"`,
+  () => `credentialsId: '${uuid()}'`,
+  () => `public_key: ${s(B64, 44)}`,
+  () => `postgres://user:password@localhost:5432/app`,
+  () => `password: 1234567890`,
+  () => `api_key = abcdefghijklmnop`,
+  () => `Slack ids look like xoxb-12345-abcd234 in the docs.`,
+  () => `"resolved": "https://registry.npmjs.org/yargs/-/yargs-17.7.2.tgz"`,
+  () => `golang.org/x/crypto v0.21.0 h1:${s(B64, 43)}=`,
+  () => `kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  FEATURE_FLAGS: ${s(B64, 24)}`,
+  () => `secretName: tls-${s(LOWER, 6)}`,
+  () => `variable "db_password" {\n  type      = string\n  sensitive = true\n}`,
+  () => `password: \${{ secrets.DB_PASSWORD }}`,
+  () => `Authorization: Bearer \${TOKEN}`,
+  () => `Authorization: Bearer <token>`,
+  () => `curl -u "$USER:$PASS" https://ci.internal/api`,
+  () => `api_key = os.environ["API_KEY"]`,
+  () => `The header was ${Buffer.from('{"alg":"RS256","kid":"2024-rotation"}').toString('base64url')} only.`,
+  () => `Encoded notice: ${Buffer.from('Maintenance window is Sunday 02:00-04:00 UTC for the billing cluster.').toString('base64')}`,
+  () => `token_url: https://auth.${s(LOWER, 6)}.com/oauth/token`,
+  () => `password_file: /run/secrets/db_password`,
+  () => `TOKEN_TTL=3600`,
+  () => `user.name = s.getUserNameFromSession`,
+  () => `The image is ghcr.io/acme/api@sha256:${hex(64)}.`,
+  () => `Checksum ${hex(64)}  release.tar.gz`,
+  () => `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk${s(B64, 20)}AAAAASUVORK5CYII=`,
+  () => `Bearer tokens are passed in the Authorization header, never in query strings.`,
+  () => `Use Basic auth only over TLS; the realm is "ci".`,
+  () => `"auth": "oauth2"`,
+  () => `The password is stored as a bcrypt hash with cost 12.`,
+  () => `signing_key_id: ${uuid()}`,
+  () => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${s(B64, 43)} ci@build`,
+  () => `pk_test_${s(ALNUM, 24)} is the publishable test key for the checkout page.`,
+  () => `We moved the token to the secret store; the new path is kv/prod/api.`,
+  () => `Set FOO_TOKEN ?= $(shell cat .token) in the Makefile.`,
+  () => `const apiKey = config.get('stripe.apiKey');`,
+  () => `password = getpass.getpass("Password: ")`,
+  () => `https://example.org/search?q=session+timeout&page=2`,
+);
 const negatives = [];
-for (let i = 0; i < 120; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, text: NEGATIVES[i % NEGATIVES.length]() });
+for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, text: NEGATIVES[i % NEGATIVES.length]() });
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/secrets/corpus.json');
 mkdirSync(dirname(out), { recursive: true });

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
-import { findRoot, LOCAL_DIR } from '../store/workspace.js';
+import { findRoot, LOCAL_DIR } from '../store/root.js';
 
 /** Commands a daemon runs for a caller. Reads, and the writes it already group-commits. */
 const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);

@@ -22,6 +22,8 @@ export const SUMMARY_MAX = 300;
 export const CONTENT_MAX = 2000;
 export const TAG_MAX = 64;
 export const SUBJECT_MAX = 200;
+export const EVIDENCE_NOTE_MAX = 2000;
+export const EVIDENCE_URI_MAX = 2048;
 
 /** Ids are ULIDs when we make them; imported ids only need to be safe as a file name. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

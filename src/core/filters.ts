@@ -8,6 +8,7 @@ import { UsageError } from './errors.js';
 import type { QueryFilters } from './query.js';
 import { parseScope } from './scope.js';
 import { normalizeTimestamp } from './time.js';
+import { shown } from './redact.js';
 
 /** Filters as a front end receives them: a comma list or an array where several values go. */
 export interface FilterInput {
@@ -33,7 +34,7 @@ function oneOf<T extends string>(raw: string | string[] | undefined, allowed: re
   if (raw === undefined) return undefined;
   const parts = values(raw);
   for (const p of parts) {
-    if (!(allowed as readonly string[]).includes(p)) throw new UsageError(`${name} ${JSON.stringify(p)} is not one of: ${allowed.join(', ')}`);
+    if (!(allowed as readonly string[]).includes(p)) throw new UsageError(`${name} ${shown(p)} is not one of: ${allowed.join(', ')}`);
   }
   return parts as T[];
 }
@@ -46,7 +47,7 @@ export function parseWhen(raw: string | undefined, name: string, now: Date): str
   const rel = /^(\d+)([mhdw])$/.exec(String(raw).trim());
   if (rel) return new Date(now.getTime() - Number(rel[1]) * AGE_UNITS[rel[2] as keyof typeof AGE_UNITS]).toISOString();
   const iso = normalizeTimestamp(String(raw));
-  if (!iso) throw new UsageError(`${name} must be an ISO 8601 timestamp or an age such as 30m, 12h, 7d or 2w (got ${JSON.stringify(raw)})`);
+  if (!iso) throw new UsageError(`${name} must be an ISO 8601 timestamp or an age such as 30m, 12h, 7d or 2w (got ${shown(raw)})`);
   return iso;
 }
 
@@ -70,7 +71,7 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   const mc = a.minConfidence;
   if (mc !== undefined) {
     if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1)
-      throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${JSON.stringify(mc)})`);
+      throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${shown(mc)})`);
     f.minConfidence = mc;
   }
   const since = parseWhen(a.since, 'since', now);
@@ -79,12 +80,12 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   if (until) f.until = until;
   if (a.dateField !== undefined) {
     if (a.dateField !== 'created_at' && a.dateField !== 'updated_at')
-      throw new UsageError(`date field must be created_at or updated_at (got ${JSON.stringify(a.dateField)})`);
+      throw new UsageError(`date field must be created_at or updated_at (got ${shown(a.dateField)})`);
     f.dateField = a.dateField;
   }
   if (a.includeExpired) f.includeExpired = true;
   if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 0))
-    throw new UsageError(`limit must be a whole number (got ${JSON.stringify(a.limit)})`);
+    throw new UsageError(`limit must be a whole number (got ${shown(a.limit)})`);
   return f;
 }
 

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
 import type { MemoryEntry } from './schema.js';
+import { shown } from './redact.js';
 
 export type ExportFormat = 'json' | 'jsonl';
 
@@ -80,7 +81,7 @@ export function parseMcpMemory(text: string, source: string): { entities: McpEnt
       if (typeof o.from !== 'string' || typeof o.to !== 'string') return void problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
       relations.push({ from: o.from, to: o.to, relationType: typeof o.relationType === 'string' ? o.relationType : 'related_to' });
     } else {
-      problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${JSON.stringify(o.type)})` });
+      problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${shown(o.type)})` });
     }
   });
   if (problems.length) throw new ValidationError(problems, 'MCP memory file');

@@ -4,6 +4,7 @@
  * Hierarchy, broadest first: org > repo > service:<name> > environment:<env>. A query for a narrow
  * scope also sees the broad scopes that contain it (org and repo); a query with no scope sees all.
  */
+import { shown } from './redact.js';
 
 export type ScopeKind = 'org' | 'repo' | 'customer' | 'service' | 'environment';
 export interface ParsedScope {
@@ -20,16 +21,16 @@ export const SCOPE_HELP = 'repo, org, customer, service:<name> or environment:<p
 export function parseScope(scope: string): ParsedScope | { error: string } {
   if (scope === 'repo' || scope === 'org' || scope === 'customer') return { kind: scope };
   const m = /^(service|environment):(.*)$/.exec(scope);
-  if (!m) return { error: `must be ${SCOPE_HELP} (got ${JSON.stringify(scope)})` };
+  if (!m) return { error: `must be ${SCOPE_HELP} (got ${shown(scope)})` };
   const [, kind, name] = m as unknown as [string, 'service' | 'environment', string];
   if (kind === 'service') {
     if (!SERVICE_NAME.test(name)) {
-      return { error: `service name must be letters, digits, ".", "_" or "-" (got ${JSON.stringify(name)})` };
+      return { error: `service name must be letters, digits, ".", "_" or "-" (got ${shown(name)})` };
     }
     return { kind, name };
   }
   if (!(ENVIRONMENTS as readonly string[]).includes(name)) {
-    return { error: `environment must be prod or staging (got ${JSON.stringify(name)})` };
+    return { error: `environment must be prod or staging (got ${shown(name)})` };
   }
   return { kind, name };
 }

@@ -22,6 +22,8 @@ import {
 } from './schema.js';
 import { duplicateHash } from './meta.js';
 import { normalizeTimestamp } from './time.js';
+import { shown } from './redact.js';
+import { EVIDENCE_NOTE_MAX, EVIDENCE_URI_MAX } from './constants.js';
 
 export { duplicateHash, duplicateKey } from './meta.js';
 export { normalizeTimestamp } from './time.js';
@@ -95,7 +97,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   const at = (f: string): string => (p ? `${p}.${f}` : f);
   if (!e.subject.trim()) out.push({ path: at('subject'), message: 'is required (a canonical entity key such as "billing.invoices")' });
   else if (/\s/.test(e.subject)) {
-    out.push({ path: at('subject'), message: `must be a canonical entity key without spaces, such as "billing.invoices" (got ${JSON.stringify(e.subject)})` });
+    out.push({ path: at('subject'), message: `must be a canonical entity key without spaces, such as "billing.invoices" (got ${shown(e.subject)})` });
   } else if (e.subject.length > SUBJECT_MAX) out.push({ path: at('subject'), message: `must be at most ${SUBJECT_MAX} characters` });
 
   const scope = parseScope(e.scope);
@@ -111,7 +113,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   }
 
   if (!Number.isFinite(e.confidence) || e.confidence < 0 || e.confidence > 1) {
-    out.push({ path: at('confidence'), message: `must be a number from 0.0 to 1.0 (got ${e.confidence})` });
+    out.push({ path: at('confidence'), message: `must be a number from 0.0 to 1.0 (got ${shown(e.confidence)})` });
   }
 
   (e.tags ?? []).forEach((t, i) => {
@@ -121,18 +123,24 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   });
 
   (e.evidence ?? []).forEach((ev, i) => {
+    if (ev.note.length > EVIDENCE_NOTE_MAX)
+      out.push({ path: at(`evidence[${i}].note`), message: `must be at most ${EVIDENCE_NOTE_MAX} characters (got ${ev.note.length})` });
+    if (ev.uri.length > EVIDENCE_URI_MAX) {
+      out.push({ path: at(`evidence[${i}].uri`), message: `must be at most ${EVIDENCE_URI_MAX} characters (got ${ev.uri.length})` });
+      return;
+    }
     const msg = checkEvidenceUri(ev.type, ev.uri);
     if (msg) out.push({ path: at(`evidence[${i}].uri`), message: `${msg} (type ${ev.type})` });
   });
 
   (e.related_entries ?? []).forEach((id, i) => {
-    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: `is not a valid memory id (${JSON.stringify(id)})` });
+    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: `is not a valid memory id (${shown(id)})` });
   });
 
   for (const f of ['valid_from', 'valid_to'] as const) {
     const v = e[f];
     if (v !== undefined && v !== null && normalizeTimestamp(v) === null) {
-      out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${JSON.stringify(v)})` });
+      out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(v)})` });
     }
   }
   if (e.valid_from && e.valid_to) {
@@ -146,7 +154,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
     if (!e.valid_to) out.push({ path: at('valid_to'), message: 'is required for section "state" (when it must be re-checked or expires)' });
   }
   if (e.review_interval != null && !ISO_DURATION.test(e.review_interval)) {
-    out.push({ path: at('review_interval'), message: `must be an ISO 8601 duration such as P30D (got ${JSON.stringify(e.review_interval)})` });
+    out.push({ path: at('review_interval'), message: `must be an ISO 8601 duration such as P30D (got ${shown(e.review_interval)})` });
   }
 }
 
@@ -258,7 +266,7 @@ export function validateUpdate(input: unknown, ctx: ValidationContext = {}, pref
     else if (!ID_PATTERN.test(u.target_id)) errors.push({ path: at('target_id'), message: 'is not a valid memory id' });
     else if (ctx.getEntry) {
       const target = ctx.getEntry(u.target_id);
-      if (!target) errors.push({ path: at('target_id'), message: `no entry with id ${u.target_id}` });
+      if (!target) errors.push({ path: at('target_id'), message: `no entry with id ${shown(u.target_id, { bare: true })}` });
       else if (target.status === 'superseded') {
         errors.push({ path: at('target_id'), message: `entry ${u.target_id} is already superseded by ${target.superseded_by}` });
       } else if (u.operation === 'deprecate' && target.status === 'deprecated') {

@@ -202,7 +202,8 @@ export class WriteTx {
    */
   private async scanSecrets(): Promise<void> {
     const { secretFields, findingMessage } = modules.secretRules();
-    const fields: { path: string; text: string }[] = [];
+    // The agent's name goes into the commit message and the logs: it is scanned like a field.
+    const fields: { path: string; text: string }[] = [{ path: 'agent', text: this.agent }];
     for (const [abs, s] of this.staged) {
       if (!s.entry) continue;
       const known = new Set<string>();

@@ -8,50 +8,35 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSy
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
+import { shown } from '../core/redact.js';
+import { LOCAL_DIR, MEMORY_DIR } from './root.js';
 
-export const MEMORY_DIR = 'ai-memory';
+export { findRoot, LOCAL_DIR, MEMORY_DIR } from './root.js';
+
 export const CONTEXT_DIR = 'ai-context';
-export const LOCAL_DIR = '.bass-agents';
 export const GLOBAL_PROJECT = 'global';
 /** Folder and file names inside ai-memory/ that are not projects (Req 20.3 exports, our own files). */
 const RESERVED_PROJECT_NAMES = new Set(['entries', 'memory.jsonl']);
 const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/`. */
-export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = override ?? env.BASS_AGENTS_ROOT;
-  if (explicit) {
-    const r = resolve(start, explicit);
-    if (!existsSync(r) || !statSync(r).isDirectory()) throw new UsageError(`workspace root ${r} is not a directory`);
-    return r;
-  }
-  let dir = resolve(start);
-  for (;;) {
-    if (existsSync(join(dir, '.git')) || existsSync(join(dir, MEMORY_DIR))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return resolve(start);
-    dir = up;
-  }
-}
-
 export function checkProjectName(name: string): void {
   if (typeof name !== 'string' || name === '') throw new UsageError('project name is required');
   if (name.includes('\0')) throw new UnsafePathError('project name must not contain a NUL byte', 'project');
   if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
-    throw new UnsafePathError(`project name ${JSON.stringify(name)} must be a plain folder name (no "/", "\\" or "..")`, 'project');
+    throw new UnsafePathError(`project name ${shown(name)} must be a plain folder name (no "/", "\\" or "..")`, 'project');
   }
   if (!PROJECT_PATTERN.test(name)) {
-    throw new UsageError(`project name ${JSON.stringify(name)} must start with a letter or digit and use only letters, digits, ".", "_" or "-" (at most 64)`);
+    throw new UsageError(`project name ${shown(name)} must start with a letter or digit and use only letters, digits, ".", "_" or "-" (at most 64)`);
   }
-  if (RESERVED_PROJECT_NAMES.has(name)) throw new UsageError(`project name ${JSON.stringify(name)} is reserved`);
+  if (RESERVED_PROJECT_NAMES.has(name)) throw new UsageError(`project name ${shown(name)} is reserved`);
 }
 
 export function checkId(id: string, field = 'id'): void {
   if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
     if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
-      throw new UnsafePathError(`${field} ${JSON.stringify(id)} is not a memory id (it looks like a path)`, field);
+      throw new UnsafePathError(`${field} ${shown(id)} is not a memory id (it looks like a path)`, field);
     }
-    throw new UsageError(`${field} ${JSON.stringify(id)} is not a memory id (letters, digits, "_" or "-", at most 64)`);
+    throw new UsageError(`${field} ${shown(id)} is not a memory id (letters, digits, "_" or "-", at most 64)`);
   }
 }
 
@@ -195,7 +180,9 @@ export class Workspace {
     if (chosen) {
       checkProjectName(chosen);
       if (opts.mustExist && !existsSync(join(this.memoryDir, chosen))) {
-        throw new NotFoundError(`project ${JSON.stringify(chosen)} does not exist under ${MEMORY_DIR}/ (run: bass-agents memory init ${chosen})`);
+        throw new NotFoundError(
+          `project ${shown(chosen)} does not exist under ${MEMORY_DIR}/ (run: bass-agents memory init ${shown(chosen).startsWith('"') ? chosen : '<project>'})`,
+        );
       }
       return chosen;
     }

@@ -94,6 +94,57 @@ describe('a secret is refused by every write command', () => {
     expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
   });
 
+  it('the writer name, created_by on import and a session in an evidence link are scanned too', () => {
+    const { dir, head } = workspace();
+    const token = 'ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Pp7Oo9Ii0Uu2Yy4T';
+    const stored = {
+      ...entry({ subject: 'ops.import', summary: 'Imported with a leaky writer name.' }),
+      id: '01JAAAAAAAAAAAAAAAAAAAAAAC',
+      status: 'active',
+      superseded_by: null,
+      related_entries: [],
+      valid_from: null,
+      valid_to: null,
+      created_by: token,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    };
+    const cases: { name: string; args: string[]; env?: Record<string, string> }[] = [
+      { name: '--agent', args: ['create', 'demo', '--agent', token, '--file', writeJson(dir, 'a.json', entry({ summary: 'Signed by a token.' }))] },
+      {
+        name: 'BASS_AGENTS_AGENT',
+        args: ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Signed by a token, env.' }))],
+        env: { BASS_AGENTS_AGENT: token },
+      },
+      { name: 'import created_by', args: ['import', 'demo', writeJson(dir, 'i.json', [stored])] },
+      {
+        name: 'evidence link',
+        args: [
+          'create',
+          'demo',
+          '--file',
+          writeJson(
+            dir,
+            'e.json',
+            entry({
+              summary: 'Link with a session.',
+              evidence: [{ type: 'doc', uri: 'https://dash.example.com/r?session=Zq8Wm2Xc4Vb6Nn1Ll3Kk5Pp7', note: '' }],
+            }),
+          ),
+        ],
+      },
+    ];
+    for (const c of cases) {
+      const before = head();
+      const r = cli(dir, c.args, { env: { ...env, ...c.env } });
+      expect(r.code, `${c.name}: ${r.stderr}`).toBe(1);
+      expect(r.stderr, c.name).toMatch(/looks like a secret/);
+      expect(r.stdout + r.stderr, c.name).not.toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
+      expect(head(), c.name).toBe(before);
+    }
+    expect(readFileSync(join(dir, '.bass-agents/logs/operations.jsonl'), 'utf8')).not.toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
+  });
+
   it('the lock and the commit are taken in exactly one module', () => {
     const grep = (pattern: string): string[] =>
       execFileSync('grep', ['-rlE', pattern, 'src'], { cwd: join(__dirname, '../..'), encoding: 'utf8' })

@@ -1,0 +1,27 @@
+/**
+ * Where the workspace is: the folder names bass-agents uses and the root discovery every front
+ * end shares (the thin client in cli/thin.ts too, which loads only this).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { UsageError } from '../core/errors.js';
+
+export const MEMORY_DIR = 'ai-memory';
+export const LOCAL_DIR = '.bass-agents';
+
+/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/`. */
+export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = override ?? env.BASS_AGENTS_ROOT;
+  if (explicit) {
+    const r = resolve(start, explicit);
+    if (!existsSync(r) || !statSync(r).isDirectory()) throw new UsageError(`workspace root ${r} is not a directory`);
+    return r;
+  }
+  let dir = resolve(start);
+  for (;;) {
+    if (existsSync(join(dir, '.git')) || existsSync(join(dir, MEMORY_DIR))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return resolve(start);
+    dir = up;
+  }
+}
