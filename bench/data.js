@@ -68,7 +68,7 @@ export function setup(n) {
 
 
 export function runCli(cwd, a, input, extraEnv) {
-  const r = spawnSync(process.execPath, [BIN, 'memory', ...a], { cwd, env: extraEnv ? { ...env, ...extraEnv } : env, encoding: 'utf8', input });
+  const r = spawnSync(process.execPath, [BIN, 'memory', ...a], { cwd, env: extraEnv ? { ...env, ...extraEnv } : env, encoding: 'utf8', input, maxBuffer: 1 << 28 });
   if (r.status !== 0 && r.status !== 1) throw new Error(`bench: ${a.join(' ')} failed: ${r.stderr}`);
   return r;
 }

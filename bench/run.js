@@ -5,7 +5,7 @@
 // same run (node start, reading+parsing all entry files, a plain substring scan, a bare git
 // commit through plumbing), printing each figure beside its floor as a ratio.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndex } from '../dist/index/search-index.js';
@@ -105,6 +105,30 @@ for (const n of sizes) {
   });
   const apply = time(() => runCli(dir, ['apply', 'bench', '--file', '-'], JSON.stringify(updates)))[0];
   row(n, 'apply 100 updates end to end', apply, 'node start + bare commit', nodeStart + bareCommit);
+  // A batch of 5,000 creates (apply and import), beside the floor of writing that many small files
+  // (temp file and rename, as every entry write does) plus a bare commit.
+  if (n === sizes[0]) {
+    const big = Array.from({ length: 5000 }, (_, i) => {
+      const e = makeEntry(n + 5000 + i);
+      return { operation: 'create', entry: { section: e.section, kind: e.kind, subject: e.subject, scope: e.scope, summary: `batch ${i} ${e.summary}`.slice(0, 300), content: e.content, tags: e.tags, confidence: e.confidence, evidence: e.evidence, ...(e.section === 'state' ? { valid_from: '2026-01-01T00:00:00Z', valid_to: '2030-01-01T00:00:00Z' } : {}) } };
+    });
+    const t0 = performance.now();
+    const out = runCli(dir, ['apply', 'bench', '--file', '-', '--json'], JSON.stringify(big));
+    const applyBig = performance.now() - t0;
+    const applied = JSON.parse(out.stdout).applied.length;
+    const floorDir = join(dir, '.bass-agents', 'bench-floor');
+    const writeFloor = time(() => {
+      rmSync(floorDir, { recursive: true, force: true });
+      execFileSync('mkdir', ['-p', floorDir]);
+      for (let i = 0; i < 5000; i++) {
+        const tmp = join(floorDir, `.${i}.tmp`);
+        writeFileSync(tmp, JSON.stringify(big[i]));
+        renameSync(tmp, join(floorDir, `${i}.json`));
+      }
+    })[0];
+    rmSync(floorDir, { recursive: true, force: true });
+    row(n, `apply 5,000 creates end to end (${applied} applied)`, applyBig, 'write 5,000 files + bare commit', writeFloor + bareCommit, 'ms', '<= 5000');
+  }
   // The daemon: start time, cold CLI queries through it, edit -> searchable latency, memory.
   {
     const paths = daemonPaths(join(dir, '.bass-agents'));

@@ -10,6 +10,9 @@ import { io } from '../stdio.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
+/** Problems of skipped updates printed one per line before the rest are counted. */
+const MAX_SKIPPED_LINES = 20;
+
 function renderApply(r: ApplyResult, json: boolean): number {
   if (json) printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit });
   else {
@@ -18,7 +21,11 @@ function renderApply(r: ApplyResult, json: boolean): number {
       else if (a.operation === 'supersede') out(`[${a.index}] superseded ${a.target_id} by ${a.id}`);
       else out(`[${a.index}] deprecated ${a.id}`);
     }
-    for (const s of r.skipped) for (const p of s.errors) io().stderr.write(`skipped [${s.index}]: ${formatProblem(p)}\n`);
+    // The first problems, then a count: a batch of thousands must not bury its summary line.
+    const lines = r.skipped.flatMap((s) => s.errors.map((p) => `skipped [${s.index}]: ${formatProblem(p)}`));
+    for (const line of lines.slice(0, MAX_SKIPPED_LINES)) io().stderr.write(`${line}\n`);
+    if (lines.length > MAX_SKIPPED_LINES)
+      io().stderr.write(`… and ${lines.length - MAX_SKIPPED_LINES} more problems in ${r.skipped.length} skipped updates (--json lists them all)\n`);
     out(
       r.commit
         ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)`
