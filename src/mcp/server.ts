@@ -28,6 +28,26 @@ export interface McpOptions {
 }
 
 const VERSION = '0.1.0';
+
+/** What the server tells an agent when it connects: when to read, what to write, how to replace. */
+export const INSTRUCTIONS = `This server is the repository's durable memory: decisions, learnings, observations and state that other agents and people rely on, each entry a JSON file committed to git.
+
+Read before you act: call memory_query with the task's words (and subject or scope filters when you know them) before changing code, answering a question about this project, or writing memory. Results are summaries; memory_show gives one entry whole. Prefer high-confidence entries with code or ticket evidence; treat low confidence as a hint.
+
+Write what a teammate would need next time, not a diary: one fact per entry; subject is a canonical key such as billing.invoices; summary is one or two plain sentences; content says why and how you know; confidence is honest (0.9 checked in code, 0.6 inferred); evidence points at code paths, tickets, docs or logs. Decisions need code, artifact, ticket or doc evidence. Never write secrets: write where they live, or a placeholder such as [API_KEY].
+
+When something you find contradicts an entry, do not create a second one: memory_supersede it (by an existing entry, or with a new entry in the same call). When a fact stops holding, memory_deprecate it. Use memory_create for one new entry and memory_apply for a batch. The write-memory prompt has the full guide.`;
+
+/** The write guide, served as the `write-memory` prompt. */
+const WRITE_GUIDE = `How to write a memory entry
+
+Fields of a create: section (decisions | state | observations | learnings), kind (decision, requirement, invariant, incident, metric, hypothesis, runbook_step, other), subject (a canonical key: billing.invoices, not "the invoice thing"), scope (repo, org, customer, service:<name>, environment:prod|staging), summary (one or two sentences a reader can act on), content (why it holds, how you know, what would change it), confidence (0 to 1), tags, evidence [{type: code|artifact|ticket|doc|log|screenshot|assumption, uri, note}].
+
+Good: {"section": "decisions", "kind": "decision", "subject": "billing.retries", "scope": "service:billing", "summary": "Invoice retries stop after 3 attempts with exponential backoff.", "content": "Chosen after the May incident: a 4th retry double-charged customers when the PSP timed out. See RetryPolicy.", "confidence": 0.9, "evidence": [{"type": "code", "uri": "src/billing/retry.ts", "note": "MAX_ATTEMPTS = 3"}]}
+
+Not good: a summary that narrates ("I looked at the code and..."), a subject with spaces, confidence 1.0 on a guess, evidence of type assumption for a decision, a second entry that restates an existing one (supersede it instead), any key, token or password (write [API_KEY] or where it is stored).
+
+State entries (section state) need valid_from and valid_to. Drafts (status draft) may omit evidence; they are promoted once confirmed.`;
 /** Default character budget of one `memory_query` answer (about 2K tokens). */
 export const DEFAULT_MAX_CHARS = 8000;
 
@@ -62,11 +82,91 @@ const entryShape = z.record(z.string(), z.unknown());
 /** Builds the server (not yet connected): tools and resources over one MemoryService. */
 export function createMcpServer(opts: McpOptions = {}): { server: McpServer; service: MemoryService } {
   const service = new MemoryService({ root: opts.root, cwd: opts.cwd, env: opts.env, longLived: true }, (m) => process.stderr.write(`warning: ${m}\n`));
-  const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} } });
+  const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
   const project = (p?: string): string | undefined => p ?? opts.project;
   /** created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user. */
   const agent = async (): Promise<string> =>
     pickAgent(opts.agent, (opts.env ?? process.env).BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? (await service.agent());
+
+  /** The filters of memory_query and memory_list: plain strings, checked by the CLI's own parser (its words). */
+  const filterSchema = {
+    project: z.string().optional(),
+    section: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe(`one or more of: ${SECTIONS.join(', ')}`),
+    kind: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe(`one or more of: ${KINDS.join(', ')}`),
+    scope: z.string().optional().describe('repo, org, customer, service:<name>, environment:<env>; repo and org are always included'),
+    subject: z.string().optional(),
+    tags: z.array(z.string()).optional().describe('entries must carry every tag'),
+    status: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
+    min_confidence: z.number().optional().describe('0 to 1 (default 0.6)'),
+    since: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
+    until: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
+    limit: z.number().int().min(1).max(50).optional().describe('results per page (default 10)'),
+    offset: z.number().int().min(0).optional(),
+    summary_only: z.boolean().optional().describe('default true; false returns full content'),
+    include_related: z.boolean().optional(),
+    max_chars: z.number().int().min(200).optional().describe(`character budget of the answer (default ${DEFAULT_MAX_CHARS})`),
+  };
+  const pageSchema = z.looseObject({
+    results: z.array(entryShape),
+    total: z.number(),
+    offset: z.number(),
+    next_offset: z.number().nullable(),
+    truncated_by_budget: z.boolean(),
+  });
+  type FilterArgs = { [K in keyof typeof filterSchema]?: z.infer<(typeof filterSchema)[K]> };
+
+  /** One page of hits for `text` (empty: browse), within the character budget; a search's delivered page counts as retrieved. */
+  const pageOf = (text: string, a: FilterArgs, search: boolean): Record<string, unknown> => {
+    const filters: QueryFilters = {
+      ...parseFilters(
+        {
+          section: a.section,
+          kind: a.kind,
+          scope: a.scope,
+          subject: a.subject,
+          tags: a.tags,
+          status: a.status,
+          minConfidence: a.min_confidence,
+          since: a.since,
+          until: a.until,
+        },
+        service.now(),
+      ),
+      projects: service.readProjects(project(a.project)),
+    };
+    // Only the page this answer delivers counts as retrieved (below), not every hit.
+    const r = service.query(text, filters, { includeRelated: a.include_related, record: false });
+    if (search) service.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+    const offset = a.offset ?? 0;
+    const limit = a.limit ?? 10;
+    const budget = a.max_chars ?? DEFAULT_MAX_CHARS;
+    const page = r.results.slice(offset, offset + limit);
+    const results: Record<string, unknown>[] = [];
+    let used = 0;
+    let truncated = false;
+    for (const h of page) {
+      const item = hitJson(h, a.summary_only !== false);
+      const size = JSON.stringify(item).length;
+      if (results.length > 0 && used + size > budget) {
+        truncated = true;
+        break;
+      }
+      results.push(item);
+      used += size;
+    }
+    if (search) service.recordDelivered(page.slice(0, results.length));
+    const next = offset + results.length;
+    return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: truncated };
+  };
 
   server.registerTool(
     'memory_query',
@@ -75,86 +175,24 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       description:
         'Find memory entries by text and filters. Defaults: status active, confidence >= 0.6, valid now; summaries only. ' +
         'Results are paged (offset/limit) and capped by max_chars; next_offset says where to continue. Use memory_show for one full entry.',
-      inputSchema: {
-        query: z.string().describe('search text; empty lists by priors (confidence, evidence quality, recency)'),
-        project: z.string().optional(),
-        // Plain strings: the filters are checked by the same parser as the CLI's, with its words.
-        section: z
-          .union([z.string(), z.array(z.string())])
-          .optional()
-          .describe(`one or more of: ${SECTIONS.join(', ')}`),
-        kind: z
-          .union([z.string(), z.array(z.string())])
-          .optional()
-          .describe(`one or more of: ${KINDS.join(', ')}`),
-        scope: z.string().optional().describe('repo, org, customer, service:<name>, environment:<env>; repo and org are always included'),
-        subject: z.string().optional(),
-        tags: z.array(z.string()).optional().describe('entries must carry every tag'),
-        status: z
-          .union([z.string(), z.array(z.string())])
-          .optional()
-          .describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
-        min_confidence: z.number().optional().describe('0 to 1 (default 0.6)'),
-        since: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
-        until: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
-        limit: z.number().int().min(1).max(50).optional().describe('results per page (default 10)'),
-        offset: z.number().int().min(0).optional(),
-        summary_only: z.boolean().optional().describe('default true; false returns full content'),
-        include_related: z.boolean().optional(),
-        max_chars: z.number().int().min(200).optional().describe(`character budget of the answer (default ${DEFAULT_MAX_CHARS})`),
-      },
-      outputSchema: z.looseObject({
-        results: z.array(entryShape),
-        total: z.number(),
-        offset: z.number(),
-        next_offset: z.number().nullable(),
-        truncated_by_budget: z.boolean(),
-      }),
+      inputSchema: { query: z.string().describe('search text; empty lists by priors (confidence, evidence quality, recency)'), ...filterSchema },
+      outputSchema: pageSchema,
       annotations: READ,
     },
-    async (a) =>
-      guard(() => {
-        const filters: QueryFilters = {
-          ...parseFilters(
-            {
-              section: a.section,
-              kind: a.kind,
-              scope: a.scope,
-              subject: a.subject,
-              tags: a.tags,
-              status: a.status,
-              minConfidence: a.min_confidence,
-              since: a.since,
-              until: a.until,
-            },
-            service.now(),
-          ),
-          projects: service.readProjects(project(a.project)),
-        };
-        // Only the page this answer delivers counts as retrieved (below), not every hit.
-        const r = service.query(a.query, filters, { includeRelated: a.include_related, record: false });
-        service.logQuery({ text: a.query, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
-        const offset = a.offset ?? 0;
-        const limit = a.limit ?? 10;
-        const budget = a.max_chars ?? DEFAULT_MAX_CHARS;
-        const page = r.results.slice(offset, offset + limit);
-        const results: Record<string, unknown>[] = [];
-        let used = 0;
-        let truncated = false;
-        for (const h of page) {
-          const item = hitJson(h, a.summary_only !== false);
-          const size = JSON.stringify(item).length;
-          if (results.length > 0 && used + size > budget) {
-            truncated = true;
-            break;
-          }
-          results.push(item);
-          used += size;
-        }
-        service.recordDelivered(page.slice(0, results.length));
-        const next = offset + results.length;
-        return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: truncated };
-      }),
+    async (a) => guard(() => pageOf(a.query, a, true)),
+  );
+
+  server.registerTool(
+    'memory_list',
+    {
+      title: 'List entries',
+      description:
+        'Browse entries with the same filters as memory_query and no search text, highest confidence first (summaries, paged). Browsing does not count as a retrieval.',
+      inputSchema: filterSchema,
+      outputSchema: pageSchema,
+      annotations: READ,
+    },
+    async (a) => guard(() => pageOf('', a, false)),
   );
 
   server.registerTool(
@@ -186,6 +224,100 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (a) => guard(async () => ({ ...(await service.apply(a.updates, { project: project(a.project), agent: await agent() })) })),
+  );
+
+  const WRITE_ONE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
+  const appliedSchema = z.looseObject({
+    applied: z.array(entryShape),
+    skipped: z.array(entryShape),
+    commit: z.string().nullable(),
+    project: z.string(),
+  });
+
+  server.registerTool(
+    'memory_create',
+    {
+      title: 'Create one entry',
+      description:
+        'Create one entry (one commit). Required: section, kind, subject (a key such as billing.invoices), scope, summary (1-2 sentences), content, confidence (0-1), ' +
+        'and evidence [{type, uri, note}] unless status is draft. Look first with memory_query: if an entry already says this, supersede it instead.',
+      inputSchema: { entry: z.record(z.string(), z.unknown()), project: z.string().optional() },
+      outputSchema: z.looseObject({ entry: entryShape, commit: z.string().nullable(), project: z.string() }),
+      annotations: WRITE_ONE,
+    },
+    async (a) => guard(async () => ({ ...(await service.create(a.entry, { project: project(a.project), agent: await agent() })) })),
+  );
+
+  server.registerTool(
+    'memory_supersede',
+    {
+      title: 'Replace an entry',
+      description:
+        'Mark an entry superseded (kept in history, out of default results), either by an existing entry (`by`) or by a new one (`entry`, created in the same commit). Ids may be unique prefixes.',
+      inputSchema: {
+        id: z.string().describe('the entry that no longer holds'),
+        by: z.string().optional().describe('an existing entry that replaces it'),
+        entry: z.record(z.string(), z.unknown()).optional().describe('a new entry that replaces it'),
+        project: z.string().optional(),
+      },
+      outputSchema: appliedSchema,
+      annotations: WRITE_ONE,
+    },
+    async (a) =>
+      guard(async () => {
+        if ((a.by === undefined) === (a.entry === undefined)) throw new UsageError('give exactly one of by (an existing entry) or entry (a new one)');
+        if (a.by !== undefined) return { ...(await service.supersede(a.id, a.by, { project: project(a.project) })) };
+        const target = service.locate(a.id, project(a.project));
+        return {
+          ...(await service.apply([{ operation: 'supersede', target_id: target.entry.id, entry: a.entry }], {
+            project: target.project,
+            agent: await agent(),
+            atomic: true,
+            label: 'supersede',
+          })),
+        };
+      }),
+  );
+
+  server.registerTool(
+    'memory_deprecate',
+    {
+      title: 'Deprecate an entry',
+      description: 'Mark an entry deprecated: no longer true, kept in history, out of default results. Deprecating a deprecated entry changes nothing.',
+      inputSchema: { id: z.string(), project: z.string().optional() },
+      outputSchema: appliedSchema,
+      annotations: { ...WRITE_ONE, idempotentHint: true },
+    },
+    async (a) => guard(async () => ({ ...(await service.deprecate(a.id, { project: project(a.project) })) })),
+  );
+
+  server.registerTool(
+    'memory_link',
+    {
+      title: 'Link two entries',
+      description: 'Record that two entries of one project are related (both list each other in related_entries; one commit). Linking twice changes nothing.',
+      inputSchema: {
+        a: z.string(),
+        b: z.string(),
+        type: z.string().optional().describe('what kind of relation, for the operation log'),
+        project: z.string().optional(),
+      },
+      outputSchema: z.looseObject({ project: z.string(), entries: z.array(entryShape), commit: z.string().nullable() }),
+      annotations: { ...WRITE_ONE, idempotentHint: true },
+    },
+    async (a) => guard(async () => ({ ...(await service.link(a.a, a.b, { project: project(a.project), type: a.type })) })),
+  );
+
+  server.registerTool(
+    'memory_sync_context',
+    {
+      title: 'Regenerate ai-context',
+      description: "Write ai-context/<project>.md from the project's high-confidence, evidenced, active entries (committed when it changes).",
+      inputSchema: { project: z.string().optional(), budget: z.number().int().min(200).optional().describe('character budget of the file') },
+      outputSchema: z.looseObject({ path: z.string(), changed: z.boolean(), included: z.number(), omitted: z.number(), commit: z.string().nullable() }),
+      annotations: { ...WRITE_ONE, idempotentHint: true },
+    },
+    async (a) => guard(async () => ({ ...(await service.syncContext(service.project(project(a.project)), { budget: a.budget })) })),
   );
 
   server.registerTool(
@@ -330,6 +462,12 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       annotations: READ,
     },
     async (a) => guard(async () => ({ ...(await service.decay(project(a.project), { overrides: a.curve ? { curve: a.curve } : undefined })) })),
+  );
+
+  server.registerPrompt(
+    'write-memory',
+    { title: 'How to write memory', description: 'The write guide: the fields of an entry, a good example, what to avoid, when to supersede.' },
+    () => ({ messages: [{ role: 'user', content: { type: 'text', text: WRITE_GUIDE } }] }),
   );
 
   server.registerResource(

@@ -1,6 +1,8 @@
 /**
  * The MCP server as a real process, driven by the SDK's own Client over stdio.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -44,8 +46,19 @@ describe('memory mcp', () => {
       'memory_extract',
       'memory_related',
       'memory_decay',
+      'memory_list',
+      'memory_create',
+      'memory_supersede',
+      'memory_deprecate',
+      'memory_link',
+      'memory_sync_context',
     ])
       expect(byName.has(n), n).toBe(true);
+    // What an agent is told when it connects, and the write guide as a prompt.
+    expect(c.getInstructions()).toMatch(/memory_query/);
+    expect(c.getInstructions()).toMatch(/memory_supersede/);
+    const guide = await c.getPrompt({ name: 'write-memory' });
+    expect((guide.messages[0].content as { text: string }).text).toMatch(/subject/);
     expect(byName.get('memory_decay')!.annotations).toMatchObject({ readOnlyHint: true });
     const q = byName.get('memory_query')!;
     expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
@@ -221,14 +234,23 @@ describe('memory mcp', () => {
     const { Ajv } = await import('ajv');
     const ajv = new Ajv({ strict: false });
     const created = await call(c, 'memory_apply', {
-      updates: [{ operation: 'create', entry: entry({ summary: 'Refunds are issued within five days.', subject: 'billing.refunds' }) }],
+      updates: ['refunds', 'payouts', 'ledger', 'dunning', 'taxes'].map((s) => ({
+        operation: 'create',
+        entry: entry({ summary: `The ${s} job runs nightly at 02:00 UTC.`, subject: `billing.${s}` }),
+      })),
     });
     expect(created.isError, created.text).toBe(false);
-    const id = created.data.applied[0].id as string;
+    const [id, id2, id3, id4, id5] = (created.data.applied as { id: string }[]).map((x) => x.id);
     const args: Record<string, Record<string, unknown>> = {
       memory_query: { query: 'invoices' },
       memory_show: { id },
-      memory_apply: { updates: [{ operation: 'deprecate', target_id: id }] },
+      memory_apply: { updates: [{ operation: 'deprecate', target_id: id2 }] },
+      memory_list: { section: 'decisions', limit: 5 },
+      memory_create: { entry: entry({ summary: 'Chargebacks are answered within two days.', subject: 'billing.chargebacks' }) },
+      memory_supersede: { id: id3, entry: entry({ summary: 'The ledger job runs hourly since June.', subject: 'billing.ledger' }) },
+      memory_deprecate: { id: id4 },
+      memory_link: { a: id, b: id5, type: 'same-schedule' },
+      memory_sync_context: {},
       memory_validate: { entry: entry() },
       memory_check_freshness: {},
       memory_stats: { since: '7d' },
@@ -247,6 +269,45 @@ describe('memory mcp', () => {
         const validate = ajv.compile(t.outputSchema);
         expect(validate(r.structuredContent), `${t.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       }
+    }
+  });
+
+  it('the one-entry tools refuse bad arguments with the CLI words, and docs/mcp.md lists exactly the tools the server lists', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
+    const c = await connect(dir, ['--project', 'demo']);
+    const { tools } = await c.listTools();
+    const listed = cli(dir, ['list', '--json']).json() as { id: string }[];
+    const id = listed[0].id;
+
+    const both = await call(c, 'memory_supersede', { id, by: id, entry: entry() });
+    expect(both.isError).toBe(true);
+    expect(both.text).toBe('give exactly one of by (an existing entry) or entry (a new one)');
+    const self = await call(c, 'memory_supersede', { id, by: id.slice(0, 8) });
+    expect(self.isError).toBe(true);
+    expect(self.text).toMatch(/cannot supersede itself/);
+    const bad = await call(c, 'memory_create', { entry: { ...entry(), subject: 'has spaces' } });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/^subject: must be a canonical entity key without spaces/);
+    const viaCli = cli(dir, ['list', '--section', 'bogus']);
+    const viaMcp = await call(c, 'memory_list', { section: 'bogus' });
+    expect(viaMcp.isError).toBe(true);
+    expect(`error: ${viaMcp.text}`).toBe(viaCli.stderr.split('\n')[0]);
+    const missing = await call(c, 'memory_deprecate', { id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' });
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toMatch(/no memory entry with id/);
+
+    // The tool table of docs/mcp.md: one row per listed tool, its arguments exactly the tool's own.
+    const doc = readFileSync(join(__dirname, '../../docs/mcp.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `(memory_\w+)` \| ([^|]*) \|/gm)].map((m) => ({ name: m[1], args: m[2] }));
+    expect(rows.map((r) => r.name).sort()).toEqual(tools.map((t) => t.name).sort());
+    for (const t of tools) {
+      const row = rows.find((r) => r.name === t.name)!;
+      const props = Object.keys(t.inputSchema.properties ?? {});
+      const required = new Set(t.inputSchema.required ?? []);
+      const said = [...row.args.matchAll(/`([^`]*)`/g)].flatMap((m) => m[1].split(/,\s*/)).filter(Boolean);
+      expect(said.map((a) => a.replace(/\?$/, '')).sort(), t.name).toEqual(props.sort());
+      for (const a of said) expect(a.endsWith('?'), `${t.name} ${a}`).toBe(!required.has(a.replace(/\?$/, '')));
     }
   });
 
