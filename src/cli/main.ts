@@ -66,6 +66,7 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
       global: true,
     })
     .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>))
+    .completion('completion', 'print a shell completion script (bash or zsh): bass-agents completion >> ~/.bashrc')
     .demandCommand(1, 'name a command (bass-agents memory --help)')
     .strict()
     .recommendCommands()
