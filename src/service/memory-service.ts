@@ -31,6 +31,7 @@ import * as lifecycle from './ops/lifecycle.js';
 import * as queries from './ops/query.js';
 import * as repo from './ops/repo.js';
 import * as sessions from './ops/sessions.js';
+import * as setupOps from './ops/setup.js';
 import * as statistics from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
 import { recoverPending } from './transaction.js';
@@ -179,6 +180,9 @@ export class MemoryService {
   }
   sessionEnd(...a: Args<typeof sessions.sessionEnd>): ReturnType<typeof sessions.sessionEnd> {
     return sessions.sessionEnd(this.ctx, this.rm, ...a);
+  }
+  setup(...a: ArgsC<typeof setupOps.setup>): ReturnType<typeof setupOps.setup> {
+    return setupOps.setup(this.ctx, ...a);
   }
   syncContext(...a: Args<typeof contextDocs.syncContext>): ReturnType<typeof contextDocs.syncContext> {
     return contextDocs.syncContext(this.ctx, this.rm, ...a);

@@ -1,9 +1,9 @@
 /**
- * sync-context and stats.
+ * sync-context, context, setup and stats.
  */
 import type { Argv } from 'yargs';
 import { parseWhen } from '../../core/filters.js';
-import { type GlobalArgs, out, printJson, service } from '../io.js';
+import { type GlobalArgs, out, printJson, service, warn } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -22,6 +22,39 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             `${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`,
           );
         }
+      },
+    )
+    .command(
+      'context [project]',
+      'print the project context summary (what sync-context writes to ai-context/); nothing is written',
+      (c) => c.positional('project', { type: 'string' }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      (a: A) => {
+        const svc = service(a);
+        const r = svc.renderContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
+        if (a.json) printJson(r);
+        else out(r.text);
+      },
+    )
+    .command(
+      'setup <client> [project]',
+      'configure an agent client for this repository: its MCP server entry, its standing instructions (CLAUDE.md, AGENTS.md or a Cursor rule) and, for Claude Code, a session-start hook that prints the context; idempotent, your own content is kept',
+      (c) =>
+        c
+          .positional('client', { type: 'string', choices: ['claude-code', 'cursor', 'codex'], demandOption: true })
+          .positional('project', { type: 'string' })
+          .option('dry-run', { type: 'boolean', describe: 'show what would change; write nothing' }),
+      (a: A) => {
+        const r = service(a).setup(String(a.client), a.project || undefined, { dryRun: Boolean(a['dry-run']) });
+        if (a.json) return printJson(r);
+        for (const f of r.files)
+          out(`${r.dry_run && f.action !== 'unchanged' ? `would ${f.action}` : f.action === 'unchanged' ? 'unchanged' : `${f.action}d`}  ${f.file}`);
+        if (r.dry_run) for (const f of r.files.filter((x) => x.action !== 'unchanged')) out(`\n--- ${f.file} (after)\n${f.after.trimEnd()}`);
+        out(`the server starts as: ${r.command.join(' ')} memory mcp --project ${r.project}`);
+        if (!r.portable)
+          warn(
+            'that command names a path on this machine (bass-agents is not on PATH here): teammates need their own setup, or install bass-agents globally or as a dev dependency and run setup again',
+          );
+        if (!r.dry_run && r.files.some((f) => f.action !== 'unchanged')) out('review and commit these files; setup commits nothing');
       },
     )
     .command(

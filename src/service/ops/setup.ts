@@ -1,0 +1,46 @@
+/**
+ * `memory setup <client> [project]`: writes the client's project configuration (see
+ * core/setup.ts for what goes where). These are the user's own files, not memory: they are
+ * written in place (atomically) and left for the user to review and commit; nothing is committed.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLIENTS, planSetup, type Client } from '../../core/setup.js';
+import { UsageError } from '../../core/errors.js';
+import { writeFileAtomic } from '../../store/fsutil.js';
+import { launcherFor } from '../../store/install.js';
+import type { ServiceContext } from '../context.js';
+
+export interface SetupResult {
+  client: Client;
+  project: string;
+  /** How the client starts the server. */
+  command: string[];
+  /** False when the command is a path of this machine only. */
+  portable: boolean;
+  dry_run: boolean;
+  files: { file: string; action: 'create' | 'update' | 'unchanged'; after: string }[];
+}
+
+export function setup(ctx: ServiceContext, client: string, projectName: string | undefined, opts: { dryRun?: boolean } = {}): SetupResult {
+  if (!(CLIENTS as readonly string[]).includes(client))
+    throw new UsageError(`client must be one of: ${CLIENTS.join(', ')} (got ${JSON.stringify(client).slice(0, 40)})`);
+  const project = ctx.project(projectName, true);
+  const launcher = launcherFor(ctx.ws.root, ctx.env);
+  const abs = (file: string): string => ctx.ws.assertInside(join(ctx.ws.root, file), 'configuration file');
+  const plan = planSetup(client as Client, project, launcher, (file) => (existsSync(abs(file)) ? readFileSync(abs(file), 'utf8') : null));
+  const files = plan.map((p) => ({
+    file: p.file,
+    action: p.before === null ? ('create' as const) : p.before === p.after ? ('unchanged' as const) : ('update' as const),
+    after: p.after,
+  }));
+  if (!opts.dryRun) for (const f of files) if (f.action !== 'unchanged') writeFileAtomic(abs(f.file), f.after);
+  return {
+    client: client as Client,
+    project,
+    command: [launcher.command, ...launcher.args],
+    portable: launcher.portable,
+    dry_run: Boolean(opts.dryRun),
+    files,
+  };
+}
