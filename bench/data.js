@@ -62,7 +62,7 @@ export function setup(n) {
     writeFileSync(join(dir, f), `// ${f}\nexport {};\n`);
   }
   git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'bench data');
+  git(dir, 'commit', '-q', '--allow-empty', '-m', 'bench data');
   return dir;
 }
 

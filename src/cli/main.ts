@@ -29,7 +29,7 @@ function dropHelpCache(y: Argv<GlobalArgs>): void {
 }
 
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
-const NO_RECOVERY = new Set(['merge-driver', 'completion']);
+const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
 function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   dropHelpCache(y);

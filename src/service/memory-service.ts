@@ -23,6 +23,7 @@ import * as conflicts from './ops/conflicts.js';
 import * as consolidation from './ops/consolidation.js';
 import * as contextDocs from './ops/context-docs.js';
 import * as decayOps from './ops/decay.js';
+import * as diffOps from './ops/diff.js';
 import * as entries from './ops/entries.js';
 import * as evidence from './ops/evidence.js';
 import * as extraction from './ops/extraction.js';
@@ -180,6 +181,12 @@ export class MemoryService {
   }
   sessionEnd(...a: Args<typeof sessions.sessionEnd>): ReturnType<typeof sessions.sessionEnd> {
     return sessions.sessionEnd(this.ctx, this.rm, ...a);
+  }
+  diff(...a: ArgsC<typeof diffOps.memoryDiff>): ReturnType<typeof diffOps.memoryDiff> {
+    return diffOps.memoryDiff(this.ctx, ...a);
+  }
+  renderDiff(...a: Parameters<typeof diffOps.renderDiff>): string {
+    return diffOps.renderDiff(...a);
   }
   setup(...a: ArgsC<typeof setupOps.setup>): ReturnType<typeof setupOps.setup> {
     return setupOps.setup(this.ctx, ...a);

@@ -30,12 +30,19 @@ export function projectFiles(ws: Workspace, project: string, now: string): { abs
 export const MERGE_DRIVER = 'bass-agents-memory';
 // In ai-memory/.gitattributes (a memory path, so committing it never touches the user's files).
 const ATTR_LINE = `**/*.json merge=${MERGE_DRIVER}`;
+const DIFF_ATTR_LINE = `**/*.json diff=${MERGE_DRIVER}`;
 
 /** The attributes file with our line added (the rest left as it is), or null when it is there. */
 export function gitAttributesText(file: string): string | null {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (text.split('\n').some((l) => l.trim() === ATTR_LINE)) return null;
-  return `${text}${text && !text.endsWith('\n') ? '\n' : ''}# bass-agents memory: merge entries field by field, never with conflict markers\n${ATTR_LINE}\n`;
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const has = (line: string): boolean => text.split('\n').some((l) => l.trim() === line);
+  if (has(ATTR_LINE) && has(DIFF_ATTR_LINE)) return null;
+  const add = (comment: string, line: string): void => {
+    if (!has(line)) text = `${text}${text && !text.endsWith('\n') ? '\n' : ''}# bass-agents memory: ${comment}\n${line}\n`;
+  };
+  add('merge entries field by field, never with conflict markers', ATTR_LINE);
+  add('show entries one field per line in git diff and git log -p', DIFF_ATTR_LINE);
+  return text;
 }
 
 /**
@@ -43,9 +50,8 @@ export function gitAttributesText(file: string): string | null {
  * installation (it survives reinstalls and npx cache cleanups), else this installation's
  * absolute path.
  */
-export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env): string {
+export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env, args = 'memory merge-driver %O %A %B %P'): string {
   const bin = fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
-  const args = 'memory merge-driver %O %A %B %P';
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, 'bass-agents');

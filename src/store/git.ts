@@ -241,6 +241,14 @@ export class GitRepo {
     await this.setConfig(`merge.${driver}.driver`, command);
   }
 
+  /** Registers the textconv of a diff driver in the repository's local config (idempotent). */
+  async ensureDiffDriver(driver: string, command: string): Promise<void> {
+    if (configValue(this.gitDir, 'diff', driver, 'textconv') === command) return;
+    // (Through git itself: simple-git refuses to set a textconv at all, as a guard for callers
+    // that pass untrusted input; this command is ours.)
+    await this.gitStdin(['config', '--local', `diff.${driver}.textconv`, command], '');
+  }
+
   /** Runs a git command in the repository; resolves with stdout, rejects with git's message. */
   async run(args: string[]): Promise<string> {
     return this.git.raw(args);

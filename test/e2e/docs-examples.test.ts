@@ -24,6 +24,8 @@ interface Block {
   lang: string;
   body: string;
   invalid: boolean;
+  /** `<!-- doc-test: skip -->` before a shell block: its commands name things a scratch repository lacks. */
+  skip: boolean;
   line: number;
 }
 
@@ -34,7 +36,13 @@ function blocks(page: string): Block[] {
   let last = 0;
   for (const m of text.matchAll(re)) {
     const before = text.slice(last, m.index);
-    out.push({ lang: m[1], body: m[2], invalid: before.includes('<!-- doc-test: invalid -->'), line: text.slice(0, m.index).split('\n').length });
+    out.push({
+      lang: m[1],
+      body: m[2],
+      invalid: before.includes('<!-- doc-test: invalid -->'),
+      skip: before.includes('<!-- doc-test: skip -->'),
+      line: text.slice(0, m.index).split('\n').length,
+    });
     last = (m.index ?? 0) + m[0].length;
   }
   return out;
@@ -57,7 +65,7 @@ describe('docs examples', () => {
   for (const page of pages) {
     const bs = blocks(page);
     const json = bs.filter((b) => b.lang === 'json');
-    const sh = bs.filter((b) => b.lang === 'sh' || b.lang === 'bash');
+    const sh = bs.filter((b) => (b.lang === 'sh' || b.lang === 'bash') && !b.skip);
     if (!json.length && !sh.length) continue;
     it(`${page}: ${json.length} JSON and ${sh.length} shell examples work`, () => {
       const dir = gitdir();
@@ -72,7 +80,11 @@ describe('docs examples', () => {
         else expect(res, `${page}:${b.line}: ${r.stderr}`).toMatchObject({ ok: true });
         if (!b.invalid && firstEntry === undefined && !('operation' in (v as object)) && !('id' in (v as object))) firstEntry = v;
       }
-      writeFileSync(join(dir, 'entry.json'), JSON.stringify(firstEntry ?? JSON.parse(json.find((b) => !b.invalid)?.body ?? '{}')));
+      // A page that shows only a stored entry: its input part (what `create` takes).
+      const STORED = ['id', 'status', 'superseded_by', 'related_entries', 'created_by', 'created_at', 'updated_at'];
+      const fallback = JSON.parse(json.find((b) => !b.invalid)?.body ?? '{}') as Record<string, unknown>;
+      const input = Object.fromEntries(Object.entries(fallback).filter(([k, v]) => !STORED.includes(k) && v !== null));
+      writeFileSync(join(dir, 'entry.json'), JSON.stringify(firstEntry ?? input));
       writeFileSync(join(dir, 'memory.jsonl'), MCP_MEMORY);
       for (const b of sh) {
         for (const raw of b.body.split('\n')) {

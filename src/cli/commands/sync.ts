@@ -2,6 +2,7 @@
  * `memory merge-driver %O %A %B %P` (git calls it for ai-memory/**\/*.json) and `memory sync`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { ValidationError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
@@ -58,6 +59,31 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             'merge',
           );
         writeFileSync(String(a.ours), serializeEntry(r.value)); // git takes %A as the result
+      },
+    )
+    .command(
+      'diff [range]',
+      'the review view of a change to memory: each entry created, superseded, deprecated, edited (field by field) or removed by hand, with what a reviewer should check; default: this branch against its upstream or main',
+      (c) =>
+        c
+          .positional('range', { type: 'string', describe: 'A..B, A...B (from their merge base), or a commit (as commit...HEAD)' })
+          .option('staged', { type: 'boolean', describe: 'the index against HEAD' })
+          .option('format', { type: 'string', choices: ['text', 'markdown', 'json'], describe: 'default text; markdown fits a pull-request comment' }),
+      async (a: A) => {
+        const svc = service(a);
+        const d = await svc.diff({ range: a.range as string | undefined, staged: Boolean(a.staged), project: a.project || undefined });
+        io().stdout.write(svc.renderDiff(d, a.json ? 'json' : String(a.format ?? 'text')));
+        // Entries removed by hand, unreadable or invalid files and secrets fail a CI check.
+        if (d.warnings.some((w) => w.level === 'error')) io().setExitCode(1);
+      },
+    )
+    .command(
+      'textconv <file>',
+      'print an entry file one field per line (git runs it to diff entry files; registered by init)',
+      (c) => c.positional('file', { type: 'string', demandOption: true }),
+      async (a: A) => {
+        const { entryAsText } = await import('../../core/memory-diff.js');
+        io().stdout.write(entryAsText(readFileSync(resolve(io().cwd, String(a.file)), 'utf8')));
       },
     )
     .command(

@@ -39,6 +39,8 @@ export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean>
   const git = await ctx.git();
   if (!git) return false;
   await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env));
+  // `git diff` and `git log -p` of an entry file show its fields, one per line (git appends the file).
+  await git.ensureDiffDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env, 'memory textconv'));
   return true;
 }
 

@@ -1,0 +1,362 @@
+/**
+ * `memory diff`, the pure part: what a change to memory means for a reviewer. Given the entry
+ * files on both sides of a change (old and new text by path), each entry becomes one change —
+ * created, superseded (by what), deprecated, archived, restored, edited (field by field), moved,
+ * or removed by hand (an error: entries are superseded or deprecated, never deleted) — with the
+ * warnings a reviewer needs: low confidence, a decision resting on assumptions, state without an
+ * end, duplicates, schema problems and secrets (named by field and rule, never printed).
+ * Rendered as text, Markdown (a pull-request comment) or JSON.
+ */
+import type { MemoryEntry } from './schema.js';
+import { duplicateHash } from './meta.js';
+import { shown } from './redact.js';
+import { scanText, secretFields } from './secrets.js';
+import { validateStoredEntry } from './validate.js';
+
+export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
+
+export interface FieldChange {
+  field: string;
+  from: string;
+  to: string;
+}
+
+export interface EntryChange {
+  change: ChangeKind;
+  project: string;
+  section: string;
+  id: string;
+  file: string;
+  kind?: string;
+  subject?: string;
+  scope?: string;
+  summary?: string;
+  confidence?: number;
+  evidence_types?: string[];
+  superseded_by?: string | null;
+  /** Edited or moved: what changed, old → new (long texts shortened, risky values not shown). */
+  fields?: FieldChange[];
+}
+
+export interface DiffWarning {
+  level: 'error' | 'warning';
+  project: string;
+  id: string | null;
+  file: string;
+  message: string;
+}
+
+export interface MemoryDiff {
+  base: string;
+  head: string;
+  changes: EntryChange[];
+  warnings: DiffWarning[];
+  /** Memory paths that are not entry files (config.yaml, .gitattributes, ai-context/). */
+  other_files: { file: string; status: 'added' | 'modified' | 'removed' }[];
+}
+
+const ENTRY_PATH = /^ai-memory\/([^/]+)\/(decisions|state|observations|learnings)\/([^/]+)\.json$/;
+
+/** Fields a reviewer reads first; the rest follow in the file's order. */
+const FIELD_ORDER = [
+  'status',
+  'superseded_by',
+  'summary',
+  'content',
+  'kind',
+  'subject',
+  'scope',
+  'confidence',
+  'tags',
+  'evidence',
+  'valid_from',
+  'valid_to',
+  'related_entries',
+];
+/** Fields that change on every write and say nothing to a reviewer. */
+const QUIET = new Set(['updated_at']);
+
+function parse(text: string | null): { entry: MemoryEntry | null; bad: boolean } {
+  if (text === null) return { entry: null, bad: false };
+  try {
+    const v = JSON.parse(text) as MemoryEntry;
+    return { entry: v && typeof v === 'object' && !Array.isArray(v) ? v : null, bad: !(v && typeof v === 'object') };
+  } catch {
+    return { entry: null, bad: true };
+  }
+}
+
+/** A field's value as a reviewer reads it (long texts shortened; a risky value only by its length). */
+function show(v: unknown): string {
+  if (v === null || v === undefined) return '(none)';
+  if (typeof v === 'string') {
+    const one = v.replace(/\s+/g, ' ').trim();
+    const s = shown(one.length > 120 ? one.slice(0, 120) : one);
+    return one.length > 120 && s.startsWith('"') ? `${s.slice(0, -1)}…"` : s;
+  }
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return `[${v.map((x) => shown(x, { bare: true })).join(', ')}]`;
+  if (Array.isArray(v)) return `${v.length} item${v.length === 1 ? '' : 's'}`;
+  return shown(v);
+}
+
+function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
+  const keys = [...new Set([...FIELD_ORDER, ...Object.keys(a), ...Object.keys(b)])].filter((k) => !QUIET.has(k));
+  const out: FieldChange[] = [];
+  for (const k of keys) {
+    const x = (a as unknown as Record<string, unknown>)[k];
+    const y = (b as unknown as Record<string, unknown>)[k];
+    if (JSON.stringify(x) === JSON.stringify(y)) continue;
+    if (k === 'evidence') {
+      const types = (e: unknown): string =>
+        Array.isArray(e) ? (e as { type?: string; uri?: string }[]).map((v) => `${v.type ?? '?'} ${shown(v.uri ?? '', { bare: true })}`).join('; ') : '(none)';
+      out.push({ field: k, from: types(x), to: types(y) });
+    } else out.push({ field: k, from: show(x), to: show(y) });
+  }
+  return out;
+}
+
+function describe(e: MemoryEntry, project: string, section: string, file: string, change: ChangeKind): EntryChange {
+  return {
+    change,
+    project,
+    section,
+    id: e.id,
+    file,
+    kind: e.kind,
+    subject: e.subject,
+    scope: e.scope,
+    summary: e.summary,
+    confidence: e.confidence,
+    evidence_types: Array.isArray(e.evidence) ? [...new Set(e.evidence.map((v) => v.type))] : [],
+    superseded_by: e.superseded_by ?? null,
+  };
+}
+
+/**
+ * The changes between two sides. `files` holds every changed memory path with its old and new
+ * text (null: absent on that side); `live` the entries of the new side by project (for
+ * duplicates), when known.
+ */
+export function diffMemory(
+  range: { base: string; head: string },
+  files: { path: string; before: string | null; after: string | null }[],
+  live: Map<string, MemoryEntry[]> = new Map(),
+): MemoryDiff {
+  const changes: EntryChange[] = [];
+  const warnings: DiffWarning[] = [];
+  const other: MemoryDiff['other_files'] = [];
+  const warn = (level: DiffWarning['level'], project: string, id: string | null, file: string, message: string): void => {
+    warnings.push({ level, project, id, file, message });
+  };
+  // An entry that changed section is one path removed and one added: the same id, moved.
+  const removedById = new Map<string, { path: string; entry: MemoryEntry }>();
+  const addedIds = new Set<string>();
+  for (const f of files) {
+    const m = ENTRY_PATH.exec(f.path);
+    if (!m) continue;
+    const after = parse(f.after).entry;
+    const before = parse(f.before).entry;
+    if (after && !before) addedIds.add(after.id ?? m[3]);
+    if (before && !after) removedById.set(before.id ?? m[3], { path: f.path, entry: before });
+  }
+  for (const f of files.sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    const m = ENTRY_PATH.exec(f.path);
+    if (!m) {
+      if (f.path.startsWith('ai-memory/') || f.path.startsWith('ai-context/'))
+        other.push({ file: f.path, status: f.before === null ? 'added' : f.after === null ? 'removed' : 'modified' });
+      continue;
+    }
+    const [, project, section, idFromName] = m;
+    const b = parse(f.before);
+    const a = parse(f.after);
+    if (f.after !== null && (a.bad || !a.entry)) {
+      warn('error', project, idFromName, f.path, 'is not valid JSON: the entry cannot be read');
+      continue;
+    }
+    if (!a.entry) {
+      // Gone from this path: moved to another section, or removed by hand.
+      const id = b.entry?.id ?? idFromName;
+      if (addedIds.has(id)) continue; // reported where it went
+      const gone = b.entry ? describe(b.entry, project, section, f.path, 'removed') : { change: 'removed' as const, project, section, id, file: f.path };
+      changes.push(gone);
+      warn('error', project, id, f.path, 'was deleted: entries are never deleted; supersede or deprecate it instead (restore the file)');
+      continue;
+    }
+    const e = a.entry;
+    const old = b.entry ?? removedById.get(e.id)?.entry ?? null;
+    let change: ChangeKind;
+    if (!old) change = 'created';
+    else if (old.status !== e.status && e.status === 'superseded') change = 'superseded';
+    else if (old.status !== e.status && e.status === 'deprecated') change = 'deprecated';
+    else if (old.status !== e.status && e.status === 'archived') change = 'archived';
+    else if (old.status !== e.status && old.status !== 'draft' && (e.status === 'active' || e.status === 'draft')) change = 'restored';
+    else if (!b.entry) change = 'moved';
+    else change = 'edited';
+    const c = describe(e, project, section, f.path, change);
+    if (old) {
+      const fields = fieldChanges(old, e);
+      if (change === 'edited' && fields.length === 0) continue; // only updated_at: nothing to review
+      c.fields = fields;
+    }
+    changes.push(c);
+
+    // What a reviewer should look at.
+    const v = validateStoredEntry(e);
+    if (!v.ok) for (const p of v.errors) warn('error', project, e.id, f.path, `${p.path}: ${p.message}`);
+    const leaks = secretFields(e).flatMap((x) => scanText(x.path, x.text));
+    for (const s of leaks) warn('error', project, e.id, f.path, `${s.path}: contains what looks like a secret (rule ${s.rule}); it must not be merged`);
+    if (e.status !== 'active' && e.status !== 'draft') continue;
+    if (typeof e.confidence === 'number' && e.confidence < 0.6)
+      warn('warning', project, e.id, f.path, `confidence ${e.confidence} is low: is it a hypothesis?`);
+    const types = Array.isArray(e.evidence) ? e.evidence.map((x) => x.type) : [];
+    if ((e.kind === 'decision' || section === 'decisions') && types.length > 0 && types.every((t) => t === 'assumption')) {
+      warn('warning', project, e.id, f.path, 'a decision resting on assumptions only: link the code, ticket or doc it is based on');
+    }
+    if (section === 'state' && !e.valid_to) warn('warning', project, e.id, f.path, 'state without valid_to: when must it be checked again?');
+    if (change === 'created') {
+      const key = duplicateHash(e);
+      const twin = (live.get(project) ?? []).find((o) => o.id !== e.id && o.status === 'active' && duplicateHash(o) === key);
+      if (twin) warn('warning', project, e.id, f.path, `duplicates entry ${twin.id} (same subject, scope and summary): supersede it instead`);
+    }
+  }
+  return { base: range.base, head: range.head, changes, warnings, other_files: other };
+}
+
+const VERB: Record<ChangeKind, string> = {
+  created: 'created',
+  superseded: 'superseded',
+  deprecated: 'deprecated',
+  archived: 'archived',
+  restored: 'restored',
+  edited: 'edited',
+  moved: 'moved',
+  removed: 'REMOVED BY HAND',
+};
+const MARK: Record<ChangeKind, string> = {
+  created: '+',
+  superseded: '~',
+  deprecated: '-',
+  archived: '-',
+  restored: '^',
+  edited: '*',
+  moved: '>',
+  removed: '!',
+};
+
+function headline(c: EntryChange): string {
+  const bits = [
+    c.kind,
+    c.subject,
+    c.scope ? `[${c.scope}]` : '',
+    typeof c.confidence === 'number' ? `confidence ${c.confidence}` : '',
+    c.evidence_types?.length ? `evidence: ${c.evidence_types.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('  ');
+  const by = c.change === 'superseded' && c.superseded_by ? ` by ${c.superseded_by}` : '';
+  return `${VERB[c.change]} ${c.id}${by}${bits ? `  ${bits}` : ''}`;
+}
+
+function grouped(d: MemoryDiff): Map<string, Map<string, EntryChange[]>> {
+  const out = new Map<string, Map<string, EntryChange[]>>();
+  for (const c of d.changes) {
+    const p = out.get(c.project) ?? new Map<string, EntryChange[]>();
+    p.set(c.section, [...(p.get(c.section) ?? []), c]);
+    out.set(c.project, p);
+  }
+  return out;
+}
+
+function counts(d: MemoryDiff): string {
+  const n = new Map<string, number>();
+  for (const c of d.changes) n.set(c.change, (n.get(c.change) ?? 0) + 1);
+  return [...n].map(([k, v]) => `${v} ${k}`).join(', ') || 'no entry changes';
+}
+
+export function renderText(d: MemoryDiff): string {
+  const lines = [`memory changes ${d.base}..${d.head}: ${counts(d)}`];
+  for (const [project, sections] of grouped(d)) {
+    lines.push('', project);
+    for (const [section, list] of sections) {
+      lines.push(`  ${section}`);
+      for (const c of list) {
+        lines.push(`    ${MARK[c.change]} ${headline(c)}`);
+        if (c.summary) lines.push(`        ${show(c.summary)}`);
+        for (const f of c.fields ?? []) lines.push(`        ${f.field}: ${f.from} -> ${f.to}`);
+      }
+    }
+  }
+  if (d.other_files.length) lines.push('', 'other memory files', ...d.other_files.map((f) => `    ${f.status} ${f.file}`));
+  if (d.warnings.length) lines.push('', 'for the reviewer', ...d.warnings.map((w) => `    ${w.level}: ${w.file}: ${w.message}`));
+  return `${lines.join('\n')}\n`;
+}
+
+const mdCell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+export function renderMarkdown(d: MemoryDiff): string {
+  const lines = [`### Memory changes (${counts(d)})`, '', `\`${d.base}..${d.head}\``];
+  for (const [project, sections] of grouped(d)) {
+    lines.push('', `#### ${project}`);
+    for (const [section, list] of sections) {
+      lines.push(
+        '',
+        `**${section}**`,
+        '',
+        '| change | entry | kind · subject · scope | confidence | evidence | summary |',
+        '| --- | --- | --- | --- | --- | --- |',
+      );
+      for (const c of list) {
+        const what =
+          c.change === 'superseded' && c.superseded_by ? `superseded by \`${c.superseded_by}\`` : c.change === 'removed' ? '**removed by hand**' : c.change;
+        lines.push(
+          `| ${what} | \`${c.id}\` | ${mdCell([c.kind, c.subject, c.scope].filter(Boolean).join(' · '))} | ${c.confidence ?? ''} | ${mdCell((c.evidence_types ?? []).join(', '))} | ${mdCell(c.summary ? show(c.summary).replace(/^"|"$/g, '') : '')} |`,
+        );
+      }
+      const edits = list.filter((c) => c.fields?.length);
+      for (const c of edits) {
+        lines.push('', `<details><summary>${c.change} <code>${c.id}</code>: ${c.fields!.length} field${c.fields!.length === 1 ? '' : 's'}</summary>`, '');
+        for (const f of c.fields!) lines.push(`- \`${f.field}\`: ${mdCell(f.from)} → ${mdCell(f.to)}`);
+        lines.push('', '</details>');
+      }
+    }
+  }
+  if (d.other_files.length) lines.push('', '**Other memory files:** ' + d.other_files.map((f) => `\`${f.file}\` (${f.status})`).join(', '));
+  if (d.warnings.length) {
+    lines.push('', '#### For the reviewer', '');
+    for (const w of d.warnings) lines.push(`- ${w.level === 'error' ? '❌' : '⚠️'} \`${w.file}\`: ${mdCell(w.message)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * An entry file as `git diff` should show it (the textconv of the diff driver `init` registers):
+ * one field per line, long texts on lines of their own, evidence one item per line, so a change
+ * reads as the fields that changed rather than one long JSON line. Anything that is not an entry
+ * object is shown as it is.
+ */
+export function entryAsText(text: string): string {
+  let e: unknown;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return text;
+  const lines: string[] = [];
+  for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
+    if (typeof v === 'string' && (v.includes('\n') || v.length > 100)) {
+      lines.push(`${k}:`);
+      for (const l of v.split('\n')) lines.push(`    ${l}`);
+    } else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) lines.push(`${k}: ${v.length ? v.join(', ') : '[]'}`);
+    else if (Array.isArray(v)) {
+      lines.push(`${k}:`);
+      for (const item of v) {
+        if (item && typeof item === 'object' && 'type' in item) {
+          const ev = item as { type?: unknown; uri?: unknown; note?: unknown };
+          lines.push(`  - ${String(ev.type)} ${String(ev.uri ?? '')}${ev.note ? ` (${String(ev.note)})` : ''}`);
+        } else lines.push(`  - ${JSON.stringify(item)}`);
+      }
+    } else lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

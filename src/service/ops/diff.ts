@@ -1,0 +1,170 @@
+/**
+ * `memory diff [<range>] [--staged]`: the review view of a change to memory (core/memory-diff.ts
+ * says what each change means; this reads both sides from git). Sides:
+ *   - no range: what the current branch changes against its upstream (from their merge base),
+ *     else against main or master, else the uncommitted memory changes against HEAD;
+ *   - `A..B`: B against A; `A...B`: B against the merge base of A and B; `R`: as `R...HEAD`;
+ *   - `--staged`: the index against HEAD.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../../core/errors.js';
+import type { MemoryDiff } from '../../core/memory-diff.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { lazy } from '../../lazy.js';
+import type { GitRepo } from '../../store/git.js';
+import type { ServiceContext } from '../context.js';
+
+const core = lazy<typeof import('../../core/memory-diff.js')>('./core/memory-diff.js');
+
+const PATHS = ['ai-memory', 'ai-context'];
+
+type Side = { rev: string; label: string } | { index: true; label: string } | { worktree: true; label: string };
+
+async function verify(git: GitRepo, rev: string): Promise<string | null> {
+  try {
+    return (await git.gitStdin(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], '')).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
+  try {
+    return (await git.gitStdin(['merge-base', a, b], '')).trim();
+  } catch {
+    throw new UsageError(`${a} and ${b} have no common history`);
+  }
+}
+
+async function mustVerify(git: GitRepo, rev: string): Promise<string> {
+  const sha = await verify(git, rev);
+  if (!sha) throw new UsageError(`${rev} is not a commit, branch or tag here`);
+  return sha;
+}
+
+/** The two sides to compare. */
+async function sides(git: GitRepo, range: string | undefined, staged: boolean): Promise<{ base: Side; head: Side }> {
+  if (staged) {
+    if (range) throw new UsageError('give a range or --staged, not both');
+    return { base: { rev: 'HEAD', label: 'HEAD' }, head: { index: true, label: 'index' } };
+  }
+  if (range) {
+    if (range.startsWith('-')) throw new UsageError(`${range} is not a range (A..B, A...B or a commit)`);
+    const three = range.split('...');
+    if (three.length === 2) {
+      const [a, b] = [three[0] || 'HEAD', three[1] || 'HEAD'];
+      const head = await mustVerify(git, b);
+      return { base: { rev: await mergeBase(git, await mustVerify(git, a), head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
+    }
+    const two = range.split('..');
+    if (two.length === 2) {
+      const [a, b] = [two[0] || 'HEAD', two[1] || 'HEAD'];
+      return { base: { rev: await mustVerify(git, a), label: a }, head: { rev: await mustVerify(git, b), label: b } };
+    }
+    const head = await mustVerify(git, 'HEAD');
+    return { base: { rev: await mergeBase(git, await mustVerify(git, range), head), label: `merge-base(${range}, HEAD)` }, head: { rev: head, label: 'HEAD' } };
+  }
+  const head = await verify(git, 'HEAD');
+  if (head) {
+    let upstream: string | null = null;
+    try {
+      upstream = (await git.gitStdin(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'], '')).trim() || null;
+    } catch {
+      upstream = null;
+    }
+    const branch = (await git.gitStdin(['rev-parse', '--abbrev-ref', 'HEAD'], '').catch(() => '')).trim();
+    for (const other of [upstream, 'main', 'master']) {
+      if (!other || other === branch) continue;
+      const sha = await verify(git, other);
+      if (!sha) continue;
+      const base: string | null = await mergeBase(git, sha, head).catch(() => null);
+      if (base && base !== head) return { base: { rev: base, label: `merge-base(${other}, HEAD)` }, head: { rev: head, label: branch || 'HEAD' } };
+    }
+  }
+  return { base: { rev: 'HEAD', label: 'HEAD' }, head: { worktree: true, label: 'working tree' } };
+}
+
+function nameStatus(out: string): { status: string; path: string }[] {
+  const parts = out.split('\0').filter((x) => x !== '');
+  const rows: { status: string; path: string }[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) rows.push({ status: parts[i], path: parts[i + 1] });
+  return rows;
+}
+
+export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; staged?: boolean; project?: string } = {}): Promise<MemoryDiff> {
+  const git = await ctx.git();
+  if (!git) throw new UsageError(`${ctx.ws.root} is not a git repository: memory diff compares commits`);
+  const { base, head } = await sides(git, opts.range, Boolean(opts.staged));
+  const baseRev = 'rev' in base ? base.rev : 'HEAD';
+  const hasBase = (await verify(git, baseRev)) !== null;
+  const memoryPaths = PATHS.map((p) => git.repoPath(join(ctx.ws.root, p)));
+  const args = ['diff', '--name-status', '-z', '--no-renames'];
+  let rows: { status: string; path: string }[];
+  if (!hasBase) {
+    // No commit yet: everything on the new side is new.
+    rows = (await git.gitStdin(['ls-files', '-z', '--', ...memoryPaths], ''))
+      .split('\0')
+      .filter(Boolean)
+      .map((path) => ({ status: 'A', path }));
+  } else if ('index' in head) rows = nameStatus(await git.gitStdin([...args, '--cached', baseRev, '--', ...memoryPaths], ''));
+  else if ('worktree' in head) {
+    rows = nameStatus(await git.gitStdin([...args, baseRev, '--', ...memoryPaths], ''));
+    const untracked = (await git.gitStdin(['ls-files', '--others', '--exclude-standard', '-z', '--', ...memoryPaths], '')).split('\0').filter(Boolean);
+    rows.push(...untracked.map((path) => ({ status: 'A', path })));
+  } else rows = nameStatus(await git.gitStdin([...args, baseRev, head.rev, '--', ...memoryPaths], ''));
+
+  // Paths relative to the workspace (the repository may be larger than it).
+  const prefix = git.repoPath(ctx.ws.root).replace(/^\.$/, '');
+  const rel = (p: string): string => (prefix && p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : p);
+  const wanted = rows.filter((r) => !opts.project || rel(r.path).startsWith(`ai-memory/${opts.project}/`) || rel(r.path) === `ai-context/${opts.project}.md`);
+  const headName = (p: string): string => ('index' in head ? `:${p}` : 'rev' in head ? `${head.rev}:${p}` : '');
+  const blobs = await git.readBlobs([
+    ...wanted.filter((r) => r.status !== 'A' && hasBase).map((r) => `${baseRev}:${r.path}`),
+    ...('worktree' in head ? [] : wanted.filter((r) => r.status !== 'D').map((r) => headName(r.path))),
+  ]);
+  const text = (b: Buffer | undefined): string | null => (b ? b.toString('utf8') : null);
+  const files = wanted.map((r) => {
+    const before = r.status === 'A' || !hasBase ? null : text(blobs.get(`${baseRev}:${r.path}`));
+    let after: string | null = null;
+    if (r.status !== 'D') {
+      if ('worktree' in head) {
+        const abs = join(git.toplevel, r.path);
+        after = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
+      } else after = text(blobs.get(headName(r.path)));
+    }
+    return { path: rel(r.path), before, after };
+  });
+
+  // The live entries of the touched projects on the new side, for duplicates.
+  const live = new Map<string, MemoryEntry[]>();
+  const projects = [...new Set(files.map((f) => /^ai-memory\/([^/]+)\//.exec(f.path)?.[1]).filter((p): p is string => Boolean(p)))];
+  if (projects.length && !('rev' in head)) {
+    for (const se of ctx.snapshot().entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
+  } else if (projects.length && 'rev' in head) {
+    const listing = await git.gitStdin(
+      ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(ctx.ws.memoryDir, p)))],
+      '',
+    );
+    const names = listing.split('\0').filter((p) => p.endsWith('.json'));
+    const all = await git.readBlobs(names.map((p) => `${head.rev}:${p}`));
+    for (const p of names) {
+      const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p);
+      const b = all.get(`${head.rev}:${p}`);
+      if (!m || !b) continue;
+      try {
+        live.set(m[1], [...(live.get(m[1]) ?? []), JSON.parse(b.toString('utf8')) as MemoryEntry]);
+      } catch {
+        /* reported as a bad file if it is part of the change */
+      }
+    }
+  }
+  return core().diffMemory({ base: base.label, head: head.label }, files, live);
+}
+
+export function renderDiff(d: MemoryDiff, format: string): string {
+  if (format === 'json') return `${JSON.stringify(d, null, 2)}\n`;
+  if (format === 'markdown') return core().renderMarkdown(d);
+  if (format === 'text') return core().renderText(d);
+  throw new UsageError(`format must be text, markdown or json (got ${JSON.stringify(format).slice(0, 40)})`);
+}
