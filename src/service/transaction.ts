@@ -11,8 +11,8 @@
  *
  * A failure or an interruption before HEAD moved puts every touched file back as HEAD has it.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.js';
 import { BusyError, ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
 import type { MemoryEntry } from '../core/schema.js';
@@ -20,7 +20,7 @@ import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
-import { appendLog } from '../store/local-log.js';
+import { appendLog, appendLogs } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
 import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
@@ -146,21 +146,29 @@ export class WriteTx {
     this.validate();
     const ws = this.ctx.ws;
     const files = [...this.staged.keys()];
-    for (const abs of files) ws.assertMemoryPath(abs);
+    ws.assertMemoryPaths(files);
     const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit && !this.opts.noCommit;
     const useGit = autoCommit ? git : null;
     if (autoCommit && !git) this.ctx.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
     const journal = Journal.begin(stateDir, { root: ws.root, head: git ? headFromFiles(git.gitDir) : null });
     let moved = false;
     try {
+      const made = new Set<string>(); // folders made (or found) by this write: one mkdir each
       for (let i = 0; i < files.length; i += CHUNK) {
         const chunk = files.slice(i, i + CHUNK);
         journal.addPaths(chunk.map((f) => ws.rel(f)));
         for (const abs of chunk) {
           const s = this.staged.get(abs)!;
           if (s.text === null) rmSync(abs, { force: true });
-          // The commit is the durable copy (git fsyncs its packs and refs); without one, the file is.
-          else writeFileAtomic(abs, s.text, { fsync: !useGit });
+          else {
+            const dir = dirname(abs);
+            if (!made.has(dir)) {
+              mkdirSync(dir, { recursive: true });
+              made.add(dir);
+            }
+            // The commit is the durable copy (git fsyncs its packs and refs); without one, the file is.
+            writeFileAtomic(abs, s.text, { fsync: !useGit, dirExists: true });
+          }
         }
         await this.checkpoint();
       }
@@ -184,7 +192,11 @@ export class WriteTx {
         /* a cache that cannot be updated only costs the next command a re-read */
       }
       const commit = (await committing) ?? null;
-      for (const r of this.logRecords) appendLog(ws, 'operations', { ...r, commit });
+      appendLogs(
+        ws,
+        'operations',
+        this.logRecords.map((r) => ({ ...r, commit })),
+      );
       journal.end();
       if (this.signals?.signal) this.ctx.warn(`${this.signals.signal} came after the commit was made: the write is complete`);
       return commit;

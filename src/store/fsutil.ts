@@ -7,14 +7,14 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFil
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number } = {}): void {
+export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
   writeFileAtomicWith(file, (fd) => writeFileSync(fd, data), opts); // writeFileSync loops until every byte is written
 }
 
 /** The same, with `write` writing the content to the temporary file's descriptor (for content streamed in pieces). */
-export function writeFileAtomicWith(file: string, write: (fd: number) => void, opts: { fsync?: boolean; mode?: number } = {}): void {
+export function writeFileAtomicWith(file: string, write: (fd: number) => void, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
   const dir = dirname(file);
-  mkdirSync(dir, { recursive: true });
+  if (!opts.dirExists) mkdirSync(dir, { recursive: true });
   // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
   const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'w', opts.mode ?? 0o644);

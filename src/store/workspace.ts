@@ -4,7 +4,7 @@
  * Every path this tool reads or writes is built here from validated names, and checked to stay
  * inside the workspace root, also after following symlinks.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync as realpathJs, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
@@ -12,6 +12,9 @@ import { shown } from '../core/redact.js';
 import { LOCAL_DIR, MEMORY_DIR } from './root.js';
 
 export { findRoot, LOCAL_DIR, MEMORY_DIR } from './root.js';
+
+// One realpath(3) call, not a JS walk with an lstat per path component (writes check every path).
+const realpathSync = realpathJs.native;
 
 export const CONTEXT_DIR = 'ai-context';
 export const GLOBAL_PROJECT = 'global';
@@ -102,6 +105,31 @@ export class Workspace {
    * lexically and after following symlinks (a symlinked project folder pointing at `src/` is
    * refused too). Every file a write or a recovery touches passes this.
    */
+  /**
+   * assertMemoryPath for many files: the symlink checks (a walk up to the nearest existing folder
+   * and a realpath) run once per folder; the lexical checks once per file.
+   */
+  assertMemoryPaths(files: string[]): void {
+    const checkedDirs = new Map<string, string>();
+    for (const abs of files) {
+      const full = resolve(abs);
+      const dir = dirname(full);
+      const top = checkedDirs.get(dir);
+      const lexical = this.rel(full);
+      // (A file that is itself a symlink gets the whole check: it may point anywhere.)
+      if (
+        top !== undefined &&
+        lexical.split('/')[0] === top &&
+        lexical !== top &&
+        !lexical.startsWith('..') &&
+        !lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink()
+      )
+        continue;
+      this.assertMemoryPath(full);
+      checkedDirs.set(dir, lexical.split('/')[0]);
+    }
+  }
+
   assertMemoryPath(abs: string): string {
     const full = this.assertInside(abs, 'memory path');
     const lexical = this.rel(full);

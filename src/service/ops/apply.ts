@@ -10,7 +10,7 @@ import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { ValidationContext } from '../../core/validate.js';
 import type { CatalogSnapshot } from '../../store/catalog.js';
-import { appendLog } from '../../store/local-log.js';
+import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
@@ -204,17 +204,12 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
 
 /** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
 function afterBatch(ctx: ServiceContext, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
-  for (const s of r.skipped) {
-    appendLog(ctx.ws, 'events', {
-      time: ctx.now().toISOString(),
-      level: 'warn',
-      event: 'update_skipped',
-      project: p.project,
-      agent: p.agent,
-      index: s.index,
-      errors: s.errors,
-    });
-  }
+  const time = ctx.now().toISOString();
+  appendLogs(
+    ctx.ws,
+    'events',
+    r.skipped.map((s) => ({ time, level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors })),
+  );
   warnIfLarge(ctx, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
 
