@@ -80,17 +80,12 @@ const rewrite = {
 
 rmSync(OUT_DIR, { recursive: true, force: true });
 mkdirSync(OUT_DIR, { recursive: true });
-await build({
-  entryPoints: [join(ROOT, 'dist', 'cli', 'main.js')],
-  outfile: OUT,
+/** What both bundles share. */
+const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  // import() of an external package becomes require() (Node >= 20.19 requires ES modules): a
-  // vm.Script's dynamic import needs an experimental loader hook, and V8's code cache loses it.
-  supported: { 'dynamic-import': false },
-  external: EXTERNAL,
   plugins: [rewrite],
   logLevel: 'warning',
   legalComments: 'none',
@@ -99,23 +94,19 @@ await build({
   banner: {
     js: "'use strict';\nconst __bassAgentsDir = __dirname;\nconst __bassAgentsMetaUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__bassAgentsDir, rel)).href;",
   },
+};
+await build({
+  ...common,
+  entryPoints: [join(ROOT, 'dist', 'cli', 'main.js')],
+  outfile: OUT,
+  // import() of an external package becomes require() (Node >= 20.19 requires ES modules): a
+  // vm.Script's dynamic import needs an experimental loader hook, and V8's code cache loses it.
+  supported: { 'dynamic-import': false },
+  external: EXTERNAL,
 });
 // The thin client (src/cli/thin.ts): the few small modules a call handed to a running daemon
 // needs, as one CommonJS file that bin/bass-agents.cjs requires before anything else.
-await build({
-  entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')],
-  outfile: THIN_OUT,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  plugins: [rewrite],
-  logLevel: 'warning',
-  legalComments: 'none',
-  banner: {
-    js: "'use strict';\nconst __bassAgentsDir = __dirname;\nconst __bassAgentsMetaUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__bassAgentsDir, rel)).href;",
-  },
-});
+await build({ ...common, entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')], outfile: THIN_OUT });
 const bundled = readFileSync(OUT, 'utf8');
 
 // A V8 code cache for the bundle, made here where it was built. Node rejects a cache made by

@@ -238,6 +238,12 @@ const isUserPassword = (s: string): boolean => {
   return m !== null && !PLACEHOLDER_PASSWORDS.test(m[2]) && !isPlaceholder(m[2]) && m[2] !== m[1];
 };
 
+/** Base64 of `user:password` (Basic auth, docker's `auth`). */
+const encodesUserPassword = (v: string): boolean => {
+  const text = decodeBase64Text(v);
+  return text !== null && isUserPassword(text);
+};
+
 /**
  * Values of a Kubernetes `kind: Secret`: every entry under `data:` (base64) and `stringData:`.
  * Found line by line (YAML block indentation), linear in the text.
@@ -495,22 +501,10 @@ export const RULES: readonly Rule[] = [
     keywords: ['basic'],
     re: /\bbasic\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
     group: 1,
-    check: (v) => {
-      const text = decodeBase64Text(v);
-      return text !== null && isUserPassword(text);
-    },
+    check: encodesUserPassword,
   },
-  {
-    // Docker's config.json: "auth": "<base64 of user:password>".
-    id: 'docker-config-auth',
-    keywords: ['auth'],
-    re: /"auth"\s*:\s*"([A-Za-z0-9+/]{6,4096}={0,2})"/g,
-    group: 1,
-    check: (v) => {
-      const text = decodeBase64Text(v);
-      return text !== null && isUserPassword(text);
-    },
-  },
+  // Docker's config.json: "auth": "<base64 of user:password>".
+  { id: 'docker-config-auth', keywords: ['auth'], re: /"auth"\s*:\s*"([A-Za-z0-9+/]{6,4096}={0,2})"/g, group: 1, check: encodesUserPassword },
   {
     // curl -u user:password / --user user:password (same line).
     id: 'curl-user-password',
