@@ -29,7 +29,7 @@ export function filterOptions<T>(y: Argv<T>): Argv<T & FilterArgs> {
     .option('scope', { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' })
     .option('subject', { type: 'string', describe: 'exact subject key' })
     .option('tags', { type: 'string', describe: 'comma list; entries must carry all of them' })
-    .option('status', { type: 'string', describe: 'comma list of statuses, or "any" (default: active)' })
+    .option('status', { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' })
     .option('min-confidence', { type: 'number', describe: 'default 0.6' })
     .option('since', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
     .option('until', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })

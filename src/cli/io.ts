@@ -224,11 +224,17 @@ export function reportError(err: unknown, json: boolean): number {
   return 1;
 }
 
-/** Fixed-width table for human output. */
-export function table(rows: string[][], header: string[]): string {
+/**
+ * Fixed-width table for human output. On a terminal, the last column (the summary) is cut to fit
+ * its width, so rows never wrap into noise; piped output keeps every character.
+ */
+export function table(rows: string[][], header: string[], columns: number | undefined = io().columns): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+  const before = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
+  const room = columns ? Math.max(20, columns - before - 1) : Infinity;
+  const last = (c: string): string => (c.length > room ? `${c.slice(0, room - 1)}…` : c);
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
 export function clip(s: string, n: number): string {

@@ -28,7 +28,7 @@ export async function runCaptured(p: CliParams, local: LocalDaemon, ownEnv: Node
       cwd: p.cwd,
       stdin: p.stdin === null ? Buffer.alloc(0) : Buffer.from(p.stdin, 'base64'),
       stderrIsTTY: false,
-      columns: undefined,
+      columns: typeof p.columns === 'number' && p.columns > 0 ? p.columns : undefined,
       setExitCode: (code) => (exitCode = code),
       local,
     },

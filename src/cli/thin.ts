@@ -72,7 +72,15 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   const r = await requestWrite(
     paths,
     'cli',
-    { argv, cwd: process.cwd(), root, env: callerEnv, stdin: stdin ? stdin.toString('base64') : null, clock: env.BASS_AGENTS_NOW || null },
+    {
+      argv,
+      cwd: process.cwd(),
+      root,
+      env: callerEnv,
+      stdin: stdin ? stdin.toString('base64') : null,
+      columns: process.stdout.isTTY ? process.stdout.columns : null,
+      clock: env.BASS_AGENTS_NOW || null,
+    },
     write ? 120_000 : 60_000,
   ).catch(() => undefined);
   if (!r) return { stdin };

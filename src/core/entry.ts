@@ -85,7 +85,9 @@ export function commitMessage(project: string, changes: CommitChange[], agent: s
     const counts = new Map<string, number>();
     for (const c of changes) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);
     const parts = [...counts].map(([op, n]) => `${n} ${op}`).join(', ');
-    subject = `memory(${project}): apply ${changes.length} updates (${parts})`;
+    // Entries touched, not updates: a supersede by a new entry is one update and two entries.
+    const entries = new Set(changes.map((c) => c.id)).size;
+    subject = `memory(${project}): ${entries} ${entries === 1 ? 'entry' : 'entries'} (${parts})`;
   }
   const trailers = changes.flatMap((c) => [`Memory-Id: ${c.id}`, `Memory-Op: ${c.op}`]);
   // One commit of several writers (the daemon's group commit) names each of them.

@@ -73,6 +73,10 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
     if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1)
       throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${shown(mc)})`);
     f.minConfidence = mc;
+  } else if (f.status === 'any' || f.status?.includes('draft')) {
+    // Asking for drafts (or everything) asks for them whatever their confidence: drafts are
+    // usually below the 0.6 default, which would hide most of what was asked for.
+    f.minConfidence = 0;
   }
   const since = parseWhen(a.since, 'since', now);
   if (since) f.since = since;

@@ -43,6 +43,8 @@ export interface CliParams {
   env: Record<string, string>;
   /** Standard input, base64, when the command line reads it (`-`). */
   stdin: string | null;
+  /** The width of the caller's terminal, when its stdout is one (tables are cut to fit it). */
+  columns?: number | null;
 }
 
 export interface Methods {

@@ -106,7 +106,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       .union([z.string(), z.array(z.string())])
       .optional()
       .describe(`"any", or one or more of: ${STATUSES.join(', ')}`),
-    min_confidence: z.number().optional().describe('0 to 1 (default 0.6)'),
+    min_confidence: z.number().optional().describe('0 to 1 (default 0.6; 0 when status is any or names draft)'),
     since: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
     until: z.string().optional().describe('ISO 8601, or an age: 30m, 12h, 7d, 2w'),
     limit: z.number().int().min(1).max(50).optional().describe('results per page (default 10)'),

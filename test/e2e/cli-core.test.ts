@@ -390,3 +390,21 @@ describe('list and query never cap silently', () => {
     expect(cli(dir, ['list']).stderr).not.toMatch(/more match/);
   });
 });
+
+describe('drafts in list and query', () => {
+  it('--status draft and --status any show drafts whatever their confidence, unless --min-confidence says otherwise', () => {
+    const dir = gitdir();
+    const env = { BASS_AGENTS_NO_DAEMON: '1' };
+    const draft = cli(dir, ['create', 'demo', '--file', '-'], {
+      input: JSON.stringify({ ...entry({ summary: 'Maybe the queue drops messages on restart.', subject: 'queue.restart' }), status: 'draft', confidence: 0.3, evidence: [] }),
+      env,
+    });
+    expect(draft.code, draft.stderr).toBe(0);
+    const id = draft.stdout.trim();
+    const ids = (args: string[]): string[] => (cli(dir, ['list', ...args, '--json'], { env }).json() as { id: string }[]).map((e) => e.id);
+    expect(ids([])).not.toContain(id); // active only, confidence >= 0.6
+    expect(ids(['--status', 'draft'])).toContain(id);
+    expect(ids(['--status', 'any'])).toContain(id);
+    expect(ids(['--status', 'draft', '--min-confidence', '0.5'])).not.toContain(id);
+  });
+});

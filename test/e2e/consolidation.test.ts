@@ -33,7 +33,7 @@ describe('extract', () => {
     const decision = out.extractions.find((x: { type: string }) => x.type === 'decision');
     const stored = cli(dir, ['show', decision.id, '--json'], { env: at(NOW) }).json();
     expect(stored).toMatchObject({ status: 'draft', section: 'decisions', kind: 'decision', evidence: [{ type: 'assumption' }] });
-    expect(git(dir, 'log', '-1', '--format=%s')).toMatch(/apply 2 updates \(2 create\)/);
+    expect(git(dir, 'log', '-1', '--format=%s')).toMatch(/: 2 entries \(2 create\)/);
     // Drafts stay out of default queries until someone confirms them.
     expect(cli(dir, ['query', 'advisory locks', '--json'], { env: at(NOW) }).json()).toEqual([]);
     expect(cli(dir, ['query', 'advisory locks', '--status', 'draft', '--min-confidence', '0', '--json'], { env: at(NOW) }).json()).toHaveLength(1);

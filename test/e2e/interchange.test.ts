@@ -58,7 +58,7 @@ describe('export and import', () => {
         const rel = (d: string): string => git(d, 'ls-files', `ai-memory/demo/*/${id}.json`).trim();
         expect(readFileSync(join(dst, rel(dst)), 'utf8')).toBe(readFileSync(join(src, rel(src)), 'utf8'));
       }
-      expect(git(dst, 'log', '-1', '--format=%s')).toMatch(/memory\(demo\): apply 3 updates \(3 import\)/);
+      expect(git(dst, 'log', '-1', '--format=%s')).toMatch(/memory\(demo\): 3 entries \(3 import\)/);
     }
     const jsonl = cli(src, ['export', 'demo', '-', '--format', 'jsonl'], { env }).stdout.trim().split('\n');
     expect(jsonl.map((l) => JSON.parse(l).id)).toEqual([...ids].sort());

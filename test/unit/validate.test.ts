@@ -201,7 +201,7 @@ describe('commit messages', () => {
       ],
       'x',
     );
-    expect(msg.split('\n')[0]).toBe('memory(demo): apply 2 updates (1 create, 1 supersede)');
+    expect(msg.split('\n')[0]).toBe('memory(demo): 2 entries (1 create, 1 supersede)');
     expect(parseCommitTrailers(msg).changes).toEqual([
       { id: 'B', op: 'create' },
       { id: 'A', op: 'supersede' },
