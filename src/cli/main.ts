@@ -74,14 +74,16 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .alias('h', 'help')
     .version()
     .wrap(Math.min(110, io().columns || 100))
-    .fail((msg, err) => {
+    .fail((msg, err, usage) => {
       if (err) throw err;
-      throw new UsageError(humanUsage(msg ?? 'invalid command line', argv));
+      // The options this command knows (yargs' usage instance lists them), for "did you mean".
+      const known = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});
+      throw new UsageError(humanUsage(msg ?? 'invalid command line', argv, known));
     });
 }
 
 /** yargs' own words for a bad command line, said the way the rest of the CLI says things. */
-export function humanUsage(msg: string, argv: string[] = []): string {
+export function humanUsage(msg: string, argv: string[] = [], known: string[] = []): string {
   let m: RegExpExecArray | null;
   if ((m = /^Not enough non-option arguments: got (\d+), need at least (\d+)/.exec(msg))) {
     return `this command needs ${m[2]} argument${m[2] === '1' ? '' : 's'} and got ${m[1]} (its --help names them)`;
@@ -90,8 +92,14 @@ export function humanUsage(msg: string, argv: string[] = []): string {
   if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
     const said = m[1].split(', ');
     const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
-    const options = said.filter(isOption).map((n) => (n.length === 1 ? `-${n}` : `--${n}`));
-    const words = said.filter((n) => !isOption(n)).map((n) => JSON.stringify(n));
+    // yargs also names the camelCase twin of a dashed option (sumary-only, sumaryOnly): one is enough.
+    const dashed = said.filter(isOption);
+    const options = dashed.map((n) => {
+      const near = closest(n, known);
+      return `${n.length === 1 ? `-${n}` : `--${n}`}${near ? ` (did you mean --${near}?)` : ''}`;
+    });
+    const camel = new Set(dashed.map((n) => n.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())));
+    const words = said.filter((n) => !isOption(n) && !camel.has(n)).map((n) => JSON.stringify(n));
     return [
       options.length ? `unknown option${options.length > 1 ? 's' : ''} ${options.join(', ')}` : '',
       words.length ? `unexpected argument${words.length > 1 ? 's' : ''} ${words.join(', ')}` : '',
@@ -106,6 +114,31 @@ export function humanUsage(msg: string, argv: string[] = []): string {
       .join(', ')} is required`;
   if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
   return msg;
+}
+
+/** The known option nearest to `name` (at most a third of its letters different), if any. */
+export function closest(name: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;
+  for (const k of known) {
+    const d = editDistance(name, k);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance (two rows). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
 }
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */

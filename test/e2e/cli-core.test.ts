@@ -366,6 +366,11 @@ describe('a bad command line', () => {
       [['show'], /^error: this command needs 1 argument and got 0/],
       [['show', 'A1B2C3', 'extra'], /^error: unexpected argument "extra"/],
       [['list', '--bogus'], /^error: unknown option --bogus/],
+      [
+        ['query', 'x', '--sumary-only', '--limt', '3'],
+        /^error: unknown options --sumary-only \(did you mean --summary-only\?\), --limt \(did you mean --limit\?\)\n/,
+      ],
+      [['list', '--staus', 'any'], /^error: unknown option --staus \(did you mean --status\?\)\n/],
       [['compact', '--strategy', 'nope'], /^error: --strategy "nope" is not one of: "keep_newest"/],
     ];
     for (const [args, said] of cases) {
@@ -396,7 +401,12 @@ describe('drafts in list and query', () => {
     const dir = gitdir();
     const env = { BASS_AGENTS_NO_DAEMON: '1' };
     const draft = cli(dir, ['create', 'demo', '--file', '-'], {
-      input: JSON.stringify({ ...entry({ summary: 'Maybe the queue drops messages on restart.', subject: 'queue.restart' }), status: 'draft', confidence: 0.3, evidence: [] }),
+      input: JSON.stringify({
+        ...entry({ summary: 'Maybe the queue drops messages on restart.', subject: 'queue.restart' }),
+        status: 'draft',
+        confidence: 0.3,
+        evidence: [],
+      }),
       env,
     });
     expect(draft.code, draft.stderr).toBe(0);
