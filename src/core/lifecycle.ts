@@ -139,7 +139,13 @@ const TECH_TERMS =
  * Initial importance from content analysis (004): longer, more technical and weightier kinds
  * (decisions, invariants, incidents) score higher. 0.2..0.9.
  */
+/** A note its writer marked as important: "Important: …", "Critical: …", "IMPORTANT". */
+export function markedImportant(text: string): boolean {
+  return /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
+}
+
 export function initialImportance(e: { summary: string; content: string; kind: string }): number {
+  if (markedImportant(e.summary) || markedImportant(e.content)) return 0.9;
   const words = `${e.summary} ${e.content}`.split(/\s+/).filter(Boolean).length;
   const tech = new Set((`${e.summary} ${e.content}`.match(TECH_TERMS) ?? []).map((t) => t.toLowerCase())).size;
   const kindWeight: Record<string, number> = {

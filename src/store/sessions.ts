@@ -19,6 +19,8 @@ export interface ShortTermEntry {
   expires_at: string;
   importance: number;
   accesses: number;
+  /** Marked important (`remember --important`, or an "Important:" note): kept when the session ends. */
+  important?: boolean;
 }
 
 const SESSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

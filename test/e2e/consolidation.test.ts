@@ -124,6 +124,23 @@ describe('short-term memory (004)', () => {
     expect(cli(dir, ['remember', 'demo', '--short-term', '--session', 's2', '--text', 'key sk_live_9fJ2kL7mN4pQ8rS1tU6vW3xY'], { env: at(NOW) }).code).toBe(1);
   });
 
+  it('session end keeps what was marked important: --important, or an "Important:" note', () => {
+    const dir = gitdir();
+    cli(dir, ['init', 'demo'], { env: at(NOW) });
+    const say = (text: string, extra: string[] = []): void => {
+      const r = cli(dir, ['remember', 'demo', '--short-term', '--session', 's3', '--text', text, ...extra], { env: at(NOW) });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    say('Important: the staging database is shared with QA.');
+    say('rotate the on-call pager', ['--important']);
+    say('lunch at noon');
+    const end = cli(dir, ['session', 'end', 's3', '--json'], { env: at('2026-02-01T10:30:00Z') });
+    expect(end.code, end.stderr).toBe(0);
+    expect(end.json()).toMatchObject({ dropped: 1 });
+    const kept = (end.json().promoted as { id: string }[]).map((p) => cli(dir, ['show', p.id, '--json'], { env: at(NOW) }).json().summary as string);
+    expect(kept.sort()).toEqual(['Important: the staging database is shared with QA.', 'rotate the on-call pager']);
+  });
+
   it('remember without --short-term commits a draft observation', () => {
     const dir = gitdir();
     const r = cli(dir, ['remember', 'demo', '--text', 'the on-call rotation changes on Mondays', '--json'], { env: at(NOW) });

@@ -127,6 +127,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('short-term', { type: 'boolean' })
           .option('session', { type: 'string' })
           .option('ttl', { type: 'string', describe: 'short-term lifetime: 30m, 2h (default), 1d' })
+          .option('important', { type: 'boolean', describe: 'short-term: keep it when the session ends (an "Important:" note is kept too)' })
           .option('file', { alias: 'f', type: 'string', describe: 'text, or a JSON object with summary/content/subject/tags; - for stdin' })
           .option('text', { type: 'string' }),
       async (a: A) => {
@@ -144,6 +145,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           shortTerm: Boolean(a['short-term']),
           session: a.session as string | undefined,
           ttl: a.ttl as string | undefined,
+          important: Boolean(a.important),
         });
         if (a.json) return printJson(r);
         out(

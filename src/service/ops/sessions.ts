@@ -4,7 +4,7 @@
  * long-term, through the same batch as `memory apply`).
  */
 import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
-import { initialImportance, intervalMs } from '../../core/lifecycle.js';
+import { initialImportance, intervalMs, markedImportant } from '../../core/lifecycle.js';
 import { checkSession, type ShortTermEntry } from '../../store/sessions.js';
 import { modules, type ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
@@ -19,7 +19,7 @@ export async function remember(
   rm: ReadModel,
   projectName: string | undefined,
   input: string | Record<string, unknown>,
-  opts: { session?: string; ttl?: string; shortTerm?: boolean } = {},
+  opts: { session?: string; ttl?: string; shortTerm?: boolean; important?: boolean } = {},
 ): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
   const project = ctx.project(projectName);
   const fields = typeof input === 'string' ? { summary: input.split('\n')[0].slice(0, 300), content: input } : input;
@@ -43,8 +43,9 @@ export async function remember(
       tags: Array.isArray(fields.tags) ? fields.tags.map(String) : [],
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl).toISOString(),
-      importance: initialImportance({ summary, content, kind: String(fields.kind ?? 'other') }),
+      importance: opts.important ? 1 : initialImportance({ summary, content, kind: String(fields.kind ?? 'other') }),
       accesses: 0,
+      ...(opts.important || markedImportant(summary) || markedImportant(content) ? { important: true } : {}),
     };
     ctx.sessions.write(opts.session, [...entries, e]);
     return { short_term: true, id: e.id, project, expires_at: e.expires_at };
@@ -86,8 +87,8 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
 }
 
 /**
- * `memory session end S`: short-term entries whose importance reaches the threshold become
- * long-term observations (one commit); the rest are dropped with the session.
+ * `memory session end S`: short-term entries marked important, or whose importance reaches the
+ * threshold, become long-term observations (one commit); the rest are dropped with the session.
  */
 export async function sessionEnd(
   ctx: ServiceContext,
@@ -99,7 +100,8 @@ export async function sessionEnd(
   if (!ctx.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
   const threshold = opts.threshold ?? 0.5;
   const entries = ctx.sessions.read(session, ctx.now().getTime());
-  const keep = entries.filter((e) => e.importance >= threshold);
+  // What its writer marked important is kept whatever the threshold.
+  const keep = entries.filter((e) => e.important || e.importance >= threshold);
   const promoted: { short_term_id: string; id: string; project: string }[] = [];
   let commit: string | null = null;
   const byProject = new Map<string, ShortTermEntry[]>();
