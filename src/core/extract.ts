@@ -17,6 +17,9 @@ export const EXTRACTION_PATTERNS: readonly { re: RegExp; confidence: number; typ
   { re: /(?:the (?:issue|problem|bug) was)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'error' },
   { re: /(?:save|remember|note|store)(?:\s+that)?\s+(.+?)(?:\.|$)/gim, confidence: 0.95, type: 'explicit' },
   { re: /(?:the trick is|the key is|pattern:)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'pattern' },
+  // Beyond 001's list: how fixes and post-mortems are usually written.
+  { re: /\b(?:fixed|resolved)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'solution' },
+  { re: /\broot cause (?:was|is)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'error' },
 ];
 
 /** Where each pattern's memories go. */
@@ -47,6 +50,8 @@ export function scoreConfidence(content: string, base: number): number {
 
 export interface Candidate {
   text: string;
+  /** The whole sentence the match sits in: what a reader needs, not the fragment after the keyword. */
+  sentence: string;
   type: PatternType;
   confidence: number;
   start: number;
@@ -66,7 +71,7 @@ export function extractCandidates(text: string, minConfidence = EXTRACT_LIMITS.m
       const confidence = scoreConfidence(captured, p.confidence);
       if (confidence < minConfidence) continue;
       const start = m.index ?? 0;
-      found.push({ text: captured, type: p.type, confidence, start, end: start + m[0].length });
+      found.push({ text: captured, sentence: sentenceAround(text, start, start + m[0].length), type: p.type, confidence, start, end: start + m[0].length });
     }
   }
   // Overlap dedup: keep the most confident, then the earliest.
@@ -76,6 +81,53 @@ export function extractCandidates(text: string, minConfidence = EXTRACT_LIMITS.m
   return kept.sort((a, b) => a.start - b.start);
 }
 
+/** The sentence holding [start, end): from the previous sentence end (or line start) to the next. */
+function sentenceAround(text: string, start: number, end: number): string {
+  // A sentence ends at a line break, or at . ! ? followed by a space (not the dot of retry.ts).
+  const endsAt = (i: number): boolean => text[i] === '\n' || (/[.!?]/.test(text[i]) && (i + 1 >= text.length || /\s/.test(text[i + 1])));
+  let from = start;
+  while (from > 0 && !endsAt(from - 1)) from--;
+  let to = Math.max(start, end - 1);
+  while (to < text.length && !endsAt(to)) to++;
+  return text
+    .slice(from, Math.min(text.length, to + 1))
+    .trim()
+    .replace(/\s+/g, ' ');
+}
+
+const STOP = new Set(
+  'the a an and or but of to in on at for with from by is are was were be been this that these those it its we our you your they their there here when then than because after before during about into over under must should would could will can may might not never always also just only very more most some any each every all use used using uses decided chose going selected note remember important key point fix fixed solution approach issue problem bug trick pattern root cause resolved save store'.split(
+    ' ',
+  ),
+);
+
+/**
+ * A subject key from the sentence's own words: a file path it names (`src/billing/retry.ts` →
+ * `billing.retry`), a dotted key it names (`billing.invoices`), else its first two telling words.
+ */
+export function subjectOf(sentence: string): string {
+  const path = /(?:[\w-]+\/)+([\w-]+)\.\w{1,5}\b/.exec(sentence);
+  if (path) {
+    const parts = path[0]
+      .replace(/\.\w{1,5}$/, '')
+      .split('/')
+      .filter((p) => p && !['src', 'lib', 'app', 'pkg', 'internal', 'test', 'tests'].includes(p));
+    const key = parts
+      .slice(-2)
+      .join('.')
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]/g, '-');
+    if (key) return key.slice(0, SUBJECT_MAX);
+  }
+  const dotted = /\b[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*\b/.exec(sentence);
+  if (dotted && !/\.(?:com|org|io|net|md|ts|js|json)$/.test(dotted[0])) return dotted[0].slice(0, SUBJECT_MAX);
+  const telling = sentence
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_-]+/u)
+    .filter((w) => w.length > 2 && !STOP.has(w) && !/^\d+$/.test(w));
+  return telling.slice(0, 2).join('.') || 'notes';
+}
+
 /** The id of an existing summary at least `threshold` similar (Jaccard of words), if any. */
 export function findSimilar(text: string, existing: readonly { id: string; summary: string }[], threshold = EXTRACT_LIMITS.dedupThreshold): string | undefined {
   const w = new Set(words(text));
@@ -83,27 +135,23 @@ export function findSimilar(text: string, existing: readonly { id: string; summa
   return undefined;
 }
 
-const slug = (s: string): string =>
-  s
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((x) => x.length > 2)
-    .slice(0, 4)
-    .join('-') || 'note';
+/** The most a pattern-found draft claims: a regex match is never certain. */
+export const EXTRACTED_CONFIDENCE_MAX = 0.9;
 
 /** The create input of a candidate: a draft with `assumption` evidence pointing at the source. */
 export function candidateEntry(c: Candidate, source: string): Record<string, unknown> {
   const target = PATTERN_TARGET[c.type];
-  const summary = c.text.length <= SUMMARY_MAX ? c.text : `${c.text.slice(0, SUMMARY_MAX - 1)}…`;
+  const whole = c.sentence || c.text;
+  const summary = whole.length <= SUMMARY_MAX ? whole : `${whole.slice(0, SUMMARY_MAX - 1)}…`;
   return {
     section: target.section,
     kind: target.kind,
-    subject: `extracted.${slug(c.text)}`.slice(0, SUBJECT_MAX),
+    subject: subjectOf(whole),
     scope: 'repo',
     summary,
-    content: c.text,
+    content: whole,
     tags: ['extracted', c.type],
-    confidence: c.confidence,
+    confidence: Math.min(c.confidence, EXTRACTED_CONFIDENCE_MAX),
     evidence: [{ type: 'assumption', uri: `extract:${source}#${c.start}`, note: `extracted by the ${c.type} pattern` }],
     status: 'draft',
     lifecycle: { importance: EXTRACT_LIMITS.defaultImportance },

@@ -25,6 +25,24 @@ describe('extract (001 §3)', () => {
     expect(scoreConfidence('the api config is wrong here', 0.8)).toBe(0.85);
     expect(scoreConfidence('use ```x``` now and then and here', 0.95)).toBe(1);
   });
+  it('drafts: the whole sentence as summary, a subject from its own words, confidence at most 0.9; fixes and root causes found', () => {
+    const text =
+      'Deploys were flaky all week. After a long debate we decided to use Postgres advisory locks for the billing scheduler jobs. Later we fixed the retry loop in src/billing/retry.ts by adding jitter. The root cause was a shared connection pool in ledger.writer.';
+    const c = extractCandidates(text);
+    const entries = c.map((x) => candidateEntry(x, 'notes.md'));
+    expect(entries.map((e) => e.summary)).toEqual([
+      'After a long debate we decided to use Postgres advisory locks for the billing scheduler jobs.',
+      'Later we fixed the retry loop in src/billing/retry.ts by adding jitter.',
+      'The root cause was a shared connection pool in ledger.writer.',
+    ]);
+    expect(entries.map((e) => e.subject)).toEqual(['long.debate', 'billing.retry', 'ledger.writer']);
+    expect(entries.map((e) => e.kind)).toEqual(['decision', 'runbook_step', 'incident']);
+    for (const e of entries) expect(e.confidence as number).toBeLessThanOrEqual(0.9);
+    expect(candidateEntry(extractCandidates('Remember that the staging database is reset every Sunday night by the api cron job.')[0], 'x').confidence).toBe(
+      0.9,
+    );
+  });
+
   it('overlapping matches keep the most confident; low confidence is dropped; drafts with assumption evidence', () => {
     const c = extractCandidates('Note: remember that retries must be idempotent.');
     expect(c).toHaveLength(1);

@@ -54,12 +54,14 @@ export async function extract(
   const extractions: ExtractReport['extractions'] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
   for (const c of cands) {
-    const dup = modules.extraction().findSimilar(c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
+    const dup = modules
+      .extraction()
+      .findSimilar(c.sentence || c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
     const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text');
     extractions.push({
       summary: String(entry.summary),
       type: c.type,
-      confidence: c.confidence,
+      confidence: Number(entry.confidence),
       span: [c.start, c.end],
       section: String(entry.section),
       stored: false,
