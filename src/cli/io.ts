@@ -225,6 +225,20 @@ export function reportError(err: unknown, json: boolean): number {
 }
 
 /**
+ * A progress bar on stderr for work that takes seconds (`phase` names the step: validating,
+ * writing), or undefined when stderr is not a terminal or the output is JSON: piped output stays
+ * clean. The bar ends its line when the last phase reaches its total.
+ */
+export function progressBar(json: boolean, lastPhase: string): ((done: number, total: number, phase: string) => void) | undefined {
+  if (json || !io().stderrIsTTY) return undefined;
+  return (done, total, phase) => {
+    const fill = Math.round((done / Math.max(1, total)) * 30);
+    io().stderr.write(`\r${phase.padEnd(10)} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
+    if (phase === lastPhase && done === total) io().stderr.write('\n');
+  };
+}
+
+/**
  * Fixed-width table for human output. On a terminal, the last column (the summary) is cut to fit
  * its width, so rows never wrap into noise; piped output keeps every character.
  */

@@ -52,6 +52,8 @@ export interface WriteOptions {
    * (`doctor --fix`), which their own merge commit records.
    */
   noCommit?: boolean;
+  /** Files written so far, of all (a progress bar for large batches). */
+  onProgress?: (done: number, total: number, phase: 'write') => void;
 }
 
 /** What `fn` stages inside a transaction. Nothing touches the disk until `fn` returns. */
@@ -170,6 +172,7 @@ export class WriteTx {
             writeFileAtomic(abs, s.text, { fsync: !useGit, dirExists: true });
           }
         }
+        this.opts.onProgress?.(Math.min(files.length, i + CHUNK), files.length, 'write');
         await this.checkpoint();
       }
       // Tell a running daemon right away (it would see the files through its watcher a little later).
@@ -280,6 +283,7 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
   if (git && !ctx.mergeDriverChecked && existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) {
     ctx.mergeDriverChecked = true;
     await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env)).catch(() => undefined);
+    await git.ensureDiffDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env, 'memory textconv')).catch(() => undefined);
   }
   if (git && !ctx.allowDetached && !opts.noCommit) {
     const why = git.writeBlocker();

@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { NotFoundError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, progressBar, readTextInput, service, table } from '../io.js';
 import { io } from '../stdio.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
@@ -25,18 +25,11 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('offline', { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' })
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
-        const showProgress = !a.json && io().stderrIsTTY;
+        const showProgress = progressBar(Boolean(a.json), 'checking');
         const r = await service(a).validateEvidence(a.project || undefined, {
           offline: Boolean(a.offline),
           timeoutMs: a.timeout as number | undefined,
-          onProgress: showProgress
-            ? (done, total) => {
-                const w = 30;
-                const fill = Math.round((done / Math.max(1, total)) * w);
-                io().stderr.write(`\r[${'#'.repeat(fill)}${' '.repeat(w - fill)}] ${done}/${total} entries`);
-                if (done === total) io().stderr.write('\n');
-              }
-            : undefined,
+          onProgress: showProgress ? (done, total) => showProgress(done, total, 'checking') : undefined,
         });
         if (a.json) return printJson(r);
         out(`${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable)`);
@@ -157,18 +150,12 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             docs = mcpMemoryToEntries(graph, { now: svc.now().toISOString(), agent: await svc.agent(), source: src === '-' ? 'stdin' : basename(src) });
           } else docs = parseExport(text, source);
         }
-        const bar = !a.json && io().stderrIsTTY && docs!.length >= 500;
+        const bar = docs!.length >= 500 ? progressBar(Boolean(a.json), 'write') : undefined;
         const r = await svc.importEntries(project, docs!, {
           onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
           reassignIds: a['reassign-ids'] === true,
           source,
-          onProgress: bar
-            ? (done, total, phase) => {
-                const fill = Math.round((done / Math.max(1, total)) * 30);
-                io().stderr.write(`\r${phase === 'validate' ? 'validating' : 'writing   '} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
-                if (phase === 'write' && done === total) io().stderr.write('\n');
-              }
-            : undefined,
+          onProgress: bar,
         });
         if (a.json) printJson(r);
         else {

@@ -5,7 +5,7 @@
 import type { Argv } from 'yargs';
 import type { ApplyResult } from '../../service/memory-service.js';
 import { formatProblem } from '../../core/errors.js';
-import { type GlobalArgs, out, printJson, readJsonInput, service, writeViaDaemon } from '../io.js';
+import { type GlobalArgs, out, printJson, progressBar, readJsonInput, service, writeViaDaemon } from '../io.js';
 import { io } from '../stdio.js';
 
 type A = GlobalArgs & Record<string, unknown>;
@@ -84,7 +84,10 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
         const project = svc.project(a.project || undefined);
-        const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project }));
+        // A large batch shows its progress on a terminal (through a daemon, the daemon does the work).
+        const big = Array.isArray(input) && input.length >= 500;
+        const onProgress = big ? progressBar(Boolean(a.json), 'write') : undefined;
+        const r = (await writeViaDaemon(svc, 'apply', input, project)) ?? (await svc.apply(input, { project, onProgress }));
         io().setExitCode(renderApply(r, Boolean(a.json)));
       },
     )

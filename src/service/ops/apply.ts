@@ -44,6 +44,8 @@ export interface ApplyOptions {
   label?: string;
   agent?: string;
   ignoreOwnAgent?: boolean;
+  /** Updates checked, then files written (a progress bar for large batches). */
+  onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
 }
 
 /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
@@ -111,7 +113,10 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   // Validate everything first when atomic, so nothing is written for a rejected batch.
   const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
   for (let i = 0; i < updates.length; i++) {
-    if (i % 512 === 511) await tx.checkpoint();
+    if (i % 512 === 511) {
+      opts.onProgress?.(i, updates.length, 'validate');
+      await tx.checkpoint();
+    }
     const raw = updates[i];
     const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
     const prefix = prefixOf(i);
@@ -220,10 +225,14 @@ function storeOf(ctx: ServiceContext, rm: ReadModel): CatalogSnapshot {
 /** Applies a batch of Memory_Update as one commit. */
 export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
   const p = await prepare(ctx, updates, opts);
-  const { value, commit } = await withWrite(ctx, { project: p.project, agent: p.agent, operation: opts.label ?? 'apply' }, async (tx) => {
-    const st = new BatchState(storeOf(ctx, rm), p.project, p.updates.length);
-    return { ...(await applyIn(tx, st, p)), snap: st.snap };
-  });
+  const { value, commit } = await withWrite(
+    ctx,
+    { project: p.project, agent: p.agent, operation: opts.label ?? 'apply', onProgress: opts.onProgress },
+    async (tx) => {
+      const st = new BatchState(storeOf(ctx, rm), p.project, p.updates.length);
+      return { ...(await applyIn(tx, st, p)), snap: st.snap };
+    },
+  );
   afterBatch(ctx, p, value.snap, value);
   return { applied: value.applied, skipped: value.skipped, commit, project: p.project };
 }
