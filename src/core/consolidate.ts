@@ -174,10 +174,10 @@ export function buildPlan(
   for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || ([...x.ids][0] < [...y.ids][0] ? -1 : 1))) {
     const members = [...g.ids].sort().map((id) => byId.get(id)!);
     const sim = Math.round((g.sims.reduce((a, b) => a + b, 0) / g.sims.length) * 1000) / 1000;
-    if (g.merge) {
-      const m = mergedEntry(members, strategy, opts.importance);
-      out.push({ action: 'merge', similarity: sim, members: members.map(member), kept: m.kept.id, result: m.entry });
-    } else out.push({ action: 'review', similarity: sim, members: members.map(member) });
+    // A review group carries the merge it would make too: accepting it is changing its action to
+    // "merge" (and editing the result, if need be).
+    const m = mergedEntry(members, strategy, opts.importance);
+    out.push({ action: g.merge ? 'merge' : 'review', similarity: sim, members: members.map(member), kept: m.kept.id, result: m.entry });
   }
   for (const l of links.sort((x, y) => y.s - x.s)) {
     out.push({ action: 'link', similarity: Math.round(l.s * 1000) / 1000, members: [member(byId.get(l.a)!), member(byId.get(l.b)!)] });

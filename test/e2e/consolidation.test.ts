@@ -93,6 +93,33 @@ describe('compact', () => {
   });
 });
 
+describe('compact: a review group can be accepted', () => {
+  it('carries the merge it would make; changing its action to merge carries it out; a group without a result is refused (exit 1)', () => {
+    const dir = gitdir();
+    const pair = ['Invoice retries use exponential backoff with jitter', 'Invoice retries use exponential backoff with random jitter'];
+    const r0 = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
+      env: at(NOW),
+      input: JSON.stringify(pair.map((summary) => ({ operation: 'create', entry: entry({ summary, content: summary, subject: 'billing.retry' }) }))),
+    });
+    expect(r0.json().applied).toHaveLength(2);
+    const planFile = join(dir, '.bass-agents', 'plans', 'review.json');
+    expect(cli(dir, ['compact', 'demo', '--plan', planFile], { env: at(NOW) }).code).toBe(0);
+    const plan = JSON.parse(readFileSync(planFile, 'utf8'));
+    expect(plan.groups).toEqual([expect.objectContaining({ action: 'review', result: expect.objectContaining({ subject: 'billing.retry' }) })]);
+
+    // Without a result, a merge cannot be made: said so, and exit 1.
+    writeFileSync(planFile, JSON.stringify({ ...plan, groups: [{ ...plan.groups[0], action: 'merge', result: undefined }] }));
+    const refused = cli(dir, ['compact', '--apply', planFile], { env: at(NOW) });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/skipped group 0: action merge needs a result/);
+
+    writeFileSync(planFile, JSON.stringify({ ...plan, groups: [{ ...plan.groups[0], action: 'merge' }] }));
+    const accepted = cli(dir, ['compact', '--apply', planFile, '--json'], { env: at('2026-02-01T11:00:00Z') });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.json().merged).toHaveLength(1);
+  });
+});
+
 describe('short-term memory (004)', () => {
   it('remember --short-term lives in the session only, expires, shows in query --session; session end keeps the important ones', () => {
     const dir = gitdir();

@@ -73,6 +73,8 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const svc = service(a);
         if (a.apply !== undefined) {
           const r = await svc.applyPlan(fileArg(a.apply));
+          // Like apply: a skipped group is a group not carried out.
+          if (r.skipped.length) io().setExitCode(1);
           if (a.json) return printJson(r);
           out(
             `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,

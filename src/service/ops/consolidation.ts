@@ -102,6 +102,13 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
         linked.push({ group: gi, ids: [a.id, b.id] });
         continue;
       }
+      if (!g.result || typeof g.result !== 'object') {
+        skipped.push({
+          group: gi,
+          reason: `action ${g.action} needs a result (the entry it creates); plans made before review groups carried one: run compact again`,
+        });
+        continue;
+      }
       const input = modules.validation().validateEntryInput(g.result);
       if (!input.ok) {
         skipped.push({ group: gi, reason: input.errors.map((p) => `${p.path}: ${p.message}`).join('; ') });

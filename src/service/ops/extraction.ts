@@ -54,9 +54,9 @@ export async function extract(
   const extractions: ExtractReport['extractions'] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
   for (const c of cands) {
-    const dup = modules
-      .extraction()
-      .findSimilar(c.sentence || c.text, [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))]);
+    // Known if either the matched words or their whole sentence say what an entry already says.
+    const known = [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))];
+    const dup = modules.extraction().findSimilar(c.text, known) ?? modules.extraction().findSimilar(c.sentence || c.text, known);
     const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text');
     extractions.push({
       summary: String(entry.summary),
