@@ -1,5 +1,5 @@
 /**
- * `memory dashboard [project]`: the terminal dashboard (002 Req 21, 23) with blessed and
+ * `memory dashboard [project]`: the terminal dashboard with blessed and
  * blessed-contrib. Every number comes from MemoryService.getStatistics; colours follow
  * core/health.ts. Keys: r refresh, 1/2/3 date range (7 days, 30 days, all time), p next project
  * (all projects first), q or Ctrl-C quit (the terminal is restored). Auto-refresh every 30 s.
@@ -14,6 +14,29 @@ const require = createRequire(import.meta.url);
 type Range = '7d' | '30d' | 'all';
 const RANGE_LABEL: Record<Range, string> = { '7d': 'last 7 days', '30d': 'last 30 days', all: 'all time' };
 const COLOR: Record<Level, string> = { green: 'green', yellow: 'yellow', red: 'red' };
+
+/** `name  12 ██████` lines, bars scaled to the largest value; `['', -1]` is a blank line between groups. */
+function textBars(rows: [string, number][], width: number): string {
+  const name = Math.max(...rows.map(([k]) => k.length), 4);
+  const max = Math.max(1, ...rows.map(([, v]) => v));
+  const room = Math.max(1, width - name - 6);
+  return rows.map(([k, v]) => (v < 0 ? '' : `${k.padEnd(name)} ${String(v).padStart(4)} ${'█'.repeat(Math.round((v / max) * room))}`)).join('\n');
+}
+
+/** The metrics at the overall level, in words: why the status is yellow or red. */
+function reasons(h: ReturnType<typeof health>, s: Statistics): string {
+  const words: [keyof typeof h, string][] = [
+    ['avg_confidence', `average confidence ${s.avg_confidence.toFixed(2)}`],
+    ['low_confidence', `${s.low_confidence_count} low-confidence`],
+    ['stale_evidence', `${s.stale_evidence_count} with stale evidence`],
+    ['superseded', `${s.superseded_percentage}% superseded`],
+    ['expiring', `${s.entries_approaching_expiry.length} expiring`],
+  ];
+  return words
+    .filter(([k]) => h[k] === h.overall)
+    .map(([, w]) => w)
+    .join(', ');
+}
 
 export interface DashboardOptions {
   project?: string;
@@ -44,18 +67,28 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     xPadding: 2,
     wholeNumbersOnly: true,
   });
-  const sections = grid.set(4, 0, 4, 4, contrib.donut, { label: ' by section ', radius: 8, arcWidth: 3, remainColor: 'black', yPadding: 1 });
+  // Sections and evidence types as labelled text bars: whole names at any width, and the
+  // terminal's own foreground colour (donuts were clipped at 80x24 and black on dark themes).
+  const shares = grid.set(4, 0, 4, 4, blessed.box, { label: ' sections, evidence ', tags: true });
   const confidence = grid.set(4, 4, 4, 4, contrib.bar, { label: ' confidence (up to) ', barWidth: 2, barSpacing: 2, xOffset: 1, maxHeight: 10 });
-  const evidence = grid.set(4, 8, 4, 4, contrib.bar, { label: ' evidence types ', barWidth: 3, barSpacing: 1, xOffset: 0, maxHeight: 10 });
-  // Column widths follow the terminal: a quarter of it per table, minus borders and spacing.
-  const cols = (): number => Math.max(16, Math.floor((Number(screen.width) || 80) / 4) - 3);
-  const table = (col: number, label: string, split: (w: number) => number[]): any =>
-    grid.set(8, col, 3, 3, contrib.table, { label, keys: false, interactive: false, columnSpacing: 1, columnWidth: split(cols()), fg: 'white' });
-  const agents = table(0, ' top agents ', (w) => [w - 5, 4]);
-  const expiring = table(3, ' expiring <= 7d ', (w) => [w - 5, 4]);
-  const ops = table(6, ' recent operations ', (w) => (w >= 24 ? [7, w - 14, 5] : [7, w - 8]));
-  const queries = table(9, ' query patterns ', (w) => [w - 5, 4]);
-  const help = blessed.box({ parent: screen, bottom: 0, left: 0, height: 1, width: '100%', tags: true });
+  // Column widths follow the terminal: a quarter of it per grid span of 3, minus borders and spacing.
+  const width = (span: number): number => Math.max(16, Math.floor(((Number(screen.width) || 80) * span) / 12) - 3);
+  const table = (row: number, col: number, span: number, label: string, split: (w: number) => number[]): any =>
+    grid.set(row, col, row === 8 ? 3 : 4, span, contrib.table, {
+      label,
+      keys: false,
+      interactive: false,
+      columnSpacing: 1,
+      columnWidth: split(width(span)),
+      fg: 'white',
+    });
+  const expiring = table(4, 8, 4, ' expiring <= 7d ', (w) => [w - 6, 5]);
+  const agents = table(8, 0, 3, ' top agents ', (w) => [w - 5, 4]);
+  // Whole ids: `show` takes a unique prefix, and entries written in one batch differ only at the end.
+  const ops = table(8, 3, 6, ' recent operations ', (w) => (w >= 44 ? [10, 27, w - 39] : [10, w - 11]));
+  const queries = table(8, 9, 3, ' queried ', (w) => [w - 5, 4]);
+  // Two lines under the panels: the status and why, then the keys.
+  const help = blessed.box({ parent: screen, bottom: 0, left: 0, height: 2, width: '100%', tags: true });
 
   const n = (x: number): string => x.toLocaleString('en-US');
   const render = (s: Statistics): void => {
@@ -72,7 +105,9 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
         `expiring (7d)   ${c(h.expiring, n(s.entries_approaching_expiry.length))}`,
       ].join('\n'),
     );
-    const days = s.entries_created_over_time.slice(-30);
+    let days = s.entries_created_over_time.slice(-30);
+    // One day of data is one point, which a line chart cannot draw: start from the day before.
+    if (days.length === 1) days = [{ date: new Date(Date.parse(days[0].date) - 86_400_000).toISOString().slice(0, 10), count: 0 }, ...days];
     const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
     growth.setData([
       { title: 'created', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },
@@ -83,41 +118,32 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
         style: { line: 'yellow' },
       },
     ]);
-    const total = Math.max(1, s.total_entries);
-    const colors = ['cyan', 'magenta', 'yellow', 'green'];
-    sections.setData(
-      Object.entries(s.entries_by_section).map(([k, v], i) => ({
-        percent: Math.round((v / total) * 100),
-        label: `${k.slice(0, 5)} ${v}`,
-        color: colors[i % colors.length],
-      })),
+    shares.setContent(
+      textBars([...Object.entries(s.entries_by_section), ['', -1], ...Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0)], width(4) - 1),
     );
     confidence.setData({ titles: ['.2', '.4', '.6', '.8', '1'], data: Object.values(s.confidence_distribution) });
-    const ev = Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0);
-    evidence.setData({ titles: ev.map(([k]) => k.slice(0, 3)), data: ev.map(([, v]) => v) });
     const fit = (t: string, w: number): string => (t.length <= w ? t : `${t.slice(0, w - 1)}…`);
-    agents.setData({ headers: ['agent', 'n'], data: s.most_active_agents.slice(0, 10).map((a) => [fit(a.agent, cols() - 6), String(a.count)]) });
-    expiring.setData({ headers: ['subject', 'days'], data: s.entries_approaching_expiry.map((e) => [fit(e.subject, cols() - 6), String(e.days_left)]) });
-    const wide = cols() >= 24;
+    agents.setData({ headers: ['agent', 'n'], data: s.most_active_agents.slice(0, 10).map((a) => [fit(a.agent, width(3) - 6), String(a.count)]) });
+    expiring.setData({ headers: ['subject', 'days'], data: s.entries_approaching_expiry.map((e) => [fit(e.subject, width(4) - 7), String(e.days_left)]) });
+    const wide = width(6) >= 44;
     ops.setData({
       headers: wide ? ['op', 'id', 'when'] : ['op', 'id'],
-      data: s.recent_operations
-        .slice(0, 20)
-        .map((o) => (wide ? [o.op.slice(0, 6), o.id.slice(-(cols() - 15)), o.time.slice(5, 10)] : [o.op.slice(0, 6), o.id.slice(-(cols() - 9))])),
+      data: s.recent_operations.slice(0, 20).map((o) => (wide ? [o.op.slice(0, 10), o.id, o.time.slice(5, 10)] : [o.op.slice(0, 10), o.id])),
     });
-    const perDay = s.query_frequency_over_time.slice(-7).reduce((a, d) => a + d.count, 0);
+    const perWeek = s.query_frequency_over_time.slice(-7).reduce((a, d) => a + d.count, 0);
     queries.setData({
-      headers: ['subject/scope', 'n'],
+      headers: ['pattern', 'n'],
       data: [
-        ...s.most_queried_subjects.slice(0, 4).map((q) => [fit(q.subject, cols() - 6), String(q.count)]),
-        ...s.most_queried_scopes.slice(0, 3).map((q) => [fit(`@${q.scope}`, cols() - 6), String(q.count)]),
-        [`7-day queries`, String(perDay)],
+        ...s.most_queried_subjects.slice(0, 4).map((q) => [fit(q.subject, width(3) - 6), String(q.count)]),
+        ...s.most_queried_scopes.slice(0, 3).map((q) => [fit(`@${q.scope}`, width(3) - 6), String(q.count)]),
+        [fit('queries, 7d', width(3) - 6), String(perWeek)],
       ],
     });
     const p = projects[projectIdx] ?? 'all projects';
-    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}{/${COLOR[h.overall]}-fg}`;
+    // The colour says how memory is; the words say why.
+    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}${h.overall === 'green' ? '' : `: ${reasons(h, s)}`}{/${COLOR[h.overall]}-fg}`;
     help.setContent(
-      `${overall} ${p} | ${RANGE_LABEL[range]} | r refresh 1 7d 2 30d 3 all p project q quit${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}`,
+      `${overall}  ${p} | ${RANGE_LABEL[range]}${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}\nr refresh  1 7 days  2 30 days  3 all time  p next project  q quit`,
     );
     screen.render();
   };

@@ -55,6 +55,16 @@ describe('memory dashboard', () => {
     expect(screen).toMatch(/low confidence\s+1/);
     expect(screen).toContain('agent-alpha');
     expect(screen).toMatch(/demo \| all time/);
+    // Readable at 80x24: whole section and evidence names, the reason for the colour, whole ids
+    // that `show` accepts, panel titles on one line, and a growth line for one day of data.
+    expect(screen).toMatch(/decisions\s+2 █+/);
+    expect(screen).toMatch(/code\s+1 █+/);
+    expect(screen).toMatch(/● (yellow|red): .*low-confidence/);
+    expect(screen).toContain(' recent operations ');
+    const shownId = /create\s+([0-9A-Z]{26})\b/.exec(screen)?.[1];
+    expect(shownId).toBeDefined();
+    expect(cli(dir, ['show', shownId!]).code).toBe(0);
+    expect(screen).toMatch(/[⡀-⣿]{6,}/); // braille dots of the growth line, though all was created today
 
     // An outside change, then `r`.
     const more = [entry({ summary: 'third', subject: 'billing.y' }), entry({ summary: 'fourth', subject: 'billing.z' })];
@@ -72,6 +82,34 @@ describe('memory dashboard', () => {
     await until('a clean exit', () => pane().includes('DASHBOARD-EXITED 0'));
     // The terminal is restored: the shell's output is on the normal screen, no dashboard frame left.
     expect(pane()).not.toContain('summary');
+  });
+
+  it('uses a larger terminal: wider tables with the dates of operations', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'one fact' })) }).code).toBe(0);
+    const session = `bass-dash-wide-${process.pid}-${Date.now()}`;
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '120',
+      '-y',
+      '40',
+      `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; sleep 30`,
+    );
+    onTestFinished(() => {
+      try {
+        tmux('kill-session', '-t', session);
+      } catch {
+        /* already gone */
+      }
+    });
+    const pane = (): string => tmux('capture-pane', '-p', '-t', session);
+    await until('the dashboard', () => pane().includes('recent operations'));
+    expect(pane()).toMatch(/create\s+[0-9A-Z]{26} \d\d-\d\d/);
+    expect(pane()).toMatch(/● green\s+demo \| all time/);
   });
 
   it('refuses to run without a terminal, pointing at stats --json', () => {
