@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
 
 const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BASS_AGENTS_AGENT: 'tester' });
 const NOW = '2026-02-01T10:00:00Z';
@@ -113,8 +113,10 @@ describe('compact: a review group can be accepted', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/skipped group 0: action merge needs a result/);
 
-    writeFileSync(planFile, JSON.stringify({ ...plan, groups: [{ ...plan.groups[0], action: 'merge' }] }));
-    const accepted = cli(dir, ['compact', '--apply', planFile, '--json'], { env: at('2026-02-01T11:00:00Z') });
+    // The edited plan may live anywhere: it is read, not written.
+    const edited = join(testdir(), 'accepted-plan.json');
+    writeFileSync(edited, JSON.stringify({ ...plan, groups: [{ ...plan.groups[0], action: 'merge' }] }));
+    const accepted = cli(dir, ['compact', '--apply', edited, '--json'], { env: at('2026-02-01T11:00:00Z') });
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(accepted.json().merged).toHaveLength(1);
   });

@@ -92,17 +92,24 @@ describe('paths stay inside the workspace', () => {
     }
   });
 
-  it('refuses import and export paths outside the workspace, also through a symlink, and symlinked entry files', () => {
+  it('writes no memory outside the workspace (exports included, also through a symlink), reads what the user names anywhere, never follows symlinked entry files', () => {
     const dir = gitdir();
     cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) });
     const outside = testdir();
     writeFileSync(join(outside, 'in.json'), '[]');
     symlinkSync(outside, join(dir, 'link-out'));
     expect(cli(dir, ['export', 'demo', join(outside, 'out.json')]).code).toBe(1);
-    expect(cli(dir, ['export', 'demo', 'link-out/out.json']).stderr).toMatch(/outside the workspace root/);
+    expect(cli(dir, ['export', 'demo', 'link-out/out.json']).stderr).toMatch(/outside the workspace root.*or to stdout with -/);
     expect(existsSync(join(outside, 'out.json'))).toBe(false);
-    expect(cli(dir, ['import', 'demo', join(outside, 'in.json')]).code).toBe(1);
-    expect(cli(dir, ['import', 'demo', 'link-out/in.json']).code).toBe(1);
+    // stdout is the way out: the user redirects it where they like.
+    expect(JSON.parse(cli(dir, ['export', 'demo', '-']).stdout)).toHaveLength(1);
+    // Reading a file the user names is fine wherever it is: what it writes is memory, inside.
+    const head = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(outside, 'in.json'), JSON.stringify([entry({ summary: 'Imported from a file outside the repository.', subject: 'ops.import' })]));
+    const imported = cli(dir, ['import', 'demo', join(outside, 'in.json')]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(git(dir, 'rev-parse', 'HEAD')).not.toBe(head);
+    expect(git(dir, 'status', '--porcelain', '--', 'ai-memory')).toBe('');
     // A symlink planted inside ai-memory is never followed.
     writeFileSync(join(outside, 'ENTRY.json'), '{}');
     mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });

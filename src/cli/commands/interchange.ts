@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { NotFoundError, UsageError } from '../../core/errors.js';
+import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
 import { type GlobalArgs, clip, fileArg, out, printJson, progressBar, readTextInput, service, table } from '../io.js';
@@ -13,6 +13,24 @@ import { io } from '../stdio.js';
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
 const FORMATS = ['json', 'jsonl', 'entries'] as const;
+
+/**
+ * Exported memory is memory data, which stays inside the workspace root: a path outside it is
+ * refused with where to write instead (under the root, or stdout to redirect anywhere).
+ */
+function insideForExport(svc: ReturnType<typeof service>, abs: string, what: string): string {
+  try {
+    return svc.ws.assertInside(abs, what);
+  } catch (err) {
+    if (err instanceof UnsafePathError) {
+      throw new UnsafePathError(
+        `${err.message}: memory data stays inside the workspace; write it under ${svc.ws.root}, or to stdout with - and redirect it yourself`,
+        what,
+      );
+    }
+    throw err;
+  }
+}
 
 export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
@@ -89,7 +107,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const target = fileArg(a.out);
         if (format === 'entries') {
           if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
-          const dir = svc.ws.assertInside(resolve(io().cwd, target), 'export folder');
+          const dir = insideForExport(svc, resolve(io().cwd, target), 'export folder');
           mkdirSync(dir, { recursive: true });
           for (const e of entries) writeFileSync(join(dir, `${e.id}.json`), serializeEntry(e));
         } else {
@@ -98,7 +116,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             io().stdout.write(text);
             return;
           }
-          const file = svc.ws.assertInside(resolve(io().cwd, target), 'export file');
+          const file = insideForExport(svc, resolve(io().cwd, target), 'export file');
           mkdirSync(dirname(file), { recursive: true });
           writeFileSync(file, text);
         }
@@ -132,7 +150,8 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         let docs: unknown[];
         if (src === '-') text = readTextInput('-').text;
         else {
-          const abs = svc.ws.assertInside(resolve(io().cwd, src), 'import path');
+          // Reading a file the user names is fine wherever it is; only memory is written, inside.
+          const abs = resolve(io().cwd, src);
           const st = statSync(abs, { throwIfNoEntry: false });
           if (!st) throw new NotFoundError(`import path ${src} does not exist`);
           if (st.isDirectory()) {

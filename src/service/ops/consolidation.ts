@@ -57,7 +57,8 @@ export function compactPlan(
  * members changed since the plan was made is skipped and reported.
  */
 export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<ApplyPlanReport> {
-  const abs = ctx.ws.assertInside(resolvePath(planFile), 'plan file');
+  // A plan the user names is read wherever it is (what it writes is memory, inside).
+  const abs = resolvePath(planFile);
   let plan: ConsolidationPlan;
   try {
     plan = JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan;
