@@ -53,7 +53,20 @@ export function serializeEntry(entry: MemoryEntry): string {
 }
 
 export type CommitOp =
-  'create' | 'supersede' | 'deprecate' | 'update' | 'import' | 'init' | 'forget' | 'restore' | 'reinforce' | 'promote' | 'link' | 'consolidate' | 'session';
+  | 'create'
+  | 'supersede'
+  | 'deprecate'
+  | 'update'
+  | 'import'
+  | 'init'
+  | 'remove-project'
+  | 'forget'
+  | 'restore'
+  | 'reinforce'
+  | 'promote'
+  | 'link'
+  | 'consolidate'
+  | 'session';
 
 export interface CommitChange {
   op: CommitOp;

@@ -118,6 +118,9 @@ export class MemoryService {
   init(project: string): ReturnType<typeof repo.init> {
     return repo.init(this.ctx, project);
   }
+  removeProject(project: string): ReturnType<typeof repo.removeProject> {
+    return repo.removeProject(this.ctx, project);
+  }
   registerMergeDriver(): Promise<boolean> {
     return repo.registerMergeDriver(this.ctx);
   }

@@ -418,3 +418,25 @@ describe('drafts in list and query', () => {
     expect(ids(['--status', 'draft', '--min-confidence', '0.5'])).not.toContain(id);
   });
 });
+
+describe('remove-project', () => {
+  it('removes a project that holds no entries in one commit, and refuses one that holds any', () => {
+    const dir = gitdir();
+    const env = { BASS_AGENTS_NO_DAEMON: '1' };
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()), env }).code).toBe(0);
+    expect(cli(dir, ['init', 'mistake'], { env }).code).toBe(0);
+    // Two projects and no default: a read without --project covers both, a write needs one.
+    expect(cli(dir, ['create', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Where does this go?' })), env }).code).toBe(2);
+    const r = cli(dir, ['remove-project', 'mistake', '--json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().removed).toContain('ai-memory/mistake/config.yaml');
+    expect(git(dir, 'log', '-1', '--format=%s')).toMatch(/^memory\(mistake\): remove-project mistake/);
+    expect(existsSync(join(dir, 'ai-memory/mistake'))).toBe(false);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(cli(dir, ['create', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Now it goes to demo.' })), env }).code).toBe(0);
+    const refused = cli(dir, ['remove-project', 'demo'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/holds 2 entries .*entries are never deleted/);
+    expect(cli(dir, ['remove-project', 'nope'], { env }).code).toBe(3);
+  });
+});

@@ -64,6 +64,16 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       },
     )
     .command(
+      'remove-project <project>',
+      'remove a project that holds no entries (a mistaken init or import), with its ai-context file, in one commit',
+      (c) => c.positional('project', { type: 'string', demandOption: true }),
+      async (a: A) => {
+        const r = await service(a).removeProject(String(a.project));
+        if (a.json) printJson(r);
+        else out(`removed project ${r.project} (${r.removed.length} files)${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      },
+    )
+    .command(
       'create [project]',
       'create one entry from a JSON object (the entry part of a Memory_Update)',
       (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),

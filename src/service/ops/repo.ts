@@ -1,9 +1,10 @@
 /**
- * The repository side: `memory init` (project files, merge driver), and `memory sync` (pull with
- * the field-level merge driver, re-validate, push).
+ * The repository side: `memory init` (project files, merge driver), `memory remove-project`, and
+ * `memory sync` (pull with the field-level merge driver, re-validate, push).
  */
+import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BusyError, ConflictError, GitError, UsageError } from '../../core/errors.js';
+import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
 import type { BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
 import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand } from '../../store/entries.js';
@@ -28,6 +29,52 @@ export async function init(
     return created;
   });
   return { project, created, commit, path: ctx.ws.rel(ctx.ws.projectDir(project)), merge_driver: mergeDriver };
+}
+
+/**
+ * `memory remove-project <project>`: removes a project that holds no entries (a mistaken `init`,
+ * or what an import into the wrong project left), with its ai-context file, in one commit.
+ * Entries are never deleted: a project that holds any is refused, and the entries are named.
+ */
+export async function removeProject(ctx: ServiceContext, project: string): Promise<{ project: string; removed: string[]; commit: string | null }> {
+  const dir = ctx.ws.projectDir(project);
+  if (!existsSync(dir)) throw new NotFoundError(`project ${project} does not exist under ai-memory/`);
+  const held = ctx.snapshot().entries.filter((se) => se.project === project);
+  if (held.length) {
+    throw new ConflictError(
+      `project ${project} holds ${held.length} entr${held.length === 1 ? 'y' : 'ies'} (${held
+        .slice(0, 3)
+        .map((se) => se.meta.id)
+        .join(', ')}${held.length > 3 ? ', ...' : ''}); entries are never deleted: deprecate them, or keep the project`,
+    );
+  }
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else files.push(p);
+    }
+  };
+  walk(dir);
+  const context = join(ctx.ws.contextDir, `${project}.md`);
+  if (existsSync(context)) files.push(context);
+  const agent = await ctx.agent();
+  const { commit } = await withWrite(ctx, { project, agent, operation: 'remove-project' }, (tx) => {
+    for (const f of files) tx.remove(f);
+    tx.change({ op: 'remove-project', id: project });
+  });
+  // The folders left empty go too (bottom up); one that still holds something stays.
+  const prune = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) prune(join(d, e.name));
+    try {
+      rmdirSync(d);
+    } catch {
+      /* not empty */
+    }
+  };
+  if (existsSync(dir)) prune(dir);
+  return { project, removed: files.map((f) => ctx.ws.rel(f)), commit };
 }
 
 /**
