@@ -35,7 +35,8 @@ export function filterOptions<T>(y: Argv<T>): Argv<T & FilterArgs> {
     .option('until', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
     .option('date-field', { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' })
     .option('include-expired', { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' })
-    .option('limit', { type: 'number', describe: 'at most this many results (max 50)' });
+    .option('limit', { type: 'number', describe: 'at most this many results (max 50)' })
+    .option('offset', { type: 'number', describe: 'skip this many results first (the next page)' });
 }
 
 /** The CLI's filter options as core filters (core/filters.ts: the same parsing as MCP and the daemon). */

@@ -390,9 +390,15 @@ describe('list and query never cap silently', () => {
     }
     const l = cli(dir, ['list', '--limit', '2']);
     expect(l.code).toBe(0);
-    expect(l.stderr).toMatch(/^1 more match; narrow the filters or raise --limit/m);
+    expect(l.stderr).toMatch(/^1 more match; the next page: --offset 2/m);
     expect(cli(dir, ['query', 'invoices', '--limit', '1']).stderr).toMatch(/^2 more match/m);
     expect(cli(dir, ['list']).stderr).not.toMatch(/more match/);
+    // Pages: the next page holds what the first did not, and the last says nothing more.
+    const ids = (args: string[]): string[] => (cli(dir, ['list', ...args, '--json']).json() as { id: string }[]).map((e) => e.id);
+    const all = ids([]);
+    expect([...ids(['--limit', '2']), ...ids(['--limit', '2', '--offset', '2'])]).toEqual(all);
+    expect(cli(dir, ['list', '--limit', '2', '--offset', '2']).stderr).not.toMatch(/more match/);
+    expect(cli(dir, ['list', '--offset', '-1']).stderr).toMatch(/offset must be a whole number/);
   });
 });
 

@@ -4,6 +4,8 @@
 import type { Argv } from 'yargs';
 import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
+import { UsageError } from '../../core/errors.js';
+import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
 import type { MemoryService } from '../../service/memory-service.js';
@@ -16,7 +18,10 @@ type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
   const filters = parseFilters(a, svc.now());
   filters.projects = svc.readProjects(a.project);
-  const options = { limit: a.limit, includeRelated: Boolean(a['include-related']), record };
+  const offset = a.offset;
+  if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
+    throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
+  const options = { limit: a.limit, offset: offset as number | undefined, includeRelated: Boolean(a['include-related']), record };
   // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
   const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
   const r = fromDaemon ?? svc.query(text, filters, options);
@@ -69,8 +74,10 @@ function renderHits(hits: QueryHit[], a: A, withScore: boolean, matched = hits.l
   const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
   out(table(rows, header));
   // Never a silent cap: say how many more matched (at most 50 are listed).
-  const shown = hits.filter((h) => !h.related_to).length;
-  if (matched > shown) io().stderr.write(`${matched - shown} more match; narrow the filters or raise --limit (at most 50 are listed)\n`);
+  const listed = hits.filter((h) => !h.related_to).length;
+  const offset = Number(a.offset ?? 0);
+  const rest = matched - offset - listed;
+  if (rest > 0) io().stderr.write(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)\n`);
 }
 
 function showHuman(svc: MemoryService, id: string, project?: string): void {

@@ -25,8 +25,13 @@ import type { ReadModel } from '../read-model.js';
 /** The longest query text accepted: longer ones are refused, not truncated. */
 export const MAX_QUERY_LENGTH = 4096;
 
+/** The deepest page: ranking cost grows with offset + limit. */
+export const MAX_OFFSET = 10_000;
+
 export interface QueryOptions {
   limit?: number;
+  /** Skip this many of the ranked results first (paging: `limit` results from `offset`). */
+  offset?: number;
   includeRelated?: boolean;
   /** Count the results as retrievals (local usage; default true). `list` and resource listings do not. */
   record?: boolean;
@@ -63,7 +68,9 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   const staleKeys = ctx.evidenceCache.staleKeys();
   const cands: Cand[] = [];
   let matchedCount = 0;
-  const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS));
+  // A page of at most MAX_RESULTS from `offset`: the ranking goes that far, the page is its tail.
+  const offset = Math.max(0, Math.min(Math.floor(opts.offset ?? 0), MAX_OFFSET));
+  const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS)) + offset;
   if (hasText && index) {
     // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
     // look up only the entries the text reaches and apply the filters to those: the same result
@@ -126,10 +133,12 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
   // Rank on metadata; read the full entries of the results only.
-  const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle).map(({ se, entry: _meta, ...r }) => ({
-    ...r,
-    entry: se.entry,
-  }));
+  const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
+    .slice(offset)
+    .map(({ se, entry: _meta, ...r }) => ({
+      ...r,
+      entry: se.entry,
+    }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
   if (opts.record !== false)
