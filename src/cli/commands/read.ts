@@ -21,7 +21,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   const offset = a.offset;
   if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
     throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
-  const options = { limit: a.limit, offset: offset as number | undefined, includeRelated: Boolean(a['include-related']), record };
+  const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
   // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
   const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
   const r = fromDaemon ?? svc.query(text, filters, options);
