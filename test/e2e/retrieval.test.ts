@@ -64,7 +64,9 @@ describe('query filters and scope rules (Req 4, 15.6-15.7, 17)', () => {
     expect(q('--subject', 'svc.a')).toEqual([a]);
     expect(q('--min-confidence', '0.7')).toEqual([a]);
     expect(q('--status', 'draft')).toEqual([c]);
-    expect(q('--status', 'any').sort()).toEqual([a, b, c].sort());
+    // `any` asks for everything: the confidence default no longer applies (the 0.4 one is back).
+    expect(q('--status', 'any').sort()).toEqual([a, b, c, late].sort());
+    expect(q('--status', 'any', '--min-confidence', '0.6').sort()).toEqual([a, b, c].sort());
     expect(q('--min-confidence', '0', '--since', '2026-06-19T00:00:00Z')).toEqual([late]);
     expect(q('--min-confidence', '0', '--until', '2026-06-16T00:00:00Z').sort()).toEqual([a, b].sort());
     expect(q('--min-confidence', '0', '--since', '2d')).toEqual([late]);
