@@ -90,10 +90,10 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
     process.stderr.write('error: the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying\n');
     return { exitCode: 1 };
   }
-  if ('error' in r) {
-    process.stderr.write(`error: ${r.error.message}\n`);
-    return { exitCode: r.error.exitCode };
-  }
+  // An error reply means the daemon did not run the command at all (an older daemon without
+  // command lines, a request it could not read): every error of the command itself comes back as
+  // its output. So the full CLI runs it here.
+  if ('error' in r) return { stdin };
   for (const [fd, text] of r.result.output) (fd === 1 ? process.stdout : process.stderr).write(text);
   return { exitCode: r.result.exitCode };
 }

@@ -431,4 +431,35 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   });
+
+  it('a daemon that cannot run command lines (an older one) leaves them to the caller', async () => {
+    const dir = gitdir();
+    cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()), env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    // A stand-in for an older daemon: it knows no `cli` method (and declines the rest, so the
+    // caller's own run answers them directly).
+    const { createServer } = await import('node:net');
+    const daemonDir = join(dir, '.bass-agents/daemon');
+    mkdirSync(daemonDir, { recursive: true });
+    let asked = 0;
+    const server = createServer((sock) => {
+      sock.on('data', (d: Buffer) => {
+        const req = JSON.parse(d.toString().split('\n')[0]) as { method: string };
+        if (req.method !== 'cli') return void sock.write(`${JSON.stringify({ id: 1, declined: 'test' })}\n`);
+        asked++;
+        sock.write(
+          `${JSON.stringify({ id: 1, error: { name: 'UsageError', code: 'E_USAGE', message: 'unknown method "cli"', problems: [], exitCode: 2 } })}\n`,
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(join(daemonDir, 'daemon.sock'), () => r()));
+    onTestFinished(() => void server.close());
+    writeFileSync(
+      join(daemonDir, 'status.json'),
+      JSON.stringify({ pid: process.pid, started_at: new Date().toISOString(), heartbeat_at: new Date().toISOString(), heartbeat_ms: 60_000 }),
+    );
+    const r = await cliAsync(dir, ['list', '--json']);
+    expect(asked).toBeGreaterThan(0);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toHaveLength(1);
+  });
 });
