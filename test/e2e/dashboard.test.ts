@@ -3,12 +3,11 @@
  * captured pane shows the right numbers; after an outside change, `r` refreshes them; `1`
  * switches the date range; `q` quits and the terminal comes back.
  */
-import { execFileSync } from 'node:child_process';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, cli, entry, gitdir } from '../helpers/repo.js';
+import { terminal } from '../helpers/tmux.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
 
 async function until(what: string, fn: () => boolean, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -29,26 +28,8 @@ describe('memory dashboard', () => {
     expect(
       cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-alpha'), input: JSON.stringify(seed.map((e) => ({ operation: 'create', entry: e }))) }).code,
     ).toBe(0);
-    const session = `bass-dash-${process.pid}-${Date.now()}`;
-    tmux(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-x',
-      '80',
-      '-y',
-      '24',
-      `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; echo DASHBOARD-EXITED $?; sleep 30`,
-    );
-    onTestFinished(() => {
-      try {
-        tmux('kill-session', '-t', session);
-      } catch {
-        /* already gone */
-      }
-    });
-    const pane = (): string => tmux('capture-pane', '-p', '-t', session);
+    const term = terminal(dir, `TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; echo DASHBOARD-EXITED $?`, 80, 24);
+    const pane = (): string => term.pane();
     await until('the dashboard', () => pane().includes('active'));
     let screen = pane();
     expect(screen).toMatch(/total 2\s+active 1/);
@@ -71,14 +52,14 @@ describe('memory dashboard', () => {
     expect(
       cli(dir, ['apply', 'demo', '--file', '-'], { env: env('agent-beta'), input: JSON.stringify(more.map((e) => ({ operation: 'create', entry: e }))) }).code,
     ).toBe(0);
-    tmux('send-keys', '-t', session, 'r');
+    term.keys('r');
     await until('the refreshed numbers', () => /total 4\s+active 3/.test(pane()));
     screen = pane();
     expect(screen).toContain('agent-beta');
 
-    tmux('send-keys', '-t', session, '1');
+    term.keys('1');
     await until('the 7-day range', () => pane().includes('last 7 days'));
-    tmux('send-keys', '-t', session, 'q');
+    term.keys('q');
     await until('a clean exit', () => pane().includes('DASHBOARD-EXITED 0'));
     // The terminal is restored: the shell's output is on the normal screen, no dashboard frame left.
     expect(pane()).not.toContain('summary');
@@ -87,26 +68,8 @@ describe('memory dashboard', () => {
   it('uses a larger terminal: wider tables with the dates of operations', async () => {
     const dir = gitdir();
     expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'one fact' })) }).code).toBe(0);
-    const session = `bass-dash-wide-${process.pid}-${Date.now()}`;
-    tmux(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-x',
-      '120',
-      '-y',
-      '40',
-      `cd '${dir}' && TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo; sleep 30`,
-    );
-    onTestFinished(() => {
-      try {
-        tmux('kill-session', '-t', session);
-      } catch {
-        /* already gone */
-      }
-    });
-    const pane = (): string => tmux('capture-pane', '-p', '-t', session);
+    const term = terminal(dir, `TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo`, 120, 40);
+    const pane = (): string => term.pane();
     await until('the dashboard', () => pane().includes('recent operations'));
     expect(pane()).toMatch(/create\s+[0-9A-Z]{26} \d\d-\d\d/);
     expect(pane()).toMatch(/● green\s+demo \| all time/);

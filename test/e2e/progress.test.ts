@@ -2,14 +2,13 @@
  * Long writes show their progress in a real terminal (tmux), and nothing of it when piped or
  * with --json.
  */
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, cli, entry, gitdir } from '../helpers/repo.js';
+import { terminal } from '../helpers/tmux.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
 
 describe('progress of a large apply', () => {
   it('is a bar on a terminal, and absent from piped or JSON output', async () => {
@@ -20,26 +19,13 @@ describe('progress of a large apply', () => {
     }));
     writeFileSync(join(dir, 'batch.json'), JSON.stringify(updates));
     writeFileSync(join(dir, 'batch2.json'), JSON.stringify(updates.map((u, i) => ({ ...u, entry: { ...u.entry, summary: `Second batch fact ${i}.` } }))));
-    const session = `bass-progress-${process.pid}-${Date.now()}`;
-    tmux(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-x',
-      '100',
-      '-y',
-      '10',
-      `cd '${dir}' && HOME='${dir}' BASS_AGENTS_NO_DAEMON=1 '${process.execPath}' '${BIN}' memory apply demo --file batch.json; echo APPLY-EXITED $?; sleep 30`,
+    const term = terminal(
+      dir,
+      `HOME='${dir}' BASS_AGENTS_NO_DAEMON=1 '${process.execPath}' '${BIN}' memory apply demo --file batch.json; echo APPLY-EXITED $?`,
+      100,
+      10,
     );
-    onTestFinished(() => {
-      try {
-        tmux('kill-session', '-t', session);
-      } catch {
-        /* already gone */
-      }
-    });
-    const pane = (): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', session);
+    const pane = (): string => term.pane(true);
     for (let i = 0; i < 300 && !pane().includes('APPLY-EXITED'); i++) await sleep(100);
     const screen = pane();
     expect(screen).toContain('APPLY-EXITED 0');
