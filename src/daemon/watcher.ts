@@ -179,7 +179,9 @@ export class DaemonWatcher {
   ownCommit(commit: string, parent: string | null, files: string[]): void {
     if (this.headCheck || this.head !== parent) return; // someone else moved HEAD too: checkHead finds out
     this.head = commit;
-    for (const f of files) this.pending.add(this.rel(f));
+    // As checkHead's diff-tree would name them: memory paths only (ai-context/ is not indexed).
+    const memory = `${this.rel(this.ws.memoryDir)}/`;
+    for (const f of files) if (this.rel(f).startsWith(memory)) this.pending.add(this.rel(f));
   }
 
   async close(): Promise<void> {
