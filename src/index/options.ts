@@ -5,9 +5,10 @@
 import { createHash } from 'node:crypto';
 import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
+import { stemmer } from 'stemmer';
 
 /** The version of the snapshot format (snapshot-file.ts); part of the options hash. */
-export const SNAPSHOT_VERSION = 4;
+export const SNAPSHOT_VERSION = 5;
 
 export interface Doc {
   key: string;
@@ -22,15 +23,56 @@ export interface Doc {
 /** Splits on anything that is not a letter or digit, so `auth-service.tokens` → auth, service, tokens. */
 export const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
+/**
+ * English function words: they match nearly every entry and carry no topic. A query drops them
+ * (unless it is made of nothing else: "what is this" still finds something), so that "what did
+ * the team decide about caching" is scored by decide, team and caching. Documents keep them:
+ * dropping them from the index would buy little and make a stopword-only query find nothing.
+ */
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
+    'can could did do does doing done down during each either else ever every few for from further get gets got had has have having ' +
+    'he her here hers herself him himself his how i if in into is it its itself just let lets like may me might more most much must ' +
+    'my myself neither no nor not now of off oh ok okay on once one only or other our ours ourselves out over own per quite rather ' +
+    'really said same say says shall she should since so some still such than that the their theirs them themselves then there ' +
+    'these they this those though through thus to too under until up upon us very was we were what whatever when where whether which ' +
+    'while who whom whose why will with within without would yeah yes yet you your yours yourself yourselves ' +
+    'aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren won wouldn ll re ve'
+  ).split(' '),
+);
+
+const ASCII_WORD = /^[a-z]+$/;
+
+/**
+ * One term as the index stores it: lowercase, at least two characters unless it holds a digit,
+ * and English words reduced to their stem (Porter's algorithm, the `stemmer` package), so
+ * "deploys", "deployed" and "deploying" are one term. Identifiers with digits or non-ASCII
+ * letters are kept as they are.
+ */
+export function processTerm(term: string): string | null {
+  if (term.length < 2 && !/\d/.test(term)) return null;
+  const t = term.toLowerCase();
+  return ASCII_WORD.test(t) && t.length > 3 ? stemmer(t) : t;
+}
+
+/** A query's words: the tokenizer's, without stopwords unless nothing else is left. */
+export function queryTokenize(text: string): string[] {
+  const all = tokenize(text);
+  const content = all.filter((w) => !STOPWORDS.has(w.toLowerCase()));
+  return content.length ? content : all;
+}
+
 export const INDEX_OPTIONS: Options<Doc> = {
   idField: 'key',
   fields: ['summary', 'content', 'subject', 'tags', 'kind', 'scope'],
   storeFields: [],
   tokenize,
-  processTerm: (t) => (t.length > 1 || /\d/.test(t) ? t.toLowerCase() : null),
+  processTerm,
   // Vacuumed synchronously after every sync that discards (see SearchIndex.vacuum).
   autoVacuum: false,
   searchOptions: {
+    tokenize: queryTokenize,
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
@@ -43,7 +85,7 @@ export const INDEX_OPTIONS: Options<Doc> = {
  * snapshot is rebuilt rather than misread. (Not their source text: the bundled CLI and dist/
  * hold the same functions formatted differently, and must share one snapshot.)
  */
-const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/v1';
+const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/porter-stem-ascii-over3/query-stopwords/v2';
 
 /** Changes whenever the options above change, so an old snapshot is rebuilt rather than misread. */
 export const OPTIONS_HASH = createHash('sha1')
