@@ -148,11 +148,23 @@ export function compareByPriors(a: EntryLike, b: EntryLike): number {
 }
 
 /**
+ * With text, relevance leads and the priors only break near-ties: at most this share of the
+ * score depends on the prior and demotions, and at most `STRENGTH_WEIGHT` on decay strength, so
+ * a text match 25 % stronger than another always ranks above it, whatever their confidence,
+ * evidence or age.
+ */
+export const PRIOR_WEIGHT = 0.2;
+export const STRENGTH_WEIGHT = 0.05;
+
+const textPrior = (priorTimesDemotion: number): number => 1 - PRIOR_WEIGHT * (1 - priorTimesDemotion);
+
+/**
  * What `rankEntries` multiplies a text relevance by before decay strength: the Req 15.8 prior
- * times the demotion of near-expiry and stale-evidence entries. Exposed for `textFloor`.
+ * times the demotion of near-expiry and stale-evidence entries, scaled by `PRIOR_WEIGHT`.
+ * Exposed for `textFloor`.
  */
 export function textWeight(e: EntryLike, now: number, stale = false): number {
-  return prior(e) * demotion(entryFlags(e, now, stale));
+  return textPrior(prior(e) * demotion(entryFlags(e, now, stale)));
 }
 
 /** The n-th largest of `values` (n >= 1), by a small min-heap: one pass, no sort of all of them. */
@@ -201,13 +213,13 @@ export function nthLargest(values: Float64Array, n: number): number {
  * each accepted hit's raw score times its `textWeight`, and the largest raw score (what
  * `rankEntries`' relevance is divided by), a bound below which a hit cannot reach the first `n`
  * of `rankEntries`, so it need not become a candidate at all. It is `rankEntries`' own cut
- * (0.75 of the n-th best base, see there) in raw units, lowered by more than one rounding step
+ * (1 - STRENGTH_WEIGHT of the n-th best base, see there) in raw units, lowered by more than one rounding step
  * of the scores and a relative hair, so that floating-point order never decides: the ranking of
  * the hits kept is exactly the ranking of all of them.
  */
 export function textFloor(bases: Float64Array, n: number, maxRelevance: number): number {
   if (!(n >= 1) || !Number.isFinite(n) || bases.length <= 2 * n || !(maxRelevance > 0)) return -Infinity;
-  return 0.75 * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
+  return (1 - STRENGTH_WEIGHT) * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
 }
 
 /** Lifecycle values of a candidate, computed on demand by the caller. */
@@ -215,9 +227,9 @@ export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence:
 
 /**
  * Ranks filtered candidates. Without text: demoted entries (near expiry, stale evidence) after
- * the others, each group in exact Req 15.8 order. With text: relevance × priors × demotion ×
- * (0.75 + 0.25 · decay strength), ties broken by Req 15.8. With `limit`, only the first `limit`
- * are returned.
+ * the others, each group in exact Req 15.8 order. With text: relevance × (priors × demotion,
+ * scaled by PRIOR_WEIGHT) × (decay strength, scaled by STRENGTH_WEIGHT), ties broken by Req
+ * 15.8. With `limit`, only the first `limit` are returned.
  *
  * `lifecycle` (decay strength, effective confidence) is asked for lazily: the strength factor
  * is at most 1, so once the next candidate's score *without* it is below the `limit`-th best
@@ -234,10 +246,10 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   const n = Math.min(limit, cands.length);
   const baseOf = (c: C, flags: Flag[], q: number): number => {
     const p = (0.6 + 0.4 * c.entry.confidence) * (0.85 + 0.05 * q);
-    return hasText ? (c.relevance ?? 0) * p * demotion(flags) : p * demotion(flags);
+    return hasText ? (c.relevance ?? 0) * textPrior(p * demotion(flags)) : p * demotion(flags);
   };
-  // With text, a candidate's final score is its base times a decay factor in [0.75, 1] (below):
-  // the n best bases all score at least 0.75 x the n-th best base, so a candidate whose base is
+  // With text, a candidate's final score is its base times a decay factor in [1 - STRENGTH_WEIGHT, 1]
+  // (below): the n best bases all score at least that x the n-th best base, so a candidate whose base is
   // below that can never reach the top n and is dropped before any object is made or sorted
   // (most of the ~2,000 hits of a typical query at 10K entries).
   let floor = -Infinity;
@@ -246,7 +258,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     cands.forEach((c, i) => (bases[i] = baseOf(c, entryFlags(c.entry, now, c.stale), evidenceQuality(c.entry))));
     const nth = bases.sort()[cands.length - n];
     // Compared as the rounded scores are: a candidate that could only tie is kept.
-    floor = Math.round(0.75 * nth * 1e4) / 1e4;
+    floor = Math.round((1 - STRENGTH_WEIGHT) * nth * 1e4) / 1e4;
   }
   const keyed: { c: C; flags: Flag[]; d: number; q: number; base: number; score: number }[] = [];
   for (const c of cands) {
@@ -270,7 +282,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     }
     // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
     // no-text order stays exactly Req 15.8.
-    const s = hasText ? 0.75 + 0.25 * Math.min(1, Math.max(0, k.c.strength ?? 1)) : 1;
+    const s = hasText ? 1 - STRENGTH_WEIGHT * (1 - Math.min(1, Math.max(0, k.c.strength ?? 1))) : 1;
     k.score = Math.round(k.base * s * 1e4) / 1e4;
   };
   let top: K[];
@@ -317,11 +329,14 @@ export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, (typeof SUMMARY_F
 /** One query result: a ranked entry, and the entry it was added for by `--include-related`. */
 export interface QueryHit extends Ranked<MemoryEntry> {
   related_to?: string;
+  /** The hit whose episode neighbour this entry is, when that lifted its relevance. */
+  lifted_by?: string;
 }
 
 /** A query hit in CLI.md's JSON shape (CLI and MCP alike): the entry (or its summary fields) plus `meta`. */
 export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
   const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
   if (h.related_to) meta.related_to = h.related_to;
+  if (h.lifted_by) meta.lifted_by = h.lifted_by;
   return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
 }

@@ -1,8 +1,11 @@
 // rankEntries with a limit prunes candidates that cannot reach the top (query.ts): the result
 // must be exactly the first `limit` of the unpruned ranking, ties and all.
 import { describe, expect, it } from 'vitest';
-import { nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
+import { STRENGTH_WEIGHT, nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+
+/** A fully decayed entry scores this share of its base at most. */
+const CUT = 1 - STRENGTH_WEIGHT;
 
 let seed = 5;
 const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -57,6 +60,34 @@ describe('rankEntries', () => {
   });
 });
 
+describe('priors with text', () => {
+  it('break near-ties but never push a text match 25 % stronger below a weaker one', () => {
+    for (let i = 0; i < 500; i++) {
+      const a = cand(2 * i);
+      const b = cand(2 * i + 1);
+      // a: the worst priors there are (low confidence, an assumption, stale, near expiry, fully decayed)
+      a.entry.confidence = 0.1;
+      a.entry.evidence = [{ type: 'assumption', uri: 'x', note: '' }];
+      a.entry.valid_to = new Date(NOW + 86_400_000).toISOString();
+      a.stale = true;
+      a.relevance = 1;
+      b.relevance = 1 / 1.25 - 1e-3;
+      const strength = (c: { k: number }): { strength: number; effective_confidence: number } => ({ strength: c.k === a.k ? 0 : 1, effective_confidence: 0.5 });
+      const ranked = rankEntries([b, a], NOW, true, Infinity, strength);
+      expect(ranked[0].entry.id).toBe(a.entry.id);
+    }
+    // ...and between equally relevant entries the priors decide (Req 15.8 order).
+    const hi = cand(9001);
+    const lo = cand(9002);
+    Object.assign(hi, { relevance: 1, stale: false });
+    Object.assign(lo, { relevance: 1, stale: false });
+    hi.entry.confidence = 1;
+    lo.entry.confidence = 0.6;
+    hi.entry.valid_to = lo.entry.valid_to = null;
+    expect(rankEntries([lo, hi], NOW, true)[0].entry.id).toBe(hi.entry.id);
+  });
+});
+
 describe('textFloor', () => {
   it('drops only raw hits that cannot reach the first `limit`: the same ranking as from all of them', () => {
     let dropped = 0;
@@ -69,11 +100,11 @@ describe('textFloor', () => {
         let raw: number[];
         let strengths: number[];
         if (round % 3 === 0) {
-          // The worst case for the cut: the 2 x limit best bases have fully decayed (x 0.75), the
-          // next `limit` bases lie within a few rounding steps of 0.75 of theirs at full
+          // The worst case for the cut: the 2 x limit best bases have fully decayed (x CUT), the
+          // next `limit` bases lie within a few rounding steps of CUT of theirs at full
           // strength, so the first `limit` are decided right at the cut, by the rounding of the
           // scores and the tie-breaks; the rest lie well below.
-          const target = (i: number): number => (i < 2 * limit ? 1 : i < 3 * limit ? 0.75 + (rand() - 0.5) * 6e-4 : 0.5 + rand() * 0.2);
+          const target = (i: number): number => (i < 2 * limit ? 1 : i < 3 * limit ? CUT + (rand() - 0.5) * 6e-4 : 0.5 + rand() * 0.2);
           raw = cands.map((_, i) => (target(i) * scale) / weights[i]);
           strengths = cands.map((_, i) => (i < 2 * limit ? 0 : 1));
         } else {
@@ -114,7 +145,7 @@ describe('textFloor', () => {
     expect(textFloor(b, Infinity, 3)).toBe(-Infinity);
     expect(textFloor(b, 0, 3)).toBe(-Infinity);
     expect(textFloor(b, 1, 0)).toBe(-Infinity);
-    expect(textFloor(b, 1, 3)).toBeCloseTo(0.75 * 3 - 3e-4, 6);
+    expect(textFloor(b, 1, 3)).toBeCloseTo(CUT * 3 - 3e-4, 6);
   });
 
   it('nthLargest is the n-th value of a descending sort', () => {
