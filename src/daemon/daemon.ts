@@ -152,6 +152,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       }
     }
     if (changed.length) jobs?.scheduleContext(changed, r.snap);
+    if (changed.length || reason === 'start') void svc.indexSemantic(); // new and changed entries get vectors, in the background
     if (batch) scheduleVacuum();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
@@ -213,6 +214,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     notify: (files) => refresh('notify', new Set(files.map((f) => svc.ws.rel(f)))),
     status: async () => ({
       ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>),
+      semantic: svc.semanticStatus() ?? status.semantic,
+      rss_bytes: process.memoryUsage.rss(),
       metrics: await metrics.registry.getMetricsAsJSON(),
     }),
     stop: () => void shutdown('stop request'),
@@ -253,6 +256,12 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
 
   // ---------------------------------------------------------------- start: reconcile, catch up, serve
   refresh('start', new Set());
+  // Semantic search: the model loads in a worker thread while queries are answered lexically.
+  const semantic = svc.startSemantic(
+    (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
+    (err) => status.recordError('semantic', err),
+  );
+  status.semantic = semantic?.status() ?? { enabled: false, state: 'off', model: null, entries: 0, vectors_current: 0, vector_bytes: 0 };
   log.info({
     event: 'started',
     root: svc.ws.root,
@@ -264,6 +273,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   status.write();
   const heartbeat = setInterval(() => {
     if (stopping) return;
+    if (semantic) status.semantic = semantic.status();
     status.write();
     jobs.tick();
   }, heartbeatMs);
@@ -292,6 +302,11 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     server.close();
     http?.close();
     await jobs.stop(); // the current batch finishes; its cursor is saved
+    try {
+      await svc.closeSemantic(); // the vectors computed so far are saved
+    } catch (err) {
+      status.recordError('semantic', err);
+    }
     // The index snapshot, up to date with the files: what one-shot commands load while no daemon
     // runs (a kill -9 skips it, and the next start re-syncs from file stamps).
     try {

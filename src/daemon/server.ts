@@ -128,8 +128,11 @@ export class DaemonServer {
         const p = req.params as Request<'query'>['params'];
         await this.deps.settle(); // answer with every change the watcher and HEAD have seen
         const end = this.deps.metrics.queryDuration.startTimer();
+        const text = String(p.text ?? '');
+        // The query's vector first (the model runs in a worker thread; lexical only while it loads).
+        const semantic = await svc.semanticFor(text).catch(() => undefined);
         // The watcher and reconcile keep the catalog current: no per-query stat of every file.
-        const r = svc.query(String(p.text ?? ''), p.filters ?? {}, { ...(p.options ?? {}), refresh: false });
+        const r = svc.query(text, p.filters ?? {}, { ...(p.options ?? {}), refresh: false, semantic });
         end();
         return r;
       }

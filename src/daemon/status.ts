@@ -78,6 +78,8 @@ export class DaemonStatus {
   expiring_entries: { id: string; project: string; state: string; valid_to: string | null }[] = [];
   stale_evidence_entries = 0;
   recent_errors: { time: string; where: string; message: string }[] = [];
+  /** Semantic search: state, model, vectors current (see service/semantic.ts). */
+  semantic: unknown = null;
 
   private readonly paths: DaemonPaths;
   private readonly log: Logger;

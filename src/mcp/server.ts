@@ -17,7 +17,7 @@ import { MemoryError, UsageError, formatProblem } from '../core/errors.js';
 import { parseFilters, parseWhen, pickAgent } from '../core/filters.js';
 import { summaryOnly, type QueryFilters } from '../core/query.js';
 import { hitJson } from '../core/query.js';
-import { MemoryService } from '../service/memory-service.js';
+import { MemoryService, type QueryOptions } from '../service/memory-service.js';
 
 export interface McpOptions {
   root?: string;
@@ -125,7 +125,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
   type FilterArgs = { [K in keyof typeof filterSchema]?: z.infer<(typeof filterSchema)[K]> };
 
   /** One page of hits for `text` (empty: browse), within the character budget; a search's delivered page counts as retrieved. */
-  const pageOf = (text: string, a: FilterArgs, search: boolean): Record<string, unknown> => {
+  const pageOf = (text: string, a: FilterArgs, search: boolean, semantic?: QueryOptions['semantic']): Record<string, unknown> => {
     const filters: QueryFilters = {
       ...parseFilters(
         {
@@ -144,7 +144,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       projects: service.readProjects(project(a.project)),
     };
     // Only the page this answer delivers counts as retrieved (below), not every hit.
-    const r = service.query(text, filters, { includeRelated: a.include_related, record: false });
+    const r = service.query(text, filters, { includeRelated: a.include_related, record: false, semantic });
     if (search) service.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
     const offset = a.offset ?? 0;
     const limit = a.limit ?? 10;
@@ -179,7 +179,11 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; ser
       outputSchema: pageSchema,
       annotations: READ,
     },
-    async (a) => guard(() => pageOf(a.query, a, true)),
+    async (a) => {
+      // Meaning too, once the model (started with the server, in a worker thread) is ready.
+      const semantic = await service.semanticFor(a.query).catch(() => undefined);
+      return guard(() => pageOf(a.query, a, true, semantic));
+    },
   );
 
   server.registerTool(
@@ -529,9 +533,11 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
+  service.startSemantic();
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());
   await closed;
+  await service.closeSemantic().catch(() => undefined);
   // While serving, the index snapshot is saved only once it drifted far (a save holds the process
   // for the whole write); when the client goes, it is brought up to date for the next command.
   if (!failed) service.flushIndex();

@@ -35,6 +35,8 @@ import * as sessions from './ops/sessions.js';
 import * as setupOps from './ops/setup.js';
 import * as statistics from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
+import type { Embedder } from './embedder.js';
+import { Semantic, type SemanticStatus } from './semantic.js';
 import { recoverPending } from './transaction.js';
 
 export type { ServiceOptions, WarningSink } from './context.js';
@@ -46,6 +48,7 @@ export type { EvidenceReport } from './ops/evidence.js';
 export type { ExtractReport } from './ops/extraction.js';
 export type { ImportResult } from './ops/interchange.js';
 export type { QueryHit, QueryOptions, QueryResult, QueryStats } from './ops/query.js';
+export type { SemanticStatus } from './semantic.js';
 export { hitJson } from './ops/query.js';
 
 type Args<F> = F extends (ctx: ServiceContext, rm: ReadModel, ...rest: infer R) => unknown ? R : never;
@@ -53,6 +56,7 @@ type ArgsC<F> = F extends (ctx: ServiceContext, ...rest: infer R) => unknown ? R
 
 export class MemoryService {
   readonly ctx: ServiceContext;
+  private semantic: Semantic | null = null;
   private readonly rm: ReadModel;
   private readonly aggregates: statistics.Aggregates = new Map();
 
@@ -276,5 +280,80 @@ export class MemoryService {
   }
   flushIndex(): void {
     this.rm.flushIndex();
+  }
+
+  // ---------------------------------------------------------------- semantic search
+  /**
+   * Semantic search with `engine` (a long-lived process: the daemon's worker thread); null when
+   * the model is not installed. Loads the vectors cached for its model.
+   */
+  attachEmbedder(engine: Embedder | null, error?: string): Semantic {
+    this.semantic ??= new Semantic(this.ctx);
+    this.semantic.attach(engine, error);
+    return this.semantic;
+  }
+
+  /**
+   * For a long-lived process (daemon, MCP server): starts the model in a worker thread unless
+   * `BASS_AGENTS_SEMANTIC=off` or every project has `query.semantic: off`. Returns at once with
+   * the Semantic (state `loading`; queries stay lexical until the model is ready), or null when
+   * it is off. `onReady` is told the model's name (null: the packages are not installed).
+   */
+  startSemantic(onReady?: (model: string | null) => void, onError?: (err: unknown) => void): Semantic | null {
+    const projects = this.ws.listProjects();
+    const wanted = this.env.BASS_AGENTS_SEMANTIC !== 'off' && (projects.length === 0 || projects.some((p) => this.projectConfig(p).query.semantic !== 'off'));
+    if (!wanted) return null;
+    const sem = this.attachEmbedder(null);
+    sem.state = 'loading';
+    void import('./embedder.js')
+      .then(({ WorkerEmbedder }) => WorkerEmbedder.start())
+      .then(
+        (engine) => {
+          if (sem.isClosed) return void engine?.close();
+          this.attachEmbedder(engine);
+          onReady?.(engine?.model ?? null);
+          void this.indexSemantic();
+        },
+        (err: unknown) => {
+          this.attachEmbedder(null, err instanceof Error ? err.message : String(err));
+          onError?.(err);
+        },
+      );
+    return sem;
+  }
+
+  /** Stops the model and saves the vectors computed so far. */
+  async closeSemantic(): Promise<void> {
+    await this.semantic?.close();
+  }
+
+  /** Computes the vectors entries lack, in the background (the daemon calls this after each refresh). */
+  indexSemantic(): Promise<void> {
+    return this.semantic?.index(() => this.rm.current ?? this.ctx.snapshot()) ?? Promise.resolve();
+  }
+
+  /**
+   * The semantic part of a query of `text`, for `query`'s options: from the attached engine
+   * when there is one; otherwise, when `ask` (`--semantic`), the model is loaded in this
+   * process and at most `inlineMax` missing vectors are computed first (the daemon computes the
+   * rest). Undefined when semantic search cannot answer (no model, no vectors, empty text).
+   */
+  async semanticFor(text: string, ask = false, inlineMax = 64): Promise<queries.QueryOptions['semantic']> {
+    if (!text.trim()) return undefined;
+    if (!this.semantic?.ready && ask) {
+      const { inlineEmbedder } = await import('./embedder.js');
+      this.attachEmbedder(await inlineEmbedder());
+      await this.semantic!.index(() => this.ctx.snapshot(), { max: inlineMax });
+    }
+    if (!this.semantic?.ready) return undefined;
+    // Without a watcher (an MCP server) nothing else notices new entries: look at each query.
+    if (!this.ctx.watched) void this.indexSemantic();
+    const similarity = await this.semantic.similarity(text);
+    return similarity ? { similarity } : undefined;
+  }
+
+  /** Whether semantic search is on and how many vectors are current (null: no engine attached in this process). */
+  semanticStatus(): SemanticStatus | null {
+    return this.semantic?.status(this.rm.current) ?? null;
   }
 }

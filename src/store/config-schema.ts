@@ -55,6 +55,12 @@ export const ProjectConfigSchema = z
       .object({
         /** A query slower than this logs a performance warning (Req 11.2). */
         slow_ms: z.number().positive().default(200),
+        /**
+         * Semantic search (sentence vectors fused with the lexical score): `auto` (default) and
+         * `on` use it when the optional model packages are installed; `off` keeps this project's
+         * search lexical and its entries are not embedded.
+         */
+        semantic: z.enum(['auto', 'on', 'off']).optional(),
       })
       .strict()
       .default({ slow_ms: 200 }),

@@ -140,6 +140,49 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
   });
 });
 
+describe('retrieval beyond exact words', () => {
+  it('a question in other words and other forms finds the entry: stopwords dropped, words stemmed', () => {
+    const dir = gitdir();
+    const [deploy] = seed(dir, [
+      entry({ summary: 'Deployments to production are frozen on Fridays', subject: 'release.policy', content: 'Agreed after two incidents.' }),
+      entry({ summary: 'What we did was the thing that they had to do there', subject: 'misc.notes', content: 'It is what it is.' }),
+    ]);
+    const r = cli(dir, ['query', 'what did they decide about deploying on a friday?', '--json'], { env }).json();
+    expect(r[0].id).toBe(deploy);
+  });
+
+  it('a hit lifts its neighbours written in the same batch under the same subject, and --debug says so', () => {
+    const dir = gitdir();
+    const turns = [
+      'Alice: I finally adopted a dog last weekend',
+      'Bob: Congratulations! What breed is it?',
+      'Alice: A golden retriever named Max',
+      'Bob: Lovely, golden ones are so friendly',
+      'Alice: Yes, and he already knows how to sit',
+    ].map((summary) => entry({ summary, content: summary, subject: 'chat.session_1', section: 'observations', kind: 'other' }));
+    const ids1 = seed(dir, turns);
+    // The same subject, written separately: not part of the episode.
+    const [apart] = seed(
+      dir,
+      [entry({ summary: 'Bob: my cat sleeps all day', subject: 'chat.session_1', section: 'observations', kind: 'other' })],
+      'demo',
+      '2026-06-02T00:00:00Z',
+    );
+    const r = cli(dir, ['query', 'adopted dog', '--json', '--debug'], { env });
+    const hits = r.json() as { id: string; meta: { lifted_by?: string } }[];
+    expect(hits[0].id).toBe(ids1[0]);
+    // "What breed is it?" shares no word with the question; the batch makes it context.
+    expect(hits.map((h) => h.id)).toContain(ids1[1]);
+    expect(hits.find((h) => h.id === ids1[1])!.meta.lifted_by).toBe(ids1[0]);
+    expect(hits.map((h) => h.id)).not.toContain(ids1[3]); // three places away
+    expect(hits.map((h) => h.id)).not.toContain(apart);
+    expect(r.stderr).toContain(`${ids1[1]} lifted as a neighbour of ${ids1[0]}`);
+    // Filters still apply to neighbours.
+    const other = cli(dir, ['query', 'adopted dog', '--json', '--section', 'decisions'], { env }).json();
+    expect(other).toEqual([]);
+  });
+});
+
 describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
   it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', () => {
     const dir = gitdir();
@@ -162,9 +205,13 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
 
   it('--debug prints time and counts; the index snapshot is reused and rebuilt when corrupt', () => {
     const dir = gitdir();
-    seed(dir, [entry({ summary: 'alpha' }), entry({ summary: 'beta' })]);
+    // Two batches: entries of one batch under one subject would be each other's context.
+    seed(dir, [entry({ summary: 'alpha' })]);
+    seed(dir, [entry({ summary: 'beta' })]);
     const first = cli(dir, ['query', 'alpha', '--debug'], { env });
-    expect(first.stderr).toMatch(/debug: execution time [\d.]+ ms, entries scanned 2, matched filters 1, entries returned 1, index: built \(\+2/);
+    expect(first.stderr).toMatch(
+      /debug: execution time [\d.]+ ms, entries scanned 2, matched filters 1, entries returned 1, semantic search off, index: built \(\+2/,
+    );
     const second = cli(dir, ['query', 'alpha', '--debug'], { env });
     expect(second.stderr).toMatch(/index: snapshot loaded \(\+0 ~0 -0\)/);
     seed(dir, [entry({ summary: 'gamma alpha' })]);

@@ -114,9 +114,27 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
             .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
             .join('; ')}`,
+          `semantic search   ${semanticLine(s.semantic as Record<string, unknown> | null | undefined)}`,
+          ...(typeof s.rss_bytes === 'number' ? [`memory            ${Math.round(s.rss_bytes / 2 ** 20)} MiB resident`] : []),
           `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
         ].join('\n'),
       );
     },
   );
+}
+
+function semanticLine(s: Record<string, unknown> | null | undefined): string {
+  if (!s) return 'unknown';
+  switch (s.state) {
+    case 'off':
+      return 'off (BASS_AGENTS_SEMANTIC=off, or every project has query.semantic: off)';
+    case 'unavailable':
+      return 'off: the optional model packages are not installed (search is lexical)';
+    case 'loading':
+      return 'loading the model (queries are lexical until it is ready)';
+    case 'failed':
+      return `failed: ${String(s.error ?? 'unknown error')} (search is lexical)`;
+    default:
+      return `${String(s.state)}, ${String(s.model)}: ${String(s.vectors_current)} of ${String(s.entries)} entries have a current vector`;
+  }
 }

@@ -24,7 +24,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
   // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
   const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
-  const r = fromDaemon ?? svc.query(text, filters, options);
+  const r = fromDaemon ?? svc.query(text, filters, { ...options, semantic: await svc.semanticFor(text, Boolean(a.semantic)) });
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
     io().stderr.write(
@@ -37,8 +37,10 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
       ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}`
       : '';
     io().stderr.write(
-      `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}${idx}\n`,
+      `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,
     );
+    for (const [id, by] of s.context ?? [])
+      io().stderr.write(`debug: ${id} lifted as a neighbour of ${by} (written in the same batch under the same subject)\n`);
   }
   svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
@@ -136,6 +138,10 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('summary-only', { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' })
           .option('include-related', { type: 'boolean', describe: 'follow related_entries' })
           .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' })
+          .option('semantic', {
+            type: 'boolean',
+            describe: 'without a daemon, load the embedding model here to rank by meaning too (~1.5 s); a running daemon always does',
+          })
           .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
       async (a: A) => {
         const svc = service(a);

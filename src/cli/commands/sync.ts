@@ -109,6 +109,15 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a.json) printJson(r);
         else if (r.ok) out(`ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems`);
         else for (const p of r.problems) io().stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+        if (!a.json) {
+          const s = r.semantic;
+          const off = s.projects_off.length ? `; off in config for ${s.projects_off.join(', ')}` : '';
+          out(
+            s.model_installed
+              ? `semantic search: model installed; ${s.vectors_current} of ${s.entries} entries have a current vector (a running daemon computes the rest)${off}`
+              : `semantic search: off, the optional model packages are not installed (search is lexical)${off}`,
+          );
+        }
         io().setExitCode(r.ok ? 0 : 1);
       },
     )

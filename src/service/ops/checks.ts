@@ -2,6 +2,7 @@
  * Checks without writing: `memory validate` (an input against the schema, the write policy, the
  * store and the secret rules), `memory doctor` (the whole workspace), `memory check-freshness`.
  */
+import { semanticReport, type SemanticReport } from '../semantic.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXPIRY_WARNING_DAYS } from '../../core/query.js';
@@ -57,9 +58,12 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
  * this), superseded_by and related_entries point at existing entries, no two live entries
  * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
  */
-export async function doctor(
-  ctx: ServiceContext,
-): Promise<{ ok: boolean; checked: { files: number; projects: number }; problems: { check: string; file: string; path: string; message: string }[] }> {
+export async function doctor(ctx: ServiceContext): Promise<{
+  ok: boolean;
+  checked: { files: number; projects: number };
+  problems: { check: string; file: string; path: string; message: string }[];
+  semantic: SemanticReport;
+}> {
   const snap = ctx.catalog.refresh();
   const problems: { check: string; file: string; path: string; message: string }[] = [];
   const conflicted = new Set(conflictedFiles(ctx));
@@ -118,7 +122,9 @@ export async function doctor(
       }
     }
   }
-  return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems };
+  const { modelInstalled } = await import('../embedder.js');
+  const semantic = semanticReport(ctx, snap.entries, await modelInstalled());
+  return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems, semantic };
 }
 
 /** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */

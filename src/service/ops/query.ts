@@ -17,6 +17,7 @@ import {
   type QueryFilters,
   type QueryHit,
 } from '../../core/query.js';
+import { CONTEXT_WINDOW, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
 import type { ServiceContext } from '../context.js';
@@ -37,6 +38,11 @@ export interface QueryOptions {
   record?: boolean;
   /** Re-read changed files before answering (default true). */
   refresh?: boolean;
+  /**
+   * Semantic search: the cosine similarity of the query's vector to an entry's (undefined when
+   * the entry has none yet). The caller embeds the query (a daemon, or `--semantic`).
+   */
+  semantic?: { similarity: (key: string) => number | undefined };
 }
 
 export interface QueryStats {
@@ -44,6 +50,10 @@ export interface QueryStats {
   entries_scanned: number;
   entries_matched_filters: number;
   entries_returned: number;
+  /** Whether semantic similarity was fused with the lexical score. */
+  semantic: boolean;
+  /** Results lifted by a hit next to them in their episode: `[id, id of the hit]`. */
+  context: [string, string][];
   index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number } | null;
 }
 
@@ -68,6 +78,8 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   const staleKeys = ctx.evidenceCache.staleKeys();
   const cands: Cand[] = [];
   let matchedCount = 0;
+  let semanticUsed = false;
+  const liftedBy = new Map<StoredEntry, string>();
   // A page of at most MAX_RESULTS from `offset`: the ranking goes that far, the page is its tail.
   const offset = Math.max(0, Math.min(Math.floor(opts.offset ?? 0), MAX_OFFSET));
   const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS)) + offset;
@@ -96,28 +108,88 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       scores = Float64Array.from(hits, (h) => h.score);
       entryAt = (i) => byKey.get(hits[i].id as string);
     }
-    // Filter every hit and weigh it by its priors in typed arrays, then make candidates only of
-    // the hits that can still reach the first `limit` (textFloor): at 100K entries a query
-    // reaches ~20,000 entries and a few hundred become candidates.
-    const accepted = new Int32Array(scores.length);
-    const bases = new Float64Array(scores.length);
-    let n = 0;
+    // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
+    let ents: StoredEntry[] = [];
+    let rel: number[] = [];
     let max = 0;
     for (let i = 0; i < scores.length; i++) {
       const se = entryAt(i);
       if (!se || !accept(se.meta, se.project)) continue;
-      const score = scores[i];
-      bases[n] = score * textWeight(se.meta, nowMs, staleKeys.size > 0 && staleKeys.has(se.key));
-      accepted[n++] = i;
-      if (score > max) max = score;
+      ents.push(se);
+      rel.push(scores[i]);
+      if (scores[i] > max) max = scores[i];
     }
-    const floor = textFloor(bases.subarray(0, n), limit, max);
+    for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j] / max : 0;
+    // Semantic similarity, fused with the lexical score: every entry that passes the filters is
+    // a candidate, whether or not it shares a word with the text.
+    if (opts.semantic) {
+      const sim = opts.semantic.similarity;
+      const lexOf = new Map<StoredEntry, number>();
+      for (let j = 0; j < ents.length; j++) lexOf.set(ents[j], rel[j]);
+      const all: StoredEntry[] = [];
+      const sims: (number | undefined)[] = [];
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const se of snap.entries) {
+        if (!accept(se.meta, se.project)) continue;
+        const s = sim(se.key);
+        all.push(se);
+        sims.push(s);
+        if (s !== undefined) {
+          if (s < lo) lo = s;
+          if (s > hi) hi = s;
+        }
+      }
+      ents = [];
+      rel = [];
+      for (let j = 0; j < all.length; j++) {
+        const lex = lexOf.get(all[j]) ?? 0;
+        const r = fuse(lex, sims[j], lo, hi);
+        // An entry that shares no word with the text is a match only if its meaning is close.
+        if (lex > 0 || r >= SEMANTIC_ONLY_MIN) {
+          ents.push(all[j]);
+          rel.push(r);
+        }
+      }
+      semanticUsed = true;
+    }
+    // Context: the best hits lift their neighbours in the same episode (filters still apply).
+    const position = new Map<StoredEntry, number>();
+    for (let j = 0; j < ents.length; j++) position.set(ents[j], j);
+    const lifts = contextLifts(
+      ents,
+      (j) => rel[j],
+      (hits) => episodesOf(snap, hits, (se) => accept(se.meta, se.project)),
+      (se) => {
+        const j = position.get(se);
+        return j === undefined ? 0 : rel[j];
+      },
+    );
+    for (const l of lifts) {
+      const j = position.get(l.item);
+      if (j === undefined) {
+        ents.push(l.item);
+        rel.push(l.relevance);
+      } else rel[j] = l.relevance;
+      liftedBy.set(l.item, l.by.meta.id);
+    }
+    // Weigh every hit by its priors, then make candidates only of the hits that can still reach
+    // the first `limit` (textFloor): at 100K entries a query reaches ~20,000 entries and a few
+    // hundred become candidates.
+    const n = ents.length;
+    const bases = new Float64Array(n);
+    let top = 0;
     for (let j = 0; j < n; j++) {
-      if (bases[j] < floor) continue;
-      const se = entryAt(accepted[j])!;
-      cands.push({ project: se.project, entry: se.meta, se, relevance: scores[accepted[j]], stale: staleKeys.has(se.key) });
+      const se = ents[j];
+      bases[j] = rel[j] * textWeight(se.meta, nowMs, staleKeys.size > 0 && staleKeys.has(se.key));
+      if (rel[j] > top) top = rel[j];
     }
-    for (const c of cands) c.relevance = max > 0 ? c.relevance! / max : 0;
+    const floor = textFloor(bases, limit, top);
+    for (let j = 0; j < n; j++) {
+      if (bases[j] < floor || !(rel[j] > 0)) continue;
+      const se = ents[j];
+      cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleKeys.has(se.key) });
+    }
     matchedCount = n;
   } else {
     for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) });
@@ -135,10 +207,12 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   // Rank on metadata; read the full entries of the results only.
   const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
     .slice(offset)
-    .map(({ se, entry: _meta, ...r }) => ({
-      ...r,
-      entry: se.entry,
-    }));
+    .map(({ se, entry: _meta, ...r }) => {
+      const hit: QueryHit = { ...r, entry: se.entry };
+      const by = liftedBy.get(se);
+      if (by) hit.lifted_by = by;
+      return hit;
+    });
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
   if (opts.record !== false)
@@ -154,9 +228,63 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       entries_scanned: snap.entries.length,
       entries_matched_filters: matchedCount,
       entries_returned: ranked.length,
+      semantic: semanticUsed,
+      context: ranked.filter((r) => r.lifted_by).map((r) => [r.entry.id, r.lifted_by!]),
       index: indexStats,
     },
   };
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** The random part of a ULID as a number (a batch's ids count up by one from a shared time), or null. */
+function ulidSequence(id: string): bigint | null {
+  if (id.length !== 26) return null;
+  let n = 0n;
+  for (let i = 10; i < 26; i++) {
+    const d = CROCKFORD.indexOf(id[i].toUpperCase());
+    if (d < 0) return null;
+    n = n * 32n + BigInt(d);
+  }
+  return n;
+}
+
+/**
+ * The neighbourhood of each hit in its episode, as `contextLifts` reads it: an array with the
+ * hit in the middle and, on either side, the entries written just before and after it in the
+ * same batch (same project, subject and `created_at`; a batch's ids count up by one), each only
+ * if it passes the filters. One pass over the catalog's metadata for all the hits.
+ */
+function episodesOf(snap: CatalogSnapshot, hits: readonly StoredEntry[], accept: (se: StoredEntry) => boolean): (StoredEntry | undefined)[][] {
+  const W = CONTEXT_WINDOW;
+  const windows = hits.map((h) => {
+    const w: (StoredEntry | undefined)[] = new Array<StoredEntry | undefined>(2 * W + 1).fill(undefined);
+    w[W] = h;
+    return w;
+  });
+  const seqs = hits.map((h) => ulidSequence(h.meta.id));
+  const groups = new Map<string, number[]>();
+  const subjects = new Set<string>();
+  hits.forEach((h, i) => {
+    if (seqs[i] === null) return;
+    const k = episodeKey(h.meta, h.project);
+    groups.set(k, [...(groups.get(k) ?? []), i]);
+    subjects.add(h.meta.subject);
+  });
+  if (!groups.size) return windows;
+  for (const se of snap.entries) {
+    if (!subjects.has(se.meta.subject)) continue;
+    const group = groups.get(episodeKey(se.meta, se.project));
+    if (!group) continue;
+    const seq = ulidSequence(se.meta.id);
+    if (seq === null) continue;
+    for (const i of group) {
+      const d = seq - seqs[i]!;
+      if (d === 0n || d < BigInt(-W) || d > BigInt(W) || !accept(se)) continue;
+      windows[i][W + Number(d)] = se;
+    }
+  }
+  return windows;
 }
 
 /** Follows related_entries (Req 4.11); related entries obey the same status and validity rules. */

