@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench [-- --quick | --full | --json | --sizes 1000,10000]`
+// `npm run bench [-- --quick | --full | --json | --sizes 1000,10000 | --no-semantic]`
 //
 // Measures what users feel on generated, realistic entries, and the machine's own floor in the
 // same run (node start, reading+parsing all entry files, a plain substring scan, a bare git
@@ -12,6 +12,9 @@ import { SearchIndex } from '../dist/index/search-index.js';
 import { MemoryService } from '../dist/service/memory-service.js';
 import { daemonPaths, request } from '../dist/daemon/client.js';
 import { serializeEntry } from '../dist/core/entry.js';
+import { inlineEmbedder } from '../dist/service/embedder.js';
+import { embeddedText } from '../dist/service/semantic.js';
+import { VectorStore, textHash } from '../dist/index/vectors.js';
 import { spawn } from 'node:child_process';
 import { BIN, allFiles, env, makeEntry, runCli, setup } from './data.js';
 
@@ -135,7 +138,8 @@ for (const n of sizes) {
   {
     const paths = daemonPaths(join(dir, '.bass-agents'));
     const t0 = performance.now();
-    const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
+    // Lexical figures: the model stays unloaded here (semantic search is measured on its own below).
+    const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env: { ...env, BASS_AGENTS_SEMANTIC: 'off' }, stdio: 'ignore' });
     for (;;) {
       const r = await request(paths, 'ping', {}, 500);
       if (r && 'result' in r) break;
@@ -184,6 +188,46 @@ for (const n of sizes) {
     row(n, 'daemon resident memory', rss, undefined, undefined, 'MiB');
     child.kill('SIGTERM');
     await new Promise((res) => child.on('exit', res));
+  }
+  // The daemon with semantic search on (the optional model installed): its memory with the model
+  // loaded and every entry's vector held, and a query through it. Vectors of random directions
+  // are written first, for the entries' current stamps, so the daemon finds them current rather
+  // than spending minutes of CPU embedding generated text (quality is `npm run eval:retrieval`'s).
+  if (!args.includes('--no-semantic')) {
+    const engine = await inlineEmbedder();
+    if (engine) {
+      const snap = new MemoryService({ cwd: dir, env }).snapshot();
+      const store = new VectorStore(engine.model, engine.dims);
+      let seedV = 1;
+      const r = () => (seedV = (seedV * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5;
+      for (const se of snap.entries) {
+        const v = Float32Array.from({ length: engine.dims }, r);
+        const norm = Math.hypot(...v);
+        store.put(se.key, se.stamp, textHash(embeddedText(se.entry)), v.map((x) => x / norm));
+      }
+      store.save(VectorStore.path(join(dir, '.bass-agents')));
+      const paths = daemonPaths(join(dir, '.bass-agents'));
+      const t0 = performance.now();
+      const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
+      let st;
+      for (;;) {
+        const res = await request(paths, 'status', {}, 1000);
+        st = res && 'result' in res ? res.result : undefined;
+        if (st?.semantic?.state === 'ready' && st.semantic.vectors_current >= snap.entries.length) break;
+        if (st?.semantic && ['unavailable', 'failed', 'off'].includes(st.semantic.state)) throw new Error(`bench: semantic search did not start (${st.semantic.state})`);
+        if (performance.now() - t0 > 180_000) throw new Error('bench: semantic search never became ready');
+        await new Promise((res2) => setTimeout(res2, 50));
+      }
+      row(n, 'daemon start to semantic search ready', performance.now() - t0, 'read+parse', readParse);
+      runCli(dir, ['query', 'warm up', '--json']);
+      const viaSemantic = time((i) => runCli(dir, ['query', QUERIES[i % QUERIES.length], '--json']), quick ? 3 : 9);
+      row(n, 'query end to end through the daemon, semantic on (p50)', pct(viaSemantic, 50), 'node start', nodeStart, 'ms', '<= 2x node start');
+      const rss = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+      row(n, 'daemon resident memory, semantic on (model + vectors)', rss, undefined, undefined, 'MiB');
+      child.kill('SIGTERM');
+      await new Promise((res2) => child.on('exit', res2));
+      await engine.close();
+    }
   }
   // Index build and snapshot load, in process, in a block of their own: what they hold
   // (a second index, every entry read in full) is garbage before the warm figures below, which

@@ -13,6 +13,8 @@ export const SEMANTIC_WEIGHT = 0.5;
  * not "more matches".
  */
 export const SEMANTIC_ONLY_MIN = 0.25;
+/** At most this many such entries (the closest) are candidates: more cannot reach a page of 50. */
+export const SEMANTIC_ONLY_MAX = 300;
 /** How many of the best hits lift their neighbours. */
 export const CONTEXT_HITS = 3;
 /** How far on either side of a hit its neighbours are lifted (entries of the same episode). */

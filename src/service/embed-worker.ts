@@ -11,6 +11,9 @@ if (port) {
     const e = await inlineEmbedder();
     if (!e) port.postMessage({ error: 'the model packages are not installed' });
     else {
+      // WebAssembly runs a first, unoptimized tier until its functions are hot: warm them here so
+      // the first queries do not pay for it (a few hundred milliseconds, before `ready`).
+      for (let i = 0; i < 4; i++) await e.embed(['warm up', 'a longer sentence of a dozen words or so, to warm up every layer of the model']);
       port.on('message', (m: { id: number; texts: string[] }) => {
         e.embed(m.texts).then(
           (vectors) =>

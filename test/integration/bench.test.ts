@@ -34,6 +34,9 @@ describe('npm run bench -- --quick', () => {
       'edit -> searchable through the daemon (p50)',
       'edit -> searchable through the daemon (p99)',
       'daemon resident memory',
+      'daemon start to semantic search ready',
+      'query end to end through the daemon, semantic on (p50)',
+      'daemon resident memory, semantic on (model + vectors)',
     ]) {
       expect(figures, f).toContain(f);
     }

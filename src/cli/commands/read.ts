@@ -25,6 +25,17 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
   const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
   const r = fromDaemon ?? svc.query(text, filters, { ...options, semantic: await svc.semanticFor(text, Boolean(a.semantic)) });
+  if (!fromDaemon && a.semantic) {
+    const st = svc.semanticStatus();
+    if (!st || st.state === 'unavailable' || st.state === 'failed')
+      io().stderr.write(
+        `warning: semantic search is not available (${st?.error ?? 'the optional model packages are not installed'}); the results are lexical\n`,
+      );
+    else if (st.vectors_current < st.entries)
+      io().stderr.write(
+        `warning: ${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)\n`,
+      );
+  }
   const slow = svc.slowQueryMs(a.project);
   if (r.stats.execution_ms > slow) {
     io().stderr.write(

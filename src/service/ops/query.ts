@@ -10,6 +10,7 @@ import {
   MAX_RESULTS,
   compileFilters,
   matchesFilters,
+  nthLargest,
   rankEntries,
   textFloor,
   textWeight,
@@ -17,7 +18,7 @@ import {
   type QueryFilters,
   type QueryHit,
 } from '../../core/query.js';
-import { CONTEXT_WINDOW, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
+import { CONTEXT_WINDOW, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
 import type { ServiceContext } from '../context.js';
@@ -140,15 +141,22 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
           if (s > hi) hi = s;
         }
       }
+      const fused = new Float64Array(all.length);
+      const meaningOnly: number[] = [];
+      for (let j = 0; j < all.length; j++) {
+        fused[j] = fuse(lexOf.get(all[j]) ?? 0, sims[j], lo, hi);
+        if (!lexOf.has(all[j]) && fused[j] >= SEMANTIC_ONLY_MIN) meaningOnly.push(fused[j]);
+      }
+      // An entry that shares no word with the text is a match only if its meaning is close, and
+      // only the closest few hundred of those: the rest cannot reach a page, and would only cost
+      // ranking time (thousands at 10K entries).
+      const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
       ents = [];
       rel = [];
       for (let j = 0; j < all.length; j++) {
-        const lex = lexOf.get(all[j]) ?? 0;
-        const r = fuse(lex, sims[j], lo, hi);
-        // An entry that shares no word with the text is a match only if its meaning is close.
-        if (lex > 0 || r >= SEMANTIC_ONLY_MIN) {
+        if (lexOf.has(all[j]) || fused[j] >= keepAbove) {
           ents.push(all[j]);
-          rel.push(r);
+          rel.push(fused[j]);
         }
       }
       semanticUsed = true;
