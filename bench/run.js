@@ -16,6 +16,19 @@ import { inlineEmbedder } from '../dist/service/embedder.js';
 import { embeddedText } from '../dist/service/semantic.js';
 import { VectorStore, textHash } from '../dist/index/vectors.js';
 import { spawn } from 'node:child_process';
+
+/** A CLI call without blocking the benchmark (concurrent writers). */
+function runCliAsync(cwd, a, input) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'memory', ...a], { cwd, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdin.end(input);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 import { BIN, allFiles, env, makeEntry, runCli, setup } from './data.js';
 
 const args = process.argv.slice(2);
@@ -167,6 +180,30 @@ for (const n of sizes) {
       runCli(dir, ['create', 'bench', '--file', '-'], JSON.stringify(e));
     }, quick ? 3 : 6).slice(1);
     row(n, 'create one entry through the daemon (p50)', pct(daemonCreate, 50), 'node start + bare commit', nodeStart + bareCommit, 'ms', n === 10000 ? '<= 400' : undefined);
+    // Eight writers at once, each a CLI process per create, through the daemon (group commit):
+    // writes per second beside the rate at which every core could start node processes
+    // and do nothing else, and every acknowledged id checked in the tree afterwards.
+    {
+      const writers = 8;
+      const each = quick ? 4 : 20;
+      const acked = [];
+      const t1 = performance.now();
+      await Promise.all(
+        Array.from({ length: writers }, async (_, p) => {
+          for (let i = 0; i < each; i++) {
+            const e = { section: 'observations', kind: 'other', subject: `bench.writer${p}`, scope: 'repo', summary: `bench concurrent write ${i} of writer ${p} at ${n}`, content: `writer ${p}`, confidence: 0.8, evidence: [{ type: 'code', uri: 'src/bench.ts', note: '' }] };
+            const r = await runCliAsync(dir, ['create', 'bench', '--file', '-', '--agent', `w${p}`], JSON.stringify(e));
+            if (r.code !== 0) throw new Error(`bench: concurrent write failed: ${r.stderr}`);
+            acked.push(r.stdout.trim());
+          }
+        }),
+      );
+      const seconds = (performance.now() - t1) / 1000;
+      const inTree = new Set(execFileSync('git', ['ls-files', 'ai-memory/bench'], { cwd: dir, env, encoding: 'utf8' }).split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
+      const lost = acked.filter((id) => !inTree.has(id)).length;
+      const startsPerSecond = (cpus().length * 1000) / nodeStart;
+      row(n, `writes/s, ${writers} writers through the daemon (${acked.length} writes, ${lost} lost)`, acked.length / seconds, 'node starts/s on all cores', startsPerSecond, 'writes/s', '>= 20');
+    }
     const lat = [];
     const sectionDir = join(dir, 'ai-memory/bench/learnings');
     for (let i = 0; i < (quick ? 5 : 20); i++) {
@@ -273,7 +310,7 @@ if (asJson) {
 } else {
   console.log(`machine: ${machine.cpus} cores (${machine.cpu_model}), ${machine.memory_gib} GiB, node ${machine.node}`);
   const header = ['size', 'figure', 'value', 'floor', 'ratio', 'target'];
-  const rows = results.map((r) => [String(r.size), r.figure, `${r.value} ${r.unit}`, r.floor ? `${r.floor} ${r.floor_value} ms` : '', r.ratio === null ? '' : `${r.ratio}x`, r.target ?? '']);
+  const rows = results.map((r) => [String(r.size), r.figure, `${r.value} ${r.unit}`, r.floor ? `${r.floor} ${r.floor_value}${r.unit === "writes/s" ? "/s" : " ms"}` : '', r.ratio === null ? '' : `${r.ratio}x`, r.target ?? '']);
   const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) console.log(r.map((c, i) => c.padEnd(w[i])).join('  '));
 }

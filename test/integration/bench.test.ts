@@ -40,6 +40,8 @@ describe('npm run bench -- --quick', () => {
     ]) {
       expect(figures, f).toContain(f);
     }
+    // Concurrent writers: every acknowledged write is in the tree.
+    expect(figures.find((f: string) => f.startsWith('writes/s, 8 writers through the daemon'))).toMatch(/\(32 writes, 0 lost\)/);
     for (const x of results) expect(Number.isFinite(x.value), x.figure).toBe(true);
     // The harness bounds its own run; no limit here that a busy machine could break.
   }, 600_000);
