@@ -119,6 +119,9 @@ export class Semantic {
       return this.running;
     }
     const run = async (): Promise<void> => {
+      // Off the caller's path: finding what needs a vector walks every entry (a daemon calls this
+      // from its refresh, right before it answers a write).
+      await new Promise((r) => setImmediate(r));
       do {
         this.again = false;
         const snap = latest();
