@@ -346,8 +346,9 @@ export class MemoryService {
       await this.semantic!.index(() => this.ctx.snapshot(), { max: inlineMax });
     }
     if (!this.semantic?.ready) return undefined;
-    // Without a watcher (an MCP server) nothing else notices new entries: look at each query.
-    if (!this.ctx.watched) void this.indexSemantic();
+    // A long-lived process without a watcher (an MCP server) notices new entries at each query.
+    // (Never a one-shot CLI: it embedded its few above, and must not stay alive for the rest.)
+    if (this.ctx.longLived && !this.ctx.watched) void this.indexSemantic();
     const similarity = await this.semantic.similarity(text);
     return similarity ? { similarity } : undefined;
   }

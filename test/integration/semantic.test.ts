@@ -100,6 +100,20 @@ describe('semantic search', () => {
     expect(one.stderr).toContain('semantic search on');
   }, 120_000);
 
+  it('a one-shot --semantic embeds at most 64 missing entries, says how many are left, and exits', () => {
+    const dir = gitdir();
+    const updates = Array.from({ length: 70 }, (_, i) => ({
+      operation: 'create',
+      entry: entry({ subject: `notes.n${i}`, summary: `Note number ${i} about the release train` }),
+    }));
+    expect(cli(dir, ['apply', 'demo', '--file', writeJson(dir, 'many.json', updates)]).code).toBe(0);
+    const r = cli(dir, ['query', 'shipping schedule', '--json', '--semantic']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('6 of 70 entries have no vector yet');
+    // The process ended after its 64; the cache holds exactly those.
+    expect(cli(dir, ['doctor', '--json']).json().semantic).toMatchObject({ entries: 70, vectors_current: 64 });
+  }, 120_000);
+
   it('query.semantic: off keeps a project lexical; BASS_AGENTS_SEMANTIC=off keeps the daemon from loading the model', async () => {
     const dir = gitdir();
     seed(dir);
