@@ -162,19 +162,31 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       semanticUsed = true;
     }
     // Context: the best hits lift their neighbours in the same episode (filters still apply).
-    const position = new Map<StoredEntry, number>();
-    for (let j = 0; j < ents.length; j++) position.set(ents[j], j);
+    // Only those few neighbours are looked up among the hits (one pass, no map of every hit).
+    let neighbours = new Set<StoredEntry>();
+    let position: Map<StoredEntry, number> | undefined;
+    const positionOf = (se: StoredEntry): number | undefined => {
+      if (!position) {
+        position = new Map();
+        for (let j = 0; j < ents.length; j++) if (neighbours.has(ents[j])) position.set(ents[j], j);
+      }
+      return position.get(se);
+    };
     const lifts = contextLifts(
       ents,
       (j) => rel[j],
-      (hits) => episodesOf(snap, hits, (se) => accept(se.meta, se.project)),
+      (hits) => {
+        const windows = episodesOf(snap, hits, (se) => accept(se.meta, se.project));
+        neighbours = new Set(windows.flat().filter((se): se is StoredEntry => se !== undefined));
+        return windows;
+      },
       (se) => {
-        const j = position.get(se);
+        const j = positionOf(se);
         return j === undefined ? 0 : rel[j];
       },
     );
     for (const l of lifts) {
-      const j = position.get(l.item);
+      const j = positionOf(l.item);
       if (j === undefined) {
         ents.push(l.item);
         rel.push(l.relevance);
