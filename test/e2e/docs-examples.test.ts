@@ -24,8 +24,6 @@ interface Block {
   lang: string;
   body: string;
   invalid: boolean;
-  /** `<!-- doc-test: skip -->` before a shell block: its commands name things a scratch repository lacks. */
-  skip: boolean;
   line: number;
 }
 
@@ -40,7 +38,6 @@ function blocks(page: string): Block[] {
       lang: m[1],
       body: m[2],
       invalid: before.includes('<!-- doc-test: invalid -->'),
-      skip: before.includes('<!-- doc-test: skip -->'),
       line: text.slice(0, m.index).split('\n').length,
     });
     last = (m.index ?? 0) + m[0].length;
@@ -65,7 +62,7 @@ describe('docs examples', () => {
   for (const page of pages) {
     const bs = blocks(page);
     const json = bs.filter((b) => b.lang === 'json');
-    const sh = bs.filter((b) => (b.lang === 'sh' || b.lang === 'bash') && !b.skip);
+    const sh = bs.filter((b) => b.lang === 'sh' || b.lang === 'bash');
     if (!json.length && !sh.length) continue;
     it(`${page}: ${json.length} JSON and ${sh.length} shell examples work`, () => {
       const dir = gitdir();
