@@ -4,32 +4,24 @@ import { describe, expect, it } from 'vitest';
 import { isContextWorthy, renderContext, renderContextOf } from '../../src/core/context.js';
 import { compareByPriors } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import { storedEntry } from '../helpers/stored.js';
 
 let seed = 11;
 const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
 
 function entry(i: number): MemoryEntry {
-  return {
+  return storedEntry({
     id: `E${String(i).padStart(5, '0')}`,
     section: pick(['decisions', 'observations', 'learnings']),
-    kind: 'other',
     subject: pick(['billing.retry', 'auth.tokens', 'search.index', 'deploy.canary']),
     scope: pick(['repo', 'org', 'service:billing']),
     summary: `Entry ${i} ${'word '.repeat(Math.floor(rand() * 30))}`.trim(),
     content: 'c',
-    tags: [],
     confidence: 0.8 + Math.floor(rand() * 20) / 100,
     evidence: [{ type: pick(['code', 'artifact']), uri: `src/f${i}.ts`, note: '' }],
-    status: 'active',
-    superseded_by: null,
-    related_entries: [],
-    valid_from: null,
-    valid_to: null,
-    created_by: 't',
-    created_at: '2026-01-01T00:00:00.000Z',
     updated_at: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00.000Z`,
-  };
+  });
 }
 
 /**

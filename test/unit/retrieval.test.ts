@@ -9,32 +9,12 @@ import { SearchIndex } from '../../src/index/search-index.js';
 import { processTerm, queryTokenize } from '../../src/index/options.js';
 import { VectorStore, textHash } from '../../src/index/vectors.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import { storedEntry } from '../helpers/stored.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function entry(id: string, summary: string): MemoryEntry {
-  return {
-    id,
-    section: 'learnings',
-    kind: 'other',
-    subject: 'svc',
-    scope: 'repo',
-    summary,
-    content: '',
-    tags: [],
-    confidence: 0.8,
-    evidence: [],
-    status: 'active',
-    superseded_by: null,
-    related_entries: [],
-    valid_from: null,
-    valid_to: null,
-    created_by: 't',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-  } as unknown as MemoryEntry;
-}
+const entry = (id: string, summary: string): MemoryEntry => storedEntry({ id, summary });
 
 function indexOf(summaries: Record<string, string>): SearchIndex {
   const ix = SearchIndex.empty();

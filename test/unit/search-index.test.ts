@@ -7,6 +7,7 @@ import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/sear
 import { processTerm } from '../../src/index/options.js';
 import { PostingScorer } from '../../src/index/scorer.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import { storedEntry } from '../helpers/stored.js';
 
 const WORDS =
   'invoice invoices invoicing retry retries retried kafka offset offsets cache cached latency deploy deployment rollback canary auth token tokens session sessions flaky test tests postgres migration migrations schema memory leak ledger billing'.split(
@@ -17,26 +18,13 @@ const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 **
 const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
 
 function doc(i: number, version = 0): { key: string; stamp: string; load: () => MemoryEntry } {
-  const e = {
+  const e = storedEntry({
     id: `E${i}`,
-    section: 'learnings',
-    kind: 'other',
     subject: `billing.part${i % 5}`,
-    scope: 'repo',
     summary: words(8),
     content: words(40),
     tags: [WORDS[i % WORDS.length]],
-    confidence: 0.8,
-    evidence: [],
-    status: 'active',
-    superseded_by: null,
-    related_entries: [],
-    valid_from: null,
-    valid_to: null,
-    created_by: 't',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-  } as unknown as MemoryEntry;
+  });
   return { key: `p/E${i}`, stamp: `s${i}:${version}`, load: () => e };
 }
 
