@@ -24,5 +24,5 @@ export function storedEntry(over: Partial<MemoryEntry> & { id: string }): Memory
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
     ...over,
-  } as MemoryEntry;
+  };
 }
