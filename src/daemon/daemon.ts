@@ -102,19 +102,19 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const status = new DaemonStatus(paths, log, svc.ws.root, heartbeatMs);
 
   // ---------------------------------------------------------------- refresh
-  // The index vacuum a batch deferred runs once batches have been quiet for a second.
-  let vacuumTimer: NodeJS.Timeout | undefined;
-  const scheduleVacuum = (): void => {
-    if (vacuumTimer) clearTimeout(vacuumTimer);
-    vacuumTimer = setTimeout(() => {
-      vacuumTimer = undefined;
+  // The index compaction batches deferred runs once they have been quiet for a second.
+  let compactTimer: NodeJS.Timeout | undefined;
+  const scheduleCompaction = (): void => {
+    if (compactTimer) clearTimeout(compactTimer);
+    compactTimer = setTimeout(() => {
+      compactTimer = undefined;
       try {
-        svc.vacuumIndex();
+        svc.compactIndex();
       } catch (err) {
-        status.recordError('vacuum', err);
+        status.recordError('index compaction', err);
       }
     }, 1000);
-    vacuumTimer.unref();
+    compactTimer.unref();
   };
   const seenBad = new Set<string>();
   let jobs: Jobs | undefined;
@@ -153,7 +153,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     }
     if (changed.length) jobs?.scheduleContext(changed, r.snap);
     if (changed.length || reason === 'start') void svc.indexSemantic(); // new and changed entries get vectors, in the background
-    if (batch) scheduleVacuum();
+    if (batch) scheduleCompaction();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
   };
@@ -298,7 +298,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     log.info({ event: 'stopping', why });
     clearInterval(heartbeat);
     clearInterval(reconcile);
-    if (vacuumTimer) clearTimeout(vacuumTimer);
+    if (compactTimer) clearTimeout(compactTimer);
     server.close();
     http?.close();
     await jobs.stop(); // the current batch finishes; its cursor is saved

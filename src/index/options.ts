@@ -8,7 +8,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { stemmer } from 'stemmer';
 
 /** The version of the snapshot format (snapshot-file.ts); part of the options hash. */
-export const SNAPSHOT_VERSION = 5;
+export const SNAPSHOT_VERSION = 6;
 
 export interface Doc {
   key: string;
@@ -53,8 +53,17 @@ const ASCII_WORD = /^[a-z]+$/;
 export function processTerm(term: string): string | null {
   if (term.length < 2 && !/\d/.test(term)) return null;
   const t = term.toLowerCase();
-  return ASCII_WORD.test(t) && t.length > 3 ? stemmer(t) : t;
+  if (t.length <= 3 || !ASCII_WORD.test(t)) return t;
+  let s = stems.get(t);
+  if (s === undefined) {
+    // Stemming is ~20 regular expressions; entries repeat their words, so remember the last few thousand.
+    if (stems.size >= STEM_CACHE) stems.clear();
+    stems.set(t, (s = stemmer(t)));
+  }
+  return s;
 }
+const STEM_CACHE = 20_000;
+const stems = new Map<string, string>();
 
 /** A query's words: the tokenizer's, without stopwords unless nothing else is left. */
 export function queryTokenize(text: string): string[] {
@@ -69,7 +78,7 @@ export const INDEX_OPTIONS: Options<Doc> = {
   storeFields: [],
   tokenize,
   processTerm,
-  // Vacuumed synchronously after every sync that discards (see SearchIndex.vacuum).
+  // MiniSearch itself runs with these options only in tests, as the reference the index's scores are checked against.
   autoVacuum: false,
   searchOptions: {
     tokenize: queryTokenize,

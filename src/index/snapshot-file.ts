@@ -1,47 +1,46 @@
 /**
- * The index snapshot's file format: `MAGIC`, the postings of every term (one JSON object per
- * term, in vocabulary order, each followed by a comma), a JSON header (version, options hash,
- * file stamps, MiniSearch's document tables, the sorted vocabulary with byte offsets), then the
- * header's length. Read by positional reads; written atomically, streaming the postings.
+ * The index snapshot's file format, `.bass-agents/cache/index.bin`: the in-memory layout of
+ * PostingIndex written as it is, so loading it is reading it.
+ *
+ *   MAGIC, then sections each starting at a multiple of 8 bytes:
+ *     terms   the sorted vocabulary, UTF-8, one term per line
+ *     keys    each document's key, one per line, in document-number order
+ *     stamps  each document's file stamp, one per line, in the same order
+ *     lens    Uint16 per document and field: unique tokens (MiniSearch's field length)
+ *     tOff    Uint32 per term + 1: where its postings start in pDoc/pFt
+ *     pDoc    Uint32 per posting: the document number
+ *     pFt     Uint16 per posting: field (top 3 bits) and term frequency
+ *   then a JSON header (version, options hash, counts, MiniSearch's running averages, each
+ *   section's offset and length), then `\n`, the header's byte length in 12 digits, `\n`.
+ *
+ * Typed arrays are little-endian as written (a big-endian machine rebuilds instead). A one-shot
+ * query reads the header, the vocabulary and the document tables, and only the postings of the
+ * terms its text can reach (positional reads). Anything inconsistent (a cut or foreign file,
+ * another version, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
-import { fstatSync, readSync, writeFileSync } from 'node:fs';
-import type MiniSearch from 'minisearch';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { writeFileAtomicWith } from '../store/fsutil.js';
 import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
+import type { BaseTier, DocTables } from './postings.js';
 
 /** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
 export const TRAILER = 14;
 export const MAGIC = 'BASS-AGENTS-INDEX\n';
 
-export type MiniSearchJS = Parameters<typeof MiniSearch.loadJS>[0];
-export type Postings = MiniSearchJS['index'][number][1];
+const SECTIONS = ['terms', 'keys', 'stamps', 'lens', 'tOff', 'pDoc', 'pFt'] as const;
+type Section = (typeof SECTIONS)[number];
 
 export interface Header {
   v: number;
   optionsHash: string;
-  /** The file stamp of each document, in the order of `ms.documentIds` (an array parses ~4x faster than a keyed object). */
-  stamps: string[];
-  /** MiniSearch's serialized state without `index`. */
-  ms: Omit<MiniSearchJS, 'index'>;
-  /** Sorted vocabulary; the postings of terms[i] are body bytes offsets[i] .. offsets[i+1]-2 (a comma follows each). */
-  terms: string[];
-  offsets: number[];
-}
-
-export function checkHeader(header: Header): Header | null {
-  if (header.v !== SNAPSHOT_VERSION || header.optionsHash !== OPTIONS_HASH) return null;
-  if (!Array.isArray(header.terms) || !Array.isArray(header.offsets) || header.offsets.length !== header.terms.length + 1 || !Array.isArray(header.stamps))
-    return null;
-  return header;
-}
-
-/** Document key → file stamp, from the header's arrays. */
-export function stampsOf(header: Header): Map<string, string> {
-  const keys = Object.values(header.ms.documentIds) as string[];
-  if (keys.length !== header.stamps.length) throw new Error('snapshot stamps do not match its documents');
-  const out = new Map<string, string>();
-  for (let i = 0; i < keys.length; i++) out.set(keys[i], header.stamps[i]);
-  return out;
+  fields: number;
+  docs: number;
+  terms: number;
+  postings: number;
+  avg: number[];
+  /** [byte offset, byte length] of each section. */
+  at: Record<Section, [number, number]>;
 }
 
 /** Reads `len` bytes at `pos` of an open file. */
@@ -56,52 +55,192 @@ export function readAt(fd: number, pos: number, len: number): Buffer {
   return buf;
 }
 
+function checkHeader(h: Header, size: number, headerAt: number): Header | null {
+  if (!h || h.v !== SNAPSHOT_VERSION || h.optionsHash !== OPTIONS_HASH) return null;
+  if (![h.fields, h.docs, h.terms, h.postings].every((n) => Number.isInteger(n) && n >= 0)) return null;
+  if (!Array.isArray(h.avg) || h.avg.length !== h.fields || !h.avg.every((x) => typeof x === 'number')) return null;
+  const expect: Partial<Record<Section, number>> = { lens: h.docs * h.fields * 2, tOff: (h.terms + 1) * 4, pDoc: h.postings * 4, pFt: h.postings * 2 };
+  for (const s of SECTIONS) {
+    const r = h.at?.[s];
+    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1]) || r[0] % 8 !== 0 || r[0] < MAGIC.length || r[0] + r[1] > headerAt) return null;
+    if (expect[s] !== undefined && r[1] !== expect[s]) return null;
+  }
+  return size > 0 ? h : null;
+}
+
 /** The header of an open snapshot file, or null when it is not one of ours (or another version). */
 export function readHeader(fd: number): Header | null {
+  if (endianness() !== 'LE') return null;
   const size = fstatSync(fd).size;
   if (size < MAGIC.length + TRAILER) return null;
   if (readAt(fd, 0, MAGIC.length).toString('latin1') !== MAGIC) return null;
   const trailer = readAt(fd, size - TRAILER, TRAILER).toString('latin1');
   const len = Number(trailer.slice(1, -1));
   if (trailer[0] !== '\n' || !/^\d{12}$/.test(trailer.slice(1, -1)) || len <= 0 || MAGIC.length + len + TRAILER > size) return null;
-  const header = JSON.parse(readAt(fd, size - TRAILER - len, len).toString('utf8')) as Header;
-  if (!checkHeader(header) || MAGIC.length + header.offsets[header.offsets.length - 1] + len + TRAILER !== size) return null;
-  return header;
+  const headerAt = size - TRAILER - len;
+  return checkHeader(JSON.parse(readAt(fd, headerAt, len).toString('utf8')) as Header, size, headerAt);
 }
 
-/** Writes a snapshot to `file` atomically, streaming the postings: `terms` must be sorted. */
-export function writeSnapshot(file: string, terms: string[], postingsJson: (i: number) => string, rest: Header['ms'], stamps: Map<string, string>): void {
+const lines = (buf: Buffer, n: number): string[] | null => {
+  if (n === 0) return buf.length === 0 ? [] : null;
+  const out = buf.toString('utf8').split('\n');
+  return out.length === n ? out : null;
+};
+
+/** A typed-array view of `len` bytes of `buf` at `pos` (copied when not aligned). */
+function view<T extends Uint16Array | Uint32Array>(
+  buf: Buffer,
+  pos: number,
+  len: number,
+  C: { new (b: ArrayBufferLike, o: number, l: number): T; BYTES_PER_ELEMENT: number },
+): T {
+  const at = buf.byteOffset + pos;
+  if (at % C.BYTES_PER_ELEMENT === 0) return new C(buf.buffer, at, len / C.BYTES_PER_ELEMENT);
+  const copy = Buffer.from(buf.subarray(pos, pos + len));
+  return new C(copy.buffer, copy.byteOffset, len / C.BYTES_PER_ELEMENT);
+}
+
+/** Checks the numbers a corrupt file could get wrong: offsets ascending, documents and fields in range. */
+function checkPostings(base: BaseTier, docs: number, fields: number, firstTerm = 0, lastTerm = base.terms.length): boolean {
+  const { tOff, pDoc, pFt } = base;
+  for (let t = firstTerm; t < lastTerm; t++) if (tOff[t] > tOff[t + 1]) return false;
+  for (let i = 0; i < pDoc.length; i++) if (pDoc[i] >= docs || pFt[i] >>> 13 >= fields) return false;
+  return true;
+}
+
+export interface Loaded {
+  header: Header;
+  docs: DocTables;
+  stamps: string[];
+  base: BaseTier;
+}
+
+function loadTables(h: Header, read: (s: Section) => Buffer): { docs: DocTables; stamps: string[]; terms: string[] } | null {
+  const keys = lines(read('keys'), h.docs);
+  const stamps = lines(read('stamps'), h.docs);
+  const terms = lines(read('terms'), h.terms);
+  if (!keys || !stamps || !terms) return null;
+  const lensBuf = read('lens');
+  const lens = view(lensBuf, 0, lensBuf.length, Uint16Array);
+  return { docs: { keys, lens, avg: h.avg }, stamps, terms };
+}
+
+/** Reads a whole snapshot; null when there is no usable one. */
+export function readSnapshot(file: string): Loaded | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const h = readHeader(fd);
+    if (!h) return null;
+    const end = h.at.pFt[0] + h.at.pFt[1];
+    const all = readAt(fd, 0, Math.max(end, ...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
+    const read = (s: Section): Buffer => all.subarray(h.at[s][0], h.at[s][0] + h.at[s][1]);
+    const t = loadTables(h, read);
+    if (!t) return null;
+    const base: BaseTier = {
+      terms: t.terms,
+      tOff: view(all, h.at.tOff[0], h.at.tOff[1], Uint32Array),
+      pDoc: view(all, h.at.pDoc[0], h.at.pDoc[1], Uint32Array),
+      pFt: view(all, h.at.pFt[0], h.at.pFt[1], Uint16Array),
+    };
+    if (base.tOff[0] !== 0 || base.tOff[h.terms] !== h.postings || !checkPostings(base, h.docs, h.fields)) return null;
+    return { header: h, docs: t.docs, stamps: t.stamps, base };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Reads a snapshot with the postings of some terms only (the document tables whole): `pick`
+ * gets the sorted vocabulary and names the terms to keep. Null when there is no usable snapshot.
+ */
+export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>): Loaded | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const h = readHeader(fd);
+    if (!h) return null;
+    const f = fd;
+    const read = (s: Section): Buffer => readAt(f, h.at[s][0], h.at[s][1]);
+    const t = loadTables(h, read);
+    if (!t) return null;
+    const offBuf = read('tOff');
+    const tOff = view(offBuf, 0, offBuf.length, Uint32Array);
+    if (tOff[0] !== 0 || tOff[h.terms] !== h.postings) return null;
+    const chosen = [...new Set(pick(t.terms))].filter((i) => i >= 0 && i < h.terms).sort((a, b) => a - b);
+    const nOff = new Uint32Array(chosen.length + 1);
+    for (let j = 0; j < chosen.length; j++) {
+      const i = chosen[j];
+      if (tOff[i] > tOff[i + 1]) return null;
+      nOff[j + 1] = nOff[j] + (tOff[i + 1] - tOff[i]);
+    }
+    const pDoc = new Uint32Array(nOff[chosen.length]);
+    const pFt = new Uint16Array(nOff[chosen.length]);
+    for (let j = 0; j < chosen.length; j++) {
+      const i = chosen[j];
+      const n = tOff[i + 1] - tOff[i];
+      if (!n) continue;
+      const d = readAt(fd, h.at.pDoc[0] + tOff[i] * 4, n * 4);
+      pDoc.set(view(d, 0, d.length, Uint32Array), nOff[j]);
+      const ft = readAt(fd, h.at.pFt[0] + tOff[i] * 2, n * 2);
+      pFt.set(view(ft, 0, ft.length, Uint16Array), nOff[j]);
+    }
+    const base: BaseTier = { terms: chosen.map((i) => t.terms[i]), tOff: nOff, pDoc, pFt };
+    if (!checkPostings(base, h.docs, h.fields)) return null;
+    return { header: h, docs: t.docs, stamps: t.stamps, base };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Writes a snapshot to `file` atomically. */
+export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, fields: number): void {
   writeFileAtomicWith(
     file,
     (fd) => {
-      const offsets: number[] = [0];
-      let at = 0;
-      let chunk: string[] = [MAGIC];
-      let chunkLen = 0;
-      const flush = (): void => {
-        if (chunk.length) writeFileSync(fd, chunk.join(''));
-        chunk = [];
-        chunkLen = 0;
+      let pos = 0;
+      const put = (b: Uint8Array): void => {
+        let off = 0;
+        while (off < b.length) off += writeSync(fd, b, off, b.length - off, pos + off);
+        pos += b.length;
       };
-      for (let i = 0; i < terms.length; i++) {
-        const piece = `${postingsJson(i)},`;
-        chunk.push(piece);
-        chunkLen += piece.length;
-        at += Buffer.byteLength(piece);
-        offsets.push(at);
-        if (chunkLen > 1 << 22) flush();
+      const pad = (): void => {
+        if (pos % 8) put(new Uint8Array(8 - (pos % 8)));
+      };
+      const bytes = (a: Uint16Array | Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      put(Buffer.from(MAGIC, 'latin1'));
+      const at = {} as Header['at'];
+      const content: Record<Section, Uint8Array> = {
+        terms: Buffer.from(base.terms.join('\n'), 'utf8'),
+        keys: Buffer.from(docs.keys.join('\n'), 'utf8'),
+        stamps: Buffer.from(stamps.join('\n'), 'utf8'),
+        lens: bytes(docs.lens),
+        tOff: bytes(base.tOff),
+        pDoc: bytes(base.pDoc),
+        pFt: bytes(base.pFt),
+      };
+      for (const s of SECTIONS) {
+        pad();
+        at[s] = [pos, content[s].length];
+        put(content[s]);
       }
       const header: Header = {
         v: SNAPSHOT_VERSION,
         optionsHash: OPTIONS_HASH,
-        stamps: Object.values(rest.documentIds).map((k) => stamps.get(k as string) ?? ''),
-        ms: rest,
-        terms,
-        offsets,
+        fields,
+        docs: docs.keys.length,
+        terms: base.terms.length,
+        postings: base.pDoc.length,
+        avg: docs.avg,
+        at,
       };
-      const headerJson = JSON.stringify(header);
-      chunk.push(headerJson, `\n${String(Buffer.byteLength(headerJson)).padStart(12, '0')}\n`);
-      flush();
+      const json = Buffer.from(JSON.stringify(header), 'utf8');
+      put(json);
+      put(Buffer.from(`\n${String(json.length).padStart(12, '0')}\n`, 'latin1'));
     },
     { fsync: false },
   );

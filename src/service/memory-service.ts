@@ -272,8 +272,8 @@ export class MemoryService {
   refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): ReturnType<ReadModel['refresh']> {
     return this.rm.refresh(opts);
   }
-  vacuumIndex(): boolean {
-    return this.rm.vacuumIndex();
+  compactIndex(): boolean {
+    return this.rm.compactIndex();
   }
   saveIndex(): void {
     this.rm.saveIndex();

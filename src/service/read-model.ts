@@ -82,15 +82,15 @@ export class ReadModel {
     index: QueryStats['index'];
   } {
     if (opts.paths && this.state?.index) {
-      // A watcher batch: re-read just those files and update the index by id (the vacuum of
-      // replaced entries' old postings is left to vacuumIndex, at a quiet moment).
+      // A watcher batch: re-read just those files and update the index by key (dropping the old
+      // postings of replaced entries is left to compactIndex, at a quiet moment).
       // Both cost what the batch's files do: the catalog keeps its maps between batches and says
       // which keys the files touched; the index follows just those, and so does the query table.
       const prev = this.state.snap;
       const snap = this.ctx.catalog.refreshPaths(prev, opts.paths);
       const index = this.state.index;
       const touched = [...snap.touched!].map(([key, se]) => [key, se && { key, stamp: se.stamp, load: () => se.entry }] as [string, IndexedDoc | null]);
-      const rep = index.sync([], index.planKeys(touched), { deferVacuum: true });
+      const rep = index.sync([], index.planKeys(touched), { deferCompact: true });
       this.followSidTable(prev, snap, index);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
@@ -107,9 +107,9 @@ export class ReadModel {
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
   }
 
-  /** Runs a vacuum a watcher batch deferred (the daemon calls this when no batch came for a while). */
-  vacuumIndex(): boolean {
-    return this.state?.index?.vacuumIfDeferred() ?? false;
+  /** Compacts the index if watcher batches left it worth it (the daemon calls this when no batch came for a while). */
+  compactIndex(): boolean {
+    return this.state?.index?.compactIfDue() ?? false;
   }
 
   /**

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import MiniSearch from 'minisearch';
 import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/search-index.js';
 import { processTerm } from '../../src/index/options.js';
-import { PostingScorer } from '../../src/index/scorer.js';
+import { PostingIndex } from '../../src/index/postings.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
 
@@ -64,7 +64,7 @@ describe('SearchIndex snapshot', () => {
       expect(partial.drift(later)).toBe(5 + 5 + 4 + 3);
       partial.sync(later);
       // What a one-shot query reads: rawHits of the partial index, keyed back.
-      const raw = partial.rawHits(q)!;
+      const raw = partial.rawHits(q);
       const viaRaw = new Map([...raw.sids].map((sid, i) => [partial.keyOf(sid)!, raw.scores[i]]));
       expect(viaRaw, q).toEqual(partial.search(q));
       const a = [...partial.search(q)].sort();
@@ -108,53 +108,54 @@ describe('SearchIndex snapshot', () => {
     expect(SearchIndex.load(file).loaded).toBe(false);
   });
 
-  it("streams the postings from MiniSearch's maps: the same bytes as through its toJSON", () => {
+  it('a snapshot round trip keeps every document, stamp and score; a cut or out-of-range file is refused', () => {
     const dir = tempDir();
+    const file = join(dir, 'a.bin');
     const idx = SearchIndex.empty();
     idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
-    idx.sync([...Array.from({ length: 190 }, (_, i) => doc(i, i < 7 ? 1 : 0))]); // replaced and discarded documents too
-    idx.save(join(dir, 'a.bin'), true);
-    idx.save(join(dir, 'b.bin'), true, { viaToJSON: true });
-    expect(readFileSync(join(dir, 'a.bin')).equals(readFileSync(join(dir, 'b.bin')))).toBe(true);
-    const back = SearchIndex.load(join(dir, 'a.bin'));
+    idx.sync(
+      Array.from({ length: 190 }, (_, i) => doc(i, i < 7 ? 1 : 0)),
+      undefined,
+      { deferCompact: true },
+    ); // replaced and discarded documents too
+    const before = new Map(QUERIES.map((q) => [q, idx.search(q)]));
+    expect(idx.save(file, true)).toBe(true);
+    const back = SearchIndex.load(file);
     expect(back.loaded).toBe(true);
     expect(back.index.size).toBe(190);
-    expect([...back.index.search('invoice retry')]).toEqual([...idx.search('invoice retry')]);
+    expect(back.index.drift(Array.from({ length: 190 }, (_, i) => doc(i, i < 7 ? 1 : 0)))).toBe(0);
+    for (const q of QUERIES) expect(back.index.search(q), q).toEqual(before.get(q));
+    // A posting naming a document past the end (a flipped byte) makes the file unusable, not a crash.
+    const bytes = readFileSync(file);
+    const trailer = Number(bytes.subarray(bytes.length - 13, bytes.length - 1).toString('latin1'));
+    const header = JSON.parse(bytes.subarray(bytes.length - 14 - trailer, bytes.length - 14).toString('utf8')) as { at: Record<string, [number, number]> };
+    bytes.writeUInt32LE(0xfffffff0, header.at.pDoc[0]);
+    writeFileSync(file, bytes);
+    expect(SearchIndex.load(file).loaded).toBe(false);
+    expect(SearchIndex.loadFor(file, 'invoice retry kafka offset cache latency deploy rollback canary auth token session flaky test')).toBeNull();
   });
 
-  it('rawHits gives the scores of search, addressed by the internal document numbers', async () => {
+  it('compaction renumbers documents and bumps the generation; scores stay the same', () => {
     const idx = SearchIndex.empty();
-    idx.sync(Array.from({ length: 200 }, (_, i) => doc(i)));
-    idx.sync(Array.from({ length: 190 }, (_, i) => doc(i, i < 9 ? 1 : 0)));
-    const byKey = new Map(Array.from({ length: 1000 }, (_, i) => `p/E${i}`).map((k) => [idx.sidOf(k), k] as const));
-    const check = (): void => {
-      for (const q of QUERIES) {
-        const viaSearch = idx.search(q);
-        const raw = idx.rawHits(q)!;
-        expect(raw.sids.length, q).toBe(viaSearch.size);
-        raw.sids.forEach((sid, i) => expect(raw.scores[i], q).toBe(viaSearch.get(byKey.get(sid)!)));
-      }
-    };
-    check();
-    // With a vacuum deferred, discarded documents still have postings (MiniSearch drops them a
-    // little at each search, so two of its searches can score differently): rawHits gives at once
-    // the scores of the vacuumed index, and queries change nothing.
+    idx.sync(Array.from({ length: 120 }, (_, i) => doc(i)));
     idx.sync(
-      Array.from({ length: 180 }, (_, i) => doc(i, i < 3 ? 2 : i < 9 ? 1 : 0)),
+      Array.from({ length: 100 }, (_, i) => doc(i, i % 3 === 0 ? 1 : 0)),
       undefined,
-      { deferVacuum: true },
+      { deferCompact: true },
     );
-    for (let i = 0; i < 180; i++) byKey.set(idx.sidOf(`p/E${i}`), `p/E${i}`);
-    const before = QUERIES.map((q) => idx.rawHits(q)!);
-    expect(QUERIES.map((q) => idx.rawHits(q)!)).toEqual(before);
-    expect(idx.vacuumIfDeferred()).toBe(true);
-    await new Promise((r) => setImmediate(r)); // queued behind the vacuum of the sync above, in the same tick
-    expect(QUERIES.map((q) => idx.rawHits(q)!)).toEqual(before);
-    check();
+    const before = new Map(QUERIES.map((q) => [q, idx.search(q)]));
+    const gen = idx.generation;
+    expect(idx.documentNumbers).toBe(120 + 34);
+    idx.save(join(tempDir(), 'x.bin')); // a save compacts first
+    expect(idx.generation).toBe(gen + 1);
+    expect(idx.documentNumbers).toBe(100);
+    for (let i = 0; i < 100; i++) expect(idx.keyOf(idx.sidOf(`p/E${i}`)!)).toBe(`p/E${i}`);
+    expect(idx.sidOf('p/E110')).toBeUndefined();
+    for (const q of QUERIES) expect(idx.search(q), q).toEqual(before.get(q));
   });
 });
 
-describe('PostingScorer', () => {
+describe('PostingIndex against MiniSearch', () => {
   const docs = Array.from({ length: 400 }, (_, i) => {
     const d = doc(i).load();
     return {
@@ -175,66 +176,91 @@ describe('PostingScorer', () => {
     'deploymnet', // fuzzy only
     'v7 42 x', // digits pass term processing; single letters do not
     'billing.part3 learnings other repo', // subject, kind, scope fields
+    Array.from({ length: 34 }, (_, i) => `${WORDS[i % WORDS.length]}${i > 29 ? i : ''}`).join(' '), // more than 31 distinct terms
     '',
     'zzzz qqqq',
   ];
+  type Exec = { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> };
+  /** MiniSearch's scores by key, as `search` gives them. */
+  const reference = (ms: MiniSearch, q: string): Map<string, number> => {
+    const ids = (ms as unknown as { _documentIds: Map<number, string> })._documentIds;
+    const out = new Map<string, number>();
+    for (const [sid, r] of (ms as unknown as Exec).executeQuery(q, {})) out.set(ids.get(sid)!, r.score * r.terms.length);
+    return out;
+  };
+  const ours = (ix: PostingIndex, q: string): Map<string, number> => {
+    const { sids, scores } = ix.score(q);
+    return new Map([...sids].map((sid, i) => [ix.keyOf(sid)!, scores[i]]));
+  };
 
-  it("gives bit for bit the scores of MiniSearch's own query, and the same hits", () => {
+  it("gives bit for bit MiniSearch's scores, with discarded documents pending, after compaction and after a snapshot round trip", async () => {
     const ms = new MiniSearch(INDEX_OPTIONS);
-    ms.addAll(docs);
-    for (let i = 0; i < 40; i++) ms.replace({ ...docs[i], content: `${docs[i].content} invoice invoice retry` });
-    for (let i = 40; i < 60; i++) ms.discard(docs[i].key);
+    const ix = new PostingIndex(INDEX_OPTIONS);
+    for (const d of docs) {
+      ms.add(d);
+      ix.add(d);
+    }
+    for (let i = 0; i < 40; i++) {
+      const d = { ...docs[i], content: `${docs[i].content} invoice invoice retry` };
+      ms.replace(d);
+      ix.discard(d.key);
+      ix.add(d);
+    }
+    for (let i = 40; i < 60; i++) {
+      ms.discard(docs[i].key);
+      ix.discard(docs[i].key);
+    }
     void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY }); // synchronous up to its end with one batch
-    const scorer = new PostingScorer();
-    const inner = ms as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> };
-    for (const q of shapes) {
-      const got = scorer.score(ms as unknown as MiniSearch<unknown>, q);
-      expect(got, q).not.toBeNull();
-      const want = inner.executeQuery(q, {});
-      expect(got!.sids.length, q).toBe(want.size);
-      got!.sids.forEach((sid, i) => {
-        const w = want.get(sid)!;
-        expect(w, q).toBeDefined();
-        expect(got!.scores[i], q).toBe(w.score * w.terms.length);
-      });
-    }
-    // Without the field-length table (a one-shot query's partial index), the same bits.
-    for (const q of shapes) {
-      const dense = scorer.score(ms as unknown as MiniSearch<unknown>, q)!;
-      const mapped = new PostingScorer().score(ms as unknown as MiniSearch<unknown>, q, { denseLengths: false })!;
-      expect([...mapped.sids], q).toEqual([...dense.sids]);
-      expect([...mapped.scores], q).toEqual([...dense.scores]);
-    }
+    const check = (label: string): void => {
+      for (const q of shapes) {
+        const want = reference(ms, q);
+        const got = ours(ix, q);
+        expect(got.size, `${label}: ${q}`).toBe(want.size);
+        for (const [k, v] of want) expect(got.get(k), `${label}: ${q} ${k}`).toBe(v);
+      }
+    };
+    expect(ix.pending.dead).toBe(60);
+    check('pending');
+    ix.compact();
+    expect(ix.pending).toMatchObject({ delta: 0, dead: 0 });
+    check('compacted');
     // Work arrays are reused from one query to the next without leaking scores.
-    const again = scorer.score(ms as unknown as MiniSearch<unknown>, 'kafka')!;
-    const fresh = new PostingScorer().score(ms as unknown as MiniSearch<unknown>, 'kafka')!;
-    expect([...again.scores]).toEqual([...fresh.scores]);
+    const { docs: tables, base } = ix.tables();
+    expect(ours(ix, 'kafka')).toEqual(ours(PostingIndex.from(INDEX_OPTIONS, { ...tables, keys: [...tables.keys], lens: tables.lens.slice() }, base), 'kafka'));
+    // Documents added and replaced after a compaction (term numbers changed under the token cache).
+    for (let i = 60; i < 70; i++) {
+      const d = { ...docs[i], key: `p/N${i}`, summary: `${docs[i].summary} Invoice INVOICE fresh${i}` };
+      ms.add(d);
+      ix.add(d);
+    }
+    ms.replace({ ...docs[100], content: 'kafka kafka offsets' });
+    ix.discard(docs[100].key);
+    ix.add({ ...docs[100], content: 'kafka kafka offsets' });
+    await new Promise((r) => setImmediate(r)); // MiniSearch queues a vacuum asked for while its last one settles
+    void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
+    check('after compaction');
+    // Through the file: the same bits (MiniSearch's running field-length averages are stored as they are).
+    const file = join(tempDir(), 'ix.bin');
+    const si = SearchIndex.empty();
+    si.sync(docs.slice(0, 380).map((d, i) => ({ key: d.key, stamp: 's', load: () => doc(i).load() })));
+    si.save(file);
+    const back = SearchIndex.load(file).index;
+    for (const q of shapes) expect(back.search(q), q).toEqual(si.search(q));
   });
 
-  it('scores around discarded postings as the vacuumed index will; declines term boosts, AND, many terms', () => {
+  it("discarded documents do not count in a term's document frequency, whether or not the text reaches them", () => {
     const ms = new MiniSearch(INDEX_OPTIONS);
-    ms.addAll(docs);
-    for (const i of [5, 17, 200]) ms.discard(docs[i].key); // not vacuumed: their postings are still there
-    const scorer = new PostingScorer();
-    const unvacuumed = shapes.map((q) => scorer.score(ms as unknown as MiniSearch<unknown>, q)!);
-    void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
-    const vacuumed = shapes.map((q) => new PostingScorer().score(ms as unknown as MiniSearch<unknown>, q)!);
-    expect(unvacuumed).toEqual(vacuumed);
-    expect(vacuumed.some((h) => h.sids.length > 100)).toBe(true);
-    // Discarded documents whose postings a text does not reach do not get in its way.
-    const other = new MiniSearch(INDEX_OPTIONS);
-    other.addAll([...docs.slice(0, 30), ...docs.slice(30, 60).map((d) => ({ ...d, content: `${d.content} zebra` }))]);
-    other.discard(docs[3].key);
-    const z = scorer.score(other as unknown as MiniSearch<unknown>, 'zebra')!;
-    expect(z.sids.length).toBe(30);
-    const zm = (other as unknown as { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> }).executeQuery('zebra', {});
-    z.sids.forEach((sid, i) => expect(z.scores[i]).toBe(zm.get(sid)!.score));
-    const many = Array.from({ length: 32 }, (_, i) => `w${i}`).join(' ');
-    expect(scorer.score(ms as unknown as MiniSearch<unknown>, many)).toBeNull();
-    for (const extra of [{ boostTerm: () => 2 }, { combineWith: 'AND' as const }, { boostDocument: () => 1 }]) {
-      const other = new MiniSearch({ ...INDEX_OPTIONS, searchOptions: { ...INDEX_OPTIONS.searchOptions, ...extra } });
-      other.addAll(docs.slice(0, 20));
-      expect(scorer.score(other as unknown as MiniSearch<unknown>, 'invoice')).toBeNull();
+    const ix = new PostingIndex(INDEX_OPTIONS);
+    const set = [...docs.slice(0, 30), ...docs.slice(30, 60).map((d) => ({ ...d, content: `${d.content} zebra` }))];
+    ms.addAll(set);
+    for (const d of set) ix.add(d);
+    for (const k of [docs[3].key, docs[31].key]) {
+      ms.discard(k);
+      ix.discard(k);
     }
+    void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY });
+    expect(ours(ix, 'zebra').size).toBe(29);
+    expect(ours(ix, 'zebra')).toEqual(reference(ms, 'zebra'));
+    expect(() => ix.add(set[0])).toThrow(/duplicate/);
   });
 });

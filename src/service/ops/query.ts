@@ -88,26 +88,16 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry.
-    // Hits come by MiniSearch's document number: a long-lived process finds their entries in a
+    // Hits come by the index's document number: a long-lived process finds their entries in a
     // table built once per catalog and index version, a one-shot query by key.
-    let scores: Float64Array;
     let entryAt: (i: number) => StoredEntry | undefined;
-    const raw = index.rawHits(text);
-    if (raw) {
-      scores = raw.scores;
-      const sids = raw.sids;
-      if (ctx.longLived) {
-        const bySid = rm.sidTable(snap, index);
-        entryAt = (i) => bySid[sids[i]];
-      } else {
-        const byKey = rm.keyed(snap);
-        entryAt = (i) => byKey.get(index.keyOf(sids[i]) ?? '');
-      }
+    const { sids, scores } = index.rawHits(text);
+    if (ctx.longLived) {
+      const bySid = rm.sidTable(snap, index);
+      entryAt = (i) => bySid[sids[i]];
     } else {
       const byKey = rm.keyed(snap);
-      const hits = index.hits(text);
-      scores = Float64Array.from(hits, (h) => h.score);
-      entryAt = (i) => byKey.get(hits[i].id as string);
+      entryAt = (i) => byKey.get(index.keyOf(sids[i]) ?? '');
     }
     // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
     let ents: StoredEntry[] = [];

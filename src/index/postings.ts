@@ -1,0 +1,553 @@
+/**
+ * The text index in memory: postings in typed arrays, scored as MiniSearch scores them.
+ *
+ * MiniSearch keeps a JavaScript Map per term and field, holding another Map of document to term
+ * frequency: about 90 bytes per posting, 88 MB of heap for 10,000 entries. Here a posting is six
+ * bytes in two typed arrays (document number, and field and frequency packed in 16 bits), the
+ * vocabulary is MiniSearch's own radix tree (`SearchableMap`, so prefix and fuzzy matching are
+ * MiniSearch's), and field lengths are a Uint16Array. The same layout is the snapshot on disk
+ * (snapshot-file.ts), so loading it is reading it.
+ *
+ * Two tiers: the *base* (postings of every term, contiguous per term and sorted by field) is
+ * immutable between compactions; documents added since go to a small *delta* (per term and field,
+ * plain arrays), and discarded ones are marked dead and skipped until the next `compact` rebuilds
+ * the base without them. A replaced document is discarded and added again under a new number,
+ * as in MiniSearch.
+ *
+ * Scores are MiniSearch 7's for the same documents, bit for bit (tests check it): BM25+ with its
+ * parameters, per field boosts, prefix and fuzzy derived terms weighted as it weights them, a
+ * term's document frequency counted over live documents only (what MiniSearch's vacuum leaves),
+ * its running average of field lengths kept the same way, and the final score multiplied by the
+ * number of distinct query terms matched.
+ */
+import SearchableMap from 'minisearch/SearchableMap';
+import type { Options, SearchOptions } from 'minisearch';
+import type { Doc } from './options.js';
+
+/** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
+export interface ScoredHits {
+  sids: Int32Array;
+  scores: Float64Array;
+}
+
+/** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
+const FIELD_SHIFT = 13;
+const TF_MAX = (1 << FIELD_SHIFT) - 1;
+const LEN_MAX = 0xffff;
+/** Distinct raw tokens remembered while adding documents before the cache starts over. */
+const RAW_CACHE = 500_000;
+/** A raw token whose terms are worked out at every occurrence (see rawOf). */
+const RAW_FIELD_DEPENDENT = -2;
+
+/** The base tier as typed arrays (also what a snapshot holds). */
+export interface BaseTier {
+  /** Sorted vocabulary; the base postings of terms[t] are positions tOff[t] .. tOff[t+1]-1. */
+  terms: string[];
+  tOff: Uint32Array;
+  pDoc: Uint32Array;
+  pFt: Uint16Array;
+}
+
+/** The document tables (also what a snapshot holds). */
+export interface DocTables {
+  /** Key of each document number; '' for a discarded one. */
+  keys: string[];
+  /** Unique tokens per field: doc * fields + field. */
+  lens: Uint16Array;
+  /** MiniSearch's running average of each field's length. */
+  avg: number[];
+}
+
+function grow<T extends Uint8Array | Uint16Array>(a: T, need: number, make: (n: number) => T): T {
+  if (need <= a.length) return a;
+  const b = make(Math.max(need, Math.ceil(a.length * 1.5), 64));
+  b.set(a);
+  return b;
+}
+
+export class PostingIndex {
+  readonly fields: readonly string[];
+  private readonly F: number;
+  private readonly opts: Options<Doc>;
+  private readonly boosts: number[];
+  // Documents.
+  private keys: string[] = [];
+  private byKey = new Map<string, number>();
+  private lens: Uint16Array = new Uint16Array(0);
+  private alive: Uint8Array = new Uint8Array(0);
+  private next = 0;
+  private count = 0;
+  private avg: number[];
+  /** Documents discarded while their postings are still in the base or the delta. */
+  private dead = 0;
+  // Vocabulary: term → term number (a Map for exact lookups, the radix tree for prefix and fuzzy ones); terms[t] is its text.
+  private ids = new Map<string, number>();
+  private vocab = new SearchableMap<number>();
+  // Adding documents: the raw-token cache (see rawOf) and per-term counts of the field at hand.
+  private rawIds = new Map<string, number>();
+  private rawTerm = new Int32Array(0);
+  private rawSeen = new Int32Array(0);
+  private tf = new Int32Array(0);
+  private touched: number[] = [];
+  /** Numbers each field added, so `rawSeen` tells whether a token was counted in this one. */
+  private marks = 0;
+  private terms: string[] = [];
+  // Base postings (terms 0 .. baseTerms-1).
+  private baseTerms = 0;
+  private tOff: Uint32Array = new Uint32Array(1);
+  private pDoc: Uint32Array = new Uint32Array(0);
+  private pFt: Uint16Array = new Uint16Array(0);
+  // Delta postings: term * F + field → [doc, tf, doc, tf, ...].
+  private delta: (number[] | undefined)[] = [];
+  private deltaCount = 0;
+  // Scoring work arrays, sized to the document numbers, reused between queries.
+  private size = 0;
+  private cur = new Float64Array(0);
+  private total = new Float64Array(0);
+  private mask = new Int32Array(0);
+  private curList = new Int32Array(0);
+  private totList = new Int32Array(0);
+
+  constructor(opts: Options<Doc>) {
+    this.opts = opts;
+    this.fields = opts.fields;
+    this.F = opts.fields.length;
+    if (this.F > 1 << (16 - FIELD_SHIFT)) throw new Error('too many fields for the posting layout');
+    this.avg = new Array<number>(this.F).fill(0);
+    const boost = opts.searchOptions?.boost ?? {};
+    this.boosts = this.fields.map((f) => (Object.prototype.hasOwnProperty.call(boost, f) ? boost[f] : 0) || 1);
+  }
+
+  /** An index of these tables (a snapshot, whole or with some terms' postings only), which it takes as its own: they are not copied. */
+  static from(opts: Options<Doc>, docs: DocTables, base: BaseTier): PostingIndex {
+    const ix = new PostingIndex(opts);
+    const n = docs.keys.length;
+    ix.keys = docs.keys;
+    ix.lens = docs.lens;
+    ix.alive = new Uint8Array(n);
+    for (let d = 0; d < n; d++) {
+      const k = docs.keys[d];
+      if (!k) continue;
+      ix.alive[d] = 1;
+      ix.byKey.set(k, d);
+    }
+    ix.next = n;
+    ix.count = ix.byKey.size;
+    ix.avg = [...docs.avg];
+    ix.terms = base.terms;
+    ix.baseTerms = base.terms.length;
+    ix.tOff = base.tOff;
+    ix.pDoc = base.pDoc;
+    ix.pFt = base.pFt;
+    ix.setVocabulary(base.terms);
+    return ix;
+  }
+
+  /** Documents in the index. */
+  get documentCount(): number {
+    return this.count;
+  }
+
+  /** One more than the largest document number in use. */
+  get documentNumbers(): number {
+    return this.next;
+  }
+
+  /** Postings waiting in the delta, and discarded documents whose postings are still held. */
+  get pending(): { delta: number; dead: number; base: number } {
+    return { delta: this.deltaCount, dead: this.dead, base: this.pDoc.length };
+  }
+
+  keyOf(doc: number): string | undefined {
+    return this.alive[doc] ? this.keys[doc] : undefined;
+  }
+
+  docOf(key: string): number | undefined {
+    return this.byKey.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  /** Adds a document under a new number (MiniSearch's `add`); throws on a key already present. */
+  add(doc: Doc): number {
+    if (this.byKey.has(doc.key)) throw new Error(`duplicate document ${doc.key}`);
+    const d = this.next++;
+    const F = this.F;
+    this.keys[d] = doc.key;
+    this.byKey.set(doc.key, d);
+    this.alive = grow(this.alive, d + 1, (n) => new Uint8Array(n));
+    this.lens = grow(this.lens, (d + 1) * F, (n) => new Uint16Array(n));
+    this.alive[d] = 1;
+    this.count++;
+    const tokenize = this.opts.tokenize!;
+    if (this.rawIds.size >= RAW_CACHE || this.marks > 0x7fffffff - F) {
+      this.rawIds.clear();
+      this.rawSeen.fill(0);
+      this.marks = 0;
+    }
+    for (let f = 0; f < F; f++) {
+      const value = doc[this.fields[f] as keyof Doc];
+      const tokens = tokenize(value == null ? '' : String(value), this.fields[f]);
+      // Each token once through the raw-token cache: its term, and whether this field counted it yet.
+      const mark = ++this.marks;
+      let unique = 0;
+      const touched = this.touched;
+      touched.length = 0;
+      for (const token of tokens) {
+        const r = this.rawOf(token, this.fields[f]);
+        if (this.rawSeen[r] !== mark) {
+          this.rawSeen[r] = mark;
+          unique++;
+        }
+        const t = this.rawTerm[r];
+        if (t >= 0) {
+          if (this.tf[t] === 0) touched.push(t);
+          this.tf[t]++;
+        } else if (t === RAW_FIELD_DEPENDENT) this.countTerms(token, this.fields[f]);
+      }
+      this.lens[d * F + f] = Math.min(unique, LEN_MAX);
+      // MiniSearch's running average, updated as it updates it (the same bits).
+      this.avg[f] = ((this.avg[f] || 0) * (this.count - 1) + unique) / this.count;
+      for (const t of touched) {
+        const slot = t * F + f;
+        let list = this.delta[slot];
+        if (!list) this.delta[slot] = list = [];
+        list.push(d, Math.min(this.tf[t], TF_MAX));
+        this.tf[t] = 0;
+        this.deltaCount++;
+      }
+    }
+    return d;
+  }
+
+  /** The number of a term, added to the vocabulary when new. */
+  private termId(term: string): number {
+    let t = this.ids.get(term);
+    if (t === undefined) {
+      t = this.terms.length;
+      this.terms.push(term);
+      this.ids.set(term, t);
+      this.vocab.set(term, t);
+      if (t >= this.tf.length) {
+        const tf = new Int32Array(Math.max(1024, t * 2));
+        tf.set(this.tf);
+        this.tf = tf;
+      }
+    }
+    return t;
+  }
+
+  /**
+   * The raw-token number of `token`: its term is `rawTerm[r]` (-1 when term processing drops it).
+   * Entries repeat their words, so each distinct token is processed (lowercased, stemmed) once
+   * per index, not once per occurrence. Only for a term processing that does not depend on the
+   * field (one parameter); otherwise every token is processed where it occurs.
+   */
+  private rawOf(token: string, field: string): number {
+    let r = this.rawIds.get(token);
+    if (r !== undefined) return r;
+    r = this.rawIds.size;
+    this.rawIds.set(token, r);
+    if (r >= this.rawTerm.length) {
+      const n = Math.max(1024, r * 2);
+      const rt = new Int32Array(n);
+      rt.set(this.rawTerm);
+      this.rawTerm = rt;
+      const rs = new Int32Array(n);
+      rs.set(this.rawSeen);
+      this.rawSeen = rs;
+    }
+    const processTerm = this.opts.processTerm!;
+    if (processTerm.length > 1) this.rawTerm[r] = RAW_FIELD_DEPENDENT;
+    else {
+      const p = processTerm(token, field);
+      this.rawTerm[r] = typeof p === 'string' && p ? this.termId(p) : Array.isArray(p) ? RAW_FIELD_DEPENDENT : -1;
+    }
+    return r;
+  }
+
+  /** Counts the terms of one token the slow way (a term processing that depends on the field or gives several terms). */
+  private countTerms(token: string, field: string): void {
+    const p = this.opts.processTerm!(token, field);
+    for (const term of Array.isArray(p) ? p : [p]) {
+      if (!term) continue;
+      const t = this.termId(term);
+      if (this.tf[t] === 0) this.touched.push(t);
+      this.tf[t]++;
+    }
+  }
+
+  /** Discards a document (MiniSearch's `discard`): its postings are skipped until `compact`. */
+  discard(key: string): boolean {
+    const d = this.byKey.get(key);
+    if (d === undefined) return false;
+    const F = this.F;
+    for (let f = 0; f < F; f++) {
+      if (this.count === 1) this.avg[f] = 0;
+      else this.avg[f] = (this.avg[f] * this.count - this.lens[d * F + f]) / (this.count - 1);
+    }
+    this.byKey.delete(key);
+    this.alive[d] = 0;
+    this.keys[d] = '';
+    this.count--;
+    this.dead++;
+    return true;
+  }
+
+  /**
+   * Rebuilds the base from the base and the delta without discarded documents, numbering the
+   * documents 0..n-1 in their order; returns the old → new numbers (-1 for a discarded one).
+   * Terms left without postings leave the vocabulary.
+   */
+  compact(): Int32Array {
+    const F = this.F;
+    const remap = new Int32Array(this.next).fill(-1);
+    const keys: string[] = [];
+    const lens = new Uint16Array(this.count * F);
+    for (let d = 0, n = 0; d < this.next; d++) {
+      if (!this.alive[d]) continue;
+      remap[d] = n;
+      keys.push(this.keys[d]);
+      lens.set(this.lens.subarray(d * F, d * F + F), n * F);
+      n++;
+    }
+    const { pDoc, pFt, tOff, baseTerms } = this;
+    // Live postings per term, base and delta, and the order of terms in the new base.
+    const T = this.terms.length;
+    const per = new Uint32Array(T);
+    for (let t = 0; t < baseTerms; t++) for (let i = tOff[t]; i < tOff[t + 1]; i++) if (remap[pDoc[i]] >= 0) per[t]++;
+    for (let slot = 0; slot < this.delta.length; slot++) {
+      const list = this.delta[slot];
+      if (!list) continue;
+      const t = Math.floor(slot / F);
+      for (let i = 0; i < list.length; i += 2) if (remap[list[i]] >= 0) per[t]++;
+    }
+    const order: number[] = [];
+    for (let t = 0; t < T; t++) if (per[t] > 0) order.push(t);
+    order.sort((a, b) => (this.terms[a] < this.terms[b] ? -1 : this.terms[a] > this.terms[b] ? 1 : 0));
+    const nOff = new Uint32Array(order.length + 1);
+    for (let j = 0; j < order.length; j++) nOff[j + 1] = nOff[j] + per[order[j]];
+    const total = nOff[order.length];
+    const nDoc = new Uint32Array(total);
+    const nFt = new Uint16Array(total);
+    // A term's postings by field, then document: the base's of that field, then the delta's.
+    const deltaOf = (t: number, f: number): number[] | undefined => this.delta[t * F + f];
+    for (let j = 0; j < order.length; j++) {
+      const t = order[j];
+      let at = nOff[j];
+      const baseEnd = t < baseTerms ? tOff[t + 1] : 0;
+      let i = t < baseTerms ? tOff[t] : 0;
+      for (let f = 0; f < F; f++) {
+        for (; i < baseEnd && pFt[i] >>> FIELD_SHIFT === f; i++) {
+          const nd = remap[pDoc[i]];
+          if (nd < 0) continue;
+          nDoc[at] = nd;
+          nFt[at++] = pFt[i];
+        }
+        const list = deltaOf(t, f);
+        if (!list) continue;
+        for (let k = 0; k < list.length; k += 2) {
+          const nd = remap[list[k]];
+          if (nd < 0) continue;
+          nDoc[at] = nd;
+          nFt[at++] = (f << FIELD_SHIFT) | list[k + 1];
+        }
+      }
+    }
+    const terms = order.map((t) => this.terms[t]);
+    this.keys = keys;
+    this.byKey = new Map(keys.map((k, d) => [k, d]));
+    this.lens = lens;
+    this.alive = new Uint8Array(keys.length).fill(1);
+    this.next = keys.length;
+    this.dead = 0;
+    this.terms = terms;
+    this.baseTerms = terms.length;
+    this.tOff = nOff;
+    this.pDoc = nDoc;
+    this.pFt = nFt;
+    this.delta = [];
+    this.deltaCount = 0;
+    this.setVocabulary(terms);
+    return remap;
+  }
+
+  private setVocabulary(terms: string[]): void {
+    this.ids = new Map();
+    this.vocab = new SearchableMap<number>();
+    // Term numbers change: the raw-token cache starts over, and the counts fit the vocabulary.
+    this.rawIds.clear();
+    this.rawSeen.fill(0);
+    this.tf = new Int32Array(Math.max(1024, terms.length * 2));
+    for (let t = 0; t < terms.length; t++) {
+      this.ids.set(terms[t], t);
+      this.vocab.set(terms[t], t);
+    }
+  }
+
+  /** The tables a snapshot stores: call `compact` first (the delta and the dead are not written). */
+  tables(): { docs: DocTables; base: BaseTier } {
+    if (this.deltaCount || this.dead) throw new Error('compact the index before writing it');
+    return {
+      docs: { keys: this.keys, lens: this.lens.subarray(0, this.next * this.F), avg: [...this.avg] },
+      base: { terms: this.terms, tOff: this.tOff, pDoc: this.pDoc, pFt: this.pFt },
+    };
+  }
+
+  private ensure(n: number): void {
+    if (n <= this.size) return;
+    const size = Math.max(n, Math.ceil(this.size * 1.25));
+    this.cur = new Float64Array(size);
+    this.total = new Float64Array(size);
+    this.mask = new Int32Array(size);
+    this.curList = new Int32Array(size);
+    this.totList = new Int32Array(size);
+    this.size = size;
+  }
+
+  /**
+   * Every document `text` reaches and the score MiniSearch's `search` would give it (an OR query
+   * with the index's search options), unsorted.
+   */
+  score(text: string, overrides: SearchOptions = {}): ScoredHits {
+    const g = this.opts;
+    const so: SearchOptions = { ...g.searchOptions, ...overrides };
+    const tokenize = so.tokenize ?? g.tokenize!;
+    const processTerm = so.processTerm ?? g.processTerm!;
+    const terms = tokenize(text).flatMap((t) => {
+      const p = processTerm(t);
+      return Array.isArray(p) ? p.filter(Boolean) : p ? [p] : [];
+    });
+    const sources: string[] = [];
+    for (const t of terms) if (!sources.includes(t)) sources.push(t);
+    const weights = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
+    const maxFuzzy = so.maxFuzzy ?? 6;
+    const { k, b, d } = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
+    const F = this.F;
+    const N = this.count;
+    const avg = this.avg;
+    const lens = this.lens;
+    const alive = this.alive;
+    const boosts = this.boosts;
+    const { pDoc, pFt, tOff, baseTerms } = this;
+    this.ensure(this.next);
+    const { cur, total, mask, curList, totList } = this;
+    let nTot = 0;
+    let nCur = 0;
+    // A document's matched query terms as bits; past 31 distinct terms, counted the slow way.
+    const matchedSets = sources.length > 31 ? new Map<number, Set<number>>() : null;
+    const fieldStart = new Uint32Array(F + 1);
+    const liveIn = new Uint32Array(F);
+
+    // MiniSearch's termResults for one derived term, into `cur`: field by field, in field order.
+    const termResults = (termWeight: number, t: number): void => {
+      // Where each field's base postings start (they are sorted by field), and live counts.
+      liveIn.fill(0);
+      const inBase = t < baseTerms;
+      if (inBase) {
+        let i = tOff[t];
+        const end = tOff[t + 1];
+        for (let f = 0; f < F; f++) {
+          fieldStart[f] = i;
+          for (; i < end && pFt[i] >>> FIELD_SHIFT === f; i++) if (alive[pDoc[i]]) liveIn[f]++;
+        }
+        fieldStart[F] = end;
+      }
+      for (let f = 0; f < F; f++) {
+        const list = this.delta[t * F + f];
+        if (list) for (let j = 0; j < list.length; j += 2) if (alive[list[j]]) liveIn[f]++;
+      }
+      for (let f = 0; f < F; f++) {
+        const matching = liveIn[f];
+        if (matching === 0) continue;
+        const avgLen = avg[f];
+        const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+        // termWeight * termBoost * fieldBoost * docBoost * rawScore, with termBoost = docBoost = 1 (exact in floating point).
+        const w = termWeight * 1 * boosts[f];
+        if (inBase) {
+          for (let i = fieldStart[f]; i < fieldStart[f + 1]; i++) {
+            const doc = pDoc[i];
+            if (!alive[doc]) continue;
+            const tf = pFt[i] & TF_MAX;
+            const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
+            if (cur[doc] === 0) curList[nCur++] = doc;
+            cur[doc] += w * raw;
+          }
+        }
+        const list = this.delta[t * F + f];
+        if (!list) continue;
+        for (let j = 0; j < list.length; j += 2) {
+          const doc = list[j];
+          if (!alive[doc]) continue;
+          const tf = list[j + 1];
+          const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
+          if (cur[doc] === 0) curList[nCur++] = doc;
+          cur[doc] += w * raw;
+        }
+      }
+    };
+
+    for (let i = 0; i < terms.length; i++) {
+      const term = terms[i];
+      const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
+      const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
+      const source = sources.indexOf(term);
+      nCur = 0;
+      const exact = this.ids.get(term);
+      if (exact !== undefined) termResults(1, exact);
+      let fuzzyMatches: Map<string, [number, number]> | undefined;
+      if (fz) {
+        const f = fz === true ? 0.2 : fz;
+        const maxDistance = f < 1 ? Math.min(maxFuzzy, Math.round(term.length * f)) : f;
+        if (maxDistance) fuzzyMatches = this.vocab.fuzzyGet(term, maxDistance);
+      }
+      if (prefix) {
+        for (const [t, id] of this.vocab.atPrefix(term)) {
+          const distance = t.length - term.length;
+          if (!distance) continue;
+          fuzzyMatches?.delete(t);
+          termResults((weights.prefix * t.length) / (t.length + 0.3 * distance), id);
+        }
+      }
+      if (fuzzyMatches) {
+        for (const [t, [id, distance]] of fuzzyMatches) {
+          if (!distance) continue;
+          termResults((weights.fuzzy * t.length) / (t.length + distance), id);
+        }
+      }
+      // The OR combinator: a document's total is the running sum of its per-term scores, in query order.
+      for (let j = 0; j < nCur; j++) {
+        const doc = curList[j];
+        if (total[doc] === 0) totList[nTot++] = doc;
+        total[doc] = total[doc] + cur[doc];
+        if (matchedSets) {
+          let s = matchedSets.get(doc);
+          if (!s) matchedSets.set(doc, (s = new Set()));
+          s.add(source);
+        } else mask[doc] |= 1 << source;
+        cur[doc] = 0;
+      }
+    }
+    const sids = new Int32Array(nTot);
+    const scores = new Float64Array(nTot);
+    for (let j = 0; j < nTot; j++) {
+      const doc = totList[j];
+      let matched = 0;
+      if (matchedSets) matched = matchedSets.get(doc)!.size;
+      else {
+        let x = mask[doc];
+        while (x) {
+          x &= x - 1;
+          matched++;
+        }
+      }
+      sids[j] = doc;
+      scores[j] = total[doc] * matched;
+      total[doc] = 0;
+      mask[doc] = 0;
+    }
+    return { sids, scores };
+  }
+}
