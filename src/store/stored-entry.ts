@@ -40,7 +40,13 @@ export class StoredEntry {
   private root: string;
   /** The metadata, or its catalog line (a JSON row) until first used. */
   private metaSrc: EntryMeta | string;
-  private full: MemoryEntry | undefined;
+  /**
+   * The whole entry once read, held weakly: a long-lived process (the daemon) would otherwise
+   * end up holding a copy of every entry's text next to the index. It stays for as long as
+   * anything uses it (always for the rest of the synchronous call that read it), and is read
+   * again from the file when the collector took it.
+   */
+  private full: WeakRef<MemoryEntry> | undefined;
 
   constructor(root: string, project: string, file: string, stamp: string, meta: EntryMeta | string, full?: MemoryEntry) {
     this.root = root;
@@ -49,7 +55,7 @@ export class StoredEntry {
     this.stamp = stamp;
     this.key = keyOfFile(file, project);
     this.metaSrc = meta;
-    this.full = full;
+    this.full = full && new WeakRef(full);
   }
 
   /** Filter, ranking and statistics fields, parsed from the cached row on first use. */
@@ -68,9 +74,10 @@ export class StoredEntry {
     return typeof this.metaSrc === 'string' ? this.metaSrc : JSON.stringify(metaRow(this.metaSrc));
   }
 
-  /** The whole entry, read from its file the first time (it was validated when its stamp was cached). */
+  /** The whole entry, read from its file when not held (it was validated when its stamp was cached). */
   get entry(): MemoryEntry {
-    if (this.full) return this.full;
+    const held = this.full?.deref();
+    if (held) return held;
     const abs = join(this.root, this.file);
     let parsed: MemoryEntry | undefined;
     try {
@@ -84,7 +91,7 @@ export class StoredEntry {
       if (!r.entry) throw new ValidationError(r.problems ?? [], 'entry file');
       parsed = r.entry;
     }
-    this.full = parsed;
+    this.full = new WeakRef(parsed);
     return parsed;
   }
 }
