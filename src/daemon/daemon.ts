@@ -40,6 +40,9 @@ export interface DaemonOptions {
   debounceMs?: number;
 }
 
+/** The daemon's background commits wait until nobody has moved HEAD for this long. */
+const GIT_QUIET_MS = 3000;
+
 class AlreadyRunning extends MemoryError {
   constructor(pid: number) {
     super('E_BUSY', `a daemon is already running for this workspace (pid ${pid})`, 4);
@@ -181,7 +184,11 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     log,
     status,
     metrics,
-    { freshnessMs: opts.freshnessMs ?? 60 * 60_000, evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000 },
+    {
+      freshnessMs: opts.freshnessMs ?? 60 * 60_000,
+      evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
+      gitBusy: () => performance.now() - watcher.lastHeadMoveAt < GIT_QUIET_MS,
+    },
     callerWarnings,
     () => refresh('batch'),
   );

@@ -38,7 +38,16 @@ const emptyJob = (): JobState => ({ last_run_at: null, runs: 0 });
 export interface JobOptions {
   freshnessMs: number;
   evidenceMs: number;
+  /**
+   * Whether someone is working with git in this repository right now (HEAD moved a moment ago):
+   * the daemon's own background commits wait, so that they do not hold git's index lock while
+   * the user's checkout, rebase or commit needs it.
+   */
+  gitBusy?: () => boolean;
 }
+
+/** How long ai-context regeneration waits after a change. */
+const CONTEXT_DELAY_MS = 2000;
 
 export class Jobs {
   private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
@@ -79,6 +88,8 @@ export class Jobs {
   /** Queues a job behind the one running; errors are recorded, never thrown. */
   run(name: JobName, fn: () => Promise<void>): Promise<void> {
     this.chain = this.chain.then(async () => {
+      // The user's git work first: jobs commit, so they wait until HEAD has been still a moment.
+      while (this.opts.gitBusy?.() && !this.stopping) await new Promise((r) => setTimeout(r, 250));
       if (this.stopping && name !== 'context') return;
       const job = this.state.jobs[name];
       try {
@@ -171,22 +182,24 @@ export class Jobs {
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
       if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.svc.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
     }
-    if (this.contextDue.size && !this.contextTimer) {
-      // Not in the async context of the caller whose write scheduled it (its warnings, its notify).
-      this.contextTimer = this.detached.exit(() =>
-        setTimeout(() => {
-          this.contextTimer = undefined;
-          void this.run('context', async () => {
-            for (const p of [...this.contextDue]) {
-              this.contextDue.delete(p);
-              if (!this.svc.ws.isInitialized(p)) continue;
-              const r = await this.svc.syncContext(p);
-              if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
-            }
-          });
-        }, 2000),
-      );
-    }
+    if (this.contextDue.size && !this.contextTimer) this.armContext();
+  }
+
+  private armContext(): void {
+    // Not in the async context of the caller whose write scheduled it (its warnings, its notify).
+    this.contextTimer = this.detached.exit(() =>
+      setTimeout(() => {
+        this.contextTimer = undefined;
+        void this.run('context', async () => {
+          for (const p of [...this.contextDue]) {
+            this.contextDue.delete(p);
+            if (!this.svc.ws.isInitialized(p)) continue;
+            const r = await this.svc.syncContext(p);
+            if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
+          }
+        });
+      }, CONTEXT_DELAY_MS),
+    );
   }
 
   /** Stops scheduling; the running job finishes its batch and its cursor is saved. */

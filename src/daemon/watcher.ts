@@ -32,6 +32,8 @@ export class DaemonWatcher {
   private headCheck: Promise<void> | null = null;
   /** HEAD moves seen (each one a batch of the paths it changed). */
   headMoves = 0;
+  /** When (performance.now()) someone other than this daemon last moved HEAD. */
+  lastHeadMoveAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ws: Workspace,
@@ -149,6 +151,7 @@ export class DaemonWatcher {
     const before = this.head;
     this.head = now;
     this.headMoves++;
+    this.lastHeadMoveAt = performance.now();
     this.headCheck = (async () => {
       let paths: string[] | null = null;
       if (before && now) {
