@@ -49,6 +49,12 @@ class AlreadyRunning extends MemoryError {
   }
 }
 
+/** Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold. */
+function memoryFigures(): { rss_bytes: number; heap_used_bytes: number; heap_total_bytes: number; array_buffers_bytes: number } {
+  const m = process.memoryUsage();
+  return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, array_buffers_bytes: m.arrayBuffers };
+}
+
 /** Takes the pid file with O_EXCL; a file left by a dead process is taken over. */
 function takePidFile(paths: DaemonPaths): void {
   mkdirSync(paths.dir, { recursive: true });
@@ -222,7 +228,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     status: async () => ({
       ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>),
       semantic: svc.semanticStatus() ?? status.semantic,
-      rss_bytes: process.memoryUsage.rss(),
+      ...memoryFigures(),
       metrics: await metrics.registry.getMetricsAsJSON(),
     }),
     stop: () => void shutdown('stop request'),

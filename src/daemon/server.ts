@@ -149,6 +149,7 @@ export class DaemonServer {
         // Loaded on the first command line: the CLI's command tree is not needed before.
         const { runCaptured } = await import('../cli/remote.js');
         const p = req.params as CliParams;
+        await this.deps.settle(); // the command reads the catalog the watcher keeps: with every change seen so far
         const t0 = performance.now();
         const r = await runCaptured(p, (method, params) => this.local(method, params));
         this.deps.log.info(

@@ -52,6 +52,11 @@ export interface SyncReport {
  */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
+/**
+ * Within one large sync (a first build), the delta is compacted into the base whenever it holds
+ * this many postings or half the base: its plain arrays cost ~16 bytes a posting, the base 6.
+ */
+const BUILD_DELTA_MAX = 2_000_000;
 
 export class SearchIndex {
   private ix: PostingIndex;
@@ -155,15 +160,23 @@ export class SearchIndex {
    * batches: it compacts at a quiet moment, see compactIfDue).
    */
   sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferCompact?: boolean } = {}): SyncReport {
+    let n = 0;
+    const bounded = (): void => {
+      if (++n % 1024 !== 0) return;
+      const p = this.ix.pending;
+      if (p.delta > Math.max(BUILD_DELTA_MAX, p.base / 2)) this.compact();
+    };
     for (const d of plan.add) {
       this.ix.add(docOf(d.key, d.load()));
       this.stamps.set(d.key, d.stamp);
+      bounded();
     }
     for (const d of plan.replace) {
       const doc = docOf(d.key, d.load());
       this.ix.discard(d.key);
       this.ix.add(doc);
       this.stamps.set(d.key, d.stamp);
+      bounded();
     }
     for (const key of plan.discard) {
       this.ix.discard(key);

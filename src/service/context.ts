@@ -87,6 +87,11 @@ export class ServiceContext {
   mergeDriverChecked = false;
   /** The snapshot the last `snapshot()` returned. */
   lastSnap: CatalogSnapshot | undefined;
+  /**
+   * In a watched process (the daemon): the read model's snapshot, which the watcher and the
+   * reconciles keep current. Set by the read model.
+   */
+  current: (() => CatalogSnapshot | undefined) | undefined;
   private agentName: string | undefined;
   private readonly agentFromOptions: string | undefined;
   private gitRepo: Promise<GitRepo | null> | undefined;
@@ -102,7 +107,7 @@ export class ServiceContext {
     this.clock = opts.clock ?? clockFromEnv(this.env);
     this.agentName = pickAgent(opts.agent, this.env.BASS_AGENTS_AGENT);
     this.agentFromOptions = this.agentName;
-    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched });
+    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
     this.usage = new UsageStore(this.ws);
     this.sessions = new SessionStore(this.ws);
     this.evidenceCache = new EvidenceCache(this.ws);
@@ -163,7 +168,18 @@ export class ServiceContext {
   }
 
   /** The catalog of all entries; files that fail to parse or validate are reported and skipped. */
+  /**
+   * Every entry of the workspace. In a watched process, the snapshot its watcher keeps current
+   * (a full refresh would stat every file and hold a second copy of the catalog while a job
+   * runs); elsewhere, refreshed from the files (see refreshSnapshot).
+   */
   snapshot(): CatalogSnapshot {
+    const live = this.watched ? this.current?.() : undefined;
+    return live ?? this.refreshSnapshot();
+  }
+
+  /** The catalog refreshed from the files: a stat of every entry file, re-reading the changed ones. */
+  refreshSnapshot(): CatalogSnapshot {
     const snap = this.catalog.refresh();
     this.lastSnap = snap;
     for (const b of snap.bad) {

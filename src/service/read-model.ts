@@ -21,6 +21,7 @@ export class ReadModel {
 
   constructor(ctx: ServiceContext) {
     this.ctx = ctx;
+    ctx.current = () => this.state?.snap;
   }
 
   /** The snapshot this process holds (the daemon's watcher keeps it current), if any. */
@@ -44,7 +45,7 @@ export class ReadModel {
   ): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
-    const snap = this.ctx.snapshot();
+    const snap = this.ctx.refreshSnapshot();
     let index = this.state?.index ?? null;
     if (!needIndex && !index) {
       this.state = { snap, index: null };

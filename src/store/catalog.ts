@@ -15,6 +15,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { CatalogCache, type CatalogHeader } from './catalog-cache.js';
 import { stampOf } from './fsutil.js';
 import {
+  RecentEntries,
   StoredEntry,
   dropDuplicates,
   duplicateProblem,
@@ -43,6 +44,9 @@ interface LiveState {
   dups: Map<string, Set<string>>;
 }
 
+/** Full entries a long-lived process keeps (its queries show the same few again and again). */
+const RECENT_ENTRIES = 512;
+
 export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
@@ -51,10 +55,13 @@ export class Catalog {
   private found: (Omit<CatalogHeader, 'v'> & { lines: string[]; deltaLines: number }) | undefined;
   /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
   private notesWrites: boolean;
+  /** Entries keep their full text once read (see StoredEntry); in a long-lived process only the last few hundred. */
+  private readonly recent: RecentEntries | undefined;
 
-  constructor(ws: Workspace, opts: { noteWrites?: boolean } = {}) {
+  constructor(ws: Workspace, opts: { noteWrites?: boolean; holdEntries?: boolean } = {}) {
     this.ws = ws;
     this.notesWrites = opts.noteWrites !== false;
+    this.recent = opts.holdEntries === false ? new RecentEntries(RECENT_ENTRIES) : undefined;
     this.cache = new CatalogCache(ws);
   }
 
@@ -189,7 +196,7 @@ export class Catalog {
       if (!st.isFile()) return undefined;
     }
     const r = readEntryFile(join(this.ws.root, rel), rel, where.section, where.id);
-    if (r.entry) return new StoredEntry(this.ws.root, where.project, rel, stampOf(st), entryMeta(r.entry), r.entry);
+    if (r.entry) return new StoredEntry(this.ws.root, where.project, rel, stampOf(st), entryMeta(r.entry), r.entry, this.recent);
     return { file: rel, problems: r.problems ?? [] };
   }
 
@@ -246,7 +253,7 @@ export class Catalog {
               next.bad[at] = problems;
               bad.push({ file: rel, problems });
             } else {
-              entries.push(new StoredEntry(root, project, rel, k, line));
+              entries.push(new StoredEntry(root, project, rel, k, line, undefined, this.recent));
             }
             continue;
           }
@@ -257,7 +264,7 @@ export class Catalog {
           changed.push(rel);
           changedAt.push(at);
           if (r.entry) {
-            const se = new StoredEntry(root, project, rel, k, entryMeta(r.entry), r.entry);
+            const se = new StoredEntry(root, project, rel, k, entryMeta(r.entry), r.entry, this.recent);
             next.lines.push(se.metaLine());
             entries.push(se);
           } else {
