@@ -53,9 +53,26 @@ ${[...lazySpecs].sort().map((s) => `    case ${JSON.stringify(s)}: return requir
 }
 `;
 
+// Node's assert module loads its error formatting, which sets up stderr's colours: ~15 ms of
+// every start, for checks that never fail. The bundle's users of it (yargs, signal-exit,
+// graceful-fs: equal, strictEqual, notStrictEqual) get these, which load the real module only
+// to report a failed check.
+const ASSERT_SHIM = `const real = () => require('assert');
+exports.ok = (v, ...m) => { if (!v) real().ok(v, ...m); };
+exports.equal = (a, b, m) => { if (a != b) real().equal(a, b, m); };
+exports.notEqual = (a, b, m) => { if (a == b) real().notEqual(a, b, m); };
+exports.strictEqual = (a, b, m) => { if (!Object.is(a, b)) real().strictEqual(a, b, m); };
+exports.notStrictEqual = (a, b, m) => { if (Object.is(a, b)) real().notStrictEqual(a, b, m); };
+`;
+const ASSERT_USES = ['ok', 'equal', 'notEqual', 'strictEqual', 'notStrictEqual'];
+
 const rewrite = {
   name: 'bass-agents-rewrite',
   setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      args.namespace === 'assert-shim' ? { path: 'assert', external: true } : { path: 'assert', namespace: 'assert-shim' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'assert-shim' }, () => ({ contents: ASSERT_SHIM, loader: 'js' }));
     // string-width (two copies, under cliui and yargs) builds an Intl.Segmenter and large Unicode
     // regexps when loaded: 30 ms of every start, for help text most commands never print. Each
     // copy becomes a stub that loads the real module on its first call.
@@ -108,6 +125,10 @@ await build({
 // needs, as one CommonJS file that bin/bass-agents.cjs requires before anything else.
 await build({ ...common, entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')], outfile: THIN_OUT });
 const bundled = readFileSync(OUT, 'utf8');
+// Nothing in the bundle may call an assert function the shim does not have.
+for (const m of bundled.matchAll(/\b(?:import_assert\d*|assert\d*|require\("assert"\))\.([A-Za-z]+)\(/g)) {
+  if (!ASSERT_USES.includes(m[1])) throw new Error(`bundle: assert.${m[1]} is used but not in the assert shim`);
+}
 
 // A V8 code cache for the bundle, made here where it was built. Node rejects a cache made by
 // another V8 (the bin then simply compiles), so a stale one costs nothing but the check.
