@@ -2,15 +2,25 @@
  * Local usage of entries (DESIGN.md "local = usage"): retrieval count and last access per
  * `project/id`, never committed. A query appends one line per result set to
  * `.bass-agents/state/retrievals.jsonl` (O_APPEND: concurrent readers and writers are safe);
- * reading folds that log over the `usage.json` snapshot. `compact` (run by `memory decay --apply`
- * and the daemon, under the write lock) folds the log into the snapshot, renaming the log first
- * so appends made meanwhile are kept.
+ * reading folds that log over the `usage.json` snapshot. `compact` (run by `memory decay --apply`,
+ * and by any reader that finds the log past LOG_FOLD_BYTES) folds the log into the snapshot,
+ * renaming the log first so appends made meanwhile are kept; one process at a time
+ * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
  */
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
+
+/**
+ * A reader folds the log into the snapshot once it is this large: without a daemon (which folds
+ * it with decay) every query appends a line, and every later one would parse them all (2 MB,
+ * ~25 ms, after two thousand queries).
+ */
+const LOG_FOLD_BYTES = 256 * 1024;
+/** A fold lock older than this was left by a process that died while folding. */
+const STALE_LOCK_MS = 60_000;
 
 interface LogLine {
   t: string;
@@ -76,8 +86,9 @@ export class UsageStore {
 
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
+    let log = statSync(this.logFile, { throwIfNoEntry: false });
+    if (log && log.size > LOG_FOLD_BYTES && this.compact()) log = statSync(this.logFile, { throwIfNoEntry: false });
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
-    const log = statSync(this.logFile, { throwIfNoEntry: false });
     const snapStamp = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
     const c = this.cache;
     if (c && c.snapshot === snapStamp && log && log.ino === c.logIno && log.size >= c.logSize) {
@@ -121,18 +132,43 @@ export class UsageStore {
     }
   }
 
-  /** Folds the log into the snapshot. */
-  compact(): void {
-    const folding = join(this.dir, `retrievals.${process.pid}.folding`);
+  /** Folds the log into the snapshot; false when there was nothing to fold or another process is folding. */
+  compact(): boolean {
+    if (!existsSync(this.logFile)) return false;
+    const lock = join(this.dir, 'usage.lock');
     try {
-      if (!existsSync(this.logFile)) return;
+      closeSync(openSync(lock, 'wx', 0o600));
+    } catch {
+      // Another process is folding (its result includes these lines), or died doing it.
+      const st = statSync(lock, { throwIfNoEntry: false });
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
+      return false;
+    }
+    const folding = join(this.dir, `retrievals.${process.pid}.folding`);
+    let moved = false;
+    try {
       renameSync(this.logFile, folding);
+      moved = true;
       const usage = this.readSnapshot();
       UsageStore.fold(usage, readFileSync(folding, 'utf8'));
       writeFileAtomic(this.snapshotFile, JSON.stringify(Object.fromEntries(usage)), { fsync: false });
+      moved = false;
       rmSync(folding, { force: true });
+      this.cache = undefined;
+      return true;
     } catch {
-      /* another process is folding; its result includes ours */
+      // The lines go back to the log for the next fold (usage is advisory: never fail a read for it).
+      if (moved) {
+        try {
+          appendFileSync(this.logFile, readFileSync(folding));
+          rmSync(folding, { force: true });
+        } catch {
+          /* left in the folding file */
+        }
+      }
+      return false;
+    } finally {
+      rmSync(lock, { force: true });
     }
   }
 }
