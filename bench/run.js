@@ -199,7 +199,7 @@ for (const n of sizes) {
         }),
       );
       const seconds = (performance.now() - t1) / 1000;
-      const inTree = new Set(execFileSync('git', ['ls-files', 'ai-memory/bench'], { cwd: dir, env, encoding: 'utf8' }).split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
+      const inTree = new Set(execFileSync('git', ['ls-files', 'ai-memory/bench'], { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 }).split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
       const lost = acked.filter((id) => !inTree.has(id)).length;
       const startsPerSecond = (cpus().length * 1000) / nodeStart;
       row(n, `writes/s, ${writers} writers through the daemon (${acked.length} writes, ${lost} lost)`, acked.length / seconds, 'node starts/s on all cores', startsPerSecond, 'writes/s', '>= 20');
