@@ -10,7 +10,7 @@
  *
  * Two tiers: the *base* (postings of every term, contiguous per term and sorted by field) is
  * immutable between compactions; documents added since go to a small *delta* (per term and field,
- * plain arrays), and discarded ones are marked dead and skipped until the next `compact` rebuilds
+ * plain arrays), and discarded ones are marked dead and left out of scores until the next `compact` rebuilds
  * the base without them. A replaced document is discarded and added again under a new number,
  * as in MiniSearch.
  *
@@ -279,7 +279,7 @@ export class PostingIndex {
     }
   }
 
-  /** Discards a document (MiniSearch's `discard`): its postings are skipped until `compact`. */
+  /** Discards a document (MiniSearch's `discard`): its postings stay, unscored, until `compact`. */
   discard(key: string): boolean {
     const d = this.byKey.get(key);
     if (d === undefined) return false;
