@@ -126,10 +126,10 @@ export class Semantic {
         this.again = false;
         const snap = latest();
         if (!snap) return;
-        const todo = this.pending(snap).slice(0, opts.max ?? Infinity);
-        if (todo.length) this.state = 'indexing';
-        for (let i = 0; i < todo.length && !this.closed; i += BACKGROUND_CHUNK) {
-          const chunk = todo.slice(i, i + BACKGROUND_CHUNK);
+        const missing = this.pending(snap).slice(0, opts.max ?? Infinity);
+        if (missing.length) this.state = 'indexing';
+        for (let i = 0; i < missing.length && !this.closed; i += BACKGROUND_CHUNK) {
+          const chunk = missing.slice(i, i + BACKGROUND_CHUNK);
           const vectors = await this.engine!.embed(
             chunk.map((p) => p.text),
             'background',
