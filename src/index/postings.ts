@@ -446,18 +446,31 @@ export class PostingIndex {
       // Where each field's base postings start (they are sorted by field), and live counts.
       liveIn.fill(0);
       const inBase = t < baseTerms;
+      const anyDead = this.dead > 0;
       if (inBase) {
         let i = tOff[t];
         const end = tOff[t + 1];
         for (let f = 0; f < F; f++) {
           fieldStart[f] = i;
-          for (; i < end && pFt[i] >>> FIELD_SHIFT === f; i++) if (alive[pDoc[i]]) liveIn[f]++;
+          if (anyDead) for (; i < end && pFt[i] >>> FIELD_SHIFT === f; i++) liveIn[f] += alive[pDoc[i]];
+          else {
+            // Every posting is live: the field's end by binary search (postings are sorted by field).
+            let hi = end;
+            while (i < hi) {
+              const mid = (i + hi) >>> 1;
+              if (pFt[mid] >>> FIELD_SHIFT <= f) i = mid + 1;
+              else hi = mid;
+            }
+            liveIn[f] = i - fieldStart[f];
+          }
         }
         fieldStart[F] = end;
       }
       for (let f = 0; f < F; f++) {
         const list = this.delta[t * F + f];
-        if (list) for (let j = 0; j < list.length; j += 2) if (alive[list[j]]) liveIn[f]++;
+        if (!list) continue;
+        if (!anyDead) liveIn[f] += list.length / 2;
+        else for (let j = 0; j < list.length; j += 2) liveIn[f] += alive[list[j]];
       }
       for (let f = 0; f < F; f++) {
         const matching = liveIn[f];
