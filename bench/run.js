@@ -10,7 +10,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndex } from '../dist/index/search-index.js';
 import { MemoryService } from '../dist/service/memory-service.js';
-import { daemonPaths, request } from '../dist/daemon/client.js';
+import { DAEMON_NODE_FLAGS, daemonPaths, request } from '../dist/daemon/client.js';
 import { serializeEntry } from '../dist/core/entry.js';
 import { inlineEmbedder } from '../dist/service/embedder.js';
 import { embeddedText } from '../dist/service/semantic.js';
@@ -152,7 +152,8 @@ for (const n of sizes) {
     const paths = daemonPaths(join(dir, '.bass-agents'));
     const t0 = performance.now();
     // Lexical figures: the model stays unloaded here (semantic search is measured on its own below).
-    const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env: { ...env, BASS_AGENTS_SEMANTIC: 'off' }, stdio: 'ignore' });
+    // Started as `daemon start` starts it (its Node flags), in the foreground.
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env: { ...env, BASS_AGENTS_SEMANTIC: 'off' }, stdio: 'ignore' });
     for (;;) {
       const r = await request(paths, 'ping', {}, 500);
       if (r && 'result' in r) break;
@@ -245,7 +246,7 @@ for (const n of sizes) {
       store.save(VectorStore.path(join(dir, '.bass-agents')));
       const paths = daemonPaths(join(dir, '.bass-agents'));
       const t0 = performance.now();
-      const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
+      const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
       let st;
       for (;;) {
         const res = await request(paths, 'status', {}, 1000);

@@ -32,6 +32,14 @@ export function daemonPaths(localDir: string): DaemonPaths {
 /** Unix socket paths are limited to about 104-108 bytes. */
 export const MAX_SOCKET_PATH = 100;
 
+/**
+ * Node flags of a daemon that `daemon start` spawns: a young generation of 2 MB semispaces
+ * instead of up to 16 MB (a burst of writes grows them, and the pages stay resident: 13-23 MiB
+ * more at 10K entries, measured after 40 writes and 10 queries). The daemon's garbage is short
+ * lived and its pauses stay well under a millisecond.
+ */
+export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
-import { daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
+import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
@@ -66,7 +66,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         mkdirSync(dirname(paths.log), { recursive: true });
         const logFd = openSync(`${paths.log}.stderr`, 'a');
         const { spawn } = await import('node:child_process');
-        const child = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], {
+        const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], {
           detached: true,
           stdio: ['ignore', logFd, logFd],
           env: process.env,
