@@ -245,23 +245,28 @@ try {
     const dir = repo(root, 'checkout');
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
-    for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
-    const created = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(10, 0, { section: 'learnings', summary: 'kafka offsets reset weekly' })), {});
-    const id = created.stdout.trim();
+    const daemonGone = new Promise((r) => daemon.on('close', r));
     let stale = 0;
     const trips = quick ? 3 : 10;
-    const query = async () => {
-      const r = await runCli(dir, ['query', 'kafka offsets', '--json'], '', {});
-      return r.code === 0 ? JSON.parse(r.stdout).map((h) => h.id) : null;
-    };
-    for (let i = 0; i < trips; i++) {
-      git(dir, 'checkout', '-q', base);
-      if ((await query())?.length !== 0) stale++;
-      git(dir, 'checkout', '-q', 'main');
-      if ((await query())?.[0] !== id) stale++;
+    try {
+      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      const created = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(10, 0, { section: 'learnings', summary: 'kafka offsets reset weekly' })), {});
+      const id = created.stdout.trim();
+      const query = async () => {
+        const r = await runCli(dir, ['query', 'kafka offsets', '--json'], '', {});
+        return r.code === 0 ? JSON.parse(r.stdout).map((h) => h.id) : null;
+      };
+      for (let i = 0; i < trips; i++) {
+        git(dir, 'checkout', '-q', base);
+        if ((await query())?.length !== 0) stale++;
+        git(dir, 'checkout', '-q', 'main');
+        if ((await query())?.[0] !== id) stale++;
+      }
+    } finally {
+      // Never left running, even when a step above throws.
+      daemon.kill('SIGTERM');
+      await daemonGone;
     }
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('close', r));
     if (stale) fail('checkout', `${stale} of ${2 * trips} queries right after a checkout answered from a stale index`);
     report.checkout = { round_trips: trips, stale_answers: stale };
   }
