@@ -35,11 +35,12 @@ export interface SemanticStatus {
 /** The text embedded for an entry. */
 export const embeddedText = (e: { summary: string }): string => e.summary;
 
+/** An entry whose vector is missing or out of date; its text is read when it is embedded (or when its hash had to be checked). */
 interface Pending {
   key: string;
   stamp: string;
-  text: string;
-  hash: string;
+  se: StoredEntry;
+  text?: string;
 }
 
 export class Semantic {
@@ -97,10 +98,12 @@ export class Semantic {
       if (!enabled) continue;
       entries++;
       keys.add(se.key);
+      // Only an entry that has a vector under another stamp is read here (its text may be the
+      // same): a long-lived process does not keep every entry's text, and while a first indexing
+      // runs, reading thousands of files at every refresh would slow every write and query.
       let text: string | undefined;
-      const textOf = (): string => (text ??= embeddedText(se.entry));
-      if (store.isCurrent(se.key, se.stamp, () => textHash(textOf()))) continue;
-      out.push({ key: se.key, stamp: se.stamp, text: textOf(), hash: textHash(textOf()) });
+      if (store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry))))) continue;
+      out.push({ key: se.key, stamp: se.stamp, se, text });
     }
     store.retain((k) => keys.has(k));
     this.counts = { entries, current: entries - out.length };
@@ -130,12 +133,22 @@ export class Semantic {
         if (missing.length) this.state = 'indexing';
         for (let i = 0; i < missing.length && !this.closed; i += BACKGROUND_CHUNK) {
           const chunk = missing.slice(i, i + BACKGROUND_CHUNK);
+          // Read now; an entry whose file went bad since is left for the next refresh to sort out.
+          const ready = chunk.filter((p) => {
+            try {
+              p.text ??= embeddedText(p.se.entry);
+              return true;
+            } catch {
+              return false;
+            }
+          });
+          if (!ready.length) continue;
           const vectors = await this.engine!.embed(
-            chunk.map((p) => p.text),
+            ready.map((p) => p.text!),
             'background',
           );
-          chunk.forEach((p, k) => this.store!.put(p.key, p.stamp, p.hash, vectors[k]));
-          this.counts.current += chunk.length;
+          ready.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]));
+          this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
       } while (this.again && !this.closed);
