@@ -31,7 +31,7 @@ export interface ScoredHits {
 }
 
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
-const FIELD_SHIFT = 13;
+export const FIELD_SHIFT = 13;
 const TF_MAX = (1 << FIELD_SHIFT) - 1;
 const LEN_MAX = 0xffff;
 /** Distinct raw tokens remembered while adding documents before the cache starts over. */

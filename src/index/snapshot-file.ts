@@ -22,7 +22,7 @@ import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { writeFileAtomicWith } from '../store/fsutil.js';
 import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
-import type { BaseTier, DocTables } from './postings.js';
+import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
 
 /** The last bytes of a snapshot: `\n`, the header's byte length in 12 digits, `\n`. */
 export const TRAILER = 14;
@@ -45,17 +45,21 @@ export interface Header {
 
 /** Reads `len` bytes at `pos` of an open file. */
 export function readAt(fd: number, pos: number, len: number): Buffer {
-  const buf = Buffer.allocUnsafe(len);
+  return readInto(fd, pos, Buffer.allocUnsafe(len));
+}
+
+/** Fills `into` with the bytes at `pos` of an open file. */
+function readInto<T extends Uint8Array>(fd: number, pos: number, into: T): T {
   let got = 0;
-  while (got < len) {
-    const n = readSync(fd, buf, got, len - got, pos + got);
+  while (got < into.length) {
+    const n = readSync(fd, into, got, into.length - got, pos + got);
     if (n === 0) throw new Error('snapshot ends early');
     got += n;
   }
-  return buf;
+  return into;
 }
 
-function checkHeader(h: Header, size: number, headerAt: number): Header | null {
+function checkHeader(h: Header, headerAt: number): Header | null {
   if (!h || h.v !== SNAPSHOT_VERSION || h.optionsHash !== OPTIONS_HASH) return null;
   if (![h.fields, h.docs, h.terms, h.postings].every((n) => Number.isInteger(n) && n >= 0)) return null;
   if (!Array.isArray(h.avg) || h.avg.length !== h.fields || !h.avg.every((x) => typeof x === 'number')) return null;
@@ -65,7 +69,7 @@ function checkHeader(h: Header, size: number, headerAt: number): Header | null {
     if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1]) || r[0] % 8 !== 0 || r[0] < MAGIC.length || r[0] + r[1] > headerAt) return null;
     if (expect[s] !== undefined && r[1] !== expect[s]) return null;
   }
-  return size > 0 ? h : null;
+  return h;
 }
 
 /** The header of an open snapshot file, or null when it is not one of ours (or another version). */
@@ -78,7 +82,7 @@ export function readHeader(fd: number): Header | null {
   const len = Number(trailer.slice(1, -1));
   if (trailer[0] !== '\n' || !/^\d{12}$/.test(trailer.slice(1, -1)) || len <= 0 || MAGIC.length + len + TRAILER > size) return null;
   const headerAt = size - TRAILER - len;
-  return checkHeader(JSON.parse(readAt(fd, headerAt, len).toString('utf8')) as Header, size, headerAt);
+  return checkHeader(JSON.parse(readAt(fd, headerAt, len).toString('utf8')) as Header, headerAt);
 }
 
 const lines = (buf: Buffer, n: number): string[] | null => {
@@ -96,15 +100,16 @@ function view<T extends Uint16Array | Uint32Array>(
 ): T {
   const at = buf.byteOffset + pos;
   if (at % C.BYTES_PER_ELEMENT === 0) return new C(buf.buffer, at, len / C.BYTES_PER_ELEMENT);
-  const copy = Buffer.from(buf.subarray(pos, pos + len));
-  return new C(copy.buffer, copy.byteOffset, len / C.BYTES_PER_ELEMENT);
+  const copy = new Uint8Array(len); // its own buffer, at offset 0
+  copy.set(buf.subarray(pos, pos + len));
+  return new C(copy.buffer, 0, len / C.BYTES_PER_ELEMENT);
 }
 
 /** Checks the numbers a corrupt file could get wrong: offsets ascending, documents and fields in range. */
-function checkPostings(base: BaseTier, docs: number, fields: number, firstTerm = 0, lastTerm = base.terms.length): boolean {
+function checkPostings(base: BaseTier, docs: number, fields: number): boolean {
   const { tOff, pDoc, pFt } = base;
-  for (let t = firstTerm; t < lastTerm; t++) if (tOff[t] > tOff[t + 1]) return false;
-  for (let i = 0; i < pDoc.length; i++) if (pDoc[i] >= docs || pFt[i] >>> 13 >= fields) return false;
+  for (let t = 0; t < base.terms.length; t++) if (tOff[t] > tOff[t + 1]) return false;
+  for (let i = 0; i < pDoc.length; i++) if (pDoc[i] >= docs || pFt[i] >>> FIELD_SHIFT >= fields) return false;
   return true;
 }
 
@@ -132,8 +137,7 @@ export function readSnapshot(file: string): Loaded | null {
     fd = openSync(file, 'r');
     const h = readHeader(fd);
     if (!h) return null;
-    const end = h.at.pFt[0] + h.at.pFt[1];
-    const all = readAt(fd, 0, Math.max(end, ...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
+    const all = readAt(fd, 0, Math.max(...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
     const read = (s: Section): Buffer => all.subarray(h.at[s][0], h.at[s][0] + h.at[s][1]);
     const t = loadTables(h, read);
     if (!t) return null;
@@ -182,10 +186,9 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
       const i = chosen[j];
       const n = tOff[i + 1] - tOff[i];
       if (!n) continue;
-      const d = readAt(fd, h.at.pDoc[0] + tOff[i] * 4, n * 4);
-      pDoc.set(view(d, 0, d.length, Uint32Array), nOff[j]);
-      const ft = readAt(fd, h.at.pFt[0] + tOff[i] * 2, n * 2);
-      pFt.set(view(ft, 0, ft.length, Uint16Array), nOff[j]);
+      // Straight into their place in the arrays (positional reads; no buffer per term).
+      readInto(fd, h.at.pDoc[0] + tOff[i] * 4, new Uint8Array(pDoc.buffer, nOff[j] * 4, n * 4));
+      readInto(fd, h.at.pFt[0] + tOff[i] * 2, new Uint8Array(pFt.buffer, nOff[j] * 2, n * 2));
     }
     const base: BaseTier = { terms: chosen.map((i) => t.terms[i]), tOff: nOff, pDoc, pFt };
     if (!checkPostings(base, h.docs, h.fields)) return null;
