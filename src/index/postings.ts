@@ -166,10 +166,6 @@ export class PostingIndex {
     return this.byKey.get(key);
   }
 
-  has(key: string): boolean {
-    return this.byKey.has(key);
-  }
-
   /** Adds a document under a new number (MiniSearch's `add`); throws on a key already present. */
   add(doc: Doc): number {
     if (this.byKey.has(doc.key)) throw new Error(`duplicate document ${doc.key}`);
