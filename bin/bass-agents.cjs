@@ -23,7 +23,7 @@ function loadBundle() {
   const file = join(dist, 'bundle', 'cli.cjs');
   let source;
   try {
-    source = readFileSync(file, 'utf8');
+    source = readFileSync(file, 'latin1'); // the bundle is ASCII (scripts/bundle.js checks), and latin1 is a plain copy
   } catch {
     return null;
   }

@@ -106,6 +106,12 @@ const common = {
   plugins: [rewrite],
   logLevel: 'warning',
   legalComments: 'none',
+  // Names are kept (stack traces stay readable); whitespace and comments go: the CLI reads and
+  // hashes ~30% less source at every start.
+  minifyWhitespace: true,
+  // Non-ASCII characters are escaped, so the bin can read the bundle as latin1 (a plain byte
+  // copy) instead of decoding UTF-8: ~5 ms of every start. Checked below.
+  charset: 'ascii',
   // Top level of the CommonJS file, before any module runs: a bundled module may redeclare
   // __dirname (yargs' ES module shim does, as a top-level var of this same scope).
   banner: {
@@ -124,7 +130,10 @@ await build({
 // The thin client (src/cli/thin.ts): the few small modules a call handed to a running daemon
 // needs, as one CommonJS file that bin/bass-agents.cjs requires before anything else.
 await build({ ...common, entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')], outfile: THIN_OUT });
-const bundled = readFileSync(OUT, 'utf8');
+const bundled = readFileSync(OUT, 'latin1');
+// bin/bass-agents.cjs reads the bundle as latin1, which is only the same text for ASCII.
+const nonAscii = bundled.search(/[^\x00-\x7f]/);
+if (nonAscii >= 0) throw new Error(`bundle: non-ASCII text at offset ${nonAscii} (${JSON.stringify(bundled.slice(nonAscii - 40, nonAscii + 10))}); write it as a \\u escape`);
 // Nothing in the bundle may call an assert function the shim does not have.
 for (const m of bundled.matchAll(/\b(?:import_assert\d*|assert\d*|require\("assert"\))\.([A-Za-z]+)\(/g)) {
   if (!ASSERT_USES.includes(m[1])) throw new Error(`bundle: assert.${m[1]} is used but not in the assert shim`);

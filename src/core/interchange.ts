@@ -3,7 +3,7 @@
  * id, and the official MCP memory server's `memory.jsonl` (entities, observations, relations)
  * turned into entries so its users can move over.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
 import type { MemoryEntry } from './schema.js';
@@ -109,7 +109,7 @@ export function mcpMemoryToEntries(
   graph: { entities: McpEntity[]; relations: McpRelation[] },
   opts: { now: string; agent: string; source: string },
 ): MemoryEntry[] {
-  const idOf = (name: string): string => `mcp-${createHash('sha1').update(name).digest('hex').slice(0, 24)}`;
+  const idOf = (name: string): string => `mcp-${nodeCrypto().createHash('sha1').update(name).digest('hex').slice(0, 24)}`;
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {
     const rels = graph.relations.filter((r) => (r.from === ent.name || r.to === ent.name) && names.has(r.from) && names.has(r.to));

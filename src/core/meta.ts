@@ -3,7 +3,7 @@
  * without summary or content so a short-lived process can load the metadata of 10K entries in
  * ~25 ms and read the full files only for the results it prints.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import type { EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';
 import type { MemoryEntry } from './schema.js';
@@ -46,7 +46,7 @@ export function duplicateKey(e: { subject: string; scope: string; summary: strin
 
 /** A short digest of the duplicate key (collisions would need 2^64 entries). */
 export function duplicateHash(e: { subject: string; scope: string; summary: string }): string {
-  return createHash('sha1').update(duplicateKey(e)).digest('base64url').slice(0, 16);
+  return nodeCrypto().createHash('sha1').update(duplicateKey(e)).digest('base64url').slice(0, 16);
 }
 
 export function entryMeta(e: MemoryEntry): EntryMeta {

@@ -209,6 +209,47 @@ export function nthLargest(values: Float64Array, n: number): number {
 }
 
 /**
+ * The first `n` of `items` in the order of a stable sort by `order`, sorted, in O(items × log n):
+ * a bounded heap whose root is the last of the best so far (ties broken by position).
+ */
+export function firstN<T>(items: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
+  if (n <= 0) return [];
+  const heap: number[] = []; // positions in items
+  const after = (i: number, j: number): boolean => {
+    const c = order(items[i], items[j]);
+    return c > 0 || (c === 0 && i > j);
+  };
+  const down = (): void => {
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && after(heap[l], heap[m])) m = l;
+      if (r < heap.length && after(heap[r], heap[m])) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  };
+  for (let k = 0; k < items.length; k++) {
+    if (heap.length < n) {
+      heap.push(k);
+      for (let i = heap.length - 1; i > 0;) {
+        const p = (i - 1) >> 1;
+        if (!after(heap[i], heap[p])) break;
+        [heap[i], heap[p]] = [heap[p], heap[i]];
+        i = p;
+      }
+    } else if (after(heap[0], k)) {
+      heap[0] = k;
+      down();
+    }
+  }
+  return heap.sort((i, j) => order(items[i], items[j]) || i - j).map((i) => items[i]);
+}
+
+/**
  * For a caller holding thousands of raw text hits (a long-lived process at 100K entries): given
  * each accepted hit's raw score times its `textWeight`, and the largest raw score (what
  * `rankEntries`' relevance is divided by), a bound below which a hit cannot reach the first `n`
@@ -307,8 +348,10 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top.sort((a, b) => b.score - a.score || byPriors(a, b));
     top = top.slice(0, n);
   } else {
-    keyed.sort((a, b) => b.d - a.d || byPriors(a, b));
-    top = keyed.slice(0, n);
+    const order = (a: K, b: K): number => b.d - a.d || byPriors(a, b);
+    // A page of a list needs the first n of thousands: selected, not all sorted (same order: ties
+    // keep the candidates' order, as the stable sort does).
+    top = n * 8 < keyed.length ? firstN(keyed, n, order) : keyed.sort(order).slice(0, n);
     for (const k of top) apply(k);
   }
   return top.map((k) => ({

@@ -92,7 +92,7 @@ export function isPlaceholder(value: string): boolean {
   for (const ex of DOCUMENTED_EXAMPLES) if (v.includes(ex)) return true;
   if (/^(?:\[[^\]]*\]|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%[A-Z_]+%|\$[A-Z_][A-Z0-9_]*)$/.test(v)) return true;
   if (/[[<{]\s*[A-Za-z_][\w-]*\s*[\]>}]/.test(v) || /\$\{[^}]*\}|\{\{[^}]*\}\}/.test(v)) return true;
-  if (/x{4,}|X{4,}|\*{3,}|\.{3,}|…/.test(v)) return true;
+  if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
   // Mostly one repeated character or a counting run: `AAAAAAAA`, `1234567890`, `abcdefgh`. (A
   // real token may start with a run, as Twitter's bearer tokens do: the rest must be random.)
   if (v.length >= 6 && (repeatedShare(v) >= 0.6 || sequentialShare(v) >= 0.7)) return true;

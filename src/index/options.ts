@@ -2,7 +2,6 @@
  * What the index indexes and how it analyzes text: the document of an entry, MiniSearch's
  * options, and the hash that names them in a snapshot (a change of either rebuilds it).
  */
-import { createHash } from 'node:crypto';
 import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 import { stemmer } from 'stemmer';
@@ -96,11 +95,21 @@ export const INDEX_OPTIONS: Options<Doc> = {
  */
 const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/porter-stem-ascii-over3/query-stopwords/v2';
 
-/** Changes whenever the options above change, so an old snapshot is rebuilt rather than misread. */
-export const OPTIONS_HASH = createHash('sha1')
-  .update(JSON.stringify({ v: SNAPSHOT_VERSION, fields: INDEX_OPTIONS.fields, analyzer: ANALYZER }))
-  .digest('hex')
-  .slice(0, 12);
+/**
+ * Changes whenever the options above change, so an old snapshot is rebuilt rather than misread.
+ * Two 32-bit FNV-1a hashes of their description (not a cryptographic hash: nothing here is
+ * adversarial, and loading node:crypto would cost every CLI start ~5 ms).
+ */
+export const OPTIONS_HASH = ((text: string): string => {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c ^ (i & 0xff), 0x01000193) >>> 0;
+  }
+  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0').slice(0, 4);
+})(JSON.stringify({ v: SNAPSHOT_VERSION, fields: INDEX_OPTIONS.fields, analyzer: ANALYZER }));
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };

@@ -11,7 +11,7 @@
  * Every read is checked: a file of another model, another dimension or a broken one is ignored
  * (the vectors are computed again), never fatal.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicWith } from '../store/fsutil.js';
@@ -35,7 +35,7 @@ interface Header {
 
 /** The hash of a text as embedded (the row is reused while it is the same). */
 export function textHash(text: string): string {
-  return createHash('sha1').update(text).digest('base64url').slice(0, 16);
+  return nodeCrypto().createHash('sha1').update(text).digest('base64url').slice(0, 16);
 }
 
 export class VectorStore {

@@ -4,7 +4,7 @@
  * transaction with the write lock held, and never otherwise.
  */
 import { readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
 import type { GitRepo } from '../store/git.js';
@@ -15,7 +15,7 @@ import type { ServiceContext } from './context.js';
 
 /** The blob id git gives these bytes (no filters: memory files are written as committed). */
 function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
+  return nodeCrypto().createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
 
 /**

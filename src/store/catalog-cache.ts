@@ -4,7 +4,7 @@
  * one metadata row per file; and `catalog.delta`, small changes appended on top of it. A missing,
  * corrupt or foreign cache reads as none: the files are the truth.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
@@ -151,7 +151,7 @@ export class CatalogCache {
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
   save(c: Omit<CatalogHeader, 'v' | 'id'> & { lines: string[] }): string {
     const core = JSON.stringify({ files: c.files, st: c.st, stamps: c.stamps, bad: c.bad });
-    const id = createHash('sha1').update(core).digest('hex').slice(0, 16);
+    const id = nodeCrypto().createHash('sha1').update(core).digest('hex').slice(0, 16);
     try {
       if (!this.ws.ensureLocal()) return id;
       const body = c.lines.length ? `\n${c.lines.join('\n')}` : '';

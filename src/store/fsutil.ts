@@ -5,7 +5,7 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 
 export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
   writeFileAtomicWith(file, (fd) => writeFileSync(fd, data), opts); // writeFileSync loops until every byte is written
@@ -16,7 +16,7 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   const dir = dirname(file);
   if (!opts.dirExists) mkdirSync(dir, { recursive: true });
   // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
-  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dir, `.${nodeCrypto().randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'w', opts.mode ?? 0o644);
   try {
     write(fd);

@@ -10,7 +10,7 @@
  * onto the index. A `git commit` racing ours waits or fails on the lock, and never records our
  * new files as deleted. No index of the whole tree is built.
  */
-import { randomBytes, createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { BusyError, GitError } from '../core/errors.js';
@@ -34,7 +34,7 @@ function fiPath(path: string): string {
 
 /** The id git gives a blob with these bytes (no filters: fast-import stores bytes as given). */
 function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
+  return nodeCrypto().createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
 
 /** Journal hooks of a commit: what it is about to hold, and the moment HEAD moved. */
@@ -118,7 +118,7 @@ export class MemoryCommit {
       });
       if (unchanged) return { status: 'unchanged' };
     }
-    const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+    const tag = `${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
     const ref = `refs/bass-agents/commit-${tag}`;
     mkdirSync(this.repo.stateDir, { recursive: true });
     const marks = join(this.repo.stateDir, `marks-${tag}`);
@@ -201,7 +201,7 @@ export class MemoryCommit {
     closeSync(fd);
     hooks.onIndexLock?.({ inodes });
     // The copy to change (a repository without an index yet gets a new one with just our paths).
-    const next = join(this.repo.stateDir, `index-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const next = join(this.repo.stateDir, `index-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
     let installed = false;
     try {
       if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);

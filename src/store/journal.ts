@@ -15,7 +15,7 @@
  * cut short by a kill is ignored: nothing it announced had been touched yet.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fsutil.js';
 
@@ -48,7 +48,7 @@ export function stateToken(dir: string): string {
     /* first write here */
   }
   mkdirSync(dir, { recursive: true });
-  const t = randomBytes(16).toString('hex');
+  const t = nodeCrypto().randomBytes(16).toString('hex');
   writeFileAtomic(file, `${t}\n`, { mode: 0o600 });
   return t;
 }

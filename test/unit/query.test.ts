@@ -1,7 +1,7 @@
 // rankEntries with a limit prunes candidates that cannot reach the top (query.ts): the result
 // must be exactly the first `limit` of the unpruned ranking, ties and all.
 import { describe, expect, it } from 'vitest';
-import { STRENGTH_WEIGHT, nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
+import { STRENGTH_WEIGHT, firstN, nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 
 /** A fully decayed entry scores this share of its base at most. */
@@ -153,6 +153,16 @@ describe('textFloor', () => {
       const v = Float64Array.from({ length: 1 + Math.floor(rand() * 400) }, () => Math.round(rand() * 50));
       const sorted = [...v].sort((a, b) => b - a);
       for (const n of [1, 2, 7, 50, v.length]) expect(nthLargest(v, n)).toBe(n <= v.length ? sorted[n - 1] : -Infinity);
+    }
+  });
+
+  it('firstN is the head of a stable sort, ties in input order', () => {
+    for (let round = 0; round < 50; round++) {
+      // Few distinct keys, so most comparisons tie and only the positions tell items apart.
+      const items = Array.from({ length: Math.floor(rand() * 300) }, (_, i) => ({ k: Math.floor(rand() * 6), i }));
+      const order = (a: { k: number }, b: { k: number }): number => b.k - a.k;
+      const sorted = [...items].sort(order);
+      for (const n of [0, 1, 3, 20, items.length, items.length + 5]) expect(firstN(items, n, order)).toEqual(sorted.slice(0, n));
     }
   });
 });
