@@ -135,30 +135,51 @@ export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): Memor
 const TECH_TERMS =
   /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
 
-/**
- * Initial importance from content analysis (004): longer, more technical and weightier kinds
- * (decisions, invariants, incidents) score higher. 0.2..0.9.
- */
 /** A note its writer marked as important: "Important: …", "Critical: …", "IMPORTANT". */
 export function markedImportant(text: string): boolean {
   return /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
 }
 
+const KIND_WEIGHT: Record<string, number> = {
+  decision: 0.2,
+  invariant: 0.2,
+  requirement: 0.15,
+  incident: 0.15,
+  runbook_step: 0.1,
+  metric: 0.05,
+  hypothesis: 0,
+  other: 0.05,
+};
+
+/**
+ * Length adds words / 400, at most 0.3 (reached at 120 words); technical terms add 0.04 each, at
+ * most 0.2 (5 distinct terms). Past those the score stops growing, so counting stops there.
+ */
+const WORDS_CAP = 120;
+const TECH_CAP = 5;
+const WORD = /\S+/g;
+
+/** The words of `text` (runs of non-space), counted up to `cap`. */
+function countWords(text: string, cap: number): number {
+  WORD.lastIndex = 0;
+  let n = 0;
+  while (n < cap && WORD.exec(text)) n++;
+  return n;
+}
+
+/**
+ * Initial importance from content analysis (004): longer, more technical and weightier kinds
+ * (decisions, invariants, incidents) score higher. 0.2..0.9.
+ */
 export function initialImportance(e: { summary: string; content: string; kind: string }): number {
   if (markedImportant(e.summary) || markedImportant(e.content)) return 0.9;
-  const words = `${e.summary} ${e.content}`.split(/\s+/).filter(Boolean).length;
-  const tech = new Set((`${e.summary} ${e.content}`.match(TECH_TERMS) ?? []).map((t) => t.toLowerCase())).size;
-  const kindWeight: Record<string, number> = {
-    decision: 0.2,
-    invariant: 0.2,
-    requirement: 0.15,
-    incident: 0.15,
-    runbook_step: 0.1,
-    metric: 0.05,
-    hypothesis: 0,
-    other: 0.05,
-  };
-  const v = 0.2 + Math.min(0.3, words / 400) + Math.min(0.2, tech * 0.04) + (kindWeight[e.kind] ?? 0);
+  const words = Math.min(WORDS_CAP, countWords(e.summary, WORDS_CAP) + countWords(e.content, WORDS_CAP));
+  const tech = new Set<string>();
+  for (const text of [e.summary, e.content]) {
+    TECH_TERMS.lastIndex = 0;
+    for (let m = TECH_TERMS.exec(text); m && tech.size < TECH_CAP; m = TECH_TERMS.exec(text)) tech.add(m[0].toLowerCase());
+  }
+  const v = 0.2 + Math.min(0.3, words / 400) + Math.min(0.2, tech.size * 0.04) + (KIND_WEIGHT[e.kind] ?? 0);
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
 

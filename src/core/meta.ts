@@ -44,9 +44,20 @@ export function duplicateKey(e: { subject: string; scope: string; summary: strin
   return `${norm(e.subject)}\u0000${norm(e.scope)}\u0000${norm(e.summary)}`;
 }
 
+/** Digests by the raw fields: a write computes each new entry's several times (its checks, the catalog). */
+const dupMemo = new Map<string, string>();
+const DUP_MEMO_MAX = 10_000;
+
 /** A short digest of the duplicate key (collisions would need 2^64 entries). */
 export function duplicateHash(e: { subject: string; scope: string; summary: string }): string {
-  return nodeCrypto().createHash('sha1').update(duplicateKey(e)).digest('base64url').slice(0, 16);
+  const raw = `${e.subject}\u0000${e.scope}\u0000${e.summary}`;
+  let h = dupMemo.get(raw);
+  if (h === undefined) {
+    h = nodeCrypto().createHash('sha1').update(duplicateKey(e)).digest('base64url').slice(0, 16);
+    if (dupMemo.size >= DUP_MEMO_MAX) dupMemo.clear();
+    dupMemo.set(raw, h);
+  }
+  return h;
 }
 
 export function entryMeta(e: MemoryEntry): EntryMeta {

@@ -18,6 +18,7 @@ import { BusyError, ConflictError, InterruptedError, ValidationError, type Probl
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
+import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLog, appendLogs } from '../store/local-log.js';
@@ -64,6 +65,7 @@ export class WriteTx {
   readonly nowIso: string;
   private readonly ctx: ServiceContext;
   private readonly staged = new Map<string, Staged>();
+  private readonly sectionDirs = new Map<string, string>();
   private readonly changes: CommitChange[] = [];
   private readonly logRecords: Record<string, unknown>[] = [];
   private initialized: boolean | undefined;
@@ -85,7 +87,12 @@ export class WriteTx {
   /** Stages an entry of this transaction's project at its place; returns the absolute path. */
   put(entry: MemoryEntry, opts: { from?: string; created?: boolean } = {}): string {
     this.ensureProject();
-    const abs = this.ctx.ws.entryPath(this.project, entry.section, entry.id);
+    // The section folder is checked once per transaction (a path check walks and resolves the
+    // folders: ~50 µs, 0.25 s for an apply of 5,000); finish() checks every file before writing.
+    checkId(entry.id);
+    let dir = this.sectionDirs.get(entry.section);
+    if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.ctx.ws.sectionDir(this.project, entry.section)));
+    const abs = join(dir, `${entry.id}.json`);
     if (opts.from && opts.from !== abs) this.remove(opts.from);
     this.staged.set(abs, {
       text: serializeEntry(entry),
@@ -189,8 +196,14 @@ export class WriteTx {
       });
       committing?.catch(() => undefined); // awaited below; this only keeps it from being reported as unhandled meanwhile
       try {
-        // (A no-op in the daemon: its watcher keeps its catalog.) Done while git runs.
-        this.ctx.catalog.noteWritten(files.map((f) => ws.rel(f)));
+        // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
+        // commit's first step awaits), so the files' texts are handed over rather than parsed again.
+        const written = new Map<string, { text: string; entry: MemoryEntry }>();
+        for (const [abs, st] of this.staged) if (st.entry && st.text !== null) written.set(ws.rel(abs), { text: st.text, entry: st.entry });
+        this.ctx.catalog.noteWritten(
+          files.map((f) => ws.rel(f)),
+          written,
+        );
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }

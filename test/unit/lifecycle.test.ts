@@ -175,4 +175,33 @@ describe('configuration', () => {
     expect(big).toBeGreaterThan(small);
     expect(big).toBeLessThanOrEqual(0.9);
   });
+  it('initial importance is the formula of 004 whatever the text (counting stops where the score does)', () => {
+    // The formula as written: every word and every distinct technical term counted.
+    const reference = (x: { summary: string; content: string; kind: string }): number => {
+      const text = `${x.summary} ${x.content}`;
+      const words = text.split(/\s+/).filter(Boolean).length;
+      const tech = new Set(
+        (
+          text.match(
+            /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi,
+          ) ?? []
+        ).map((t) => t.toLowerCase()),
+      ).size;
+      const kind =
+        { decision: 0.2, invariant: 0.2, requirement: 0.15, incident: 0.15, runbook_step: 0.1, metric: 0.05, hypothesis: 0, other: 0.05 }[x.kind] ?? 0;
+      return Math.round(Math.min(0.9, 0.2 + Math.min(0.3, words / 400) + Math.min(0.2, tech * 0.04) + kind) * 100) / 100;
+    };
+    const vocab = ['api', 'Cache', 'RETRY', 'token', 'word', 'x', 'schema-migration', 'the', '\u00a0', '\u3000', '\n', '  ', 'deploy.', 'indexes'];
+    let seed = 7;
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let round = 0; round < 300; round++) {
+      const text = (n: number): string => Array.from({ length: n }, () => vocab[Math.floor(rand() * vocab.length)]).join(rand() < 0.5 ? ' ' : '');
+      const x = {
+        summary: text(Math.floor(rand() * 40)),
+        content: text(Math.floor(rand() * 400)),
+        kind: ['decision', 'metric', 'other', 'hypothesis'][round % 4],
+      };
+      expect(initialImportance(x)).toBe(reference(x));
+    }
+  });
 });
