@@ -56,6 +56,12 @@ async function run(argv) {
     process.exitCode = handed.exitCode;
     return;
   }
+  // A reader that went away (`| head`, `| true`) ends the output, not the command: no crash on EPIPE.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
   const cli = loadBundle() ?? (await import('../dist/cli/main.js'));
   await cli.main(argv, { stdin: handed.stdin });
 }

@@ -6,7 +6,7 @@
  * one, help, another fixed clock, settings only the direct path honours — returns undefined and
  * bin/bass-agents.cjs runs the full CLI as before.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
 import { findRoot, LOCAL_DIR } from '../store/root.js';
@@ -94,6 +94,38 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   // command lines, a request it could not read): every error of the command itself comes back as
   // its output. So the full CLI runs it here.
   if ('error' in r) return { stdin };
-  for (const [fd, text] of r.result.output) (fd === 1 ? process.stdout : process.stderr).write(text);
+  for (const [fd, text] of r.result.output) print(fd === 1 ? 1 : 2, text);
   return { exitCode: r.result.exitCode };
+}
+
+/** How each descriptor takes output: directly, through its stream (it refused a direct write), or not at all (its reader is gone). */
+const outputs: Record<1 | 2, 'direct' | 'stream' | 'closed'> = { 1: 'direct', 2: 'direct' };
+
+/**
+ * Writes the daemon's output to our stdout or stderr. Straight to the descriptor while that
+ * works: making `process.stdout` loads Node's stream modules, ~5 ms of a call that takes ~40.
+ * A descriptor that refuses (a non-blocking pipe that is full) gets the rest through the stream,
+ * which waits for it, and so does all later output to it, to keep the order. A reader that went
+ * away (`| head`) gets nothing more, quietly.
+ */
+function print(fd: 1 | 2, text: string): void {
+  if (outputs[fd] === 'closed') return;
+  const stream = fd === 1 ? process.stdout : process.stderr;
+  let rest = Buffer.from(text, 'utf8');
+  if (outputs[fd] === 'direct') {
+    try {
+      while (rest.length) rest = rest.subarray(writeSync(fd, rest));
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
+        outputs[fd] = 'closed';
+        return;
+      }
+      outputs[fd] = 'stream';
+      stream.on('error', () => {
+        outputs[fd] = 'closed';
+      });
+    }
+  }
+  stream.write(rest);
 }

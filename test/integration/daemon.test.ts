@@ -2,7 +2,7 @@
  * The real daemon process on a temp git repo: edits from outside, git checkout, status, metrics,
  * SIGTERM and SIGKILL, restart, fallback, one daemon per workspace, scheduled decay with catch-up.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -408,10 +408,27 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     }
     expect(ran()).toHaveLength(10);
 
+    // A reader that is gone before anything is printed (`| true`): the caller stops printing, quietly, with the command's exit code.
+    const sh = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${BIN}" memory list --json | true`], {
+      cwd: dir,
+      env: cleanGitEnv(dir),
+      encoding: 'utf8',
+    });
+    expect(sh.stderr).toBe('');
+    expect(sh.status).toBe(0);
+    const shDirect = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${BIN}" memory list --json | true`], {
+      cwd: dir,
+      env: { ...cleanGitEnv(dir), ...direct },
+      encoding: 'utf8',
+    });
+    expect(shDirect.stderr).toBe('');
+    expect(shDirect.status).toBe(0);
+    expect(ran()).toHaveLength(11);
+
     // Help is printed by the caller itself; so is anything with settings only the direct path honours.
     expect(cli(dir, ['create', '--help']).stdout).toContain('--file');
     expect(cli(dir, ['list'], { env: { BASS_AGENTS_LOCK_TIMEOUT_MS: '5000' } }).code).toBe(0);
-    expect(ran()).toHaveLength(10);
+    expect(ran()).toHaveLength(11);
 
     // Writers at once, each with its own agent: each entry is signed by its own writer.
     const writers = await Promise.all(
