@@ -167,86 +167,59 @@ export function textWeight(e: EntryLike, now: number, stale = false): number {
   return textPrior(prior(e) * demotion(entryFlags(e, now, stale)));
 }
 
-/** The n-th largest of `values` (n >= 1), by a small min-heap: one pass, no sort of all of them. */
-export function nthLargest(values: Float64Array, n: number): number {
-  if (n < 1 || values.length < n) return -Infinity;
-  const heap = new Float64Array(n);
-  let size = 0;
-  const down = (): void => {
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < size && heap[l] < heap[m]) m = l;
-      if (r < size && heap[r] < heap[m]) m = r;
-      if (m === i) return;
-      const t = heap[i];
-      heap[i] = heap[m]!;
-      heap[m] = t;
-      i = m;
-    }
-  };
-  for (let k = 0; k < values.length; k++) {
-    const v = values[k];
-    if (size < n) {
-      let i = size++;
-      heap[i] = v;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (heap[p] <= heap[i]) break;
-        const t = heap[p];
-        heap[p] = heap[i]!;
-        heap[i] = t;
-        i = p;
-      }
-    } else if (v > heap[0]) {
-      heap[0] = v;
-      down();
-    }
-  }
-  return heap[0];
-}
-
 /**
- * The first `n` of `items` in the order of a stable sort by `order`, sorted, in O(items × log n):
- * a bounded heap whose root is the last of the best so far (ties broken by position).
+ * Positions 0..count-1 of the `n` best by `better` (a strict order), in one pass: a bounded heap
+ * whose root is the worst kept, so that nothing is sorted but the few kept. Returned in heap order.
  */
-export function firstN<T>(items: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
-  if (n <= 0) return [];
-  const heap: number[] = []; // positions in items
-  const after = (i: number, j: number): boolean => {
-    const c = order(items[i], items[j]);
-    return c > 0 || (c === 0 && i > j);
+function bestPositions(count: number, n: number, better: (i: number, j: number) => boolean): number[] {
+  const heap: number[] = [];
+  const swap = (a: number, b: number): void => {
+    const t = heap[a];
+    heap[a] = heap[b];
+    heap[b] = t;
   };
-  const down = (): void => {
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && after(heap[l], heap[m])) m = l;
-      if (r < heap.length && after(heap[r], heap[m])) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
-      i = m;
-    }
-  };
-  for (let k = 0; k < items.length; k++) {
+  for (let k = 0; k < count; k++) {
     if (heap.length < n) {
       heap.push(k);
       for (let i = heap.length - 1; i > 0;) {
         const p = (i - 1) >> 1;
-        if (!after(heap[i], heap[p])) break;
-        [heap[i], heap[p]] = [heap[p], heap[i]];
+        if (!better(heap[p], heap[i])) break;
+        swap(i, p);
         i = p;
       }
-    } else if (after(heap[0], k)) {
+    } else if (n > 0 && better(k, heap[0])) {
       heap[0] = k;
-      down();
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && better(heap[m], heap[l])) m = l;
+        if (r < heap.length && better(heap[m], heap[r])) m = r;
+        if (m === i) break;
+        swap(i, m);
+        i = m;
+      }
     }
   }
-  return heap.sort((i, j) => order(items[i], items[j]) || i - j).map((i) => items[i]);
+  return heap;
+}
+
+/** The n-th largest of `values` (n >= 1): one pass, no sort of all of them. */
+export function nthLargest(values: Float64Array, n: number): number {
+  if (n < 1 || values.length < n) return -Infinity;
+  return values[bestPositions(values.length, n, (i, j) => values[i] > values[j])[0]];
+}
+
+/**
+ * The first `n` of `items` in the order of a stable sort by `order`, sorted, in O(items × log n)
+ * (ties broken by position, as the stable sort keeps them).
+ */
+export function firstN<T>(items: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
+  if (n <= 0) return [];
+  const before = (i: number, j: number): number => order(items[i], items[j]) || i - j;
+  return bestPositions(items.length, n, (i, j) => before(i, j) < 0)
+    .sort(before)
+    .map((i) => items[i]);
 }
 
 /**
