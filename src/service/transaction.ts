@@ -198,12 +198,8 @@ export class WriteTx {
       try {
         // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
         // commit's first step awaits), so the files' texts are handed over rather than parsed again.
-        const written = new Map<string, { text: string; entry: MemoryEntry }>();
-        for (const [abs, st] of this.staged) if (st.entry && st.text !== null) written.set(ws.rel(abs), { text: st.text, entry: st.entry });
-        this.ctx.catalog.noteWritten(
-          files.map((f) => ws.rel(f)),
-          written,
-        );
+        const rels = files.map((f) => ws.rel(f));
+        this.ctx.catalog.noteWritten(rels, new Map(files.map((f, i) => [rels[i], this.staged.get(f)!])));
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }

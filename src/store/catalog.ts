@@ -309,10 +309,10 @@ export class Catalog {
    * and neither re-reads them nor rewrites the cache (~250 ms for the first query after a write
    * at 100K entries). Only our own writer calls this, with entries it validated before writing;
    * files that are not entry files are ignored. A no-op in a process that has not refreshed.
-   * `written`: the text and entry written to each file (by path relative to the root), so a file
-   * that still holds exactly that text is not parsed again.
+   * `written`: what was written to each file (by path relative to the root), so a file that still
+   * holds exactly that text is not parsed again.
    */
-  noteWritten(files: string[], written?: ReadonlyMap<string, { text: string; entry: MemoryEntry }>): void {
+  noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const f = this.found;
     if (!f) return;
     const rows: unknown[][] = [];
@@ -339,7 +339,7 @@ export class Catalog {
       try {
         const text = readFileSync(join(this.ws.root, rel), 'utf8');
         const w = written?.get(rel);
-        entry = w && w.text === text ? w.entry : (JSON.parse(text) as MemoryEntry);
+        entry = w?.entry && w.text === text ? w.entry : (JSON.parse(text) as MemoryEntry);
       } catch {
         continue; // not what we wrote after all: the next refresh reads it
       }

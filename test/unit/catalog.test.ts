@@ -203,6 +203,29 @@ describe('Catalog', () => {
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
   });
 
+  it("noteWritten takes the writer's entry only for a file that still holds exactly the text written", () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 3; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    const cat = new Catalog(ws);
+    cat.refresh();
+    const e0 = entry('E0', 'entry 0 rewritten', { confidence: 0.95 });
+    const e1 = entry('E1', 'entry 1 rewritten', { confidence: 0.95 });
+    put('E0', serializeEntry(e0));
+    // E1: someone changed the file after our write; what it holds now is what counts.
+    put('E1', serializeEntry(entry('E1', 'entry 1 changed by someone else', { confidence: 0.85 })));
+    const rel = (id: string): string => `ai-memory/p/learnings/${id}.json`;
+    cat.noteWritten(
+      [rel('E0'), rel('E1')],
+      new Map([
+        [rel('E0'), { text: serializeEntry(e0), entry: e0 }],
+        [rel('E1'), { text: serializeEntry(e1), entry: e1 }],
+      ]),
+    );
+    const next = expectCurrent(dir, ws);
+    expect(next.entries.find((e) => e.meta.id === 'E0')!.meta.confidence).toBe(0.95);
+    expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.85);
+  });
+
   it('small changes go to catalog.delta, the base stays; large ones rewrite the base; foreign or torn delta lines are skipped', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 20; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
