@@ -62,8 +62,10 @@ async function run(argv) {
       if (err.code !== 'EPIPE') throw err;
     });
   }
+  // git checks the entry files on the other core while the CLI loads (src/store/git-view.ts).
+  const gitView = thin?.startCatalogView?.(argv);
   const cli = loadBundle() ?? (await import('../dist/cli/main.js'));
-  await cli.main(argv, { stdin: handed.stdin });
+  await cli.main(argv, { stdin: handed.stdin, gitView });
 }
 
 void run(process.argv.slice(2));

@@ -57,17 +57,18 @@ export function service(args: GlobalArgs): MemoryService {
   return svc;
 }
 
-/** Recovers a killed writer's journal before a command runs, when there is one (see main.ts). */
-export async function recoverIfPending(args: GlobalArgs): Promise<void> {
+/** Recovers a killed writer's journal before a command runs, when there is one (see main.ts): whether there was one. */
+export async function recoverIfPending(args: GlobalArgs): Promise<boolean> {
   let root: string;
   try {
     root = findRoot(io().cwd, args.root, io().env);
   } catch {
-    return; // the command itself reports a bad --root
+    return false; // the command itself reports a bad --root
   }
-  if (!hasPendingJournal(root)) return;
+  if (!hasPendingJournal(root)) return false;
   const r = await service(args).recoverJournal();
   if (r && r.undone) warn(`a write that was cut off left ${r.undone} file(s) behind; they were put back as the last commit has them`);
+  return true;
 }
 
 /**

@@ -16,6 +16,7 @@ import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
 import { io, withIo } from './stdio.js';
+import { dropGitView, offerGitView, settleGitView, type GitView } from '../store/git-view.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -37,7 +38,9 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   // or writes anything (a few stats when there is none).
   y.middleware(async (argv) => {
     if (NO_RECOVERY.has(String(argv._[1] ?? ''))) return;
-    await recoverIfPending(argv);
+    // Files a recovery puts back were written after git looked at them.
+    if (await recoverIfPending(argv)) dropGitView();
+    else await settleGitView();
   });
   let m = registerWrite(y);
   m = registerRead(m);
@@ -157,7 +160,12 @@ export function normalizeArgv(argv: string[]): string[] {
 }
 
 /** Runs one command line; `stdin` is standard input already read (by the thin client, before the daemon declined). */
-export async function main(argv: string[], opts: { stdin?: Buffer } = {}): Promise<void> {
+/**
+ * Runs one command line. `stdin`: standard input the thin client already read. `gitView`: git's
+ * view of the entry files, started before this CLI loaded (see store/git-view.ts).
+ */
+export async function main(argv: string[], opts: { stdin?: Buffer; gitView?: { root: string; promise: Promise<GitView | null> } } = {}): Promise<void> {
+  if (opts.gitView) offerGitView(opts.gitView.root, opts.gitView.promise);
   if (opts.stdin) return withIo({ ...io(), stdin: opts.stdin }, () => main(argv));
   const json = argv.includes('--json');
   try {

@@ -6,10 +6,11 @@
  * one, help, another fixed clock, settings only the direct path honours — returns undefined and
  * bin/bass-agents.cjs runs the full CLI as before.
  */
-import { readFileSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
-import { findRoot, LOCAL_DIR } from '../store/root.js';
+import { startGitView, type GitView } from '../store/git-view.js';
+import { findRoot, LOCAL_DIR, MEMORY_DIR } from '../store/root.js';
 
 /** Commands a daemon runs for a caller. Reads, and the writes it already group-commits. */
 const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);
@@ -27,6 +28,26 @@ export interface ThinOutcome {
   exitCode?: number;
   /** Standard input read for the daemon, which the full CLI must use instead (it was declined). */
   stdin?: Buffer;
+}
+
+/** Commands whose work starts with a full catalog refresh, which git's view of the files spares (see startCatalogView). */
+const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']);
+
+/**
+ * For a command line the full CLI is about to run: starts git looking at the entry files now,
+ * so that it works on the other core while the CLI loads (store/git-view.ts). Nothing for other
+ * commands, help, a workspace without `ai-memory/`, or git variables that point elsewhere.
+ */
+export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): { root: string; promise: Promise<GitView | null> } | undefined {
+  if (argv[0] !== 'memory' || !CATALOG_READS.has(argv[1] ?? '') || argv.some((a) => /^(--help|-h|--version)$/.test(a))) return undefined;
+  for (const [k, v] of Object.entries(env)) if (v && /^GIT_/.test(k) && LOCAL_ENV.test(k)) return undefined;
+  try {
+    const root = findRoot(process.cwd(), rootOption(argv), env);
+    if (!existsSync(join(root, MEMORY_DIR))) return undefined;
+    return { root, promise: startGitView(root) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the command line reads standard input (`--file -`, `-f -`, a positional `-`). */

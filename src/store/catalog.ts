@@ -6,14 +6,15 @@
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
  * `.bass-agents/` loses nothing.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { SECTIONS } from '../core/constants.js';
-import type { Problem } from '../core/errors.js';
+import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, type CatalogHeader } from './catalog-cache.js';
+import { CatalogCache, DIR_SETTLE_MS, lowerBound, type CatalogContent, type DirRecord } from './catalog-cache.js';
 import { stampOf } from './fsutil.js';
+import { MEMORY_DIR } from './root.js';
+import { gitBlobId, takeGitView } from './git-view.js';
 import {
   RecentEntries,
   StoredEntry,
@@ -52,14 +53,18 @@ export class Catalog {
   private readonly cache: CatalogCache;
   private live: LiveState | undefined;
   /** What the last full refresh found (the cache's contents), for `noteWritten`. */
-  private found: (Omit<CatalogHeader, 'v'> & { lines: string[]; deltaLines: number }) | undefined;
+  private found: (CatalogContent & { id: string; deltaLines: number }) | undefined;
   /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
   private notesWrites: boolean;
   /** Entries keep their full text once read (see StoredEntry); in a long-lived process only the last few hundred. */
   private readonly recent: RecentEntries | undefined;
 
-  constructor(ws: Workspace, opts: { noteWrites?: boolean; holdEntries?: boolean } = {}) {
+  /** The real time, for how long ago a folder last changed (a test moves it on; a fixed command clock must not). */
+  private readonly wallClock: () => number;
+
+  constructor(ws: Workspace, opts: { noteWrites?: boolean; holdEntries?: boolean; wallClock?: () => number } = {}) {
     this.ws = ws;
+    this.wallClock = opts.wallClock ?? Date.now;
     this.notesWrites = opts.noteWrites !== false;
     this.recent = opts.holdEntries === false ? new RecentEntries(RECENT_ENTRIES) : undefined;
     this.cache = new CatalogCache(ws);
@@ -200,90 +205,119 @@ export class Catalog {
     return { file: rel, problems: r.problems ?? [] };
   }
 
-  /** Stats every entry file, re-reads the changed ones, saves the cache if anything moved. */
+  /**
+   * Checks every entry file against the cache, re-reads the changed ones, and saves the cache if
+   * anything moved. Two things spare most of the system calls on a large store:
+   * - a section folder whose ctime and inode are those recorded when it was last listed (and
+   *   that listing came well after its last change, see DirRecord) still holds the same names,
+   *   so it is not listed again;
+   * - a file git's view (when this process was offered one, see git-view.ts) vouches for, still
+   *   holding the blob its cached row was read from, is not stat'ed.
+   * Everything else gets an lstat and, if its stamp moved, a read.
+   */
   refresh(): CatalogSnapshot {
     const cache = this.cache.load();
-    // What to save (built as we go; cheap next to the stat): files in order, their numbers, stamps, rows.
-    const next = { files: [] as string[], st: [] as number[], stamps: [] as string[], lines: [] as string[], bad: {} as Record<string, Problem[]> };
-    let fromCache = 0;
+    const clean = cache ? takeGitView(this.ws.root)?.matching(cache.files, cache.oids) : undefined;
+    const listedAt = this.wallClock();
+    // What to save (built as we go; cheap next to the stat): files, their numbers, stamps, blob ids, rows, folders.
+    const next: CatalogContent = { files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, dirs: {} };
+    const newDirs: [string, DirRecord][] = [];
+    const kept = cache ? new Uint8Array(cache.files.length) : undefined;
     const entries: StoredEntry[] = [];
     const bad: BadFile[] = [];
     const changed: string[] = [];
     const changedAt: number[] = [];
-    const projects = this.ws.listProjects();
-    const memRel = 'ai-memory';
     const root = this.ws.root;
-    for (const project of projects) {
+    /** One file: `i` its position in the cache, if it has one. */
+    const visit = (project: string, section: string, sdir: string, rel: string, name: string, i: number | undefined): void => {
+      const abs = `${sdir}/${name}`; // sdir is normalized; join() costs ~1 µs × 10K files
+      // lstat, not stat: a link is reported, never followed.
+      const st = i !== undefined && clean?.[i] === 1 ? undefined : lstatSync(abs, { throwIfNoEntry: false });
+      if (st === null || (st && !st.isFile() && !st.isSymbolicLink())) return;
+      const at = next.files.length;
+      next.files.push(rel);
+      if (cache && i !== undefined && (!st || (cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs))) {
+        // Unchanged (git vouched for it, or its stamp is the cached one): the cached row.
+        kept![i] = 1;
+        next.st.push(cache.st[3 * i], cache.st[3 * i + 1], cache.st[3 * i + 2]);
+        const k = cache.stamps[i];
+        const line = cache.lines[i];
+        next.stamps.push(k);
+        next.oids.push(cache.oids[i]);
+        next.lines.push(line);
+        const problems = cache.bad[i];
+        if (problems) {
+          next.bad[at] = problems;
+          bad.push({ file: rel, problems });
+        } else entries.push(new StoredEntry(root, project, rel, k, line, undefined, this.recent));
+        return;
+      }
+      if (i !== undefined) kept![i] = 1;
+      next.st.push(st!.size, st!.mtimeMs, st!.ctimeMs);
+      // A symlinked entry could point anywhere; entries are always plain files. (Kept in the cache as a bad file, so a folder not listed again still reports it.)
+      const r = st!.isSymbolicLink()
+        ? { problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }], blob: '' }
+        : readEntryFile(abs, rel, section as Section, name.slice(0, -'.json'.length), true);
+      const k = stampOf(st!);
+      next.stamps.push(k);
+      next.oids.push(r.blob ?? '');
+      changed.push(rel);
+      changedAt.push(at);
+      if (r.entry) {
+        const se = new StoredEntry(root, project, rel, k, entryMeta(r.entry), r.entry, this.recent);
+        next.lines.push(se.metaLine());
+        entries.push(se);
+      } else {
+        const problems = r.problems ?? [];
+        next.lines.push('');
+        next.bad[at] = problems;
+        bad.push({ file: rel, problems });
+      }
+    };
+    for (const project of this.ws.listProjects()) {
       const pdir = this.ws.projectDir(project);
-      if (!existsSync(pdir)) continue;
       for (const section of SECTIONS) {
         const sdir = join(pdir, section);
-        let names: Dirent[];
+        const dirRel = `${MEMORY_DIR}/${project}/${section}`;
+        const prefix = `${dirRel}/`;
+        // The cached files of this folder: one run of the sorted list.
+        const lo = cache ? lowerBound(cache.files, prefix) : 0;
+        let hi = lo;
+        if (cache) while (hi < cache.files.length && cache.files[hi].startsWith(prefix)) hi++;
+        const dst = lstatSync(sdir, { throwIfNoEntry: false });
+        const rec = cache?.dirs[dirRel];
+        if (dst?.isDirectory() && rec && rec[0] === dst.ctimeMs && rec[1] === dst.ino && rec[0] + DIR_SETTLE_MS < rec[2]) {
+          // Still the names of its last listing: the cached ones.
+          next.dirs[dirRel] = rec;
+          for (let i = lo; i < hi; i++) visit(project, section, sdir, cache.files[i], cache.files[i].slice(prefix.length), i);
+          continue;
+        }
+        let names: string[];
         try {
-          names = readdirSync(sdir, { withFileTypes: true });
+          names = readdirSync(sdir);
         } catch {
           continue;
         }
-        for (const d of names) {
-          if (!d.name.endsWith('.json') || d.name.startsWith('.')) continue;
-          const rel = `${memRel}/${project}/${section}/${d.name}`;
-          const abs = `${sdir}/${d.name}`; // sdir is normalized; join() costs ~1 µs × 10K files
-          if (d.isSymbolicLink()) {
-            // A symlinked entry could point anywhere; entries are always plain files.
-            const problems = [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }];
-            bad.push({ file: rel, problems });
-            continue;
-          }
-          if (!d.isFile()) continue;
-          // lstat (a little cheaper than stat, and the dirent said regular file): one that became a link since is skipped.
-          const st = lstatSync(abs, { throwIfNoEntry: false });
-          if (!st || !st.isFile()) continue;
-          const at = next.files.length;
-          next.files.push(rel);
-          next.st.push(st.size, st.mtimeMs, st.ctimeMs);
-          const i = cache?.pos.get(rel);
-          if (i !== undefined) fromCache++;
-          if (cache && i !== undefined && cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs) {
-            const k = cache.stamps[i];
-            const line = cache.lines[i];
-            next.stamps.push(k);
-            next.lines.push(line);
-            const problems = cache.bad[i];
-            if (problems) {
-              next.bad[at] = problems;
-              bad.push({ file: rel, problems });
-            } else {
-              entries.push(new StoredEntry(root, project, rel, k, line, undefined, this.recent));
-            }
-            continue;
-          }
-          const id = d.name.slice(0, -'.json'.length);
-          const r = readEntryFile(abs, rel, section, id);
-          const k = stampOf(st);
-          next.stamps.push(k);
-          changed.push(rel);
-          changedAt.push(at);
-          if (r.entry) {
-            const se = new StoredEntry(root, project, rel, k, entryMeta(r.entry), r.entry, this.recent);
-            next.lines.push(se.metaLine());
-            entries.push(se);
-          } else {
-            const problems = r.problems ?? [];
-            next.lines.push('');
-            next.bad[at] = problems;
-            bad.push({ file: rel, problems });
-          }
+        if (dst?.isDirectory() && dst.ctimeMs + DIR_SETTLE_MS < listedAt) {
+          const r: DirRecord = [dst.ctimeMs, dst.ino, listedAt];
+          next.dirs[dirRel] = r;
+          if (!rec || rec[0] !== r[0] || rec[1] !== r[1]) newDirs.push([dirRel, r]);
+        }
+        names = names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+        // Beside the cached run, both in order.
+        let c = lo;
+        for (const name of names) {
+          const rel = prefix + name;
+          while (c < hi && cache!.files[c] < rel) c++;
+          visit(project, section, sdir, rel, name, c < hi && cache!.files[c] === rel ? c : undefined);
         }
       }
     }
-    let removed: string[] = [];
-    if (cache && fromCache < cache.pos.size) {
-      const present = new Set(next.files);
-      removed = [...cache.pos.keys()].filter((f) => !present.has(f));
-    }
+    const removed: string[] = [];
+    if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.files[i]);
     const moved = changed.length + removed.length;
     let found: NonNullable<typeof this.found>;
-    if (cache && moved && this.cache.deltaFits(moved, cache.deltaLines, next.files.length)) {
+    if (cache && (moved || newDirs.length) && this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, next.files.length)) {
       const rows: unknown[][] = changedAt.map((at) => [
         next.files[at],
         next.st[3 * at],
@@ -292,12 +326,14 @@ export class Catalog {
         next.stamps[at],
         next.lines[at],
         next.bad[at] ?? null,
+        next.oids[at],
       ]);
       for (const rel of removed) rows.push([rel]);
+      for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
       found = this.cache.appendDelta(cache.id, rows)
-        ? { ...next, id: cache.id, deltaLines: cache.deltaLines + moved }
+        ? { ...next, id: cache.id, deltaLines: cache.deltaLines + rows.length }
         : { ...next, id: this.cache.save(next), deltaLines: 0 };
-    } else if (moved || !cache) found = { ...next, id: this.cache.save(next), deltaLines: 0 };
+    } else if (moved || newDirs.length || !cache) found = { ...next, id: this.cache.save(next), deltaLines: 0 };
     else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
     if (this.notesWrites) this.found = found;
     return { ...dropDuplicates(entries, bad), bad, changed, removed };
@@ -336,10 +372,13 @@ export class Catalog {
       }
       // Read after the lstat: a change in between leaves an older stamp, which the next refresh re-reads.
       let entry: MemoryEntry;
+      let blob: string;
       try {
-        const text = readFileSync(join(this.ws.root, rel), 'utf8');
+        const bytes = readFileSync(join(this.ws.root, rel));
+        const text = bytes.toString('utf8');
         const w = written?.get(rel);
         entry = w?.entry && w.text === text ? w.entry : (JSON.parse(text) as MemoryEntry);
+        blob = gitBlobId(bytes);
       } catch {
         continue; // not what we wrote after all: the next refresh reads it
       }
@@ -349,6 +388,7 @@ export class Catalog {
         f.files.push(rel);
         f.st.push(0, 0, 0);
         f.stamps.push('');
+        f.oids.push('');
         f.lines.push('');
         pos.set(rel, at);
       }
@@ -356,28 +396,18 @@ export class Catalog {
       f.st[3 * at + 1] = st.mtimeMs;
       f.st[3 * at + 2] = st.ctimeMs;
       f.stamps[at] = stampOf(st);
+      f.oids[at] = blob;
       f.lines[at] = JSON.stringify(metaRow(entryMeta(entry)));
       delete f.bad[at];
-      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null]);
+      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null, blob]);
     }
     if (!rows.length) return;
     if (this.cache.deltaFits(rows.length, f.deltaLines, f.files.length) && this.cache.appendDelta(f.id, rows)) {
       f.deltaLines += rows.length;
       return;
     }
-    // Too much for the delta: rewrite the whole cache from what this process knows (dead slots dropped).
-    const live = f.files.flatMap((name, i) => (name ? [i] : []));
-    const bad: Record<string, Problem[]> = {};
-    live.forEach((i, j) => {
-      if (f.bad[i]) bad[j] = f.bad[i]!;
-    });
-    const next = {
-      files: live.map((i) => f.files[i]),
-      st: live.flatMap((i) => [f.st[3 * i], f.st[3 * i + 1], f.st[3 * i + 2]]),
-      stamps: live.map((i) => f.stamps[i]),
-      lines: live.map((i) => f.lines[i]),
-      bad,
-    };
-    this.found = { ...next, id: this.cache.save(next), deltaLines: 0 };
+    // Too much for the delta: rewrite the whole cache from what this process knows (save drops the dead slots).
+    f.id = this.cache.save(f);
+    f.deltaLines = 0;
   }
 }

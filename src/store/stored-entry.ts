@@ -10,6 +10,7 @@ import { ValidationError, type Problem } from '../core/errors.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { lazy } from '../lazy.js';
+import { gitBlobId } from './git-view.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
@@ -238,20 +239,32 @@ export function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entrie
   return { entries: entries.filter((se) => !skip.has(se)), duplicates: dups.map((d) => d.file) };
 }
 
-/** Reads one entry file: parse, validate, and check that id and section match the file's place. */
-export function readEntryFile(abs: string, rel: string, section: Section, id: string): { entry?: MemoryEntry; problems?: Problem[] } {
+/**
+ * Reads one entry file: parse, validate, and check that id and section match the file's place.
+ * `withBlob`: also the git blob id of the bytes read (the catalog keeps it, see git-view.ts).
+ */
+export function readEntryFile(
+  abs: string,
+  rel: string,
+  section: Section,
+  id: string,
+  withBlob = false,
+): { entry?: MemoryEntry; problems?: Problem[]; blob?: string } {
   let raw: unknown;
+  let blob: string | undefined;
   try {
-    raw = JSON.parse(readFileSync(abs, 'utf8'));
+    const bytes = readFileSync(abs);
+    if (withBlob) blob = gitBlobId(bytes);
+    raw = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    return { problems: [{ path: rel, message: `not valid JSON (${(err as Error).message})` }] };
+    return { problems: [{ path: rel, message: `not valid JSON (${(err as Error).message})` }], blob };
   }
   const r = validation().validateStoredEntry(raw);
-  if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })) };
+  if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })), blob };
   const problems: Problem[] = [];
   if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${JSON.stringify(r.value.id)} but the file is named ${id}.json` });
   if (r.value.section !== section) {
     problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
   }
-  return problems.length ? { problems } : { entry: r.value };
+  return problems.length ? { problems, blob } : { entry: r.value, blob };
 }

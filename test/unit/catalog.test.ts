@@ -253,4 +253,54 @@ describe('Catalog', () => {
     expect(existsSync(delta)).toBe(false);
     expect(new Catalog(ws).refresh().changed).toEqual([]);
   });
+
+  it('does not list a folder again while its ctime is the one it had, well before its last listing', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    // A listing right after a change is not trusted (a coarse clock could give the next change the same ctime)...
+    new Catalog(ws).refresh();
+    const cacheFile = join(dir, '.bass-agents/cache/catalog.json');
+    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const header = (): { files: string[]; dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]);
+    // Folders recorded in the base or (a small change) in the delta.
+    const recorded = (): string[] => [
+      ...Object.keys(header().dirs),
+      ...(existsSync(delta) ? readFileSync(delta, 'utf8').trim().split('\n') : [])
+        .map((l) => JSON.parse(l) as string[])
+        .filter((d) => d[1] === '#dir')
+        .map((d) => d[2]),
+    ];
+    expect(recorded()).toEqual([]);
+    // ...one well after it is: recorded, and the next process goes by the names it found.
+    const later = (): number => Date.now() + 10_000;
+    expect(ids(new Catalog(ws, { wallClock: later }).refresh())).toEqual(['E0', 'E1', 'E2', 'E3', 'E4']);
+    expect(recorded()).toEqual(['ai-memory/p/learnings']);
+    // Shown by taking a name out of the cache behind the catalog's back: the folder is not listed, so it stays out.
+    const id = JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]).id as string;
+    const kept = readFileSync(delta, 'utf8');
+    writeFileSync(delta, `${JSON.stringify([id, 'ai-memory/p/learnings/E4.json'])}\n`, { flag: 'a' });
+    expect(ids(new Catalog(ws, { wallClock: later }).refresh())).toEqual(['E0', 'E1', 'E2', 'E3']);
+    writeFileSync(delta, kept);
+    // Files are still checked one by one: an edit in place (same size, mtime put back) is seen.
+    const f = join(dir, 'ai-memory/p/learnings/E2.json');
+    writeFileSync(f, serializeEntry(entry('E2', 'entry X', { confidence: 0.9 })));
+    utimesSync(f, new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z'));
+    const edited = new Catalog(ws, { wallClock: later }).refresh();
+    expect(edited.changed).toEqual(['ai-memory/p/learnings/E2.json']);
+    expect(edited.entries.find((e) => e.meta.id === 'E2')!.meta.confidence).toBe(0.9);
+    // Any change of names moves the folder's ctime: a new file and a removed one are both seen.
+    put('N1', serializeEntry(entry('N1', 'new')));
+    unlinkSync(join(dir, 'ai-memory/p/learnings/E0.json'));
+    const moved = new Catalog(ws, { wallClock: later }).refresh();
+    expect(moved.changed).toEqual(['ai-memory/p/learnings/N1.json']);
+    expect(moved.removed).toEqual(['ai-memory/p/learnings/E0.json']);
+    expect(ids(moved)).toEqual(['E1', 'E2', 'E3', 'E4', 'N1']);
+    // A symlinked entry is reported whether or not its folder is listed again.
+    symlinkSync(join(dir, 'ai-memory/p/learnings/E1.json'), join(dir, 'ai-memory/p/learnings/L1.json'));
+    for (let round = 0; round < 3; round++) {
+      const s = new Catalog(ws, { wallClock: later }).refresh();
+      expect(s.bad.map((b) => b.file)).toEqual(['ai-memory/p/learnings/L1.json']);
+    }
+    expect(header().files).toEqual([...header().files].sort());
+  });
 });

@@ -1,0 +1,97 @@
+// git's view of the entry files (src/store/git-view.ts): the parsing on crafted output, then a
+// real repository, where the view must vouch for exactly the files git knows are unchanged.
+import { writeFileSync, utimesSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Catalog } from '../../src/store/catalog.js';
+import { CatalogCache } from '../../src/store/catalog-cache.js';
+import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView } from '../../src/store/git-view.js';
+import { Workspace } from '../../src/store/workspace.js';
+import { serializeEntry } from '../../src/core/entry.js';
+import type { MemoryEntry } from '../../src/core/schema.js';
+import { git, gitdir } from '../helpers/repo.js';
+
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+const C = 'c'.repeat(40);
+
+function entry(id: string, summary: string): MemoryEntry {
+  return {
+    id,
+    section: 'learnings',
+    kind: 'other',
+    subject: 'billing.retry',
+    scope: 'repo',
+    summary,
+    content: `${summary} in detail`,
+    tags: [],
+    confidence: 0.8,
+    evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }],
+    status: 'active',
+    superseded_by: null,
+    related_entries: [],
+    valid_from: null,
+    valid_to: null,
+    created_by: 'test',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  };
+}
+
+describe('git view', () => {
+  it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that diff-files does not name', () => {
+    const rec = (tag: string, mode: string, blob: string, stage: string, path: string): string => `${tag} ${mode} ${blob} ${stage}\t${path}`;
+    const listed = [
+      rec('H', '100644', A, '0', 'ai-memory/.gitignore'), // not in the list: skipped over
+      rec('H', '100644', A, '0', 'ai-memory/p/learnings/a.json'),
+      rec('H', '100644', B, '0', 'ai-memory/p/learnings/b.json'), // another blob than cached
+      rec('h', '100644', C, '0', 'ai-memory/p/learnings/c.json'), // assume-unchanged
+      rec('S', '100644', C, '0', 'ai-memory/p/learnings/d.json'), // skip-worktree
+      rec('M', '100644', C, '1', 'ai-memory/p/learnings/e.json'), // unmerged
+      rec('H', '120000', C, '0', 'ai-memory/p/learnings/f.json'), // a symlink
+      rec('H', '100755', C, '0', 'ai-memory/p/learnings/g.json'),
+      rec('H', '100644', C, '0', 'ai-memory/p/learnings/h.json'), // dirty
+      rec('H', '100644', C, '0', 'ai-memory/p/learnings/i.json'), // not cached
+      rec('H', '100644', C, '0', 'ai-memory/p/learnings/k.json'),
+    ].join('\0');
+    const files = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const blobs = [A, A, C, C, C, C, C, C, C, ''];
+    const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
+    expect([...view.matching(files, blobs)]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    expect([...parseGitView('/r', '', '').matching(files, blobs)]).toEqual(files.map(() => 0));
+  });
+
+  it('in a real repository: a refresh with the view skips what git vouches for and still sees every change', async () => {
+    const dir = gitdir();
+    const sdir = join(dir, 'ai-memory/p/learnings');
+    mkdirSync(sdir, { recursive: true });
+    for (let i = 0; i < 4; i++) writeFileSync(join(sdir, `E${i}.json`), serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'entries');
+    const ws = new Workspace(dir);
+    new Catalog(ws).refresh();
+    const cache = new CatalogCache(ws).load()!;
+    expect(cache.oids[0]).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
+    expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir))!.matching(cache.files, cache.oids)];
+    expect(await fresh()).toEqual([1, 1, 1, 1]);
+
+    // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
+    writeFileSync(join(sdir, 'E1.json'), serializeEntry(entry('E1', 'entry one, edited')));
+    git(dir, 'update-index', '--assume-unchanged', 'ai-memory/p/learnings/E2.json');
+    expect(await fresh()).toEqual([1, 0, 0, 1]);
+    git(dir, 'update-index', '--no-assume-unchanged', 'ai-memory/p/learnings/E2.json');
+
+    // E3 touched, and git's index refreshed: git vouches for it (same blob) where a stat check
+    // would re-read it. That is how a refresh shows it used the view.
+    utimesSync(join(sdir, 'E3.json'), new Date('2030-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
+    git(dir, 'update-index', '-q', '--refresh');
+    offerGitView(ws.root, startGitView(ws.root));
+    await settleGitView();
+    const viewed = new Catalog(ws).refresh();
+    expect(viewed.changed).toEqual(['ai-memory/p/learnings/E1.json']);
+    expect(viewed.entries.find((e) => e.meta.id === 'E1')!.entry.summary).toBe('entry one, edited');
+    // Used once: the next refresh stats every file again and re-reads the touched one.
+    expect(new Catalog(ws).refresh().changed).toEqual(['ai-memory/p/learnings/E3.json']);
+  });
+});
