@@ -43,6 +43,24 @@ interface LiveState {
   bad: Map<string, BadFile>;
   /** Key → files skipped because an earlier-sorting file has that key. */
   dups: Map<string, Set<string>>;
+  /**
+   * Live entries (not superseded) by project and duplicate hash (`project\0dup`): the duplicate
+   * rule's lookup, so that a write in the daemon does not scan every entry. Built on first use
+   * (that parses every metadata row once), then kept by the batches.
+   */
+  dupIndex?: Map<string, Set<StoredEntry>>;
+}
+
+const dupSlot = (se: StoredEntry): string => `${se.project}\0${se.meta.dup}`;
+
+function indexDup(idx: Map<string, Set<StoredEntry>>, se: StoredEntry, add: boolean): void {
+  if (se.meta.status === 'superseded') return;
+  const slot = dupSlot(se);
+  let set = idx.get(slot);
+  if (add) {
+    if (!set) idx.set(slot, (set = new Set()));
+    set.add(se);
+  } else if (set?.delete(se) && set.size === 0) idx.delete(slot);
 }
 
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
@@ -98,6 +116,8 @@ export class Catalog {
     const changed: string[] = [];
     const removed: string[] = [];
     const touched = new Map<string, StoredEntry | null>();
+    /** The entry each touched key had before this batch. */
+    const before = new Map<string, StoredEntry | undefined>();
     const loseDup = (key: string, rel: string): void => {
       const set = dups.get(key);
       if (set?.delete(rel) && set.size === 0) dups.delete(key);
@@ -158,6 +178,7 @@ export class Catalog {
       const old = byFile.get(rel);
       if (st?.isFile() && old && old.stamp === stampOf(st)) continue;
       // The file is no longer what it was: it gives up its key (or its place among the duplicates).
+      if (!touched.has(key)) before.set(key, byKey.get(key));
       touched.set(key, null);
       if (old) {
         byFile.delete(rel);
@@ -174,7 +195,15 @@ export class Catalog {
       if (r instanceof StoredEntry) claim(r);
       else if (r) bad.set(rel, r);
     }
-    for (const key of touched.keys()) touched.set(key, byKey.get(key) ?? null);
+    for (const key of touched.keys()) {
+      const now = byKey.get(key);
+      touched.set(key, now ?? null);
+      const was = before.get(key);
+      if (live.dupIndex && was !== now) {
+        if (was) indexDup(live.dupIndex, was, false);
+        if (now) indexDup(live.dupIndex, now, true);
+      }
+    }
     const duplicates = [...dups.values()].flatMap((set) => [...set]);
     const snap: CatalogSnapshot = {
       entries: [...byFile.values()],
@@ -183,6 +212,15 @@ export class Catalog {
       removed: [...new Set(removed)],
       touched,
       ...(duplicates.length ? { duplicates } : {}),
+      byKey,
+      findDuplicate: (project, dup) => {
+        if (!live.dupIndex) {
+          live.dupIndex = new Map();
+          for (const se of byKey.values()) indexDup(live.dupIndex, se, true);
+        }
+        for (const se of live.dupIndex.get(`${project}\0${dup}`) ?? []) return se.meta.id;
+        return undefined;
+      },
     };
     live.snap = snap;
     this.live = live;

@@ -206,6 +206,13 @@ export interface CatalogSnapshot {
   touched?: Map<string, StoredEntry | null>;
   /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
   duplicates?: string[];
+  /**
+   * From `refreshPaths` only (a watcher-fed process): the entries by key, and the id of a live
+   * entry of `project` with this duplicate hash. Kept up to date by the batches after this one,
+   * so a write looks ids and duplicates up without a pass over every entry.
+   */
+  byKey?: ReadonlyMap<string, StoredEntry>;
+  findDuplicate?: (project: string, dup: string) => string | undefined;
 }
 
 /**

@@ -171,11 +171,24 @@ describe('Catalog', () => {
         if (r < 0.3) continue; // removed (or left absent)
         if (r < 0.35) writeFileSync(abs, '{ broken');
         else if (r < 0.38) symlinkSync(join(dir, all[0]), abs);
-        else writeFileSync(abs, serializeEntry(entry(id, `${id} ${section} v${n++}`, { section })));
+        else {
+          // Some entries share a summary (duplicates by the duplicate rule), some are superseded.
+          const summary = rand() < 0.3 ? pick(['shared one', 'shared two']) : `${id} ${section} v${n++}`;
+          const superseded = rand() < 0.2 ? { status: 'superseded', superseded_by: 'Z9' } : {};
+          writeFileSync(abs, serializeEntry(entry(id, summary, { section, ...superseded })));
+        }
       }
       snap = live.refreshPaths(snap, batch);
       const full = new Catalog(ws).refresh();
       expect(view(snap), `step ${step}`).toEqual(view(full));
+      // The lookups a write makes: entries by key, and a live entry with a given duplicate hash.
+      expect([...snap.byKey!.keys()].sort()).toEqual(full.entries.map((e) => e.key).sort());
+      for (const e of full.entries) {
+        const live = full.entries.filter((o) => o.project === e.project && o.meta.dup === e.meta.dup && o.meta.status !== 'superseded').map((o) => o.meta.id);
+        const found = snap.findDuplicate!(e.project, e.meta.dup);
+        if (live.length) expect(live, `step ${step}`).toContain(found);
+        else expect(found, `step ${step}`).toBeUndefined();
+      }
       // Every key a batch file has is reported with the entry that now holds it.
       for (const rel of batch) {
         const key = `${rel.split('/')[1]}/${rel.slice(rel.lastIndexOf('/') + 1, -5)}`;

@@ -17,7 +17,8 @@ import type { WriteTx } from '../transaction.js';
 export class BatchState {
   readonly snap: CatalogSnapshot;
   private readonly project: string;
-  private readonly byId = new Map<string, StoredEntry>();
+  /** Entries by id: this project's first, then the first of another project's (built on first use). */
+  private byIdMap: Map<string, StoredEntry> | undefined;
   readonly dupKeys: ReturnType<typeof duplicateIndex>;
   private readonly working = new Map<string, MemoryEntry>();
   readonly nextId = modules.ulid().monotonicFactory();
@@ -25,25 +26,36 @@ export class BatchState {
   constructor(snap: CatalogSnapshot, project: string, updates: number) {
     this.snap = snap;
     this.project = project;
-    // By id from the keys (project/id), so no entry's metadata row is parsed for it.
-    for (const se of snap.entries) {
-      const id = se.key.slice(se.project.length + 1);
-      if (!this.byId.has(id)) this.byId.set(id, se);
+    this.dupKeys = duplicateIndex(snap, project, updates);
+  }
+
+  /** A pass over every entry, made only when an update names an id (a plain create names none). */
+  private get byId(): Map<string, StoredEntry> {
+    if (!this.byIdMap) {
+      const m = new Map<string, StoredEntry>();
+      // By id from the keys (project/id), so no entry's metadata row is parsed for it.
+      for (const se of this.snap.entries) {
+        const id = se.key.slice(se.project.length + 1);
+        const had = m.get(id);
+        if (!had || (se.project === this.project && had.project !== this.project)) m.set(id, se);
+      }
+      this.byIdMap = m;
     }
-    this.dupKeys = duplicateIndex(snap.entries, project, updates);
+    return this.byIdMap;
   }
 
   getEntry = (id: string): MemoryEntry | undefined => {
     const w = this.working.get(id);
     if (w) return w;
-    const se = this.byId.get(id);
+    const se = this.snap.byKey ? this.snap.byKey.get(`${this.project}/${id}`) : this.byId.get(id);
     return se && se.project === this.project ? se.entry : undefined;
   };
 
+  /** The project holding `id` when this project does not (an update may only name its own project's entries). */
   otherProject(id: string | undefined): string | undefined {
-    if (!id) return undefined;
+    if (!id || this.working.has(id) || this.snap.byKey?.has(`${this.project}/${id}`)) return undefined;
     const se = this.byId.get(id);
-    return se && se.project !== this.project && !this.working.has(id) ? se.project : undefined;
+    return se && se.project !== this.project ? se.project : undefined;
   }
 
   /** Stages `e`; `created`: a new entry under an id made by this batch. */
@@ -125,13 +137,15 @@ export function warnIfLarge(ctx: ServiceContext, project: string, snap: CatalogS
  * itself are kept on top.
  */
 function duplicateIndex(
-  entries: StoredEntry[],
+  snap: CatalogSnapshot,
   project: string,
   updates: number,
 ): { get(k: string): string | undefined; set(k: string, id: string): void; delete(k: string): void } {
+  const entries = snap.entries;
   const own = new Map<string, string | null>();
   let all: Map<string, string> | undefined;
   const lookup = (k: string): string | undefined => {
+    if (snap.findDuplicate) return snap.findDuplicate(project, k); // the daemon's, kept by its watcher
     if (updates > 4) {
       if (!all) {
         all = new Map();
