@@ -1,0 +1,62 @@
+// A one-shot read through the real CLI (bin -> thin client -> bundle): git's view of the entry
+// files is started before the CLI loads and handed over, and a read stays exact whatever git
+// says: an edit in place is seen, and a file git vouches for is not read again.
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, git, gitdir } from '../helpers/repo.js';
+
+const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
+
+function entry(i: number): Record<string, unknown> {
+  return {
+    section: 'decisions',
+    kind: 'decision',
+    subject: `cold.read${i}`,
+    scope: 'repo',
+    summary: `Cold read number ${i} keeps its answer exact`,
+    content: `Entry ${i} of the cold read test.`,
+    tags: ['perf'],
+    confidence: 0.9,
+    evidence: [{ type: 'code', uri: 'README.md', note: '' }],
+  };
+}
+
+describe('cold reads with git', () => {
+  it('sees an edit in place, and skips re-reading a file git vouches for', () => {
+    const dir = gitdir();
+    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const updates = [1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }));
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) }).code).toBe(0);
+    const list = (extra: Record<string, string> = {}): { id: string; summary: string }[] => {
+      const r = cli(dir, ['list', 'demo', '--json'], { env: { ...env, ...extra } });
+      expect(r.code, r.stderr).toBe(0);
+      return r.json() as { id: string; summary: string }[];
+    };
+    const ids = list()
+      .map((e) => e.id)
+      .sort();
+    expect(ids).toHaveLength(3);
+    const file = (id: string): string => join(dir, 'ai-memory/demo/decisions', `${id}.json`);
+    const cacheDir = join(dir, '.bass-agents/cache');
+    const header = JSON.parse(readFileSync(join(cacheDir, 'catalog.json'), 'utf8').split('\n')[0]) as { files: string[]; oids: string[] };
+    expect(header.oids.every((o) => /^[0-9a-f]{40}$/.test(o))).toBe(true);
+
+    // An edit in place, not committed: git names the file, so it is read again.
+    const edited = JSON.parse(readFileSync(file(ids[0]), 'utf8'));
+    writeFileSync(file(ids[0]), `${JSON.stringify({ ...edited, summary: 'Edited by hand in place' }, null, 2)}\n`);
+    expect(list().find((e) => e.id === ids[0])!.summary).toBe('Edited by hand in place');
+
+    // A file touched and git's index refreshed: same blob, so git vouches for it and the read
+    // does not re-read it (nothing about it reaches catalog.delta)...
+    const deltaNames = (): string => (existsSync(join(cacheDir, 'catalog.delta')) ? readFileSync(join(cacheDir, 'catalog.delta'), 'utf8') : '');
+    utimesSync(file(ids[1]), new Date('2030-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
+    git(dir, 'update-index', '-q', '--refresh');
+    const before = deltaNames();
+    expect(list().find((e) => e.id === ids[1])!.summary).toContain('Cold read number');
+    expect(deltaNames()).toBe(before);
+    // ...where the full CLI without the thin client (so without git's view) stats it and re-reads it.
+    expect(list({ BASS_AGENTS_NO_BUNDLE: '1' }).find((e) => e.id === ids[1])!.summary).toContain('Cold read number');
+    expect(deltaNames()).toContain(`${ids[1]}.json`);
+  });
+});
