@@ -12,10 +12,12 @@ import { nodeCrypto } from '../node-crypto.js';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
+import { metaFromRow } from './meta-row.js';
+import { copyColumns, emptyColumns, permuteColumns, putColumns, validColumns, type Columns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 8;
+const CATALOG_VERSION = 9;
 /**
  * Small changes (a write, an edit) are appended to `catalog.delta` instead of rewriting the whole
  * cache (3.6 MB at 10K entries, 36 MB at 100K): up to this many files at once, and until the
@@ -51,6 +53,8 @@ export interface CatalogHeader {
   bad: Record<string, Problem[]>;
   /** Section folders (relative to the root) by how they were last listed. */
   dirs: Record<string, DirRecord>;
+  /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
+  cols: Columns;
 }
 
 /** The cache as loaded: the header's arrays with the delta applied, still sorted by path. */
@@ -66,6 +70,7 @@ export interface CatalogFile {
   lines: string[];
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
+  cols: Columns;
 }
 
 /** What the cache is saved from (files in any order: `save` sorts them). */
@@ -117,13 +122,25 @@ export class CatalogCache {
         h.oids?.length !== n ||
         typeof h.bad !== 'object' ||
         typeof h.dirs !== 'object' ||
-        h.dirs === null
+        h.dirs === null ||
+        !validColumns(h.cols, n)
       )
         return null;
       const lines = n === 0 ? [] : text.slice(nl + 1).split('\n');
       if (lines.length !== n) return null;
       for (let i = 1; i < n; i++) if (!(h.files[i - 1] < h.files[i])) return null; // not ours: sorted and unique
-      const file: CatalogFile = { id: h.id, deltaLines: 0, files: h.files, st: h.st, stamps: h.stamps, oids: h.oids, lines, bad: h.bad, dirs: h.dirs };
+      const file: CatalogFile = {
+        id: h.id,
+        deltaLines: 0,
+        files: h.files,
+        st: h.st,
+        stamps: h.stamps,
+        oids: h.oids,
+        lines,
+        bad: h.bad,
+        dirs: h.dirs,
+        cols: h.cols,
+      };
       this.applyDelta(file);
       return file;
     } catch {
@@ -177,8 +194,9 @@ export class CatalogCache {
     if (!changes.size) return;
     // One merge of the sorted base with the changed files (new ones sorted in).
     const added = [...changes.keys()].filter((rel) => changes.get(rel) && file.files[lowerBound(file.files, rel)] !== rel).sort();
-    const out: CatalogFile = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {} };
-    const put = (rel: string, s: FileState): void => {
+    const out: CatalogFile = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, cols: emptyColumns(file.cols) };
+    /** A file's state; `from`: its position in the base when unchanged (its columns are copied). */
+    const put = (rel: string, s: FileState, from?: number): void => {
       const at = out.files.length;
       out.files.push(rel);
       out.st.push(s[0], s[1], s[2]);
@@ -186,6 +204,8 @@ export class CatalogCache {
       out.lines.push(s[4]);
       out.oids.push(s[6]);
       if (s[5]) out.bad[at] = s[5];
+      if (from !== undefined) copyColumns(out.cols, file.cols, from);
+      else putColumns(out.cols, rowMeta(s[4], Boolean(s[5])));
     };
     let a = 0;
     for (let i = 0; i < file.files.length; i++) {
@@ -193,10 +213,11 @@ export class CatalogCache {
       for (; a < added.length && added[a] < rel; a++) put(added[a], changes.get(added[a])!);
       const c = changes.get(rel);
       if (c === null) continue;
-      put(rel, c ?? [file.st[3 * i], file.st[3 * i + 1], file.st[3 * i + 2], file.stamps[i], file.lines[i], file.bad[i] ?? null, file.oids[i]]);
+      if (c) put(rel, c);
+      else put(rel, [file.st[3 * i], file.st[3 * i + 1], file.st[3 * i + 2], file.stamps[i], file.lines[i], file.bad[i] ?? null, file.oids[i]], i);
     }
     for (; a < added.length; a++) put(added[a], changes.get(added[a])!);
-    Object.assign(file, { files: out.files, st: out.st, stamps: out.stamps, oids: out.oids, lines: out.lines, bad: out.bad });
+    Object.assign(file, { files: out.files, st: out.st, stamps: out.stamps, oids: out.oids, lines: out.lines, bad: out.bad, cols: out.cols });
   }
 
   /** Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines). */
@@ -219,7 +240,7 @@ export class CatalogCache {
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */
   save(c: CatalogContent): string {
     const s = sortedContent(c);
-    const core = JSON.stringify({ files: s.files, st: s.st, stamps: s.stamps, oids: s.oids, bad: s.bad, dirs: s.dirs });
+    const core = JSON.stringify({ files: s.files, st: s.st, stamps: s.stamps, oids: s.oids, bad: s.bad, dirs: s.dirs, cols: s.cols });
     const id = nodeCrypto().createHash('sha1').update(core).digest('hex').slice(0, 16);
     try {
       if (!this.ws.ensureLocal()) return id;
@@ -255,5 +276,16 @@ function sortedContent(c: CatalogContent): CatalogContent {
     lines: order.map((i) => c.lines[i]),
     bad,
     dirs: c.dirs,
+    cols: permuteColumns(c.cols, order),
   };
+}
+
+/** The metadata of a row ('' or a bad file's: none). */
+function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
+  if (bad || !line) return null;
+  try {
+    return metaFromRow(JSON.parse(line) as unknown[]);
+  } catch {
+    return null;
+  }
 }

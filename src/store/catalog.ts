@@ -15,6 +15,7 @@ import { CatalogCache, DIR_SETTLE_MS, lowerBound, type CatalogContent, type DirR
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, takeGitView } from './git-view.js';
+import { ColumnMeta, copyColumns, emptyColumns, putColumns } from './catalog-columns.js';
 import {
   RecentEntries,
   StoredEntry,
@@ -258,7 +259,7 @@ export class Catalog {
     const clean = cache ? takeGitView(this.ws.root)?.matching(cache.files, cache.oids) : undefined;
     const listedAt = this.wallClock();
     // What to save (built as we go; cheap next to the stat): files, their numbers, stamps, blob ids, rows, folders.
-    const next: CatalogContent = { files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, dirs: {} };
+    const next: CatalogContent = { files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, dirs: {}, cols: emptyColumns(cache?.cols) };
     const newDirs: [string, DirRecord][] = [];
     const kept = cache ? new Uint8Array(cache.files.length) : undefined;
     const entries: StoredEntry[] = [];
@@ -283,11 +284,15 @@ export class Catalog {
         next.stamps.push(k);
         next.oids.push(cache.oids[i]);
         next.lines.push(line);
+        copyColumns(next.cols, cache.cols, i);
         const problems = cache.bad[i];
         if (problems) {
           next.bad[at] = problems;
           bad.push({ file: rel, problems });
-        } else entries.push(new StoredEntry(root, project, rel, k, line, undefined, this.recent));
+        } else {
+          const meta = ColumnMeta.usable(cache.cols, i) ? new ColumnMeta(cache.cols, i, line, rel) : line;
+          entries.push(new StoredEntry(root, project, rel, k, meta, undefined, this.recent));
+        }
         return;
       }
       if (i !== undefined) kept![i] = 1;
@@ -302,12 +307,15 @@ export class Catalog {
       changed.push(rel);
       changedAt.push(at);
       if (r.entry) {
-        const se = new StoredEntry(root, project, rel, k, entryMeta(r.entry), r.entry, this.recent);
+        const meta = entryMeta(r.entry);
+        const se = new StoredEntry(root, project, rel, k, meta, r.entry, this.recent);
         next.lines.push(se.metaLine());
+        putColumns(next.cols, meta);
         entries.push(se);
       } else {
         const problems = r.problems ?? [];
         next.lines.push('');
+        putColumns(next.cols, null);
         next.bad[at] = problems;
         bad.push({ file: rel, problems });
       }
@@ -435,7 +443,9 @@ export class Catalog {
       f.st[3 * at + 2] = st.ctimeMs;
       f.stamps[at] = stampOf(st);
       f.oids[at] = blob;
-      f.lines[at] = JSON.stringify(metaRow(entryMeta(entry)));
+      const meta = entryMeta(entry);
+      f.lines[at] = JSON.stringify(metaRow(meta));
+      putColumns(f.cols, meta, at);
       delete f.bad[at];
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null, blob]);
     }

@@ -11,6 +11,10 @@ import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
+import { ColumnMeta } from './catalog-columns.js';
+import { metaFromRow, metaRow } from './meta-row.js';
+
+export { metaFromRow, metaRow } from './meta-row.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
@@ -39,7 +43,7 @@ export class StoredEntry {
   /** `project/id`: the key of the index and of local usage. */
   readonly key: string;
   private root: string;
-  /** The metadata, or its catalog line (a JSON row) until first used. */
+  /** The metadata, or its catalog line (a JSON row) until first used, or the cache's columns and row (ColumnMeta). */
   private metaSrc: EntryMeta | string;
   /**
    * The whole entry once read; in a long-lived process's catalog only among the `recent` few: the
@@ -73,14 +77,16 @@ export class StoredEntry {
     return this.metaSrc;
   }
 
-  /** Whether this entry's metadata might contain `text`: a substring test on its unparsed catalog row, else true. */
+  /** Whether this entry's metadata might contain `text`: a substring test on its catalog row when it has one, else true. */
   mentions(text: string): boolean {
-    return typeof this.metaSrc === 'string' ? this.metaSrc.includes(text) : true;
+    if (typeof this.metaSrc === 'string') return this.metaSrc.includes(text);
+    return this.metaSrc instanceof ColumnMeta ? this.metaSrc.line.includes(text) : true;
   }
 
   /** The catalog line of this entry's metadata (its row as JSON), without parsing it when it was never used. */
   metaLine(): string {
-    return typeof this.metaSrc === 'string' ? this.metaSrc : JSON.stringify(metaRow(this.metaSrc));
+    if (typeof this.metaSrc === 'string') return this.metaSrc;
+    return this.metaSrc instanceof ColumnMeta ? this.metaSrc.line : JSON.stringify(metaRow(this.metaSrc));
   }
 
   /** The whole entry, read from its file when not held (it was validated when its stamp was cached). */
@@ -130,66 +136,6 @@ export class RecentEntries {
 export interface BadFile {
   file: string;
   problems: Problem[];
-}
-
-/**
- * On disk the catalog is a header line (file names, stat numbers and stamps as parallel arrays,
- * the problems of bad files) followed by one JSON row per file: that file's metadata as an array,
- * not an object. A one-shot command parses the header (3 ms at 10K entries) and only the rows it
- * uses; parsing every row as keyed objects up front cost 40 ms.
- */
-const META_KEYS = [
-  'id',
-  'section',
-  'kind',
-  'subject',
-  'scope',
-  'tags',
-  'confidence',
-  'evidence',
-  'status',
-  'superseded_by',
-  'related_entries',
-  'valid_from',
-  'valid_to',
-  'review_interval',
-  'created_by',
-  'created_at',
-  'updated_at',
-  'lifecycle',
-  'dup',
-  'importance0',
-] as const satisfies readonly (keyof EntryMeta)[];
-
-export function metaRow(m: EntryMeta): unknown[] {
-  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
-}
-
-export function metaFromRow(v: unknown[]): EntryMeta {
-  // One literal with every key, in META_KEYS order, so V8 gives all metas one fast shape.
-  const m = {
-    id: v[0],
-    section: v[1],
-    kind: v[2],
-    subject: v[3],
-    scope: v[4],
-    tags: v[5],
-    confidence: v[6],
-    evidence: (v[7] as string[]).map((type) => ({ type })),
-    status: v[8],
-    superseded_by: v[9],
-    related_entries: v[10],
-    valid_from: v[11],
-    valid_to: v[12],
-    review_interval: v[13] ?? undefined,
-    created_by: v[14],
-    created_at: v[15],
-    updated_at: v[16],
-    lifecycle: v[17] ?? undefined,
-    dup: v[18],
-    importance0: v[19],
-  };
-  return m as unknown as EntryMeta;
 }
 
 export interface CatalogSnapshot {

@@ -4,9 +4,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, u
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
+import { ColumnMeta } from '../../src/store/catalog-columns.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import type { EntryMeta } from '../../src/core/meta.js';
 import { testdir } from '../helpers/repo.js';
 
 function entry(id: string, summary: string, extra: Record<string, unknown> = {}): MemoryEntry {
@@ -47,6 +49,31 @@ function workspace(): { dir: string; ws: Workspace; put: (id: string, text: stri
 
 const ids = (s: { entries: { meta: { id: string } }[] }): string[] => s.entries.map((e) => e.meta.id).sort();
 
+/** Every metadata field as a plain object: a cached entry's metadata (columns and row) must read exactly as a parsed one. */
+const META_FIELDS = [
+  'id',
+  'section',
+  'kind',
+  'subject',
+  'scope',
+  'tags',
+  'confidence',
+  'evidence',
+  'status',
+  'superseded_by',
+  'related_entries',
+  'valid_from',
+  'valid_to',
+  'review_interval',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'lifecycle',
+  'dup',
+  'importance0',
+] as const satisfies readonly (keyof EntryMeta)[];
+const plain = (m: EntryMeta): Record<string, unknown> => Object.fromEntries(META_FIELDS.map((k) => [k, m[k]]));
+
 /** A new process finds nothing changed, and exactly what a catalog built from scratch finds. */
 function expectCurrent(dir: string, ws: Workspace): ReturnType<Catalog['refresh']> {
   const next = new Catalog(ws).refresh();
@@ -54,7 +81,7 @@ function expectCurrent(dir: string, ws: Workspace): ReturnType<Catalog['refresh'
   expect(next.removed).toEqual([]);
   rmSync(join(dir, '.bass-agents'), { recursive: true });
   const scratch = new Catalog(ws).refresh();
-  const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, e.meta]).sort(), x.bad];
+  const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, plain(e.meta)]).sort(), x.bad];
   expect(view(next)).toEqual(view(scratch));
   return next;
 }
@@ -76,7 +103,7 @@ describe('Catalog', () => {
     expect(second.changed).toEqual([]);
     expect(second.removed).toEqual([]);
     expect(ids(second)).toEqual(['A1', 'B2']);
-    expect(second.entries.map((e) => e.meta)).toEqual(first.entries.map((e) => e.meta));
+    expect(second.entries.map((e) => plain(e.meta))).toEqual(first.entries.map((e) => plain(e.meta)));
     expect(second.bad).toEqual(first.bad);
     expect(second.entries.find((e) => e.meta.id === 'B2')!.entry.summary).toBe('second');
 
@@ -265,6 +292,53 @@ describe('Catalog', () => {
     expect(readFileSync(base, 'utf8')).not.toBe(rebuilt);
     expect(existsSync(delta)).toBe(false);
     expect(new Catalog(ws).refresh().changed).toEqual([]);
+  });
+
+  it('a cached entry reads the same from the columns as from its row, through the base, the delta and a rewrite', () => {
+    const { dir, ws, put } = workspace();
+    const variety = (i: number): MemoryEntry =>
+      entry(`V${i}`, `variety ${i}`, {
+        kind: ['hypothesis', 'incident', 'other', 'metric'][i % 4],
+        subject: i % 4 === 3 ? `zählwerk.${i % 3}` : `subject.${i % 3}`,
+        scope: ['repo', 'org', 'service:billing', 'customer'][i % 4],
+        status: ['active', 'draft', 'deprecated'][i % 3],
+        confidence: [0.3, 0.75, 1][i % 3],
+        tags: i % 2 ? ['a', 'b', 'ünï'] : [],
+        evidence:
+          i % 3 === 0
+            ? [{ type: 'assumption', uri: 'docs/guess.md', note: 'a guess' }]
+            : [
+                { type: 'code', uri: 'src/a.ts', note: '' },
+                { type: 'ticket', uri: 'https://github.com/acme/billing/issues/1', note: '' },
+              ],
+        valid_from: i % 4 === 1 ? '2026-02-01T00:00:00.000Z' : null,
+        valid_to: i % 4 === 2 ? '2027-02-01T00:00:00.000Z' : null,
+        updated_at: `2026-01-0${1 + (i % 9)}T00:00:00.000Z`,
+      });
+    for (let i = 0; i < 12; i++) put(`V${i}`, serializeEntry(variety(i)));
+    const parsed = new Catalog(ws).refresh();
+    expect(parsed.bad).toEqual([]);
+    expect(parsed.entries).toHaveLength(12);
+    const fields = (x: typeof parsed): unknown => x.entries.map((e) => [e.file, plain(e.meta)]).sort();
+    const cached = new Catalog(ws).refresh();
+    expect(cached.changed).toEqual([]);
+    expect(cached.entries.every((e) => e.meta instanceof ColumnMeta)).toBe(true);
+    expect(fields(cached)).toEqual(fields(parsed));
+    // A small change goes to the delta; the next process builds that file's columns from its row.
+    put('V3', serializeEntry(variety(5)).replace(/"V5"/, '"V3"'));
+    const edited = new Catalog(ws).refresh();
+    expect(edited.changed).toEqual(['ai-memory/p/learnings/V3.json']);
+    expect(existsSync(join(dir, '.bass-agents/cache/catalog.delta'))).toBe(true);
+    const fromDelta = new Catalog(ws).refresh();
+    expect(fromDelta.entries.every((e) => e.meta instanceof ColumnMeta)).toBe(true);
+    expect(fields(fromDelta)).toEqual(fields(edited));
+    expect(edited.bad).toEqual([]);
+    expect(fromDelta.entries.find((e) => e.meta.id === 'V3')!.meta.kind).toBe('incident');
+    // And after a rewrite of the whole cache.
+    rmSync(join(dir, '.bass-agents'), { recursive: true });
+    const rebuilt = new Catalog(ws).refresh();
+    expect(fields(new Catalog(ws).refresh())).toEqual(fields(rebuilt));
+    expect(fields(rebuilt)).toEqual(fields(fromDelta));
   });
 
   it('does not list a folder again while its ctime is the one it had, well before its last listing', () => {
