@@ -9,7 +9,7 @@
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { metaFromRow } from './meta-row.js';
+import { metaFromRow, metaRow } from './meta-row.js';
 
 /** Parallel to the cache's files; -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold). */
 export interface Columns {
@@ -122,15 +122,29 @@ const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
+  /** The row until it is parsed (a long-lived process would otherwise hold both). */
+  private text: string | undefined;
 
   constructor(
     private readonly cols: Columns,
     private readonly at: number,
     /** The row (a JSON array) this metadata stands for. */
-    readonly line: string,
+    line: string,
     /** Path of the file relative to the root: `ai-memory/<project>/<section>/<id>.json`. */
     private readonly file: string,
-  ) {}
+  ) {
+    this.text = line;
+  }
+
+  /** The row as text, while it has not been parsed (then undefined). */
+  get unparsed(): string | undefined {
+    return this.text;
+  }
+
+  /** The row this metadata stands for. */
+  get line(): string {
+    return this.text ?? JSON.stringify(metaRow(this.row));
+  }
 
   /** Whether position `at` of `cols` has columns. */
   static usable(cols: Columns | undefined, at: number): cols is Columns {
@@ -138,7 +152,11 @@ export class ColumnMeta implements EntryMeta {
   }
 
   private get row(): EntryMeta {
-    return (this.parsed ??= metaFromRow(JSON.parse(this.line) as unknown[]));
+    if (!this.parsed) {
+      this.parsed = metaFromRow(JSON.parse(this.text!) as unknown[]);
+      this.text = undefined;
+    }
+    return this.parsed;
   }
 
   // The cache holds only files whose id matches their name and section their folder.

@@ -80,7 +80,7 @@ export class StoredEntry {
   /** Whether this entry's metadata might contain `text`: a substring test on its catalog row when it has one, else true. */
   mentions(text: string): boolean {
     if (typeof this.metaSrc === 'string') return this.metaSrc.includes(text);
-    return this.metaSrc instanceof ColumnMeta ? this.metaSrc.line.includes(text) : true;
+    return this.metaSrc instanceof ColumnMeta ? (this.metaSrc.unparsed?.includes(text) ?? true) : true;
   }
 
   /** The catalog line of this entry's metadata (its row as JSON), without parsing it when it was never used. */
