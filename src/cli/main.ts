@@ -16,7 +16,7 @@ import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
 import { io, withIo } from './stdio.js';
-import { dropGitView, offerGitView, settleGitView, type GitView } from '../store/git-view.js';
+import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -164,8 +164,8 @@ export function normalizeArgv(argv: string[]): string[] {
  * Runs one command line. `stdin`: standard input the thin client already read. `gitView`: git's
  * view of the entry files, started before this CLI loaded (see store/git-view.ts).
  */
-export async function main(argv: string[], opts: { stdin?: Buffer; gitView?: { root: string; promise: Promise<GitView | null> } } = {}): Promise<void> {
-  if (opts.gitView) offerGitView(opts.gitView.root, opts.gitView.promise);
+export async function main(argv: string[], opts: { stdin?: Buffer; gitView?: GitViewRun } = {}): Promise<void> {
+  if (opts.gitView) offerGitView(opts.gitView);
   if (opts.stdin) return withIo({ ...io(), stdin: opts.stdin }, () => main(argv));
   const json = argv.includes('--json');
   try {
@@ -174,5 +174,7 @@ export async function main(argv: string[], opts: { stdin?: Buffer; gitView?: { r
     io().setExitCode(reportError(err, json));
     // The error first, then where to read more.
     if (err instanceof UsageError && !json) io().stderr.write('(see bass-agents memory --help)\n');
+  } finally {
+    dropGitView(); // unused (a usage error, a command that reads no catalog): git is not waited for
   }
 }

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
-import { startGitView, type GitView } from '../store/git-view.js';
+import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, LOCAL_DIR, MEMORY_DIR } from '../store/root.js';
 
 /** Commands a daemon runs for a caller. Reads, and the writes it already group-commits. */
@@ -38,13 +38,13 @@ const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']
  * so that it works on the other core while the CLI loads (store/git-view.ts). Nothing for other
  * commands, help, a workspace without `ai-memory/`, or git variables that point elsewhere.
  */
-export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): { root: string; promise: Promise<GitView | null> } | undefined {
+export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
   if (argv[0] !== 'memory' || !CATALOG_READS.has(argv[1] ?? '') || argv.some((a) => /^(--help|-h|--version)$/.test(a))) return undefined;
   for (const [k, v] of Object.entries(env)) if (v && /^GIT_/.test(k) && LOCAL_ENV.test(k)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     if (!existsSync(join(root, MEMORY_DIR))) return undefined;
-    return { root, promise: startGitView(root) };
+    return startGitView(root);
   } catch {
     return undefined;
   }

@@ -23,6 +23,8 @@ export interface Columns {
   subject: number[];
   vf: (string | null)[];
   vt: (string | null)[];
+  /** The duplicate hash (a daemon's write looks every entry's up once; parsing 100K rows for it held ~200 MB). */
+  dup: string[];
   /** The distinct scopes and subjects that `scope` and `subject` index. */
   scopes: string[];
   subjects: string[];
@@ -40,6 +42,7 @@ export function emptyColumns(tables?: Pick<Columns, 'scopes' | 'subjects'>): Col
     subject: [],
     vf: [],
     vt: [],
+    dup: [],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],
   };
@@ -53,7 +56,7 @@ export function validColumns(c: unknown, n: number): c is Columns {
     x !== null &&
     Array.isArray(x.scopes) &&
     Array.isArray(x.subjects) &&
-    (['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt'] as const).every((k) => Array.isArray(x[k]) && x[k].length === n)
+    (['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt', 'dup'] as const).every((k) => Array.isArray(x[k]) && x[k].length === n)
   );
 }
 
@@ -91,6 +94,7 @@ export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length):
   c.subject[at] = ok ? codeIn(c.subjects, m.subject) : -1;
   c.vf[at] = ok ? m.valid_from : null;
   c.vt[at] = ok ? m.valid_to : null;
+  c.dup[at] = ok ? m.dup : '';
 }
 
 /** Appends position `i` of `from` to `to`, whose tables start with `from`'s. */
@@ -104,6 +108,7 @@ export function copyColumns(to: Columns, from: Columns, i: number): void {
   to.subject.push(from.subject[i]);
   to.vf.push(from.vf[i]);
   to.vt.push(from.vt[i]);
+  to.dup.push(from.dup[i]);
 }
 
 /** The columns in a new order (`order[j]` is the old position of the new j). */
@@ -220,7 +225,7 @@ export class ColumnMeta implements EntryMeta {
     return this.row.lifecycle;
   }
   get dup(): string {
-    return this.row.dup;
+    return this.cols.dup[this.at];
   }
   get importance0(): number {
     return this.row.importance0;

@@ -49,19 +49,24 @@ interface LiveState {
    * rule's lookup, so that a write in the daemon does not scan every entry. Built on first use
    * (that parses every metadata row once), then kept by the batches.
    */
-  dupIndex?: Map<string, Set<StoredEntry>>;
+  dupIndex?: Map<string, StoredEntry | Set<StoredEntry>>;
 }
 
 const dupSlot = (se: StoredEntry): string => `${se.project}\0${se.meta.dup}`;
 
-function indexDup(idx: Map<string, Set<StoredEntry>>, se: StoredEntry, add: boolean): void {
+/** Adds or removes a live entry (one per slot is the rule; a set only where hand edits made more). */
+function indexDup(idx: Map<string, StoredEntry | Set<StoredEntry>>, se: StoredEntry, add: boolean): void {
   if (se.meta.status === 'superseded') return;
   const slot = dupSlot(se);
-  let set = idx.get(slot);
+  const had = idx.get(slot);
   if (add) {
-    if (!set) idx.set(slot, (set = new Set()));
-    set.add(se);
-  } else if (set?.delete(se) && set.size === 0) idx.delete(slot);
+    if (!had) idx.set(slot, se);
+    else if (had instanceof Set) had.add(se);
+    else if (had !== se) idx.set(slot, new Set([had, se]));
+  } else if (had === se) idx.delete(slot);
+  else if (had instanceof Set && had.delete(se)) {
+    if (had.size === 1) idx.set(slot, had.values().next().value!);
+  }
 }
 
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
@@ -219,8 +224,9 @@ export class Catalog {
           live.dupIndex = new Map();
           for (const se of byKey.values()) indexDup(live.dupIndex, se, true);
         }
-        for (const se of live.dupIndex.get(`${project}\0${dup}`) ?? []) return se.meta.id;
-        return undefined;
+        const found = live.dupIndex.get(`${project}\0${dup}`);
+        if (!found) return undefined;
+        return found instanceof Set ? found.values().next().value?.meta.id : found.meta.id;
       },
     };
     live.snap = snap;

@@ -29,8 +29,12 @@ export interface GitView {
   matching(files: readonly string[], blobs: readonly string[]): Uint8Array;
 }
 
-/** git is left this long; a view that takes longer is dropped (the lstat check is the fallback). */
-const GIT_VIEW_TIMEOUT_MS = 5_000;
+/**
+ * How long a command that needs the view waits for git once it gets there: past this, git is
+ * stopped and the files are stat'ed (a huge repository's index can take git longer to read than
+ * the entry files take to check).
+ */
+const SETTLE_WAIT_MS = 500;
 
 /** Settings that make git compare stat data the way the catalog would, whatever the repository says. */
 const GIT_SETTINGS = [
@@ -54,26 +58,22 @@ function gitEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs git in `cwd`: its standard output, or null when it fails, is killed, or takes too long. */
-function gitOutput(cwd: string, args: string[]): Promise<string | null> {
+/** Runs git in `cwd`: its standard output, or null when it fails or is stopped (`stop`). */
+function gitOutput(cwd: string, args: string[]): { output: Promise<string | null>; stop: () => void } {
   let child: ChildProcess;
   try {
     const { spawn } = process.getBuiltinModule('node:child_process');
     child = spawn('git', [...GIT_SETTINGS, ...args], { cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
   } catch {
-    return Promise.resolve(null);
+    return { output: Promise.resolve(null), stop: () => undefined };
   }
-  return new Promise<string | null>((done) => {
+  const output = new Promise<string | null>((done) => {
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => child.kill(), GIT_VIEW_TIMEOUT_MS);
-    timer.unref();
     child.stdout!.on('data', (c: Buffer) => chunks.push(c));
     child.on('error', () => done(null));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done(code === 0 ? Buffer.concat(chunks).toString('utf8') : null);
-    });
+    child.on('close', (code) => done(code === 0 ? Buffer.concat(chunks).toString('utf8') : null));
   });
+  return { output, stop: () => void child.kill() };
 }
 
 /** `H 100644 <40-digit blob> 0\t`: a clean cached regular file's record up to its path. */
@@ -128,10 +128,24 @@ export function parseGitView(root: string, listed: string, dirty: string): GitVi
  * Starts git on the entry files under `root` (`ai-memory/`); resolves to its view, or null when
  * git cannot give one (no repository, no git, an error). Never rejects.
  */
-export function startGitView(root: string): Promise<GitView | null> {
+export function startGitView(root: string): GitViewRun {
   const listed = gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory']);
   const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory']);
-  return Promise.all([listed, dirty]).then(([l, d]) => (l === null || d === null ? null : parseGitView(root, l, d)));
+  return {
+    root,
+    view: Promise.all([listed.output, dirty.output]).then(([l, d]) => (l === null || d === null ? null : parseGitView(root, l, d))),
+    stop: () => {
+      listed.stop();
+      dirty.stop();
+    },
+  };
+}
+
+/** git at work on a view: what it will give, and how to stop it (a process waits for its children). */
+export interface GitViewRun {
+  root: string;
+  view: Promise<GitView | null>;
+  stop: () => void;
 }
 
 /** The id git gives a blob of these bytes (SHA-1 repositories; a SHA-256 one never matches, so never trusts the view). */
@@ -140,25 +154,34 @@ export function gitBlobId(bytes: Uint8Array): string {
 }
 
 /** The view offered to this process (at most one, used once). */
-let offered: { root: string; promise: Promise<GitView | null>; settled?: GitView | null } | undefined;
+let offered: (GitViewRun & { settled?: GitView | null }) | undefined;
 
 /** Offers a view started earlier (bin/bass-agents.cjs hands the thin client's over). */
-export function offerGitView(root: string, promise: Promise<GitView | null>): void {
-  offered = { root, promise };
+export function offerGitView(run: GitViewRun): void {
+  offered = run;
 }
 
 /**
- * Waits for the offered view (if any) so that the synchronous catalog refresh can use it. A
- * command that wrote entry files since the view was started (a journal recovery) drops it first.
+ * Waits for the offered view (if any), at most `maxWaitMs`, so that the synchronous catalog
+ * refresh can use it; git still at work after that is stopped. A command that wrote entry files
+ * since the view was started (a journal recovery) drops it instead.
  */
-export async function settleGitView(): Promise<void> {
+export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;
-  o.settled = await o.promise;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)));
+  const got = await Promise.race([o.view, late]);
+  clearTimeout(timer);
+  if (got === 'late') {
+    o.stop();
+    o.settled = null;
+  } else o.settled = got;
 }
 
-/** Forgets the offered view: files were written after git looked. */
+/** Forgets the offered view (files were written after git looked), stopping git if it is still at work. */
 export function dropGitView(): void {
+  offered?.stop();
   offered = undefined;
 }
 

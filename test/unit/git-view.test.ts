@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
 import { CatalogCache } from '../../src/store/catalog-cache.js';
-import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView } from '../../src/store/git-view.js';
+import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView, takeGitView } from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
@@ -61,6 +61,14 @@ describe('git view', () => {
     expect([...parseGitView('/r', '', '').matching(files, blobs)]).toEqual(files.map(() => 0));
   });
 
+  it("is waited for only so long: git still at work then is stopped, and the files are stat'ed instead", async () => {
+    let stopped = 0;
+    offerGitView({ root: '/r', view: new Promise(() => undefined), stop: () => void stopped++ });
+    await settleGitView(20);
+    expect(stopped).toBe(1);
+    expect(takeGitView('/r')).toBeNull();
+  });
+
   it('in a real repository: a refresh with the view skips what git vouches for and still sees every change', async () => {
     const dir = gitdir();
     const sdir = join(dir, 'ai-memory/p/learnings');
@@ -73,7 +81,7 @@ describe('git view', () => {
     const cache = new CatalogCache(ws).load()!;
     expect(cache.oids[0]).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
-    const fresh = async (): Promise<number[]> => [...(await startGitView(dir))!.matching(cache.files, cache.oids)];
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
@@ -86,8 +94,8 @@ describe('git view', () => {
     // would re-read it. That is how a refresh shows it used the view.
     utimesSync(join(sdir, 'E3.json'), new Date('2030-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
     git(dir, 'update-index', '-q', '--refresh');
-    offerGitView(ws.root, startGitView(ws.root));
-    await settleGitView();
+    offerGitView(startGitView(ws.root));
+    await settleGitView(60_000);
     const viewed = new Catalog(ws).refresh();
     expect(viewed.changed).toEqual(['ai-memory/p/learnings/E1.json']);
     expect(viewed.entries.find((e) => e.meta.id === 'E1')!.entry.summary).toBe('entry one, edited');
