@@ -47,7 +47,7 @@ interface LiveState {
   /**
    * Live entries (not superseded) by project and duplicate hash (`project\0dup`): the duplicate
    * rule's lookup, so that a write in the daemon does not scan every entry. Built on first use
-   * (that parses every metadata row once), then kept by the batches.
+   * (from the catalog's columns: no row is parsed for it), then kept by the batches.
    */
   dupIndex?: Map<string, StoredEntry | Set<StoredEntry>>;
 }

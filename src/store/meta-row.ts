@@ -10,7 +10,7 @@ import type { EntryMeta } from '../core/meta.js';
  * not an object. A one-shot command parses the header (3 ms at 10K entries) and only the rows it
  * uses; parsing every row as keyed objects up front cost 40 ms.
  */
-const META_KEYS = [
+export const META_KEYS = [
   'id',
   'section',
   'kind',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
 import { ColumnMeta } from '../../src/store/catalog-columns.js';
+import { META_KEYS } from '../../src/store/meta-row.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
@@ -50,29 +51,7 @@ function workspace(): { dir: string; ws: Workspace; put: (id: string, text: stri
 const ids = (s: { entries: { meta: { id: string } }[] }): string[] => s.entries.map((e) => e.meta.id).sort();
 
 /** Every metadata field as a plain object: a cached entry's metadata (columns and row) must read exactly as a parsed one. */
-const META_FIELDS = [
-  'id',
-  'section',
-  'kind',
-  'subject',
-  'scope',
-  'tags',
-  'confidence',
-  'evidence',
-  'status',
-  'superseded_by',
-  'related_entries',
-  'valid_from',
-  'valid_to',
-  'review_interval',
-  'created_by',
-  'created_at',
-  'updated_at',
-  'lifecycle',
-  'dup',
-  'importance0',
-] as const satisfies readonly (keyof EntryMeta)[];
-const plain = (m: EntryMeta): Record<string, unknown> => Object.fromEntries(META_FIELDS.map((k) => [k, m[k]]));
+const plain = (m: EntryMeta): Record<string, unknown> => Object.fromEntries(META_KEYS.map((k) => [k, m[k]]));
 
 /** A new process finds nothing changed, and exactly what a catalog built from scratch finds. */
 function expectCurrent(dir: string, ws: Workspace): ReturnType<Catalog['refresh']> {
