@@ -4,6 +4,7 @@
  */
 import type { Options } from 'minisearch';
 import { INDEX_OPTIONS, tokenize, type Doc } from './options.js';
+import { lowerBound } from '../core/sorted.js';
 
 /** Levenshtein distance, or `max + 1` as soon as it must exceed `max`. */
 function boundedDistance(a: string, b: string, max: number): number {
@@ -21,18 +22,6 @@ function boundedDistance(a: string, b: string, max: number): number {
     prev = cur;
   }
   return prev[b.length];
-}
-
-/** First index in sorted `terms` whose term is >= `t`. */
-function lowerBound(terms: string[], t: string): number {
-  let lo = 0;
-  let hi = terms.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (terms[mid] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**

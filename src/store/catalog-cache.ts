@@ -12,6 +12,7 @@ import { nodeCrypto } from '../node-crypto.js';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
+import { lowerBound } from '../core/sorted.js';
 import { metaFromRow } from './meta-row.js';
 import { copyColumns, emptyColumns, permuteColumns, putColumns, validColumns, type Columns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
@@ -82,18 +83,6 @@ type FileState = [number, number, number, string, string, Problem[] | null, stri
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 function asciiJson(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
-}
-
-/** Index of the first of `sorted` that is not less than `key`. */
-export function lowerBound(sorted: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 export class CatalogCache {

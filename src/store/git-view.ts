@@ -17,6 +17,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
+import { cleanEnv } from './git-env.js';
 
 export interface GitView {
   /** The workspace root git ran in. */
@@ -50,20 +51,17 @@ const GIT_SETTINGS = [
   'core.preloadIndex=true',
 ];
 
-/** The environment for git: ours without GIT_* variables, which could point it at another repository or index. */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^git_/i.test(k)) env[k] = v;
-  env.GIT_OPTIONAL_LOCKS = '0'; // a read never takes git's index lock
-  return env;
-}
-
 /** Runs git in `cwd`: its standard output, or null when it fails or is stopped (`stop`). */
 function gitOutput(cwd: string, args: string[]): { output: Promise<string | null>; stop: () => void } {
   let child: ChildProcess;
   try {
     const { spawn } = process.getBuiltinModule('node:child_process');
-    child = spawn('git', [...GIT_SETTINGS, ...args], { cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
+    child = spawn('git', [...GIT_SETTINGS, ...args], {
+      cwd,
+      env: cleanEnv({ GIT_OPTIONAL_LOCKS: '0' }) /* a read never takes git's index lock */,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      windowsHide: true,
+    });
   } catch {
     return { output: Promise.resolve(null), stop: () => undefined };
   }

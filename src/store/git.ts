@@ -8,19 +8,11 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { configValue, findGitDir, writeBlocker } from './git-state.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
+import { cleanEnv } from './git-env.js';
 
 export type { CommitHooks } from './git-commit.js';
 
 export { findGitDir } from './git-state.js';
-
-/** The process environment without GIT_* keys (simple-git's environment guard refuses them). */
-function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^git_/i.test(k) && !/^(EDITOR|PAGER|SSH_ASKPASS|PREFIX)$/i.test(k)) out[k] = v;
-  }
-  return { ...out, ...extra };
-}
 
 /** Whether the repository's config names another work tree (`core.worktree`): then git must say where. */
 function hasCoreWorktree(gitDir: string): boolean {

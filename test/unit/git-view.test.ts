@@ -8,35 +8,17 @@ import { CatalogCache } from '../../src/store/catalog-cache.js';
 import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView, takeGitView } from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
-import type { MemoryEntry } from '../../src/core/schema.js';
 import { git, gitdir } from '../helpers/repo.js';
+import type { MemoryEntry } from '../../src/core/schema.js';
+import { storedEntry } from '../helpers/stored.js';
+
+/** A valid stored entry (the catalog skips invalid ones). */
+const entry = (id: string, summary: string): MemoryEntry =>
+  storedEntry({ id, summary, content: `${summary} in detail`, evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }] });
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
-
-function entry(id: string, summary: string): MemoryEntry {
-  return {
-    id,
-    section: 'learnings',
-    kind: 'other',
-    subject: 'billing.retry',
-    scope: 'repo',
-    summary,
-    content: `${summary} in detail`,
-    tags: [],
-    confidence: 0.8,
-    evidence: [{ type: 'code', uri: 'src/a.ts', note: '' }],
-    status: 'active',
-    superseded_by: null,
-    related_entries: [],
-    valid_from: null,
-    valid_to: null,
-    created_by: 'test',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-  };
-}
 
 describe('git view', () => {
   it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that diff-files does not name', () => {
