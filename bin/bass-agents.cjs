@@ -66,6 +66,13 @@ async function run(argv) {
   const gitView = thin?.startCatalogView?.(argv);
   const cli = loadBundle() ?? (await import('../dist/cli/main.js'));
   await cli.main(argv, { stdin: handed.stdin, gitView });
+  if (thin?.endsWhenDone?.(argv)) exitWhenWritten();
+}
+
+/** Exits (with the exit code set) once everything written to stdout and stderr is out. */
+function exitWhenWritten() {
+  let left = 2;
+  for (const stream of [process.stdout, process.stderr]) stream.write('', () => --left || process.exit());
 }
 
 void run(process.argv.slice(2));

@@ -2,6 +2,7 @@
  * The `bass-agents` CLI: yargs root, global options, and the one place that turns errors into
  * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
  */
+import { join } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
@@ -16,7 +17,9 @@ import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
 import { io, withIo } from './stdio.js';
-import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
+import { dropGitView, offerGitView, pendingGitViewRoot, settleGitView, type GitViewRun } from '../store/git-view.js';
+import { CatalogCache } from '../store/catalog-cache.js';
+import { LOCAL_DIR } from '../store/root.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -40,7 +43,12 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     if (NO_RECOVERY.has(String(argv._[1] ?? ''))) return;
     // Files a recovery puts back were written after git looked at them.
     if (await recoverIfPending(argv)) dropGitView();
-    else await settleGitView();
+    else {
+      // The catalog's cache is read while git finishes (its rows are checked against the files anyway).
+      const root = pendingGitViewRoot();
+      if (root) CatalogCache.preload(join(root, LOCAL_DIR));
+      await settleGitView();
+    }
   });
   let m = registerWrite(y);
   m = registerRead(m);

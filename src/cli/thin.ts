@@ -36,18 +36,30 @@ const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']
 /**
  * For a command line the full CLI is about to run: starts git looking at the entry files now,
  * so that it works on the other core while the CLI loads (store/git-view.ts). Nothing for other
- * commands, help, a workspace without `ai-memory/`, or git variables that point elsewhere.
+ * commands, help, a workspace without a catalog cache (git's view only spares checks of cached
+ * rows), or git variables that point elsewhere.
  */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
   if (argv[0] !== 'memory' || !CATALOG_READS.has(argv[1] ?? '') || argv.some((a) => /^(--help|-h|--version)$/.test(a))) return undefined;
   for (const [k, v] of Object.entries(env)) if (v && /^GIT_/.test(k) && LOCAL_ENV.test(k)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
-    if (!existsSync(join(root, MEMORY_DIR))) return undefined;
-    return startGitView(root);
+    const cacheDir = join(root, LOCAL_DIR, 'cache');
+    if (!existsSync(join(root, MEMORY_DIR)) || !existsSync(join(cacheDir, 'catalog.json'))) return undefined;
+    return startGitView(root, cacheDir);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether the command line is a read that has nothing left to do once the CLI's main returns, so
+ * the process may exit as soon as its output is out (bin/bass-agents.cjs) instead of letting the
+ * event loop wind down: closed child-process handles, a last garbage collection, ~15 ms of a
+ * `list` at 10K entries. Help and version text go the usual way.
+ */
+export function endsWhenDone(argv: string[]): boolean {
+  return argv[0] === 'memory' && CATALOG_READS.has(argv[1] ?? '') && !argv.some((a) => /^(--help|-h|--version)$/.test(a));
 }
 
 /** Whether the command line reads standard input (`--file -`, `-f -`, a positional `-`). */

@@ -18,7 +18,7 @@ import { copyColumns, emptyColumns, permuteColumns, putColumns, validColumns, ty
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 9;
+const CATALOG_VERSION = 10;
 /**
  * Small changes (a write, an edit) are appended to `catalog.delta` instead of rewriting the whole
  * cache (3.6 MB at 10K entries, 36 MB at 100K): up to this many files at once, and until the
@@ -56,6 +56,8 @@ export interface CatalogHeader {
   dirs: Record<string, DirRecord>;
   /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
   cols: Columns;
+  /** No file loses its id to another file of its project: a reader that finds nothing changed need not look for such files. */
+  nodup?: boolean;
 }
 
 /** The cache as loaded: the header's arrays with the delta applied, still sorted by path. */
@@ -72,6 +74,7 @@ export interface CatalogFile {
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
   cols: Columns;
+  nodup: boolean;
 }
 
 /** What the cache is saved from (files in any order: `save` sorts them). */
@@ -85,18 +88,41 @@ function asciiJson(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
 }
 
+/** A cache read ahead of its first use (see preload), by the path of its file. */
+let preloaded: { cacheFile: string; file: CatalogFile | null } | undefined;
+
 export class CatalogCache {
   private readonly ws: Workspace;
   private readonly cacheFile: string;
   private readonly deltaFile: string;
 
-  constructor(ws: Workspace) {
-    this.ws = ws;
+  constructor(ws: Workspace | { localDir: string; ensureLocal?: undefined }) {
+    this.ws = ws as Workspace;
     this.cacheFile = join(ws.localDir, 'cache', 'catalog.json');
     this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
   }
 
+  /**
+   * Reads the cache of the workspace whose local folder is `localDir` now, for the first `load`
+   * in this process: a one-shot command does this while git checks the entry files on the other
+   * core (git-view.ts), instead of after. Reading it a few milliseconds early changes nothing:
+   * every row is checked against its file when it is used.
+   */
+  static preload(localDir: string): void {
+    const c = new CatalogCache({ localDir });
+    preloaded = { cacheFile: c.cacheFile, file: c.read() };
+  }
+
   load(): CatalogFile | null {
+    const p = preloaded;
+    if (p) {
+      preloaded = undefined;
+      if (p.cacheFile === this.cacheFile) return p.file;
+    }
+    return this.read();
+  }
+
+  private read(): CatalogFile | null {
     try {
       const text = readFileSync(this.cacheFile, 'latin1');
       const nl = text.indexOf('\n');
@@ -129,6 +155,7 @@ export class CatalogCache {
         bad: h.bad,
         dirs: h.dirs,
         cols: h.cols,
+        nodup: h.nodup === true,
       };
       this.applyDelta(file);
       return file;
@@ -181,6 +208,7 @@ export class CatalogCache {
       file.deltaLines++;
     }
     if (!changes.size) return;
+    file.nodup = false;
     // One merge of the sorted base with the changed files (new ones sorted in).
     const added = [...changes.keys()].filter((rel) => changes.get(rel) && file.files[lowerBound(file.files, rel)] !== rel).sort();
     const out: CatalogFile = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, cols: emptyColumns(file.cols) };
@@ -229,7 +257,16 @@ export class CatalogCache {
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */
   save(c: CatalogContent): string {
     const s = sortedContent(c);
-    const core = JSON.stringify({ files: s.files, st: s.st, stamps: s.stamps, oids: s.oids, bad: s.bad, dirs: s.dirs, cols: s.cols });
+    const core = JSON.stringify({
+      files: s.files,
+      st: s.st,
+      stamps: s.stamps,
+      oids: s.oids,
+      bad: s.bad,
+      dirs: s.dirs,
+      cols: s.cols,
+      ...(s.nodup ? { nodup: true } : {}),
+    });
     const id = nodeCrypto().createHash('sha1').update(core).digest('hex').slice(0, 16);
     try {
       if (!this.ws.ensureLocal()) return id;
@@ -266,6 +303,7 @@ function sortedContent(c: CatalogContent): CatalogContent {
     bad,
     dirs: c.dirs,
     cols: permuteColumns(c.cols, order),
+    nodup: c.nodup,
   };
 }
 

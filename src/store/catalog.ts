@@ -73,6 +73,16 @@ function indexDup(idx: Map<string, StoredEntry | Set<StoredEntry>>, se: StoredEn
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
+/** Folder names in the order of the paths under them (`a-b/` sorts before `a/`). */
+function inPathOrder(names: readonly string[]): string[] {
+  return names
+    .map((n) => `${n}/`)
+    .sort()
+    .map((n) => n.slice(0, -1));
+}
+
+const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
+
 export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
@@ -265,8 +275,29 @@ export class Catalog {
     const cache = this.cache.load();
     const clean = cache ? takeGitView(this.ws.root)?.matching(cache.files, cache.oids) : undefined;
     const listedAt = this.wallClock();
-    // What to save (built as we go; cheap next to the stat): files, their numbers, stamps, blob ids, rows, folders.
+    // What to save: files, their numbers, stamps, blob ids, rows, folders. While the files found
+    // are the cache's own, in order, they are only counted (`same`); the first difference copies
+    // that run of the cache into `next`, which is built from then on. When nothing differs, the
+    // cache as loaded is what was found, and nothing is copied (~20 ms of a cold command at 10K).
     const next: CatalogContent = { files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, dirs: {}, cols: emptyColumns(cache?.cols) };
+    let same = 0; // files found so far that are cache.files[0 .. same), unchanged
+    let building = !cache;
+    const copyCached = (i: number): void => {
+      const at = next.files.length;
+      next.files.push(cache!.files[i]);
+      next.st.push(cache!.st[3 * i], cache!.st[3 * i + 1], cache!.st[3 * i + 2]);
+      next.stamps.push(cache!.stamps[i]);
+      next.oids.push(cache!.oids[i]);
+      next.lines.push(cache!.lines[i]);
+      copyColumns(next.cols, cache!.cols, i);
+      const problems = cache!.bad[i];
+      if (problems) next.bad[at] = problems;
+    };
+    const build = (): void => {
+      if (building) return;
+      building = true;
+      for (let i = 0; i < same; i++) copyCached(i);
+    };
     const newDirs: [string, DirRecord][] = [];
     const kept = cache ? new Uint8Array(cache.files.length) : undefined;
     const entries: StoredEntry[] = [];
@@ -280,29 +311,28 @@ export class Catalog {
       // lstat, not stat: a link is reported, never followed.
       const st = i !== undefined && clean?.[i] === 1 ? undefined : lstatSync(abs, { throwIfNoEntry: false });
       if (st === null || (st && !st.isFile() && !st.isSymbolicLink())) return;
-      const at = next.files.length;
-      next.files.push(rel);
       if (cache && i !== undefined && (!st || (cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs))) {
         // Unchanged (git vouched for it, or its stamp is the cached one): the cached row.
         kept![i] = 1;
-        next.st.push(cache.st[3 * i], cache.st[3 * i + 1], cache.st[3 * i + 2]);
+        if (!building && i === same) same++;
+        else {
+          build();
+          copyCached(i);
+        }
         const k = cache.stamps[i];
         const line = cache.lines[i];
-        next.stamps.push(k);
-        next.oids.push(cache.oids[i]);
-        next.lines.push(line);
-        copyColumns(next.cols, cache.cols, i);
         const problems = cache.bad[i];
-        if (problems) {
-          next.bad[at] = problems;
-          bad.push({ file: rel, problems });
-        } else {
+        if (problems) bad.push({ file: rel, problems });
+        else {
           const meta = ColumnMeta.usable(cache.cols, i) ? new ColumnMeta(cache.cols, i, line, rel) : line;
           entries.push(new StoredEntry(root, project, rel, k, meta, undefined, this.recent));
         }
         return;
       }
       if (i !== undefined) kept![i] = 1;
+      build();
+      const at = next.files.length;
+      next.files.push(rel);
       next.st.push(st!.size, st!.mtimeMs, st!.ctimeMs);
       // A symlinked entry could point anywhere; entries are always plain files. (Kept in the cache as a bad file, so a folder not listed again still reports it.)
       const r = st!.isSymbolicLink()
@@ -327,9 +357,10 @@ export class Catalog {
         bad.push({ file: rel, problems });
       }
     };
-    for (const project of this.ws.listProjects()) {
+    // In the cache's order (paths sorted), so that an unchanged store is walked as one run of it.
+    for (const project of inPathOrder(this.ws.listProjects())) {
       const pdir = this.ws.projectDir(project);
-      for (const section of SECTIONS) {
+      for (const section of SECTIONS_IN_PATH_ORDER) {
         const sdir = join(pdir, section);
         const dirRel = `${MEMORY_DIR}/${project}/${section}`;
         const prefix = `${dirRel}/`;
@@ -369,6 +400,22 @@ export class Catalog {
     const removed: string[] = [];
     if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.files[i]);
     const moved = changed.length + removed.length;
+    // Every cached file still there and unchanged: what was found is the cache itself.
+    const reused = !building && same === cache!.files.length;
+    if (reused)
+      Object.assign(next, {
+        files: cache!.files,
+        st: cache!.st,
+        stamps: cache!.stamps,
+        oids: cache!.oids,
+        lines: cache!.lines,
+        bad: cache!.bad,
+        cols: cache!.cols,
+      });
+    else build();
+    // Files that lose their id to another: none when nothing changed since a cache that had none.
+    const unique = reused && cache!.nodup ? { entries } : dropDuplicates(entries, bad);
+    next.nodup = !unique.duplicates;
     let found: NonNullable<typeof this.found>;
     if (cache && (moved || newDirs.length) && this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, next.files.length)) {
       const rows: unknown[][] = changedAt.map((at) => [
@@ -389,7 +436,7 @@ export class Catalog {
     } else if (moved || newDirs.length || !cache) found = { ...next, id: this.cache.save(next), deltaLines: 0 };
     else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
     if (this.notesWrites) this.found = found;
-    return { ...dropDuplicates(entries, bad), bad, changed, removed };
+    return { ...unique, bad, changed, removed };
   }
 
   /**
@@ -404,6 +451,7 @@ export class Catalog {
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const f = this.found;
     if (!f) return;
+    f.nodup = false; // not known any more: the next refresh looks again
     const rows: unknown[][] = [];
     let pos: Map<string, number> | undefined;
     for (const rel of new Set(files)) {

@@ -51,25 +51,68 @@ const GIT_SETTINGS = [
   'core.preloadIndex=true',
 ];
 
-/** Runs git in `cwd`: its standard output, or null when it fails or is stopped (`stop`). */
-function gitOutput(cwd: string, args: string[]): { output: Promise<string | null>; stop: () => void } {
+let scratchFiles = 0;
+
+/**
+ * Runs git in `cwd`: its standard output, or null when it fails or is stopped (`stop`). With
+ * `scratch` (an existing folder), git writes into a file there, removed at once (or, where an
+ * open file cannot be removed, once read), instead of into a pipe: a pipe holds 64 KB, and a
+ * listing of 10K files is 1 MB, so git would wait at the first 64 KB until this process, busy
+ * loading the CLI, got round to reading it.
+ */
+function gitOutput(cwd: string, args: string[], scratch?: string): { output: Promise<string | null>; stop: () => void } {
+  const fs = process.getBuiltinModule('node:fs');
+  let fd: number | undefined;
+  let path: string | undefined;
+  if (scratch) {
+    try {
+      path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
+      fd = fs.openSync(path, 'w+', 0o600);
+      fs.unlinkSync(path);
+      path = undefined;
+    } catch {
+      if (fd === undefined) path = undefined; // no file: a pipe
+    }
+  }
+  const done = (): void => {
+    if (fd !== undefined) fs.closeSync(fd);
+    if (path) fs.rmSync(path, { force: true });
+    fd = path = undefined;
+  };
   let child: ChildProcess;
   try {
     const { spawn } = process.getBuiltinModule('node:child_process');
     child = spawn('git', [...GIT_SETTINGS, ...args], {
       cwd,
       env: cleanEnv({ GIT_OPTIONAL_LOCKS: '0' }) /* a read never takes git's index lock */,
-      stdio: ['ignore', 'pipe', 'ignore'],
+      stdio: ['ignore', fd ?? 'pipe', 'ignore'],
       windowsHide: true,
     });
   } catch {
+    done();
     return { output: Promise.resolve(null), stop: () => undefined };
   }
-  const output = new Promise<string | null>((done) => {
+  const output = new Promise<string | null>((resolve) => {
     const chunks: Buffer[] = [];
-    child.stdout!.on('data', (c: Buffer) => chunks.push(c));
-    child.on('error', () => done(null));
-    child.on('close', (code) => done(code === 0 ? Buffer.concat(chunks).toString('utf8') : null));
+    child.stdout?.on('data', (c: Buffer) => chunks.push(c));
+    child.on('error', () => {
+      done();
+      resolve(null);
+    });
+    child.on('close', (code) => {
+      try {
+        if (code !== 0) resolve(null);
+        else if (fd === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
+        else {
+          const bytes = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+          resolve(bytes.toString('utf8', 0, fs.readSync(fd, bytes, 0, bytes.length, 0)));
+        }
+      } catch {
+        resolve(null);
+      } finally {
+        done();
+      }
+    });
   });
   return { output, stop: () => void child.kill() };
 }
@@ -124,11 +167,12 @@ export function parseGitView(root: string, listed: string, dirty: string): GitVi
 
 /**
  * Starts git on the entry files under `root` (`ai-memory/`); resolves to its view, or null when
- * git cannot give one (no repository, no git, an error). Never rejects.
+ * git cannot give one (no repository, no git, an error). Never rejects. `scratch`: a folder for
+ * git's output files (see gitOutput); without it, pipes.
  */
-export function startGitView(root: string): GitViewRun {
-  const listed = gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory']);
-  const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory']);
+export function startGitView(root: string, scratch?: string): GitViewRun {
+  const listed = gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory'], scratch);
+  const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory'], scratch);
   return {
     root,
     view: Promise.all([listed.output, dirty.output]).then(([l, d]) => (l === null || d === null ? null : parseGitView(root, l, d))),
@@ -157,6 +201,11 @@ let offered: (GitViewRun & { settled?: GitView | null }) | undefined;
 /** Offers a view started earlier (bin/bass-agents.cjs hands the thin client's over). */
 export function offerGitView(run: GitViewRun): void {
   offered = run;
+}
+
+/** The root of the view offered to this process while git is still at work on it. */
+export function pendingGitViewRoot(): string | undefined {
+  return offered && !('settled' in offered) ? offered.root : undefined;
 }
 
 /**

@@ -40,8 +40,6 @@ export class StoredEntry {
   readonly file: string;
   /** size:mtime:ctime of the file, which changes whenever the file does. */
   readonly stamp: string;
-  /** `project/id`: the key of the index and of local usage. */
-  readonly key: string;
   private root: string;
   /** The metadata, or its catalog line (a JSON row) until first used, or the cache's columns and row (ColumnMeta). */
   private metaSrc: EntryMeta | string;
@@ -60,10 +58,16 @@ export class StoredEntry {
     this.project = project;
     this.file = file;
     this.stamp = stamp;
-    this.key = keyOfFile(file, project);
     this.metaSrc = meta;
     this.recent = recent;
     if (full) this.keep(full);
+  }
+
+  private keyText: string | undefined;
+
+  /** `project/id`: the key of the index and of local usage (made on first use: a cold `list` of 10K entries asks for a few). */
+  get key(): string {
+    return (this.keyText ??= keyOfFile(this.file, this.project));
   }
 
   private keep(e: MemoryEntry): void {

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, git, gitdir } from '../helpers/repo.js';
+import { cli, cliAsync, git, gitdir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -58,5 +58,22 @@ describe('cold reads with git', () => {
     // ...where the full CLI without the thin client (so without git's view) stats it and re-reads it.
     expect(list({ BASS_AGENTS_NO_BUNDLE: '1' }).find((e) => e.id === ids[1])!.summary).toContain('Cold read number');
     expect(deltaNames()).toContain(`${ids[1]}.json`);
+  });
+
+  it('a read exits as soon as its output is out: all of it, through a pipe, with its exit code', async () => {
+    const dir = gitdir();
+    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const long = (i: number): Record<string, unknown> => ({ ...entry(i), content: `Entry ${i}: ${'a long body of text. '.repeat(90)}` });
+    const updates = Array.from({ length: 40 }, (_, i) => ({ operation: 'create', entry: long(i) }));
+    const applied = cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) });
+    expect(applied.code, applied.stderr + applied.stdout).toBe(0);
+    expect(cli(dir, ['list', 'demo'], { env }).code).toBe(0); // the catalog cache, so that git's view is started
+    const r = await cliAsync(dir, ['list', 'demo', '--json', '--limit', '40'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(64 * 1024); // more than a pipe holds at once
+    expect((r.json() as unknown[]).length).toBe(40);
+    const missing = await cliAsync(dir, ['show', 'no-such-entry'], { env });
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('no-such-entry');
   });
 });

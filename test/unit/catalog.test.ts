@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // .bass-agents/. Imported from src/ (test/setup.ts registers the modules it loads lazily).
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -142,6 +142,48 @@ describe('Catalog', () => {
     // The same from the cache, in a new process.
     const again = new Catalog(ws).refresh();
     expect(again.bad).toEqual(s.bad);
+    expect(again.duplicates).toEqual(s.duplicates);
+  });
+
+  it('finds an unchanged store as the cache left it, without rewriting it, whatever the order of project names', () => {
+    const { dir, ws } = workspace();
+    // "a-b/" sorts before "a/" as a path, after "a" as a name: the walk must follow the paths.
+    for (const [project, section, id] of [
+      ['a', 'learnings', 'L1'],
+      ['a', 'decisions', 'D1'],
+      ['a-b', 'decisions', 'D2'],
+      ['a-b', 'learnings', 'L1'],
+      ['a.c', 'observations', 'O1'],
+    ]) {
+      mkdirSync(join(dir, 'ai-memory', project, section), { recursive: true });
+      writeFileSync(join(dir, 'ai-memory', project, section, `${id}.json`), serializeEntry(entry(id, `${project} ${id}`, { section })));
+    }
+    const first = new Catalog(ws).refresh();
+    expect(first.changed).toHaveLength(5);
+    const cache = join(dir, '.bass-agents/cache/catalog.json');
+    const saved = readFileSync(cache, 'utf8');
+    expect(JSON.parse(saved.slice(0, saved.indexOf('\n'))).nodup).toBe(true);
+    utimesSync(cache, new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
+    const mtime = statSync(cache).mtimeMs;
+    const second = expectCurrent(dir, ws);
+    expect(second.entries.map((e) => e.key).sort()).toEqual(['a-b/D2', 'a-b/L1', 'a.c/O1', 'a/D1', 'a/L1']);
+    // The cache of expectCurrent's scratch refresh, found unchanged by a third: not written again.
+    const rebuilt = statSync(cache).mtimeMs;
+    expect(rebuilt).not.toBe(mtime);
+    utimesSync(cache, new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
+    expect(statSync(cache).mtimeMs).toBe(mtime);
+
+    // A copy of a's entry under a-b's other section: the cache no longer promises unique ids, and every later reader reports it.
+    writeFileSync(join(dir, 'ai-memory/a-b/decisions/L1.json'), serializeEntry(entry('L1', 'a-b L1 again', { section: 'decisions' })));
+    const dup = new Catalog(ws).refresh();
+    expect(dup.duplicates).toEqual(['ai-memory/a-b/learnings/L1.json']);
+    for (let i = 0; i < 2; i++) {
+      const later = new Catalog(ws).refresh();
+      expect(later.changed).toEqual([]);
+      expect(later.duplicates).toEqual(dup.duplicates);
+      expect(later.bad).toEqual(dup.bad);
+    }
   });
 
   it('a watcher batch (refreshPaths) gives what a full refresh gives, through edits, breakage, duplicates and removals', () => {

@@ -1,6 +1,6 @@
 // git's view of the entry files (src/store/git-view.ts): the parsing on crafted output, then a
 // real repository, where the view must vouch for exactly the files git knows are unchanged.
-import { writeFileSync, utimesSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -65,6 +65,11 @@ describe('git view', () => {
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
     const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
+    // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
+    const scratch = join(dir, '.bass-agents/cache');
+    const before = readdirSync(scratch).sort();
+    expect([...(await startGitView(dir, scratch).view)!.matching(cache.files, cache.oids)]).toEqual([1, 1, 1, 1]);
+    expect(readdirSync(scratch).sort()).toEqual(before);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
     writeFileSync(join(sdir, 'E1.json'), serializeEntry(entry('E1', 'entry one, edited')));

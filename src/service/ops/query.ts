@@ -198,11 +198,12 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     for (let j = 0; j < n; j++) {
       if (bases[j] < floor || !(rel[j] > 0)) continue;
       const se = ents[j];
-      cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleKeys.has(se.key) });
+      cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleKeys.size > 0 && staleKeys.has(se.key) });
     }
     matchedCount = n;
   } else {
-    for (const se of snap.entries) if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) });
+    for (const se of snap.entries)
+      if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.size > 0 && staleKeys.has(se.key) });
     matchedCount = cands.length;
   }
   // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
