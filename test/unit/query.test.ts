@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { STRENGTH_WEIGHT, firstN, nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import { EVIDENCE_QUALITY } from '../../src/core/constants.js';
 
 /** A fully decayed entry scores this share of its base at most. */
 const CUT = 1 - STRENGTH_WEIGHT;
@@ -55,6 +56,32 @@ describe('rankEntries', () => {
           pruned.map((r) => [r.entry.id, r.score]),
           `round ${round}, limit ${limit}`,
         ).toEqual(full.map((r) => [r.entry.id, r.score]));
+      }
+    }
+  });
+
+  it('without text: demoted last, then confidence, evidence, newest, id; a page is the head of the whole order', () => {
+    for (let round = 0; round < 10; round++) {
+      // Ids repeat across projects, so that some candidates tie on every key but their place.
+      const cands = Array.from({ length: 200 + Math.floor(rand() * 1200) }, (_, i) => ({ ...cand(i % 400), project: `p${Math.floor(i / 400)}` }));
+      // Expiring within a week: x0.7; stale evidence: x0.6.
+      const demotion = (c: (typeof cands)[number]): number =>
+        (c.entry.valid_to !== null && Date.parse(c.entry.valid_to) - NOW <= 7 * 86_400_000 ? 0.7 : 1) * (c.stale ? 0.6 : 1);
+      const want = cands
+        .map((c, at) => ({ c, at }))
+        .sort(
+          (a, b) =>
+            demotion(b.c) - demotion(a.c) ||
+            b.c.entry.confidence - a.c.entry.confidence ||
+            EVIDENCE_QUALITY[b.c.entry.evidence[0].type] - EVIDENCE_QUALITY[a.c.entry.evidence[0].type] ||
+            b.c.entry.updated_at.localeCompare(a.c.entry.updated_at) ||
+            a.c.entry.id.localeCompare(b.c.entry.id) ||
+            a.at - b.at,
+        )
+        .map(({ c }) => `${c.project}/${c.entry.id}`);
+      for (const limit of [1, 10, 50, Infinity]) {
+        const got = rankEntries(cands, NOW, false, limit).map((r) => `${r.project}/${r.entry.id}`);
+        expect(got, `round ${round}, limit ${limit}`).toEqual(want.slice(0, limit));
       }
     }
   });
