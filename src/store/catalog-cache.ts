@@ -18,7 +18,10 @@ import { copyColumns, emptyColumns, permuteColumns, putColumns, validColumns, ty
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 10;
+const CATALOG_VERSION = 11;
+
+/** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
+const NO_BLOB = '0'.repeat(40);
 /**
  * Small changes (a write, an edit) are appended to `catalog.delta` instead of rewriting the whole
  * cache (3.6 MB at 10K entries, 36 MB at 100K): up to this many files at once, and until the
@@ -45,11 +48,18 @@ export interface CatalogHeader {
   id: string;
   /** Paths relative to the root, sorted (JavaScript string order). */
   files: string[];
-  /** size, mtimeMs, ctimeMs of files[i] at 3i .. 3i+2. */
-  st: number[];
+  /**
+   * size, mtimeMs, ctimeMs of files[i] at 3i .. 3i+2, as a Float64Array in base64 (this
+   * machine's byte order: the cache never leaves it). Read ~8x faster than a JSON array of
+   * numbers, and held outside the JavaScript heap.
+   */
+  st: string;
   stamps: string[];
-  /** The git blob id of the bytes each file's row was read from ('' when not known): see git-view.ts. */
-  oids: string[];
+  /**
+   * The git blob id of the bytes each file's row was read from (see git-view.ts), 40 hex digits
+   * per file one after another, NO_BLOB when not known: one string, not one per file.
+   */
+  oids: string;
   /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
   /** Section folders (relative to the root) by how they were last listed. */
@@ -66,9 +76,10 @@ export interface CatalogFile {
   /** Lines of `catalog.delta` applied on top of the base. */
   deltaLines: number;
   files: string[];
-  st: number[];
+  st: Float64Array;
   stamps: string[];
-  oids: string[];
+  /** As in the header (see blobAt). */
+  oids: string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
   lines: string[];
   bad: Record<string, Problem[]>;
@@ -77,8 +88,42 @@ export interface CatalogFile {
   nodup: boolean;
 }
 
-/** What the cache is saved from (files in any order: `save` sorts them). */
-export type CatalogContent = Omit<CatalogHeader, 'v' | 'id'> & { lines: string[] };
+/** What the cache is saved from (files in any order: `save` sorts them): the header's fields as plain arrays ('' for an unknown blob). */
+export type CatalogContent = Omit<CatalogHeader, 'v' | 'id' | 'st' | 'oids'> & { st: number[]; oids: string[]; lines: string[] };
+
+/** The blob id the cache holds for file `i` ('' when not known). */
+export function blobAt(file: CatalogFile, i: number): string {
+  const b = file.oids.slice(40 * i, 40 * i + 40);
+  return b === NO_BLOB ? '' : b;
+}
+
+/** A loaded cache as content to change and save again. */
+export function contentOf(file: CatalogFile): CatalogContent {
+  return {
+    files: file.files.slice(),
+    st: Array.from(file.st),
+    stamps: file.stamps.slice(),
+    oids: file.files.map((_, i) => blobAt(file, i)),
+    lines: file.lines.slice(),
+    bad: { ...file.bad },
+    dirs: { ...file.dirs },
+    cols: permuteColumns(
+      file.cols,
+      file.files.map((_, i) => i),
+    ),
+    nodup: file.nodup,
+  };
+}
+
+/** The numbers of a header's `st`, or null when they are not 3 per file. */
+function decodeNumbers(text: unknown, n: number): Float64Array | null {
+  if (typeof text !== 'string') return null;
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length !== 24 * n) return null;
+  const out = new Float64Array(3 * n); // its own, aligned buffer
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
 
 /** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
 type FileState = [number, number, number, string, string, Problem[] | null, string];
@@ -128,13 +173,13 @@ export class CatalogCache {
       const nl = text.indexOf('\n');
       const h = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as CatalogHeader;
       const n = h?.files?.length;
+      const st = h.v === CATALOG_VERSION ? decodeNumbers(h.st, n) : null;
       if (
-        h.v !== CATALOG_VERSION ||
+        !st ||
         typeof h.id !== 'string' ||
-        !Array.isArray(h.st) ||
-        h.st.length !== 3 * n ||
         h.stamps?.length !== n ||
-        h.oids?.length !== n ||
+        typeof h.oids !== 'string' ||
+        h.oids.length !== 40 * n ||
         typeof h.bad !== 'object' ||
         typeof h.dirs !== 'object' ||
         h.dirs === null ||
@@ -148,7 +193,7 @@ export class CatalogCache {
         id: h.id,
         deltaLines: 0,
         files: h.files,
-        st: h.st,
+        st,
         stamps: h.stamps,
         oids: h.oids,
         lines,
@@ -211,7 +256,7 @@ export class CatalogCache {
     file.nodup = false;
     // One merge of the sorted base with the changed files (new ones sorted in).
     const added = [...changes.keys()].filter((rel) => changes.get(rel) && file.files[lowerBound(file.files, rel)] !== rel).sort();
-    const out: CatalogFile = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, cols: emptyColumns(file.cols) };
+    const out: CatalogContent = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, cols: emptyColumns(file.cols) };
     /** A file's state; `from`: its position in the base when unchanged (its columns are copied). */
     const put = (rel: string, s: FileState, from?: number): void => {
       const at = out.files.length;
@@ -231,10 +276,18 @@ export class CatalogCache {
       const c = changes.get(rel);
       if (c === null) continue;
       if (c) put(rel, c);
-      else put(rel, [file.st[3 * i], file.st[3 * i + 1], file.st[3 * i + 2], file.stamps[i], file.lines[i], file.bad[i] ?? null, file.oids[i]], i);
+      else put(rel, [file.st[3 * i], file.st[3 * i + 1], file.st[3 * i + 2], file.stamps[i], file.lines[i], file.bad[i] ?? null, blobAt(file, i)], i);
     }
     for (; a < added.length; a++) put(added[a], changes.get(added[a])!);
-    Object.assign(file, { files: out.files, st: out.st, stamps: out.stamps, oids: out.oids, lines: out.lines, bad: out.bad, cols: out.cols });
+    Object.assign(file, {
+      files: out.files,
+      st: Float64Array.from(out.st),
+      stamps: out.stamps,
+      oids: out.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''),
+      lines: out.lines,
+      bad: out.bad,
+      cols: out.cols,
+    });
   }
 
   /** Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines). */
@@ -259,9 +312,9 @@ export class CatalogCache {
     const s = sortedContent(c);
     const core = JSON.stringify({
       files: s.files,
-      st: s.st,
+      st: Buffer.from(Float64Array.from(s.st).buffer).toString('base64'),
       stamps: s.stamps,
-      oids: s.oids,
+      oids: s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''),
       bad: s.bad,
       dirs: s.dirs,
       cols: s.cols,

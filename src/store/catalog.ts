@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, DIR_SETTLE_MS, type CatalogContent, type DirRecord } from './catalog-cache.js';
+import { blobAt, CatalogCache, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import { lowerBound } from '../core/sorted.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
@@ -83,12 +83,20 @@ function inPathOrder(names: readonly string[]): string[] {
 
 const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
 
+/** What a full refresh found: the cache's base and delta, and its contents, as loaded (unchanged) or as built. */
+interface Found {
+  id: string;
+  deltaLines: number;
+  content?: CatalogContent;
+  loaded?: CatalogFile;
+}
+
 export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveState | undefined;
   /** What the last full refresh found (the cache's contents), for `noteWritten`. */
-  private found: (CatalogContent & { id: string; deltaLines: number }) | undefined;
+  private found: Found | undefined;
   /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
   private notesWrites: boolean;
   /** Entries keep their full text once read (see StoredEntry); in a long-lived process only the last few hundred. */
@@ -287,7 +295,7 @@ export class Catalog {
       next.files.push(cache!.files[i]);
       next.st.push(cache!.st[3 * i], cache!.st[3 * i + 1], cache!.st[3 * i + 2]);
       next.stamps.push(cache!.stamps[i]);
-      next.oids.push(cache!.oids[i]);
+      next.oids.push(blobAt(cache!, i));
       next.lines.push(cache!.lines[i]);
       copyColumns(next.cols, cache!.cols, i);
       const problems = cache!.bad[i];
@@ -400,24 +408,20 @@ export class Catalog {
     const removed: string[] = [];
     if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.files[i]);
     const moved = changed.length + removed.length;
-    // Every cached file still there and unchanged: what was found is the cache itself.
-    const reused = !building && same === cache!.files.length;
-    if (reused)
-      Object.assign(next, {
-        files: cache!.files,
-        st: cache!.st,
-        stamps: cache!.stamps,
-        oids: cache!.oids,
-        lines: cache!.lines,
-        bad: cache!.bad,
-        cols: cache!.cols,
-      });
+    // Every cached file still there and unchanged: what was found is the cache itself (with the
+    // folders as listed now), copied only if a write of this process changes it (noteWritten).
+    const reused = !building && cache && same === cache.files.length ? cache : undefined;
+    if (reused) reused.dirs = next.dirs;
     else build();
     // Files that lose their id to another: none when nothing changed since a cache that had none.
-    const unique = reused && cache!.nodup ? { entries } : dropDuplicates(entries, bad);
+    const unique = reused?.nodup ? { entries } : dropDuplicates(entries, bad);
     next.nodup = !unique.duplicates;
-    let found: NonNullable<typeof this.found>;
-    if (cache && (moved || newDirs.length) && this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, next.files.length)) {
+    if (reused) reused.nodup = next.nodup;
+    const count = reused ? reused.files.length : next.files.length;
+    const as = (id: string, deltaLines: number): Found => (reused ? { id, deltaLines, loaded: reused } : { id, deltaLines, content: next });
+    const save = (): string => this.cache.save(reused ? contentOf(reused) : next);
+    let found: Found;
+    if (cache && (moved || newDirs.length) && this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, count)) {
       const rows: unknown[][] = changedAt.map((at) => [
         next.files[at],
         next.st[3 * at],
@@ -430,11 +434,9 @@ export class Catalog {
       ]);
       for (const rel of removed) rows.push([rel]);
       for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
-      found = this.cache.appendDelta(cache.id, rows)
-        ? { ...next, id: cache.id, deltaLines: cache.deltaLines + rows.length }
-        : { ...next, id: this.cache.save(next), deltaLines: 0 };
-    } else if (moved || newDirs.length || !cache) found = { ...next, id: this.cache.save(next), deltaLines: 0 };
-    else found = { ...next, id: cache.id, deltaLines: cache.deltaLines };
+      found = this.cache.appendDelta(cache.id, rows) ? as(cache.id, cache.deltaLines + rows.length) : as(save(), 0);
+    } else if (moved || newDirs.length || !cache) found = as(save(), 0);
+    else found = as(cache.id, cache.deltaLines);
     if (this.notesWrites) this.found = found;
     return { ...unique, bad, changed, removed };
   }
@@ -449,8 +451,13 @@ export class Catalog {
    * holds exactly that text is not parsed again.
    */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
-    const f = this.found;
-    if (!f) return;
+    const found = this.found;
+    if (!found) return;
+    if (!found.content) {
+      found.content = contentOf(found.loaded!); // the cache as loaded is copied before it changes
+      found.loaded = undefined;
+    }
+    const f = found.content;
     f.nodup = false; // not known any more: the next refresh looks again
     const rows: unknown[][] = [];
     let pos: Map<string, number> | undefined;
@@ -505,12 +512,12 @@ export class Catalog {
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null, blob]);
     }
     if (!rows.length) return;
-    if (this.cache.deltaFits(rows.length, f.deltaLines, f.files.length) && this.cache.appendDelta(f.id, rows)) {
-      f.deltaLines += rows.length;
+    if (this.cache.deltaFits(rows.length, found.deltaLines, f.files.length) && this.cache.appendDelta(found.id, rows)) {
+      found.deltaLines += rows.length;
       return;
     }
     // Too much for the delta: rewrite the whole cache from what this process knows (save drops the dead slots).
-    f.id = this.cache.save(f);
-    f.deltaLines = 0;
+    found.id = this.cache.save(f);
+    found.deltaLines = 0;
   }
 }

@@ -3,7 +3,7 @@
  * still hold the blob git's index names for them. Checking 10K entry files ourselves is an
  * lstat each, ~50 ms of a cold `list` on the main thread; `git diff-files` does the same
  * comparison (the index's stat data against each file, with git's own care for racily clean
- * entries) in its own process, on parallel threads, while this process is still loading. It is
+ * entries) in its own process, on the other core, while this process is still loading. It is
  * started before the CLI loads (bin/bass-agents.cjs, through the thin client) and used once, by
  * the first full catalog refresh, only for files whose cached metadata was read from that very
  * blob (the catalog keeps each file's blob id): anything git is unsure of, or any failure, falls
@@ -24,10 +24,10 @@ export interface GitView {
   root: string;
   /**
    * Which of `files` (paths relative to the root, sorted) git found holding exactly the blob
-   * `blobs` names for them: 1 at their position. One pass over git's output beside the list,
-   * both in path order, without a map of either.
+   * `blobs` names for them (40 hex digits per file, one after another): 1 at their position.
+   * One pass over git's output beside the list, both in path order, without a map of either.
    */
-  matching(files: readonly string[], blobs: readonly string[]): Uint8Array;
+  matching(files: readonly string[], blobs: string): Uint8Array;
 }
 
 /**
@@ -47,8 +47,10 @@ const GIT_SETTINGS = [
   'core.trustctime=true',
   '-c',
   'core.ignoreStat=false',
+  // One thread: git's check is done long before this process needs it, and threads checking
+  // files in parallel took the core the CLI was loading on (~8 ms of a cold `list` on 2 cores).
   '-c',
-  'core.preloadIndex=true',
+  'core.preloadIndex=false',
 ];
 
 let scratchFiles = 0;
@@ -120,6 +122,13 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
 /** `H 100644 <40-digit blob> 0\t`: a clean cached regular file's record up to its path. */
 const HEAD = 52;
 
+/** Whether `a` holds at `ai` the `len` characters `b` holds at `bi` (no substring made). */
+function sameAt(a: string, ai: number, b: string, bi: number, len: number): boolean {
+  if (bi + len > b.length) return false;
+  for (let j = 0; j < len; j++) if (a.charCodeAt(ai + j) !== b.charCodeAt(bi + j)) return false;
+  return true;
+}
+
 /**
  * The view from `ls-files -v -s -z` (`listed`: records `<tag> <mode> <blob> <stage>\t<path>` in
  * git's path order) and `diff-files --name-only -z` (`dirty`). Only tag `H` (cached, no
@@ -150,8 +159,7 @@ export function parseGitView(root: string, listed: string, dirty: string): GitVi
             listed.charCodeAt(at) === 72 /* H */ &&
             (listed.startsWith(' 100644 ', at + 1) || listed.startsWith(' 100755 ', at + 1)) &&
             listed.startsWith(' 0', at + 49) &&
-            blobs[k].length === 40 &&
-            listed.startsWith(blobs[k], at + 9) &&
+            sameAt(listed, at + 9, blobs, 40 * k, 40) &&
             !skip?.has(f)
           )
             out[k] = 1;

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
 import { cli, cliAsync, git, gitdir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
@@ -39,8 +40,10 @@ describe('cold reads with git', () => {
     expect(ids).toHaveLength(3);
     const file = (id: string): string => join(dir, 'ai-memory/demo/decisions', `${id}.json`);
     const cacheDir = join(dir, '.bass-agents/cache');
-    const header = JSON.parse(readFileSync(join(cacheDir, 'catalog.json'), 'utf8').split('\n')[0]) as { files: string[]; oids: string[] };
-    expect(header.oids.every((o) => /^[0-9a-f]{40}$/.test(o))).toBe(true);
+    // The cache (its base and delta) knows the blob each file's row was read from.
+    const cached = new CatalogCache({ localDir: join(dir, '.bass-agents') }).load()!;
+    expect(cached.files).toHaveLength(3);
+    expect(cached.files.map((_, i) => blobAt(cached, i))).toEqual(cached.files.map((f) => git(dir, 'hash-object', f).trim()));
 
     // An edit in place, not committed: git names the file, so it is read again.
     const edited = JSON.parse(readFileSync(file(ids[0]), 'utf8'));

@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
-import { CatalogCache } from '../../src/store/catalog-cache.js';
+import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
 import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView, takeGitView } from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
@@ -37,7 +37,7 @@ describe('git view', () => {
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/k.json'),
     ].join('\0');
     const files = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
-    const blobs = [A, A, C, C, C, C, C, C, C, ''];
+    const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
     expect([...view.matching(files, blobs)]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
     expect([...parseGitView('/r', '', '').matching(files, blobs)]).toEqual(files.map(() => 0));
@@ -61,7 +61,7 @@ describe('git view', () => {
     const ws = new Workspace(dir);
     new Catalog(ws).refresh();
     const cache = new CatalogCache(ws).load()!;
-    expect(cache.oids[0]).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
+    expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
     const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
