@@ -224,6 +224,7 @@ export class CatalogCache {
       return;
     }
     const changes = new Map<string, FileState | null>();
+    let nodup = file.nodup;
     for (const raw of text.split('\n')) {
       if (!raw) continue;
       let d: unknown;
@@ -233,6 +234,12 @@ export class CatalogCache {
         continue;
       }
       if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
+      if (d[1] === '#nodup') {
+        // Valid for the lines before it only if they are the ones it was written after (a change appended by another process in between voids it).
+        if (d[2] === file.deltaLines) nodup = true;
+        file.deltaLines++;
+        continue;
+      }
       if (d[1] === '#dir') {
         const [, , dir, ctime, ino, at] = d as unknown[];
         if (typeof dir === 'string' && typeof ctime === 'number' && typeof ino === 'number' && typeof at === 'number') {
@@ -244,16 +251,18 @@ export class CatalogCache {
       const rel = d[1];
       if (d.length === 2) {
         changes.set(rel, null);
+        nodup = false;
         file.deltaLines++;
         continue;
       }
       const [, , size, mtime, ctime, stamp, row, problems, oid] = d as unknown[];
       if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string') continue;
       changes.set(rel, [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : '']);
+      nodup = false;
       file.deltaLines++;
     }
+    file.nodup = nodup;
     if (!changes.size) return;
-    file.nodup = false;
     // One merge of the sorted base with the changed files (new ones sorted in).
     const added = [...changes.keys()].filter((rel) => changes.get(rel) && file.files[lowerBound(file.files, rel)] !== rel).sort();
     const out: CatalogContent = { ...file, files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, cols: emptyColumns(file.cols) };

@@ -414,7 +414,8 @@ export class Catalog {
     if (reused) reused.dirs = next.dirs;
     else build();
     // Files that lose their id to another: none when nothing changed since a cache that had none.
-    const unique = reused?.nodup ? { entries } : dropDuplicates(entries, bad);
+    const knownUnique = reused?.nodup === true;
+    const unique = knownUnique ? { entries } : dropDuplicates(entries, bad);
     next.nodup = !unique.duplicates;
     if (reused) reused.nodup = next.nodup;
     const count = reused ? reused.files.length : next.files.length;
@@ -437,6 +438,9 @@ export class Catalog {
       found = this.cache.appendDelta(cache.id, rows) ? as(cache.id, cache.deltaLines + rows.length) : as(save(), 0);
     } else if (moved || newDirs.length || !cache) found = as(save(), 0);
     else found = as(cache.id, cache.deltaLines);
+    // Looked for files that lose their id (the delta made the cache unsure) and found none: the
+    // delta says so, for the next process, as of the lines before it.
+    if (reused && !knownUnique && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]])) found.deltaLines++;
     if (this.notesWrites) this.found = found;
     return { ...unique, bad, changed, removed };
   }

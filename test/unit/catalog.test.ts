@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unl
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
+import { CatalogCache } from '../../src/store/catalog-cache.js';
 import { ColumnMeta } from '../../src/store/catalog-columns.js';
 import { META_KEYS } from '../../src/store/meta-row.js';
 import { Workspace } from '../../src/store/workspace.js';
@@ -184,6 +185,22 @@ describe('Catalog', () => {
       expect(later.duplicates).toEqual(dup.duplicates);
       expect(later.bad).toEqual(dup.bad);
     }
+
+    // The copy removed: a reader that finds no such file any more says so in the delta, as of the
+    // lines before it, so the next one need not look; a line some other process appended in
+    // between voids that.
+    unlinkSync(join(dir, 'ai-memory/a-b/decisions/L1.json'));
+    expect(new Catalog(ws).refresh().duplicates).toBeUndefined();
+    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    expect(new CatalogCache(ws).load()!.nodup).toBe(false);
+    expect(new Catalog(ws).refresh().duplicates).toBeUndefined();
+    const lines = readFileSync(delta, 'utf8').trim().split('\n');
+    expect(JSON.parse(lines.at(-1)!).slice(1)).toEqual(['#nodup', lines.length - 1]);
+    expect(new CatalogCache(ws).load()!.nodup).toBe(true);
+    const [base] = JSON.parse(lines[0]) as string[];
+    writeFileSync(delta, [...lines.slice(0, -1), JSON.stringify([base, '#dir', 'ai-memory/a/state', 1, 2, 3]), lines.at(-1)].join('\n') + '\n');
+    expect(new CatalogCache(ws).load()!.nodup).toBe(false);
+    expect(expectCurrent(dir, ws).duplicates).toBeUndefined();
   });
 
   it('a watcher batch (refreshPaths) gives what a full refresh gives, through edits, breakage, duplicates and removals', () => {
