@@ -72,7 +72,8 @@ export class PostingIndex {
   private readonly boosts: number[];
   // Documents.
   private keys: string[] = [];
-  private byKey = new Map<string, number>();
+  /** Document numbers by key, made on first use: a one-shot query of a loaded snapshot goes from numbers to keys only. */
+  private byKeyMap: Map<string, number> | undefined = new Map();
   private lens: Uint16Array = new Uint16Array(0);
   private alive: Uint8Array = new Uint8Array(0);
   private next = 0;
@@ -125,14 +126,15 @@ export class PostingIndex {
     ix.keys = docs.keys;
     ix.lens = docs.lens;
     ix.alive = new Uint8Array(n);
+    let count = 0;
     for (let d = 0; d < n; d++) {
-      const k = docs.keys[d];
-      if (!k) continue;
+      if (!docs.keys[d]) continue;
       ix.alive[d] = 1;
-      ix.byKey.set(k, d);
+      count++;
     }
+    ix.byKeyMap = undefined;
     ix.next = n;
-    ix.count = ix.byKey.size;
+    ix.count = count;
     ix.avg = [...docs.avg];
     ix.terms = base.terms;
     ix.baseTerms = base.terms.length;
@@ -141,6 +143,14 @@ export class PostingIndex {
     ix.pFt = base.pFt;
     ix.setVocabulary(base.terms);
     return ix;
+  }
+
+  private get byKey(): Map<string, number> {
+    if (!this.byKeyMap) {
+      this.byKeyMap = new Map();
+      for (let d = 0; d < this.next; d++) if (this.alive[d]) this.byKeyMap.set(this.keys[d], d);
+    }
+    return this.byKeyMap;
   }
 
   /** Documents in the index. */
@@ -354,7 +364,7 @@ export class PostingIndex {
     }
     const terms = order.map((t) => this.terms[t]);
     this.keys = keys;
-    this.byKey = new Map(keys.map((k, d) => [k, d]));
+    this.byKeyMap = new Map(keys.map((k, d) => [k, d]));
     this.lens = lens;
     this.alive = new Uint8Array(keys.length).fill(1);
     this.next = keys.length;

@@ -18,7 +18,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, docOf } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
-import { readSnapshot, readSnapshotFor, writeSnapshot } from './snapshot-file.js';
+import { NO_POS, readSnapshot, readSnapshotFor, writeSnapshot, type CatalogMark } from './snapshot-file.js';
 
 export { INDEX_OPTIONS, OPTIONS_HASH } from './options.js';
 export { reachableTerms } from './reachable.js';
@@ -85,7 +85,7 @@ export class SearchIndex {
   private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
     const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
     const stamps = new Map<string, string>();
-    for (let d = 0; d < loaded.docs.keys.length; d++) stamps.set(loaded.docs.keys[d], loaded.stamps[d]);
+    if (!loaded.inSync) for (let d = 0; d < loaded.docs.keys.length; d++) stamps.set(loaded.docs.keys[d], loaded.stamps[d]);
     return new SearchIndex(ix, stamps, partial);
   }
 
@@ -98,13 +98,35 @@ export class SearchIndex {
 
   /**
    * Loads the snapshot with only the postings `text` can reach: the same results and scores as
-   * the whole index for that text. Returns null when there is no usable snapshot.
+   * the whole index for that text. Returns null when there is no usable snapshot. `catalog`: the
+   * content id of the caller's catalog snapshot (see inSync).
    */
-  static loadFor(file: string, text: string): SearchIndex | null {
-    const loaded = readSnapshotFor(file, (terms) => reachableTerms(terms, text));
+  static loadFor(file: string, text: string, catalog?: string): SearchIndex | null {
+    const loaded = readSnapshotFor(file, (terms) => reachableTerms(terms, text), catalog);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
-    return SearchIndex.of(loaded, true);
+    const index = SearchIndex.of(loaded, true);
+    index.inSync = loaded.inSync === true;
+    index.pos = loaded.pos;
+    return index;
   }
+
+  private pos: Uint32Array | undefined;
+
+  /**
+   * Where the entry of document `sid` is among the catalog snapshot's entries, for an index
+   * `inSync` with it (a hint: the caller checks the entry's key).
+   */
+  entryAt(sid: number): number | undefined {
+    const p = this.pos?.[sid];
+    return p === undefined || p === NO_POS ? undefined : p;
+  }
+
+  /**
+   * A partial index whose snapshot was saved from the very catalog content the caller holds
+   * (`catalog` of loadFor): it holds exactly its entries, and has no stamps to sync by (nothing
+   * to sync).
+   */
+  inSync = false;
 
   get size(): number {
     return this.ix.documentCount;
@@ -256,8 +278,11 @@ export class SearchIndex {
     return this.ix.docOf(key);
   }
 
-  /** Writes the snapshot (atomically, compacted first) when anything changed; a partial index is never saved. */
-  save(file: string, force = false): boolean {
+  /**
+   * Writes the snapshot (atomically, compacted first) when anything changed; a partial index is
+   * never saved. `catalog`: the content id of the catalog snapshot the index holds exactly.
+   */
+  save(file: string, force = false, catalog?: CatalogMark): boolean {
     if (this.partial || (!this.dirty && !force)) return false;
     this.compact();
     const { docs, base } = this.ix.tables();
@@ -267,6 +292,7 @@ export class SearchIndex {
       docs.keys.map((k) => this.stamps.get(k) ?? ''),
       base,
       this.ix.fields.length,
+      catalog,
     );
     this.dirty = false;
     this.unsaved = 0;

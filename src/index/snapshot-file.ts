@@ -41,6 +41,14 @@ export interface Header {
   avg: number[];
   /** [byte offset, byte length] of each section. */
   at: Record<Section, [number, number]>;
+  /**
+   * The catalog content the documents are exactly (CatalogSnapshot.contentId), when the index
+   * was saved from a snapshot that had one; `pos`: each document's place among that snapshot's
+   * entries (a Uint32Array in base64, NO_POS for none), so that a reader holding the same
+   * content finds a hit's entry without a map of every key.
+   */
+  catalog?: string;
+  pos?: string;
 }
 
 /** Reads `len` bytes at `pos` of an open file. */
@@ -116,13 +124,18 @@ function checkPostings(base: BaseTier, docs: number, fields: number): boolean {
 export interface Loaded {
   header: Header;
   docs: DocTables;
+  /** Empty when `inSync`. */
   stamps: string[];
   base: BaseTier;
+  /** The snapshot holds exactly the documents of the caller's catalog (see readSnapshotFor): their stamps were not read. */
+  inSync?: boolean;
+  /** When `inSync`: each document's place among the caller's catalog entries (see Header.pos). */
+  pos?: Uint32Array;
 }
 
-function loadTables(h: Header, read: (s: Section) => Buffer): { docs: DocTables; stamps: string[]; terms: string[] } | null {
+function loadTables(h: Header, read: (s: Section) => Buffer, withStamps = true): { docs: DocTables; stamps: string[]; terms: string[] } | null {
   const keys = lines(read('keys'), h.docs);
-  const stamps = lines(read('stamps'), h.docs);
+  const stamps = withStamps ? lines(read('stamps'), h.docs) : [];
   const terms = lines(read('terms'), h.terms);
   if (!keys || !stamps || !terms) return null;
   const lensBuf = read('lens');
@@ -159,8 +172,10 @@ export function readSnapshot(file: string): Loaded | null {
 /**
  * Reads a snapshot with the postings of some terms only (the document tables whole): `pick`
  * gets the sorted vocabulary and names the terms to keep. Null when there is no usable snapshot.
+ * `catalog`: the content id of the catalog the caller holds; when the snapshot was saved from
+ * that very catalog, the stamps are not read (`inSync`).
  */
-export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>): Loaded | null {
+export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>, catalog?: string): Loaded | null {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
@@ -168,7 +183,8 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
     if (!h) return null;
     const f = fd;
     const read = (s: Section): Buffer => readAt(f, h.at[s][0], h.at[s][1]);
-    const t = loadTables(h, read);
+    const inSync = catalog !== undefined && h.catalog === catalog;
+    const t = loadTables(h, read, !inSync);
     if (!t) return null;
     const offBuf = read('tOff');
     const tOff = view(offBuf, 0, offBuf.length, Uint32Array);
@@ -192,7 +208,12 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
     }
     const base: BaseTier = { terms: chosen.map((i) => t.terms[i]), tOff: nOff, pDoc, pFt };
     if (!checkPostings(base, h.docs, h.fields)) return null;
-    return { header: h, docs: t.docs, stamps: t.stamps, base };
+    let pos: Uint32Array | undefined;
+    if (inSync && typeof h.pos === 'string') {
+      const bytes = Buffer.from(h.pos, 'base64');
+      if (bytes.length === 4 * h.docs) new Uint8Array((pos = new Uint32Array(h.docs)).buffer).set(bytes);
+    }
+    return { header: h, docs: t.docs, stamps: t.stamps, base, inSync, pos };
   } catch {
     return null;
   } finally {
@@ -201,7 +222,16 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
 }
 
 /** Writes a snapshot to `file` atomically. */
-export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, fields: number): void {
+/** A document without a place among the catalog's entries (see Header.pos). */
+export const NO_POS = 0xffffffff;
+
+/** What a snapshot records of the catalog snapshot it was saved from (see Header.catalog). */
+export interface CatalogMark {
+  id: string;
+  posOf: (key: string) => number | undefined;
+}
+
+export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, fields: number, catalog?: CatalogMark): void {
   writeFileAtomicWith(
     file,
     (fd) => {
@@ -240,6 +270,7 @@ export function writeSnapshot(file: string, docs: DocTables, stamps: string[], b
         postings: base.pDoc.length,
         avg: docs.avg,
         at,
+        ...(catalog ? { catalog: catalog.id, pos: Buffer.from(Uint32Array.from(docs.keys, (k) => catalog.posOf(k) ?? NO_POS).buffer).toString('base64') } : {}),
       };
       const json = Buffer.from(JSON.stringify(header), 'utf8');
       put(json);

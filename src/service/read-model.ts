@@ -51,22 +51,28 @@ export class ReadModel {
       this.state = { snap, index: null };
       return { snap, index: null, indexStats: null };
     }
-    const docs: IndexedDoc[] = snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry }));
     const file = SearchIndex.snapshotPath(this.ctx.ws.localDir);
+    let docs: IndexedDoc[] | undefined;
+    const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry })));
     if (!index && !this.ctx.longLived && !wholeIndex) {
-      const partial = SearchIndex.loadFor(file, text);
-      const plan = partial?.plan(docs);
+      // A snapshot saved from this very catalog content holds exactly these entries: no sync at all.
+      const partial = SearchIndex.loadFor(file, text, snap.contentId);
+      if (partial?.inSync) {
+        this.state = { snap, index: null };
+        return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: 0, replaced: 0, removed: 0, current: true } };
+      }
+      const plan = partial?.plan(docsOf());
       if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
-        const rep = partial.sync(docs, plan);
+        const rep = partial.sync(docsOf(), plan);
         this.state = { snap, index: null };
         return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
       }
     }
     let loaded = true;
     if (!index) ({ index, loaded } = SearchIndex.load(file));
-    const rep = index.sync(docs);
-    if (save) this.saveIndex(index, save === 'drifted' ? 'drifted' : 'changed');
+    const rep = index.sync(docsOf());
     this.state = { snap, index };
+    if (save) this.saveIndex(index, save === 'drifted' ? 'drifted' : 'changed');
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
   }
 
@@ -124,7 +130,14 @@ export class ReadModel {
     if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
     try {
       if (!this.ctx.ws.ensureLocal()) return;
-      index.save(SearchIndex.snapshotPath(this.ctx.ws.localDir));
+      // The index follows the snapshot this process holds: saved with its catalog content id, if
+      // it has one, and where each document's entry is among its entries.
+      const snap = this.state?.index === index ? this.state.snap : undefined;
+      let at: Map<string, number> | undefined;
+      const mark = snap?.contentId
+        ? { id: snap.contentId, posOf: (key: string) => (at ??= new Map(snap.entries.map((se, i) => [se.key, i]))).get(key) }
+        : undefined;
+      index.save(SearchIndex.snapshotPath(this.ctx.ws.localDir), false, mark);
     } catch {
       /* a snapshot that cannot be saved only costs speed next time */
     }

@@ -86,6 +86,8 @@ export interface CatalogFile {
   dirs: Record<string, DirRecord>;
   cols: Columns;
   nodup: boolean;
+  /** The id of this content: the base's id, chained through the delta's file lines (see chainContent). */
+  content: string;
 }
 
 /** What the cache is saved from (files in any order: `save` sorts them): the header's fields as plain arrays ('' for an unknown blob). */
@@ -131,6 +133,15 @@ type FileState = [number, number, number, string, string, Problem[] | null, stri
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 function asciiJson(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+}
+
+/**
+ * The id of a content after one more delta line about a file. Readers chain the lines they apply
+ * in the order they find them, a writer the lines it appends: when another process appended a
+ * line in between, the two chains differ, so equal ids always mean equal lines.
+ */
+function chainContent(content: string, line: string): string {
+  return nodeCrypto().createHash('sha1').update(content).update('\n').update(line).digest('hex').slice(0, 20);
 }
 
 /** A cache read ahead of its first use (see preload), by the path of its file. */
@@ -201,6 +212,7 @@ export class CatalogCache {
         dirs: h.dirs,
         cols: h.cols,
         nodup: h.nodup === true,
+        content: h.id,
       };
       this.applyDelta(file);
       return file;
@@ -253,6 +265,7 @@ export class CatalogCache {
         changes.set(rel, null);
         nodup = false;
         file.deltaLines++;
+        file.content = chainContent(file.content, raw);
         continue;
       }
       const [, , size, mtime, ctime, stamp, row, problems, oid] = d as unknown[];
@@ -260,6 +273,7 @@ export class CatalogCache {
       changes.set(rel, [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : '']);
       nodup = false;
       file.deltaLines++;
+      file.content = chainContent(file.content, raw);
     }
     file.nodup = nodup;
     if (!changes.size) return;
@@ -299,16 +313,23 @@ export class CatalogCache {
     });
   }
 
-  /** Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines). */
-  appendDelta(id: string, rows: unknown[][]): boolean {
-    if (!rows.length) return true;
+  /**
+   * Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines).
+   * Returns the content id after them, chained from `content` (the content the rows change), or
+   * null when they could not be written.
+   */
+  appendDelta(id: string, rows: unknown[][], content = ''): string | null {
+    if (!rows.length) return content;
+    const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
     try {
-      if (!this.ws.ensureLocal()) return false;
-      appendFileSync(this.deltaFile, `${asciiJson(rows.map((r) => JSON.stringify([id, ...r])).join('\n'))}\n`);
-      return true;
+      if (!this.ws.ensureLocal()) return null;
+      appendFileSync(this.deltaFile, `${lines.join('\n')}\n`);
     } catch {
-      return false;
+      return null;
     }
+    // Only lines about files change the content (a folder's listing, a note on duplicates do not).
+    for (let i = 0; i < rows.length; i++) if (rows[i][0] !== '#dir' && rows[i][0] !== '#nodup') content = chainContent(content, lines[i]);
+    return content;
   }
 
   /** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */

@@ -422,6 +422,8 @@ export class Catalog {
     const as = (id: string, deltaLines: number): Found => (reused ? { id, deltaLines, loaded: reused } : { id, deltaLines, content: next });
     const save = (): string => this.cache.save(reused ? contentOf(reused) : next);
     let found: Found;
+    // The content id of what was found (see CatalogSnapshot.contentId).
+    let contentId: string;
     if (cache && (moved || newDirs.length) && this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, count)) {
       const rows: unknown[][] = changedAt.map((at) => [
         next.files[at],
@@ -435,14 +437,20 @@ export class Catalog {
       ]);
       for (const rel of removed) rows.push([rel]);
       for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
-      found = this.cache.appendDelta(cache.id, rows) ? as(cache.id, cache.deltaLines + rows.length) : as(save(), 0);
-    } else if (moved || newDirs.length || !cache) found = as(save(), 0);
-    else found = as(cache.id, cache.deltaLines);
+      const after = this.cache.appendDelta(cache.id, rows, cache.content);
+      found = after !== null ? as(cache.id, cache.deltaLines + rows.length) : as(save(), 0);
+      contentId = after ?? found.id;
+    } else if (moved || newDirs.length || !cache) contentId = (found = as(save(), 0)).id;
+    else {
+      found = as(cache.id, cache.deltaLines);
+      contentId = cache.content;
+    }
     // Looked for files that lose their id (the delta made the cache unsure) and found none: the
     // delta says so, for the next process, as of the lines before it.
-    if (reused && !knownUnique && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]])) found.deltaLines++;
+    if (reused && !knownUnique && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]]) !== null)
+      found.deltaLines++;
     if (this.notesWrites) this.found = found;
-    return { ...unique, bad, changed, removed };
+    return { ...unique, bad, changed, removed, contentId };
   }
 
   /**
@@ -516,7 +524,7 @@ export class Catalog {
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null, blob]);
     }
     if (!rows.length) return;
-    if (this.cache.deltaFits(rows.length, found.deltaLines, f.files.length) && this.cache.appendDelta(found.id, rows)) {
+    if (this.cache.deltaFits(rows.length, found.deltaLines, f.files.length) && this.cache.appendDelta(found.id, rows) !== null) {
       found.deltaLines += rows.length;
       return;
     }

@@ -163,6 +163,12 @@ export interface CatalogSnapshot {
    */
   byKey?: ReadonlyMap<string, StoredEntry>;
   findDuplicate?: (project: string, dup: string) => string | undefined;
+  /**
+   * From a full refresh only: the id of the catalog cache content (its base and the file lines
+   * of its delta) that holds exactly these entries. A later process whose catalog has the same
+   * id holds the same entries, and an index saved from this snapshot is current for it.
+   */
+  contentId?: string;
 }
 
 /**

@@ -64,6 +64,30 @@ describe('cold reads with git', () => {
     expect(deltaLinesOf(`${ids[1]}.json`).length).toBe(before.length + 1);
   });
 
+  it("a query uses the index snapshot without syncing it when it was saved from the catalog's very content", () => {
+    const dir = gitdir();
+    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const updates = [1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }));
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) }).code).toBe(0);
+    const query = (text: string): { ids: string[]; debug: string } => {
+      const r = cli(dir, ['query', text, '--project', 'demo', '--json', '--debug'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      return { ids: (r.json() as { id: string }[]).map((e) => e.id), debug: r.stderr };
+    };
+    expect(query('cold read').debug).toContain('index: built (+3'); // no snapshot yet: built and saved
+    const current = query('cold read');
+    expect(current.debug).toContain('built from exactly these entries');
+    expect(current.ids).toHaveLength(3);
+    // An edit in place: the catalog's content moves on, and the snapshot is synced by stamps again.
+    const file = join(dir, 'ai-memory/demo/decisions', `${current.ids[0]}.json`);
+    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, `${JSON.stringify({ ...edited, summary: 'Renamed to a zebra crossing' }, null, 2)}\n`);
+    const after = query('zebra');
+    expect(after.debug).not.toContain('built from exactly these entries');
+    expect(after.debug).toContain('~1');
+    expect(after.ids).toEqual([current.ids[0]]);
+  });
+
   it('a read exits as soon as its output is out: all of it, through a pipe, with its exit code', async () => {
     const dir = gitdir();
     expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);

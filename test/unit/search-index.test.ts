@@ -78,6 +78,40 @@ describe('SearchIndex snapshot', () => {
     }
   });
 
+  it('a snapshot saved from a catalog content is current for exactly that content: no stamps read', () => {
+    const dir = tempDir();
+    const file = join(dir, 'index.bin');
+    const docs = Array.from({ length: 200 }, (_, i) => doc(i));
+    const full = SearchIndex.empty();
+    full.sync(docs);
+    // The catalog's entries in another order than the index's documents, one of them not there.
+    const entries = docs.map((d) => d.key).reverse();
+    entries.splice(10, 1);
+    expect(full.save(file, false, { id: 'content-a', posOf: (k) => (entries.includes(k) ? entries.indexOf(k) : undefined) })).toBe(true);
+    const current = SearchIndex.loadFor(file, QUERIES[0], 'content-a')!;
+    expect(current.inSync).toBe(true);
+    expect(current.drift([])).toBe(0); // no stamps: nothing to compare with
+    expect(current.search(QUERIES[0])).toEqual(full.search(QUERIES[0]));
+    const raw = current.rawHits(QUERIES[0]);
+    expect(raw.sids.length).toBeGreaterThan(10);
+    for (const sid of raw.sids) {
+      const at = current.entryAt(sid);
+      if (current.keyOf(sid) === docs[189].key) expect(at).toBeUndefined();
+      else expect(entries[at!]).toBe(current.keyOf(sid));
+    }
+    for (const other of ['content-b', undefined]) {
+      const behind = SearchIndex.loadFor(file, QUERIES[0], other)!;
+      expect(behind.inSync).toBe(false);
+      expect(behind.entryAt(behind.rawHits(QUERIES[0]).sids[0])).toBeUndefined();
+      expect(behind.drift(docs)).toBe(0);
+      expect(behind.drift(docs.slice(1))).toBe(1);
+    }
+    // Saved without one: never current by id.
+    full.sync([...docs, doc(500)]);
+    expect(full.save(file)).toBe(true);
+    expect(SearchIndex.loadFor(file, QUERIES[0], 'content-a')!.inSync).toBe(false);
+  });
+
   it('reaches exact, prefix and fuzzy terms by the index rules', () => {
     // The vocabulary holds stems (cach, invoic, retri, tok, token), as the index does.
     const terms = [...new Set(['cache', 'cached', 'invoice', 'invoicing', 'retry', 'tok', 'tokens', 'tokenizer'].map((w) => processTerm(w)!))].sort();

@@ -55,7 +55,8 @@ export interface QueryStats {
   semantic: boolean;
   /** Results lifted by a hit next to them in their episode: `[id, id of the hit]`. */
   context: [string, string][];
-  index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number } | null;
+  /** `current`: the snapshot was built from exactly the entries on disk (no stamp compared, nothing to sync). */
+  index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number; current?: boolean } | null;
 }
 
 export { hitJson, type QueryHit } from '../../core/query.js';
@@ -96,8 +97,14 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       const bySid = rm.sidTable(snap, index);
       entryAt = (i) => bySid[sids[i]];
     } else {
-      const byKey = rm.keyed(snap);
-      entryAt = (i) => byKey.get(index.keyOf(sids[i]) ?? '');
+      // The snapshot's record of where each document's entry is, when it was saved from this very
+      // catalog content (checked by key); else a map of every entry by key.
+      entryAt = (i) => {
+        const key = index.keyOf(sids[i]);
+        const at = index.entryAt(sids[i]);
+        const se = at === undefined ? undefined : snap.entries[at];
+        return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
+      };
     }
     // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
     let ents: StoredEntry[] = [];
