@@ -55,7 +55,7 @@ export interface QueryStats {
   semantic: boolean;
   /** Results lifted by a hit next to them in their episode: `[id, id of the hit]`. */
   context: [string, string][];
-  /** `current`: the snapshot was built from exactly the entries on disk (no stamp compared, nothing to sync). */
+  /** `current`: the index snapshot was saved from this very catalog content (no stamp compared, nothing to sync). */
   index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number; current?: boolean } | null;
 }
 
