@@ -332,6 +332,36 @@ describe('Catalog', () => {
     expect(new Catalog(ws).refresh().changed).toEqual([]);
   });
 
+  it('names the content it found: the same id for the same files, a new one after any change, none a line between two processes can fake', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 6; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    const first = new Catalog(ws).refresh();
+    expect(first.contentId).toMatch(/^[0-9a-f]+$/);
+    // Nothing changed: the next process finds the same content, also through the delta's folder records.
+    expect(new Catalog(ws).refresh().contentId).toBe(first.contentId);
+    expect(new CatalogCache(ws).load()!.content).toBe(first.contentId);
+    // A change: a delta line, a new id, which the next reader finds by chaining that line.
+    put('E1', serializeEntry(entry('E1', 'entry 1 edited')));
+    const second = new Catalog(ws).refresh();
+    expect(second.changed).toEqual(['ai-memory/p/learnings/E1.json']);
+    expect(second.contentId).not.toBe(first.contentId);
+    expect(new Catalog(ws).refresh().contentId).toBe(second.contentId);
+    // Another process's line between the lines a process saw and the one it appended: the content
+    // that process claims is not what a reader of the file finds.
+    put('E2', serializeEntry(entry('E2', 'entry 2 edited')));
+    const third = new Catalog(ws).refresh();
+    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const lines = readFileSync(delta, 'utf8').trim().split('\n');
+    const mine = lines.findIndex((l) => l.includes('E2.json'));
+    const [baseId, , , , , , row] = JSON.parse(lines[mine]) as string[];
+    const theirs = JSON.stringify([baseId, 'ai-memory/p/learnings/E4.json', 1, 2, 3, '1:2:3', row, null, '']);
+    writeFileSync(delta, `${[...lines.slice(0, mine), theirs, ...lines.slice(mine)].join('\n')}\n`);
+    expect(new CatalogCache(ws).load()!.content).not.toBe(third.contentId);
+    // Without it, the file's content is the claimed one again.
+    writeFileSync(delta, `${lines.join('\n')}\n`);
+    expect(new CatalogCache(ws).load()!.content).toBe(third.contentId);
+  });
+
   it('a cached entry reads the same from the columns as from its row, through the base, the delta and a rewrite', () => {
     const { dir, ws, put } = workspace();
     const variety = (i: number): MemoryEntry =>
