@@ -11,6 +11,12 @@ import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { metaFromRow, metaRow } from './meta-row.js';
 
+/** The metadata rows of a loaded catalog cache, by position (catalog-cache.ts). */
+export interface Rows {
+  readonly length: number;
+  get(i: number): string;
+}
+
 /** Parallel to the cache's files; -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold). */
 export interface Columns {
   kind: number[];
@@ -129,26 +135,33 @@ export class ColumnMeta implements EntryMeta {
   private evidenceList: { type: EvidenceType }[] | undefined;
   /** The row until it is parsed (a long-lived process would otherwise hold both). */
   private text: string | undefined;
+  /** Where the row is, until it is first asked for. */
+  private rows: Rows | undefined;
 
   constructor(
     private readonly cols: Columns,
     private readonly at: number,
-    /** The row (a JSON array) this metadata stands for. */
-    line: string,
+    /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
+    line: string | Rows,
     /** Path of the file relative to the root: `ai-memory/<project>/<section>/<id>.json`. */
     private readonly file: string,
   ) {
-    this.text = line;
+    if (typeof line === 'string') this.text = line;
+    else this.rows = line;
   }
 
   /** The row as text, while it has not been parsed (then undefined). */
   get unparsed(): string | undefined {
+    if (this.rows) {
+      this.text = this.rows.get(this.at);
+      this.rows = undefined;
+    }
     return this.text;
   }
 
   /** The row this metadata stands for. */
   get line(): string {
-    return this.text ?? JSON.stringify(metaRow(this.row));
+    return this.unparsed ?? JSON.stringify(metaRow(this.row));
   }
 
   /** Whether position `at` of `cols` has columns. */
@@ -158,7 +171,7 @@ export class ColumnMeta implements EntryMeta {
 
   private get row(): EntryMeta {
     if (!this.parsed) {
-      this.parsed = metaFromRow(JSON.parse(this.text!) as unknown[]);
+      this.parsed = metaFromRow(JSON.parse(this.unparsed!) as unknown[]);
       this.text = undefined;
     }
     return this.parsed;

@@ -296,7 +296,7 @@ export class Catalog {
       next.st.push(cache!.st[3 * i], cache!.st[3 * i + 1], cache!.st[3 * i + 2]);
       next.stamps.push(cache!.stamps[i]);
       next.oids.push(blobAt(cache!, i));
-      next.lines.push(cache!.lines[i]);
+      next.lines.push(cache!.lines.get(i));
       copyColumns(next.cols, cache!.cols, i);
       const problems = cache!.bad[i];
       if (problems) next.bad[at] = problems;
@@ -328,11 +328,11 @@ export class Catalog {
           copyCached(i);
         }
         const k = cache.stamps[i];
-        const line = cache.lines[i];
         const problems = cache.bad[i];
         if (problems) bad.push({ file: rel, problems });
         else {
-          const meta = ColumnMeta.usable(cache.cols, i) ? new ColumnMeta(cache.cols, i, line, rel) : line;
+          // The row itself is read from the cache only if something asks for it.
+          const meta = ColumnMeta.usable(cache.cols, i) ? new ColumnMeta(cache.cols, i, cache.lines, rel) : cache.lines.get(i);
           entries.push(new StoredEntry(root, project, rel, k, meta, undefined, this.recent));
         }
         return;

@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // .bass-agents/. Imported from src/ (test/setup.ts registers the modules it loads lazily).
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -360,6 +360,49 @@ describe('Catalog', () => {
     // Without it, the file's content is the claimed one again.
     writeFileSync(delta, `${lines.join('\n')}\n`);
     expect(new CatalogCache(ws).load()!.content).toBe(third.contentId);
+  });
+
+  it('a cache and its delta read as the files do, through random adds, edits, breakage and removals', () => {
+    const { dir, ws, put } = workspace();
+    let seed = 29;
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const scopes = ['repo', 'org', 'service:billing', 'customer'];
+    const ids = Array.from({ length: 40 }, (_, i) => `R${String(i).padStart(2, '0')}`);
+    // Some files broken from the start (the base's problems), every row telling its file apart (tags).
+    for (const id of ids.slice(0, 25)) put(id, id.endsWith('3') ? '{ broken in the base' : serializeEntry(entry(id, `first ${id}`, { tags: [id] })));
+    new Catalog(ws).refresh();
+    for (let step = 0; step < 30; step++) {
+      for (let j = 0; j < 1 + Math.floor(rand() * 4); j++) {
+        const id = ids[Math.floor(rand() * ids.length)];
+        const file = join(dir, 'ai-memory/p/learnings', `${id}.json`);
+        const r = rand();
+        if (r < 0.15 && existsSync(file)) unlinkSync(file);
+        else if (r < 0.25) put(id, '{ broken');
+        else
+          put(
+            id,
+            serializeEntry(
+              entry(id, `step ${step} ${id}`, {
+                scope: scopes[Math.floor(rand() * 4)],
+                confidence: Math.round(rand() * 10) / 10,
+                subject: `s.${step % 7}`,
+                tags: [`t${step}`, id],
+              }),
+            ),
+          );
+      }
+      new Catalog(ws).refresh(); // appends to the delta (or rewrites the base): the delta grows step by step
+      // A new process reading base and delta sees what a build from the files alone (a copy) sees.
+      const next = new Catalog(ws).refresh();
+      expect(next.changed).toEqual([]);
+      const copy = testdir();
+      cpSync(join(dir, 'ai-memory'), join(copy, 'ai-memory'), { recursive: true });
+      const scratch = new Catalog(new Workspace(copy)).refresh();
+      const view = (x: typeof next): unknown => [x.entries.map((e) => [e.key, plain(e.meta), e.entry.summary]).sort(), x.bad.map((b) => [b.file, b.problems])];
+      expect(view(next), `step ${step}`).toEqual(view(scratch));
+      rmSync(copy, { recursive: true, force: true });
+    }
+    expect(existsSync(join(dir, '.bass-agents/cache/catalog.delta'))).toBe(true);
   });
 
   it('a cached entry reads the same from the columns as from its row, through the base, the delta and a rewrite', () => {
