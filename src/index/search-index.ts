@@ -107,8 +107,12 @@ export class SearchIndex {
     const index = SearchIndex.of(loaded, true);
     index.inSync = loaded.inSync === true;
     index.pos = loaded.pos;
+    index.savedFrom = loaded.header.catalog;
     return index;
   }
+
+  /** The catalog content the snapshot was saved from, when it recorded one. */
+  savedFrom: string | undefined;
 
   private pos: Uint32Array | undefined;
 

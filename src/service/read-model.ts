@@ -6,12 +6,46 @@
 import type { QueryStats } from './ops/query.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
+import { entryPath, keyOfFile } from '../store/stored-entry.js';
+import { SECTIONS } from '../core/constants.js';
+import { MEMORY_DIR } from '../store/root.js';
 import type { ServiceContext } from './context.js';
 
 /** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
 const PARTIAL_DRIFT_MIN = 64;
 /** ...or this share of all entries, whichever is larger; past that it refreshes and saves the snapshot. */
 const PARTIAL_DRIFT_SHARE = 0.02;
+
+/**
+ * The keys of these files with the entry that holds each now (null: none), for an index plan;
+ * undefined when the snapshot's entries are not in path order. A file that is no entry (gone,
+ * unusable, a duplicate) may leave its key to a file of the same id in another section.
+ */
+function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
+  const entries = snap.entries;
+  for (let i = 1; i < entries.length; i++) if (!(entries[i - 1].file < entries[i].file)) return undefined;
+  const find = (rel: string): StoredEntry | undefined => {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (entries[mid].file < rel) lo = mid + 1;
+      else hi = mid;
+    }
+    return entries[lo]?.file === rel ? entries[lo] : undefined;
+  };
+  const out = new Map<string, IndexedDoc | null>();
+  for (const rel of files) {
+    const where = entryPath(rel);
+    if (!where) continue;
+    const key = keyOfFile(rel, where.project);
+    if (out.has(key)) continue;
+    let se = find(rel);
+    for (const section of SECTIONS) if (!se) se = find(`${MEMORY_DIR}/${where.project}/${section}/${where.id}.json`);
+    out.set(key, se ? { key, stamp: se.stamp, load: () => se.entry } : null);
+  }
+  return [...out];
+}
 
 export class ReadModel {
   private readonly ctx: ServiceContext;
@@ -61,11 +95,16 @@ export class ReadModel {
         this.state = { snap, index: null };
         return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: 0, replaced: 0, removed: 0, current: true } };
       }
-      const plan = partial?.plan(docsOf());
+      // Else, when the snapshot was saved from a content this catalog went through, only the files
+      // changed since can differ: their keys are planned, not every entry's stamp compared.
+      const since = partial?.savedFrom !== undefined ? snap.changedSince?.(partial.savedFrom) : undefined;
+      const touched = since && touchedKeys(snap, since);
+      const plan = touched ? partial?.planKeys(touched) : partial?.plan(docsOf());
       if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
-        const rep = partial.sync(docsOf(), plan);
+        const rep = partial.sync(touched ? [] : docsOf(), plan);
         this.state = { snap, index: null };
-        return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
+        const stats = { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed };
+        return { snap, index: partial, indexStats: touched ? { ...stats, files_since: since!.length } : stats };
       }
     }
     let loaded = true;

@@ -91,6 +91,13 @@ export interface CatalogFile {
   nodup: boolean;
   /** The id of this content: the base's id, chained through the delta's file lines (see chainContent). */
   content: string;
+  /**
+   * The files named by the delta's file lines, in order, and for each content id along the
+   * chain how many of them came before it: the files that may differ from that content are the
+   * rest of the list.
+   */
+  changeLog: string[];
+  chainAt: Map<string, number>;
 }
 
 /** What the cache is saved from (files in any order: `save` sorts them): the header's fields as plain arrays ('' for an unknown blob). */
@@ -281,6 +288,8 @@ export class CatalogCache {
         cols: h.cols,
         nodup: h.nodup === true,
         content: h.id,
+        changeLog: [],
+        chainAt: new Map([[h.id, 0]]),
       };
       this.applyDelta(file);
       return file;
@@ -329,19 +338,23 @@ export class CatalogCache {
         continue;
       }
       const rel = d[1];
+      const chained = (): void => {
+        file.deltaLines++;
+        file.changeLog.push(rel);
+        file.content = chainContent(file.content, raw);
+        file.chainAt.set(file.content, file.changeLog.length);
+      };
       if (d.length === 2) {
         changes.set(rel, null);
         nodup = false;
-        file.deltaLines++;
-        file.content = chainContent(file.content, raw);
+        chained();
         continue;
       }
       const [, , size, mtime, ctime, stamp, row, problems, oid] = d as unknown[];
       if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string') continue;
       changes.set(rel, [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : '']);
       nodup = false;
-      file.deltaLines++;
-      file.content = chainContent(file.content, raw);
+      chained();
     }
     file.nodup = nodup;
     if (!changes.size) return;

@@ -450,7 +450,13 @@ export class Catalog {
     if (reused && !knownUnique && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]]) !== null)
       found.deltaLines++;
     if (this.notesWrites) this.found = found;
-    return { ...unique, bad, changed, removed, contentId };
+    const changedSince = cache
+      ? (id: string): string[] | undefined => {
+          const at = cache.chainAt.get(id);
+          return at === undefined ? undefined : [...new Set([...cache.changeLog.slice(at), ...changed, ...removed])];
+        }
+      : undefined;
+    return { ...unique, bad, changed, removed, contentId, changedSince };
   }
 
   /**

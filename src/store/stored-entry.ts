@@ -169,6 +169,13 @@ export interface CatalogSnapshot {
    * id holds the same entries, and an index saved from this snapshot is current for it.
    */
   contentId?: string;
+  /**
+   * From a full refresh only: the files (paths relative to the root) that may hold something
+   * else than they did in the catalog content `contentId` names, when that content is one this
+   * snapshot's cache went through (undefined otherwise): the delta's files since then, and the
+   * files this refresh found changed or gone.
+   */
+  changedSince?: (contentId: string) => string[] | undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 // A one-shot read through the real CLI (bin -> thin client -> bundle): git's view of the entry
 // files is started before the CLI loads and handed over, and a read stays exact whatever git
 // says: an edit in place is seen, and a file git vouches for is not read again.
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
@@ -86,6 +86,30 @@ describe('cold reads with git', () => {
     expect(after.debug).not.toContain('built from exactly these entries');
     expect(after.debug).toContain('~1');
     expect(after.ids).toEqual([current.ids[0]]);
+
+    // More changes since the snapshot (a create, a file removed, one copied under another
+    // section's id): a query syncs just the files named since, and ranks exactly as a query
+    // that builds the index from the files.
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry(4)) }).code).toBe(0);
+    rmSync(join(dir, 'ai-memory/demo/decisions', `${current.ids[1]}.json`));
+    mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });
+    const copied = JSON.parse(readFileSync(join(dir, 'ai-memory/demo/decisions', `${current.ids[2]}.json`), 'utf8'));
+    writeFileSync(
+      join(dir, 'ai-memory/demo/learnings', `${current.ids[2]}.json`),
+      `${JSON.stringify({ ...copied, section: 'learnings', summary: 'Cold read copy in learnings' }, null, 2)}\n`,
+    );
+    const ranked = (r: ReturnType<typeof cli>): [string, number][] => (r.json() as { id: string; meta: { score: number } }[]).map((e) => [e.id, e.meta.score]);
+    const synced = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(synced.code, synced.stderr).toBe(0);
+    // +1 the create, ~1 the earlier edit (that query did not save the snapshot), -1 the removed file;
+    // the copy loses its id to the file already holding it, so its key is as it was.
+    expect(synced.stderr).toMatch(
+      /index: snapshot loaded \(\+1 ~1 -1\), only the postings this text reaches, synced by the 4 files changed since it was saved/,
+    );
+    rmSync(join(dir, '.bass-agents/cache/index.bin'));
+    const rebuilt = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(rebuilt.stderr).toContain('index: built');
+    expect(ranked(synced)).toEqual(ranked(rebuilt));
   });
 
   it('a read exits as soon as its output is out: all of it, through a pipe, with its exit code', async () => {

@@ -45,7 +45,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   if (a.debug) {
     const s = r.stats;
     const idx = s.index
-      ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}${s.index.current ? ', built from exactly these entries' : ''}`
+      ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}${s.index.current ? ', built from exactly these entries' : ''}${s.index.files_since !== undefined ? `, synced by the ${s.index.files_since} files changed since it was saved` : ''}`
       : '';
     io().stderr.write(
       `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,

@@ -55,8 +55,12 @@ export interface QueryStats {
   semantic: boolean;
   /** Results lifted by a hit next to them in their episode: `[id, id of the hit]`. */
   context: [string, string][];
-  /** `current`: the index snapshot was saved from this very catalog content (no stamp compared, nothing to sync). */
-  index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number; current?: boolean } | null;
+  /**
+   * `current`: the index snapshot was saved from this very catalog content (no stamp compared,
+   * nothing to sync); `files_since`: it was synced by the files changed since the content it was
+   * saved from, this many, rather than by every entry's stamp.
+   */
+  index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number; current?: boolean; files_since?: number } | null;
 }
 
 export { hitJson, type QueryHit } from '../../core/query.js';
