@@ -104,7 +104,7 @@ export class ReadModel {
         const rep = partial.sync(touched ? [] : docsOf(), plan);
         this.state = { snap, index: null };
         const stats = { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed };
-        return { snap, index: partial, indexStats: touched ? { ...stats, files_since: since!.length } : stats };
+        return { snap, index: partial, indexStats: touched ? { ...stats, files_since: since.length } : stats };
       }
     }
     let loaded = true;
