@@ -1,10 +1,15 @@
 /** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
 export function lowerBound(sorted: readonly string[], key: string): number {
+  return lowerBoundBy(sorted, key, (s) => s);
+}
+
+/** The same over items sorted by a string of theirs (`of`). */
+export function lowerBoundBy<T>(sorted: readonly T[], key: string, of: (item: T) => string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted[mid] < key) lo = mid + 1;
+    if (of(sorted[mid]) < key) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -67,6 +67,17 @@ export class SearchIndex {
   private unsaved = 0;
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
+  /**
+   * A partial index whose snapshot was saved from the very catalog content the caller holds
+   * (`catalog` of loadFor): it holds exactly its entries, and has no stamps to sync by (nothing
+   * to sync).
+   */
+  inSync = false;
+
+  /** The catalog content the snapshot was saved from, when it recorded one. */
+  savedFrom: string | undefined;
+
+  private pos: Uint32Array | undefined;
 
   private constructor(ix: PostingIndex, stamps: Map<string, string>, partial = false) {
     this.ix = ix;
@@ -111,11 +122,6 @@ export class SearchIndex {
     return index;
   }
 
-  /** The catalog content the snapshot was saved from, when it recorded one. */
-  savedFrom: string | undefined;
-
-  private pos: Uint32Array | undefined;
-
   /**
    * Where the entry of document `sid` is among the catalog snapshot's entries, for an index
    * `inSync` with it (a hint: the caller checks the entry's key).
@@ -124,13 +130,6 @@ export class SearchIndex {
     const p = this.pos?.[sid];
     return p === undefined || p === NO_POS ? undefined : p;
   }
-
-  /**
-   * A partial index whose snapshot was saved from the very catalog content the caller holds
-   * (`catalog` of loadFor): it holds exactly its entries, and has no stamps to sync by (nothing
-   * to sync).
-   */
-  inSync = false;
 
   get size(): number {
     return this.ix.documentCount;

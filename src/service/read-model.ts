@@ -9,12 +9,18 @@ import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { entryPath, keyOfFile } from '../store/stored-entry.js';
 import { SECTIONS } from '../core/constants.js';
 import { MEMORY_DIR } from '../store/root.js';
+import { lowerBoundBy } from '../core/sorted.js';
 import type { ServiceContext } from './context.js';
 
 /** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
 const PARTIAL_DRIFT_MIN = 64;
 /** ...or this share of all entries, whichever is larger; past that it refreshes and saves the snapshot. */
 const PARTIAL_DRIFT_SHARE = 0.02;
+
+/** An entry as the index takes it (its text read only if the index must index it). */
+function docOf(se: StoredEntry): IndexedDoc {
+  return { key: se.key, stamp: se.stamp, load: () => se.entry };
+}
 
 /**
  * The keys of these files with the entry that holds each now (null: none), for an index plan;
@@ -25,14 +31,8 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
   const entries = snap.entries;
   for (let i = 1; i < entries.length; i++) if (!(entries[i - 1].file < entries[i].file)) return undefined;
   const find = (rel: string): StoredEntry | undefined => {
-    let lo = 0;
-    let hi = entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (entries[mid].file < rel) lo = mid + 1;
-      else hi = mid;
-    }
-    return entries[lo]?.file === rel ? entries[lo] : undefined;
+    const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+    return se?.file === rel ? se : undefined;
   };
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
@@ -42,7 +42,7 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
     if (out.has(key)) continue;
     let se = find(rel);
     for (const section of SECTIONS) if (!se) se = find(`${MEMORY_DIR}/${where.project}/${section}/${where.id}.json`);
-    out.set(key, se ? { key, stamp: se.stamp, load: () => se.entry } : null);
+    out.set(key, se ? docOf(se) : null);
   }
   return [...out];
 }
@@ -87,7 +87,7 @@ export class ReadModel {
     }
     const file = SearchIndex.snapshotPath(this.ctx.ws.localDir);
     let docs: IndexedDoc[] | undefined;
-    const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map((se) => ({ key: se.key, stamp: se.stamp, load: () => se.entry })));
+    const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map(docOf));
     if (!index && !this.ctx.longLived && !wholeIndex) {
       // A snapshot saved from this very catalog content holds exactly these entries: no sync at all.
       const partial = SearchIndex.loadFor(file, text, snap.contentId);
@@ -135,7 +135,7 @@ export class ReadModel {
       const prev = this.state.snap;
       const snap = this.ctx.catalog.refreshPaths(prev, opts.paths);
       const index = this.state.index;
-      const touched = [...snap.touched!].map(([key, se]) => [key, se && { key, stamp: se.stamp, load: () => se.entry }] as [string, IndexedDoc | null]);
+      const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
       const rep = index.sync([], index.planKeys(touched), { deferCompact: true });
       this.followSidTable(prev, snap, index);
       this.state = { snap, index };
