@@ -66,35 +66,81 @@ export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
 const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
 
 /**
+ * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
+ * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
+ */
+export interface FilterParts {
+  projects?: string[];
+  sections?: Section[];
+  kinds?: Kind[];
+  /** The scopes an entry may have (undefined: any). */
+  scopes?: Set<string>;
+  subject?: string;
+  tags?: string[];
+  status: Status[] | 'any';
+  minConfidence: number;
+  since?: string;
+  until?: string;
+  dateField: 'created_at' | 'updated_at';
+  /** Whether an entry outside its validity window is kept; else `inWindow` decides. */
+  includeExpired: boolean;
+  /** Whether an entry with these validity bounds is valid now (Req 15.2). */
+  inWindow: (validFrom: string | null, validTo: string | null) => boolean;
+}
+
+export function filterParts(f: QueryFilters, now: number): FilterParts {
+  const nowIso = new Date(now).toISOString();
+  return {
+    projects: f.projects,
+    sections: f.sections && f.sections.length ? f.sections : undefined,
+    kinds: f.kinds && f.kinds.length ? f.kinds : undefined,
+    scopes: visibleScopes(f.scope),
+    subject: f.subject || undefined,
+    tags: f.tags && f.tags.length ? f.tags : undefined,
+    status: f.status ?? ['active'],
+    minConfidence: f.minConfidence ?? DEFAULT_MIN_CONFIDENCE,
+    since: f.since || undefined,
+    until: f.until || undefined,
+    dateField: f.dateField ?? 'updated_at',
+    includeExpired: Boolean(f.includeExpired),
+    // Canonical UTC timestamps compare as strings; anything else is parsed.
+    inWindow: (from, to) =>
+      !(to && (isCanonical(to) ? to < nowIso : Date.parse(to) < now)) && !(from && (isCanonical(from) ? from > nowIso : Date.parse(from) > now)),
+  };
+}
+
+/**
  * The filters as one predicate (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17), with the
  * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
  */
 export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
-  const projects = f.projects;
-  const sections = f.sections && f.sections.length ? f.sections : undefined;
-  const kinds = f.kinds && f.kinds.length ? f.kinds : undefined;
-  const scopes = visibleScopes(f.scope);
-  const tags = f.tags && f.tags.length ? f.tags : undefined;
-  const status = f.status ?? ['active'];
-  const minConfidence = f.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
-  const field = f.dateField ?? 'updated_at';
-  const nowIso = new Date(now).toISOString();
+  const {
+    projects,
+    sections,
+    kinds,
+    scopes,
+    subject,
+    tags,
+    status,
+    minConfidence,
+    since,
+    until,
+    dateField: field,
+    includeExpired,
+    inWindow,
+  } = filterParts(f, now);
   return (e, project) => {
     if (projects && !projects.includes(project)) return false;
     if (sections && !sections.includes(e.section)) return false;
     if (kinds && !kinds.includes(e.kind)) return false;
     if (scopes && !scopes.has(e.scope)) return false;
-    if (f.subject && e.subject !== f.subject) return false;
+    if (subject && e.subject !== subject) return false;
     if (tags) for (const t of tags) if (!e.tags.includes(t)) return false;
     if (status !== 'any' && !status.includes(e.status)) return false;
     if (e.confidence < minConfidence) return false;
-    if (f.since && e[field] < f.since) return false;
-    if (f.until && e[field] > f.until) return false;
-    if (!f.includeExpired) {
-      // Canonical UTC timestamps compare as strings; anything else is parsed.
-      if (e.valid_to && (isCanonical(e.valid_to) ? e.valid_to < nowIso : Date.parse(e.valid_to) < now)) return false;
-      if (e.valid_from && (isCanonical(e.valid_from) ? e.valid_from > nowIso : Date.parse(e.valid_from) > now)) return false;
-    }
+    if (since && e[field] < since) return false;
+    if (until && e[field] > until) return false;
+    if (!includeExpired && (e.valid_to || e.valid_from) && !inWindow(e.valid_from, e.valid_to)) return false;
     return true;
   };
 }
@@ -125,7 +171,7 @@ export interface Ranked<E extends EntryLike = EntryLike> extends Candidate<E> {
  * Down-rank factor for entries that should not be trusted as much: near expiry (Req 15.3, 19.3)
  * or with stale evidence (Req 18.8).
  */
-function demotion(flags: Flag[]): number {
+export function demotion(flags: Flag[]): number {
   let f = 1;
   if (flags.includes('expiring_soon')) f *= 0.7;
   if (flags.includes('stale_evidence')) f *= 0.6;
@@ -211,18 +257,6 @@ export function nthLargest(values: Float64Array, n: number): number {
 }
 
 /**
- * The first `n` of `items` in the order of a stable sort by `order`, sorted, in O(items × log n)
- * (ties broken by position, as the stable sort keeps them).
- */
-export function firstN<T>(items: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
-  if (n <= 0) return [];
-  const before = (i: number, j: number): number => order(items[i], items[j]) || i - j;
-  return bestPositions(items.length, n, (i, j) => before(i, j) < 0)
-    .sort(before)
-    .map((i) => items[i]);
-}
-
-/**
  * For a caller holding thousands of raw text hits (a long-lived process at 100K entries): given
  * each accepted hit's raw score times its `textWeight`, and the largest raw score (what
  * `rankEntries`' relevance is divided by), a bound below which a hit cannot reach the first `n`
@@ -234,6 +268,66 @@ export function firstN<T>(items: readonly T[], n: number, order: (a: T, b: T) =>
 export function textFloor(bases: Float64Array, n: number, maxRelevance: number): number {
   if (!(n >= 1) || !Number.isFinite(n) || bases.length <= 2 * n || !(maxRelevance > 0)) return -Infinity;
   return (1 - STRENGTH_WEIGHT) * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
+}
+
+/**
+ * The order of a query without text: demoted entries (near expiry, stale evidence) after the
+ * others, each group in Req 15.8 order (confidence, evidence quality, updated_at, all
+ * descending, then id), ties kept in position order (as a stable sort keeps them). Of `m`
+ * entries, the first `n`, in order, with their flags. Each entry is read once, in order, through
+ * `entryAt` (which may hand out one object moved from entry to entry); the sort keys go into
+ * arrays, so a list of 10K entries makes no object per entry.
+ */
+export function firstByPriors(
+  m: number,
+  n: number,
+  now: number,
+  entryAt: (i: number) => EntryLike,
+  staleAt: (i: number) => boolean,
+  idAt: (i: number) => string,
+): { at: number; flags: Flag[] }[] {
+  const keys = priorKeys(m);
+  for (let i = 0; i < m; i++) {
+    const e = entryAt(i);
+    const flags = (keys.flags[i] = entryFlags(e, now, staleAt(i)));
+    keys.conf[i] = e.confidence;
+    keys.q[i] = evidenceQuality(e);
+    keys.d[i] = demotion(flags);
+    keys.upd[i] = e.updated_at;
+  }
+  return firstByPriorKeys(keys, n, idAt);
+}
+
+/** The sort keys of the no-text order for `m` entries: flags, demotion, confidence, evidence quality, updated_at. */
+export interface PriorKeys {
+  flags: Flag[][];
+  d: Float64Array;
+  conf: Float64Array;
+  q: Float64Array;
+  upd: string[];
+}
+
+/** Room for the keys of `m` entries. */
+export function priorKeys(m: number): PriorKeys {
+  return { flags: new Array<Flag[]>(m), d: new Float64Array(m), conf: new Float64Array(m), q: new Float64Array(m), upd: new Array<string>(m) };
+}
+
+/** `firstByPriors` for keys already computed (`idAt` breaks the remaining ties). */
+export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) => string): { at: number; flags: Flag[] }[] {
+  const { d, conf, q, upd } = keys;
+  const m = d.length;
+  // Ties kept in position order: a strict order, so that selecting is sorting.
+  const before = (i: number, j: number): boolean => {
+    const by = d[j] - d[i] || conf[j] - conf[i] || q[j] - q[i] || (upd[j] < upd[i] ? -1 : upd[j] > upd[i] ? 1 : 0);
+    if (by) return by < 0;
+    const a = idAt(i);
+    const b = idAt(j);
+    return a !== b ? a < b : i < j;
+  };
+  // A page of a list needs the first n of thousands: selected (one comparison with the worst
+  // kept for most), not all sorted.
+  const page = bestPositions(m, Math.min(n, m), before).sort((i, j) => (i === j ? 0 : before(i, j) ? -1 : 1));
+  return page.map((i) => ({ at: i, flags: keys.flags[i] }));
 }
 
 /** Lifecycle values of a candidate, computed on demand by the caller. */
@@ -321,34 +415,18 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top.sort((a, b) => b.score - a.score || byPriors(a, b));
     top = top.slice(0, n);
   } else {
-    // Demoted last, then Req 15.8 order, ties kept in the candidates' order (as a stable sort
-    // keeps them). The sort keys go into arrays, and only the page's candidates become objects:
-    // a list of 10K entries made and collected an object per entry (~10 ms of a cold `list`).
-    const m = cands.length;
-    const flagsOf: Flag[][] = new Array<Flag[]>(m);
-    const conf = new Float64Array(m);
-    const q = new Float64Array(m);
-    const d = new Float64Array(m);
-    const upd: string[] = new Array<string>(m);
-    for (let i = 0; i < m; i++) {
-      const e = cands[i].entry;
-      const flags = (flagsOf[i] = entryFlags(e, now, cands[i].stale));
-      conf[i] = e.confidence;
-      q[i] = evidenceQuality(e);
-      d[i] = demotion(flags);
-      upd[i] = e.updated_at;
-    }
-    const order = (i: number, j: number): number => {
-      const by = d[j] - d[i] || conf[j] - conf[i] || q[j] - q[i] || (upd[j] < upd[i] ? -1 : upd[j] > upd[i] ? 1 : 0);
-      if (by) return by;
-      const a = cands[i].entry.id;
-      const b = cands[j].entry.id;
-      return a < b ? -1 : a > b ? 1 : 0;
-    };
-    // A page of a list needs the first n of thousands: selected, not all sorted.
-    const all = Array.from({ length: m }, (_, i) => i);
-    const page = n * 8 < m ? firstN(all, n, order) : all.sort(order).slice(0, n);
-    top = page.map((i) => ({ c: cands[i], flags: flagsOf[i], d: d[i], q: q[i], base: baseOf(cands[i], flagsOf[i], q[i]), score: 0 }));
+    const page = firstByPriors(
+      cands.length,
+      n,
+      now,
+      (i) => cands[i].entry,
+      (i) => cands[i].stale === true,
+      (i) => cands[i].entry.id,
+    );
+    top = page.map(({ at: i, flags }) => {
+      const q = evidenceQuality(cands[i].entry);
+      return { c: cands[i], flags, d: demotion(flags), q, base: baseOf(cands[i], flags, q), score: 0 };
+    });
     for (const k of top) apply(k);
   }
   return top.map((k) => ({

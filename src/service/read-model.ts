@@ -28,12 +28,17 @@ function docOf(se: StoredEntry): IndexedDoc {
  * unusable, a duplicate) may leave its key to a file of the same id in another section.
  */
 function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
-  const entries = snap.entries;
-  for (let i = 1; i < entries.length; i++) if (!(entries[i - 1].file < entries[i].file)) return undefined;
-  const find = (rel: string): StoredEntry | undefined => {
-    const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
-    return se?.file === rel ? se : undefined;
-  };
+  let find: (rel: string) => StoredEntry | undefined;
+  const cached = snap.cached;
+  if (cached) find = (rel) => cached.find(rel);
+  else {
+    const entries = snap.entries;
+    for (let i = 1; i < entries.length; i++) if (!(entries[i - 1].file < entries[i].file)) return undefined;
+    find = (rel) => {
+      const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+      return se?.file === rel ? se : undefined;
+    };
+  }
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
     const where = entryPath(rel);
@@ -100,7 +105,7 @@ export class ReadModel {
       const since = partial?.savedFrom !== undefined ? snap.changedSince?.(partial.savedFrom) : undefined;
       const touched = since && touchedKeys(snap, since);
       const plan = touched ? partial?.planKeys(touched) : partial?.plan(docsOf());
-      if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, snap.entries.length * PARTIAL_DRIFT_SHARE)) {
+      if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, (snap.cached?.count ?? snap.entries.length) * PARTIAL_DRIFT_SHARE)) {
         const rep = partial.sync(touched ? [] : docsOf(), plan);
         this.state = { snap, index: null };
         const stats = { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed };

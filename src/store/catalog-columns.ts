@@ -140,14 +140,29 @@ export class ColumnMeta implements EntryMeta {
 
   constructor(
     private readonly cols: Columns,
-    private readonly at: number,
+    private at: number,
     /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
     line: string | Rows,
     /** Path of the file relative to the root: `ai-memory/<project>/<section>/<id>.json`. */
-    private readonly file: string,
+    private file: string,
   ) {
     if (typeof line === 'string') this.text = line;
     else this.rows = line;
+  }
+
+  /**
+   * Makes this the metadata of position `at` of the same columns and `rows` instead (a reader
+   * that looks at thousands of entries one after another, and keeps none of them, moves one
+   * object along rather than making one per entry).
+   */
+  moveTo(at: number, rows: Rows, file: string): this {
+    this.at = at;
+    this.file = file;
+    this.rows = rows;
+    this.text = undefined;
+    this.parsed = undefined;
+    this.evidenceList = undefined;
+    return this;
   }
 
   /** The row as text, while it has not been parsed (then undefined). */

@@ -6,17 +6,18 @@
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
  * `.bass-agents/` loses nothing.
  */
-import { lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { blobAt, CatalogCache, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import { lowerBound } from '../core/sorted.js';
-import { stampOf } from './fsutil.js';
+import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { gitBlobId, takeGitView } from './git-view.js';
+import { gitBlobId, takeGitView, VIEW_RECORD } from './git-view.js';
 import { ColumnMeta, copyColumns, emptyColumns, putColumns } from './catalog-columns.js';
+import { CachedEntries } from './cached-entries.js';
 import {
   RecentEntries,
   StoredEntry,
@@ -82,6 +83,12 @@ function inPathOrder(names: readonly string[]): string[] {
 }
 
 const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
+
+/** The project of an entry file's path (`ai-memory/<project>/...`). */
+function projectOf(rel: string): string {
+  const from = MEMORY_DIR.length + 1;
+  return rel.slice(from, rel.indexOf('/', from));
+}
 
 /** What a full refresh found: the cache's base and delta, and its contents, as loaded (unchanged) or as built. */
 interface Found {
@@ -281,7 +288,7 @@ export class Catalog {
    */
   refresh(): CatalogSnapshot {
     const cache = this.cache.load();
-    const clean = cache ? takeGitView(this.ws.root)?.matching(cache.files, cache.oids) : undefined;
+    const clean = cache ? this.viewedClean(cache) : undefined;
     const listedAt = this.wallClock();
     // What to save: files, their numbers, stamps, blob ids, rows, folders. While the files found
     // are the cache's own, in order, they are only counted (`same`); the first difference copies
@@ -301,10 +308,20 @@ export class Catalog {
       const problems = cache!.bad[i];
       if (problems) next.bad[at] = problems;
     };
+    // The entries of the unchanged run are made only once something differs (then in order,
+    // before any other): when nothing does, the snapshot makes them from the cache on demand.
+    const cachedEntry = (i: number): StoredEntry => {
+      const rel = cache!.files[i];
+      const meta = ColumnMeta.usable(cache!.cols, i) ? new ColumnMeta(cache!.cols, i, cache!.lines, rel) : cache!.lines.get(i);
+      return new StoredEntry(root, projectOf(rel), rel, cache!.stamps[i], meta, undefined, this.recent);
+    };
     const build = (): void => {
       if (building) return;
       building = true;
-      for (let i = 0; i < same; i++) copyCached(i);
+      for (let i = 0; i < same; i++) {
+        copyCached(i);
+        if (!cache!.bad[i]) entries.push(cachedEntry(i));
+      }
     };
     const newDirs: [string, DirRecord][] = [];
     const kept = cache ? new Uint8Array(cache.files.length) : undefined;
@@ -322,19 +339,15 @@ export class Catalog {
       if (cache && i !== undefined && (!st || (cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs))) {
         // Unchanged (git vouched for it, or its stamp is the cached one): the cached row.
         kept![i] = 1;
-        if (!building && i === same) same++;
+        if (!building && i === same)
+          same++; // its entry is made later, if at all (see build)
         else {
           build();
           copyCached(i);
         }
-        const k = cache.stamps[i];
         const problems = cache.bad[i];
         if (problems) bad.push({ file: rel, problems });
-        else {
-          // The row itself is read from the cache only if something asks for it.
-          const meta = ColumnMeta.usable(cache.cols, i) ? new ColumnMeta(cache.cols, i, cache.lines, rel) : cache.lines.get(i);
-          entries.push(new StoredEntry(root, project, rel, k, meta, undefined, this.recent));
-        }
+        else if (building) entries.push(cachedEntry(i));
         return;
       }
       if (i !== undefined) kept![i] = 1;
@@ -381,7 +394,17 @@ export class Catalog {
         if (dst?.isDirectory() && rec && rec[0] === dst.ctimeMs && rec[1] === dst.ino && rec[0] + DIR_SETTLE_MS < rec[2]) {
           // Still the names of its last listing: the cached ones.
           next.dirs[dirRel] = rec;
-          for (let i = lo; i < hi; i++) visit(project, section, sdir, cache.files[i], cache.files[i].slice(prefix.length), i);
+          for (let i = lo; i < hi; i++) {
+            if (clean?.[i] === 1 && !building && i === same) {
+              // git vouches for it and nothing differed so far: counted, nothing made.
+              kept![i] = 1;
+              same++;
+              const problems = cache.bad[i];
+              if (problems) bad.push({ file: cache.files[i], problems });
+              continue;
+            }
+            visit(project, section, sdir, cache.files[i], cache.files[i].slice(prefix.length), i);
+          }
           continue;
         }
         let names: string[];
@@ -413,9 +436,11 @@ export class Catalog {
     const reused = !building && cache && same === cache.files.length ? cache : undefined;
     if (reused) reused.dirs = next.dirs;
     else build();
+    // The cache as loaded holds the entries: made when asked for.
+    const lazy = reused ? new CachedEntries(reused, root, this.recent) : undefined;
     // Files that lose their id to another: none when nothing changed since a cache that had none.
     const knownUnique = reused?.nodup === true;
-    const unique = knownUnique ? { entries } : dropDuplicates(entries, bad);
+    const unique = knownUnique ? { entries } : dropDuplicates(lazy ? lazy.all() : entries, bad);
     next.nodup = !unique.duplicates;
     if (reused) reused.nodup = next.nodup;
     const count = reused ? reused.files.length : next.files.length;
@@ -456,7 +481,35 @@ export class Catalog {
           return at === undefined ? undefined : [...new Set([...cache.changeLog.slice(at), ...changed, ...removed])];
         }
       : undefined;
-    return { ...unique, bad, changed, removed, contentId, changedSince };
+    const snap: CatalogSnapshot = { ...unique, bad, changed, removed, contentId, changedSince };
+    if (lazy && knownUnique) {
+      snap.cached = lazy;
+      Object.defineProperty(snap, 'entries', { get: () => lazy.all(), enumerable: true, configurable: true });
+    }
+    return snap;
+  }
+
+  /**
+   * What git's view offered to this process (if any) vouches for among the cache's files; keeps
+   * the record of a listing every cached file matched (see git-view.ts), and drops one that could
+   * not be used, so that the next command asks git for a listing again.
+   */
+  private viewedClean(cache: CatalogFile): Uint8Array | undefined {
+    const view = takeGitView(this.ws.root);
+    if (!view) return undefined;
+    const m = view.matching(cache.files, cache.oids, (content) => {
+      const at = cache.chainAt.get(content);
+      return at === undefined ? undefined : cache.changeLog.slice(at);
+    });
+    const record = join(this.ws.localDir, 'cache', VIEW_RECORD);
+    try {
+      if (view.index && m?.complete && this.ws.ensureLocal())
+        writeFileAtomic(record, JSON.stringify({ index: view.index, content: cache.content }), { fsync: false });
+      else if (view.vouchedFor !== undefined && !m) rmSync(record, { force: true });
+    } catch {
+      /* only costs the next command a listing */
+    }
+    return m?.clean;
   }
 
   /**

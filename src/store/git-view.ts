@@ -14,20 +14,79 @@
  * compare the full stat data and to ignore a file system monitor, whatever the repository's
  * config says. As with the stat check, a file changed after the check is seen by the next
  * command, not this one.
+ *
+ * Most of the time git's index has not changed since the last command looked: then the listing
+ * is not asked for at all. When every cached file matched the listing (`complete`), the catalog
+ * records the index's checksum (the last bytes of `.git/index`, a hash of all of it) with the
+ * catalog content that matched it, in `git-view.json` beside the cache. A later command whose
+ * index still has that checksum, before and after git ran, has only `diff-files` run, and
+ * vouches for every file of that content but the ones git names and the ones the catalog's delta
+ * changed since (matching's `changedSince`).
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
+import { lowerBound } from '../core/sorted.js';
 import { cleanEnv } from './git-env.js';
+
+/** What a view says about the cached files. */
+export interface ViewMatch {
+  /** 1 at the position of each file git vouches for. */
+  clean: Uint8Array;
+  /** Every file had an index entry holding its cached blob (dirty or not): the listing vouches for the content as a whole. */
+  complete: boolean;
+}
 
 export interface GitView {
   /** The workspace root git ran in. */
   root: string;
+  /** For a view from a listing: the checksum of the index it was read from (unchanged while git ran), if known. */
+  index?: string;
+  /** For a view without a listing: the catalog content the recorded listing matched (see the top of this file). */
+  vouchedFor?: string;
   /**
    * Which of `files` (paths relative to the root, sorted) git found holding exactly the blob
-   * `blobs` names for them (40 hex digits per file, one after another): 1 at their position.
-   * One pass over git's output beside the list, both in path order, without a map of either.
+   * `blobs` names for them (40 hex digits per file, one after another). A view from a listing
+   * makes one pass over git's output beside the list, both in path order, without a map of
+   * either; a view without one asks `changedSince` for the files that may differ from the content
+   * it vouches for, and is of no use (null) when the catalog cannot say.
    */
-  matching(files: readonly string[], blobs: string): Uint8Array;
+  matching(files: readonly string[], blobs: string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
+}
+
+/** The file (in the catalog cache's folder) that records which catalog content matched which index. */
+export const VIEW_RECORD = 'git-view.json';
+
+/**
+ * The checksum at the end of git's index (hex), for a workspace whose `.git` is a folder; null
+ * when there is none to read (a worktree's `.git` file, no index) or git does not keep one
+ * (`index.skipHash` writes zeros).
+ */
+export function indexChecksum(root: string): string | null {
+  const fs = process.getBuiltinModule('node:fs');
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(`${root}/.git/index`, 'r');
+    const size = fs.fstatSync(fd).size;
+    if (size < 32) return null;
+    const tail = Buffer.alloc(20);
+    if (fs.readSync(fd, tail, 0, 20, size - 20) !== 20) return null;
+    const hex = tail.toString('hex');
+    return /^0+$/.test(hex) ? null : hex;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** The recorded listing match in `cacheDir`, if any. */
+function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
+  try {
+    const r = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
+    return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -136,12 +195,14 @@ function sameAt(a: string, ai: number, b: string, bi: number, len: number): bool
  * count. git orders paths by bytes, the list by UTF-16 units: the two agree but for characters
  * past U+D7FF, where a mismatch only means a file is not vouched for (and gets an lstat).
  */
-export function parseGitView(root: string, listed: string, dirty: string): GitView {
+export function parseGitView(root: string, listed: string, dirty: string, index?: string): GitView {
   return {
     root,
+    ...(index ? { index } : {}),
     matching(files, blobs) {
       const out = new Uint8Array(files.length);
       const skip = dirty ? new Set(dirty.split('\0')) : undefined;
+      let matched = 0;
       let k = 0;
       let at = 0;
       while (at < listed.length && k < files.length) {
@@ -159,16 +220,39 @@ export function parseGitView(root: string, listed: string, dirty: string): GitVi
             listed.charCodeAt(at) === 72 /* H */ &&
             (listed.startsWith(' 100644 ', at + 1) || listed.startsWith(' 100755 ', at + 1)) &&
             listed.startsWith(' 0', at + 49) &&
-            sameAt(listed, at + 9, blobs, 40 * k, 40) &&
-            !skip?.has(f)
-          )
-            out[k] = 1;
+            sameAt(listed, at + 9, blobs, 40 * k, 40)
+          ) {
+            matched++;
+            if (!skip?.has(f)) out[k] = 1;
+          }
           k++;
           at = end + 1;
         } else if (listed.slice(tab + 1, end) < f) at = end + 1;
         else k++;
       }
-      return out;
+      return { clean: out, complete: matched === files.length };
+    },
+  };
+}
+
+/**
+ * The view when the index is the one a listing matched catalog content `content`: every file
+ * but those `diff-files` named (`dirty`) and those changed since that content.
+ */
+export function recordedGitView(root: string, content: string, dirty: string): GitView {
+  return {
+    root,
+    vouchedFor: content,
+    matching(files, _blobs, changedSince) {
+      const since = changedSince?.(content);
+      if (!since) return null;
+      const out = new Uint8Array(files.length).fill(1);
+      for (const list of [dirty ? dirty.split('\0') : [], since])
+        for (const f of list) {
+          const i = lowerBound(files, f);
+          if (files[i] === f) out[i] = 0;
+        }
+      return { clean: out, complete: false };
     },
   };
 }
@@ -179,13 +263,22 @@ export function parseGitView(root: string, listed: string, dirty: string): GitVi
  * git's output files (see gitOutput); without it, pipes.
  */
 export function startGitView(root: string, scratch?: string): GitViewRun {
-  const listed = gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory'], scratch);
+  const index = indexChecksum(root);
+  const record = scratch && index ? readViewRecord(scratch) : undefined;
+  const recorded = record?.index === index ? record.content : undefined;
+  const listed = recorded === undefined ? gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory'], scratch) : undefined;
   const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory'], scratch);
   return {
     root,
-    view: Promise.all([listed.output, dirty.output]).then(([l, d]) => (l === null || d === null ? null : parseGitView(root, l, d))),
+    view: Promise.all([listed ? listed.output : '', dirty.output]).then(([l, d]) => {
+      if (l === null || d === null) return null;
+      // The index git read is the one whose checksum was read before it started only if it still has it.
+      const same = index !== null && indexChecksum(root) === index;
+      if (recorded !== undefined) return same ? recordedGitView(root, recorded, d) : null;
+      return parseGitView(root, l, d, same ? index : undefined);
+    }),
     stop: () => {
-      listed.stop();
+      listed?.stop();
       dirty.stop();
     },
   };

@@ -12,6 +12,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
 import { ColumnMeta } from './catalog-columns.js';
+import type { CachedEntries } from './cached-entries.js';
 import { metaFromRow, metaRow } from './meta-row.js';
 
 export { metaFromRow, metaRow } from './meta-row.js';
@@ -176,6 +177,12 @@ export interface CatalogSnapshot {
    * files this refresh found changed or gone.
    */
   changedSince?: (contentId: string) => string[] | undefined;
+  /**
+   * From a full refresh that found the catalog cache exactly as loaded: the same entries, made
+   * only when asked for (`entries` is then made on first use too). A reader of a few entries
+   * among thousands goes through this instead of `entries`.
+   */
+  cached?: CachedEntries;
 }
 
 /**

@@ -1,11 +1,21 @@
 // git's view of the entry files (src/store/git-view.ts): the parsing on crafted output, then a
 // real repository, where the view must vouch for exactly the files git knows are unchanged.
-import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
-import { gitBlobId, offerGitView, parseGitView, settleGitView, startGitView, takeGitView } from '../../src/store/git-view.js';
+import {
+  gitBlobId,
+  indexChecksum,
+  offerGitView,
+  parseGitView,
+  recordedGitView,
+  settleGitView,
+  startGitView,
+  takeGitView,
+  VIEW_RECORD,
+} from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
 import { git, gitdir } from '../helpers/repo.js';
@@ -39,8 +49,21 @@ describe('git view', () => {
     const files = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
     const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
-    expect([...view.matching(files, blobs)]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
-    expect([...parseGitView('/r', '', '').matching(files, blobs)]).toEqual(files.map(() => 0));
+    expect([...view.matching(files, blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    expect(view.matching(files, blobs)!.complete).toBe(false);
+    expect([...parseGitView('/r', '', '').matching(files, blobs)!.clean]).toEqual(files.map(() => 0));
+    // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
+    const some = [files[0], files[6], files[7]];
+    const theirs = [A, C, C].join('');
+    expect(view.matching(some, theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
+  });
+
+  it('without a listing: every file of the recorded content but the dirty ones and those changed since; nothing when the catalog cannot say what changed', () => {
+    const files = ['a', 'b', 'c', 'd'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const view = recordedGitView('/r', 'content-1', `${files[1]}\0`);
+    const since = (content: string): string[] | undefined => (content === 'content-1' ? [files[3], 'ai-memory/p/learnings/new.json'] : undefined);
+    expect(view.matching(files, '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
+    expect(recordedGitView('/r', 'content-2', '').matching(files, '', since)).toBeNull();
   });
 
   it("is waited for only so long: git still at work then is stopped, and the files are stat'ed instead", async () => {
@@ -63,12 +86,12 @@ describe('git view', () => {
     const cache = new CatalogCache(ws).load()!;
     expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
-    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)];
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
     // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
     const scratch = join(dir, '.bass-agents/cache');
     const before = readdirSync(scratch).sort();
-    expect([...(await startGitView(dir, scratch).view)!.matching(cache.files, cache.oids)]).toEqual([1, 1, 1, 1]);
+    expect([...(await startGitView(dir, scratch).view)!.matching(cache.files, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
     expect(readdirSync(scratch).sort()).toEqual(before);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
@@ -88,5 +111,57 @@ describe('git view', () => {
     expect(viewed.entries.find((e) => e.meta.id === 'E1')!.entry.summary).toBe('entry one, edited');
     // Used once: the next refresh stats every file again and re-reads the touched one.
     expect(new Catalog(ws).refresh().changed).toEqual(['ai-memory/p/learnings/E3.json']);
+  });
+
+  it("records a listing every cached file matched, and later commands ask git only for what changed, until the index or the catalog's base moves", async () => {
+    const dir = gitdir();
+    const sdir = join(dir, 'ai-memory/p/learnings');
+    mkdirSync(sdir, { recursive: true });
+    for (let i = 0; i < 3; i++) writeFileSync(join(sdir, `E${i}.json`), serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'entries');
+    const ws = new Workspace(dir);
+    new Catalog(ws).refresh();
+    const scratch = join(dir, '.bass-agents/cache');
+    const record = join(scratch, VIEW_RECORD);
+    /** A refresh with a view started now, as a one-shot command gets it; and the view it had. */
+    const viewed = async (): Promise<{ changed: string[]; view: { index?: string; vouchedFor?: string } | null }> => {
+      const run = startGitView(dir, scratch);
+      const view = await run.view;
+      offerGitView({ ...run, view: Promise.resolve(view) });
+      await settleGitView(60_000);
+      return { changed: new Catalog(ws).refresh().changed, view };
+    };
+    expect(indexChecksum(dir)).toMatch(/^[0-9a-f]{40}$/);
+    // A listing, complete: recorded with the index's checksum.
+    const first = await viewed();
+    expect(first.view?.index).toBe(indexChecksum(dir));
+    expect(JSON.parse(readFileSync(record, 'utf8')).index).toBe(indexChecksum(dir));
+    // The same index: no listing, and nothing re-read.
+    const second = await viewed();
+    expect(second.view?.vouchedFor).toBeDefined();
+    expect(second.changed).toEqual([]);
+    // An edit git has not been told about: named by diff-files, re-read; the one after sees it as
+    // changed since the recorded content (the delta says so) and re-reads nothing more.
+    writeFileSync(join(sdir, 'E1.json'), serializeEntry(entry('E1', 'entry one, edited')));
+    const third = await viewed();
+    expect(third.view?.vouchedFor).toBeDefined();
+    expect(third.changed).toEqual(['ai-memory/p/learnings/E1.json']);
+    const fourth = await viewed();
+    expect(fourth.view?.vouchedFor).toBeDefined();
+    expect(fourth.changed).toEqual([]);
+    expect(new Catalog(ws).refresh().entries.find((e) => e.meta.id === 'E1')!.entry.summary).toBe('entry one, edited');
+    // Staged: the index moves, so git lists again (and the edited file matches its blob again).
+    git(dir, 'add', '-A');
+    const fifth = await viewed();
+    expect(fifth.view?.vouchedFor).toBeUndefined();
+    expect(fifth.view?.index).toBe(indexChecksum(dir));
+    // A cache rebuilt from scratch has another base: the recorded content is not in its chain, so the record goes.
+    rmSync(join(scratch, 'catalog.json'));
+    new Catalog(ws).refresh();
+    const sixth = await viewed();
+    expect(sixth.view?.vouchedFor).toBeDefined();
+    expect(existsSync(record)).toBe(false);
+    expect((await viewed()).view?.index).toBe(indexChecksum(dir));
   });
 });

@@ -1,7 +1,7 @@
 // rankEntries with a limit prunes candidates that cannot reach the top (query.ts): the result
 // must be exactly the first `limit` of the unpruned ranking, ties and all.
 import { describe, expect, it } from 'vitest';
-import { STRENGTH_WEIGHT, firstN, nthLargest, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
+import { STRENGTH_WEIGHT, firstByPriorKeys, nthLargest, priorKeys, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { EVIDENCE_QUALITY } from '../../src/core/constants.js';
 
@@ -183,13 +183,24 @@ describe('textFloor', () => {
     }
   });
 
-  it('firstN is the head of a stable sort, ties in input order', () => {
+  it('the no-text order of sort keys is the head of a stable sort, ties in position order', () => {
     for (let round = 0; round < 50; round++) {
-      // Few distinct keys, so most comparisons tie and only the positions tell items apart.
-      const items = Array.from({ length: Math.floor(rand() * 300) }, (_, i) => ({ k: Math.floor(rand() * 6), i }));
-      const order = (a: { k: number }, b: { k: number }): number => b.k - a.k;
-      const sorted = [...items].sort(order);
-      for (const n of [0, 1, 3, 20, items.length, items.length + 5]) expect(firstN(items, n, order)).toEqual(sorted.slice(0, n));
+      // Few distinct keys and ids, so most comparisons tie and only the positions tell entries apart.
+      const m = Math.floor(rand() * 300);
+      const keys = priorKeys(m);
+      const ids: string[] = [];
+      for (let i = 0; i < m; i++) {
+        keys.d[i] = [1, 0.7, 0.6][Math.floor(rand() * 3)];
+        keys.conf[i] = [0.6, 0.8][Math.floor(rand() * 2)];
+        keys.q[i] = Math.floor(rand() * 3);
+        keys.upd[i] = `2026-01-0${1 + Math.floor(rand() * 3)}T00:00:00.000Z`;
+        keys.flags[i] = [];
+        ids.push(`E${Math.floor(rand() * 20)}`);
+      }
+      const order = (i: number, j: number): number =>
+        keys.d[j] - keys.d[i] || keys.conf[j] - keys.conf[i] || keys.q[j] - keys.q[i] || keys.upd[j].localeCompare(keys.upd[i]) || ids[i].localeCompare(ids[j]);
+      const sorted = Array.from({ length: m }, (_, i) => i).sort(order);
+      for (const n of [0, 1, 3, 20, m, m + 5]) expect(firstByPriorKeys(keys, n, (i) => ids[i]).map((p) => p.at)).toEqual(sorted.slice(0, n));
     }
   });
 });

@@ -10,6 +10,8 @@ import {
   MAX_RESULTS,
   compileFilters,
   matchesFilters,
+  filterParts,
+  firstByPriorKeys,
   nthLargest,
   rankEntries,
   textFloor,
@@ -103,10 +105,11 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     } else {
       // The snapshot's record of where each document's entry is, when it was saved from this very
       // catalog content (checked by key); else a map of every entry by key.
+      const cached = snap.cached;
       entryAt = (i) => {
         const key = index.keyOf(sids[i]);
         const at = index.entryAt(sids[i]);
-        const se = at === undefined ? undefined : snap.entries[at];
+        const se = at === undefined ? undefined : cached ? (at < cached.count ? cached.at(at) : undefined) : snap.entries[at];
         return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
       };
     }
@@ -212,6 +215,18 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
       cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleKeys.size > 0 && staleKeys.has(se.key) });
     }
     matchedCount = n;
+  } else if (snap.cached) {
+    // The catalog cache as loaded holds the entries: the filters and the order read its columns,
+    // and only the page's entries are made (rankEntries then orders them exactly so again).
+    const ce = snap.cached;
+    const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
+    const passed = ce.passing(filterParts(filters, nowMs), accept);
+    const page = firstByPriorKeys(ce.priorKeysOf(passed, nowMs, staleAt), limit, (k) => ce.idOf(passed[k]));
+    for (const { at } of page) {
+      const se = ce.at(passed[at]);
+      cands.push({ project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(passed[at]) : false });
+    }
+    matchedCount = passed.length;
   } else {
     for (const se of snap.entries)
       if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.size > 0 && staleKeys.has(se.key) });
@@ -247,7 +262,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     results: ranked,
     stats: {
       execution_ms: Math.round(ms * 100) / 100,
-      entries_scanned: snap.entries.length,
+      entries_scanned: snap.cached ? snap.cached.count : snap.entries.length,
       entries_matched_filters: matchedCount,
       entries_returned: ranked.length,
       semantic: semanticUsed,
@@ -294,12 +309,17 @@ function episodesOf(snap: CatalogSnapshot, hits: readonly StoredEntry[], accept:
     subjects.add(h.meta.subject);
   });
   if (!groups.size) return windows;
-  for (const se of snap.entries) {
-    if (!subjects.has(se.meta.subject)) continue;
-    const group = groups.get(episodeKey(se.meta, se.project));
+  // From the catalog cache's columns when it holds the entries: only the episodes' entries are made.
+  const ce = snap.cached;
+  const count = ce ? ce.count : snap.entries.length;
+  for (let j = 0; j < count; j++) {
+    const meta = ce ? ce.peek(j) : snap.entries[j].meta;
+    if (!subjects.has(meta.subject)) continue;
+    const group = groups.get(episodeKey(meta, ce ? ce.projectOf(j) : snap.entries[j].project));
     if (!group) continue;
-    const seq = ulidSequence(se.meta.id);
+    const seq = ulidSequence(meta.id);
     if (seq === null) continue;
+    const se = ce ? ce.at(j) : snap.entries[j];
     for (const i of group) {
       const d = seq - seqs[i]!;
       if (d === 0n || d < BigInt(-W) || d > BigInt(W) || !accept(se)) continue;

@@ -1,0 +1,260 @@
+/**
+ * The entries of a catalog snapshot that is the catalog cache exactly as loaded (every file
+ * unchanged since the cache was saved), made from the cache's columns and rows only when asked
+ * for. A cold `list` at 10K entries used to make a StoredEntry and a ColumnMeta per file before
+ * it could filter them, and let the garbage collector take them all back after printing 50:
+ * here filters and the no-text order read the columns through one object moved from entry to
+ * entry (`peek`), and objects are made for the page only (`at`). Everything else still gets the
+ * whole list (`all`), made once, from the very objects handed out so far.
+ */
+import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
+import type { EntryLike, EntryMeta } from '../core/meta.js';
+import { LOW_CONFIDENCE, demotion, entryFlags, priorKeys, type FilterParts, type PriorKeys } from '../core/query.js';
+import { lowerBound } from '../core/sorted.js';
+import type { CatalogFile } from './catalog-cache.js';
+import { ColumnMeta } from './catalog-columns.js';
+import { MEMORY_DIR } from './root.js';
+import { StoredEntry, type RecentEntries } from './stored-entry.js';
+
+/** The cached files of one section folder: positions [start, end) of the sorted list. */
+interface FolderRun {
+  start: number;
+  end: number;
+  project: string;
+  section: string;
+}
+
+export class CachedEntries {
+  /** How many entries (files without problems). */
+  readonly count: number;
+  /** The cache position of each entry, when some files have problems (else entry j is file j). */
+  private readonly positions: Int32Array | undefined;
+  private readonly made: (StoredEntry | undefined)[];
+  private list: StoredEntry[] | undefined;
+  private runs: FolderRun[] | undefined;
+  private lastRun: FolderRun | undefined;
+  private cursor: ColumnMeta | undefined;
+
+  constructor(
+    private readonly file: CatalogFile,
+    private readonly root: string,
+    private readonly recent?: RecentEntries,
+  ) {
+    const n = file.files.length;
+    const bad = Object.keys(file.bad)
+      .map(Number)
+      .filter((i) => i >= 0 && i < n);
+    if (bad.length) {
+      const isBad = new Uint8Array(n);
+      for (const i of bad) isBad[i] = 1;
+      this.positions = new Int32Array(n - bad.length);
+      let j = 0;
+      for (let i = 0; i < n; i++) if (!isBad[i]) this.positions[j++] = i;
+    }
+    this.count = n - bad.length;
+    this.made = new Array<StoredEntry | undefined>(this.count);
+  }
+
+  /** The cache position of entry `j`. */
+  private positionOf(j: number): number {
+    return this.positions ? this.positions[j] : j;
+  }
+
+  /** The project of entry `j` (one string per project, shared). */
+  projectOf(j: number): string {
+    return this.runOf(this.positionOf(j)).project;
+  }
+
+  private runOf(p: number): FolderRun {
+    const last = this.lastRun;
+    if (last && p >= last.start && p < last.end) return last;
+    for (const r of this.folderRuns()) if (p >= r.start && p < r.end) return (this.lastRun = r);
+    throw new Error(`catalog cache: no folder for ${this.file.files[p]}`);
+  }
+
+  /**
+   * The runs of the sorted paths by folder: every path under `ai-memory/<p>/<s>/` sorts at or
+   * after that prefix and before `ai-memory/<p>/<s>0` ('0' follows '/'), so a folder is found
+   * with two binary searches, not a look at each path.
+   */
+  private folderRuns(): FolderRun[] {
+    if (this.runs) return this.runs;
+    const files = this.file.files;
+    const runs: FolderRun[] = [];
+    const from = MEMORY_DIR.length + 1;
+    let project = '';
+    for (let start = 0; start < files.length;) {
+      const f = files[start];
+      const mid = f.indexOf('/', from);
+      const name = f.slice(from, mid);
+      if (name !== project) project = name;
+      const section = f.slice(mid + 1, f.indexOf('/', mid + 1));
+      const end = Math.max(start + 1, lowerBound(files, `${MEMORY_DIR}/${project}/${section}0`));
+      runs.push({ start, end, project, section });
+      start = end;
+    }
+    return (this.runs = runs);
+  }
+
+  /**
+   * The entries (by number, ascending) that pass the filters: exactly those `accept` (the
+   * filters compiled, see compileFilters) takes with `peek(j)` and `projectOf(j)`, but read from
+   * the columns for the filters they hold, with the project and section tested once per folder.
+   * Tags, dates of `created_at`, and entries without columns go through `accept`.
+   */
+  passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
+    const out: number[] = [];
+    if (f.tags || ((f.since || f.until) && f.dateField !== 'updated_at')) {
+      for (let j = 0; j < this.count; j++) if (accept(this.peek(j), this.projectOf(j))) out.push(j);
+      return out;
+    }
+    const c = this.file.cols;
+    const kindOk = f.kinds && KINDS.map((k) => f.kinds!.includes(k));
+    const statusOk = f.status === 'any' ? undefined : STATUSES.map((st) => (f.status as string[]).includes(st));
+    const scopeOk = f.scopes && c.scopes.map((sc) => f.scopes!.has(sc));
+    const subject = f.subject === undefined ? -2 : c.subjects.indexOf(f.subject); // -1: no entry with columns has it
+    const { minConfidence, since, until, includeExpired, inWindow } = f;
+    const runs = this.folderRuns();
+    let r = -1;
+    let end = -1;
+    let inRun = false;
+    for (let j = 0; j < this.count; j++) {
+      const p = this.positions ? this.positions[j] : j;
+      if (p >= end) {
+        while (runs[r + 1] && runs[r + 1].start <= p) r++;
+        const run = runs[r];
+        end = run.end;
+        inRun = (!f.projects || f.projects.includes(run.project)) && (!f.sections || (f.sections as string[]).includes(run.section));
+      }
+      if (!inRun) continue;
+      const kind = c.kind[p];
+      if (kind < 0) {
+        if (accept(this.peek(j), runs[r].project)) out.push(j);
+        continue;
+      }
+      if (kindOk && !kindOk[kind]) continue;
+      if (scopeOk && !scopeOk[c.scope[p]]) continue;
+      if (subject !== -2 && c.subject[p] !== subject) continue;
+      if (statusOk && !statusOk[c.status[p]]) continue;
+      if (c.conf[p] < minConfidence) continue;
+      if (since && c.upd[p] < since) continue;
+      if (until && c.upd[p] > until) continue;
+      if (!includeExpired && (c.vt[p] || c.vf[p]) && !inWindow(c.vf[p], c.vt[p])) continue;
+      out.push(j);
+    }
+    return out;
+  }
+
+  /**
+   * The keys of the no-text order (see firstByPriors) of entries `js`, from the columns: the
+   * flags from the three fields they depend on, evidence quality once per evidence shape.
+   */
+  priorKeysOf(js: readonly number[], now: number, staleAt?: (j: number) => boolean): PriorKeys {
+    const keys = priorKeys(js.length);
+    const { kind, conf, vf, vt, ev, upd } = this.file.cols;
+    const positions = this.positions;
+    // An entry with no low confidence and no validity bounds has no flag but stale evidence
+    // (entryFlags' own shortcut): the shared lists entryFlags gives for that, taken once.
+    const plain = { confidence: 1, valid_from: null, valid_to: null } as unknown as EntryLike;
+    const none = entryFlags(plain, now, false);
+    const onlyStale = entryFlags(plain, now, true);
+    const probe = { confidence: 0, valid_from: null as string | null, valid_to: null as string | null };
+    const qualityOf = new Map<string, number>();
+    for (let i = 0; i < js.length; i++) {
+      const j = js[i];
+      const p = positions ? positions[j] : j;
+      const stale = staleAt ? staleAt(j) : false;
+      if (kind[p] < 0) {
+        const e = this.peek(j);
+        const flags = (keys.flags[i] = entryFlags(e, now, stale));
+        keys.d[i] = demotion(flags);
+        keys.conf[i] = e.confidence;
+        keys.q[i] = evidenceQuality(e);
+        keys.upd[i] = e.updated_at;
+        continue;
+      }
+      const cf = conf[p];
+      if (cf >= LOW_CONFIDENCE && !vt[p] && !vf[p]) {
+        keys.flags[i] = stale ? onlyStale : none;
+        keys.d[i] = stale ? demotion(onlyStale) : 1;
+      } else {
+        probe.confidence = cf;
+        probe.valid_from = vf[p];
+        probe.valid_to = vt[p];
+        keys.d[i] = demotion((keys.flags[i] = entryFlags(probe as unknown as EntryLike, now, stale)));
+      }
+      keys.conf[i] = cf;
+      let q = qualityOf.get(ev[p]);
+      if (q === undefined) qualityOf.set(ev[p], (q = evidenceQuality(this.peek(j))));
+      keys.q[i] = q;
+      keys.upd[i] = upd[p];
+    }
+    return keys;
+  }
+
+  /** The id of entry `j` (its file's name). */
+  idOf(j: number): string {
+    const f = this.file.files[this.positionOf(j)];
+    return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
+  }
+
+  /** The index key (`project/id`) of entry `j`. */
+  keyOf(j: number): string {
+    return `${this.projectOf(j)}/${this.idOf(j)}`;
+  }
+
+  /**
+   * The metadata of entry `j`, to read and let go: one object moved to each entry asked for, so
+   * it holds entry `j` only until the next call. (An entry whose fields the columns cannot hold
+   * gets its own, parsed from its row.)
+   */
+  peek(j: number): EntryMeta {
+    const p = this.positionOf(j);
+    const f = this.file;
+    if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
+    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.files[p])).moveTo(p, f.lines, f.files[p]);
+  }
+
+  /** Entry `j` (the same object every time, and in `all`). */
+  at(j: number): StoredEntry {
+    const had = this.made[j];
+    if (had) return had;
+    const p = this.positionOf(j);
+    const f = this.file;
+    const rel = f.files[p];
+    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : f.lines.get(p);
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, f.stamps[p], meta, undefined, this.recent));
+  }
+
+  /** Every entry, in path order. */
+  all(): StoredEntry[] {
+    if (!this.list) {
+      const list = new Array<StoredEntry>(this.count);
+      for (let j = 0; j < this.count; j++) list[j] = this.at(j);
+      this.list = list;
+    }
+    return this.list;
+  }
+
+  /** The entry of the file at `rel` (a path relative to the root), if it is one. */
+  find(rel: string): StoredEntry | undefined {
+    const files = this.file.files;
+    const p = lowerBound(files, rel);
+    if (files[p] !== rel) return undefined;
+    if (!this.positions) return this.at(p);
+    const j = lowerBoundNumber(this.positions, p);
+    return this.positions[j] === p ? this.at(j) : undefined;
+  }
+}
+
+/** Index of the first of `sorted` (ascending) that is not less than `key`. */
+function lowerBoundNumber(sorted: Int32Array, key: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
