@@ -13,7 +13,9 @@
  * A corrupt or mismatched snapshot is rebuilt, never fatal. The service filters the hits, which
  * gives what filtering first would: scores do not depend on filters.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../store/fsutil.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, docOf } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
@@ -30,6 +32,9 @@ export interface IndexedDoc {
   /** The entry, fetched only when the index has to (re)index it. */
   load: () => MemoryEntry;
 }
+
+/** The record of contentsFor, beside the snapshot. */
+const SAME_ENTRIES = 'index-catalog.json';
 
 export interface SyncPlan {
   add: IndexedDoc[];
@@ -93,6 +98,31 @@ export class SearchIndex {
     return join(localDir, 'cache', 'index.bin');
   }
 
+  /**
+   * The catalog content ids an index snapshot may have been saved from to hold exactly the
+   * entries of catalog content `content`: that one, and the one a query found to hold the same
+   * entries (noteSameEntries). A rewritten catalog cache (a new base, the same entries) then keeps
+   * one-shot queries on the fast path instead of comparing every entry's stamp.
+   */
+  static contentsFor(localDir: string, content: string | undefined): string[] {
+    if (content === undefined) return [];
+    try {
+      const r = JSON.parse(readFileSync(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
+      return r.to === content && typeof r.from === 'string' ? [content, r.from] : [content];
+    } catch {
+      return [content];
+    }
+  }
+
+  /** Notes that the index snapshot saved from catalog content `from` holds exactly the entries of content `to` (see contentsFor). */
+  static noteSameEntries(localDir: string, from: string, to: string): void {
+    try {
+      writeFileAtomic(join(localDir, 'cache', SAME_ENTRIES), JSON.stringify({ from, to }), { fsync: false, dirExists: true });
+    } catch {
+      /* the next query compares stamps again */
+    }
+  }
+
   private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
     const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
     const stamps = new Map<string, string>();
@@ -112,7 +142,7 @@ export class SearchIndex {
    * the whole index for that text. Returns null when there is no usable snapshot. `catalog`: the
    * content id of the caller's catalog snapshot (see inSync).
    */
-  static loadFor(file: string, text: string, catalog?: string): SearchIndex | null {
+  static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
     const loaded = readSnapshotFor(file, (terms) => reachableTerms(terms, text), catalog);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
     const index = SearchIndex.of(loaded, true);

@@ -172,10 +172,11 @@ export function readSnapshot(file: string): Loaded | null {
 /**
  * Reads a snapshot with the postings of some terms only (the document tables whole): `pick`
  * gets the sorted vocabulary and names the terms to keep. Null when there is no usable snapshot.
- * `catalog`: the content id of the catalog the caller holds; when the snapshot was saved from
- * that very catalog, the stamps are not read (`inSync`).
+ * `catalog`: the content ids of catalogs that hold the caller's entries (its own, and one known
+ * to hold the same, see ReadModel.load); when the snapshot was saved from one of them, the
+ * stamps are not read (`inSync`).
  */
-export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>, catalog?: string): Loaded | null {
+export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>, catalog: readonly string[] = []): Loaded | null {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
@@ -183,7 +184,7 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
     if (!h) return null;
     const f = fd;
     const read = (s: Section): Buffer => readAt(f, h.at[s][0], h.at[s][1]);
-    const inSync = catalog !== undefined && h.catalog === catalog;
+    const inSync = typeof h.catalog === 'string' && catalog.includes(h.catalog);
     const t = loadTables(h, read, !inSync);
     if (!t) return null;
     const offBuf = read('tOff');

@@ -95,7 +95,8 @@ export class ReadModel {
     const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map(docOf));
     if (!index && !this.ctx.longLived && !wholeIndex) {
       // A snapshot saved from this very catalog content holds exactly these entries: no sync at all.
-      const partial = SearchIndex.loadFor(file, text, snap.contentId);
+      const localDir = this.ctx.ws.localDir;
+      const partial = SearchIndex.loadFor(file, text, SearchIndex.contentsFor(localDir, snap.contentId));
       if (partial?.inSync) {
         this.state = { snap, index: null };
         return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: 0, replaced: 0, removed: 0, current: true } };
@@ -105,7 +106,14 @@ export class ReadModel {
       const since = partial?.savedFrom !== undefined ? snap.changedSince?.(partial.savedFrom) : undefined;
       const touched = since && touchedKeys(snap, since);
       const plan = touched ? partial?.planKeys(touched) : partial?.plan(docsOf());
-      if (partial && plan && plan.size <= Math.max(PARTIAL_DRIFT_MIN, (snap.cached?.count ?? snap.entries.length) * PARTIAL_DRIFT_SHARE)) {
+      // Nothing to sync: the snapshot holds exactly these entries, so the next query need not look (see SearchIndex.contentsFor).
+      if (plan?.size === 0 && partial?.savedFrom !== undefined && snap.contentId !== undefined)
+        SearchIndex.noteSameEntries(localDir, partial.savedFrom, snap.contentId);
+      // Synced here only when the next query will not compare every stamp again: the changes are
+      // named by the catalog's delta, or there are none. Otherwise the whole index is brought up
+      // to date and saved below, once, for the queries after this one.
+      const cheapNext = touched !== undefined || plan?.size === 0 || snap.contentId === undefined;
+      if (partial && plan && cheapNext && plan.size <= Math.max(PARTIAL_DRIFT_MIN, (snap.cached?.count ?? snap.entries.length) * PARTIAL_DRIFT_SHARE)) {
         const rep = partial.sync(touched ? [] : docsOf(), plan);
         this.state = { snap, index: null };
         const stats = { loaded_snapshot: true, partial: true, added: rep.added, replaced: rep.replaced, removed: rep.removed };

@@ -11,7 +11,7 @@ import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, priorKeys, type FilterParts, type PriorKeys } from '../core/query.js';
 import { lowerBound } from '../core/sorted.js';
-import type { CatalogFile } from './catalog-cache.js';
+import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta } from './catalog-columns.js';
 import { MEMORY_DIR } from './root.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
@@ -223,7 +223,7 @@ export class CachedEntries {
     const f = this.file;
     const rel = f.files[p];
     const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : f.lines.get(p);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, f.stamps[p], meta, undefined, this.recent));
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, stampAt(f.st, p), meta, undefined, this.recent));
   }
 
   /** Every entry, in path order. */

@@ -19,7 +19,7 @@ import { emptyColumns, permuteColumns, putColumns, validColumns, type Columns, t
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 12;
+const CATALOG_VERSION = 13;
 
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 const NO_BLOB = '0'.repeat(40);
@@ -55,7 +55,6 @@ export interface CatalogHeader {
    * numbers, and held outside the JavaScript heap.
    */
   st: string;
-  stamps: string[];
   /**
    * The git blob id of the bytes each file's row was read from (see git-view.ts), 40 hex digits
    * per file one after another, NO_BLOB when not known: one string, not one per file.
@@ -80,7 +79,6 @@ export interface CatalogFile {
   deltaLines: number;
   files: string[];
   st: Float64Array;
-  stamps: string[];
   /** As in the header (see blobAt). */
   oids: string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
@@ -103,6 +101,14 @@ export interface CatalogFile {
 /** What the cache is saved from (files in any order: `save` sorts them): the header's fields as plain arrays ('' for an unknown blob). */
 export type CatalogContent = Omit<CatalogHeader, 'v' | 'id' | 'st' | 'oids'> & { st: number[]; oids: string[]; lines: string[] };
 
+/**
+ * The stamp of file `i` (see stampOf): made from its stat numbers, which are the ones it was
+ * made from, so the cache does not keep 10K stamp strings beside them.
+ */
+export function stampAt(st: ArrayLike<number>, i: number): string {
+  return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
+}
+
 /** The blob id the cache holds for file `i` ('' when not known). */
 export function blobAt(file: CatalogFile, i: number): string {
   const b = file.oids.slice(40 * i, 40 * i + 40);
@@ -114,7 +120,6 @@ export function contentOf(file: CatalogFile): CatalogContent {
   return {
     files: file.files.slice(),
     st: Array.from(file.st),
-    stamps: file.stamps.slice(),
     oids: file.files.map((_, i) => blobAt(file, i)),
     lines: Array.from({ length: file.lines.length }, (_, i) => file.lines.get(i)),
     bad: { ...file.bad },
@@ -263,7 +268,6 @@ export class CatalogCache {
       if (
         !st ||
         typeof h.id !== 'string' ||
-        h.stamps?.length !== n ||
         typeof h.oids !== 'string' ||
         h.oids.length !== 40 * n ||
         typeof h.bad !== 'object' ||
@@ -280,7 +284,6 @@ export class CatalogCache {
         deltaLines: 0,
         files: h.files,
         st,
-        stamps: h.stamps,
         oids: h.oids,
         lines: new FileRows(bytes, starts),
         bad: h.bad,
@@ -387,7 +390,7 @@ export class CatalogCache {
     const fresh = emptyColumns(file.cols);
     for (const p of parts) if (typeof p[0] === 'string') putColumns(fresh, rowMeta((p[1] as FileState)[4], Boolean((p[1] as FileState)[5])));
     const perFile = (Object.keys(fresh) as (keyof Columns)[]).filter((c) => c !== 'scopes' && c !== 'subjects');
-    const segments = { files: [] as string[][], stamps: [] as string[][], cols: new Map(perFile.map((c) => [c, [] as unknown[][]])) };
+    const segments = { files: [] as string[][], cols: new Map(perFile.map((c) => [c, [] as unknown[][]])) };
     let count = 0;
     for (const p of parts) count += typeof p[0] === 'number' ? (p[1] as number) - p[0] : 1;
     const oids: string[] = [];
@@ -402,7 +405,6 @@ export class CatalogCache {
       if (typeof p[0] === 'number') {
         const [from, to] = p as [number, number];
         segments.files.push(file.files.slice(from, to));
-        segments.stamps.push(file.stamps.slice(from, to));
         for (const c of perFile) segments.cols.get(c)!.push((file.cols[c] as unknown[]).slice(from, to));
         oids.push(file.oids.slice(40 * from, 40 * to));
         st.set(file.st.subarray(3 * from, 3 * to), 3 * at);
@@ -412,7 +414,6 @@ export class CatalogCache {
       } else {
         const [rel, state] = p as [string, FileState];
         segments.files.push([rel]);
-        segments.stamps.push([state[3]]);
         for (const c of perFile) segments.cols.get(c)!.push([(fresh[c] as unknown[])[k]]);
         oids.push(state[6].length === 40 ? state[6] : NO_BLOB);
         st.set([state[0], state[1], state[2]], 3 * at);
@@ -428,7 +429,6 @@ export class CatalogCache {
     Object.assign(file, {
       files: joined(segments.files),
       st,
-      stamps: joined(segments.stamps),
       oids: oids.join(''),
       lines: new MergedRows(file.lines, rowOf, extra),
       bad,
@@ -466,7 +466,6 @@ export class CatalogCache {
     const core = JSON.stringify({
       files: s.files,
       st: Buffer.from(Float64Array.from(s.st).buffer).toString('base64'),
-      stamps: s.stamps,
       oids: s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''),
       bad: s.bad,
       dirs: s.dirs,
@@ -507,7 +506,6 @@ function sortedContent(c: CatalogContent): CatalogContent {
   return {
     files: order.map((i) => c.files[i]),
     st: order.flatMap((i) => [c.st[3 * i], c.st[3 * i + 1], c.st[3 * i + 2]]),
-    stamps: order.map((i) => c.stamps[i]),
     oids: order.map((i) => c.oids[i]),
     lines: order.map((i) => c.lines[i]),
     bad,

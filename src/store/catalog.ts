@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { blobAt, CatalogCache, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
+import { blobAt, CatalogCache, stampAt, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import { lowerBound } from '../core/sorted.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
@@ -294,14 +294,13 @@ export class Catalog {
     // are the cache's own, in order, they are only counted (`same`); the first difference copies
     // that run of the cache into `next`, which is built from then on. When nothing differs, the
     // cache as loaded is what was found, and nothing is copied (~20 ms of a cold command at 10K).
-    const next: CatalogContent = { files: [], st: [], stamps: [], oids: [], lines: [], bad: {}, dirs: {}, cols: emptyColumns(cache?.cols) };
+    const next: CatalogContent = { files: [], st: [], oids: [], lines: [], bad: {}, dirs: {}, cols: emptyColumns(cache?.cols) };
     let same = 0; // files found so far that are cache.files[0 .. same), unchanged
     let building = !cache;
     const copyCached = (i: number): void => {
       const at = next.files.length;
       next.files.push(cache!.files[i]);
       next.st.push(cache!.st[3 * i], cache!.st[3 * i + 1], cache!.st[3 * i + 2]);
-      next.stamps.push(cache!.stamps[i]);
       next.oids.push(blobAt(cache!, i));
       next.lines.push(cache!.lines.get(i));
       copyColumns(next.cols, cache!.cols, i);
@@ -313,7 +312,7 @@ export class Catalog {
     const cachedEntry = (i: number): StoredEntry => {
       const rel = cache!.files[i];
       const meta = ColumnMeta.usable(cache!.cols, i) ? new ColumnMeta(cache!.cols, i, cache!.lines, rel) : cache!.lines.get(i);
-      return new StoredEntry(root, projectOf(rel), rel, cache!.stamps[i], meta, undefined, this.recent);
+      return new StoredEntry(root, projectOf(rel), rel, stampAt(cache!.st, i), meta, undefined, this.recent);
     };
     const build = (): void => {
       if (building) return;
@@ -360,7 +359,6 @@ export class Catalog {
         ? { problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }], blob: '' }
         : readEntryFile(abs, rel, section as Section, name.slice(0, -'.json'.length), true);
       const k = stampOf(st!);
-      next.stamps.push(k);
       next.oids.push(r.blob ?? '');
       changed.push(rel);
       changedAt.push(at);
@@ -455,7 +453,7 @@ export class Catalog {
         next.st[3 * at],
         next.st[3 * at + 1],
         next.st[3 * at + 2],
-        next.stamps[at],
+        stampAt(next.st, at),
         next.lines[at],
         next.bad[at] ?? null,
         next.oids[at],
@@ -566,7 +564,6 @@ export class Catalog {
         at = f.files.length;
         f.files.push(rel);
         f.st.push(0, 0, 0);
-        f.stamps.push('');
         f.oids.push('');
         f.lines.push('');
         pos.set(rel, at);
@@ -574,13 +571,13 @@ export class Catalog {
       f.st[3 * at] = st.size;
       f.st[3 * at + 1] = st.mtimeMs;
       f.st[3 * at + 2] = st.ctimeMs;
-      f.stamps[at] = stampOf(st);
+      const stamp = stampOf(st);
       f.oids[at] = blob;
       const meta = entryMeta(entry);
       f.lines[at] = JSON.stringify(metaRow(meta));
       putColumns(f.cols, meta, at);
       delete f.bad[at];
-      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, f.stamps[at], f.lines[at], null, blob]);
+      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, stamp, f.lines[at], null, blob]);
     }
     if (!rows.length) return;
     if (this.cache.deltaFits(rows.length, found.deltaLines, f.files.length) && this.cache.appendDelta(found.id, rows) !== null) {

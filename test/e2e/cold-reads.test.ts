@@ -110,6 +110,27 @@ describe('cold reads with git', () => {
     const rebuilt = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(rebuilt.stderr).toContain('index: built');
     expect(ranked(synced)).toEqual(ranked(rebuilt));
+    // The catalog cache rebuilt (another base, the same entries): one query compares the stamps,
+    // finds nothing to sync and notes it; the next is current again.
+    rmSync(join(dir, '.bass-agents/cache/catalog.json'));
+    const rebuiltCache = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(rebuiltCache.stderr).toContain('snapshot loaded (+0 ~0 -0)');
+    expect(rebuiltCache.stderr).not.toContain('built from exactly these entries');
+    expect(ranked(rebuiltCache)).toEqual(ranked(rebuilt));
+    const again = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(again.stderr).toContain('built from exactly these entries');
+    expect(ranked(again)).toEqual(ranked(rebuilt));
+    // Rebuilt again, and an entry more: the stamps show one to add, and as the next query would
+    // have to compare them all again, this one brings the whole snapshot up to date and saves it.
+    rmSync(join(dir, '.bass-agents/cache/catalog.json'));
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry(5)) }).code).toBe(0);
+    const saved = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(saved.stderr).toContain('index: snapshot loaded (+1 ~0 -0)');
+    expect(saved.stderr).not.toContain('only the postings');
+    const after5 = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
+    expect(after5.stderr).toContain('built from exactly these entries');
+    expect(ranked(after5)).toEqual(ranked(saved));
+    expect(ranked(saved)).toHaveLength(ranked(rebuilt).length + 1);
   });
 
   it('a read exits as soon as its output is out: all of it, through a pipe, with its exit code', async () => {
