@@ -6,8 +6,9 @@
 // command calls is compiled again at every start (~20-40 ms of a cold `list` at 10K entries).
 // Here the bundle is compiled and run exactly as bin/bass-agents.cjs does (same file name, same
 // source text, same wrapper), on a scratch repository in the temp folder: init, create, apply,
-// list, query, show. The cache is then taken from that same script. Output is not shown; any
-// failure leaves the plain cache scripts/bundle.js wrote before, and says why.
+// list, query, show. The cache is then taken from that same script, and each chunk's (zod) from
+// the script the bundle's own loader made. Output is not shown; any failure leaves the plain
+// caches scripts/bundle.js wrote before, and says why.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -68,6 +69,8 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
   writeFileSync(`${file}.cache`, script.createCachedData());
+  // The chunks the run loaded (scripts/bundle.js), each beside the bundle with its own cache.
+  for (const [name, chunk] of Object.entries(globalThis.__bassAgentsScripts ?? {})) writeFileSync(join(file, '..', `${name}.cjs.cache`), chunk.createCachedData());
 }
 
 // What the commands print is kept only until the next command; the build prints one line.
