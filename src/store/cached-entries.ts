@@ -145,6 +145,21 @@ export class CachedEntries {
     return out;
   }
 
+  /** The entries (by number, ascending) whose subject is one of `subjects`: the subject column's codes compared, no object made. */
+  withSubject(subjects: ReadonlySet<string>): number[] {
+    const { kind, subject, subjects: table } = this.file.cols;
+    const wanted = new Uint8Array(table.length);
+    table.forEach((name, code) => {
+      if (subjects.has(name)) wanted[code] = 1;
+    });
+    const out: number[] = [];
+    for (let j = 0; j < this.count; j++) {
+      const p = this.positions ? this.positions[j] : j;
+      if (kind[p] < 0 ? subjects.has(this.peek(j).subject) : wanted[subject[p]] === 1) out.push(j);
+    }
+    return out;
+  }
+
   /**
    * The keys of the no-text order (see firstByPriors) of entries `js`, from the columns: the
    * flags from the three fields they depend on, evidence quality once per evidence shape.

@@ -109,6 +109,8 @@ describe('entries made from the catalog cache on demand', () => {
     expect(all.map((se) => [se.project, se.key])).toEqual(all.map((_, j) => [ce.projectOf(j), ce.keyOf(j)]));
     expect(all.length).toBeGreaterThan(350); // the rest are unusable: invalid, or evidence their kind does not accept
     expect(ce.find(all[123].file)).toBe(all[123]);
+    for (const subjects of [new Set(['search']), new Set(['deploy', 'auth.tokens', 'nobody']), new Set<string>()])
+      expect(ce.withSubject(subjects)).toEqual(all.flatMap((se, j) => (subjects.has(se.meta.subject) ? [j] : [])));
     const r = rng(11);
     for (let round = 0; round < 300; round++) {
       const f = randomFilters(r);

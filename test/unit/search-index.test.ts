@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import MiniSearch from 'minisearch';
 import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/search-index.js';
+import { boundedDistance, withinOneEdit } from '../../src/index/reachable.js';
 import { processTerm } from '../../src/index/options.js';
 import { PostingIndex } from '../../src/index/postings.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
@@ -123,6 +124,27 @@ describe('SearchIndex snapshot', () => {
     expect(got('invoise')).toEqual(['invoic']); // stem invois: fuzzy within round(6 × 0.15) = 1 edit
     expect(got('Caches')).toEqual(['cach']);
     expect(got('the retries')).toEqual(['retri']); // the stopword is not searched
+  });
+
+  it('bounds the edit distance exactly as the plain dynamic programme does, one-edit shortcut included', () => {
+    const levenshtein = (a: string, b: string): number => {
+      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+      for (let i = 1; i <= a.length; i++)
+        for (let j = 1; j <= b.length; j++) d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      return d[a.length][b.length];
+    };
+    let seed = 3;
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const word = (): string => Array.from({ length: Math.floor(rand() * 9) }, () => 'abc'[Math.floor(rand() * 3)]).join('');
+    for (let round = 0; round < 3000; round++) {
+      const a = word();
+      // Often a small edit of a, so that the bound is near.
+      const b =
+        rand() < 0.5 ? word() : a.slice(0, Math.floor(rand() * (a.length + 1))) + (rand() < 0.5 ? 'b' : '') + a.slice(Math.floor(rand() * (a.length + 1)));
+      const d = levenshtein(a, b);
+      for (const max of [1, 2, 3]) expect(boundedDistance(a, b, max), `${a} ${b} ${max}`).toBe(d <= max ? d : max + 1);
+      expect(withinOneEdit(a, b)).toBe(d <= 1);
+    }
   });
 
   it('treats a corrupt or foreign snapshot as missing', () => {

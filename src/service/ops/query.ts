@@ -311,8 +311,7 @@ function episodesOf(snap: CatalogSnapshot, hits: readonly StoredEntry[], accept:
   if (!groups.size) return windows;
   // From the catalog cache's columns when it holds the entries: only the episodes' entries are made.
   const ce = snap.cached;
-  const count = ce ? ce.count : snap.entries.length;
-  for (let j = 0; j < count; j++) {
+  for (const j of ce ? ce.withSubject(subjects) : snap.entries.keys()) {
     const meta = ce ? ce.peek(j) : snap.entries[j].meta;
     if (!subjects.has(meta.subject)) continue;
     const group = groups.get(episodeKey(meta, ce ? ce.projectOf(j) : snap.entries[j].project));
