@@ -238,7 +238,7 @@ export class CachedEntries {
     const f = this.file;
     const rel = f.files[p];
     const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : f.lines.get(p);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, stampAt(f.st, p), meta, undefined, this.recent));
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, undefined, this.recent));
   }
 
   /** Every entry, in path order. */

@@ -312,7 +312,7 @@ export class Catalog {
     const cachedEntry = (i: number): StoredEntry => {
       const rel = cache!.files[i];
       const meta = ColumnMeta.usable(cache!.cols, i) ? new ColumnMeta(cache!.cols, i, cache!.lines, rel) : cache!.lines.get(i);
-      return new StoredEntry(root, projectOf(rel), rel, stampAt(cache!.st, i), meta, undefined, this.recent);
+      return new StoredEntry(root, projectOf(rel), rel, () => stampAt(cache!.st, i), meta, undefined, this.recent);
     };
     const build = (): void => {
       if (building) return;

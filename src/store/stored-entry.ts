@@ -39,8 +39,8 @@ export class StoredEntry {
   readonly project: string;
   /** Path relative to the workspace root. */
   readonly file: string;
-  /** size:mtime:ctime of the file, which changes whenever the file does. */
-  readonly stamp: string;
+  /** size:mtime:ctime of the file, or how to make it (from the catalog cache's numbers: most entries of a cold read never need it). */
+  private stampSrc: string | (() => string);
   private root: string;
   /** The metadata, or its catalog line (a JSON row) until first used, or the cache's columns and row (ColumnMeta). */
   private metaSrc: EntryMeta | string;
@@ -54,17 +54,31 @@ export class StoredEntry {
   private full: MemoryEntry | undefined;
   private readonly recent: RecentEntries | undefined;
 
-  constructor(root: string, project: string, file: string, stamp: string, meta: EntryMeta | string, full?: MemoryEntry, recent?: RecentEntries) {
+  constructor(
+    root: string,
+    project: string,
+    file: string,
+    stamp: string | (() => string),
+    meta: EntryMeta | string,
+    full?: MemoryEntry,
+    recent?: RecentEntries,
+  ) {
     this.root = root;
     this.project = project;
     this.file = file;
-    this.stamp = stamp;
+    this.stampSrc = stamp;
     this.metaSrc = meta;
     this.recent = recent;
     if (full) this.keep(full);
   }
 
   private keyText: string | undefined;
+
+  /** size:mtime:ctime of the file, which changes whenever the file does. */
+  get stamp(): string {
+    if (typeof this.stampSrc !== 'string') this.stampSrc = this.stampSrc();
+    return this.stampSrc;
+  }
 
   /** `project/id`: the key of the index and of local usage (made on first use: a cold `list` of 10K entries asks for a few). */
   get key(): string {
