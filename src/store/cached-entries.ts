@@ -232,13 +232,7 @@ export class CachedEntries {
 
   /** Entry `j` (the same object every time, and in `all`). */
   at(j: number): StoredEntry {
-    const had = this.made[j];
-    if (had) return had;
-    const p = this.positionOf(j);
-    const f = this.file;
-    const rel = f.files[p];
-    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : f.lines.get(p);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, undefined, this.recent));
+    return (this.made[j] ??= cachedEntry(this.file, this.positionOf(j), this.projectOf(j), this.root, this.recent));
   }
 
   /** Every entry, in path order. */
@@ -260,6 +254,16 @@ export class CachedEntries {
     const j = lowerBoundNumber(this.positions, p);
     return this.positions[j] === p ? this.at(j) : undefined;
   }
+}
+
+/**
+ * The entry of file `p` of a loaded cache: its metadata from the columns (its row parsed only if
+ * something asks for another field), its stamp made from the stat numbers when asked for.
+ */
+export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries): StoredEntry {
+  const rel = file.files[p];
+  const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : file.lines.get(p);
+  return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);
 }
 
 /** Index of the first of `sorted` (ascending) that is not less than `key`. */

@@ -16,8 +16,8 @@ import { lowerBound } from '../core/sorted.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, takeGitView, VIEW_RECORD } from './git-view.js';
-import { ColumnMeta, copyColumns, emptyColumns, putColumns } from './catalog-columns.js';
-import { CachedEntries } from './cached-entries.js';
+import { copyColumns, emptyColumns, putColumns } from './catalog-columns.js';
+import { CachedEntries, cachedEntry } from './cached-entries.js';
 import {
   RecentEntries,
   StoredEntry,
@@ -309,17 +309,13 @@ export class Catalog {
     };
     // The entries of the unchanged run are made only once something differs (then in order,
     // before any other): when nothing does, the snapshot makes them from the cache on demand.
-    const cachedEntry = (i: number): StoredEntry => {
-      const rel = cache!.files[i];
-      const meta = ColumnMeta.usable(cache!.cols, i) ? new ColumnMeta(cache!.cols, i, cache!.lines, rel) : cache!.lines.get(i);
-      return new StoredEntry(root, projectOf(rel), rel, () => stampAt(cache!.st, i), meta, undefined, this.recent);
-    };
+    const fromCache = (i: number): StoredEntry => cachedEntry(cache!, i, projectOf(cache!.files[i]), root, this.recent);
     const build = (): void => {
       if (building) return;
       building = true;
       for (let i = 0; i < same; i++) {
         copyCached(i);
-        if (!cache!.bad[i]) entries.push(cachedEntry(i));
+        if (!cache!.bad[i]) entries.push(fromCache(i));
       }
     };
     const newDirs: [string, DirRecord][] = [];
@@ -346,7 +342,7 @@ export class Catalog {
         }
         const problems = cache.bad[i];
         if (problems) bad.push({ file: rel, problems });
-        else if (building) entries.push(cachedEntry(i));
+        else if (building) entries.push(fromCache(i));
         return;
       }
       if (i !== undefined) kept![i] = 1;
