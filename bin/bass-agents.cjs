@@ -14,16 +14,22 @@
 'use strict';
 const { readFileSync } = require('node:fs');
 const Module = require('node:module');
-const { join } = require('node:path');
+const { dirname, join } = require('node:path');
 
 const dist = join(__dirname, '..', 'dist');
 
 function loadBundle() {
   if (process.env.BASS_AGENTS_NO_BUNDLE) return null;
-  const file = join(dist, 'bundle', 'cli.cjs');
+  // The bundle loads its chunks (zod) the same way (scripts/bundle.js).
+  globalThis.__bassAgentsLoadCached = loadCached;
+  return loadCached(join(dist, 'bundle', 'cli.cjs'))?.exports ?? null;
+}
+
+/** Runs a bundled file through `vm.Script` with its V8 code cache (`<file>.cache`) when there is one; null without the file. */
+function loadCached(file) {
   let source;
   try {
-    source = readFileSync(file, 'latin1'); // the bundle is ASCII (scripts/bundle.js checks), and latin1 is a plain copy
+    source = readFileSync(file, 'latin1'); // the bundles are ASCII (scripts/bundle.js checks), and latin1 is a plain copy
   } catch {
     return null;
   }
@@ -36,8 +42,8 @@ function loadBundle() {
   const { Script } = require('node:vm');
   const script = new Script(Module.wrap(source), { filename: file, cachedData });
   const mod = { exports: {} };
-  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, join(dist, 'bundle'));
-  return mod.exports;
+  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, dirname(file));
+  return { exports: mod.exports, script };
 }
 
 function loadThin() {

@@ -135,21 +135,17 @@ const common = {
   },
 };
 /**
- * The main bundle's loader of a chunk: compiled and run the way bin/bass-agents.cjs runs the
- * bundle (its code cache when this Node accepts it), kept in `__bassAgentsScripts` so that
- * scripts/warm-cache.cjs can make the chunk's cache after its warm-up run.
+ * The main bundle's loader of a chunk: the loader bin/bass-agents.cjs runs the bundle with (it
+ * leaves it in `__bassAgentsLoadCached`: the chunk's code cache when this Node accepts it), and
+ * the script kept in `__bassAgentsScripts` so that scripts/warm-cache.cjs can make the chunk's
+ * cache after its warm-up run. A bundle run some other way requires the chunk (no code cache).
  */
 const CHUNK_LOADER = `const __bassAgentsChunk = (name) => {
-  const fs = require('node:fs');
-  const Module = require('node:module');
   const file = require('node:path').join(__bassAgentsDir, name + '.cjs');
-  let cachedData;
-  try { cachedData = fs.readFileSync(file + '.cache'); } catch { cachedData = undefined; }
-  const script = new (require('node:vm').Script)(Module.wrap(fs.readFileSync(file, 'latin1')), { filename: file, cachedData });
-  (globalThis.__bassAgentsScripts ??= {})[name] = script;
-  const mod = { exports: {} };
-  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, __bassAgentsDir);
-  return mod.exports;
+  const loaded = globalThis.__bassAgentsLoadCached?.(file);
+  if (!loaded) return require(file);
+  (globalThis.__bassAgentsScripts ??= {})[name] = loaded.script;
+  return loaded.exports;
 };`;
 await build({
   ...common,

@@ -17,11 +17,17 @@ const { tmpdir } = require('node:os');
 const { join, resolve } = require('node:path');
 const { Script } = require('node:vm');
 
+/** Runs a bundled file as the bin does, but compiled afresh (no cache yet): its exports and its script. */
+function load(path) {
+  const script = new Script(Module.wrap(readFileSync(path, 'latin1')), { filename: path });
+  const mod = { exports: {} };
+  script.runInThisContext()(mod.exports, Module.createRequire(path), mod, path, join(path, '..'));
+  return { exports: mod.exports, script };
+}
+// The bundle's chunks are loaded the same way (see loadCached in the bin).
+globalThis.__bassAgentsLoadCached = load;
 const file = resolve(process.argv[2]);
-const source = readFileSync(file, 'latin1');
-const script = new Script(Module.wrap(source), { filename: file });
-const mod = { exports: {} };
-script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, join(file, '..'));
+const { exports: cli, script } = load(file);
 
 const entry = (i) => ({
   section: i % 2 ? 'decisions' : 'learnings',
@@ -56,13 +62,13 @@ async function main() {
     ];
     for (const [argv, input] of runs) {
       printed = '';
-      await mod.exports.main(argv, input ? { stdin: input } : {});
+      await cli.main(argv, input ? { stdin: input } : {});
       if (process.exitCode) throw new Error(`${argv.join(' ')} exited with ${process.exitCode}`);
     }
     printed = '';
-    await mod.exports.main(['memory', 'list', 'warm', '--json']);
+    await cli.main(['memory', 'list', 'warm', '--json']);
     const id = JSON.parse(printed)[0].id;
-    for (const flags of [['--json'], []]) await mod.exports.main(['memory', 'show', id, ...flags]);
+    for (const flags of [['--json'], []]) await cli.main(['memory', 'show', id, ...flags]);
     if (process.exitCode) throw new Error(`show exited with ${process.exitCode}`);
   } finally {
     process.chdir(cwd);

@@ -114,21 +114,12 @@ export function filterParts(f: QueryFilters, now: number): FilterParts {
  * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
  */
 export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
-  const {
-    projects,
-    sections,
-    kinds,
-    scopes,
-    subject,
-    tags,
-    status,
-    minConfidence,
-    since,
-    until,
-    dateField: field,
-    includeExpired,
-    inWindow,
-  } = filterParts(f, now);
+  return filtersOf(filterParts(f, now));
+}
+
+/** The predicate of filters already prepared (see compileFilters). */
+export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
+  const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
   return (e, project) => {
     if (projects && !projects.includes(project)) return false;
     if (sections && !sections.includes(e.section)) return false;

@@ -8,9 +8,9 @@ import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import {
   MAX_RESULTS,
-  compileFilters,
   matchesFilters,
   filterParts,
+  filtersOf,
   firstByPriorKeys,
   nthLargest,
   rankEntries,
@@ -82,7 +82,8 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   interface Cand extends Candidate<EntryMeta> {
     se: StoredEntry;
   }
-  const accept = compileFilters(filters, nowMs);
+  const parts = filterParts(filters, nowMs);
+  const accept = filtersOf(parts);
   const staleKeys = ctx.evidenceCache.staleKeys();
   const cands: Cand[] = [];
   let matchedCount = 0;
@@ -220,7 +221,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // and only the page's entries are made (rankEntries then orders them exactly so again).
     const ce = snap.cached;
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
-    const passed = ce.passing(filterParts(filters, nowMs), accept);
+    const passed = ce.passing(parts, accept);
     const page = firstByPriorKeys(ce.priorKeysOf(passed, nowMs, staleAt), limit, (k) => ce.idOf(passed[k]));
     for (const { at } of page) {
       const se = ce.at(passed[at]);
