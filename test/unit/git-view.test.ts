@@ -30,6 +30,19 @@ const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
 
+/** A repository with `count` entries committed and the catalog cache made from them. */
+function committedStore(count: number): { dir: string; sdir: string; ws: Workspace } {
+  const dir = gitdir();
+  const sdir = join(dir, 'ai-memory/p/learnings');
+  mkdirSync(sdir, { recursive: true });
+  for (let i = 0; i < count; i++) writeFileSync(join(sdir, `E${i}.json`), serializeEntry(entry(`E${i}`, `entry ${i}`)));
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'entries');
+  const ws = new Workspace(dir);
+  new Catalog(ws).refresh();
+  return { dir, sdir, ws };
+}
+
 describe('git view', () => {
   it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that diff-files does not name', () => {
     const rec = (tag: string, mode: string, blob: string, stage: string, path: string): string => `${tag} ${mode} ${blob} ${stage}\t${path}`;
@@ -75,14 +88,7 @@ describe('git view', () => {
   });
 
   it('in a real repository: a refresh with the view skips what git vouches for and still sees every change', async () => {
-    const dir = gitdir();
-    const sdir = join(dir, 'ai-memory/p/learnings');
-    mkdirSync(sdir, { recursive: true });
-    for (let i = 0; i < 4; i++) writeFileSync(join(sdir, `E${i}.json`), serializeEntry(entry(`E${i}`, `entry ${i}`)));
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-q', '-m', 'entries');
-    const ws = new Workspace(dir);
-    new Catalog(ws).refresh();
+    const { dir, sdir, ws } = committedStore(4);
     const cache = new CatalogCache(ws).load()!;
     expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
@@ -114,14 +120,7 @@ describe('git view', () => {
   });
 
   it("records a listing every cached file matched, and later commands ask git only for what changed, until the index or the catalog's base moves", async () => {
-    const dir = gitdir();
-    const sdir = join(dir, 'ai-memory/p/learnings');
-    mkdirSync(sdir, { recursive: true });
-    for (let i = 0; i < 3; i++) writeFileSync(join(sdir, `E${i}.json`), serializeEntry(entry(`E${i}`, `entry ${i}`)));
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-q', '-m', 'entries');
-    const ws = new Workspace(dir);
-    new Catalog(ws).refresh();
+    const { dir, sdir, ws } = committedStore(3);
     const scratch = join(dir, '.bass-agents/cache');
     const record = join(scratch, VIEW_RECORD);
     /** A refresh with a view started now, as a one-shot command gets it; and the view it had. */
