@@ -45,7 +45,7 @@ export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = proces
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     const cacheDir = join(root, LOCAL_DIR, 'cache');
-    if (!existsSync(join(root, MEMORY_DIR)) || !existsSync(join(cacheDir, 'catalog.json'))) return undefined;
+    if (!existsSync(join(root, MEMORY_DIR)) || !existsSync(join(cacheDir, 'catalog.bin'))) return undefined;
     return startGitView(root, cacheDir);
   } catch {
     return undefined;

@@ -286,30 +286,54 @@ export function firstByPriors(
     keys.d[i] = demotion(flags);
     keys.upd[i] = e.updated_at;
   }
-  return firstByPriorKeys(keys, n, idAt);
+  return firstByPriorKeys(keys, n, idAt, (i) => keys.upd[i]);
 }
 
-/** The sort keys of the no-text order for `m` entries: flags, demotion, confidence, evidence quality, updated_at. */
+/**
+ * The sort keys of the no-text order for `m` entries: flags, demotion, confidence, evidence
+ * quality, updated_at: as its text (`upd`, filled by who has it), or as `canonicalMs` of it in
+ * `updMs` (NaN where not known; then firstByPriorKeys asks for the text).
+ */
 export interface PriorKeys {
   flags: Flag[][];
   d: Float64Array;
   conf: Float64Array;
   q: Float64Array;
   upd: string[];
+  updMs: Float64Array;
 }
 
 /** Room for the keys of `m` entries. */
 export function priorKeys(m: number): PriorKeys {
-  return { flags: new Array<Flag[]>(m), d: new Float64Array(m), conf: new Float64Array(m), q: new Float64Array(m), upd: new Array<string>(m) };
+  return {
+    flags: new Array<Flag[]>(m),
+    d: new Float64Array(m),
+    conf: new Float64Array(m),
+    q: new Float64Array(m),
+    upd: new Array<string>(m),
+    updMs: new Float64Array(m).fill(NaN),
+  };
 }
 
-/** `firstByPriors` for keys already computed (`idAt` breaks the remaining ties). */
-export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) => string): { at: number; flags: Flag[] }[] {
-  const { d, conf, q, upd } = keys;
+/**
+ * `firstByPriors` for keys already computed: `updAt(i)` is the text of entry i's updated_at,
+ * asked for only where `updMs` cannot decide; `idAt` breaks the remaining ties.
+ */
+export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) => string, updAt: (i: number) => string): { at: number; flags: Flag[] }[] {
+  const { d, conf, q, updMs } = keys;
   const m = d.length;
+  /** Entry i's updated_at against entry j's, newer first, in the order of their texts. */
+  const byUpdated = (i: number, j: number): number => {
+    const a = updMs[i];
+    const b = updMs[j];
+    if (a === a && b === b) return b - a; // both canonical: the numbers are in the texts' order
+    const x = updAt(i);
+    const y = updAt(j);
+    return y < x ? -1 : y > x ? 1 : 0;
+  };
   // Ties kept in position order: a strict order, so that selecting is sorting.
   const before = (i: number, j: number): boolean => {
-    const by = d[j] - d[i] || conf[j] - conf[i] || q[j] - q[i] || (upd[j] < upd[i] ? -1 : upd[j] > upd[i] ? 1 : 0);
+    const by = d[j] - d[i] || conf[j] - conf[i] || q[j] - q[i] || byUpdated(i, j);
     if (by) return by < 0;
     const a = idAt(i);
     const b = idAt(j);

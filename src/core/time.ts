@@ -8,3 +8,14 @@ export function normalizeTimestamp(value: string): string | null {
   const t = Date.parse(value);
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
+
+/**
+ * `iso` as ms since the epoch if it is exactly as `toISOString` writes it (24 characters, UTC,
+ * milliseconds), else NaN. Two such texts are in the order of their times, so comparing the
+ * numbers is comparing the texts, without either being made.
+ */
+export function canonicalMs(iso: string): number {
+  if (iso.length !== 24) return NaN;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === iso ? ms : NaN;
+}

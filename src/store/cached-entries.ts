@@ -9,10 +9,11 @@
  */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
-import { LOW_CONFIDENCE, demotion, entryFlags, priorKeys, type FilterParts, type PriorKeys } from '../core/query.js';
-import { lowerBound } from '../core/sorted.js';
+import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
+import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta } from './catalog-columns.js';
+import { lowerBoundText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
 
@@ -40,7 +41,7 @@ export class CachedEntries {
     private readonly root: string,
     private readonly recent?: RecentEntries,
   ) {
-    const n = file.files.length;
+    const n = file.paths.length;
     const bad = Object.keys(file.bad)
       .map(Number)
       .filter((i) => i >= 0 && i < n);
@@ -69,7 +70,7 @@ export class CachedEntries {
     const last = this.lastRun;
     if (last && p >= last.start && p < last.end) return last;
     for (const r of this.folderRuns()) if (p >= r.start && p < r.end) return (this.lastRun = r);
-    throw new Error(`catalog cache: no folder for ${this.file.files[p]}`);
+    throw new Error(`catalog cache: no folder for ${this.file.paths.get(p)}`);
   }
 
   /**
@@ -79,17 +80,17 @@ export class CachedEntries {
    */
   private folderRuns(): FolderRun[] {
     if (this.runs) return this.runs;
-    const files = this.file.files;
+    const paths = this.file.paths;
     const runs: FolderRun[] = [];
     const from = MEMORY_DIR.length + 1;
     let project = '';
-    for (let start = 0; start < files.length;) {
-      const f = files[start];
+    for (let start = 0; start < paths.length;) {
+      const f = paths.get(start);
       const mid = f.indexOf('/', from);
       const name = f.slice(from, mid);
       if (name !== project) project = name;
       const section = f.slice(mid + 1, f.indexOf('/', mid + 1));
-      const end = Math.max(start + 1, lowerBound(files, `${MEMORY_DIR}/${project}/${section}0`));
+      const end = Math.max(start + 1, lowerBoundText(paths, `${MEMORY_DIR}/${project}/${section}0`));
       runs.push({ start, end, project, section });
       start = end;
     }
@@ -114,6 +115,14 @@ export class CachedEntries {
     const scopeOk = f.scopes && c.scopes.map((sc) => f.scopes!.has(sc));
     const subject = f.subject === undefined ? -2 : c.subjects.indexOf(f.subject); // -1: no entry with columns has it
     const { minConfidence, since, until, includeExpired, inWindow } = f;
+    // updated_at against the bounds: by the numbers where both are in toISOString's form (then
+    // in the texts' order), else by the texts.
+    const sinceMs = since ? canonicalMs(since) : NaN;
+    const untilMs = until ? canonicalMs(until) : NaN;
+    const { upd, updMs, vf, vt, dates } = c;
+    const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p] < sinceMs : upd.get(p) < since!);
+    const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p] > untilMs : upd.get(p) > until!);
+    const date = (d: number): string | null => (d < 0 ? null : dates[d]);
     const runs = this.folderRuns();
     let r = -1;
     let end = -1;
@@ -137,9 +146,9 @@ export class CachedEntries {
       if (subject !== -2 && c.subject[p] !== subject) continue;
       if (statusOk && !statusOk[c.status[p]]) continue;
       if (c.conf[p] < minConfidence) continue;
-      if (since && c.upd[p] < since) continue;
-      if (until && c.upd[p] > until) continue;
-      if (!includeExpired && (c.vt[p] || c.vf[p]) && !inWindow(c.vf[p], c.vt[p])) continue;
+      if (since && beforeSince(p)) continue;
+      if (until && afterUntil(p)) continue;
+      if (!includeExpired && (vt[p] >= 0 || vf[p] >= 0) && (date(vt[p]) || date(vf[p])) && !inWindow(date(vf[p]), date(vt[p]))) continue;
       out.push(j);
     }
     return out;
@@ -161,12 +170,28 @@ export class CachedEntries {
   }
 
   /**
+   * The first `n` of entries `js` in the no-text order (see firstByPriors), with their flags;
+   * `at` is a place in `js`.
+   */
+  firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
+    const keys = this.priorKeysOf(js, now, staleAt);
+    const upd = this.file.cols.upd;
+    return firstByPriorKeys(
+      keys,
+      n,
+      (k) => this.idOf(js[k]),
+      (k) => keys.upd[k] ?? upd.get(this.positionOf(js[k])),
+    );
+  }
+
+  /**
    * The keys of the no-text order (see firstByPriors) of entries `js`, from the columns: the
-   * flags from the three fields they depend on, evidence quality once per evidence shape.
+   * flags from the three fields they depend on, evidence quality once per evidence shape,
+   * updated_at as a number (its text only for an entry without columns).
    */
   priorKeysOf(js: readonly number[], now: number, staleAt?: (j: number) => boolean): PriorKeys {
     const keys = priorKeys(js.length);
-    const { kind, conf, vf, vt, ev, upd } = this.file.cols;
+    const { kind, conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
     const positions = this.positions;
     // An entry with no low confidence and no validity bounds has no flag but stale evidence
     // (entryFlags' own shortcut): the shared lists entryFlags gives for that, taken once.
@@ -189,28 +214,41 @@ export class CachedEntries {
         continue;
       }
       const cf = conf[p];
-      if (cf >= LOW_CONFIDENCE && !vt[p] && !vf[p]) {
+      const from = vf[p] < 0 ? null : dates[vf[p]];
+      const to = vt[p] < 0 ? null : dates[vt[p]];
+      if (cf >= LOW_CONFIDENCE && !to && !from) {
         keys.flags[i] = stale ? onlyStale : none;
         keys.d[i] = stale ? demotion(onlyStale) : 1;
       } else {
         probe.confidence = cf;
-        probe.valid_from = vf[p];
-        probe.valid_to = vt[p];
+        probe.valid_from = from;
+        probe.valid_to = to;
         keys.d[i] = demotion((keys.flags[i] = entryFlags(probe as unknown as EntryLike, now, stale)));
       }
       keys.conf[i] = cf;
-      let q = qualityOf.get(ev[p]);
-      if (q === undefined) qualityOf.set(ev[p], (q = evidenceQuality(this.peek(j))));
+      let q = qualityOf.get(evs[ev[p]]);
+      if (q === undefined) qualityOf.set(evs[ev[p]], (q = evidenceQuality(this.peek(j))));
       keys.q[i] = q;
-      keys.upd[i] = upd[p];
+      keys.updMs[i] = updMs[p];
     }
     return keys;
   }
 
   /** The id of entry `j` (its file's name). */
   idOf(j: number): string {
-    const f = this.file.files[this.positionOf(j)];
+    const f = this.file.paths.get(this.positionOf(j));
     return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
+  }
+
+  /** Whether `key` is entry `j`'s index key (`project/id`), told without making either string. */
+  hasKey(j: number, key: string): boolean {
+    const project = this.projectOf(j);
+    // The path ends with `/<id>.json`: the key's `/<id>` before the last 5 characters.
+    return (
+      key.length > project.length + 1 &&
+      key.startsWith(project) &&
+      this.file.paths.endsWith(this.positionOf(j), '.json'.length, key.length - project.length, key, project.length)
+    );
   }
 
   /** The index key (`project/id`) of entry `j`. */
@@ -227,7 +265,7 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
-    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.files[p])).moveTo(p, f.lines, f.files[p]);
+    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p, f.lines, f.paths);
   }
 
   /** Entry `j` (the same object every time, and in `all`). */
@@ -247,9 +285,9 @@ export class CachedEntries {
 
   /** The entry of the file at `rel` (a path relative to the root), if it is one. */
   find(rel: string): StoredEntry | undefined {
-    const files = this.file.files;
-    const p = lowerBound(files, rel);
-    if (files[p] !== rel) return undefined;
+    const paths = this.file.paths;
+    const p = lowerBoundText(paths, rel);
+    if (p === paths.length || !paths.equals(p, rel, 0, rel.length)) return undefined;
     if (!this.positions) return this.at(p);
     const j = lowerBoundNumber(this.positions, p);
     return this.positions[j] === p ? this.at(j) : undefined;
@@ -260,8 +298,7 @@ export class CachedEntries {
  * The entry of file `p` of a loaded cache: its metadata from the columns (its row parsed only if
  * something asks for another field), its stamp made from the stat numbers when asked for.
  */
-export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries): StoredEntry {
-  const rel = file.files[p];
+export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries, rel = file.paths.get(p)): StoredEntry {
   const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : file.lines.get(p);
   return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);
 }

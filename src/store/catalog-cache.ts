@@ -1,25 +1,30 @@
 /**
- * The catalog's cache file, `.bass-agents/cache/catalog.json`: a header line (every entry file's
- * path in sorted order, with its stat numbers, stamp and git blob id as parallel arrays; the
- * problems of unusable files; what each section folder looked like when it was last listed),
- * then one metadata row per file; and `catalog.delta`, small changes appended on top of it. A
- * missing, corrupt or foreign cache reads as none: the files are the truth.
+ * The catalog's cache file, `.bass-agents/cache/catalog.bin`: a header line (JSON: counts,
+ * tables, the problems of unusable files, what each section folder looked like when it was last
+ * listed), then every entry file's path in sorted order with its stat numbers, git blob id and
+ * filter columns as typed arrays and byte strings, then one metadata row per file; and
+ * `catalog.delta`, small changes appended on top of it. A missing, corrupt or foreign cache reads
+ * as none: the files are the truth.
  *
- * The file is plain ASCII (other characters are written as JSON escapes), so its text is read
- * as latin1, a straight copy, instead of being decoded as UTF-8 (~10 ms of a 4 MB file): the
- * header when loaded, each row only when asked for (FileRows).
+ * Reading it makes no string per file: numbers are views of the file's bytes, and a path, row or
+ * date is decoded when something asks for it (texts.ts). The JSON header of version 13 (arrays of
+ * 10K paths, dates and hashes) cost a cold `list` or `query` ~15 ms to parse and collect.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { appendFileSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { lowerBound } from '../core/sorted.js';
 import { metaFromRow } from './meta-row.js';
-import { emptyColumns, permuteColumns, putColumns, validColumns, type Columns, type Rows } from './catalog-columns.js';
+import { copyColumns, emptyColumns, encodeColumns, permuteColumns, putColumns, type CachedColumns, type Columns, type Rows } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
+import { ByteTexts, FileRegion, MergedTexts, encodeTexts, lowerBoundText, readAt, type Texts } from './texts.js';
 import type { Workspace } from './workspace.js';
 
-const CATALOG_VERSION = 13;
+const CATALOG_VERSION = 14;
+/** The cache file; version 13 and before kept everything in JSON under another name (removed when this one is saved). */
+const CACHE_FILE = 'catalog.bin';
+const OLD_CACHE_FILE = 'catalog.json';
 
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 const NO_BLOB = '0'.repeat(40);
@@ -43,49 +48,93 @@ export type DirRecord = [ctimeMs: number, ino: number, listedAt: number];
 /** File systems with coarse timestamps (2 s on FAT) could give a change right after a listing the listed ctime. */
 export const DIR_SETTLE_MS = 2_000;
 
-export interface CatalogHeader {
+/** The header line: what is not per file, and how long the byte sections after it are. */
+interface CatalogHeader {
   v: number;
   /** A hash of the rest: the base that lines of `catalog.delta` name (others are ignored). */
   id: string;
+  /** How many files. */
+  n: number;
+  /** The machine's byte order the numbers are in (the cache never leaves it). */
+  le: boolean;
+  /** Problems of the files that could not be used, by position. */
+  bad: Record<string, Problem[]>;
+  /** Section folders (relative to the root) by how they were last listed. */
+  dirs: Record<string, DirRecord>;
+  /** No file loses its id to another file of its project: a reader that finds nothing changed need not look for such files. */
+  nodup?: boolean;
+  /** The tables the columns' codes index (see CachedColumns). */
+  scopes: string[];
+  subjects: string[];
+  evs: string[];
+  dates: string[];
+  lcs: string[];
+  /** Byte lengths of the paths, the `updated_at` texts, the duplicate hashes, the `created_at` texts and the rows. */
+  sizes: [paths: number, upd: number, dup: number, crt: number, rows: number];
+  /** Whether the paths, hashes and times are ASCII (read as latin1, a straight copy). */
+  ascii: [paths: boolean, upd: boolean, dup: boolean, crt: boolean];
+}
+
+/**
+ * The sections after the header line, in order, each at a multiple of 8 bytes from the start of
+ * the file: kind of numbers and how many (for n files; `bytes` sections by the header's sizes).
+ */
+function layout(n: number, sizes: CatalogHeader['sizes']): [name: string, type: 'f64' | 'u32' | 'i32' | 'i8' | 'bytes', count: number][] {
+  return [
+    ['st', 'f64', 3 * n],
+    ['conf', 'f64', n],
+    ['updMs', 'f64', n],
+    ['imp0', 'f64', n],
+    ['rowStarts', 'u32', n + 1],
+    ['pathStarts', 'u32', n + 1],
+    ['updStarts', 'u32', n + 1],
+    ['dupStarts', 'u32', n + 1],
+    ['crtStarts', 'u32', n + 1],
+    ['ev', 'i32', n],
+    ['lc', 'i32', n],
+    ['scope', 'i32', n],
+    ['subject', 'i32', n],
+    ['vf', 'i32', n],
+    ['vt', 'i32', n],
+    ['kind', 'i8', n],
+    ['status', 'i8', n],
+    ['paths', 'bytes', sizes[0]],
+    ['upd', 'bytes', sizes[1]],
+    ['crt', 'bytes', sizes[3]],
+    // Read when first asked for by a one-shot command (see CatalogCache.preload), from here on.
+    ['dup', 'bytes', sizes[2]],
+    ['oids', 'bytes', 40 * n],
+    ['rows', 'bytes', sizes[4]],
+  ];
+}
+
+const WIDTH = { f64: 8, u32: 4, i32: 4, i8: 1, bytes: 1 } as const;
+/** The first section a one-shot command reads only when asked for: duplicate hashes, blob ids and rows (see CatalogCache.preload). */
+const FIRST_LAZY = 'dup';
+/** How much of the file a lazy read takes first, for the header line (see CatalogCache.preload). */
+const HEAD_READ = 64 * 1024;
+const align8 = (x: number): number => (x + 7) & ~7;
+
+/** The cache as loaded: the header's tables and the sections with the delta applied, still sorted by path. */
+export interface CatalogFile {
+  id: string;
+  /** Lines of `catalog.delta` applied on top of the base. */
+  deltaLines: number;
   /** Paths relative to the root, sorted (JavaScript string order). */
-  files: string[];
-  /**
-   * size, mtimeMs, ctimeMs of files[i] at 3i .. 3i+2, as a Float64Array in base64 (this
-   * machine's byte order: the cache never leaves it). Read ~8x faster than a JSON array of
-   * numbers, and held outside the JavaScript heap.
-   */
-  st: string;
+  paths: Texts;
+  /** size, mtimeMs, ctimeMs of file i at 3i .. 3i+2. */
+  st: Float64Array;
   /**
    * The git blob id of the bytes each file's row was read from (see git-view.ts), 40 hex digits
    * per file one after another, NO_BLOB when not known: one string, not one per file.
    */
   oids: string;
-  /** Problems of the files that could not be used, by position. */
-  bad: Record<string, Problem[]>;
-  /** Section folders (relative to the root) by how they were last listed. */
-  dirs: Record<string, DirRecord>;
-  /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
-  cols: Columns;
-  /** No file loses its id to another file of its project: a reader that finds nothing changed need not look for such files. */
-  nodup?: boolean;
-  /** Where each row starts after the header line, and where one more would: a Uint32Array in base64 (see rowStarts). */
-  rows?: string;
-}
-
-/** The cache as loaded: the header's arrays with the delta applied, still sorted by path. */
-export interface CatalogFile {
-  id: string;
-  /** Lines of `catalog.delta` applied on top of the base. */
-  deltaLines: number;
-  files: string[];
-  st: Float64Array;
-  /** As in the header (see blobAt). */
-  oids: string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
   lines: Rows;
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
-  cols: Columns;
+  /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
+  cols: CachedColumns;
   nodup: boolean;
   /** The id of this content: the base's id, chained through the delta's file lines (see chainContent). */
   content: string;
@@ -98,8 +147,17 @@ export interface CatalogFile {
   chainAt: Map<string, number>;
 }
 
-/** What the cache is saved from (files in any order: `save` sorts them): the header's fields as plain arrays ('' for an unknown blob). */
-export type CatalogContent = Omit<CatalogHeader, 'v' | 'id' | 'st' | 'oids'> & { st: number[]; oids: string[]; lines: string[] };
+/** What the cache is saved from (files in any order: `save` sorts them), as plain arrays ('' for an unknown blob). */
+export interface CatalogContent {
+  files: string[];
+  st: number[];
+  oids: string[];
+  lines: string[];
+  bad: Record<string, Problem[]>;
+  dirs: Record<string, DirRecord>;
+  cols: Columns;
+  nodup?: boolean;
+}
 
 /**
  * The stamp of file `i` (see stampOf): made from its stat numbers, which are the ones it was
@@ -117,94 +175,18 @@ export function blobAt(file: CatalogFile, i: number): string {
 
 /** A loaded cache as content to change and save again. */
 export function contentOf(file: CatalogFile): CatalogContent {
-  return {
-    files: file.files.slice(),
-    st: Array.from(file.st),
-    oids: file.files.map((_, i) => blobAt(file, i)),
-    lines: Array.from({ length: file.lines.length }, (_, i) => file.lines.get(i)),
-    bad: { ...file.bad },
-    dirs: { ...file.dirs },
-    cols: permuteColumns(
-      file.cols,
-      file.files.map((_, i) => i),
-    ),
-    nodup: file.nodup,
-  };
-}
-
-/**
- * Rows read from the cache file, each decoded from the file's bytes when asked for: a cold
- * command reads a few of 10K (decoding all 2.3 MB of them, and 10K strings, was ~5 ms).
- */
-class FileRows implements Rows {
-  constructor(
-    private readonly bytes: Buffer,
-    /** Where row i starts; row i ends one byte before row i + 1 starts (its newline). */
-    private readonly starts: Uint32Array,
-  ) {}
-
-  get length(): number {
-    return this.starts.length - 1;
+  const n = file.paths.length;
+  const cols = emptyColumns(file.cols);
+  const files = new Array<string>(n);
+  const oids = new Array<string>(n);
+  const lines = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    files[i] = file.paths.get(i);
+    oids[i] = blobAt(file, i);
+    lines[i] = file.lines.get(i);
+    copyColumns(cols, file.cols, i);
   }
-
-  get(i: number): string {
-    return this.bytes.toString('latin1', this.starts[i], this.starts[i + 1] - 1);
-  }
-}
-
-/** The rows of a cache with its delta applied: the base's where a file did not change, the delta's where it did. */
-class MergedRows implements Rows {
-  constructor(
-    private readonly base: Rows,
-    /** Per position: the base's position of its row, or -1 - its index in `extra`. */
-    private readonly from: Int32Array,
-    private readonly extra: string[],
-  ) {}
-
-  get length(): number {
-    return this.from.length;
-  }
-
-  get(i: number): string {
-    const f = this.from[i];
-    return f >= 0 ? this.base.get(f) : this.extra[-1 - f];
-  }
-}
-
-/**
- * Where each of the `n` rows after the header line starts in the file, from the header's record
- * of them (`rows`: where each starts after the header line, and where one more would): null
- * unless every row ends with a newline but the last, which ends the file. (Finding the 10K
- * newlines with Buffer.indexOf cost ~10 ms.)
- */
-function rowStarts(bytes: Buffer, nl: number, n: number, record: unknown): Uint32Array | null {
-  if (n === 0) return nl < 0 ? new Uint32Array(1) : null;
-  if (typeof record !== 'string' || nl < 0) return null;
-  const raw = Buffer.from(record, 'base64');
-  if (raw.length !== 4 * (n + 1)) return null;
-  const starts = new Uint32Array(n + 1);
-  new Uint8Array(starts.buffer).set(raw);
-  for (let i = 0; i <= n; i++) starts[i] += nl + 1;
-  if (starts[0] !== nl + 1 || starts[n] !== bytes.length + 1) return null;
-  for (let i = 1; i < n; i++) if (!(starts[i] > starts[i - 1]) || bytes[starts[i] - 1] !== 10) return null;
-  return starts;
-}
-
-/** The arrays one after another (a few big slices: one copy each, not a push per element). */
-function joined<T>(arrays: T[][]): T[] {
-  let out: T[] = [];
-  for (let i = 0; i < arrays.length; i += 1024) out = out.concat(...arrays.slice(i, i + 1024));
-  return out;
-}
-
-/** The numbers of a header's `st`, or null when they are not 3 per file. */
-function decodeNumbers(text: unknown, n: number): Float64Array | null {
-  if (typeof text !== 'string') return null;
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.length !== 24 * n) return null;
-  const out = new Float64Array(3 * n); // its own, aligned buffer
-  new Uint8Array(out.buffer).set(bytes);
-  return out;
+  return { files, st: Array.from(file.st), oids, lines, bad: { ...file.bad }, dirs: { ...file.dirs }, cols, nodup: file.nodup };
 }
 
 /** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
@@ -234,7 +216,7 @@ export class CatalogCache {
 
   constructor(ws: Workspace | { localDir: string; ensureLocal?: undefined }) {
     this.ws = ws as Workspace;
-    this.cacheFile = join(ws.localDir, 'cache', 'catalog.json');
+    this.cacheFile = join(ws.localDir, 'cache', CACHE_FILE);
     this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
   }
 
@@ -242,11 +224,14 @@ export class CatalogCache {
    * Reads the cache of the workspace whose local folder is `localDir` now, for the first `load`
    * in this process: a one-shot command does this while git checks the entry files on the other
    * core (git-view.ts), instead of after. Reading it a few milliseconds early changes nothing:
-   * every row is checked against its file when it is used.
+   * every row is checked against its file when it is used. Only what a command may look at for
+   * every entry is read now (the numbers, paths and times, ~2 of 4.4 MB at 10K entries); the
+   * rows, duplicate hashes and blob ids are read from the open file when asked for (FileRegion).
+   * The file stays open until the process ends.
    */
   static preload(localDir: string): void {
     const c = new CatalogCache({ localDir });
-    preloaded = { cacheFile: c.cacheFile, file: c.read() };
+    preloaded = { cacheFile: c.cacheFile, file: c.read(true) };
   }
 
   load(): CatalogFile | null {
@@ -258,46 +243,150 @@ export class CatalogCache {
     return this.read();
   }
 
-  private read(): CatalogFile | null {
+  /** The cache as saved, with the delta applied; `lazy`: see preload. */
+  private read(lazy = false): CatalogFile | null {
+    let fd: number | undefined;
+    let keepOpen = false;
     try {
-      const bytes = readFileSync(this.cacheFile);
-      const nl = bytes.indexOf(10);
-      const h = JSON.parse(bytes.toString('latin1', 0, nl < 0 ? bytes.length : nl)) as CatalogHeader;
-      const n = h?.files?.length;
-      const st = h.v === CATALOG_VERSION ? decodeNumbers(h.st, n) : null;
+      let bytes: Buffer;
+      let size: number;
+      if (lazy) {
+        fd = openSync(this.cacheFile, 'r');
+        size = fstatSync(fd).size;
+        bytes = readAt(fd, 0, Math.min(size, HEAD_READ));
+      } else {
+        bytes = readFileSync(this.cacheFile);
+        size = bytes.length;
+      }
+      let nl = bytes.indexOf(10);
+      if (nl < 0 && fd !== undefined && size > bytes.length) {
+        bytes = readAt(fd, 0, size); // a header longer than the first read: everything now
+        nl = bytes.indexOf(10);
+      }
+      if (nl < 0) return null;
+      const h = JSON.parse(bytes.toString('latin1', 0, nl)) as CatalogHeader;
+      const n = h?.n;
+      const sizes = h.sizes;
       if (
-        !st ||
+        h.v !== CATALOG_VERSION ||
+        h.le !== (endianness() === 'LE') ||
         typeof h.id !== 'string' ||
-        typeof h.oids !== 'string' ||
-        h.oids.length !== 40 * n ||
+        !Number.isInteger(n) ||
+        n < 0 ||
+        !Array.isArray(sizes) ||
+        sizes.length !== 5 ||
+        !sizes.every((x) => Number.isInteger(x) && x >= 0) ||
+        !Array.isArray(h.ascii) ||
+        h.ascii.length !== 4 ||
         typeof h.bad !== 'object' ||
+        h.bad === null ||
         typeof h.dirs !== 'object' ||
         h.dirs === null ||
-        !validColumns(h.cols, n)
+        ![h.scopes, h.subjects, h.evs, h.dates, h.lcs].every(Array.isArray)
       )
         return null;
-      const starts = rowStarts(bytes, nl, n, h.rows);
-      if (!starts) return null;
-      for (let i = 1; i < n; i++) if (!(h.files[i - 1] < h.files[i])) return null; // not ours: sorted and unique
-      const file: CatalogFile = {
+      // Where each section is; the numbers, paths and times are read now, the rest (lazy) when asked for.
+      const spans: [name: string, type: keyof typeof WIDTH, off: number, count: number][] = [];
+      let off = nl + 1;
+      for (const [name, type, count] of layout(n, sizes)) {
+        off = align8(off);
+        spans.push([name, type, off, count]);
+        off += count * WIDTH[type];
+      }
+      if (off !== size) return null;
+      const eagerEnd = spans.find(([name]) => name === FIRST_LAZY)!;
+      const needed = eagerEnd[2];
+      if (bytes.length < needed) bytes = readAt(fd!, 0, lazy ? needed : size);
+      // The sections are views of the bytes, which must then start at a multiple of 8.
+      if (bytes.byteOffset % 8 !== 0) bytes = Buffer.from(new Uint8Array(bytes));
+      const at: Record<string, Float64Array | Uint32Array | Int32Array | Int8Array | Buffer | FileRegion> = {};
+      for (const [name, type, o, count] of spans) {
+        const end = o + count * WIDTH[type];
+        const base = bytes.byteOffset + o;
+        if (end > bytes.length) {
+          if (type !== 'bytes' || fd === undefined) return null;
+          at[name] = new FileRegion(fd, o, count);
+          keepOpen = true;
+          continue;
+        }
+        at[name] =
+          type === 'f64'
+            ? new Float64Array(bytes.buffer, base, count)
+            : type === 'u32'
+              ? new Uint32Array(bytes.buffer, base, count)
+              : type === 'i32'
+                ? new Int32Array(bytes.buffer, base, count)
+                : type === 'i8'
+                  ? new Int8Array(bytes.buffer, base, count)
+                  : bytes.subarray(o, end);
+      }
+      const starts = (k: string): Uint32Array => at[`${k}Starts`] as Uint32Array;
+      const region = (k: string): Buffer | FileRegion => at[k] as Buffer | FileRegion;
+      // What was written is consistent by construction (starts in order, codes in their tables,
+      // paths sorted); a file cut short or padded is caught by its size above, and each text
+      // table must end where its bytes do. (Checking every number of 10K entries cost ~9 ms of
+      // loops in a process whose code has not warmed up.)
+      for (const [k, i] of [
+        ['path', 0],
+        ['upd', 1],
+        ['dup', 2],
+        ['crt', 3],
+        ['row', 4],
+      ] as const) {
+        const t = starts(k);
+        if (t[0] !== 0 || t[n] !== sizes[i]) return null;
+      }
+      const [pathsAscii, updAscii, dupAscii, crtAscii] = h.ascii.map((a) => a === true);
+      const cols: CachedColumns = {
+        kind: at.kind as Int8Array,
+        status: at.status as Int8Array,
+        conf: at.conf as Float64Array,
+        ev: at.ev as Int32Array,
+        evs: h.evs,
+        upd: new ByteTexts(region('upd'), starts('upd'), updAscii),
+        updMs: at.updMs as Float64Array,
+        scope: at.scope as Int32Array,
+        subject: at.subject as Int32Array,
+        vf: at.vf as Int32Array,
+        vt: at.vt as Int32Array,
+        dates: h.dates,
+        dup: new ByteTexts(region('dup'), starts('dup'), dupAscii),
+        crt: new ByteTexts(region('crt'), starts('crt'), crtAscii),
+        imp0: at.imp0 as Float64Array,
+        lc: at.lc as Int32Array,
+        lcs: h.lcs,
+        scopes: h.scopes,
+        subjects: h.subjects,
+      };
+      const file = {
         id: h.id,
         deltaLines: 0,
-        files: h.files,
-        st,
-        oids: h.oids,
-        lines: new FileRows(bytes, starts),
+        paths: new ByteTexts(region('paths'), starts('path'), pathsAscii),
+        st: at.st as Float64Array,
+        lines: new ByteTexts(region('rows'), starts('row'), true, 1),
         bad: h.bad,
         dirs: h.dirs,
-        cols: h.cols,
+        cols,
         nodup: h.nodup === true,
         content: h.id,
         changeLog: [],
         chainAt: new Map([[h.id, 0]]),
-      };
+      } as unknown as CatalogFile;
+      // The blob ids as one string, made when first asked for (a listing to match, a delta to apply).
+      const oids = region('oids');
+      let oidText: string | undefined;
+      Object.defineProperty(file, 'oids', {
+        get: () => (oidText ??= (oids instanceof FileRegion ? oids.all() : oids).toString('latin1')),
+        set: (v: string) => void (oidText = v),
+        enumerable: true,
+        configurable: true,
+      });
       this.applyDelta(file);
       return file;
     } catch {
       return null; // missing or corrupt: rebuilt by the caller
+    } finally {
+      if (fd !== undefined && !keepOpen) closeSync(fd);
     }
   }
 
@@ -363,15 +452,15 @@ export class CatalogCache {
     if (!changes.size) return;
     // One merge of the sorted base with the changed files (new ones sorted in), as runs: the
     // unchanged files between two changes (nearly all: a write changes a few of 10K) are copied
-    // a run at a time (slices), and their rows stay where they are in the file (MergedRows).
-    // Copying them one by one, field by field, cost a cold read after any write ~25 ms.
-    const n = file.files.length;
+    // a run at a time (typed-array copies), and their paths, rows and texts stay where they are
+    // in the file (MergedTexts). Copying them one by one cost a cold read after any write ~25 ms.
+    const n = file.paths.length;
     // The changes in order: where in the base each goes (an added file before the base file it
     // sorts before), and what it is (null: the base file there is removed).
     const events: { at: number; rel: string; state: FileState | null; adds: boolean }[] = [];
     for (const [rel, state] of changes) {
-      const at = lowerBound(file.files, rel);
-      const adds = file.files[at] !== rel;
+      const at = lowerBoundText(file.paths, rel);
+      const adds = at === n || !file.paths.equals(at, rel, 0, rel.length);
       if (adds && !state) continue; // removed, and never in the base
       events.push({ at, rel, state, adds });
     }
@@ -387,50 +476,74 @@ export class CatalogCache {
     if (n > run) parts.push([run, n]);
     // The new files' columns, coded with the base's tables (which they may extend: the base's
     // codes stay valid).
-    const fresh = emptyColumns(file.cols);
-    for (const p of parts) if (typeof p[0] === 'string') putColumns(fresh, rowMeta((p[1] as FileState)[4], Boolean((p[1] as FileState)[5])));
-    const perFile = (Object.keys(fresh) as (keyof Columns)[]).filter((c) => c !== 'scopes' && c !== 'subjects');
-    const segments = { files: [] as string[][], cols: new Map(perFile.map((c) => [c, [] as unknown[][]])) };
+    const plain = emptyColumns(file.cols);
+    for (const p of parts) if (typeof p[0] === 'string') putColumns(plain, rowMeta((p[1] as FileState)[4], Boolean((p[1] as FileState)[5])));
+    const fresh = encodeColumns(plain, file.cols);
     let count = 0;
     for (const p of parts) count += typeof p[0] === 'number' ? (p[1] as number) - p[0] : 1;
+    const c = file.cols;
+    const cols: CachedColumns = {
+      kind: new Int8Array(count),
+      status: new Int8Array(count),
+      conf: new Float64Array(count),
+      ev: new Int32Array(count),
+      evs: fresh.evs,
+      upd: c.upd,
+      updMs: new Float64Array(count),
+      scope: new Int32Array(count),
+      subject: new Int32Array(count),
+      vf: new Int32Array(count),
+      vt: new Int32Array(count),
+      dates: fresh.dates,
+      dup: c.dup,
+      crt: c.crt,
+      imp0: new Float64Array(count),
+      lc: new Int32Array(count),
+      lcs: fresh.lcs,
+      scopes: fresh.scopes,
+      subjects: fresh.subjects,
+    };
+    const numeric = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
     const oids: string[] = [];
     const st = new Float64Array(3 * count);
-    const rowOf = new Int32Array(count); // a base position, or -1 - (index into `extra`)
-    const extra: string[] = [];
+    const from = new Int32Array(count); // a base position, or -1 - (index into the new files)
+    const extra = { paths: [] as string[], rows: [] as string[], upd: [] as string[], dup: [] as string[], crt: [] as string[] };
     const bad: Record<string, Problem[]> = {};
     const badAt = Object.keys(file.bad).map(Number);
     let at = 0;
-    let k = 0; // the next new file's place in `fresh`
     for (const p of parts) {
       if (typeof p[0] === 'number') {
-        const [from, to] = p as [number, number];
-        segments.files.push(file.files.slice(from, to));
-        for (const c of perFile) segments.cols.get(c)!.push((file.cols[c] as unknown[]).slice(from, to));
-        oids.push(file.oids.slice(40 * from, 40 * to));
-        st.set(file.st.subarray(3 * from, 3 * to), 3 * at);
-        for (let i = from; i < to; i++) rowOf[at + i - from] = i;
-        for (const b of badAt) if (b >= from && b < to) bad[at + b - from] = file.bad[b];
-        at += to - from;
+        const [lo, hi] = p as [number, number];
+        for (const k of numeric) cols[k].set(c[k].subarray(lo, hi), at);
+        oids.push(file.oids.slice(40 * lo, 40 * hi));
+        st.set(file.st.subarray(3 * lo, 3 * hi), 3 * at);
+        for (let i = lo; i < hi; i++) from[at + i - lo] = i;
+        for (const b of badAt) if (b >= lo && b < hi) bad[at + b - lo] = file.bad[b];
+        at += hi - lo;
       } else {
         const [rel, state] = p as [string, FileState];
-        segments.files.push([rel]);
-        for (const c of perFile) segments.cols.get(c)!.push([(fresh[c] as unknown[])[k]]);
+        const k = extra.paths.length; // its place in `fresh`
+        for (const key of numeric) cols[key][at] = fresh[key][k];
         oids.push(state[6].length === 40 ? state[6] : NO_BLOB);
         st.set([state[0], state[1], state[2]], 3 * at);
-        rowOf[at] = -1 - extra.length;
-        extra.push(state[4]);
+        from[at] = -1 - k;
+        extra.paths.push(rel);
+        extra.rows.push(state[4]);
+        extra.upd.push(fresh.upd[k]);
+        extra.dup.push(fresh.dup[k]);
+        extra.crt.push(fresh.crt[k]);
         if (state[5]) bad[at] = state[5];
-        k++;
         at++;
       }
     }
-    const cols = { scopes: fresh.scopes, subjects: fresh.subjects } as Columns;
-    for (const c of perFile) (cols as unknown as Record<string, unknown[]>)[c] = joined(segments.cols.get(c)!);
+    cols.upd = new MergedTexts(c.upd, from, extra.upd);
+    cols.dup = new MergedTexts(c.dup, from, extra.dup);
+    cols.crt = new MergedTexts(c.crt, from, extra.crt);
     Object.assign(file, {
-      files: joined(segments.files),
+      paths: new MergedTexts(file.paths, from, extra.paths),
       st,
       oids: oids.join(''),
-      lines: new MergedRows(file.lines, rowOf, extra),
+      lines: new MergedTexts(file.lines, from, extra.rows),
       bad,
       cols,
     });
@@ -463,25 +576,77 @@ export class CatalogCache {
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */
   save(c: CatalogContent): string {
     const s = sortedContent(c);
-    const core = JSON.stringify({
-      files: s.files,
-      st: Buffer.from(Float64Array.from(s.st).buffer).toString('base64'),
-      oids: s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''),
+    const n = s.files.length;
+    const enc = encodeColumns(s.cols);
+    const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
+    const lines = s.lines.map(asciiJson);
+    const rowStarts = new Uint32Array(n + 1);
+    for (let i = 0; i < n; i++) rowStarts[i + 1] = rowStarts[i] + lines[i].length + 1;
+    const [paths, upd, dup, crt] = texts;
+    if (!paths || !upd || !dup || !crt) return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16); // not savable as read back: no cache
+    const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
+    const sections: Record<string, ArrayBufferView> = {
+      st: Float64Array.from(s.st),
+      conf: enc.conf,
+      updMs: enc.updMs,
+      imp0: enc.imp0,
+      rowStarts,
+      pathStarts: paths.starts,
+      updStarts: upd.starts,
+      dupStarts: dup.starts,
+      crtStarts: crt.starts,
+      ev: enc.ev,
+      lc: enc.lc,
+      scope: enc.scope,
+      subject: enc.subject,
+      vf: enc.vf,
+      vt: enc.vt,
+      kind: enc.kind,
+      status: enc.status,
+      paths: paths.bytes,
+      upd: upd.bytes,
+      dup: dup.bytes,
+      crt: crt.bytes,
+      oids: Buffer.from(s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''), 'latin1'),
+      rows,
+    };
+    const core = {
+      n,
+      le: endianness() === 'LE',
       bad: s.bad,
       dirs: s.dirs,
-      cols: s.cols,
       ...(s.nodup ? { nodup: true } : {}),
-    });
-    const id = nodeCrypto().createHash('sha1').update(core).digest('hex').slice(0, 16);
+      scopes: enc.scopes,
+      subjects: enc.subjects,
+      evs: enc.evs,
+      lcs: enc.lcs,
+      dates: enc.dates,
+      sizes: [paths.bytes.length, upd.bytes.length, dup.bytes.length, crt.bytes.length, rows.length],
+      ascii: [paths.ascii, upd.ascii, dup.ascii, crt.ascii],
+    };
+    const hash = nodeCrypto().createHash('sha1').update(JSON.stringify(core));
+    const body: Buffer[] = [];
+    for (const [name] of layout(n, core.sizes as CatalogHeader['sizes'])) {
+      const v = sections[name];
+      const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+      hash.update(b);
+      body.push(b);
+    }
+    const id = hash.digest('hex').slice(0, 16);
     try {
       if (!this.ws.ensureLocal()) return id;
-      const lines = s.lines.map(asciiJson);
-      const starts = new Uint32Array(lines.length + 1);
-      for (let i = 0; i < lines.length; i++) starts[i + 1] = starts[i] + lines[i].length + 1;
-      const rows = lines.length ? `"rows":"${Buffer.from(starts.buffer).toString('base64')}",` : '';
-      const body = lines.length ? `\n${lines.join('\n')}` : '';
-      writeFileAtomic(this.cacheFile, `{"v":${CATALOG_VERSION},"id":"${id}",${rows}${asciiJson(core.slice(1))}${body}`, { fsync: false });
+      const head = Buffer.from(`${asciiJson(JSON.stringify({ v: CATALOG_VERSION, id, ...core }))}\n`, 'latin1');
+      const parts: Buffer[] = [head];
+      let off = head.length;
+      for (const b of body) {
+        const pad = align8(off) - off;
+        if (pad) parts.push(Buffer.alloc(pad));
+        parts.push(b);
+        off += pad + b.length;
+      }
+      writeFileAtomic(this.cacheFile, Buffer.concat(parts), { fsync: false });
       rmSync(this.deltaFile, { force: true });
+      rmSync(join(this.cacheFile, '..', OLD_CACHE_FILE), { force: true });
     } catch {
       /* a cache that cannot be saved only costs speed */
     }

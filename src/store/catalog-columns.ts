@@ -9,15 +9,17 @@
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
+import { canonicalMs } from '../core/time.js';
 import { metaFromRow, metaRow } from './meta-row.js';
+import type { Texts } from './texts.js';
 
 /** The metadata rows of a loaded catalog cache, by position (catalog-cache.ts). */
-export interface Rows {
-  readonly length: number;
-  get(i: number): string;
-}
+export type Rows = Texts;
 
-/** Parallel to the cache's files; -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold). */
+/**
+ * The columns as content is built and saved: parallel to its files; -1 in `kind` marks a
+ * position without columns (a bad file, or a value they cannot hold).
+ */
 export interface Columns {
   kind: number[];
   status: number[];
@@ -31,9 +33,90 @@ export interface Columns {
   vt: (string | null)[];
   /** The duplicate hash (a daemon's write looks every entry's up once; parsing 100K rows for it held ~200 MB). */
   dup: string[];
+  /** created_at, importance0, and the lifecycle as JSON (null when there is none): what ranking and context lifting read of thousands of hits. */
+  crt: string[];
+  imp0: number[];
+  lc: (string | null)[];
   /** The distinct scopes and subjects that `scope` and `subject` index. */
   scopes: string[];
   subjects: string[];
+}
+
+/**
+ * The columns of a loaded cache (catalog-cache.ts): numbers in typed arrays, short repeated
+ * strings (evidence shapes, validity dates) as codes into tables, the rest as Texts made on
+ * demand. `updMs` is `updated_at` in ms since the epoch when it is in the one form
+ * (`toISOString`'s) whose text order is the order of time, else NaN: sorting and comparing by it
+ * makes no string.
+ */
+export interface CachedColumns {
+  kind: Int8Array;
+  status: Int8Array;
+  conf: Float64Array;
+  /** Codes into `evs`: evidence types as digits (indexes into EVIDENCE_TYPES), in order. */
+  ev: Int32Array;
+  evs: string[];
+  upd: Texts;
+  updMs: Float64Array;
+  scope: Int32Array;
+  subject: Int32Array;
+  /** Codes into `dates`, -1 for null. */
+  vf: Int32Array;
+  vt: Int32Array;
+  dates: string[];
+  dup: Texts;
+  crt: Texts;
+  imp0: Float64Array;
+  /** Codes into `lcs` (the lifecycle as JSON), -1 for none. */
+  lc: Int32Array;
+  lcs: string[];
+  scopes: string[];
+  subjects: string[];
+}
+
+/** What encodeColumns makes: the typed and coded columns, strings still as arrays. */
+export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
+
+/**
+ * Columns as a loaded cache holds them (see CachedColumns), the strings still plain; codes of
+ * evidence shapes and dates start from `tables` (which they may extend: its codes stay valid).
+ */
+export function encodeColumns(c: Columns, tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs'>): EncodedColumns {
+  const n = c.kind.length;
+  const evs = [...(tables?.evs ?? [])];
+  const dates = [...(tables?.dates ?? [])];
+  const lcs = [...(tables?.lcs ?? [])];
+  const dateCode = (d: string | null): number => (d === null ? -1 : codeIn(dates, d));
+  const out: EncodedColumns = {
+    kind: Int8Array.from(c.kind),
+    status: Int8Array.from(c.status),
+    conf: Float64Array.from(c.conf),
+    ev: new Int32Array(n),
+    evs,
+    upd: c.upd,
+    updMs: new Float64Array(n),
+    scope: Int32Array.from(c.scope),
+    subject: Int32Array.from(c.subject),
+    vf: new Int32Array(n),
+    vt: new Int32Array(n),
+    dates,
+    dup: c.dup,
+    crt: c.crt,
+    imp0: Float64Array.from(c.imp0),
+    lc: new Int32Array(n),
+    lcs,
+    scopes: c.scopes,
+    subjects: c.subjects,
+  };
+  for (let i = 0; i < n; i++) {
+    const lc = c.lc[i];
+    out.lc[i] = lc === null ? -1 : codeIn(lcs, lc);
+    out.ev[i] = codeIn(evs, c.ev[i]);
+    out.updMs[i] = canonicalMs(c.upd[i]);
+    out.vf[i] = dateCode(c.vf[i]);
+    out.vt[i] = dateCode(c.vt[i]);
+  }
+  return out;
 }
 
 /** Columns with no positions; `tables`: start from these tables (codes copied from them stay valid). */
@@ -49,21 +132,12 @@ export function emptyColumns(tables?: Pick<Columns, 'scopes' | 'subjects'>): Col
     vf: [],
     vt: [],
     dup: [],
+    crt: [],
+    imp0: [],
+    lc: [],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],
   };
-}
-
-/** Whether `c` is a well-formed set of columns for `n` files. */
-export function validColumns(c: unknown, n: number): c is Columns {
-  const x = c as Columns | null;
-  return (
-    typeof x === 'object' &&
-    x !== null &&
-    Array.isArray(x.scopes) &&
-    Array.isArray(x.subjects) &&
-    (['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt', 'dup'] as const).every((k) => Array.isArray(x[k]) && x[k].length === n)
-  );
 }
 
 /** Codes of a table's values, made when a new value must be encoded. */
@@ -90,7 +164,15 @@ export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length):
   const status = m ? STATUSES.indexOf(m.status) : -1;
   let ev = '';
   if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
-  const ok = m && kind >= 0 && status >= 0 && !ev.includes('-') && typeof m.confidence === 'number';
+  const ok =
+    m &&
+    kind >= 0 &&
+    status >= 0 &&
+    !ev.includes('-') &&
+    typeof m.confidence === 'number' &&
+    typeof m.created_at === 'string' &&
+    typeof m.importance0 === 'number' &&
+    (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
   c.kind[at] = ok ? kind : -1;
   c.status[at] = ok ? status : -1;
   c.conf[at] = ok ? m.confidence : 0;
@@ -101,26 +183,46 @@ export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length):
   c.vf[at] = ok ? m.valid_from : null;
   c.vt[at] = ok ? m.valid_to : null;
   c.dup[at] = ok ? m.dup : '';
+  c.crt[at] = ok ? m.created_at : '';
+  c.imp0[at] = ok ? m.importance0 : 0;
+  c.lc[at] = ok && m.lifecycle !== undefined ? JSON.stringify(m.lifecycle) : null;
 }
 
-/** Appends position `i` of `from` to `to`, whose tables start with `from`'s. */
-export function copyColumns(to: Columns, from: Columns, i: number): void {
+/** Appends position `i` of a loaded cache's columns `from` to `to`, whose tables start with `from`'s. */
+export function copyColumns(to: Columns, from: CachedColumns, i: number): void {
   to.kind.push(from.kind[i]);
   to.status.push(from.status[i]);
   to.conf.push(from.conf[i]);
-  to.ev.push(from.ev[i]);
-  to.upd.push(from.upd[i]);
+  to.ev.push(from.evs[from.ev[i]]);
+  to.upd.push(from.upd.get(i));
   to.scope.push(from.scope[i]);
   to.subject.push(from.subject[i]);
-  to.vf.push(from.vf[i]);
-  to.vt.push(from.vt[i]);
-  to.dup.push(from.dup[i]);
+  to.vf.push(from.vf[i] < 0 ? null : from.dates[from.vf[i]]);
+  to.vt.push(from.vt[i] < 0 ? null : from.dates[from.vt[i]]);
+  to.dup.push(from.dup.get(i));
+  to.crt.push(from.crt.get(i));
+  to.imp0.push(from.imp0[i]);
+  to.lc.push(from.lc[i] < 0 ? null : from.lcs[from.lc[i]]);
 }
 
 /** The columns in a new order (`order[j]` is the old position of the new j). */
 export function permuteColumns(c: Columns, order: number[]): Columns {
   const out = emptyColumns(c);
-  for (const i of order) copyColumns(out, c, i);
+  for (const i of order) {
+    out.kind.push(c.kind[i]);
+    out.status.push(c.status[i]);
+    out.conf.push(c.conf[i]);
+    out.ev.push(c.ev[i]);
+    out.upd.push(c.upd[i]);
+    out.scope.push(c.scope[i]);
+    out.subject.push(c.subject[i]);
+    out.vf.push(c.vf[i]);
+    out.vt.push(c.vt[i]);
+    out.dup.push(c.dup[i]);
+    out.crt.push(c.crt[i]);
+    out.imp0.push(c.imp0[i]);
+    out.lc.push(c.lc[i]);
+  }
   return out;
 }
 
@@ -133,21 +235,25 @@ const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
+  private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
   /** The row until it is parsed (a long-lived process would otherwise hold both). */
   private text: string | undefined;
   /** Where the row is, until it is first asked for. */
   private rows: Rows | undefined;
+  /** Path of the file relative to the root (`ai-memory/<project>/<section>/<id>.json`), once made. */
+  private path: string | undefined;
 
   constructor(
-    private readonly cols: Columns,
+    private readonly cols: CachedColumns,
     private at: number,
     /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
     line: string | Rows,
-    /** Path of the file relative to the root: `ai-memory/<project>/<section>/<id>.json`. */
-    private file: string,
+    /** The file's path relative to the root, or the paths it is at position `at` of. */
+    private file: string | Texts,
   ) {
     if (typeof line === 'string') this.text = line;
     else this.rows = line;
+    if (typeof file === 'string') this.path = file;
   }
 
   /**
@@ -155,13 +261,15 @@ export class ColumnMeta implements EntryMeta {
    * that looks at thousands of entries one after another, and keeps none of them, moves one
    * object along rather than making one per entry).
    */
-  moveTo(at: number, rows: Rows, file: string): this {
+  moveTo(at: number, rows: Rows, file: string | Texts): this {
     this.at = at;
     this.file = file;
+    this.path = typeof file === 'string' ? file : undefined;
     this.rows = rows;
     this.text = undefined;
     this.parsed = undefined;
     this.evidenceList = undefined;
+    this.lifecycleValue = undefined;
     return this;
   }
 
@@ -180,7 +288,7 @@ export class ColumnMeta implements EntryMeta {
   }
 
   /** Whether position `at` of `cols` has columns. */
-  static usable(cols: Columns | undefined, at: number): cols is Columns {
+  static usable(cols: CachedColumns | undefined, at: number): cols is CachedColumns {
     return cols !== undefined && cols.kind[at] >= 0;
   }
 
@@ -192,13 +300,19 @@ export class ColumnMeta implements EntryMeta {
     return this.parsed;
   }
 
+  private get rel(): string {
+    return (this.path ??= (this.file as Texts).get(this.at));
+  }
+
   // The cache holds only files whose id matches their name and section their folder.
   get id(): string {
-    return this.file.slice(this.file.lastIndexOf('/') + 1, -'.json'.length);
+    const f = this.rel;
+    return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
   }
   get section(): EntryMeta['section'] {
-    const end = this.file.lastIndexOf('/');
-    return this.file.slice(this.file.lastIndexOf('/', end - 1) + 1, end) as EntryMeta['section'];
+    const f = this.rel;
+    const end = f.lastIndexOf('/');
+    return f.slice(f.lastIndexOf('/', end - 1) + 1, end) as EntryMeta['section'];
   }
   get kind(): EntryMeta['kind'] {
     return KINDS[this.cols.kind[this.at]];
@@ -216,17 +330,19 @@ export class ColumnMeta implements EntryMeta {
     return this.cols.subjects[this.cols.subject[this.at]];
   }
   get updated_at(): string {
-    return this.cols.upd[this.at];
+    return this.cols.upd.get(this.at);
   }
   get valid_from(): string | null {
-    return this.cols.vf[this.at];
+    const d = this.cols.vf[this.at];
+    return d < 0 ? null : this.cols.dates[d];
   }
   get valid_to(): string | null {
-    return this.cols.vt[this.at];
+    const d = this.cols.vt[this.at];
+    return d < 0 ? null : this.cols.dates[d];
   }
   get evidence(): { type: EvidenceType }[] {
     if (this.evidenceList) return this.evidenceList;
-    const codes = this.cols.ev[this.at];
+    const codes = this.cols.evs[this.cols.ev[this.at]];
     // One shared list per evidence shape when there is one type (most entries).
     if (codes.length === 1) return (EVIDENCE_OF[+codes] ??= [{ type: EVIDENCE_TYPES[+codes] }]);
     return (this.evidenceList = [...codes].map((d) => ({ type: EVIDENCE_TYPES[+d] })));
@@ -247,16 +363,18 @@ export class ColumnMeta implements EntryMeta {
     return this.row.created_by;
   }
   get created_at(): string {
-    return this.row.created_at;
+    return this.parsed ? this.parsed.created_at : this.cols.crt.get(this.at);
   }
   get lifecycle(): MemoryEntry['lifecycle'] {
-    return this.row.lifecycle;
+    if (this.parsed) return this.parsed.lifecycle;
+    const code = this.cols.lc[this.at];
+    return code < 0 ? undefined : (this.lifecycleValue ??= JSON.parse(this.cols.lcs[code]) as MemoryEntry['lifecycle']);
   }
   get dup(): string {
-    return this.cols.dup[this.at];
+    return this.cols.dup.get(this.at);
   }
   get importance0(): number {
-    return this.row.importance0;
+    return this.cols.imp0[this.at];
   }
 
   /** A plain object with every field (for code that copies or compares metadata). */

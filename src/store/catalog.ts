@@ -1,6 +1,6 @@
 /**
  * The catalog: every entry file of the workspace, validated once and cached under
- * `.bass-agents/cache/catalog.json` as metadata (no summary or content) keyed by (size, mtime,
+ * `.bass-agents/cache/catalog.bin` as metadata (no summary or content) keyed by (size, mtime,
  * ctime). A command stats the files, re-reads only those that changed, and saves the cache when
  * anything moved; full entries are read from their files only when asked for (`entry`). The
  * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
@@ -12,7 +12,7 @@ import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { blobAt, CatalogCache, stampAt, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
-import { lowerBound } from '../core/sorted.js';
+import { lowerBoundText } from './texts.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, takeGitView, VIEW_RECORD } from './git-view.js';
@@ -299,7 +299,7 @@ export class Catalog {
     let building = !cache;
     const copyCached = (i: number): void => {
       const at = next.files.length;
-      next.files.push(cache!.files[i]);
+      next.files.push(cache!.paths.get(i));
       next.st.push(cache!.st[3 * i], cache!.st[3 * i + 1], cache!.st[3 * i + 2]);
       next.oids.push(blobAt(cache!, i));
       next.lines.push(cache!.lines.get(i));
@@ -309,7 +309,10 @@ export class Catalog {
     };
     // The entries of the unchanged run are made only once something differs (then in order,
     // before any other): when nothing does, the snapshot makes them from the cache on demand.
-    const fromCache = (i: number): StoredEntry => cachedEntry(cache!, i, projectOf(cache!.files[i]), root, this.recent);
+    const fromCache = (i: number): StoredEntry => {
+      const rel = cache!.paths.get(i);
+      return cachedEntry(cache!, i, projectOf(rel), root, this.recent, rel);
+    };
     const build = (): void => {
       if (building) return;
       building = true;
@@ -319,7 +322,7 @@ export class Catalog {
       }
     };
     const newDirs: [string, DirRecord][] = [];
-    const kept = cache ? new Uint8Array(cache.files.length) : undefined;
+    const kept = cache ? new Uint8Array(cache.paths.length) : undefined;
     const entries: StoredEntry[] = [];
     const bad: BadFile[] = [];
     const changed: string[] = [];
@@ -379,10 +382,10 @@ export class Catalog {
         const sdir = join(pdir, section);
         const dirRel = `${MEMORY_DIR}/${project}/${section}`;
         const prefix = `${dirRel}/`;
-        // The cached files of this folder: one run of the sorted list.
-        const lo = cache ? lowerBound(cache.files, prefix) : 0;
-        let hi = lo;
-        if (cache) while (hi < cache.files.length && cache.files[hi].startsWith(prefix)) hi++;
+        // The cached files of this folder: one run of the sorted list (from the prefix to the
+        // folder's name followed by '0', the character after '/').
+        const lo = cache ? lowerBoundText(cache.paths, prefix) : 0;
+        const hi = cache ? Math.max(lo, lowerBoundText(cache.paths, `${dirRel}0`)) : 0;
         const dst = lstatSync(sdir, { throwIfNoEntry: false });
         const rec = cache?.dirs[dirRel];
         if (dst?.isDirectory() && rec && rec[0] === dst.ctimeMs && rec[1] === dst.ino && rec[0] + DIR_SETTLE_MS < rec[2]) {
@@ -394,10 +397,11 @@ export class Catalog {
               kept![i] = 1;
               same++;
               const problems = cache.bad[i];
-              if (problems) bad.push({ file: cache.files[i], problems });
+              if (problems) bad.push({ file: cache.paths.get(i), problems });
               continue;
             }
-            visit(project, section, sdir, cache.files[i], cache.files[i].slice(prefix.length), i);
+            const rel = cache.paths.get(i);
+            visit(project, section, sdir, rel, rel.slice(prefix.length), i);
           }
           continue;
         }
@@ -417,17 +421,17 @@ export class Catalog {
         let c = lo;
         for (const name of names) {
           const rel = prefix + name;
-          while (c < hi && cache!.files[c] < rel) c++;
-          visit(project, section, sdir, rel, name, c < hi && cache!.files[c] === rel ? c : undefined);
+          while (c < hi && cache!.paths.get(c) < rel) c++;
+          visit(project, section, sdir, rel, name, c < hi && cache!.paths.equals(c, rel, 0, rel.length) ? c : undefined);
         }
       }
     }
     const removed: string[] = [];
-    if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.files[i]);
+    if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.paths.get(i));
     const moved = changed.length + removed.length;
     // Every cached file still there and unchanged: what was found is the cache itself (with the
     // folders as listed now), copied only if a write of this process changes it (noteWritten).
-    const reused = !building && cache && same === cache.files.length ? cache : undefined;
+    const reused = !building && cache && same === cache.paths.length ? cache : undefined;
     if (reused) reused.dirs = next.dirs;
     else build();
     // The cache as loaded holds the entries: made when asked for.
@@ -437,7 +441,7 @@ export class Catalog {
     const unique = knownUnique ? { entries } : dropDuplicates(lazy ? lazy.all() : entries, bad);
     next.nodup = !unique.duplicates;
     if (reused) reused.nodup = next.nodup;
-    const count = reused ? reused.files.length : next.files.length;
+    const count = reused ? reused.paths.length : next.files.length;
     const as = (id: string, deltaLines: number): Found => (reused ? { id, deltaLines, loaded: reused } : { id, deltaLines, content: next });
     const save = (): string => this.cache.save(reused ? contentOf(reused) : next);
     let found: Found;
@@ -491,7 +495,7 @@ export class Catalog {
   private viewedClean(cache: CatalogFile): Uint8Array | undefined {
     const view = takeGitView(this.ws.root);
     if (!view) return undefined;
-    const m = view.matching(cache.files, cache.oids, (content) => {
+    const m = view.matching(cache.paths, cache.oids, (content) => {
       const at = cache.chainAt.get(content);
       return at === undefined ? undefined : cache.changeLog.slice(at);
     });

@@ -25,7 +25,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
-import { lowerBound } from '../core/sorted.js';
+import { lowerBoundText, type Texts } from './texts.js';
 import { cleanEnv } from './git-env.js';
 
 /** What a view says about the cached files. */
@@ -50,7 +50,7 @@ export interface GitView {
    * either; a view without one asks `changedSince` for the files that may differ from the content
    * it vouches for, and is of no use (null) when the catalog cannot say.
    */
-  matching(files: readonly string[], blobs: string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
+  matching(files: Texts, blobs: string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
 }
 
 /** The file (in the catalog cache's folder) that records which catalog content matched which index. */
@@ -213,8 +213,7 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
           at = end + 1;
           continue;
         }
-        const f = files[k];
-        if (end - tab - 1 === f.length && listed.startsWith(f, tab + 1)) {
+        if (files.equals(k, listed, tab + 1, end)) {
           if (
             tab + 1 === at + HEAD &&
             listed.charCodeAt(at) === 72 /* H */ &&
@@ -223,11 +222,11 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
             sameAt(listed, at + 9, blobs, 40 * k, 40)
           ) {
             matched++;
-            if (!skip?.has(f)) out[k] = 1;
+            if (!skip?.has(listed.slice(tab + 1, end))) out[k] = 1;
           }
           k++;
           at = end + 1;
-        } else if (listed.slice(tab + 1, end) < f) at = end + 1;
+        } else if (listed.slice(tab + 1, end) < files.get(k)) at = end + 1;
         else k++;
       }
       return { clean: out, complete: matched === files.length };
@@ -249,8 +248,8 @@ export function recordedGitView(root: string, content: string, dirty: string): G
       const out = new Uint8Array(files.length).fill(1);
       for (const list of [dirty ? dirty.split('\0') : [], since])
         for (const f of list) {
-          const i = lowerBound(files, f);
-          if (files[i] === f) out[i] = 0;
+          const i = lowerBoundText(files, f);
+          if (i < files.length && files.equals(i, f, 0, f.length)) out[i] = 0;
         }
       return { clean: out, complete: false };
     },

@@ -42,8 +42,9 @@ describe('cold reads with git', () => {
     const cacheDir = join(dir, '.bass-agents/cache');
     // The cache (its base and delta) knows the blob each file's row was read from.
     const cached = new CatalogCache({ localDir: join(dir, '.bass-agents') }).load()!;
-    expect(cached.files).toHaveLength(3);
-    expect(cached.files.map((_, i) => blobAt(cached, i))).toEqual(cached.files.map((f) => git(dir, 'hash-object', f).trim()));
+    expect(cached.paths).toHaveLength(3);
+    const paths = [0, 1, 2].map((i) => cached.paths.get(i));
+    expect(paths.map((_, i) => blobAt(cached, i))).toEqual(paths.map((f) => git(dir, 'hash-object', f).trim()));
 
     // An edit in place, not committed: git names the file, so it is read again.
     const edited = JSON.parse(readFileSync(file(ids[0]), 'utf8'));
@@ -112,7 +113,7 @@ describe('cold reads with git', () => {
     expect(ranked(synced)).toEqual(ranked(rebuilt));
     // The catalog cache rebuilt (another base, the same entries): one query compares the stamps,
     // finds nothing to sync and notes it; the next is current again.
-    rmSync(join(dir, '.bass-agents/cache/catalog.json'));
+    rmSync(join(dir, '.bass-agents/cache/catalog.bin'));
     const rebuiltCache = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(rebuiltCache.stderr).toContain('snapshot loaded (+0 ~0 -0)');
     expect(rebuiltCache.stderr).not.toContain('built from exactly these entries');
@@ -122,7 +123,7 @@ describe('cold reads with git', () => {
     expect(ranked(again)).toEqual(ranked(rebuilt));
     // Rebuilt again, and an entry more: the stamps show one to add, and as the next query would
     // have to compare them all again, this one brings the whole snapshot up to date and saves it.
-    rmSync(join(dir, '.bass-agents/cache/catalog.json'));
+    rmSync(join(dir, '.bass-agents/cache/catalog.bin'));
     expect(cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry(5)) }).code).toBe(0);
     const saved = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(saved.stderr).toContain('index: snapshot loaded (+1 ~0 -0)');

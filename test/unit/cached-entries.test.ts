@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVIDENCE_TYPES, KINDS, SECTIONS } from '../../src/core/constants.js';
 import { serializeEntry } from '../../src/core/entry.js';
-import { compileFilters, filterParts, firstByPriorKeys, firstByPriors, rankEntries, type QueryFilters } from '../../src/core/query.js';
+import { compileFilters, filterParts, firstByPriors, rankEntries, type QueryFilters } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { Catalog } from '../../src/store/catalog.js';
 import { Workspace } from '../../src/store/workspace.js';
@@ -35,7 +35,23 @@ const SUBJECTS = ['billing.retry', 'auth.tokens', 'search', 'deploy'];
 const TAGS = ['a', 'b', 'c'];
 const STATUSES = ['active', 'active', 'active', 'deprecated', 'draft', 'archived'] as const;
 
-function randomWorkspace(seed: number, count: number): { ws: Workspace; dir: string } {
+/** A time as toISOString writes it (most often), or the same time written another way. */
+function variant(iso: string, x: number): string {
+  return x < 0.8 ? iso : x < 0.88 ? iso.replace('.000Z', 'Z') : x < 0.94 ? iso.replace('.000Z', '.5Z') : iso.replace('Z', '+00:00');
+}
+
+const WORDS = ['invoice', 'retry', 'backoff', 'timeout', 'token', 'deploy', 'cache', 'queue'];
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A ULID whose random part is `n`: entries written one after another in a batch count up by one. */
+function ulid(n: number): string {
+  let tail = '';
+  for (let k = 0; k < 16; k++, n = Math.floor(n / 32)) tail = CROCKFORD[n % 32] + tail;
+  return `01J0000000${tail}`;
+}
+
+/** `texts`: ULID ids (consecutive ones with the same subject and time form an episode) and a few words from WORDS in each summary. */
+function randomWorkspace(seed: number, count: number, texts = false): { ws: Workspace; dir: string } {
   const r = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const dir = testdir();
@@ -43,7 +59,7 @@ function randomWorkspace(seed: number, count: number): { ws: Workspace; dir: str
   for (let i = 0; i < count; i++) {
     const project = pick(PROJECTS);
     const section = pick(SECTIONS);
-    const id = `E${String(i).padStart(5, '0')}`;
+    const id = texts ? ulid(i) : `E${String(i).padStart(5, '0')}`;
     const bounds = r();
     const e: MemoryEntry = storedEntry({
       id,
@@ -51,7 +67,7 @@ function randomWorkspace(seed: number, count: number): { ws: Workspace; dir: str
       kind: pick(KINDS),
       subject: pick(SUBJECTS),
       scope: pick(SCOPES),
-      summary: `entry ${i}`,
+      summary: texts ? `entry ${i}: ${pick(WORDS)} ${pick(WORDS)}` : `entry ${i}`,
       content: `what entry ${i} says`,
       tags: TAGS.filter(() => r() < 0.4),
       confidence: pick([0.3, 0.5, 0.6, 0.65, 0.8, 0.8, 0.95]),
@@ -64,9 +80,10 @@ function randomWorkspace(seed: number, count: number): { ws: Workspace; dir: str
       // Expired, expiring within a week, valid later, or no bounds (most).
       valid_to: bounds < 0.1 ? iso(NOW - 3 * DAY) : bounds < 0.2 ? iso(NOW + 3 * DAY) : bounds < 0.25 ? iso(NOW + 90 * DAY) : null,
       valid_from: bounds > 0.92 ? iso(NOW + 5 * DAY) : bounds > 0.85 ? iso(NOW - 5 * DAY) : null,
-      // Few distinct times: many ties for the id to break.
-      updated_at: iso(NOW - Math.floor(r() * 6) * DAY),
-      created_at: iso(NOW - 30 * DAY - Math.floor(r() * 4) * DAY),
+      // Few distinct times: many ties for the id to break. Most as toISOString writes them; some
+      // not (the cache orders those by their text, as the entries do).
+      updated_at: variant(iso(NOW - Math.floor(r() * 6) * DAY), r()),
+      created_at: iso(NOW - 30 * DAY - Math.floor(r() * (texts ? 2 : 4)) * DAY),
     });
     const sdir = join(dir, 'ai-memory', project, section);
     mkdirSync(sdir, { recursive: true });
@@ -86,8 +103,8 @@ function randomFilters(r: () => number): QueryFilters {
   if (r() < 0.15) f.tags = TAGS.filter(() => r() < 0.5);
   if (r() < 0.3) f.status = r() < 0.3 ? 'any' : (['active', 'draft', 'archived'] as const).filter(() => r() < 0.6);
   if (r() < 0.4) f.minConfidence = [0, 0.5, 0.65, 0.9][Math.floor(r() * 4)];
-  if (r() < 0.2) f.since = new Date(NOW - Math.floor(r() * 6) * DAY).toISOString();
-  if (r() < 0.2) f.until = new Date(NOW - Math.floor(r() * 6) * DAY).toISOString();
+  if (r() < 0.2) f.since = variant(new Date(NOW - Math.floor(r() * 6) * DAY).toISOString(), r());
+  if (r() < 0.2) f.until = variant(new Date(NOW - Math.floor(r() * 6) * DAY).toISOString(), r());
   if (r() < 0.2) f.dateField = r() < 0.5 ? 'created_at' : 'updated_at';
   if (r() < 0.2) f.includeExpired = true;
   return f;
@@ -129,7 +146,7 @@ describe('entries made from the catalog cache on demand', () => {
           (k) => staleAt(passed[k]),
           (k) => all[passed[k]].meta.id,
         );
-        const got = firstByPriorKeys(ce.priorKeysOf(passed, NOW, staleAt), n, (k) => ce.idOf(passed[k]));
+        const got = ce.firstInOrder(passed, n, NOW, staleAt);
         expect(got, JSON.stringify(f)).toEqual(want);
       }
     }
@@ -164,5 +181,31 @@ describe('entries made from the catalog cache on demand', () => {
       expect(got.stats.entries_scanned).toBe(snap.entries.length);
     }
     expect(matched).toBeGreaterThan(500);
+  });
+
+  it('a text query by entry number (a one-shot command) returns what one over the entries returns (a long-lived one)', () => {
+    const { dir } = randomWorkspace(9, 500, true);
+    const service = (longLived = false): MemoryService => new MemoryService({ root: dir, env: { HOME: dir }, clock: () => new Date(NOW), longLived });
+    service().query('entry', {}, { record: false }); // the cache and index are saved
+    const held = service(true);
+    const r = rng(13);
+    let lifted = 0;
+    let hits = 0;
+    for (let round = 0; round < 60; round++) {
+      const f = round % 3 === 0 ? {} : randomFilters(r);
+      const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length];
+      const limit = [5, 20, 50][round % 3];
+      const oneShot = service();
+      const got = oneShot.query(text, f, { limit, record: false });
+      const want = held.query(text, f, { limit, record: false });
+      const view = (q: typeof got): unknown[] => q.results.map((h) => [`${h.project}/${h.entry.id}`, h.score, h.flags, h.lifted_by ?? null]);
+      expect(view(got), `${text} ${JSON.stringify(f)}`).toEqual(view(want));
+      expect(got.stats.entries_matched_filters).toBe(want.stats.entries_matched_filters);
+      expect(got.stats.context).toEqual(want.stats.context);
+      lifted += got.stats.context.length;
+      hits += got.results.length;
+    }
+    expect(hits).toBeGreaterThan(300);
+    expect(lifted).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // .bass-agents/. Imported from src/ (test/setup.ts registers the modules it loads lazily).
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -102,11 +102,36 @@ describe('Catalog', () => {
     expect(fourth.bad.map((x) => x.file)).toEqual(['ai-memory/p/learnings/D4.json']);
   });
 
+  it('a preloaded cache reads its rows, hashes and blob ids from the file it opened, when asked for: the same as a whole read', () => {
+    const { dir, ws, put } = workspace();
+    // Enough entries that the cache outgrows the first read (its rows are then left on disk).
+    for (let i = 0; i < 400; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`, { lifecycle: i % 3 ? undefined : { importance: 0.9 } })));
+    new Catalog(ws).refresh();
+    const whole = new CatalogCache(ws).load()!;
+    CatalogCache.preload(ws.localDir);
+    // The cache is replaced (as a rewrite does, by rename) before anything is asked of the preloaded one.
+    const cacheFile = join(dir, '.bass-agents/cache/catalog.bin');
+    const before = readFileSync(cacheFile);
+    writeFileSync(`${cacheFile}.new`, 'replaced');
+    renameSync(`${cacheFile}.new`, cacheFile);
+    const lazy = new CatalogCache(ws).load()!;
+    const all = (t: { length: number; get(i: number): string }): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+    expect(lazy.paths.length).toBe(400);
+    // More rows than are read one by one, then the rest at once.
+    expect(all(lazy.lines)).toEqual(all(whole.lines));
+    expect(all(lazy.paths)).toEqual(all(whole.paths));
+    for (const k of ['upd', 'dup', 'crt'] as const) expect(all(lazy.cols[k])).toEqual(all(whole.cols[k]));
+    expect(lazy.oids).toBe(whole.oids);
+    expect([...lazy.cols.lc]).toEqual([...whole.cols.lc]);
+    expect(lazy.cols.lcs).toEqual(['{"importance":0.9}']);
+    writeFileSync(cacheFile, before);
+  });
+
   it('rebuilds from the files when the cache is corrupt, truncated or from another version', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     const want = ids(new Catalog(ws).refresh());
-    const cache = join(dir, '.bass-agents/cache/catalog.json');
+    const cache = join(dir, '.bass-agents/cache/catalog.bin');
     const good = readFileSync(cache, 'utf8');
     for (const bad of ['{ not json', good.slice(0, good.lastIndexOf('\n')), JSON.stringify({ v: 5, rows: [] }), '']) {
       writeFileSync(cache, bad);
@@ -161,7 +186,7 @@ describe('Catalog', () => {
     }
     const first = new Catalog(ws).refresh();
     expect(first.changed).toHaveLength(5);
-    const cache = join(dir, '.bass-agents/cache/catalog.json');
+    const cache = join(dir, '.bass-agents/cache/catalog.bin');
     const saved = readFileSync(cache, 'utf8');
     expect(JSON.parse(saved.slice(0, saved.indexOf('\n'))).nodup).toBe(true);
     utimesSync(cache, new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
@@ -308,7 +333,7 @@ describe('Catalog', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 20; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     new Catalog(ws).refresh();
-    const base = join(dir, '.bass-agents/cache/catalog.json');
+    const base = join(dir, '.bass-agents/cache/catalog.bin');
     const delta = join(dir, '.bass-agents/cache/catalog.delta');
     const before = readFileSync(base, 'utf8');
     put('E1', serializeEntry(entry('E1', 'entry 1 edited')));
@@ -457,9 +482,9 @@ describe('Catalog', () => {
     for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     // A listing right after a change is not trusted (a coarse clock could give the next change the same ctime)...
     new Catalog(ws).refresh();
-    const cacheFile = join(dir, '.bass-agents/cache/catalog.json');
+    const cacheFile = join(dir, '.bass-agents/cache/catalog.bin');
     const delta = join(dir, '.bass-agents/cache/catalog.delta');
-    const header = (): { files: string[]; dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]);
+    const header = (): { dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]);
     // Folders recorded in the base or (a small change) in the delta.
     const recorded = (): string[] => [
       ...Object.keys(header().dirs),
@@ -499,6 +524,9 @@ describe('Catalog', () => {
       const s = new Catalog(ws, { wallClock: later }).refresh();
       expect(s.bad.map((b) => b.file)).toEqual(['ai-memory/p/learnings/L1.json']);
     }
-    expect(header().files).toEqual([...header().files].sort());
+    const paths = new CatalogCache(ws).load()!.paths;
+    const files = Array.from({ length: paths.length }, (_, i) => paths.get(i));
+    expect(files).toContain('ai-memory/p/learnings/L1.json');
+    expect(files).toEqual([...files].sort());
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
+import { ArrayTexts } from '../../src/store/texts.js';
 import {
   gitBlobId,
   indexChecksum,
@@ -59,22 +60,24 @@ describe('git view', () => {
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/i.json'), // not cached
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/k.json'),
     ].join('\0');
-    const files = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const files = new ArrayTexts(names);
     const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
     expect([...view.matching(files, blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
     expect(view.matching(files, blobs)!.complete).toBe(false);
-    expect([...parseGitView('/r', '', '').matching(files, blobs)!.clean]).toEqual(files.map(() => 0));
+    expect([...parseGitView('/r', '', '').matching(files, blobs)!.clean]).toEqual(names.map(() => 0));
     // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
-    const some = [files[0], files[6], files[7]];
+    const some = new ArrayTexts([names[0], names[6], names[7]]);
     const theirs = [A, C, C].join('');
     expect(view.matching(some, theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
   });
 
   it('without a listing: every file of the recorded content but the dirty ones and those changed since; nothing when the catalog cannot say what changed', () => {
-    const files = ['a', 'b', 'c', 'd'].map((n) => `ai-memory/p/learnings/${n}.json`);
-    const view = recordedGitView('/r', 'content-1', `${files[1]}\0`);
-    const since = (content: string): string[] | undefined => (content === 'content-1' ? [files[3], 'ai-memory/p/learnings/new.json'] : undefined);
+    const names = ['a', 'b', 'c', 'd'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const files = new ArrayTexts(names);
+    const view = recordedGitView('/r', 'content-1', `${names[1]}\0`);
+    const since = (content: string): string[] | undefined => (content === 'content-1' ? [names[3], 'ai-memory/p/learnings/new.json'] : undefined);
     expect(view.matching(files, '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
     expect(recordedGitView('/r', 'content-2', '').matching(files, '', since)).toBeNull();
   });
@@ -92,12 +95,12 @@ describe('git view', () => {
     const cache = new CatalogCache(ws).load()!;
     expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
-    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.files, cache.oids)!.clean];
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
     // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
     const scratch = join(dir, '.bass-agents/cache');
     const before = readdirSync(scratch).sort();
-    expect([...(await startGitView(dir, scratch).view)!.matching(cache.files, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
+    expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
     expect(readdirSync(scratch).sort()).toEqual(before);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
@@ -156,7 +159,7 @@ describe('git view', () => {
     expect(fifth.view?.vouchedFor).toBeUndefined();
     expect(fifth.view?.index).toBe(indexChecksum(dir));
     // A cache rebuilt from scratch has another base: the recorded content is not in its chain, so the record goes.
-    rmSync(join(scratch, 'catalog.json'));
+    rmSync(join(scratch, 'catalog.bin'));
     new Catalog(ws).refresh();
     const sixth = await viewed();
     expect(sixth.view?.vouchedFor).toBeDefined();

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { STRENGTH_WEIGHT, firstByPriorKeys, nthLargest, priorKeys, rankEntries, textFloor, textWeight, type Candidate } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { EVIDENCE_QUALITY } from '../../src/core/constants.js';
+import { canonicalMs } from '../../src/core/time.js';
 
 /** A fully decayed entry scores this share of its base at most. */
 const CUT = 1 - STRENGTH_WEIGHT;
@@ -189,18 +190,34 @@ describe('textFloor', () => {
       const m = Math.floor(rand() * 300);
       const keys = priorKeys(m);
       const ids: string[] = [];
+      const texts: string[] = [];
       for (let i = 0; i < m; i++) {
         keys.d[i] = [1, 0.7, 0.6][Math.floor(rand() * 3)];
         keys.conf[i] = [0.6, 0.8][Math.floor(rand() * 2)];
         keys.q[i] = Math.floor(rand() * 3);
-        keys.upd[i] = `2026-01-0${1 + Math.floor(rand() * 3)}T00:00:00.000Z`;
+        // As toISOString writes it (compared as a number), or not (compared as text).
+        const day = `2026-01-0${1 + Math.floor(rand() * 3)}`;
+        texts[i] = [`${day}T00:00:00.000Z`, `${day}T00:00:00.000Z`, `${day}T00:00:00Z`, `${day}T00:00:00.5Z`][Math.floor(rand() * 4)];
+        keys.updMs[i] = canonicalMs(texts[i]);
         keys.flags[i] = [];
         ids.push(`E${Math.floor(rand() * 20)}`);
       }
       const order = (i: number, j: number): number =>
-        keys.d[j] - keys.d[i] || keys.conf[j] - keys.conf[i] || keys.q[j] - keys.q[i] || keys.upd[j].localeCompare(keys.upd[i]) || ids[i].localeCompare(ids[j]);
+        keys.d[j] - keys.d[i] ||
+        keys.conf[j] - keys.conf[i] ||
+        keys.q[j] - keys.q[i] ||
+        (texts[j] < texts[i] ? -1 : texts[j] > texts[i] ? 1 : 0) ||
+        (ids[i] < ids[j] ? -1 : ids[i] > ids[j] ? 1 : 0);
       const sorted = Array.from({ length: m }, (_, i) => i).sort(order);
-      for (const n of [0, 1, 3, 20, m, m + 5]) expect(firstByPriorKeys(keys, n, (i) => ids[i]).map((p) => p.at)).toEqual(sorted.slice(0, n));
+      for (const n of [0, 1, 3, 20, m, m + 5])
+        expect(
+          firstByPriorKeys(
+            keys,
+            n,
+            (i) => ids[i],
+            (i) => texts[i],
+          ).map((p) => p.at),
+        ).toEqual(sorted.slice(0, n));
     }
   });
 });

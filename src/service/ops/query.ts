@@ -11,7 +11,6 @@ import {
   matchesFilters,
   filterParts,
   filtersOf,
-  firstByPriorKeys,
   nthLargest,
   rankEntries,
   textFloor,
@@ -22,6 +21,7 @@ import {
 } from '../../core/query.js';
 import { CONTEXT_WINDOW, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
+import type { CachedEntries } from '../../store/cached-entries.js';
 import { appendLog } from '../../store/local-log.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
@@ -79,9 +79,6 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   const nowMs = ctx.now().getTime();
   const hasText = text.trim().length > 0;
   const { snap, index, indexStats } = rm.load(text, opts.refresh !== false);
-  interface Cand extends Candidate<EntryMeta> {
-    se: StoredEntry;
-  }
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
   const staleKeys = ctx.evidenceCache.staleKeys();
@@ -97,132 +94,50 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry.
     // Hits come by the index's document number: a long-lived process finds their entries in a
-    // table built once per catalog and index version, a one-shot query by key.
-    let entryAt: (i: number) => StoredEntry | undefined;
+    // table built once per catalog and index version, a one-shot query where the snapshot
+    // records them (checked by key), else by key.
     const { sids, scores } = index.rawHits(text);
+    const found = (sw: TextHits): void => {
+      cands.push(...sw.cands);
+      for (const [se, by] of sw.liftedBy) liftedBy.set(se, by);
+      matchedCount = sw.matched;
+      semanticUsed = sw.semantic;
+    };
+    const args = { scores, accept, staleKeys, nowMs, limit, semantic: opts.semantic };
+    const cached = snap.cached;
     if (ctx.longLived) {
       const bySid = rm.sidTable(snap, index);
-      entryAt = (i) => bySid[sids[i]];
+      found(textCandidates(entriesReach(snap.entries), (i) => bySid[sids[i]], args));
+    } else if (cached) {
+      // By entry number: an entry object is made only for what is kept (a query reaches thousands).
+      let byKey: Map<string, number> | undefined;
+      const hitAt = (i: number): number | undefined => {
+        const key = index.keyOf(sids[i]) ?? '';
+        const j = index.entryAt(sids[i]);
+        if (j !== undefined && j < cached.count && cached.hasKey(j, key)) return j;
+        if (!byKey) {
+          byKey = new Map();
+          for (let k = 0; k < cached.count; k++) byKey.set(cached.keyOf(k), k);
+        }
+        return byKey.get(key);
+      };
+      found(textCandidates(cachedReach(cached), hitAt, args));
     } else {
-      // The snapshot's record of where each document's entry is, when it was saved from this very
-      // catalog content (checked by key); else a map of every entry by key.
-      const cached = snap.cached;
-      entryAt = (i) => {
+      const hitAt = (i: number): StoredEntry | undefined => {
         const key = index.keyOf(sids[i]);
         const at = index.entryAt(sids[i]);
-        const se = at === undefined ? undefined : cached ? (at < cached.count ? cached.at(at) : undefined) : snap.entries[at];
+        const se = at === undefined ? undefined : snap.entries[at];
         return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
       };
+      found(textCandidates(entriesReach(snap.entries), hitAt, args));
     }
-    // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
-    let ents: StoredEntry[] = [];
-    let rel: number[] = [];
-    let max = 0;
-    for (let i = 0; i < scores.length; i++) {
-      const se = entryAt(i);
-      if (!se || !accept(se.meta, se.project)) continue;
-      ents.push(se);
-      rel.push(scores[i]);
-      if (scores[i] > max) max = scores[i];
-    }
-    for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j] / max : 0;
-    // Semantic similarity, fused with the lexical score: every entry that passes the filters is
-    // a candidate, whether or not it shares a word with the text.
-    if (opts.semantic) {
-      const sim = opts.semantic.similarity;
-      const lexOf = new Map<StoredEntry, number>();
-      for (let j = 0; j < ents.length; j++) lexOf.set(ents[j], rel[j]);
-      const all: StoredEntry[] = [];
-      const sims: (number | undefined)[] = [];
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (const se of snap.entries) {
-        if (!accept(se.meta, se.project)) continue;
-        const s = sim(se.key);
-        all.push(se);
-        sims.push(s);
-        if (s !== undefined) {
-          if (s < lo) lo = s;
-          if (s > hi) hi = s;
-        }
-      }
-      const fused = new Float64Array(all.length);
-      const meaningOnly: number[] = [];
-      for (let j = 0; j < all.length; j++) {
-        fused[j] = fuse(lexOf.get(all[j]) ?? 0, sims[j], lo, hi);
-        if (!lexOf.has(all[j]) && fused[j] >= SEMANTIC_ONLY_MIN) meaningOnly.push(fused[j]);
-      }
-      // An entry that shares no word with the text is a match only if its meaning is close, and
-      // only the closest few hundred of those: the rest cannot reach a page, and would only cost
-      // ranking time (thousands at 10K entries).
-      const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
-      ents = [];
-      rel = [];
-      for (let j = 0; j < all.length; j++) {
-        if (lexOf.has(all[j]) || fused[j] >= keepAbove) {
-          ents.push(all[j]);
-          rel.push(fused[j]);
-        }
-      }
-      semanticUsed = true;
-    }
-    // Context: the best hits lift their neighbours in the same episode (filters still apply).
-    // Only those few neighbours are looked up among the hits (one pass, no map of every hit).
-    let neighbours = new Set<StoredEntry>();
-    let position: Map<StoredEntry, number> | undefined;
-    const positionOf = (se: StoredEntry): number | undefined => {
-      if (!position) {
-        position = new Map();
-        for (let j = 0; j < ents.length; j++) if (neighbours.has(ents[j])) position.set(ents[j], j);
-      }
-      return position.get(se);
-    };
-    const lifts = contextLifts(
-      ents,
-      (j) => rel[j],
-      (hits) => {
-        const windows = episodesOf(snap, hits, (se) => accept(se.meta, se.project));
-        neighbours = new Set(windows.flat().filter((se): se is StoredEntry => se !== undefined));
-        return windows;
-      },
-      (se) => {
-        const j = positionOf(se);
-        return j === undefined ? 0 : rel[j];
-      },
-    );
-    for (const l of lifts) {
-      const j = positionOf(l.item);
-      if (j === undefined) {
-        ents.push(l.item);
-        rel.push(l.relevance);
-      } else rel[j] = l.relevance;
-      liftedBy.set(l.item, l.by.meta.id);
-    }
-    // Weigh every hit by its priors, then make candidates only of the hits that can still reach
-    // the first `limit` (textFloor): at 100K entries a query reaches ~20,000 entries and a few
-    // hundred become candidates.
-    const n = ents.length;
-    const bases = new Float64Array(n);
-    let top = 0;
-    for (let j = 0; j < n; j++) {
-      const se = ents[j];
-      bases[j] = rel[j] * textWeight(se.meta, nowMs, staleKeys.size > 0 && staleKeys.has(se.key));
-      if (rel[j] > top) top = rel[j];
-    }
-    const floor = textFloor(bases, limit, top);
-    for (let j = 0; j < n; j++) {
-      if (bases[j] < floor || !(rel[j] > 0)) continue;
-      const se = ents[j];
-      cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleKeys.size > 0 && staleKeys.has(se.key) });
-    }
-    matchedCount = n;
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
     const ce = snap.cached;
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
     const passed = ce.passing(parts, accept);
-    const page = firstByPriorKeys(ce.priorKeysOf(passed, nowMs, staleAt), limit, (k) => ce.idOf(passed[k]));
+    const page = ce.firstInOrder(passed, limit, nowMs, staleAt);
     for (const { at } of page) {
       const se = ce.at(passed[at]);
       cands.push({ project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(passed[at]) : false });
@@ -287,43 +202,218 @@ function ulidSequence(id: string): bigint | null {
   return n;
 }
 
+interface Cand extends Candidate<EntryMeta> {
+  se: StoredEntry;
+}
+
+/**
+ * How the text branch reaches entries: a handle `T` is an entry number of a snapshot that is the
+ * catalog cache as loaded (an entry object is made only for what is kept: a query reaches
+ * thousands of entries and keeps dozens), or the entry itself.
+ */
+interface Reach<T> {
+  /** The metadata of `h`, to read at once: it may be one object moved from entry to entry. */
+  meta(h: T): EntryMeta;
+  project(h: T): string;
+  entry(h: T): StoredEntry;
+  key(h: T): string;
+  /** Every entry. */
+  all(): Iterable<T>;
+  /** The entries whose subject is one of `subjects`, in catalog order. */
+  withSubject(subjects: ReadonlySet<string>): Iterable<T>;
+}
+
+function cachedReach(ce: CachedEntries): Reach<number> {
+  return {
+    meta: (j) => ce.peek(j),
+    project: (j) => ce.projectOf(j),
+    entry: (j) => ce.at(j),
+    key: (j) => ce.keyOf(j),
+    all: () => Array.from({ length: ce.count }, (_, j) => j),
+    withSubject: (subjects) => ce.withSubject(subjects),
+  };
+}
+
+function entriesReach(entries: readonly StoredEntry[]): Reach<StoredEntry> {
+  return {
+    meta: (se) => se.meta,
+    project: (se) => se.project,
+    entry: (se) => se,
+    key: (se) => se.key,
+    all: () => entries,
+    withSubject: (subjects) => entries.filter((se) => subjects.has(se.meta.subject)),
+  };
+}
+
+/** What the text branch found: candidates, the entries lifted by a hit beside them, how many matched. */
+interface TextHits {
+  cands: Cand[];
+  liftedBy: Map<StoredEntry, string>;
+  matched: number;
+  semantic: boolean;
+}
+
+/**
+ * The candidates of a text query from its hits (`hitAt(i)`: the entry of hit i, with lexical
+ * score `scores[i]`): the hits that pass the filters, fused with semantic similarity when asked
+ * for, their neighbours in an episode lifted, and only those that can still reach the first
+ * `limit` (textFloor) made candidates.
+ */
+function textCandidates<T>(
+  reach: Reach<T>,
+  hitAt: (i: number) => T | undefined,
+  o: {
+    scores: ArrayLike<number>;
+    accept: (e: EntryMeta, project: string) => boolean;
+    staleKeys: ReadonlySet<string>;
+    nowMs: number;
+    limit: number;
+    semantic?: QueryOptions['semantic'];
+  },
+): TextHits {
+  const { scores, accept, staleKeys, nowMs, limit } = o;
+  const passes = (h: T): boolean => accept(reach.meta(h), reach.project(h));
+  const staleOf = (h: T): boolean => staleKeys.size > 0 && staleKeys.has(reach.key(h));
+  // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
+  let ents: T[] = [];
+  let rel: number[] = [];
+  let max = 0;
+  for (let i = 0; i < scores.length; i++) {
+    const h = hitAt(i);
+    if (h === undefined || !passes(h)) continue;
+    ents.push(h);
+    rel.push(scores[i]);
+    if (scores[i] > max) max = scores[i];
+  }
+  for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j] / max : 0;
+  // Semantic similarity, fused with the lexical score: every entry that passes the filters is
+  // a candidate, whether or not it shares a word with the text.
+  if (o.semantic) {
+    const sim = o.semantic.similarity;
+    const lexOf = new Map<T, number>();
+    for (let j = 0; j < ents.length; j++) lexOf.set(ents[j], rel[j]);
+    const all: T[] = [];
+    const sims: (number | undefined)[] = [];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const h of reach.all()) {
+      if (!passes(h)) continue;
+      const s = sim(reach.key(h));
+      all.push(h);
+      sims.push(s);
+      if (s !== undefined) {
+        if (s < lo) lo = s;
+        if (s > hi) hi = s;
+      }
+    }
+    const fused = new Float64Array(all.length);
+    const meaningOnly: number[] = [];
+    for (let j = 0; j < all.length; j++) {
+      fused[j] = fuse(lexOf.get(all[j]) ?? 0, sims[j], lo, hi);
+      if (!lexOf.has(all[j]) && fused[j] >= SEMANTIC_ONLY_MIN) meaningOnly.push(fused[j]);
+    }
+    // An entry that shares no word with the text is a match only if its meaning is close, and
+    // only the closest few hundred of those: the rest cannot reach a page, and would only cost
+    // ranking time (thousands at 10K entries).
+    const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
+    ents = [];
+    rel = [];
+    for (let j = 0; j < all.length; j++) {
+      if (lexOf.has(all[j]) || fused[j] >= keepAbove) {
+        ents.push(all[j]);
+        rel.push(fused[j]);
+      }
+    }
+  }
+  // Context: the best hits lift their neighbours in the same episode (filters still apply).
+  // Only those few neighbours are looked up among the hits (one pass, no map of every hit).
+  let neighbours = new Set<T>();
+  let position: Map<T, number> | undefined;
+  const positionOf = (h: T): number | undefined => {
+    if (!position) {
+      position = new Map();
+      for (let j = 0; j < ents.length; j++) if (neighbours.has(ents[j])) position.set(ents[j], j);
+    }
+    return position.get(h);
+  };
+  const lifts = contextLifts(
+    ents,
+    (j) => rel[j],
+    (hits) => {
+      const windows = episodesOf(reach, hits, passes);
+      neighbours = new Set(windows.flat().filter((h): h is T => h !== undefined));
+      return windows;
+    },
+    (h) => {
+      const j = positionOf(h);
+      return j === undefined ? 0 : rel[j];
+    },
+  );
+  const liftedBy = new Map<StoredEntry, string>();
+  for (const l of lifts) {
+    const j = positionOf(l.item);
+    if (j === undefined) {
+      ents.push(l.item);
+      rel.push(l.relevance);
+    } else rel[j] = l.relevance;
+    const se = reach.entry(l.item);
+    liftedBy.set(se, reach.meta(l.by).id);
+  }
+  // Weigh every hit by its priors, then make candidates only of the hits that can still reach
+  // the first `limit` (textFloor): at 100K entries a query reaches ~20,000 entries and a few
+  // hundred become candidates.
+  const n = ents.length;
+  const bases = new Float64Array(n);
+  let top = 0;
+  for (let j = 0; j < n; j++) {
+    const h = ents[j];
+    bases[j] = rel[j] * textWeight(reach.meta(h), nowMs, staleOf(h));
+    if (rel[j] > top) top = rel[j];
+  }
+  const floor = textFloor(bases, limit, top);
+  const cands: Cand[] = [];
+  for (let j = 0; j < n; j++) {
+    if (bases[j] < floor || !(rel[j] > 0)) continue;
+    const se = reach.entry(ents[j]);
+    cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleOf(ents[j]) });
+  }
+  return { cands, liftedBy, matched: n, semantic: Boolean(o.semantic) };
+}
+
 /**
  * The neighbourhood of each hit in its episode, as `contextLifts` reads it: an array with the
  * hit in the middle and, on either side, the entries written just before and after it in the
  * same batch (same project, subject and `created_at`; a batch's ids count up by one), each only
- * if it passes the filters. One pass over the catalog's metadata for all the hits.
+ * if it passes the filters. One pass over the entries of the hits' subjects for all the hits.
  */
-function episodesOf(snap: CatalogSnapshot, hits: readonly StoredEntry[], accept: (se: StoredEntry) => boolean): (StoredEntry | undefined)[][] {
+function episodesOf<T>(reach: Reach<T>, hits: readonly T[], passes: (h: T) => boolean): (T | undefined)[][] {
   const W = CONTEXT_WINDOW;
   const windows = hits.map((h) => {
-    const w: (StoredEntry | undefined)[] = new Array<StoredEntry | undefined>(2 * W + 1).fill(undefined);
+    const w: (T | undefined)[] = new Array<T | undefined>(2 * W + 1).fill(undefined);
     w[W] = h;
     return w;
   });
-  const seqs = hits.map((h) => ulidSequence(h.meta.id));
+  const seqs = hits.map((h) => ulidSequence(reach.meta(h).id));
   const groups = new Map<string, number[]>();
   const subjects = new Set<string>();
   hits.forEach((h, i) => {
     if (seqs[i] === null) return;
-    const k = episodeKey(h.meta, h.project);
+    const meta = reach.meta(h);
+    const k = episodeKey(meta, reach.project(h));
     groups.set(k, [...(groups.get(k) ?? []), i]);
-    subjects.add(h.meta.subject);
+    subjects.add(meta.subject);
   });
   if (!groups.size) return windows;
-  // From the catalog cache's columns when it holds the entries: only the episodes' entries are made.
-  const ce = snap.cached;
-  for (const j of ce ? ce.withSubject(subjects) : snap.entries.keys()) {
-    const meta = ce ? ce.peek(j) : snap.entries[j].meta;
-    if (!subjects.has(meta.subject)) continue;
-    const group = groups.get(episodeKey(meta, ce ? ce.projectOf(j) : snap.entries[j].project));
+  for (const h of reach.withSubject(subjects)) {
+    const meta = reach.meta(h);
+    const group = groups.get(episodeKey(meta, reach.project(h)));
     if (!group) continue;
     const seq = ulidSequence(meta.id);
     if (seq === null) continue;
-    const se = ce ? ce.at(j) : snap.entries[j];
     for (const i of group) {
       const d = seq - seqs[i]!;
-      if (d === 0n || d < BigInt(-W) || d > BigInt(W) || !accept(se)) continue;
-      windows[i][W + Number(d)] = se;
+      if (d === 0n || d < BigInt(-W) || d > BigInt(W) || !passes(h)) continue;
+      windows[i][W + Number(d)] = h;
     }
   }
   return windows;

@@ -1,0 +1,199 @@
+/**
+ * Strings by position, each made only when asked for: the catalog cache's paths, rows and text
+ * columns are kept as the bytes of the cache file with a table of where each starts. A cold
+ * command looks at a few of 10K; making all 30K strings when the cache was read (JSON.parse of
+ * arrays of strings) cost ~10 ms of every cold `list` or `query`, and as much again in garbage
+ * collection of objects that lived just long enough to be copied.
+ */
+import { readSync } from 'node:fs';
+
+/** Strings by position. */
+export interface Texts {
+  readonly length: number;
+  get(i: number): string;
+  /** Whether string `i` is `s.slice(from, to)` (without making either when that can be helped). */
+  equals(i: number, s: string, from: number, to: number): boolean;
+  /** Whether the last `length` characters of string `i` but `skip` are `s.slice(from, from + length)`. */
+  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean;
+}
+
+/** `endsWith` for a string at hand. */
+function textEndsWith(t: string, skip: number, length: number, s: string, from: number): boolean {
+  const start = t.length - skip - length;
+  return start >= 0 && from + length <= s.length && t.slice(start, start + length) === s.slice(from, from + length);
+}
+
+/** `length` bytes of an open file from `at`, in a buffer of their own (at a multiple of 8 in memory). */
+export function readAt(fd: number, at: number, length: number): Buffer {
+  const out = Buffer.allocUnsafeSlow(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, out, got, length - got, at + got);
+    if (n <= 0) throw new Error(`file shorter than expected: ${at + got} of ${at + length} bytes`);
+    got += n;
+  }
+  return out;
+}
+
+/**
+ * A stretch of an open file, read when first asked for: a few small reads while only a few
+ * pieces are asked for (a cold `list` or `query` reads ~50 of 10K metadata rows), then all of
+ * it at once. The file must not change under the descriptor (the catalog cache is replaced by
+ * rename, never written in place, so an open descriptor keeps the bytes it was opened on).
+ */
+export class FileRegion {
+  private bytes: Buffer | undefined;
+  private reads = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly at: number,
+    readonly length: number,
+  ) {}
+
+  /** Bytes [start, end) of the region. */
+  slice(start: number, end: number): Buffer {
+    if (this.bytes) return this.bytes.subarray(start, end);
+    if (++this.reads > FileRegion.FEW) return this.all().subarray(start, end);
+    return this.read(start, end - start);
+  }
+
+  /** All of it (read once). */
+  all(): Buffer {
+    return (this.bytes ??= this.read(0, this.length));
+  }
+
+  private read(start: number, length: number): Buffer {
+    return readAt(this.fd, this.at + start, length);
+  }
+
+  /** Pieces read one by one before the whole region is read. */
+  static readonly FEW = 64;
+}
+
+/** Texts in a buffer or a file region: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
+export class ByteTexts implements Texts {
+  constructor(
+    private readonly bytes: Buffer | FileRegion,
+    private readonly starts: Uint32Array,
+    /** Every byte below 0x80: read as latin1 (a straight copy), else decoded as UTF-8. */
+    private readonly ascii: boolean,
+    /** Bytes after each string that are not part of it (a row's newline). */
+    private readonly gap = 0,
+  ) {}
+
+  get length(): number {
+    return this.starts.length - 1;
+  }
+
+  get(i: number): string {
+    const b = this.bytes;
+    const enc = this.ascii ? 'latin1' : 'utf8';
+    const start = this.starts[i];
+    const end = this.starts[i + 1] - this.gap;
+    return b instanceof FileRegion ? b.slice(start, end).toString(enc) : b.toString(enc, start, end);
+  }
+
+  equals(i: number, s: string, from: number, to: number): boolean {
+    const b = this.bytes;
+    if (!this.ascii || b instanceof FileRegion) return this.get(i) === s.slice(from, to);
+    const start = this.starts[i];
+    if (this.starts[i + 1] - this.gap - start !== to - from) return false;
+    for (let k = 0; k < to - from; k++) if (b[start + k] !== s.charCodeAt(from + k)) return false;
+    return true;
+  }
+
+  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
+    const b = this.bytes;
+    if (!this.ascii || b instanceof FileRegion) return textEndsWith(this.get(i), skip, length, s, from);
+    const start = this.starts[i + 1] - this.gap - skip - length;
+    if (start < this.starts[i] || from + length > s.length) return false;
+    for (let k = 0; k < length; k++) if (b[start + k] !== s.charCodeAt(from + k)) return false;
+    return true;
+  }
+}
+
+/** Plain strings as Texts. */
+export class ArrayTexts implements Texts {
+  constructor(private readonly items: readonly string[]) {}
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  get(i: number): string {
+    return this.items[i];
+  }
+
+  equals(i: number, s: string, from: number, to: number): boolean {
+    const t = this.items[i];
+    return t.length === to - from && s.startsWith(t, from);
+  }
+
+  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
+    return textEndsWith(this.items[i], skip, length, s, from);
+  }
+}
+
+/** Texts taken from a base where `from[i] >= 0` (its position there), else from `extra[-1 - from[i]]`. */
+export class MergedTexts implements Texts {
+  constructor(
+    private readonly base: Texts,
+    private readonly from: Int32Array,
+    private readonly extra: readonly string[],
+  ) {}
+
+  get length(): number {
+    return this.from.length;
+  }
+
+  get(i: number): string {
+    const f = this.from[i];
+    return f >= 0 ? this.base.get(f) : this.extra[-1 - f];
+  }
+
+  equals(i: number, s: string, from: number, to: number): boolean {
+    const f = this.from[i];
+    if (f >= 0) return this.base.equals(f, s, from, to);
+    const t = this.extra[-1 - f];
+    return t.length === to - from && s.startsWith(t, from);
+  }
+
+  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
+    const f = this.from[i];
+    return f >= 0 ? this.base.endsWith(f, skip, length, s, from) : textEndsWith(this.extra[-1 - f], skip, length, s, from);
+  }
+}
+
+/** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
+export function lowerBoundText(sorted: Texts, key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted.get(mid) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Where `n` strings start in a buffer of their UTF-8 bytes one after another, and one more
+ * would (`starts`), and those bytes; or null when a string does not survive the trip (a lone
+ * surrogate), which would make what is read back differ from what was written.
+ */
+export function encodeTexts(items: readonly string[]): { starts: Uint32Array; bytes: Buffer; ascii: boolean } | null {
+  const joined = items.join('');
+  const ascii = !/[^\x00-\x7f]/.test(joined);
+  const starts = new Uint32Array(items.length + 1);
+  if (ascii) {
+    for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + items[i].length;
+    return { starts, bytes: Buffer.from(joined, 'latin1'), ascii };
+  }
+  const parts = items.map((s) => Buffer.from(s, 'utf8'));
+  for (let i = 0; i < items.length; i++) {
+    if (parts[i].toString('utf8') !== items[i]) return null;
+    starts[i + 1] = starts[i] + parts[i].length;
+  }
+  return { starts, bytes: Buffer.concat(parts), ascii };
+}
