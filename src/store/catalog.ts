@@ -495,7 +495,7 @@ export class Catalog {
   private viewedClean(cache: CatalogFile): Uint8Array | undefined {
     const view = takeGitView(this.ws.root);
     if (!view) return undefined;
-    const m = view.matching(cache.paths, cache.oids, (content) => {
+    const m = view.matching(cache.paths, () => cache.oids, (content) => {
       const at = cache.chainAt.get(content);
       return at === undefined ? undefined : cache.changeLog.slice(at);
     });

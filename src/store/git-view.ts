@@ -45,12 +45,13 @@ export interface GitView {
   vouchedFor?: string;
   /**
    * Which of `files` (paths relative to the root, sorted) git found holding exactly the blob
-   * `blobs` names for them (40 hex digits per file, one after another). A view from a listing
+   * `blobs()` names for them (40 hex digits per file, one after another; asked for only by a
+   * view from a listing). A view from a listing
    * makes one pass over git's output beside the list, both in path order, without a map of
    * either; a view without one asks `changedSince` for the files that may differ from the content
    * it vouches for, and is of no use (null) when the catalog cannot say.
    */
-  matching(files: Texts, blobs: string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
+  matching(files: Texts, blobs: () => string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
 }
 
 /** The file (in the catalog cache's folder) that records which catalog content matched which index. */
@@ -181,13 +182,6 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
 /** `H 100644 <40-digit blob> 0\t`: a clean cached regular file's record up to its path. */
 const HEAD = 52;
 
-/** Whether `a` holds at `ai` the `len` characters `b` holds at `bi` (no substring made). */
-function sameAt(a: string, ai: number, b: string, bi: number, len: number): boolean {
-  if (bi + len > b.length) return false;
-  for (let j = 0; j < len; j++) if (a.charCodeAt(ai + j) !== b.charCodeAt(bi + j)) return false;
-  return true;
-}
-
 /**
  * The view from `ls-files -v -s -z` (`listed`: records `<tag> <mode> <blob> <stage>\t<path>` in
  * git's path order) and `diff-files --name-only -z` (`dirty`). Only tag `H` (cached, no
@@ -199,7 +193,8 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
   return {
     root,
     ...(index ? { index } : {}),
-    matching(files, blobs) {
+    matching(files, blobsOf) {
+      const blobs = blobsOf();
       const out = new Uint8Array(files.length);
       const skip = dirty ? new Set(dirty.split('\0')) : undefined;
       let matched = 0;
@@ -219,7 +214,7 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
             listed.charCodeAt(at) === 72 /* H */ &&
             (listed.startsWith(' 100644 ', at + 1) || listed.startsWith(' 100755 ', at + 1)) &&
             listed.startsWith(' 0', at + 49) &&
-            sameAt(listed, at + 9, blobs, 40 * k, 40)
+            listed.startsWith(blobs.slice(40 * k, 40 * k + 40), at + 9)
           ) {
             matched++;
             if (!skip?.has(listed.slice(tab + 1, end))) out[k] = 1;

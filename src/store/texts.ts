@@ -94,13 +94,11 @@ export class ByteTexts implements Texts {
     return b instanceof FileRegion ? b.slice(start, end).toString(enc) : b.toString(enc, start, end);
   }
 
+  // Compared as strings made natively: a loop over the characters runs in the interpreter in a
+  // cold process, ~20x slower (10K paths against git's listing: ~20 ms).
   equals(i: number, s: string, from: number, to: number): boolean {
-    const b = this.bytes;
-    if (!this.ascii || b instanceof FileRegion) return this.get(i) === s.slice(from, to);
-    const start = this.starts[i];
-    if (this.starts[i + 1] - this.gap - start !== to - from) return false;
-    for (let k = 0; k < to - from; k++) if (b[start + k] !== s.charCodeAt(from + k)) return false;
-    return true;
+    if (this.ascii && this.starts[i + 1] - this.gap - this.starts[i] !== to - from) return false;
+    return this.get(i) === s.slice(from, to);
   }
 
   endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
@@ -108,8 +106,7 @@ export class ByteTexts implements Texts {
     if (!this.ascii || b instanceof FileRegion) return textEndsWith(this.get(i), skip, length, s, from);
     const start = this.starts[i + 1] - this.gap - skip - length;
     if (start < this.starts[i] || from + length > s.length) return false;
-    for (let k = 0; k < length; k++) if (b[start + k] !== s.charCodeAt(from + k)) return false;
-    return true;
+    return b.toString('latin1', start, start + length) === s.slice(from, from + length);
   }
 }
 

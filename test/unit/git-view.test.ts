@@ -64,13 +64,13 @@ describe('git view', () => {
     const files = new ArrayTexts(names);
     const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
-    expect([...view.matching(files, blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
-    expect(view.matching(files, blobs)!.complete).toBe(false);
-    expect([...parseGitView('/r', '', '').matching(files, blobs)!.clean]).toEqual(names.map(() => 0));
+    expect([...view.matching(files, () => blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    expect(view.matching(files, () => blobs)!.complete).toBe(false);
+    expect([...parseGitView('/r', '', '').matching(files, () => blobs)!.clean]).toEqual(names.map(() => 0));
     // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
     const some = new ArrayTexts([names[0], names[6], names[7]]);
     const theirs = [A, C, C].join('');
-    expect(view.matching(some, theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
+    expect(view.matching(some, () => theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
   });
 
   it('without a listing: every file of the recorded content but the dirty ones and those changed since; nothing when the catalog cannot say what changed', () => {
@@ -78,8 +78,8 @@ describe('git view', () => {
     const files = new ArrayTexts(names);
     const view = recordedGitView('/r', 'content-1', `${names[1]}\0`);
     const since = (content: string): string[] | undefined => (content === 'content-1' ? [names[3], 'ai-memory/p/learnings/new.json'] : undefined);
-    expect(view.matching(files, '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
-    expect(recordedGitView('/r', 'content-2', '').matching(files, '', since)).toBeNull();
+    expect(view.matching(files, () => '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
+    expect(recordedGitView('/r', 'content-2', '').matching(files, () => '', since)).toBeNull();
   });
 
   it("is waited for only so long: git still at work then is stopped, and the files are stat'ed instead", async () => {
@@ -95,12 +95,12 @@ describe('git view', () => {
     const cache = new CatalogCache(ws).load()!;
     expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
-    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, cache.oids)!.clean];
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, () => cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
     // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
     const scratch = join(dir, '.bass-agents/cache');
     const before = readdirSync(scratch).sort();
-    expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
+    expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, () => cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
     expect(readdirSync(scratch).sort()).toEqual(before);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
