@@ -18,15 +18,19 @@ const { dirname, join } = require('node:path');
 
 const dist = join(__dirname, '..', 'dist');
 
-function loadBundle() {
+/** `reads`: the command line is a read (list, query, show, ...), which starts with the smaller code cache made for reads. */
+function loadBundle(reads) {
   if (process.env.BASS_AGENTS_NO_BUNDLE) return null;
   // The bundle loads its chunks (zod) the same way (scripts/bundle.js).
-  globalThis.__bassAgentsLoadCached = loadCached;
-  return loadCached(join(dist, 'bundle', 'cli.cjs'))?.exports ?? null;
+  globalThis.__bassAgentsLoadCached = (file) => loadCached(file);
+  return loadCached(join(dist, 'bundle', 'cli.cjs'), reads ? 'read.cache' : 'cache')?.exports ?? null;
 }
 
-/** Runs a bundled file through `vm.Script` with its V8 code cache (`<file>.cache`) when there is one; null without the file. */
-function loadCached(file) {
+/**
+ * Runs a bundled file through `vm.Script` with its V8 code cache (`<file>.<cache>`, else
+ * `<file>.cache`) when there is one; null without the file.
+ */
+function loadCached(file, cache = 'cache') {
   let source;
   try {
     source = readFileSync(file, 'latin1'); // the bundles are ASCII (scripts/bundle.js checks), and latin1 is a plain copy
@@ -34,10 +38,13 @@ function loadCached(file) {
     return null;
   }
   let cachedData;
-  try {
-    cachedData = readFileSync(`${file}.cache`);
-  } catch {
-    cachedData = undefined; // compiled from source instead
+  for (const name of new Set([cache, 'cache'])) {
+    try {
+      cachedData = readFileSync(`${file}.${name}`);
+      break;
+    } catch {
+      cachedData = undefined; // compiled from source instead
+    }
   }
   const { Script } = require('node:vm');
   const script = new Script(Module.wrap(source), { filename: file, cachedData });
@@ -70,7 +77,7 @@ async function run(argv) {
   }
   // git checks the entry files on the other core while the CLI loads (src/store/git-view.ts).
   const gitView = thin?.startCatalogView?.(argv);
-  const cli = loadBundle() ?? (await import('../dist/cli/main.js'));
+  const cli = loadBundle(thin?.endsWhenDone?.(argv)) ?? (await import('../dist/cli/main.js'));
   await cli.main(argv, { stdin: handed.stdin, gitView });
   if (thin?.endsWhenDone?.(argv)) exitWhenWritten();
 }

@@ -1,7 +1,7 @@
 // The CLI runs from dist/bundle/cli.cjs (scripts/bundle.js); dist/ is the library. Both must
 // behave the same, and the code cache the build made must be one this Node accepts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -11,16 +11,23 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUNDLE = join(ROOT, 'dist/bundle/cli.cjs');
 
 describe('the bundled CLI', () => {
-  it('exists after the build, with its zod chunk, each with a code cache this Node accepts', () => {
-    for (const file of [BUNDLE, join(dirname(BUNDLE), 'zod.cjs')]) {
+  it('exists after the build, with its zod chunk, each with a code cache this Node accepts (the bundle two: all commands, and reads)', () => {
+    const caches: [string, string][] = [
+      [BUNDLE, `${BUNDLE}.cache`],
+      [BUNDLE, `${BUNDLE}.read.cache`],
+      [join(dirname(BUNDLE), 'zod.cjs'), join(dirname(BUNDLE), 'zod.cjs.cache')],
+    ];
+    for (const [file, cache] of caches) {
       expect(existsSync(file)).toBe(true);
       const probe = `
         const { Script } = require('node:vm'); const Module = require('node:module'); const fs = require('node:fs');
-        const s = new Script(Module.wrap(fs.readFileSync(${JSON.stringify(file)}, 'utf8')), { filename: ${JSON.stringify(file)}, cachedData: fs.readFileSync(${JSON.stringify(`${file}.cache`)}) });
+        const s = new Script(Module.wrap(fs.readFileSync(${JSON.stringify(file)}, 'utf8')), { filename: ${JSON.stringify(file)}, cachedData: fs.readFileSync(${JSON.stringify(cache)}) });
         process.stdout.write(String(s.cachedDataRejected));`;
       const r = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
-      expect(r.stdout, file).toBe('false');
+      expect(r.stdout, cache).toBe('false');
     }
+    // The reads' cache holds the bytecode of what reads run only: well under the whole.
+    expect(statSync(`${BUNDLE}.read.cache`).size).toBeLessThan(0.8 * statSync(`${BUNDLE}.cache`).size);
     // zod is not in the main bundle: a read does not load it.
     expect(readFileSync(BUNDLE, 'latin1')).not.toContain('$ZodType');
   });
