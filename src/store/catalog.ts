@@ -495,10 +495,14 @@ export class Catalog {
   private viewedClean(cache: CatalogFile): Uint8Array | undefined {
     const view = takeGitView(this.ws.root);
     if (!view) return undefined;
-    const m = view.matching(cache.paths, () => cache.oids, (content) => {
-      const at = cache.chainAt.get(content);
-      return at === undefined ? undefined : cache.changeLog.slice(at);
-    });
+    const m = view.matching(
+      cache.paths,
+      () => cache.oids,
+      (content) => {
+        const at = cache.chainAt.get(content);
+        return at === undefined ? undefined : cache.changeLog.slice(at);
+      },
+    );
     const record = join(this.ws.localDir, 'cache', VIEW_RECORD);
     try {
       if (view.index && m?.complete && this.ws.ensureLocal())
