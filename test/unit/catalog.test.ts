@@ -306,6 +306,31 @@ describe('Catalog', () => {
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
   });
 
+  it('noteWritten after a refresh that found the cache as saved: small writes go to the delta, a large one saves the cache with every write noted', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 30; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    new Catalog(ws).refresh();
+    const cat = new Catalog(ws);
+    expect(cat.refresh().cached).toBeDefined(); // the cache as loaded, not copied
+    const rel = (id: string): string => `ai-memory/p/learnings/${id}.json`;
+    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    put('N1', serializeEntry(entry('N1', 'new')));
+    unlinkSync(join(dir, rel('E3')));
+    cat.noteWritten([rel('N1'), rel('E3'), rel('NOPE')]);
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(ids(expectCurrent(dir, ws))).toContain('N1');
+    // More than the delta takes at once: the whole cache is saved, with the earlier writes in it.
+    const many = Array.from({ length: 300 }, (_, i) => `M${i}`);
+    for (const id of many) put(id, serializeEntry(entry(id, `many ${id}`)));
+    put('E5', serializeEntry(entry('E5', 'entry 5 edited', { confidence: 0.95 })));
+    cat.noteWritten([...many.map(rel), rel('E5')]);
+    expect(existsSync(delta)).toBe(false);
+    const next = expectCurrent(dir, ws);
+    expect(next.entries).toHaveLength(30 + 1 - 1 + 300);
+    expect(ids(next)).not.toContain('E3');
+    expect(next.entries.find((e) => e.meta.id === 'E5')!.meta.confidence).toBe(0.95);
+  });
+
   it("noteWritten takes the writer's entry only for a file that still holds exactly the text written", () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 3; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
