@@ -136,6 +136,12 @@ export interface CatalogFile {
   /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
   cols: CachedColumns;
   nodup: boolean;
+  /**
+   * How many files of `changeLog` had been changed when no file was known to lose its id (the
+   * base's `nodup`, or a later `#nodup` line); -1 when never. A file that loses its id after that
+   * is one of the rest, or shares its id with one of them.
+   */
+  uniqueUpTo: number;
   /** The id of this content: the base's id, chained through the delta's file lines (see chainContent). */
   content: string;
   /**
@@ -368,6 +374,7 @@ export class CatalogCache {
         dirs: h.dirs,
         cols,
         nodup: h.nodup === true,
+        uniqueUpTo: h.nodup === true ? 0 : -1,
         content: h.id,
         changeLog: [],
         chainAt: new Map([[h.id, 0]]),
@@ -406,6 +413,7 @@ export class CatalogCache {
     }
     const changes = new Map<string, FileState | null>();
     let nodup = file.nodup;
+    let uniqueUpTo = file.nodup ? 0 : -1;
     for (const raw of text.split('\n')) {
       if (!raw) continue;
       let d: unknown;
@@ -417,7 +425,10 @@ export class CatalogCache {
       if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
       if (d[1] === '#nodup') {
         // Valid for the lines before it only if they are the ones it was written after (a change appended by another process in between voids it).
-        if (d[2] === file.deltaLines) nodup = true;
+        if (d[2] === file.deltaLines) {
+          nodup = true;
+          uniqueUpTo = file.changeLog.length;
+        }
         file.deltaLines++;
         continue;
       }
@@ -449,6 +460,7 @@ export class CatalogCache {
       chained();
     }
     file.nodup = nodup;
+    file.uniqueUpTo = uniqueUpTo;
     if (!changes.size) return;
     // One merge of the sorted base with the changed files (new ones sorted in), as runs: the
     // unchanged files between two changes (nearly all: a write changes a few of 10K) are copied

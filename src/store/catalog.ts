@@ -450,7 +450,8 @@ export class Catalog {
     // The cache as loaded holds the entries: made when asked for.
     const lazy = reused ? new CachedEntries(reused, root, this.recent) : undefined;
     // Files that lose their id to another: none when nothing changed since a cache that had none.
-    const knownUnique = reused?.nodup === true;
+    const noted = reused?.nodup === true; // as the cache says: nothing to note in its delta
+    const knownUnique = reused !== undefined && (noted || this.noIdShared(reused));
     const unique = knownUnique ? { entries } : dropDuplicates(lazy ? lazy.all() : entries, bad);
     next.nodup = !unique.duplicates;
     if (reused) reused.nodup = next.nodup;
@@ -483,7 +484,7 @@ export class Catalog {
     }
     // Looked for files that lose their id (the delta made the cache unsure) and found none: the
     // delta says so, for the next process, as of the lines before it.
-    if (reused && !knownUnique && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]]) !== null)
+    if (reused && !noted && next.nodup && found.id === cache!.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]]) !== null)
       found.deltaLines++;
     if (this.notesWrites) this.found = found;
     const changedSince = cache
@@ -498,6 +499,29 @@ export class Catalog {
       Object.defineProperty(snap, 'entries', { get: () => lazy.all(), enumerable: true, configurable: true });
     }
     return snap;
+  }
+
+  /**
+   * Whether no file of the cache as loaded loses its id to another, told from the files changed
+   * since that was last known (`uniqueUpTo`): one of them would be one of the pair, so each is
+   * looked for under the project's other sections (a few lookups, not an entry made for each of
+   * 10K files, the first read after any write used to make). A file found there, usable or not,
+   * leaves it to the full check.
+   */
+  private noIdShared(file: CatalogFile): boolean {
+    if (file.uniqueUpTo < 0) return false;
+    const has = (rel: string): boolean => {
+      const at = lowerBoundText(file.paths, rel);
+      return at < file.paths.length && file.paths.equals(at, rel, 0, rel.length);
+    };
+    for (const rel of new Set(file.changeLog.slice(file.uniqueUpTo))) {
+      const where = entryPath(rel);
+      if (!where) return false;
+      if (!has(rel)) continue; // removed
+      for (const section of SECTIONS_IN_PATH_ORDER)
+        if (section !== where.section && has(`${MEMORY_DIR}/${where.project}/${section}/${where.id}.json`)) return false;
+    }
+    return true;
   }
 
   /**

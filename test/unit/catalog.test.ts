@@ -171,6 +171,25 @@ describe('Catalog', () => {
     expect(again.duplicates).toEqual(s.duplicates);
   });
 
+  it('after small changes, tells from the changed files alone that no id is shared, and still finds one that is', () => {
+    const { dir, ws, put } = workspace();
+    for (let i = 0; i < 10; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    new Catalog(ws).refresh();
+    put('N1', serializeEntry(entry('N1', 'new')));
+    expect(new Catalog(ws).refresh().changed).toEqual(['ai-memory/p/learnings/N1.json']); // a delta line
+    const after = new Catalog(ws).refresh();
+    expect(after.cached, 'no entry made to look for shared ids').toBeDefined();
+    expect(after.duplicates).toBeUndefined();
+    // A copy of E2 under decisions: found by the refresh that sees it, and by every later one.
+    mkdirSync(join(dir, 'ai-memory/p/decisions'));
+    writeFileSync(join(dir, 'ai-memory/p/decisions/E2.json'), serializeEntry(entry('E2', 'a copy', { section: 'decisions' })));
+    for (let round = 0; round < 3; round++) {
+      const s = new Catalog(ws).refresh();
+      expect(s.duplicates).toEqual(['ai-memory/p/learnings/E2.json']);
+      expect(s.cached).toBeUndefined();
+    }
+  });
+
   it('finds an unchanged store as the cache left it, without rewriting it, whatever the order of project names', () => {
     const { dir, ws } = workspace();
     // "a-b/" sorts before "a/" as a path, after "a" as a name: the walk must follow the paths.
