@@ -18,9 +18,9 @@
  * terms its text can reach (positional reads). Anything inconsistent (a cut or foreign file,
  * another version, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { writeFileAtomicWith } from '../store/fsutil.js';
+import { readAt, readInto, writeFileAtomicWith } from '../store/fsutil.js';
 import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
 import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
 
@@ -49,22 +49,6 @@ export interface Header {
    */
   catalog?: string;
   pos?: string;
-}
-
-/** Reads `len` bytes at `pos` of an open file. */
-export function readAt(fd: number, pos: number, len: number): Buffer {
-  return readInto(fd, pos, Buffer.allocUnsafe(len));
-}
-
-/** Fills `into` with the bytes at `pos` of an open file. */
-function readInto<T extends Uint8Array>(fd: number, pos: number, into: T): T {
-  let got = 0;
-  while (got < into.length) {
-    const n = readSync(fd, into, got, into.length - got, pos + got);
-    if (n === 0) throw new Error('snapshot ends early');
-    got += n;
-  }
-  return into;
 }
 
 function checkHeader(h: Header, headerAt: number): Header | null {

@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
 import { copyColumns, emptyColumns, encodeColumns, permuteColumns, putColumns, type CachedColumns, type Columns, type Rows } from './catalog-columns.js';
-import { writeFileAtomic } from './fsutil.js';
-import { ByteTexts, FileRegion, MergedTexts, encodeTexts, lowerBoundText, readAt, type Texts } from './texts.js';
+import { readAt, writeFileAtomic } from './fsutil.js';
+import { ByteTexts, FileRegion, MergedTexts, encodeTexts, lowerBoundText, type Texts } from './texts.js';
 import type { Workspace } from './workspace.js';
 
 const CATALOG_VERSION = 14;

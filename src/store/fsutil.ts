@@ -3,7 +3,7 @@
  * temp file in the same directory, fsync, rename, so a reader (or a crash) sees the old file or
  * the new one, never a torn one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
 
@@ -47,4 +47,20 @@ export function parseJsonText(text: string, source: string): unknown {
 /** A file's `size:mtime:ctime`: it changes whenever the file does (ctime also when an editor puts the mtime back). */
 export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/** Reads `len` bytes at `pos` of an open file (an error if the file ends first). */
+export function readAt(fd: number, pos: number, len: number): Buffer {
+  return readInto(fd, pos, Buffer.allocUnsafe(len));
+}
+
+/** Fills `into` with the bytes at `pos` of an open file (an error if the file ends first). */
+export function readInto<T extends Uint8Array>(fd: number, pos: number, into: T): T {
+  let got = 0;
+  while (got < into.length) {
+    const n = readSync(fd, into, got, into.length - got, pos + got);
+    if (n === 0) throw new Error(`file ends at ${pos + got} of ${pos + into.length} bytes`);
+    got += n;
+  }
+  return into;
 }

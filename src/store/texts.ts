@@ -5,7 +5,7 @@
  * arrays of strings) cost ~10 ms of every cold `list` or `query`, and as much again in garbage
  * collection of objects that lived just long enough to be copied.
  */
-import { readSync } from 'node:fs';
+import { readAt } from './fsutil.js';
 
 /** Strings by position. */
 export interface Texts {
@@ -21,18 +21,6 @@ export interface Texts {
 function textEndsWith(t: string, skip: number, length: number, s: string, from: number): boolean {
   const start = t.length - skip - length;
   return start >= 0 && from + length <= s.length && t.slice(start, start + length) === s.slice(from, from + length);
-}
-
-/** `length` bytes of an open file from `at`, in a buffer of their own (at a multiple of 8 in memory). */
-export function readAt(fd: number, at: number, length: number): Buffer {
-  const out = Buffer.allocUnsafeSlow(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, out, got, length - got, at + got);
-    if (n <= 0) throw new Error(`file shorter than expected: ${at + got} of ${at + length} bytes`);
-    got += n;
-  }
-  return out;
 }
 
 /**
