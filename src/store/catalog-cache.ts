@@ -142,7 +142,7 @@ export interface CatalogFile {
    * is one of the rest, or shares its id with one of them.
    */
   uniqueUpTo: number;
-  /** The id of this content: the base's id, chained through the delta's file lines (see chainContent). */
+  /** The id of this content: the base's id, and how many of the delta's file lines follow with the last one's hash (see contentAfter). */
   content: string;
   /**
    * The files named by the delta's file lines, in order, and for each content id along the
@@ -150,7 +150,8 @@ export interface CatalogFile {
    * rest of the list.
    */
   changeLog: string[];
-  chainAt: Map<string, number>;
+  /** The text of each of the delta's file lines, parallel to `changeLog`. */
+  changeLines: string[];
 }
 
 /** What the cache is saved from (files in any order: `save` sorts them), as plain arrays ('' for an unknown blob). */
@@ -204,12 +205,40 @@ function asciiJson(text: string): string {
 }
 
 /**
- * The id of a content after one more delta line about a file. Readers chain the lines they apply
- * in the order they find them, a writer the lines it appends: when another process appended a
- * line in between, the two chains differ, so equal ids always mean equal lines.
+ * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
+ * delta is only ever appended to (a new base starts a new one), and a file line states a file
+ * whole (its stat numbers, row and blob), so a reader that finds this very line k-th holds the
+ * content the id was made for: a line another process appended in between puts some other line
+ * at that place. (The ids used to chain a SHA-1 through every line: ~5 ms of every cold read
+ * after a write to load node:crypto, and a hash per line.)
  */
-function chainContent(content: string, line: string): string {
-  return nodeCrypto().createHash('sha1').update(content).update('\n').update(line).digest('hex').slice(0, 20);
+export function contentAfter(base: string, k: number, line: string): string {
+  return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
+}
+
+/**
+ * How many of the delta's file lines `content` (an id from contentAfter) holds, if it is a
+ * content of this loaded cache's base that the delta went through; else undefined.
+ */
+export function contentPosition(file: CatalogFile, content: string): number | undefined {
+  if (content === file.id) return 0;
+  const m = /^([^+]+)\+(\d+)\.([0-9a-f]{16})$/.exec(content);
+  if (!m || m[1] !== file.id) return undefined;
+  const k = Number(m[2]);
+  return k >= 1 && k <= file.changeLines.length && lineHash(file.changeLines[k - 1]) === m[3] ? k : undefined;
+}
+
+/** 64 bits of a line (two 32-bit lanes: FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
+function lineHash(line: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
 
 /** A cache read ahead of its first use (see preload), by the path of its file. */
@@ -377,7 +406,7 @@ export class CatalogCache {
         uniqueUpTo: h.nodup === true ? 0 : -1,
         content: h.id,
         changeLog: [],
-        chainAt: new Map([[h.id, 0]]),
+        changeLines: [],
       } as unknown as CatalogFile;
       // The blob ids as one string, made when first asked for (a listing to match, a delta to apply).
       const oids = region('oids');
@@ -444,8 +473,8 @@ export class CatalogCache {
       const chained = (): void => {
         file.deltaLines++;
         file.changeLog.push(rel);
-        file.content = chainContent(file.content, raw);
-        file.chainAt.set(file.content, file.changeLog.length);
+        file.changeLines.push(raw);
+        file.content = contentAfter(file.id, file.changeLog.length, raw);
       };
       if (d.length === 2) {
         changes.set(rel, null);
@@ -563,10 +592,10 @@ export class CatalogCache {
 
   /**
    * Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines).
-   * Returns the content id after them, chained from `content` (the content the rows change), or
-   * null when they could not be written.
+   * Returns the content id after them, counted on from `content` (the content the rows change:
+   * base `id` with some of its delta's file lines), or null when they could not be written.
    */
-  appendDelta(id: string, rows: unknown[][], content = ''): string | null {
+  appendDelta(id: string, rows: unknown[][], content = id): string | null {
     if (!rows.length) return content;
     const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
     try {
@@ -576,8 +605,15 @@ export class CatalogCache {
       return null;
     }
     // Only lines about files change the content (a folder's listing, a note on duplicates do not).
-    for (let i = 0; i < rows.length; i++) if (rows[i][0] !== '#dir' && rows[i][0] !== '#nodup') content = chainContent(content, lines[i]);
-    return content;
+    const m = /^[^+]+\+(\d+)\./.exec(content);
+    let k = m ? Number(m[1]) : 0;
+    let last: string | undefined;
+    for (let i = 0; i < rows.length; i++)
+      if (rows[i][0] !== '#dir' && rows[i][0] !== '#nodup') {
+        k++;
+        last = lines[i];
+      }
+    return last === undefined ? content : contentAfter(id, k, last);
   }
 
   /** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */

@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta, type EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { blobAt, CatalogCache, stampAt, contentOf, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
+import {
+  blobAt,
+  CatalogCache,
+  stampAt,
+  contentOf,
+  contentPosition,
+  DIR_SETTLE_MS,
+  type CatalogContent,
+  type CatalogFile,
+  type DirRecord,
+} from './catalog-cache.js';
 import { lowerBoundText } from './texts.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
@@ -489,7 +499,7 @@ export class Catalog {
     if (this.notesWrites) this.found = found;
     const changedSince = cache
       ? (id: string): string[] | undefined => {
-          const at = cache.chainAt.get(id);
+          const at = contentPosition(cache, id);
           return at === undefined ? undefined : [...new Set([...cache.changeLog.slice(at), ...changed, ...removed])];
         }
       : undefined;
@@ -536,7 +546,7 @@ export class Catalog {
       cache.paths,
       () => cache.oids,
       (content) => {
-        const at = cache.chainAt.get(content);
+        const at = contentPosition(cache, content);
         return at === undefined ? undefined : cache.changeLog.slice(at);
       },
     );

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSy
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
-import { CatalogCache } from '../../src/store/catalog-cache.js';
+import { CatalogCache, contentPosition } from '../../src/store/catalog-cache.js';
 import { ColumnMeta } from '../../src/store/catalog-columns.js';
 import { META_KEYS } from '../../src/store/meta-row.js';
 import { Workspace } from '../../src/store/workspace.js';
@@ -371,6 +371,30 @@ describe('Catalog', () => {
     const next = expectCurrent(dir, ws);
     expect(next.entries.find((e) => e.meta.id === 'E0')!.meta.confidence).toBe(0.95);
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.85);
+  });
+
+  it('a content id names its base and how many delta lines it holds: a reader finds it only where that very line is', () => {
+    const { ws, put } = workspace();
+    for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    const base = new Catalog(ws).refresh().contentId!;
+    put('E1', serializeEntry(entry('E1', 'entry 1 edited')));
+    const first = new Catalog(ws).refresh().contentId!; // one delta line, named by the writer
+    expect(first).not.toBe(base);
+    const load = (): NonNullable<ReturnType<CatalogCache['load']>> => new CatalogCache(ws).load()!;
+    expect(load().content).toBe(first);
+    expect(contentPosition(load(), first)).toBe(1);
+    expect(contentPosition(load(), base)).toBe(0);
+    // Another change after it: the earlier content is still found, one line back.
+    put('E2', serializeEntry(entry('E2', 'entry 2 edited')));
+    const second = new Catalog(ws).refresh().contentId!;
+    expect(load().content).toBe(second);
+    expect(contentPosition(load(), first)).toBe(1);
+    expect(load().changeLog.slice(contentPosition(load(), first))).toEqual(['ai-memory/p/learnings/E2.json']);
+    // A writer that appended without seeing those lines names a content no reader finds.
+    const blind = new CatalogCache(ws).appendDelta(load().id, [['ai-memory/p/learnings/E3.json']]);
+    expect(blind).toMatch(/\+1\./);
+    expect(contentPosition(load(), blind!)).toBeUndefined();
+    expect(contentPosition(load(), 'another-base+1.0123456789abcdef')).toBeUndefined();
   });
 
   it('small changes go to catalog.delta, the base stays; large ones rewrite the base; foreign or torn delta lines are skipped', () => {
