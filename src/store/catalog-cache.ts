@@ -128,7 +128,7 @@ export interface CatalogFile {
    * The git blob id of the bytes each file's row was read from (see git-view.ts), 40 hex digits
    * per file one after another, NO_BLOB when not known: one string, not one per file.
    */
-  oids: string;
+  oids: () => string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
   lines: Rows;
   bad: Record<string, Problem[]>;
@@ -176,7 +176,7 @@ export function stampAt(st: ArrayLike<number>, i: number): string {
 
 /** The blob id the cache holds for file `i` ('' when not known). */
 export function blobAt(file: CatalogFile, i: number): string {
-  const b = file.oids.slice(40 * i, 40 * i + 40);
+  const b = file.oids().slice(40 * i, 40 * i + 40);
   return b === NO_BLOB ? '' : b;
 }
 
@@ -186,10 +186,12 @@ export function contentOf(file: CatalogFile): CatalogContent {
   const cols = emptyColumns(file.cols);
   const files = new Array<string>(n);
   const oids = new Array<string>(n);
+  const text = file.oids();
   const lines = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     files[i] = file.paths.get(i);
-    oids[i] = blobAt(file, i);
+    const b = text.slice(40 * i, 40 * i + 40);
+    oids[i] = b === NO_BLOB ? '' : b;
     lines[i] = file.lines.get(i);
     copyColumns(cols, file.cols, i);
   }
@@ -198,6 +200,12 @@ export function contentOf(file: CatalogFile): CatalogContent {
 
 /** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
 type FileState = [number, number, number, string, string, Problem[] | null, string];
+
+/** A string made by `make` when first asked for, then kept. */
+function lazyText(make: () => string): () => string {
+  let text: string | undefined;
+  return () => (text ??= make());
+}
 
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 function asciiJson(text: string): string {
@@ -393,7 +401,9 @@ export class CatalogCache {
         scopes: h.scopes,
         subjects: h.subjects,
       };
-      const file = {
+      // The blob ids as one string, made when first asked for (a listing to match).
+      const oids = region('oids');
+      const file: CatalogFile = {
         id: h.id,
         deltaLines: 0,
         paths: new ByteTexts(region('paths'), starts('path'), pathsAscii),
@@ -407,16 +417,8 @@ export class CatalogCache {
         content: h.id,
         changeLog: [],
         changeLines: [],
-      } as unknown as CatalogFile;
-      // The blob ids as one string, made when first asked for (a listing to match, a delta to apply).
-      const oids = region('oids');
-      let oidText: string | undefined;
-      Object.defineProperty(file, 'oids', {
-        get: () => (oidText ??= (oids instanceof FileRegion ? oids.all() : oids).toString('latin1')),
-        set: (v: string) => void (oidText = v),
-        enumerable: true,
-        configurable: true,
-      });
+        oids: lazyText(() => (oids instanceof FileRegion ? oids.all() : oids).toString('latin1')),
+      };
       this.applyDelta(file);
       return file;
     } catch {
@@ -545,7 +547,7 @@ export class CatalogCache {
       subjects: fresh.subjects,
     };
     const numeric = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
-    const oids: string[] = [];
+    const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
     const st = new Float64Array(3 * count);
     const from = new Int32Array(count); // a base position, or -1 - (index into the new files)
     const extra = { paths: [] as string[], rows: [] as string[], upd: [] as string[], dup: [] as string[], crt: [] as string[] };
@@ -556,7 +558,7 @@ export class CatalogCache {
       if (typeof p[0] === 'number') {
         const [lo, hi] = p as [number, number];
         for (const k of numeric) cols[k].set(c[k].subarray(lo, hi), at);
-        oids.push(file.oids.slice(40 * lo, 40 * hi));
+        oidParts.push([lo, hi]);
         st.set(file.st.subarray(3 * lo, 3 * hi), 3 * at);
         for (let i = lo; i < hi; i++) from[at + i - lo] = i;
         for (const b of badAt) if (b >= lo && b < hi) bad[at + b - lo] = file.bad[b];
@@ -565,7 +567,7 @@ export class CatalogCache {
         const [rel, state] = p as [string, FileState];
         const k = extra.paths.length; // its place in `fresh`
         for (const key of numeric) cols[key][at] = fresh[key][k];
-        oids.push(state[6].length === 40 ? state[6] : NO_BLOB);
+        oidParts.push(state[6].length === 40 ? state[6] : NO_BLOB);
         st.set([state[0], state[1], state[2]], 3 * at);
         from[at] = -1 - k;
         extra.paths.push(rel);
@@ -580,10 +582,15 @@ export class CatalogCache {
     cols.upd = new MergedTexts(c.upd, from, extra.upd);
     cols.dup = new MergedTexts(c.dup, from, extra.dup);
     cols.crt = new MergedTexts(c.crt, from, extra.crt);
+    const baseOids = file.oids;
     Object.assign(file, {
       paths: new MergedTexts(file.paths, from, extra.paths),
       st,
-      oids: oids.join(''),
+      // Made when first asked for, from the base's (whose whole region is then read).
+      oids: lazyText(() => {
+        const base = baseOids();
+        return oidParts.map((p) => (typeof p === 'string' ? p : base.slice(40 * p[0], 40 * p[1]))).join('');
+      }),
       lines: new MergedTexts(file.lines, from, extra.rows),
       bad,
       cols,

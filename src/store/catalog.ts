@@ -542,14 +542,10 @@ export class Catalog {
   private viewedClean(cache: CatalogFile): Uint8Array | undefined {
     const view = takeGitView(this.ws.root);
     if (!view) return undefined;
-    const m = view.matching(
-      cache.paths,
-      () => cache.oids,
-      (content) => {
-        const at = contentPosition(cache, content);
-        return at === undefined ? undefined : cache.changeLog.slice(at);
-      },
-    );
+    const m = view.matching(cache.paths, cache.oids, (content) => {
+      const at = contentPosition(cache, content);
+      return at === undefined ? undefined : cache.changeLog.slice(at);
+    });
     const record = join(this.ws.localDir, 'cache', VIEW_RECORD);
     try {
       if (view.index && m?.complete && this.ws.ensureLocal())

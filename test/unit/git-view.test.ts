@@ -95,12 +95,12 @@ describe('git view', () => {
     const cache = new CatalogCache(ws).load()!;
     expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
-    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, () => cache.oids)!.clean];
+    const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
     // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
     const scratch = join(dir, '.bass-agents/cache');
     const before = readdirSync(scratch).sort();
-    expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, () => cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
+    expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
     expect(readdirSync(scratch).sort()).toEqual(before);
 
     // E1 edited in place, E2 marked assume-unchanged: git no longer vouches for them.
