@@ -205,25 +205,12 @@ export function copyColumns(to: Columns, from: CachedColumns, i: number): void {
   to.lc.push(from.lc[i] < 0 ? null : from.lcs[from.lc[i]]);
 }
 
+/** The per-file columns (the rest are tables). */
+const PER_FILE = ['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt', 'dup', 'crt', 'imp0', 'lc'] as const;
+
 /** The columns in a new order (`order[j]` is the old position of the new j). */
 export function permuteColumns(c: Columns, order: number[]): Columns {
-  const out = emptyColumns(c);
-  for (const i of order) {
-    out.kind.push(c.kind[i]);
-    out.status.push(c.status[i]);
-    out.conf.push(c.conf[i]);
-    out.ev.push(c.ev[i]);
-    out.upd.push(c.upd[i]);
-    out.scope.push(c.scope[i]);
-    out.subject.push(c.subject[i]);
-    out.vf.push(c.vf[i]);
-    out.vt.push(c.vt[i]);
-    out.dup.push(c.dup[i]);
-    out.crt.push(c.crt[i]);
-    out.imp0.push(c.imp0[i]);
-    out.lc.push(c.lc[i]);
-  }
-  return out;
+  return Object.assign(emptyColumns(c), Object.fromEntries(PER_FILE.map((k) => [k, order.map((i) => c[k][i])])));
 }
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];

@@ -98,28 +98,6 @@ export class ByteTexts implements Texts {
   }
 }
 
-/** Plain strings as Texts. */
-export class ArrayTexts implements Texts {
-  constructor(private readonly items: readonly string[]) {}
-
-  get length(): number {
-    return this.items.length;
-  }
-
-  get(i: number): string {
-    return this.items[i];
-  }
-
-  equals(i: number, s: string, from: number, to: number): boolean {
-    const t = this.items[i];
-    return t.length === to - from && s.startsWith(t, from);
-  }
-
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    return textEndsWith(this.items[i], skip, length, s, from);
-  }
-}
-
 /** Texts taken from a base where `from[i] >= 0` (its position there), else from `extra[-1 - from[i]]`. */
 export class MergedTexts implements Texts {
   constructor(

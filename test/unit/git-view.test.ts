@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
-import { ArrayTexts } from '../../src/store/texts.js';
+import { ByteTexts, encodeTexts, type Texts } from '../../src/store/texts.js';
+
+/** Paths as the catalog cache holds them. */
+function texts(items: string[]): Texts {
+  const e = encodeTexts(items)!;
+  return new ByteTexts(e.bytes, e.starts, e.ascii);
+}
 import {
   gitBlobId,
   indexChecksum,
@@ -61,21 +67,21 @@ describe('git view', () => {
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/k.json'),
     ].join('\0');
     const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
-    const files = new ArrayTexts(names);
+    const files = texts(names);
     const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
     expect([...view.matching(files, () => blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
     expect(view.matching(files, () => blobs)!.complete).toBe(false);
     expect([...parseGitView('/r', '', '').matching(files, () => blobs)!.clean]).toEqual(names.map(() => 0));
     // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
-    const some = new ArrayTexts([names[0], names[6], names[7]]);
+    const some = texts([names[0], names[6], names[7]]);
     const theirs = [A, C, C].join('');
     expect(view.matching(some, () => theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
   });
 
   it('without a listing: every file of the recorded content but the dirty ones and those changed since; nothing when the catalog cannot say what changed', () => {
     const names = ['a', 'b', 'c', 'd'].map((n) => `ai-memory/p/learnings/${n}.json`);
-    const files = new ArrayTexts(names);
+    const files = texts(names);
     const view = recordedGitView('/r', 'content-1', `${names[1]}\0`);
     const since = (content: string): string[] | undefined => (content === 'content-1' ? [names[3], 'ai-memory/p/learnings/new.json'] : undefined);
     expect(view.matching(files, () => '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
