@@ -18,6 +18,7 @@ import { BusyError, ConflictError, InterruptedError, ValidationError, type Probl
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
+import type { IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
@@ -184,10 +185,12 @@ export class WriteTx {
       }
       // Tell a running daemon right away (it would see the files through its watcher a little later).
       if (this.ctx.onWrite) await this.ctx.onWrite(files).catch(() => undefined);
+      let indexChange: IndexChange | undefined;
       const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), this.agent, {
         // Only new entries: HEAD cannot hold their paths, so git need not be asked what it holds there.
         newPathsOnly: [...this.staged.values()].every((s) => s.created),
         onIndexLock: (note) => journal.indexLock(note),
+        onIndexInstalled: (change) => (indexChange = change),
         onCommitted: (commit, parent) => {
           moved = true;
           journal.committed(commit);
@@ -204,6 +207,12 @@ export class WriteTx {
         /* a cache that cannot be updated only costs the next command a re-read */
       }
       const commit = (await committing) ?? null;
+      try {
+        // The next command need not list every entry file with git again (a no-op in the daemon).
+        if (indexChange) this.ctx.catalog.carryGitView(indexChange);
+      } catch {
+        /* only costs the next command a listing */
+      }
       appendLogs(
         ws,
         'operations',

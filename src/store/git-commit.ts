@@ -16,6 +16,7 @@ import { join, relative, sep } from 'node:path';
 import { BusyError, GitError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
+import { indexFileChecksum } from './git-view.js';
 
 /** A file's bytes, or null when it does not exist. */
 function readOrNull(abs: string): Buffer | null {
@@ -45,6 +46,19 @@ export interface CommitHooks {
   onCommitted?: (commit: string, parent: string | null) => void;
   /** Every path is new (entries under ids this write made): HEAD is read from git's files, and nothing is compared. */
   newPathsOnly?: boolean;
+  /**
+   * The user's index was replaced, under git's lock, by one that differs from it only at
+   * `entries` (mode 100644 and stage 0; a null blob: removed): the checksums git keeps at the
+   * end of the index before and after (null when there is none).
+   */
+  onIndexInstalled?: (change: IndexChange) => void;
+}
+
+/** See CommitHooks.onIndexInstalled. */
+export interface IndexChange {
+  before: string | null;
+  after: string | null;
+  entries: { path: string; blob: string | null }[];
 }
 
 /** How long a memory commit waits for another git process to release the index lock. */
@@ -157,7 +171,10 @@ export class MemoryCommit {
         hooks.onCommitted?.(commit, head);
         return true;
       };
-      const moved = lockedIndex !== null ? await move(lockedIndex) : await this.withIndexLock(hooks, move);
+      const moved =
+        lockedIndex !== null
+          ? await move(lockedIndex)
+          : await this.withIndexLock(hooks, move, (before, after) => hooks.onIndexInstalled?.({ before, after, entries }));
       return moved ? { status: 'moved', commit } : { status: 'raced' };
     } catch (err) {
       if (err instanceof GitError || err instanceof BusyError) throw err;
@@ -180,7 +197,11 @@ export class MemoryCommit {
    * index, which releases it. Otherwise the lock is simply removed. Waits while another git
    * process holds the lock; gives up with BusyError.
    */
-  private async withIndexLock(hooks: CommitHooks, fn: (indexNext: string) => Promise<boolean>): Promise<boolean> {
+  private async withIndexLock(
+    hooks: CommitHooks,
+    fn: (indexNext: string) => Promise<boolean>,
+    installed?: (before: string | null, after: string | null) => void,
+  ): Promise<boolean> {
     const lock = `${this.indexFile}.lock`;
     const started = Date.now();
     let fd: number | undefined;
@@ -202,20 +223,24 @@ export class MemoryCommit {
     hooks.onIndexLock?.({ inodes });
     // The copy to change (a repository without an index yet gets a new one with just our paths).
     const next = join(this.repo.stateDir, `index-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
-    let installed = false;
+    let done = false;
     try {
       if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);
+      // Both read under the lock: no other git process changes either in between.
+      const before = existsSync(next) ? indexFileChecksum(next) : null;
       const ok = await fn(next);
       if (ok) {
         inodes.push(statSync(next).ino);
         hooks.onIndexLock?.({ inodes });
+        const after = indexFileChecksum(next);
         renameSync(next, lock); // still locked: the lock file is now the new index...
         renameSync(lock, this.indexFile); // ...and renaming it into place releases the lock, as git does
-        installed = true;
+        done = true;
+        installed?.(before, after);
       }
       return ok;
     } finally {
-      if (!installed) rmSync(lock, { force: true });
+      if (!done) rmSync(lock, { force: true });
       rmSync(next, { force: true });
     }
   }

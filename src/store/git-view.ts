@@ -63,10 +63,15 @@ export const VIEW_RECORD = 'git-view.json';
  * (`index.skipHash` writes zeros).
  */
 export function indexChecksum(root: string): string | null {
+  return indexFileChecksum(`${root}/.git/index`);
+}
+
+/** The checksum at the end of the index file `file` (see indexChecksum). */
+export function indexFileChecksum(file: string): string | null {
   const fs = process.getBuiltinModule('node:fs');
   let fd: number | undefined;
   try {
-    fd = fs.openSync(`${root}/.git/index`, 'r');
+    fd = fs.openSync(file, 'r');
     const size = fs.fstatSync(fd).size;
     if (size < 32) return null;
     const tail = Buffer.alloc(20);
@@ -81,7 +86,7 @@ export function indexChecksum(root: string): string | null {
 }
 
 /** The recorded listing match in `cacheDir`, if any. */
-function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
+export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
   try {
     const r = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
     return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;

@@ -25,7 +25,8 @@ import {
 } from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
-import { git, gitdir } from '../helpers/repo.js';
+import { entry as repoEntry, git, gitdir } from '../helpers/repo.js';
+import { MemoryService } from '../../src/service/memory-service.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
 
@@ -171,5 +172,45 @@ describe('git view', () => {
     expect(sixth.view?.vouchedFor).toBeDefined();
     expect(existsSync(record)).toBe(false);
     expect((await viewed()).view?.index).toBe(indexChecksum(dir));
+  });
+
+  it('a memory commit moves the record on to the index and the content it made: the command after it lists nothing', async () => {
+    const dir = gitdir();
+    const scratch = join(dir, '.bass-agents/cache');
+    const record = join(scratch, VIEW_RECORD);
+    const service = (): MemoryService => new MemoryService({ cwd: dir, agent: 'view-test', env: { HOME: dir } });
+    await service().init('demo');
+    for (let i = 0; i < 3; i++)
+      await service().create(repoEntry({ subject: `view.${i}`, summary: `Entry number ${i} of the view test.` }), { project: 'demo' });
+    const ws = new Workspace(dir);
+    const viewed = async (): Promise<{ changed: string[]; view: { index?: string; vouchedFor?: string } | null }> => {
+      const run = startGitView(dir, scratch);
+      const view = await run.view;
+      offerGitView({ ...run, view: Promise.resolve(view) });
+      await settleGitView(60_000);
+      return { changed: new Catalog(ws).refresh().changed, view };
+    };
+    await viewed(); // a listing, recorded
+    expect((await viewed()).view?.vouchedFor).toBeDefined();
+    // A write: its commit replaces git's index, and the record follows.
+    const before = readFileSync(record, 'utf8');
+    const { entry: made } = await service().create(repoEntry({ subject: 'view.new', summary: 'Written after the listing was recorded.' }), { project: 'demo' });
+    expect(JSON.parse(readFileSync(record, 'utf8')).index).toBe(indexChecksum(dir));
+    expect(readFileSync(record, 'utf8')).not.toBe(before);
+    const after = await viewed();
+    expect(after.view?.vouchedFor, 'no listing').toBeDefined();
+    expect(after.changed).toEqual([]);
+    expect(new Catalog(ws).refresh().entries.map((e) => e.meta.id)).toContain(made.id);
+    // And it still sees what changes next: an edit in place is named by git and read again.
+    const file = join(dir, 'ai-memory/demo', made.section, `${made.id}.json`);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('Written after', 'Edited after'));
+    const edited = await viewed();
+    expect(edited.view?.vouchedFor).toBeDefined();
+    expect(edited.changed).toEqual([`ai-memory/demo/${made.section}/${made.id}.json`]);
+    // A user's commit in between moves the index past the record: the next write leaves it, and git lists again.
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'by hand');
+    await service().create(repoEntry({ subject: 'view.later', summary: 'Written after a commit by hand.' }), { project: 'demo' });
+    expect((await viewed()).view?.vouchedFor).toBeUndefined();
   });
 });
