@@ -51,6 +51,15 @@ function committedStore(count: number): { dir: string; sdir: string; ws: Workspa
   return { dir, sdir, ws };
 }
 
+/** A refresh with a view started now, as a one-shot command gets it; and the view it had. */
+async function viewedRefresh(ws: Workspace, scratch: string): Promise<{ changed: string[]; view: { index?: string; vouchedFor?: string } | null }> {
+  const run = startGitView(ws.root, scratch);
+  const view = await run.view;
+  offerGitView({ ...run, view: Promise.resolve(view) });
+  await settleGitView(60_000);
+  return { changed: new Catalog(ws).refresh().changed, view };
+}
+
 describe('git view', () => {
   it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that diff-files does not name', () => {
     const rec = (tag: string, mode: string, blob: string, stage: string, path: string): string => `${tag} ${mode} ${blob} ${stage}\t${path}`;
@@ -133,14 +142,7 @@ describe('git view', () => {
     const { dir, sdir, ws } = committedStore(3);
     const scratch = join(dir, '.bass-agents/cache');
     const record = join(scratch, VIEW_RECORD);
-    /** A refresh with a view started now, as a one-shot command gets it; and the view it had. */
-    const viewed = async (): Promise<{ changed: string[]; view: { index?: string; vouchedFor?: string } | null }> => {
-      const run = startGitView(dir, scratch);
-      const view = await run.view;
-      offerGitView({ ...run, view: Promise.resolve(view) });
-      await settleGitView(60_000);
-      return { changed: new Catalog(ws).refresh().changed, view };
-    };
+    const viewed = (): ReturnType<typeof viewedRefresh> => viewedRefresh(ws, scratch);
     expect(indexChecksum(dir)).toMatch(/^[0-9a-f]{40}$/);
     // A listing, complete: recorded with the index's checksum.
     const first = await viewed();
@@ -183,13 +185,7 @@ describe('git view', () => {
     for (let i = 0; i < 3; i++)
       await service().create(repoEntry({ subject: `view.${i}`, summary: `Entry number ${i} of the view test.` }), { project: 'demo' });
     const ws = new Workspace(dir);
-    const viewed = async (): Promise<{ changed: string[]; view: { index?: string; vouchedFor?: string } | null }> => {
-      const run = startGitView(dir, scratch);
-      const view = await run.view;
-      offerGitView({ ...run, view: Promise.resolve(view) });
-      await settleGitView(60_000);
-      return { changed: new Catalog(ws).refresh().changed, view };
-    };
+    const viewed = (): ReturnType<typeof viewedRefresh> => viewedRefresh(ws, scratch);
     await viewed(); // a listing, recorded
     expect((await viewed()).view?.vouchedFor).toBeDefined();
     // A write: its commit replaces git's index, and the record follows.
