@@ -22,7 +22,7 @@ const dist = join(__dirname, '..', 'dist');
 function loadBundle(reads) {
   if (process.env.BASS_AGENTS_NO_BUNDLE) return null;
   // The bundle loads its chunks (zod) the same way (scripts/bundle.js).
-  globalThis.__bassAgentsLoadCached = (file) => loadCached(file);
+  globalThis.__bassAgentsLoadCached = loadCached;
   return loadCached(join(dist, 'bundle', 'cli.cjs'), reads ? 'read.cache' : 'cache')?.exports ?? null;
 }
 

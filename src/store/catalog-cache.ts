@@ -229,11 +229,15 @@ export function contentAfter(base: string, k: number, line: string): string {
  * content of this loaded cache's base that the delta went through; else undefined.
  */
 export function contentPosition(file: CatalogFile, content: string): number | undefined {
-  if (content === file.id) return 0;
-  const m = /^([^+]+)\+(\d+)\.([0-9a-f]{16})$/.exec(content);
-  if (!m || m[1] !== file.id) return undefined;
-  const k = Number(m[2]);
-  return k >= 1 && k <= file.changeLines.length && lineHash(file.changeLines[k - 1]) === m[3] ? k : undefined;
+  const c = contentParts(content);
+  if (c?.base !== file.id) return undefined;
+  return c.lines === 0 || (c.lines <= file.changeLines.length && lineHash(file.changeLines[c.lines - 1]) === c.check) ? c.lines : undefined;
+}
+
+/** The parts of a content id (see contentAfter): a base's own id has no delta lines. */
+function contentParts(content: string): { base: string; lines: number; check?: string } | null {
+  const m = /^([^+]+)(?:\+(\d+)\.([0-9a-f]{16}))?$/.exec(content);
+  return m ? { base: m[1], lines: m[2] === undefined ? 0 : Number(m[2]), check: m[3] } : null;
 }
 
 /** 64 bits of a line (two 32-bit lanes: FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
@@ -612,8 +616,7 @@ export class CatalogCache {
       return null;
     }
     // Only lines about files change the content (a folder's listing, a note on duplicates do not).
-    const m = /^[^+]+\+(\d+)\./.exec(content);
-    let k = m ? Number(m[1]) : 0;
+    let k = contentParts(content)?.lines ?? 0;
     let last: string | undefined;
     for (let i = 0; i < rows.length; i++)
       if (rows[i][0] !== '#dir' && rows[i][0] !== '#nodup') {

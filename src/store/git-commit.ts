@@ -227,7 +227,7 @@ export class MemoryCommit {
     try {
       if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);
       // Both read under the lock: no other git process changes either in between.
-      const before = existsSync(next) ? indexFileChecksum(next) : null;
+      const before = indexFileChecksum(next); // null without an index
       const ok = await fn(next);
       if (ok) {
         inodes.push(statSync(next).ino);

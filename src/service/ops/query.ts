@@ -97,17 +97,12 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // table built once per catalog and index version, a one-shot query where the snapshot
     // records them (checked by key), else by key.
     const { sids, scores } = index.rawHits(text);
-    const found = (sw: TextHits): void => {
-      cands.push(...sw.cands);
-      for (const [se, by] of sw.liftedBy) liftedBy.set(se, by);
-      matchedCount = sw.matched;
-      semanticUsed = sw.semantic;
-    };
+    let found: TextHits;
     const args = { scores, accept, staleKeys, nowMs, limit, semantic: opts.semantic };
     const cached = snap.cached;
     if (ctx.longLived) {
       const bySid = rm.sidTable(snap, index);
-      found(textCandidates(entriesReach(snap.entries), (i) => bySid[sids[i]], args));
+      found = textCandidates(entriesReach(snap.entries), (i) => bySid[sids[i]], args);
     } else if (cached) {
       // By entry number: an entry object is made only for what is kept (a query reaches thousands).
       let byKey: Map<string, number> | undefined;
@@ -121,7 +116,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
         }
         return byKey.get(key);
       };
-      found(textCandidates(cachedReach(cached), hitAt, args));
+      found = textCandidates(cachedReach(cached), hitAt, args);
     } else {
       const hitAt = (i: number): StoredEntry | undefined => {
         const key = index.keyOf(sids[i]);
@@ -129,8 +124,12 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
         const se = at === undefined ? undefined : snap.entries[at];
         return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
       };
-      found(textCandidates(entriesReach(snap.entries), hitAt, args));
+      found = textCandidates(entriesReach(snap.entries), hitAt, args);
     }
+    cands.push(...found.cands);
+    for (const [se, by] of found.liftedBy) liftedBy.set(se, by);
+    matchedCount = found.matched;
+    semanticUsed = found.semantic;
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
