@@ -52,6 +52,9 @@ async function main() {
   try {
     execFileSync('git', ['init', '-q', dir]);
     writeFileSync(join(dir, 'README.md'), 'warm-up\n');
+    // A first commit and an index, as in a user's repository: memory commits then take the path they take there.
+    execFileSync('git', ['add', 'README.md'], { cwd: dir, env: { ...process.env, ...env } });
+    execFileSync('git', ['commit', '-q', '-m', 'warm-up'], { cwd: dir, env: { ...process.env, ...env } });
     process.chdir(dir);
     const stdin = (value) => Buffer.from(JSON.stringify(value));
     const run = async (argv, input) => {

@@ -308,6 +308,8 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
   }
   const stateDir = stateDirOf(ctx, git);
+  // The commit's identity comes from git config: read while the write does its own work.
+  if (!opts.noCommit) git?.prefetchIdentity();
   return withLock(
     ctx.ws,
     'write',

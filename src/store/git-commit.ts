@@ -2,20 +2,35 @@
  * A memory commit: exactly our paths on top of HEAD, never the user's staged work, with HEAD and
  * the user's index moving together under git's own `index.lock`, as `git commit` does.
  *
- * `cat-file --batch-check` says what HEAD holds at our paths (nothing to do when it matches);
- * `fast-import` writes the blobs, the trees along our paths and the commit onto a private ref;
- * then, holding `index.lock`, a copy of the user's index gets our paths (`update-index
- * --index-info` on the copy), `update-ref` moves HEAD from the old commit to the new one (a
- * compare-and-swap) and drops the private ref, and the copy is renamed onto the lock and the lock
- * onto the index. A `git commit` racing ours waits or fails on the lock, and never records our
- * new files as deleted. No index of the whole tree is built.
+ * The objects first, with nothing moved: for a few files, written here as loose objects on the
+ * trees HEAD holds along our paths (git-objects.ts: one `cat-file --batch` reads those trees, or
+ * none when this process made HEAD); for more, by `fast-import` onto a private ref. Nothing to do
+ * when HEAD already holds our files. Then, holding `index.lock`, the user's index with our paths
+ * set is written beside it (changed here when it is the plain kind, git-index.ts, else by
+ * `update-index --index-info`), `update-ref` moves HEAD from the old commit to the new one (a
+ * compare-and-swap; it drops the private ref too), and the new index is renamed onto the lock and
+ * the lock onto the index. A `git commit` racing ours waits or fails on the lock, and never
+ * records our new files as deleted. No index of the whole tree is built.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { BusyError, GitError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
-import { headFromFiles } from './git-state.js';
+import { editIndex } from './git-index.js';
+import {
+  NotPlainError,
+  blobIn,
+  commitBody,
+  foldersToRead,
+  objectId,
+  objectsDir,
+  writeLooseObject,
+  writeTrees,
+  type HashAlgo,
+  type PathChange,
+} from './git-objects.js';
+import { configValue, headFromFiles } from './git-state.js';
 import { indexFileChecksum } from './git-view.js';
 
 /** A file's bytes, or null when it does not exist. */
@@ -33,9 +48,31 @@ function fiPath(path: string): string {
   return /["\\\n]/.test(path) ? `"${path.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"` : path;
 }
 
-/** The id git gives a blob with these bytes (no filters: fast-import stores bytes as given). */
-function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return nodeCrypto().createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
+/**
+ * Up to how many files a commit writes its objects itself (each file's blob, plus the trees and
+ * the commit): below git's own `fastimport.unpackLimit` (100 objects), under which fast-import
+ * would have loosened its pack into the same loose objects anyway.
+ */
+const LOOSE_LIMIT = 48;
+
+/** The user's index as read under git's lock, and where the changed copy goes. */
+interface IndexCopy {
+  file: string;
+  original: Buffer | null;
+  /** The index file's modification time (seconds): entries changed since are racily clean. */
+  mtimeSec: number;
+  mode: number;
+}
+
+/** A commit's objects, written and not yet on HEAD. */
+interface Made {
+  commit: string;
+  head: string | null;
+  entries: PathChange[];
+  /** The private ref fast-import committed onto (HEAD's move deletes it). */
+  ref?: string;
+  /** Called once HEAD points at the commit. */
+  onMoved?: () => void;
 }
 
 /** Journal hooks of a commit: what it is about to hold, and the moment HEAD moved. */
@@ -70,14 +107,7 @@ export class MemoryCommit {
   /**
    * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
    * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
-   *
-   * `cat-file --batch-check` says what HEAD holds at those paths; `fast-import` writes the blobs,
-   * the trees along those paths and the commit, onto a private ref. Then, holding git's own
-   * `index.lock` as `git commit` does, a copy of the user's index gets our paths
-   * (`update-index --index-info`), `update-ref` moves HEAD from the old commit to the new one (a
-   * compare-and-swap) and drops the private ref, and the copy is renamed into place. To the user
-   * HEAD and index move as one step: a `git commit` racing ours waits or fails on the lock, and
-   * never records our new files as deleted. No index of the whole tree is built.
+   * To the user HEAD and index move as one step (see the top of this file).
    */
   async commit(absPaths: string[], message: string, agent: string, hooks: CommitHooks = {}): Promise<string | null> {
     const byPath = new Map(absPaths.map((p) => [this.repo.repoPath(p), p]));
@@ -105,8 +135,8 @@ export class MemoryCommit {
   }
 
   /**
-   * One attempt: HEAD and the blobs it holds at our paths; nothing to do when they match; else
-   * the commit by fast-import, the index copy, and the compare-and-swap of HEAD. `lockedIndex`:
+   * One attempt: the commit's objects (nothing to do when HEAD already holds our files), then,
+   * holding git's index lock, the index copy and the compare-and-swap of HEAD. `lockedIndex`:
    * the index copy when the caller already holds git's index lock; null to take it here, around
    * just the index update and the HEAD move.
    */
@@ -117,10 +147,100 @@ export class MemoryCommit {
     name: string,
     email: string,
     hooks: CommitHooks,
-    lockedIndex: string | null,
+    lockedIndex: IndexCopy | null,
     last = false,
   ): Promise<{ status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string }> {
     const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
+    let made: Made | 'unchanged' | undefined;
+    let refGone = false;
+    if (files.length <= LOOSE_LIMIT) {
+      made = await this.looseObjects(files, message, name, email, hooks).catch((err: unknown) => {
+        if (err instanceof NotPlainError) return undefined; // fast-import decides
+        throw err;
+      });
+    }
+    try {
+      made ??= await this.fastImport(files, message, name, email, hooks);
+      if (made === 'unchanged') return { status: 'unchanged' };
+      const { commit, head, entries, ref, onMoved } = made;
+      const algo: HashAlgo = commit.length === 64 ? 'sha256' : 'sha1';
+      const move = async (index: IndexCopy): Promise<boolean> => {
+        await this.writeIndexCopy(index, entries, algo);
+        try {
+          await this.repo.gitStdin(
+            ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
+            `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\n${ref ? `delete ${ref} ${commit}\n` : ''}`,
+          );
+        } catch (err) {
+          if (!last && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
+          throw err;
+        }
+        refGone = true; // the private ref went with HEAD's move
+        hooks.onCommitted?.(commit, head);
+        onMoved?.();
+        return true;
+      };
+      const moved =
+        lockedIndex !== null
+          ? await move(lockedIndex)
+          : await this.withIndexLock(hooks, move, (before, after) => hooks.onIndexInstalled?.({ before, after, entries }));
+      return moved ? { status: 'moved', commit } : { status: 'raced' };
+    } catch (err) {
+      if (err instanceof GitError || err instanceof BusyError) throw err;
+      throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
+    } finally {
+      // A private ref outlives a failed attempt only: drop it.
+      const ref = made && made !== 'unchanged' && !refGone ? made.ref : undefined;
+      if (ref) await this.repo.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The objects of a commit of a few files, written here as loose objects (see git-objects.ts),
+   * on the trees HEAD holds along their paths. NotPlainError when this repository or change is
+   * not the plain kind (no HEAD yet, shared permissions, a file where a folder goes...).
+   */
+  private async looseObjects(
+    files: { path: string; data: Buffer | null }[],
+    message: string,
+    name: string,
+    email: string,
+    hooks: CommitHooks,
+  ): Promise<Made | 'unchanged'> {
+    const head = headFromFiles(this.repo.gitDir);
+    if (!head) throw new NotPlainError('no HEAD commit read from the files of git');
+    if (!/^(|false|umask|0|no|off)$/i.test(configValue(this.repo.gitDir, 'core', '', 'sharedrepository') ?? ''))
+      throw new NotPlainError('shared repository permissions');
+    const algo: HashAlgo = head.length === 64 ? 'sha256' : 'sha1';
+    const hashLen = algo === 'sha1' ? 20 : 32;
+    const trees = await this.repo.treesAt(head, foldersToRead(files.map((f) => f.path)));
+    if (!hooks.newPathsOnly) {
+      const unchanged = files.every((f) => {
+        const held = blobIn(trees, f.path, hashLen);
+        return f.data === null ? held === null : held === objectId('blob', f.data, algo);
+      });
+      if (unchanged) return 'unchanged';
+    }
+    const objects = objectsDir(this.repo.gitDir);
+    const entries = files.map((f) => ({ path: f.path, blob: f.data === null ? null : writeLooseObject(objects, 'blob', f.data, algo) }));
+    const { root, written } = writeTrees(objects, trees, entries, algo);
+    const commit = writeLooseObject(objects, 'commit', commitBody(root, head, name, email, message.trimEnd(), new Date()), algo);
+    return { commit, head, entries, onMoved: () => this.repo.rememberTrees(head, trees, commit, written) };
+  }
+
+  /**
+   * The objects of a commit by `fast-import` (blobs, the trees along our paths and the commit, as
+   * one pack), onto a private ref that HEAD's move drops. First `cat-file --batch-check` says
+   * what HEAD holds at our paths: nothing to do when it matches.
+   */
+  private async fastImport(
+    files: { path: string; data: Buffer | null }[],
+    message: string,
+    name: string,
+    email: string,
+    hooks: CommitHooks,
+  ): Promise<Made | 'unchanged'> {
+    const paths = files.map((f) => f.path);
     // HEAD, and the blob HEAD holds at each path (or "missing").
     const held = hooks.newPathsOnly ? { head: headFromFiles(this.repo.gitDir), blobs: new Map<string, string>() } : await this.repo.blobsAt('HEAD', paths);
     const head = held.head;
@@ -128,15 +248,14 @@ export class MemoryCommit {
       const algo = head.length === 64 ? 'sha256' : 'sha1';
       const unchanged = files.every((f) => {
         const blob = held.blobs.get(f.path) ?? null;
-        return f.data === null ? blob === null : blob === blobId(f.data, algo);
+        return f.data === null ? blob === null : blob === objectId('blob', f.data, algo);
       });
-      if (unchanged) return { status: 'unchanged' };
+      if (unchanged) return 'unchanged';
     }
     const tag = `${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
     const ref = `refs/bass-agents/commit-${tag}`;
     mkdirSync(this.repo.stateDir, { recursive: true });
     const marks = join(this.repo.stateDir, `marks-${tag}`);
-    let refGone = false;
     try {
       const chunks: Buffer[] = [];
       files.forEach((f, i) => {
@@ -155,34 +274,13 @@ export class MemoryCommit {
       }
       const commit = marked.get(String(files.length + 1));
       if (!commit) throw new GitError('git commit of memory failed: fast-import reported no commit');
-      const entries = files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null }));
-      const move = async (indexNext: string): Promise<boolean> => {
-        await this.updateIndexFile(indexNext, entries);
-        try {
-          await this.repo.gitStdin(
-            ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
-            `${head ? `update HEAD ${commit} ${head}` : `create HEAD ${commit}`}\ndelete ${ref} ${commit}\n`,
-          );
-        } catch (err) {
-          if (!last && /cannot lock ref|but expected|is at|unable to resolve/i.test(String((err as Error).message ?? err))) return false; // HEAD moved: redo on the new HEAD.
-          throw err;
-        }
-        refGone = true;
-        hooks.onCommitted?.(commit, head);
-        return true;
-      };
-      const moved =
-        lockedIndex !== null
-          ? await move(lockedIndex)
-          : await this.withIndexLock(hooks, move, (before, after) => hooks.onIndexInstalled?.({ before, after, entries }));
-      return moved ? { status: 'moved', commit } : { status: 'raced' };
+      return { commit, head, ref, entries: files.map((f, i) => ({ path: f.path, blob: f.data !== null ? (marked.get(String(i + 1)) ?? null) : null })) };
     } catch (err) {
-      if (err instanceof GitError || err instanceof BusyError) throw err;
-      throw new GitError(`git commit of memory failed: ${String((err as Error).message ?? err).trim()}`);
+      // The private ref, if fast-import made it, goes with the attempt.
+      await this.repo.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
+      throw err;
     } finally {
       rmSync(marks, { force: true });
-      // The private ref outlives a failed attempt only: drop it (a no-op when fast-import never made it).
-      if (!refGone) await this.repo.gitStdin(['update-ref', '--stdin'], `delete ${ref}\n`).catch(() => undefined);
     }
   }
 
@@ -199,7 +297,7 @@ export class MemoryCommit {
    */
   private async withIndexLock(
     hooks: CommitHooks,
-    fn: (indexNext: string) => Promise<boolean>,
+    fn: (index: IndexCopy) => Promise<boolean>,
     installed?: (before: string | null, after: string | null) => void,
   ): Promise<boolean> {
     const lock = `${this.indexFile}.lock`;
@@ -221,14 +319,16 @@ export class MemoryCommit {
     const inodes = [fstatSync(fd).ino];
     closeSync(fd);
     hooks.onIndexLock?.({ inodes });
-    // The copy to change (a repository without an index yet gets a new one with just our paths).
+    // Where the changed index goes (a repository without an index yet gets a new one with just our paths).
     const next = join(this.repo.stateDir, `index-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
     let done = false;
     try {
-      if (existsSync(this.indexFile)) copyFileSync(this.indexFile, next);
-      // Both read under the lock: no other git process changes either in between.
-      const before = indexFileChecksum(next); // null without an index
-      const ok = await fn(next);
+      mkdirSync(this.repo.stateDir, { recursive: true });
+      // Read under the lock: no other git process changes the index until we let go.
+      const original = readOrNull(this.indexFile);
+      const st = original ? statSync(this.indexFile) : null;
+      const before = indexFileChecksum(this.indexFile); // null without an index
+      const ok = await fn({ file: next, original, mtimeSec: st ? Math.floor(st.mtimeMs / 1000) : 0, mode: st ? st.mode & 0o7777 : 0o644 });
       if (ok) {
         inodes.push(statSync(next).ino);
         hooks.onIndexLock?.({ inodes });
@@ -250,7 +350,20 @@ export class MemoryCommit {
     return r.startsWith('..') ? abs : r;
   }
 
-  /** Sets our paths in the index file `indexFile` (a path with a null blob is removed), in one process. */
+  /**
+   * Writes `index.file`: the user's index with our paths set (a path with a null blob is removed),
+   * changed here when it is the plain kind (git-index.ts), else by `git update-index`.
+   */
+  private async writeIndexCopy(index: IndexCopy, entries: { path: string; blob: string | null }[], algo: HashAlgo): Promise<void> {
+    const edited = index.original ? editIndex(index.original, entries, algo, index.mtimeSec) : null;
+    if (edited || index.original) {
+      writeFileSync(index.file, edited ?? index.original!);
+      chmodSync(index.file, index.mode);
+    }
+    if (!edited) await this.updateIndexFile(index.file, entries);
+  }
+
+  /** Sets our paths in the index file `indexFile` (the user's when null; a path with a null blob is removed), in one git process. */
   private async updateIndexFile(indexFile: string | null, entries: { path: string; blob: string | null }[]): Promise<void> {
     const zero = '0'.repeat(40);
     const input = entries.map((e) => (e.blob ? `100644 ${e.blob}\t${e.path}\0` : `0 ${zero}\t${e.path}\0`)).join('');

@@ -9,6 +9,10 @@ import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { configValue, findGitDir, writeBlocker } from './git-state.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { cleanEnv } from './git-env.js';
+import { catFileNames, parseCatFileTrees, type Trees } from './git-objects.js';
+
+/** At most this many bytes of trees are remembered between commits. */
+const TREE_MEMORY_BYTES = 64 << 20;
 
 export type { CommitHooks } from './git-commit.js';
 
@@ -28,7 +32,9 @@ export class GitRepo {
   readonly gitDir: string;
   private git: SimpleGit;
   private simpleGit: typeof SimpleGitFactory;
-  private ident: { name: string; email: string } | undefined;
+  private ident: Promise<{ name: string; email: string }> | undefined;
+  /** Trees of the last commit this process made (git-objects.ts). */
+  private trees: { commit: string; bodies: Trees } | undefined;
 
   private constructor(toplevel: string, gitDir: string, factory: typeof SimpleGitFactory) {
     this.toplevel = toplevel;
@@ -70,22 +76,25 @@ export class GitRepo {
     }
   }
 
-  /** `user.name` and `user.email` from git config (one git call, remembered). */
-  async configIdentity(): Promise<{ name: string; email: string }> {
-    if (this.ident) return this.ident;
-    let out = '';
-    try {
-      out = await this.git.raw(['config', '--get-regexp', '^user\\.(name|email)$']);
-    } catch {
-      /* neither is set: git exits 1 */
-    }
-    const ident = { name: '', email: '' };
-    for (const line of out.split('\n')) {
-      const m = /^user\.(name|email) (.*)$/.exec(line);
-      if (m) ident[m[1] as 'name' | 'email'] = m[2].trim(); // the last one wins, as in git
-    }
-    this.ident = ident;
-    return ident;
+  /** `user.name` and `user.email` from git config (one git call, remembered; see prefetchIdentity). */
+  configIdentity(): Promise<{ name: string; email: string }> {
+    this.ident ??= this.git.raw(['config', '--get-regexp', '^user\\.(name|email)$']).then(
+      (out) => {
+        const ident = { name: '', email: '' };
+        for (const line of out.split('\n')) {
+          const m = /^user\.(name|email) (.*)$/.exec(line);
+          if (m) ident[m[1] as 'name' | 'email'] = m[2].trim(); // the last one wins, as in git
+        }
+        return ident;
+      },
+      () => ({ name: '', email: '' }), // neither is set: git exits 1
+    );
+    return this.ident;
+  }
+
+  /** Starts reading the identity a commit needs, so that git runs while the write does its own work. */
+  prefetchIdentity(): void {
+    void this.configIdentity();
   }
 
   /** `user.name` from git config, or null. */
@@ -122,6 +131,30 @@ export class GitRepo {
       if (m) blobs.set(p, m[1]);
     });
     return { head: headLine ? headLine[1] : null, blobs };
+  }
+
+  /**
+   * The trees of `folders` ("" the root) in `commit` (null: no such folder), from the trees this
+   * process remembers of the commit it last made, else one `cat-file --batch`.
+   */
+  async treesAt(commit: string, folders: string[]): Promise<Trees> {
+    const known = this.trees?.commit === commit ? this.trees.bodies : undefined;
+    const missing = folders.filter((f) => !known?.has(f));
+    const read = missing.length ? parseCatFileTrees(await this.gitStdinBuffer(['cat-file', '--batch'], catFileNames(commit, missing)), missing) : undefined;
+    return new Map(folders.map((f) => [f, known?.has(f) ? known.get(f)! : read!.get(f)!]));
+  }
+
+  /**
+   * Remembers the trees of `commit`, which this process just made on `parent`: those it rewrote,
+   * and those it read of `parent` (or remembered of it) that it did not touch. Up to 64 MB.
+   */
+  rememberTrees(parent: string, read: Trees, commit: string, written: Trees): void {
+    const bodies: Trees = new Map(this.trees?.commit === parent ? this.trees.bodies : []);
+    for (const [f, b] of read) bodies.set(f, b);
+    for (const [f, b] of written) bodies.set(f, b);
+    let bytes = 0;
+    for (const b of bodies.values()) bytes += b?.length ?? 0;
+    this.trees = bytes <= TREE_MEMORY_BYTES ? { commit, bodies } : undefined;
   }
 
   /** The bytes of blobs, in one `cat-file --batch` process. */
@@ -180,13 +213,12 @@ export class GitRepo {
     return writeBlocker(this.gitDir);
   }
 
-  /** Runs git with `input` on stdin (simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
-  /** Runs git with `input` on stdin (and `env` added); resolves with stdout, rejects with stderr. */
+  /** Runs git with `input` on stdin (and `env` added; simple-git cannot feed stdin); resolves with stdout, rejects with stderr. */
   async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
     return (await this.gitStdinBuffer(args, input, env)).toString('utf8');
   }
 
-  private async gitStdinBuffer(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<Buffer> {
+  async gitStdinBuffer(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<Buffer> {
     const { spawn } = await import('node:child_process'); // not at start-up: read-only commands never spawn
     return new Promise((resolve, reject) => {
       const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });

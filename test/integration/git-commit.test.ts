@@ -52,33 +52,75 @@ describe('GitRepo.commitPaths', () => {
     expect(git(dir, 'log', '-g', '--format=%gs', '-1', 'HEAD')).toMatch(/^bass-agents: memory\(p\): edit and delete/);
   });
 
-  it('redoes the commit on the new HEAD when someone commits in between', async () => {
+  // A commit of a few files writes its objects itself (reading HEAD's trees with cat-file); one of
+  // many files runs fast-import. Either way HEAD moving before ours is caught and the commit redone.
+  it.each([
+    { files: 1, step: 'cat-file' },
+    { files: 60, step: 'fast-import' },
+  ])('redoes the commit on the new HEAD when someone commits in between ($files files: after $step)', async ({ files, step }) => {
     const dir = gitdir();
     const repo = (await GitRepo.open(dir))!;
-    const a = put(dir, 'ai-memory/p/learnings/A.json', '{"a":1}\n');
-    // Move HEAD between our cat-file and update-ref: commit from git's side the moment fast-import runs.
+    const paths = Array.from({ length: files }, (_, i) => put(dir, `ai-memory/p/learnings/A${i}.json`, `{"a":${i}}\n`));
+    // Move HEAD between our reading of it and update-ref: commit from git's side the moment `step` has run.
     const realSpawnArgs: string[][] = [];
-    const gitStdin = (repo as unknown as { gitStdin: (args: string[], input: string | Buffer, env?: Record<string, string>) => Promise<string> }).gitStdin.bind(
-      repo,
-    );
+    const gitStdinBuffer = (
+      repo as unknown as { gitStdinBuffer: (args: string[], input: string | Buffer, env?: Record<string, string>) => Promise<Buffer> }
+    ).gitStdinBuffer.bind(repo);
     let moved = false;
-    (repo as unknown as { gitStdin: typeof gitStdin }).gitStdin = async (args, input, env) => {
+    (repo as unknown as { gitStdinBuffer: typeof gitStdinBuffer }).gitStdinBuffer = async (args, input, env) => {
       realSpawnArgs.push(args);
-      const out = await gitStdin(args, input, env);
-      if (args[0] === 'fast-import' && !moved) {
+      const out = await gitStdinBuffer(args, input, env);
+      if (args[0] === step && !moved) {
         moved = true;
-        put(dir, 'other.txt', 'someone else\n');
-        git(dir, 'add', 'other.txt');
+        put(dir, 'ai-memory/p/learnings/other.txt', 'someone else\n');
+        git(dir, 'add', 'ai-memory/p/learnings/other.txt');
         git(dir, 'commit', '-q', '-m', 'a user commit in between');
       }
       return out;
     };
-    const c = await repo.commitPaths([a], 'memory(p): raced', 'agent-x');
+    const c = await repo.commitPaths(paths, 'memory(p): raced', 'agent-x');
     expect(git(dir, 'log', '--format=%s', '-3').trim().split('\n')).toEqual(['memory(p): raced', 'a user commit in between', 'initial']);
     expect(git(dir, 'rev-parse', 'HEAD').trim()).toBe(c);
-    expect(realSpawnArgs.filter((a) => a[0] === 'fast-import')).toHaveLength(2);
+    expect(realSpawnArgs.filter((a) => a[0] === step)).toHaveLength(2);
+    // (the other way of writing objects is not used: fast-import, or cat-file --batch reading trees)
+    expect(realSpawnArgs.filter((a) => (step === 'cat-file' ? a[0] === 'fast-import' : a.join(' ') === 'cat-file --batch'))).toHaveLength(0);
+    // The user's file is kept in the folder both commits changed.
+    expect(git(dir, 'ls-tree', '--name-only', 'HEAD', 'ai-memory/p/learnings/').split('\n').filter(Boolean)).toHaveLength(files + 1);
     expect(git(dir, 'for-each-ref', 'refs/bass-agents')).toBe('');
     expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'fsck', '--strict', '--no-dangling')).toBe('');
+  });
+
+  it("writes a few files' objects itself, reading HEAD's trees once, and leaves shared repositories to fast-import", async () => {
+    const dir = gitdir();
+    const repo = (await GitRepo.open(dir))!;
+    const spawned: string[] = [];
+    const gitStdinBuffer = (repo as unknown as { gitStdinBuffer: (args: string[], input: string | Buffer) => Promise<Buffer> }).gitStdinBuffer.bind(repo);
+    (repo as unknown as { gitStdinBuffer: typeof gitStdinBuffer }).gitStdinBuffer = async (args, input) => {
+      spawned.push(args.slice(0, 2).join(' '));
+      return gitStdinBuffer(args, input);
+    };
+    const a = put(dir, 'ai-memory/p/learnings/A.json', '{"a":1}\n');
+    await repo.commitPaths([a], 'memory(p): a', 'agent-x', { newPathsOnly: true });
+    const b = put(dir, 'ai-memory/p/learnings/B.json', '{"b":1}\n');
+    await repo.commitPaths([b], 'memory(p): b', 'agent-x', { newPathsOnly: true });
+    // One read of the trees, for the first commit; the second builds on the trees the first made.
+    expect(spawned.filter((c) => c.startsWith('cat-file') || c.startsWith('fast-import') || c.startsWith('update-index'))).toEqual(['cat-file --batch']);
+    expect(git(dir, 'ls-tree', '-r', '--name-only', 'HEAD').trim().split('\n')).toEqual([
+      'README.md',
+      'ai-memory/p/learnings/A.json',
+      'ai-memory/p/learnings/B.json',
+    ]);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    // Group-writable object folders are git's to make (core.sharedRepository): fast-import writes there.
+    git(dir, 'config', 'core.sharedRepository', 'group');
+    spawned.length = 0;
+    put(dir, 'ai-memory/p/learnings/A.json', '{"a":2}\n');
+    await repo.commitPaths([a], 'memory(p): a again', 'agent-x');
+    expect(spawned.filter((c) => c.startsWith('fast-import'))).toHaveLength(1);
+    expect(git(dir, 'show', 'HEAD:ai-memory/p/learnings/A.json')).toBe('{"a":2}\n');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'fsck', '--strict', '--no-dangling')).toBe('');
   });
 
   it('works on an unborn branch and in a SHA-256 repository', async () => {
