@@ -193,11 +193,14 @@ try {
     );
     chmodSync(join(wrap, 'git'), 0o755);
     const steps = [];
-    for (const step of ['cat-file', 'fast-import', 'update-index', 'update-ref']) {
+    // A batch of 3 writes its git objects itself (cat-file reads HEAD's trees); one of 60 goes
+    // through fast-import. Both end with update-ref, under git's index lock.
+    for (const [step, size] of [['cat-file', 3], ['update-ref', 3], ['fast-import', 60], ['update-ref', 60]]) {
       for (const when of ['before', 'after']) {
-        const dir = repo(root, `step-${step}-${when}`, { staged: true });
-        const mark = join(root, `mark-${step}-${when}`);
-        const r = await runCli(dir, ['apply', 'demo', '--file', '-'], JSON.stringify([0, 1, 2].map((i) => ({ operation: 'create', entry: entry(7, i) }))), {
+        const dir = repo(root, `step-${step}-${size}-${when}`, { staged: true });
+        const mark = join(root, `mark-${step}-${size}-${when}`);
+        const batch = Array.from({ length: size }, (_, i) => ({ operation: 'create', entry: entry(7, i) }));
+        const r = await runCli(dir, ['apply', 'demo', '--file', '-'], JSON.stringify(batch), {
           PATH: `${wrap}:${process.env.PATH}`,
           BASS_STRESS_STEP: step,
           BASS_STRESS_WHEN: when,
@@ -205,16 +208,22 @@ try {
           BASS_AGENTS_NO_DAEMON: '1',
         });
         const died = r.signal === 'SIGKILL';
-        const next = await runCli(dir, ['list', '--json'], '', { BASS_AGENTS_NO_DAEMON: '1' });
-        const listed = next.code === 0 ? JSON.parse(next.stdout).length : -1;
+        // Every entry the next command lists (a page holds at most 50).
+        let listed = 0;
+        for (let page; listed >= 0 && (page === undefined || page === 50); ) {
+          const next = await runCli(dir, ['list', '--json', '--limit', '50', '--offset', String(listed)], '', { BASS_AGENTS_NO_DAEMON: '1' });
+          page = next.code === 0 ? JSON.parse(next.stdout).length : -1;
+          listed = page < 0 ? -1 : listed + page;
+        }
         const committed = git(dir, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo').split('\n').filter((f) => f.endsWith('.json')).length;
         if (listed !== committed) fail('git-steps', `${when} ${step}: list shows ${listed} entries, HEAD holds ${committed}`);
-        if (committed !== 0 && committed !== 3) fail('git-steps', `${when} ${step}: a batch was committed in part (${committed} of 3)`);
+        if (committed !== 0 && committed !== size) fail('git-steps', `${when} ${step}: a batch was committed in part (${committed} of ${size})`);
+        if (!died) fail('git-steps', `${when} ${step}: the ${size}-entry batch never ran ${step}`);
         checkClean('git-steps', dir, `${when} ${step}`);
         if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('git-steps', `${when} ${step}: the user's staged change changed`);
         const after = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(8, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
         if (after.code !== 0) fail('git-steps', `${when} ${step}: the next write failed: ${after.stderr.trim()}`);
-        steps.push({ step, when, killed: died, committed });
+        steps.push({ step, size, when, killed: died, committed });
       }
     }
     report.git_steps = steps;

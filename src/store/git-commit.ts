@@ -13,7 +13,7 @@
  * records our new files as deleted. No index of the whole tree is built.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { BusyError, GitError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
@@ -32,6 +32,7 @@ import {
 } from './git-objects.js';
 import { configValue, headFromFiles } from './git-state.js';
 import { indexFileChecksum } from './git-view.js';
+import { writeAll } from './fsutil.js';
 
 /** A file's bytes, or null when it does not exist. */
 function readOrNull(abs: string): Buffer | null {
@@ -325,7 +326,7 @@ export class MemoryCommit {
     try {
       mkdirSync(this.repo.stateDir, { recursive: true });
       // Read under the lock: no other git process changes the index until we let go.
-      const original = readOrNull(this.indexFile);
+      const original = this.repo.readIndex();
       const st = original ? statSync(this.indexFile) : null;
       const before = indexFileChecksum(this.indexFile); // null without an index
       const ok = await fn({ file: next, original, mtimeSec: st ? Math.floor(st.mtimeMs / 1000) : 0, mode: st ? st.mode & 0o7777 : 0o644 });
@@ -357,8 +358,13 @@ export class MemoryCommit {
   private async writeIndexCopy(index: IndexCopy, entries: { path: string; blob: string | null }[], algo: HashAlgo): Promise<void> {
     const edited = index.original ? editIndex(index.original, entries, algo, index.mtimeSec) : null;
     if (edited || index.original) {
-      writeFileSync(index.file, edited ?? index.original!);
-      chmodSync(index.file, index.mode);
+      const fd = openSync(index.file, 'w', index.mode);
+      try {
+        writeAll(fd, edited ?? [index.original!]);
+        fchmodSync(fd, index.mode);
+      } finally {
+        closeSync(fd);
+      }
     }
     if (!edited) await this.updateIndexFile(index.file, entries);
   }

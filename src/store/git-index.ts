@@ -69,9 +69,10 @@ function invalidate(node: CacheTree, path: Buffer): void {
 /**
  * The index `bytes` (read under git's index lock; `mtimeSec` its modification time, in seconds)
  * with each change's path set to its blob (mode 100644, stage 0) or removed. Null when this index
- * is not the plain kind handled here.
+ * is not the plain kind handled here. The new index comes as the parts to write one after the
+ * other, most of them views of `bytes` (no copy of the whole file is made).
  */
-export function editIndex(bytes: Buffer, changes: PathChange[], algo: HashAlgo, mtimeSec: number): Buffer | null {
+export function editIndex(bytes: Buffer, changes: PathChange[], algo: HashAlgo, mtimeSec: number): Buffer[] | null {
   const hashLen = algo === 'sha1' ? 20 : 32;
   if (bytes.length < 12 + hashLen || bytes.toString('latin1', 0, 4) !== 'DIRC' || bytes.readUInt32BE(4) !== 2) return null;
   const body = bytes.length - hashLen;
@@ -201,12 +202,8 @@ export function editIndex(bytes: Buffer, changes: PathChange[], algo: HashAlgo, 
     parts.push(sig, data);
   }
   parts[0].writeUInt32BE(kept, 8);
-  // One copy: the parts, then their checksum after them.
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const out = Buffer.allocUnsafe(size + hashLen);
-  let w = 0;
-  for (const p of parts) w += p.copy(out, w);
-  crypto.createHash(algo).update(out.subarray(0, size)).digest().copy(out, size);
-  return out;
+  const hash = crypto.createHash(algo);
+  for (const p of parts) hash.update(p);
+  parts.push(hash.digest());
+  return parts;
 }

@@ -3,7 +3,8 @@
  * feed): the repository, its identity and config, the blobs HEAD holds, and the leftovers of
  * killed writers. Memory commits themselves are made by git-commit.ts (`commitPaths`).
  */
-import { readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { readInto } from './fsutil.js';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { SimpleGit, simpleGit as SimpleGitFactory } from 'simple-git';
 import { configValue, findGitDir, writeBlocker } from './git-state.js';
@@ -35,6 +36,7 @@ export class GitRepo {
   private ident: Promise<{ name: string; email: string }> | undefined;
   /** Trees of the last commit this process made (git-objects.ts). */
   private trees: { commit: string; bodies: Trees } | undefined;
+  private indexBuffer: Buffer | undefined;
 
   private constructor(toplevel: string, gitDir: string, factory: typeof SimpleGitFactory) {
     this.toplevel = toplevel;
@@ -155,6 +157,28 @@ export class GitRepo {
     let bytes = 0;
     for (const b of bodies.values()) bytes += b?.length ?? 0;
     this.trees = bytes <= TREE_MEMORY_BYTES ? { commit, bodies } : undefined;
+  }
+
+  /**
+   * The bytes of git's index (null when there is none), read into a buffer this repository keeps
+   * for the next read: a daemon committing often does not make and drop an index-sized buffer
+   * each time. Valid until the next call.
+   */
+  readIndex(): Buffer | null {
+    let fd: number;
+    try {
+      fd = openSync(join(this.gitDir, 'index'), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (!this.indexBuffer || this.indexBuffer.length < size) this.indexBuffer = Buffer.allocUnsafe(Math.ceil(size * 1.25));
+      return readInto(fd, 0, this.indexBuffer.subarray(0, size));
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** The bytes of blobs, in one `cat-file --batch` process. */

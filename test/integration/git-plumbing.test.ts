@@ -120,7 +120,8 @@ function gitIndex(dir: string, index: string, changes: PathChange[]): Buffer {
 }
 
 function ours(index: string, changes: PathChange[]): Buffer | null {
-  return editIndex(readFileSync(index), changes, 'sha1', Math.floor(statSync(index).mtimeMs / 1000));
+  const parts = editIndex(readFileSync(index), changes, 'sha1', Math.floor(statSync(index).mtimeMs / 1000));
+  return parts && Buffer.concat(parts);
 }
 
 describe('the index written by the memory commit', () => {
