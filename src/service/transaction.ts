@@ -176,7 +176,8 @@ export class WriteTx {
               mkdirSync(dir, { recursive: true });
               made.add(dir);
             }
-            // The commit is the durable copy (git fsyncs its packs and refs); without one, the file is.
+            // With git the commit is the copy that counts, as durable as git makes its own commits
+            // (the journal covers a crash before it); without git, the file is fsynced.
             writeFileAtomic(abs, s.text, { fsync: !useGit, dirExists: true });
           }
         }
