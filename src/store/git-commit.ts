@@ -371,7 +371,8 @@ export class MemoryCommit {
 
   /** Sets our paths in the index file `indexFile` (the user's when null; a path with a null blob is removed), in one git process. */
   private async updateIndexFile(indexFile: string | null, entries: { path: string; blob: string | null }[]): Promise<void> {
-    const zero = '0'.repeat(40);
+    // (a removal names the all-zero id, as long as this repository's ids)
+    const zero = '0'.repeat(entries.find((e) => e.blob)?.blob?.length ?? headFromFiles(this.repo.gitDir)?.length ?? 40);
     const input = entries.map((e) => (e.blob ? `100644 ${e.blob}\t${e.path}\0` : `0 ${zero}\t${e.path}\0`)).join('');
     await this.repo.gitStdin(['update-index', '-z', '--index-info'], input, indexFile ? { GIT_INDEX_FILE: indexFile } : {});
   }

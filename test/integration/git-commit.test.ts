@@ -135,6 +135,31 @@ describe('GitRepo.commitPaths', () => {
     expect(await repo.commitPaths([a], 'memory(p): same', 'agent-x')).toBeNull();
     expect(git(dir, 'log', '--format=%s %an').trim()).toBe('memory(p): root T');
     expect(git(dir, 'status', '--porcelain')).toBe('');
+    // On a born branch the objects and the index are written here, with SHA-256 ids.
+    put(dir, 'ai-memory/p/learnings/A.json', '{"a":2}\n');
+    const b = put(dir, 'ai-memory/p/decisions/B.json', '{"b":1}\n');
+    const next = await repo.commitPaths([a, b], 'memory(p): sha256', 'agent-x');
+    expect(next).toMatch(/^[0-9a-f]{64}$/);
+    expect(git(dir, 'show', '--name-status', '--format=', next!).trim().split('\n')).toEqual([
+      'A\tai-memory/p/decisions/B.json',
+      'M\tai-memory/p/learnings/A.json',
+    ]);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'fsck', '--strict', '--no-dangling')).toBe('');
+  });
+
+  it("commits from a linked worktree: objects in the common dir, the worktree's own index and HEAD", async () => {
+    const dir = gitdir();
+    const wt = join(testdir(), 'wt');
+    git(dir, 'worktree', 'add', '-q', '-b', 'side', wt);
+    const repo = (await GitRepo.open(wt))!;
+    const a = put(wt, 'ai-memory/p/learnings/A.json', '{"a":1}\n');
+    const c = await repo.commitPaths([a], 'memory(p): in a worktree', 'agent-x', { newPathsOnly: true });
+    expect(git(dir, 'rev-parse', 'side').trim()).toBe(c);
+    expect(git(dir, 'rev-parse', 'main').trim()).not.toBe(c);
+    expect(git(wt, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'fsck', '--strict', '--no-dangling')).toBe('');
   });
 
   it('commits paths with spaces, quotes and backslashes (a workspace inside an oddly named folder)', async () => {

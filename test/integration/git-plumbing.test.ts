@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { editIndex } from '../../src/store/git-index.js';
 import { commitBody, foldersToRead, objectsDir, writeLooseObject, writeTrees, type PathChange } from '../../src/store/git-objects.js';
 import { GitRepo } from '../../src/store/git.js';
-import { cleanGitEnv, git, gitdir } from '../helpers/repo.js';
+import { cleanGitEnv, git, gitdir, testdir } from '../helpers/repo.js';
 
 function put(dir: string, rel: string, text: string): string {
   const abs = join(dir, rel);
@@ -154,6 +154,28 @@ describe('the index written by the memory commit', () => {
     const changes = cases[0];
     writeFileSync(index, ours(index, changes)!);
     expect(git(dir, 'diff', '--cached', '--name-status').trim()).toBe('A\tai-memory/p/learnings/A.json');
+  });
+
+  it('is the index git writes in a SHA-256 repository too', () => {
+    const dir = testdir();
+    execFileSync('git', ['init', '-q', '-b', 'main', '--object-format=sha256'], { cwd: dir, env: cleanGitEnv(dir) });
+    put(dir, 'a/x.json', '1\n');
+    put(dir, 'b.json', '2\n');
+    const old = new Date(Date.now() - 3600_000);
+    for (const rel of ['a/x.json', 'b.json']) utimesSync(join(dir, rel), old, old);
+    git(dir, 'add', '-A');
+    gitIn(dir, ['-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'files'], '');
+    const index = join(dir, '.git', 'index');
+    const changes = [
+      { path: 'a/y.json', blob: gitIn(dir, ['hash-object', '-w', '--stdin'], 'y\n').trim() },
+      { path: 'b.json', blob: null },
+    ];
+    const parts = editIndex(readFileSync(index), changes, 'sha256', Math.floor(statSync(index).mtimeMs / 1000));
+    expect(parts).not.toBeNull();
+    const copy = join(dir, '.git', 'git-made-index');
+    copyFileSync(index, copy);
+    gitIn(dir, ['update-index', '-z', '--index-info'], `100644 ${changes[0].blob}\ta/y.json\x000 ${'0'.repeat(64)}\tb.json\x00`, { GIT_INDEX_FILE: copy });
+    expect(Buffer.concat(parts!).equals(readFileSync(copy))).toBe(true);
   });
 
   it('smudges entries that are racily clean against the old index, as git does before trusting their stat data', () => {
