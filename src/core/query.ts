@@ -171,7 +171,12 @@ export function demotion(flags: Flag[]): number {
 
 /** The prior of Req 15.8 as one number in (0, 1]: confidence first, then evidence quality. */
 export function prior(e: EntryLike): number {
-  return (0.6 + 0.4 * e.confidence) * (0.85 + 0.05 * evidenceQuality(e));
+  return priorOf(e.confidence, evidenceQuality(e));
+}
+
+/** `prior` of an entry with this confidence and evidence quality. */
+export function priorOf(confidence: number, quality: number): number {
+  return (0.6 + 0.4 * confidence) * (0.85 + 0.05 * quality);
 }
 
 /** Req 15.8 order: confidence desc, evidence quality desc, updated_at desc (id for a stable tie). */
@@ -202,6 +207,13 @@ const textPrior = (priorTimesDemotion: number): number => 1 - PRIOR_WEIGHT * (1 
  */
 export function textWeight(e: EntryLike, now: number, stale = false): number {
   return textPrior(prior(e) * demotion(entryFlags(e, now, stale)));
+}
+
+/** `textWeight` of each entry of prior keys (see priorKeys): the same numbers, from the columns. */
+export function textWeightsOf(keys: PriorKeys): Float64Array {
+  const out = new Float64Array(keys.d.length);
+  for (let i = 0; i < out.length; i++) out[i] = textPrior(priorOf(keys.conf[i], keys.q[i]) * keys.d[i]);
+  return out;
 }
 
 /**

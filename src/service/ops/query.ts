@@ -5,7 +5,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { DecayConfig } from '../../core/lifecycle.js';
 import { lifecycleOf } from '../../core/lifecycle.js';
-import type { EntryMeta } from '../../core/meta.js';
+import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import {
   MAX_RESULTS,
   matchesFilters,
@@ -15,7 +15,9 @@ import {
   rankEntries,
   textFloor,
   textWeight,
+  textWeightsOf,
   type Candidate,
+  type FilterParts,
   type QueryFilters,
   type QueryHit,
 } from '../../core/query.js';
@@ -98,17 +100,21 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // records them (checked by key), else by key.
     const { sids, scores } = index.rawHits(text);
     let found: TextHits;
-    const args = { scores, accept, staleKeys, nowMs, limit, semantic: opts.semantic };
+    const args = { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic };
     const cached = snap.cached;
     if (ctx.longLived) {
       const bySid = rm.sidTable(snap, index);
       found = textCandidates(entriesReach(snap.entries), (i) => bySid[sids[i]], args);
     } else if (cached) {
       // By entry number: an entry object is made only for what is kept (a query reaches thousands).
+      // A snapshot saved from this very catalog content places each document exactly; one saved
+      // from another content holding the same entries (or none) is checked hit by hit, by key.
+      const exact = index.inSync && index.savedFrom !== undefined && index.savedFrom === snap.contentId;
       let byKey: Map<string, number> | undefined;
       const hitAt = (i: number): number | undefined => {
-        const key = index.keyOf(sids[i]) ?? '';
         const j = index.entryAt(sids[i]);
+        if (exact && j !== undefined && j < cached.count) return j;
+        const key = index.keyOf(sids[i]) ?? '';
         if (j !== undefined && j < cached.count && cached.hasKey(j, key)) return j;
         if (!byKey) {
           byKey = new Map();
@@ -220,6 +226,10 @@ interface Reach<T> {
   all(): Iterable<T>;
   /** The entries whose subject is one of `subjects`, in catalog order. */
   withSubject(subjects: ReadonlySet<string>): Iterable<T>;
+  /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
+  passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
+  /** `textWeight` of each of `hs`, told faster than one by one (the same numbers). */
+  textWeights?(hs: readonly T[], now: number, staleOf: (h: T) => boolean): Float64Array;
 }
 
 function cachedReach(ce: CachedEntries): Reach<number> {
@@ -230,6 +240,13 @@ function cachedReach(ce: CachedEntries): Reach<number> {
     key: (j) => ce.keyOf(j),
     all: () => Array.from({ length: ce.count }, (_, j) => j),
     withSubject: (subjects) => ce.withSubject(subjects),
+    // From the columns: the filters once over every entry, the weights of the hits kept.
+    passingSet: (parts, accept) => {
+      const mask = new Uint8Array(ce.count);
+      for (const j of ce.passing(parts, accept)) mask[j] = 1;
+      return (j) => mask[j] === 1;
+    },
+    textWeights: (js, now, staleAt) => textWeightsOf(ce.priorKeysOf(js, now, staleAt)),
   };
 }
 
@@ -263,7 +280,8 @@ function textCandidates<T>(
   hitAt: (i: number) => T | undefined,
   o: {
     scores: ArrayLike<number>;
-    accept: (e: EntryMeta, project: string) => boolean;
+    parts: FilterParts;
+    accept: (e: EntryLike, project: string) => boolean;
     staleKeys: ReadonlySet<string>;
     nowMs: number;
     limit: number;
@@ -271,7 +289,7 @@ function textCandidates<T>(
   },
 ): TextHits {
   const { scores, accept, staleKeys, nowMs, limit } = o;
-  const passes = (h: T): boolean => accept(reach.meta(h), reach.project(h));
+  const passes = reach.passingSet?.(o.parts, accept) ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
   const staleOf = (h: T): boolean => staleKeys.size > 0 && staleKeys.has(reach.key(h));
   // Every hit that passes the filters, with its lexical relevance (0..1 of the best one).
   let ents: T[] = [];
@@ -363,10 +381,10 @@ function textCandidates<T>(
   // hundred become candidates.
   const n = ents.length;
   const bases = new Float64Array(n);
+  const weights = reach.textWeights?.(ents, nowMs, staleOf);
   let top = 0;
   for (let j = 0; j < n; j++) {
-    const h = ents[j];
-    bases[j] = rel[j] * textWeight(reach.meta(h), nowMs, staleOf(h));
+    bases[j] = rel[j] * (weights ? weights[j] : textWeight(reach.meta(ents[j]), nowMs, staleOf(ents[j])));
     if (rel[j] > top) top = rel[j];
   }
   const floor = textFloor(bases, limit, top);
