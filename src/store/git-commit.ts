@@ -56,6 +56,12 @@ function fiPath(path: string): string {
  */
 const LOOSE_LIMIT = 48;
 
+/**
+ * Up to how many paths the index is changed here (git-index.ts searches for each one: for a
+ * batch of thousands, one `git update-index` pass is faster).
+ */
+const INDEX_EDIT_LIMIT = 256;
+
 /** The user's index as read under git's lock, and where the changed copy goes. */
 interface IndexCopy {
   file: string;
@@ -356,7 +362,7 @@ export class MemoryCommit {
    * changed here when it is the plain kind (git-index.ts), else by `git update-index`.
    */
   private async writeIndexCopy(index: IndexCopy, entries: { path: string; blob: string | null }[], algo: HashAlgo): Promise<void> {
-    const edited = index.original ? editIndex(index.original, entries, algo, index.mtimeSec) : null;
+    const edited = index.original && entries.length <= INDEX_EDIT_LIMIT ? editIndex(index.original, entries, algo, index.mtimeSec) : null;
     if (edited || index.original) {
       const fd = openSync(index.file, 'w', index.mode);
       try {
