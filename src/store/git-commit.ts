@@ -91,6 +91,11 @@ export interface CommitHooks {
   /** Every path is new (entries under ids this write made): HEAD is read from git's files, and nothing is compared. */
   newPathsOnly?: boolean;
   /**
+   * The bytes the caller just wrote at these paths (null: removed), by absolute path: committed
+   * as given instead of read back. Paths not in it are read from the working tree.
+   */
+  contents?: ReadonlyMap<string, Buffer | null>;
+  /**
    * The user's index was replaced, under git's lock, by one that differs from it only at
    * `entries` (mode 100644 and stage 0; a null blob: removed): the checksums git keeps at the
    * end of the index before and after (null when there is none).
@@ -157,7 +162,10 @@ export class MemoryCommit {
     lockedIndex: IndexCopy | null,
     last = false,
   ): Promise<{ status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string }> {
-    const files = paths.map((p) => ({ path: p, data: readOrNull(byPath.get(p)!) }));
+    const files = paths.map((p) => {
+      const abs = byPath.get(p)!;
+      return { path: p, data: hooks.contents?.has(abs) ? hooks.contents.get(abs)! : readOrNull(abs) };
+    });
     let made: Made | 'unchanged' | undefined;
     let refGone = false;
     if (files.length <= LOOSE_LIMIT) {
