@@ -71,6 +71,23 @@ interface IndexCopy {
   mode: number;
 }
 
+/** What one attempt commits: the files' bytes (null: removed), the message and identity. */
+interface Attempt {
+  files: { path: string; data: Buffer | null }[];
+  message: string;
+  name: string;
+  email: string;
+  hooks: CommitHooks;
+}
+
+/** Whether HEAD already holds each file as it is (`held`: the blob HEAD has at a path, or null). */
+function holdsAll(files: Attempt['files'], held: (path: string) => string | null, algo: HashAlgo): boolean {
+  return files.every((f) => {
+    const blob = held(f.path);
+    return f.data === null ? blob === null : blob === objectId('blob', f.data, algo);
+  });
+}
+
 /** A commit's objects, written and not yet on HEAD. */
 interface Made {
   commit: string;
@@ -166,16 +183,17 @@ export class MemoryCommit {
       const abs = byPath.get(p)!;
       return { path: p, data: hooks.contents?.has(abs) ? hooks.contents.get(abs)! : readOrNull(abs) };
     });
+    const attempt: Attempt = { files, message, name, email, hooks };
     let made: Made | 'unchanged' | undefined;
     let refGone = false;
     if (files.length <= LOOSE_LIMIT) {
-      made = await this.looseObjects(files, message, name, email, hooks).catch((err: unknown) => {
+      made = await this.looseObjects(attempt).catch((err: unknown) => {
         if (err instanceof NotPlainError) return undefined; // fast-import decides
         throw err;
       });
     }
     try {
-      made ??= await this.fastImport(files, message, name, email, hooks);
+      made ??= await this.fastImport(attempt);
       if (made === 'unchanged') return { status: 'unchanged' };
       const { commit, head, entries, ref, onMoved } = made;
       const algo: HashAlgo = commit.length === 64 ? 'sha256' : 'sha1';
@@ -215,13 +233,7 @@ export class MemoryCommit {
    * on the trees HEAD holds along their paths. NotPlainError when this repository or change is
    * not the plain kind (no HEAD yet, shared permissions, a file where a folder goes...).
    */
-  private async looseObjects(
-    files: { path: string; data: Buffer | null }[],
-    message: string,
-    name: string,
-    email: string,
-    hooks: CommitHooks,
-  ): Promise<Made | 'unchanged'> {
+  private async looseObjects({ files, message, name, email, hooks }: Attempt): Promise<Made | 'unchanged'> {
     const head = headFromFiles(this.repo.gitDir);
     if (!head) throw new NotPlainError('no HEAD commit read from the files of git');
     if (!/^(|false|umask|0|no|off)$/i.test(configValue(this.repo.gitDir, 'core', '', 'sharedrepository') ?? ''))
@@ -229,13 +241,7 @@ export class MemoryCommit {
     const algo: HashAlgo = head.length === 64 ? 'sha256' : 'sha1';
     const hashLen = algo === 'sha1' ? 20 : 32;
     const trees = await this.repo.treesAt(head, foldersToRead(files.map((f) => f.path)));
-    if (!hooks.newPathsOnly) {
-      const unchanged = files.every((f) => {
-        const held = blobIn(trees, f.path, hashLen);
-        return f.data === null ? held === null : held === objectId('blob', f.data, algo);
-      });
-      if (unchanged) return 'unchanged';
-    }
+    if (!hooks.newPathsOnly && holdsAll(files, (p) => blobIn(trees, p, hashLen), algo)) return 'unchanged';
     const objects = objectsDir(this.repo.gitDir);
     const entries = files.map((f) => ({ path: f.path, blob: f.data === null ? null : writeLooseObject(objects, 'blob', f.data, algo) }));
     const { root, written } = writeTrees(objects, trees, entries, algo);
@@ -248,25 +254,12 @@ export class MemoryCommit {
    * one pack), onto a private ref that HEAD's move drops. First `cat-file --batch-check` says
    * what HEAD holds at our paths: nothing to do when it matches.
    */
-  private async fastImport(
-    files: { path: string; data: Buffer | null }[],
-    message: string,
-    name: string,
-    email: string,
-    hooks: CommitHooks,
-  ): Promise<Made | 'unchanged'> {
+  private async fastImport({ files, message, name, email, hooks }: Attempt): Promise<Made | 'unchanged'> {
     const paths = files.map((f) => f.path);
     // HEAD, and the blob HEAD holds at each path (or "missing").
     const held = hooks.newPathsOnly ? { head: headFromFiles(this.repo.gitDir), blobs: new Map<string, string>() } : await this.repo.blobsAt('HEAD', paths);
     const head = held.head;
-    if (head && !hooks.newPathsOnly) {
-      const algo = head.length === 64 ? 'sha256' : 'sha1';
-      const unchanged = files.every((f) => {
-        const blob = held.blobs.get(f.path) ?? null;
-        return f.data === null ? blob === null : blob === objectId('blob', f.data, algo);
-      });
-      if (unchanged) return 'unchanged';
-    }
+    if (head && !hooks.newPathsOnly && holdsAll(files, (p) => held.blobs.get(p) ?? null, head.length === 64 ? 'sha256' : 'sha1')) return 'unchanged';
     const tag = `${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
     const ref = `refs/bass-agents/commit-${tag}`;
     mkdirSync(this.repo.stateDir, { recursive: true });
