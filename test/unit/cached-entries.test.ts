@@ -183,29 +183,39 @@ describe('entries made from the catalog cache on demand', () => {
     expect(matched).toBeGreaterThan(500);
   });
 
-  it('a text query by entry number (a one-shot command) returns what one over the entries returns (a long-lived one)', () => {
+  it('a text query by entry number (a one-shot command) returns what one over the entries returns (a long-lived one), with and without stale evidence', async () => {
     const { dir } = randomWorkspace(9, 500, true);
     const service = (longLived = false): MemoryService => new MemoryService({ root: dir, env: { HOME: dir }, clock: () => new Date(NOW), longLived });
     service().query('entry', {}, { record: false }); // the cache and index are saved
-    const held = service(true);
     const r = rng(13);
     let lifted = 0;
     let hits = 0;
-    for (let round = 0; round < 60; round++) {
-      const f = round % 3 === 0 ? {} : randomFilters(r);
-      const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length];
-      const limit = [5, 20, 50][round % 3];
-      const oneShot = service();
-      const got = oneShot.query(text, f, { limit, record: false });
-      const want = held.query(text, f, { limit, record: false });
-      const view = (q: typeof got): unknown[] => q.results.map((h) => [`${h.project}/${h.entry.id}`, h.score, h.flags, h.lifted_by ?? null]);
-      expect(view(got), `${text} ${JSON.stringify(f)}`).toEqual(view(want));
-      expect(got.stats.entries_matched_filters).toBe(want.stats.entries_matched_filters);
-      expect(got.stats.context).toEqual(want.stats.context);
-      lifted += got.stats.context.length;
-      hits += got.results.length;
+    let staleHits = 0;
+    for (const phase of ['fresh', 'stale'] as const) {
+      // Evidence pointing at files that do not exist here is found stale: it demotes those hits.
+      if (phase === 'stale') {
+        await service().validateEvidence(undefined, { offline: true });
+        expect(service().evidenceCache.staleKeys().size).toBeGreaterThan(100);
+      }
+      const held = service(true);
+      for (let round = 0; round < 40; round++) {
+        const f = round % 3 === 0 ? {} : randomFilters(r);
+        const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length];
+        const limit = [5, 20, 50][round % 3];
+        const oneShot = service();
+        const got = oneShot.query(text, f, { limit, record: false });
+        const want = held.query(text, f, { limit, record: false });
+        const view = (q: typeof got): unknown[] => q.results.map((h) => [`${h.project}/${h.entry.id}`, h.score, h.flags, h.lifted_by ?? null]);
+        expect(view(got), `${phase}: ${text} ${JSON.stringify(f)}`).toEqual(view(want));
+        expect(got.stats.entries_matched_filters).toBe(want.stats.entries_matched_filters);
+        expect(got.stats.context).toEqual(want.stats.context);
+        lifted += got.stats.context.length;
+        hits += got.results.length;
+        staleHits += got.results.filter((h) => h.flags.includes('stale_evidence')).length;
+      }
     }
     expect(hits).toBeGreaterThan(300);
     expect(lifted).toBeGreaterThan(0);
+    expect(staleHits).toBeGreaterThan(50);
   });
 });

@@ -104,7 +104,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     const cached = snap.cached;
     if (ctx.longLived) {
       const bySid = rm.sidTable(snap, index);
-      found = textCandidates(entriesReach(snap.entries), (i) => bySid[sids[i]], args);
+      found = textCandidates(entriesReach(snap.entries, staleKeys.size ? (snap.byKey ?? rm.keyed(snap)) : undefined), (i) => bySid[sids[i]], args);
     } else if (cached) {
       // By entry number: an entry object is made only for what is kept (a query reaches thousands).
       // A snapshot saved from this very catalog content places each document exactly; one saved
@@ -228,6 +228,8 @@ interface Reach<T> {
   withSubject(subjects: ReadonlySet<string>): Iterable<T>;
   /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
+  /** Whether an entry's key is among `keys`, told without reading every hit's key (the same answers). */
+  staleSet?(keys: ReadonlySet<string>): (h: T) => boolean;
   /** `textWeight` of each of `hs`, told faster than one by one (the same numbers). */
   textWeights?(hs: readonly T[], now: number, staleOf: (h: T) => boolean): Float64Array;
 }
@@ -250,7 +252,8 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-function entriesReach(entries: readonly StoredEntry[]): Reach<StoredEntry> {
+/** `keyed`: the entries by key, when the caller holds that map (then stale evidence is told by entry, not by key). */
+function entriesReach(entries: readonly StoredEntry[], keyed?: ReadonlyMap<string, StoredEntry>): Reach<StoredEntry> {
   return {
     meta: (se) => se.meta,
     project: (se) => se.project,
@@ -258,6 +261,16 @@ function entriesReach(entries: readonly StoredEntry[]): Reach<StoredEntry> {
     key: (se) => se.key,
     all: () => entries,
     withSubject: (subjects) => entries.filter((se) => subjects.has(se.meta.subject)),
+    staleSet: keyed
+      ? (keys) => {
+          const stale = new Set<StoredEntry>();
+          for (const k of keys) {
+            const se = keyed.get(k);
+            if (se) stale.add(se);
+          }
+          return (se) => stale.has(se);
+        }
+      : undefined,
   };
 }
 
@@ -291,7 +304,7 @@ function textCandidates<T>(
   const { scores, accept, staleKeys, nowMs, limit } = o;
   const mask = reach.passingSet?.(o.parts, accept);
   const passes = mask ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
-  const staleOf = (h: T): boolean => staleKeys.size > 0 && staleKeys.has(reach.key(h));
+  const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
   // Every hit that passes the filters, with its lexical relevance (0..1 of the best one). Without
   // a faster way, each hit's metadata is read once, for the filters and its weight together
   // (at 100K entries a query reaches ~17,000 entries, and reading them twice costs cache misses).
