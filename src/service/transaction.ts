@@ -191,7 +191,12 @@ export class WriteTx {
         // Only new entries: HEAD cannot hold their paths, so git need not be asked what it holds there.
         newPathsOnly: [...this.staged.values()].every((s) => s.created),
         // What was just written is committed as such (not read back from 5,000 files).
-        contents: new Map(files.map((f) => [f, this.staged.get(f)!.text === null ? null : Buffer.from(this.staged.get(f)!.text!, 'utf8')])),
+        contents: new Map(
+          files.map((f) => {
+            const text = this.staged.get(f)!.text;
+            return [f, text === null ? null : Buffer.from(text, 'utf8')];
+          }),
+        ),
         onIndexLock: (note) => journal.indexLock(note),
         onIndexInstalled: (change) => (indexChange = change),
         onCommitted: (commit, parent) => {

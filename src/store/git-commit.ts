@@ -186,13 +186,13 @@ export class MemoryCommit {
     const attempt: Attempt = { files, message, name, email, hooks };
     let made: Made | 'unchanged' | undefined;
     let refGone = false;
-    if (files.length <= LOOSE_LIMIT) {
-      made = await this.looseObjects(attempt).catch((err: unknown) => {
-        if (err instanceof NotPlainError) return undefined; // fast-import decides
-        throw err;
-      });
-    }
     try {
+      if (files.length <= LOOSE_LIMIT) {
+        made = await this.looseObjects(attempt).catch((err: unknown) => {
+          if (err instanceof NotPlainError) return undefined; // fast-import decides
+          throw err;
+        });
+      }
       made ??= await this.fastImport(attempt);
       if (made === 'unchanged') return { status: 'unchanged' };
       const { commit, head, entries, ref, onMoved } = made;

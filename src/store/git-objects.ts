@@ -91,9 +91,32 @@ function compareNames(buf: Buffer, aStart: number, aEnd: number, aTree: boolean,
 }
 
 /**
+ * The entries of a tree object's body ("<mode> <name>\0<id>" each: the first NUL ends the name),
+ * found with one native call per entry: where each starts (and, last, the body's end), and entry
+ * `i` compared with a name in git's order (negative: the entry sorts first).
+ */
+function treeEntries(body: Buffer, hashLen: number): { n: number; starts: number[]; compare: (i: number, name: Buffer, tree: boolean) => number } {
+  const starts: number[] = [];
+  for (let at = 0; at < body.length;) {
+    starts.push(at);
+    const nul = body.indexOf(0, at);
+    if (nul < 0 || nul + 1 + hashLen > body.length) throw new NotPlainError('a tree git wrote could not be read');
+    at = nul + 1 + hashLen;
+  }
+  starts.push(body.length);
+  const compare = (i: number, name: Buffer, tree: boolean): number => {
+    const at = starts[i];
+    const sp = body.indexOf(0x20, at);
+    const isTree = sp - at === 5 && body[at] === 0x34 && body[at + 1] === 0x30; // "40000"
+    return compareNames(body, sp + 1, starts[i + 1] - hashLen - 1, isTree, name, tree);
+  };
+  return { n: starts.length - 1, starts, compare };
+}
+
+/**
  * `tree` (a tree object's body, or null for none) with `edits` applied, in git's order; null when
- * nothing is left. A file set where a folder is (or the other way round) is not plain. Unchanged
- * runs of entries are copied as they are.
+ * nothing is left. A file set where a folder is (or the other way round) is not plain. Each edit's
+ * place is found by binary search; unchanged runs of entries are copied as they are.
  */
 export function editTree(tree: Buffer | null, edits: TreeEdit[], hashLen: number): Buffer | null {
   // Each edit, and a probe for the same name as the other kind: meeting a probe is a conflict.
@@ -109,24 +132,7 @@ export function editTree(tree: Buffer | null, edits: TreeEdit[], hashLen: number
     }
   }
   const body = tree ?? Buffer.alloc(0);
-  // Where each entry starts ("<mode> <name>\0<id>": the first NUL ends the name), then each key's
-  // place by binary search: one native call per entry, the names compared only along the searches.
-  const starts: number[] = [];
-  for (let at = 0; at < body.length;) {
-    starts.push(at);
-    const nul = body.indexOf(0, at);
-    if (nul < 0 || nul + 1 + hashLen > body.length) throw new NotPlainError('a tree git wrote could not be read');
-    at = nul + 1 + hashLen;
-  }
-  starts.push(body.length);
-  /** Entry `i` compared with a key: negative when the entry sorts first. */
-  const compareEntry = (i: number, key: { e: TreeEdit; tree: boolean }): number => {
-    const at = starts[i];
-    const sp = body.indexOf(0x20, at);
-    const isTree = sp - at === 5 && body[at] === 0x34 && body[at + 1] === 0x30; // "40000"
-    return compareNames(body, sp + 1, starts[i + 1] - hashLen - 1, isTree, key.e.name, key.tree);
-  };
-  const n = starts.length - 1;
+  const { n, starts, compare } = treeEntries(body, hashLen);
   const parts: Buffer[] = [];
   let copyFrom = 0;
   let lo = 0;
@@ -134,10 +140,10 @@ export function editTree(tree: Buffer | null, edits: TreeEdit[], hashLen: number
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareEntry(mid, key) < 0) lo = mid + 1;
+      if (compare(mid, key.e.name, key.tree) < 0) lo = mid + 1;
       else hi = mid;
     }
-    const same = lo < n && compareEntry(lo, key) === 0;
+    const same = lo < n && compare(lo, key.e.name, key.tree) === 0;
     if (key.probe) {
       if (same) throw new NotPlainError(`${key.e.name.toString()} is a ${key.tree ? 'folder' : 'file'} in HEAD`);
       continue;
@@ -171,21 +177,16 @@ export function blobIn(trees: Trees, path: string, hashLen: number): string | nu
   const slash = path.lastIndexOf('/');
   const tree = trees.get(slash < 0 ? '' : path.slice(0, slash));
   if (!tree) return null;
-  const want = Buffer.from(path.slice(slash + 1), 'utf8');
-  for (let at = 0; at < tree.length;) {
-    const sp = tree.indexOf(0x20, at);
-    const nul = tree.indexOf(0, sp + 1);
-    if (sp < 0 || nul < 0) return null;
-    if (
-      nul - sp - 1 === want.length &&
-      tree.compare(want, 0, want.length, sp + 1, nul) === 0 &&
-      !(sp - at === 5 && tree.toString('latin1', at, sp) === '40000')
-    ) {
-      return tree.toString('hex', nul + 1, nul + 1 + hashLen);
-    }
-    at = nul + 1 + hashLen;
+  const name = Buffer.from(path.slice(slash + 1), 'utf8');
+  const { n, starts, compare } = treeEntries(tree, hashLen);
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compare(mid, name, false) < 0) lo = mid + 1;
+    else hi = mid;
   }
-  return null;
+  return lo < n && compare(lo, name, false) === 0 ? tree.toString('hex', starts[lo + 1] - hashLen, starts[lo + 1]) : null;
 }
 
 /**
@@ -229,10 +230,7 @@ export function writeTrees(objects: string, trees: Trees, changes: PathChange[],
 }
 
 function depth(folder: string): number {
-  if (!folder) return 0;
-  let n = 1;
-  for (let i = folder.indexOf('/'); i >= 0; i = folder.indexOf('/', i + 1)) n++;
-  return n;
+  return folder ? folder.split('/').length : 0;
 }
 
 /**

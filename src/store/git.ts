@@ -242,7 +242,7 @@ export class GitRepo {
     return (await this.gitStdinBuffer(args, input, env)).toString('utf8');
   }
 
-  async gitStdinBuffer(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<Buffer> {
+  private async gitStdinBuffer(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<Buffer> {
     const { spawn } = await import('node:child_process'); // not at start-up: read-only commands never spawn
     return new Promise((resolve, reject) => {
       const child = spawn('git', args, { cwd: this.toplevel, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
