@@ -22,10 +22,10 @@ export const LOCK_STALE_MS = 10_000;
 export const LOCK_UPDATE_MS = 2_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** Makes `.bass-agents/` with a `.gitignore` of `*`, so it ignores itself without touching the user's .gitignore. */
+/** Makes the local state folder and its `locks/` (checked: see store/state-dir.ts). */
 export function ensureLocalDir(ws: Workspace): string {
   ws.ensureLocal({ force: true });
-  mkdirSync(join(ws.localDir, 'locks'), { recursive: true });
+  ws.local('locks', true);
   return ws.localDir;
 }
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
 // An AWS secret access key in an assignment (documentation-shaped, not a real key).
@@ -142,7 +142,7 @@ describe('a secret is refused by every write command', () => {
       expect(r.stdout + r.stderr, c.name).not.toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
       expect(head(), c.name).toBe(before);
     }
-    expect(readFileSync(join(dir, '.bass-agents/logs/operations.jsonl'), 'utf8')).not.toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
+    expect(readFileSync(join(stateDir(dir), 'logs/operations.jsonl'), 'utf8')).not.toContain('Zq8Wm2Xc4Vb6Nn1Ll3Kk5');
   });
 
   it('the lock and the commit are taken in exactly one module', () => {

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
-import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -42,13 +42,13 @@ function startDaemon(dir: string, args: string[] = [], env: Record<string, strin
 
 const status = (dir: string): Record<string, any> | undefined => {
   try {
-    return JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
+    return JSON.parse(readFileSync(join(stateDir(dir), 'daemon/status.json'), 'utf8'));
   } catch {
     return undefined;
   }
 };
 const ready = (dir: string, pid: number): Promise<unknown> =>
-  until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(dir, '.bass-agents/daemon/daemon.sock')));
+  until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(stateDir(dir), 'daemon/daemon.sock')));
 const debugQuery = (dir: string, text: string): { via: boolean; ids: string[] } => {
   const r = cli(dir, ['query', text, '--json', '--debug']);
   expect(r.code, r.stderr).toBe(0);
@@ -118,10 +118,10 @@ describe('memory daemon', () => {
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
     expect(status(dir)?.stopped_at).toBeTruthy();
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(false);
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.sock'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).jobs.decay.runs).toBeGreaterThan(0);
-    expect(readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')).toContain('"event":"stopped"');
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.pid'))).toBe(false);
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.sock'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8')).jobs.decay.runs).toBeGreaterThan(0);
+    expect(readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')).toContain('"event":"stopped"');
     // Without the daemon the CLI answers directly.
     expect(debugQuery(dir, 'ledger')).toMatchObject({ via: false });
   });
@@ -145,19 +145,19 @@ describe('memory daemon', () => {
         .json()
         .map((h: { summary: string }) => h.summary),
     ).toEqual(['a passing remark about the build']);
-    const state = JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8'));
+    const state = JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8'));
     expect(state.decay_projects.demo).toBeTruthy();
 
     a.child.kill('SIGKILL');
     await a.exit;
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(true); // left behind...
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.pid'))).toBe(true); // left behind...
     expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // ...but a dead daemon is ignored
     const b = startDaemon(dir);
     await ready(dir, b.child.pid!); // ...and does not block a new one
     expect(debugQuery(dir, 'Tuesdays')).toMatchObject({ via: true });
     // The job state survived: the finished decay run is not repeated within its interval.
-    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).decay_projects.demo).toBe(state.decay_projects.demo);
-    rmSync(join(dir, '.bass-agents/daemon/daemon.sock'), { force: true });
+    expect(JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8')).decay_projects.demo).toBe(state.decay_projects.demo);
+    rmSync(join(stateDir(dir), 'daemon/daemon.sock'), { force: true });
     expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // no socket: direct path
     b.child.kill('SIGINT');
     expect(await b.exit).toBe(0);
@@ -169,7 +169,7 @@ describe('memory daemon', () => {
     const d = startDaemon(dir, [], { BASS_AGENTS_AGENT: 'the-daemon-itself' });
     await ready(dir, d.child.pid!);
     const writes = (): number =>
-      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+      readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')
         .split('\n')
         .filter((l) => l.includes('"caller_write"')).length;
 
@@ -237,7 +237,7 @@ describe('memory daemon', () => {
       env: { BASS_AGENTS_NO_DAEMON: '1' },
     });
     expect(cli(dir, ['query', 'saved', '--json'], { env: { BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
-    const snapshot = join(dir, '.bass-agents/cache/index.bin');
+    const snapshot = join(stateDir(dir), 'cache/index.bin');
     const savedAt = (): number => statSync(snapshot).mtimeMs;
     const before = savedAt();
     const d = startDaemon(dir, ['--reconcile', '300']);
@@ -339,7 +339,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const { connect } = await import('node:net');
     const ask = (line: string): Promise<Record<string, any>> =>
       new Promise((resolve, reject) => {
-        const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
+        const sock = connect(join(stateDir(dir), 'daemon/daemon.sock'));
         let buf = '';
         sock.setEncoding('utf8');
         sock.on('data', (c: string) => {
@@ -371,7 +371,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const d = startDaemon(dir);
     await ready(dir, d.child.pid!);
     const ran = (): string[] =>
-      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+      readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')
         .split('\n')
         .filter((l) => l.includes('"cli_run"'))
         .map((l) => JSON.parse(l).command as string);
@@ -460,7 +460,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     // A stand-in for an older daemon: it knows no `cli` method (and declines the rest, so the
     // caller's own run answers them directly).
     const { createServer } = await import('node:net');
-    const daemonDir = join(dir, '.bass-agents/daemon');
+    const daemonDir = join(stateDir(dir), 'daemon');
     mkdirSync(daemonDir, { recursive: true });
     let asked = 0;
     const server = createServer((sock) => {
