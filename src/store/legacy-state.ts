@@ -70,7 +70,8 @@ function survey(ws: Workspace, old: string): { why: string; retry?: boolean } | 
 
 /** Moves the old folder's state out (or leaves it alone, saying why once). Never throws for the folder's sake. */
 export function settleLegacyState(ws: Workspace): void {
-  if (!existsSync(ws.memoryDir) || existsSync(join(ws.localDir, NOTE))) return;
+  // (Outside git, a folder that holds no memory gets no state folder of ours for it.)
+  if ((!ws.state.gitDir && !existsSync(ws.memoryDir)) || existsSync(join(ws.localDir, NOTE))) return;
   const old = join(ws.root, LEGACY_LOCAL_DIR);
   const s = survey(ws, old);
   ws.ensureLocal({ force: true });

@@ -225,8 +225,9 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
       .trim()
       .split('\n');
     expect(log.length).toBeGreaterThanOrEqual(4);
-    expect(JSON.parse(log[0])).toMatchObject({ text: 'alpha', result_count: 1 });
-    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/\.bass-agents/);
+    expect(JSON.parse(log[0])).toMatchObject({ text_hash: expect.stringMatching(/^[0-9a-f]{16}$/), result_count: 1 });
+    expect(log.join('\n')).not.toContain('alpha'); // no query text unless the config asks (logging.query_text)
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/bass-agents|queries/);
   });
 
   it('a hand-broken entry file is reported with its path and skipped', () => {
