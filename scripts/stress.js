@@ -11,14 +11,18 @@
 //               parent before or after the step): the next command finishes or undoes it.
 //   user-race   the user commits every 50 ms while memory is written: no entry is ever deleted.
 //   checkout    checkout round trips under the daemon: every query right after sees HEAD.
-//   hostile     a cloned repository that ships a journal and a `.bass-agents` symlink.
+//   hostile     a cloned repository that ships a journal, `.bass-agents/` links (an earlier
+//               version's state folder) and a config.yaml linked out of it; a link planted in
+//               the state folder: nothing is written through a link or outside the workspace.
 //   supersede   processes superseding one entry at once: exactly one wins, no cycle.
 // Each phase adds to `failures`; the script exits 1 if there are any. Bounded in time.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { daemonPaths } from '../dist/daemon/client.js';
+import { stateDirOf } from '../dist/store/state-dir.js';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.cjs');
 const args = process.argv.slice(2);
@@ -105,7 +109,7 @@ try {
     let daemon;
     if (useDaemon) {
       daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
-      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
     }
     const t0 = performance.now();
     const lat = [];
@@ -258,7 +262,7 @@ try {
     let stale = 0;
     const trips = quick ? 3 : 10;
     try {
-      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
       const created = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(10, 0, { section: 'learnings', summary: 'kafka offsets reset weekly' })), {});
       const id = created.stdout.trim();
       const query = async () => {
@@ -298,15 +302,86 @@ try {
     const r = await runCli(clone, ['create', 'demo', '--file', '-'], JSON.stringify(entry(11, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
     if (r.code !== 0) fail('hostile', `create in the clone failed: ${r.stderr.trim()}`);
     if (readFileSync(join(clone, '.env'), 'utf8') !== 'MINE=1\n' || readFileSync(join(clone, 'src', 'app.ts'), 'utf8') !== 'export const app = 2;\n') fail('hostile', "a shipped journal touched the cloner's files");
-    // A .bass-agents symlink pointing out of the workspace is refused, and nothing is written there.
+    // An earlier version's state folder, committed with links: to the victim's shell profile, to
+    // another folder, and a dangling one. Nothing is written through them (nor anywhere outside
+    // the workspace and its git dir, HOME included), with and without a daemon.
+    const home = join(root, 'hostile-home');
+    mkdirSync(home);
+    writeFileSync(join(home, '.bashrc'), 'export PS1=victim\n');
     const other = join(root, 'hostile-elsewhere');
     mkdirSync(other);
-    const linked = repo(root, 'hostile-link');
-    rmSync(join(linked, '.bass-agents'), { recursive: true, force: true });
-    symlinkSync(other, join(linked, '.bass-agents'));
-    const s = await runCli(linked, ['create', 'demo', '--file', '-'], JSON.stringify(entry(12, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
-    if (s.code === 0) fail('hostile', 'a write followed a .bass-agents symlink');
-    if (execFileSync('find', [other, '-type', 'f'], { encoding: 'utf8' }).trim()) fail('hostile', 'files were written through the .bass-agents symlink');
+    const planted = repo(root, 'hostile-links-origin');
+    mkdirSync(join(planted, '.bass-agents', 'logs'), { recursive: true });
+    symlinkSync(join(home, '.bashrc'), join(planted, '.bass-agents', 'logs', 'queries.jsonl'));
+    symlinkSync(other, join(planted, '.bass-agents', 'cache'));
+    symlinkSync(join(root, 'hostile-made-by-a-link'), join(planted, '.bass-agents', '.gitignore'));
+    // And a config.yaml that is a link to a credentials file outside the repository.
+    writeFileSync(join(root, 'hostile-hosts.yml'), 'github.com:\n  oauth_token: gho_16C7e42F292c6912E7710c838347Ae178B4a\n');
+    git(planted, 'add', '-f', '.bass-agents');
+    git(planted, 'commit', '-qm', 'ship links');
+    const linked = join(root, 'hostile-links');
+    git(root, 'clone', '-q', planted, linked);
+    git(linked, 'config', 'user.name', 'Cloner');
+    git(linked, 'config', 'user.email', 'c@example.com');
+    const listing = (dir) => {
+      const out = [];
+      const walk = (d) => {
+        for (const e of readdirSync(d, { withFileTypes: true })) {
+          const p = join(d, e.name);
+          if (e.isSymbolicLink()) out.push(`${p} -> ${readlinkSync(p)}`);
+          else if (e.isDirectory()) walk(p);
+          else out.push(`${p} ${readFileSync(p, 'latin1')}`);
+        }
+      };
+      walk(dir);
+      return out.sort().join('\n');
+    };
+    const outsideBefore = [home, other].map(listing).join('\n');
+    const hostileEnv = { HOME: home, XDG_STATE_HOME: join(home, '.local', 'state') };
+    const steps = [
+      ['create', 'demo', '--file', '-'],
+      ['query', 'stress $(touch pwned) write', '--subject', 'stress.p12'],
+      ['list'],
+    ];
+    for (const a of steps) {
+      const r = await runCli(linked, a, a[0] === 'create' ? JSON.stringify(entry(12, 0)) : '', { ...hostileEnv, BASS_AGENTS_NO_DAEMON: '1' });
+      if (r.code !== 0) fail('hostile', `${a[0]} in a clone with .bass-agents links failed: ${r.stderr.trim()}`);
+    }
+    const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: linked, env: { ...baseEnv, ...hostileEnv }, stdio: 'ignore' });
+    const daemonGone = new Promise((r) => daemon.on('close', r));
+    try {
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(linked).dir).socket); i++) await sleep(100);
+      for (const a of steps) {
+        const r = await runCli(linked, a, a[0] === 'create' ? JSON.stringify(entry(12, 1)) : '', hostileEnv);
+        if (r.code !== 0) fail('hostile', `${a[0]} through the daemon in a clone with .bass-agents links failed: ${r.stderr.trim()}`);
+      }
+    } finally {
+      daemon.kill('SIGTERM');
+      await daemonGone;
+    }
+    if ([home, other].map(listing).join('\n') !== outsideBefore) fail('hostile', 'something was written outside the workspace (through a .bass-agents link, or into HOME)');
+    if (existsSync(join(root, 'hostile-made-by-a-link'))) fail('hostile', 'a dangling .bass-agents link made a file outside the workspace');
+    if (git(linked, 'status', '--porcelain').trim()) fail('hostile', 'the committed .bass-agents/ links were changed');
+    const queries = readFileSync(join(stateDirOf(linked).dir, 'logs', 'queries.jsonl'), 'utf8');
+    if (/pwned|stress\.p12/.test(queries)) fail('hostile', 'the query log keeps query text or filter values');
+    // A link planted in the state folder itself is refused, never followed.
+    const log = join(stateDirOf(linked).dir, 'logs', 'queries.jsonl');
+    rmSync(log);
+    symlinkSync(join(home, '.bashrc'), log);
+    const q = await runCli(linked, ['query', 'stress'], '', hostileEnv);
+    if (q.code !== 1 || !q.stderr.includes('is a symbolic link')) fail('hostile', `a link in the state folder was not refused (exit ${q.code})`);
+    rmSync(log);
+    // A committed config.yaml that links out of the repository is never read or cached.
+    rmSync(join(linked, 'ai-memory', 'demo', 'config.yaml'));
+    symlinkSync(join(root, 'hostile-hosts.yml'), join(linked, 'ai-memory', 'demo', 'config.yaml'));
+    for (const a of [['query', 'stress'], ['create', 'demo', '--file', '-']]) {
+      const r = await runCli(linked, a, JSON.stringify(entry(12, 2)), { ...hostileEnv, BASS_AGENTS_NO_DAEMON: '1' });
+      if (r.code !== 1 || !/config\.yaml.*symbolic link/.test(r.stderr)) fail('hostile', `${a[0]} with a linked config.yaml was not refused (exit ${r.code})`);
+      if ((r.stdout + r.stderr).includes('gho_16C7e')) fail('hostile', `${a[0]} showed the linked config's token`);
+    }
+    if (listing(stateDirOf(linked).dir).includes('gho_16C7e')) fail('hostile', "the linked config's token reached the local state");
+    if ([home, other].map(listing).join('\n') !== outsideBefore) fail('hostile', 'something was written outside the workspace');
+    report.hostile = { steps: steps.length * 2 + 3 };
   }
 
   // ---------------------------------------------------------------- supersede

@@ -209,7 +209,10 @@ describe('local state where no clone can plant it', () => {
     git(dir, 'add', '-A');
     git(dir, 'commit', '-qm', 'config as a link');
     const shown: string[] = [];
-    for (const args of [['query', 'invoices'], ['create', 'demo', '--file', '-']]) {
+    for (const args of [
+      ['query', 'invoices'],
+      ['create', 'demo', '--file', '-'],
+    ]) {
       const r = cli(dir, args, { input: JSON.stringify(entry({ summary: 'another' })) });
       expect(r.code, args[0]).toBe(1);
       expect(r.stderr, args[0]).toMatch(/demo\/config\.yaml.* symbolic link/);
@@ -229,7 +232,10 @@ describe('local state where no clone can plant it', () => {
     mkdirSync(join(old, 'cache'));
     writeFileSync(join(old, 'sessions/s1.json'), '[]\n');
     writeFileSync(join(old, 'state/usage.json'), '{"demo/X":{"retrievals":3,"last_accessed_at":"2026-01-01T00:00:00.000Z"}}');
-    writeFileSync(join(old, 'logs/queries.jsonl'), '{"time":"2026-01-01T00:00:00.000Z","text":"where is the ledger secret","subject":"ops.secret","scope":null,"projects":null,"filters":{},"result_count":0,"execution_ms":1}\n');
+    writeFileSync(
+      join(old, 'logs/queries.jsonl'),
+      '{"time":"2026-01-01T00:00:00.000Z","text":"where is the ledger secret","subject":"ops.secret","scope":null,"projects":null,"filters":{},"result_count":0,"execution_ms":1}\n',
+    );
     writeFileSync(join(old, 'cache/catalog.bin'), 'planted');
     mkdirSync(join(dir, 'ai-memory/demo'), { recursive: true });
     const r = cli(dir, ['list']);
