@@ -1,5 +1,5 @@
 /**
- * The catalog's cache file, `.bass-agents/cache/catalog.bin`: a header line (JSON: counts,
+ * The catalog's cache file, `cache/catalog.bin` (in the local state folder): a header line (JSON: counts,
  * tables, the problems of unusable files, what each section folder looked like when it was last
  * listed), then every entry file's path in sorted order with its stat numbers, git blob id and
  * filter columns as typed arrays and byte strings, then one metadata row per file; and

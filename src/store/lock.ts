@@ -38,7 +38,7 @@ function lockTimeout(env: NodeJS.ProcessEnv): number {
 /**
  * Runs `fn` holding the named lock; gives up with BusyError (exit 4) after the timeout. The lock
  * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
- * `.bass-agents/locks/`.
+ * `locks/` of the local state folder.
  */
 export async function withLock<T>(
   ws: Workspace,
