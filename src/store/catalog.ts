@@ -1,10 +1,10 @@
 /**
  * The catalog: every entry file of the workspace, validated once and cached under
  * `cache/catalog.bin` of the local state folder (store/state-dir.ts) as metadata (no summary or
- * content) keyed by (size, mtime, ctime). A command stats the files, re-reads only those that changed, and saves the cache when
- * anything moved; full entries are read from their files only when asked for (`entry`). The
- * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
- * the local state folder loses nothing.
+ * content) keyed by (size, mtime, ctime). A command stats the files, re-reads only those that
+ * changed, and saves the cache when anything moved; full entries are read from their files only
+ * when asked for (`entry`). The files are the truth: a missing or corrupt cache is rebuilt,
+ * never fatal, and deleting the local state folder loses nothing.
  */
 import { lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
