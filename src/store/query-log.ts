@@ -51,15 +51,20 @@ function queryKey(ws: Workspace, make: boolean): Buffer | null {
   }
 }
 
+/** Whether a query has text or filter values to keep out of the log (a plain `list` has none). */
+export function holdsValues(q: Pick<QueryLogInput, 'text' | 'filters'>): boolean {
+  return q.text !== '' || Object.entries(q.filters).some(([k, v]) => k !== 'projects' && v !== undefined);
+}
+
 /** The keyed hash of a text as the log keeps it (16 hex digits); null for no text. */
-function hashWith(key: Buffer, text: string | null | undefined, normalize = false): string | null {
-  if (text === null || text === undefined || text === '') return null;
+function hashWith(key: Buffer | null, text: string | null | undefined, normalize = false): string | null {
+  if (text === null || text === undefined || text === '' || !key) return null;
   const t = normalize ? text.trim().replace(/\s+/g, ' ').toLowerCase() : text;
   return nodeCrypto().createHmac('sha256', key).update(t).digest('hex').slice(0, 16);
 }
 
 /** One line of the query log; with `keepText`, the text and filter values as typed too. */
-function recordOf(key: Buffer, q: QueryLogInput, keepText: boolean): Record<string, unknown> {
+function recordOf(key: Buffer | null, q: QueryLogInput, keepText: boolean): Record<string, unknown> {
   const f = q.filters;
   const common = {
     time: q.time,
@@ -79,8 +84,9 @@ function recordOf(key: Buffer, q: QueryLogInput, keepText: boolean): Record<stri
 /** Appends a query to the query log (nothing in a folder that holds no memory). */
 export function appendQueryLog(ws: Workspace, q: QueryLogInput, keepText: boolean): void {
   try {
-    const key = queryKey(ws, true);
-    if (key) appendLogs(ws, 'queries', [recordOf(key, q, keepText)]);
+    // (The key is read only when there is something to hash.)
+    const key = holdsValues(q) ? queryKey(ws, true) : null;
+    if (key || ws.ensureLocal()) appendLogs(ws, 'queries', [recordOf(key, q, keepText)]);
   } catch {
     /* logging must never fail a command */
   }
@@ -131,7 +137,7 @@ export function labelOf(ws: Workspace, known: Iterable<string>): (hash: string) 
     while (!byHash.has(hash) && rest) {
       const n = rest.next();
       if (n.done) rest = undefined;
-      else byHash.set(hashWith(key!, n.value)!, n.value);
+      else byHash.set(hashWith(key, n.value)!, n.value);
     }
     return byHash.get(hash);
   };

@@ -24,7 +24,7 @@ import {
 import { CONTEXT_WINDOW, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
-import { appendQueryLog } from '../../store/query-log.js';
+import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
 
@@ -489,7 +489,8 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
 export function logQuery(ctx: ServiceContext, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
   let keepText = false;
   try {
-    keepText = ctx.projectConfig(record.filters.projects?.[0] ?? ctx.project()).logging?.query_text === true;
+    // (A query with nothing to keep, a plain `list`, reads no config for it.)
+    if (holdsValues(record)) keepText = ctx.projectConfig(record.filters.projects?.[0] ?? ctx.project()).logging?.query_text === true;
   } catch {
     /* no project, or an unreadable config: nothing kept */
   }
