@@ -131,7 +131,9 @@ export function checkStateFolder(base: string, dir: string, opts: { make?: boole
   // In a git dir, the repository's owner is trusted as much as the repository itself.
   let owners: number[] | undefined;
   const check = (at: string, deep: boolean): void => {
-    const st = lstatSync(at);
+    // (A folder that goes while it is looked at, a lock another process releases, is simply gone.)
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (!st) return;
     if (st.isSymbolicLink()) refuseLink(at);
     if (!st.isDirectory()) throw new UnsafePathError(`${at} is not a folder; bass-agents keeps its local state there: remove it`, 'local state');
     if (uid !== undefined) {
@@ -139,7 +141,14 @@ export function checkStateFolder(base: string, dir: string, opts: { make?: boole
       if (!owners.includes(st.uid))
         throw new UnsafePathError(`${at} belongs to another user (uid ${st.uid}); bass-agents will not use it for its local state`, 'local state');
     }
-    for (const d of readdirSync(at, { withFileTypes: true })) {
+    let entries;
+    try {
+      entries = readdirSync(at, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const d of entries) {
       if (d.isSymbolicLink()) refuseLink(join(at, d.name));
       if (deep && d.isDirectory() && d.name !== 'nested') check(join(at, d.name), true);
     }
