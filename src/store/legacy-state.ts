@@ -10,21 +10,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fsutil.js';
+import { alive } from './lock.js';
 import { sanitizeQueryLine } from './query-log.js';
 import { appendNoFollow, LEGACY_LOCAL_DIR, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 /** The note that says this folder was looked at and left alone (so it is said once). */
 const NOTE = 'legacy-note.json';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** What moves, by path in the old folder: appended to the new file (logs), or taken when there is none yet. */
 function planOf(rel: string, inGit: boolean): 'append' | 'take' | null {

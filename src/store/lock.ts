@@ -145,7 +145,8 @@ function dropOwner(lock: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

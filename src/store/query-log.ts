@@ -7,12 +7,12 @@
  * hashed subject or scope when an entry has it (`labelOf`), else show it as "(text not kept)".
  * A project's config.yaml with `logging: {query_text: true}` keeps them as typed.
  */
-import { closeSync, constants, writeSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { QueryFilters } from '../core/query.js';
 import { nodeCrypto } from '../node-crypto.js';
 import { appendLogs } from './local-log.js';
-import { openNoFollow, readNoFollow } from './state-dir.js';
+import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 export const TEXT_NOT_KEPT = '(text not kept)';
@@ -38,13 +38,8 @@ function queryKey(ws: Workspace, make: boolean): Buffer | null {
   }
   const key = nodeCrypto().randomBytes(32);
   try {
-    // O_EXCL: of two processes making it at once, one key wins and both use it.
-    const fd = openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
-    try {
-      writeSync(fd, key);
-    } finally {
-      closeSync(fd);
-    }
+    // O_EXCL (never through a link, as O_CREAT|O_EXCL does not follow one): of two processes making it at once, one key wins.
+    writeFileSync(file, key, { flag: 'wx', mode: 0o600 });
     return key;
   } catch {
     return readNoFollow(file);
@@ -99,23 +94,11 @@ export function sanitizeQueryLine(ws: Workspace, text: string): string {
   const out: string[] = [];
   for (const line of text.split('\n')) {
     try {
-      const r = JSON.parse(line) as Partial<QueryLogInput> & { subject?: string | null; scope?: string | null; projects?: string[] | null };
+      // (Their filters held every value, subject and scope included.)
+      const r = JSON.parse(line) as Partial<QueryLogInput>;
       if (typeof r?.time !== 'string') continue;
-      const filters = {
-        ...(typeof r.filters === 'object' && r.filters ? r.filters : {}),
-        subject: r.subject ?? undefined,
-        scope: r.scope ?? undefined,
-        projects: r.projects ?? undefined,
-      };
-      out.push(
-        JSON.stringify(
-          recordOf(
-            key,
-            { time: r.time, text: String(r.text ?? ''), filters, result_count: Number(r.result_count ?? 0), execution_ms: Number(r.execution_ms ?? 0) },
-            false,
-          ),
-        ),
-      );
+      const q = { result_count: 0, execution_ms: 0, ...r, text: String(r.text ?? ''), filters: r.filters ?? {} } as QueryLogInput;
+      out.push(JSON.stringify(recordOf(key, q, false)));
     } catch {
       /* a torn line */
     }

@@ -12,7 +12,7 @@
  * (not a link), owned by this user (or, in a git dir, by the repository's owner), holding no
  * link. A link anywhere there is refused with an error naming it, never followed.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UnsafePathError } from '../core/errors.js';
@@ -73,7 +73,7 @@ function keyOf(path: string): string {
 }
 
 /** The user's state folder (XDG base directories: `$XDG_STATE_HOME`, an absolute path, else `~/.local/state`). */
-export function userStateHome(env: NodeJS.ProcessEnv = process.env): string {
+function userStateHome(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_STATE_HOME;
   return xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
 }
@@ -178,9 +178,7 @@ export function openNoFollow(file: string, flags: number, mode = 0o600): number 
   try {
     return openSync(file, flags | (constants.O_NOFOLLOW ?? 0), mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') {
-      throw new UnsafePathError(`${file} is a symbolic link; bass-agents never reads or writes its local state through a link: remove it`, 'local state');
-    }
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') refuseLink(file);
     throw err;
   }
 }
@@ -189,8 +187,7 @@ export function openNoFollow(file: string, flags: number, mode = 0o600): number 
 export function appendNoFollow(file: string, data: string | Uint8Array): void {
   const fd = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data) : data;
-    for (let at = 0; at < buf.length;) at += writeSync(fd, buf, at);
+    writeFileSync(fd, data); // (every byte, at the end: O_APPEND)
   } finally {
     closeSync(fd);
   }
