@@ -1,5 +1,5 @@
 /**
- * The secret scan's engine (002 Req 13), pure and synchronous: the rules of secret-rules.ts over
+ * The secret scan's engine (002 Req 13), pure and synchronous: the rules of secret-rules/ over
  * each field's raw text, then over what the text says once normalised — zero-width characters
  * removed, URL escapes decoded, string concatenations and line continuations joined — and over
  * the decoded text of base64 blobs. The service runs it, with secretlint's preset beside it
@@ -10,10 +10,10 @@
  * documented example keys are not secrets. Every rule runs in linear time, and a field longer
  * than MAX_SCANNED is refused rather than scanned (no field may be that long).
  */
-import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules.js';
+import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
 
-export { entropy, isKeylikeName, isPlaceholder } from './secret-rules.js';
-import { isPlaceholder } from './secret-rules.js';
+export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/index.js';
+import { isPlaceholder } from './secret-rules/index.js';
 
 export interface SecretFinding {
   /** Field path, e.g. `entry.content` or `[2].entry.evidence[0].uri`. */
