@@ -11,6 +11,8 @@ import type { FreshnessItem } from '../../core/freshness.js';
 import type { ValidationContext } from '../../core/validate.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
+import { isLegacyId } from '../../core/names.js';
+import { shown } from '../../core/redact.js';
 import { modules, type ServiceContext } from '../context.js';
 import { scanGroups } from './apply.js';
 import { conflictedFiles } from './conflicts.js';
@@ -91,10 +93,23 @@ export async function doctor(ctx: ServiceContext): Promise<{
   const dups = new Map<string, StoredEntry>();
   for (const se of snap.entries) {
     const m = se.meta;
+    if (isLegacyId(m.id))
+      problems.push({
+        check: 'ids',
+        file: se.file,
+        path: 'id',
+        message: 'is not a ULID (an earlier version imported it): the entry stays readable; new entries and imports take ULIDs only',
+      });
     if (m.superseded_by && !byId.has(m.superseded_by))
-      problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
+      problems.push({
+        check: 'links',
+        file: se.file,
+        path: 'superseded_by',
+        message: `points at ${shown(m.superseded_by, { bare: true })}, which does not exist`,
+      });
     for (const r of m.related_entries)
-      if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
+      if (!byId.has(r))
+        problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${shown(r, { bare: true })}, which does not exist` });
     if (m.status !== 'superseded' && m.status !== 'archived') {
       const k = `${se.project}\u0000${m.dup}`;
       const other = dups.get(k);
