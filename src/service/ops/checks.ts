@@ -41,13 +41,8 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
   // Req 13.7: secrets are reported before submission, with the paths validateDocument uses.
   const kind = modules.validation().documentKind(doc);
   const items = kind === 'array' ? (doc as unknown[]) : [doc];
-  const fields = items.map((item, i) => {
-    const at = kind === 'array' ? `[${i}]` : '';
-    const k = kind === 'array' ? modules.validation().documentKind(item) : kind;
-    const isUpdate = k === 'update';
-    const target = isUpdate ? (item as { entry?: unknown })?.entry : item;
-    return modules.secretRules().secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
-  });
+  // Every string of each item (an update's target_id as much as its entry's fields).
+  const fields = items.map((item, i) => modules.secretRules().secretFields(item, kind === 'array' ? `[${i}]` : ''));
   errors.push(...(await scanGroups(ctx, fields, { agent: ctx.knownAgent, operation: 'validate' })).flat());
   return { ok: errors.length === 0, errors };
 }
