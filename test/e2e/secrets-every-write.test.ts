@@ -12,6 +12,12 @@ const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
 // An AWS secret access key in an assignment (documentation-shaped, not a real key).
 const AWS = 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8mEx4Rt2"';
 
+/** A stored entry (as an export holds it) made from an entry input; override any field. */
+function stored(input: Record<string, unknown>, over: Record<string, unknown> = {}): Record<string, unknown> {
+  const system = { status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null, created_by: 'x' };
+  return { ...input, ...system, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', ...over };
+}
+
 function workspace(): { dir: string; head: () => string } {
   const dir = gitdir();
   expect(cli(dir, ['create', 'demo', '--file', writeJson(dir, 'seed.json', entry())], { env }).code).toBe(0);
@@ -36,24 +42,7 @@ describe('a secret is refused by every write command', () => {
       },
       {
         name: 'import',
-        args: [
-          'import',
-          'demo',
-          writeJson(dir, 'i.json', [
-            {
-              ...leaky,
-              id: '01JAAAAAAAAAAAAAAAAAAAAAAB',
-              status: 'active',
-              superseded_by: null,
-              related_entries: [],
-              valid_from: null,
-              valid_to: null,
-              created_by: 'x',
-              created_at: '2026-01-01T00:00:00.000Z',
-              updated_at: '2026-01-01T00:00:00.000Z',
-            },
-          ]),
-        ],
+        args: ['import', 'demo', writeJson(dir, 'i.json', [stored(leaky, { id: '01JAAAAAAAAAAAAAAAAAAAAAAB' })])],
       },
       { name: 'extract', args: ['extract', 'demo', '--text', `We decided to deploy with ${AWS} from now on.`] },
       { name: 'remember', args: ['remember', 'demo', '--text', `Remember: ${AWS}`] },
@@ -99,18 +88,10 @@ describe('a secret is refused by every write command', () => {
   it('the writer name, created_by on import and a session in an evidence link are scanned too', () => {
     const { dir, head } = workspace();
     const token = 'ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Pp7Oo9Ii0Uu2Yy4T';
-    const stored = {
-      ...entry({ subject: 'ops.import', summary: 'Imported with a leaky writer name.' }),
+    const leaky = stored(entry({ subject: 'ops.import', summary: 'Imported with a leaky writer name.' }), {
       id: '01JAAAAAAAAAAAAAAAAAAAAAAC',
-      status: 'active',
-      superseded_by: null,
-      related_entries: [],
-      valid_from: null,
-      valid_to: null,
       created_by: token,
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-    };
+    });
     const cases: { name: string; args: string[]; env?: Record<string, string> }[] = [
       { name: '--agent', args: ['create', 'demo', '--agent', token, '--file', writeJson(dir, 'a.json', entry({ summary: 'Signed by a token.' }))] },
       {
@@ -118,7 +99,7 @@ describe('a secret is refused by every write command', () => {
         args: ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Signed by a token, env.' }))],
         env: { BASS_AGENTS_AGENT: token },
       },
-      { name: 'import created_by', args: ['import', 'demo', writeJson(dir, 'i.json', [stored])] },
+      { name: 'import created_by', args: ['import', 'demo', writeJson(dir, 'i.json', [leaky])] },
       {
         name: 'evidence link',
         args: [
@@ -153,19 +134,8 @@ describe('a secret is refused by every write command', () => {
     // Lower-case, so it passes as a slug: only the scan stops it as a project name.
     const SLACK = 'xoxb-2718281828-3141592653589-q7w3e9r1t5y8u2i4o6p0a3s7';
     const seed = cli(dir, ['list', '--json'], { env }).json()[0].id as string;
-    const stored = (over: Record<string, unknown>): Record<string, unknown> => ({
-      ...entry({ subject: 'ops.import', summary: 'Imported.' }),
-      id: '01JAAAAAAAAAAAAAAAAAAAAAAD',
-      status: 'active',
-      superseded_by: null,
-      related_entries: [],
-      valid_from: null,
-      valid_to: null,
-      created_by: 'x',
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-      ...over,
-    });
+    const imported = (over: Record<string, unknown>): Record<string, unknown> =>
+      stored(entry({ subject: 'ops.import', summary: 'Imported.' }), { id: '01JAAAAAAAAAAAAAAAAAAAAAAD', ...over });
     const cases: { name: string; args: string[]; code: number; env?: Record<string, string> }[] = [
       { name: 'related_entries', args: ['create', 'demo', '--file', writeJson(dir, 'r.json', entry({ summary: 'Linked.', related_entries: [GH] }))], code: 1 },
       {
@@ -173,7 +143,7 @@ describe('a secret is refused by every write command', () => {
         args: ['create', 'demo', '--file', writeJson(dir, 'l.json', entry({ summary: 'Reviewed.', lifecycle: { reviewed_at: GH } }))],
         code: 1,
       },
-      { name: 'imported id', args: ['import', 'demo', writeJson(dir, 'i.json', [stored({ id: GH })])], code: 1 },
+      { name: 'imported id', args: ['import', 'demo', writeJson(dir, 'i.json', [imported({ id: GH })])], code: 1 },
       { name: 'update target_id', args: ['apply', 'demo', '--file', writeJson(dir, 'u.json', [{ operation: 'deprecate', target_id: GH }])], code: 1 },
       { name: 'init', args: ['init', SLACK], code: 2 },
       { name: 'init (mixed case)', args: ['init', GH], code: 2 },
