@@ -18,6 +18,7 @@ import type { Workspace } from '../store/workspace.js';
 import { ServiceContext, type ServiceOptions, type WarningSink } from './context.js';
 import * as agents from './ops/agents.js';
 import * as applyOps from './ops/apply.js';
+import * as capture from './ops/capture.js';
 import * as checks from './ops/checks.js';
 import * as conflicts from './ops/conflicts.js';
 import * as consolidation from './ops/consolidation.js';
@@ -197,6 +198,9 @@ export class MemoryService {
   }
   setup(...a: ArgsC<typeof setupOps.setup>): ReturnType<typeof setupOps.setup> {
     return setupOps.setup(this.ctx, ...a);
+  }
+  stopReminder(...a: ArgsC<typeof capture.stopReminder>): ReturnType<typeof capture.stopReminder> {
+    return capture.stopReminder(this.ctx, ...a);
   }
   syncContext(...a: Args<typeof contextDocs.syncContext>): ReturnType<typeof contextDocs.syncContext> {
     return contextDocs.syncContext(this.ctx, this.rm, ...a);

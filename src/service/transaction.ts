@@ -24,7 +24,7 @@ import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLog, appendLogs } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
-import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand, projectFiles } from '../store/entries.js';
+import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
 import { recoverWrite } from './recovery.js';
 
@@ -308,8 +308,7 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
   // write (a clone that never ran init would otherwise merge entries with conflict markers).
   if (git && !ctx.mergeDriverChecked && existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) {
     ctx.mergeDriverChecked = true;
-    await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env)).catch(() => undefined);
-    await git.ensureDiffDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env, 'memory textconv')).catch(() => undefined);
+    await ensureDrivers(git, ctx.ws.root, ctx.env).catch(() => undefined);
   }
   if (git && !ctx.allowDetached && !opts.noCommit) {
     const why = git.writeBlocker();
