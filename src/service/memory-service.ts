@@ -265,6 +265,9 @@ export class MemoryService {
   fixConflicts(): ReturnType<typeof conflicts.fixConflicts> {
     return conflicts.fixConflicts(this.ctx);
   }
+  fixLinks(): ReturnType<typeof conflicts.fixLinks> {
+    return conflicts.fixLinks(this.ctx);
+  }
   checkFreshness(...a: ArgsC<typeof checks.checkFreshness>): ReturnType<typeof checks.checkFreshness> {
     return checks.checkFreshness(this.ctx, ...a);
   }

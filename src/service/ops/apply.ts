@@ -18,6 +18,7 @@ import { withWrite, type WriteTx } from '../transaction.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 
 export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
+import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
 
 /** At most this many updates in one apply or import: past it, split the batch. */
@@ -346,6 +347,12 @@ export async function deprecate(
   const found = locate(ctx, idOrPrefix, opts.project);
   const id = found.entry.id;
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
+  // Superseded by an entry that does not exist (a dangling link): deprecating it is the repair.
+  const by = found.entry.superseded_by;
+  if (by && !safeEntry(ctx, by, found.project)) {
+    const r = await fixLinks(ctx, new Set([id]));
+    return { applied: [{ index: 0, operation: 'deprecate', id, target_id: id }], skipped: [], commit: r.commits[0] ?? null, project: found.project };
+  }
   return apply(ctx, rm, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
