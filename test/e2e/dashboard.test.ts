@@ -92,7 +92,7 @@ describe('memory dashboard', () => {
 
     const small = terminal(dir, run, 80, 24);
     await until('the dashboard', () => small.pane().includes('expiring <= 7d: 8'));
-    let screen = small.pane();
+    const screen = small.pane();
     expect(screen).toMatch(/● green\s+demo \| all time/); // 8 of 100 expiring is not an issue
     expect(screen).toMatch(/0\.8-1\.0\s+\d+ █+/); // the confidence panel draws bars
     expect(screen).toContain('↑↓ scroll');
