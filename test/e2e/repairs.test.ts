@@ -52,6 +52,10 @@ describe('repairs', () => {
     expect(git(dir, 'config', 'merge.bass-agents-memory.driver')).not.toMatch(/not-installed/);
     git(dir, 'commit', '-q', '--no-edit');
     expect(cli(dir, ['doctor'], { env }).code).toBe(0);
+    // The history names the other clone's deprecate, and what the merge brought in.
+    const history = cli(dir, ['show', id, '--history'], { env }).stdout;
+    expect(history).toMatch(/Mate {2}changed: status {2}\[status deprecated\]/);
+    expect(history).toMatch(/Test User {2}merged: status {2}\[status deprecated\]/);
 
     // A driver that names a program that is not there is named too.
     git(dir, 'config', 'merge.bass-agents-memory.driver', '/nowhere/node /nowhere/bass-agents.cjs memory merge-driver %O %A %B %P');
@@ -109,6 +113,26 @@ describe('repairs', () => {
     });
     expect(forced.code, forced.stderr).toBe(0);
     expect(cli(dir, ['daemon', 'stop'], {}).code).toBe(0);
+  });
+
+  it('the smaller things: session notes get a subject and match their words, list --limit 0 and validate say error', () => {
+    const dir = gitdir();
+    expect(create(dir, entry({ subject: 'billing.invoices', summary: 'Invoices are generated nightly.' })).code).toBe(0);
+    const note = (text: string): void =>
+      void expect(cli(dir, ['remember', 'demo', '--short-term', '--session', 's1', '--important', '--text', text], { env }).code).toBe(0);
+    note('The invoice export now runs hourly for the EU rule.');
+    note('Deploys need the VPN on.');
+    const hits = cli(dir, ['query', 'invoice export', '--session', 's1', '--json'], { env }).json() as { summary: string; meta: { short_term?: boolean } }[];
+    expect(hits.filter((h) => h.meta.short_term).map((h) => h.summary)).toEqual(['The invoice export now runs hourly for the EU rule.']);
+    const ended = cli(dir, ['session', 'end', 's1', '--json'], { env }).json() as { promoted: { id: string }[] };
+    const subjects = ended.promoted.map((p) => cli(dir, ['show', p.id, '--json'], { env }).json().subject as string).sort();
+    expect(subjects).toEqual(['billing.invoices', 'deploys.vpn']);
+    const zero = cli(dir, ['list', '--limit', '0'], { env });
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/limit must be a whole number of at least 1 \(got 0\)/);
+    const invalid = cli(dir, ['validate', '--file', '-'], { env, input: JSON.stringify(entry({ confidence: 2 })) });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^error: confidence: /);
   });
 
   it('outside any workspace, read commands say none was found and name memory init (exit 3, not found)', () => {

@@ -157,7 +157,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = await service(a).validate(input, { project: a.project || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
-        else for (const p of r.errors) io().stderr.write(`invalid: ${formatProblem(p)}\n`);
+        else for (const p of r.errors) io().stderr.write(`error: ${formatProblem(p)}\n`);
         io().setExitCode(r.ok ? 0 : 1);
       },
     );
