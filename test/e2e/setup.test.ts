@@ -42,9 +42,10 @@ const toolNames = async (c: Client): Promise<string[]> => (await c.listTools()).
 const snapshot = (dir: string, files: string[]): Record<string, string | null> =>
   Object.fromEntries(files.map((f) => [f, existsSync(join(dir, f)) ? readFileSync(join(dir, f), 'utf8') : null]));
 
-describe('setup from a dev-dependency install', () => {
+describe('the loop of docs/guide.md, from a dev-dependency install', () => {
   let scratch: string;
   let project: string;
+  let mate: string;
   /** bass-agents as the user types it in the project: through npx, whose PATH has node_modules/.bin. */
   const npx = (args: string[], input?: string): { code: number; stdout: string; stderr: string } => {
     const r = spawnSync('npx', ['--no-install', 'bass-agents', 'memory', ...args], {
@@ -58,45 +59,59 @@ describe('setup from a dev-dependency install', () => {
 
   beforeAll(() => {
     scratch = mkdtempSync(join(tmpdir(), 'bass-agents-devdep-'));
-    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', scratch], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const tarball = join(scratch, packed.trim().split('\n').pop()!);
+    // The tarball a user makes with `npm pack` in a clone, next to their service (the guide's `../`).
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', scratch], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     project = join(scratch, 'service');
-    mkdirSync(project);
+    mate = join(scratch, 'mate');
+    mkdirSync(join(project, 'src'), { recursive: true });
     writeFileSync(join(project, 'package.json'), '{"name":"service","version":"1.0.0","private":true}\n');
     writeFileSync(join(project, '.gitignore'), 'node_modules/\n');
     writeFileSync(join(project, '.mcp.json'), '{"mcpServers":{"other":{"command":"other-server"}}}\n');
-    mkdirSync(join(project, 'src'));
     writeFileSync(join(project, 'src/billing.ts'), 'export const retries = 3;\n');
-    // The model packages are optional and large; the rest installs from npm's cache when it can.
-    execFileSync('npm', ['install', '--save-dev', '--prefer-offline', '--no-audit', '--no-fund', '--omit=optional', tarball], {
-      cwd: project,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_update_notifier: 'false' },
-    });
     git(project, 'init', '-q', '-b', 'main');
     git(project, 'config', 'user.name', 'Test User');
     git(project, 'config', 'user.email', 'test@example.com');
     git(project, 'add', '-A');
     git(project, 'commit', '-q', '-m', 'a small service');
-    expect(npx(['init', 'svc']).code).toBe(0);
-    const created = npx(
-      ['create', 'svc', '--file', '-'],
-      JSON.stringify(
-        entry({ summary: 'Invoice retries stop after 3 attempts.', evidence: [{ type: 'code', uri: 'src/billing.ts#L1', note: 'the retry count' }] }),
-      ),
-    );
-    expect(created.code, created.stderr).toBe(0);
-  }, 120_000);
+    git(scratch, 'init', '-q', '--bare', '-b', 'main', join(scratch, 'origin.git'));
+    git(project, 'remote', 'add', 'origin', join(scratch, 'origin.git'));
+    git(project, 'push', '-q', '-u', 'origin', 'main');
+  });
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+  it("runs every command of the guide's loop: install, setup, the agent's write, the review, the merge, a teammate's npm ci and pull", () => {
+    const guide = readFileSync(join(ROOT, 'docs/guide.md'), 'utf8');
+    const blocks = [...guide.matchAll(/^<!-- doc-test: loop( teammate)? -->\n```sh\n([\s\S]*?)^```/gm)].map((m) => ({ teammate: Boolean(m[1]), body: m[2] }));
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    // npm's own cache, and the optional model packages left out (large; the loop does not need them).
+    const npmEnv = { npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(), npm_config_update_notifier: 'false' };
+    const outputs: string[] = [];
+    blocks.forEach((b, k) => {
+      const dir = b.teammate ? mate : project;
+      const script = b.body.replace(/^npm (install|ci)\b/gm, 'npm $1 --prefer-offline --no-audit --no-fund --omit=optional');
+      const r = spawnSync('sh', ['-e', '-c', script], { cwd: dir, encoding: 'utf8', env: plainEnv(dir, npmEnv) });
+      expect(r.status, `block ${k + 1}:\n${b.body}\n${r.stderr}`).toBe(0);
+      outputs.push(r.stdout);
+      if (k === 0) {
+        // A teammate's clone, made after the setup was pushed.
+        git(scratch, 'clone', '-q', join(scratch, 'origin.git'), mate);
+        git(mate, 'config', 'user.name', 'Mate');
+        git(mate, 'config', 'user.email', 'mate@example.com');
+      }
+    });
+    const all = outputs.join('\n');
+    expect(all).toContain('Invoice retries stop after 3 attempts with exponential backoff.'); // the review, and the teammate's query
+    expect(outputs[blocks.length - 1]).toContain('Invoice retries stop after 3 attempts');
+    // Each clone's merge driver is its own dev dependency, by its path in the project.
+    for (const dir of [project, mate])
+      expect(git(dir, 'config', 'merge.bass-agents-memory.driver')).toContain(' node_modules/bass-agents/bin/bass-agents.cjs memory merge-driver');
+  });
+
   it('claude-code: the MCP server, the context hook and the capture hook all start from a plain PATH', async () => {
+    // The loop's `setup claude-code --capture` wrote these files; a second run through npx changes nothing.
     const r = npx(['setup', 'claude-code', '--capture', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).portable).toBe(true);
+    expect(JSON.parse(r.stdout)).toMatchObject({ portable: true, files: [{ action: 'unchanged' }, { action: 'unchanged' }, { action: 'unchanged' }] });
     // A compact .mcp.json stays compact: the user's line, our key added to it.
     const mcpText = readFileSync(join(project, '.mcp.json'), 'utf8');
     expect(mcpText.trimEnd().split('\n')).toHaveLength(1);
@@ -107,7 +122,9 @@ describe('setup from a dev-dependency install', () => {
     const c = await connect(join(project, 'src'), server, plainEnv(project));
     expect(await toolNames(c)).toContain('memory_query');
     const q = await c.callTool({ name: 'memory_query', arguments: { query: 'invoice retries' } });
-    expect((q.structuredContent as { results: { summary: string }[] }).results[0].summary).toBe('Invoice retries stop after 3 attempts.');
+    expect((q.structuredContent as { results: { summary: string }[] }).results[0].summary).toBe(
+      'Invoice retries stop after 3 attempts with exponential backoff.',
+    );
 
     // The context reaches Claude Code once: from the hook, not also from an import in CLAUDE.md.
     expect(readFileSync(join(project, 'CLAUDE.md'), 'utf8')).not.toContain('@ai-context/');
@@ -115,16 +132,9 @@ describe('setup from a dev-dependency install', () => {
     const hook = (event: string): string => settings.hooks[event][0].hooks[0].command as string;
     const run = (command: string, input = ''): string =>
       execFileSync('sh', ['-c', command], { cwd: join(project, 'src'), input, env: plainEnv(project, { CLAUDE_PROJECT_DIR: project }), encoding: 'utf8' });
-    expect(run(hook('SessionStart'))).toContain('Invoice retries stop after 3 attempts.');
+    expect(run(hook('SessionStart'))).toContain('Invoice retries stop after 3 attempts with exponential backoff.');
 
     // Capture: a session that changed code and recorded nothing is reminded once, then let go.
-    git(project, 'add', '-A');
-    // Committed before this session started (a commit time has whole seconds).
-    const before = new Date(Date.now() - 5000).toISOString();
-    execFileSync('git', ['commit', '-q', '-m', 'set up Claude Code'], {
-      cwd: project,
-      env: { ...cleanGitEnv(project), GIT_COMMITTER_DATE: before, GIT_AUTHOR_DATE: before },
-    });
     const transcript = join(scratch, 'transcript.jsonl');
     writeFileSync(transcript, `${JSON.stringify({ type: 'user', timestamp: new Date().toISOString() })}\n`);
     const stop = (session: string, extra: Record<string, unknown> = {}): string =>
@@ -158,18 +168,17 @@ describe('setup from a dev-dependency install', () => {
   });
 
   it('the merge driver git runs merges a conflicting entry on git pull, with a plain PATH', () => {
-    const origin = join(scratch, 'origin.git');
-    git(scratch, 'init', '-q', '--bare', '-b', 'main', origin);
-    git(project, 'remote', 'add', 'origin', origin);
-    git(project, 'push', '-q', 'origin', 'main');
-    // A teammate's clone (any install: here this repository's CLI) deprecates the entry and pushes.
-    const mate = join(scratch, 'mate');
-    git(scratch, 'clone', '-q', origin, mate);
-    git(mate, 'config', 'user.name', 'Mate');
-    git(mate, 'config', 'user.email', 'mate@example.com');
-    const id = (cli(mate, ['list', '--json']).json() as { id: string }[])[0].id;
-    expect(cli(mate, ['deprecate', id], { env }).code).toBe(0);
-    git(mate, 'push', '-q', 'origin', 'main');
+    git(project, 'add', '-A');
+    git(project, 'commit', '-q', '-m', 'work in progress');
+    git(project, 'push', '-q');
+    // Another clone (any install: here this repository's CLI) deprecates the entry and pushes.
+    const other = join(scratch, 'other');
+    git(scratch, 'clone', '-q', join(scratch, 'origin.git'), other);
+    git(other, 'config', 'user.name', 'Other');
+    git(other, 'config', 'user.email', 'other@example.com');
+    const id = (cli(other, ['list', '--json']).json() as { id: string }[])[0].id;
+    expect(cli(other, ['deprecate', id], { env }).code).toBe(0);
+    git(other, 'push', '-q', 'origin', 'main');
     // Here, the same entry is reinforced: both sides change it (its updated_at line at least).
     expect(npx(['reinforce', id]).code).toBe(0);
     const pulled = spawnSync('git', ['pull', '--no-rebase', '-q', 'origin', 'main'], { cwd: join(project, 'src'), env: plainEnv(project), encoding: 'utf8' });
