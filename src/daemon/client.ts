@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MemoryError } from '../core/errors.js';
-import { errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
+import { LineReader } from './framing.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -110,45 +111,49 @@ async function exchange<M extends Method>(
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
+  const req: Request<M> = { id: 1, method, params };
+  const line = `${JSON.stringify(req)}\n`;
+  // Larger than the daemon reads: not sent, the caller does it on the direct path.
+  if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, ~4 ms of every call the thin client hands over.
   const { connect } = process.getBuiltinModule('node:net');
   type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
   return new Promise((resolve) => {
-    let buf = '';
     let done = false;
     let sent = false;
     const finish = (v: Out): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      reader.stop();
       sock.destroy();
       resolve(v === undefined && sent ? { lost: true } : v);
     };
+    const reader = new LineReader(
+      MAX_REPLY_BYTES,
+      (reply) => {
+        try {
+          const msg = JSON.parse(reply) as Reply<M>;
+          // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
+          if ('declined' in msg) {
+            sent = false;
+            finish(undefined);
+          } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
+        } catch {
+          finish(undefined);
+        }
+      },
+      () => finish(undefined),
+    );
     const sock = connect(paths.socket);
     const timer = setTimeout(() => finish(undefined), timeoutMs);
-    sock.setEncoding('utf8');
     sock.on('error', () => finish(undefined));
     sock.on('close', () => finish(undefined));
-    sock.on('data', (chunk: string) => {
-      buf += chunk;
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      try {
-        const msg = JSON.parse(buf.slice(0, nl)) as Reply<M>;
-        // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
-        if ('declined' in msg) {
-          sent = false;
-          finish(undefined);
-        } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
-      } catch {
-        finish(undefined);
-      }
-    });
+    sock.on('data', (chunk: Buffer) => reader.push(chunk));
     sock.on('connect', () => {
       sent = true;
-      const req: Request<M> = { id: 1, method, params };
-      sock.write(`${JSON.stringify(req)}\n`);
+      sock.write(line);
     });
   });
 }

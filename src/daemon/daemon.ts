@@ -12,7 +12,7 @@
  * `state.json` (job runs and cursors). Logs: `.bass-agents/logs/daemon.log` (pino, JSON lines).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
@@ -55,23 +55,55 @@ function memoryFigures(): { rss_bytes: number; heap_used_bytes: number; heap_tot
   return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, array_buffers_bytes: m.arrayBuffers };
 }
 
-/** Takes the pid file with O_EXCL; a file left by a dead process is taken over. */
+/** The pid in a pid file, or null (no file, or not a pid). */
+function readPid(file: string): number | null {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes the pid file: written whole to a file of our own, then linked into place (a link fails
+ * when the file exists, so no one ever reads it half written). A file whose process is gone is
+ * removed under a small lock (a folder), re-read there first: two starts at once never both
+ * remove it, and never remove a live daemon's file.
+ */
 function takePidFile(paths: DaemonPaths): void {
   mkdirSync(paths.dir, { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(paths.pid, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(paths.pid, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
-      rmSync(paths.pid, { force: true }); // stale: its owner is gone
+  const mine = `${paths.pid}.${process.pid}`;
+  writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        linkSync(mine, paths.pid);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const pid = readPid(paths.pid);
+      if (pid !== null && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
+      const lock = `${paths.pid}.takeover`;
+      try {
+        mkdirSync(lock);
+      } catch {
+        // Another start is taking it over (or died doing so, long ago): wait a little.
+        if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 5000) rmSync(lock, { recursive: true, force: true });
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        continue;
+      }
+      try {
+        if (readPid(paths.pid) === pid) rmSync(paths.pid, { force: true }); // still the dead one's
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
     }
+  } finally {
+    rmSync(mine, { force: true });
   }
-  throw new AlreadyRunning(-1);
+  throw new AlreadyRunning(readPid(paths.pid) ?? -1);
 }
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {

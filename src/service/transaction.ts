@@ -268,7 +268,7 @@ export class WriteTx {
         event: 'secret_rejected',
         operation: this.changes[0]?.op ?? 'write',
         project: this.project,
-        agent: this.agent,
+        agent: findings.some((x) => x.path === 'agent') ? null : this.agent, // (a secret is never recorded)
         path: f.path,
         rule: f.rule,
         line: f.line,

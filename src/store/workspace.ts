@@ -8,7 +8,8 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSy
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
-import { shown } from '../core/redact.js';
+import { showable, shown } from '../core/redact.js';
+import { LEGACY_PROJECT_PATTERN, RESERVED_PROJECT_NAMES, newProjectProblem } from '../core/names.js';
 import { LOCAL_DIR, MEMORY_DIR } from './root.js';
 
 export { findRoot, LOCAL_DIR, MEMORY_DIR } from './root.js';
@@ -18,29 +19,32 @@ const realpathSync = realpathJs.native;
 
 export const CONTEXT_DIR = 'ai-context';
 export const GLOBAL_PROJECT = 'global';
-/** Folder and file names inside ai-memory/ that are not projects (Req 20.3 exports, our own files). */
-const RESERVED_PROJECT_NAMES = new Set(['entries', 'memory.jsonl']);
-const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function checkProjectName(name: string): void {
+/**
+ * Checks a project name before any path, commit message or output is built from it: a plain
+ * folder name; a new project's a lower-case slug, no Windows device name, no secret
+ * (`newProjectProblem`); a folder already there (`exists`) keeps working whatever its case.
+ */
+export function checkProjectName(name: string, exists?: (name: string) => boolean): void {
   if (typeof name !== 'string' || name === '') throw new UsageError('project name is required');
-  if (name.includes('\0')) throw new UnsafePathError('project name must not contain a NUL byte', 'project');
-  if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
-    throw new UnsafePathError(`project name ${shown(name)} must be a plain folder name (no "/", "\\" or "..")`, 'project');
+  if (name.includes('\0') || name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
+    throw new UnsafePathError(`project name ${shown(name)} must be a plain folder name (no "/", "\\", ".." or NUL)`, 'project');
   }
-  if (!PROJECT_PATTERN.test(name)) {
-    throw new UsageError(`project name ${shown(name)} must start with a letter or digit and use only letters, digits, ".", "_" or "-" (at most 64)`);
-  }
-  if (RESERVED_PROJECT_NAMES.has(name)) throw new UsageError(`project name ${shown(name)} is reserved`);
+  if (LEGACY_PROJECT_PATTERN.test(name) && !RESERVED_PROJECT_NAMES.has(name) && exists?.(name)) return;
+  const problem = newProjectProblem(name);
+  if (problem) throw new UsageError(`${showable(name) ? `project name ${JSON.stringify(name)}` : 'the project name given'} ${problem}`);
 }
 
+/**
+ * Checks a memory id before a path or a message is built from it: a ULID, or an id an earlier
+ * version imported (it may still name a stored entry). Anything else is refused without being
+ * repeated.
+ */
 export function checkId(id: string, field = 'id'): void {
-  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
-    if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
-      throw new UnsafePathError(`${field} ${shown(id)} is not a memory id (it looks like a path)`, field);
-    }
-    throw new UsageError(`${field} ${shown(id)} is not a memory id (letters, digits, "_" or "-", at most 64)`);
+  if (typeof id === 'string' && ID_PATTERN.test(id)) return;
+  if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
+    throw new UnsafePathError('is not a memory id (it looks like a path)', field);
   }
+  throw new UsageError(`${field} is not a memory id (a ULID such as 01J9ZQ4V6M3XK8T2R5N7B1C0DE)`);
 }
 
 export class Workspace {
@@ -165,11 +169,12 @@ export class Workspace {
   }
 
   projectDir(project: string): string {
-    checkProjectName(project);
+    checkProjectName(project, this.hasProjectFolder);
     return this.assertInside(join(this.memoryDir, project), 'project');
   }
 
   sectionDir(project: string, section: Section): string {
+    if (!SECTIONS.includes(section)) throw new UsageError(`section must be one of: ${SECTIONS.join(', ')}`);
     return this.assertInside(join(this.projectDir(project), section), 'section');
   }
 
@@ -186,12 +191,15 @@ export class Workspace {
     return existsSync(this.configPath(project));
   }
 
+  /** Whether ai-memory/ holds a folder of this (already checked to be plain) name. */
+  private readonly hasProjectFolder = (name: string): boolean => existsSync(join(this.memoryDir, name));
+
   /** Project folders under ai-memory/ (with or without config.yaml), sorted. */
   listProjects(): string[] {
     if (!existsSync(this.memoryDir)) return [];
     const out: string[] = [];
     for (const d of readdirSync(this.memoryDir, { withFileTypes: true })) {
-      if (!PROJECT_PATTERN.test(d.name) || RESERVED_PROJECT_NAMES.has(d.name)) continue;
+      if (!LEGACY_PROJECT_PATTERN.test(d.name) || RESERVED_PROJECT_NAMES.has(d.name)) continue;
       const full = join(this.memoryDir, d.name);
       const isDir = d.isDirectory() || (d.isSymbolicLink() && statSync(full, { throwIfNoEntry: false })?.isDirectory());
       if (isDir) out.push(d.name);
@@ -206,7 +214,7 @@ export class Workspace {
   resolveProject(explicit?: string, env: NodeJS.ProcessEnv = process.env, opts: { mustExist?: boolean } = {}): string {
     const chosen = explicit || env.BASS_AGENTS_PROJECT || undefined;
     if (chosen) {
-      checkProjectName(chosen);
+      checkProjectName(chosen, this.hasProjectFolder);
       if (opts.mustExist && !existsSync(join(this.memoryDir, chosen))) {
         throw new NotFoundError(
           `project ${shown(chosen)} does not exist under ${MEMORY_DIR}/ (run: bass-agents memory init ${shown(chosen).startsWith('"') ? chosen : '<project>'})`,
@@ -221,7 +229,7 @@ export class Workspace {
     if (existsSync(defaultFile)) {
       const name = readFileSync(defaultFile, 'utf8').trim();
       if (name) {
-        checkProjectName(name);
+        checkProjectName(name, this.hasProjectFolder);
         return name;
       }
     }

@@ -119,3 +119,67 @@ describe('paths stay inside the workspace', () => {
     expect(list.stderr).toMatch(/LINKED\.json.*symbolic link/);
   });
 });
+
+describe('names, earlier ids, and files that cannot be read', () => {
+  it('refuses Windows device names; keeps project folders and ids of earlier versions working; never removes or writes over what it cannot read', () => {
+    const dir = gitdir();
+    const env = { BASS_AGENTS_NO_DAEMON: '1' };
+    for (const name of ['CON', 'nul', 'Com1.txt']) {
+      const r = cli(dir, ['init', name], { env });
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toMatch(/device name on Windows/);
+    }
+    // An earlier version's project folder (capitals) and an imported id that is not a ULID.
+    const legacy = {
+      ...entry({ summary: 'Kept from an earlier version.' }),
+      id: 'legacy-note-1',
+      status: 'active',
+      superseded_by: null,
+      related_entries: [],
+      valid_from: null,
+      valid_to: null,
+      created_by: 'someone',
+      created_at: '2025-01-01T00:00:00.000Z',
+      updated_at: '2025-01-01T00:00:00.000Z',
+    };
+    mkdirSync(join(dir, 'ai-memory/Legacy/decisions'), { recursive: true });
+    writeFileSync(join(dir, 'ai-memory/Legacy/decisions/legacy-note-1.json'), JSON.stringify(legacy, null, 2));
+    expect(cli(dir, ['show', 'legacy-note-1', '--json'], { env }).json().summary).toBe('Kept from an earlier version.');
+    expect(cli(dir, ['create', 'Legacy', '--file', '-'], { env, input: JSON.stringify(entry({ summary: 'Still writable.' })) }).code).toBe(0);
+    const imported = cli(dir, ['import', 'Legacy', '-'], { env, input: JSON.stringify([{ ...legacy, id: 'legacy-note-2', summary: 'Another.' }]) });
+    expect(imported.code).toBe(1);
+    expect(imported.stderr).toMatch(/\[0\]\.id: is not a memory id \(a ULID\); --reassign-ids/);
+
+    // A project whose files cannot all be read: conflict markers, a field of a newer version, an unknown file.
+    expect(cli(dir, ['init', 'gone'], { env }).code).toBe(0);
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const stored = { ...legacy, id: '01JAAAAAAAAAAAAAAAAAAAAAAE', summary: 'From the future.' };
+    const files = {
+      'ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAE.json': JSON.stringify({ ...stored, confidence_model: 'v9' }),
+      'ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAF.json': `<<<<<<< HEAD\n${JSON.stringify({ ...stored, id: '01JAAAAAAAAAAAAAAAAAAAAAAF' })}\n=======\n{}\n>>>>>>> theirs\n`,
+      'ai-memory/gone/notes.txt': 'mine\n',
+    };
+    mkdirSync(join(dir, 'ai-memory/gone/decisions'));
+    for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+    const r = cli(dir, ['remove-project', 'gone'], { env });
+    expect(r.code).toBe(1);
+    for (const f of Object.keys(files)) expect(r.stderr).toContain(f);
+    expect(r.stderr).toMatch(/nothing was removed/);
+    for (const [f, text] of Object.entries(files)) expect(readFileSync(join(dir, f), 'utf8')).toBe(text);
+    expect(existsSync(join(dir, 'ai-memory/gone/config.yaml'))).toBe(true);
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    // An import over an id whose file cannot be read leaves the file alone.
+    const over = cli(dir, ['import', 'gone', '-', '--on-conflict', 'overwrite', '--json'], { env, input: JSON.stringify([stored]) });
+    expect(over.json().skipped[0].errors[0].message).toMatch(/cannot be read/);
+    expect(readFileSync(join(dir, Object.keys(files)[0]), 'utf8')).toBe(Object.values(files)[0]);
+    // doctor names each of them, and the earlier id.
+    const problems = cli(dir, ['doctor', '--json'], { env }).json().problems as { check: string; file: string }[];
+    expect(problems.map((p) => `${p.check} ${p.file}`)).toEqual(
+      expect.arrayContaining([
+        'ids ai-memory/Legacy/decisions/legacy-note-1.json',
+        'conflict ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAF.json',
+        'entry file ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAE.json',
+      ]),
+    );
+  });
+});

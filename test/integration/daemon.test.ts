@@ -256,19 +256,24 @@ describe('memory daemon', () => {
     expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
-  it('daemon start detaches and daemon stop stops it', () => {
+  it('daemon start detaches and daemon stop stops it; of three starts at once one starts, the others find it running', async () => {
     const dir = gitdir();
     cli(dir, ['init', 'demo']);
-    const s = cli(dir, ['daemon', 'start', '--json']);
-    expect(s.code, s.stderr).toBe(0);
-    const pid = s.json().pid;
+    const starts = await Promise.all([0, 1, 2].map(() => cliAsync(dir, ['daemon', 'start', '--json'])));
+    const pids = new Set(starts.map((r) => (r.stdout ? r.json().pid : 0)));
     onTestFinished(() => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
+      for (const p of pids) {
+        try {
+          if (p) process.kill(p, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
     });
+    for (const r of starts) expect(r.code, r.stderr).toBe(0);
+    expect(starts.map((r) => r.json().started).sort()).toEqual([false, false, true]);
+    expect(pids.size).toBe(1);
+    const pid = starts[0].json().pid;
     expect(cli(dir, ['daemon', 'start', '--json']).json()).toMatchObject({ running: true, started: false, pid });
     // Node runs it with a small young generation (DAEMON_NODE_FLAGS).
     if (existsSync(`/proc/${pid}/cmdline`)) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=2');
@@ -361,6 +366,39 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const r3 = await ask('{"id":3,"method":"nope"}');
     expect(r3.error.message).toMatch(/unknown method "nope"/);
     expect(await ask('{"id":4,"method":"ping","params":{}}')).toMatchObject({ id: 4, result: { pid: d.child.pid } });
+
+    // 60 MB without a newline: refused once it passes the limit (long before the caller could send
+    // it all), while another caller is answered; the daemon does not keep what it was sent.
+    const before = cli(dir, ['daemon', 'status', '--json']).json().rss_bytes as number;
+    const huge = new Promise<{ reply: Record<string, any>; written: number }>((resolve, reject) => {
+      const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
+      const chunk = Buffer.alloc(1 << 20, 97);
+      let written = 0;
+      let buf = '';
+      sock.on('data', (c: Buffer) => {
+        buf += c.toString();
+        if (buf.includes('\n')) {
+          sock.destroy();
+          resolve({ reply: JSON.parse(buf.slice(0, buf.indexOf('\n'))), written });
+        }
+      });
+      sock.on('error', (e: NodeJS.ErrnoException) => (buf ? undefined : reject(e)));
+      const pump = (): void => {
+        while (written < 60 << 20) {
+          written += chunk.length;
+          if (!sock.write(chunk)) return void sock.once('drain', pump);
+        }
+      };
+      sock.on('connect', pump);
+    });
+    const meanwhile = await ask('{"id":5,"method":"ping","params":{}}');
+    const refused = await huge;
+    expect(meanwhile).toMatchObject({ id: 5, result: { pid: d.child.pid } });
+    expect(refused.reply.error).toMatchObject({ name: 'UsageError' });
+    expect(refused.reply.error.message).toMatch(/request is over \d+ bytes/);
+    expect(refused.written).toBeLessThan(60 << 20);
+    expect(await ask('{"id":6,"method":"ping","params":{}}')).toMatchObject({ id: 6 });
+    expect(cli(dir, ['daemon', 'status', '--json']).json().rss_bytes - before).toBeLessThan(40 << 20);
   });
 
   it('runs everyday command lines for a thin client: same output, exit codes, input and folder as the direct path', async () => {

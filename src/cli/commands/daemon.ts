@@ -79,7 +79,15 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             if (a.json) return printJson({ running: true, pid: child.pid, started: true });
             return out(`daemon started (pid ${child.pid}); logs in ${svc.ws.rel(paths.log)}`);
           }
-          if (child.pid && !isAlive(child.pid)) break;
+          if (child.pid && !isAlive(child.pid)) {
+            // Several starts at once: one daemon took the pid file and ours stood down.
+            const other = runningPid(paths);
+            if (other && other !== child.pid) {
+              if (a.json) return printJson({ running: true, pid: other, started: false });
+              return out(`already running (pid ${other})`);
+            }
+            break;
+          }
           await sleep(50);
         }
         throw new UsageError(`the daemon did not start; see ${svc.ws.rel(paths.log)} and ${svc.ws.rel(`${paths.log}.stderr`)}`);
