@@ -38,21 +38,9 @@ type QueryArgs = { [K in keyof typeof queryArgs]?: z.infer<(typeof queryArgs)[K]
 function pageOf(t: ToolContext, a: QueryArgs, semantic?: QueryOptions['semantic']): Record<string, unknown> {
   const { service } = t;
   const text = a.query?.trim() ?? '';
+  // The CLI's own parser, so a bad filter is refused in the same words.
   const filters: QueryFilters = {
-    ...parseFilters(
-      {
-        section: a.section,
-        kind: a.kind,
-        scope: a.scope,
-        subject: a.subject,
-        tags: a.tags,
-        status: a.status,
-        minConfidence: a.min_confidence,
-        since: a.since,
-        until: a.until,
-      },
-      service.now(),
-    ),
+    ...parseFilters({ ...a, minConfidence: a.min_confidence }, service.now()),
     projects: service.readProjects(t.project(a.project)),
   };
   // Only the page this answer delivers counts as retrieved (below), not every hit.
