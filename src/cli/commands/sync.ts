@@ -105,7 +105,8 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             else io().stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
           }
           if (f.in_merge && f.fixed.some((x) => x.merged))
-            io().stderr.write('the merged files are written and marked resolved; commit them (or finish your merge) when you are ready\n');
+            io().stderr.write('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready\n');
+          else if (f.resolved.length) io().stderr.write('the merged files are written and marked resolved (git add); commit them when you are ready\n');
           for (const x of (await svc.fixLinks()).fixed) io().stderr.write(`fixed: ${x.file}: ${x.change}\n`);
         }
         const r = await svc.doctor();

@@ -67,6 +67,7 @@ export async function doctor(ctx: ServiceContext): Promise<{
   const marked = conflictedFiles(ctx);
   const conflicted = new Set(marked);
   for (const file of await unmergedFiles(ctx)) {
+    if (conflicted.has(file)) continue; // its markers are reported below
     conflicted.add(file);
     problems.push({
       check: 'unmerged',

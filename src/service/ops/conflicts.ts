@@ -80,11 +80,10 @@ async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<
   return conflictSides(text);
 }
 
-export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean }> {
+export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
   const git = await ctx.git();
   const unmerged = (await unmergedFiles(ctx)).filter((f) => f.endsWith('.json'));
-  // Files git holds unmerged are resolved in its index and left for the user's commit.
-  const inMerge = git !== null && (git.writeBlocker() !== null || unmerged.length > 0);
+  const inMerge = git !== null && git.writeBlocker() !== null;
   const byProject = new Map<string, { abs: string; entry: MemoryEntry }[]>();
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(ctx), ...unmerged])].sort()) {
@@ -114,7 +113,9 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
   const commits: string[] = [];
   const agent = await ctx.agent();
   for (const [project, items] of byProject) {
-    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix', noCommit: inMerge }, (tx) => {
+    // Files git holds unmerged are resolved in its index and left for the user's commit.
+    const noCommit = inMerge || items.some((i) => unmerged.includes(ctx.ws.rel(i.abs)));
+    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix', noCommit }, (tx) => {
       for (const { abs, entry } of items) {
         tx.put(entry, { from: abs });
         tx.change({ op: 'update', id: entry.id, summary: 'merged the two sides of a git conflict field by field' });
@@ -122,9 +123,9 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
     });
     if (commit) commits.push(commit);
   }
-  const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => git!.repoPath(join(ctx.ws.root, f.file)));
-  if (resolved.length) await git!.run(['add', '--', ...resolved]);
-  return { fixed, commits, in_merge: inMerge };
+  const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
+  if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(ctx.ws.root, f)))]);
+  return { fixed, commits, in_merge: inMerge, resolved };
 }
 
 /**
