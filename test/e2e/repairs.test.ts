@@ -66,10 +66,12 @@ describe('repairs', () => {
 
   it('a superseded_by that names a missing entry is repaired by deprecate, and by doctor --fix', () => {
     const dir = gitdir();
-    const ids = ['one', 'two', 'three', 'four'].map((w) => create(dir, entry({ subject: `billing.${w}`, summary: `Fact ${w}.` })).stdout.trim());
-    const sup = (a: string, b: string): void => void expect(cli(dir, ['supersede', a, '--by', b], { env }).code).toBe(0);
-    sup(ids[0], ids[1]);
-    sup(ids[2], ids[3]);
+    const apply = (updates: unknown[]): string[] =>
+      (cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env, input: JSON.stringify(updates) }).json() as { applied: { id: string }[] }).applied.map(
+        (a) => a.id,
+      );
+    const ids = apply(['one', 'two', 'three', 'four'].map((w) => ({ operation: 'create', entry: entry({ subject: `billing.${w}`, summary: `Fact ${w}.` }) })));
+    expect(apply([0, 2].map((k) => ({ operation: 'supersede', target_id: ids[k], superseded_by: ids[k + 1] })))).toHaveLength(2);
     // Their successors removed by hand (a bad merge, a hand edit): the links dangle.
     for (const gone of [ids[1], ids[3]]) git(dir, 'rm', '-q', git(dir, 'ls-files', `ai-memory/demo/*/${gone}.json`).trim());
     git(dir, 'commit', '-q', '-m', 'remove two entries by hand');

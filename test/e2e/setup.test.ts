@@ -132,7 +132,9 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     const hook = (event: string): string => settings.hooks[event][0].hooks[0].command as string;
     const run = (command: string, input = ''): string =>
       execFileSync('sh', ['-c', command], { cwd: join(project, 'src'), input, env: plainEnv(project, { CLAUDE_PROJECT_DIR: project }), encoding: 'utf8' });
-    expect(run(hook('SessionStart'))).toContain('Invoice retries stop after 3 attempts with exponential backoff.');
+    const context = run(hook('SessionStart'));
+    expect(context).toContain('Invoice retries stop after 3 attempts with exponential backoff.');
+    expect(context.length).toBeLessThanOrEqual(8000 + 1); // the default budget (and its newline)
 
     // Capture: a session that changed code and recorded nothing is reminded once, then let go.
     const transcript = join(scratch, 'transcript.jsonl');
@@ -250,5 +252,9 @@ describe('memory setup in a plain repository', () => {
     expect(cli(dir, ['setup', 'codex', 'demo'], { env }).code).toBe(0);
     expect(readFileSync(join(dir, '.codex/config.toml'), 'utf8').startsWith('model = "o4-mini"\n')).toBe(true);
     expect(cli(dir, ['setup', 'vscode', 'demo'], { env }).code).toBe(2);
+    // The context's budget is the project's to set.
+    writeFileSync(join(dir, 'ai-memory/demo/config.yaml'), `${readFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'utf8')}context:\n  budget: 500\n`);
+    const small = cli(dir, ['context', 'demo', '--json'], { env }).json() as { text: string; included: number };
+    expect(small.text.length).toBeLessThanOrEqual(500);
   });
 });
