@@ -117,6 +117,8 @@ mkdirSync(OUT_DIR, { recursive: true });
 const common = {
   bundle: true,
   platform: 'node',
+  // jsonc-parser's main file is a UMD wrapper whose requires esbuild cannot follow: its ES build.
+  alias: { 'jsonc-parser': join(ROOT, 'node_modules', 'jsonc-parser', 'lib', 'esm', 'main.js') },
   format: 'cjs',
   target: 'node20',
   plugins: [rewrite],

@@ -3,7 +3,7 @@
  * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
  */
 import yargs, { type Argv } from 'yargs';
-import { UsageError } from '../core/errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
 import { registerInterchange } from './commands/interchange.js';
 import { registerConsolidation } from './commands/consolidation.js';
@@ -19,6 +19,7 @@ import { io, withIo } from './stdio.js';
 import { dropGitView, offerGitView, pendingGitViewRoot, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { CatalogCache } from '../store/catalog-cache.js';
 import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
+import { workspaceFound } from '../store/root.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -31,6 +32,23 @@ function dropHelpCache(y: Argv<GlobalArgs>): void {
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
+/** Commands that read a workspace: outside of one they say so instead of reporting an empty one. */
+const READS = new Set([
+  'list',
+  'query',
+  'show',
+  'stats',
+  'doctor',
+  'context',
+  'check-freshness',
+  'export',
+  'related',
+  'log',
+  'diff',
+  'dashboard',
+  'validate-evidence',
+]);
+
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
@@ -39,7 +57,13 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   // A writer killed part way left a journal: finish or undo its work before this command reads
   // or writes anything (a few stats when there is none).
   y.middleware(async (argv) => {
-    if (NO_RECOVERY.has(String(argv._[1] ?? ''))) return;
+    const command = String(argv._[1] ?? '');
+    // Not found (3), like any other thing a read names that is not there.
+    if (READS.has(command) && !workspaceFound(io().cwd, argv.root, io().env))
+      throw new NotFoundError(
+        `no workspace found: no folder from ${io().cwd} up holds .git or ai-memory/; run \`bass-agents memory init <project>\` in your repository (or pass --root)`,
+      );
+    if (NO_RECOVERY.has(command)) return;
     // Files a recovery puts back were written after git looked at them.
     if (await recoverIfPending(argv)) dropGitView();
     else {

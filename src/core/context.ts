@@ -10,7 +10,8 @@ import type { MemoryEntry } from './schema.js';
 import type { EntryLike } from './meta.js';
 
 export const CONTEXT_MIN_CONFIDENCE = 0.8;
-export const DEFAULT_CONTEXT_BUDGET = 12_000;
+/** The context's size in characters unless config.yaml's `context.budget` or `--budget` says otherwise (about 2K tokens). */
+export const DEFAULT_CONTEXT_BUDGET = 8_000;
 
 /** Req 20.7: confidence >= 0.8, status active, evidence of type code or artifact, valid now. */
 export function isContextWorthy(e: EntryLike, nowMs: number): boolean {

@@ -96,16 +96,38 @@ function sentenceAround(text: string, start: number, end: number): string {
 }
 
 const STOP = new Set(
-  'the a an and or but of to in on at for with from by is are was were be been this that these those it its we our you your they their there here when then than because after before during about into over under must should would could will can may might not never always also just only very more most some any each every all use used using uses decided chose going selected note remember important key point fix fixed solution approach issue problem bug trick pattern root cause resolved save store'.split(
+  'the a an and or but of to in on at for with from by is are was were be been this that these those it its we our you your they their there here when then than because after before during about into over under must should would could will can may might not never always also just only very more most some any each every all use used using uses decided chose going selected note remember important key point fix fixed solution approach issue problem bug trick pattern root cause resolved save store move moved moves moving run runs ran running make makes made add adds added change changed changes set sets get gets got keep keeps kept take takes took switch switched now new old does did done has have had need needs needed'.split(
     ' ',
   ),
 );
 
+/** The words of a text that tell what it is about (no function words, verbs of doing, or numbers). */
+function telling(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_-]+/u)
+    .filter((w) => w.length > 2 && !STOP.has(w) && !/^\d+$/.test(w));
+}
+
+/** Two words are one term when they share their first five letters (invoice, invoices, invoicing). */
+const sameTerm = (a: string, b: string): boolean => a.length >= 4 && b.length >= 4 && a.slice(0, 5) === b.slice(0, 5);
+
 /**
- * A subject key from the sentence's own words: a file path it names (`src/billing/retry.ts` →
- * `billing.retry`), a dotted key it names (`billing.invoices`), else its first two telling words.
+ * A subject key for a sentence: a subject the project already uses whose parts the sentence
+ * names (`billing.invoices` for "invoice generation moved to hourly"), else a file path it names
+ * (`src/billing/retry.ts` → `billing.retry`), a dotted key it names (`billing.invoices`), else its
+ * first two telling words.
  */
-export function subjectOf(sentence: string): string {
+export function subjectOf(sentence: string, known: readonly string[] = []): string {
+  const said = telling(sentence);
+  let best: { subject: string; hits: number; share: number } | null = null;
+  for (const subject of known) {
+    const parts = subject.split(/[._:-]+/).filter((p) => p.length >= 4);
+    const hits = parts.filter((p) => said.some((w) => sameTerm(w, p))).length;
+    const share = parts.length ? hits / parts.length : 0;
+    if (hits > 0 && share >= 0.5 && (!best || hits > best.hits || (hits === best.hits && share > best.share))) best = { subject, hits, share };
+  }
+  if (best) return best.subject;
   const path = /(?:[\w-]+\/)+([\w-]+)\.\w{1,5}\b/.exec(sentence);
   if (path) {
     const parts = path[0]
@@ -121,11 +143,7 @@ export function subjectOf(sentence: string): string {
   }
   const dotted = /\b[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*\b/.exec(sentence);
   if (dotted && !/\.(?:com|org|io|net|md|ts|js|json)$/.test(dotted[0])) return dotted[0].slice(0, SUBJECT_MAX);
-  const telling = sentence
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}_-]+/u)
-    .filter((w) => w.length > 2 && !STOP.has(w) && !/^\d+$/.test(w));
-  return telling.slice(0, 2).join('.') || 'notes';
+  return said.slice(0, 2).join('.') || 'notes';
 }
 
 /** The id of an existing summary at least `threshold` similar (Jaccard of words), if any. */
@@ -139,14 +157,14 @@ export function findSimilar(text: string, existing: readonly { id: string; summa
 export const EXTRACTED_CONFIDENCE_MAX = 0.9;
 
 /** The create input of a candidate: a draft with `assumption` evidence pointing at the source. */
-export function candidateEntry(c: Candidate, source: string): Record<string, unknown> {
+export function candidateEntry(c: Candidate, source: string, known: readonly string[] = []): Record<string, unknown> {
   const target = PATTERN_TARGET[c.type];
   const whole = c.sentence || c.text;
   const summary = whole.length <= SUMMARY_MAX ? whole : `${whole.slice(0, SUMMARY_MAX - 1)}…`;
   return {
     section: target.section,
     kind: target.kind,
-    subject: subjectOf(whole),
+    subject: subjectOf(whole, known),
     scope: 'repo',
     summary,
     content: whole,

@@ -88,8 +88,8 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
     f.dateField = a.dateField;
   }
   if (a.includeExpired) f.includeExpired = true;
-  if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 0))
-    throw new UsageError(`limit must be a whole number (got ${shown(a.limit)})`);
+  if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 1))
+    throw new UsageError(`limit must be a whole number of at least 1 (got ${shown(a.limit)})`);
   return f;
 }
 

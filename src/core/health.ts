@@ -1,6 +1,8 @@
 /**
- * Health of the statistics (002 Req 23.9), pure: each watched metric is green (healthy), yellow
- * (warning) or red (an issue), by thresholds documented in docs/dashboard.md.
+ * Health of the statistics, pure: each watched metric is green (healthy), yellow (a warning) or
+ * red (an issue), by the thresholds in docs/dashboard.md, with the words that say why. Shares are
+ * of the entries they concern, so a large healthy project with a few state entries expiring is
+ * green, not red.
  */
 import type { Statistics } from './stats.js';
 
@@ -13,21 +15,36 @@ export interface Health {
   superseded: Level;
   expiring: Level;
   overall: Level;
+  /** Why the overall level is what it is: the metrics at that level, in words with their numbers. */
+  reasons: string[];
 }
 
 const band = (value: number, greenMax: number, yellowMax: number): Level => (value <= greenMax ? 'green' : value <= yellowMax ? 'yellow' : 'red');
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 export function health(s: Statistics): Health {
   const n = Math.max(1, s.total_entries);
-  const h = {
+  const active = Math.max(1, s.entries_by_status.active ?? 0);
+  const expiring = s.entries_approaching_expiry.length;
+  const levels = {
     avg_confidence: s.total_entries === 0 ? 'green' : s.avg_confidence >= 0.7 ? 'green' : s.avg_confidence >= 0.5 ? 'yellow' : 'red',
     low_confidence: band(s.low_confidence_count / n, 0.1, 0.25),
     stale_evidence: band(s.stale_evidence_count / n, 0, 0.05),
     superseded: band(s.superseded_percentage, 30, 50),
-    expiring: band(s.entries_approaching_expiry.length, 0, 3),
-  } as Omit<Health, 'overall'>;
-  const levels = Object.values(h);
-  return { ...h, overall: levels.includes('red') ? 'red' : levels.includes('yellow') ? 'yellow' : 'green' };
+    // Expiry is a state entry's normal life: a warning when a tenth of the live entries expire within the week, never an issue.
+    expiring: expiring / active > 0.1 ? 'yellow' : 'green',
+  } as Record<Exclude<keyof Health, 'overall' | 'reasons'>, Level>;
+  const words: Record<keyof typeof levels, string> = {
+    avg_confidence: `average confidence ${s.avg_confidence.toFixed(2)}`,
+    low_confidence: `${s.low_confidence_count} of ${s.total_entries} low-confidence (${pct(s.low_confidence_count / n)})`,
+    stale_evidence: `${s.stale_evidence_count} of ${s.total_entries} with stale evidence`,
+    superseded: `${s.superseded_percentage}% superseded (memory compact)`,
+    expiring: `${expiring} of ${s.entries_by_status.active ?? 0} active expiring within 7 days`,
+  };
+  const all = Object.values(levels);
+  const overall: Level = all.includes('red') ? 'red' : all.includes('yellow') ? 'yellow' : 'green';
+  const reasons = overall === 'green' ? [] : (Object.keys(levels) as (keyof typeof levels)[]).filter((k) => levels[k] === overall).map((k) => words[k]);
+  return { ...levels, overall, reasons };
 }
 
 /** The date range of a dashboard filter, as of `now`. */

@@ -2,7 +2,8 @@
  * `memory dashboard [project]`: the terminal dashboard with blessed and
  * blessed-contrib. Every number comes from MemoryService.getStatistics; colours follow
  * core/health.ts. Keys: r refresh, 1/2/3 date range (7 days, 30 days, all time), p next project
- * (all projects first), q or Ctrl-C quit (the terminal is restored). Auto-refresh every 30 s.
+ * (all projects first), up/down scroll the expiring entries, q or Ctrl-C quit (the terminal is
+ * restored). Auto-refresh every 30 s.
  */
 import { createRequire } from 'node:module';
 import { health, rangeFor, type Level } from '../core/health.js';
@@ -21,21 +22,6 @@ function textBars(rows: [string, number][], width: number): string {
   const max = Math.max(1, ...rows.map(([, v]) => v));
   const room = Math.max(1, width - name - 6);
   return rows.map(([k, v]) => (v < 0 ? '' : `${k.padEnd(name)} ${String(v).padStart(4)} ${'█'.repeat(Math.round((v / max) * room))}`)).join('\n');
-}
-
-/** The metrics at the overall level, in words: why the status is yellow or red. */
-function reasons(h: ReturnType<typeof health>, s: Statistics): string {
-  const words: [keyof typeof h, string][] = [
-    ['avg_confidence', `average confidence ${s.avg_confidence.toFixed(2)}`],
-    ['low_confidence', `${s.low_confidence_count} low-confidence`],
-    ['stale_evidence', `${s.stale_evidence_count} with stale evidence`],
-    ['superseded', `${s.superseded_percentage}% superseded`],
-    ['expiring', `${s.entries_approaching_expiry.length} expiring`],
-  ];
-  return words
-    .filter(([k]) => h[k] === h.overall)
-    .map(([, w]) => w)
-    .join(', ');
 }
 
 export interface DashboardOptions {
@@ -70,7 +56,9 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
   // Sections and evidence types as labelled text bars: whole names at any width, and the
   // terminal's own foreground colour (donuts were clipped at 80x24 and black on dark themes).
   const shares = grid.set(4, 0, 4, 4, blessed.box, { label: ' sections, evidence ', tags: true });
-  const confidence = grid.set(4, 4, 4, 4, contrib.bar, { label: ' confidence (up to) ', barWidth: 2, barSpacing: 2, xOffset: 1, maxHeight: 10 });
+  const confidence = grid.set(4, 4, 4, 3, blessed.box, { label: ' confidence ', tags: true });
+  // Every expiring entry with its whole id (`memory show` takes it), scrolled with the arrow keys.
+  const expiring = grid.set(4, 7, 4, 5, blessed.box, { label: ' expiring <= 7d ', tags: true, scrollable: true, alwaysScroll: true });
   // Column widths follow the terminal: a quarter of it per grid span of 3, minus borders and spacing.
   const width = (span: number): number => Math.max(16, Math.floor(((Number(screen.width) || 80) * span) / 12) - 3);
   const table = (row: number, col: number, span: number, label: string, split: (w: number) => number[]): any =>
@@ -82,7 +70,6 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
       columnWidth: split(width(span)),
       fg: 'white',
     });
-  const expiring = table(4, 8, 4, ' expiring <= 7d ', (w) => [w - 6, 5]);
   const agents = table(8, 0, 3, ' top agents ', (w) => [w - 5, 4]);
   // Whole ids: `show` takes a unique prefix, and entries written in one batch differ only at the end.
   const ops = table(8, 3, 6, ' recent operations ', (w) => (w >= 44 ? [10, 27, w - 39] : [10, w - 11]));
@@ -121,10 +108,12 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     shares.setContent(
       textBars([...Object.entries(s.entries_by_section), ['', -1], ...Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0)], width(4) - 1),
     );
-    confidence.setData({ titles: ['.2', '.4', '.6', '.8', '1'], data: Object.values(s.confidence_distribution) });
+    confidence.setContent(textBars(Object.entries(s.confidence_distribution), width(3) - 1));
     const fit = (t: string, w: number): string => (t.length <= w ? t : `${t.slice(0, w - 1)}…`);
     agents.setData({ headers: ['agent', 'n'], data: s.most_active_agents.slice(0, 10).map((a) => [fit(a.agent, width(3) - 6), String(a.count)]) });
-    expiring.setData({ headers: ['subject', 'days'], data: s.entries_approaching_expiry.map((e) => [fit(e.subject, width(4) - 7), String(e.days_left)]) });
+    const soon = s.entries_approaching_expiry;
+    expiring.setLabel(` expiring <= 7d: ${soon.length}${soon.length > Number(expiring.height) - 2 ? ', ↑↓ scroll' : ''} `);
+    expiring.setContent(soon.length ? soon.map((e) => `${e.id} ${e.days_left}d`).join('\n') : 'none');
     const wide = width(6) >= 44;
     ops.setData({
       headers: wide ? ['op', 'id', 'when'] : ['op', 'id'],
@@ -141,7 +130,7 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     });
     const p = projects[projectIdx] ?? 'all projects';
     // The colour says how memory is; the words say why.
-    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}${h.overall === 'green' ? '' : `: ${reasons(h, s)}`}{/${COLOR[h.overall]}-fg}`;
+    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}${h.reasons.length ? `: ${h.reasons.join(', ')}` : ''}{/${COLOR[h.overall]}-fg}`;
     help.setContent(
       `${overall}  ${p} | ${RANGE_LABEL[range]}${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}\nr refresh  1 7 days  2 30 days  3 all time  p next project  q quit`,
     );
@@ -168,6 +157,8 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
     closed();
   });
   screen.key(['r'], refresh);
+  screen.key(['down', 'j'], () => (expiring.scroll(1), screen.render()));
+  screen.key(['up', 'k'], () => (expiring.scroll(-1), screen.render()));
   screen.key(['1'], () => ((range = '7d'), refresh()));
   screen.key(['2'], () => ((range = '30d'), refresh()));
   screen.key(['3'], () => ((range = 'all'), refresh()));

@@ -65,6 +65,7 @@ export const modules = {
   schemas: lazy<typeof import('../core/schema.js')>('./core/schema.js'),
   ulid: lazy<typeof import('ulid')>('ulid'),
   secretScan: lazy<typeof import('./secret-scan.js')>('./service/secret-scan.js'),
+  setup: lazy<typeof import('../core/setup.js')>('./core/setup.js'),
 };
 
 export class ServiceContext {

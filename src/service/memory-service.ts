@@ -18,6 +18,7 @@ import type { Workspace } from '../store/workspace.js';
 import { ServiceContext, type ServiceOptions, type WarningSink } from './context.js';
 import * as agents from './ops/agents.js';
 import * as applyOps from './ops/apply.js';
+import * as capture from './ops/capture.js';
 import * as checks from './ops/checks.js';
 import * as conflicts from './ops/conflicts.js';
 import * as consolidation from './ops/consolidation.js';
@@ -198,6 +199,9 @@ export class MemoryService {
   setup(...a: ArgsC<typeof setupOps.setup>): ReturnType<typeof setupOps.setup> {
     return setupOps.setup(this.ctx, ...a);
   }
+  stopReminder(...a: ArgsC<typeof capture.stopReminder>): ReturnType<typeof capture.stopReminder> {
+    return capture.stopReminder(this.ctx, ...a);
+  }
   syncContext(...a: Args<typeof contextDocs.syncContext>): ReturnType<typeof contextDocs.syncContext> {
     return contextDocs.syncContext(this.ctx, this.rm, ...a);
   }
@@ -260,6 +264,9 @@ export class MemoryService {
   /** `memory doctor --fix`: entries with git conflict markers merged field by field from the merge's sides. */
   fixConflicts(): ReturnType<typeof conflicts.fixConflicts> {
     return conflicts.fixConflicts(this.ctx);
+  }
+  fixLinks(): ReturnType<typeof conflicts.fixLinks> {
+    return conflicts.fixLinks(this.ctx);
   }
   checkFreshness(...a: ArgsC<typeof checks.checkFreshness>): ReturnType<typeof checks.checkFreshness> {
     return checks.checkFreshness(this.ctx, ...a);

@@ -24,7 +24,7 @@ import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLog, appendLogs } from '../store/local-log.js';
 import { ensureLocalDir, withLock } from '../store/lock.js';
-import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand, projectFiles } from '../store/entries.js';
+import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
 import { recoverWrite } from './recovery.js';
 import { stateDirOf as localStateOf } from '../store/state-dir.js';
@@ -308,12 +308,14 @@ function stateDirOf(ctx: ServiceContext, git: GitRepo | null): string {
 export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: (tx: WriteTx) => Promise<T> | T): Promise<{ value: T; commit: string | null }> {
   const git = await ctx.git();
   // A repository whose memory asks for the field-level merge driver gets it registered by any
-  // write (a clone that never ran init would otherwise merge entries with conflict markers).
-  if (git && !ctx.mergeDriverChecked && existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) {
+  // write (a clone that never ran init would otherwise merge entries with conflict markers), and
+  // so does the write that lays down the attributes (a project's first, without init).
+  const drivers = async (): Promise<void> => {
+    if (!git || ctx.mergeDriverChecked || !existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) return;
     ctx.mergeDriverChecked = true;
-    await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env)).catch(() => undefined);
-    await git.ensureDiffDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env, 'memory textconv')).catch(() => undefined);
-  }
+    await ensureDrivers(git, ctx.ws.root, ctx.env).catch(() => undefined);
+  };
+  await drivers();
   if (git && !ctx.allowDetached && !opts.noCommit) {
     const why = git.writeBlocker();
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
@@ -331,6 +333,7 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
         const tx = new WriteTx(ctx, opts, signals, git !== null);
         const value = await fn(tx);
         const commit = await tx.finish(git, stateDir);
+        await drivers();
         return { value, commit };
       } finally {
         signals?.release();

@@ -66,6 +66,11 @@ export const ProjectConfigSchema = z
       .default({ slow_ms: 200 }),
     /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
+    /** The session context (`memory context`, `sync-context`): its size in characters (default 8,000), most useful entries first. */
+    context: z
+      .object({ budget: z.number().int().min(500).optional() })
+      .strict()
+      .optional(),
     /** Consolidation: subjects with this many live entries get a summary in the compaction plan (004). */
     compact: z
       .object({ summarize_at: z.number().int().min(2).optional() })

@@ -3,10 +3,11 @@
  * attributes), as contents to write. Nothing here writes: every file under ai-memory/ is written
  * by the write transaction (service/transaction.ts).
  */
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { renderConfig, defaultConfig } from './config.js';
+import type { GitRepo } from './git.js';
+import { gitCommandFor } from './install.js';
 import { readNoFollow } from './state-dir.js';
 import { linkRefused, type Workspace } from './workspace.js';
 
@@ -50,20 +51,11 @@ export function gitAttributesText(file: string): string | null {
 }
 
 /**
- * The command git runs as the merge driver: `bass-agents` from PATH when that is this very
- * installation (it survives reinstalls and npx cache cleanups), else this installation's
- * absolute path.
+ * Registers the merge driver and the diff driver's textconv in the repository's local git
+ * config, as this installation starts from git (store/install.ts); idempotent.
  */
-export function mergeDriverCommand(env: NodeJS.ProcessEnv = process.env, args = 'memory merge-driver %O %A %B %P'): string {
-  const bin = fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, 'bass-agents');
-    try {
-      if (existsSync(candidate) && realpathSync(candidate) === realpathSync(bin)) return `bass-agents ${args}`;
-    } catch {
-      /* unreadable PATH entry */
-    }
-  }
-  return `"${process.execPath}" "${bin}" ${args}`;
+export async function ensureDrivers(git: Pick<GitRepo, 'ensureMergeDriver' | 'ensureDiffDriver'>, root: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await git.ensureMergeDriver(MERGE_DRIVER, gitCommandFor(root, env, 'memory merge-driver %O %A %B %P'));
+  // `git diff` and `git log -p` of an entry file show its fields, one per line (git appends the file).
+  await git.ensureDiffDriver(MERGE_DRIVER, gitCommandFor(root, env, 'memory textconv'));
 }

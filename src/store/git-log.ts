@@ -12,28 +12,35 @@ export interface HistoryVersion {
   subject: string;
   /** The file at that commit; null where the commit removed it. */
   content: string | null;
+  /** The file in the commit's first parent (null: not there). */
+  before: string | null;
+  /** A merge commit (its changes came from the other side). */
+  merge: boolean;
 }
 
-/** Every committed version of one file, newest first (002 Req 12.5). */
+/**
+ * Every commit that changed one file, newest first (002 Req 12.5), with the file then and in the
+ * commit's first parent. Full history: a merge that took one side's version whole still lists
+ * the commits of the other side (git's default simplification would drop them).
+ */
 export async function history(repo: GitRepo, absPath: string): Promise<HistoryVersion[]> {
   const p = repo.repoPath(absPath);
   let log: string;
   try {
-    log = await repo.run(['log', '--format=%H%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
+    log = await repo.run(['log', '--full-history', '--topo-order', '--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
   } catch {
     return [];
   }
+  const at = (rev: string): Promise<string | null> => repo.run(['show', `${rev}:${p}`]).catch(() => null);
   const versions: HistoryVersion[] = [];
   for (const rec of log.split('\x1e')) {
-    const [commit, date, author, subject] = rec.trim().split('\x1f');
+    const [commit, parents, date, author, subject] = rec.trim().split('\x1f');
     if (!commit || !date) continue;
-    let content: string | null = null;
-    try {
-      content = await repo.run(['show', `${commit}:${p}`]);
-    } catch {
-      content = null;
-    }
-    versions.push({ commit, date, author: author ?? '', subject: subject ?? '', content });
+    const [first, ...others] = (parents ?? '').split(' ').filter(Boolean);
+    const [content, before] = await Promise.all([at(commit), first ? at(first) : Promise.resolve(null)]);
+    // A merge whose result is its first parent's version changed nothing here.
+    if (others.length && content === before) continue;
+    versions.push({ commit, date, author: author ?? '', subject: subject ?? '', content, before, merge: others.length > 0 });
   }
   return versions;
 }

@@ -1,44 +1,103 @@
 /**
- * How other programs (an MCP client, a hook, git's merge driver) start this installation of
- * `bass-agents`: by name when the `bass-agents` on PATH is this very installation (a global
- * install or `npm link`: it survives reinstalls), by a path relative to the workspace when it is
- * the workspace's own dev dependency, else by this machine's absolute path (a clone).
+ * How other programs start this installation of `bass-agents`: an agent client (its MCP server
+ * and hooks, from committed configuration), and git (the merge and diff drivers, from local
+ * config). Each must start from that program's plain PATH, whatever the install:
+ * - a dev dependency of the workspace (`npm install -D`, run through `npx`): clients run
+ *   `npx --no-install bass-agents` (found from any folder of the project, after any `npm ci`, on
+ *   any teammate's clone), hooks and git run the package's script by its path in the project;
+ * - a global install (`npm install -g`, `npm link`): `bass-agents` by name;
+ * - the workspace is a checkout of bass-agents itself: its `bin/` by its path in the checkout;
+ * - anything else (a clone elsewhere, npx's cache): this machine's absolute paths, said to be
+ *   not portable.
+ * docs/mcp.md says why each file gets the form it gets.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { delimiter, join, relative, sep } from 'node:path';
+import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Launcher } from '../core/setup.js';
+
+/** A shell word, quoted when it needs to be. */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
+}
 
 /** This installation's command file. */
 export function installedBin(): string {
   return fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
 }
 
-export function launcherFor(root: string, env: NodeJS.ProcessEnv = process.env): Launcher {
-  const bin = installedBin();
-  let real: string;
+const real = (p: string): string => {
   try {
-    real = realpathSync(bin);
+    return realpathSync(p);
   } catch {
-    real = bin;
+    return p;
   }
+};
+
+type Install = { kind: 'dependency' } | { kind: 'global' } | { kind: 'checkout'; rel: string } | { kind: 'elsewhere'; bin: string };
+
+/** Where this installation is, as seen from the workspace `root`. */
+function installOf(root: string, env: NodeJS.ProcessEnv): Install {
+  const bin = real(installedBin());
+  const top = real(root);
+  // The workspace's own dependency: a copy, or npm's link to a folder it was installed from.
+  const dep = join(top, 'node_modules', 'bass-agents', 'bin', 'bass-agents.cjs');
+  if (existsSync(dep) && real(dep) === bin) return { kind: 'dependency' };
   for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
+    // npx and npm scripts put a project's node_modules/.bin on PATH: not the client's PATH.
+    if (!dir || /[\\/]node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
     const candidate = join(dir, 'bass-agents');
-    try {
-      if (existsSync(candidate) && realpathSync(candidate) === real) return { command: 'bass-agents', args: [], portable: true };
-    } catch {
-      /* unreadable PATH entry */
+    if (existsSync(candidate) && real(candidate) === bin) return { kind: 'global' };
+  }
+  const rel = relative(top, bin);
+  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return { kind: 'checkout', rel: rel.split(sep).join('/') };
+  return { kind: 'elsewhere', bin };
+}
+
+const DEP_SCRIPT = 'node_modules/bass-agents/bin/bass-agents.cjs';
+
+/** How an agent client, started in the project, starts bass-agents (see the module comment). */
+export function launcherFor(root: string, env: NodeJS.ProcessEnv = process.env): Launcher {
+  const at = installOf(root, env);
+  switch (at.kind) {
+    case 'dependency':
+      return {
+        words: ['npx', '--no-install', 'bass-agents'],
+        shell: 'npx --no-install bass-agents',
+        claudeHook: `node "$CLAUDE_PROJECT_DIR"/${DEP_SCRIPT}`,
+        rootHook: `node ${DEP_SCRIPT}`,
+        cli: 'npx bass-agents',
+        portable: true,
+      };
+    case 'global':
+      return { words: ['bass-agents'], shell: 'bass-agents', claudeHook: 'bass-agents', rootHook: 'bass-agents', cli: 'bass-agents', portable: true };
+    case 'checkout':
+      return {
+        words: ['node', at.rel],
+        shell: `node ${shellWord(at.rel)}`,
+        claudeHook: `node "$CLAUDE_PROJECT_DIR"/${shellWord(at.rel)}`,
+        rootHook: `node ${shellWord(at.rel)}`,
+        cli: `node ${at.rel}`,
+        portable: true,
+      };
+    case 'elsewhere': {
+      const line = [process.execPath, at.bin].map(shellWord).join(' ');
+      return { words: [process.execPath, at.bin], shell: line, claudeHook: line, rootHook: line, cli: line, portable: false };
     }
   }
-  // The workspace's own dependency (a copy, or npm's symlink to a folder it was installed from).
-  const local = join(root, 'node_modules', 'bass-agents', 'bin', 'bass-agents.cjs');
-  try {
-    if (existsSync(local) && realpathSync(local) === real) return { command: 'node', args: ['node_modules/bass-agents/bin/bass-agents.cjs'], portable: true };
-  } catch {
-    /* a broken link */
-  }
-  const rel = relative(realpathSync(root), real);
-  if (rel.split(sep)[0] === 'node_modules') return { command: 'node', args: [rel.split(sep).join('/')], portable: true };
-  return { command: 'node', args: [real], portable: false };
+}
+
+/**
+ * The command line git runs for `args` (the merge driver, the diff driver's textconv): git runs
+ * it from the top of the work tree, from local config. A path in the project (a dev dependency,
+ * a checkout) survives `npm ci`, a moved checkout and a clone at another path; node is named by
+ * its absolute path, since git started by an editor may not have node on its PATH (a write with
+ * another node registers that one instead).
+ */
+export function gitCommandFor(root: string, env: NodeJS.ProcessEnv, args: string): string {
+  const at = installOf(root, env);
+  const node = shellWord(process.execPath);
+  if (at.kind === 'dependency') return `${node} ${DEP_SCRIPT} ${args}`;
+  if (at.kind === 'global') return `bass-agents ${args}`;
+  return `${node} ${shellWord(at.kind === 'checkout' ? at.rel : at.bin)} ${args}`;
 }

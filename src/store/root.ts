@@ -8,8 +8,17 @@ import { UsageError } from '../core/errors.js';
 
 export const MEMORY_DIR = 'ai-memory';
 
-/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/`. */
+/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/` (else `start`). */
 export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return discoverRoot(start, override, env) ?? resolve(start);
+}
+
+/** Whether there is a workspace here: a root named, or a folder from `start` up with `.git` or `ai-memory/`. */
+export function workspaceFound(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, {}) !== null;
+}
+
+function discoverRoot(start: string, override: string | undefined, env: NodeJS.ProcessEnv): string | null {
   const explicit = override ?? env.BASS_AGENTS_ROOT;
   if (explicit) {
     const r = resolve(start, explicit);
@@ -20,7 +29,7 @@ export function findRoot(start: string, override?: string, env: NodeJS.ProcessEn
   for (;;) {
     if (existsSync(join(dir, '.git')) || existsSync(join(dir, MEMORY_DIR))) return dir;
     const up = dirname(dir);
-    if (up === dir) return resolve(start);
+    if (up === dir) return null;
     dir = up;
   }
 }

@@ -142,7 +142,7 @@ describe('memory create', () => {
     expect(git(dir, 'log', '--format=%s').split('\n')[0]).toMatch(/init demo/);
   });
 
-  it('rejects a duplicate (subject, scope, summary) but allows it once the first is superseded', () => {
+  it('rejects a duplicate (subject, scope, summary), and re-creating it once superseded unless --force', () => {
     const dir = gitdir();
     const file = writeJson(dir, 'e.json', entry());
     const first = cli(dir, ['create', 'demo', '--file', file]).stdout.trim();
@@ -151,7 +151,10 @@ describe('memory create', () => {
     expect(dup.stderr).toContain(`duplicates entry ${first}`);
     const repl = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'r.json', entry({ summary: 'Invoices are generated hourly.' }))]).stdout.trim();
     expect(cli(dir, ['supersede', first, '--by', repl]).code).toBe(0);
-    expect(cli(dir, ['create', 'demo', '--file', file]).code).toBe(0);
+    const again = cli(dir, ['create', 'demo', '--file', file]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`re-creates entry ${first} (superseded), which was superseded by ${repl}`);
+    expect(cli(dir, ['create', 'demo', '--file', file, '--force']).code).toBe(0);
     // A larger batch (the whole map is built once): a duplicate of a stored entry and one of an
     // earlier update of the same batch are both skipped; the rest apply.
     const batch = [0, 1, 2, 3].map((i) => ({ operation: 'create', entry: entry({ summary: `Batch fact ${i}` }) }));

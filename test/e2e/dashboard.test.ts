@@ -40,7 +40,7 @@ describe('memory dashboard', () => {
     // that `show` accepts, panel titles on one line, and a growth line for one day of data.
     expect(screen).toMatch(/decisions\s+2 █+/);
     expect(screen).toMatch(/code\s+1 █+/);
-    expect(screen).toMatch(/● (yellow|red): .*low-confidence/);
+    expect(screen).toMatch(/● (yellow|red): .*1 of 2 low-confidence/);
     expect(screen).toContain(' recent operations ');
     const shownId = /create\s+([0-9A-Z]{26})\b/.exec(screen)?.[1];
     expect(shownId).toBeDefined();
@@ -65,14 +65,50 @@ describe('memory dashboard', () => {
     expect(pane()).not.toContain('summary');
   });
 
-  it('uses a larger terminal: wider tables with the dates of operations', async () => {
+  it('a healthy project with a few entries expiring is green; confidence bars are drawn; every expiring id is reached by scrolling; at 120x40 the tables widen', async () => {
     const dir = gitdir();
-    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'one fact' })) }).code).toBe(0);
-    const term = terminal(dir, `TERM=xterm-256color HOME='${dir}' '${process.execPath}' '${BIN}' memory dashboard demo`, 120, 40);
-    const pane = (): string => term.pane();
-    await until('the dashboard', () => pane().includes('recent operations'));
-    expect(pane()).toMatch(/create\s+[0-9A-Z]{26} \d\d-\d\d/);
-    expect(pane()).toMatch(/● green\s+demo \| all time/);
+    const now = Date.parse('2026-06-01T12:00:00Z');
+    const day = 86_400_000;
+    const facts = Array.from({ length: 92 }, (_, i) =>
+      entry({ subject: `billing.f${i}`, summary: `Billing fact number ${i}.`, confidence: 0.7 + (i % 4) * 0.1 }),
+    );
+    const states = Array.from({ length: 8 }, (_, i) =>
+      entry({
+        section: 'state',
+        kind: 'other',
+        subject: `flags.f${i}`,
+        summary: `Flag ${i} is on until its review.`,
+        valid_from: new Date(now - 30 * day).toISOString(),
+        valid_to: new Date(now + (i % 6) * day + day / 2).toISOString(),
+      }),
+    );
+    const input = JSON.stringify([...facts, ...states].map((e) => ({ operation: 'create', entry: e })));
+    expect(cli(dir, ['apply', 'demo', '--file', '-'], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' }, input }).code).toBe(0);
+    const expiring = (cli(dir, ['check-freshness', '--json'], { env: { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' } }).json() as { id: string }[]).map(
+      (e) => e.id,
+    );
+    expect(expiring).toHaveLength(8);
+    const run = `TERM=xterm-256color HOME='${dir}' BASS_AGENTS_NOW=2026-06-01T12:00:00Z '${process.execPath}' '${BIN}' memory dashboard demo`;
+
+    const small = terminal(dir, run, 80, 24);
+    await until('the dashboard', () => small.pane().includes('expiring <= 7d: 8'));
+    const screen = small.pane();
+    expect(screen).toMatch(/● green\s+demo \| all time/); // 8 of 100 expiring is not an issue
+    expect(screen).toMatch(/0\.8-1\.0\s+\d+ █+/); // the confidence panel draws bars
+    expect(screen).toContain('↑↓ scroll');
+    const seen = new Set(expiring.filter((id) => screen.includes(id)));
+    expect(seen.size).toBeGreaterThanOrEqual(4);
+    for (let k = 0; k < 6; k++) {
+      small.keys('Down');
+      await sleep(150);
+      for (const id of expiring) if (small.pane().includes(id)) seen.add(id);
+    }
+    expect([...seen].sort()).toEqual([...expiring].sort()); // every one, whole (memory show takes it)
+
+    const wide = terminal(dir, run, 120, 40);
+    await until('the wide dashboard', () => wide.pane().includes('recent operations'));
+    expect(wide.pane()).toMatch(/create\s+[0-9A-Z]{26} \d\d-\d\d/);
+    for (const id of expiring) expect(wide.pane()).toContain(id); // room for all of them
   });
 
   it('refuses to run without a terminal, pointing at stats --json', () => {

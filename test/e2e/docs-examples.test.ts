@@ -4,7 +4,9 @@
  * and must pass, unless the text before them says `<!-- doc-test: invalid -->`; other JSON must
  * parse. `bass-agents memory ...` lines of sh blocks run in order in one scratch repository per
  * page (seeded with entry.json = the page's first valid entry, and a small MCP memory.jsonl) and
- * must exit 0. `npm run quickstart` runs the quickstart script.
+ * must exit 0. `npm run quickstart` runs the quickstart script. Blocks marked
+ * `<!-- doc-test: loop -->` (docs/guide.md's walk through install, setup, review and pull) are run
+ * whole, as shell scripts, by test/e2e/setup.test.ts in a project with a real dev-dependency install.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +26,8 @@ interface Block {
   lang: string;
   body: string;
   invalid: boolean;
+  /** Run by test/e2e/setup.test.ts (the guide's loop), not here. */
+  loop: boolean;
   line: number;
 }
 
@@ -38,6 +42,7 @@ function blocks(page: string): Block[] {
       lang: m[1],
       body: m[2],
       invalid: before.includes('<!-- doc-test: invalid -->'),
+      loop: /<!-- doc-test: loop( teammate)? -->\s*$/.test(before),
       line: text.slice(0, m.index).split('\n').length,
     });
     last = (m.index ?? 0) + m[0].length;
@@ -59,10 +64,19 @@ const MCP_MEMORY = [
   .join('\n');
 
 describe('docs examples', () => {
+  it('docs/guide.md walks the loop in blocks that test/e2e/setup.test.ts runs', () => {
+    const loops = blocks('docs/guide.md').filter((b) => b.loop);
+    expect(loops.length).toBeGreaterThanOrEqual(5);
+    expect(loops.map((b) => b.body).join('')).toMatch(
+      /npm install --save-dev[\s\S]*setup claude-code[\s\S]*memory create[\s\S]*memory diff[\s\S]*git merge[\s\S]*npm ci[\s\S]*git pull/,
+    );
+    expect(readFileSync(join(ROOT, 'test/e2e/setup.test.ts'), 'utf8')).toContain('<!-- doc-test: loop( teammate)? -->');
+  });
+
   for (const page of pages) {
     const bs = blocks(page);
     const json = bs.filter((b) => b.lang === 'json');
-    const sh = bs.filter((b) => b.lang === 'sh' || b.lang === 'bash');
+    const sh = bs.filter((b) => (b.lang === 'sh' || b.lang === 'bash') && !b.loop);
     if (!json.length && !sh.length) continue;
     it(`${page}: ${json.length} JSON and ${sh.length} shell examples work`, () => {
       const dir = gitdir();

@@ -161,3 +161,67 @@ describe('import of input-shaped entries and copies', () => {
     expect(cli(dir, ['import', 'demo', broken, '--json']).json().error.problems).toHaveLength(30);
   });
 });
+
+describe('import says what happened', () => {
+  it('names --reassign-ids when the ids belong to another project (exit 1); copies rewrite links in the batch and never leave one dangling', () => {
+    const dir = gitdir();
+    const [a, b, c] = seed(dir, [
+      entry({ subject: 'billing.retries', summary: 'Invoice retries stop after 3 attempts.' }),
+      entry({ subject: 'billing.cron', summary: 'Invoices are generated nightly.' }),
+      entry({ subject: 'billing.ledger', summary: 'The ledger is append-only.' }),
+    ]);
+    const replaced = cli(dir, ['apply', 'demo', '--file', '-'], {
+      env,
+      input: JSON.stringify([
+        { operation: 'supersede', target_id: a, entry: entry({ subject: 'billing.retries', summary: 'Invoice retries stop after 5 attempts.' }) },
+      ]),
+    });
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(cli(dir, ['link', b, c], { env }).code).toBe(0);
+    expect(cli(dir, ['export', 'demo', 'out.json'], { env }).code).toBe(0);
+    const exported = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as { id: string; superseded_by: string | null }[];
+    expect(exported).toHaveLength(4);
+
+    // The same ids into another project: nothing imported, and the message says what to do.
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const plain = cli(dir, ['import', 'other', 'out.json'], { env });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/exists in project demo; --reassign-ids imports a copy/);
+    expect(plain.stderr).toMatch(/nothing was imported into other: .*--reassign-ids/);
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+
+    // One of the copies duplicates an entry already in the target: the copy superseded by it points at that entry.
+    expect(cli(dir, ['import', 'demo', 'out.json'], { env }).stdout).toMatch(/nothing new: every entry is already in demo/);
+    const target = cli(dir, ['init', 'other'], { env });
+    expect(target.code).toBe(0);
+    const d = cli(dir, ['create', 'other', '--file', '-'], {
+      env,
+      input: JSON.stringify(entry({ subject: 'billing.retries', summary: 'Invoice retries stop after 5 attempts.' })),
+    }).stdout.trim();
+    const copy = cli(dir, ['import', 'other', 'out.json', '--reassign-ids', '--json'], { env });
+    expect(copy.code, copy.stderr).toBe(0);
+    const r = copy.json();
+    expect(r.applied).toHaveLength(3); // the successor was a duplicate of d
+    expect(r.skipped[0].errors[0].message).toMatch(new RegExp(`duplicates entry ${d}`));
+    const copies = (
+      cli(dir, ['list', 'other', '--status', 'any', '--json'], { env }).json() as {
+        id: string;
+        subject: string;
+        status: string;
+        superseded_by: string | null;
+        related_entries: string[];
+      }[]
+    ).filter((e) => e.id !== d);
+    expect(copies.find((e) => e.status === 'superseded')!.superseded_by).toBe(d);
+    const linked = copies.filter((e) => e.related_entries.length);
+    expect(linked).toHaveLength(2);
+    for (const e of linked) expect(copies.map((x) => x.id)).toContain(e.related_entries[0]); // the copies link each other, not the originals
+    expect(cli(dir, ['doctor'], { env }).code).toBe(0);
+
+    // A superseded entry whose successor is neither imported nor stored is not imported.
+    const orphan = exported.filter((e) => e.superseded_by).map((e) => ({ ...e, superseded_by: '01HZZZZZZZZZZZZZZZZZZZZZZZ' }));
+    const lone = cli(dir, ['import', 'third', '-', '--reassign-ids', '--json'], { env, input: JSON.stringify(orphan) });
+    expect(lone.code).toBe(1);
+    expect(lone.json().skipped[0].errors[0]).toMatchObject({ path: '[0].superseded_by', message: expect.stringMatching(/neither imported nor stored/) });
+  });
+});

@@ -30,36 +30,21 @@ const call = async (c: Client, name: string, args: Record<string, unknown>): Pro
 };
 
 describe('memory mcp', () => {
-  it('lists its tools with schemas and annotations', async () => {
+  it('lists six short tools (tools/list within 10,000 characters) and says when to query and when to record', async () => {
     const dir = gitdir();
     const c = await connect(dir);
-    const { tools } = await c.listTools();
-    const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const n of [
-      'memory_query',
-      'memory_show',
-      'memory_apply',
-      'memory_validate',
-      'memory_check_freshness',
-      'memory_stats',
-      'memory_reinforce',
-      'memory_extract',
-      'memory_related',
-      'memory_decay',
-      'memory_list',
-      'memory_create',
-      'memory_supersede',
-      'memory_deprecate',
-      'memory_link',
-      'memory_sync_context',
-    ])
-      expect(byName.has(n), n).toBe(true);
+    const listed = await c.listTools();
+    expect(JSON.stringify(listed).length).toBeLessThanOrEqual(10_000);
+    const byName = new Map(listed.tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(['memory_apply', 'memory_create', 'memory_deprecate', 'memory_maintain', 'memory_query', 'memory_show']);
+    for (const t of listed.tools) expect(t.description!.length, t.name).toBeLessThanOrEqual(400);
     // What an agent is told when it connects, and the write guide as a prompt.
-    expect(c.getInstructions()).toMatch(/memory_query/);
-    expect(c.getInstructions()).toMatch(/memory_supersede/);
+    const instructions = c.getInstructions()!;
+    expect(instructions).toMatch(/Query before you act: call memory_query/);
+    expect(instructions).toMatch(/Record when you learned something/);
+    expect(instructions).toMatch(/supersedes/);
     const guide = await c.getPrompt({ name: 'write-memory' });
     expect((guide.messages[0].content as { text: string }).text).toMatch(/subject/);
-    expect(byName.get('memory_decay')!.annotations).toMatchObject({ readOnlyHint: true });
     const q = byName.get('memory_query')!;
     expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining([
@@ -78,11 +63,8 @@ describe('memory mcp', () => {
       ]),
     );
     expect(q.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-    expect(q.outputSchema).toBeDefined();
     expect(byName.get('memory_apply')!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
-    expect(Object.keys(byName.get('memory_show')!.inputSchema.properties ?? {})).toContain('id');
-    expect(Object.keys(byName.get('memory_apply')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['updates', 'project']));
-    expect(Object.keys(byName.get('memory_validate')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['entry', 'update']));
+    expect(Object.keys(byName.get('memory_create')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['entry', 'supersedes', 'force']));
   });
 
   it('creates, queries with paging and a budget, shows, supersedes; created_by is the client name', async () => {
@@ -121,28 +103,40 @@ describe('memory mcp', () => {
     expect(shown.data.entry.created_by).toBe('test-agent');
     expect(shown.data.computed.confidence_label).toBeDefined();
 
-    const replacement = { operation: 'supersede', target_id: ids[0], entry: entry({ summary: 'Invoices retry 8 times now', subject: 'billing.retry-new' }) };
-    const sup = await call(c, 'memory_apply', { updates: [replacement] });
+    const sup = await call(c, 'memory_create', { entry: entry({ summary: 'Invoices retry 8 times now', subject: 'billing.retry-new' }), supersedes: ids[0] });
     expect(sup.isError, sup.text).toBe(false);
+    expect(sup.data).toMatchObject({ superseded: ids[0], entry: { summary: 'Invoices retry 8 times now' } });
     const after = await call(c, 'memory_show', { id: ids[0] });
     expect(after.data.entry.status).toBe('superseded');
+    expect(after.data.entry.superseded_by).toBe(sup.data.entry.id);
+    // Re-creating the fact that was superseded is refused, naming the old entry and its successor; force writes it.
+    const old = page1.data.results.find((r: Structured) => r.id === ids[0]).summary as string;
+    const again = await call(c, 'memory_create', { entry: entry({ summary: old, subject: shown.data.entry.subject }) });
+    expect(again.isError).toBe(true);
+    expect(again.text).toContain(`re-creates entry ${ids[0]} (superseded), which was superseded by ${sup.data.entry.id}`);
+    const forced = await call(c, 'memory_create', { entry: entry({ summary: old, subject: shown.data.entry.subject }), force: true });
+    expect(forced.isError, forced.text).toBe(false);
+    // Browsing (no text) pages the same way.
+    const browse = await call(c, 'memory_query', { limit: 2 });
+    expect(browse.data.results).toHaveLength(2);
+    expect(browse.data.next_offset).toBe(2);
     // The CLI sees what the MCP server wrote.
     expect(cli(dir, ['show', ids[0], '--json']).json().status).toBe('superseded');
     // When the client goes, the server leaves an index snapshot the CLI can load as it is.
     await c.close();
     const q = cli(dir, ['query', 'invoices retry', '--json', '--debug']);
-    expect(q.json()).toHaveLength(6);
+    expect(q.json()).toHaveLength(7);
     expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
   it('reports validation problems, refused secrets and errors with the CLI wording', async () => {
     const dir = gitdir();
     const c = await connect(dir, ['--project', 'demo']);
-    const v = await call(c, 'memory_validate', { entry: entry({ confidence: 2, evidence: [] }) });
+    const v = await call(c, 'memory_maintain', { action: 'validate', entry: entry({ confidence: 2, evidence: [] }) });
     expect(v.isError).toBe(false);
     expect(v.data.ok).toBe(false);
     expect(v.data.errors.map((e: Structured) => e.path)).toEqual(expect.arrayContaining(['confidence']));
-    const both = await call(c, 'memory_validate', {});
+    const both = await call(c, 'memory_maintain', { action: 'validate' });
     expect(both.isError).toBe(true);
     expect(both.text).toMatch(/exactly one of entry or update/);
     const skipped = await call(c, 'memory_apply', {
@@ -182,20 +176,38 @@ describe('memory mcp', () => {
     expect((ctx.contents[0] as { text: string }).text).toContain('Payments use idempotency keys');
     const one = await c.readResource({ uri: entryUri });
     expect(JSON.parse((one.contents[0] as { text: string }).text).id).toBe(entryUri.split('/').pop());
-    const fresh = await call(c, 'memory_check_freshness', { days: 7 });
+    const fresh = await call(c, 'memory_maintain', { action: 'check_freshness', days: 7 });
     expect(fresh.data.items).toEqual([expect.objectContaining({ state: 'expiring', summary: 'Feature flag new-checkout is on' })]);
-    const stats = await call(c, 'memory_stats', { project: 'demo' });
+    const stats = await call(c, 'memory_maintain', { action: 'stats', project: 'demo' });
     expect(stats.data.total_entries).toBe(2);
     const ids = (await call(c, 'memory_query', { query: 'idempotency', project: 'demo' })).data.results.map((r: Structured) => r.id);
-    const re = await call(c, 'memory_reinforce', { ids, project: 'demo' });
+    const re = await call(c, 'memory_maintain', { action: 'reinforce', ids, project: 'demo' });
     expect(re.isError, re.text).toBe(false);
     expect(re.data.entries[0].lifecycle.reviewed_at).toBe('2026-06-01T12:00:00.000Z');
-    const ex = await call(c, 'memory_extract', { text: 'We decided to use idempotency keys for every payment request.', project: 'demo', dry_run: true });
+    const ex = await call(c, 'memory_maintain', {
+      action: 'extract',
+      text: 'We decided to use idempotency keys for every payment request.',
+      project: 'demo',
+      dry_run: true,
+    });
     expect(ex.data).toMatchObject({ candidates: 1, stored: 0, dry_run: true });
-    const rel = await call(c, 'memory_related', { id: ids[0] });
+    const rel = await call(c, 'memory_show', { id: ids[0], related: true });
     expect(rel.isError, rel.text).toBe(false);
-    const decay = await call(c, 'memory_decay', { project: 'demo' });
+    expect(Array.isArray(rel.data.related)).toBe(true);
+    const decay = await call(c, 'memory_maintain', { action: 'decay', project: 'demo' });
     expect(decay.data).toMatchObject({ analyzed: 2, dry_run: true });
+    const needs = await call(c, 'memory_maintain', { action: 'link', id: ids[0] });
+    expect(needs.isError).toBe(true);
+    expect(needs.text).toBe('link needs other');
+    // A resource that does not exist is "resource not found" saying which, never an internal error.
+    for (const uri of ['memory://demo/01HZZZZZZZZZZZZZZZZZZZZZZZ', 'ai-context://nope']) {
+      const err = await c.readResource({ uri }).then(
+        () => null,
+        (e: { code: number; message: string }) => e,
+      );
+      expect(err?.code, uri).toBe(-32002);
+      expect(err?.message).toContain(uri);
+    }
   });
 
   it('refuses a bad filter with the same words as the CLI, and takes the same relative ages', async () => {
@@ -243,21 +255,11 @@ describe('memory mcp', () => {
     const [id, id2, id3, id4, id5] = (created.data.applied as { id: string }[]).map((x) => x.id);
     const args: Record<string, Record<string, unknown>> = {
       memory_query: { query: 'invoices' },
-      memory_show: { id },
+      memory_show: { id, related: true },
       memory_apply: { updates: [{ operation: 'deprecate', target_id: id2 }] },
-      memory_list: { section: 'decisions', limit: 5 },
-      memory_create: { entry: entry({ summary: 'Chargebacks are answered within two days.', subject: 'billing.chargebacks' }) },
-      memory_supersede: { id: id3, entry: entry({ summary: 'The ledger job runs hourly since June.', subject: 'billing.ledger' }) },
+      memory_create: { entry: entry({ summary: 'The ledger job runs hourly since June.', subject: 'billing.ledger' }), supersedes: id3 },
       memory_deprecate: { id: id4 },
-      memory_link: { a: id, b: id5, type: 'same-schedule' },
-      memory_sync_context: {},
-      memory_validate: { entry: entry() },
-      memory_check_freshness: {},
-      memory_stats: { since: '7d' },
-      memory_reinforce: { ids: [id] },
-      memory_extract: { text: 'We decided to run the invoice job hourly because of the EU rule.', dry_run: true },
-      memory_related: { id },
-      memory_decay: {},
+      memory_maintain: { action: 'link', id, other: id5, type: 'same-schedule' },
     };
     for (const t of tools) {
       const a = args[t.name];
@@ -280,17 +282,16 @@ describe('memory mcp', () => {
     const listed = cli(dir, ['list', '--json']).json() as { id: string }[];
     const id = listed[0].id;
 
-    const both = await call(c, 'memory_supersede', { id, by: id, entry: entry() });
-    expect(both.isError).toBe(true);
-    expect(both.text).toBe('give exactly one of by (an existing entry) or entry (a new one)');
-    const self = await call(c, 'memory_supersede', { id, by: id.slice(0, 8) });
-    expect(self.isError).toBe(true);
-    expect(self.text).toMatch(/cannot supersede itself/);
+    const self = await call(c, 'memory_apply', { updates: [{ operation: 'supersede', target_id: id, superseded_by: id }] });
+    expect(self.data.skipped[0].errors[0].message).toMatch(/cannot supersede itself/);
+    const gone = await call(c, 'memory_create', { entry: entry({ summary: 'x' }), supersedes: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' });
+    expect(gone.isError).toBe(true);
+    expect(gone.text).toMatch(/no memory entry with id/);
     const bad = await call(c, 'memory_create', { entry: { ...entry(), subject: 'has spaces' } });
     expect(bad.isError).toBe(true);
     expect(bad.text).toMatch(/^subject: must be a canonical entity key without spaces/);
     const viaCli = cli(dir, ['list', '--section', 'bogus']);
-    const viaMcp = await call(c, 'memory_list', { section: 'bogus' });
+    const viaMcp = await call(c, 'memory_query', { section: 'bogus' });
     expect(viaMcp.isError).toBe(true);
     expect(`error: ${viaMcp.text}`).toBe(viaCli.stderr.split('\n')[0]);
     const missing = await call(c, 'memory_deprecate', { id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' });

@@ -138,7 +138,11 @@ describe('memory sync across clones', () => {
     expect(readFileSync(file(b), 'utf8')).toMatch(/^<<<<<<< /m);
     const doctor = cli(b, ['doctor', '--json']);
     expect(doctor.code).toBe(1);
-    expect(doctor.json().problems).toEqual([expect.objectContaining({ check: 'conflict', file: `ai-memory/demo/decisions/${id}.json` })]);
+    // The conflict, and its cause: the driver this clone never registered.
+    expect(doctor.json().problems).toEqual([
+      expect.objectContaining({ check: 'merge driver', file: 'ai-memory/.gitattributes' }),
+      expect.objectContaining({ check: 'conflict', file: `ai-memory/demo/decisions/${id}.json` }),
+    ]);
     // During the merge: the file is merged from git's stages and left for the merge commit.
     const head = git(b, 'rev-parse', 'HEAD').trim();
     const fixed = cli(b, ['doctor', '--fix']);

@@ -3,7 +3,8 @@
  */
 import type { Argv } from 'yargs';
 import { parseWhen } from '../../core/filters.js';
-import { type GlobalArgs, out, printJson, service, warn } from '../io.js';
+import { stopAnswer } from '../../service/ops/capture.js';
+import { type GlobalArgs, out, printJson, readTextInput, service, warn } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -12,7 +13,10 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'sync-context [project]',
       'write ai-context/<project>.md from active, confidence >= 0.8, code/artifact-evidenced entries (the project as for any command when not named)',
-      (c) => c.positional('project', { type: 'string' }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('budget', { type: 'number', describe: 'maximum size in characters (default: config.yaml context.budget, else 8000)' }),
       async (a: A) => {
         const svc = service(a);
         const r = await svc.syncContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
@@ -27,7 +31,10 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     .command(
       'context [project]',
       'print the project context summary (what sync-context writes to ai-context/); nothing is written',
-      (c) => c.positional('project', { type: 'string' }).option('budget', { type: 'number', describe: 'maximum size in characters (default 12000)' }),
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('budget', { type: 'number', describe: 'maximum size in characters (default: config.yaml context.budget, else 8000)' }),
       (a: A) => {
         const svc = service(a);
         const r = svc.renderContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
@@ -37,14 +44,18 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'setup <client> [project]',
-      'configure an agent client for this repository: its MCP server entry, its standing instructions (CLAUDE.md, AGENTS.md or a Cursor rule) and, for Claude Code, a session-start hook that prints the context; idempotent, your own content is kept',
+      'configure an agent client for this repository: its MCP server, its standing instructions (CLAUDE.md, AGENTS.md or a Cursor rule) and the context once (for Claude Code a session-start hook); --capture adds a Stop hook reminding the agent to record what it learned; idempotent, your own content is kept',
       (c) =>
         c
           .positional('client', { type: 'string', choices: ['claude-code', 'cursor', 'codex'], demandOption: true })
           .positional('project', { type: 'string' })
-          .option('dry-run', { type: 'boolean', describe: 'show what would change; write nothing' }),
+          .option('dry-run', { type: 'boolean', describe: 'show what would change; write nothing' })
+          .option('capture', {
+            type: 'boolean',
+            describe: 'also install the reminder hook: record what was learned when a session changed code and recorded nothing',
+          }),
       (a: A) => {
-        const r = service(a).setup(String(a.client), a.project || undefined, { dryRun: Boolean(a['dry-run']) });
+        const r = service(a).setup(String(a.client), a.project || undefined, { dryRun: Boolean(a['dry-run']), capture: Boolean(a.capture) });
         if (a.json) return printJson(r);
         for (const f of r.files)
           out(`${r.dry_run && f.action !== 'unchanged' ? `would ${f.action}` : f.action === 'unchanged' ? 'unchanged' : `${f.action}d`}  ${f.file}`);
@@ -52,9 +63,28 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         out(`the server starts as: ${r.command.join(' ')} memory mcp --project ${r.project}`);
         if (!r.portable)
           warn(
-            'that command names a path on this machine (bass-agents is not on PATH here): teammates need their own setup, or install bass-agents globally or as a dev dependency and run setup again',
+            'that command names a path on this machine (bass-agents is neither a dependency of this project nor on PATH): teammates need their own setup; install bass-agents as a dev dependency (npm install -D) or globally and run setup again',
           );
         if (!r.dry_run && r.files.some((f) => f.action !== 'unchanged')) out('review and commit these files; setup commits nothing');
+      },
+    )
+    .command(
+      'hook <event>',
+      false, // run by agent clients (setup --capture), not by people
+      (c) =>
+        c
+          .positional('event', { type: 'string', choices: ['stop'], demandOption: true })
+          .option('client', { type: 'string', choices: ['claude-code', 'cursor', 'codex'], demandOption: true }),
+      async (a: A) => {
+        // A hook never fails its client: whatever goes wrong, it says nothing and exits 0.
+        let reminder: string | null = null;
+        try {
+          reminder = await service(a).stopReminder(readTextInput('-').text);
+        } catch {
+          reminder = null;
+        }
+        const answer = stopAnswer(String(a.client), reminder);
+        if (answer) out(answer);
       },
     )
     .command(

@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, progressBar, readTextInput, service, table } from '../io.js';
+import { type GlobalArgs, clip, fileArg, out, printJson, progressBar, readTextInput, service, table, warn } from '../io.js';
 import { io } from '../stdio.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
@@ -176,13 +176,26 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           source,
           onProgress: bar,
         });
+        // Asked for entries and got none, not because they are all here already: say so, exit 1.
+        const failed = docs!.length > 0 && r.applied.length === 0 && !r.already_here;
         if (a.json) printJson(r);
         else {
           const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
           out(
             `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
           );
-          for (const s of r.skipped) for (const e of s.errors) out(`  skipped ${s.id}: ${e.message}`);
+          const lines = r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`));
+          for (const line of lines.slice(0, 20)) out(line);
+          if (lines.length > 20) out(`  … and ${lines.length - 20} more (--json lists them all)`);
+          for (const w of r.warnings) warn(w);
+          if (r.applied.length === 0 && r.already_here) out(`nothing new: every entry is already in ${project}`);
+        }
+        if (failed) {
+          const elsewhere = r.skipped.some((s) => s.errors.some((e) => / exists in project /.test(e.message)));
+          io().stderr.write(
+            `error: nothing was imported into ${project}${elsewhere ? ": the entries' ids belong to another project; --reassign-ids imports copies under new ids" : ' (every entry was skipped, see above)'}\n`,
+          );
+          io().setExitCode(1);
         }
       },
     );

@@ -186,12 +186,14 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           const versions = await svc.history(id, { project: a.project });
           if (a.json) return printJson(versions);
           if (versions.length === 0) return out(`${id} has no committed history (not in a git repository, or not committed yet)`);
-          versions.forEach((v, i) => {
-            const older = versions[i + 1]?.entry ?? null;
+          for (const v of versions) {
+            // What this commit changed: against its first parent's version, not the line below (another branch's).
+            const older = v.before;
             const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
-            const what = v.entry === null ? 'removed' : older ? `changed: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
+            const what =
+              v.entry === null ? 'removed' : older ? `${v.merge ? 'merged' : 'changed'}: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
             out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
-          });
+          }
           return;
         }
         if (a.json) {

@@ -92,18 +92,22 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) =>
         c.option('fix', {
           type: 'boolean',
-          describe: 'merge entries that hold git conflict markers field by field (committed; left for your merge commit while a merge is in progress)',
+          describe:
+            'register the merge driver, merge conflicted or unmerged entries field by field (left for your commit while git holds a merge), and repair links to entries that do not exist',
         }),
       async (a: A) => {
         const svc = service(a);
         if (a.fix) {
+          await svc.registerMergeDriver();
           const f = await svc.fixConflicts();
           for (const x of f.fixed) {
             if (x.merged) io().stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
             else io().stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
           }
           if (f.in_merge && f.fixed.some((x) => x.merged))
-            io().stderr.write('a merge is in progress: the merged files are written; git add them and finish the merge\n');
+            io().stderr.write('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready\n');
+          else if (f.resolved.length) io().stderr.write('the merged files are written and marked resolved (git add); commit them when you are ready\n');
+          for (const x of (await svc.fixLinks()).fixed) io().stderr.write(`fixed: ${x.file}: ${x.change}\n`);
         }
         const r = await svc.doctor();
         if (a.json) printJson(r);

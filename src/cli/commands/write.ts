@@ -75,13 +75,19 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'create [project]',
-      'create one entry from a JSON object (the entry part of a Memory_Update)',
-      (c) => c.positional('project', { type: 'string' }).option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' }),
+      'create one entry from a JSON object (the entry part of a Memory_Update); re-creating a superseded or deprecated fact is refused unless --force',
+      (c) =>
+        c
+          .positional('project', { type: 'string' })
+          .option('file', { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' })
+          .option('force', { type: 'boolean', describe: 'write it even if it restates a superseded or deprecated entry' }),
       async (a: A) => {
         const input = readJsonInput(a.file as string | undefined);
         const svc = service(a);
         const project = svc.project(a.project || undefined);
-        const r = (await writeViaDaemon(svc, 'create', input, project)) ?? (await svc.create(input, { project }));
+        // A forced create is written here: the daemon's group commit checks every create.
+        const force = a.force === true;
+        const r = (force ? undefined : await writeViaDaemon(svc, 'create', input, project)) ?? (await svc.create(input, { project, force }));
         if (a.json) printJson(r.entry);
         else out(r.entry.id);
       },
@@ -151,7 +157,7 @@ export function registerWrite(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         const r = await service(a).validate(input, { project: a.project || undefined });
         if (a.json) printJson(r);
         else if (r.ok) out('ok: valid');
-        else for (const p of r.errors) io().stderr.write(`invalid: ${formatProblem(p)}\n`);
+        else for (const p of r.errors) io().stderr.write(`error: ${formatProblem(p)}\n`);
         io().setExitCode(r.ok ? 0 : 1);
       },
     );

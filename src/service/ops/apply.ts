@@ -18,6 +18,7 @@ import { withWrite, type WriteTx } from '../transaction.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 
 export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
+import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
 
 /** At most this many updates in one apply or import: past it, split the batch. */
@@ -44,6 +45,8 @@ export interface ApplyOptions {
   label?: string;
   agent?: string;
   ignoreOwnAgent?: boolean;
+  /** Create even what re-creates a superseded or deprecated entry (`--force`). */
+  force?: boolean;
   /** Updates checked, then files written (a progress bar for large batches). */
   onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
 }
@@ -53,7 +56,7 @@ export async function create(
   ctx: ServiceContext,
   rm: ReadModel,
   input: unknown,
-  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {},
+  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean; force?: boolean } = {},
 ): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
@@ -137,8 +140,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
         return id && id !== exclude ? id : undefined;
       },
     };
-    const found = secrets[i];
     const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
+    const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, p.project, r0.value.entry!) : null;
+    const found = again ? [...secrets[i], { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : secrets[i];
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
     // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
     validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
@@ -206,6 +210,28 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     }
   }
   return { applied, skipped };
+}
+
+/**
+ * Why a create restates an entry of the project that no longer holds (superseded or deprecated,
+ * same subject, a summary of the same words), or null: the next session's context would list
+ * the old fact and the new one as current. Only rows that mention the subject are looked at.
+ */
+function recreates(st: BatchState, project: string, entry: { subject: string; summary: string }): string | null {
+  const { words, jaccard } = modules.similarity();
+  const mine = new Set(words(entry.summary));
+  const needle = JSON.stringify(entry.subject);
+  for (const se of st.snap.entries) {
+    if (se.project !== project || !se.mentions(needle) || se.meta.subject !== entry.subject) continue;
+    const status = se.meta.status;
+    if (status !== 'superseded' && status !== 'deprecated') continue;
+    if (jaccard(mine, new Set(words(se.entry.summary))) < 0.8) continue;
+    const by = se.meta.superseded_by ? st.getEntry(se.meta.superseded_by) : undefined;
+    const what =
+      status === 'deprecated' ? 'which was deprecated' : `which was superseded by ${se.meta.superseded_by}${by ? ` ("${by.summary.slice(0, 80)}")` : ''}`;
+    return `re-creates entry ${se.meta.id} (${status}), ${what}; supersede the current entry instead, or pass --force (force: true over MCP) to write it anyway`;
+  }
+  return null;
 }
 
 /** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
@@ -322,6 +348,12 @@ export async function deprecate(
   const found = locate(ctx, idOrPrefix, opts.project);
   const id = found.entry.id;
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
+  // Superseded by an entry that does not exist (a dangling link): deprecating it is the repair.
+  const by = found.entry.superseded_by;
+  if (by && !safeEntry(ctx, by, found.project)) {
+    const r = await fixLinks(ctx, new Set([id]));
+    return { applied: [{ index: 0, operation: 'deprecate', id, target_id: id }], skipped: [], commit: r.commits[0] ?? null, project: found.project };
+  }
   return apply(ctx, rm, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 

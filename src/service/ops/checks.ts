@@ -3,8 +3,9 @@
  * store and the secret rules), `memory doctor` (the whole workspace), `memory check-freshness`.
  */
 import { semanticReport, type SemanticReport } from '../semantic.js';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { MERGE_DRIVER } from '../../store/entries.js';
 import { EXPIRY_WARNING_DAYS } from '../../core/query.js';
 import type { ValidationError, Problem } from '../../core/errors.js';
 import type { FreshnessItem } from '../../core/freshness.js';
@@ -15,7 +16,7 @@ import { isLegacyId } from '../../core/names.js';
 import { shown } from '../../core/redact.js';
 import { modules, type ServiceContext } from '../context.js';
 import { scanGroups } from './apply.js';
-import { conflictedFiles } from './conflicts.js';
+import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
 /** `memory validate`: the validation function, against the store when a project exists. */
 export async function validate(ctx: ServiceContext, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
@@ -63,8 +64,23 @@ export async function doctor(ctx: ServiceContext): Promise<{
 }> {
   const snap = ctx.catalog.refresh();
   const problems: { check: string; file: string; path: string; message: string }[] = [];
-  const conflicted = new Set(conflictedFiles(ctx));
-  for (const file of conflicted) {
+  const marked = conflictedFiles(ctx);
+  const conflicted = new Set(marked);
+  for (const file of await unmergedFiles(ctx)) {
+    if (conflicted.has(file)) continue; // its markers are reported below
+    conflicted.add(file);
+    problems.push({
+      check: 'unmerged',
+      file,
+      path: '',
+      message: file.endsWith('.json')
+        ? "is unmerged in git's index (the merge driver did not run); `bass-agents memory doctor --fix` merges the two sides field by field and marks it resolved (by hand: `git checkout -m <file>` redoes the merge with the driver, then `git add <file>`)"
+        : "is unmerged in git's index; take either side (`git checkout --theirs <file>`), run `bass-agents memory sync-context <project>` and `git add <file>`",
+    });
+  }
+  problems.push(...(await driverProblems(ctx)));
+  for (const file of marked) {
+    if (problems.some((p) => p.file === file)) continue;
     problems.push({
       check: 'conflict',
       file,
@@ -135,6 +151,36 @@ export async function doctor(ctx: ServiceContext): Promise<{
   const { modelInstalled } = await import('../embedder.js');
   const semantic = semanticReport(ctx, snap.entries, await modelInstalled());
   return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems, semantic };
+}
+
+/**
+ * The merge driver this clone needs (its memory's .gitattributes names it): registered, and its
+ * program there. Without it, git merges entries line by line and leaves conflicts.
+ */
+async function driverProblems(ctx: ServiceContext): Promise<{ check: string; file: string; path: string; message: string }[]> {
+  const git = await ctx.git();
+  const attrs = join(ctx.ws.memoryDir, '.gitattributes');
+  if (!git || !existsSync(attrs) || !readFileSync(attrs, 'utf8').includes(`merge=${MERGE_DRIVER}`)) return [];
+  const command = (await git.run(['config', '--get', `merge.${MERGE_DRIVER}.driver`]).catch(() => '')).trim();
+  const fix = '`bass-agents memory doctor --fix` (or `memory init <project>`) registers it for this installation';
+  if (!command)
+    return [
+      {
+        check: 'merge driver',
+        file: ctx.ws.rel(attrs),
+        path: '',
+        message: `names the merge driver ${MERGE_DRIVER}, which this clone has not registered; ${fix}`,
+      },
+    ];
+  // The program and script it names, when they are paths (absolute, or in the work tree: git runs drivers from its top).
+  const missing = (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? [])
+    .slice(0, 2)
+    .map((w) => w.replace(/^['"]|['"]$/g, ''))
+    .filter((w) => w.includes('/'))
+    .find((w) => !existsSync(resolve(git.toplevel, w)));
+  return missing
+    ? [{ check: 'merge driver', file: ctx.ws.rel(attrs), path: '', message: `git's merge driver runs ${missing}, which does not exist; ${fix}` }]
+    : [];
 }
 
 /** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */

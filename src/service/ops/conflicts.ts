@@ -1,9 +1,10 @@
 /**
  * `memory doctor --fix`: entry files that hold git conflict markers (merged without the
- * bass-agents merge driver) are merged field by field from the merge's own sides (the index's
- * stages while the merge is in progress, else the sides the markers hold), as the driver would
- * have. Committed like any write; while the user's merge is in progress the files are written
- * and left for their merge commit.
+ * bass-agents merge driver), and entry files git holds unmerged (index stages 1-3: the driver
+ * could not run), are merged field by field from the merge's own sides (the index's stages
+ * while git has them, else the sides the markers hold), as the driver would have. Committed
+ * like any write; while a merge is in progress, or while git holds the files unmerged, they are
+ * written and marked resolved (`git add`), and the commit is left to the user.
  */
 import { join } from 'node:path';
 import { conflictSides, hasConflictMarkers } from '../../core/conflicts.js';
@@ -20,6 +21,21 @@ export interface ConflictFix {
   merged: boolean;
   /** Why a file could not be merged (a side that is not a valid entry). */
   reason?: string;
+}
+
+/** Memory files (workspace-relative) that git's index holds unmerged (stages 1-3). */
+export async function unmergedFiles(ctx: ServiceContext): Promise<string[]> {
+  const git = await ctx.git();
+  if (!git) return [];
+  const dirs = [ctx.ws.memoryDir, ctx.ws.contextDir].map((d) => git.repoPath(d));
+  const listed = await git.run(['ls-files', '-u', '-z', '--', ...dirs]).catch(() => '');
+  const paths = new Set(
+    listed
+      .split('\0')
+      .filter(Boolean)
+      .map((l) => l.slice(l.indexOf('\t') + 1)),
+  );
+  return [...paths].map((p) => ctx.ws.rel(join(git.toplevel, p))).sort();
 }
 
 /** Entry files (workspace-relative) whose content holds conflict markers. */
@@ -64,12 +80,13 @@ async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<
   return conflictSides(text);
 }
 
-export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean }> {
+export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
   const git = await ctx.git();
+  const unmerged = (await unmergedFiles(ctx)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
   const byProject = new Map<string, { abs: string; entry: MemoryEntry }[]>();
   const fixed: ConflictFix[] = [];
-  for (const file of conflictedFiles(ctx)) {
+  for (const file of [...new Set([...conflictedFiles(ctx), ...unmerged])].sort()) {
     const abs = join(ctx.ws.root, file);
     try {
       const sides = await sidesOf(git, abs, readFileSync(abs, 'utf8'));
@@ -96,7 +113,9 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
   const commits: string[] = [];
   const agent = await ctx.agent();
   for (const [project, items] of byProject) {
-    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix', noCommit: inMerge }, (tx) => {
+    // Files git holds unmerged are resolved in its index and left for the user's commit.
+    const noCommit = inMerge || items.some((i) => unmerged.includes(ctx.ws.rel(i.abs)));
+    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix', noCommit }, (tx) => {
       for (const { abs, entry } of items) {
         tx.put(entry, { from: abs });
         tx.change({ op: 'update', id: entry.id, summary: 'merged the two sides of a git conflict field by field' });
@@ -104,5 +123,58 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
     });
     if (commit) commits.push(commit);
   }
-  return { fixed, commits, in_merge: inMerge };
+  const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
+  if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(ctx.ws.root, f)))]);
+  return { fixed, commits, in_merge: inMerge, resolved };
+}
+
+/**
+ * `memory doctor --fix` (and `memory deprecate` of such an entry): links that name entries which
+ * do not exist. An entry superseded by an entry that is gone becomes deprecated (it was replaced,
+ * so it no longer holds, and nothing says by what); related entries that are gone are dropped.
+ * One commit per project. `only`: just these ids.
+ */
+export async function fixLinks(
+  ctx: ServiceContext,
+  only?: ReadonlySet<string>,
+): Promise<{ fixed: { file: string; id: string; change: string }[]; commits: string[] }> {
+  const snap = ctx.catalog.refresh();
+  const ids = new Set(snap.entries.map((se) => se.meta.id));
+  const byProject = new Map<string, { abs: string; entry: MemoryEntry; change: string }[]>();
+  const fixed: { file: string; id: string; change: string }[] = [];
+  const now = ctx.now().toISOString();
+  for (const se of snap.entries) {
+    const m = se.meta;
+    if (only && !only.has(m.id)) continue;
+    const gone = m.superseded_by && !ids.has(m.superseded_by) ? m.superseded_by : null;
+    const lost = m.related_entries.filter((r) => !ids.has(r));
+    if (!gone && !lost.length) continue;
+    const e = se.entry;
+    const entry: MemoryEntry = {
+      ...e,
+      ...(gone ? { status: 'deprecated' as const, superseded_by: null } : {}),
+      related_entries: e.related_entries.filter((r) => ids.has(r)),
+      updated_at: now,
+    };
+    const change = [
+      gone ? `deprecated: superseded_by named ${gone}, which does not exist` : '',
+      lost.length ? `dropped related entries that do not exist: ${lost.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    byProject.set(se.project, [...(byProject.get(se.project) ?? []), { abs: join(ctx.ws.root, se.file), entry, change }]);
+    fixed.push({ file: se.file, id: m.id, change });
+  }
+  const commits: string[] = [];
+  const agent = await ctx.agent();
+  for (const [project, items] of byProject) {
+    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix' }, (tx) => {
+      for (const { abs, entry, change } of items) {
+        tx.put(entry, { from: abs });
+        tx.change({ op: entry.status === 'deprecated' ? 'deprecate' : 'update', id: entry.id, summary: change });
+      }
+    });
+    if (commit) commits.push(commit);
+  }
+  return { fixed, commits };
 }

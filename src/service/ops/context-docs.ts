@@ -20,7 +20,10 @@ export function renderContext(
   // The daemon's watcher keeps its catalog current; others stat the files first.
   const snap = ctx.watched && rm.current ? rm.current : ctx.snapshot();
   const items = snap.entries.filter((se) => se.project === project).map((se) => ({ meta: se.meta, entry: () => se.entry }));
-  return { project, ...renderContextOf(project, items, ctx.now().getTime(), opts.budget ?? DEFAULT_CONTEXT_BUDGET) };
+  return {
+    project,
+    ...renderContextOf(project, items, ctx.now().getTime(), opts.budget ?? ctx.projectConfig(project).context?.budget ?? DEFAULT_CONTEXT_BUDGET),
+  };
 }
 
 /** `memory sync-context <project>`: writes ai-context/<project>.md, committing it when it changed. */

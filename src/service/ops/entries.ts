@@ -42,6 +42,9 @@ export interface EntryVersion {
   author: string;
   subject: string;
   entry: MemoryEntry | null;
+  /** The entry in the commit's first parent: what this commit changed it from (null: it was not there). */
+  before: MemoryEntry | null;
+  merge: boolean;
 }
 
 /** Finds an entry file by id without scanning: one stat per project and section. */
@@ -121,15 +124,20 @@ export async function history(ctx: ServiceContext, id: string, opts: { project?:
   const git = await ctx.git();
   if (!git) return [];
   const versions = await gitHistory(git, join(ctx.ws.root, found.file));
-  return versions.map((v) => {
-    let entry: MemoryEntry | null = null;
-    if (v.content) {
-      try {
-        entry = JSON.parse(v.content) as MemoryEntry;
-      } catch {
-        entry = null;
-      }
+  const parse = (text: string | null): MemoryEntry | null => {
+    try {
+      return text ? (JSON.parse(text) as MemoryEntry) : null;
+    } catch {
+      return null;
     }
-    return { commit: v.commit, date: v.date, author: v.author, subject: v.subject, entry };
-  });
+  };
+  return versions.map((v) => ({
+    commit: v.commit,
+    date: v.date,
+    author: v.author,
+    subject: v.subject,
+    entry: parse(v.content),
+    before: parse(v.before),
+    merge: v.merge,
+  }));
 }

@@ -47,17 +47,16 @@ export async function extract(
     .extraction()
     .extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence)
     .slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
-  const existing = ctx
-    .snapshot()
-    .entries.filter((se) => se.project === project && se.meta.status !== 'superseded')
-    .map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
+  const live = ctx.snapshot().entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
+  const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
+  const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
   const extractions: ExtractReport['extractions'] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
   for (const c of cands) {
     // Known if either the matched words or their whole sentence say what an entry already says.
     const known = [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))];
     const dup = modules.extraction().findSimilar(c.text, known) ?? modules.extraction().findSimilar(c.sentence || c.text, known);
-    const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text');
+    const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text', subjects);
     extractions.push({
       summary: String(entry.summary),
       type: c.type,

@@ -9,7 +9,7 @@ import { duplicateHash } from '../../core/meta.js';
 import { compileFilters, type QueryFilters } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { isUlid } from '../../core/names.js';
-import { entryPath } from '../../store/catalog.js';
+import { entryPath, type StoredEntry } from '../../store/catalog.js';
 import { modules, type ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 import { MAX_BATCH, scanGroups, warnIfLarge } from './apply.js';
@@ -17,6 +17,10 @@ import { MAX_BATCH, scanGroups, warnIfLarge } from './apply.js';
 export interface ImportResult {
   applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
   skipped: { index: number; id: string; errors: Problem[] }[];
+  /** Links dropped because they named entries neither imported nor stored. */
+  warnings: string[];
+  /** Every skipped entry is already in the project (its id, or a duplicate of a live entry). */
+  already_here: boolean;
   commit: string | null;
   project: string;
 }
@@ -121,16 +125,16 @@ export async function importEntries(
     for (const se of snap.entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
     const imported: ImportResult['applied'] = [];
     const skipped: ImportResult['skipped'] = [];
+    // First what goes in (and what a skipped duplicate stands for), then the links, then the files.
+    const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: ImportResult['applied'][number]['action'] }[] = [];
+    const standsFor = new Map<string, string>();
     for (let k = 0; k < entries.length; k++) {
       const e = entries[k];
-      if (k % 200 === 0) {
-        opts.onProgress?.(k, entries.length, 'write');
-        await tx.checkpoint();
-      }
       const index = seen.get(e.id) ?? k;
-      if (fresh.has(e.id)) {
+      if (fresh.has(e.id) && e.status !== 'superseded') {
         const dup = live.get(duplicateHash(e));
         if (dup) {
+          standsFor.set(e.id, dup);
           skipped.push({ index, id: e.id, errors: [{ path: `[${index}].summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
           continue;
         }
@@ -147,26 +151,57 @@ export async function importEntries(
         continue;
       }
       if (old && old.project !== project) {
-        skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: `an entry with this id exists in project ${old.project}` }] });
+        const message = `an entry with this id exists in project ${old.project}; --reassign-ids imports a copy under a new id`;
+        skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message }] });
         continue;
       }
-      let next = e;
-      let action: 'created' | 'overwritten' | 'merged' = 'created';
-      if (old) {
-        if (onConflict === 'skip') {
-          skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: 'an entry with this id exists (--on-conflict skip)' }] });
-          continue;
-        }
-        action = onConflict === 'merge' ? 'merged' : 'overwritten';
-        if (onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, e); // the same field-level merge as the git merge driver
+      if (old && onConflict === 'skip') {
+        standsFor.set(e.id, e.id);
+        skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: 'an entry with this id exists (--on-conflict skip)' }] });
+        continue;
       }
+      going.push({ e, index, old, action: !old ? 'created' : onConflict === 'merge' ? 'merged' : 'overwritten' });
+    }
+    // Links must name an entry that is imported here or stored; a superseded entry whose
+    // successor is neither is not imported (it would dangle), a related entry that is neither is dropped.
+    const inBatch = new Set(going.map((g) => g.e.id));
+    const resolve = (id: string): string | null => {
+      const to = standsFor.get(id) ?? id;
+      return inBatch.has(to) || existing.has(to) ? to : null;
+    };
+    for (let round = 0, changed = true; changed && round < going.length + 1; round++) {
+      changed = false;
+      for (const g of going) {
+        if (!inBatch.has(g.e.id) || !g.e.superseded_by || resolve(g.e.superseded_by)) continue;
+        inBatch.delete(g.e.id);
+        changed = true;
+        skipped.push({
+          index: g.index,
+          id: g.e.id,
+          errors: [{ path: `[${g.index}].superseded_by`, message: `names ${g.e.superseded_by}, which is neither imported nor stored (it would dangle)` }],
+        });
+      }
+    }
+    const warnings: string[] = [];
+    for (let k = 0; k < going.length; k++) {
+      const { e, index, old, action } = going[k];
+      if (!inBatch.has(e.id)) continue;
+      if (k % 200 === 0) {
+        opts.onProgress?.(k, going.length, 'write');
+        await tx.checkpoint();
+      }
+      const related = e.related_entries.map(resolve).filter((r): r is string => r !== null && r !== e.id);
+      if (related.length < e.related_entries.length) warnings.push(`[${index}] ${e.id}: dropped related entries that are neither imported nor stored`);
+      let next: MemoryEntry = { ...e, superseded_by: e.superseded_by ? resolve(e.superseded_by) : null, related_entries: [...new Set(related)] };
+      if (old && onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, next); // the same field-level merge as the git merge driver
       tx.put(next, old ? { from: join(ctx.ws.root, old.file) } : {});
       tx.change({ op: 'import', id: e.id, summary: next.summary });
       imported.push({ index, id: e.id, action });
     }
     opts.onProgress?.(entries.length, entries.length, 'write');
-    return { imported, skipped, snap };
+    skipped.sort((x, y) => x.index - y.index);
+    return { imported, skipped, warnings, snap, already: skipped.length > 0 && skipped.every((x) => standsFor.has(x.id)) };
   });
   warnIfLarge(ctx, project, value.snap, value.imported.filter((a) => a.action === 'created').length);
-  return { applied: value.imported, skipped: value.skipped, commit, project };
+  return { applied: value.imported, skipped: value.skipped, warnings: value.warnings, already_here: value.already, commit, project };
 }

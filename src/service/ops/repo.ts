@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
 import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
-import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand } from '../../store/entries.js';
+import { ensureDrivers, gitAttributesText } from '../../store/entries.js';
 import type { ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 
@@ -108,9 +108,7 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
 export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean> {
   const git = await ctx.git();
   if (!git) return false;
-  await git.ensureMergeDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env));
-  // `git diff` and `git log -p` of an entry file show its fields, one per line (git appends the file).
-  await git.ensureDiffDriver(MERGE_DRIVER, mergeDriverCommand(ctx.env, 'memory textconv'));
+  await ensureDrivers(git, ctx.ws.root, ctx.env);
   return true;
 }
 

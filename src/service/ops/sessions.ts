@@ -39,7 +39,7 @@ export async function remember(
       project,
       summary: summary.slice(0, 300),
       content,
-      subject: String(fields.subject ?? 'session'),
+      subject: String(fields.subject ?? knownSubject(ctx, project, `${summary} ${content}`)),
       tags: Array.isArray(fields.tags) ? fields.tags.map(String) : [],
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl).toISOString(),
@@ -53,7 +53,7 @@ export async function remember(
   const entry = {
     section: 'observations',
     kind: 'other',
-    subject: 'notes',
+    subject: knownSubject(ctx, project, `${summary} ${String(fields.content ?? '')}`),
     scope: 'repo',
     content: summary,
     confidence: 0.6,
@@ -66,16 +66,27 @@ export async function remember(
   return { short_term: false, id: r.entry.id, project: r.project, commit: r.commit };
 }
 
-/** The unexpired short-term entries of a session matching `text` (every word as a prefix), most important first. */
+/** The subject a note is about: one the project already uses when the note names it, else its own telling words. */
+function knownSubject(ctx: ServiceContext, project: string, text: string): string {
+  const subjects = new Set<string>();
+  for (const se of ctx.snapshot().entries) if (se.project === project && se.meta.status === 'active') subjects.add(se.meta.subject);
+  return modules.extraction().subjectOf(text, [...subjects].sort());
+}
+
+/**
+ * The unexpired short-term entries of a session that match `text` (at least half of its words,
+ * each as a prefix), best match first, then most important; no text: all of them.
+ */
 export function sessionHits(ctx: ServiceContext, session: string, text: string): ShortTermEntry[] {
   const now = ctx.now().getTime();
   const entries = ctx.sessions.read(session, now);
   const terms = modules.similarity().words(text);
-  const hits = entries.filter((e) => {
-    if (!terms.length) return true;
+  const share = new Map<string, number>();
+  for (const e of entries) {
     const have = modules.similarity().words(`${e.summary} ${e.content} ${e.subject} ${e.tags.join(' ')}`);
-    return terms.some((t) => have.some((w) => w.startsWith(t)));
-  });
+    share.set(e.id, terms.length ? terms.filter((t) => have.some((w) => w.startsWith(t))).length / terms.length : 1);
+  }
+  const hits = entries.filter((e) => share.get(e.id)! >= 0.5);
   if (hits.length) {
     const ids = new Set(hits.map((h) => h.id));
     ctx.sessions.write(
@@ -83,7 +94,7 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
       entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)),
     );
   }
-  return hits.sort((a, b) => b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
+  return hits.sort((a, b) => share.get(b.id)! - share.get(a.id)! || b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
 }
 
 /**

@@ -5,11 +5,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLIENTS, planSetup, type Client } from '../../core/setup.js';
 import { UsageError } from '../../core/errors.js';
+import type { Client } from '../../core/setup.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { launcherFor } from '../../store/install.js';
-import type { ServiceContext } from '../context.js';
+import { modules, type ServiceContext } from '../context.js';
 
 export interface SetupResult {
   client: Client;
@@ -19,16 +19,19 @@ export interface SetupResult {
   /** False when the command is a path of this machine only. */
   portable: boolean;
   dry_run: boolean;
+  capture: boolean;
   files: { file: string; action: 'create' | 'update' | 'unchanged'; after: string }[];
 }
 
-export function setup(ctx: ServiceContext, client: string, projectName: string | undefined, opts: { dryRun?: boolean } = {}): SetupResult {
+export function setup(ctx: ServiceContext, client: string, projectName: string | undefined, opts: { dryRun?: boolean; capture?: boolean } = {}): SetupResult {
+  const { CLIENTS, planSetup } = modules.setup();
   if (!(CLIENTS as readonly string[]).includes(client))
     throw new UsageError(`client must be one of: ${CLIENTS.join(', ')} (got ${JSON.stringify(client).slice(0, 40)})`);
   const project = ctx.project(projectName, true);
   const launcher = launcherFor(ctx.ws.root, ctx.env);
   const abs = (file: string): string => ctx.ws.assertInside(join(ctx.ws.root, file), 'configuration file');
-  const plan = planSetup(client as Client, project, launcher, (file) => (existsSync(abs(file)) ? readFileSync(abs(file), 'utf8') : null));
+  const read = (file: string): string | null => (existsSync(abs(file)) ? readFileSync(abs(file), 'utf8') : null);
+  const plan = planSetup(client as Client, project, launcher, read, { capture: opts.capture });
   const files = plan.map((p) => ({
     file: p.file,
     action: p.before === null ? ('create' as const) : p.before === p.after ? ('unchanged' as const) : ('update' as const),
@@ -38,9 +41,10 @@ export function setup(ctx: ServiceContext, client: string, projectName: string |
   return {
     client: client as Client,
     project,
-    command: [launcher.command, ...launcher.args],
+    command: launcher.words,
     portable: launcher.portable,
     dry_run: Boolean(opts.dryRun),
+    capture: Boolean(opts.capture),
     files,
   };
 }
