@@ -2,6 +2,7 @@
  * Evidence URI forms (002 Req 18.1-18.4, 13.9, 20.4-20.5). Pure: says whether a URI has the
  * right *form* for its evidence type; whether it is still reachable is `validate-evidence`'s job.
  */
+import { SYMBOL_NAME } from './anchors.js';
 import type { EvidenceType } from './schema.js';
 
 /** Git permalinks: GitHub/Gitea `/blob/<ref>/<path>`, GitLab `/-/blob/`, Bitbucket `/src/<ref>/`, commits. */
@@ -41,7 +42,7 @@ export function isUrl(uri: string): boolean {
   return /^https?:\/\//i.test(uri);
 }
 
-/** Splits `path#L10-L20` or `path:10-20` into the path and the optional line range. */
+/** Splits `path#L10-L20` or `path:10-20` into the path and the optional line range (symbol anchors: see anchors.ts). */
 export function splitLineRange(uri: string): { path: string; start?: number; end?: number } {
   const m = /^(.*?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri);
   if (!m || !m[1]) return { path: uri };
@@ -93,7 +94,9 @@ export function checkUrlSafety(uri: string): string | null {
 }
 
 function checkPathLike(uri: string): string | null {
-  const { path } = splitLineRange(uri);
+  const sym = /^(.*?)#symbol=(.*)$/.exec(uri);
+  if (sym && !SYMBOL_NAME.test(sym[2])) return 'names a symbol that is not a name: after "#symbol=" give letters, digits, "_" or "$" (dotted parts allowed)';
+  const path = sym ? sym[1] : splitLineRange(uri).path;
   return checkRepoPath(path) ?? checkSensitive(path);
 }
 

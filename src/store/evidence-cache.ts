@@ -3,10 +3,14 @@
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
- * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse).
+ * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse). What the check
+ * found for each URI of an entry (`AnchorRecord`, for its status at read time) is in
+ * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`): a read looks up its few results there
+ * without parsing the rest.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
 import type { EvidenceStatus } from '../core/evidence-check.js';
 import { writeFileAtomic } from './fsutil.js';
 import type { Workspace } from './workspace.js';
@@ -32,11 +36,78 @@ export class EvidenceCache {
   private keysMemo: { stamp: string; keys: Set<string> } | undefined;
 
   private readonly ws: Workspace;
+  private anchorsFile: string;
+  private anchorsMemo: { stamp: string; text: string; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
+  /** Statuses told from a file's content at read time, by entry, URI and the file's stamp. */
+  readonly statusMemo = new Map<string, AnchorStatus>();
 
   constructor(ws: Workspace) {
     this.ws = ws;
     this.file = join(ws.localDir, 'cache', 'evidence.json');
     this.staleFile = join(ws.localDir, 'cache', 'evidence-stale.json');
+    this.anchorsFile = join(ws.localDir, 'cache', 'evidence-anchors.txt');
+  }
+
+  /** What the last check recorded for each URI of the entry `key` (project/id), by URI. */
+  anchorsOf(key: string): Map<string, AnchorRecord> | undefined {
+    const st = statSync(this.anchorsFile, { throwIfNoEntry: false });
+    if (!st) return undefined;
+    const stamp = `${st.size}:${st.mtimeMs}`;
+    if (this.anchorsMemo?.stamp !== stamp) {
+      let text = '';
+      try {
+        text = readFileSync(this.anchorsFile, 'utf8');
+      } catch {
+        /* gone meanwhile: no records */
+      }
+      this.anchorsMemo = { stamp, text, byKey: new Map() };
+      if (this.statusMemo.size > 50_000) this.statusMemo.clear();
+    }
+    const m = this.anchorsMemo;
+    if (m.byKey.has(key)) return m.byKey.get(key);
+    const head = `${key}\t`;
+    const at = m.text.startsWith(head) ? 0 : m.text.indexOf(`\n${head}`) + 1;
+    let recs: Map<string, AnchorRecord> | undefined;
+    if (at > 0 || m.text.startsWith(head)) {
+      const end = m.text.indexOf('\n', at);
+      try {
+        recs = new Map((JSON.parse(m.text.slice(at + head.length, end < 0 ? undefined : end)) as AnchorRecord[]).map((r) => [r.uri, r]));
+      } catch {
+        recs = undefined;
+      }
+    }
+    m.byKey.set(key, recs);
+    return recs;
+  }
+
+  /** Every entry's records (for a check of some projects to keep the others'). */
+  allAnchors(): Map<string, AnchorRecord[]> {
+    const out = new Map<string, AnchorRecord[]>();
+    let text = '';
+    try {
+      text = readFileSync(this.anchorsFile, 'utf8');
+    } catch {
+      return out;
+    }
+    for (const line of text.split('\n')) {
+      const tab = line.indexOf('\t');
+      if (tab < 0) continue;
+      try {
+        out.set(line.slice(0, tab), JSON.parse(line.slice(tab + 1)) as AnchorRecord[]);
+      } catch {
+        /* a torn line: that entry is checked again */
+      }
+    }
+    return out;
+  }
+
+  saveAnchors(records: Map<string, AnchorRecord[]>): void {
+    this.ws.ensureLocal({ force: true });
+    const lines: string[] = [];
+    for (const [k, rs] of records) if (rs.length) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
+    writeFileAtomic(this.anchorsFile, lines.join(''), { fsync: false });
+    this.anchorsMemo = undefined;
+    this.statusMemo.clear();
   }
 
   load(): EvidenceCacheFile {
