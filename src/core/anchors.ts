@@ -164,8 +164,10 @@ export function parsePatch(text: string): Map<string, Hunk[]> {
 /**
  * What a change did to the code an anchor cites, for a reviewer: null when it left it alone. A
  * line range counts only when those lines changed or moved, a whole file when the file changed, a
- * symbol when its declaration went or the lines up to the next declaration changed. `baseText`
- * and `headText` are the file before and after (needed for symbols only).
+ * symbol when its declaration went or the lines from it to the next declaration changed (its
+ * extent after the change, as `git log -L :<name>:<file>` takes it). `baseText` and `headText`
+ * are the file before and after: needed for symbols (after), and for a line range the hunks
+ * touch, to find it moved elsewhere unchanged.
  */
 export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: string, headText?: string): { change: CodeChange; to?: string } | null {
   if (!fate) return null;
@@ -173,18 +175,21 @@ export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: st
   const renamed = fate.status === 'R' && fate.to !== a.path;
   const hunks = fate.hunks ?? [];
   if (a.symbol) {
-    if (headText === undefined || declarationLines(headText, a.symbol, fate.to).length === 0) return { change: 'deleted' };
+    const at = headText === undefined ? [] : declarationLines(headText, a.symbol, fate.to);
+    if (!at.length) return { change: 'deleted' };
     const to = renamed ? anchorUri({ ...a, path: fate.to }) : undefined;
-    const at = baseText === undefined ? [] : declarationLines(baseText, a.symbol, a.path);
-    const extent = at.length ? symbolExtent(baseText!, a.path, at[0]) : null;
-    if (extent && hunks.length && !mapLines(hunks, extent[0], extent[1])) return { change: 'modified', ...(to ? { to } : {}) };
+    // Its extent after the change, as `git log -L :<name>:<file>` takes it: touched by a hunk's new side?
+    const [s, e] = symbolExtent(headText!, fate.to, at[0]);
+    const touched = hunks.some((h) => (h.newCount === 0 ? h.newStart >= s && h.newStart < e : h.newStart <= e && h.newStart + h.newCount - 1 >= s));
+    if (touched) return { change: 'modified', ...(to ? { to } : {}) };
     return renamed ? { change: 'moved', to } : null;
   }
   if (!a.lines) {
     if (fate.status === 'R' && hunks.length === 0 && (fate.similarity ?? 100) >= 100) return renamed ? { change: 'moved', to: fate.to } : null;
     return { change: 'modified', ...(renamed ? { to: fate.to } : {}) };
   }
-  const mapped = mapLines(hunks, a.lines[0], a.lines[1]);
+  const mapped =
+    mapLines(hunks, a.lines[0], a.lines[1]) ?? (baseText !== undefined && headText !== undefined ? relocate(baseText, headText, a.lines[0], a.lines[1]) : null);
   if (!mapped) return { change: 'modified', ...(renamed ? { to: fate.to } : {}) };
   if (!renamed && mapped[0] === a.lines[0]) return null;
   return { change: 'moved', to: anchorUri({ ...a, path: fate.to, lines: mapped }) };
@@ -234,20 +239,36 @@ export function fingerprint(text: string, s: number, e: number): string {
   return `${hs.length}:${(hs[0] ?? 0).toString(36)}:${blockHash(hs, 0, hs.length).toString(36)}`;
 }
 
+/** Every line (1-based) where the lines a fingerprint was taken of start in `text`. */
+function matches(text: string, fp: string): number[] {
+  const [n, first, block] = fp.split(':');
+  const count = Number(n);
+  const hs = splitLines(text).map(lineHash);
+  const out: number[] = [];
+  for (let i = 0; i + count <= hs.length; i++) if (hs[i].toString(36) === first && blockHash(hs, i, count).toString(36) === block) out.push(i + 1);
+  return out;
+}
+
 /**
  * Where the lines a fingerprint was taken of are in `text`: the start nearest to `near`, or null
  * when they are nowhere (their content changed).
  */
 export function findFingerprint(text: string, fp: string, near: number): number | null {
-  const [n, first, block] = fp.split(':');
-  const count = Number(n);
-  const hs = splitLines(text).map(lineHash);
   let best: number | null = null;
-  for (let i = 0; i + count <= hs.length; i++) {
-    if (hs[i].toString(36) !== first || blockHash(hs, i, count).toString(36) !== block) continue;
-    if (best === null || Math.abs(i + 1 - near) < Math.abs(best - near)) best = i + 1;
-  }
+  for (const at of matches(text, fp)) if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
   return best;
+}
+
+/**
+ * Where lines `s..e` of `before` are, unchanged and together, in `after` (a block moved away
+ * from where the hunks left it): only when they appear there exactly once and hold text enough to
+ * be told apart (20 letters or digits, the threshold `git blame -M` uses).
+ */
+export function relocate(before: string, after: string, s: number, e: number): [number, number] | null {
+  const block = splitLines(before).slice(s - 1, e);
+  if (block.length !== e - s + 1 || block.join('').replace(/[^A-Za-z0-9]/g, '').length < 20) return null;
+  const at = matches(after, fingerprint(before, s, e));
+  return at.length === 1 ? [at[0], at[0] + e - s] : null;
 }
 
 // ---------------------------------------------------------------- status at read time

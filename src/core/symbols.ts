@@ -78,7 +78,8 @@ function patternFor(path: string, name: string | null): RegExp {
     const n = name === null ? ID : escapeRe(name);
     const ps = langs.flatMap((l) => [...LANGS[l].all, ...(name === null ? [] : (LANGS[l].named ?? []))]);
     // `$` ends an identifier too: `\b` does not see it as part of a word.
-    re = new RegExp(ps.map((p) => `(?:${p.replace(/N\\b/g, () => `${n}(?![\\w$])`).replace(/N/g, () => n)})`).join('|'));
+    // One pass: a name holding an "N" must not be substituted into again.
+    re = new RegExp(ps.map((p) => `(?:${p.replace(/N(\\b)?/g, (_, b?: string) => (b ? `${n}(?![\\w$])` : n))})`).join('|'));
     if (cache.size > 500) cache.clear();
     cache.set(key, re);
   }

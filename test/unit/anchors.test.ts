@@ -109,6 +109,7 @@ describe('anchors', () => {
     expect(declarationLines('class A:\n    async def go(self):\n        go()\nLIMIT = 3\n', 'go', 'a.py')).toEqual([2]);
     expect(declarationLines('class A:\n    pass\nLIMIT = 3\n', 'LIMIT', 'a.py')).toEqual([3]);
     expect(declarationLines('package x\n\nfunc (s *Server) Serve() error {\n\treturn Serve()\n}\ntype Server struct{}\n', 'Serve', 'a.go')).toEqual([3]);
+    expect(declarationLines('func TestNoNameN(t *testing.T) {\n}\n', 'TestNoNameN', 'a_test.go')).toEqual([1]); // a name holding the placeholder
     expect(declarationLines('pub(crate) async fn fetch() {}\nimpl Foo { fn fetch2() { fetch(); } }\npub struct Foo;\n', 'fetch', 'a.rs')).toEqual([1]);
     expect(declarationLines('public class Invoices {\n  public static List<String> due(int d) {\n    return due(d);\n  }\n}\n', 'due', 'A.java')).toEqual([2]);
     // From the declaration to the line before the next one.

@@ -11,6 +11,7 @@ import {
   anchorUri,
   fingerprint,
   followAnchor,
+  relocate,
   splitLines,
   statusInText,
   type Anchor,
@@ -66,9 +67,24 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
       const f = followAnchor(anchor, fate);
       const to = f.to ? fromRepo(f.to.path) : anchor.path;
       // Renamed out of the workspace: as good as gone from here.
-      return { key: it.key, uri, anchor, at, fate, status: to === null ? ('missing' as const) : f.status, target: f.to && to ? { ...f.to, path: to } : anchor };
+      const status: AnchorStatus = to === null ? 'missing' : f.status;
+      return { key: it.key, uri, anchor, at, fate, status, target: f.to && to ? { ...f.to, path: to } : anchor };
     }),
   );
+  // Lines the hunks touched may have moved elsewhere unchanged: look for them in HEAD's file.
+  const touched = followed.filter((f) => f.status === 'changed' && f.at && f.fate);
+  if (touched.length && git && head) {
+    const texts = await readTexts(
+      git,
+      touched.flatMap((f) => [`${f.at}:${toRepo(f.anchor.path)}`, `${head}:${f.fate!.to}`]),
+    );
+    for (const f of touched) {
+      const [was, now] = [texts.get(`${f.at}:${toRepo(f.anchor.path)}`), texts.get(`${head}:${f.fate!.to}`)];
+      const at = was !== undefined && now !== undefined ? relocate(was, now, f.anchor.lines![0], f.anchor.lines![1]) : null;
+      const path = fromRepo(f.fate!.to);
+      if (at && path !== null) Object.assign(f, { status: 'moved', target: { ...f.anchor, path, lines: at } });
+    }
+  }
   const wantsText = (a: Anchor): boolean => Boolean(a.lines || a.symbol);
   const headTexts =
     git && head

@@ -70,10 +70,15 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
     const to = toWs(f.to);
     return to === null ? { status: 'D', to: p } : { ...f, to };
   };
-  // Symbols need the file on both sides.
-  const symbols = cands.filter((c) => c.anchor.symbol && wsFate(c.anchor.path)?.status !== 'D');
-  const blobNames = symbols.flatMap((c) =>
-    [`${o.base}:${toRepo(c.anchor.path)}`, o.headName(fates.get(toRepo(c.anchor.path))!.to)].filter((x): x is string => x !== null),
+  // Symbols need the file on both sides, and so does a line range the hunks touch (it may have
+  // moved elsewhere unchanged).
+  const needsText = (c: (typeof cands)[number]): boolean =>
+    wsFate(c.anchor.path)?.status !== 'D' &&
+    Boolean(c.anchor.symbol || (c.anchor.lines && citedChange(c.anchor, wsFate(c.anchor.path))?.change === 'modified'));
+  const withText = new Set(cands.filter(needsText));
+  const headOf = (c: (typeof cands)[number]): string => fates.get(toRepo(c.anchor.path))!.to;
+  const blobNames = [...withText].flatMap((c) =>
+    [c.anchor.lines ? `${o.base}:${toRepo(c.anchor.path)}` : null, o.headName(headOf(c))].filter((x): x is string => x !== null),
   );
   const blobs = await readTexts(git, blobNames);
   const headText = (repoPath: string): string | undefined => {
@@ -87,14 +92,8 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
   };
   const out: CitedCode[] = [];
   for (const c of cands) {
-    const fate = wsFate(c.anchor.path);
-    const repo = toRepo(c.anchor.path);
-    const r = citedChange(
-      c.anchor,
-      fate,
-      c.anchor.symbol ? blobs.get(`${o.base}:${repo}`) : undefined,
-      c.anchor.symbol ? headText(fates.get(repo)!.to) : undefined,
-    );
+    const texts = withText.has(c) ? [blobs.get(`${o.base}:${toRepo(c.anchor.path)}`), headText(headOf(c))] : [];
+    const r = citedChange(c.anchor, wsFate(c.anchor.path), texts[0], texts[1]);
     if (r)
       out.push({
         id: c.e.id,
