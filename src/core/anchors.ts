@@ -83,24 +83,26 @@ export interface FileFate {
   /** Hunks of the change (absent: not read, or a rename without edits). */
   hunks?: Hunk[];
   similarity?: number;
+  /** The blob ids before and after (after: all zeros for a working-tree file git did not hash). */
+  blobs?: [string, string];
 }
 
-/** `git diff --name-status -z -M` output: the fate of each old path (additions and copies are left out). */
-export function parseNameStatus(out: string): Map<string, FileFate> {
+/**
+ * `git diff --raw -z -M --no-abbrev` output: the fate of each old path, with its blob ids
+ * (additions and copies are left out).
+ */
+export function parseRaw(out: string): Map<string, FileFate> {
   const parts = out.split('\0');
   const fates = new Map<string, FileFate>();
   for (let i = 0; i < parts.length;) {
-    const code = parts[i++];
-    if (!code) continue;
-    const kind = code[0];
-    if (kind === 'R' || kind === 'C') {
-      const from = parts[i++];
-      const to = parts[i++];
-      if (kind === 'R') fates.set(from, { status: 'R', to, similarity: Number(code.slice(1)) || 0 });
-    } else {
-      const p = parts[i++];
-      if (kind === 'M' || kind === 'D' || kind === 'T') fates.set(p, { status: kind, to: p });
-    }
+    const head = parts[i++].replace(/^\n/, '');
+    const m = /^:\d+ \d+ ([0-9a-f]+) ([0-9a-f]+) ([A-Z])(\d*)$/.exec(head);
+    if (!m) continue;
+    const [, a, b, kind, score] = m;
+    const from = parts[i++];
+    const to = kind === 'R' || kind === 'C' ? parts[i++] : from;
+    if (kind === 'R') fates.set(from, { status: 'R', to, similarity: Number(score) || 0, blobs: [a, b] });
+    else if (kind === 'M' || kind === 'D' || kind === 'T') fates.set(from, { status: kind, to, blobs: [a, b] });
   }
   return fates;
 }

@@ -4,11 +4,11 @@
  * (evidence written at different commits, checked against HEAD, in two git processes). And when
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
-import { parseNameStatus, parsePatch, type FileFate, type Hunk } from '../core/anchors.js';
+import { parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
-const FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative'];
+const FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative', '--no-abbrev'];
 const LITERAL = { GIT_LITERAL_PATHSPECS: '1' };
 
 function withHunks(fates: Map<string, FileFate>, hunks: Map<string, Hunk[]>): void {
@@ -35,7 +35,7 @@ function hunkPaths(fates: Map<string, FileFate>, want: (p: string) => boolean): 
  * `--cached A`, or `A` against the working tree).
  */
 export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> {
-  return parseNameStatus(await git.gitStdin(['diff', '--name-status', '-z', ...FLAGS, ...sides], ''));
+  return parseRaw(await git.gitStdin(['diff', '--raw', '-z', ...FLAGS, ...sides], ''));
 }
 
 /** Adds the hunks of the paths `want` names to their fates (one `git diff -U0`). */
@@ -60,10 +60,7 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   // A line "<head> <since>" diffs since → head (the second commit stands as the first's parent).
   const input = list.map((s) => `${head} ${s}\n`).join('');
   const tree = ['diff-tree', '--stdin', '--always', '-r', '--format=%x01%H', ...FLAGS];
-  segments(await git.gitStdin([...tree, '-z', '--name-status'], input)).forEach((seg, i) => {
-    const body = seg.slice(seg.indexOf('\0') + 1).replace(/^\n/, '');
-    out.set(list[i], parseNameStatus(body));
-  });
+  segments(await git.gitStdin([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i], parseRaw(seg.slice(seg.indexOf('\0') + 1))));
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
   if (paths.length) {
     segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i])!, parsePatch(seg)));
@@ -71,7 +68,21 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   return out;
 }
 
-/** The text of blobs by `rev:path` (absent: no such file there). */
+/** The blob id of each of `paths` (repository paths) at `rev`, in one `ls-tree` (absent: none there). */
+export async function blobsAt(git: GitRepo, rev: string, paths: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < paths.length; i += 1000) {
+    const listing = await git.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', LITERAL);
+    for (const rec of listing.split('\0')) {
+      const tab = rec.indexOf('\t');
+      const m = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab));
+      if (m) out.set(rec.slice(tab + 1), m[1]);
+    }
+  }
+  return out;
+}
+
+/** The text of blobs by id or `rev:path` (absent: no such object). */
 export async function readTexts(git: GitRepo, names: string[]): Promise<Map<string, string>> {
   const blobs = await git.readBlobs(names);
   return new Map([...blobs].map(([k, b]) => [k, b.toString('utf8')]));
@@ -89,18 +100,23 @@ export async function evidenceSince(
   memoryPaths: string[],
   maxVersions = 64,
 ): Promise<Map<string, Map<string, string | null>>> {
-  const log = await git.gitStdin(['log', '--topo-order', '--no-renames', '-z', '--name-only', '--format=%x01%H', '--', ...memoryPaths], '').catch(() => '');
-  // Per entry id, its commits newest first, with the paths it had there.
-  const versions = new Map<string, { commit: string; paths: string[] }[]>();
+  const log = await git
+    .gitStdin(['log', '--topo-order', '--no-renames', '--raw', '--no-abbrev', '-z', '--format=%x01%H', '--', ...memoryPaths], '')
+    .catch(() => '');
+  // Per entry id, its commits newest first, with the blobs its file had there (none: removed).
+  // Blobs are read by id: looking `commit:path` up walks a section folder of thousands of files.
+  const versions = new Map<string, { commit: string; blobs: string[] }[]>();
   for (const seg of segments(log)) {
     const nul = seg.indexOf('\0');
     const commit = seg.slice(0, nul);
-    for (const p of seg.slice(nul + 1).split('\0')) {
-      const id = /([^/]+)\.json$/.exec(p.replace(/^\n/, ''))?.[1];
-      if (!id || !items.has(id)) continue;
+    const parts = seg.slice(nul + 1).split('\0');
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const blob = /^\n?:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) /.exec(parts[i])?.[1];
+      const id = /([^/]+)\.json$/.exec(parts[i + 1])?.[1];
+      if (!blob || !id || !items.has(id)) continue;
       const vs = versions.get(id) ?? [];
-      if (vs[vs.length - 1]?.commit === commit) vs[vs.length - 1].paths.push(p.replace(/^\n/, ''));
-      else vs.push({ commit, paths: [p.replace(/^\n/, '')] });
+      if (vs[vs.length - 1]?.commit !== commit) vs.push({ commit, blobs: [] });
+      if (!/^0+$/.test(blob)) vs[vs.length - 1].blobs.push(blob);
       versions.set(id, vs);
     }
   }
@@ -113,16 +129,13 @@ export async function evidenceSince(
   }
   for (let k = 0; k < maxVersions && pending.size; k++) {
     const names: string[] = [];
-    for (const id of pending.keys()) {
-      const v = versions.get(id)![k];
-      if (v) for (const p of v.paths) names.push(`${v.commit}:${p}`);
-    }
+    for (const id of pending.keys()) names.push(...(versions.get(id)![k]?.blobs ?? []));
     const texts = names.length ? await readTexts(git, names) : new Map<string, string>();
     for (const [id, st] of pending) {
       const v = versions.get(id)![k];
       let held = new Set<string>();
-      for (const p of v?.paths ?? []) {
-        const t = texts.get(`${v.commit}:${p}`);
+      for (const b of v?.blobs ?? []) {
+        const t = texts.get(b);
         if (t === undefined) continue;
         try {
           held = new Set(((JSON.parse(t) as { evidence?: { uri?: string }[] }).evidence ?? []).map((e) => String(e.uri)));

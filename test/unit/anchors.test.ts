@@ -10,8 +10,8 @@ import {
   fingerprint,
   mapLines,
   parseAnchor,
-  parseNameStatus,
   parsePatch,
+  parseRaw,
   statusInText,
   worstStatus,
 } from '../../src/core/anchors.js';
@@ -47,12 +47,26 @@ describe('anchors', () => {
     expect(mapLines([{ oldStart: 20, oldCount: 5, newStart: 20, newCount: 1 }], 10, 12)).toEqual([10, 12]); // below
   });
 
-  it('parses name-status and patches, renames and quoted paths included', () => {
-    const ns = parseNameStatus(['M', 'a.ts', 'R087', 'old.ts', 'new.ts', 'D', 'gone.ts', 'A', 'added.ts', ''].join('\0'));
-    expect([...ns]).toEqual([
-      ['a.ts', { status: 'M', to: 'a.ts' }],
-      ['old.ts', { status: 'R', to: 'new.ts', similarity: 87 }],
-      ['gone.ts', { status: 'D', to: 'gone.ts' }],
+  it('parses raw diffs and patches, renames and quoted paths included', () => {
+    const [x, y, z] = ['1'.repeat(40), '2'.repeat(40), '0'.repeat(40)];
+    const raw = parseRaw(
+      [
+        `:100644 100644 ${x} ${y} M`,
+        'a.ts',
+        `:100644 100644 ${x} ${y} R087`,
+        'old.ts',
+        'new.ts',
+        `:100644 000000 ${x} ${z} D`,
+        'gone.ts',
+        `:000000 100644 ${z} ${y} A`,
+        'added.ts',
+        '',
+      ].join('\0'),
+    );
+    expect([...raw]).toEqual([
+      ['a.ts', { status: 'M', to: 'a.ts', blobs: [x, y] }],
+      ['old.ts', { status: 'R', to: 'new.ts', similarity: 87, blobs: [x, y] }],
+      ['gone.ts', { status: 'D', to: 'gone.ts', blobs: [x, z] }],
     ]);
     const patch = [
       'diff --git a/old.ts b/new.ts',

@@ -83,7 +83,7 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (a['check-cited'] && left.length) {
           const ids = [...new Set(left.map((c) => c.id))];
           io().stderr.write(
-            `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.join(', ')}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)\n`,
+            `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)\n`,
           );
           io().setExitCode(1);
         }

@@ -20,7 +20,7 @@ import {
   type FileFate,
 } from '../../core/anchors.js';
 import { declarationLines } from '../../core/symbols.js';
-import { evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
+import { blobsAt, evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
 import type { ServiceContext } from '../context.js';
 
 export interface AnchorItem {
@@ -72,30 +72,30 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
     }),
   );
   // Lines the hunks touched may have moved elsewhere unchanged: look for them in HEAD's file.
-  const touched = followed.filter((f) => f.status === 'changed' && f.at && f.fate);
+  // (Files are read by blob id: looking `rev:path` up walks a folder of maybe thousands of files.)
+  const touched = followed.filter((f) => f.status === 'changed' && f.at && f.fate?.blobs);
   if (touched.length && git && head) {
     const texts = await readTexts(
       git,
-      touched.flatMap((f) => [`${f.at}:${toRepo(f.anchor.path)}`, `${head}:${f.fate!.to}`]),
+      touched.flatMap((f) => f.fate!.blobs!),
     );
     for (const f of touched) {
-      const [was, now] = [texts.get(`${f.at}:${toRepo(f.anchor.path)}`), texts.get(`${head}:${f.fate!.to}`)];
+      const [was, now] = f.fate!.blobs!.map((b) => texts.get(b));
       const at = was !== undefined && now !== undefined ? relocate(was, now, f.anchor.lines![0], f.anchor.lines![1]) : null;
       const path = fromRepo(f.fate!.to);
       if (at && path !== null) Object.assign(f, { status: 'moved', target: { ...f.anchor, path, lines: at } });
     }
   }
   const wantsText = (a: Anchor): boolean => Boolean(a.lines || a.symbol);
-  const headTexts =
-    git && head
-      ? await readTexts(git, [
-          ...new Set(
-            followed
-              .filter((f) => f.at && wantsText(f.anchor) && (f.status === 'current' || f.status === 'moved'))
-              .map((f) => `${head}:${toRepo(f.target.path)}`),
-          ),
-        ])
-      : new Map<string, string>();
+  const headTexts = new Map<string, string>();
+  if (git && head) {
+    const want = [
+      ...new Set(followed.filter((f) => f.at && wantsText(f.anchor) && (f.status === 'current' || f.status === 'moved')).map((f) => toRepo(f.target.path))),
+    ];
+    const blobOf = want.length ? await blobsAt(git, head, want) : new Map<string, string>();
+    const texts = await readTexts(git, [...blobOf.values()]);
+    for (const [p, b] of blobOf) if (texts.has(b)) headTexts.set(`${head}:${p}`, texts.get(b)!);
+  }
   const files = new Map<string, { text: string | null; stamp: string; link: boolean }>();
   /** A working-tree file: its text (null: none; '' when not read: a symbolic link, or only its presence is wanted). */
   const worktree = (p: string, read: boolean): { text: string | null; stamp: string; link: boolean } => {

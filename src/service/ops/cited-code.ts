@@ -1,13 +1,13 @@
 /**
  * The memories a change invalidates (`memory diff`'s `cited_code`): the entries live on the base
  * side whose evidence cites code the change moved, modified or deleted. git says what changed
- * (names with rename detection, then `-U0` hunks of the cited files only) and `git grep` finds
- * the entries citing a changed path, so the cost follows the change, not the size of memory.
+ * (names with rename detection, then `-U0` hunks of the cited files only); `git grep` lists the
+ * base side's evidence URIs, and only the entries citing a changed path are read.
  * Evidence is read as the base side has it: keeping it current before is `validate-evidence`'s job.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { citedChange, type Anchor, type FileFate } from '../../core/anchors.js';
+import { citedChange, parseAnchor, type Anchor, type FileFate } from '../../core/anchors.js';
 import type { CitedCode } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
@@ -18,8 +18,6 @@ export interface CitedOptions {
   /** The base commit, and the arguments that make `git diff` compare the two sides. */
   base: string;
   sides: string[];
-  /** The head side's blob name of a repository path (`rev:path`, `:path`), or null for the working tree. */
-  headName: (p: string) => string | null;
   /** Ids of entries the change wrote. */
   touched: Set<string>;
   project?: string;
@@ -37,20 +35,38 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
     if (w !== null && !isMemory(w)) changed.add(w);
   }
   if (!changed.size) return [];
+  // Every evidence URI of the base side's entry files, in one `git grep` for a fixed string (a
+  // string per changed path, or a regular expression, cost it several times as much), kept for
+  // the changed paths.
   const memoryDir = git.repoPath(ctx.ws.memoryDir);
-  const listing = await git
-    .gitStdin(['grep', '-l', '-z', '-F', '--full-name', '--no-color', '-f', '-', o.base, '--', memoryDir], `${[...changed].join('\n')}\n`)
-    .catch(() => ''); // exit 1: nothing matches
-  const names = listing.split('\0').filter((n) => n.endsWith('.json'));
-  const texts = await readTexts(git, names);
+  const [listing, tree] = await Promise.all([
+    git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', o.base, '--', memoryDir], '').catch(() => ''), // exit 1: no match
+    // Blob ids to read the entries by: looking `rev:path` up walks a folder of thousands of files.
+    git.gitStdin(['ls-tree', '-r', '-z', o.base, '--', memoryDir], ''),
+  ]);
+  const blobOf = new Map<string, string>();
+  for (const rec of tree.split('\0')) {
+    const tab = rec.indexOf('\t');
+    const m = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab));
+    if (m) blobOf.set(rec.slice(tab + 1), m[1]);
+  }
+  const files = new Map<string, string>();
+  for (const line of listing.split('\n')) {
+    const nul = line.indexOf('\0');
+    const uri = /"uri": *"([^"]*)"/.exec(line.slice(nul + 1))?.[1];
+    const path = uri === undefined ? undefined : parseAnchor(uri)?.path;
+    const file = line.slice(o.base.length + 1, nul);
+    if (path !== undefined && changed.has(path) && blobOf.has(file)) files.set(file, blobOf.get(file)!);
+  }
+  const texts = await readTexts(git, [...files.values()]);
   const plan = modules.evidenceCheck().planCheck;
   const cands: { e: MemoryEntry; project: string; uri: string; anchor: Anchor }[] = [];
-  for (const n of names) {
+  for (const [n, blob] of files) {
     const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n);
     if (!m || (o.project && m[1] !== o.project)) continue;
     let e: MemoryEntry;
     try {
-      e = JSON.parse(texts.get(n) ?? '') as MemoryEntry;
+      e = JSON.parse(texts.get(blob) ?? '') as MemoryEntry;
     } catch {
       continue;
     }
@@ -76,23 +92,24 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
     wsFate(c.anchor.path)?.status !== 'D' &&
     Boolean(c.anchor.symbol || (c.anchor.lines && citedChange(c.anchor, wsFate(c.anchor.path))?.change === 'modified'));
   const withText = new Set(cands.filter(needsText));
-  const headOf = (c: (typeof cands)[number]): string => fates.get(toRepo(c.anchor.path))!.to;
-  const blobNames = [...withText].flatMap((c) =>
-    [c.anchor.lines ? `${o.base}:${toRepo(c.anchor.path)}` : null, o.headName(headOf(c))].filter((x): x is string => x !== null),
+  // By blob id; a working-tree file (all zeros: git did not hash it) from the disk.
+  const fateOf = (c: (typeof cands)[number]): FileFate => fates.get(toRepo(c.anchor.path))!;
+  const blobs = await readTexts(
+    git,
+    [...withText].flatMap((c) => [...(c.anchor.lines ? [fateOf(c).blobs?.[0]] : []), fateOf(c).blobs?.[1]]).filter((b): b is string => !!b && !/^0+$/.test(b)),
   );
-  const blobs = await readTexts(git, blobNames);
-  const headText = (repoPath: string): string | undefined => {
-    const name = o.headName(repoPath);
-    if (name !== null) return blobs.get(name);
+  const headText = (f: FileFate): string | undefined => {
+    const b = f.blobs?.[1];
+    if (b && !/^0+$/.test(b)) return blobs.get(b);
     try {
-      return readFileSync(join(git.toplevel, repoPath), 'utf8');
+      return readFileSync(join(git.toplevel, f.to), 'utf8');
     } catch {
       return undefined;
     }
   };
   const out: CitedCode[] = [];
   for (const c of cands) {
-    const texts = withText.has(c) ? [blobs.get(`${o.base}:${toRepo(c.anchor.path)}`), headText(headOf(c))] : [];
+    const texts = withText.has(c) ? [blobs.get(fateOf(c).blobs?.[0] ?? ''), headText(fateOf(c))] : [];
     const r = citedChange(c.anchor, wsFate(c.anchor.path), texts[0], texts[1]);
     if (r)
       out.push({

@@ -168,7 +168,6 @@ export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; st
     d.cited_code = await citedCode(ctx, git, {
       base: baseRev,
       sides: 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev],
-      headName: (p) => ('rev' in head ? `${head.rev}:${p}` : 'index' in head ? `:${p}` : null),
       touched,
       project: opts.project,
     });
