@@ -289,6 +289,13 @@ export interface AnchorRecord {
   stamp?: string;
   /** Where `--fix` would move it (as of HEAD). */
   to?: string;
+  /** The entry's `confirmation` when checked: an entry updated or re-confirmed since is judged anew. */
+  seen?: string;
+}
+
+/** What says someone looked at an entry again: an update (`updated_at`) or `reinforce` (`lifecycle.reviewed_at`). */
+export function confirmation(e: { updated_at?: string; lifecycle?: { reviewed_at?: string } }): string {
+  return `${e.updated_at}\u0000${e.lifecycle?.reviewed_at}`;
 }
 
 /**

@@ -4,7 +4,7 @@
  * (evidence written at different commits, checked against HEAD, in two git processes). And when
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
-import { parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
+import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
@@ -89,10 +89,12 @@ export async function readTexts(git: GitRepo, names: string[]): Promise<Map<stri
 }
 
 /**
- * When each evidence URI of each entry was written: the commit that put it in the entry after
- * which every later version kept it (the oldest of the newest run of versions holding it), or null
- * when the committed entry does not hold it yet (written in the working tree). `items`: the entry
- * ids, their URIs, and the memory folders to read history from.
+ * Since when each evidence URI of each entry has held: the commit that put it in the entry, or
+ * last confirmed it, after which every later version kept it (the oldest of the newest run of
+ * versions holding it with the same `updated_at` and `lifecycle.reviewed_at`: an update or a
+ * `reinforce` says someone looked again), or null when the committed entry does not hold it yet
+ * (written in the working tree). `items`: the entry ids and their URIs; `memoryPaths`: the memory
+ * folders to read history from.
  */
 export async function evidenceSince(
   git: GitRepo,
@@ -122,7 +124,7 @@ export async function evidenceSince(
   }
   const result = new Map<string, Map<string, string | null>>();
   // Per entry: the URIs still held by every version read so far, and the last commit holding them.
-  const pending = new Map<string, { uris: Set<string>; at: string | null }>();
+  const pending = new Map<string, { uris: Set<string>; at: string | null; seen?: string }>();
   for (const [id, uris] of items) {
     result.set(id, new Map([...uris].map((u) => [u, null])));
     if (versions.has(id)) pending.set(id, { uris: new Set(uris), at: null });
@@ -138,7 +140,10 @@ export async function evidenceSince(
         const t = texts.get(b);
         if (t === undefined) continue;
         try {
-          held = new Set(((JSON.parse(t) as { evidence?: { uri?: string }[] }).evidence ?? []).map((e) => String(e.uri)));
+          const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+          const seen = confirmation(e);
+          st.seen ??= seen;
+          if (seen === st.seen) held = new Set((e.evidence ?? []).map((x) => String(x.uri)));
         } catch {
           /* not an entry there: nothing held */
         }

@@ -5,8 +5,8 @@
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
  * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse). What the check
  * found for each URI of an entry (`AnchorRecord`, for its status at read time) is in
- * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`): a read looks up its few results there
- * without parsing the rest.
+ * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`): a read finds the lines of its few
+ * results there and parses only those.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +37,7 @@ export class EvidenceCache {
 
   private readonly ws: Workspace;
   private anchorsFile: string;
-  private anchorsMemo: { stamp: string; text: string; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
+  private anchorsMemo: { stamp: string; text: string; at: Map<string, number>; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
   /** Statuses told from a file's content at read time, by entry, URI and the file's stamp. */
   readonly statusMemo = new Map<string, AnchorStatus>();
 
@@ -60,18 +60,25 @@ export class EvidenceCache {
       } catch {
         /* gone meanwhile: no records */
       }
-      this.anchorsMemo = { stamp, text, byKey: new Map() };
+      // Where each entry's line is (its records are parsed only when asked for: a read wants a few).
+      const at = new Map<string, number>();
+      for (let i = 0; i < text.length;) {
+        const tab = text.indexOf('\t', i);
+        const nl = text.indexOf('\n', i);
+        if (tab < 0 || nl < 0) break;
+        if (tab < nl) at.set(text.slice(i, tab), tab + 1);
+        i = nl + 1;
+      }
+      this.anchorsMemo = { stamp, text, at, byKey: new Map() };
       if (this.statusMemo.size > 50_000) this.statusMemo.clear();
     }
     const m = this.anchorsMemo;
     if (m.byKey.has(key)) return m.byKey.get(key);
-    const head = `${key}\t`;
-    const at = m.text.startsWith(head) ? 0 : m.text.indexOf(`\n${head}`) + 1;
+    const start = m.at.get(key);
     let recs: Map<string, AnchorRecord> | undefined;
-    if (at > 0 || m.text.startsWith(head)) {
-      const end = m.text.indexOf('\n', at);
+    if (start !== undefined) {
       try {
-        recs = new Map((JSON.parse(m.text.slice(at + head.length, end < 0 ? undefined : end)) as AnchorRecord[]).map((r) => [r.uri, r]));
+        recs = new Map((JSON.parse(m.text.slice(start, m.text.indexOf('\n', start))) as AnchorRecord[]).map((r) => [r.uri, r]));
       } catch {
         recs = undefined;
       }

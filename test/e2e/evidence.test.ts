@@ -163,16 +163,22 @@ describe('validate-evidence', () => {
     expect(ctx).toContain('Ledger anchor: a deleted file. **(evidence missing: re-check)**');
     expect(ctx).toMatch(/Ledger anchor: above every edit\. _\(/);
 
+    // Someone re-checks the edited lines and re-confirms the memory: from then on they are its baseline.
+    expect(cli(dir, ['reinforce', ids[1]], { env }).code).toBe(0);
+
     // An uncommitted edit is seen at read time without git: lines added above move the range,
     // renaming a file away makes its evidence missing; query and prepare-task carry it too.
     writeFileSync(join(dir, 'src/a.ts'), `// one more\n${readFileSync(join(dir, 'src/a.ts'), 'utf8')}`);
     renameSync(join(dir, 'src/e.ts'), join(dir, 'src/f.ts'));
     const q = cli(dir, ['query', 'ledger anchor', '--json', '--limit', '20'], { env }).json();
-    expect(statusOf(q)).toEqual(['moved', 'changed', 'moved', 'current', 'missing', 'missing', 'current', 'missing']);
+    expect(statusOf(q)).toEqual(['moved', 'current', 'moved', 'current', 'missing', 'missing', 'current', 'missing']);
     const task = cli(dir, ['prepare-task', '--file', '-'], {
       env,
       input: JSON.stringify({ memory_enabled: true, project: 'demo', goal: 'ledger anchor' }),
     }).json();
     expect(task.memory_context.find((e: { id: string }) => e.id === ids[0]).meta).toEqual({ evidence_status: 'moved' });
+    // The next check follows the re-confirmed range from the reinforce commit: moved by the new line, no longer changed.
+    const again = cli(dir, ['validate-evidence', 'demo', '--offline', '--json'], { env }).json();
+    expect(again.entries.find((e: { id: string }) => e.id === ids[1]).evidence[0]).toMatchObject({ anchor: 'moved', status: 'ok' });
   });
 });

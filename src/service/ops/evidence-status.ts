@@ -3,11 +3,12 @@
  * file's stamp then, where its lines were and their fingerprint) against the file now. A file
  * with the stamp the check saw keeps the check's status; a changed one is read and its cited
  * lines looked for by content (moved, or changed); a URI the check has not seen is current when
- * its file, lines or symbol exist. Told once per file stamp in a process.
+ * its file, lines or symbol exist, and so is one whose entry was updated or re-confirmed since the
+ * check. Told once per file stamp in a process.
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAnchor, statusInText, worstStatus, type AnchorStatus } from '../../core/anchors.js';
+import { confirmation, parseAnchor, statusInText, worstStatus, type AnchorStatus } from '../../core/anchors.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import type { ServiceContext } from '../context.js';
 
@@ -16,9 +17,12 @@ export function evidenceStatusOf(ctx: ServiceContext, se: StoredEntry): AnchorSt
   const recs = ctx.evidenceCache.anchorsOf(se.key);
   const memo = ctx.evidenceCache.statusMemo;
   const out: AnchorStatus[] = [];
+  // Updated or re-confirmed since the check: what it found no longer stands.
+  const seen = recs && confirmation(se.entry);
   for (const ev of se.entry.evidence) {
     if (ev.type === 'assumption') continue;
-    const rec = recs?.get(ev.uri);
+    const found = recs?.get(ev.uri);
+    const rec = found && found.seen === seen ? found : undefined;
     const a = parseAnchor(ev.uri);
     if (!a) {
       if (rec) out.push(rec.status); // a URL: as the last check found it

@@ -5,7 +5,7 @@
  * is gone flagged (queries down-rank them). `--fix` rewrites evidence that moved, in one commit.
  */
 import { join } from 'node:path';
-import type { AnchorRecord, AnchorStatus } from '../../core/anchors.js';
+import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
 import { ValidationError } from '../../core/errors.js';
 import type { EvidenceStatus } from '../../core/evidence-check.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
@@ -131,7 +131,12 @@ export async function validateEvidence(
     const reasons = rows.filter((r) => r.status === 'stale').map((r) => `${r.uri}: ${r.reason}`);
     if (reasons.length) stale[se.key] = reasons;
     else delete stale[se.key];
-    if (recs.length) records.set(se.key, recs);
+    const seen = confirmation(se.entry);
+    if (recs.length)
+      records.set(
+        se.key,
+        recs.map((r) => ({ ...r, seen })),
+      );
     else records.delete(se.key);
     report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
     opts.onProgress?.(++done, entries.length);
