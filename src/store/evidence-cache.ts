@@ -1,5 +1,5 @@
 /**
- * Results of evidence checks (002 Req 18.5-18.7), local: `.bass-agents/cache/evidence.json`.
+ * Results of evidence checks (002 Req 18.5-18.7), local: `cache/evidence.json` of the local state folder.
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
@@ -8,11 +8,12 @@
  * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`): a read finds the lines of its few
  * results there and parses only those.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
 import type { EvidenceStatus } from '../core/evidence-check.js';
 import { writeFileAtomic } from './fsutil.js';
+import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 export interface CheckResult {
@@ -50,13 +51,14 @@ export class EvidenceCache {
 
   /** What the last check recorded for each URI of the entry `key` (project/id), by URI. */
   anchorsOf(key: string): Map<string, AnchorRecord> | undefined {
+    this.ws.local('cache'); // checked before anything in it is read
     const st = statSync(this.anchorsFile, { throwIfNoEntry: false });
     if (!st) return undefined;
     const stamp = `${st.size}:${st.mtimeMs}`;
     if (this.anchorsMemo?.stamp !== stamp) {
       let text = '';
       try {
-        text = readFileSync(this.anchorsFile, 'utf8');
+        text = readNoFollow(this.anchorsFile, 'utf8');
       } catch {
         /* gone meanwhile: no records */
       }
@@ -92,7 +94,8 @@ export class EvidenceCache {
     const out = new Map<string, AnchorRecord[]>();
     let text = '';
     try {
-      text = readFileSync(this.anchorsFile, 'utf8');
+      this.ws.local('cache');
+      text = readNoFollow(this.anchorsFile, 'utf8');
     } catch {
       return out;
     }
@@ -110,6 +113,7 @@ export class EvidenceCache {
 
   saveAnchors(records: Map<string, AnchorRecord[]>): void {
     this.ws.ensureLocal({ force: true });
+    this.ws.local('cache', true);
     const lines: string[] = [];
     for (const [k, rs] of records) if (rs.length) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
     writeFileAtomic(this.anchorsFile, lines.join(''), { fsync: false });
@@ -118,12 +122,13 @@ export class EvidenceCache {
   }
 
   load(): EvidenceCacheFile {
+    this.ws.local('cache'); // checked before anything in it is read
     const st = statSync(this.file, { throwIfNoEntry: false });
     if (!st) return { v: 1, checks: {}, stale: {} };
     const stamp = `${st.size}:${st.mtimeMs}`;
     if (this.memo?.stamp === stamp) return this.memo.data;
     try {
-      const data = JSON.parse(readFileSync(this.file, 'utf8')) as EvidenceCacheFile;
+      const data = JSON.parse(readNoFollow(this.file, 'utf8')) as EvidenceCacheFile;
       if (data.v === 1 && data.checks && data.stale) {
         this.memo = { stamp, data };
         return data;
@@ -139,12 +144,13 @@ export class EvidenceCache {
     if (!this.memo) {
       // A process that has not read the whole cache reads just the keys, when they match it, once
       // per version of evidence.json (a daemon asks on every query).
+      this.ws.local('cache');
       const st = statSync(this.file, { throwIfNoEntry: false });
       if (!st) return new Set();
       const stamp = `${st.size}:${st.mtimeMs}`;
       if (this.keysMemo?.stamp === stamp) return this.keysMemo.keys;
       try {
-        const small = JSON.parse(readFileSync(this.staleFile, 'utf8')) as { of: string; keys: string[] };
+        const small = JSON.parse(readNoFollow(this.staleFile, 'utf8')) as { of: string; keys: string[] };
         if (small.of === stamp && Array.isArray(small.keys)) {
           this.keysMemo = { stamp, keys: new Set(small.keys) };
           return this.keysMemo.keys;
@@ -160,6 +166,7 @@ export class EvidenceCache {
 
   save(data: EvidenceCacheFile): void {
     this.ws.ensureLocal({ force: true });
+    this.ws.local('cache', true);
     writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
     this.memo = undefined;
     this.keysMemo = undefined;

@@ -5,7 +5,7 @@
  * symbol's declaration), and then against the working tree: a file that differs from HEAD is
  * compared by content (the fingerprint of the cited lines). What it finds is recorded for reads.
  */
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   anchorUri,
@@ -22,6 +22,7 @@ import {
 import { declarationLines } from '../../core/symbols.js';
 import { blobsAt, evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
 import type { ServiceContext } from '../context.js';
+import { readCited } from './evidence-status.js';
 
 export interface AnchorItem {
   key: string;
@@ -104,7 +105,7 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
       const st = lstatSync(join(ctx.ws.root, p), { throwIfNoEntry: false });
       const link = st?.isSymbolicLink() ?? false;
       // Symbolic links are not followed: they count as present, their content unread.
-      const text = !st || (!link && !st.isFile()) ? null : link || !read ? '' : readFileSync(join(ctx.ws.root, p), 'utf8');
+      const text = !st || (!link && !st.isFile()) ? null : link || !read ? '' : (readCited(ctx.ws, join(ctx.ws.root, p)) ?? '');
       files.set(p, (w = { text, stamp: st ? `${st.size}:${st.mtimeMs}` : '', link }));
     }
     return w;

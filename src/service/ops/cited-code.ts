@@ -5,7 +5,6 @@
  * base side's evidence URIs, and only the entries citing a changed path are read.
  * Evidence is read as the base side has it: keeping it current before is `validate-evidence`'s job.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { citedChange, parseAnchor, type Anchor, type FileFate } from '../../core/anchors.js';
 import type { CitedCode } from '../../core/memory-diff.js';
@@ -13,6 +12,7 @@ import type { MemoryEntry } from '../../core/schema.js';
 import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
 import type { GitRepo } from '../../store/git.js';
 import { modules, type ServiceContext } from '../context.js';
+import { readCited } from './evidence-status.js';
 
 export interface CitedOptions {
   /** The base commit, and the arguments that make `git diff` compare the two sides. */
@@ -101,11 +101,7 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
   const headText = (f: FileFate): string | undefined => {
     const b = f.blobs?.[1];
     if (b && !/^0+$/.test(b)) return blobs.get(b);
-    try {
-      return readFileSync(join(git.toplevel, f.to), 'utf8');
-    } catch {
-      return undefined;
-    }
+    return readCited(ctx.ws, join(git.toplevel, f.to));
   };
   const out: CitedCode[] = [];
   for (const c of cands) {

@@ -6,10 +6,12 @@
  * its file, lines or symbol exist, and so is one whose entry was updated or re-confirmed since the
  * check. Told once per file stamp in a process.
  */
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { confirmation, parseAnchor, statusInText, worstStatus, type AnchorStatus } from '../../core/anchors.js';
 import type { StoredEntry } from '../../store/catalog.js';
+import { readNoFollow } from '../../store/state-dir.js';
+import type { Workspace } from '../../store/workspace.js';
 import type { ServiceContext } from '../context.js';
 
 /** The worst status of an entry's evidence (`current` when it has nothing checkable). */
@@ -47,8 +49,25 @@ export function evidenceStatusOf(ctx: ServiceContext, se: StoredEntry): AnchorSt
     }
     const key = `${se.key}\u0000${ev.uri}\u0000${stamp}\u0000${rec?.fp ?? ''}`;
     let s = memo.get(key);
-    if (s === undefined) memo.set(key, (s = statusInText(a, readFileSync(abs, 'utf8'), rec)));
+    if (s === undefined) {
+      const text = readCited(ctx.ws, abs);
+      s = text === undefined ? 'current' : statusInText(a, text, rec);
+      memo.set(key, s);
+    }
     out.push(s);
   }
   return worstStatus(out);
+}
+
+/**
+ * A cited file's text, never through a link and never from outside the workspace (a committed
+ * folder link could point anywhere): undefined when it cannot be read so.
+ */
+export function readCited(ws: Workspace, abs: string): string | undefined {
+  try {
+    ws.assertInside(abs);
+    return readNoFollow(abs, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
