@@ -277,8 +277,9 @@ export function relocate(before: string, after: string, s: number, e: number): [
 
 /**
  * What the last evidence check found for one URI, kept locally so a read can tell its status from
- * the file alone: where the cited code was (`path`, `lines`), a fingerprint of those lines, and
- * the file's stamp then (empty: it differed from HEAD, so every read looks at its content).
+ * the file alone: where the cited code was (`path`, `lines`, when not where the URI says), a
+ * fingerprint of those lines, and the file's stamp then (empty: it differed from HEAD, so every
+ * read looks at its content).
  */
 export interface AnchorRecord {
   uri: string;
@@ -295,7 +296,7 @@ export interface AnchorRecord {
 
 /** What says someone looked at an entry again: an update (`updated_at`) or `reinforce` (`lifecycle.reviewed_at`). */
 export function confirmation(e: { updated_at?: string; lifecycle?: { reviewed_at?: string } }): string {
-  return `${e.updated_at}\u0000${e.lifecycle?.reviewed_at}`;
+  return `${e.updated_at ?? ''}|${e.lifecycle?.reviewed_at ?? ''}`;
 }
 
 /**
@@ -308,8 +309,8 @@ export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord)
   if (a.symbol) return declarationLines(text, a.symbol, path).length === 0 ? 'missing' : path !== a.path ? 'moved' : 'current';
   if (!a.lines) return rec?.status === 'moved' ? 'moved' : 'current';
   if (rec?.status === 'changed') return 'changed';
-  if (!rec?.fp || !rec.lines) return a.lines[1] <= splitLines(text).length ? 'current' : 'missing';
-  const at = findFingerprint(text, rec.fp, rec.lines[0]);
+  if (!rec?.fp) return a.lines[1] <= splitLines(text).length ? 'current' : 'missing';
+  const at = findFingerprint(text, rec.fp, (rec.lines ?? a.lines)[0]);
   if (at === null) return 'changed';
   return at === a.lines[0] && path === a.path ? 'current' : 'moved';
 }

@@ -5,8 +5,8 @@
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
  * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse). What the check
  * found for each URI of an entry (`AnchorRecord`, for its status at read time) is in
- * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`): a read finds the lines of its few
- * results there and parses only those.
+ * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`), sorted by key: a read finds the lines
+ * of its few results by binary search over the bytes and decodes and parses only those.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ export class EvidenceCache {
 
   private readonly ws: Workspace;
   private anchorsFile: string;
-  private anchorsMemo: { stamp: string; text: string; at: Map<string, number>; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
+  private anchorsMemo: { stamp: string; bytes: Buffer; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
   /** Statuses told from a file's content at read time, by entry, URI and the file's stamp. */
   readonly statusMemo = new Map<string, AnchorStatus>();
 
@@ -56,34 +56,39 @@ export class EvidenceCache {
     if (!st) return undefined;
     const stamp = `${st.size}:${st.mtimeMs}`;
     if (this.anchorsMemo?.stamp !== stamp) {
-      let text = '';
+      let bytes: Buffer = Buffer.alloc(0);
       try {
-        text = readNoFollow(this.anchorsFile, 'utf8');
+        bytes = readNoFollow(this.anchorsFile);
       } catch {
         /* gone meanwhile: no records */
       }
-      // Where each entry's line is (its records are parsed only when asked for: a read wants a few).
-      const at = new Map<string, number>();
-      for (let i = 0; i < text.length;) {
-        const tab = text.indexOf('\t', i);
-        const nl = text.indexOf('\n', i);
-        if (tab < 0 || nl < 0) break;
-        if (tab < nl) at.set(text.slice(i, tab), tab + 1);
-        i = nl + 1;
-      }
-      this.anchorsMemo = { stamp, text, at, byKey: new Map() };
+      this.anchorsMemo = { stamp, bytes, byKey: new Map() };
       if (this.statusMemo.size > 50_000) this.statusMemo.clear();
     }
     const m = this.anchorsMemo;
     if (m.byKey.has(key)) return m.byKey.get(key);
-    const start = m.at.get(key);
+    // The lines are sorted by key (as bytes): a binary search over the bytes finds the entry's line,
+    // and only that line is decoded and parsed (a read wants a few of 10K).
+    const b = m.bytes;
+    const want = Buffer.from(key);
     let recs: Map<string, AnchorRecord> | undefined;
-    if (start !== undefined) {
-      try {
-        recs = new Map((JSON.parse(m.text.slice(start, m.text.indexOf('\n', start))) as AnchorRecord[]).map((r) => [r.uri, r]));
-      } catch {
-        recs = undefined;
+    for (let lo = 0, hi = b.length; lo < hi;) {
+      const mid = (lo + hi) >>> 1;
+      const start = mid === 0 ? 0 : b.lastIndexOf(10, mid - 1) + 1;
+      const tab = b.indexOf(9, start);
+      const end = b.indexOf(10, start);
+      if (tab < 0 || end < 0 || tab > end) break;
+      const order = Buffer.compare(b.subarray(start, tab), want);
+      if (order === 0) {
+        try {
+          recs = new Map((JSON.parse(b.toString('utf8', tab + 1, end)) as AnchorRecord[]).map((r) => [r.uri, r]));
+        } catch {
+          recs = undefined;
+        }
+        break;
       }
+      if (order < 0) lo = end + 1;
+      else hi = start;
     }
     m.byKey.set(key, recs);
     return recs;
@@ -115,7 +120,10 @@ export class EvidenceCache {
     this.ws.ensureLocal({ force: true });
     this.ws.local('cache', true);
     const lines: string[] = [];
-    for (const [k, rs] of records) if (rs.length) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
+    for (const k of [...records.keys()].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)))) {
+      const rs = records.get(k)!;
+      if (rs.length && !/[\t\n]/.test(k)) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
+    }
     writeFileAtomic(this.anchorsFile, lines.join(''), { fsync: false });
     this.anchorsMemo = undefined;
     this.statusMemo.clear();

@@ -123,7 +123,7 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
       // Written against the working tree (or cites a file HEAD does not have yet): nothing to follow.
       status = wt.link && wt.text !== null ? 'current' : statusInText(a, wt.text);
       const fp = a.lines && status === 'current' && wt.text ? fingerprint(wt.text, a.lines[0], a.lines[1]) : undefined;
-      record = { uri: f.uri, status, path: a.path, ...(a.lines ? { lines: a.lines } : {}), ...(fp ? { fp } : {}), stamp: wt.stamp };
+      record = { uri: f.uri, status, ...(fp ? { fp } : {}), stamp: wt.stamp };
     } else {
       if ((status === 'current' || status === 'moved') && wantsText(a)) {
         if (headText === undefined) status = 'missing';
@@ -136,11 +136,12 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
         }
       }
       const ok = status === 'current' || status === 'moved';
+      // Where the code is, when not where the URI says (records are kept small: a line per entry).
       record = {
         uri: f.uri,
         status,
-        path: target.path,
-        ...(target.lines ? { lines: target.lines } : {}),
+        ...(target.path !== a.path ? { path: target.path } : {}),
+        ...(target.lines && target.lines[0] !== a.lines?.[0] ? { lines: target.lines } : {}),
         ...(ok && target.lines && headText ? { fp: fingerprint(headText, target.lines[0], target.lines[1]) } : {}),
         ...(status === 'moved' ? { to: anchorUri(target) } : {}),
       };
