@@ -2,11 +2,11 @@
  * The memories a change invalidates (`memory diff`'s `cited_code`): the entries live on the base
  * side whose evidence cites code the change moved, modified or deleted. git says what changed
  * (names with rename detection, then `-U0` hunks of the cited files only); `git grep` lists the
- * base side's evidence URIs, and only the entries citing a changed path are read.
+ * evidence URIs of the entry files, and only the entries citing a changed path are read.
  * Evidence is read as the base side has it: keeping it current before is `validate-evidence`'s job.
  */
 import { join } from 'node:path';
-import { citedChange, parseAnchor, type Anchor, type FileFate } from '../../core/anchors.js';
+import { citedChange, parseAnchor, parseRaw, type Anchor, type FileFate } from '../../core/anchors.js';
 import type { CitedCode } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
@@ -35,38 +35,40 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
     if (w !== null && !isMemory(w)) changed.add(w);
   }
   if (!changed.size) return [];
-  // Every evidence URI of the base side's entry files, in one `git grep` for a fixed string (a
-  // string per changed path, or a regular expression, cost it several times as much), kept for
-  // the changed paths.
+  // The base side's entry files that cite a changed path. Most are as the working tree has them:
+  // one `git grep` of the work tree for a fixed string lists their evidence lines (a tree's grep
+  // inflates every blob: 7 times the CPU at 10K entries; a string per changed path, or a regular
+  // expression, cost several times as much again). Those that differ from the base side (the
+  // range's own memory changes, uncommitted ones) are read from the base side instead.
   const memoryDir = git.repoPath(ctx.ws.memoryDir);
-  const [listing, tree] = await Promise.all([
-    git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', o.base, '--', memoryDir], '').catch(() => ''), // exit 1: no match
-    // Blob ids to read the entries by: looking `rev:path` up walks a folder of thousands of files.
-    git.gitStdin(['ls-tree', '-r', '-z', o.base, '--', memoryDir], ''),
+  const [listing, differ] = await Promise.all([
+    git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir], '').catch(() => ''), // exit 1: no match
+    git.gitStdin(['diff', '--raw', '-z', '--no-abbrev', '--no-renames', o.base, '--', memoryDir], ''),
   ]);
-  const blobOf = new Map<string, string>();
-  for (const rec of tree.split('\0')) {
-    const tab = rec.indexOf('\t');
-    const m = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab));
-    if (m) blobOf.set(rec.slice(tab + 1), m[1]);
-  }
-  const files = new Map<string, string>();
+  const atBase = parseRaw(differ); // changed or removed since the base side: its blob there
+  const texts = new Map<string, string>();
   for (const line of listing.split('\n')) {
     const nul = line.indexOf('\0');
+    const file = line.slice(0, nul);
     const uri = /"uri": *"([^"]*)"/.exec(line.slice(nul + 1))?.[1];
     const path = uri === undefined ? undefined : parseAnchor(uri)?.path;
-    const file = line.slice(o.base.length + 1, nul);
-    if (path !== undefined && changed.has(path) && blobOf.has(file)) files.set(file, blobOf.get(file)!);
+    if (path === undefined || !changed.has(path) || atBase.has(file) || texts.has(file)) continue;
+    const text = readCited(ctx.ws, join(git.toplevel, file));
+    if (text !== undefined) texts.set(file, text);
   }
-  const texts = await readTexts(git, [...files.values()]);
+  const before = await readTexts(
+    git,
+    [...atBase.values()].map((f) => f.blobs![0]),
+  );
+  for (const [file, f] of atBase) if (before.has(f.blobs![0])) texts.set(file, before.get(f.blobs![0])!);
   const plan = modules.evidenceCheck().planCheck;
   const cands: { e: MemoryEntry; project: string; uri: string; anchor: Anchor }[] = [];
-  for (const [n, blob] of files) {
+  for (const [n, text] of texts) {
     const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n);
     if (!m || (o.project && m[1] !== o.project)) continue;
     let e: MemoryEntry;
     try {
-      e = JSON.parse(texts.get(blob) ?? '') as MemoryEntry;
+      e = JSON.parse(text) as MemoryEntry;
     } catch {
       continue;
     }
