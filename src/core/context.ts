@@ -2,8 +2,10 @@
  * Renders `ai-context/<project>.md` (002 Req 7.8, 20.1, 20.6-20.7): the high-confidence, active,
  * code- or artifact-evidenced entries, grouped by section and subject, within a size budget.
  * Pure and deterministic: the same memory gives the same bytes (no timestamps, stable order), so
- * a pull request shows a context diff only when the memory changed.
+ * a pull request shows a context diff only when the memory changed (or the code its evidence
+ * cites: an entry whose cited code changed or went is marked so that an agent re-checks it).
  */
+import type { AnchorStatus } from './anchors.js';
 import { compareByPriors, confidenceLabel } from './query.js';
 import { SECTIONS } from './constants.js';
 import type { MemoryEntry } from './schema.js';
@@ -29,13 +31,20 @@ const SECTION_TITLES: Record<string, string> = {
   learnings: 'Learnings',
 };
 
-function renderEntry(e: MemoryEntry): string {
+/** What an entry whose cited code changed or went says, so an agent re-checks before relying on it. */
+const EVIDENCE_MARK: Partial<Record<AnchorStatus, string>> = {
+  changed: ' **(evidence changed since written: re-check)**',
+  missing: ' **(evidence missing: re-check)**',
+};
+
+function renderEntry(e: MemoryEntry, status?: AnchorStatus): string {
   const ev = e.evidence
     .filter((x) => x.type !== 'assumption')
     .map((x) => `[${x.type}](${x.uri})`)
     .join(', ');
   const validity = e.valid_to ? `, valid to ${e.valid_to.slice(0, 10)}` : '';
-  return `- ${e.summary.replace(/\s+/g, ' ').trim()} _(${e.scope}; ${confidenceLabel(e.confidence)} ${e.confidence.toFixed(2)}${validity}; ${e.id})_${ev ? `\n  Evidence: ${ev}` : ''}`;
+  const mark = (status && EVIDENCE_MARK[status]) ?? '';
+  return `- ${e.summary.replace(/\s+/g, ' ').trim()}${mark} _(${e.scope}; ${confidenceLabel(e.confidence)} ${e.confidence.toFixed(2)}${validity}; ${e.id})_${ev ? `\n  Evidence: ${ev}` : ''}`;
 }
 
 export interface RenderedContext {
@@ -66,7 +75,7 @@ type ContextMeta = EntryLike;
  */
 export function renderContextOf(
   project: string,
-  items: { meta: ContextMeta; entry: () => MemoryEntry }[],
+  items: { meta: ContextMeta; entry: () => MemoryEntry; evidence?: () => AnchorStatus }[],
   nowMs: number,
   budget = DEFAULT_CONTEXT_BUDGET,
 ): RenderedContext {
@@ -86,7 +95,7 @@ export function renderContextOf(
   let total = 0;
   for (const w of worthy) {
     if (total > budget) break;
-    const line = renderEntry(w.entry());
+    const line = renderEntry(w.entry(), w.evidence?.());
     lines.push(line);
     total += line.length;
   }

@@ -2,12 +2,12 @@
  * How to check an evidence URI (002 Req 18.5-18.7), pure: what kind of check it needs, and how
  * a check's outcome reads. The IO (files, git, HTTP) is in MemoryService.validateEvidence.
  */
-import { splitLineRange } from './evidence.js';
+import { parseAnchor, type Anchor } from './anchors.js';
 
 export type EvidenceStatus = 'ok' | 'stale' | 'unknown' | 'skipped';
 
 export type EvidenceCheck =
-  | { kind: 'file'; path: string; start?: number; end?: number }
+  | { kind: 'file'; path: string; anchor: Anchor }
   | { kind: 'permalink'; host: string; repo: string; commit: string; path: string; url: string }
   | { kind: 'url'; url: string }
   | { kind: 'none'; reason: string };
@@ -23,8 +23,8 @@ export function planCheck(type: string, uri: string): EvidenceCheck {
     return { kind: 'none', reason: 'not a file path or an http(s) URL' };
   }
   if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z]:[\\/]/i.test(uri)) return { kind: 'none', reason: 'not a file path or an http(s) URL' };
-  const { path, start, end } = splitLineRange(uri);
-  return { kind: 'file', path, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}) };
+  const anchor = parseAnchor(uri) ?? { path: uri };
+  return { kind: 'file', path: anchor.path, anchor };
 }
 
 /** The `owner/repo` of a git remote URL (https or ssh form), lower-cased, or null. */

@@ -2,6 +2,7 @@
  * Evidence URI forms (002 Req 18.1-18.4, 13.9, 20.4-20.5). Pure: says whether a URI has the
  * right *form* for its evidence type; whether it is still reachable is `validate-evidence`'s job.
  */
+import { parseAnchor, SYMBOL_NAME } from './anchors.js';
 import type { EvidenceType } from './schema.js';
 
 /** Git permalinks: GitHub/Gitea `/blob/<ref>/<path>`, GitLab `/-/blob/`, Bitbucket `/src/<ref>/`, commits. */
@@ -36,19 +37,6 @@ const SECRET_QUERY_PARAM =
   /^(access_token|token|api_key|apikey|key|secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|auth|private_token)$/i;
 
 const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
-
-export function isUrl(uri: string): boolean {
-  return /^https?:\/\//i.test(uri);
-}
-
-/** Splits `path#L10-L20` or `path:10-20` into the path and the optional line range. */
-export function splitLineRange(uri: string): { path: string; start?: number; end?: number } {
-  const m = /^(.*?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri);
-  if (!m || !m[1]) return { path: uri };
-  const start = Number(m[2] ?? m[4]);
-  const endRaw = m[3] ?? m[5];
-  return { path: m[1], start, end: endRaw === undefined ? start : Number(endRaw) };
-}
 
 /**
  * Checks a repository-relative file path: relative, no NUL, no backslashes, no `..` that climbs
@@ -93,8 +81,10 @@ export function checkUrlSafety(uri: string): string | null {
 }
 
 function checkPathLike(uri: string): string | null {
-  const { path } = splitLineRange(uri);
-  return checkRepoPath(path) ?? checkSensitive(path);
+  const a = parseAnchor(uri) ?? { path: uri };
+  if (a.symbol && !SYMBOL_NAME.test(a.symbol))
+    return 'names a symbol that is not a name: after "#symbol=" give letters, digits, "_" or "$" (dotted parts allowed)';
+  return checkRepoPath(a.path) ?? checkSensitive(a.path);
 }
 
 /** Returns an error message when `uri` does not have the form `type` needs, else null. */
@@ -117,7 +107,7 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
         ? null
         : 'must be a ticket URL (a GitHub/GitLab issue or pull request, Jira /browse/KEY-1, Linear /issue/KEY-1, ...)';
     case 'doc':
-      if (url) return isUrl(uri) ? null : 'must be an http(s) URL or a repository file path';
+      if (url) return /^https?:\/\//i.test(uri) ? null : 'must be an http(s) URL or a repository file path';
       return checkPathLike(uri);
     default:
       // artifact, log, screenshot: any URL or a repository file path.

@@ -5,8 +5,9 @@
  * or removed by hand (an error: entries are superseded or deprecated, never deleted) — with the
  * warnings a reviewer needs: low confidence, a decision resting on assumptions, state without an
  * end, duplicates, schema problems and secrets (named by field and rule, never printed).
- * Rendered as text, Markdown (a pull-request comment) or JSON.
+ * Rendered as text or Markdown (a pull-request comment) by memory-diff-render.ts, or as JSON.
  */
+import type { CodeChange } from './anchors.js';
 import type { MemoryEntry } from './schema.js';
 import { duplicateHash } from './meta.js';
 import { shown } from './redact.js';
@@ -15,10 +16,14 @@ import { validateStoredEntry } from './validate.js';
 
 export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
 
+/** The whole values of a field change, for people (text and Markdown); JSON keeps `from`/`to`. */
+export const WHOLE: unique symbol = Symbol('whole values');
+
 export interface FieldChange {
   field: string;
   from: string;
   to: string;
+  [WHOLE]?: { from: unknown; to: unknown };
 }
 
 export interface EntryChange {
@@ -46,6 +51,19 @@ export interface DiffWarning {
   message: string;
 }
 
+/** A memory whose evidence cites code the change moved, modified or deleted. */
+export interface CitedCode {
+  id: string;
+  project: string;
+  uri: string;
+  change: CodeChange;
+  /** Where the cited code went (moved; a renamed file also when modified). */
+  to?: string;
+  summary: string;
+  /** The change also wrote the entry (updated, superseded, deprecated, re-confirmed with `reinforce`, or its evidence fixed). */
+  touched: boolean;
+}
+
 export interface MemoryDiff {
   base: string;
   head: string;
@@ -53,6 +71,7 @@ export interface MemoryDiff {
   warnings: DiffWarning[];
   /** Memory paths that are not entry files (config.yaml, .gitattributes, ai-context/). */
   other_files: { file: string; status: 'added' | 'modified' | 'removed' }[];
+  cited_code: CitedCode[];
 }
 
 const ENTRY_PATH = /^ai-memory\/([^/]+)\/(decisions|state|observations|learnings)\/([^/]+)\.json$/;
@@ -86,7 +105,7 @@ function parse(text: string | null): { entry: MemoryEntry | null; bad: boolean }
   }
 }
 
-/** A field's value as a reviewer reads it (long texts shortened; a risky value only by its length). */
+/** A field's value in JSON (long texts shortened; a risky value only by its length). */
 function show(v: unknown): string {
   if (v === null || v === undefined) return '(none)';
   if (typeof v === 'string') {
@@ -109,8 +128,8 @@ function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
     if (k === 'evidence') {
       const types = (e: unknown): string =>
         Array.isArray(e) ? (e as { type?: string; uri?: string }[]).map((v) => `${v.type ?? '?'} ${shown(v.uri ?? '', { bare: true })}`).join('; ') : '(none)';
-      out.push({ field: k, from: types(x), to: types(y) });
-    } else out.push({ field: k, from: show(x), to: show(y) });
+      out.push({ field: k, from: types(x), to: types(y), [WHOLE]: { from: x, to: y } });
+    } else out.push({ field: k, from: show(x), to: show(y), [WHOLE]: { from: x, to: y } });
   }
   return out;
 }
@@ -219,144 +238,5 @@ export function diffMemory(
       if (twin) warn('warning', project, e.id, f.path, `duplicates entry ${twin.id} (same subject, scope and summary): supersede it instead`);
     }
   }
-  return { base: range.base, head: range.head, changes, warnings, other_files: other };
-}
-
-const VERB: Record<ChangeKind, string> = {
-  created: 'created',
-  superseded: 'superseded',
-  deprecated: 'deprecated',
-  archived: 'archived',
-  restored: 'restored',
-  edited: 'edited',
-  moved: 'moved',
-  removed: 'REMOVED BY HAND',
-};
-const MARK: Record<ChangeKind, string> = {
-  created: '+',
-  superseded: '~',
-  deprecated: '-',
-  archived: '-',
-  restored: '^',
-  edited: '*',
-  moved: '>',
-  removed: '!',
-};
-
-function headline(c: EntryChange): string {
-  const bits = [
-    c.kind,
-    c.subject,
-    c.scope ? `[${c.scope}]` : '',
-    typeof c.confidence === 'number' ? `confidence ${c.confidence}` : '',
-    c.evidence_types?.length ? `evidence: ${c.evidence_types.join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join('  ');
-  const by = c.change === 'superseded' && c.superseded_by ? ` by ${c.superseded_by}` : '';
-  return `${VERB[c.change]} ${c.id}${by}${bits ? `  ${bits}` : ''}`;
-}
-
-function grouped(d: MemoryDiff): Map<string, Map<string, EntryChange[]>> {
-  const out = new Map<string, Map<string, EntryChange[]>>();
-  for (const c of d.changes) {
-    const p = out.get(c.project) ?? new Map<string, EntryChange[]>();
-    p.set(c.section, [...(p.get(c.section) ?? []), c]);
-    out.set(c.project, p);
-  }
-  return out;
-}
-
-function counts(d: MemoryDiff): string {
-  const n = new Map<string, number>();
-  for (const c of d.changes) n.set(c.change, (n.get(c.change) ?? 0) + 1);
-  return [...n].map(([k, v]) => `${v} ${k}`).join(', ') || 'no entry changes';
-}
-
-export function renderText(d: MemoryDiff): string {
-  const lines = [`memory changes ${d.base}..${d.head}: ${counts(d)}`];
-  for (const [project, sections] of grouped(d)) {
-    lines.push('', project);
-    for (const [section, list] of sections) {
-      lines.push(`  ${section}`);
-      for (const c of list) {
-        lines.push(`    ${MARK[c.change]} ${headline(c)}`);
-        if (c.summary) lines.push(`        ${show(c.summary)}`);
-        for (const f of c.fields ?? []) lines.push(`        ${f.field}: ${f.from} -> ${f.to}`);
-      }
-    }
-  }
-  if (d.other_files.length) lines.push('', 'other memory files', ...d.other_files.map((f) => `    ${f.status} ${f.file}`));
-  if (d.warnings.length) lines.push('', 'for the reviewer', ...d.warnings.map((w) => `    ${w.level}: ${w.file}: ${w.message}`));
-  return `${lines.join('\n')}\n`;
-}
-
-const mdCell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-
-export function renderMarkdown(d: MemoryDiff): string {
-  const lines = [`### Memory changes (${counts(d)})`, '', `\`${d.base}..${d.head}\``];
-  for (const [project, sections] of grouped(d)) {
-    lines.push('', `#### ${project}`);
-    for (const [section, list] of sections) {
-      lines.push(
-        '',
-        `**${section}**`,
-        '',
-        '| change | entry | kind · subject · scope | confidence | evidence | summary |',
-        '| --- | --- | --- | --- | --- | --- |',
-      );
-      for (const c of list) {
-        const what =
-          c.change === 'superseded' && c.superseded_by ? `superseded by \`${c.superseded_by}\`` : c.change === 'removed' ? '**removed by hand**' : c.change;
-        lines.push(
-          `| ${what} | \`${c.id}\` | ${mdCell([c.kind, c.subject, c.scope].filter(Boolean).join(' · '))} | ${c.confidence ?? ''} | ${mdCell((c.evidence_types ?? []).join(', '))} | ${mdCell(c.summary ? show(c.summary).replace(/^"|"$/g, '') : '')} |`,
-        );
-      }
-      const edits = list.filter((c) => c.fields?.length);
-      for (const c of edits) {
-        lines.push('', `<details><summary>${c.change} <code>${c.id}</code>: ${c.fields!.length} field${c.fields!.length === 1 ? '' : 's'}</summary>`, '');
-        for (const f of c.fields!) lines.push(`- \`${f.field}\`: ${mdCell(f.from)} → ${mdCell(f.to)}`);
-        lines.push('', '</details>');
-      }
-    }
-  }
-  if (d.other_files.length) lines.push('', '**Other memory files:** ' + d.other_files.map((f) => `\`${f.file}\` (${f.status})`).join(', '));
-  if (d.warnings.length) {
-    lines.push('', '#### For the reviewer', '');
-    for (const w of d.warnings) lines.push(`- ${w.level === 'error' ? '❌' : '⚠️'} \`${w.file}\`: ${mdCell(w.message)}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/**
- * An entry file as `git diff` should show it (the textconv of the diff driver `init` registers):
- * one field per line, long texts on lines of their own, evidence one item per line, so a change
- * reads as the fields that changed rather than one long JSON line. Anything that is not an entry
- * object is shown as it is.
- */
-export function entryAsText(text: string): string {
-  let e: unknown;
-  try {
-    e = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  if (!e || typeof e !== 'object' || Array.isArray(e)) return text;
-  const lines: string[] = [];
-  for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
-    if (typeof v === 'string' && (v.includes('\n') || v.length > 100)) {
-      lines.push(`${k}:`);
-      for (const l of v.split('\n')) lines.push(`    ${l}`);
-    } else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) lines.push(`${k}: ${v.length ? v.join(', ') : '[]'}`);
-    else if (Array.isArray(v)) {
-      lines.push(`${k}:`);
-      for (const item of v) {
-        if (item && typeof item === 'object' && 'type' in item) {
-          const ev = item as { type?: unknown; uri?: unknown; note?: unknown };
-          lines.push(`  - ${String(ev.type)} ${String(ev.uri ?? '')}${ev.note ? ` (${String(ev.note)})` : ''}`);
-        } else lines.push(`  - ${JSON.stringify(item)}`);
-      }
-    } else lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  }
-  return `${lines.join('\n')}\n`;
+  return { base: range.base, head: range.head, changes, warnings, other_files: other, cited_code: [] };
 }

@@ -4,6 +4,7 @@
  * stale evidence). Every front end ranks through `rankEntries`.
  */
 import { visibleScopes } from './scope.js';
+import type { AnchorStatus } from './anchors.js';
 import { evidenceQuality, type Kind, type Section, type Status } from './constants.js';
 import type { EntryLike } from './meta.js';
 import type { MemoryEntry } from './schema.js';
@@ -476,6 +477,8 @@ export interface QueryHit extends Ranked<MemoryEntry> {
   related_to?: string;
   /** The hit whose episode neighbour this entry is, when that lifted its relevance. */
   lifted_by?: string;
+  /** The worst status of its evidence now: current, moved, changed or missing. */
+  evidence_status?: AnchorStatus;
 }
 
 /** A query hit in CLI.md's JSON shape (CLI and MCP alike): the entry (or its summary fields) plus `meta`. */
@@ -483,5 +486,6 @@ export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> 
   const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
   if (h.related_to) meta.related_to = h.related_to;
   if (h.lifted_by) meta.lifted_by = h.lifted_by;
+  if (h.evidence_status) meta.evidence_status = h.evidence_status;
   return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
 }

@@ -42,4 +42,17 @@ describe('EvidenceCache', () => {
     writer.save({ v: 1, checks: { 'src/a.ts': check, 'src/b.ts': check }, stale: { 'p/A': ['gone'], 'p/B': ['gone too'] } });
     expect([...reader.staleKeys()].sort()).toEqual(['p/A', 'p/B']);
   });
+
+  it('finds the anchor records of each entry by binary search over the sorted file, and sees a new version', () => {
+    const ws = new Workspace(testdir());
+    const rec = (uri: string) => ({ uri, status: 'current' as const, path: uri });
+    const keys = Array.from({ length: 200 }, (_, i) => `p${i % 3}/${String((i * 7919) % 1000).padStart(4, '0')}`);
+    new EvidenceCache(ws).saveAnchors(new Map(keys.map((k) => [k, [rec(`src/${k}.ts`)]])));
+    const reader = new EvidenceCache(ws);
+    for (const k of keys) expect(reader.anchorsOf(k)?.get(`src/${k}.ts`)).toEqual(rec(`src/${k}.ts`));
+    for (const k of ['p0/', 'p9/0001', '', 'zzz']) expect(reader.anchorsOf(k)).toBeUndefined();
+    new EvidenceCache(ws).saveAnchors(new Map([['p0/x', [rec('a.ts')]]]));
+    expect(reader.anchorsOf(keys[0])).toBeUndefined();
+    expect(reader.anchorsOf('p0/x')?.get('a.ts')).toEqual(rec('a.ts'));
+  });
 });

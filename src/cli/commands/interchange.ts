@@ -36,21 +36,38 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y
     .command(
       'validate-evidence [project]',
-      'check every evidence URI (files, line ranges, git permalinks, URLs); flag and list stale ones',
+      'check every evidence URI (files followed through renames and line shifts, symbols, git permalinks, URLs); flag and list stale ones',
       (c) =>
         c
           .positional('project', { type: 'string' })
+          .option('fix', { type: 'boolean', describe: 'rewrite evidence whose code moved (renames, shifted lines) in one commit' })
           .option('offline', { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' })
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
         const showProgress = progressBar(Boolean(a.json), 'checking');
         const r = await service(a).validateEvidence(a.project || undefined, {
           offline: Boolean(a.offline),
+          fix: Boolean(a.fix),
           timeoutMs: a.timeout as number | undefined,
           onProgress: showProgress ? (done, total) => showProgress(done, total, 'checking') : undefined,
         });
         if (a.json) return printJson(r);
-        out(`${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable)`);
+        const n = r.anchors;
+        out(
+          `${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable); files: ${n.current} current, ${n.moved} moved, ${n.changed} changed, ${n.missing} missing`,
+        );
+        if (r.fixed?.length) {
+          out(
+            table(
+              r.fixed.map((f) => [f.id, f.from, f.to]),
+              ['FIXED', 'FROM', 'TO'],
+            ),
+          );
+          out(`rewritten in ${r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)'}`);
+        } else {
+          const moved = r.entries.flatMap((e) => e.evidence.filter((x) => x.to).map((x) => [e.id, x.uri, x.to!]));
+          if (moved.length) out(`${table(moved, ['ID', 'MOVED', 'TO'])}\nrun validate-evidence --fix to rewrite them`);
+        }
         const stale = r.entries.filter((e) => e.stale);
         if (stale.length) {
           out(
@@ -59,7 +76,7 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               ['ID', 'TYPE', 'URI', 'WHY STALE'],
             ),
           );
-          out('stale entries are flagged stale_evidence and ranked lower; supersede them with fresh evidence');
+          out('stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them');
         }
       },
     )

@@ -63,18 +63,30 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'diff [range]',
-      'the review view of a change to memory: each entry created, superseded, deprecated, edited (field by field) or removed by hand, with what a reviewer should check; default: this branch against its upstream or main',
+      'the review view of a change: each entry created, superseded, deprecated, edited (field by field) or removed by hand, what a reviewer should check, and the memories whose cited code the change moved, modified or deleted; default: this branch against its upstream or main',
       (c) =>
         c
           .positional('range', { type: 'string', describe: 'A..B, A...B (from their merge base), or a commit (as commit...HEAD)' })
           .option('staged', { type: 'boolean', describe: 'the index against HEAD' })
-          .option('format', { type: 'string', choices: ['text', 'markdown', 'json'], describe: 'default text; markdown fits a pull-request comment' }),
+          .option('format', { type: 'string', choices: ['text', 'markdown', 'json'], describe: 'default text; markdown fits a pull-request comment' })
+          .option('check-cited', {
+            type: 'boolean',
+            describe: 'exit 1 when the range changes code cited by memories it leaves untouched (update, supersede or reinforce them)',
+          }),
       async (a: A) => {
         const svc = service(a);
         const d = await svc.diff({ range: a.range as string | undefined, staged: Boolean(a.staged), project: a.project || undefined });
         io().stdout.write(svc.renderDiff(d, a.json ? 'json' : String(a.format ?? 'text')));
         // Entries removed by hand, unreadable or invalid files and secrets fail a CI check.
         if (d.warnings.some((w) => w.level === 'error')) io().setExitCode(1);
+        const left = d.cited_code.filter((c) => !c.touched);
+        if (a['check-cited'] && left.length) {
+          const ids = [...new Set(left.map((c) => c.id))];
+          io().stderr.write(
+            `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)\n`,
+          );
+          io().setExitCode(1);
+        }
       },
     )
     .command(
@@ -82,7 +94,7 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'print an entry file one field per line (git runs it to diff entry files; registered by init)',
       (c) => c.positional('file', { type: 'string', demandOption: true }),
       async (a: A) => {
-        const { entryAsText } = await import('../../core/memory-diff.js');
+        const { entryAsText } = await import('../../core/memory-diff-render.js');
         io().stdout.write(entryAsText(readFileSync(resolve(io().cwd, String(a.file)), 'utf8')));
       },
     )

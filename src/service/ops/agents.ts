@@ -29,10 +29,11 @@ export function prepareTask(ctx: ServiceContext, rm: ReadModel, task: unknown, o
     ctx.now().toISOString(),
   );
   const context = chosen.map((h) => {
-    if (opts.full) return h.entry;
+    const meta = { evidence_status: h.evidence_status };
+    if (opts.full) return { ...h.entry, meta };
     // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.
     const { content: _content, ...rest } = h.entry;
-    return rest;
+    return { ...rest, meta };
   });
   return { ...t, memory_context: context };
 }

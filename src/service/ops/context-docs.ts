@@ -8,6 +8,7 @@ import { DEFAULT_CONTEXT_BUDGET, renderContextOf } from '../../core/context.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
 import { withWrite } from '../transaction.js';
+import { evidenceStatusOf } from './evidence-status.js';
 
 /** The ai-context document of a project as of now, without writing it. */
 export function renderContext(
@@ -19,7 +20,9 @@ export function renderContext(
   const project = ctx.project(projectName, true);
   // The daemon's watcher keeps its catalog current; others stat the files first.
   const snap = ctx.watched && rm.current ? rm.current : ctx.snapshot();
-  const items = snap.entries.filter((se) => se.project === project).map((se) => ({ meta: se.meta, entry: () => se.entry }));
+  const items = snap.entries
+    .filter((se) => se.project === project)
+    .map((se) => ({ meta: se.meta, entry: () => se.entry, evidence: () => evidenceStatusOf(ctx, se) }));
   return {
     project,
     ...renderContextOf(project, items, ctx.now().getTime(), opts.budget ?? ctx.projectConfig(project).context?.budget ?? DEFAULT_CONTEXT_BUDGET),

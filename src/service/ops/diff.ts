@@ -5,6 +5,7 @@
  *     else against main or master, else the uncommitted memory changes against HEAD;
  *   - `A..B`: B against A; `A...B`: B against the merge base of A and B; `R`: as `R...HEAD`;
  *   - `--staged`: the index against HEAD.
+ * Beside the memory changes, the memories whose cited code the range changed (cited-code.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +15,10 @@ import type { MemoryEntry } from '../../core/schema.js';
 import { lazy } from '../../lazy.js';
 import type { GitRepo } from '../../store/git.js';
 import type { ServiceContext } from '../context.js';
+import { citedCode } from './cited-code.js';
 
 const core = lazy<typeof import('../../core/memory-diff.js')>('./core/memory-diff.js');
+const render = lazy<typeof import('../../core/memory-diff-render.js')>('./core/memory-diff-render.js');
 
 const PATHS = ['ai-memory', 'ai-context'];
 
@@ -159,12 +162,22 @@ export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; st
       }
     }
   }
-  return core().diffMemory({ base: base.label, head: head.label }, files, live);
+  const d = core().diffMemory({ base: base.label, head: head.label }, files, live);
+  if (hasBase) {
+    const touched = new Set(files.map((f) => /\/([^/]+)\.json$/.exec(f.path)?.[1]).filter((x): x is string => Boolean(x)));
+    d.cited_code = await citedCode(ctx, git, {
+      base: baseRev,
+      sides: 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev],
+      touched,
+      project: opts.project,
+    });
+  }
+  return d;
 }
 
 export function renderDiff(d: MemoryDiff, format: string): string {
   if (format === 'json') return `${JSON.stringify(d, null, 2)}\n`;
-  if (format === 'markdown') return core().renderMarkdown(d);
-  if (format === 'text') return core().renderText(d);
+  if (format === 'markdown') return render().renderMarkdown(d);
+  if (format === 'text') return render().renderText(d);
   throw new UsageError(`format must be text, markdown or json (got ${JSON.stringify(format).slice(0, 40)})`);
 }

@@ -1,15 +1,30 @@
 /**
- * `memory validate-evidence` (002 Req 18.5-18.7): file paths against the working tree, git
- * permalinks of this repository, URLs through the network probe; results cached; entries with
- * stale evidence flagged (queries down-rank them).
+ * `memory validate-evidence [--fix]` (002 Req 18.5-18.7): file evidence followed from the commit
+ * that wrote it through git's renames and line shifts (anchor-check.ts), git permalinks of this
+ * repository, URLs through the network probe; results cached; entries whose evidence changed or
+ * is gone flagged (queries down-rank them). `--fix` rewrites evidence that moved, in one commit.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
+import { ValidationError } from '../../core/errors.js';
 import type { EvidenceStatus } from '../../core/evidence-check.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { probeUrl } from '../../store/http-probe.js';
 import { modules, type ServiceContext } from '../context.js';
+import { withWrite } from '../transaction.js';
+import { checkAnchors, type AnchorItem } from './anchor-check.js';
+
+export interface EvidenceRow {
+  type: string;
+  uri: string;
+  status: EvidenceStatus;
+  reason: string;
+  /** File evidence: where its code is now against where it was written. */
+  anchor?: AnchorStatus;
+  /** Moved: the URI it moved to (what `--fix` writes). */
+  to?: string;
+}
 
 export interface EvidenceReport {
   checked: number;
@@ -17,20 +32,25 @@ export interface EvidenceReport {
   stale: number;
   unknown: number;
   skipped: number;
-  entries: { id: string; project: string; stale: boolean; evidence: { type: string; uri: string; status: EvidenceStatus; reason: string }[] }[];
+  /** File evidence by status: moved (fixable), changed (re-check), missing. */
+  anchors: Record<AnchorStatus, number>;
+  entries: { id: string; project: string; stale: boolean; evidence: EvidenceRow[] }[];
+  /** `--fix`: the URIs rewritten, and the commit of each project that had any. */
+  fixed?: { id: string; project: string; from: string; to: string }[];
+  commits?: string[];
 }
 
 /**
- * `memory validate-evidence`: file paths against the working tree (and their line ranges), git
- * permalinks of this repository for a reachable commit and path, URLs with HEAD (then GET) and
- * a short timeout; an unreachable network is "unknown", never "stale". Results are cached
- * (paths by file stamp, URLs for `urlTtlMs`); entries with stale evidence are flagged and
- * down-ranked by queries.
+ * `memory validate-evidence`: file evidence through git (anchor-check.ts), git permalinks of this
+ * repository for a reachable commit and path, URLs with HEAD (then GET) and a short timeout; an
+ * unreachable network is "unknown", never "stale". URL results are cached for `urlTtlMs`; what
+ * the check found for each URI is recorded for reads (`meta.evidence_status`); entries whose
+ * evidence changed or is gone are flagged and down-ranked by queries.
  */
 export async function validateEvidence(
   ctx: ServiceContext,
   projectName?: string,
-  opts: { offline?: boolean; timeoutMs?: number; urlTtlMs?: number; onProgress?: (done: number, total: number) => void } = {},
+  opts: { offline?: boolean; timeoutMs?: number; urlTtlMs?: number; fix?: boolean; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<EvidenceReport> {
   const projects = ctx.readProjects(projectName);
   const entries = ctx.snapshot().entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
@@ -39,65 +59,129 @@ export async function validateEvidence(
   const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
   const git = await ctx.git();
   const remotes = git ? (await remoteUrls(git)).map(modules.evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
+  const plan = modules.evidenceCheck().planCheck;
+  const items: AnchorItem[] = [];
+  for (const se of entries) {
+    const anchors = se.entry.evidence.flatMap((ev) => {
+      const p = plan(ev.type, ev.uri);
+      return p.kind === 'file' ? [{ uri: ev.uri, anchor: p.anchor }] : [];
+    });
+    if (anchors.length) items.push({ key: se.key, id: se.meta.id, anchors });
+  }
+  const found = await checkAnchors(ctx, items);
   const checks: Record<string, CheckResult> = {};
   const fresh = (key: string): CheckResult | undefined => {
     const c = cache.checks[key];
     return c && now.getTime() - Date.parse(c.checked_at) < ttl ? c : undefined;
   };
-  const checkOne = async (type: string, uri: string): Promise<{ key: string; result: CheckResult }> => {
-    const plan = modules.evidenceCheck().planCheck(type, uri);
-    const at = now.toISOString();
-    if (plan.kind === 'none') return { key: uri, result: { status: 'skipped', reason: plan.reason, checked_at: at } };
-    if (plan.kind === 'file') {
-      const abs = join(ctx.ws.root, plan.path);
-      const st = statSync(abs, { throwIfNoEntry: false });
-      const key = `${uri}\u0000${st ? `${st.size}:${st.mtimeMs}` : 'missing'}`;
-      if (cache.checks[key]) return { key, result: cache.checks[key] };
-      if (!st || !st.isFile()) return { key, result: { status: 'stale', reason: `${plan.path} does not exist in the working tree`, checked_at: at } };
-      if (plan.end !== undefined) {
-        const lines = readFileSync(abs, 'utf8').split('\n').length;
-        if (plan.end > lines)
-          return { key, result: { status: 'stale', reason: `${plan.path} has ${lines} lines; the evidence cites line ${plan.end}`, checked_at: at } };
-      }
-      return { key, result: { status: 'ok', reason: 'file exists', checked_at: at } };
-    }
-    if (plan.kind === 'permalink') {
-      const local = remotes.some((r) => r.host === plan.host.toLowerCase() && r.repo === plan.repo.toLowerCase());
+  const at = now.toISOString();
+  const checkUrl = async (type: string, uri: string): Promise<{ status: EvidenceStatus; reason: string }> => {
+    const p = plan(type, uri);
+    if (p.kind === 'none') return { status: 'skipped', reason: p.reason };
+    if (p.kind === 'permalink') {
+      const local = remotes.some((r) => r.host === p.host.toLowerCase() && r.repo === p.repo.toLowerCase());
       if (local && git) {
-        const has = await hasPathAt(git, plan.commit, plan.path);
-        if (has === true) return { key: uri, result: { status: 'ok', reason: `commit ${plan.commit.slice(0, 12)} has ${plan.path}`, checked_at: at } };
-        if (has === false) return { key: uri, result: { status: 'stale', reason: `commit ${plan.commit.slice(0, 12)} has no ${plan.path}`, checked_at: at } };
+        const has = await hasPathAt(git, p.commit, p.path);
+        if (has === true) return { status: 'ok', reason: `commit ${p.commit.slice(0, 12)} has ${p.path}` };
+        if (has === false) return { status: 'stale', reason: `commit ${p.commit.slice(0, 12)} has no ${p.path}` };
         // The commit is not here (not fetched): ask the host like any URL.
       }
     }
-    const url = plan.kind === 'url' ? plan.url : plan.url;
+    const url = p.kind === 'file' ? uri : p.url;
     const hit = fresh(url);
-    if (hit) return { key: url, result: hit };
-    if (opts.offline) return { key: url, result: { status: 'unknown', reason: 'not checked (--offline)', checked_at: at } };
-    return { key: url, result: { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: at } };
+    if (hit) return (checks[url] = hit);
+    if (opts.offline) return { status: 'unknown', reason: 'not checked (--offline)' };
+    const r: CheckResult = { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: at };
+    return (checks[url] = r);
   };
-  const report: EvidenceReport = { checked: 0, ok: 0, stale: 0, unknown: 0, skipped: 0, entries: [] };
+  const report: EvidenceReport = {
+    checked: 0,
+    ok: 0,
+    stale: 0,
+    unknown: 0,
+    skipped: 0,
+    anchors: { current: 0, moved: 0, changed: 0, missing: 0 },
+    entries: [],
+  };
   const stale: Record<string, string[]> = { ...cache.stale };
+  const records = ctx.evidenceCache.allAnchors();
+  const fixes = new Map<string, { from: string; to: string }[]>();
   let done = 0;
   for (const se of entries) {
-    const rows: EvidenceReport['entries'][number]['evidence'] = [];
+    const rows: EvidenceRow[] = [];
+    const recs: AnchorRecord[] = [];
     for (const ev of se.entry.evidence) {
-      const { key, result } = await checkOne(ev.type, ev.uri);
-      checks[key] = result;
-      report[result.status]++;
-      if (result.status !== 'skipped') report.checked++;
-      rows.push({ type: ev.type, uri: ev.uri, status: result.status, reason: result.reason });
+      const a = found.get(se.key)?.get(ev.uri);
+      let row: EvidenceRow;
+      if (a) {
+        row = { type: ev.type, uri: ev.uri, status: a.status === 'changed' || a.status === 'missing' ? 'stale' : 'ok', reason: a.reason, anchor: a.status };
+        if (a.fix) row.to = a.fix;
+        report.anchors[a.status]++;
+        recs.push(a.record);
+        if (a.fix) fixes.set(se.key, [...(fixes.get(se.key) ?? []), { from: ev.uri, to: a.fix }]);
+      } else {
+        const r = await checkUrl(ev.type, ev.uri);
+        row = { type: ev.type, uri: ev.uri, status: r.status, reason: r.reason };
+        if (r.status === 'stale') recs.push({ uri: ev.uri, status: 'missing' });
+      }
+      report[row.status]++;
+      if (row.status !== 'skipped') report.checked++;
+      rows.push(row);
     }
     const reasons = rows.filter((r) => r.status === 'stale').map((r) => `${r.uri}: ${r.reason}`);
     if (reasons.length) stale[se.key] = reasons;
     else delete stale[se.key];
+    const seen = confirmation(se.entry);
+    if (recs.length)
+      records.set(
+        se.key,
+        recs.map((r) => ({ ...r, seen })),
+      );
+    else records.delete(se.key);
     report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
     opts.onProgress?.(++done, entries.length);
     // Let a long-lived process (the daemon) answer queries while a long check runs.
     if (done % 200 === 0) await new Promise((r) => setImmediate(r));
   }
+  if (opts.fix && fixes.size) Object.assign(report, await applyFixes(ctx, entries, fixes, records));
   // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
   ctx.evidenceCache.save({ v: 1, checks: merged, stale });
+  ctx.evidenceCache.saveAnchors(records);
   return report;
+}
+
+/** Rewrites the URIs that moved, one commit per project; their records then describe the new URIs. */
+async function applyFixes(
+  ctx: ServiceContext,
+  entries: ReturnType<ServiceContext['snapshot']>['entries'],
+  fixes: Map<string, { from: string; to: string }[]>,
+  records: Map<string, AnchorRecord[]>,
+): Promise<{ fixed: NonNullable<EvidenceReport['fixed']>; commits: string[] }> {
+  const fixed: NonNullable<EvidenceReport['fixed']> = [];
+  const commits: string[] = [];
+  const byProject = new Map<string, typeof entries>();
+  for (const se of entries) if (fixes.has(se.key)) byProject.set(se.project, [...(byProject.get(se.project) ?? []), se]);
+  const agent = await ctx.agent();
+  for (const [project, list] of byProject) {
+    const { commit } = await withWrite(ctx, { project, agent, operation: 'validate-evidence --fix' }, (tx) => {
+      for (const se of list) {
+        const moves = new Map(fixes.get(se.key)!.map((f) => [f.from, f.to]));
+        const e = se.entry;
+        const next = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
+        const checked = modules.validation().validateStoredEntry(next);
+        if (!checked.ok) throw new ValidationError(checked.errors, `entry ${e.id}`);
+        tx.put(next, { from: join(ctx.ws.root, se.file) });
+        tx.change({ op: 'update', id: e.id, summary: 'evidence moved with the code' });
+        for (const [from, to] of moves) fixed.push({ id: e.id, project, from, to });
+        // The new URI names where the code is: what was recorded of the old one holds for it.
+        records.set(
+          se.key,
+          (records.get(se.key) ?? []).map((r) => (moves.has(r.uri) ? { ...r, uri: moves.get(r.uri)!, status: 'current' as const, to: undefined } : r)),
+        );
+      }
+    });
+    if (commit) commits.push(commit);
+  }
+  return { fixed, commits };
 }

@@ -27,6 +27,7 @@ import type { CachedEntries } from '../../store/cached-entries.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
+import { evidenceStatusOf } from './evidence-status.js';
 
 /** The longest query text accepted: longer ones are refused, not truncated. */
 export const MAX_QUERY_LENGTH = 4096;
@@ -166,7 +167,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
     .slice(offset)
     .map(({ se, entry: _meta, ...r }) => {
-      const hit: QueryHit = { ...r, entry: se.entry };
+      const hit: QueryHit = { ...r, entry: se.entry, evidence_status: evidenceStatusOf(ctx, se) };
       const by = liftedBy.get(se);
       if (by) hit.lifted_by = by;
       return hit;

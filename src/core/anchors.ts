@@ -1,0 +1,316 @@
+/**
+ * Evidence that follows the code, the pure part: a path-form evidence URI as an anchor (a whole
+ * file, a line range or a symbol), git's `-U0` diff hunks and how they move a line range, what a
+ * change did to a cited location (for the review view) and what it means for its status now
+ * (for `validate-evidence`), and content fingerprints that tell a moved range from a changed one
+ * without git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
+ */
+import { declarationLines, symbolExtent } from './symbols.js';
+
+export type AnchorStatus = 'current' | 'moved' | 'changed' | 'missing';
+export type CodeChange = 'moved' | 'modified' | 'deleted';
+
+const RANK: Record<AnchorStatus, number> = { current: 0, moved: 1, changed: 2, missing: 3 };
+
+/** The worst of some statuses (`current` for none). */
+export function worstStatus(xs: Iterable<AnchorStatus>): AnchorStatus {
+  let w: AnchorStatus = 'current';
+  for (const x of xs) if (RANK[x] > RANK[w]) w = x;
+  return w;
+}
+
+export interface Anchor {
+  path: string;
+  /** Cited lines, first and last (inclusive). */
+  lines?: [number, number];
+  symbol?: string;
+  /** How the URI wrote its lines (`#L5-L7` or `:5-7`), kept when it is rewritten. */
+  colon?: boolean;
+}
+
+export const SYMBOL_NAME = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+
+/** A path-form URI as an anchor; null for URLs and other schemes. */
+export function parseAnchor(uri: string): Anchor | null {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z][a-z0-9+.-]*:\d/i.test(uri)) return null;
+  const sym = /^(.+?)#symbol=(.+)$/.exec(uri);
+  if (sym) return { path: sym[1], symbol: sym[2] };
+  const m = /^(.+?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri);
+  if (!m) return { path: uri };
+  const start = Number(m[2] ?? m[4]);
+  const end = Number(m[3] ?? m[5] ?? start);
+  return { path: m[1], lines: [start, end], ...(m[4] !== undefined ? { colon: true } : {}) };
+}
+
+export function anchorUri(a: Anchor): string {
+  if (a.symbol) return `${a.path}#symbol=${a.symbol}`;
+  if (!a.lines) return a.path;
+  const [s, e] = a.lines;
+  if (a.colon) return `${a.path}:${s}${e !== s ? `-${e}` : ''}`;
+  return `${a.path}#L${s}${e !== s ? `-L${e}` : ''}`;
+}
+
+// ---------------------------------------------------------------- hunks
+
+export interface Hunk {
+  oldStart: number;
+  oldCount: number;
+  newStart: number;
+  newCount: number;
+}
+
+/**
+ * Where lines `s..e` are after a change with these hunks (`git diff -U0`, in order), or null when
+ * a hunk touches them (lines removed or replaced, or lines inserted between two of them).
+ */
+export function mapLines(hunks: readonly Hunk[], s: number, e: number): [number, number] | null {
+  let delta = 0;
+  for (const h of hunks) {
+    if (h.oldCount === 0) {
+      // An insertion after old line oldStart: inside the range when it falls between two of its lines.
+      if (h.oldStart >= s && h.oldStart < e) return null;
+      if (h.oldStart < s) delta += h.newCount;
+    } else if (h.oldStart + h.oldCount - 1 < s) delta += h.newCount - h.oldCount;
+    else if (h.oldStart <= e) return null;
+  }
+  return [s + delta, e + delta];
+}
+
+/** What git said happened to one file: modified, deleted, renamed (`to`, with `hunks` if edited), type changed. */
+export interface FileFate {
+  status: 'M' | 'D' | 'R' | 'T';
+  to: string;
+  /** Hunks of the change (absent: not read, or a rename without edits). */
+  hunks?: Hunk[];
+  similarity?: number;
+  /** The blob ids before and after (after: all zeros for a working-tree file git did not hash). */
+  blobs?: [string, string];
+}
+
+/**
+ * `git diff --raw -z -M --no-abbrev` output: the fate of each old path, with its blob ids
+ * (additions and copies are left out).
+ */
+export function parseRaw(out: string): Map<string, FileFate> {
+  const parts = out.split('\0');
+  const fates = new Map<string, FileFate>();
+  for (let i = 0; i < parts.length;) {
+    const head = parts[i++].replace(/^\n/, '');
+    const m = /^:\d+ \d+ ([0-9a-f]+) ([0-9a-f]+) ([A-Z])(\d*)$/.exec(head);
+    if (!m) continue;
+    const [, a, b, kind, score] = m;
+    const from = parts[i++];
+    const to = kind === 'R' || kind === 'C' ? parts[i++] : from;
+    if (kind === 'R') fates.set(from, { status: 'R', to, similarity: Number(score) || 0, blobs: [a, b] });
+    else if (kind === 'M' || kind === 'D' || kind === 'T') fates.set(from, { status: kind, to, blobs: [a, b] });
+  }
+  return fates;
+}
+
+/** A path as git prints it in a patch: C-quoted when it holds unusual characters. */
+function unquote(p: string): string {
+  if (!p.startsWith('"')) return p.replace(/\t$/, '');
+  const body = p.slice(1, p.lastIndexOf('"'));
+  const bytes: number[] = [];
+  const esc: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const n = body[++i];
+    if (/[0-7]/.test(n)) {
+      bytes.push(parseInt(body.slice(i, i + 3), 8));
+      i += 2;
+    } else bytes.push(esc[n] ?? n.charCodeAt(0));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The hunks of each file of a `git diff -U0` patch, by old path. */
+export function parsePatch(text: string): Map<string, Hunk[]> {
+  const out = new Map<string, Hunk[]>();
+  let from: string | null = null;
+  let hunks: Hunk[] | null = null;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('diff --git ')) {
+      hunks = [];
+      from = null;
+      // `a/P b/P` when the two halves are equal (a patch without ---/+++ lines, e.g. a mode change).
+      const rest = line.slice(11);
+      const half = (rest.length - 1) / 2;
+      if (Number.isInteger(half) && rest.slice(2, half) === rest.slice(half + 3)) from = rest.slice(2, half);
+    } else if (hunks && line.startsWith('rename from ')) from = unquote(line.slice(12));
+    else if (hunks && line.startsWith('--- ')) {
+      const p = line.slice(4);
+      if (p !== '/dev/null') from = unquote(p).replace(/^a\//, '');
+    } else if (hunks && line.startsWith('@@ ')) {
+      const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(line);
+      if (m && from !== null) {
+        hunks.push({
+          oldStart: Number(m[1]),
+          oldCount: m[2] === undefined ? 1 : Number(m[2]),
+          newStart: Number(m[3]),
+          newCount: m[4] === undefined ? 1 : Number(m[4]),
+        });
+        out.set(from, hunks);
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- what a change did
+
+/**
+ * What a change did to the code an anchor cites, for a reviewer: null when it left it alone. A
+ * line range counts only when those lines changed or moved, a whole file when the file changed, a
+ * symbol when its declaration went or the lines from it to the next declaration changed (its
+ * extent after the change, as `git log -L :<name>:<file>` takes it). `baseText` and `headText`
+ * are the file before and after: needed for symbols (after), and for a line range the hunks
+ * touch, to find it moved elsewhere unchanged.
+ */
+export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: string, headText?: string): { change: CodeChange; to?: string } | null {
+  if (!fate) return null;
+  if (fate.status === 'D') return { change: 'deleted' };
+  const renamed = fate.status === 'R' && fate.to !== a.path;
+  const hunks = fate.hunks ?? [];
+  if (a.symbol) {
+    const at = headText === undefined ? [] : declarationLines(headText, a.symbol, fate.to);
+    if (!at.length) return { change: 'deleted' };
+    const to = renamed ? anchorUri({ ...a, path: fate.to }) : undefined;
+    // Its extent after the change, as `git log -L :<name>:<file>` takes it: touched by a hunk's new side?
+    const [s, e] = symbolExtent(headText!, fate.to, at[0]);
+    const touched = hunks.some((h) => (h.newCount === 0 ? h.newStart >= s && h.newStart < e : h.newStart <= e && h.newStart + h.newCount - 1 >= s));
+    if (touched) return { change: 'modified', ...(to ? { to } : {}) };
+    return renamed ? { change: 'moved', to } : null;
+  }
+  if (!a.lines) {
+    if (fate.status === 'R' && hunks.length === 0 && (fate.similarity ?? 100) >= 100) return renamed ? { change: 'moved', to: fate.to } : null;
+    return { change: 'modified', ...(renamed ? { to: fate.to } : {}) };
+  }
+  const mapped =
+    mapLines(hunks, a.lines[0], a.lines[1]) ?? (baseText !== undefined && headText !== undefined ? relocate(baseText, headText, a.lines[0], a.lines[1]) : null);
+  if (!mapped) return { change: 'modified', ...(renamed ? { to: fate.to } : {}) };
+  if (!renamed && mapped[0] === a.lines[0]) return null;
+  return { change: 'moved', to: anchorUri({ ...a, path: fate.to, lines: mapped }) };
+}
+
+/** Where an anchor's code is now, from its fate since the evidence was written: the status and, when moved, the new anchor. */
+export function followAnchor(a: Anchor, fate: FileFate | undefined): { status: AnchorStatus; to?: Anchor } {
+  if (fate?.status === 'D') return { status: 'missing' };
+  const path = fate?.status === 'R' ? fate.to : a.path;
+  const moved = path !== a.path;
+  if (a.lines && fate) {
+    const mapped = mapLines(fate.hunks ?? [], a.lines[0], a.lines[1]);
+    if (!mapped) return { status: 'changed' };
+    if (moved || mapped[0] !== a.lines[0]) return { status: 'moved', to: { ...a, path, lines: mapped } };
+    return { status: 'current' };
+  }
+  return moved ? { status: 'moved', to: { ...a, path } } : { status: 'current' };
+}
+
+// ---------------------------------------------------------------- fingerprints
+
+/** FNV-1a of a line, without a trailing CR. */
+function lineHash(l: string): number {
+  let h = 0x811c9dc5;
+  const n = l.endsWith('\r') ? l.length - 1 : l.length;
+  for (let i = 0; i < n; i++) h = Math.imul(h ^ l.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+function blockHash(hs: ArrayLike<number>, from: number, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < from + n; i++) h = Math.imul(h ^ hs[i], 0x01000193) >>> 0;
+  return h;
+}
+
+export function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** A fingerprint of lines `s..e` of `text` (their count, the first line's hash and the block's). */
+export function fingerprint(text: string, s: number, e: number): string {
+  const hs = splitLines(text)
+    .slice(s - 1, e)
+    .map(lineHash);
+  return `${hs.length}:${(hs[0] ?? 0).toString(36)}:${blockHash(hs, 0, hs.length).toString(36)}`;
+}
+
+/** Every line (1-based) where the lines a fingerprint was taken of start in `text`. */
+function matches(text: string, fp: string): number[] {
+  const [n, first, block] = fp.split(':');
+  const count = Number(n);
+  const hs = splitLines(text).map(lineHash);
+  const out: number[] = [];
+  for (let i = 0; i + count <= hs.length; i++) if (hs[i].toString(36) === first && blockHash(hs, i, count).toString(36) === block) out.push(i + 1);
+  return out;
+}
+
+/**
+ * Where the lines a fingerprint was taken of are in `text`: the start nearest to `near`, or null
+ * when they are nowhere (their content changed).
+ */
+export function findFingerprint(text: string, fp: string, near: number): number | null {
+  let best: number | null = null;
+  for (const at of matches(text, fp)) if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
+  return best;
+}
+
+/**
+ * Where lines `s..e` of `before` are, unchanged and together, in `after` (a block moved away
+ * from where the hunks left it): only when they appear there exactly once and hold text enough to
+ * be told apart (20 letters or digits, the threshold `git blame -M` uses).
+ */
+export function relocate(before: string, after: string, s: number, e: number): [number, number] | null {
+  const block = splitLines(before).slice(s - 1, e);
+  if (block.length !== e - s + 1 || block.join('').replace(/[^A-Za-z0-9]/g, '').length < 20) return null;
+  const at = matches(after, fingerprint(before, s, e));
+  return at.length === 1 ? [at[0], at[0] + e - s] : null;
+}
+
+// ---------------------------------------------------------------- status at read time
+
+/**
+ * What the last evidence check found for one URI, kept locally so a read can tell its status from
+ * the file alone: where the cited code was (`path`, `lines`, when not where the URI says), a
+ * fingerprint of those lines, and the file's stamp then (empty: it differed from HEAD, so every
+ * read looks at its content).
+ */
+export interface AnchorRecord {
+  uri: string;
+  status: AnchorStatus;
+  path?: string;
+  lines?: [number, number];
+  fp?: string;
+  stamp?: string;
+  /** Where `--fix` would move it (as of HEAD). */
+  to?: string;
+  /** The entry's `confirmation` when checked: an entry updated or re-confirmed since is judged anew. */
+  seen?: string;
+}
+
+/** What says someone looked at an entry again: an update (`updated_at`) or `reinforce` (`lifecycle.reviewed_at`). */
+export function confirmation(e: { updated_at?: string; lifecycle?: { reviewed_at?: string } }): string {
+  return `${e.updated_at ?? ''}|${e.lifecycle?.reviewed_at ?? ''}`;
+}
+
+/**
+ * The status of an anchor in a file's current text (null: no file), from what the last check
+ * recorded (or, without a record, from the anchor alone: present or missing).
+ */
+export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord): AnchorStatus {
+  if (text === null) return 'missing';
+  const path = rec?.path ?? a.path;
+  if (a.symbol) return declarationLines(text, a.symbol, path).length === 0 ? 'missing' : path !== a.path ? 'moved' : 'current';
+  if (!a.lines) return rec?.status === 'moved' ? 'moved' : 'current';
+  if (rec?.status === 'changed') return 'changed';
+  if (!rec?.fp) return a.lines[1] <= splitLines(text).length ? 'current' : 'missing';
+  const at = findFingerprint(text, rec.fp, (rec.lines ?? a.lines)[0]);
+  if (at === null) return 'changed';
+  return at === a.lines[0] && path === a.path ? 'current' : 'moved';
+}

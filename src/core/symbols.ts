@@ -1,0 +1,108 @@
+/**
+ * Symbol anchors (`path#symbol=name`): where a file declares a name, by declaration patterns of
+ * TypeScript/JavaScript, Python, Go, Rust and Java (chosen by the file's extension; other files
+ * get all of them). A symbol's extent runs from its declaration to the line before the next
+ * declaration of any name, the way git's own function-context rules cut a file.
+ */
+
+const ID = '[A-Za-z_$][\\w$]*';
+const NOT_KEYWORD = '(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|super|this|throw|case|delete|void)\\b)';
+
+/** Declaration patterns by language; `N` stands for the name. `named`: only for a given name (too broad to cut extents with). */
+const LANGS: Record<string, { all: string[]; named?: string[] }> = {
+  ts: {
+    all: [
+      '^\\s*(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:async\\s+)?function\\s*\\*?\\s*N\\b',
+      '^\\s*(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:abstract\\s+)?class\\s+N\\b',
+      '^\\s*(?:export\\s+)?(?:declare\\s+)?(?:const\\s+)?(?:interface|type|enum|namespace|module)\\s+N\\b',
+      '^(?:export\\s+)?(?:declare\\s+)?(?:const|let|var)\\s+N\\b',
+      `^\\s*(?:(?:public|private|protected|static|async|override|readonly|abstract|get|set|declare)\\s+)*\\*?${NOT_KEYWORD}N\\s*(?:<[^>]*>)?\\s*\\((?:[^;]*\\{|\\s*)$`,
+      '^\\s*(?:(?:public|private|protected|static|readonly)\\s+)*N\\s*[:=]\\s*(?:async\\s+)?(?:function\\b|\\([^)]*\\)\\s*(?::[^=]*)?=>|[A-Za-z_$][\\w$]*\\s*=>)',
+    ],
+    named: ['^\\s*(?:export\\s+)?(?:const|let|var)\\s+N\\b'],
+  },
+  py: {
+    all: ['^\\s*(?:async\\s+)?def\\s+N\\b', '^\\s*class\\s+N\\b'],
+    named: ['^N\\s*(?::[^=]*)?=[^=]'],
+  },
+  go: {
+    all: ['^func\\s+(?:\\([^)]*\\)\\s*)?N\\b', '^\\s*type\\s+N\\b', '^(?:var|const)\\s+N\\b'],
+    named: ['^\\t+N\\s*(?:=|\\s+[\\w*.\\[\\]{}]+\\s*(?:=|$|//))'],
+  },
+  rs: {
+    all: [
+      '^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?(?:(?:async|const|unsafe|default|extern(?:\\s+"[^"]*")?)\\s+)*fn\\s+N\\b',
+      '^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|trait|type|mod|union|const|static(?:\\s+mut)?)\\s+N\\b',
+      '^\\s*macro_rules!\\s*N\\b',
+    ],
+  },
+  java: {
+    all: [
+      '^\\s*(?:(?:public|protected|private|static|abstract|final|sealed|non-sealed|strictfp)\\s+)*(?:class|interface|enum|record|@interface)\\s+N\\b',
+      '^\\s*(?:@\\w+(?:\\([^)]*\\))?\\s+)*(?:(?:public|protected|private|static|abstract|final|synchronized|native|default|strictfp)\\s+)*(?:<[^>]+>\\s+)?(?!(?:return|new|throw|else|case)\\b)[\\w<>\\[\\],.?]+(?:\\s*<[^>]*>)?(?:\\[\\])*\\s+N\\s*\\(',
+    ],
+    named: ['^\\s*(?:(?:public|protected|private|static|final|volatile|transient)\\s+)*[\\w<>\\[\\],.?]+\\s+N\\s*(?:=|;)'],
+  },
+};
+
+const EXT: Record<string, string> = {
+  ts: 'ts',
+  tsx: 'ts',
+  mts: 'ts',
+  cts: 'ts',
+  js: 'ts',
+  jsx: 'ts',
+  mjs: 'ts',
+  cjs: 'ts',
+  py: 'py',
+  pyi: 'py',
+  go: 'go',
+  rs: 'rs',
+  java: 'java',
+};
+
+function langsOf(path: string): string[] {
+  const ext = /\.([A-Za-z]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
+  const l = EXT[ext];
+  return l ? [l] : Object.keys(LANGS);
+}
+
+const escapeRe = (s: string): string => s.replace(/[$.]/g, '\\$&');
+const cache = new Map<string, RegExp>();
+
+function patternFor(path: string, name: string | null): RegExp {
+  const langs = langsOf(path);
+  const key = `${langs.join(',')}\u0000${name ?? ''}`;
+  let re = cache.get(key);
+  if (!re) {
+    const n = name === null ? ID : escapeRe(name);
+    const ps = langs.flatMap((l) => [...LANGS[l].all, ...(name === null ? [] : (LANGS[l].named ?? []))]);
+    // `$` ends an identifier too: `\b` does not see it as part of a word.
+    // One pass: a name holding an "N" must not be substituted into again.
+    re = new RegExp(ps.map((p) => `(?:${p.replace(/N(\\b)?/g, (_, b?: string) => (b ? `${n}(?![\\w$])` : n))})`).join('|'));
+    if (cache.size > 500) cache.clear();
+    cache.set(key, re);
+  }
+  return re;
+}
+
+/** The lines (1-based) where `text` declares `name` (a dotted name: its last part). */
+export function declarationLines(text: string, name: string, path: string): number[] {
+  const last = name.slice(name.lastIndexOf('.') + 1);
+  if (!text.includes(last)) return [];
+  const re = patternFor(path, last);
+  const out: number[] = [];
+  text.split('\n').forEach((l, i) => {
+    if (l.includes(last) && re.test(l)) out.push(i + 1);
+  });
+  return out;
+}
+
+/** From the declaration on line `at` to the line before the next declaration of any name (or the end). */
+export function symbolExtent(text: string, path: string, at: number): [number, number] {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const any = patternFor(path, null);
+  for (let i = at; i < lines.length; i++) if (any.test(lines[i])) return [at, i];
+  return [at, Math.max(at, lines.length)];
+}

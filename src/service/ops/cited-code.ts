@@ -1,0 +1,124 @@
+/**
+ * The memories a change invalidates (`memory diff`'s `cited_code`): the entries live on the base
+ * side whose evidence cites code the change moved, modified or deleted. git says what changed
+ * (names with rename detection, then `-U0` hunks of the cited files only); `git grep` lists the
+ * evidence URIs of the entry files, and only the entries citing a changed path are read.
+ * Evidence is read as the base side has it: keeping it current before is `validate-evidence`'s job.
+ */
+import { join } from 'node:path';
+import { citedChange, parseAnchor, parseRaw, type Anchor, type FileFate } from '../../core/anchors.js';
+import type { CitedCode } from '../../core/memory-diff.js';
+import type { MemoryEntry } from '../../core/schema.js';
+import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
+import type { GitRepo } from '../../store/git.js';
+import { modules, type ServiceContext } from '../context.js';
+import { readCited } from './evidence-status.js';
+
+export interface CitedOptions {
+  /** The base commit, and the arguments that make `git diff` compare the two sides. */
+  base: string;
+  sides: string[];
+  /** Ids of entries the change wrote. */
+  touched: Set<string>;
+  project?: string;
+}
+
+export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptions): Promise<CitedCode[]> {
+  const prefix = git.repoPath(ctx.ws.root).replace(/^\.$/, '');
+  const toWs = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
+  const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);
+  const isMemory = (p: string): boolean => /^(ai-memory|ai-context)\//.test(p);
+  const fates = await diffFates(git, o.sides);
+  const changed = new Set<string>();
+  for (const p of fates.keys()) {
+    const w = toWs(p);
+    if (w !== null && !isMemory(w)) changed.add(w);
+  }
+  if (!changed.size) return [];
+  // The base side's entry files that cite a changed path. Most are as the working tree has them:
+  // one `git grep` of the work tree for a fixed string lists their evidence lines (a tree's grep
+  // inflates every blob: 7 times the CPU at 10K entries; a string per changed path, or a regular
+  // expression, cost several times as much again). Those that differ from the base side (the
+  // range's own memory changes, uncommitted ones) are read from the base side instead.
+  const memoryDir = git.repoPath(ctx.ws.memoryDir);
+  const [listing, differ] = await Promise.all([
+    git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir], '').catch(() => ''), // exit 1: no match
+    git.gitStdin(['diff', '--raw', '-z', '--no-abbrev', '--no-renames', o.base, '--', memoryDir], ''),
+  ]);
+  const atBase = parseRaw(differ); // changed or removed since the base side: its blob there
+  const texts = new Map<string, string>();
+  for (const line of listing.split('\n')) {
+    const nul = line.indexOf('\0');
+    const file = line.slice(0, nul);
+    const uri = /"uri": *"([^"]*)"/.exec(line.slice(nul + 1))?.[1];
+    const path = uri === undefined ? undefined : parseAnchor(uri)?.path;
+    if (path === undefined || !changed.has(path) || atBase.has(file) || texts.has(file)) continue;
+    const text = readCited(ctx.ws, join(git.toplevel, file));
+    if (text !== undefined) texts.set(file, text);
+  }
+  const before = await readTexts(
+    git,
+    [...atBase.values()].map((f) => f.blobs![0]),
+  );
+  for (const [file, f] of atBase) if (before.has(f.blobs![0])) texts.set(file, before.get(f.blobs![0])!);
+  const plan = modules.evidenceCheck().planCheck;
+  const cands: { e: MemoryEntry; project: string; uri: string; anchor: Anchor }[] = [];
+  for (const [n, text] of texts) {
+    const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n);
+    if (!m || (o.project && m[1] !== o.project)) continue;
+    let e: MemoryEntry;
+    try {
+      e = JSON.parse(text) as MemoryEntry;
+    } catch {
+      continue;
+    }
+    if ((e.status !== 'active' && e.status !== 'draft') || !Array.isArray(e.evidence)) continue;
+    for (const ev of e.evidence) {
+      const p = plan(String(ev.type), String(ev.uri));
+      if (p.kind === 'file' && changed.has(p.anchor.path)) cands.push({ e, project: m[1], uri: ev.uri, anchor: p.anchor });
+    }
+  }
+  if (!cands.length) return [];
+  const needHunks = new Set(cands.filter((c) => c.anchor.lines || c.anchor.symbol).map((c) => toRepo(c.anchor.path)));
+  await addHunks(git, o.sides, fates, (p) => needHunks.has(p));
+  // The fates by workspace path; a file renamed out of the workspace is gone from it.
+  const wsFate = (p: string): FileFate | undefined => {
+    const f = fates.get(toRepo(p));
+    if (!f) return undefined;
+    const to = toWs(f.to);
+    return to === null ? { status: 'D', to: p } : { ...f, to };
+  };
+  // Symbols need the file on both sides, and so does a line range the hunks touch (it may have
+  // moved elsewhere unchanged).
+  const needsText = (c: (typeof cands)[number]): boolean =>
+    wsFate(c.anchor.path)?.status !== 'D' &&
+    Boolean(c.anchor.symbol || (c.anchor.lines && citedChange(c.anchor, wsFate(c.anchor.path))?.change === 'modified'));
+  const withText = new Set(cands.filter(needsText));
+  // By blob id; a working-tree file (all zeros: git did not hash it) from the disk.
+  const fateOf = (c: (typeof cands)[number]): FileFate => fates.get(toRepo(c.anchor.path))!;
+  const blobs = await readTexts(
+    git,
+    [...withText].flatMap((c) => [...(c.anchor.lines ? [fateOf(c).blobs?.[0]] : []), fateOf(c).blobs?.[1]]).filter((b): b is string => !!b && !/^0+$/.test(b)),
+  );
+  const headText = (f: FileFate): string | undefined => {
+    const b = f.blobs?.[1];
+    if (b && !/^0+$/.test(b)) return blobs.get(b);
+    return readCited(ctx.ws, join(git.toplevel, f.to));
+  };
+  const out: CitedCode[] = [];
+  for (const c of cands) {
+    const texts = withText.has(c) ? [blobs.get(fateOf(c).blobs?.[0] ?? ''), headText(fateOf(c))] : [];
+    const r = citedChange(c.anchor, wsFate(c.anchor.path), texts[0], texts[1]);
+    if (r)
+      out.push({
+        id: c.e.id,
+        project: c.project,
+        uri: c.uri,
+        change: r.change,
+        ...(r.to ? { to: r.to } : {}),
+        summary: c.e.summary,
+        touched: o.touched.has(c.e.id),
+      });
+  }
+  return out.sort((a, b) => (a.project + a.id + a.uri < b.project + b.id + b.uri ? -1 : 1));
+}

@@ -1,0 +1,165 @@
+/**
+ * What git says a change did to code: renames (git's rename detection), deletions and the `-U0`
+ * hunks of edited files, for one `git diff` (the review view) or for many commits against one
+ * (evidence written at different commits, checked against HEAD, in two git processes). And when
+ * each evidence URI of an entry was written: the commit that put it there, from memory's history.
+ */
+import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
+import type { GitRepo } from './git.js';
+
+/** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
+const FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative', '--no-abbrev'];
+const LITERAL = { GIT_LITERAL_PATHSPECS: '1' };
+
+function withHunks(fates: Map<string, FileFate>, hunks: Map<string, Hunk[]>): void {
+  for (const [p, f] of fates) {
+    const h = hunks.get(p);
+    if (h) f.hunks = h;
+  }
+}
+
+/** Paths whose hunks are wanted, with their rename targets (both sides in the pathspec keep the rename). */
+function hunkPaths(fates: Map<string, FileFate>, want: (p: string) => boolean): string[] {
+  const out = new Set<string>();
+  for (const [p, f] of fates) {
+    if ((f.status === 'M' || f.status === 'R' || f.status === 'T') && want(p)) {
+      out.add(p);
+      out.add(f.to);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * The fate of each changed path between the two sides `git diff <sides>` compares (`A B`,
+ * `--cached A`, or `A` against the working tree).
+ */
+export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> {
+  return parseRaw(await git.gitStdin(['diff', '--raw', '-z', ...FLAGS, ...sides], ''));
+}
+
+/** Adds the hunks of the paths `want` names to their fates (one `git diff -U0`). */
+export async function addHunks(git: GitRepo, sides: string[], fates: Map<string, FileFate>, want: (p: string) => boolean): Promise<void> {
+  const paths = hunkPaths(fates, want);
+  if (paths.length) withHunks(fates, parsePatch(await git.gitStdin(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
+}
+
+/** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
+function segments(out: string): string[] {
+  return out.split('\x01').slice(1);
+}
+
+/**
+ * The fate of each changed path from each of `since` to `head` (one `diff-tree --stdin` for the
+ * names, one for the hunks of the paths `want` names), by since-commit.
+ */
+export async function fatesSince(git: GitRepo, head: string, since: string[], want: (p: string) => boolean): Promise<Map<string, Map<string, FileFate>>> {
+  const out = new Map<string, Map<string, FileFate>>();
+  const list = since.filter((s) => s !== head);
+  if (!list.length) return out;
+  // A line "<head> <since>" diffs since → head (the second commit stands as the first's parent).
+  const input = list.map((s) => `${head} ${s}\n`).join('');
+  const tree = ['diff-tree', '--stdin', '--always', '-r', '--format=%x01%H', ...FLAGS];
+  segments(await git.gitStdin([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i], parseRaw(seg.slice(seg.indexOf('\0') + 1))));
+  const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
+  if (paths.length) {
+    segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i])!, parsePatch(seg)));
+  }
+  return out;
+}
+
+/** The blob id of each of `paths` (repository paths) at `rev`, in one `ls-tree` (absent: none there). */
+export async function blobsAt(git: GitRepo, rev: string, paths: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < paths.length; i += 1000) {
+    const listing = await git.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', LITERAL);
+    for (const rec of listing.split('\0')) {
+      const tab = rec.indexOf('\t');
+      const m = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab));
+      if (m) out.set(rec.slice(tab + 1), m[1]);
+    }
+  }
+  return out;
+}
+
+/** The text of blobs by id or `rev:path` (absent: no such object). */
+export async function readTexts(git: GitRepo, names: string[]): Promise<Map<string, string>> {
+  const blobs = await git.readBlobs(names);
+  return new Map([...blobs].map(([k, b]) => [k, b.toString('utf8')]));
+}
+
+/**
+ * Since when each evidence URI of each entry has held: the commit that put it in the entry, or
+ * last confirmed it, after which every later version kept it (the oldest of the newest run of
+ * versions holding it with the same `updated_at` and `lifecycle.reviewed_at`: an update or a
+ * `reinforce` says someone looked again), or null when the committed entry does not hold it yet
+ * (written in the working tree). `items`: the entry ids and their URIs; `memoryPaths`: the memory
+ * folders to read history from.
+ */
+export async function evidenceSince(
+  git: GitRepo,
+  items: Map<string, Set<string>>,
+  memoryPaths: string[],
+  maxVersions = 64,
+): Promise<Map<string, Map<string, string | null>>> {
+  const log = await git
+    .gitStdin(['log', '--topo-order', '--no-renames', '--raw', '--no-abbrev', '-z', '--format=%x01%H', '--', ...memoryPaths], '')
+    .catch(() => '');
+  // Per entry id, its commits newest first, with the blobs its file had there (none: removed).
+  // Blobs are read by id: looking `commit:path` up walks a section folder of thousands of files.
+  const versions = new Map<string, { commit: string; blobs: string[] }[]>();
+  for (const seg of segments(log)) {
+    const nul = seg.indexOf('\0');
+    const commit = seg.slice(0, nul);
+    const parts = seg.slice(nul + 1).split('\0');
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const blob = /^\n?:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) /.exec(parts[i])?.[1];
+      const id = /([^/]+)\.json$/.exec(parts[i + 1])?.[1];
+      if (!blob || !id || !items.has(id)) continue;
+      const vs = versions.get(id) ?? [];
+      if (vs[vs.length - 1]?.commit !== commit) vs.push({ commit, blobs: [] });
+      if (!/^0+$/.test(blob)) vs[vs.length - 1].blobs.push(blob);
+      versions.set(id, vs);
+    }
+  }
+  const result = new Map<string, Map<string, string | null>>();
+  // Per entry: the URIs still held by every version read so far, and the last commit holding them.
+  const pending = new Map<string, { uris: Set<string>; at: string | null; seen?: string }>();
+  for (const [id, uris] of items) {
+    result.set(id, new Map([...uris].map((u) => [u, null])));
+    if (versions.has(id)) pending.set(id, { uris: new Set(uris), at: null });
+  }
+  for (let k = 0; k < maxVersions && pending.size; k++) {
+    const names: string[] = [];
+    for (const id of pending.keys()) names.push(...(versions.get(id)![k]?.blobs ?? []));
+    const texts = names.length ? await readTexts(git, names) : new Map<string, string>();
+    for (const [id, st] of pending) {
+      const v = versions.get(id)![k];
+      let held = new Set<string>();
+      for (const b of v?.blobs ?? []) {
+        const t = texts.get(b);
+        if (t === undefined) continue;
+        try {
+          const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+          const seen = confirmation(e);
+          st.seen ??= seen;
+          if (seen === st.seen) held = new Set((e.evidence ?? []).map((x) => String(x.uri)));
+        } catch {
+          /* not an entry there: nothing held */
+        }
+      }
+      for (const u of [...st.uris]) {
+        if (v && held.has(u)) continue;
+        // Not held by this version: it came in with the one after it.
+        result.get(id)!.set(u, st.at);
+        st.uris.delete(u);
+      }
+      if (v) {
+        st.at = v.commit;
+        for (const u of st.uris) result.get(id)!.set(u, v.commit);
+      }
+      if (!v || st.uris.size === 0) pending.delete(id);
+    }
+  }
+  return result;
+}
