@@ -123,8 +123,14 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         }
         const r = await svc.doctor();
         if (a.json) printJson(r);
-        else if (r.ok) out(`ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems`);
-        else for (const p of r.problems) io().stderr.write(`${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+        else {
+          for (const p of r.problems) io().stderr.write(`${p.level ? `${p.level}: ` : ''}${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+          const warnings = r.problems.length;
+          if (r.ok)
+            out(
+              `ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems${warnings ? ` (${warnings} warning${warnings > 1 ? 's' : ''})` : ''}`,
+            );
+        }
         if (!a.json) {
           const s = r.semantic;
           const off = s.projects_off.length ? `; off in config for ${s.projects_off.join(', ')}` : '';

@@ -51,6 +51,18 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
 // ---------------------------------------------------------------- doctor
 
 /**
+ * One finding of doctor. A warning (a merge driver this clone lacks: it matters only when git
+ * merges, and a CI checkout never registers one) is reported without failing the check.
+ */
+export interface DoctorProblem {
+  check: string;
+  level?: 'warning';
+  file: string;
+  path: string;
+  message: string;
+}
+
+/**
  * `memory doctor`: checks the whole workspace without changing it: every entry file parses
  * and validates, its id matches its file name and its section its folder (the catalog does
  * this), superseded_by and related_entries point at existing entries, no two live entries
@@ -59,11 +71,11 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
 export async function doctor(ctx: ServiceContext): Promise<{
   ok: boolean;
   checked: { files: number; projects: number };
-  problems: { check: string; file: string; path: string; message: string }[];
+  problems: DoctorProblem[];
   semantic: SemanticReport;
 }> {
   const snap = ctx.catalog.refresh();
-  const problems: { check: string; file: string; path: string; message: string }[] = [];
+  const problems: DoctorProblem[] = [];
   const marked = conflictedFiles(ctx);
   const conflicted = new Set(marked);
   for (const file of await unmergedFiles(ctx)) {
@@ -107,6 +119,7 @@ export async function doctor(ctx: ServiceContext): Promise<{
     if (isLegacyId(m.id))
       problems.push({
         check: 'ids',
+        level: 'warning',
         file: se.file,
         path: 'id',
         message: 'is not a ULID (an earlier version imported it): the entry stays readable; new entries and imports take ULIDs only',
@@ -150,14 +163,19 @@ export async function doctor(ctx: ServiceContext): Promise<{
   }
   const { modelInstalled } = await import('../embedder.js');
   const semantic = semanticReport(ctx, snap.entries, await modelInstalled());
-  return { ok: problems.length === 0, checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length }, problems, semantic };
+  return {
+    ok: problems.every((p) => p.level === 'warning'),
+    checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length },
+    problems,
+    semantic,
+  };
 }
 
 /**
  * The merge driver this clone needs (its memory's .gitattributes names it): registered, and its
  * program there. Without it, git merges entries line by line and leaves conflicts.
  */
-async function driverProblems(ctx: ServiceContext): Promise<{ check: string; file: string; path: string; message: string }[]> {
+async function driverProblems(ctx: ServiceContext): Promise<DoctorProblem[]> {
   const git = await ctx.git();
   const attrs = join(ctx.ws.memoryDir, '.gitattributes');
   if (!git || !existsSync(attrs) || !readFileSync(attrs, 'utf8').includes(`merge=${MERGE_DRIVER}`)) return [];
@@ -167,6 +185,7 @@ async function driverProblems(ctx: ServiceContext): Promise<{ check: string; fil
     return [
       {
         check: 'merge driver',
+        level: 'warning',
         file: ctx.ws.rel(attrs),
         path: '',
         message: `names the merge driver ${MERGE_DRIVER}, which this clone has not registered; ${fix}`,
@@ -179,7 +198,15 @@ async function driverProblems(ctx: ServiceContext): Promise<{ check: string; fil
     .filter((w) => w.includes('/'))
     .find((w) => !existsSync(resolve(git.toplevel, w)));
   return missing
-    ? [{ check: 'merge driver', file: ctx.ws.rel(attrs), path: '', message: `git's merge driver runs ${missing}, which does not exist; ${fix}` }]
+    ? [
+        {
+          check: 'merge driver',
+          level: 'warning',
+          file: ctx.ws.rel(attrs),
+          path: '',
+          message: `git's merge driver runs ${missing}, which does not exist; ${fix}`,
+        },
+      ]
     : [];
 }
 
