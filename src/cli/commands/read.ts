@@ -50,8 +50,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
     io().stderr.write(
       `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,
     );
-    for (const [id, by] of s.context ?? [])
-      io().stderr.write(`debug: ${id} lifted as a neighbour of ${by} (written in the same batch under the same subject)\n`);
+    for (const [id, by] of s.linked ?? []) io().stderr.write(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)\n`);
   }
   svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
