@@ -98,7 +98,7 @@ export function staticEmbedder(file?: string): Embedder | null {
   return {
     model: table.model,
     dims: table.dims,
-    chunk: 64,
+    chunk: 32,
     embed: (texts) => Promise.resolve(texts.map((t) => table.embed(t))),
     close: () => Promise.resolve(),
   };
