@@ -28,9 +28,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   if (!fromDaemon && a.semantic) {
     const st = svc.semanticStatus();
     if (!st || st.state === 'unavailable' || st.state === 'failed')
-      io().stderr.write(
-        `warning: semantic search is not available (${st?.error ?? 'the optional model packages are not installed'}); the results are lexical\n`,
-      );
+      io().stderr.write(`warning: semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical\n`);
     else if (st.vectors_current < st.entries)
       io().stderr.write(
         `warning: ${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)\n`,
