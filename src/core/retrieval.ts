@@ -36,7 +36,11 @@ export function fuse(lex: number, sim: number | undefined, simMin: number, simMa
   return weight * s + (1 - weight) * lex;
 }
 
-/** The places of the `n` largest positive values of `rel`, largest first (earlier place on ties). */
+/**
+ * The places of the `n` largest positive values of `rel`, and of every other as large as the
+ * n-th (among equals none is picked over another: their order is the index's, not the
+ * writer's), largest first.
+ */
 export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   const top: number[] = [];
   for (let i = 0; i < rel.length; i++) {
@@ -48,15 +52,20 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
       if (top.length > n) top.pop();
     }
   }
-  return top;
+  if (top.length < n) return top;
+  const least = rel[top[n - 1]];
+  const out = top.slice();
+  for (let i = 0; i < rel.length; i++) if (rel[i] === least && !top.includes(i)) out.push(i);
+  return out;
 }
 
 /**
  * Subject focus: the subject is what a writer states an entry is about, and the best hits tell
  * which subjects a query is about. Every match (an entry the text or its meaning already
- * reached) of the subject of one of the `CONTEXT_HITS` best gains `SUBJECT_SHARE` of that hit's
- * relevance, so that among equal matches those about the query's subject come first. An entry
- * the query did not reach gains nothing. `subjectOf(i)`: the subject of match i (with its
+ * reached) of the subject of one of the `CONTEXT_HITS` best (bestPlaces) gains `SUBJECT_SHARE`
+ * of that hit's relevance, when the query reached more than one entry of that subject, so that
+ * among equal matches those about the query's subject come first. An entry the query did not
+ * reach gains nothing. `subjectOf(i)`: the subject of match i (with its
  * project). Changes `rel` in place.
  */
 export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string): void {
@@ -65,7 +74,14 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
     const s = subjectOf(i);
     if (!best.has(s)) best.set(s, rel[i]);
   }
-  if (best.size) for (let i = 0; i < rel.length; i++) rel[i] += SUBJECT_SHARE * (best.get(subjectOf(i)) ?? 0);
+  if (!best.size) return;
+  // A subject gains only where the query reached more than one entry of it: a lone match's
+  // subject says nothing its words did not, and among such hits their priors still decide what
+  // their words leave equal.
+  const subjects = Array.from({ length: rel.length }, (_, i) => subjectOf(i));
+  const matches = new Map<string, number>();
+  for (const s of subjects) if (best.has(s)) matches.set(s, (matches.get(s) ?? 0) + 1);
+  for (let i = 0; i < rel.length; i++) if ((matches.get(subjects[i]) ?? 0) > 1) rel[i] += SUBJECT_SHARE * best.get(subjects[i])!;
 }
 
 /**

@@ -341,7 +341,9 @@ export class MemoryService {
    */
   async semanticFor(text: string, ask = false, inlineMax = 64): Promise<queries.QueryOptions['semantic']> {
     if (!text.trim()) return undefined;
-    if (!this.semantic?.ready && ask) {
+    // Never a second engine in a process whose own is still loading (a daemon running the
+    // command line of a `query --semantic`): that query is lexical until it is ready.
+    if (!this.semantic?.ready && ask && this.semantic?.state !== 'loading') {
       const { inlineEmbedder } = await import('./embedder.js');
       this.attachEmbedder(await inlineEmbedder(this.env.BASS_AGENTS_SEMANTIC === 'minilm'));
       await this.semantic!.index(() => this.ctx.snapshot(), { max: inlineMax });

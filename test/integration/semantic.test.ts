@@ -62,7 +62,8 @@ describe('semantic search', () => {
     const st = await untilReady(dir, 3);
     expect(st.semantic).toMatchObject({ enabled: true, model: 'minilm-l6-v2-static-128', entries: 3, vectors_current: 3 });
     expect(st.rss_bytes).toBeGreaterThan(0);
-    const r = cli(dir, ['query', QUESTION, '--json', '--debug'], { env: ON });
+    // With a daemon, the CLI's query (--semantic too) is the daemon's: no table or model of its own.
+    const r = cli(dir, ['query', QUESTION, '--json', '--debug', '--semantic'], { env: ON });
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()[0].id).toBe(db);
     expect(r.stderr).toContain('answered by the daemon');

@@ -9,6 +9,9 @@ import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } f
 import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
+/** The most best hits whose links are followed. */
+const LINKING_HITS = 64;
+
 export interface Cand extends Candidate<EntryMeta> {
   se: StoredEntry;
 }
@@ -171,7 +174,9 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
  * hits are added to `ents`. Returns `[id, id of the hit]` of each raise.
  */
 function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T) => boolean, dropped: { h: T; relevance: number }[]): [string, string][] {
-  const from = [...bestPlaces(rel).map((j) => ({ h: ents[j], relevance: rel[j], kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
+  // (at most LINKING_HITS of them: a query whose best hits tie by the thousand reads no thousand rows)
+  const best = bestPlaces(rel).slice(0, LINKING_HITS);
+  const from = [...best.map((j) => ({ h: ents[j], relevance: rel[j], kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
   const hits = from.map(({ h, relevance, kept }) => {
     const meta = reach.meta(h);
     const project = reach.project(h);
