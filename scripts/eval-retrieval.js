@@ -24,9 +24,12 @@
 //   --mode cli|api      cli (default): every question through `memory query` with the daemon
 //                       warm, then a sample without it; api: in this process through the
 //                       TypeScript API (seconds instead of minutes, for development; no latency)
-//   --semantic on|off   (cli mode) turn semantic search on or off in the workspace (default: the
-//                       project default)
+//   --semantic on|off   cli mode: turn semantic search on or off in the workspace (default: the
+//                       project default); api mode: on fuses semantic similarity in (default off)
 //   --sample N          questions timed without the daemon (default 100)
+//   --shuffle           ingest each conversation's turns in a seeded random order (a store is
+//                       not written in conversation order; no ranking signal may depend on it)
+//   --seed N            the shuffle's seed (default 1)
 //   --limit N           only the first N questions (development)
 //   --json FILE         also write the figures as JSON
 //   --keep              keep the temporary workspace
@@ -43,7 +46,7 @@ const CATEGORY = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-h
 const PROJECT = 'locomo';
 
 function parseArgs(argv) {
-  const o = { split: 'dev', mode: 'cli', sample: 100, limit: Infinity, semantic: undefined, keep: false };
+  const o = { split: 'dev', mode: 'cli', sample: 100, limit: Infinity, semantic: undefined, keep: false, shuffle: false, seed: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -58,6 +61,8 @@ function parseArgs(argv) {
     else if (a === '--limit') o.limit = Number(next());
     else if (a === '--json') o.json = next();
     else if (a === '--keep') o.keep = true;
+    else if (a === '--shuffle') o.shuffle = true;
+    else if (a === '--seed') o.seed = Number(next());
     else throw new Error(`unknown option ${a}`);
   }
   if (!o.data) throw new Error('--data PATH is required (a LoCoMo-shaped JSON file, e.g. data/locomo10.json from snap-research/LoCoMo)');
@@ -76,6 +81,23 @@ function cli(cwd, args, extraEnv = {}) {
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`memory ${args.slice(0, 2).join(' ')} … exited ${r.status}: ${r.stderr.trim()}`);
   return { out: r.stdout, ms };
+}
+
+/** A seeded random order (mulberry32, Fisher-Yates): the same seed gives the same order. */
+export function shuffled(items, seed) {
+  let t = seed >>> 0;
+  const rand = () => {
+    t = (t + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(t ^ (t >>> 15), 1 | t);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 /** The Memory_Updates of one conversation: one create per turn, in dialog order. */
@@ -190,7 +212,7 @@ async function main() {
     let skipped = 0;
     const t0 = performance.now();
     for (const conv of convs) {
-      const updates = updatesOf(conv);
+      const updates = o.shuffle ? shuffled(updatesOf(conv), o.seed + convs.indexOf(conv)) : updatesOf(conv);
       const file = join(dir, '.bass-agents-eval-input.json');
       writeFileSync(file, JSON.stringify(updates));
       const r = JSON.parse(cli(dir, ['apply', PROJECT, '--file', file, '--json'], { BASS_AGENTS_NO_DAEMON: '1' }).out);
@@ -210,7 +232,9 @@ async function main() {
       const { MemoryService } = await import('../dist/index.js');
       const svc = new MemoryService({ cwd: dir, env, longLived: true });
       for (const q of questions) {
-        const res = svc.query(q.text, { minConfidence: 0 }, { limit: 10, record: false });
+        // With `--semantic on`, every entry is embedded in this process first (as `query --semantic` would, without its cap).
+        const semantic = o.semantic === 'on' ? await svc.semanticFor(q.text, true, Infinity) : undefined;
+        const res = svc.query(q.text, { minConfidence: 0 }, { limit: 10, record: false, semantic });
         rows.push({ category: q.category, ...score(q, turnsOf(res.results.map((h) => h.entry))) });
       }
     } else {
@@ -244,6 +268,7 @@ async function main() {
     const result = {
       data: o.data,
       split: o.split,
+      order: o.shuffle ? `shuffled (seed ${o.seed})` : 'conversation',
       conversations: convs.map((c) => c.sample_id),
       mode: o.mode,
       turns,
@@ -254,7 +279,7 @@ async function main() {
       latency: o.mode === 'cli' ? { node_e0_p50_ms: Math.round(floor), daemon: lat(latency.daemon), direct: lat(latency.direct) } : null,
     };
     const s = result.overall;
-    process.stdout.write(`split ${o.split} (${result.conversations.join(', ')}), ${result.questions} questions, mode ${o.mode}\n`);
+    process.stdout.write(`split ${o.split} (${result.conversations.join(', ')}), ${result.questions} questions, mode ${o.mode}, ingest order ${result.order}\n`);
     process.stdout.write(`overall      R@5 ${s.recall_at_5}  R@10 ${s.recall_at_10}  hit@10 ${s.hit_at_10}  MRR ${s.mrr}\n`);
     for (const [c, v] of Object.entries(result.by_category)) process.stdout.write(`${c.padEnd(12)} R@5 ${v.recall_at_5}  R@10 ${v.recall_at_10}  (n=${v.n})\n`);
     if (result.latency) {

@@ -3,36 +3,17 @@
  * then relevance, then the priors of Req 15 (confidence, evidence quality, recency, freshness,
  * stale evidence). Every front end ranks through `rankEntries`.
  */
-import { visibleScopes } from './scope.js';
 import type { AnchorStatus } from './anchors.js';
-import { evidenceQuality, type Kind, type Section, type Status } from './constants.js';
+import { evidenceQuality } from './constants.js';
 import type { EntryLike } from './meta.js';
 import type { MemoryEntry } from './schema.js';
 
+export * from './query-filters.js';
+
 export const MAX_RESULTS = 50;
-export const DEFAULT_MIN_CONFIDENCE = 0.6;
 export const LOW_CONFIDENCE = 0.5;
 export const EXPIRY_WARNING_DAYS = 7;
 const DAY_MS = 86_400_000;
-
-export interface QueryFilters {
-  projects?: string[];
-  sections?: Section[];
-  kinds?: Kind[];
-  scope?: string;
-  subject?: string;
-  /** Entries must carry every tag (Req 4.6). */
-  tags?: string[];
-  /** Default `['active']` (Req 6.10); `'any'` lifts it. */
-  status?: Status[] | 'any';
-  /** Default 0.6 (Req 6.10). */
-  minConfidence?: number;
-  since?: string;
-  until?: string;
-  dateField?: 'created_at' | 'updated_at';
-  /** Include entries outside their valid_from..valid_to window (default: excluded, Req 15.2). */
-  includeExpired?: boolean;
-}
 
 export type Flag = 'low_confidence' | 'expiring_soon' | 'expired' | 'not_yet_valid' | 'stale_evidence';
 
@@ -61,85 +42,6 @@ export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
   if (e.valid_from && Date.parse(e.valid_from) > now) flags.push('not_yet_valid');
   if (stale) flags.push('stale_evidence');
   return flags;
-}
-
-/** `YYYY-MM-DDTHH:MM:SS.sssZ`, which orders correctly as a string. */
-const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
-
-/**
- * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
- * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
- */
-export interface FilterParts {
-  projects?: string[];
-  sections?: Section[];
-  kinds?: Kind[];
-  /** The scopes an entry may have (undefined: any). */
-  scopes?: Set<string>;
-  subject?: string;
-  tags?: string[];
-  status: Status[] | 'any';
-  minConfidence: number;
-  since?: string;
-  until?: string;
-  dateField: 'created_at' | 'updated_at';
-  /** Whether an entry outside its validity window is kept; else `inWindow` decides. */
-  includeExpired: boolean;
-  /** Whether an entry with these validity bounds is valid now (Req 15.2). */
-  inWindow: (validFrom: string | null, validTo: string | null) => boolean;
-}
-
-export function filterParts(f: QueryFilters, now: number): FilterParts {
-  const nowIso = new Date(now).toISOString();
-  return {
-    projects: f.projects,
-    sections: f.sections && f.sections.length ? f.sections : undefined,
-    kinds: f.kinds && f.kinds.length ? f.kinds : undefined,
-    scopes: visibleScopes(f.scope),
-    subject: f.subject || undefined,
-    tags: f.tags && f.tags.length ? f.tags : undefined,
-    status: f.status ?? ['active'],
-    minConfidence: f.minConfidence ?? DEFAULT_MIN_CONFIDENCE,
-    since: f.since || undefined,
-    until: f.until || undefined,
-    dateField: f.dateField ?? 'updated_at',
-    includeExpired: Boolean(f.includeExpired),
-    // Canonical UTC timestamps compare as strings; anything else is parsed.
-    inWindow: (from, to) =>
-      !(to && (isCanonical(to) ? to < nowIso : Date.parse(to) < now)) && !(from && (isCanonical(from) ? from > nowIso : Date.parse(from) > now)),
-  };
-}
-
-/**
- * The filters as one predicate (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17), with the
- * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
- */
-export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
-  return filtersOf(filterParts(f, now));
-}
-
-/** The predicate of filters already prepared (see compileFilters). */
-export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
-  const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
-  return (e, project) => {
-    if (projects && !projects.includes(project)) return false;
-    if (sections && !sections.includes(e.section)) return false;
-    if (kinds && !kinds.includes(e.kind)) return false;
-    if (scopes && !scopes.has(e.scope)) return false;
-    if (subject && e.subject !== subject) return false;
-    if (tags) for (const t of tags) if (!e.tags.includes(t)) return false;
-    if (status !== 'any' && !status.includes(e.status)) return false;
-    if (e.confidence < minConfidence) return false;
-    if (since && e[field] < since) return false;
-    if (until && e[field] > until) return false;
-    if (!includeExpired && (e.valid_to || e.valid_from) && !inWindow(e.valid_from, e.valid_to)) return false;
-    return true;
-  };
-}
-
-/** Whether an entry passes the filters (see compileFilters). */
-export function matchesFilters(e: EntryLike, project: string, f: QueryFilters, now: number): boolean {
-  return compileFilters(f, now)(e, project);
 }
 
 export interface Candidate<E extends EntryLike = EntryLike> {
@@ -475,8 +377,6 @@ export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, (typeof SUMMARY_F
 /** One query result: a ranked entry, and the entry it was added for by `--include-related`. */
 export interface QueryHit extends Ranked<MemoryEntry> {
   related_to?: string;
-  /** The hit whose episode neighbour this entry is, when that lifted its relevance. */
-  lifted_by?: string;
   /** The worst status of its evidence now: current, moved, changed or missing. */
   evidence_status?: AnchorStatus;
 }
@@ -485,7 +385,6 @@ export interface QueryHit extends Ranked<MemoryEntry> {
 export function hitJson(h: QueryHit, summary: boolean): Record<string, unknown> {
   const meta: Record<string, unknown> = { score: h.score, flags: h.flags, confidence_label: h.confidence_label, project: h.project };
   if (h.related_to) meta.related_to = h.related_to;
-  if (h.lifted_by) meta.lifted_by = h.lifted_by;
   if (h.evidence_status) meta.evidence_status = h.evidence_status;
   return { ...(summary ? summaryOnly(h.entry) : h.entry), meta };
 }

@@ -1,9 +1,11 @@
 /**
  * How text relevance is put together before the priors (pure): the lexical score, the semantic
- * similarity when vectors exist, and the lift an entry gets from a strong hit next to it in the
- * same episode. Tuned on the development half of LoCoMo only (docs/benchmarks.md).
+ * similarity when vectors exist, and the context writers state. Nothing here reads when or in
+ * which order entries were written, nor their ids: a store is not written in the order its
+ * questions will be asked about, and separate writers' entries made in one commit are not one
+ * another's context. Measured on the development half of LoCoMo only, in conversation order and
+ * shuffled (docs/benchmarks.md).
  */
-import type { EntryLike } from './meta.js';
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
 export const SEMANTIC_WEIGHT = 0.5;
@@ -15,12 +17,12 @@ export const SEMANTIC_WEIGHT = 0.5;
 export const SEMANTIC_ONLY_MIN = 0.25;
 /** At most this many such entries (the closest) are candidates: more cannot reach a page of 50. */
 export const SEMANTIC_ONLY_MAX = 300;
-/** How many of the best hits lift their neighbours. */
+/** How many of the best hits give context: the subject they are about, the entries they link to. */
 export const CONTEXT_HITS = 3;
-/** How far on either side of a hit its neighbours are lifted (entries of the same episode). */
-export const CONTEXT_WINDOW = 2;
-/** A neighbour gains this share of the hit's relevance. */
-export const CONTEXT_LIFT = 0.3;
+/** A match about the same subject as one of the best hits gains this share of that hit's relevance. */
+export const SUBJECT_SHARE = 0.3;
+/** An entry a best hit links to (related_entries, superseded_by) gains this share of the hit's relevance. */
+export const LINK_SHARE = 0.3;
 
 /**
  * Weighted score fusion: `lex` is the lexical score over the best one (0..1), `sim` a cosine
@@ -35,64 +37,69 @@ export function fuse(lex: number, sim: number | undefined, simMin: number, simMa
 }
 
 /**
- * Entries written together in one batch under one subject are an episode: a conversation, the
- * findings of one task. The answer to a question often sits next to the entry that matched its
- * words ("it", "that one"). Entries written separately never share an episode, even under the
- * same subject: their `created_at` differs, and where it does not (a fixed clock, two writers in
- * one millisecond) their ids are not consecutive, as a batch's are (the caller checks that).
+ * The places of the `n` largest positive values of `rel`, and of every other as large as the
+ * n-th (among equals none is picked over another: their order is the index's, not the
+ * writer's), largest first.
  */
-export function episodeKey(e: Pick<EntryLike, 'subject' | 'created_at'>, project: string): string {
-  return `${project}\u0000${e.subject}\u0000${e.created_at}`;
-}
-
-export interface Lift<T> {
-  /** The entry lifted, its new relevance, and the hit that lifted it. */
-  item: T;
-  relevance: number;
-  by: T;
+export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
+  const top: number[] = [];
+  for (let i = 0; i < rel.length; i++) {
+    if (!(rel[i] > 0)) continue;
+    let k = top.length;
+    while (k > 0 && rel[top[k - 1]] < rel[i]) k--;
+    if (k < n) {
+      top.splice(k, 0, i);
+      if (top.length > n) top.pop();
+    }
+  }
+  if (top.length < n) return top;
+  const least = rel[top[n - 1]];
+  const out = top.slice();
+  for (let i = 0; i < rel.length; i++) if (rel[i] === least && !top.includes(i)) out.push(i);
+  return out;
 }
 
 /**
- * The context lift: each of the `CONTEXT_HITS` best items lifts the items within
- * `CONTEXT_WINDOW` places of it in its episode (`episodeOf` gives the episode in write order) to
- * their own relevance plus `CONTEXT_LIFT` times the hit's; an item keeps the best lift it gets.
- * `episodesOf` gives the episode of each hit asked in write order (or the part of it around the
- * hit; places may be empty), with only the entries that passed the filters. Returns the lifts, best first; the items given are not changed.
+ * Subject focus: the subject is what a writer states an entry is about, and the best hits tell
+ * which subjects a query is about. Every match (an entry the text or its meaning already
+ * reached) of the subject of one of the `CONTEXT_HITS` best (bestPlaces) gains `SUBJECT_SHARE`
+ * of that hit's relevance, when the query reached more than one entry of that subject, so that
+ * among equal matches those about the query's subject come first. An entry the query did not
+ * reach gains nothing. `subjectOf(i)`: the subject of match i (with its
+ * project). Changes `rel` in place.
  */
-export function contextLifts<T>(
-  items: readonly T[],
-  relevance: (i: number) => number,
-  episodesOf: (hits: readonly T[]) => readonly (readonly (T | undefined)[] | undefined)[],
-  current: (item: T) => number,
-): Lift<T>[] {
-  const top: number[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const r = relevance(i);
-    if (!(r > 0)) continue;
-    let k = top.length;
-    while (k > 0 && relevance(top[k - 1]) < r) k--;
-    if (k < CONTEXT_HITS) {
-      top.splice(k, 0, i);
-      if (top.length > CONTEXT_HITS) top.pop();
-    }
+export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string): void {
+  const best = new Map<string, number>();
+  for (const i of bestPlaces(rel)) {
+    const s = subjectOf(i);
+    if (!best.has(s)) best.set(s, rel[i]);
   }
-  const best = new Map<T, Lift<T>>();
-  const episodes = top.length ? episodesOf(top.map((i) => items[i])) : [];
-  for (let h = 0; h < top.length; h++) {
-    const i = top[h];
-    const hit = items[i];
-    const episode = episodes[h];
-    if (!episode || episode.length < 2) continue;
-    const at = episode.indexOf(hit);
-    if (at < 0) continue;
-    const gain = CONTEXT_LIFT * relevance(i);
-    for (let o = -CONTEXT_WINDOW; o <= CONTEXT_WINDOW; o++) {
-      const n = episode[at + o];
-      if (o === 0 || n === undefined) continue;
-      const r = current(n) + gain;
-      const prev = best.get(n);
-      if (!prev || prev.relevance < r) best.set(n, { item: n, relevance: r, by: hit });
+  if (!best.size) return;
+  // A subject gains only where the query reached more than one entry of it: a lone match's
+  // subject says nothing its words did not, and among such hits their priors still decide what
+  // their words leave equal.
+  const subjects = Array.from({ length: rel.length }, (_, i) => subjectOf(i));
+  const matches = new Map<string, number>();
+  for (const s of subjects) if (best.has(s)) matches.set(s, (matches.get(s) ?? 0) + 1);
+  for (let i = 0; i < rel.length; i++) if ((matches.get(subjects[i]) ?? 0) > 1) rel[i] += SUBJECT_SHARE * best.get(subjects[i])!;
+}
+
+/**
+ * Context from links a writer stated: each of `hits` (the best few, with their relevance and the
+ * entries they link to) raises every entry it links to to that entry's own relevance (`current`)
+ * plus `LINK_SHARE` of the hit's; an entry keeps the best raise it gets. Returns the raises.
+ */
+export function linkLifts<T>(
+  hits: readonly { item: T; relevance: number; links: readonly T[] }[],
+  current: (t: T) => number,
+): Map<T, { relevance: number; by: T }> {
+  const out = new Map<T, { relevance: number; by: T }>();
+  for (const h of hits)
+    for (const t of h.links) {
+      if (t === h.item) continue;
+      const r = current(t) + LINK_SHARE * h.relevance;
+      if (!(r > (out.get(t)?.relevance ?? current(t)))) continue;
+      out.set(t, { relevance: r, by: h.item });
     }
-  }
-  return [...best.values()].filter((l) => l.relevance > current(l.item)).sort((a, b) => b.relevance - a.relevance);
+  return out;
 }

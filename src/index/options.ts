@@ -31,12 +31,12 @@ export const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u
 export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
-    'can could did do does doing done down during each either else ever every few for from further get gets got had has have having ' +
-    'he her here hers herself him himself his how i if in into is it its itself just let lets like may me might more most much must ' +
-    'my myself neither no nor not now of off oh ok okay on once one only or other our ours ourselves out over own per quite rather ' +
-    'really said same say says shall she should since so some still such than that the their theirs them themselves then there ' +
+    'can could did do does doing down during each either else ever every few for from further had has have having ' +
+    'he her here hers herself him himself his how i if in into is it its itself just may me might more most much must ' +
+    'my myself neither no nor not now of off on once only or other our ours ourselves out over own per quite rather ' +
+    'same shall she should since so some still such than that the their theirs them themselves then there ' +
     'these they this those though through thus to too under until up upon us very was we were what whatever when where whether which ' +
-    'while who whom whose why will with within without would yeah yes yet you your yours yourself yourselves ' +
+    'while who whom whose why will with within without would yet you your yours yourself yourselves ' +
     'aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren won wouldn ll re ve'
   ).split(' '),
 );

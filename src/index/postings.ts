@@ -14,25 +14,16 @@
  * the base without them. A replaced document is discarded and added again under a new number,
  * as in MiniSearch.
  *
- * Scores are MiniSearch 7's for the same documents, bit for bit (tests check it): BM25+ with its
- * parameters, per field boosts, prefix and fuzzy derived terms weighted as it weights them, a
- * term's document frequency counted over live documents only (what MiniSearch's vacuum leaves),
- * its running average of field lengths kept the same way, and the final score multiplied by the
- * number of distinct query terms matched.
+ * Scores are MiniSearch 7's for the same documents, bit for bit (tests check it; the scoring is
+ * postings-score.ts): a term's document frequency counted over live documents only (what
+ * MiniSearch's vacuum leaves), its running average of field lengths kept the same way.
  */
 import SearchableMap from 'minisearch/SearchableMap';
 import type { Options, SearchOptions } from 'minisearch';
 import type { Doc } from './options.js';
+import { FIELD_SHIFT, PostingScorer, TF_MAX, type ScoredHits, type ScoredTables } from './postings-score.js';
 
-/** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
-export interface ScoredHits {
-  sids: Int32Array;
-  scores: Float64Array;
-}
-
-/** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
-export const FIELD_SHIFT = 13;
-const TF_MAX = (1 << FIELD_SHIFT) - 1;
+export { FIELD_SHIFT, type ScoredHits } from './postings-score.js';
 const LEN_MAX = 0xffff;
 /** Distinct raw tokens remembered while adding documents before the cache starts over. */
 const RAW_CACHE = 500_000;
@@ -101,13 +92,7 @@ export class PostingIndex {
   // Delta postings: term * F + field → [doc, tf, doc, tf, ...].
   private delta: (number[] | undefined)[] = [];
   private deltaCount = 0;
-  // Scoring work arrays, sized to the document numbers, reused between queries.
-  private size = 0;
-  private cur = new Float64Array(0);
-  private total = new Float64Array(0);
-  private mask = new Int32Array(0);
-  private curList = new Int32Array(0);
-  private totList = new Int32Array(0);
+  private scorer: PostingScorer | undefined;
 
   constructor(opts: Options<Doc>) {
     this.opts = opts;
@@ -402,171 +387,14 @@ export class PostingIndex {
     };
   }
 
-  private ensure(n: number): void {
-    if (n <= this.size) return;
-    const size = Math.max(n, Math.ceil(this.size * 1.25));
-    this.cur = new Float64Array(size);
-    this.total = new Float64Array(size);
-    this.mask = new Int32Array(size);
-    this.curList = new Int32Array(size);
-    this.totList = new Int32Array(size);
-    this.size = size;
-  }
-
   /**
    * Every document `text` reaches and the score MiniSearch's `search` would give it (an OR query
-   * with the index's search options), unsorted.
+   * with the index's search options), unsorted (postings-score.ts).
    */
   score(text: string, overrides: SearchOptions = {}): ScoredHits {
-    const g = this.opts;
-    const so: SearchOptions = { ...g.searchOptions, ...overrides };
-    const tokenize = so.tokenize ?? g.tokenize!;
-    const processTerm = so.processTerm ?? g.processTerm!;
-    const terms = tokenize(text).flatMap((t) => {
-      const p = processTerm(t);
-      return Array.isArray(p) ? p.filter(Boolean) : p ? [p] : [];
-    });
-    const sources: string[] = [];
-    for (const t of terms) if (!sources.includes(t)) sources.push(t);
-    const weights = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
-    const maxFuzzy = so.maxFuzzy ?? 6;
-    const { k, b, d } = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
-    const F = this.F;
-    const N = this.count;
-    const avg = this.avg;
-    const lens = this.lens;
-    const alive = this.alive;
-    const boosts = this.boosts;
-    const { pDoc, pFt, tOff, baseTerms } = this;
-    this.ensure(this.next);
-    const { cur, total, mask, curList, totList } = this;
-    let nTot = 0;
-    let nCur = 0;
-    // A document's matched query terms as bits; past 31 distinct terms, counted the slow way.
-    const matchedSets = sources.length > 31 ? new Map<number, Set<number>>() : null;
-    const fieldStart = new Uint32Array(F + 1);
-    const liveIn = new Uint32Array(F);
-
-    // MiniSearch's termResults for one derived term, into `cur`: field by field, in field order.
-    const termResults = (termWeight: number, t: number): void => {
-      // Where each field's base postings start (they are sorted by field), and live counts.
-      liveIn.fill(0);
-      const inBase = t < baseTerms;
-      const anyDead = this.dead > 0;
-      if (inBase) {
-        let i = tOff[t];
-        const end = tOff[t + 1];
-        for (let f = 0; f < F; f++) {
-          fieldStart[f] = i;
-          if (anyDead) for (; i < end && pFt[i] >>> FIELD_SHIFT === f; i++) liveIn[f] += alive[pDoc[i]];
-          else {
-            // Every posting is live: the field's end by binary search (postings are sorted by field).
-            let hi = end;
-            while (i < hi) {
-              const mid = (i + hi) >>> 1;
-              if (pFt[mid] >>> FIELD_SHIFT <= f) i = mid + 1;
-              else hi = mid;
-            }
-            liveIn[f] = i - fieldStart[f];
-          }
-        }
-        fieldStart[F] = end;
-      }
-      for (let f = 0; f < F; f++) {
-        const list = this.delta[t * F + f];
-        if (!list) continue;
-        if (!anyDead) liveIn[f] += list.length / 2;
-        else for (let j = 0; j < list.length; j += 2) liveIn[f] += alive[list[j]];
-      }
-      for (let f = 0; f < F; f++) {
-        const matching = liveIn[f];
-        if (matching === 0) continue;
-        const avgLen = avg[f];
-        const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-        // termWeight * termBoost * fieldBoost * docBoost * rawScore, with termBoost = docBoost = 1 (exact in floating point).
-        const w = termWeight * 1 * boosts[f];
-        if (inBase) {
-          for (let i = fieldStart[f]; i < fieldStart[f + 1]; i++) {
-            const doc = pDoc[i];
-            if (!alive[doc]) continue;
-            const tf = pFt[i] & TF_MAX;
-            const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
-            if (cur[doc] === 0) curList[nCur++] = doc;
-            cur[doc] += w * raw;
-          }
-        }
-        const list = this.delta[t * F + f];
-        if (!list) continue;
-        for (let j = 0; j < list.length; j += 2) {
-          const doc = list[j];
-          if (!alive[doc]) continue;
-          const tf = list[j + 1];
-          const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
-          if (cur[doc] === 0) curList[nCur++] = doc;
-          cur[doc] += w * raw;
-        }
-      }
-    };
-
-    for (let i = 0; i < terms.length; i++) {
-      const term = terms[i];
-      const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
-      const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
-      const source = sources.indexOf(term);
-      nCur = 0;
-      const exact = this.ids.get(term);
-      if (exact !== undefined) termResults(1, exact);
-      let fuzzyMatches: Map<string, [number, number]> | undefined;
-      if (fz) {
-        const f = fz === true ? 0.2 : fz;
-        const maxDistance = f < 1 ? Math.min(maxFuzzy, Math.round(term.length * f)) : f;
-        if (maxDistance) fuzzyMatches = this.vocab.fuzzyGet(term, maxDistance);
-      }
-      if (prefix) {
-        for (const [t, id] of this.vocab.atPrefix(term)) {
-          const distance = t.length - term.length;
-          if (!distance) continue;
-          fuzzyMatches?.delete(t);
-          termResults((weights.prefix * t.length) / (t.length + 0.3 * distance), id);
-        }
-      }
-      if (fuzzyMatches) {
-        for (const [t, [id, distance]] of fuzzyMatches) {
-          if (!distance) continue;
-          termResults((weights.fuzzy * t.length) / (t.length + distance), id);
-        }
-      }
-      // The OR combinator: a document's total is the running sum of its per-term scores, in query order.
-      for (let j = 0; j < nCur; j++) {
-        const doc = curList[j];
-        if (total[doc] === 0) totList[nTot++] = doc;
-        total[doc] = total[doc] + cur[doc];
-        if (matchedSets) {
-          let s = matchedSets.get(doc);
-          if (!s) matchedSets.set(doc, (s = new Set()));
-          s.add(source);
-        } else mask[doc] |= 1 << source;
-        cur[doc] = 0;
-      }
-    }
-    const sids = new Int32Array(nTot);
-    const scores = new Float64Array(nTot);
-    for (let j = 0; j < nTot; j++) {
-      const doc = totList[j];
-      let matched = 0;
-      if (matchedSets) matched = matchedSets.get(doc)!.size;
-      else {
-        let x = mask[doc];
-        while (x) {
-          x &= x - 1;
-          matched++;
-        }
-      }
-      sids[j] = doc;
-      scores[j] = total[doc] * matched;
-      total[doc] = 0;
-      mask[doc] = 0;
-    }
-    return { sids, scores };
+    this.scorer ??= new PostingScorer();
+    const { opts, F, count, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms, delta, dead, ids, vocab, next } = this;
+    const tables: ScoredTables = { opts, F, count, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms, delta, dead, ids, vocab, next };
+    return this.scorer.score(tables, text, overrides);
   }
 }

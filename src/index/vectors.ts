@@ -1,39 +1,37 @@
 /**
- * The sentence vectors of entries for semantic search, one row per entry, kept in one
- * Float32Array and cached in `cache/vectors.bin` of the local state folder (never committed).
+ * The sentence vectors of entries for semantic search, cached in local state
+ * (`cache/vectors.bin`, never committed) by the content they were computed from: a vector is
+ * stored once per embedded text (its hash), and each entry names the text hash it had at its
+ * file's stamp. An entry whose stamp moved (a checkout, a rebase, a fresh clone with the cache
+ * present) is current again as soon as its text hashes to a stored vector, and a text that comes
+ * back (switching back to a branch) finds the vector it left: vectors no entry uses are kept too,
+ * the most recently used first, up to as many as there are entries.
  *
- * File: `MAGIC`, the header's byte length (12 digits) and `\n`, a JSON header (model, dims, and
- * per row the entry key, the catalog stamp of its file and the hash of the text embedded), zero
- * padding to a multiple of 4 bytes, then the rows as little-endian float32. A row is current
- * while its entry's file stamp is unchanged, or, after a change, while the embedded text (the
- * summary) hashes the same: editing tags or confidence never costs a new embedding.
- *
- * Every read is checked: a file of another model, another dimension or a broken one is ignored
- * (the vectors are computed again), never fatal.
+ * File: `MAGIC`, the header's byte length (12 digits) and `\n`, a JSON header (model, dims, the
+ * hash of each row, and per entry its key, stamp and row), zero padding to a multiple of 4
+ * bytes, then the rows as little-endian float32. A file of another model, another dimension or
+ * a broken one is ignored (the vectors are computed again), never fatal.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicWith } from '../store/fsutil.js';
 
-const MAGIC = 'BASS-AGENTS-VECTORS-1\n';
+const MAGIC = 'BASS-AGENTS-VECTORS-2\n';
 const LEN_DIGITS = 12;
-
-interface Row {
-  row: number;
-  stamp: string;
-  hash: string;
-}
+/** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
+const SPARE_MIN = 1024;
 
 interface Header {
   model: string;
   dims: number;
+  hashes: string[];
   keys: string[];
   stamps: string[];
-  hashes: string[];
+  rows: number[];
 }
 
-/** The hash of a text as embedded (the row is reused while it is the same). */
+/** The hash of a text as embedded (its vector is reused while it is the same). */
 export function textHash(text: string): string {
   return nodeCrypto().createHash('sha1').update(text).digest('base64url').slice(0, 16);
 }
@@ -41,7 +39,10 @@ export function textHash(text: string): string {
 export class VectorStore {
   readonly model: string;
   readonly dims: number;
-  private rows = new Map<string, Row>();
+  /** Row of each text hash, least recently used first. */
+  private byHash = new Map<string, number>();
+  /** Each entry's stamp and the hash of its text at that stamp. */
+  private entries = new Map<string, { stamp: string; hash: string }>();
   private data: Float32Array;
   private free: number[] = [];
   private used = 0;
@@ -60,27 +61,23 @@ export class VectorStore {
   /** The vectors saved for `model`; an empty store when the file is missing, broken or of another model. */
   static load(file: string, model: string, dims: number): VectorStore {
     const store = new VectorStore(model, dims);
-    let buf: Buffer;
     try {
-      buf = readFileSync(file);
-    } catch {
-      return store;
-    }
-    try {
+      const buf = readFileSync(file);
       if (buf.toString('latin1', 0, MAGIC.length) !== MAGIC) return store;
       const len = Number(buf.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
       const start = MAGIC.length + LEN_DIGITS + 1;
       if (!Number.isInteger(len) || len <= 0 || start + len > buf.length) return store;
       const h = JSON.parse(buf.toString('utf8', start, start + len)) as Header;
-      if (h.model !== model || h.dims !== dims || !Array.isArray(h.keys) || h.keys.length !== h.stamps?.length || h.keys.length !== h.hashes?.length)
+      const n = h.hashes?.length;
+      if (h.model !== model || h.dims !== dims || !Array.isArray(h.hashes) || h.keys?.length !== h.stamps?.length || h.keys.length !== h.rows?.length)
         return store;
       const body = Math.ceil((start + len) / 4) * 4;
-      const n = h.keys.length;
-      if (buf.length !== body + n * dims * 4) return store;
+      if (buf.length !== body + n * dims * 4 || h.rows.some((r) => !(r >= 0 && r < n))) return store;
       store.data = new Float32Array(Math.max(n, 64) * dims);
       // Copied out of the file's buffer: its offset need not be aligned for a Float32Array view.
       store.data.set(new Float32Array(buf.buffer.slice(buf.byteOffset + body, buf.byteOffset + body + n * dims * 4)));
-      for (let i = 0; i < n; i++) store.rows.set(h.keys[i], { row: i, stamp: String(h.stamps[i]), hash: String(h.hashes[i]) });
+      h.hashes.forEach((hash, r) => store.byHash.set(String(hash), r));
+      h.keys.forEach((key, i) => store.entries.set(key, { stamp: String(h.stamps[i]), hash: String(h.hashes[h.rows[i]]) }));
       store.used = n;
       return store;
     } catch {
@@ -88,34 +85,29 @@ export class VectorStore {
     }
   }
 
-  /** The model and dimension a saved file holds (without its rows), or null. */
-  static peek(file: string): { model: string; dims: number } | null {
-    const s = VectorStore.loadAny(file);
-    return s ? { model: s.model, dims: s.dims } : null;
-  }
-
   /** The saved store, whatever its model; null when there is none or it is broken. */
   static loadAny(file: string): VectorStore | null {
-    let head: Buffer;
     try {
-      head = readFileSync(file);
-    } catch {
-      return null;
-    }
-    try {
+      const head = readFileSync(file);
       const len = Number(head.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
       const start = MAGIC.length + LEN_DIGITS + 1;
       const h = JSON.parse(head.toString('utf8', start, start + len)) as Header;
       if (typeof h.model !== 'string' || !Number.isInteger(h.dims)) return null;
       const s = VectorStore.load(file, h.model, h.dims);
-      return s.size || h.keys.length === 0 ? s : null;
+      return s.vectors || h.hashes.length === 0 ? s : null;
     } catch {
       return null;
     }
   }
 
+  /** Entries with a vector. */
   get size(): number {
-    return this.rows.size;
+    return this.entries.size;
+  }
+
+  /** Vectors held (one per distinct text, including those no entry uses now). */
+  get vectors(): number {
+    return this.byHash.size;
   }
 
   /** Whether anything changed since it was loaded or saved. */
@@ -128,87 +120,101 @@ export class VectorStore {
     return this.data.byteLength;
   }
 
-  /** Whether the row of `key` holds the vector of this file stamp; `hash` is asked only when the stamp moved. */
+  /**
+   * Whether entry `key` has the vector of its text at this file stamp; `hash` (of the text) is
+   * asked only when the stamp moved, and a stored vector of that text makes the entry current.
+   */
   isCurrent(key: string, stamp: string, hash: () => string): boolean {
-    const r = this.rows.get(key);
-    if (!r) return false;
-    if (r.stamp === stamp) return true;
-    if (r.hash !== hash()) return false;
-    r.stamp = stamp; // the same text under a new stamp: still current
+    const e = this.entries.get(key);
+    if (e && e.stamp === stamp && this.byHash.has(e.hash)) return true;
+    const h = hash();
+    if (!this.byHash.has(h)) return false;
+    this.entries.set(key, { stamp, hash: h });
+    this.touch(h);
     this.changed = true;
     return true;
   }
 
-  has(key: string): boolean {
-    return this.rows.has(key);
-  }
-
+  /** Stores the vector of a text (hash `hash`) as entry `key`'s at this stamp. */
   put(key: string, stamp: string, hash: string, vector: ArrayLike<number>): void {
     if (vector.length !== this.dims) throw new Error(`vector of ${vector.length} dimensions for a ${this.dims}-dimension store`);
-    let r = this.rows.get(key);
-    if (!r) {
-      const row = this.free.pop() ?? this.used++;
+    let row = this.byHash.get(hash);
+    if (row === undefined) {
+      row = this.free.pop() ?? this.used++;
       if ((row + 1) * this.dims > this.data.length) {
         const grown = new Float32Array(Math.max((row + 1) * this.dims, this.data.length * 2));
         grown.set(this.data);
         this.data = grown;
       }
-      r = { row, stamp, hash };
-      this.rows.set(key, r);
-    } else {
-      r.stamp = stamp;
-      r.hash = hash;
+      this.data.set(vector, row * this.dims);
     }
-    this.data.set(vector, r.row * this.dims);
+    this.byHash.delete(hash);
+    this.byHash.set(hash, row);
+    this.entries.set(key, { stamp, hash });
     this.changed = true;
   }
 
-  /** Drops the rows of keys not in `keep`. */
+  /** Forgets the entries whose key is not kept (their vectors stay, as spares). */
   retain(keep: (key: string) => boolean): number {
     let dropped = 0;
-    for (const [key, r] of this.rows) {
+    for (const key of this.entries.keys()) {
       if (keep(key)) continue;
-      this.rows.delete(key);
-      this.free.push(r.row);
+      this.entries.delete(key);
       dropped++;
     }
     if (dropped) this.changed = true;
     return dropped;
   }
 
-  /** A similarity function for one query vector: the dot product (vectors are unit length), undefined without a row. */
+  /** A similarity function for one query vector: the dot product (vectors are unit length), undefined without a vector. */
   similarity(query: ArrayLike<number>): (key: string) => number | undefined {
     const d = this.dims;
     const q = Float32Array.from(query);
     const data = this.data;
     return (key) => {
-      const r = this.rows.get(key);
-      if (!r) return undefined;
+      const e = this.entries.get(key);
+      const r = e && this.byHash.get(e.hash);
+      if (r === undefined) return undefined;
       let s = 0;
-      const o = r.row * d;
+      const o = r * d;
       for (let k = 0; k < d; k++) s += q[k] * data[o + k];
       return s;
     };
   }
 
-  /** Writes the store (atomically) when anything changed; rows are written compacted. */
+  /** Writes the store (atomically) when anything changed: the vectors entries use, then the most recently used spares. */
   save(file: string): boolean {
     if (!this.changed) return false;
+    const inUse = new Set<string>();
+    for (const e of this.entries.values()) inUse.add(e.hash);
+    let spares = Math.max(SPARE_MIN, this.entries.size);
+    const kept: string[] = [];
+    for (const hash of [...this.byHash.keys()].reverse()) {
+      if (inUse.has(hash)) kept.push(hash);
+      else if (spares-- > 0) kept.push(hash);
+      else {
+        this.free.push(this.byHash.get(hash)!);
+        this.byHash.delete(hash);
+      }
+    }
+    kept.reverse(); // least recently used first, as they are held
+    const place = new Map(kept.map((h, i) => [h, i]));
     const keys: string[] = [];
     const stamps: string[] = [];
-    const hashes: string[] = [];
-    const order: number[] = [];
-    for (const [key, r] of this.rows) {
+    const rows: number[] = [];
+    for (const [key, e] of this.entries) {
       keys.push(key);
-      stamps.push(r.stamp);
-      hashes.push(r.hash);
-      order.push(r.row);
+      stamps.push(e.stamp);
+      rows.push(place.get(e.hash)!);
     }
-    const header = Buffer.from(JSON.stringify({ model: this.model, dims: this.dims, keys, stamps, hashes } satisfies Header), 'utf8');
+    const header = Buffer.from(JSON.stringify({ model: this.model, dims: this.dims, hashes: kept, keys, stamps, rows } satisfies Header), 'utf8');
     const head = Buffer.from(`${MAGIC}${String(header.length).padStart(LEN_DIGITS, '0')}\n`, 'latin1');
     const pad = (4 - ((head.length + header.length) % 4)) % 4;
-    const body = new Float32Array(order.length * this.dims);
-    order.forEach((row, i) => body.set(this.data.subarray(row * this.dims, (row + 1) * this.dims), i * this.dims));
+    const body = new Float32Array(kept.length * this.dims);
+    kept.forEach((h, i) => {
+      const r = this.byHash.get(h)!;
+      body.set(this.data.subarray(r * this.dims, (r + 1) * this.dims), i * this.dims);
+    });
     writeFileAtomicWith(file, (fd) => {
       writeFileSync(fd, head);
       writeFileSync(fd, header);
@@ -217,5 +223,12 @@ export class VectorStore {
     });
     this.changed = false;
     return true;
+  }
+
+  /** Moves a vector to the most recently used end. */
+  private touch(hash: string): void {
+    const row = this.byHash.get(hash)!;
+    this.byHash.delete(hash);
+    this.byHash.set(hash, row);
   }
 }

@@ -3,12 +3,12 @@
  * of each message and posts their vectors back, one message at a time.
  */
 import { parentPort } from 'node:worker_threads';
-import { inlineEmbedder } from './embedder.js';
+import { minilmEmbedder } from './embedder.js';
 
 const port = parentPort;
 if (port) {
   try {
-    const e = await inlineEmbedder();
+    const e = await minilmEmbedder();
     if (!e) port.postMessage({ error: 'the model packages are not installed' });
     else {
       // WebAssembly runs a first, unoptimized tier until its functions are hot: warm them here so

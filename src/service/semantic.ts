@@ -12,8 +12,6 @@ import { VectorStore, textHash } from '../index/vectors.js';
 import type { Embedder } from './embedder.js';
 import type { ServiceContext } from './context.js';
 
-/** Background work goes to the model this many texts at a time: a query waits for at most one such job (~100-250 ms for a 300-character summary on one core of this machine). */
-const BACKGROUND_CHUNK = 1;
 /** The daemon saves the vectors at least this often while it computes them. */
 const SAVE_EVERY_MS = 30_000;
 
@@ -132,8 +130,11 @@ export class Semantic {
         if (!snap) return;
         const missing = this.pending(snap).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
-        for (let i = 0; i < missing.length && !this.closed; i += BACKGROUND_CHUNK) {
-          const chunk = missing.slice(i, i + BACKGROUND_CHUNK);
+        const step = this.engine!.chunk;
+        for (let i = 0; i < missing.length && !this.closed; i += step) {
+          // One job at a time, and the event loop between jobs: queries and writes go first.
+          if (i) await new Promise((r) => setImmediate(r));
+          const chunk = missing.slice(i, i + step);
           // Read now; an entry whose file went bad since is left for the next refresh to sort out.
           const ready = chunk.filter((p) => {
             try {

@@ -154,21 +154,6 @@ export class CachedEntries {
     return out;
   }
 
-  /** The entries (by number, ascending) whose subject is one of `subjects`: the subject column's codes compared, no object made. */
-  withSubject(subjects: ReadonlySet<string>): number[] {
-    const { kind, subject, subjects: table } = this.file.cols;
-    const wanted = new Uint8Array(table.length);
-    table.forEach((name, code) => {
-      if (subjects.has(name)) wanted[code] = 1;
-    });
-    const out: number[] = [];
-    for (let j = 0; j < this.count; j++) {
-      const p = this.positions ? this.positions[j] : j;
-      if (kind[p] < 0 ? subjects.has(this.peek(j).subject) : wanted[subject[p]] === 1) out.push(j);
-    }
-    return out;
-  }
-
   /**
    * The first `n` of entries `js` in the no-text order (see firstByPriors), with their flags;
    * `at` is a place in `js`.
@@ -285,12 +270,18 @@ export class CachedEntries {
 
   /** The entry of the file at `rel` (a path relative to the root), if it is one. */
   find(rel: string): StoredEntry | undefined {
+    const j = this.numberOf(rel);
+    return j === undefined ? undefined : this.at(j);
+  }
+
+  /** The number of the entry of the file at `rel`, if it is one. */
+  numberOf(rel: string): number | undefined {
     const paths = this.file.paths;
     const p = lowerBoundText(paths, rel);
     if (p === paths.length || !paths.equals(p, rel, 0, rel.length)) return undefined;
-    if (!this.positions) return this.at(p);
+    if (!this.positions) return p;
     const j = lowerBoundNumber(this.positions, p);
-    return this.positions[j] === p ? this.at(j) : undefined;
+    return this.positions[j] === p ? j : undefined;
   }
 }
 

@@ -57,8 +57,9 @@ export const ProjectConfigSchema = z
         slow_ms: z.number().positive().default(200),
         /**
          * Semantic search (sentence vectors fused with the lexical score): `auto` (default) and
-         * `on` use it when the optional model packages are installed; `off` keeps this project's
-         * search lexical and its entries are not embedded.
+         * `on` use it (the static table in the package, or the model with
+         * BASS_AGENTS_SEMANTIC=minilm); `off` keeps this project's search lexical and its entries
+         * are not embedded.
          */
         semantic: z.enum(['auto', 'on', 'off']).optional(),
       })

@@ -151,35 +151,35 @@ describe('retrieval beyond exact words', () => {
     expect(r[0].id).toBe(deploy);
   });
 
-  it('a hit lifts its neighbours written in the same batch under the same subject, and --debug says so', () => {
+  it('context comes from what writers state: a link and a supersede raise their entries; a batch of unrelated learnings does not', () => {
     const dir = gitdir();
-    const turns = [
-      'Alice: I finally adopted a dog last weekend',
-      'Bob: Congratulations! What breed is it?',
-      'Alice: A golden retriever named Max',
-      'Bob: Lovely, golden ones are so friendly',
-      'Alice: Yes, and he already knows how to sit',
-    ].map((summary) => entry({ summary, content: summary, subject: 'chat.session_1', section: 'observations', kind: 'other' }));
-    const ids1 = seed(dir, turns);
-    // The same subject, written separately: not part of the episode.
-    const [apart] = seed(
-      dir,
-      [entry({ summary: 'Bob: my cat sleeps all day', subject: 'chat.session_1', section: 'observations', kind: 'other' })],
-      'demo',
-      '2026-06-02T00:00:00Z',
-    );
+    const chat = (summary: string, subject: string, more: Record<string, unknown> = {}) =>
+      entry({ summary, subject, section: 'observations', kind: 'other', ...more });
+    // Written in an order unrelated to the questions, one batch: no entry is another's context.
+    const [cats, flaky, dog] = seed(dir, [
+      chat('Alice: the cat sleeps on the sofa all day', 'chat.pets'),
+      entry({ summary: 'Flaky integration tests come from the shared Redis instance', subject: 'ci.flaky', section: 'learnings', kind: 'incident' }),
+      chat('Alice: I finally adopted a dog last weekend', 'chat.dog'),
+    ]);
+    const unrelated = cli(dir, ['query', 'adopted dog', '--json'], { env }).json() as { id: string }[];
+    expect(unrelated.map((h) => h.id)).toEqual([dog]);
+    // The reply names what it answers: "What breed is it?" shares no word with the question.
+    const [breed] = seed(dir, [chat('Bob: a golden retriever named Max', 'chat.breed', { related_entries: [dog] })]);
+    const [ask] = seed(dir, [chat('Alice: so my adopted dog is a golden one?', 'chat.q', { related_entries: [breed] })]);
     const r = cli(dir, ['query', 'adopted dog', '--json', '--debug'], { env });
-    const hits = r.json() as { id: string; meta: { lifted_by?: string } }[];
-    expect(hits[0].id).toBe(ids1[0]);
-    // "What breed is it?" shares no word with the question; the batch makes it context.
-    expect(hits.map((h) => h.id)).toContain(ids1[1]);
-    expect(hits.find((h) => h.id === ids1[1])!.meta.lifted_by).toBe(ids1[0]);
-    expect(hits.map((h) => h.id)).not.toContain(ids1[3]); // three places away
-    expect(hits.map((h) => h.id)).not.toContain(apart);
-    expect(r.stderr).toContain(`${ids1[1]} lifted as a neighbour of ${ids1[0]}`);
-    // Filters still apply to neighbours.
-    const other = cli(dir, ['query', 'adopted dog', '--json', '--section', 'decisions'], { env }).json();
-    expect(other).toEqual([]);
+    const got = (r.json() as { id: string }[]).map((h) => h.id);
+    expect(got.slice(0, 2).sort()).toEqual([ask, dog].sort());
+    expect(got).toContain(breed);
+    expect(got).not.toContain(cats);
+    expect(got).not.toContain(flaky);
+    expect(r.stderr).toContain(`${breed} raised by a link from ${ask}`);
+    // A superseded entry still matches the words of its time: its replacement is raised.
+    const [mysql] = seed(dir, [entry({ summary: 'User accounts are stored in MySQL', subject: 'storage' })]);
+    const [pg] = seed(dir, [entry({ summary: 'Moved the user accounts to PostgreSQL in March', subject: 'storage.v2' })]);
+    expect(cli(dir, ['supersede', mysql, '--by', pg], { env }).code).toBe(0);
+    expect(ids(cli(dir, ['query', 'mysql', '--json'], { env }))).toEqual([pg]);
+    // Filters still apply to what a link raises.
+    expect(cli(dir, ['query', 'adopted dog', '--json', '--section', 'decisions'], { env }).json()).toEqual([]);
   });
 });
 
@@ -200,12 +200,20 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     const [withRel] = seed(dir, [entry({ summary: 'points elsewhere zebra', related_entries: [many[0], lowc] })]);
     const rel = cli(dir, ['query', 'zebra', '--include-related', '--json'], { env }).json();
     expect(rel.map((e: { id: string }) => e.id)).toEqual([withRel, many[0]]); // lowc is below the confidence default
-    expect(rel[1].meta.related_to).toBe(withRel);
+    expect(rel[1].meta.score).toBeGreaterThan(0); // raised by the link of the best hit, ranked rather than appended
+    // Beyond the best hits' links, --include-related appends the related entries of every result.
+    const [second] = seed(dir, [entry({ summary: 'zebra zebra crossing', related_entries: [many[1]] })]);
+    const more = cli(dir, ['query', 'zebra', '--include-related', '--json', '--limit', '3'], { env }).json();
+    expect(
+      more
+        .map((e: { id: string }) => e.id)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual([second, withRel].sort());
   });
 
   it('--debug prints time and counts; the index snapshot is reused and rebuilt when corrupt', () => {
     const dir = gitdir();
-    // Two batches: entries of one batch under one subject would be each other's context.
     seed(dir, [entry({ summary: 'alpha' })]);
     seed(dir, [entry({ summary: 'beta' })]);
     const first = cli(dir, ['query', 'alpha', '--debug'], { env });

@@ -28,8 +28,8 @@ export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_') && !k.startsWith('BASS_AGENTS_')) env[k] = v;
   env.HOME = home;
   env.GIT_CONFIG_NOSYSTEM = '1';
-  // Daemons in tests stay lexical (loading the model costs ~1.5 s of CPU and ~250 MB each);
-  // test/integration/semantic.test.ts turns it on.
+  // Daemons and MCP servers in tests stay lexical, so that ranking tests hold to words alone;
+  // test/integration/semantic.test.ts turns semantic search on.
   env.BASS_AGENTS_SEMANTIC = 'off';
   return env;
 }

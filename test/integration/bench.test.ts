@@ -34,9 +34,10 @@ describe('npm run bench -- --quick', () => {
       'edit -> searchable through the daemon (p50)',
       'edit -> searchable through the daemon (p99)',
       'daemon resident memory',
-      'daemon start to semantic search ready',
+      'embedding throughput, static table (in process)',
+      'daemon start to a vector for every entry (default settings)',
       'query end to end through the daemon, semantic on (p50)',
-      'daemon resident memory, semantic on (model + vectors)',
+      'daemon resident memory, semantic on (every vector held; peak while embedding)',
     ]) {
       expect(figures, f).toContain(f);
     }

@@ -1,8 +1,8 @@
 /**
- * Semantic search with the real model (the optional packages, installed by `npm ci`): a daemon
- * loads it in a worker thread and embeds entries in the background; a query in other words finds
- * the entry; the vectors are cached and reused; a one-shot `--semantic` works without a daemon;
- * a project can turn it off; the MCP server ranks by meaning too.
+ * Semantic search with the default settings (the static table distilled from all-MiniLM-L6-v2,
+ * shipped in the package): a daemon embeds entries in the background; a query in other words
+ * finds the entry; the vectors are cached and reused; a one-shot `--semantic` works without a
+ * daemon; a project can turn it off; the MCP server ranks by meaning too.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,9 +60,10 @@ describe('semantic search', () => {
     expect(cli(dir, ['daemon', 'start'], { env: ON }).code).toBe(0);
     onTestFinished(() => void cli(dir, ['daemon', 'stop']));
     const st = await untilReady(dir, 3);
-    expect(st.semantic).toMatchObject({ enabled: true, model: 'local:minilm-l6-v2', entries: 3, vectors_current: 3 });
+    expect(st.semantic).toMatchObject({ enabled: true, model: 'minilm-l6-v2-static-128', entries: 3, vectors_current: 3 });
     expect(st.rss_bytes).toBeGreaterThan(0);
-    const r = cli(dir, ['query', QUESTION, '--json', '--debug'], { env: ON });
+    // With a daemon, the CLI's query (--semantic too) is the daemon's: no table or model of its own.
+    const r = cli(dir, ['query', QUESTION, '--json', '--debug', '--semantic'], { env: ON });
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()[0].id).toBe(db);
     expect(r.stderr).toContain('answered by the daemon');
@@ -75,7 +76,9 @@ describe('semantic search', () => {
         'demo',
         '--json',
         '--file',
-        writeJson(dir, 'late.json', [{ operation: 'create', entry: entry({ subject: 'cache', summary: 'Redis keeps session data for thirty minutes' }) }]),
+        writeJson(dir, 'late.json', [
+          { operation: 'create', entry: entry({ subject: 'release', summary: 'Deploys to production happen every Tuesday afternoon' }) },
+        ]),
       ],
       {
         env: ON,
@@ -84,15 +87,15 @@ describe('semantic search', () => {
       .json()
       .applied.map((a: { id: string }) => a.id);
     await untilReady(dir, 4);
-    expect(cli(dir, ['query', 'how long is a login remembered', '--json'], { env: ON }).json()[0].id).toBe(late);
+    expect(cli(dir, ['query', 'which weekday are releases shipped', '--json'], { env: ON }).json()[0].id).toBe(late);
     expect(cli(dir, ['daemon', 'stop']).code).toBe(0);
     expect(existsSync(join(stateDir(dir), 'cache/vectors.bin'))).toBe(true);
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/vectors|\.bass-agents/);
-    // doctor counts the cached vectors without loading the model.
+    // doctor counts the cached vectors without embedding anything.
     const doc = cli(dir, ['doctor', '--json']).json();
     expect(doc.semantic).toMatchObject({ model_installed: true, entries: 4, vectors_current: 4, projects_off: [] });
     expect(cli(dir, ['doctor']).stdout).toContain('4 of 4 entries have a current vector');
-    // Without a daemon: lexical unless asked; --semantic loads the model here and uses the cache.
+    // Without a daemon: lexical unless asked; --semantic loads the table here and uses the cache.
     expect(cli(dir, ['query', QUESTION, '--json']).json()).toEqual([]);
     const one = cli(dir, ['query', QUESTION, '--json', '--semantic', '--debug']);
     expect(one.code, one.stderr).toBe(0);
@@ -114,7 +117,7 @@ describe('semantic search', () => {
     expect(cli(dir, ['doctor', '--json']).json().semantic).toMatchObject({ entries: 70, vectors_current: 64 });
   }, 120_000);
 
-  it('query.semantic: off keeps a project lexical; BASS_AGENTS_SEMANTIC=off keeps the daemon from loading the model', async () => {
+  it('query.semantic: off keeps a project lexical; BASS_AGENTS_SEMANTIC=off keeps the daemon lexical', async () => {
     const dir = gitdir();
     seed(dir);
     const cfg = join(dir, 'ai-memory/demo/config.yaml');
@@ -135,7 +138,7 @@ describe('semantic search', () => {
     expect((await daemonStatus(dir)).semantic.state).toBe('off');
   }, 60_000);
 
-  it('the MCP server ranks by meaning once its model is loaded', async () => {
+  it('the MCP server ranks by meaning once its entries are embedded', async () => {
     const dir = gitdir();
     const { db } = seed(dir);
     const transport = new StdioClientTransport({
@@ -155,7 +158,7 @@ describe('semantic search', () => {
       const r = await client.callTool({ name: 'memory_query', arguments: { query: QUESTION } });
       ids = ((r.structuredContent as { results: { id: string }[] }).results ?? []).map((h) => h.id);
       if (ids.length) break;
-      await sleep(300); // lexical (nothing) until the model has loaded and embedded the entries
+      await sleep(300); // lexical (nothing) until the entries are embedded
     }
     expect(ids[0]).toBe(db);
   }, 90_000);

@@ -1,5 +1,5 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
-// .bass-agents/. Imported from src/ (test/setup.ts registers the modules it loads lazily).
+// local state folder. Imported from src/ (test/setup.ts registers the modules it loads lazily).
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,10 +1,11 @@
-// The parts of text relevance before the priors: the analyzer, score fusion, the context lift,
-// and the vector cache.
+// The parts of text relevance before the priors: the analyzer, score fusion, the context writers
+// state (subject focus, links), the static embedding table, and the vector cache.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONTEXT_LIFT, contextLifts, episodeKey, fuse } from '../../src/core/retrieval.js';
+import { LINK_SHARE, SUBJECT_SHARE, focusSubjects, fuse, linkLifts } from '../../src/core/retrieval.js';
+import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
 import { processTerm, queryTokenize } from '../../src/index/options.js';
 import { VectorStore, textHash } from '../../src/index/vectors.js';
@@ -58,39 +59,68 @@ describe('score fusion', () => {
   });
 });
 
-describe('the context lift', () => {
-  const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
-  const rel: Record<string, number> = { a: 0, b: 0, c: 0, d: 1, e: 0.1, f: 0, g: 0, h: 0.2 };
-  const r = (i: number): number => rel[items[i]];
-  const episode = items.slice(0, 7); // h is in another episode
-  const ep = (hits: readonly string[]): (readonly string[] | undefined)[] => hits.map((h) => (h === 'h' ? ['h'] : episode));
-
-  it('lifts the neighbours within two places of the best hits, each by its best lift', () => {
-    const lifts = contextLifts(items, r, ep, (x) => rel[x]);
-    const by = Object.fromEntries(lifts.map((l) => [l.item, [l.relevance, l.by]]));
-    expect(Object.keys(by).sort()).toEqual(['b', 'c', 'd', 'e', 'f', 'g']);
-    expect(by.d[0]).toBeCloseTo(1 + CONTEXT_LIFT * 0.1); // hits next to each other lift each other
-    expect(by.c[0]).toBeCloseTo(CONTEXT_LIFT);
-    expect(by.e[0]).toBeCloseTo(0.1 + CONTEXT_LIFT);
-    expect(by.c[1]).toBe('d');
-    expect(by.a).toBeUndefined(); // three places away
-    // e itself lifts its neighbours too, less than d does
-    expect(by.g[0]).toBeCloseTo(CONTEXT_LIFT * 0.1);
+describe('the context writers state', () => {
+  it('subject focus: matches about the subject of a best hit gain a share of its relevance; nothing else, and no lone match, gains', () => {
+    const subjects = ['auth', 'auth', 'billing', 'auth', 'ui', 'ui', 'ops'];
+    const rel = [1, 0.2, 0.9, 0.1, 0.5, 0.45, 0.3];
+    focusSubjects(rel, (i) => subjects[i]);
+    expect(rel[0]).toBeCloseTo(1 + SUBJECT_SHARE);
+    expect(rel[1]).toBeCloseTo(0.2 + SUBJECT_SHARE); // auth, matched: now above the ops entry
+    expect(rel[2]).toBe(0.9); // the only billing match: its subject says nothing its words did not
+    expect(rel[4]).toBeCloseTo(0.5 + SUBJECT_SHARE * 0.5); // third best hit: its subject counts too
+    expect(rel[5]).toBeCloseTo(0.45 + SUBJECT_SHARE * 0.5);
+    expect(rel[6]).toBe(0.3); // no best hit is about ops
+    const none = [0, 0];
+    focusSubjects(none, () => 's');
+    expect(none).toEqual([0, 0]);
+    // Equals are all among the best: none is picked over another by its place.
+    const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
+    focusSubjects(ties, (i) => (i === 4 || i === 5 ? 'late' : `s${i}`));
+    expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
   });
 
-  it('an episode of one entry lifts nothing; an episode is one batch of one subject', () => {
-    expect(
-      contextLifts(
-        ['x'],
-        () => 1,
-        () => [['x']],
-        () => 1,
-      ),
-    ).toEqual([]);
-    const a = { subject: 's', created_at: '2026-01-01T00:00:00.000Z' };
-    expect(episodeKey(a, 'p')).toBe(episodeKey({ ...a }, 'p'));
-    expect(episodeKey(a, 'p')).not.toBe(episodeKey({ ...a, created_at: '2026-01-01T00:00:00.001Z' }, 'p'));
-    expect(episodeKey(a, 'p')).not.toBe(episodeKey(a, 'q'));
+  it('links: an entry a best hit links to gains a share of its relevance, keeping the best raise', () => {
+    const rel = new Map([
+      ['a', 1],
+      ['b', 0.6],
+      ['c', 0.1],
+    ]);
+    const lifts = linkLifts(
+      [
+        { item: 'a', relevance: 1, links: ['c', 'x', 'a'] },
+        { item: 'b', relevance: 0.6, links: ['c'] },
+      ],
+      (t) => rel.get(t) ?? 0,
+    );
+    expect([...lifts.keys()].sort()).toEqual(['c', 'x']); // never itself
+    expect(lifts.get('c')).toEqual({ relevance: 0.1 + LINK_SHARE, by: 'a' });
+    expect(lifts.get('x')!.relevance).toBeCloseTo(LINK_SHARE);
+    expect(linkLifts([{ item: 'a', relevance: 0, links: ['c'] }], (t) => rel.get(t) ?? 0).size).toBe(0);
+  });
+});
+
+describe('the static embedding table', () => {
+  const table = StaticEmbedding.load();
+
+  it('splits text as BERT does and gives deterministic unit vectors, without the model', () => {
+    expect(basicTokens("Héllo, Wörld! don't 東京")).toEqual(['hello', ',', 'world', '!', 'don', "'", 't', '東', '京']);
+    expect(table.model).toBe('minilm-l6-v2-static-128');
+    const a = table.embed('Deploys to production happen every Tuesday afternoon');
+    const b = StaticEmbedding.load().embed('Deploys to production happen every Tuesday afternoon');
+    expect(a).toEqual(b);
+    expect(Math.hypot(...a)).toBeCloseTo(1, 5);
+    expect(table.embed('').every((x) => x === 0)).toBe(true);
+    const dot = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, k) => s + v * y[k], 0);
+    const q = table.embed('which weekday are releases shipped');
+    // Closer in meaning with no word in common than an unrelated sentence.
+    expect(dot(q, a)).toBeGreaterThan(dot(q, table.embed('The cat sleeps on the sofa all day')) + 0.2);
+  });
+
+  it('refuses a file that is not a table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bass-agents-static-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'x.bin'), 'BASS-STATIC-1\n000000000002\n{}');
+    expect(() => StaticEmbedding.load(join(dir, 'x.bin'))).toThrow(/not a static embedding table/);
   });
 });
 
@@ -112,7 +142,6 @@ describe('the vector cache', () => {
     expect(s.save(file)).toBe(false); // nothing changed
     const t = VectorStore.load(file, 'm', 4);
     expect(t.size).toBe(99);
-    expect(t.has('p/5')).toBe(false);
     expect(t.similarity(unit(2))('p/6')).toBe(1);
     expect(t.similarity(unit(2))('p/7')).toBe(0);
     expect(t.similarity(unit(2))('p/5')).toBeUndefined();
@@ -121,10 +150,26 @@ describe('the vector cache', () => {
     expect(t.isCurrent('p/6', 'moved again', () => textHash('new text'))).toBe(false);
   });
 
+  it('is addressed by content: a text that comes back (a branch switch, a re-clone, another id) needs no new vector', () => {
+    const s = new VectorStore('m', 4);
+    s.put('p/a', 'main-1', textHash('on main'), unit(0));
+    // The branch changes the entry's text: a new vector is computed...
+    expect(s.isCurrent('p/a', 'branch-1', () => textHash('on the branch'))).toBe(false);
+    s.put('p/a', 'branch-1', textHash('on the branch'), unit(1));
+    s.save(file);
+    // ...and back on main (a new stamp), the first text's vector is still there, also after a reload.
+    const t = VectorStore.load(file, 'm', 4);
+    expect(t.isCurrent('p/a', 'main-2', () => textHash('on main'))).toBe(true);
+    expect(t.similarity(unit(0))('p/a')).toBe(1);
+    // Another entry with the same text (an import under new ids, a fresh clone's stamps) shares it.
+    expect(t.isCurrent('p/b', 'clone-1', () => textHash('on the branch'))).toBe(true);
+    expect(t.vectors).toBe(2);
+  });
+
   it('ignores a file of another model, another size, or a broken one', () => {
     expect(VectorStore.load(file, 'other', 4).size).toBe(0);
     expect(VectorStore.load(file, 'm', 8).size).toBe(0);
-    writeFileSync(join(dir, 'broken.bin'), 'BASS-AGENTS-VECTORS-1\n000000000099\n{"model":');
+    writeFileSync(join(dir, 'broken.bin'), 'BASS-AGENTS-VECTORS-2\n000000000099\n{"model":');
     expect(VectorStore.load(join(dir, 'broken.bin'), 'm', 4).size).toBe(0);
     expect(VectorStore.load(join(dir, 'missing.bin'), 'm', 4).size).toBe(0);
     expect(() => new VectorStore('m', 4).put('k', 's', 'h', new Float32Array(3))).toThrow(/3 dimensions/);

@@ -140,7 +140,7 @@ function semanticLine(s: Record<string, unknown> | null | undefined): string {
     case 'off':
       return 'off (BASS_AGENTS_SEMANTIC=off, or every project has query.semantic: off)';
     case 'unavailable':
-      return 'off: the optional model packages are not installed (search is lexical)';
+      return 'off: the embedding table (with BASS_AGENTS_SEMANTIC=minilm: the optional model packages) could not be loaded (search is lexical)';
     case 'loading':
       return 'loading the model (queries are lexical until it is ready)';
     case 'failed':

@@ -28,9 +28,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
   if (!fromDaemon && a.semantic) {
     const st = svc.semanticStatus();
     if (!st || st.state === 'unavailable' || st.state === 'failed')
-      io().stderr.write(
-        `warning: semantic search is not available (${st?.error ?? 'the optional model packages are not installed'}); the results are lexical\n`,
-      );
+      io().stderr.write(`warning: semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical\n`);
     else if (st.vectors_current < st.entries)
       io().stderr.write(
         `warning: ${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)\n`,
@@ -50,8 +48,7 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
     io().stderr.write(
       `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,
     );
-    for (const [id, by] of s.context ?? [])
-      io().stderr.write(`debug: ${id} lifted as a neighbour of ${by} (written in the same batch under the same subject)\n`);
+    for (const [id, by] of s.linked ?? []) io().stderr.write(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)\n`);
   }
   svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   return { hits: r.results, filters, matched: r.stats.entries_matched_filters };

@@ -137,7 +137,7 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           out(
             s.model_installed
               ? `semantic search: model installed; ${s.vectors_current} of ${s.entries} entries have a current vector (a running daemon computes the rest)${off}`
-              : `semantic search: off, the optional model packages are not installed (search is lexical)${off}`,
+              : `semantic search: off, the embedding table in the package could not be read (search is lexical)${off}`,
           );
         }
         io().setExitCode(r.ok ? 0 : 1);

@@ -1,0 +1,107 @@
+/**
+ * The filters of list and query, pure: what a caller asks for, the per-query work done once
+ * (defaults, scope hierarchy, validity bounds), and the predicate every front end filters with.
+ */
+import { visibleScopes } from './scope.js';
+import type { Kind, Section, Status } from './constants.js';
+import type { EntryLike } from './meta.js';
+
+export const DEFAULT_MIN_CONFIDENCE = 0.6;
+
+export interface QueryFilters {
+  projects?: string[];
+  sections?: Section[];
+  kinds?: Kind[];
+  scope?: string;
+  subject?: string;
+  /** Entries must carry every tag (Req 4.6). */
+  tags?: string[];
+  /** Default `['active']` (Req 6.10); `'any'` lifts it. */
+  status?: Status[] | 'any';
+  /** Default 0.6 (Req 6.10). */
+  minConfidence?: number;
+  since?: string;
+  until?: string;
+  dateField?: 'created_at' | 'updated_at';
+  /** Include entries outside their valid_from..valid_to window (default: excluded, Req 15.2). */
+  includeExpired?: boolean;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.sssZ`, which orders correctly as a string. */
+const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
+
+/**
+ * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
+ * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
+ */
+export interface FilterParts {
+  projects?: string[];
+  sections?: Section[];
+  kinds?: Kind[];
+  /** The scopes an entry may have (undefined: any). */
+  scopes?: Set<string>;
+  subject?: string;
+  tags?: string[];
+  status: Status[] | 'any';
+  minConfidence: number;
+  since?: string;
+  until?: string;
+  dateField: 'created_at' | 'updated_at';
+  /** Whether an entry outside its validity window is kept; else `inWindow` decides. */
+  includeExpired: boolean;
+  /** Whether an entry with these validity bounds is valid now (Req 15.2). */
+  inWindow: (validFrom: string | null, validTo: string | null) => boolean;
+}
+
+export function filterParts(f: QueryFilters, now: number): FilterParts {
+  const nowIso = new Date(now).toISOString();
+  return {
+    projects: f.projects,
+    sections: f.sections && f.sections.length ? f.sections : undefined,
+    kinds: f.kinds && f.kinds.length ? f.kinds : undefined,
+    scopes: visibleScopes(f.scope),
+    subject: f.subject || undefined,
+    tags: f.tags && f.tags.length ? f.tags : undefined,
+    status: f.status ?? ['active'],
+    minConfidence: f.minConfidence ?? DEFAULT_MIN_CONFIDENCE,
+    since: f.since || undefined,
+    until: f.until || undefined,
+    dateField: f.dateField ?? 'updated_at',
+    includeExpired: Boolean(f.includeExpired),
+    // Canonical UTC timestamps compare as strings; anything else is parsed.
+    inWindow: (from, to) =>
+      !(to && (isCanonical(to) ? to < nowIso : Date.parse(to) < now)) && !(from && (isCanonical(from) ? from > nowIso : Date.parse(from) > now)),
+  };
+}
+
+/**
+ * The filters as one predicate (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17), with the
+ * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
+ */
+export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
+  return filtersOf(filterParts(f, now));
+}
+
+/** The predicate of filters already prepared (see compileFilters). */
+export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
+  const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
+  return (e, project) => {
+    if (projects && !projects.includes(project)) return false;
+    if (sections && !sections.includes(e.section)) return false;
+    if (kinds && !kinds.includes(e.kind)) return false;
+    if (scopes && !scopes.has(e.scope)) return false;
+    if (subject && e.subject !== subject) return false;
+    if (tags) for (const t of tags) if (!e.tags.includes(t)) return false;
+    if (status !== 'any' && !status.includes(e.status)) return false;
+    if (e.confidence < minConfidence) return false;
+    if (since && e[field] < since) return false;
+    if (until && e[field] > until) return false;
+    if (!includeExpired && (e.valid_to || e.valid_from) && !inWindow(e.valid_from, e.valid_to)) return false;
+    return true;
+  };
+}
+
+/** Whether an entry passes the filters (see compileFilters). */
+export function matchesFilters(e: EntryLike, project: string, f: QueryFilters, now: number): boolean {
+  return compileFilters(f, now)(e, project);
+}

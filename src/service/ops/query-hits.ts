@@ -1,0 +1,107 @@
+/**
+ * How a text query's hits (the index's document numbers) become entries, three ways: a
+ * long-lived process through a table built once per catalog and index version; a one-shot query
+ * by entry number of the catalog cache as loaded, placed where the index snapshot records them
+ * (checked by key); else by key. Each hands its `Reach` to textCandidates (query-text.ts).
+ */
+import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
+import type { CachedEntries } from '../../store/cached-entries.js';
+import { SECTIONS } from '../../core/constants.js';
+import { textWeightsOf } from '../../core/query.js';
+import { MEMORY_DIR } from '../../store/root.js';
+import type { SearchIndex } from '../../index/search-index.js';
+import type { ServiceContext } from '../context.js';
+import type { ReadModel } from '../read-model.js';
+import { textCandidates, type Reach, type TextArgs, type TextHits } from './query-text.js';
+
+/** The candidates of the hits `sids` (scored `args.scores`) of `index` over the entries of `snap`. */
+export function textHits(ctx: ServiceContext, rm: ReadModel, snap: CatalogSnapshot, index: SearchIndex, sids: ArrayLike<number>, args: TextArgs): TextHits {
+  const cached = snap.cached;
+  if (ctx.longLived) {
+    const bySid = rm.sidTable(snap, index);
+    return textCandidates(
+      entriesReach(snap.entries, () => snap.byKey ?? rm.keyed(snap), args.staleKeys.size > 0),
+      (i) => bySid[sids[i]],
+      args,
+    );
+  }
+  if (cached) {
+    // By entry number: an entry object is made only for what is kept (a query reaches thousands).
+    // A snapshot saved from this very catalog content places each document exactly; one saved
+    // from another content holding the same entries (or none) is checked hit by hit, by key.
+    const exact = index.inSync && index.savedFrom !== undefined && index.savedFrom === snap.contentId;
+    let byKey: Map<string, number> | undefined;
+    const hitAt = (i: number): number | undefined => {
+      const j = index.entryAt(sids[i]);
+      if (exact && j !== undefined && j < cached.count) return j;
+      const key = index.keyOf(sids[i]) ?? '';
+      if (j !== undefined && j < cached.count && cached.hasKey(j, key)) return j;
+      if (!byKey) {
+        byKey = new Map();
+        for (let k = 0; k < cached.count; k++) byKey.set(cached.keyOf(k), k);
+      }
+      return byKey.get(key);
+    };
+    return textCandidates(cachedReach(cached), hitAt, args);
+  }
+  const hitAt = (i: number): StoredEntry | undefined => {
+    const key = index.keyOf(sids[i]);
+    const at = index.entryAt(sids[i]);
+    const se = at === undefined ? undefined : snap.entries[at];
+    return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
+  };
+  return textCandidates(
+    entriesReach(snap.entries, () => rm.keyed(snap)),
+    hitAt,
+    args,
+  );
+}
+
+function cachedReach(ce: CachedEntries): Reach<number> {
+  return {
+    meta: (j) => ce.peek(j),
+    project: (j) => ce.projectOf(j),
+    entry: (j) => ce.at(j),
+    key: (j) => ce.keyOf(j),
+    all: () => Array.from({ length: ce.count }, (_, j) => j),
+    byId: (project, id) => {
+      for (const section of SECTIONS) {
+        const j = ce.numberOf(`${MEMORY_DIR}/${project}/${section}/${id}.json`);
+        if (j !== undefined) return j;
+      }
+      return undefined;
+    },
+    // From the columns: the filters once over every entry, the weights of the hits kept.
+    passingSet: (parts, accept) => {
+      const mask = new Uint8Array(ce.count);
+      for (const j of ce.passing(parts, accept)) mask[j] = 1;
+      return (j) => mask[j] === 1;
+    },
+    textWeights: (js, now, staleAt) => textWeightsOf(ce.priorKeysOf(js, now, staleAt)),
+  };
+}
+
+/**
+ * `byKey`: the entries by key, made when first asked for; `staleByEntry`: stale evidence is told
+ * by entry, from that map, rather than by each hit's key.
+ */
+function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>, staleByEntry = false): Reach<StoredEntry> {
+  return {
+    meta: (se) => se.meta,
+    project: (se) => se.project,
+    entry: (se) => se,
+    key: (se) => se.key,
+    all: () => entries,
+    byId: (project, id) => byKey().get(`${project}/${id}`),
+    staleSet: staleByEntry
+      ? (keys) => {
+          const stale = new Set<StoredEntry>();
+          for (const k of keys) {
+            const se = byKey().get(k);
+            if (se) stale.add(se);
+          }
+          return (se) => stale.has(se);
+        }
+      : undefined,
+  };
+}

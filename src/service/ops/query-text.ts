@@ -1,0 +1,205 @@
+/**
+ * The candidates of a text query from its hits: the filters, semantic fusion, the context
+ * writers state (the subject of the best hits, the entries they link to), and the cut below
+ * which a hit cannot reach the page. How a hit's document number becomes an entry is
+ * query-hits.ts.
+ */
+import type { EntryLike, EntryMeta } from '../../core/meta.js';
+import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
+import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
+import type { StoredEntry } from '../../store/catalog.js';
+
+/** The most best hits whose links are followed. */
+const LINKING_HITS = 64;
+
+export interface Cand extends Candidate<EntryMeta> {
+  se: StoredEntry;
+}
+
+/**
+ * How the text branch reaches entries: a handle `T` is an entry number of a snapshot that is the
+ * catalog cache as loaded (an entry object is made only for what is kept: a query reaches
+ * thousands of entries and keeps dozens), or the entry itself.
+ */
+export interface Reach<T> {
+  /** The metadata of `h`, to read at once: it may be one object moved from entry to entry. */
+  meta(h: T): EntryMeta;
+  project(h: T): string;
+  entry(h: T): StoredEntry;
+  key(h: T): string;
+  /** Every entry. */
+  all(): Iterable<T>;
+  /** The entry of this id in this project, if there is one. */
+  byId(project: string, id: string): T | undefined;
+  /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
+  passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
+  /** Whether an entry's key is among `keys`, told without reading every hit's key (the same answers). */
+  staleSet?(keys: ReadonlySet<string>): (h: T) => boolean;
+  /** `textWeight` of each of `hs`, told faster than one by one (the same numbers). */
+  textWeights?(hs: readonly T[], now: number, staleOf: (h: T) => boolean): Float64Array;
+}
+
+export interface TextArgs {
+  scores: ArrayLike<number>;
+  parts: FilterParts;
+  accept: (e: EntryLike, project: string) => boolean;
+  staleKeys: ReadonlySet<string>;
+  nowMs: number;
+  limit: number;
+  /** The cosine similarity of the query's vector to an entry's (undefined: the entry has none yet). */
+  semantic?: { similarity: (key: string) => number | undefined };
+}
+
+/** What the text branch found: candidates, the entries raised by a link from a best hit (`[id, id of the hit]`), how many matched. */
+export interface TextHits {
+  cands: Cand[];
+  linked: [string, string][];
+  matched: number;
+  semantic: boolean;
+}
+
+/**
+ * The candidates of a text query from its hits (`hitAt(i)`: the entry of hit i, with lexical
+ * score `scores[i]`): the hits that pass the filters, fused with semantic similarity when asked
+ * for, weighed by the context writers state, and only those that can still reach the first
+ * `limit` (textFloor) made candidates.
+ */
+export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | undefined, o: TextArgs): TextHits {
+  const { scores, accept, staleKeys, nowMs, limit } = o;
+  const mask = reach.passingSet?.(o.parts, accept);
+  const passes = mask ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
+  const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
+  // Every hit that passes the filters, with its lexical relevance (0..1 of the best one). Without
+  // a faster way, each hit's metadata is read once, for the filters and its weight together
+  // (at 100K entries a query reaches ~17,000 entries, and reading them twice costs cache misses).
+  // The best few hits the filters drop are kept aside: a superseded entry still matches the words
+  // of its time, and its replacement is context.
+  let ents: T[] = [];
+  let rel: number[] = [];
+  let weightOf: number[] | undefined = reach.textWeights ? undefined : [];
+  const dropped: { h: T; score: number }[] = [];
+  let max = 0;
+  for (let i = 0; i < scores.length; i++) {
+    const h = hitAt(i);
+    if (h === undefined) continue;
+    let ok: boolean;
+    if (mask) ok = mask(h);
+    else {
+      const meta = reach.meta(h);
+      ok = accept(meta, reach.project(h));
+      if (ok) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
+    }
+    if (!ok) {
+      if (dropped.length < CONTEXT_HITS || scores[i] > dropped[CONTEXT_HITS - 1].score) {
+        dropped.push({ h, score: scores[i] });
+        dropped.sort((a, b) => b.score - a.score).splice(CONTEXT_HITS);
+      }
+      continue;
+    }
+    ents.push(h);
+    rel.push(scores[i]);
+    if (scores[i] > max) max = scores[i];
+  }
+  for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j] / max : 0;
+  // Semantic similarity, fused with the lexical score: every entry that passes the filters is
+  // a candidate, whether or not it shares a word with the text.
+  if (o.semantic) {
+    const sim = o.semantic.similarity;
+    const lexOf = new Map<T, number>();
+    for (let j = 0; j < ents.length; j++) lexOf.set(ents[j], rel[j]);
+    const all: T[] = [];
+    const sims: (number | undefined)[] = [];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const h of reach.all()) {
+      if (!passes(h)) continue;
+      const s = sim(reach.key(h));
+      all.push(h);
+      sims.push(s);
+      if (s !== undefined) {
+        if (s < lo) lo = s;
+        if (s > hi) hi = s;
+      }
+    }
+    const fused = new Float64Array(all.length);
+    const meaningOnly: number[] = [];
+    for (let j = 0; j < all.length; j++) {
+      fused[j] = fuse(lexOf.get(all[j]) ?? 0, sims[j], lo, hi);
+      if (!lexOf.has(all[j]) && fused[j] >= SEMANTIC_ONLY_MIN) meaningOnly.push(fused[j]);
+    }
+    // An entry that shares no word with the text is a match only if its meaning is close, and
+    // only the closest few hundred of those: the rest cannot reach a page, and would only cost
+    // ranking time (thousands at 10K entries).
+    const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
+    ents = [];
+    rel = [];
+    weightOf = undefined;
+    for (let j = 0; j < all.length; j++) {
+      if (lexOf.has(all[j]) || fused[j] >= keepAbove) {
+        ents.push(all[j]);
+        rel.push(fused[j]);
+      }
+    }
+  }
+  focusSubjects(rel, (j) => `${reach.project(ents[j])}\u0000${reach.meta(ents[j]).subject}`);
+  // (relevance as the kept hits have it; when the filters dropped every hit, of the best dropped one)
+  const scale = max || dropped[0]?.score;
+  const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
+  // Weigh every hit by its priors, then make candidates only of the hits that can still reach
+  // the first `limit` (textFloor): at 100K entries a query reaches ~20,000 entries and a few
+  // hundred become candidates.
+  const n = ents.length;
+  const bases = new Float64Array(n);
+  const weights = reach.textWeights?.(ents, nowMs, staleOf) ?? weightOf;
+  let top = 0;
+  for (let j = 0; j < n; j++) {
+    // (entries raised into the hits by a link come after those weighed above)
+    bases[j] = rel[j] * (weights && j < weights.length ? weights[j] : textWeight(reach.meta(ents[j]), nowMs, staleOf(ents[j])));
+    if (rel[j] > top) top = rel[j];
+  }
+  const floor = textFloor(bases, limit, top);
+  const cands: Cand[] = [];
+  for (let j = 0; j < n; j++) {
+    if (bases[j] < floor || !(rel[j] > 0)) continue;
+    const se = reach.entry(ents[j]);
+    cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleOf(ents[j]) });
+  }
+  return { cands, linked, matched: n, semantic: Boolean(o.semantic) };
+}
+
+/**
+ * The links of the best hits, raised (linkLifts): the entries their `related_entries` name, and
+ * the entry that superseded them; and the replacement of the best few hits the filters dropped
+ * (a superseded entry still matches the words of its time). Raised entries must pass the filters; those not among the
+ * hits are added to `ents`. Returns `[id, id of the hit]` of each raise.
+ */
+function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T) => boolean, dropped: { h: T; relevance: number }[]): [string, string][] {
+  // (at most LINKING_HITS of them: a query whose best hits tie by the thousand reads no thousand rows)
+  const best = bestPlaces(rel).slice(0, LINKING_HITS);
+  const from = [...best.map((j) => ({ h: ents[j], relevance: rel[j], kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
+  const hits = from.map(({ h, relevance, kept }) => {
+    const meta = reach.meta(h);
+    const project = reach.project(h);
+    const ids = [...(kept ? meta.related_entries : []), ...(meta.superseded_by ? [meta.superseded_by] : [])];
+    const links: T[] = [];
+    for (const id of ids) {
+      const t = reach.byId(project, id);
+      if (t !== undefined && passes(t)) links.push(t);
+    }
+    return { item: h, relevance, links };
+  });
+  if (!hits.some((h) => h.links.length)) return [];
+  const place = new Map<T, number>();
+  const wanted = new Set(hits.flatMap((h) => h.links));
+  for (let j = 0; j < ents.length; j++) if (wanted.has(ents[j])) place.set(ents[j], j);
+  const out: [string, string][] = [];
+  for (const [t, { relevance, by }] of linkLifts(hits, (t) => rel[place.get(t) ?? -1] ?? 0)) {
+    const j = place.get(t);
+    if (j === undefined) {
+      ents.push(t);
+      rel.push(relevance);
+    } else rel[j] = relevance;
+    out.push([reach.meta(t).id, reach.meta(by).id]);
+  }
+  return out;
+}
