@@ -12,10 +12,12 @@
  * `state.json` (job runs and cursors). Logs: `.bass-agents/logs/daemon.log` (pino, JSON lines).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
+import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { MemoryService } from '../service/memory-service.js';
 import { MAX_SOCKET_PATH, daemonPaths, isAlive, type DaemonPaths } from './client.js';
 import { Jobs } from './jobs.js';
@@ -63,6 +65,10 @@ function takePidFile(paths: DaemonPaths): void {
       const fd = openSync(paths.pid, 'wx', 0o600);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
+      // What callers compare their git identities and extra config with (see daemonMayWrite).
+      const digest = gitWriterEnv();
+      if (digest) writeFileSync(join(paths.dir, GIT_ENV_FILE), `${digest}\n`, { mode: 0o600 });
+      else rmSync(join(paths.dir, GIT_ENV_FILE), { force: true });
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

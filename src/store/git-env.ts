@@ -10,12 +10,39 @@
 const LOCATION =
   /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM)$/;
 
+/** Variables that make git write a different commit: identities, extra config. */
+const WRITER = /^GIT_(AUTHOR_\w+|COMMITTER_\w+|CONFIG\w*)$/;
+
 /**
- * Variables that make git write a different commit than a daemon started elsewhere would: the
- * location ones, identities, extra config. A caller that has any of them writes directly.
+ * A digest of the variables of `env` that change the commits git makes (identities, extra
+ * config), or '' when it has none: a daemon records its own (`GIT_ENV_FILE` in its folder), and
+ * a caller whose digest differs writes directly (its values are never written down).
  */
-export const GIT_CALLER_ENV =
-  /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|AUTHOR_\w+|COMMITTER_\w+|CONFIG\w*)$/;
+export function gitWriterEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const vars = Object.entries(env)
+    .filter(([k, v]) => v !== undefined && WRITER.test(k))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return vars.length ? process.getBuiltinModule('node:crypto').createHash('sha256').update(JSON.stringify(vars)).digest('hex') : '';
+}
+
+/** The file in a daemon's folder that holds its gitWriterEnv (absent: none). */
+export const GIT_ENV_FILE = 'git-env';
+
+/**
+ * Whether a caller with `env` may hand a write to the daemon whose folder is `daemonDir`: not
+ * when the caller's git points elsewhere (GIT_DIR, GIT_INDEX_FILE...), nor when its identities
+ * or extra config differ from the daemon's.
+ */
+export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boolean {
+  if (hasGitLocation(env)) return false;
+  let theirs = '';
+  try {
+    theirs = process.getBuiltinModule('node:fs').readFileSync(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim();
+  } catch {
+    /* the daemon has none */
+  }
+  return theirs === gitWriterEnv(env);
+}
 
 /** Whether `env` has a variable that moves git's repository, work tree or index away from the defaults. */
 export function hasGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {

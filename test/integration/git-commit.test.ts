@@ -276,6 +276,30 @@ describe('git\u2019s rules through the CLI', () => {
     expect(existsSync(join(work, '.git'))).toBe(false);
   });
 
+  it('with a daemon running, a caller whose git identity or index differs from the daemon\u2019s writes directly', () => {
+    const dir = gitdir();
+    const denv = { BASS_AGENTS_AGENT: 'tester' };
+    expect(cli(dir, ['init', 'demo'], { env: { ...denv, BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
+    expect(cli(dir, ['daemon', 'start', '--json'], { env: denv }).json()).toMatchObject({ running: true });
+    try {
+      const alt = join(testdir(), 'alt-index');
+      execFileSync('git', ['read-tree', 'HEAD'], { cwd: dir, env: { ...cleanGitEnv(dir), GIT_INDEX_FILE: alt } });
+      const input = (s: string): string => writeJson(testdir(), 'e.json', entry({ summary: s }));
+      expect(cli(dir, ['create', 'demo', '--file', input('Through the daemon.')], { env: denv }).code).toBe(0);
+      expect(cli(dir, ['create', 'demo', '--file', input('Another author.')], { env: { ...denv, GIT_AUTHOR_NAME: 'Direct Writer' } }).code).toBe(0);
+      expect(cli(dir, ['create', 'demo', '--file', input('Another index.')], { env: { ...denv, GIT_INDEX_FILE: alt } }).code).toBe(0);
+      expect(git(dir, 'log', '--format=%an %s', '-3').replace(/ create \w+:/g, '')).toBe(
+        'Test User memory(demo): Another index.\nDirect Writer memory(demo): Another author.\nTest User memory(demo): Through the daemon.\n',
+      );
+      // The index the caller named holds its entry; the default one does not know it.
+      const last = git(dir, 'show', '--name-only', '--format=', 'HEAD').trim();
+      expect(execFileSync('git', ['ls-files', last], { cwd: dir, env: { ...cleanGitEnv(dir), GIT_INDEX_FILE: alt }, encoding: 'utf8' }).trim()).toBe(last);
+      expect(git(dir, 'ls-files', last)).toBe('');
+    } finally {
+      cli(dir, ['daemon', 'stop'], { env: denv });
+    }
+  });
+
   it('a repack and gc loop beside the writes loses none of them', async () => {
     const dir = gitdir();
     git(dir, 'config', 'gc.auto', '1');
