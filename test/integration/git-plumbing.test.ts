@@ -183,6 +183,7 @@ const CASES: Case[] = [
       const ws = repo(root);
       // Normalises as git stores it: runs of spaces squeezed (the files keep their indentation).
       g(ws, {}, 'config', 'filter.squeeze.clean', 'tr -s " "');
+      g(ws, {}, 'config', 'filter.squeeze.smudge', 'cat');
       g(ws, {}, 'config', 'filter.squeeze.required', 'true');
       writeFileSync(join(ws, '.gitattributes'), '*.json filter=squeeze\n');
       g(ws, {}, 'add', '.gitattributes');
