@@ -2,7 +2,7 @@
 // GitRepo.commitPaths), then, through the real CLI, hooks, signing, identity, git's index lock,
 // a Ctrl-C to the process group, GIT_DIR / GIT_WORK_TREE, and writes beside repack and gc.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GitRepo } from '../../src/store/git.js';
@@ -87,6 +87,21 @@ describe('GitRepo.commitPaths', () => {
     utimesSync(index, Number(sec), Number(sec));
     await repo.commitPaths([put(dir, 'ai-memory/p/learnings/B.json', '{"b":1}\n')], 'memory(p): b');
     expect(git(dir, 'status', '--porcelain')).toBe('MM same.txt\n');
+  });
+
+  it('freshens an object it reuses, so that a prune beside it keeps it', async () => {
+    const dir = gitdir();
+    const repo = (await GitRepo.open(dir))!;
+    // An unreachable copy of the bytes about to be written, three weeks old: due for pruning.
+    const text = '{"reused":1}\n';
+    const id = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, env: cleanGitEnv(dir), input: text, encoding: 'utf8' }).trim();
+    const object = join(dir, '.git', 'objects', id.slice(0, 2), id.slice(2));
+    execFileSync('touch', ['-d', '3 weeks ago', object]);
+    const old = statSync(object).mtimeMs;
+    await repo.commitPaths([put(dir, 'ai-memory/p/learnings/R.json', text)], 'memory(p): reuse');
+    expect(statSync(object).mtimeMs).toBeGreaterThan(old + 86_400_000);
+    git(dir, 'prune', '--expire=2.weeks.ago');
+    expect(git(dir, 'fsck', '--strict', '--no-progress')).toBe('');
   });
 
   it('redoes the commit on the new HEAD when a writer moved it without git\u2019s index lock', async () => {
