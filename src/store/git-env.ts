@@ -7,8 +7,7 @@
  */
 
 /** Variables that point git at another repository, work tree, index or object store. */
-const LOCATION =
-  /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM)$/;
+const LOCATION = /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE)$/;
 
 /** Variables that make git write a different commit: identities, extra config. */
 const WRITER = /^GIT_(AUTHOR_\w+|COMMITTER_\w+|CONFIG\w*)$/;
@@ -60,6 +59,6 @@ export function gitEnv(extra: Record<string, string> = {}): Record<string, strin
     // absolute path git reported for it.)
     out[k] = /^GIT_(DIR|WORK_TREE|OBJECT_DIRECTORY|COMMON_DIR)$/.test(k) && v ? path.resolve(v) : v;
   }
-  // No prompt can be answered: git fails instead of waiting for one.
-  return { ...out, GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: ':', ...extra };
+  // (No editor: git's own default would be vi, waiting on a terminal nobody sees.)
+  return { ...out, GIT_EDITOR: ':', ...extra };
 }
