@@ -232,7 +232,7 @@ const CASES: Case[] = [
     },
     check: (ws, env) => {
       // The index git was told to use holds our files; `git commit -a` with it records no deletion.
-      expect(g(ws, env, 'ls-files', 'ai-memory').split('\n').filter(Boolean).length).toBeGreaterThan(300);
+      expect(g(ws, env, 'ls-files', 'ai-memory').split('\n').filter(Boolean).length).toBeGreaterThan(200);
       expect(g(ws, {}, 'ls-files', 'ai-memory')).toBe('');
     },
   },
@@ -253,7 +253,7 @@ const creates = (n: number, tag: string): { operation: 'create'; entry: Record<s
   Array.from({ length: n }, (_, i) => ({ operation: 'create', entry: entry({ subject: `matrix.${tag}`, summary: `Matrix ${tag} entry number ${i}.` }) }));
 
 describe('memory commits in every kind of repository', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))('%s: create, apply (3 and 300), supersede', async (_name, c) => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: create, apply (3 and 200), supersede', async (_name, c) => {
     const { ws, env = {} } = c.setup(join(testdir(), 'r'));
     // The user's work in progress: a staged new file and an unstaged edit.
     writeFileSync(join(ws, 'staged.txt'), 'staged by the user\n');
@@ -268,7 +268,7 @@ describe('memory commits in every kind of repository', () => {
       const ops = [
         () => svc.create(entry({ summary: 'The first matrix entry.' }), { project: 'demo' }),
         () => svc.apply(creates(3, 'small'), { project: 'demo' }),
-        () => svc.apply(creates(300, 'large'), { project: 'demo' }),
+        () => svc.apply(creates(200, 'large'), { project: 'demo' }),
         async () => {
           const first = svc.exportEntries('demo').find((e) => e.summary === 'The first matrix entry.')!;
           const r = await svc.apply([{ operation: 'supersede', target_id: first.id, entry: entry({ summary: 'The first one, superseded.' }) }], {
@@ -289,7 +289,7 @@ describe('memory commits in every kind of repository', () => {
           g(ws, env, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo')
             .split('\n')
             .filter((f) => f.endsWith('.json')),
-        ).toHaveLength(305);
+        ).toHaveLength(205);
     } finally {
       for (const k of Object.keys(env)) delete process.env[k];
       Object.assign(process.env, old);
