@@ -62,6 +62,9 @@ const OWN_INDEX = [
 /** What `update-index` gets for a set of paths: added or updated from the working tree, or removed when gone. */
 const UPDATE = ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'];
 
+/** Up to how many paths the user's index copy is updated while the commit's objects are made (see commit). */
+const TOGETHER = 64;
+
 /** How long a memory commit waits, by default, for another git process to release the index lock. */
 export const INDEX_LOCK_WAIT_MS = 10_000;
 
@@ -137,11 +140,14 @@ export class MemoryCommit {
       await this.withIndexLock(
         hooks,
         async (index) => {
-          const [made] = await settled(
-            early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false),
-            this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index.file }),
-          );
+          const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
+          const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index.file });
+          // A few paths: the user's index copy is updated while git makes the commit. Many: after,
+          // when git finds their blobs written and only hashes the files (both at once would
+          // write every blob twice).
+          const [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
           if (made.status === 'unchanged') return ((out = made), false);
+          if (paths.length > TOGETHER) await userIndex();
           msg = made.message;
           const moved = await this.move(made, msg, hooks, attempt === 4);
           out = moved ? { status: 'moved', commit: made.commit } : { status: 'raced' };
