@@ -1,6 +1,7 @@
 /**
  * What git's own files say, read with the file system alone (no git process): where the git dir
- * is, whether a write may commit on this checkout now, and which commit HEAD names.
+ * is, whether a write may commit on this checkout now, and which commit HEAD names; and whether
+ * a sparse checkout keeps memory out of the work tree (a git process only in a sparse checkout).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
