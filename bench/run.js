@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { SearchIndex } from '../dist/index/search-index.js';
 import { MemoryService } from '../dist/service/memory-service.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, request } from '../dist/daemon/client.js';
+import { stateDirOf } from '../dist/store/state-dir.js';
 import { serializeEntry } from '../dist/core/entry.js';
 import { inlineEmbedder } from '../dist/service/embedder.js';
 import { embeddedText } from '../dist/service/semantic.js';
@@ -180,7 +181,7 @@ for (const n of sizes) {
     const out = runCli(bdir, ['apply', 'bench', '--file', '-', '--json'], JSON.stringify(big));
     const applyBig = performance.now() - t0;
     const applied = JSON.parse(out.stdout).applied.length;
-    const floorDir = join(bdir, '.bass-agents', 'bench-floor');
+    const floorDir = join(stateDirOf(bdir).dir, 'bench-floor');
     const writeFloor = time(() => {
       rmSync(floorDir, { recursive: true, force: true });
       execFileSync('mkdir', ['-p', floorDir]);
@@ -195,7 +196,7 @@ for (const n of sizes) {
   }
   // The daemon: start time, cold CLI queries through it, edit -> searchable latency, memory.
   {
-    const paths = daemonPaths(join(dir, '.bass-agents'));
+    const paths = daemonPaths(stateDirOf(dir).dir);
     const t0 = performance.now();
     // Lexical figures: the model stays unloaded here (semantic search is measured on its own below).
     // Started as `daemon start` starts it (its Node flags), in the foreground.
@@ -211,7 +212,7 @@ for (const n of sizes) {
     // Its start-up catch-up (decay, freshness, a first evidence validation of every entry) runs
     // in the background; the figures below are its steady state, so wait for that to finish.
     for (;;) {
-      const st = JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
+      const st = JSON.parse(readFileSync(join(stateDirOf(dir).dir, 'daemon/status.json'), 'utf8'));
       if (st.jobs?.decay?.runs >= 1 && st.jobs?.evidence?.runs >= 1 && st.jobs?.freshness?.runs >= 1) break;
       if (performance.now() - t0 > Math.max(300_000, n * 10)) throw new Error('bench: daemon start-up jobs did not finish');
       await new Promise((res) => setTimeout(res, 50));
@@ -295,8 +296,8 @@ for (const n of sizes) {
         const norm = Math.hypot(...v);
         store.put(se.key, se.stamp, textHash(embeddedText(se.entry)), v.map((x) => x / norm));
       }
-      store.save(VectorStore.path(join(dir, '.bass-agents')));
-      const paths = daemonPaths(join(dir, '.bass-agents'));
+      store.save(VectorStore.path(stateDirOf(dir).dir));
+      const paths = daemonPaths(stateDirOf(dir).dir);
       const t0 = performance.now();
       const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env, stdio: 'ignore' });
       let st;
@@ -324,7 +325,7 @@ for (const n of sizes) {
   // Index build and snapshot load, in process, in a block of their own: what they hold
   // (a second index, every entry read in full) is garbage before the warm figures below, which
   // are a process holding one index, as the daemon does.
-  const snapFile = join(dir, '.bass-agents/cache/index.bin');
+  const snapFile = join(stateDirOf(dir).dir, 'cache/index.bin');
   {
     const snap = new MemoryService({ cwd: dir, env, longLived: true }).snapshot();
     const docs = snap.entries.map((se) => ({ key: `${se.project}/${se.meta.id}`, stamp: se.stamp, load: () => se.entry }));

@@ -11,8 +11,21 @@
 //               parent before or after the step): the next command finishes or undoes it.
 //   user-race   the user commits every 50 ms while memory is written: no entry is ever deleted.
 //   checkout    checkout round trips under the daemon: every query right after sees HEAD.
-//   hostile     a cloned repository that ships a journal and a `.bass-agents` symlink.
+//   hostile     a cloned repository that ships a journal, `.bass-agents/` links (an earlier
+//               version's state folder) and a config.yaml linked out of it; a link planted in
+//               the state folder: nothing is written through a link or outside the workspace.
 //   supersede   processes superseding one entry at once: exactly one wins, no cycle.
+//   names       tokens as links, timestamps, imported ids, update targets, project names (init,
+//               --project, BASS_AGENTS_PROJECT), writer names and ids to show/supersede/link; every
+//               Windows device name: each refused, the tokens nowhere (files, objects, commits).
+//   unreadable  remove-project and import --on-conflict overwrite beside entries that cannot be
+//               read (conflict markers, a newer version's field, broken JSON, unknown files):
+//               nothing removed or written over, doctor names each.
+//   daemon-socket  huge requests without a newline (60 MB each, several at once) are refused while
+//               another client pings: its worst wait, and the daemon's memory after.
+//   daemon-start   several `daemon start` at once, also after a kill -9: one starts, the others
+//               say "already running", none "did not start".
+//   (The last four run in --quick only when named with --phases: their quick form is in `npm test`.)
 //   index-lock  git's index lock held (an open commit editor): writes give up with exit 4 and
 //               leave nothing, reads do not wait, writers waiting when it goes finish.
 //   gc-race     repack -ad and gc --auto in a loop beside concurrent writers: nothing lost.
@@ -20,12 +33,15 @@
 //   git-env     GIT_DIR / GIT_WORK_TREE; callers with their own index or author beside a daemon.
 //   repo-policy SSH signing, a vetting pre-commit hook, a clean filter, shared objects through an
 //               include, a split index v4, with concurrent writers.
+//   (These five too: their quick form is in test/integration/git-commit.test.ts and git-plumbing.test.ts.)
 // Each phase adds to `failures`; the script exits 1 if there are any. Bounded in time.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { daemonPaths } from '../dist/daemon/client.js';
+import { stateDirOf } from '../dist/store/state-dir.js';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../bin/bass-agents.cjs');
 const args = process.argv.slice(2);
@@ -38,6 +54,8 @@ const raceWrites = num('race-writes', quick ? 20 : 100);
 const useDaemon = args.includes('--daemon');
 const only = args.includes('--phases') ? new Set(args[args.indexOf('--phases') + 1].split(',')) : null;
 const phase = (name) => !only || only.has(name);
+/** Phases whose quick form is a test of `npm test` already: in a --quick run only when named. */
+const fullPhase = (name) => (only ? only.has(name) : !quick);
 const asJson = args.includes('--json');
 
 const baseEnv = { ...process.env, BASS_AGENTS_LOCK_TIMEOUT_MS: '120000' };
@@ -112,7 +130,7 @@ try {
     let daemon;
     if (useDaemon) {
       daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
-      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
     }
     const t0 = performance.now();
     const lat = [];
@@ -267,7 +285,7 @@ try {
     let stale = 0;
     const trips = quick ? 3 : 10;
     try {
-      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
       const created = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(10, 0, { section: 'learnings', summary: 'kafka offsets reset weekly' })), {});
       const id = created.stdout.trim();
       const query = async () => {
@@ -307,15 +325,86 @@ try {
     const r = await runCli(clone, ['create', 'demo', '--file', '-'], JSON.stringify(entry(11, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
     if (r.code !== 0) fail('hostile', `create in the clone failed: ${r.stderr.trim()}`);
     if (readFileSync(join(clone, '.env'), 'utf8') !== 'MINE=1\n' || readFileSync(join(clone, 'src', 'app.ts'), 'utf8') !== 'export const app = 2;\n') fail('hostile', "a shipped journal touched the cloner's files");
-    // A .bass-agents symlink pointing out of the workspace is refused, and nothing is written there.
+    // An earlier version's state folder, committed with links: to the victim's shell profile, to
+    // another folder, and a dangling one. Nothing is written through them (nor anywhere outside
+    // the workspace and its git dir, HOME included), with and without a daemon.
+    const home = join(root, 'hostile-home');
+    mkdirSync(home);
+    writeFileSync(join(home, '.bashrc'), 'export PS1=victim\n');
     const other = join(root, 'hostile-elsewhere');
     mkdirSync(other);
-    const linked = repo(root, 'hostile-link');
-    rmSync(join(linked, '.bass-agents'), { recursive: true, force: true });
-    symlinkSync(other, join(linked, '.bass-agents'));
-    const s = await runCli(linked, ['create', 'demo', '--file', '-'], JSON.stringify(entry(12, 0)), { BASS_AGENTS_NO_DAEMON: '1' });
-    if (s.code === 0) fail('hostile', 'a write followed a .bass-agents symlink');
-    if (execFileSync('find', [other, '-type', 'f'], { encoding: 'utf8' }).trim()) fail('hostile', 'files were written through the .bass-agents symlink');
+    const planted = repo(root, 'hostile-links-origin');
+    mkdirSync(join(planted, '.bass-agents', 'logs'), { recursive: true });
+    symlinkSync(join(home, '.bashrc'), join(planted, '.bass-agents', 'logs', 'queries.jsonl'));
+    symlinkSync(other, join(planted, '.bass-agents', 'cache'));
+    symlinkSync(join(root, 'hostile-made-by-a-link'), join(planted, '.bass-agents', '.gitignore'));
+    // And a config.yaml that is a link to a credentials file outside the repository.
+    writeFileSync(join(root, 'hostile-hosts.yml'), 'github.com:\n  oauth_token: gho_16C7e42F292c6912E7710c838347Ae178B4a\n');
+    git(planted, 'add', '-f', '.bass-agents');
+    git(planted, 'commit', '-qm', 'ship links');
+    const linked = join(root, 'hostile-links');
+    git(root, 'clone', '-q', planted, linked);
+    git(linked, 'config', 'user.name', 'Cloner');
+    git(linked, 'config', 'user.email', 'c@example.com');
+    const listing = (dir) => {
+      const out = [];
+      const walk = (d) => {
+        for (const e of readdirSync(d, { withFileTypes: true })) {
+          const p = join(d, e.name);
+          if (e.isSymbolicLink()) out.push(`${p} -> ${readlinkSync(p)}`);
+          else if (e.isDirectory()) walk(p);
+          else out.push(`${p} ${readFileSync(p, 'latin1')}`);
+        }
+      };
+      walk(dir);
+      return out.sort().join('\n');
+    };
+    const outsideBefore = [home, other].map(listing).join('\n');
+    const hostileEnv = { HOME: home, XDG_STATE_HOME: join(home, '.local', 'state') };
+    const steps = [
+      ['create', 'demo', '--file', '-'],
+      ['query', 'stress $(touch pwned) write', '--subject', 'stress.p12'],
+      ['list'],
+    ];
+    for (const a of steps) {
+      const r = await runCli(linked, a, a[0] === 'create' ? JSON.stringify(entry(12, 0)) : '', { ...hostileEnv, BASS_AGENTS_NO_DAEMON: '1' });
+      if (r.code !== 0) fail('hostile', `${a[0]} in a clone with .bass-agents links failed: ${r.stderr.trim()}`);
+    }
+    const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: linked, env: { ...baseEnv, ...hostileEnv }, stdio: 'ignore' });
+    const daemonGone = new Promise((r) => daemon.on('close', r));
+    try {
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(linked).dir).socket); i++) await sleep(100);
+      for (const a of steps) {
+        const r = await runCli(linked, a, a[0] === 'create' ? JSON.stringify(entry(12, 1)) : '', hostileEnv);
+        if (r.code !== 0) fail('hostile', `${a[0]} through the daemon in a clone with .bass-agents links failed: ${r.stderr.trim()}`);
+      }
+    } finally {
+      daemon.kill('SIGTERM');
+      await daemonGone;
+    }
+    if ([home, other].map(listing).join('\n') !== outsideBefore) fail('hostile', 'something was written outside the workspace (through a .bass-agents link, or into HOME)');
+    if (existsSync(join(root, 'hostile-made-by-a-link'))) fail('hostile', 'a dangling .bass-agents link made a file outside the workspace');
+    if (git(linked, 'status', '--porcelain').trim()) fail('hostile', 'the committed .bass-agents/ links were changed');
+    const queries = readFileSync(join(stateDirOf(linked).dir, 'logs', 'queries.jsonl'), 'utf8');
+    if (/pwned|stress\.p12/.test(queries)) fail('hostile', 'the query log keeps query text or filter values');
+    // A link planted in the state folder itself is refused, never followed.
+    const log = join(stateDirOf(linked).dir, 'logs', 'queries.jsonl');
+    rmSync(log);
+    symlinkSync(join(home, '.bashrc'), log);
+    const q = await runCli(linked, ['query', 'stress'], '', hostileEnv);
+    if (q.code !== 1 || !q.stderr.includes('is a symbolic link')) fail('hostile', `a link in the state folder was not refused (exit ${q.code})`);
+    rmSync(log);
+    // A committed config.yaml that links out of the repository is never read or cached.
+    rmSync(join(linked, 'ai-memory', 'demo', 'config.yaml'));
+    symlinkSync(join(root, 'hostile-hosts.yml'), join(linked, 'ai-memory', 'demo', 'config.yaml'));
+    for (const a of [['query', 'stress'], ['create', 'demo', '--file', '-']]) {
+      const r = await runCli(linked, a, JSON.stringify(entry(12, 2)), { ...hostileEnv, BASS_AGENTS_NO_DAEMON: '1' });
+      if (r.code !== 1 || !/config\.yaml.*symbolic link/.test(r.stderr)) fail('hostile', `${a[0]} with a linked config.yaml was not refused (exit ${r.code})`);
+      if ((r.stdout + r.stderr).includes('gho_16C7e')) fail('hostile', `${a[0]} showed the linked config's token`);
+    }
+    if (listing(stateDirOf(linked).dir).includes('gho_16C7e')) fail('hostile', "the linked config's token reached the local state");
+    if ([home, other].map(listing).join('\n') !== outsideBefore) fail('hostile', 'something was written outside the workspace');
+    report.hostile = { steps: steps.length * 2 + 3 };
   }
 
   // ---------------------------------------------------------------- supersede
@@ -336,8 +425,224 @@ try {
     report.supersede = { processes: n, succeeded: won };
   }
 
+  // ---------------------------------------------------------------- names
+  if (fullPhase('names')) {
+    const dir = repo(root, 'names');
+    const env = { BASS_AGENTS_NO_DAEMON: '1', BASS_AGENTS_AGENT: 'stress' };
+    const seed = (await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(20, 0)), env)).stdout.trim();
+    const GH = 'ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Pp7Oo9Ii0Uu2Yy4T';
+    const SLACK = 'xoxb-2718281828-3141592653589-q7w3e9r1t5y8u2i4o6p0a3s7';
+    const LEAK = /Zq8Wm2Xc4Vb6Nn1Ll3Kk5|q7w3e9r1t5y8u2i4o6p0a3s7/;
+    const stored = (over) => ({
+      ...entry(21, 0), id: '01JAAAAAAAAAAAAAAAAAAAAAAD', status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null,
+      created_by: 'x', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', ...over,
+    });
+    const cases = [];
+    for (const token of [GH, SLACK]) {
+      cases.push(
+        ['create', 'demo', '--file', '-', { input: JSON.stringify(entry(22, 1, { related_entries: [token] })) }],
+        ['create', 'demo', '--file', '-', { input: JSON.stringify(entry(22, 2, { lifecycle: { reviewed_at: token } })) }],
+        ['create', 'demo', '--file', '-', { input: JSON.stringify(entry(22, 3, { tags: [token] })) }],
+        ['import', 'demo', '-', { input: JSON.stringify([stored({ id: token })]) }],
+        ['import', 'demo', '-', { input: JSON.stringify([stored({ superseded_by: token, status: 'superseded' })]) }],
+        ['apply', 'demo', '--file', '-', { input: JSON.stringify([{ operation: 'deprecate', target_id: token }]) }],
+        ['apply', 'demo', '--file', '-', { input: JSON.stringify([{ operation: 'supersede', target_id: seed, superseded_by: token }]) }],
+        ['init', token, {}],
+        ['create', '--project', token, '--file', '-', { input: JSON.stringify(entry(22, 4)) }],
+        ['create', '--file', '-', { input: JSON.stringify(entry(22, 5)), env: { BASS_AGENTS_PROJECT: token } }],
+        ['deprecate', seed, '--agent', token, {}],
+        ['create', 'demo', '--file', '-', { input: JSON.stringify(entry(22, 6)), env: { BASS_AGENTS_AGENT: token } }],
+        ['apply-result', 'demo', '--file', '-', { input: JSON.stringify({ agent: token, memory_updates: [{ operation: 'create', entry: entry(22, 7) }] }), env: { BASS_AGENTS_AGENT: '' } }],
+        ['show', token, {}],
+        ['supersede', token, '--by', seed, {}],
+        ['link', seed, token, {}],
+        ['reinforce', token, {}],
+      );
+    }
+    const devices = quick ? ['CON', 'nul', 'Com1.txt'] : ['CON', 'PRN', 'AUX', 'NUL', ...[1, 2, 3, 4, 5, 6, 7, 8, 9].flatMap((n) => [`COM${n}`, `lpt${n}`])].flatMap((d) => (quick ? [d] : [d, d.toLowerCase(), `${d}.txt`, `${d.toLowerCase()}.tar.gz`]));
+    for (const d of devices) cases.push(['init', d, { device: true }]);
+    const head = git(dir, 'rev-parse', 'HEAD').trim();
+    let accepted = 0;
+    let leaked = 0;
+    for (const c of cases) {
+      const opts = c[c.length - 1];
+      const r = await runCli(dir, c.slice(0, -1), opts.input, { ...env, ...opts.env });
+      if (r.code === 0) {
+        accepted++;
+        fail('names', `accepted: ${c.slice(0, 4).join(' ').replace(LEAK, '<token>')}`);
+      }
+      if (LEAK.test(r.stdout + r.stderr)) {
+        leaked++;
+        fail('names', `echoed a token: ${c.slice(0, 2).join(' ')}`);
+      }
+    }
+    if (git(dir, 'rev-parse', 'HEAD').trim() !== head) fail('names', 'a refused write made a commit');
+    const files = execFileSync('find', [dir, '-type', 'f'], { encoding: 'utf8' }).trim().split('\n');
+    if (files.some((f) => LEAK.test(f) || LEAK.test(readFileSync(f).toString('latin1')))) fail('names', 'a token is in a file of the workspace or of the local state');
+    const objects = execFileSync('git', ['cat-file', '--batch-all-objects', '--batch'], { cwd: dir, env: baseEnv, maxBuffer: 1 << 28 }).toString('latin1');
+    if (LEAK.test(objects) || LEAK.test(git(dir, 'log', '--all', '--format=%B%an%ae'))) fail('names', 'a token is in a git object or a commit');
+    report.names = { cases: cases.length, device_names: devices.length, accepted, echoed: leaked };
+  }
+
+  // ---------------------------------------------------------------- unreadable
+  if (fullPhase('unreadable')) {
+    const dir = repo(root, 'unreadable');
+    const env = { BASS_AGENTS_NO_DAEMON: '1' };
+    const base = { ...entry(30, 0), status: 'active', superseded_by: null, related_entries: [], valid_from: null, valid_to: null, created_by: 'x', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+    const kinds = {
+      newer: (id) => JSON.stringify({ ...base, id, field_of_v9: true }),
+      conflict: (id) => `<<<<<<< HEAD\n${JSON.stringify({ ...base, id })}\n=======\n${JSON.stringify({ ...base, id, summary: 'theirs' })}\n>>>>>>> theirs\n`,
+      broken: (id) => `{"id": "${id}", `,
+      status: (id) => JSON.stringify({ ...base, id, status: 'frozen' }),
+    };
+    const n = quick ? 1 : 25;
+    let refused = 0;
+    let lost = 0;
+    for (let round = 0; round < (quick ? 1 : 4); round++) {
+      const project = `gone${round}`;
+      await runCli(dir, ['init', project], '', env);
+      mkdirSync(join(dir, 'ai-memory', project, 'observations'), { recursive: true });
+      const written = new Map();
+      let k = 0;
+      for (const [kind, make] of Object.entries(kinds)) {
+        for (let i = 0; i < n; i++, k++) {
+          const id = `01JB${String(round)}${String(k).padStart(21, '0')}`;
+          written.set(join(dir, 'ai-memory', project, 'observations', `${id}.json`), make(id));
+        }
+      }
+      written.set(join(dir, 'ai-memory', project, 'README.md'), 'notes of mine\n');
+      for (const [f, text] of written) writeFileSync(f, text);
+      const head = git(dir, 'rev-parse', 'HEAD').trim();
+      const r = await runCli(dir, ['remove-project', project, '--json'], '', env);
+      if (r.code === 1 && /nothing was removed/.test(r.stderr)) refused++;
+      else fail('unreadable', `remove-project ${project} exited ${r.code}: ${r.stderr.trim().slice(0, 200)}`);
+      const over = await runCli(dir, ['import', project, '-', '--on-conflict', 'overwrite', '--json'], JSON.stringify([...written.keys()].filter((f) => f.endsWith('.json')).slice(0, 10).map((f) => ({ ...base, id: f.slice(-31, -5) }))), env);
+      if (over.code === 0 && JSON.parse(over.stdout).applied.length) fail('unreadable', 'an import wrote over a file it could not read');
+      for (const [f, text] of written) if (!existsSync(f) || readFileSync(f, 'utf8') !== text) lost++;
+      if (git(dir, 'rev-parse', 'HEAD').trim() !== head) fail('unreadable', `${project}: a commit was made`);
+      const doctor = JSON.parse((await runCli(dir, ['doctor', '--json'], '', env)).stdout);
+      const named = new Set(doctor.problems.map((p) => join(dir, p.file)));
+      const missing = [...written.keys()].filter((f) => f.endsWith('.json') && !named.has(f));
+      if (missing.length) fail('unreadable', `doctor did not name ${missing.length} unreadable files (${missing[0]})`);
+    }
+    if (lost) fail('unreadable', `${lost} files removed or changed`);
+    report.unreadable = { rounds: quick ? 1 : 4, files_per_round: n * Object.keys(kinds).length + 1, refused, lost };
+  }
+
+  // ---------------------------------------------------------------- daemon-socket
+  if (fullPhase('daemon-socket')) {
+    const { connect } = await import('node:net');
+    const dir = repo(root, 'daemon-socket');
+    const d = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run', '--heartbeat', '300'], { cwd: dir, env: { ...baseEnv, BASS_AGENTS_SEMANTIC: 'off' }, stdio: 'ignore' });
+    try {
+      let st;
+      for (let i = 0; i < 200 && !st?.socket; i++) {
+        await sleep(100);
+        const r = await runCli(dir, ['daemon', 'status', '--json'], '', {});
+        try {
+          st = JSON.parse(r.stdout);
+        } catch {
+          st = undefined;
+        }
+      }
+      if (!st?.socket) throw new Error('the daemon did not come up');
+      const memory = async () => JSON.parse((await runCli(dir, ['daemon', 'status', '--json'], '', {})).stdout);
+      const held = (m) => m.heap_used_bytes + m.array_buffers_bytes;
+      const before = await memory();
+      // The huge callers run in a process of their own, so the pings below time the daemon, not this loop.
+      const hugeCallers = `const {connect}=require('net');const n=+process.argv[2];let done=0,refused=0;const end=()=>{if(++done===n){console.log(refused);process.exit(0)}};
+        for(let k=0;k<n;k++){const s=connect(process.argv[1]);const c=Buffer.alloc(1<<20,97);let w=0,b='';
+        s.on('data',x=>{b+=x;if(b.includes('\\n')){s.destroy();if(/request is over \\d+ bytes/.test(b))refused++;end()}});s.on('error',end);
+        const p=()=>{while(w<60<<20){w+=c.length;if(!s.write(c))return void s.once('drain',p)}};s.on('connect',p)}`;
+      const ping = () =>
+        new Promise((res) => {
+          const t = performance.now();
+          const sock = connect(st.socket);
+          let buf = '';
+          sock.on('data', (c) => {
+            buf += c;
+            if (buf.includes('\n')) {
+              sock.destroy();
+              res(performance.now() - t);
+            }
+          });
+          sock.on('error', () => res(Infinity));
+          sock.on('connect', () => sock.write('{"id":1,"method":"ping","params":{}}\n'));
+        });
+      const clients = quick ? 2 : 8;
+      const rounds = quick ? 1 : 3;
+      const waits = [];
+      let pinging = true;
+      const pinger = (async () => {
+        while (pinging) {
+          waits.push(await ping());
+          await sleep(5);
+        }
+      })();
+      let refused = 0;
+      for (let round = 0; round < rounds; round++) {
+        const out = await new Promise((res) => {
+          const c = spawn(process.execPath, ['-e', hugeCallers, st.socket, String(clients)], { stdio: ['ignore', 'pipe', 'ignore'] });
+          let text = '';
+          c.stdout.on('data', (x) => (text += x));
+          c.on('close', () => res(text));
+        });
+        refused += Number(out.trim()) || 0;
+      }
+      pinging = false;
+      await pinger;
+      // What it read is garbage once refused: collected within seconds (resident pages the allocator keeps are reported, not judged).
+      let after = await memory();
+      for (let i = 0; i < 30 && held(after) - held(before) > 16 << 20; i++) {
+        await sleep(500);
+        after = await memory();
+      }
+      const worst = Math.max(...waits);
+      if (refused !== clients * rounds) fail('daemon-socket', `${clients * rounds - refused} of ${clients * rounds} huge requests were not refused with a size error`);
+      if (worst > 100) fail('daemon-socket', `another client waited ${Math.round(worst)} ms for a ping`);
+      if (held(after) - held(before) > 16 << 20) fail('daemon-socket', `the daemon still holds ${Math.round((held(after) - held(before)) / 2 ** 20)} MiB more than before`);
+      const mib = (n) => Math.round(n / 2 ** 20);
+      report.daemon_socket = {
+        huge_requests: clients * rounds,
+        at_once: clients,
+        pings: waits.length,
+        worst_ping_ms: Math.round(worst),
+        p50_ping_ms: Math.round(pct(waits, 50)),
+        held_mib: [mib(held(before)), mib(held(after))],
+        rss_mib: [mib(before.rss_bytes), mib(after.rss_bytes)],
+      };
+    } finally {
+      d.kill('SIGTERM');
+      await new Promise((r) => d.once('exit', r));
+    }
+  }
+
+  // ---------------------------------------------------------------- daemon-start
+  if (fullPhase('daemon-start')) {
+    const dir = repo(root, 'daemon-start');
+    const env = { BASS_AGENTS_SEMANTIC: 'off' };
+    const n = quick ? 3 : 6;
+    const rounds = [];
+    for (let round = 0; round < (quick ? 2 : 5); round++) {
+      const rs = await Promise.all(Array.from({ length: n }, () => runCli(dir, ['daemon', 'start'], '', env)));
+      const started = rs.filter((r) => /daemon started/.test(r.stdout)).length;
+      const already = rs.filter((r) => /already running/.test(r.stdout)).length;
+      const failed = rs.filter((r) => r.code !== 0 || /did not start/.test(r.stderr)).length;
+      rounds.push({ started, already, failed });
+      if (started !== 1 || already !== n - 1 || failed) fail('daemon-start', `round ${round}: ${started} started, ${already} already running, ${failed} failed`);
+      const st = JSON.parse((await runCli(dir, ['daemon', 'status', '--json'], '', env)).stdout);
+      // Every other round the daemon is killed (its pid file stays behind); else stopped.
+      if (round % 2 && st.pid) {
+        process.kill(st.pid, 'SIGKILL');
+        await sleep(200);
+      } else await runCli(dir, ['daemon', 'stop'], '', env);
+    }
+    await runCli(dir, ['daemon', 'stop'], '', env);
+    report.daemon_start = { starts_at_once: n, rounds };
+  }
+
   // ---------------------------------------------------------------- index-lock
-  if (phase('index-lock')) {
+  if (fullPhase('index-lock')) {
     // A user's git holds the index lock (an open commit editor): every write gives up within its
     // bound with exit 4 and leaves nothing, reads never wait; writers waiting when it goes all finish.
     const dir = repo(root, 'index-lock', { staged: true });
@@ -368,7 +673,7 @@ try {
   }
 
   // ---------------------------------------------------------------- gc-race
-  if (phase('gc-race')) {
+  if (fullPhase('gc-race')) {
     // git repack -ad and gc --auto in a loop beside concurrent writers: every acknowledged entry
     // is committed, and the object store stays whole.
     const dir = repo(root, 'gc-race', { staged: true });
@@ -402,7 +707,7 @@ try {
   }
 
   // ---------------------------------------------------------------- ctrl-c
-  if (phase('ctrl-c')) {
+  if (fullPhase('ctrl-c')) {
     // A Ctrl-C (SIGINT to the whole process group, git included) at random moments of an apply:
     // exit 130 with nothing of it kept, or 0 with all of it; never 1, never a half.
     const dir = repo(root, 'ctrl-c', { staged: true });
@@ -435,7 +740,7 @@ try {
   }
 
   // ---------------------------------------------------------------- git-env
-  if (phase('git-env')) {
+  if (fullPhase('git-env')) {
     // A work tree whose repository GIT_DIR names elsewhere; callers with their own index or
     // identity beside a daemon (they write directly): every write lands where git was told.
     const store = join(root, 'env-store.git');
@@ -463,7 +768,7 @@ try {
     const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
     const written = { daemon: [], index: [], author: [] };
     try {
-      for (let i = 0; i < 100 && !existsSync(join(dir, '.bass-agents/daemon/daemon.sock')); i++) await sleep(100);
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
       const callers = { daemon: {}, index: { GIT_INDEX_FILE: alt }, author: { GIT_AUTHOR_NAME: 'Another Author' } };
       await Promise.all(
         Object.entries(callers).map(async ([who, extra], p) => {
@@ -493,7 +798,7 @@ try {
   }
 
   // ---------------------------------------------------------------- repo-policy
-  if (phase('repo-policy')) {
+  if (fullPhase('repo-policy')) {
     // A repository with a policy: SSH-signed commits, a pre-commit hook that vets every commit
     // (commit.hooks: run), a clean filter, group-shared objects through an include, a split
     // index v4. Concurrent writers: what the hook refuses is refused (exit 1, nothing kept), the
@@ -554,6 +859,13 @@ try {
     if (report.user_race) console.log(`user race: ${report.user_race.memory_writes} memory writes beside ${report.user_race.user_commits} user commits`);
     if (report.checkout) console.log(`checkout: ${report.checkout.round_trips} round trips under the daemon, ${report.checkout.stale_answers} stale answers`);
     if (report.supersede) console.log(`supersede: ${report.supersede.succeeded} of ${report.supersede.processes} concurrent supersedes won`);
+    if (report.names) console.log(`names: ${report.names.cases} refusals checked (${report.names.device_names} device names), ${report.names.accepted} accepted, ${report.names.echoed} echoed a token`);
+    if (report.unreadable) console.log(`unreadable: ${report.unreadable.rounds} projects of ${report.unreadable.files_per_round} unreadable files, remove-project refused ${report.unreadable.refused}, ${report.unreadable.lost} files lost`);
+    if (report.daemon_socket) {
+      const r = report.daemon_socket;
+      console.log(`daemon socket: ${r.huge_requests} requests of 60 MB (${r.at_once} at once) refused; ${r.pings} pings meanwhile, worst ${r.worst_ping_ms} ms (p50 ${r.p50_ping_ms}); heap + buffers ${r.held_mib[0]} MiB before, ${r.held_mib[1]} after; resident ${r.rss_mib[0]} MiB before, ${r.rss_mib[1]} after`);
+    }
+    if (report.daemon_start) console.log(`daemon start: ${report.daemon_start.starts_at_once} at once, ${report.daemon_start.rounds.length} rounds: ${report.daemon_start.rounds.map((r) => `${r.started} started/${r.already} already running/${r.failed} failed`).join('; ')}`);
     if (report.index_lock) console.log(`index lock: ${report.index_lock.refused_writes} writes gave up (exit 4); list p50 ${report.index_lock.list_ms_lock_held} ms with the lock held, ${report.index_lock.list_ms_lock_free} ms without; ${report.index_lock.waited_writes} waiting writes finished`);
     if (report.gc_race) console.log(`gc race: ${report.gc_race.writes} writes beside ${report.gc_race.repack_rounds} repack/gc rounds`);
     if (report.ctrl_c) console.log(`ctrl-c: ${report.ctrl_c.interrupted} applies interrupted (130, nothing kept), ${report.ctrl_c.finished_first} finished first`);

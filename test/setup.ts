@@ -19,3 +19,12 @@ walk(src);
 const registry = new Map<string, unknown>();
 for (const spec of specs) registry.set(spec, await import(join(src, spec.replace(/\.js$/, '.ts'))));
 (globalThis as { __bassAgentsLazy?: Map<string, unknown> }).__bassAgentsLazy = registry;
+
+// Local state outside a git repository goes to $XDG_STATE_HOME (store/state-dir.ts): a temp folder
+// of this test file's (inherited by the CLI processes tests start), never the user's own.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { afterAll } from 'vitest';
+const stateHome = mkdtempSync(join(tmpdir(), 'bass-agents-state-'));
+process.env.XDG_STATE_HOME = stateHome;
+afterAll(() => rmSync(stateHome, { recursive: true, force: true }));

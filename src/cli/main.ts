@@ -2,7 +2,6 @@
  * The `bass-agents` CLI: yargs root, global options, and the one place that turns errors into
  * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
  */
-import { join } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { registerContext } from './commands/context.js';
@@ -19,7 +18,7 @@ import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.
 import { io, withIo } from './stdio.js';
 import { dropGitView, offerGitView, pendingGitViewRoot, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { CatalogCache } from '../store/catalog-cache.js';
-import { LOCAL_DIR } from '../store/root.js';
+import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
 
 /**
  * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
@@ -46,7 +45,9 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     else {
       // The catalog's cache is read while git finishes (its rows are checked against the files anyway).
       const root = pendingGitViewRoot();
-      if (root) CatalogCache.preload(join(root, LOCAL_DIR));
+      const state = root ? stateDirOf(root) : undefined;
+      // The state folder is checked (no link anywhere in it) before anything in it is read.
+      if (state && checkStateFolder(state.base, state.dir, { deep: true })) CatalogCache.preload(state.dir);
       await settleGitView();
     }
   });

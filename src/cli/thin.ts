@@ -7,11 +7,12 @@
  * bin/bass-agents.cjs runs the full CLI as before.
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
-import { findRoot, LOCAL_DIR, MEMORY_DIR } from '../store/root.js';
+import { findRoot, MEMORY_DIR } from '../store/root.js';
+import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
 
 /** Commands a daemon runs for a caller. Reads, and the writes it already group-commits. */
 const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);
@@ -44,8 +45,11 @@ export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = proces
   if (hasGitLocation(env)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
-    const cacheDir = join(root, LOCAL_DIR, 'cache');
-    if (!existsSync(join(root, MEMORY_DIR)) || !existsSync(join(cacheDir, 'catalog.bin'))) return undefined;
+    if (!existsSync(join(root, MEMORY_DIR))) return undefined;
+    // (A state folder that fails its check is left to the full CLI, which says why.)
+    const state = stateDirOf(root, env);
+    const cacheDir = join(state.dir, 'cache');
+    if (!checkStateFolder(state.base, state.dir, { deep: true }) || !existsSync(join(cacheDir, 'catalog.bin'))) return undefined;
     return startGitView(root, cacheDir);
   } catch {
     return undefined;
@@ -86,12 +90,16 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   for (const [k, v] of Object.entries(env)) if (v && LOCAL_ENV.test(k)) return {};
   if (hasGitLocation(env)) return {}; // git points at another repository or index
   let root: string;
+  let paths: ReturnType<typeof daemonPaths>;
   try {
     root = findRoot(process.cwd(), rootOption(argv), env);
+    // No state folder, no daemon; one that fails its check is left to the full CLI, which says why.
+    const state = stateDirOf(root, env);
+    if (!checkStateFolder(state.base, state.dir, { deep: true })) return {};
+    paths = daemonPaths(state.dir, env);
   } catch {
     return {};
   }
-  const paths = daemonPaths(resolve(root, LOCAL_DIR));
   let stdin: Buffer | undefined;
   if (readsStdin(argv)) {
     try {

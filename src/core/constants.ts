@@ -25,7 +25,13 @@ export const SUBJECT_MAX = 200;
 export const EVIDENCE_NOTE_MAX = 2000;
 export const EVIDENCE_URI_MAX = 2048;
 
-/** Ids are ULIDs when we make them; imported ids only need to be safe as a file name. */
+/** A memory id: a ULID, 26 Crockford base32 characters (the first 0-7: 48 bits of time). Every new entry has one. */
+export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+/**
+ * An id of a stored entry: a ULID, or an id an earlier version let an import keep (letters,
+ * digits, `_`, `-`, safe as a file name). Such entries stay readable, listable and nameable;
+ * `memory doctor` reports them, and no new entry or import gets one.
+ */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Key order of an entry file: the schema order, so every file reads the same and diffs stay small. */

@@ -8,6 +8,7 @@ import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
 import type { MemoryEntry } from './schema.js';
 import { shown } from './redact.js';
+import { ulidFromDigest } from './names.js';
 
 export type ExportFormat = 'json' | 'jsonl';
 
@@ -109,7 +110,8 @@ export function mcpMemoryToEntries(
   graph: { entities: McpEntity[]; relations: McpRelation[] },
   opts: { now: string; agent: string; source: string },
 ): MemoryEntry[] {
-  const idOf = (name: string): string => `mcp-${nodeCrypto().createHash('sha1').update(name).digest('hex').slice(0, 24)}`;
+  // A ULID made from the name's digest (earlier versions used `mcp-<digest>`, which stays readable).
+  const idOf = (name: string): string => ulidFromDigest(nodeCrypto().createHash('sha1').update(name).digest('hex'));
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {
     const rels = graph.relations.filter((r) => (r.from === ent.name || r.to === ent.name) && names.has(r.from) && names.has(r.to));

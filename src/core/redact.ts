@@ -11,16 +11,22 @@ const secrets = lazy<typeof import('./secrets.js')>('./core/secrets.js');
 /** The longest value an error message quotes. */
 const QUOTED_MAX = 40;
 
-/** `bare`: an id-like value printed as it is, without quotes, when it is safe to print. */
-export function shown(value: unknown, opts: { bare?: boolean } = {}): string {
+/** Whether a message may quote `value`: short, and plainly not a secret. */
+export function showable(value: unknown): boolean {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   // A memory id (a ULID) is safe to print, random as it looks.
-  if (/^[0-9A-HJKMNP-TV-Z]{26}$/.test(text)) return typeof value === 'string' && !opts.bare ? JSON.stringify(value) : text;
-  const risky =
+  if (/^[0-9A-HJKMNP-TV-Z]{26}$/.test(text)) return true;
+  return !(
     text.length > QUOTED_MAX ||
     secrets().scanText('value', text).length > 0 ||
     // A long run of random-looking characters: possibly a token of a format no rule knows.
-    (text.match(/[A-Za-z0-9+/_=.~-]{16,}/g) ?? []).some((run) => secrets().entropy(run) >= 3.5 && /\d/.test(run) && /[A-Za-z]/.test(run));
-  if (risky) return `a value of ${text.length} characters, not shown`;
+    (text.match(/[A-Za-z0-9+/_=.~-]{16,}/g) ?? []).some((run) => secrets().entropy(run) >= 3.5 && /\d/.test(run) && /[A-Za-z]/.test(run))
+  );
+}
+
+/** `bare`: an id-like value printed as it is, without quotes, when it is safe to print. */
+export function shown(value: unknown, opts: { bare?: boolean } = {}): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  if (!showable(value)) return `a value of ${text.length} characters, not shown`;
   return typeof value === 'string' && !opts.bare ? JSON.stringify(value) : text;
 }

@@ -73,7 +73,7 @@ export type EntryInput = z.infer<typeof EntryInputSchema>;
 /** A stored Memory_Entry: every field of 002 "Memory_Entry Schema", plus two optional extensions. */
 export const MemoryEntrySchema = z
   .object({
-    id: z.string().regex(ID_PATTERN, 'must be 1-64 letters, digits, "_" or "-"'),
+    id: z.string().regex(ID_PATTERN, 'is not a memory id (a ULID)'),
     section: z.enum(SECTIONS),
     kind: z.enum(KINDS),
     subject: z.string(),

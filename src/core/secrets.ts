@@ -1,5 +1,5 @@
 /**
- * The secret scan's engine (002 Req 13), pure and synchronous: the rules of secret-rules.ts over
+ * The secret scan's engine (002 Req 13), pure and synchronous: the rules of secret-rules/ over
  * each field's raw text, then over what the text says once normalised — zero-width characters
  * removed, URL escapes decoded, string concatenations and line continuations joined — and over
  * the decoded text of base64 blobs. The service runs it, with secretlint's preset beside it
@@ -10,10 +10,10 @@
  * documented example keys are not secrets. Every rule runs in linear time, and a field longer
  * than MAX_SCANNED is refused rather than scanned (no field may be that long).
  */
-import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules.js';
+import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
 
-export { entropy, isKeylikeName, isPlaceholder } from './secret-rules.js';
-import { isPlaceholder } from './secret-rules.js';
+export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/index.js';
+import { isPlaceholder } from './secret-rules/index.js';
 
 export interface SecretFinding {
   /** Field path, e.g. `entry.content` or `[2].entry.evidence[0].uri`. */
@@ -220,22 +220,34 @@ export function dedupe(findings: SecretFinding[]): SecretFinding[] {
   return out;
 }
 
-/** The texts of an entry (or create input) that are stored and scanned: summary, content, subject, scope, created_by, tags, evidence uri and note. */
-export function secretFields(entry: unknown, prefix = ''): { path: string; text: string }[] {
-  if (!entry || typeof entry !== 'object') return [];
-  const e = entry as Record<string, unknown>;
-  const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
+/** Strings that cannot hold a secret and are many: ULIDs and ISO 8601 timestamps. */
+const PLAIN = /^(?:[0-7][0-9A-HJKMNP-TV-Z]{25}|\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?)$/;
+
+/**
+ * Every string of an entry, a create input, a Memory_Update or an imported document, with its
+ * path (`evidence[0].note`, `lifecycle.reviewed_at`, `related_entries[1]`, `id`): whatever field
+ * a text sits in, it may be stored, committed or shown, so it is scanned. A key that is not a
+ * plain field name is named by position only (it could be the secret).
+ */
+export function secretFields(value: unknown, prefix = ''): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [];
-  for (const f of ['summary', 'content', 'subject', 'scope', 'created_by']) if (typeof e[f] === 'string') out.push({ path: at(f), text: e[f] });
-  if (Array.isArray(e.tags)) e.tags.forEach((t, i) => typeof t === 'string' && out.push({ path: at(`tags[${i}]`), text: t }));
-  if (Array.isArray(e.evidence)) {
-    e.evidence.forEach((ev, i) => {
-      if (!ev || typeof ev !== 'object') return;
-      const o = ev as Record<string, unknown>;
-      if (typeof o.uri === 'string') out.push({ path: at(`evidence[${i}].uri`), text: o.uri });
-      if (typeof o.note === 'string') out.push({ path: at(`evidence[${i}].note`), text: o.note });
-    });
-  }
+  const walk = (v: unknown, path: string, depth: number): void => {
+    if (typeof v === 'string') {
+      if (!PLAIN.test(v)) out.push({ path, text: v });
+    } else if (depth > 64) {
+      return; // (input is refused past 64 levels before it gets here)
+    } else if (Array.isArray(v)) {
+      v.forEach((x, i) => walk(x, `${path}[${i}]`, depth + 1));
+    } else if (v && typeof v === 'object') {
+      let n = 0;
+      for (const [k, x] of Object.entries(v)) {
+        const key = /^[a-z][a-z0-9_]{0,39}$/.test(k) ? k : `(field ${n + 1})`;
+        n++;
+        walk(x, path ? `${path}.${key}` : key, depth + 1);
+      }
+    }
+  };
+  walk(value, prefix, 0);
   return out;
 }
 

@@ -66,7 +66,11 @@ function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
   for (const issue of err.issues) {
     const base = fieldPath(issue.path, prefix);
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) out.push({ path: fieldPath([k], base), message: 'is not a known field' });
+      // A key is named only when it could be a field's name: it may be a pasted token.
+      for (const k of issue.keys) {
+        if (/^[a-z][a-z0-9_]{0,39}$/.test(k)) out.push({ path: fieldPath([k], base), message: 'is not a known field' });
+        else out.push({ path: base || '(root)', message: `holds a field that is not a known one (its name, ${k.length} characters, not shown)` });
+      }
       continue;
     }
     let message = issue.message;
@@ -135,8 +139,12 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   });
 
   (e.related_entries ?? []).forEach((id, i) => {
-    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: `is not a valid memory id (${shown(id)})` });
+    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: 'is not a memory id' });
   });
+  const reviewed = e.lifecycle?.reviewed_at;
+  if (reviewed !== undefined && normalizeTimestamp(reviewed) === null) {
+    out.push({ path: at('lifecycle.reviewed_at'), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(reviewed)})` });
+  }
 
   for (const f of ['valid_from', 'valid_to'] as const) {
     const v = e[f];
@@ -236,7 +244,7 @@ export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryE
     errors.push({ path: at('superseded_by'), message: 'must be null unless status is "superseded"' });
   }
   if (e.superseded_by && !ID_PATTERN.test(e.superseded_by)) {
-    errors.push({ path: at('superseded_by'), message: 'is not a valid memory id' });
+    errors.push({ path: at('superseded_by'), message: 'is not a memory id' });
   }
   for (const f of ['created_at', 'updated_at'] as const) {
     if (normalizeTimestamp(e[f]) === null) errors.push({ path: at(f), message: 'must be an ISO 8601 timestamp' });
@@ -264,7 +272,7 @@ export function validateUpdate(input: unknown, ctx: ValidationContext = {}, pref
 
   if (u.operation !== 'create') {
     if (!u.target_id) errors.push({ path: at('target_id'), message: `is required for operation "${u.operation}"` });
-    else if (!ID_PATTERN.test(u.target_id)) errors.push({ path: at('target_id'), message: 'is not a valid memory id' });
+    else if (!ID_PATTERN.test(u.target_id)) errors.push({ path: at('target_id'), message: 'is not a memory id' });
     else if (ctx.getEntry) {
       const target = ctx.getEntry(u.target_id);
       if (!target) errors.push({ path: at('target_id'), message: `no entry with id ${shown(u.target_id, { bare: true })}` });
@@ -296,7 +304,7 @@ export function validateUpdate(input: unknown, ctx: ValidationContext = {}, pref
     if (u.superseded_by) {
       if (u.superseded_by === u.target_id) errors.push({ path: at('superseded_by'), message: 'an entry cannot supersede itself' });
       else if (ctx.getEntry && !ctx.getEntry(u.superseded_by)) {
-        errors.push({ path: at('superseded_by'), message: `no entry with id ${u.superseded_by}` });
+        errors.push({ path: at('superseded_by'), message: `no entry with id ${shown(u.superseded_by, { bare: true })}` });
       }
     }
   }

@@ -3,34 +3,77 @@
  * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
  * back to the direct path silently: the daemon is an accelerator, never a dependency.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { MemoryError } from '../core/errors.js';
-import { errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { checkStateFolder, readNoFollow } from '../store/state-dir.js';
+import { UnsafePathError, type MemoryError } from '../core/errors.js';
+import { LineReader } from './framing.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
   pid: string;
   socket: string;
+  /** The private folder holding the socket when it is not in `dir` (a path too long for a socket there). */
+  socketDir?: { base: string; dir: string };
   status: string;
   state: string;
   log: string;
 }
 
-export function daemonPaths(localDir: string): DaemonPaths {
+/** Unix socket paths are limited to about 104-108 bytes. */
+export const MAX_SOCKET_PATH = 100;
+
+/**
+ * The daemon's files in the workspace's local state folder. Its socket too, unless that path is
+ * too long for a socket: then a short one in a private folder of this user's (`$XDG_RUNTIME_DIR/
+ * bass-agents/`, else `<tmp>/bass-agents-<uid>/`, 0700), named by a hash of the state folder, so
+ * that the thin client, the CLI and the daemon find the same one.
+ */
+export function daemonPaths(localDir: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths {
   const dir = join(localDir, 'daemon');
+  let socket = join(dir, 'daemon.sock');
+  let socketDir: DaemonPaths['socketDir'];
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+    const runtime = env.XDG_RUNTIME_DIR;
+    socketDir =
+      runtime && isAbsolute(runtime)
+        ? { base: runtime, dir: join(runtime, 'bass-agents') }
+        : { base: tmpdir(), dir: join(tmpdir(), `bass-agents-${process.getuid?.() ?? 'user'}`) };
+    let real = localDir;
+    try {
+      real = realpathSync.native(localDir);
+    } catch {
+      /* hashed as given */
+    }
+    socket = join(socketDir.dir, `${process.getBuiltinModule('node:crypto').createHash('sha256').update(real).digest('hex').slice(0, 24)}.sock`);
+  }
   return {
     dir,
     pid: join(dir, 'daemon.pid'),
-    socket: join(dir, 'daemon.sock'),
+    socket,
+    ...(socketDir ? { socketDir } : {}),
     status: join(dir, 'status.json'),
     state: join(dir, 'state.json'),
     log: join(localDir, 'logs', 'daemon.log'),
   };
 }
 
-/** Unix socket paths are limited to about 104-108 bytes. */
-export const MAX_SOCKET_PATH = 100;
+/**
+ * Whether the socket's private folder (if it has one) is safe to use: a real folder of this
+ * user's that no one else may enter; made (0700) when `make`. Anything else is refused
+ * (UnsafePathError) rather than used: another user could have put a socket of theirs there.
+ */
+export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
+  const sd = paths.socketDir;
+  if (!sd) return true;
+  if (!checkStateFolder(sd.base, sd.dir, { make, mode: 0o700 })) return false;
+  const st = lstatSync(sd.dir);
+  if ((st.mode & 0o077) !== 0 || (process.getuid && st.uid !== process.getuid()))
+    throw new UnsafePathError(`${sd.dir} (the daemon's socket folder) must belong to this user alone (mode 0700): remove it`, 'local state');
+  return true;
+}
 
 /**
  * Node flags of a daemon that `daemon start` spawns: a young generation of 2 MB semispaces
@@ -52,7 +95,7 @@ export function isAlive(pid: number): boolean {
 /** The pid in the pid file, if that process is alive. */
 export function runningPid(paths: DaemonPaths): number | null {
   try {
-    const pid = Number(readFileSync(paths.pid, 'utf8').trim());
+    const pid = Number(readNoFollow(paths.pid, 'utf8').trim());
     return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
   } catch {
     return null;
@@ -69,7 +112,7 @@ export interface DaemonStatus {
 
 export function readStatus(paths: DaemonPaths): DaemonStatus | null {
   try {
-    return JSON.parse(readFileSync(paths.status, 'utf8')) as DaemonStatus;
+    return JSON.parse(readNoFollow(paths.status, 'utf8')) as DaemonStatus;
   } catch {
     return null;
   }
@@ -106,49 +149,57 @@ async function exchange<M extends Method>(
   params: Request<M>['params'],
   timeoutMs: number,
 ): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
-  if (!existsSync(paths.socket)) return undefined;
+  try {
+    if (!checkSocketDir(paths) || !existsSync(paths.socket)) return undefined;
+  } catch {
+    return undefined;
+  }
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
+  const req: Request<M> = { id: 1, method, params };
+  const line = `${JSON.stringify(req)}\n`;
+  // Larger than the daemon reads: not sent, the caller does it on the direct path.
+  if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, ~4 ms of every call the thin client hands over.
   const { connect } = process.getBuiltinModule('node:net');
   type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
   return new Promise((resolve) => {
-    let buf = '';
     let done = false;
     let sent = false;
     const finish = (v: Out): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      reader.stop();
       sock.destroy();
       resolve(v === undefined && sent ? { lost: true } : v);
     };
+    const reader = new LineReader(
+      MAX_REPLY_BYTES,
+      (reply) => {
+        try {
+          const msg = JSON.parse(reply) as Reply<M>;
+          // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
+          if ('declined' in msg) {
+            sent = false;
+            finish(undefined);
+          } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
+        } catch {
+          finish(undefined);
+        }
+      },
+      () => finish(undefined),
+    );
     const sock = connect(paths.socket);
     const timer = setTimeout(() => finish(undefined), timeoutMs);
-    sock.setEncoding('utf8');
     sock.on('error', () => finish(undefined));
     sock.on('close', () => finish(undefined));
-    sock.on('data', (chunk: string) => {
-      buf += chunk;
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      try {
-        const msg = JSON.parse(buf.slice(0, nl)) as Reply<M>;
-        // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
-        if ('declined' in msg) {
-          sent = false;
-          finish(undefined);
-        } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
-      } catch {
-        finish(undefined);
-      }
-    });
+    sock.on('data', (chunk: Buffer) => reader.push(chunk));
     sock.on('connect', () => {
       sent = true;
-      const req: Request<M> = { id: 1, method, params };
-      sock.write(`${JSON.stringify(req)}\n`);
+      sock.write(line);
     });
   });
 }

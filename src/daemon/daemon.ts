@@ -7,19 +7,21 @@
  * reports its status (status.ts), and shuts down gracefully: the current batch finishes, the job
  * cursor is saved, and the next start resumes.
  *
- * Files under `.bass-agents/daemon/`: `daemon.pid` (taken with O_EXCL; a dead owner's file is
- * taken over, so a kill -9 never blocks the next start), `daemon.sock`, `status.json` (heartbeat),
- * `state.json` (job runs and cursors). Logs: `.bass-agents/logs/daemon.log` (pino, JSON lines).
+ * Files under `daemon/` of the workspace's local state folder (store/state-dir.ts): `daemon.pid`
+ * (taken with O_EXCL; a dead owner's file is taken over, so a kill -9 never blocks the next
+ * start), `daemon.sock` (or a short path in a private folder, see daemonPaths), `status.json`
+ * (heartbeat), `state.json` (job runs and cursors). Logs: `logs/daemon.log` (pino, JSON lines).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { MemoryService } from '../service/memory-service.js';
-import { MAX_SOCKET_PATH, daemonPaths, isAlive, type DaemonPaths } from './client.js';
+import { openNoFollow, readNoFollow } from '../store/state-dir.js';
+import { MAX_SOCKET_PATH, checkSocketDir, daemonPaths, isAlive, type DaemonPaths } from './client.js';
 import { Jobs } from './jobs.js';
 import { DaemonServer } from './server.js';
 import { DaemonStatus, createMetrics } from './status.js';
@@ -57,27 +59,68 @@ function memoryFigures(): { rss_bytes: number; heap_used_bytes: number; heap_tot
   return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, array_buffers_bytes: m.arrayBuffers };
 }
 
-/** Takes the pid file with O_EXCL; a file left by a dead process is taken over. */
-function takePidFile(paths: DaemonPaths): void {
-  mkdirSync(paths.dir, { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(paths.pid, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      // What callers compare their git identities and extra config with (see daemonMayWrite).
-      const digest = gitWriterEnv();
-      if (digest) writeFileSync(join(paths.dir, GIT_ENV_FILE), `${digest}\n`, { mode: 0o600 });
-      else rmSync(join(paths.dir, GIT_ENV_FILE), { force: true });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(paths.pid, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
-      rmSync(paths.pid, { force: true }); // stale: its owner is gone
-    }
+/** The pid in a pid file, or null (no file, or not a pid). */
+function readPid(file: string): number | null {
+  try {
+    const pid = Number(readNoFollow(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
   }
-  throw new AlreadyRunning(-1);
+}
+
+/**
+ * Takes the pid file: written whole to a file of our own, then linked into place (a link fails
+ * when the file exists, so no one ever reads it half written). A file whose process is gone is
+ * removed under a small lock (a folder), re-read there first: two starts at once never both
+ * remove it, and never remove a live daemon's file.
+ */
+function takePidFile(paths: DaemonPaths): void {
+  const mine = `${paths.pid}.${process.pid}`;
+  writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        linkSync(mine, paths.pid);
+        recordGitEnv(paths);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const pid = readPid(paths.pid);
+      if (pid !== null && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
+      const lock = `${paths.pid}.takeover`;
+      try {
+        mkdirSync(lock);
+      } catch {
+        // Another start is taking it over (or died doing so, long ago): wait a little.
+        if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 5000) rmSync(lock, { recursive: true, force: true });
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        continue;
+      }
+      try {
+        if (readPid(paths.pid) === pid) rmSync(paths.pid, { force: true }); // still the dead one's
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+  throw new AlreadyRunning(readPid(paths.pid) ?? -1);
+}
+
+/** What callers compare their git identities and extra config with (see daemonMayWrite): a digest, never the values. */
+function recordGitEnv(paths: DaemonPaths): void {
+  const file = join(paths.dir, GIT_ENV_FILE);
+  const digest = gitWriterEnv();
+  if (!digest) return rmSync(file, { force: true });
+  const fd = openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
+  try {
+    writeFileSync(fd, `${digest}\n`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
@@ -107,11 +150,13 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       logger?.warn({ event: 'warning' }, m);
     },
   );
-  const paths = daemonPaths(svc.ws.localDir);
+  const paths = daemonPaths(svc.ws.localDir, env);
   svc.ws.ensureLocal({ force: true });
+  svc.ws.local('daemon', true);
   takePidFile(paths);
-  mkdirSync(`${svc.ws.localDir}/logs`, { recursive: true });
-  logger = pino({ base: { pid: process.pid } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
+  svc.ws.local('logs', true);
+  const logFd = openNoFollow(paths.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+  logger = pino({ base: { pid: process.pid } }, pino.destination({ dest: logFd, sync: true }));
   const log = logger;
   const metrics = createMetrics(prom);
   const status = new DaemonStatus(paths, log, svc.ws.root, heartbeatMs);
@@ -232,24 +277,26 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     settle,
     notify: (files) => refresh('notify', new Set(files.map((f) => svc.ws.rel(f)))),
     status: async () => ({
-      ...(JSON.parse(readFileSync(paths.status, 'utf8')) as Record<string, unknown>),
+      ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
       semantic: svc.semanticStatus() ?? status.semantic,
       ...memoryFigures(),
       metrics: await metrics.registry.getMetricsAsJSON(),
     }),
     stop: () => void shutdown('stop request'),
   });
-  if (paths.socket.length <= MAX_SOCKET_PATH) {
-    rmSync(paths.socket, { force: true });
-    const oldMask = process.umask(0o177);
+  if (Buffer.byteLength(paths.socket) <= MAX_SOCKET_PATH) {
+    let oldMask: number | undefined;
     try {
+      checkSocketDir(paths, true);
+      rmSync(paths.socket, { force: true });
+      oldMask = process.umask(0o177);
       await server.listen(paths.socket);
       chmodSync(paths.socket, 0o600);
       status.socket = paths.socket;
     } catch (err) {
       status.recordError('socket', err);
     } finally {
-      process.umask(oldMask);
+      if (oldMask !== undefined) process.umask(oldMask);
     }
   } else {
     log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; queries use the direct path');

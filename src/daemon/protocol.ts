@@ -90,8 +90,14 @@ export interface WireError {
   exitCode: number;
 }
 
-/** The longest line either side accepts (a request of a large apply fits; more is refused). */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * The longest request the daemon reads. Its parse must not hold the daemon's other callers for
+ * long (JSON.parse of 2 MiB takes some tens of milliseconds), so the CLI sends nothing larger:
+ * a bigger write (an apply of thousands of updates) is done by the CLI itself, under the same lock.
+ */
+export const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
+/** The longest reply the CLI reads (the output of a command line run by the daemon, a whole `list --json`). */
+export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
 const CLASSES: Record<string, { prototype: MemoryError }> = {
   ValidationError,

@@ -26,6 +26,7 @@ import {
   type WriteMethod,
   type WriteParams,
 } from './protocol.js';
+import { LineReader } from './framing.js';
 import type { DaemonMetrics } from './status.js';
 
 export interface ServerDeps {
@@ -70,22 +71,22 @@ export class DaemonServer {
   }
 
   private connection(sock: Socket): void {
-    sock.setEncoding('utf8');
-    let buf = '';
-    sock.on('data', (chunk: string) => {
-      buf += chunk;
-      if (buf.length > MAX_MESSAGE_BYTES && buf.indexOf('\n') < 0) {
-        sock.end(`${JSON.stringify({ id: 0, error: errorToWire(new UsageError(`request is over ${MAX_MESSAGE_BYTES} bytes`)) })}\n`);
-        buf = '';
-        return;
-      }
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        void this.handle(line).then((reply) => sock.write(`${JSON.stringify(reply)}\n`));
-      }
-    });
+    const reader = new LineReader(
+      MAX_MESSAGE_BYTES,
+      (line) => void this.handle(line).then((reply) => sock.destroyed || sock.write(`${JSON.stringify(reply)}\n`)),
+      (bytes) => {
+        // Refused as soon as it passes the limit: an error reply, and nothing more is read from
+        // this caller (its connection closes shortly, once it could read the reply).
+        sock.pause();
+        sock.removeAllListeners('data');
+        const err = new UsageError(`request is over ${MAX_MESSAGE_BYTES} bytes; the CLI does larger writes itself`);
+        sock.end(`${JSON.stringify({ id: 0, error: errorToWire(err) })}\n`);
+        setTimeout(() => sock.destroy(), 1000).unref();
+        this.deps.log.warn({ event: 'request_too_large', bytes }, 'refused a request over the size limit');
+      },
+    );
+    sock.on('data', (chunk: Buffer) => reader.push(chunk));
+    sock.on('close', () => reader.stop());
     sock.on('error', () => undefined);
   }
 

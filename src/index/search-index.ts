@@ -1,7 +1,7 @@
 /**
  * The full-text index over summary, content, subject, tags, kind and scope: which documents it
  * holds (by key, with the file stamp each was indexed from), kept in step with the catalog, and
- * persisted under `.bass-agents/cache/index.bin`.
+ * persisted under `cache/index.bin` of the local state folder.
  *
  * The postings live in a PostingIndex (postings.ts: typed arrays, scored as MiniSearch scores),
  * and the snapshot is that layout on disk (snapshot-file.ts). A long-lived process (daemon, MCP

@@ -1,5 +1,5 @@
 /**
- * The index snapshot's file format, `.bass-agents/cache/index.bin`: the in-memory layout of
+ * The index snapshot's file format, `cache/index.bin`: the in-memory layout of
  * PostingIndex written as it is, so loading it is reading it.
  *
  *   MAGIC, then sections each starting at a multiple of 8 bytes:

@@ -1,6 +1,6 @@
 /**
  * The sentence vectors of entries for semantic search, one row per entry, kept in one
- * Float32Array and cached in `.bass-agents/cache/vectors.bin` (never committed).
+ * Float32Array and cached in `cache/vectors.bin` of the local state folder (never committed).
  *
  * File: `MAGIC`, the header's byte length (12 digits) and `\n`, a JSON header (model, dims, and
  * per row the entry key, the catalog stamp of its file and the hash of the text embedded), zero

@@ -4,7 +4,6 @@
  * use-case modules under `ops/` take it as their first argument.
  */
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
 import { ConflictError, UsageError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
 import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
@@ -105,7 +104,7 @@ export class ServiceContext {
     this.onCommit = opts.onCommit;
     this.env = opts.env ?? process.env;
     this.allowDetached = opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
-    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env));
+    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env), this.env);
     this.clock = opts.clock ?? clockFromEnv(this.env);
     this.agentName = pickAgent(opts.agent, this.env.BASS_AGENTS_AGENT);
     this.agentFromOptions = this.agentName;
@@ -203,7 +202,7 @@ export class ServiceContext {
 
   /** A project's resolved config.yaml. */
   projectConfig(project: string): ReturnType<typeof readConfig> {
-    return readConfig(this.ws.configPath(project), project, this.now().toISOString(), join(this.ws.localDir, 'cache'));
+    return readConfig(this.ws.configPath(project), project, this.now().toISOString(), this.ws.ensureLocal() ? this.ws.local('cache', true) : undefined);
   }
 
   /** The project's decay configuration (config.yaml `decay`, over the defaults). */

@@ -90,6 +90,7 @@ export class ReadModel {
       this.state = { snap, index: null };
       return { snap, index: null, indexStats: null };
     }
+    this.ctx.ws.local('cache'); // checked before anything in it is read
     const file = SearchIndex.snapshotPath(this.ctx.ws.localDir);
     let docs: IndexedDoc[] | undefined;
     const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map(docOf));
@@ -182,6 +183,7 @@ export class ReadModel {
     if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
     try {
       if (!this.ctx.ws.ensureLocal()) return;
+      this.ctx.ws.local('cache', true);
       // The index follows the snapshot this process holds: saved with its catalog content id, if
       // it has one, and where each document's entry is among its entries.
       const snap = this.state?.index === index ? this.state.snap : undefined;

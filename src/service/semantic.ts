@@ -76,6 +76,7 @@ export class Semantic {
       this.error = error;
       return;
     }
+    this.ctx.ws.local('cache'); // checked before anything in it is read
     this.store = VectorStore.load(VectorStore.path(this.ctx.ws.localDir), engine.model, engine.dims);
     this.state = 'ready';
   }
@@ -177,6 +178,7 @@ export class Semantic {
     if (!this.store?.dirty) return;
     try {
       if (!this.ctx.ws.ensureLocal()) return;
+      this.ctx.ws.local('cache', true);
       this.store.save(VectorStore.path(this.ctx.ws.localDir));
     } catch {
       /* a cache that cannot be saved only costs time later */
@@ -223,6 +225,7 @@ export function semanticReport(ctx: ServiceContext, entries: readonly StoredEntr
   const sem = new Semantic(ctx);
   const off = ctx.ws.listProjects().filter((p) => !sem.enabledFor(p));
   const mine = entries.filter((se) => !off.includes(se.project));
+  ctx.ws.local('cache');
   const store = VectorStore.loadAny(VectorStore.path(ctx.ws.localDir));
   let current = 0;
   if (store) for (const se of mine) if (store.isCurrent(se.key, se.stamp, () => textHash(embeddedText(se.entry)))) current++;

@@ -27,6 +27,7 @@ import { ensureLocalDir, lockTimeout, withLock } from '../store/lock.js';
 import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
 import { recoverWrite } from './recovery.js';
+import { stateDirOf as localStateOf } from '../store/state-dir.js';
 
 export { recoverWrite } from './recovery.js';
 
@@ -280,7 +281,7 @@ export class WriteTx {
         event: 'secret_rejected',
         operation: this.changes[0]?.op ?? 'write',
         project: this.project,
-        agent: this.agent,
+        agent: findings.some((x) => x.path === 'agent') ? null : this.agent, // (a secret is never recorded)
         path: f.path,
         rule: f.rule,
         line: f.line,
@@ -305,9 +306,11 @@ export class WriteTx {
   }
 }
 
-/** Where the lock and the journal live: git's own folder, or `.bass-agents/state/` outside git. */
+/** Where the lock and the journal live: git's own folder, or `state/` of the local state folder outside git. */
 function stateDirOf(ctx: ServiceContext, git: GitRepo | null): string {
-  return git ? git.stateDir : join(ensureLocalDir(ctx.ws), 'state');
+  if (git) return git.stateDir;
+  ensureLocalDir(ctx.ws);
+  return ctx.ws.local('state', true);
 }
 
 /**
@@ -354,7 +357,8 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
  */
 export function hasPendingJournal(root: string): boolean {
   const gitDir = findGitDir(root);
-  return (gitDir !== null && existsSync(join(gitDir, 'bass-agents', 'journal'))) || existsSync(join(root, '.bass-agents', 'state', 'journal'));
+  if (gitDir !== null) return existsSync(join(gitDir, 'bass-agents', 'journal'));
+  return existsSync(join(localStateOf(root).dir, 'state', 'journal'));
 }
 
 /**

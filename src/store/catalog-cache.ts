@@ -1,5 +1,5 @@
 /**
- * The catalog's cache file, `.bass-agents/cache/catalog.bin`: a header line (JSON: counts,
+ * The catalog's cache file, `cache/catalog.bin` (in the local state folder): a header line (JSON: counts,
  * tables, the problems of unusable files, what each section folder looked like when it was last
  * listed), then every entry file's path in sorted order with its stat numbers, git blob id and
  * filter columns as typed arrays and byte strings, then one metadata row per file; and
@@ -11,7 +11,8 @@
  * 10K paths, dates and hashes) cost a cold `list` or `query` ~15 ms to parse and collect.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, rmSync } from 'node:fs';
+import { appendNoFollow, openNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
@@ -261,7 +262,7 @@ export class CatalogCache {
   private readonly cacheFile: string;
   private readonly deltaFile: string;
 
-  constructor(ws: Workspace | { localDir: string; ensureLocal?: undefined }) {
+  constructor(ws: Workspace | { localDir: string; ensureLocal?: undefined; local?: undefined }) {
     this.ws = ws as Workspace;
     this.cacheFile = join(ws.localDir, 'cache', CACHE_FILE);
     this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
@@ -287,6 +288,7 @@ export class CatalogCache {
       preloaded = undefined;
       if (p.cacheFile === this.cacheFile) return p.file;
     }
+    this.ws.local?.('cache'); // checked before anything in it is read (state-dir.ts)
     return this.read();
   }
 
@@ -298,11 +300,11 @@ export class CatalogCache {
       let bytes: Buffer;
       let size: number;
       if (lazy) {
-        fd = openSync(this.cacheFile, 'r');
+        fd = openNoFollow(this.cacheFile, constants.O_RDONLY);
         size = fstatSync(fd).size;
         bytes = readAt(fd, 0, Math.min(size, HEAD_READ));
       } else {
-        bytes = readFileSync(this.cacheFile);
+        bytes = readNoFollow(this.cacheFile);
         size = bytes.length;
       }
       let nl = bytes.indexOf(10);
@@ -442,7 +444,7 @@ export class CatalogCache {
   private applyDelta(file: CatalogFile): void {
     let text: string;
     try {
-      text = readFileSync(this.deltaFile, 'latin1');
+      text = readNoFollow(this.deltaFile).toString('latin1');
     } catch {
       return;
     }
@@ -611,7 +613,8 @@ export class CatalogCache {
     const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
     try {
       if (!this.ws.ensureLocal()) return null;
-      appendFileSync(this.deltaFile, `${lines.join('\n')}\n`);
+      this.ws.local('cache', true);
+      appendNoFollow(this.deltaFile, `${lines.join('\n')}\n`);
     } catch {
       return null;
     }
@@ -693,6 +696,7 @@ export class CatalogCache {
     const id = hash.digest('hex').slice(0, 16);
     try {
       if (!this.ws.ensureLocal()) return id;
+      this.ws.local('cache', true);
       const head = Buffer.from(`${asciiJson(JSON.stringify({ v: CATALOG_VERSION, id, ...core }))}\n`, 'latin1');
       const parts: Buffer[] = [head];
       let off = head.length;

@@ -1,10 +1,10 @@
 /**
  * The catalog: every entry file of the workspace, validated once and cached under
- * `.bass-agents/cache/catalog.bin` as metadata (no summary or content) keyed by (size, mtime,
- * ctime). A command stats the files, re-reads only those that changed, and saves the cache when
- * anything moved; full entries are read from their files only when asked for (`entry`). The
- * files are the truth: a missing or corrupt cache is rebuilt, never fatal, and deleting
- * `.bass-agents/` loses nothing.
+ * `cache/catalog.bin` of the local state folder (store/state-dir.ts) as metadata (no summary or
+ * content) keyed by (size, mtime, ctime). A command stats the files, re-reads only those that
+ * changed, and saves the cache when anything moved; full entries are read from their files only
+ * when asked for (`entry`). The files are the truth: a missing or corrupt cache is rebuilt,
+ * never fatal, and deleting the local state folder loses nothing.
  */
 import { lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
@@ -224,6 +224,13 @@ export class Catalog {
         for (const rel of set) if (rel !== skip.file) bad.set(rel, duplicateProblem(rel, keep.file));
       }
     };
+    // A file below a linked project or section folder is not read (the full refresh reports the link).
+    const linked = new Map<string, boolean>();
+    const viaLink = (dir: string): boolean => {
+      let v = linked.get(dir);
+      if (v === undefined) linked.set(dir, (v = lstatSync(join(this.ws.root, dir), { throwIfNoEntry: false })?.isSymbolicLink() === true));
+      return v;
+    };
     for (const rel of new Set(files)) {
       const where = entryPath(rel);
       if (!where) continue;
@@ -231,7 +238,8 @@ export class Catalog {
       const abs = join(this.ws.root, rel);
       let st: Stats | undefined;
       try {
-        st = lstatSync(abs);
+        const projectDir = `${MEMORY_DIR}/${where.project}`;
+        st = viaLink(projectDir) || viaLink(`${projectDir}/${where.section}`) ? undefined : lstatSync(abs);
       } catch {
         st = undefined;
       }
@@ -415,6 +423,14 @@ export class Catalog {
         const lo = cache ? lowerBoundText(cache.paths, prefix) : 0;
         const hi = cache ? Math.max(lo, lowerBoundText(cache.paths, `${dirRel}0`)) : 0;
         const dst = lstatSync(sdir, { throwIfNoEntry: false });
+        // A linked section folder could point anywhere: reported, never listed (its cached files go).
+        if (dst?.isSymbolicLink()) {
+          bad.push({
+            file: dirRel,
+            problems: [{ path: dirRel, message: 'is a symbolic link; section folders must be real folders in the repository (not followed)' }],
+          });
+          continue;
+        }
         const rec = cache?.dirs[dirRel];
         if (dst?.isDirectory() && rec && rec[0] === dst.ctimeMs && rec[1] === dst.ino && rec[0] + DIR_SETTLE_MS < rec[2]) {
           // Still the names of its last listing: the cached ones.
@@ -454,6 +470,11 @@ export class Catalog {
         }
       }
     }
+    for (const p of this.ws.linkedProjects)
+      bad.push({
+        file: `${MEMORY_DIR}/${p}`,
+        problems: [{ path: `${MEMORY_DIR}/${p}`, message: 'is a symbolic link; project folders must be real folders in the repository (not followed)' }],
+      });
     const removed: string[] = [];
     if (kept) for (let i = 0; i < kept.length; i++) if (!kept[i]) removed.push(cache!.paths.get(i));
     const moved = changed.length + removed.length;
@@ -552,7 +573,7 @@ export class Catalog {
       const at = contentPosition(cache, content);
       return at === undefined ? undefined : cache.changeLog.slice(at);
     });
-    const record = join(this.ws.localDir, 'cache', VIEW_RECORD);
+    const record = join(this.ws.local('cache'), VIEW_RECORD);
     try {
       if (view.index && m?.complete && this.ws.ensureLocal())
         writeFileAtomic(record, JSON.stringify({ index: view.index, content: cache.content }), { fsync: false });
@@ -631,7 +652,7 @@ export class Catalog {
   carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;
     if (!found?.foundContent || !found.contentId || !change.before || !change.after) return;
-    const cacheDir = join(this.ws.localDir, 'cache');
+    const cacheDir = this.ws.local('cache');
     const record = readViewRecord(cacheDir);
     if (record?.index !== change.before || record.content !== found.foundContent) return;
     if (change.paths.length !== found.notedBlobs.size) return;

@@ -80,6 +80,11 @@ export const ProjectConfigSchema = z
       .object({ summarize_at: z.number().int().min(2).optional() })
       .strict()
       .optional(),
+    /**
+     * The local query log keeps, by default, no query text and no filter values (a keyed hash of
+     * each instead); `query_text: true` keeps them as typed.
+     */
+    logging: z.object({ query_text: z.boolean().optional() }).strict().optional(),
   })
   .passthrough();
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;

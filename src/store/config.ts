@@ -1,15 +1,17 @@
 /**
  * `ai-memory/<project>/config.yaml` (002 Req 7.12): project name, created_at and settings.
  * Read into a resolved config with defaults; a malformed file is an error naming the file and key.
- * The resolved config is cached under `.bass-agents/cache/config/` by the file's stamp, so a
- * query does not load yaml and zod just to read one threshold.
+ * The resolved config is cached under `cache/config/` of the local state folder by the file's
+ * stamp, so a query does not load yaml and zod just to read one threshold. A config.yaml that is
+ * a link is never read (it could point anywhere: a token file would end up in the cache).
  */
-import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { ValidationError } from '../core/errors.js';
+import { lstatSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { UnsafePathError, ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
 import type { ProjectConfig } from './config-schema.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
+import { readNoFollow } from './state-dir.js';
 
 export type { ProjectConfig } from './config-schema.js';
 
@@ -28,7 +30,7 @@ export function renderConfig(cfg: ProjectConfig): string {
 function parseConfig(file: string, project: string, now: string): ProjectConfig {
   let raw: unknown;
   try {
-    raw = yaml().parse(readFileSync(file, 'utf8')) ?? {};
+    raw = yaml().parse(readNoFollow(file, 'utf8')) ?? {};
   } catch (err) {
     throw new ValidationError([{ path: file, message: `not valid YAML (${(err as Error).message.split('\n')[0]})` }], 'config');
   }
@@ -48,15 +50,22 @@ const memo = new Map<string, { stamp: string; config: ProjectConfig }>();
 
 /** Reads a project's config.yaml; defaults when the file does not exist. `cacheDir` enables the stamp cache. */
 export function readConfig(file: string, project: string, now: string, cacheDir?: string): ProjectConfig {
-  const st = statSync(file, { throwIfNoEntry: false });
+  const st = lstatSync(file, { throwIfNoEntry: false });
   if (!st) return defaultConfig(project, now);
+  if (!st.isFile()) {
+    const name = `${basename(dirname(file))}/config.yaml`;
+    throw new UnsafePathError(
+      `${name} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; bass-agents reads config.yaml only as a file in the repository (a link could point anywhere): replace it with the file`,
+      name,
+    );
+  }
   if (!cacheDir) return parseConfig(file, project, now);
   const stamp = stampOf(st);
   const hit = memo.get(file);
   if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);
   try {
-    const c = JSON.parse(readFileSync(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
+    const c = JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
     if (c.stamp === stamp) {
       memo.set(file, { stamp, config: c.config });
       return c.config;

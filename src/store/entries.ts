@@ -3,11 +3,12 @@
  * attributes), as contents to write. Nothing here writes: every file under ai-memory/ is written
  * by the write transaction (service/transaction.ts).
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderConfig, defaultConfig } from './config.js';
-import type { Workspace } from './workspace.js';
+import { readNoFollow } from './state-dir.js';
+import { linkRefused, type Workspace } from './workspace.js';
 
 /** Ignore rules committed inside ai-memory/: lock dirs and temp files never reach git. */
 const MEMORY_GITIGNORE = '# bass-agents memory: lock folders and temp files are never committed\n*.lock/\n.*.tmp\n';
@@ -34,7 +35,10 @@ const DIFF_ATTR_LINE = `**/*.json diff=${MERGE_DRIVER}`;
 
 /** The attributes file with our line added (the rest left as it is), or null when it is there. */
 export function gitAttributesText(file: string): string | null {
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  // Never read through a link: what is read here is committed again.
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (st && !st.isFile()) throw linkRefused('ai-memory/.gitattributes', 'file', !st.isSymbolicLink());
+  let text = st ? readNoFollow(file, 'utf8') : '';
   const has = (line: string): boolean => text.split('\n').some((l) => l.trim() === line);
   if (has(ATTR_LINE) && has(DIFF_ATTR_LINE)) return null;
   const add = (comment: string, line: string): void => {

@@ -1,14 +1,15 @@
 /**
- * Results of evidence checks (002 Req 18.5-18.7), local: `.bass-agents/cache/evidence.json`.
+ * Results of evidence checks (002 Req 18.5-18.7), local: `cache/evidence.json` of the local state folder.
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
  * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceStatus } from '../core/evidence-check.js';
 import { writeFileAtomic } from './fsutil.js';
+import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 export interface CheckResult {
@@ -40,12 +41,13 @@ export class EvidenceCache {
   }
 
   load(): EvidenceCacheFile {
+    this.ws.local('cache'); // checked before anything in it is read
     const st = statSync(this.file, { throwIfNoEntry: false });
     if (!st) return { v: 1, checks: {}, stale: {} };
     const stamp = `${st.size}:${st.mtimeMs}`;
     if (this.memo?.stamp === stamp) return this.memo.data;
     try {
-      const data = JSON.parse(readFileSync(this.file, 'utf8')) as EvidenceCacheFile;
+      const data = JSON.parse(readNoFollow(this.file, 'utf8')) as EvidenceCacheFile;
       if (data.v === 1 && data.checks && data.stale) {
         this.memo = { stamp, data };
         return data;
@@ -61,12 +63,13 @@ export class EvidenceCache {
     if (!this.memo) {
       // A process that has not read the whole cache reads just the keys, when they match it, once
       // per version of evidence.json (a daemon asks on every query).
+      this.ws.local('cache');
       const st = statSync(this.file, { throwIfNoEntry: false });
       if (!st) return new Set();
       const stamp = `${st.size}:${st.mtimeMs}`;
       if (this.keysMemo?.stamp === stamp) return this.keysMemo.keys;
       try {
-        const small = JSON.parse(readFileSync(this.staleFile, 'utf8')) as { of: string; keys: string[] };
+        const small = JSON.parse(readNoFollow(this.staleFile, 'utf8')) as { of: string; keys: string[] };
         if (small.of === stamp && Array.isArray(small.keys)) {
           this.keysMemo = { stamp, keys: new Set(small.keys) };
           return this.keysMemo.keys;
@@ -82,6 +85,7 @@ export class EvidenceCache {
 
   save(data: EvidenceCacheFile): void {
     this.ws.ensureLocal({ force: true });
+    this.ws.local('cache', true);
     writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
     this.memo = undefined;
     this.keysMemo = undefined;

@@ -17,7 +17,8 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   if (!opts.dirExists) mkdirSync(dir, { recursive: true });
   // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
   const tmp = join(dir, `.${nodeCrypto().randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'w', opts.mode ?? 0o644);
+  // O_EXCL: a new file, never whatever (a link) might already sit at that name.
+  const fd = openSync(tmp, 'wx', opts.mode ?? 0o644);
   try {
     write(fd);
     if (opts.fsync !== false) fsyncSync(fd);

@@ -1,10 +1,12 @@
 /**
- * Append-only local logs under `.bass-agents/logs/` (git-ignored): the operation log, the query
- * log, the audit log. One JSON object per line; appends of one short line are atomic enough for
- * concurrent writers (O_APPEND), and a torn last line is skipped when reading.
+ * Append-only local logs under `logs/` of the local state folder (never committed): the operation
+ * log, the query log, the audit log. One JSON object per line; appends of one short line are
+ * atomic enough for concurrent writers (O_APPEND), and a torn last line is skipped when reading.
+ * Never through a link (state-dir.ts).
  */
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants, fstatSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { appendNoFollow, openNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 export type LogName = 'operations' | 'queries' | 'audit' | 'events';
@@ -14,6 +16,12 @@ export function logPath(ws: Workspace, name: LogName): string {
   return join(ws.localDir, 'logs', name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 
+/** The same, with its folder checked (and made when `make`). */
+function checkedLogPath(ws: Workspace, name: LogName, make = false): string {
+  ws.local('logs', make);
+  return logPath(ws, name);
+}
+
 export function appendLog(ws: Workspace, name: LogName, record: object): void {
   appendLogs(ws, name, [record]);
 }
@@ -21,13 +29,11 @@ export function appendLog(ws: Workspace, name: LogName, record: object): void {
 /** Appends several records in one write (a batch of 5,000 updates logs 5,000 lines). */
 export function appendLogs(ws: Workspace, name: LogName, records: object[]): void {
   if (!records.length) return;
-  const file = logPath(ws, name);
   try {
     // Writes log what they did or refused wherever they run; a query in a folder that holds no
     // memory leaves nothing behind.
     if (!ws.ensureLocal({ force: name !== 'queries' })) return;
-    mkdirSync(dirname(file), { recursive: true });
-    appendFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    appendNoFollow(checkedLogPath(ws, name, true), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   } catch {
     /* logging must never fail a command */
   }
@@ -41,17 +47,19 @@ export class LogReader {
   private cache = new Map<LogName, { ino: number; size: number; records: unknown[] }>();
 
   read<T>(ws: Workspace, name: LogName): T[] {
-    const file = logPath(ws, name);
-    const st = statSync(file, { throwIfNoEntry: false });
-    if (!st) {
+    let fd: number;
+    try {
+      fd = openNoFollow(checkedLogPath(ws, name), constants.O_RDONLY);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       this.cache.delete(name);
       return [];
     }
-    let c = this.cache.get(name);
-    if (!c || c.ino !== st.ino || st.size < c.size) c = { ino: st.ino, size: 0, records: [] };
-    if (st.size > c.size) {
-      const fd = openSync(file, 'r');
-      try {
+    try {
+      const st = fstatSync(fd);
+      let c = this.cache.get(name);
+      if (!c || c.ino !== st.ino || st.size < c.size) c = { ino: st.ino, size: 0, records: [] };
+      if (st.size > c.size) {
         const buf = Buffer.alloc(st.size - c.size);
         const n = readSync(fd, buf, 0, buf.length, c.size);
         const text = buf.subarray(0, n).toString('utf8');
@@ -65,11 +73,11 @@ export class LogReader {
           }
         }
         c.size += Buffer.byteLength(text.slice(0, complete));
-      } finally {
-        closeSync(fd);
       }
+      this.cache.set(name, c);
+      return c.records as T[];
+    } finally {
+      closeSync(fd);
     }
-    this.cache.set(name, c);
-    return c.records as T[];
   }
 }

@@ -22,10 +22,10 @@ export const LOCK_STALE_MS = 10_000;
 export const LOCK_UPDATE_MS = 2_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** Makes `.bass-agents/` with a `.gitignore` of `*`, so it ignores itself without touching the user's .gitignore. */
+/** Makes the local state folder and its `locks/` (checked: see store/state-dir.ts). */
 export function ensureLocalDir(ws: Workspace): string {
   ws.ensureLocal({ force: true });
-  mkdirSync(join(ws.localDir, 'locks'), { recursive: true });
+  ws.local('locks', true);
   return ws.localDir;
 }
 
@@ -39,7 +39,7 @@ export function lockTimeout(env: NodeJS.ProcessEnv, fallback = DEFAULT_TIMEOUT_M
 /**
  * Runs `fn` holding the named lock; gives up with BusyError (exit 4) after the timeout. The lock
  * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
- * `.bass-agents/locks/`.
+ * `locks/` of the local state folder.
  */
 export async function withLock<T>(
   ws: Workspace,
@@ -146,7 +146,8 @@ function dropOwner(lock: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

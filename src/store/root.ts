@@ -7,7 +7,6 @@ import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 
 export const MEMORY_DIR = 'ai-memory';
-export const LOCAL_DIR = '.bass-agents';
 
 /**
  * Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then, when GIT_DIR or

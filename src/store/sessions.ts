@@ -1,11 +1,12 @@
 /**
- * Short-term memory (004): session-local entries under `.bass-agents/sessions/<session>.json`,
+ * Short-term memory (004): session-local entries under `sessions/<session>.json` of the local state folder,
  * never committed, each with an expiry. Expired entries are dropped whenever a session is read.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { writeFileAtomic } from './fsutil.js';
+import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 export interface ShortTermEntry {
@@ -42,7 +43,8 @@ export class SessionStore {
     this.dir = join(ws.localDir, 'sessions');
   }
 
-  private file(session: string): string {
+  private file(session: string, make = false): string {
+    this.ws.local('sessions', make); // checked before anything in it is read or written
     return join(this.dir, `${checkSession(session)}.json`);
   }
 
@@ -55,7 +57,7 @@ export class SessionStore {
     const file = this.file(session);
     let all: ShortTermEntry[] = [];
     try {
-      all = JSON.parse(readFileSync(file, 'utf8')) as ShortTermEntry[];
+      all = JSON.parse(readNoFollow(file, 'utf8')) as ShortTermEntry[];
     } catch {
       return [];
     }
@@ -66,7 +68,7 @@ export class SessionStore {
 
   write(session: string, entries: ShortTermEntry[]): void {
     this.ws.ensureLocal({ force: true });
-    writeFileAtomic(this.file(session), `${JSON.stringify(entries, null, 2)}\n`, { fsync: false });
+    writeFileAtomic(this.file(session, true), `${JSON.stringify(entries, null, 2)}\n`, { fsync: false, mode: 0o600 });
   }
 
   remove(session: string): void {

@@ -9,6 +9,7 @@ import { SECTIONS, type Section } from '../core/constants.js';
 import { ValidationError, type Problem } from '../core/errors.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
+import { shown } from '../core/redact.js';
 import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
 import { ColumnMeta } from './catalog-columns.js';
@@ -253,7 +254,7 @@ export function readEntryFile(
   const r = validation().validateStoredEntry(raw);
   if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })), blob };
   const problems: Problem[] = [];
-  if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${JSON.stringify(r.value.id)} but the file is named ${id}.json` });
+  if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${shown(r.value.id)} but the file is named ${id}.json` });
   if (r.value.section !== section) {
     problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
   }

@@ -1,16 +1,17 @@
 /**
  * Local usage of entries (DESIGN.md "local = usage"): retrieval count and last access per
  * `project/id`, never committed. A query appends one line per result set to
- * `.bass-agents/state/retrievals.jsonl` (O_APPEND: concurrent readers and writers are safe);
+ * `state/retrievals.jsonl` of the local state folder (O_APPEND: concurrent readers and writers are safe);
  * reading folds that log over the `usage.json` snapshot. `compact` (run by `memory decay --apply`,
  * and by any reader that finds the log past LOG_FOLD_BYTES) folds the log into the snapshot,
  * renaming the log first so appends made meanwhile are kept; one process at a time
  * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
  */
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
 import { writeFileAtomic } from './fsutil.js';
+import { appendNoFollow, openNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 /**
@@ -50,9 +51,9 @@ export class UsageStore {
   /** Records that `keys` were returned by a query at `time`. */
   recordRetrievals(keys: string[], time: string): void {
     if (keys.length === 0 || !this.ws.ensureLocal()) return;
+    this.ws.local('state', true);
     try {
-      mkdirSync(this.dir, { recursive: true });
-      appendFileSync(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`);
+      appendNoFollow(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`);
     } catch {
       /* usage is advisory: never fail a read for it */
     }
@@ -60,7 +61,7 @@ export class UsageStore {
 
   private readSnapshot(): Map<string, Usage> {
     try {
-      return new Map(Object.entries(JSON.parse(readFileSync(this.snapshotFile, 'utf8')) as Record<string, Usage>));
+      return new Map(Object.entries(JSON.parse(readNoFollow(this.snapshotFile, 'utf8')) as Record<string, Usage>));
     } catch {
       return new Map();
     }
@@ -86,6 +87,7 @@ export class UsageStore {
 
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
+    this.ws.local('state'); // checked before anything in it is read
     let log = statSync(this.logFile, { throwIfNoEntry: false });
     if (log && log.size > LOG_FOLD_BYTES && this.compact()) log = statSync(this.logFile, { throwIfNoEntry: false });
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
@@ -115,7 +117,12 @@ export class UsageStore {
 
   private readFrom(start: number, end: number): string {
     if (end <= start) return '';
-    const fd = openSync(this.logFile, 'r');
+    let fd: number;
+    try {
+      fd = openNoFollow(this.logFile, constants.O_RDONLY);
+    } catch {
+      return '';
+    }
     try {
       const buf = Buffer.alloc(end - start);
       let got = 0;
@@ -150,7 +157,7 @@ export class UsageStore {
       renameSync(this.logFile, folding);
       moved = true;
       const usage = this.readSnapshot();
-      UsageStore.fold(usage, readFileSync(folding, 'utf8'));
+      UsageStore.fold(usage, readNoFollow(folding, 'utf8'));
       writeFileAtomic(this.snapshotFile, JSON.stringify(Object.fromEntries(usage)), { fsync: false });
       moved = false;
       rmSync(folding, { force: true });
@@ -160,7 +167,7 @@ export class UsageStore {
       // The lines go back to the log for the next fold (usage is advisory: never fail a read for it).
       if (moved) {
         try {
-          appendFileSync(this.logFile, readFileSync(folding));
+          appendNoFollow(this.logFile, readNoFollow(folding));
           rmSync(folding, { force: true });
         } catch {
           /* left in the folding file */

@@ -4,68 +4,102 @@
  * Every path this tool reads or writes is built here from validated names, and checked to stay
  * inside the workspace root, also after following symlinks.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync as realpathJs, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync as realpathJs } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
+import { MemoryError, NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
-import { shown } from '../core/redact.js';
-import { LOCAL_DIR, MEMORY_DIR } from './root.js';
+import { showable, shown } from '../core/redact.js';
+import { LEGACY_PROJECT_PATTERN, RESERVED_PROJECT_NAMES, newProjectProblem } from '../core/names.js';
+import { lazy } from '../lazy.js';
+import { MEMORY_DIR } from './root.js';
+import { checkStateFolder, LEGACY_LOCAL_DIR, readNoFollow, stateDirOf, type StateDirs } from './state-dir.js';
 
-export { findRoot, LOCAL_DIR, MEMORY_DIR } from './root.js';
+export { findRoot, MEMORY_DIR } from './root.js';
+
+const legacyState = lazy<typeof import('./legacy-state.js')>('./store/legacy-state.js');
 
 // One realpath(3) call, not a JS walk with an lstat per path component (writes check every path).
 const realpathSync = realpathJs.native;
 
 export const CONTEXT_DIR = 'ai-context';
 export const GLOBAL_PROJECT = 'global';
-/** Folder and file names inside ai-memory/ that are not projects (Req 20.3 exports, our own files). */
-const RESERVED_PROJECT_NAMES = new Set(['entries', 'memory.jsonl']);
-const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function checkProjectName(name: string): void {
+/**
+ * Checks a project name before any path, commit message or output is built from it: a plain
+ * folder name; a new project's a lower-case slug, no Windows device name, no secret
+ * (`newProjectProblem`); a folder already there (`exists`) keeps working whatever its case.
+ */
+export function checkProjectName(name: string, exists?: (name: string) => boolean): void {
   if (typeof name !== 'string' || name === '') throw new UsageError('project name is required');
-  if (name.includes('\0')) throw new UnsafePathError('project name must not contain a NUL byte', 'project');
-  if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
-    throw new UnsafePathError(`project name ${shown(name)} must be a plain folder name (no "/", "\\" or "..")`, 'project');
+  if (name.includes('\0') || name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
+    throw new UnsafePathError(`project name ${shown(name)} must be a plain folder name (no "/", "\\", ".." or NUL)`, 'project');
   }
-  if (!PROJECT_PATTERN.test(name)) {
-    throw new UsageError(`project name ${shown(name)} must start with a letter or digit and use only letters, digits, ".", "_" or "-" (at most 64)`);
-  }
-  if (RESERVED_PROJECT_NAMES.has(name)) throw new UsageError(`project name ${shown(name)} is reserved`);
+  if (LEGACY_PROJECT_PATTERN.test(name) && !RESERVED_PROJECT_NAMES.has(name) && exists?.(name)) return;
+  const problem = newProjectProblem(name);
+  if (problem) throw new UsageError(`${showable(name) ? `project name ${JSON.stringify(name)}` : 'the project name given'} ${problem}`);
 }
 
+/**
+ * Checks a memory id before a path or a message is built from it: a ULID, or an id an earlier
+ * version imported (it may still name a stored entry). Anything else is refused without being
+ * repeated.
+ */
 export function checkId(id: string, field = 'id'): void {
-  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
-    if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
-      throw new UnsafePathError(`${field} ${shown(id)} is not a memory id (it looks like a path)`, field);
-    }
-    throw new UsageError(`${field} ${shown(id)} is not a memory id (letters, digits, "_" or "-", at most 64)`);
+  if (typeof id === 'string' && ID_PATTERN.test(id)) return;
+  if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
+    throw new UnsafePathError('is not a memory id (it looks like a path)', field);
   }
+  throw new UsageError(`${field} is not a memory id (a ULID such as 01J9ZQ4V6M3XK8T2R5N7B1C0DE)`);
+}
+
+/** The refusal of a committed path that is a link (or not what it must be): never followed out of the repository. */
+export function linkRefused(rel: string, what: string, notLink = false): UnsafePathError {
+  return new UnsafePathError(
+    notLink
+      ? `${rel} is not a ${what}; bass-agents will not read it`
+      : `${rel} is a symbolic link; bass-agents does not follow links in ${MEMORY_DIR}/ (one could point out of the repository): replace it with the ${what} itself`,
+    rel,
+  );
 }
 
 export class Workspace {
   readonly root: string;
   private realRoot: string;
 
-  constructor(root: string) {
+  /** Where local state lives (see state-dir.ts): never in the work tree. */
+  readonly state: StateDirs;
+
+  constructor(root: string, env: NodeJS.ProcessEnv = process.env) {
     this.root = resolve(root);
     this.realRoot = realpathSync(this.root);
-    // Local state (caches, logs, locks outside git) must stay inside the workspace: a
-    // `.bass-agents` that is a symlink (a cloned repository can ship one) would send it elsewhere.
-    const local = lstatSync(join(this.root, LOCAL_DIR), { throwIfNoEntry: false });
-    if (local && !local.isDirectory()) {
+    this.state = stateDirOf(this.root, env);
+    // Memory is read from the repository itself: an ai-memory that is a link could point anywhere.
+    if (lstatSync(this.memoryDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new UnsafePathError(
-        `${join(this.root, LOCAL_DIR)} is ${local.isSymbolicLink() ? 'a symlink' : 'not a folder'}; bass-agents keeps its local state there and will not follow it: remove it`,
-        LOCAL_DIR,
+        `${MEMORY_DIR} is a symbolic link; bass-agents reads and writes memory only in a real ${MEMORY_DIR}/ folder of the repository: replace it with the folder`,
+        MEMORY_DIR,
       );
+    }
+    // Earlier versions kept local state in the work tree: moved out once, or left alone (legacy-state.ts).
+    if (lstatSync(join(this.root, LEGACY_LOCAL_DIR), { throwIfNoEntry: false })) {
+      try {
+        legacyState().settleLegacyState(this);
+      } catch (err) {
+        if (err instanceof MemoryError) throw err; // our own state folder failed its check
+        process.stderr.write(`note: could not move the local state of an earlier version out of ${LEGACY_LOCAL_DIR}/: ${(err as Error).message}\n`);
+      }
     }
   }
 
   get memoryDir(): string {
     return join(this.root, MEMORY_DIR);
   }
+  /** The workspace's local state folder (see state-dir.ts); use `local()` to read or write in it. */
   get localDir(): string {
-    return join(this.root, LOCAL_DIR);
+    return this.state.dir;
+  }
+  /** Local state shared by every work tree of the repository (`<git common dir>/bass-agents/shared`). */
+  get sharedLocalDir(): string {
+    return this.state.shared;
   }
   get contextDir(): string {
     return join(this.root, CONTEXT_DIR);
@@ -74,6 +108,12 @@ export class Workspace {
   /** Path relative to the root with "/" separators (what git and messages use). */
   rel(abs: string): string {
     return relative(this.root, abs).split(sep).join('/');
+  }
+
+  /** A path as messages show it: relative to the root when inside it (local state usually is not). */
+  shownPath(abs: string): string {
+    const r = relative(this.root, abs);
+    return r.startsWith('..') || isAbsolute(r) ? abs : r.split(sep).join('/');
   }
 
   /**
@@ -149,27 +189,53 @@ export class Workspace {
   private localReady = false;
 
   /**
-   * Makes `.bass-agents/` (with a `.gitignore` of `*`, so it ignores itself without touching the
-   * user's .gitignore) when this folder holds memory; false when it does not (no `ai-memory/`):
-   * caches, logs and usage are then not written, so a read in a folder that is not a workspace
-   * leaves nothing behind.
+   * Makes the local state folder when this folder holds memory; false when it does not (no
+   * `ai-memory/`): caches, logs and usage are then not written, so a read in a folder that is not
+   * a workspace leaves nothing behind. Checks it either way (see state-dir.ts).
    */
   ensureLocal(opts: { force?: boolean } = {}): boolean {
     if (this.localReady) return true;
     if (!opts.force && !existsSync(this.memoryDir)) return false;
-    mkdirSync(this.localDir, { recursive: true });
-    const gi = join(this.localDir, '.gitignore');
-    if (!existsSync(gi)) writeFileSync(gi, '# local state of bass-agents memory: never committed\n*\n');
+    this.checkLocal(true);
     this.localReady = true;
     return true;
   }
 
+  /**
+   * `<local state>/<sub>`, checked the first time this process uses it (a real folder of this
+   * user's, holding no link: the whole state folder is checked then), made when `make`.
+   */
+  local(sub: string, make = false): string {
+    const dir = join(this.state.dir, sub);
+    if (this.checkLocal(make)) checkStateFolder(this.state.base, dir, { make, mode: this.stateMode });
+    return dir;
+  }
+
+  /** A folder of the local state shared by the repository's work trees, checked and made as `local` does. */
+  sharedLocal(sub: string, make = false): string {
+    const dir = join(this.state.shared, sub);
+    checkStateFolder(this.state.sharedBase, dir, { make, mode: this.stateMode });
+    return dir;
+  }
+
+  /** In the git dir, folders take the repository's own modes; in the user's state folder, 0700. */
+  private get stateMode(): number {
+    return this.state.gitDir ? 0o777 : 0o700;
+  }
+
+  private checkLocal(make: boolean): boolean {
+    return checkStateFolder(this.state.base, this.state.dir, { make, mode: this.stateMode, deep: true });
+  }
+
   projectDir(project: string): string {
-    checkProjectName(project);
-    return this.assertInside(join(this.memoryDir, project), 'project');
+    checkProjectName(project, this.hasProjectFolder);
+    const dir = this.assertInside(join(this.memoryDir, project), 'project');
+    if (lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink()) throw linkRefused(`${MEMORY_DIR}/${project}`, 'project folder');
+    return dir;
   }
 
   sectionDir(project: string, section: Section): string {
+    if (!SECTIONS.includes(section)) throw new UsageError(`section must be one of: ${SECTIONS.join(', ')}`);
     return this.assertInside(join(this.projectDir(project), section), 'section');
   }
 
@@ -186,17 +252,37 @@ export class Workspace {
     return existsSync(this.configPath(project));
   }
 
-  /** Project folders under ai-memory/ (with or without config.yaml), sorted. */
+  /** Whether ai-memory/ holds a folder of this (already checked to be plain) name. */
+  private readonly hasProjectFolder = (name: string): boolean => existsSync(join(this.memoryDir, name));
+
+  /** Project folders under ai-memory/ (with or without config.yaml), sorted; links to folders are in `linkedProjects`, never read. */
   listProjects(): string[] {
     if (!existsSync(this.memoryDir)) return [];
     const out: string[] = [];
+    const linked: string[] = [];
     for (const d of readdirSync(this.memoryDir, { withFileTypes: true })) {
-      if (!PROJECT_PATTERN.test(d.name) || RESERVED_PROJECT_NAMES.has(d.name)) continue;
-      const full = join(this.memoryDir, d.name);
-      const isDir = d.isDirectory() || (d.isSymbolicLink() && statSync(full, { throwIfNoEntry: false })?.isDirectory());
-      if (isDir) out.push(d.name);
+      if (!LEGACY_PROJECT_PATTERN.test(d.name) || RESERVED_PROJECT_NAMES.has(d.name)) continue;
+      if (d.isDirectory()) out.push(d.name);
+      else if (d.isSymbolicLink()) linked.push(d.name);
     }
+    this.linkedProjects = linked.sort();
     return out.sort();
+  }
+
+  /** Names under ai-memory/ that would be projects but are links (as of the last `listProjects`): reported, never followed. */
+  linkedProjects: string[] = [];
+
+  /**
+   * A committed file under ai-memory/ (`.gitattributes`, `.default`), or undefined when there is
+   * none. One that is a link, or not a regular file, is refused naming it: it could point out of
+   * the repository (a token file), and what is read here is cached and committed.
+   */
+  readMemoryFile(abs: string): string | undefined {
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (!st) return undefined;
+    if (!st.isFile()) throw linkRefused(this.rel(abs), st.isSymbolicLink() ? 'file' : 'regular file', !st.isSymbolicLink());
+    this.assertMemoryPath(abs);
+    return readNoFollow(abs, 'utf8');
   }
 
   /**
@@ -206,7 +292,7 @@ export class Workspace {
   resolveProject(explicit?: string, env: NodeJS.ProcessEnv = process.env, opts: { mustExist?: boolean } = {}): string {
     const chosen = explicit || env.BASS_AGENTS_PROJECT || undefined;
     if (chosen) {
-      checkProjectName(chosen);
+      checkProjectName(chosen, this.hasProjectFolder);
       if (opts.mustExist && !existsSync(join(this.memoryDir, chosen))) {
         throw new NotFoundError(
           `project ${shown(chosen)} does not exist under ${MEMORY_DIR}/ (run: bass-agents memory init ${shown(chosen).startsWith('"') ? chosen : '<project>'})`,
@@ -217,13 +303,10 @@ export class Workspace {
     const projects = this.listProjects();
     const local = projects.filter((p) => p !== GLOBAL_PROJECT);
     if (local.length === 1) return local[0];
-    const defaultFile = join(this.memoryDir, '.default');
-    if (existsSync(defaultFile)) {
-      const name = readFileSync(defaultFile, 'utf8').trim();
-      if (name) {
-        checkProjectName(name);
-        return name;
-      }
+    const name = this.readMemoryFile(join(this.memoryDir, '.default'))?.trim();
+    if (name) {
+      checkProjectName(name, this.hasProjectFolder);
+      return name;
     }
     if (local.length === 0 && projects.length === 1) return projects[0];
     if (projects.length === 0) {

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
-import { cli, cliAsync, git, gitdir } from '../helpers/repo.js';
+import { cli, cliAsync, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -39,9 +39,9 @@ describe('cold reads with git', () => {
       .sort();
     expect(ids).toHaveLength(3);
     const file = (id: string): string => join(dir, 'ai-memory/demo/decisions', `${id}.json`);
-    const cacheDir = join(dir, '.bass-agents/cache');
+    const cacheDir = join(stateDir(dir), 'cache');
     // The cache (its base and delta) knows the blob each file's row was read from.
-    const cached = new CatalogCache({ localDir: join(dir, '.bass-agents') }).load()!;
+    const cached = new CatalogCache({ localDir: stateDir(dir) }).load()!;
     expect(cached.paths).toHaveLength(3);
     const paths = [0, 1, 2].map((i) => cached.paths.get(i));
     expect(paths.map((_, i) => blobAt(cached, i))).toEqual(paths.map((f) => git(dir, 'hash-object', f).trim()));
@@ -107,13 +107,13 @@ describe('cold reads with git', () => {
     expect(synced.stderr).toMatch(
       /index: snapshot loaded \(\+1 ~1 -1\), only the postings this text reaches, synced by the 4 files changed since it was saved/,
     );
-    rmSync(join(dir, '.bass-agents/cache/index.bin'));
+    rmSync(join(stateDir(dir), 'cache/index.bin'));
     const rebuilt = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(rebuilt.stderr).toContain('index: built');
     expect(ranked(synced)).toEqual(ranked(rebuilt));
     // The catalog cache rebuilt (another base, the same entries): one query compares the stamps,
     // finds nothing to sync and notes it; the next is current again.
-    rmSync(join(dir, '.bass-agents/cache/catalog.bin'));
+    rmSync(join(stateDir(dir), 'cache/catalog.bin'));
     const rebuiltCache = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(rebuiltCache.stderr).toContain('snapshot loaded (+0 ~0 -0)');
     expect(rebuiltCache.stderr).not.toContain('built from exactly these entries');
@@ -123,7 +123,7 @@ describe('cold reads with git', () => {
     expect(ranked(again)).toEqual(ranked(rebuilt));
     // Rebuilt again, and an entry more: the stamps show one to add, and as the next query would
     // have to compare them all again, this one brings the whole snapshot up to date and saves it.
-    rmSync(join(dir, '.bass-agents/cache/catalog.bin'));
+    rmSync(join(stateDir(dir), 'cache/catalog.bin'));
     expect(cli(dir, ['create', 'demo', '--file', '-'], { env, input: JSON.stringify(entry(5)) }).code).toBe(0);
     const saved = cli(dir, ['query', 'cold read', '--project', 'demo', '--json', '--debug'], { env });
     expect(saved.stderr).toContain('index: snapshot loaded (+1 ~0 -0)');

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, testdir, stateDir } from '../helpers/repo.js';
 
 const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BASS_AGENTS_AGENT: 'tester' });
 const NOW = '2026-02-01T10:00:00Z';
@@ -66,7 +66,7 @@ describe('compact', () => {
     const p = cli(dir, ['compact', 'demo', '--json'], { env: at(NOW) });
     expect(p.code, p.stderr).toBe(0);
     const plan = p.json();
-    expect(plan.path).toMatch(/^\.bass-agents\/plans\/compact-demo-.*\.json$/);
+    expect(plan.path).toMatch(/^\.git\/bass-agents\/plans\/compact-demo-.*\.json$/);
     expect(plan.groups).toEqual([
       expect.objectContaining({ action: 'merge', members: [expect.objectContaining({ id: a }), expect.objectContaining({ id: b })] }),
     ]);
@@ -103,7 +103,7 @@ describe('compact: a review group can be accepted', () => {
       input: JSON.stringify(pair.map((summary) => ({ operation: 'create', entry: entry({ summary, content: summary, subject: 'billing.retry' }) }))),
     });
     expect(r0.json().applied).toHaveLength(2);
-    const planFile = join(dir, '.bass-agents', 'plans', 'review.json');
+    const planFile = join(stateDir(dir), 'plans', 'review.json');
     expect(cli(dir, ['compact', 'demo', '--plan', planFile], { env: at(NOW) }).code).toBe(0);
     const plan = JSON.parse(readFileSync(planFile, 'utf8'));
     expect(plan.groups).toEqual([expect.objectContaining({ action: 'review', result: expect.objectContaining({ subject: 'billing.retry' }) })]);
@@ -142,7 +142,7 @@ describe('short-term memory (004)', () => {
     expect(cli(dir, ['query', 'lunch', '--session', 's1', '--json'], { env: at('2026-02-01T10:10:00Z') }).json()).toHaveLength(1);
     // 45 minutes later the 30-minute one is gone (and cleaned from the session file).
     expect(cli(dir, ['query', 'lunch', '--session', 's1', '--json'], { env: at('2026-02-01T10:45:00Z') }).json()).toEqual([]);
-    expect(readFileSync(join(dir, '.bass-agents/sessions/s1.json'), 'utf8')).not.toContain('lunch');
+    expect(readFileSync(join(stateDir(dir), 'sessions/s1.json'), 'utf8')).not.toContain('lunch');
 
     const end = cli(dir, ['session', 'end', 's1', '--json'], { env: at('2026-02-01T11:00:00Z') });
     expect(end.code, end.stderr).toBe(0);

@@ -4,7 +4,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BASS_AGENTS_AGENT: 'tester' });
 const DAY0 = '2026-01-01T00:00:00Z';
@@ -142,7 +142,7 @@ describe('reinforcement, promotion, links', () => {
     expect(rel[0]).toMatchObject({ id: b, meta: { relation: 'linked' } });
     expect(rel[1]).toMatchObject({ id: c, meta: { relation: 'similar' } });
     expect(cli(dir, ['link', a, a], { env: at(DAY0) }).code).toBe(2);
-    expect(readFileSync(join(dir, '.bass-agents/logs/operations.jsonl'), 'utf8')).toContain('"type":"owned-by"');
+    expect(readFileSync(join(stateDir(dir), 'logs/operations.jsonl'), 'utf8')).toContain('"type":"owned-by"');
   });
 
   it('a confidence label never claims more than the entry states, however often it is read', () => {

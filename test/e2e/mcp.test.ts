@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 async function connect(dir: string, args: string[] = []): Promise<Client> {
   const transport = new StdioClientTransport({
@@ -325,7 +325,7 @@ describe('memory mcp', () => {
     const fs = await import('node:fs');
     const path = await import('node:path');
     const lines = fs
-      .readFileSync(path.join(dir, '.bass-agents/state/retrievals.jsonl'), 'utf8')
+      .readFileSync(path.join(stateDir(dir), 'state/retrievals.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { k: string[] });

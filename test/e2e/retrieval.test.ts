@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
 
 const NOW = '2026-06-15T00:00:00Z';
 const env = { BASS_AGENTS_NOW: NOW };
@@ -216,15 +216,18 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     expect(second.stderr).toMatch(/index: snapshot loaded \(\+0 ~0 -0\)/);
     seed(dir, [entry({ summary: 'gamma alpha' })]);
     expect(cli(dir, ['query', 'alpha', '--debug'], { env }).stderr).toMatch(/snapshot loaded \(\+1 ~0 -0\)/);
-    writeFileSync(join(dir, '.bass-agents/cache/index.bin'), '{ not json');
+    writeFileSync(join(stateDir(dir), 'cache/index.bin'), '{ not json');
     const rebuilt = cli(dir, ['query', 'alpha', '--json', '--debug'], { env });
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.json()).toHaveLength(2);
     expect(rebuilt.stderr).toMatch(/index: built/);
-    const log = readFileSync(join(dir, '.bass-agents/logs/queries.jsonl'), 'utf8').trim().split('\n');
+    const log = readFileSync(join(stateDir(dir), 'logs/queries.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(log.length).toBeGreaterThanOrEqual(4);
-    expect(JSON.parse(log[0])).toMatchObject({ text: 'alpha', result_count: 1 });
-    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/\.bass-agents/);
+    expect(JSON.parse(log[0])).toMatchObject({ text_hash: expect.stringMatching(/^[0-9a-f]{16}$/), result_count: 1 });
+    expect(log.join('\n')).not.toContain('alpha'); // no query text unless the config asks (logging.query_text)
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/bass-agents|queries/);
   });
 
   it('a hand-broken entry file is reported with its path and skipped', () => {

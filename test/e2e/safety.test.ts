@@ -3,10 +3,11 @@
  * project names, ids, sections, import/export paths, evidence paths; `..`, absolute paths, NUL,
  * symlinks, Windows separators.
  */
-import { mkdirSync, symlinkSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, stateDir, testdir } from '../helpers/repo.js';
 
 describe('memory doctor', () => {
   it('is clean on a healthy workspace and reports each kind of problem with its file', () => {
@@ -117,5 +118,222 @@ describe('paths stay inside the workspace', () => {
     const list = cli(dir, ['list', '--json']);
     expect(list.code).toBe(0);
     expect(list.stderr).toMatch(/LINKED\.json.*symbolic link/);
+  });
+});
+
+/** Every path under `dir` with what it is: a file's bytes (as hex digest), a link's target, a folder. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isSymbolicLink()) out[p] = `link ${readlinkSync(p)}`;
+      else if (e.isDirectory()) {
+        out[p] = 'dir';
+        walk(p);
+      } else out[p] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+describe('local state where no clone can plant it', () => {
+  it('a clone that commits .bass-agents/ links: nothing is written through them, nothing outside the workspace and the git dir', () => {
+    const outside = testdir(); // a sibling of the workspace: the victim's files
+    const home = join(outside, 'home');
+    mkdirSync(home);
+    writeFileSync(join(home, '.bashrc'), 'export PS1=victim\n');
+    mkdirSync(join(outside, 'elsewhere'));
+    const origin = gitdir();
+    mkdirSync(join(origin, '.bass-agents/logs'), { recursive: true });
+    symlinkSync(join(home, '.bashrc'), join(origin, '.bass-agents/logs/queries.jsonl'));
+    symlinkSync(join(outside, 'elsewhere'), join(origin, '.bass-agents/cache'));
+    symlinkSync(join(outside, 'made-by-a-dangling-link'), join(origin, '.bass-agents/.gitignore'));
+    git(origin, 'add', '-f', '.bass-agents');
+    git(origin, 'commit', '-qm', 'ship links');
+    const clones = testdir();
+    // A path too long for the daemon's socket in the git dir: it goes to the private runtime folder.
+    git(clones, 'clone', '-q', origin, 'c'.repeat(70));
+    const dir = join(clones, 'c'.repeat(70));
+    const runtime = testdir();
+    git(dir, 'config', 'user.name', 'Cloner');
+    git(dir, 'config', 'user.email', 'c@example.com');
+    const before = { outside: snapshot(outside), clones: snapshot(clones) };
+    const env = { HOME: home, XDG_STATE_HOME: join(home, '.local/state'), XDG_RUNTIME_DIR: runtime, BASS_AGENTS_AGENT: 'tester' };
+    const run = (args: string[], input?: string): ReturnType<typeof cli> => {
+      const r = cli(dir, args, { env, input });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      return r;
+    };
+    expect(run(['init', 'demo']).stderr).toMatch(/\.bass-agents\/ is tracked by git/);
+    run(['create', 'demo', '--file', '-'], JSON.stringify(entry()));
+    expect(run(['query', 'invoices $(touch pwned) nightly', '--tags', 'billing', '--subject', 'billing.invoices']).stderr).not.toMatch(/\.bass-agents/); // said once
+    run(['daemon', 'start']);
+    try {
+      expect(run(['daemon', 'status', '--json']).json().socket).toMatch(new RegExp(`^${runtime}/bass-agents/[0-9a-f]{24}\\.sock$`));
+      expect(run(['query', 'invoices nightly']).stdout).toMatch(/Invoices are generated nightly/);
+    } finally {
+      run(['daemon', 'stop']);
+    }
+    // The thin client found the daemon at that socket and had it run the query.
+    expect(readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')).toMatch(/"event":"cli_run","command":"query"/);
+    expect(snapshot(outside)).toEqual(before.outside);
+    // In the clone's folder, only the workspace changed: the .git dir and ai-memory/.
+    const after = snapshot(clones);
+    const added = Object.keys(after).filter((p) => !(p in before.clones));
+    expect(added.filter((p) => !p.startsWith(join(dir, '.git')) && !p.startsWith(join(dir, 'ai-memory')))).toEqual([]);
+    for (const p of Object.keys(before.clones).filter((p) => p.includes('.bass-agents'))) expect(after[p], p).toBe(before.clones[p]);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    // The query log is in the git dir, without the query's text or filter values.
+    const log = readFileSync(join(stateDir(dir), 'logs/queries.jsonl'), 'utf8');
+    expect(log).toMatch(/"text_hash":"[0-9a-f]{16}"/);
+    expect(log).not.toMatch(/invoices|pwned|billing/);
+  });
+
+  it('refuses a link planted inside the state folder, and a committed config.yaml that is a link out of the repository', () => {
+    const outside = testdir();
+    writeFileSync(join(outside, 'hosts.yml'), 'github.com:\n  oauth_token: gho_16C7e42F292c6912E7710c838347Ae178B4a\n');
+    const dir = gitdir();
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry()) }).code).toBe(0);
+    const queries = join(stateDir(dir), 'logs/queries.jsonl');
+    rmSync(queries, { force: true });
+    symlinkSync(join(outside, 'hosts.yml'), queries);
+    const q = cli(dir, ['query', 'invoices']);
+    expect(q.code).toBe(1);
+    expect(q.stderr).toContain(`${queries} is a symbolic link`);
+    rmSync(queries);
+
+    rmSync(join(dir, 'ai-memory/demo/config.yaml'));
+    symlinkSync(join(outside, 'hosts.yml'), join(dir, 'ai-memory/demo/config.yaml'));
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'config as a link');
+    const shown: string[] = [];
+    for (const args of [
+      ['query', 'invoices'],
+      ['create', 'demo', '--file', '-'],
+    ]) {
+      const r = cli(dir, args, { input: JSON.stringify(entry({ summary: 'another' })) });
+      expect(r.code, args[0]).toBe(1);
+      expect(r.stderr, args[0]).toMatch(/demo\/config\.yaml.* symbolic link/);
+      shown.push(r.stdout, r.stderr);
+    }
+    expect(readFileSync(join(outside, 'hosts.yml'), 'utf8')).toContain('gho_16C7e42F292c6912E7710c838347Ae178B4a');
+    const files = Object.entries(snapshot(stateDir(dir))).filter(([, what]) => what !== 'dir');
+    expect([...shown, ...files.map(([p]) => readFileSync(p, 'latin1'))].join('\n')).not.toContain('gho_16C7e');
+  });
+
+  it("moves a user's own ignored .bass-agents/ once (sessions, usage, logs; caches dropped, query text left behind)", () => {
+    const dir = gitdir({ '.gitignore': '.bass-agents/\n' });
+    const old = join(dir, '.bass-agents');
+    mkdirSync(join(old, 'sessions'), { recursive: true });
+    mkdirSync(join(old, 'state'));
+    mkdirSync(join(old, 'logs'));
+    mkdirSync(join(old, 'cache'));
+    writeFileSync(join(old, 'sessions/s1.json'), '[]\n');
+    writeFileSync(join(old, 'state/usage.json'), '{"demo/X":{"retrievals":3,"last_accessed_at":"2026-01-01T00:00:00.000Z"}}');
+    writeFileSync(
+      join(old, 'logs/queries.jsonl'),
+      '{"time":"2026-01-01T00:00:00.000Z","text":"where is the ledger secret","subject":"ops.secret","scope":null,"projects":null,"filters":{},"result_count":0,"execution_ms":1}\n',
+    );
+    writeFileSync(join(old, 'cache/catalog.bin'), 'planted');
+    mkdirSync(join(dir, 'ai-memory/demo'), { recursive: true });
+    const r = cli(dir, ['list']);
+    expect(r.stderr).toMatch(/moved the local state of an earlier version/);
+    expect(existsSync(old)).toBe(false);
+    const state = stateDir(dir);
+    expect(readFileSync(join(state, 'sessions/s1.json'), 'utf8')).toBe('[]\n');
+    expect(JSON.parse(readFileSync(join(state, 'state/usage.json'), 'utf8'))['demo/X'].retrievals).toBe(3);
+    expect(readFileSync(join(state, 'logs/queries.jsonl'), 'utf8')).not.toMatch(/ledger|ops\.secret/);
+    expect(existsSync(join(state, 'cache/catalog.bin')) && readFileSync(join(state, 'cache/catalog.bin'), 'latin1')).not.toBe('planted');
+    expect(cli(dir, ['list']).stderr).not.toMatch(/earlier version/);
+  });
+
+  it('outside git, state lives under $XDG_STATE_HOME; the query log keeps query text only when the config asks', () => {
+    const dir = testdir();
+    const stateHome = join(testdir(), 'state');
+    const env = { XDG_STATE_HOME: stateHome };
+    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    expect(cli(dir, ['query', 'nightly invoices', '--subject', 'billing.invoices'], { env }).code).toBe(0);
+    const [key] = readdirSync(join(stateHome, 'bass-agents'));
+    expect(key).toMatch(new RegExp(`^${basename(dir)}-[0-9a-f]{12}$`));
+    const log = (): string => readFileSync(join(stateHome, 'bass-agents', key, 'logs/queries.jsonl'), 'utf8');
+    expect(log()).not.toMatch(/nightly|billing/);
+    expect(readdirSync(dir)).toEqual(['ai-memory']);
+    writeFileSync(join(dir, 'ai-memory/demo/config.yaml'), `${readFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'utf8')}logging:\n  query_text: true\n`);
+    expect(cli(dir, ['query', 'nightly invoices', '--subject', 'billing.invoices'], { env }).code).toBe(0);
+    const kept = JSON.parse(log().trim().split('\n').pop()!);
+    expect(kept).toMatchObject({ text: 'nightly invoices', subject: 'billing.invoices' });
+    // The subject kept as typed is named; the other, which no entry has, is not.
+    expect(cli(dir, ['stats', '--json'], { env }).json().most_queried_subjects).toEqual(
+      expect.arrayContaining([
+        { subject: 'billing.invoices', count: 1 },
+        { subject: '(text not kept)', count: 1 },
+      ]),
+    );
+  });
+});
+
+describe('names, earlier ids, and files that cannot be read', () => {
+  it('refuses Windows device names; keeps project folders and ids of earlier versions working; never removes or writes over what it cannot read', () => {
+    const dir = gitdir();
+    const env = { BASS_AGENTS_NO_DAEMON: '1' };
+    for (const name of ['CON', 'nul', 'Com1.txt']) {
+      const r = cli(dir, ['init', name], { env });
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toMatch(/device name on Windows/);
+    }
+    // An earlier version's project folder (capitals) and an imported id that is not a ULID.
+    const legacy = {
+      ...entry({ summary: 'Kept from an earlier version.' }),
+      id: 'legacy-note-1',
+      status: 'active',
+      superseded_by: null,
+      related_entries: [],
+      valid_from: null,
+      valid_to: null,
+      created_by: 'someone',
+      created_at: '2025-01-01T00:00:00.000Z',
+      updated_at: '2025-01-01T00:00:00.000Z',
+    };
+    mkdirSync(join(dir, 'ai-memory/Legacy/decisions'), { recursive: true });
+    writeFileSync(join(dir, 'ai-memory/Legacy/decisions/legacy-note-1.json'), JSON.stringify(legacy, null, 2));
+    expect(cli(dir, ['show', 'legacy-note-1', '--json'], { env }).json().summary).toBe('Kept from an earlier version.');
+    expect(cli(dir, ['create', 'Legacy', '--file', '-'], { env, input: JSON.stringify(entry({ summary: 'Still writable.' })) }).code).toBe(0);
+    const imported = cli(dir, ['import', 'Legacy', '-'], { env, input: JSON.stringify([{ ...legacy, id: 'legacy-note-2', summary: 'Another.' }]) });
+    expect(imported.code).toBe(1);
+    expect(imported.stderr).toMatch(/\[0\]\.id: is not a memory id \(a ULID\); --reassign-ids/);
+
+    // A project whose files cannot all be read: conflict markers, a field of a newer version, an unknown file.
+    expect(cli(dir, ['init', 'gone'], { env }).code).toBe(0);
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const stored = { ...legacy, id: '01JAAAAAAAAAAAAAAAAAAAAAAE', summary: 'From the future.' };
+    const files = {
+      'ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAE.json': JSON.stringify({ ...stored, confidence_model: 'v9' }),
+      'ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAF.json': `<<<<<<< HEAD\n${JSON.stringify({ ...stored, id: '01JAAAAAAAAAAAAAAAAAAAAAAF' })}\n=======\n{}\n>>>>>>> theirs\n`,
+      'ai-memory/gone/notes.txt': 'mine\n',
+    };
+    mkdirSync(join(dir, 'ai-memory/gone/decisions'));
+    for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+    const r = cli(dir, ['remove-project', 'gone'], { env });
+    expect(r.code).toBe(1);
+    for (const f of Object.keys(files)) expect(r.stderr).toContain(f);
+    expect(r.stderr).toMatch(/nothing was removed/);
+    for (const [f, text] of Object.entries(files)) expect(readFileSync(join(dir, f), 'utf8')).toBe(text);
+    expect(existsSync(join(dir, 'ai-memory/gone/config.yaml'))).toBe(true);
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    // An import over an id whose file cannot be read leaves the file alone.
+    const over = cli(dir, ['import', 'gone', '-', '--on-conflict', 'overwrite', '--json'], { env, input: JSON.stringify([stored]) });
+    expect(over.json().skipped[0].errors[0].message).toMatch(/cannot be read/);
+    expect(readFileSync(join(dir, Object.keys(files)[0]), 'utf8')).toBe(Object.values(files)[0]);
+    // doctor names each of them, and the earlier id.
+    const problems = cli(dir, ['doctor', '--json'], { env }).json().problems as { check: string; file: string }[];
+    expect(problems.map((p) => `${p.check} ${p.file}`)).toEqual(
+      expect.arrayContaining([
+        'ids ai-memory/Legacy/decisions/legacy-note-1.json',
+        'conflict ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAF.json',
+        'entry file ai-memory/gone/decisions/01JAAAAAAAAAAAAAAAAAAAAAAE.json',
+      ]),
+    );
   });
 });

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester' };
 const SECRET = 'sk_live_9fJ2kL7mN4pQ8rS1tU6vW3xY';
@@ -26,7 +26,7 @@ describe('secrets', () => {
     expect(r.stderr).toMatch(/content: contains what looks like a secret \(rule stripe-key, line 1, column 14\)/);
     expect(r.stderr + r.stdout).not.toContain(SECRET);
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(before);
-    const audit = readFileSync(join(dir, '.bass-agents/logs/audit.log'), 'utf8')
+    const audit = readFileSync(join(stateDir(dir), 'logs/audit.log'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
+import { stateDirOf } from '../../src/store/state-dir.js';
 
 export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/bass-agents.cjs');
 
@@ -106,4 +107,9 @@ export function entry(over: Record<string, unknown> = {}): Record<string, unknow
     evidence: [{ type: 'code', uri: 'src/billing/cron.ts#L10-L40', note: 'the scheduler' }],
     ...over,
   };
+}
+
+/** The local state folder of the workspace at `dir` (`<git dir>/bass-agents`, or under $XDG_STATE_HOME outside git). */
+export function stateDir(dir: string): string {
+  return stateDirOf(dir).dir;
 }

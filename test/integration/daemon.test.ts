@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
-import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -42,13 +42,13 @@ function startDaemon(dir: string, args: string[] = [], env: Record<string, strin
 
 const status = (dir: string): Record<string, any> | undefined => {
   try {
-    return JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/status.json'), 'utf8'));
+    return JSON.parse(readFileSync(join(stateDir(dir), 'daemon/status.json'), 'utf8'));
   } catch {
     return undefined;
   }
 };
 const ready = (dir: string, pid: number): Promise<unknown> =>
-  until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(dir, '.bass-agents/daemon/daemon.sock')));
+  until('daemon ready', () => status(dir)?.pid === pid && !status(dir)?.stopped_at && existsSync(join(stateDir(dir), 'daemon/daemon.sock')));
 const debugQuery = (dir: string, text: string): { via: boolean; ids: string[] } => {
   const r = cli(dir, ['query', text, '--json', '--debug']);
   expect(r.code, r.stderr).toBe(0);
@@ -118,10 +118,10 @@ describe('memory daemon', () => {
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
     expect(status(dir)?.stopped_at).toBeTruthy();
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(false);
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.sock'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).jobs.decay.runs).toBeGreaterThan(0);
-    expect(readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')).toContain('"event":"stopped"');
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.pid'))).toBe(false);
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.sock'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8')).jobs.decay.runs).toBeGreaterThan(0);
+    expect(readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')).toContain('"event":"stopped"');
     // Without the daemon the CLI answers directly.
     expect(debugQuery(dir, 'ledger')).toMatchObject({ via: false });
   });
@@ -145,19 +145,19 @@ describe('memory daemon', () => {
         .json()
         .map((h: { summary: string }) => h.summary),
     ).toEqual(['a passing remark about the build']);
-    const state = JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8'));
+    const state = JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8'));
     expect(state.decay_projects.demo).toBeTruthy();
 
     a.child.kill('SIGKILL');
     await a.exit;
-    expect(existsSync(join(dir, '.bass-agents/daemon/daemon.pid'))).toBe(true); // left behind...
+    expect(existsSync(join(stateDir(dir), 'daemon/daemon.pid'))).toBe(true); // left behind...
     expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // ...but a dead daemon is ignored
     const b = startDaemon(dir);
     await ready(dir, b.child.pid!); // ...and does not block a new one
     expect(debugQuery(dir, 'Tuesdays')).toMatchObject({ via: true });
     // The job state survived: the finished decay run is not repeated within its interval.
-    expect(JSON.parse(readFileSync(join(dir, '.bass-agents/daemon/state.json'), 'utf8')).decay_projects.demo).toBe(state.decay_projects.demo);
-    rmSync(join(dir, '.bass-agents/daemon/daemon.sock'), { force: true });
+    expect(JSON.parse(readFileSync(join(stateDir(dir), 'daemon/state.json'), 'utf8')).decay_projects.demo).toBe(state.decay_projects.demo);
+    rmSync(join(stateDir(dir), 'daemon/daemon.sock'), { force: true });
     expect(debugQuery(dir, 'Tuesdays').via).toBe(false); // no socket: direct path
     b.child.kill('SIGINT');
     expect(await b.exit).toBe(0);
@@ -169,7 +169,7 @@ describe('memory daemon', () => {
     const d = startDaemon(dir, [], { BASS_AGENTS_AGENT: 'the-daemon-itself' });
     await ready(dir, d.child.pid!);
     const writes = (): number =>
-      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+      readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')
         .split('\n')
         .filter((l) => l.includes('"caller_write"')).length;
 
@@ -237,7 +237,7 @@ describe('memory daemon', () => {
       env: { BASS_AGENTS_NO_DAEMON: '1' },
     });
     expect(cli(dir, ['query', 'saved', '--json'], { env: { BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
-    const snapshot = join(dir, '.bass-agents/cache/index.bin');
+    const snapshot = join(stateDir(dir), 'cache/index.bin');
     const savedAt = (): number => statSync(snapshot).mtimeMs;
     const before = savedAt();
     const d = startDaemon(dir, ['--reconcile', '300']);
@@ -256,19 +256,24 @@ describe('memory daemon', () => {
     expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
-  it('daemon start detaches and daemon stop stops it', () => {
+  it('daemon start detaches and daemon stop stops it; of three starts at once one starts, the others find it running', async () => {
     const dir = gitdir();
     cli(dir, ['init', 'demo']);
-    const s = cli(dir, ['daemon', 'start', '--json']);
-    expect(s.code, s.stderr).toBe(0);
-    const pid = s.json().pid;
+    const starts = await Promise.all([0, 1, 2].map(() => cliAsync(dir, ['daemon', 'start', '--json'])));
+    const pids = new Set(starts.map((r) => (r.stdout ? r.json().pid : 0)));
     onTestFinished(() => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
+      for (const p of pids) {
+        try {
+          if (p) process.kill(p, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
     });
+    for (const r of starts) expect(r.code, r.stderr).toBe(0);
+    expect(starts.map((r) => r.json().started).sort()).toEqual([false, false, true]);
+    expect(pids.size).toBe(1);
+    const pid = starts[0].json().pid;
     expect(cli(dir, ['daemon', 'start', '--json']).json()).toMatchObject({ running: true, started: false, pid });
     // Node runs it with a small young generation (DAEMON_NODE_FLAGS).
     if (existsSync(`/proc/${pid}/cmdline`)) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=2');
@@ -339,7 +344,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const { connect } = await import('node:net');
     const ask = (line: string): Promise<Record<string, any>> =>
       new Promise((resolve, reject) => {
-        const sock = connect(join(dir, '.bass-agents/daemon/daemon.sock'));
+        const sock = connect(join(stateDir(dir), 'daemon/daemon.sock'));
         let buf = '';
         sock.setEncoding('utf8');
         sock.on('data', (c: string) => {
@@ -361,6 +366,39 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const r3 = await ask('{"id":3,"method":"nope"}');
     expect(r3.error.message).toMatch(/unknown method "nope"/);
     expect(await ask('{"id":4,"method":"ping","params":{}}')).toMatchObject({ id: 4, result: { pid: d.child.pid } });
+
+    // 60 MB without a newline: refused once it passes the limit (long before the caller could send
+    // it all), while another caller is answered; the daemon does not keep what it was sent.
+    const before = cli(dir, ['daemon', 'status', '--json']).json().rss_bytes as number;
+    const huge = new Promise<{ reply: Record<string, any>; written: number }>((resolve, reject) => {
+      const sock = connect(join(stateDir(dir), 'daemon/daemon.sock'));
+      const chunk = Buffer.alloc(1 << 20, 97);
+      let written = 0;
+      let buf = '';
+      sock.on('data', (c: Buffer) => {
+        buf += c.toString();
+        if (buf.includes('\n')) {
+          sock.destroy();
+          resolve({ reply: JSON.parse(buf.slice(0, buf.indexOf('\n'))), written });
+        }
+      });
+      sock.on('error', (e: NodeJS.ErrnoException) => (buf ? undefined : reject(e)));
+      const pump = (): void => {
+        while (written < 60 << 20) {
+          written += chunk.length;
+          if (!sock.write(chunk)) return void sock.once('drain', pump);
+        }
+      };
+      sock.on('connect', pump);
+    });
+    const meanwhile = await ask('{"id":5,"method":"ping","params":{}}');
+    const refused = await huge;
+    expect(meanwhile).toMatchObject({ id: 5, result: { pid: d.child.pid } });
+    expect(refused.reply.error).toMatchObject({ name: 'UsageError' });
+    expect(refused.reply.error.message).toMatch(/request is over \d+ bytes/);
+    expect(refused.written).toBeLessThan(60 << 20);
+    expect(await ask('{"id":6,"method":"ping","params":{}}')).toMatchObject({ id: 6 });
+    expect(cli(dir, ['daemon', 'status', '--json']).json().rss_bytes - before).toBeLessThan(40 << 20);
   });
 
   it('runs everyday command lines for a thin client: same output, exit codes, input and folder as the direct path', async () => {
@@ -371,7 +409,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     const d = startDaemon(dir);
     await ready(dir, d.child.pid!);
     const ran = (): string[] =>
-      readFileSync(join(dir, '.bass-agents/logs/daemon.log'), 'utf8')
+      readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')
         .split('\n')
         .filter((l) => l.includes('"cli_run"'))
         .map((l) => JSON.parse(l).command as string);
@@ -460,7 +498,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     // A stand-in for an older daemon: it knows no `cli` method (and declines the rest, so the
     // caller's own run answers them directly).
     const { createServer } = await import('node:net');
-    const daemonDir = join(dir, '.bass-agents/daemon');
+    const daemonDir = join(stateDir(dir), 'daemon');
     mkdirSync(daemonDir, { recursive: true });
     let asked = 0;
     const server = createServer((sock) => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
 
 const ON = { BASS_AGENTS_SEMANTIC: 'auto' };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -86,7 +86,7 @@ describe('semantic search', () => {
     await untilReady(dir, 4);
     expect(cli(dir, ['query', 'how long is a login remembered', '--json'], { env: ON }).json()[0].id).toBe(late);
     expect(cli(dir, ['daemon', 'stop']).code).toBe(0);
-    expect(existsSync(join(dir, '.bass-agents/cache/vectors.bin'))).toBe(true);
+    expect(existsSync(join(stateDir(dir), 'cache/vectors.bin'))).toBe(true);
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/vectors|\.bass-agents/);
     // doctor counts the cached vectors without loading the model.
     const doc = cli(dir, ['doctor', '--json']).json();

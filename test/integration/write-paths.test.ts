@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
-import { entry, git, gitdir } from '../helpers/repo.js';
+import { entry, git, gitdir, stateDir } from '../helpers/repo.js';
 
 /** Replaces ULIDs and commit ids by stable placeholders, in order of first appearance. */
 function normalizer(): (s: string) => string {
@@ -24,7 +24,7 @@ describe('the write path of every write command', () => {
     let now = Date.parse('2026-03-01T10:00:00.000Z');
     const svc = new MemoryService({ cwd: dir, agent: 'snap-agent', env: { HOME: dir }, clock: () => new Date(now) });
     const norm = normalizer();
-    const opsFile = join(dir, '.bass-agents', 'logs', 'operations.jsonl');
+    const opsFile = join(stateDir(dir), 'logs', 'operations.jsonl');
     let opsSeen = 0;
     const steps: string[] = [];
     let last = git(dir, 'rev-parse', 'HEAD').trim();

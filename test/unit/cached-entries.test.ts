@@ -154,7 +154,8 @@ describe('entries made from the catalog cache on demand', () => {
 
   it('a whole `list` returns what ranking every entry returns', () => {
     const { dir } = randomWorkspace(3, 400);
-    const service = (): MemoryService => new MemoryService({ root: dir, env: { HOME: dir }, clock: () => new Date(NOW) });
+    const service = (): MemoryService =>
+      new MemoryService({ root: dir, env: { HOME: dir, XDG_STATE_HOME: process.env.XDG_STATE_HOME }, clock: () => new Date(NOW) });
     service().query('', {}, { record: false }); // the cache is saved: later refreshes find it unchanged
     const r = rng(5);
     let matched = 0;

@@ -11,7 +11,7 @@ import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import type { EntryMeta } from '../../src/core/meta.js';
-import { testdir } from '../helpers/repo.js';
+import { testdir, stateDir } from '../helpers/repo.js';
 
 function entry(id: string, summary: string, extra: Record<string, unknown> = {}): MemoryEntry {
   return {
@@ -59,7 +59,7 @@ function expectCurrent(dir: string, ws: Workspace): ReturnType<Catalog['refresh'
   const next = new Catalog(ws).refresh();
   expect(next.changed).toEqual([]);
   expect(next.removed).toEqual([]);
-  rmSync(join(dir, '.bass-agents'), { recursive: true });
+  rmSync(stateDir(dir), { recursive: true });
   const scratch = new Catalog(ws).refresh();
   const view = (x: typeof next): unknown => [x.entries.map((e) => [e.file, e.stamp, plain(e.meta)]).sort(), x.bad];
   expect(view(next)).toEqual(view(scratch));
@@ -110,7 +110,7 @@ describe('Catalog', () => {
     const whole = new CatalogCache(ws).load()!;
     CatalogCache.preload(ws.localDir);
     // The cache is replaced (as a rewrite does, by rename) before anything is asked of the preloaded one.
-    const cacheFile = join(dir, '.bass-agents/cache/catalog.bin');
+    const cacheFile = join(stateDir(dir), 'cache/catalog.bin');
     const before = readFileSync(cacheFile);
     writeFileSync(`${cacheFile}.new`, 'replaced');
     renameSync(`${cacheFile}.new`, cacheFile);
@@ -131,7 +131,7 @@ describe('Catalog', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     const want = ids(new Catalog(ws).refresh());
-    const cache = join(dir, '.bass-agents/cache/catalog.bin');
+    const cache = join(stateDir(dir), 'cache/catalog.bin');
     const good = readFileSync(cache, 'utf8');
     for (const bad of ['{ not json', good.slice(0, good.lastIndexOf('\n')), JSON.stringify({ v: 5, rows: [] }), '']) {
       writeFileSync(cache, bad);
@@ -140,7 +140,7 @@ describe('Catalog', () => {
       expect(s.changed).toHaveLength(5);
       expect(readFileSync(cache, 'utf8')).toBe(good);
     }
-    rmSync(join(dir, '.bass-agents'), { recursive: true });
+    rmSync(stateDir(dir), { recursive: true });
     expect(ids(new Catalog(ws).refresh())).toEqual(want);
   });
 
@@ -205,7 +205,7 @@ describe('Catalog', () => {
     }
     const first = new Catalog(ws).refresh();
     expect(first.changed).toHaveLength(5);
-    const cache = join(dir, '.bass-agents/cache/catalog.bin');
+    const cache = join(stateDir(dir), 'cache/catalog.bin');
     const saved = readFileSync(cache, 'utf8');
     expect(JSON.parse(saved.slice(0, saved.indexOf('\n'))).nodup).toBe(true);
     utimesSync(cache, new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
@@ -235,7 +235,7 @@ describe('Catalog', () => {
     // between voids that.
     unlinkSync(join(dir, 'ai-memory/a-b/decisions/L1.json'));
     expect(new Catalog(ws).refresh().duplicates).toBeUndefined();
-    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const delta = join(stateDir(dir), 'cache/catalog.delta');
     expect(new CatalogCache(ws).load()!.nodup).toBe(false);
     expect(new Catalog(ws).refresh().duplicates).toBeUndefined();
     const lines = readFileSync(delta, 'utf8').trim().split('\n');
@@ -332,7 +332,7 @@ describe('Catalog', () => {
     const cat = new Catalog(ws);
     expect(cat.refresh().cached).toBeDefined(); // the cache as loaded, not copied
     const rel = (id: string): string => `ai-memory/p/learnings/${id}.json`;
-    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const delta = join(stateDir(dir), 'cache/catalog.delta');
     put('N1', serializeEntry(entry('N1', 'new')));
     unlinkSync(join(dir, rel('E3')));
     cat.noteWritten([rel('N1'), rel('E3'), rel('NOPE')]);
@@ -401,8 +401,8 @@ describe('Catalog', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 20; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     new Catalog(ws).refresh();
-    const base = join(dir, '.bass-agents/cache/catalog.bin');
-    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const base = join(stateDir(dir), 'cache/catalog.bin');
+    const delta = join(stateDir(dir), 'cache/catalog.delta');
     const before = readFileSync(base, 'utf8');
     put('E1', serializeEntry(entry('E1', 'entry 1 edited')));
     put('N1', serializeEntry(entry('N1', 'added')));
@@ -443,7 +443,7 @@ describe('Catalog', () => {
     // that process claims is not what a reader of the file finds.
     put('E2', serializeEntry(entry('E2', 'entry 2 edited')));
     const third = new Catalog(ws).refresh();
-    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const delta = join(stateDir(dir), 'cache/catalog.delta');
     const lines = readFileSync(delta, 'utf8').trim().split('\n');
     const mine = lines.findIndex((l) => l.includes('E2.json'));
     const [baseId, , , , , , row] = JSON.parse(lines[mine]) as string[];
@@ -495,7 +495,7 @@ describe('Catalog', () => {
       expect(view(next), `step ${step}`).toEqual(view(scratch));
       rmSync(copy, { recursive: true, force: true });
     }
-    expect(existsSync(join(dir, '.bass-agents/cache/catalog.delta'))).toBe(true);
+    expect(existsSync(join(stateDir(dir), 'cache/catalog.delta'))).toBe(true);
   });
 
   it('a cached entry reads the same from the columns as from its row, through the base, the delta and a rewrite', () => {
@@ -532,14 +532,14 @@ describe('Catalog', () => {
     put('V3', serializeEntry(variety(5)).replace(/"V5"/, '"V3"'));
     const edited = new Catalog(ws).refresh();
     expect(edited.changed).toEqual(['ai-memory/p/learnings/V3.json']);
-    expect(existsSync(join(dir, '.bass-agents/cache/catalog.delta'))).toBe(true);
+    expect(existsSync(join(stateDir(dir), 'cache/catalog.delta'))).toBe(true);
     const fromDelta = new Catalog(ws).refresh();
     expect(fromDelta.entries.every((e) => e.meta instanceof ColumnMeta)).toBe(true);
     expect(fields(fromDelta)).toEqual(fields(edited));
     expect(edited.bad).toEqual([]);
     expect(fromDelta.entries.find((e) => e.meta.id === 'V3')!.meta.kind).toBe('incident');
     // And after a rewrite of the whole cache.
-    rmSync(join(dir, '.bass-agents'), { recursive: true });
+    rmSync(stateDir(dir), { recursive: true });
     const rebuilt = new Catalog(ws).refresh();
     expect(fields(new Catalog(ws).refresh())).toEqual(fields(rebuilt));
     expect(fields(rebuilt)).toEqual(fields(fromDelta));
@@ -550,8 +550,8 @@ describe('Catalog', () => {
     for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     // A listing right after a change is not trusted (a coarse clock could give the next change the same ctime)...
     new Catalog(ws).refresh();
-    const cacheFile = join(dir, '.bass-agents/cache/catalog.bin');
-    const delta = join(dir, '.bass-agents/cache/catalog.delta');
+    const cacheFile = join(stateDir(dir), 'cache/catalog.bin');
+    const delta = join(stateDir(dir), 'cache/catalog.delta');
     const header = (): { dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]);
     // Folders recorded in the base or (a small change) in the delta.
     const recorded = (): string[] => [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EvidenceCache } from '../../src/store/evidence-cache.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { testdir } from '../helpers/repo.js';
+import { testdir, stateDir } from '../helpers/repo.js';
 
 describe('EvidenceCache', () => {
   it('answers staleKeys from the summary, and from the whole cache when the summary is missing or out of date', () => {
@@ -13,12 +13,12 @@ describe('EvidenceCache', () => {
     const ws = new Workspace(dir);
     const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
     new EvidenceCache(ws).save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['src/a.ts: gone'], 'p/B': ['src/a.ts: gone'] } });
-    const summary = join(dir, '.bass-agents/cache/evidence-stale.json');
+    const summary = join(stateDir(dir), 'cache/evidence-stale.json');
     expect(JSON.parse(readFileSync(summary, 'utf8')).keys).toEqual(['p/A', 'p/B']);
     expect([...new EvidenceCache(ws).staleKeys()].sort()).toEqual(['p/A', 'p/B']);
 
     // Someone rewrote evidence.json without the summary: the summary no longer matches and is ignored.
-    const whole = join(dir, '.bass-agents/cache/evidence.json');
+    const whole = join(stateDir(dir), 'cache/evidence.json');
     writeFileSync(whole, JSON.stringify({ v: 1, checks: {}, stale: { 'p/C': ['x'] } }));
     expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
     rmSync(summary);

@@ -25,7 +25,7 @@ import {
 } from '../../src/store/git-view.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
-import { entry as repoEntry, git, gitdir } from '../helpers/repo.js';
+import { entry as repoEntry, git, gitdir, stateDir } from '../helpers/repo.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
@@ -114,7 +114,7 @@ describe('git view', () => {
     const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);
     // git's output through files in a scratch folder instead of pipes: the same view, and the folder left as it was.
-    const scratch = join(dir, '.bass-agents/cache');
+    const scratch = join(stateDir(dir), 'cache');
     const before = readdirSync(scratch).sort();
     expect([...(await startGitView(dir, scratch).view)!.matching(cache.paths, cache.oids)!.clean]).toEqual([1, 1, 1, 1]);
     expect(readdirSync(scratch).sort()).toEqual(before);
@@ -140,7 +140,7 @@ describe('git view', () => {
 
   it("records a listing every cached file matched, and later commands ask git only for what changed, until the index or the catalog's base moves", async () => {
     const { dir, sdir, ws } = committedStore(3);
-    const scratch = join(dir, '.bass-agents/cache');
+    const scratch = join(stateDir(dir), 'cache');
     const record = join(scratch, VIEW_RECORD);
     const viewed = (): ReturnType<typeof viewedRefresh> => viewedRefresh(ws, scratch);
     expect(indexChecksum(dir)).toMatch(/^[0-9a-f]{40}$/);
@@ -178,7 +178,7 @@ describe('git view', () => {
 
   it('a memory commit moves the record on to the index and the content it made: the command after it lists nothing', async () => {
     const dir = gitdir();
-    const scratch = join(dir, '.bass-agents/cache');
+    const scratch = join(stateDir(dir), 'cache');
     const record = join(scratch, VIEW_RECORD);
     const service = (): MemoryService => new MemoryService({ cwd: dir, agent: 'view-test', env: { HOME: dir } });
     await service().init('demo');

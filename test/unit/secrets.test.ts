@@ -47,15 +47,32 @@ describe('secret scan', () => {
     expect(JSON.stringify(f)).not.toContain('4hK9sT2mQ8vX1bN7cR5eW3zY');
   });
 
-  it('scans summary, content, subject, tags and evidence uri and note', () => {
-    const fields = secretFields({ summary: 's', content: 'c', subject: 'x', tags: ['a'], evidence: [{ type: 'doc', uri: 'u', note: 'n' }] }, 'entry');
-    expect(fields.map((f) => f.path)).toEqual([
-      'entry.summary',
-      'entry.content',
-      'entry.subject',
-      'entry.tags[0]',
-      'entry.evidence[0].uri',
-      'entry.evidence[0].note',
+  it('scans every string of an entry or an update, whatever field it sits in; ULIDs and timestamps need no scan', () => {
+    const update = {
+      operation: 'supersede',
+      target_id: 'old-style-id',
+      entry: {
+        summary: 's',
+        tags: ['a'],
+        evidence: [{ type: 'doc', uri: 'u', note: 'n' }],
+        related_entries: ['01J9ZQ4V6M3XK8T2R5N7B1C0DE', 'x1'],
+        lifecycle: { reviewed_at: 'soon', stability: 3 },
+        valid_from: '2026-01-31T00:00:00.000Z',
+        ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Pp7Oo9Ii0Uu2Yy4T: 'v',
+      },
+    };
+    expect(secretFields(update, '[0]').map((f) => f.path)).toEqual([
+      '[0].operation',
+      '[0].target_id',
+      '[0].entry.summary',
+      '[0].entry.tags[0]',
+      '[0].entry.evidence[0].type',
+      '[0].entry.evidence[0].uri',
+      '[0].entry.evidence[0].note',
+      '[0].entry.related_entries[1]',
+      '[0].entry.lifecycle.reviewed_at',
+      // A key that is not a field name is named by its position only.
+      '[0].entry.(field 7)',
     ]);
   });
 

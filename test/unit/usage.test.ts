@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageStore } from '../../src/store/usage.js';
 import { Workspace } from '../../src/store/workspace.js';
-import { testdir } from '../helpers/repo.js';
+import { testdir, stateDir } from '../helpers/repo.js';
 
 describe('UsageStore', () => {
   it('folds a large retrieval log into the snapshot when reading, keeping every count', () => {
@@ -16,7 +16,7 @@ describe('UsageStore', () => {
     const keys = Array.from({ length: 50 }, (_, i) => `p/ENTRY${String(i).padStart(22, '0')}`);
     // ~2,000 queries' worth of lines (each names 50 results): past the fold threshold.
     for (let q = 0; q < 200; q++) usage.recordRetrievals(keys, `2026-01-01T00:00:${String(q % 60).padStart(2, '0')}Z`);
-    const log = join(dir, '.bass-agents/state/retrievals.jsonl');
+    const log = join(stateDir(dir), 'state/retrievals.jsonl');
     expect(statSync(log).size).toBeGreaterThan(256 * 1024);
     const got = new UsageStore(ws).load();
     expect(existsSync(log)).toBe(false);
@@ -32,10 +32,10 @@ describe('UsageStore', () => {
     const ws = new Workspace(dir);
     const usage = new UsageStore(ws);
     usage.recordRetrievals(['p/A'], '2026-01-01T00:00:00Z');
-    const lock = join(dir, '.bass-agents/state/usage.lock');
+    const lock = join(stateDir(dir), 'state/usage.lock');
     writeFileSync(lock, '');
     expect(usage.compact()).toBe(false);
-    expect(existsSync(join(dir, '.bass-agents/state/retrievals.jsonl'))).toBe(true);
+    expect(existsSync(join(stateDir(dir), 'state/retrievals.jsonl'))).toBe(true);
     expect(usage.load().get('p/A')?.retrievals).toBe(1);
     // A lock left by a process that died: the next attempt clears it, the one after folds.
     const old = new Date(Date.now() - 120_000);

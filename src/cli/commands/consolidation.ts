@@ -66,7 +66,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         c
           .positional('project', { type: 'string' })
           .option('apply', { type: 'string', describe: 'plan file to apply' })
-          .option('plan', { type: 'string', describe: 'where to write the plan (default .bass-agents/plans/)' })
+          .option('plan', { type: 'string', describe: 'where to write the plan (default: plans/ of the local state folder, in the git dir)' })
           .option('strategy', { type: 'string', choices: STRATEGIES as unknown as string[], describe: 'default keep_highest_importance' })
           .option('summarize-at', { type: 'number', describe: 'subjects with this many live entries get a summary entry (default 10)' }),
       async (a: A) => {

@@ -1,13 +1,14 @@
 /**
  * `memory daemon start|stop|status|run` (CLI.md): `run` stays in the foreground, `start` detaches.
  */
-import { mkdirSync, openSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
+import { openNoFollow } from '../../store/state-dir.js';
 import { type GlobalArgs, out, printJson, service } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
@@ -36,6 +37,7 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         .option('evidence', { type: 'string', describe: 'evidence validation interval (default 24h)' }),
     async (a: A) => {
       const svc = service(a);
+      svc.ws.local('daemon'); // checked before anything in it is read
       const paths = daemonPaths(svc.ws.localDir);
       const action = String(a.action);
       const flags = [
@@ -63,8 +65,9 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           if (a.json) return printJson({ running: true, pid: running, started: false });
           return out(`already running (pid ${running})`);
         }
-        mkdirSync(dirname(paths.log), { recursive: true });
-        const logFd = openSync(`${paths.log}.stderr`, 'a');
+        svc.ws.ensureLocal({ force: true });
+        svc.ws.local('logs', true);
+        const logFd = openNoFollow(`${paths.log}.stderr`, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
         const { spawn } = await import('node:child_process');
         const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], {
           detached: true,
@@ -77,12 +80,20 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           const st = readStatus(paths);
           if (st && st.pid === child.pid && !st.stopped_at) {
             if (a.json) return printJson({ running: true, pid: child.pid, started: true });
-            return out(`daemon started (pid ${child.pid}); logs in ${svc.ws.rel(paths.log)}`);
+            return out(`daemon started (pid ${child.pid}); logs in ${paths.log}`);
           }
-          if (child.pid && !isAlive(child.pid)) break;
+          if (child.pid && !isAlive(child.pid)) {
+            // Several starts at once: one daemon took the pid file and ours stood down.
+            const other = runningPid(paths);
+            if (other && other !== child.pid) {
+              if (a.json) return printJson({ running: true, pid: other, started: false });
+              return out(`already running (pid ${other})`);
+            }
+            break;
+          }
           await sleep(50);
         }
-        throw new UsageError(`the daemon did not start; see ${svc.ws.rel(paths.log)} and ${svc.ws.rel(`${paths.log}.stderr`)}`);
+        throw new UsageError(`the daemon did not start; see ${paths.log} and ${paths.log}.stderr`);
       }
       if (action === 'stop') {
         const pid = runningPid(paths);

@@ -90,11 +90,12 @@ async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions
   // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
   const secrets = await scanGroups(
     ctx,
-    // `memory create` names the entry's own fields (`content`), like its validation errors.
+    // Every string of each update (its entry, target_id, superseded_by). `memory create` names
+    // the entry's own fields (`content`), like its validation errors.
     updates.map((u, i) =>
-      modules
-        .secretRules()
-        .secretFields((u as { entry?: unknown } | null)?.entry, opts.label === 'entry' ? '' : [prefixOf(i), 'entry'].filter(Boolean).join('.')),
+      opts.label === 'entry'
+        ? modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry)
+        : modules.secretRules().secretFields(u, prefixOf(i)),
     ),
     { project, agent, operation: opts.label ?? 'apply' },
   );

@@ -3,7 +3,7 @@
  * id, live entries by duplicate key, what earlier batches wrote), the supersede rules, the secret
  * scan of a batch's fields before it takes the lock, and the consolidation hint.
  */
-import type { Problem } from '../../core/errors.js';
+import { ValidationError, type Problem } from '../../core/errors.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
@@ -85,18 +85,36 @@ export function supersedeProblem(target: string, by: string, getEntry: (id: stri
 
 /**
  * Scans groups of fields for secrets before a write takes the lock; returns one problem list per
- * group. Every hit goes to the audit log with its field, rule and position, never the value
- * (Req 13.8). The write transaction scans again what it commits (a lookup for these texts).
+ * group, and throws when the writer's name (`who.agent`) holds one. Every hit goes to the audit
+ * log with its field, rule and position, never the value (Req 13.8). The write transaction scans
+ * again what it commits (a lookup for these texts).
  */
 export async function scanGroups(
   ctx: ServiceContext,
   groups: { path: string; text: string }[][],
   who: { project?: string; agent: string; operation: string },
 ): Promise<Problem[][]> {
-  if (!groups.some((g) => g.length)) return groups.map(() => []);
   const time = ctx.now().toISOString();
-  // One scan for every group (paths are unique across groups), split back per group.
-  const all = await modules.secretScan().scanFields(groups.flat());
+  // One scan for every group (paths are unique across groups), split back per group. The writer's
+  // name goes into created_by, the commit and the logs: a secret there refuses the whole write
+  // before anything records it.
+  const all = await modules.secretScan().scanFields([...groups.flat(), { path: 'agent', text: who.agent }]);
+  const agent = all.find((f) => f.path === 'agent');
+  if (agent) {
+    appendLog(ctx.ws, 'audit', {
+      time,
+      event: 'secret_rejected',
+      operation: who.operation,
+      project: who.project ?? null,
+      agent: null,
+      path: 'agent',
+      rule: agent.rule,
+    });
+    throw new ValidationError(
+      [{ path: 'agent', message: `(the writer's name: --agent, BASS_AGENTS_AGENT or an AgentResult's agent) ${modules.secretRules().findingMessage(agent)}` }],
+      'write',
+    );
+  }
   if (!all.length) return groups.map(() => []);
   const out: Problem[][] = [];
   for (const g of groups) {

@@ -11,6 +11,8 @@ import type { FreshnessItem } from '../../core/freshness.js';
 import type { ValidationContext } from '../../core/validate.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
+import { isLegacyId } from '../../core/names.js';
+import { shown } from '../../core/redact.js';
 import { modules, type ServiceContext } from '../context.js';
 import { scanGroups } from './apply.js';
 import { conflictedFiles } from './conflicts.js';
@@ -39,13 +41,8 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
   // Req 13.7: secrets are reported before submission, with the paths validateDocument uses.
   const kind = modules.validation().documentKind(doc);
   const items = kind === 'array' ? (doc as unknown[]) : [doc];
-  const fields = items.map((item, i) => {
-    const at = kind === 'array' ? `[${i}]` : '';
-    const k = kind === 'array' ? modules.validation().documentKind(item) : kind;
-    const isUpdate = k === 'update';
-    const target = isUpdate ? (item as { entry?: unknown })?.entry : item;
-    return modules.secretRules().secretFields(target, [at, isUpdate ? 'entry' : ''].filter(Boolean).join('.'));
-  });
+  // Every string of each item (an update's target_id as much as its entry's fields).
+  const fields = items.map((item, i) => modules.secretRules().secretFields(item, kind === 'array' ? `[${i}]` : ''));
   errors.push(...(await scanGroups(ctx, fields, { agent: ctx.knownAgent, operation: 'validate' })).flat());
   return { ok: errors.length === 0, errors };
 }
@@ -91,10 +88,23 @@ export async function doctor(ctx: ServiceContext): Promise<{
   const dups = new Map<string, StoredEntry>();
   for (const se of snap.entries) {
     const m = se.meta;
+    if (isLegacyId(m.id))
+      problems.push({
+        check: 'ids',
+        file: se.file,
+        path: 'id',
+        message: 'is not a ULID (an earlier version imported it): the entry stays readable; new entries and imports take ULIDs only',
+      });
     if (m.superseded_by && !byId.has(m.superseded_by))
-      problems.push({ check: 'links', file: se.file, path: 'superseded_by', message: `points at ${m.superseded_by}, which does not exist` });
+      problems.push({
+        check: 'links',
+        file: se.file,
+        path: 'superseded_by',
+        message: `points at ${shown(m.superseded_by, { bare: true })}, which does not exist`,
+      });
     for (const r of m.related_entries)
-      if (!byId.has(r)) problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${r}, which does not exist` });
+      if (!byId.has(r))
+        problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${shown(r, { bare: true })}, which does not exist` });
     if (m.status !== 'superseded' && m.status !== 'archived') {
       const k = `${se.project}\u0000${m.dup}`;
       const other = dups.get(k);

@@ -25,7 +25,7 @@ export interface ApplyPlanReport {
   commit: string | null;
 }
 
-/** `memory compact`: a reviewable consolidation plan written under .bass-agents/plans/ (nothing else changes). */
+/** `memory compact`: a reviewable consolidation plan written under `plans/` of the local state folder (nothing else changes). */
 export function compactPlan(
   ctx: ServiceContext,
   projectName: string | undefined,
@@ -45,10 +45,14 @@ export function compactPlan(
       importance: (e) => imp.get(e.id) ?? 0.5,
     },
   );
-  const path = opts.file ?? join(ctx.ws.localDir, 'plans', `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
-  const abs = ctx.ws.assertInside(resolvePath(path), 'plan file');
+  let abs: string;
+  if (opts.file) abs = ctx.ws.assertInside(resolvePath(opts.file), 'plan file');
+  else {
+    ctx.ws.ensureLocal({ force: true });
+    abs = join(ctx.ws.local('plans', true), `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
+  }
   writeFileAtomic(abs, `${JSON.stringify(plan, null, 2)}\n`, { fsync: false });
-  return { plan, path: ctx.ws.rel(abs) };
+  return { plan, path: ctx.ws.shownPath(abs) };
 }
 
 /**

@@ -39,8 +39,8 @@ export interface DecayReport {
   commit: string | null;
 }
 
-function decayStateFile(ctx: ServiceContext): string {
-  return join(ctx.ws.localDir, 'state', 'decay.json');
+function decayStateFile(ctx: ServiceContext, make = false): string {
+  return join(ctx.ws.local('state', make), 'decay.json');
 }
 
 /** When decay last ran, per project (local: the daemon catches up from it). */
@@ -147,7 +147,8 @@ export async function decay(
     const prev = state[project];
     if (resumeAfter === null) state[project] = { last_run_at: nowDate.toISOString(), forgotten_total: (prev?.forgotten_total ?? 0) + done.value };
     else if (prev) prev.forgotten_total += done.value;
-    writeFileAtomic(decayStateFile(ctx), JSON.stringify(state, null, 2), { fsync: false });
+    ctx.ws.ensureLocal({ force: true });
+    writeFileAtomic(decayStateFile(ctx, true), JSON.stringify(state, null, 2), { fsync: false });
     ctx.usage.compact();
   }
   return {

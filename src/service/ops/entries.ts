@@ -12,6 +12,7 @@ import type { MemoryEntry } from '../../core/schema.js';
 import { readEntryFile } from '../../store/catalog.js';
 import { history as gitHistory } from '../../store/git-log.js';
 import { checkId } from '../../store/workspace.js';
+import { showable } from '../../core/redact.js';
 import type { ServiceContext } from '../context.js';
 
 export interface ShownEntry {
@@ -73,11 +74,15 @@ export function locate(ctx: ServiceContext, id: string, project?: string): { pro
     }
     if (hits.length === 1) return locate(ctx, hits[0].id, hits[0].project);
     if (hits.length > 1) {
-      const shown = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
-      throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${shown.join(', ')}${hits.length > 10 ? ', …' : ''}`);
+      const some = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
+      throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${some.join(', ')}${hits.length > 10 ? ', …' : ''}`);
     }
   }
-  throw new NotFoundError(`no memory entry with id ${id}${project ? ` in project ${project}` : ''}`);
+  const where = project ? ` in project ${project}` : '';
+  // An id that matched nothing is repeated only when it is plainly not a secret (a token pasted as an id).
+  throw new NotFoundError(
+    showable(id) ? `no memory entry with id ${id}${where}` : `no memory entry with the id given${where} (not repeated: it is long or looks like a secret)`,
+  );
 }
 
 /** The shortest id prefix that is looked up (shorter ones must be whole ids). */

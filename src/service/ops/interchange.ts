@@ -8,6 +8,8 @@ import { ValidationError, type Problem } from '../../core/errors.js';
 import { duplicateHash } from '../../core/meta.js';
 import { compileFilters, type QueryFilters } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
+import { isUlid } from '../../core/names.js';
+import { entryPath } from '../../store/catalog.js';
 import { modules, type ServiceContext } from '../context.js';
 import { withWrite } from '../transaction.js';
 import { MAX_BATCH, scanGroups, warnIfLarge } from './apply.js';
@@ -77,6 +79,10 @@ export async function importEntries(
     }
     const r = modules.validation().validateStoredEntry(doc, `[${i}]`);
     if (!r.ok) return void problems.push(...r.errors);
+    // Ids from elsewhere become file names and commit trailers: only a ULID is taken as it is.
+    if (!opts.reassignIds && !isUlid(r.value.id)) {
+      return void problems.push({ path: `[${i}].id`, message: 'is not a memory id (a ULID); --reassign-ids imports the entry under a new one' });
+    }
     const first = seen.get(r.value.id);
     if (first !== undefined) return void problems.push({ path: `[${i}].id`, message: `repeats the id of entry [${first}]` });
     seen.set(r.value.id, i);
@@ -105,6 +111,12 @@ export async function importEntries(
   const { value, commit } = await withWrite(ctx, { project, agent, operation: 'import' }, async (tx) => {
     const snap = ctx.snapshot();
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
+    // A file under an id that cannot be read (conflict markers, a newer version's field) is never written over.
+    const unreadable = new Map<string, string>();
+    for (const b of snap.bad) {
+      const at = entryPath(b.file);
+      if (at && at.project === project) unreadable.set(at.id, b.file);
+    }
     const live = new Map<string, string>();
     for (const se of snap.entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
     const imported: ImportResult['applied'] = [];
@@ -125,6 +137,15 @@ export async function importEntries(
         live.set(duplicateHash(e), e.id);
       }
       const old = existing.get(e.id);
+      const bad = unreadable.get(e.id);
+      if (bad) {
+        skipped.push({
+          index,
+          id: e.id,
+          errors: [{ path: `[${index}].id`, message: `${bad} holds this id and cannot be read: fix it first (memory doctor)` }],
+        });
+        continue;
+      }
       if (old && old.project !== project) {
         skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: `an entry with this id exists in project ${old.project}` }] });
         continue;

@@ -8,6 +8,7 @@ import type { CommitOp } from '../../core/entry.js';
 import { initialImportance, memoryTypeOf, reinforceLifecycle, type BoostType } from '../../core/lifecycle.js';
 import { MAX_RESULTS } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
+import { shown } from '../../core/redact.js';
 import { lastDeleted } from '../../store/git-log.js';
 import { appendLog } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
@@ -99,7 +100,7 @@ export async function restore(
   }
   const git = await ctx.git();
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
-  if (!hit) throw new NotFoundError(`no entry ${id} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
+  if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
   const project = hit.path.split('/')[1];
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);

@@ -24,7 +24,7 @@ import {
 import { CONTEXT_WINDOW, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, contextLifts, episodeKey, fuse } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
-import { appendLog } from '../../store/local-log.js';
+import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
 
@@ -485,18 +485,16 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
   results.push(...extra);
 }
 
-/** Appends a query to the local query log (statistics read it: Req 22.6). */
+/** Appends a query to the local query log (statistics read it: Req 22.6); its text only when the project's config asks (store/query-log.ts). */
 export function logQuery(ctx: ServiceContext, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
-  appendLog(ctx.ws, 'queries', {
-    time: ctx.now().toISOString(),
-    text: record.text,
-    subject: record.filters.subject ?? null,
-    scope: record.filters.scope ?? null,
-    projects: record.filters.projects ?? null,
-    filters: record.filters,
-    result_count: record.result_count,
-    execution_ms: record.execution_ms,
-  });
+  let keepText = false;
+  try {
+    // (A query with nothing to keep, a plain `list`, reads no config for it.)
+    if (holdsValues(record)) keepText = ctx.projectConfig(record.filters.projects?.[0] ?? ctx.project()).logging?.query_text === true;
+  } catch {
+    /* no project, or an unreadable config: nothing kept */
+  }
+  appendQueryLog(ctx.ws, { time: ctx.now().toISOString(), ...record }, keepText);
 }
 
 /** Reads a project's slow-query threshold (Req 11.2). */

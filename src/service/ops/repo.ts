@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
-import type { BadFile } from '../../store/catalog.js';
+import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
 import { MERGE_DRIVER, gitAttributesText, mergeDriverCommand } from '../../store/entries.js';
 import type { ServiceContext } from '../context.js';
@@ -34,12 +34,16 @@ export async function init(
 /**
  * `memory remove-project <project>`: removes a project that holds no entries (a mistaken `init`,
  * or what an import into the wrong project left), with its ai-context file, in one commit.
- * Entries are never deleted: a project that holds any is refused, and the entries are named.
+ * Entries are never deleted: a project that holds any is refused, and the entries are named. It
+ * removes only what it can account for (config.yaml, empty section folders): any other file — an
+ * entry it cannot read (conflict markers, a field of a newer version, broken JSON), a link, a file
+ * it does not know — stops it, named, and nothing is removed.
  */
 export async function removeProject(ctx: ServiceContext, project: string): Promise<{ project: string; removed: string[]; commit: string | null }> {
   const dir = ctx.ws.projectDir(project);
   if (!existsSync(dir)) throw new NotFoundError(`project ${project} does not exist under ai-memory/`);
-  const held = ctx.snapshot().entries.filter((se) => se.project === project);
+  const snap = ctx.snapshot();
+  const held = snap.entries.filter((se) => se.project === project);
   if (held.length) {
     throw new ConflictError(
       `project ${project} holds ${held.length} entr${held.length === 1 ? 'y' : 'ies'} (${held
@@ -48,15 +52,34 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
         .join(', ')}${held.length > 3 ? ', ...' : ''}); entries are never deleted: deprecate them, or keep the project`,
     );
   }
+  const config = ctx.ws.configPath(project);
   const files: string[] = [];
+  const unknown: string[] = [];
   const walk = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else files.push(p);
+      else (p === config && e.isFile() ? files : unknown).push(p);
     }
   };
   walk(dir);
+  if (unknown.length) {
+    const bad = new Map(snap.bad.map((b) => [b.file, b.problems[0]?.message] as const));
+    const why = (rel: string): string => {
+      if (bad.has(rel)) return `cannot be read as an entry (${bad.get(rel) ?? 'unreadable'}); \`memory doctor\` says more`;
+      return entryPath(rel) ? 'is an entry file that cannot be read' : 'is not a file bass-agents knows';
+    };
+    throw new ConflictError(
+      `project ${project} holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} remove-project cannot account for; nothing was removed`,
+      [
+        {
+          path: ctx.ws.rel(dir),
+          message: `holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} that remove-project cannot account for (below): nothing was removed; fix or move them by hand`,
+        },
+        ...unknown.map((f) => ({ path: ctx.ws.rel(f), message: why(ctx.ws.rel(f)) })),
+      ],
+    );
+  }
   const context = join(ctx.ws.contextDir, `${project}.md`);
   if (existsSync(context)) files.push(context);
   const agent = await ctx.agent();

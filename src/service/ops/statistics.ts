@@ -13,11 +13,50 @@ import {
 } from '../../core/stats.js';
 import type { EntryMeta } from '../../core/meta.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
+import { labelOf, TEXT_NOT_KEPT } from '../../store/query-log.js';
 import type { ServiceContext } from '../context.js';
 import type { ReadModel } from '../read-model.js';
 
 /** Statistics aggregates per project selection, with the catalog snapshot they last followed. */
 export type Aggregates = Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }>; snap?: CatalogSnapshot }>;
+
+/** A line of the query log (store/query-log.ts): the subject and scope as typed only when the config kept them. */
+type LoggedQuery = {
+  time: string;
+  subject?: string | null;
+  scope?: string | null;
+  subject_hash?: string | null;
+  scope_hash?: string | null;
+  projects: string[] | null;
+};
+
+/**
+ * The query log's subjects and scopes as statistics show them: as typed when kept, else the
+ * entries' own subject or scope with that hash, else "(text not kept)".
+ */
+function namedQueries(ctx: ServiceContext, snap: CatalogSnapshot, logged: LoggedQuery[]): QueryRecord[] {
+  let subjectOf: ((h: string) => string | undefined) | undefined;
+  let scopeOf: ((h: string) => string | undefined) | undefined;
+  const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null => {
+    if (kept !== undefined) return kept;
+    return hash ? (of()(hash) ?? TEXT_NOT_KEPT) : null;
+  };
+  function* values(field: 'subject' | 'scope', extra: string[]): Generator<string> {
+    yield* extra;
+    const seen = new Set<string>();
+    for (const se of snap.entries) {
+      const v = se.meta[field];
+      if (seen.has(v)) continue;
+      seen.add(v);
+      yield v;
+    }
+  }
+  return logged.map((q) => ({
+    time: q.time,
+    subject: name(q.subject, q.subject_hash, () => (subjectOf ??= labelOf(ctx.ws, values('subject', [])))),
+    scope: name(q.scope, q.scope_hash, () => (scopeOf ??= labelOf(ctx.ws, values('scope', ['repo', 'org'])))),
+  }));
+}
 
 /**
  * getStatistics (Req 22): one project or all, optionally within a date range. Without a range
@@ -36,9 +75,11 @@ export function getStatistics(
   const projects = project ? [ctx.project(project, true)] : undefined;
   const snap = opts.refresh === false ? (rm.current ?? ctx.lastSnap ?? ctx.snapshot()) : ctx.snapshot();
   const operations = ctx.logs.read<OperationRecord>(ctx.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
-  const queries = ctx.logs
-    .read<QueryRecord & { projects: string[] | null }>(ctx.ws, 'queries')
-    .filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)));
+  const queries = namedQueries(
+    ctx,
+    snap,
+    ctx.logs.read<LoggedQuery>(ctx.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p))),
+  );
   const staleIds = new Set([...ctx.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
   const nowMs = ctx.now().getTime();
   const mineOf = (): StoredEntry[] => snap.entries.filter((se) => !projects || projects.includes(se.project));

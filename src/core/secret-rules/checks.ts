@@ -1,0 +1,246 @@
+/**
+ * What the secret rules share: the shape of a rule, and the checks that tell a secret from a
+ * placeholder, a code reference or an identifier (entropy, character classes, key-like names).
+ * The rules themselves are data, one file per provider family, gathered in `index.ts`.
+ */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface Rule {
+  id: string;
+  /** Lower-case substrings, one of which the text must contain for the rule to run. */
+  keywords?: readonly string[];
+  re?: RegExp;
+  /** Capture group holding the secret value (default: the whole match). */
+  group?: number;
+  /** Extra check on the value (entropy, character classes). */
+  check?: (value: string) => boolean;
+  /** Extra check on the whole match (the name beside the value). */
+  matchCheck?: (m: RegExpExecArray) => boolean;
+  /**
+   * The value, matched right after `re` (a sticky pattern) once `matchCheck` passed: `re` then
+   * matches only the name and the operator, so a name that is not key-like costs nothing more.
+   */
+  value?: RegExp;
+  /** A rule that is not one pattern: the spans of the secrets it finds. */
+  scan?: (text: string) => Span[];
+}
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+export function classes(s: string): number {
+  return [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
+}
+
+/** Keys published in vendor documentation as examples; never real. */
+const DOCUMENTED_EXAMPLES = [
+  'AKIAIOSFODNN7EXAMPLE',
+  'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+  'sk_test_BQokikJOvBiI2HlWgH4olfQ2',
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+];
+
+/** How much of `v` is covered by runs of one repeated character (4 or more). */
+function repeatedShare(v: string): number {
+  let covered = 0;
+  for (let i = 0; i < v.length;) {
+    let j = i + 1;
+    while (j < v.length && v[j] === v[i]) j++;
+    if (j - i >= 4) covered += j - i;
+    i = j;
+  }
+  return covered / v.length;
+}
+
+/** How much of `v` is covered by ascending or descending runs (`123456`, `abcdef`, `fedcba`) of 4 or more. */
+function sequentialShare(v: string): number {
+  let covered = 0;
+  for (let i = 0; i < v.length;) {
+    let j = i + 1;
+    const step = v.charCodeAt(i + 1) - v.charCodeAt(i);
+    if (step === 1 || step === -1) while (j < v.length && v.charCodeAt(j) - v.charCodeAt(j - 1) === step) j++;
+    if (j - i >= 4) covered += j - i;
+    i = j;
+  }
+  return covered / v.length;
+}
+
+/** Whether a matched value is a placeholder or a documented example rather than a secret. */
+export function isPlaceholder(value: string): boolean {
+  const v = value.trim();
+  if (!v) return true;
+  for (const ex of DOCUMENTED_EXAMPLES) if (v.includes(ex)) return true;
+  if (/^(?:\[[^\]]*\]|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%[A-Z_]+%|\$[A-Z_][A-Z0-9_]*)$/.test(v)) return true;
+  if (/[[<{]\s*[A-Za-z_][\w-]*\s*[\]>}]/.test(v) || /\$\{[^}]*\}|\{\{[^}]*\}\}/.test(v)) return true;
+  if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
+  // Mostly one repeated character or a counting run: `AAAAAAAA`, `1234567890`, `abcdefgh`. (A
+  // real token may start with a run, as Twitter's bearer tokens do: the rest must be random.)
+  if (v.length >= 6 && (repeatedShare(v) >= 0.6 || sequentialShare(v) >= 0.7)) return true;
+  if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
+    return true;
+  return false;
+}
+
+/** Words that stand in for a password in documentation (`postgres://user:password@host`). */
+export const PLACEHOLDER_PASSWORDS =
+  /^(?:pass(?:word|wd)?|pwd|secret|changeme|admin|root|test|user(?:name)?|guest|default|mypass(?:word)?|yourpass(?:word)?|p@ssw0rd|letmein|\*+|x+)$/i;
+
+const KEYLIKE =
+  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|master[_-]?key|signing[_-]?key|encryption[_-]?key)';
+
+const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
+
+/** Last name segments that make a key-like name hold something else: `token_url`, `password_file`, `CREDENTIALS_ID`. */
+const NOT_A_VALUE_SUFFIX = new Set([
+  'id',
+  'ids',
+  'name',
+  'names',
+  'file',
+  'files',
+  'path',
+  'dir',
+  'url',
+  'uri',
+  'endpoint',
+  'type',
+  'length',
+  'len',
+  'ref',
+  'var',
+  'env',
+  'header',
+  'field',
+  'prefix',
+  'suffix',
+  'format',
+  'mode',
+  'count',
+  'size',
+  'policy',
+  'rotation',
+  'expiry',
+  'expires',
+  'ttl',
+  'hint',
+  'label',
+  'provider',
+  'source',
+  'location',
+  'store',
+  'version',
+  'hash',
+  'digest',
+  'fingerprint',
+  'algorithm',
+  'enabled',
+  'required',
+]);
+
+/**
+ * Whether a name (`client_secret`, `DB-PASSWORD`, `x_api_key_2`, `gitterToken`) holds a key-like
+ * part made of whole segments: the name is split at `_`, `-`, `.` and camelCase humps, and each
+ * run of up to four segments (a key-like word has at most three, `refresh_token` for instance)
+ * is tried with `_` between them. A public key (`public_key`, `pub`) and names that hold an id,
+ * a path or a setting about the secret (`token_url`, `CREDENTIALS_ID`) are not key-like.
+ * Linear in the name's length.
+ */
+export function isKeylikeName(name: string): boolean {
+  if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
+  const segs = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .split(/[_.-]+/)
+    .filter(Boolean)
+    .map((s) => s.toLowerCase());
+  if (!segs.length) return false;
+  if (segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey')) return false;
+  if (NOT_A_VALUE_SUFFIX.has(segs[segs.length - 1])) return false;
+  for (let i = 0; i < segs.length; i++) {
+    let joined = '';
+    for (let j = i; j < Math.min(segs.length, i + 4); j++) {
+      joined = j === i ? segs[j] : `${joined}_${segs[j]}`;
+      if (KEYLIKE_WHOLE.test(joined)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
+export function mentionsKeyWord(name: string): boolean {
+  if (!/key|secret|token|credential|signature|passphrase|auth/i.test(name)) return false;
+  const segs = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .split(/[_.-]+/)
+    .filter(Boolean)
+    .map((s) => s.toLowerCase());
+  return segs.length > 0 && !segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') && !NOT_A_VALUE_SUFFIX.has(segs[segs.length - 1]);
+}
+
+/** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */
+export const isCodeReference = (v: string): boolean =>
+  /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars|settings|config)[.[]/.test(v) ||
+  /[()]/.test(v) ||
+  /^\$[A-Za-z_{(]/.test(v) ||
+  /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
+
+/** A constant's or variable's name (`K8S_CRED`, `DB_PASSWORD_SECRET`), a path or a URL: not a value. */
+export const isIdentifierOrPath = (v: string): boolean =>
+  /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^(?:\.{0,2}\/|~\/|[A-Za-z]:\\)/.test(v) || /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
+
+/** Generic assignments: the value must look like a credential, not a word, a reference or a name. */
+export const looksLikeSecretValue = (v: string): boolean =>
+  !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
+  !isCodeReference(v) &&
+  !isIdentifierOrPath(v) &&
+  !PLACEHOLDER_PASSWORDS.test(v) &&
+  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v)) || (v.length >= 20 && entropy(v) >= 3.5));
+
+/** A random-looking token: long enough, several character classes, high entropy. */
+export const randomToken =
+  (min: number, bits = 3.5) =>
+  (v: string) =>
+    v.length >= min && classes(v) >= 2 && entropy(v) >= bits && !isCodeReference(v);
+
+/** Decodes base64 (standard or URL-safe) to text; null when it is not valid base64 of printable text. */
+export function decodeBase64Text(b64: string): string | null {
+  const clean = b64.replace(/-/g, '+').replace(/_/g, '/');
+  if (clean.length < 4 || /[^A-Za-z0-9+/=]/.test(clean)) return null;
+  const text = Buffer.from(clean, 'base64').toString('utf8');
+  if (!text || text.includes('\uFFFD')) return null;
+  let printable = 0;
+  for (const ch of text) if (/[\x20-\x7E\t\n\r]/.test(ch)) printable++;
+  return printable / text.length >= 0.95 ? text : null;
+}
+
+/** `user:password` with a real-looking password (the decoded form of Basic auth and docker's `auth`). */
+const isUserPassword = (s: string): boolean => {
+  const m = /^([^\s:]{1,128}):(\S{3,256})$/.exec(s.trim());
+  return m !== null && !PLACEHOLDER_PASSWORDS.test(m[2]) && !isPlaceholder(m[2]) && m[2] !== m[1];
+};
+
+/** Base64 of `user:password` (Basic auth, docker's `auth`). */
+export const encodesUserPassword = (v: string): boolean => {
+  const text = decodeBase64Text(v);
+  return text !== null && isUserPassword(text);
+};
+
+export function decodeURIComponentSafe(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}

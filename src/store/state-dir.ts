@@ -1,0 +1,206 @@
+/**
+ * Where a workspace's local state lives (caches, logs, usage, sessions, plans, the daemon's
+ * files), and the checks that keep it from being read or written through a link.
+ *
+ * Never in the work tree, where a cloned repository could plant it: in a git repository, in the
+ * git dir (`<git dir>/bass-agents/`; a linked worktree has a git dir of its own, so its caches,
+ * daemon and logs are its own); outside one, in the user's state folder
+ * (`$XDG_STATE_HOME/bass-agents/<name>-<hash>/`, by default under `~/.local/state`). Found with
+ * the file system alone: the thin client and the cold read path spawn nothing for it.
+ *
+ * Every folder of ours is checked the first time a process uses it or makes it: a real folder
+ * (not a link), owned by this user (or, in a git dir, by the repository's owner), holding no
+ * link. A link anywhere there is refused with an error naming it, never followed.
+ */
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { UnsafePathError } from '../core/errors.js';
+
+/** Where earlier versions kept local state, in the work tree (see legacy-state.ts). */
+export const LEGACY_LOCAL_DIR = '.bass-agents';
+
+export interface StateDirs {
+  /** The workspace's own state folder. */
+  dir: string;
+  /** A folder shared by every work tree of the repository (`<common dir>/bass-agents/shared`). */
+  shared: string;
+  /** The git dir holding `dir`, or null outside git (then `dir` is in the user's state folder). */
+  gitDir: string | null;
+  /** The folder above our own: the git dir, the common dir or the user's state folder, trusted as given. */
+  base: string;
+  sharedBase: string;
+}
+
+/**
+ * The git dir of the repository holding `root` and its work tree's top, with the file system
+ * alone: `GIT_DIR` when set, else the nearest `.git` up (a folder, or a file naming one, as a
+ * linked worktree or a submodule has). A folder without `HEAD` is not a git dir. Null outside git.
+ */
+export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { gitDir: string; top: string } | null {
+  if (env.GIT_DIR) {
+    const gitDir = resolve(env.GIT_DIR);
+    return isGitDir(gitDir) ? { gitDir, top: env.GIT_WORK_TREE ? resolve(env.GIT_WORK_TREE) : root } : null;
+  }
+  for (let dir = root; ;) {
+    const dotGit = join(dir, '.git');
+    const st = statSync(dotGit, { throwIfNoEntry: false });
+    let gitDir: string | undefined;
+    if (st?.isDirectory()) gitDir = dotGit;
+    else if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      gitDir = m ? resolve(dir, m[1].trim()) : undefined;
+    }
+    if (st) return gitDir && isGitDir(gitDir) ? { gitDir, top: dir } : null;
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
+}
+
+function isGitDir(dir: string): boolean {
+  return statSync(join(dir, 'HEAD'), { throwIfNoEntry: false })?.isFile() === true;
+}
+
+/** A folder name for a path: a readable part and a short hash of the whole. */
+function keyOf(path: string): string {
+  const name =
+    basename(path)
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '')
+      .slice(0, 40) || 'root';
+  return `${name}-${process.getBuiltinModule('node:crypto').createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
+}
+
+/** The user's state folder (XDG base directories: `$XDG_STATE_HOME`, an absolute path, else `~/.local/state`). */
+function userStateHome(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  return xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
+}
+
+/** Where the local state of the workspace at `root` lives (no folder is made or checked here). */
+export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): StateDirs {
+  const found = gitDirOf(root, env);
+  if (found) {
+    const { gitDir, top } = found;
+    const commondir = join(gitDir, 'commondir');
+    let common = gitDir;
+    try {
+      common = resolve(gitDir, readFileSync(commondir, 'utf8').trim());
+    } catch {
+      /* not a linked worktree */
+    }
+    // A workspace below the work tree's top (its own ai-memory/ in a sub-folder) gets a folder of its own.
+    const rel = relative(top, root);
+    const dir =
+      rel === '' || rel.startsWith('..') || isAbsolute(rel)
+        ? join(gitDir, 'bass-agents')
+        : join(gitDir, 'bass-agents', 'nested', keyOf(rel.split(sep).join('/')));
+    return { dir, shared: join(common, 'bass-agents', 'shared'), gitDir, base: gitDir, sharedBase: common };
+  }
+  let real = root;
+  try {
+    real = realpathSync.native(root);
+  } catch {
+    /* keyed by the path as given */
+  }
+  const base = userStateHome(env);
+  const dir = join(base, 'bass-agents', keyOf(real));
+  return { dir, shared: join(dir, 'shared'), gitDir: null, base, sharedBase: base };
+}
+
+/** Folders this process has checked (or made and checked). */
+const checked = new Set<string>();
+
+function refuseLink(at: string): never {
+  throw new UnsafePathError(`${at} is a symbolic link; bass-agents never reads or writes its local state through a link: remove it`, 'local state');
+}
+
+/**
+ * Checks the folders from below `base` down to `dir` (made with `mode` when `make`), each once
+ * per process; with `deep`, everything below `dir` too (but other workspaces' `nested/` state).
+ * See the module comment. Returns whether `dir` exists. Throws UnsafePathError.
+ */
+export function checkStateFolder(base: string, dir: string, opts: { make?: boolean; mode?: number; deep?: boolean } = {}): boolean {
+  // (Making trusts the memo only while the folder is there: it may have been removed since.)
+  const known = (at: string): boolean => checked.has(at) && (!opts.make || lstatSync(at, { throwIfNoEntry: false }) !== undefined);
+  if (known(dir)) return true;
+  const rel = relative(base, dir);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new UnsafePathError(`${dir} is not below ${base}`, 'local state');
+  const uid = process.getuid?.();
+  // In a git dir, the repository's owner is trusted as much as the repository itself.
+  let owners: number[] | undefined;
+  const check = (at: string, deep: boolean): void => {
+    // (A folder that goes while it is looked at, a lock another process releases, is simply gone.)
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isSymbolicLink()) refuseLink(at);
+    if (!st.isDirectory()) throw new UnsafePathError(`${at} is not a folder; bass-agents keeps its local state there: remove it`, 'local state');
+    if (uid !== undefined) {
+      owners ??= [uid, lstatSync(base, { throwIfNoEntry: false })?.uid ?? uid];
+      if (!owners.includes(st.uid))
+        throw new UnsafePathError(`${at} belongs to another user (uid ${st.uid}); bass-agents will not use it for its local state`, 'local state');
+    }
+    let entries;
+    try {
+      entries = readdirSync(at, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const d of entries) {
+      if (d.isSymbolicLink()) refuseLink(join(at, d.name));
+      if (deep && d.isDirectory() && d.name !== 'nested') check(join(at, d.name), true);
+    }
+    checked.add(at);
+  };
+  if (opts.make) mkdirSync(base, { recursive: true, mode: 0o700 }); // the user's state folder may not exist yet
+  let at = base;
+  for (const part of rel.split(sep)) {
+    at = join(at, part);
+    if (known(at)) continue;
+    checked.delete(at);
+    if (!lstatSync(at, { throwIfNoEntry: false })) {
+      if (!opts.make) return false;
+      try {
+        mkdirSync(at, { mode: opts.mode ?? 0o700 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+    check(at, at === dir && opts.deep === true);
+  }
+  return true;
+}
+
+/** Opens a file of local state without following a link at its last step (`flags` as numbers). */
+export function openNoFollow(file: string, flags: number, mode = 0o600): number {
+  try {
+    return openSync(file, flags | (constants.O_NOFOLLOW ?? 0), mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') refuseLink(file);
+    throw err;
+  }
+}
+
+/** Appends to a file of local state (made 0600 if missing), never through a link. */
+export function appendNoFollow(file: string, data: string | Uint8Array): void {
+  const fd = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+  try {
+    writeFileSync(fd, data); // (every byte, at the end: O_APPEND)
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a file of local state, never through a link (ENOENT as usual). */
+export function readNoFollow(file: string): Buffer;
+export function readNoFollow(file: string, encoding: 'utf8'): string;
+export function readNoFollow(file: string, encoding?: 'utf8'): Buffer | string {
+  const fd = openNoFollow(file, constants.O_RDONLY);
+  try {
+    return encoding ? readFileSync(fd, encoding) : readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
