@@ -25,25 +25,14 @@
  * longer than `indexLockWaitMs`, and it says once what it waits for.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import {
-  closeSync,
-  copyFileSync,
-  existsSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { BusyError, GitError, InterruptedError, ValidationError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
 import { indexFileChecksum } from './git-view.js';
+import { writeFileAtomic } from './fsutil.js';
+import { readNoFollow } from './state-dir.js';
 
 /** How the commit index is kept, whatever the repository asks of the user's index: one plain file of every path. */
 const OWN_INDEX = [
@@ -192,7 +181,7 @@ export class MemoryCommit {
     const head = headFromFiles(this.repo.gitDir) ?? (await this.repo.head());
     let mark: string[] = [];
     try {
-      mark = readFileSync(this.marker, 'utf8').trim().split(' ');
+      mark = readNoFollow(this.marker, 'utf8').trim().split(' ');
     } catch {
       /* never synced, or changed since */
     }
@@ -226,7 +215,7 @@ export class MemoryCommit {
   /** Records that the commit index mirrors `commit`'s tree. */
   private mirror(commit: string, tree: string): void {
     try {
-      writeFileSync(this.marker, `${commit} ${tree}\n`);
+      writeFileAtomic(this.marker, `${commit} ${tree}\n`, { fsync: false, dirExists: true });
     } catch {
       /* the next commit reads HEAD's tree again */
     }
@@ -267,11 +256,11 @@ export class MemoryCommit {
   private async preCommit(message: string): Promise<string> {
     const env = { GIT_INDEX_FILE: this.index };
     await this.hook('pre-commit', [], env);
-    const file = join(this.repo.stateDir, `COMMIT_MSG-${process.pid}`);
-    writeFileSync(file, message);
+    const file = join(this.repo.stateDir, `COMMIT_MSG-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
+    writeFileSync(file, message, { flag: 'wx', mode: 0o600 }); // a new file, never through a link
     try {
       await this.hook('commit-msg', [file], env);
-      return readFileSync(file, 'utf8');
+      return readNoFollow(file, 'utf8');
     } finally {
       rmSync(file, { force: true });
     }
