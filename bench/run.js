@@ -118,6 +118,13 @@ for (const n of sizes) {
     execFileSync('git', ['update-ref', 'HEAD', c, head], { cwd: dir, env });
     rmSync(idx, { force: true });
   }, 3), 50);
+  // The user's own commit of one file in this workspace (`git add` + `git commit`): the floor the
+  // daemon's create is held to.
+  const addCommit = pct(time((i) => {
+    writeFileSync(join(dir, 'floor-add.txt'), `add ${i}\n`);
+    execFileSync('git', ['add', 'floor-add.txt'], { cwd: dir, env });
+    execFileSync('git', ['commit', '-q', '--no-verify', '-m', 'floor'], { cwd: dir, env });
+  }, 5), 50);
   // The same work in a new process, end to end: what a one-shot command that read every file would cost.
   const readParseScript = `const fs=require('fs');for(const f of JSON.parse(process.argv[1]))JSON.parse(fs.readFileSync(f,'utf8'));`;
   const listFile = join(dir, '.git', 'bench-files.json');
@@ -128,6 +135,7 @@ for (const n of sizes) {
   row(n, 'floor: read+parse all entry files, new process end to end', readParseProcess);
   row(n, 'floor: substring scan of all files', scan);
   row(n, 'floor: bare git commit (plumbing)', bareCommit);
+  row(n, 'floor: git add + git commit of one file', addCommit);
 
   // Every figure that starts a process is taken first, while this process is small: forking
   // from a parent holding a 10K-entry index in memory costs tens of ms more per child, which
@@ -224,14 +232,14 @@ for (const n of sizes) {
       e.summary = `bench daemon create ${i} ${e.summary}`.slice(0, 300);
       runCli(dir, ['create', 'bench', '--file', '-'], JSON.stringify(e));
     }, quick ? 3 : 6);
-    const createFloor = daemonCreate.floor + 1.5 * bareCommit;
-    row(n, 'create one entry through the daemon (p50)', pct(daemonCreate.xs.slice(1), 50), 'node start (interleaved) + 1.5x bare commit', createFloor, 'ms', '<= 1x');
+    const createFloor = daemonCreate.floor + 1.5 * addCommit;
+    row(n, 'create one entry through the daemon (p50)', pct(daemonCreate.xs.slice(1), 50), 'node start (interleaved) + 1.5x git add + commit', createFloor, 'ms', '<= 1.2x');
     // Eight writers at once, each a CLI process per create, through the daemon (group commit):
     // writes per second beside the rate at which every core could start node processes
     // and do nothing else, and every acknowledged id checked in the tree afterwards.
     {
       const writers = 8;
-      const each = quick ? 4 : 20;
+      const each = quick ? 4 : 100;
       const acked = [];
       const t1 = performance.now();
       await Promise.all(
@@ -248,7 +256,7 @@ for (const n of sizes) {
       const inTree = new Set(execFileSync('git', ['ls-files', 'ai-memory/bench'], { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 }).split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
       const lost = acked.filter((id) => !inTree.has(id)).length;
       const startsPerSecond = (cpus().length * 1000) / nodeStart;
-      row(n, `writes/s, ${writers} writers through the daemon (${acked.length} writes, ${lost} lost)`, acked.length / seconds, 'node starts/s on all cores', startsPerSecond, 'writes/s', '>= 20');
+      row(n, `writes/s, ${writers} writers through the daemon (${acked.length} writes, ${lost} lost)`, acked.length / seconds, 'node starts/s on all cores', startsPerSecond, 'writes/s', '>= 12, none lost');
     }
     const lat = [];
     const sectionDir = join(dir, 'ai-memory/bench/learnings');

@@ -26,9 +26,17 @@
 //   daemon-start   several `daemon start` at once, also after a kill -9: one starts, the others
 //               say "already running", none "did not start".
 //   (The last four run in --quick only when named with --phases: their quick form is in `npm test`.)
+//   index-lock  git's index lock held (an open commit editor): writes give up with exit 4 and
+//               leave nothing, reads do not wait, writers waiting when it goes finish.
+//   gc-race     repack -ad and gc --auto in a loop beside concurrent writers: nothing lost.
+//   ctrl-c      SIGINT to the process group at random moments of an apply: 130 and nothing, or 0.
+//   git-env     GIT_DIR / GIT_WORK_TREE; callers with their own index or author beside a daemon.
+//   repo-policy SSH signing, a vetting pre-commit hook, a clean filter, shared objects through an
+//               include, a split index v4, with concurrent writers.
+//   (These five too: their quick form is in test/integration/git-commit.test.ts and git-plumbing.test.ts.)
 // Each phase adds to `failures`; the script exits 1 if there are any. Bounded in time.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -206,13 +214,15 @@ try {
     // Kills the process that ran it (the writer) once, at the named step, before or after it.
     writeFileSync(
       join(wrap, 'git'),
-      `#!/bin/sh\nif [ "$1" = "$BASS_STRESS_STEP" ] && [ ! -f "$BASS_STRESS_MARK" ]; then\n  : > "$BASS_STRESS_MARK"\n  if [ "$BASS_STRESS_WHEN" = before ]; then kill -9 $PPID; exit 1; fi\n  "${realGit}" "$@"; s=$?; kill -9 $PPID; exit $s\nfi\nexec "${realGit}" "$@"\n`,
+      `#!/bin/sh\ncmd=; skip=\nfor a in "$@"; do if [ -n "$skip" ]; then skip=; continue; fi; case "$a" in -c) skip=1;; -*) ;; *) cmd=$a; break;; esac; done\nif [ "$cmd" = "$BASS_STRESS_STEP" ] && [ ! -f "$BASS_STRESS_MARK" ]; then\n  : > "$BASS_STRESS_MARK"\n  if [ "$BASS_STRESS_WHEN" = before ]; then kill -9 $PPID; exit 1; fi\n  "${realGit}" "$@"; s=$?; kill -9 $PPID; exit $s\nfi\nexec "${realGit}" "$@"\n`,
     );
     chmodSync(join(wrap, 'git'), 0o755);
     const steps = [];
-    // A batch of 3 writes its git objects itself (cat-file reads HEAD's trees); one of 60 goes
-    // through fast-import. Both end with update-ref, under git's index lock.
-    for (const [step, size] of [['cat-file', 3], ['update-ref', 3], ['fast-import', 60], ['update-ref', 60]]) {
+    // Every step of a commit (git-commit.ts), for a small and a larger batch: the commit index
+    // (update-index, write-tree), the commit (commit-tree), and, under git's index lock, the user's
+    // index copy (update-index, the same command) and HEAD's move (update-ref).
+    const all = [['update-index', 3], ['write-tree', 3], ['commit-tree', 3], ['update-ref', 3], ['update-index', 60], ['update-ref', 60]];
+    for (const [step, size] of quick ? all.filter((_, i) => i !== 1 && i !== 4) : all) {
       for (const when of ['before', 'after']) {
         const dir = repo(root, `step-${step}-${size}-${when}`, { staged: true });
         const mark = join(root, `mark-${step}-${size}-${when}`);
@@ -631,6 +641,215 @@ try {
     report.daemon_start = { starts_at_once: n, rounds };
   }
 
+  // ---------------------------------------------------------------- index-lock
+  if (fullPhase('index-lock')) {
+    // A user's git holds the index lock (an open commit editor): every write gives up within its
+    // bound with exit 4 and leaves nothing, reads never wait; writers waiting when it goes all finish.
+    const dir = repo(root, 'index-lock', { staged: true });
+    const lock = join(dir, '.git', 'index.lock');
+    const direct = { BASS_AGENTS_NO_DAEMON: '1' };
+    const listFree = [];
+    for (let i = 0; i < 3; i++) listFree.push((await runCli(dir, ['list', '--json'], '', direct)).ms);
+    writeFileSync(lock, '');
+    const listHeld = [];
+    const rounds = quick ? 2 : 10;
+    for (let i = 0; i < rounds; i++) {
+      const w = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(20, i)), { ...direct, BASS_AGENTS_LOCK_TIMEOUT_MS: '400' });
+      if (w.code !== 4) fail('index-lock', `write ${i} with the index locked: exit ${w.code}: ${w.stderr.trim()}`);
+      if ((w.stderr.match(/waiting up to/g) ?? []).length !== 1) fail('index-lock', `write ${i} did not say once what it waits for: ${w.stderr.trim()}`);
+      if (/internal error|bug in/i.test(w.stderr)) fail('index-lock', `write ${i}: ${w.stderr.trim()}`);
+      if (existsSync(join(dir, '.git', 'bass-agents', 'journal'))) fail('index-lock', `write ${i} left its journal`);
+      const l = await runCli(dir, ['list', '--json'], '', direct);
+      if (l.code !== 0 || l.stderr) fail('index-lock', `list with the index locked: exit ${l.code}: ${l.stderr.trim()}`);
+      listHeld.push(l.ms);
+    }
+    const waiting = Array.from({ length: quick ? 2 : 6 }, (_, k) => runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(21, k)), { ...direct, BASS_AGENTS_LOCK_TIMEOUT_MS: '60000' }));
+    await sleep(500);
+    rmSync(lock);
+    for (const r of await Promise.all(waiting)) if (r.code !== 0) fail('index-lock', `a write waiting for the lock: exit ${r.code}: ${r.stderr.trim()}`);
+    checkClean('index-lock', dir, 'after the lock went');
+    if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('index-lock', "the user's staged change changed");
+    report.index_lock = { refused_writes: rounds, list_ms_lock_free: Math.round(pct(listFree, 50)), list_ms_lock_held: Math.round(pct(listHeld, 50)), waited_writes: waiting.length };
+  }
+
+  // ---------------------------------------------------------------- gc-race
+  if (fullPhase('gc-race')) {
+    // git repack -ad and gc --auto in a loop beside concurrent writers: every acknowledged entry
+    // is committed, and the object store stays whole.
+    const dir = repo(root, 'gc-race', { staged: true });
+    git(dir, 'config', 'gc.auto', '1');
+    git(dir, 'config', 'gc.autoDetach', 'false');
+    const loop = spawn('bash', ['-c', 'n=0; while [ ! -f .git/stop ]; do git repack -adq; git gc --auto --quiet; n=$((n+1)); echo $n > .git/rounds; done'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
+    const ids = [];
+    try {
+      await Promise.all(
+        Array.from({ length: quick ? 2 : 4 }, async (_, p) => {
+          for (let i = 0; i < (quick ? 4 : 50); i++) {
+            const r = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(30 + p, i)), { BASS_AGENTS_NO_DAEMON: '1' });
+            if (r.code === 0) ids.push(r.stdout.trim());
+            else fail('gc-race', `writer ${p} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+          }
+        }),
+      );
+    } finally {
+      writeFileSync(join(dir, '.git', 'stop'), '');
+      await new Promise((r) => loop.on('close', r));
+    }
+    const inTree = new Set(git(dir, 'ls-files', 'ai-memory/demo').split('\n').map((f) => f.split('/').pop().replace(/\.json$/, '')));
+    for (const id of ids) if (!inTree.has(id)) fail('gc-race', `acknowledged entry ${id} is missing from the tree`);
+    try {
+      git(dir, 'fsck', '--no-progress', '--strict', '--no-dangling');
+    } catch (err) {
+      fail('gc-race', `git fsck: ${String(err.stdout ?? err.message).trim()}`);
+    }
+    checkClean('gc-race', dir, 'after the gc loop');
+    report.gc_race = { writes: ids.length, repack_rounds: existsSync(join(dir, '.git', 'rounds')) ? Number(readFileSync(join(dir, '.git', 'rounds'), 'utf8').trim()) : 0 };
+  }
+
+  // ---------------------------------------------------------------- ctrl-c
+  if (fullPhase('ctrl-c')) {
+    // A Ctrl-C (SIGINT to the whole process group, git included) at random moments of an apply:
+    // exit 130 with nothing of it kept, or 0 with all of it; never 1, never a half.
+    const dir = repo(root, 'ctrl-c', { staged: true });
+    const counts = { 130: 0, 0: 0 };
+    for (let r = 0; r < (quick ? 2 : 20); r++) {
+      const before = git(dir, 'rev-parse', 'HEAD').trim();
+      const updates = Array.from({ length: 300 }, (_, i) => ({ operation: 'create', entry: entry(2000 + r, i) }));
+      const child = spawn(process.execPath, [BIN, 'memory', 'apply', 'demo', '--file', '-'], { cwd: dir, env: { ...baseEnv, BASS_AGENTS_NO_DAEMON: '1' }, detached: true });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.stdin.end(JSON.stringify(updates));
+      // (A signal that lands before the write starts ends node by the signal itself: a shell says 130.)
+      const closed = new Promise((res) => child.on('close', (code, sig) => res(sig === 'SIGINT' ? 130 : code)));
+      await sleep(200 + Math.random() * 1200);
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        /* already done */
+      }
+      const code = await closed;
+      const added = Number(git(dir, 'rev-list', '--count', `${before}..HEAD`).trim());
+      if (code === 130 && added !== 0) fail('ctrl-c', `round ${r}: exit 130 but a commit was kept`);
+      else if (code === 0 && added !== 1) fail('ctrl-c', `round ${r}: exit 0 but ${added} commits`);
+      else if (code !== 0 && code !== 130) fail('ctrl-c', `round ${r}: exit ${code}: ${stderr.trim()}`);
+      else counts[code]++;
+      checkClean('ctrl-c', dir, `after Ctrl-C ${r}`);
+    }
+    if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('ctrl-c', "the user's staged change changed");
+    report.ctrl_c = { interrupted: counts[130], finished_first: counts[0] };
+  }
+
+  // ---------------------------------------------------------------- git-env
+  if (fullPhase('git-env')) {
+    // A work tree whose repository GIT_DIR names elsewhere; callers with their own index or
+    // identity beside a daemon (they write directly): every write lands where git was told.
+    const store = join(root, 'env-store.git');
+    const work = join(root, 'env-work');
+    mkdirSync(join(work, 'src'), { recursive: true });
+    const genv = { ...baseEnv, GIT_DIR: store, GIT_WORK_TREE: work, BASS_AGENTS_NO_DAEMON: '1' };
+    const g = (...a) => execFileSync('git', a, { cwd: work, env: genv, encoding: 'utf8' });
+    g('init', '-q', '-b', 'main');
+    g('config', 'user.name', 'Env');
+    g('config', 'user.email', 'env@example.com');
+    writeFileSync(join(work, 'src', 'app.ts'), 'export {};\n');
+    g('add', '-A');
+    g('commit', '-qm', 'initial');
+    const n = quick ? 3 : 30;
+    for (let i = 0; i < n; i++) {
+      const r = await runCli(i % 2 ? join(work, 'src') : work, ['create', 'demo', '--file', '-'], JSON.stringify(entry(40, i)), genv);
+      if (r.code !== 0) fail('git-env', `GIT_DIR write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+    }
+    if (g('ls-files', 'ai-memory').split('\n').filter((f) => f.endsWith('.json')).length !== n) fail('git-env', 'GIT_DIR writes are missing from the index git was told about');
+    if (g('status', '--porcelain')) fail('git-env', `GIT_DIR work tree not clean: ${g('status', '--porcelain').trim()}`);
+    // Beside a daemon: the default caller, one with its own index, one with its own author.
+    const dir = repo(root, 'env-daemon');
+    const alt = join(root, 'env-alt-index');
+    execFileSync('git', ['read-tree', 'HEAD'], { cwd: dir, env: { ...baseEnv, GIT_INDEX_FILE: alt } });
+    const daemon = spawn(process.execPath, [BIN, 'memory', 'daemon', 'run'], { cwd: dir, env: baseEnv, stdio: 'ignore' });
+    const written = { daemon: [], index: [], author: [] };
+    try {
+      for (let i = 0; i < 100 && !existsSync(daemonPaths(stateDirOf(dir).dir).socket); i++) await sleep(100);
+      const callers = { daemon: {}, index: { GIT_INDEX_FILE: alt }, author: { GIT_AUTHOR_NAME: 'Another Author' } };
+      await Promise.all(
+        Object.entries(callers).map(async ([who, extra], p) => {
+          for (let i = 0; i < (quick ? 2 : 20); i++) {
+            const r = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(50 + p, i)), { ...extra, BASS_AGENTS_LOCK_TIMEOUT_MS: '', BASS_AGENTS_NO_DAEMON: '' });
+            if (r.code === 0) written[who].push(r.stdout.trim());
+            else fail('git-env', `${who} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+          }
+        }),
+      );
+    } finally {
+      daemon.kill('SIGTERM');
+      await new Promise((r) => daemon.on('close', r));
+    }
+    const altFiles = execFileSync('git', ['ls-files', 'ai-memory'], { cwd: dir, env: { ...baseEnv, GIT_INDEX_FILE: alt }, encoding: 'utf8' });
+    for (const id of written.index) if (!altFiles.includes(id)) fail('git-env', `entry ${id} written with GIT_INDEX_FILE is not in that index`);
+    const authors = git(dir, 'log', '--format=%an%x09%B', '--', 'ai-memory/demo');
+    for (const id of written.author) if (!new RegExp(`^Another Author\\t[^\\n]*${id}`, 'm').test(authors)) fail('git-env', `entry ${id} was not committed as the caller's author`);
+    const tree = git(dir, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo');
+    for (const id of Object.values(written).flat()) if (!tree.includes(id)) fail('git-env', `entry ${id} is not in HEAD`);
+    try {
+      git(dir, 'fsck', '--no-progress', '--strict', '--no-dangling');
+    } catch (err) {
+      fail('git-env', `git fsck: ${String(err.stdout ?? err.message).trim()}`);
+    }
+    report.git_env = { git_dir_writes: n, daemon: written.daemon.length, own_index: written.index.length, own_author: written.author.length };
+  }
+
+  // ---------------------------------------------------------------- repo-policy
+  if (fullPhase('repo-policy')) {
+    // A repository with a policy: SSH-signed commits, a pre-commit hook that vets every commit
+    // (commit.hooks: run), a clean filter, group-shared objects through an include, a split
+    // index v4. Concurrent writers: what the hook refuses is refused (exit 1, nothing kept), the
+    // rest is committed signed; the store and the user's work stay whole.
+    const dir = repo(root, 'policy', { staged: true });
+    const key = join(root, 'policy-key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'stress', '-f', key]);
+    writeFileSync(join(root, 'policy-allowed'), `stress@example.com ${readFileSync(`${key}.pub`, 'utf8')}`);
+    writeFileSync(join(dir, '.git', 'shared.inc'), '[core]\n\tsharedRepository = group\n');
+    for (const [k, v] of [['gpg.format', 'ssh'], ['user.signingkey', `${key}.pub`], ['commit.gpgsign', 'true'], ['gpg.ssh.allowedSignersFile', join(root, 'policy-allowed')], ['include.path', 'shared.inc'], ['filter.squeeze.clean', 'tr -s " "'], ['filter.squeeze.smudge', 'cat'], ['filter.squeeze.required', 'true'], ['core.splitIndex', 'true'], ['index.version', '4']])
+      git(dir, 'config', k, v);
+    git(dir, 'update-index', '--split-index', '--index-version', '4');
+    writeFileSync(join(dir, 'ai-memory', '.gitattributes'), `${readFileSync(join(dir, 'ai-memory', '.gitattributes'), 'utf8')}*.json filter=squeeze\n`);
+    const cfg = join(dir, 'ai-memory', 'demo', 'config.yaml');
+    writeFileSync(cfg, `${readFileSync(cfg, 'utf8')}commit:\n  hooks: run\n`);
+    writeFileSync(join(dir, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nif git diff --cached | grep -q FORBIDDEN; then echo "FORBIDDEN is not allowed" >&2; exit 1; fi\n');
+    chmodSync(join(dir, '.git', 'hooks', 'pre-commit'), 0o755);
+    git(dir, 'commit', '--no-verify', '-qm', 'policy', '--', 'ai-memory');
+    const before = Number(git(dir, 'rev-list', '--count', 'HEAD').trim());
+    const objects = join(dir, '.git', 'objects');
+    const oldDirs = new Set(readdirSync(objects));
+    const kept = [];
+    let refused = 0;
+    await Promise.all(
+      Array.from({ length: quick ? 2 : 4 }, async (_, p) => {
+        for (let i = 0; i < (quick ? 3 : 25); i++) {
+          const bad = i % 3 === 2;
+          const r = await runCli(dir, ['create', 'demo', '--file', '-'], JSON.stringify(entry(60 + p, i, bad ? { content: 'FORBIDDEN words' } : {})), { BASS_AGENTS_NO_DAEMON: '1' });
+          if (bad && r.code === 1 && /FORBIDDEN is not allowed/.test(r.stderr)) refused++;
+          else if (!bad && r.code === 0) kept.push(r.stdout.trim());
+          else fail('repo-policy', `writer ${p} write ${i}: exit ${r.code}: ${r.stderr.trim()}`);
+        }
+      }),
+    );
+    const signs = git(dir, 'log', '--format=%G?', `-${Number(git(dir, 'rev-list', '--count', 'HEAD').trim()) - before}`).trim().split('\n');
+    if (signs.some((x) => x !== 'G')) fail('repo-policy', `memory commits not signed: ${signs.join('')}`);
+    if (signs.length !== kept.length) fail('repo-policy', `${kept.length} writes acknowledged, ${signs.length} commits made`);
+    if (/FORBIDDEN/.test(git(dir, 'log', '-p', '--', 'ai-memory'))) fail('repo-policy', 'a refused entry was committed');
+    // Object folders made since are git's, with the group's write and set-group-id bits.
+    for (const d of readdirSync(objects).filter((x) => /^[0-9a-f]{2}$/.test(x) && !oldDirs.has(x)))
+      if ((statSync(join(objects, d)).mode & 0o2070) !== 0o2070) fail('repo-policy', `objects/${d} is not group-writable`);
+    try {
+      git(dir, 'fsck', '--no-progress', '--strict', '--no-dangling');
+    } catch (err) {
+      fail('repo-policy', `git fsck: ${String(err.stdout ?? err.message).trim()}`);
+    }
+    checkClean('repo-policy', dir, 'after the policy writers');
+    if (git(dir, 'show', ':app.txt') !== 'v2 staged by the user\n') fail('repo-policy', "the user's staged change changed");
+    report.repo_policy = { signed_commits: signs.length, refused_by_hook: refused };
+  }
+
   report.failures = failures;
   if (asJson) console.log(JSON.stringify(report, null, 2));
   else {
@@ -647,6 +866,11 @@ try {
       console.log(`daemon socket: ${r.huge_requests} requests of 60 MB (${r.at_once} at once) refused; ${r.pings} pings meanwhile, worst ${r.worst_ping_ms} ms (p50 ${r.p50_ping_ms}); heap + buffers ${r.held_mib[0]} MiB before, ${r.held_mib[1]} after; resident ${r.rss_mib[0]} MiB before, ${r.rss_mib[1]} after`);
     }
     if (report.daemon_start) console.log(`daemon start: ${report.daemon_start.starts_at_once} at once, ${report.daemon_start.rounds.length} rounds: ${report.daemon_start.rounds.map((r) => `${r.started} started/${r.already} already running/${r.failed} failed`).join('; ')}`);
+    if (report.index_lock) console.log(`index lock: ${report.index_lock.refused_writes} writes gave up (exit 4); list p50 ${report.index_lock.list_ms_lock_held} ms with the lock held, ${report.index_lock.list_ms_lock_free} ms without; ${report.index_lock.waited_writes} waiting writes finished`);
+    if (report.gc_race) console.log(`gc race: ${report.gc_race.writes} writes beside ${report.gc_race.repack_rounds} repack/gc rounds`);
+    if (report.ctrl_c) console.log(`ctrl-c: ${report.ctrl_c.interrupted} applies interrupted (130, nothing kept), ${report.ctrl_c.finished_first} finished first`);
+    if (report.git_env) console.log(`git env: ${report.git_env.git_dir_writes} GIT_DIR writes; beside a daemon ${report.git_env.daemon} plain, ${report.git_env.own_index} with their own index, ${report.git_env.own_author} with their own author`);
+    if (report.repo_policy) console.log(`repo policy: ${report.repo_policy.signed_commits} signed commits, ${report.repo_policy.refused_by_hook} refused by the hook`);
     for (const f of failures) console.log(`FAIL ${f}`);
     if (!failures.length) console.log('no failures');
   }

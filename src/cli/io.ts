@@ -9,6 +9,7 @@ import { checkDepth } from '../core/limits.js';
 import type { Methods, Request, WriteMethod } from '../daemon/protocol.js';
 import { MemoryService } from '../service/memory-service.js';
 import { hasPendingJournal } from '../service/transaction.js';
+import { daemonMayWrite } from '../store/git-env.js';
 import { findRoot } from '../store/workspace.js';
 import { io } from './stdio.js';
 
@@ -103,9 +104,11 @@ export async function writeViaDaemon<M extends WriteMethod>(
   input: unknown,
   project: string | undefined,
 ): Promise<Methods[M]['result']['value'] | undefined> {
-  // A caller with its own lock timeout or its own leave to write on a detached HEAD writes directly.
+  // A caller with its own lock timeout, its own leave to write on a detached HEAD, or a git
+  // environment of its own (another index, repository, identity, config) writes directly.
   if (svc.env.BASS_AGENTS_NO_DAEMON || svc.env.BASS_AGENTS_LOCK_TIMEOUT_MS || svc.ctx.allowDetached) return undefined;
   const { daemonPaths, requestWrite } = await import('../daemon/client.js');
+  if (!io().local && !daemonMayWrite(process.env, daemonPaths(svc.ws.localDir).dir)) return undefined;
   const params = { input, project, agent: svc.explicitAgent ?? null, clock: svc.env.BASS_AGENTS_NOW || null };
   // Long enough for the daemon to wait for the workspace lock (30 s) and commit.
   const local = io().local;

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonPaths, requestWrite } from '../daemon/client.js';
+import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, MEMORY_DIR } from '../store/root.js';
 import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
@@ -20,9 +21,8 @@ const WRITES = new Set(['create', 'apply', 'apply-result']);
 /** Options only the full CLI answers (help and version text), or that ask for the direct path. */
 const LOCAL_OPTIONS = /^(--help|-h|--version|--allow-detached(=.*)?|--no-allow-detached)$/;
 
-/** Variables that point git somewhere else, or are settings only the direct path honours. */
-const LOCAL_ENV =
-  /^(BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)|GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE))$/;
+/** Settings only the direct path honours (git variables: see daemonMayWrite and hasGitLocation). */
+const LOCAL_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)$/;
 
 export interface ThinOutcome {
   /** The daemon ran the command: its exit code (its output is already printed). */
@@ -42,7 +42,7 @@ const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']
  */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
   if (argv[0] !== 'memory' || !CATALOG_READS.has(argv[1] ?? '') || argv.some((a) => /^(--help|-h|--version)$/.test(a))) return undefined;
-  for (const [k, v] of Object.entries(env)) if (v && /^GIT_/.test(k) && LOCAL_ENV.test(k)) return undefined;
+  if (hasGitLocation(env)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     if (!existsSync(join(root, MEMORY_DIR))) return undefined;
@@ -88,6 +88,7 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   if (argv[0] !== 'memory' || !REMOTE.has(argv[1] ?? '')) return {};
   if (argv.some((a) => LOCAL_OPTIONS.test(a))) return {};
   for (const [k, v] of Object.entries(env)) if (v && LOCAL_ENV.test(k)) return {};
+  if (hasGitLocation(env)) return {}; // git points at another repository or index
   let root: string;
   let paths: ReturnType<typeof daemonPaths>;
   try {
@@ -110,6 +111,8 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   const callerEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) callerEnv[k] = v;
   const write = WRITES.has(argv[1]);
+  // A caller whose git would commit differently (its own identities or config) writes directly.
+  if (write && !daemonMayWrite(env, paths.dir)) return { stdin };
   const r = await requestWrite(
     paths,
     'cli',

@@ -108,6 +108,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   if ('error' in scope) out.push({ path: at('scope'), message: scope.error });
 
   if (!e.summary.trim()) out.push({ path: at('summary'), message: 'is required (1-2 sentences)' });
+  else if (e.summary.includes('\0')) out.push({ path: at('summary'), message: 'must not contain a NUL character (the summary goes into the commit message)' });
   else if (e.summary.length > SUMMARY_MAX) {
     out.push({ path: at('summary'), message: `must be at most ${SUMMARY_MAX} characters (got ${e.summary.length})` });
   }

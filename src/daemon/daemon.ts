@@ -13,10 +13,12 @@
  * (heartbeat), `state.json` (job runs and cursors). Logs: `logs/daemon.log` (pino, JSON lines).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { chmodSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
+import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { MemoryService } from '../service/memory-service.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
 import { MAX_SOCKET_PATH, checkSocketDir, daemonPaths, isAlive, type DaemonPaths } from './client.js';
@@ -80,6 +82,7 @@ function takePidFile(paths: DaemonPaths): void {
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
         linkSync(mine, paths.pid);
+        recordGitEnv(paths);
         return;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -105,6 +108,19 @@ function takePidFile(paths: DaemonPaths): void {
     rmSync(mine, { force: true });
   }
   throw new AlreadyRunning(readPid(paths.pid) ?? -1);
+}
+
+/** What callers compare their git identities and extra config with (see daemonMayWrite): a digest, never the values. */
+function recordGitEnv(paths: DaemonPaths): void {
+  const file = join(paths.dir, GIT_ENV_FILE);
+  const digest = gitWriterEnv();
+  if (!digest) return rmSync(file, { force: true });
+  const fd = openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
+  try {
+    writeFileSync(fd, `${digest}\n`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {

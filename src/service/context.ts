@@ -4,7 +4,7 @@
  * use-case modules under `ops/` take it as their first argument.
  */
 import { userInfo } from 'node:os';
-import { UsageError } from '../core/errors.js';
+import { ConflictError, UsageError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
 import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
 import { lazy } from '../lazy.js';
@@ -13,6 +13,7 @@ import { clockFromEnv, type Clock } from '../store/clock.js';
 import { readConfig } from '../store/config.js';
 import { EvidenceCache } from '../store/evidence-cache.js';
 import { GitRepo } from '../store/git.js';
+import { findGitDir, sparseProblem } from '../store/git-state.js';
 import { LogReader } from '../store/local-log.js';
 import { SessionStore } from '../store/sessions.js';
 import { UsageStore } from '../store/usage.js';
@@ -95,6 +96,7 @@ export class ServiceContext {
   private agentName: string | undefined;
   private readonly agentFromOptions: string | undefined;
   private gitRepo: Promise<GitRepo | null> | undefined;
+  private sparseChecked = false;
 
   constructor(opts: ServiceOptions = {}, warn: WarningSink = () => undefined) {
     this.longLived = opts.longLived ?? false;
@@ -150,8 +152,18 @@ export class ServiceContext {
     return this.agentFromOptions;
   }
 
+  /** Memory that git keeps out of a sparse checkout would be missing from every read and write: refused (once per context). */
+  checkSparse(): void {
+    if (this.sparseChecked) return;
+    const gitDir = findGitDir(this.ws.root);
+    const why = gitDir ? sparseProblem(gitDir, this.ws.root) : null;
+    if (why) throw new ConflictError(`refusing to use memory here: ${why}`);
+    this.sparseChecked = true;
+  }
+
   /** Resolves the project for a command (CLI.md "--project"). */
   project(explicit?: string, mustExist = false): string {
+    this.checkSparse();
     return this.ws.resolveProject(explicit, this.env, { mustExist });
   }
 
@@ -180,6 +192,7 @@ export class ServiceContext {
 
   /** The catalog refreshed from the files: a stat of every entry file, re-reading the changed ones. */
   refreshSnapshot(): CatalogSnapshot {
+    this.checkSparse();
     const snap = this.catalog.refresh();
     this.lastSnap = snap;
     for (const b of snap.bad) {

@@ -3,33 +3,31 @@
  * journal names is finished or undone, in one pass whatever its size. Called by the write
  * transaction with the write lock held, and never otherwise.
  */
-import { readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { nodeCrypto } from '../node-crypto.js';
+import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../store/fsutil.js';
 import type { GitRepo } from '../store/git.js';
+import { INDEX_LOCK_WAIT_MS } from '../store/git-commit.js';
 import { clearJournal, readJournal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { Workspace } from '../store/workspace.js';
 import type { ServiceContext } from './context.js';
 
-/** The blob id git gives these bytes (no filters: memory files are written as committed). */
-function blobId(data: Buffer, algo: 'sha1' | 'sha256'): string {
-  return nodeCrypto().createHash(algo).update(`blob ${data.length}\0`).update(data).digest('hex');
-}
-
 /**
- * Finishes or undoes what a killed writer left (its journal is still there), in one pass of
- * three git processes whatever its size: a journaled file whose bytes are HEAD's was committed
- * and is kept; any other is put back as HEAD has it, or removed when HEAD has none. The user's
- * index is pointed at HEAD for those paths, git's index lock is removed if the dead writer held
- * it, and private refs, marks and temp files are swept. A journal without this repository's
- * token, or naming anything but memory paths, is never acted on.
+ * Finishes or undoes what a killed writer left (its journal is still there), in one pass of a
+ * few git processes whatever its size: a journaled file git sees as HEAD's (through its clean
+ * filters) was committed and is kept; any other is put back as HEAD has it (checked out by git),
+ * or removed when HEAD has none. When the writer had taken git's index lock (it may have moved
+ * HEAD without installing the index), the user's index is set from those files, and the lock is
+ * removed if it is still the writer's; private refs and temp files are swept. A journal without
+ * this repository's token, or naming anything but memory paths, is never acted on.
+ * `indexWaitMs`: how long to wait for another git process to release the index (a read: 0; it
+ * then leaves the journal for a later command, with the files already put back).
  */
 export async function recoverWrite(
   ctx: ServiceContext,
   git: GitRepo | null,
   stateDir: string,
+  indexWaitMs = INDEX_LOCK_WAIT_MS,
 ): Promise<{ kept: number; undone: number; ignored: number } | null> {
   const found = readJournal(stateDir);
   if (found === null) return null;
@@ -74,41 +72,36 @@ export async function recoverWrite(
   }
   // A writer killed while holding git's index lock: that lock file is still ours (same inode).
   if (st.indexLock) {
-    const lock = join(git.gitDir, 'index.lock');
+    const lock = `${git.indexFile}.lock`;
     const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
     if (ino !== undefined && st.indexLock.inodes.includes(ino)) rmSync(lock, { force: true });
   }
   let kept = 0;
   let undone = 0;
   if (paths.length) {
-    const { head, blobs } = await git.blobsAt(
+    const { blobs } = await git.blobsAt(
       'HEAD',
       paths.map((p) => p.repo),
     );
-    const algo = head && head.length === 64 ? 'sha256' : 'sha1';
-    const restore: { abs: string; blob: string | null }[] = [];
+    const present = paths.filter((p) => statSync(p.abs, { throwIfNoEntry: false })?.isFile());
+    const ids = new Map((await git.hashFiles(present.map((p) => p.repo))).map((id, i) => [present[i].repo, id]));
+    const restore: string[] = [];
     for (const p of paths) {
-      let work: Buffer | null = null;
-      try {
-        work = readFileSync(p.abs);
-      } catch {
-        work = null;
-      }
       const at = blobs.get(p.repo) ?? null;
-      if ((work === null && at === null) || (work !== null && at !== null && blobId(work, algo) === at)) kept++;
+      if ((ids.get(p.repo) ?? null) === at) kept++;
       else {
         undone++;
-        restore.push({ abs: p.abs, blob: at });
+        if (at) restore.push(p.repo);
+        else rmSync(p.abs, { force: true });
       }
     }
-    const contents = await git.readBlobs(restore.flatMap((r) => (r.blob ? [r.blob] : [])));
-    for (const r of restore) {
-      const data = r.blob ? contents.get(r.blob) : undefined;
-      if (data) writeFileAtomic(r.abs, data);
-      else rmSync(r.abs, { force: true });
-    }
-    await git.setIndexEntries(paths.map((p) => ({ path: p.repo, blob: blobs.get(p.repo) ?? null })));
+    await git.checkoutFromHead(restore);
     sweepTempFiles(new Set(paths.map((p) => dirname(p.abs))));
+    if (st.indexLock)
+      await git.syncIndexPaths(
+        paths.map((p) => p.repo),
+        indexWaitMs,
+      );
   }
   await git.sweepLeftovers();
   if (kept + undone + ignored) {

@@ -18,12 +18,12 @@ import { BusyError, ConflictError, InterruptedError, ValidationError, type Probl
 import type { MemoryEntry } from '../core/schema.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
-import type { IndexChange } from '../store/git-commit.js';
+import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLog, appendLogs } from '../store/local-log.js';
-import { ensureLocalDir, withLock } from '../store/lock.js';
+import { ensureLocalDir, lockTimeout, withLock } from '../store/lock.js';
 import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
 import { modules, type ServiceContext } from './context.js';
 import { recoverWrite } from './recovery.js';
@@ -40,8 +40,12 @@ interface Staged {
   entry?: MemoryEntry;
   /** The file this entry was read from when it moves (another section): its old texts count as known. */
   previous?: string;
-  /** A new entry under an id this write made: no commit can hold its path yet. */
-  created?: boolean;
+  /**
+   * A default (config.yaml, .gitattributes...) staged because the file is missing from the work
+   * tree: dropped when HEAD holds the file (a sparse checkout or a deletion in the work tree hid
+   * it), so that a team's committed file is never replaced by defaults unseen.
+   */
+  unlessInHead?: boolean;
 }
 
 export interface WriteOptions {
@@ -87,7 +91,7 @@ export class WriteTx {
   }
 
   /** Stages an entry of this transaction's project at its place; returns the absolute path. */
-  put(entry: MemoryEntry, opts: { from?: string; created?: boolean } = {}): string {
+  put(entry: MemoryEntry, opts: { from?: string } = {}): string {
     this.ensureProject();
     // The section folder is checked once per transaction (a path check walks and resolves the
     // folders: ~50 µs, 0.25 s for an apply of 5,000); finish() checks every file before writing.
@@ -100,7 +104,6 @@ export class WriteTx {
       text: serializeEntry(entry),
       entry,
       previous: opts.from && opts.from !== abs ? opts.from : undefined,
-      created: opts.created && !opts.from,
     });
     return abs;
   }
@@ -110,9 +113,9 @@ export class WriteTx {
     this.staged.set(abs, { text: null });
   }
 
-  /** Stages a memory file that is not an entry (config.yaml, .gitattributes, ai-context). */
-  putFile(abs: string, text: string): void {
-    this.staged.set(abs, { text });
+  /** Stages a memory file that is not an entry (config.yaml, .gitattributes, ai-context); `unlessInHead`: see Staged. */
+  putFile(abs: string, text: string, opts: { unlessInHead?: boolean } = {}): void {
+    this.staged.set(abs, { text, unlessInHead: opts.unlessInHead });
   }
 
   /**
@@ -121,11 +124,11 @@ export class WriteTx {
    */
   ensureProject(): void {
     if (this.initialized) return;
-    for (const f of projectFiles(this.ctx.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text);
+    for (const f of projectFiles(this.ctx.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text, { unlessInHead: true });
     if (this.inGit) {
       const attrs = join(this.ctx.ws.memoryDir, '.gitattributes');
       const text = this.staged.has(attrs) ? null : gitAttributesText(attrs);
-      if (text !== null) this.putFile(attrs, text);
+      if (text !== null) this.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
     }
     this.initialized = true;
   }
@@ -155,6 +158,8 @@ export class WriteTx {
     await this.checkpoint();
     await this.scanSecrets();
     this.validate();
+    if (git) await this.keepCommittedFiles(git);
+    if (this.staged.size === 0) return null;
     const ws = this.ctx.ws;
     const files = [...this.staged.keys()];
     ws.assertMemoryPaths(files);
@@ -188,16 +193,10 @@ export class WriteTx {
       // Tell a running daemon right away (it would see the files through its watcher a little later).
       if (this.ctx.onWrite) await this.ctx.onWrite(files).catch(() => undefined);
       let indexChange: IndexChange | undefined;
-      const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), this.agent, {
-        // Only new entries: HEAD cannot hold their paths, so git need not be asked what it holds there.
-        newPathsOnly: [...this.staged.values()].every((s) => s.created),
-        // What was just written is committed as such (not read back from 5,000 files).
-        contents: new Map(
-          files.map((f) => {
-            const text = this.staged.get(f)!.text;
-            return [f, text === null ? null : Buffer.from(text, 'utf8')];
-          }),
-        ),
+      const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), {
+        runHooks: this.ctx.projectConfig(this.project).commit?.hooks === 'run',
+        warn: (m) => this.ctx.warn(m),
+        indexLockWaitMs: lockTimeout(this.ctx.env, INDEX_LOCK_WAIT_MS),
         onIndexLock: (note) => journal.indexLock(note),
         onIndexInstalled: (change) => (indexChange = change),
         onCommitted: (commit, parent) => {
@@ -233,8 +232,21 @@ export class WriteTx {
     } catch (err) {
       journal.close();
       if (!moved) await recoverWrite(this.ctx, git, stateDir).catch(() => undefined); // undo this write's files now
+      // A Ctrl-C reaches git too (the whole process group): what stopped the write is the signal.
+      if (!moved && this.signals?.signal && !(err instanceof InterruptedError)) throw new InterruptedError(this.signals.signal);
       throw err;
     }
+  }
+
+  /** Drops the staged defaults of files HEAD holds (see Staged.unlessInHead): one git process, only when there are any. */
+  private async keepCommittedFiles(git: GitRepo): Promise<void> {
+    const defaults = [...this.staged].filter(([, s]) => s.unlessInHead).map(([abs]) => abs);
+    if (!defaults.length) return;
+    const { blobs } = await git.blobsAt(
+      'HEAD',
+      defaults.map((f) => git.repoPath(f)),
+    );
+    for (const f of defaults) if (blobs.has(git.repoPath(f))) this.staged.delete(f);
   }
 
   /**
@@ -320,9 +332,8 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
     const why = git.writeBlocker();
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
   }
+  ctx.checkSparse();
   const stateDir = stateDirOf(ctx, git);
-  // The commit's identity comes from git config: read while the write does its own work.
-  if (!opts.noCommit) git?.prefetchIdentity();
   return withLock(
     ctx.ws,
     'write',
@@ -362,7 +373,8 @@ export async function recoverPending(ctx: ServiceContext): Promise<{ kept: numbe
   const git = await ctx.git();
   const stateDir = stateDirOf(ctx, git);
   try {
-    return await withLock(ctx.ws, 'write', () => recoverWrite(ctx, git, stateDir), { env: ctx.env, dir: stateDir, timeoutMs: 0 });
+    // (A read never waits for git's index lock: then the journal stays for a later command.)
+    return await withLock(ctx.ws, 'write', () => recoverWrite(ctx, git, stateDir, 0), { env: ctx.env, dir: stateDir, timeoutMs: 0 });
   } catch (err) {
     if (err instanceof BusyError) return null;
     throw err;

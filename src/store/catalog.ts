@@ -647,15 +647,16 @@ export class Catalog {
    * record moves on to both, and the next command asks git only for what changed instead of
    * listing and matching every entry again (~110 ms of the first read after a write at 100K).
    * Anything short of exactly that leaves the record as it is (the next command then lists).
+   * (git made the index entries at `paths` from the files as this process wrote them.)
    */
-  carryGitView(change: { before: string | null; after: string | null; entries: { path: string; blob: string | null }[] }): void {
+  carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;
     if (!found?.foundContent || !found.contentId || !change.before || !change.after) return;
     const cacheDir = this.ws.local('cache');
     const record = readViewRecord(cacheDir);
     if (record?.index !== change.before || record.content !== found.foundContent) return;
-    if (change.entries.length !== found.notedBlobs.size) return;
-    for (const e of change.entries) if (found.notedBlobs.get(e.path) !== e.blob) return;
+    if (change.paths.length !== found.notedBlobs.size) return;
+    for (const p of change.paths) if (!found.notedBlobs.has(p)) return;
     try {
       writeFileAtomic(join(cacheDir, VIEW_RECORD), JSON.stringify({ index: change.after, content: found.contentId }), { fsync: false });
     } catch {

@@ -51,6 +51,15 @@ export const ProjectConfigSchema = z
       .object({ autoCommit: z.boolean().default(true) })
       .strict()
       .default({ autoCommit: true }),
+    /**
+     * Memory commits run no git hooks by default; `hooks: run` runs pre-commit, commit-msg and
+     * post-commit through git (a failing pre-commit or commit-msg refuses the write), for teams
+     * whose hooks vet every commit.
+     */
+    commit: z
+      .object({ hooks: z.enum(['none', 'run']).optional() })
+      .strict()
+      .optional(),
     query: z
       .object({
         /** A query slower than this logs a performance warning (Req 11.2). */

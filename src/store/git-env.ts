@@ -1,13 +1,64 @@
 /**
- * The environment bass-agents runs git with: the process's own without GIT_* variables (they
- * could point git at another repository, index or object store, and simple-git's guard refuses
- * them) and without an editor or pager git could start, plus `extra`. Its own module so that
- * the thin client can use it without loading the rest of the git code.
+ * The environment bass-agents runs git with: the user's own, GIT_* variables included (they name
+ * the repository, work tree, index, object stores, identities and extra config that git must
+ * honour), with the paths among them made absolute (git runs in the repository's top folder, not
+ * where the user started us), and without an editor or pager that git could start. Its own
+ * module so that the thin client can use it without loading the rest of the git code.
  */
-export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+
+/** Variables that point git at another repository, work tree, index or object store. */
+const LOCATION = /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE)$/;
+
+/** Variables that make git write a different commit: identities, extra config. */
+const WRITER = /^GIT_(AUTHOR_\w+|COMMITTER_\w+|CONFIG\w*)$/;
+
+/**
+ * A digest of the variables of `env` that change the commits git makes (identities, extra
+ * config), or '' when it has none: a daemon records its own (`GIT_ENV_FILE` in its folder), and
+ * a caller whose digest differs writes directly (its values are never written down).
+ */
+export function gitWriterEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const vars = Object.entries(env)
+    .filter(([k, v]) => v !== undefined && WRITER.test(k))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return vars.length ? process.getBuiltinModule('node:crypto').createHash('sha256').update(JSON.stringify(vars)).digest('hex') : '';
+}
+
+/** The file in a daemon's folder that holds its gitWriterEnv (absent: none). */
+export const GIT_ENV_FILE = 'git-env';
+
+/**
+ * Whether a caller with `env` may hand a write to the daemon whose folder is `daemonDir`: not
+ * when the caller's git points elsewhere (GIT_DIR, GIT_INDEX_FILE...), nor when its identities
+ * or extra config differ from the daemon's.
+ */
+export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boolean {
+  if (hasGitLocation(env)) return false;
+  let theirs = '';
+  try {
+    theirs = process.getBuiltinModule('node:fs').readFileSync(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim();
+  } catch {
+    /* the daemon has none */
+  }
+  return theirs === gitWriterEnv(env);
+}
+
+/** Whether `env` has a variable that moves git's repository, work tree or index away from the defaults. */
+export function hasGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {
+  for (const [k, v] of Object.entries(env)) if (v && LOCATION.test(k)) return true;
+  return false;
+}
+
+/** The environment for git: see the top of this file. `extra` is added last. */
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const path = process.getBuiltinModule('node:path');
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^git_/i.test(k) && !/^(EDITOR|PAGER|SSH_ASKPASS|PREFIX)$/i.test(k)) out[k] = v;
+    if (v === undefined || /^(EDITOR|VISUAL|PAGER|GIT_EDITOR|GIT_PAGER|GIT_SEQUENCE_EDITOR)$/i.test(k)) continue;
+    // (GIT_INDEX_FILE is left as it is: git takes it from the top folder, and GitRepo passes the
+    // absolute path git reported for it.)
+    out[k] = /^GIT_(DIR|WORK_TREE|OBJECT_DIRECTORY|COMMON_DIR)$/.test(k) && v ? path.resolve(v) : v;
   }
-  return { ...out, ...extra };
+  // (No editor: git's own default would be vi, waiting on a terminal nobody sees.)
+  return { ...out, GIT_EDITOR: ':', ...extra };
 }

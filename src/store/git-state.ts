@@ -1,16 +1,19 @@
 /**
  * What git's own files say, read with the file system alone (no git process): where the git dir
- * is, whether a write may commit on this checkout now, and which commit HEAD names.
+ * is, whether a write may commit on this checkout now, and which commit HEAD names; and whether
+ * a sparse checkout keeps memory out of the work tree (a git process only in a sparse checkout).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { gitEnv } from './git-env.js';
 
 /**
  * The git dir of the repository holding `start`, found with the file system alone (no git
- * process): the nearest `.git` folder up, or the folder a `.git` file (worktree, submodule)
- * names. Null outside git.
+ * process): the one GIT_DIR names, else the nearest `.git` folder up, or the folder a `.git` file
+ * (worktree, submodule) names. Null outside git.
  */
-export function findGitDir(start: string): string | null {
+export function findGitDir(start: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.GIT_DIR) return resolve(env.GIT_DIR);
   for (let dir = start; ;) {
     const dotGit = join(dir, '.git');
     const st = statSync(dotGit, { throwIfNoEntry: false });
@@ -102,4 +105,22 @@ export function configValue(gitDir: string, section: string, subsection: string,
     }
   }
   return value;
+}
+
+/**
+ * Why memory cannot be read or written on this checkout's sparse setup, or null: files under
+ * `ai-memory/` of the workspace at `root` that git keeps out of the work tree (skip-worktree),
+ * which a read would miss and a write would replace blind. Asks git (one `ls-files`) only when
+ * the repository has a sparse-checkout file.
+ */
+export function sparseProblem(gitDir: string, root: string): string | null {
+  if (!existsSync(join(gitDir, 'info', 'sparse-checkout'))) return null;
+  const r = process.getBuiltinModule('node:child_process').spawnSync('git', ['ls-files', '-t', '-z', '--', 'ai-memory'], {
+    cwd: root,
+    env: gitEnv({ GIT_OPTIONAL_LOCKS: '0' }),
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  if (r.status !== 0 || !r.stdout.split('\0').some((l) => l.startsWith('S '))) return null;
+  return 'ai-memory/ is outside this sparse checkout: git keeps its files out of the work tree, so memory would be read and written blind; run `git sparse-checkout add ai-memory` (or `git sparse-checkout disable`) and try again';
 }

@@ -26,7 +26,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
-import { cleanEnv } from './git-env.js';
+import { gitEnv } from './git-env.js';
 
 /** What a view says about the cached files. */
 export interface ViewMatch {
@@ -151,7 +151,7 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
     const { spawn } = process.getBuiltinModule('node:child_process');
     child = spawn('git', [...GIT_SETTINGS, ...args], {
       cwd,
-      env: cleanEnv({ GIT_OPTIONAL_LOCKS: '0' }) /* a read never takes git's index lock */,
+      env: gitEnv({ GIT_OPTIONAL_LOCKS: '0' }) /* a read never takes git's index lock */,
       stdio: ['ignore', fd ?? 'pipe', 'ignore'],
       windowsHide: true,
     });

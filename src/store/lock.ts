@@ -29,10 +29,11 @@ export function ensureLocalDir(ws: Workspace): string {
   return ws.localDir;
 }
 
-function lockTimeout(env: NodeJS.ProcessEnv): number {
+/** How long a writer waits for a lock: `BASS_AGENTS_LOCK_TIMEOUT_MS` when set, else `fallback` (30 s). */
+export function lockTimeout(env: NodeJS.ProcessEnv, fallback = DEFAULT_TIMEOUT_MS): number {
   const raw = env.BASS_AGENTS_LOCK_TIMEOUT_MS;
   const n = raw ? Number(raw) : NaN;
-  return Number.isFinite(n) && n >= 0 ? n : DEFAULT_TIMEOUT_MS;
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
 }
 
 /**

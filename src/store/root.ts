@@ -8,14 +8,18 @@ import { UsageError } from '../core/errors.js';
 
 export const MEMORY_DIR = 'ai-memory';
 
-/** Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then the nearest folder up with `.git` or `ai-memory/` (else `start`). */
+/**
+ * Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then, when GIT_DIR or
+ * GIT_WORK_TREE is set, the work tree git names, then the nearest folder up with `.git` or
+ * `ai-memory/` (else `start`).
+ */
 export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
   return discoverRoot(start, override, env) ?? resolve(start);
 }
 
 /** Whether there is a workspace here: a root named, or a folder from `start` up with `.git` or `ai-memory/`. */
 export function workspaceFound(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, {}) !== null;
+  return Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, { ...env, BASS_AGENTS_ROOT: undefined }) !== null;
 }
 
 function discoverRoot(start: string, override: string | undefined, env: NodeJS.ProcessEnv): string | null {
@@ -24,6 +28,13 @@ function discoverRoot(start: string, override: string | undefined, env: NodeJS.P
     const r = resolve(start, explicit);
     if (!existsSync(r) || !statSync(r).isDirectory()) throw new UsageError(`workspace root ${r} is not a directory`);
     return r;
+  }
+  if (env.GIT_DIR || env.GIT_WORK_TREE) {
+    // git's own answer (a git process only in this case): the folder GIT_WORK_TREE or
+    // core.worktree names, or where GIT_DIR was given without one.
+    const r = process.getBuiltinModule('node:child_process').spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: start, env, encoding: 'utf8' });
+    const top = r.status === 0 ? r.stdout.trim() : '';
+    if (top) return top;
   }
   let dir = resolve(start);
   for (;;) {

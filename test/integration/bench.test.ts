@@ -16,6 +16,7 @@ describe('npm run bench -- --quick', () => {
       'floor: read+parse all entry files',
       'floor: substring scan of all files',
       'floor: bare git commit (plumbing)',
+      'floor: git add + git commit of one file',
       'index build (in process)',
       'index snapshot load (in process)',
       'query end to end, cold process (p50)',

@@ -1,241 +1,312 @@
-// The objects and index a memory commit writes itself (store/git-objects.ts, store/git-index.ts),
-// held to what git writes for the same change: trees to `git write-tree`, blobs to `git
-// hash-object`, commits to fast-import's, and the index byte for byte to `git update-index`.
+// Memory commits held to git's own rules in the repositories people really have: create, a small
+// and a large apply, and a supersede, in each kind of repository below. After each, `git fsck
+// --strict` is clean, `git status` shows nothing of ours, and the user's staged and unstaged
+// work (a staged new file, an unstaged edit) is byte for byte what it was.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { editIndex } from '../../src/store/git-index.js';
-import { commitBody, foldersToRead, objectsDir, writeLooseObject, writeTrees, type PathChange } from '../../src/store/git-objects.js';
-import { GitRepo } from '../../src/store/git.js';
-import { cleanGitEnv, git, gitdir, testdir } from '../helpers/repo.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryService } from '../../src/index.js';
+import { entry, testdir } from '../helpers/repo.js';
 
-function put(dir: string, rel: string, text: string): string {
-  const abs = join(dir, rel);
-  mkdirSync(join(abs, '..'), { recursive: true });
-  writeFileSync(abs, text);
-  return abs;
+/** git with the test's HOME and no system config, plus `env` (GIT_INDEX_FILE for that case). */
+function g(cwd: string, env: Record<string, string>, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
 }
 
-function gitIn(dir: string, args: string[], input: string, env: Record<string, string> = {}): string {
-  return execFileSync('git', args, { cwd: dir, input, env: { ...cleanGitEnv(dir), ...env }, encoding: 'utf8' });
-}
-
-/** A small seeded generator: the same cases every run. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** git's tree for HEAD with `changes` made, through a scratch index. */
-function gitTree(dir: string, changes: PathChange[]): string {
-  const env = { GIT_INDEX_FILE: join(dir, '.git', 'scratch-index') };
-  gitIn(dir, ['read-tree', 'HEAD'], '', env);
-  const input = changes.map((c) => (c.blob ? `100644 ${c.blob}\t${c.path}\0` : `0 ${'0'.repeat(40)}\t${c.path}\0`)).join('');
-  gitIn(dir, ['update-index', '-z', '--index-info'], input, env);
-  return gitIn(dir, ['write-tree'], '', env).trim();
-}
-
-// Names that sort differently as files and as folders ("a.json" < "a/" < "a0"), and deep paths.
-const NAMES = ['a', 'a.json', 'a-b', 'a0', 'ab', 'b', 'z.json', 'x y.json'];
-
-describe('objects written by the memory commit', () => {
-  it('writes the blobs and trees git writes, over many random changes', async () => {
-    const dir = gitdir({ 'README.md': '# repo\n', 'a/x.json': '1\n', 'a.json': '2\n', 'a0/y/z.json': '3\n', ab: '4\n' });
-    const repo = (await GitRepo.open(dir))!;
-    const objects = objectsDir(join(dir, '.git'));
-    const random = rng(7);
-    const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
-    for (let round = 0; round < 30; round++) {
-      const head = git(dir, 'rev-parse', 'HEAD').trim();
-      const files = git(dir, 'ls-files')
-        .split('\n')
-        .filter((f) => f && f !== 'README.md');
-      const changes = new Map<string, string | null>();
-      for (let k = 0; k < 1 + Math.floor(random() * 4); k++) {
-        if (files.length && random() < 0.35) changes.set(pick(files), null);
-        else {
-          const depth = Math.floor(random() * 3);
-          const path = [...Array.from({ length: depth }, () => pick(['a0', 'a-b', 'q', 'ai-memory/p/learnings'])), pick(NAMES)].join('/');
-          // A file cannot go where a folder is, nor under a file: such changes are left to fast-import.
-          if (files.some((f) => f.startsWith(`${path}/`) || path.startsWith(`${f}/`))) continue;
-          if ([...changes.keys()].some((f) => f.startsWith(`${path}/`) || path.startsWith(`${f}/`))) continue;
-          const text = `${round}.${k}.${random()}\n`;
-          const blob = writeLooseObject(objects, 'blob', Buffer.from(text), 'sha1');
-          expect(blob).toBe(gitIn(dir, ['hash-object', '--stdin'], text).trim());
-          changes.set(path, blob);
-        }
-      }
-      const list = [...changes].map(([path, blob]) => ({ path, blob }));
-      if (!list.length) continue;
-      const trees = await repo.treesAt(head, foldersToRead(list.map((c) => c.path)));
-      const { root } = writeTrees(objects, trees, list, 'sha1');
-      expect(root, `round ${round}: ${JSON.stringify(list)}`).toBe(gitTree(dir, list));
-      const commit = gitIn(dir, ['commit-tree', root, '-p', head, '-m', `round ${round}`], '').trim();
-      git(dir, 'update-ref', 'HEAD', commit);
-      git(dir, 'reset', '-q');
-    }
-    expect(git(dir, 'fsck', '--strict', '--no-dangling')).toBe('');
-  });
-
-  it('writes the commit fast-import writes', () => {
-    const dir = gitdir();
-    const head = git(dir, 'rev-parse', 'HEAD').trim();
-    const tree = git(dir, 'rev-parse', 'HEAD^{tree}').trim();
-    const now = new Date(1_795_000_000_000);
-    const body = commitBody(tree, head, 'Agent Name', 'agent@example.com', 'memory(p): one\n\nMemory-Agent: a', now);
-    const objects = objectsDir(join(dir, '.git'));
-    const ours = writeLooseObject(objects, 'commit', body, 'sha1');
-    const offset = -now.getTimezoneOffset();
-    const tz = `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}${String(Math.abs(offset) % 60).padStart(2, '0')}`;
-    const msg = 'memory(p): one\n\nMemory-Agent: a';
-    const stream = `commit refs/heads/fi\ncommitter Agent Name <agent@example.com> ${now.getTime() / 1000} ${tz}\ndata ${Buffer.byteLength(msg)}\n${msg}\nfrom ${head}\n\ndone\n`;
-    gitIn(dir, ['fast-import', '--quiet', '--done', '--date-format=raw'], stream);
-    expect(git(dir, 'rev-parse', 'refs/heads/fi').trim()).toBe(ours);
-  });
+const saved = { HOME: process.env.HOME, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM };
+let home = '';
+beforeAll(() => {
+  // This file's git (in process and as child processes) reads no config of the machine's.
+  home = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
+  process.env.HOME = home;
+  process.env.GIT_CONFIG_NOSYSTEM = '1';
+});
+afterAll(() => {
+  process.env.HOME = saved.HOME;
+  if (saved.GIT_CONFIG_NOSYSTEM === undefined) delete process.env.GIT_CONFIG_NOSYSTEM;
+  execFileSync('rm', ['-rf', home]);
 });
 
-/** A repository whose index holds `files` (given old modification times, so none is racily clean) and a cache tree. */
-function indexed(files: Record<string, string>): string {
-  const dir = gitdir({ 'README.md': '# repo\n' });
-  for (const [rel, text] of Object.entries(files)) put(dir, rel, text);
-  const old = new Date(Date.now() - 3600_000);
-  for (const rel of ['README.md', ...Object.keys(files)]) utimesSync(join(dir, rel), old, old);
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'files');
+/** A repository on main with a user, an app file and a README; `init` adds git init options, `configure` runs before the first commit. */
+function repo(dir: string, init: string[] = [], configure?: (dir: string) => void): string {
+  mkdirSync(dir, { recursive: true });
+  g(dir, {}, 'init', '-q', '-b', 'main', ...init);
+  g(dir, {}, 'config', 'user.name', 'Matrix User');
+  g(dir, {}, 'config', 'user.email', 'matrix@example.com');
+  g(dir, {}, 'config', 'gc.auto', '0');
+  configure?.(dir);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'README.md'), '# repo\n');
+  writeFileSync(join(dir, 'src', 'app.ts'), 'export const app = 1;\n');
+  g(dir, {}, 'add', '-A');
+  g(dir, {}, 'commit', '-q', '-m', 'initial');
   return dir;
 }
 
-/** The index `git update-index --index-info` makes of `index` with `changes`. */
-function gitIndex(dir: string, index: string, changes: PathChange[]): Buffer {
-  const copy = join(dir, '.git', 'git-made-index');
-  copyFileSync(index, copy);
-  const input = changes.map((c) => (c.blob ? `100644 ${c.blob}\t${c.path}\0` : `0 ${'0'.repeat(40)}\t${c.path}\0`)).join('');
-  gitIn(dir, ['update-index', '-z', '--index-info'], input, { GIT_INDEX_FILE: copy });
-  return readFileSync(copy);
+interface Case {
+  name: string;
+  /** Makes the repository; returns the workspace folder and the environment git is used with. */
+  setup: (root: string) => { ws: string; env?: Record<string, string> };
+  /** The writes are refused with this message (and change nothing). */
+  refused?: RegExp;
+  /** More checks on the result. */
+  check?: (ws: string, env: Record<string, string>) => void;
 }
 
-function ours(index: string, changes: PathChange[]): Buffer | null {
-  const parts = editIndex(readFileSync(index), changes, 'sha1', Math.floor(statSync(index).mtimeMs / 1000));
-  return parts && Buffer.concat(parts);
+const CASES: Case[] = [
+  {
+    name: 'index v4',
+    setup: (root) => {
+      const ws = repo(root);
+      g(ws, {}, 'config', 'index.version', '4');
+      g(ws, {}, 'update-index', '--index-version', '4');
+      return { ws };
+    },
+    check: (ws) => expect(readFileSync(join(ws, '.git', 'index')).readUInt32BE(4)).toBe(4),
+  },
+  {
+    name: 'split index',
+    setup: (root) => {
+      const ws = repo(root);
+      g(ws, {}, 'config', 'core.splitIndex', 'true');
+      g(ws, {}, 'update-index', '--split-index');
+      return { ws };
+    },
+    check: (ws) => expect(readdirSync(join(ws, '.git')).some((f) => f.startsWith('sharedindex.'))).toBe(true),
+  },
+  {
+    name: 'untracked cache',
+    setup: (root) => {
+      const ws = repo(root);
+      g(ws, {}, 'config', 'core.untrackedCache', 'true');
+      g(ws, {}, 'update-index', '--untracked-cache');
+      g(ws, {}, 'status', '--porcelain');
+      return { ws };
+    },
+  },
+  {
+    name: 'fsmonitor (a hook)',
+    setup: (root) => {
+      const ws = repo(root);
+      const hook = join(root, 'fsmonitor.sh');
+      // A monitor that knows nothing: a new token, and "everything may have changed".
+      writeFileSync(hook, `#!/bin/sh\nprintf 'bass-fsmonitor-%s\\0/\\0' "$(date +%s%N)"\n`);
+      chmodSync(hook, 0o755);
+      g(ws, {}, 'config', 'core.fsmonitor', hook);
+      g(ws, {}, 'config', 'core.fsmonitorHookVersion', '2');
+      g(ws, {}, 'status', '--porcelain');
+      return { ws };
+    },
+  },
+  {
+    name: 'sparse checkout with ai-memory/',
+    setup: (root) => {
+      const ws = repo(root);
+      g(ws, {}, 'sparse-checkout', 'set', '--cone', 'ai-memory', 'docs');
+      return { ws };
+    },
+    check: (ws) => expect(g(ws, {}, 'sparse-checkout', 'list').split('\n')).toContain('ai-memory'),
+  },
+  {
+    name: 'sparse checkout without ai-memory/',
+    setup: (root) => {
+      const ws = repo(root);
+      mkdirSync(join(ws, 'ai-memory', 'demo'), { recursive: true });
+      writeFileSync(join(ws, 'ai-memory', 'demo', 'config.yaml'), 'project: demo\ncreated_at: "2026-01-01T00:00:00.000Z"\n# the team\'s own settings\n');
+      writeFileSync(join(ws, 'ai-memory', '.gitattributes'), "# the team's line\n*.json text eol=lf\n");
+      g(ws, {}, 'add', '-A');
+      g(ws, {}, 'commit', '-q', '-m', 'the team\u2019s memory settings');
+      g(ws, {}, 'sparse-checkout', 'set', '--cone', 'src');
+      return { ws };
+    },
+    refused: /ai-memory\/ is outside this sparse checkout.*git sparse-checkout add ai-memory/,
+    check: (ws) => {
+      expect(g(ws, {}, 'show', 'HEAD:ai-memory/demo/config.yaml')).toMatch(/the team's own settings/);
+      expect(g(ws, {}, 'show', 'HEAD:ai-memory/.gitattributes')).toMatch(/the team's line/);
+    },
+  },
+  {
+    name: 'SHA-256',
+    setup: (root) => ({ ws: repo(root, ['--object-format=sha256']) }),
+    check: (ws) => expect(g(ws, {}, 'rev-parse', 'HEAD').trim()).toMatch(/^[0-9a-f]{64}$/),
+  },
+  {
+    name: 'a linked worktree',
+    setup: (root) => {
+      const main = repo(join(root, 'main'));
+      g(main, {}, 'worktree', 'add', '-q', '-b', 'side', join(root, 'wt'));
+      return { ws: join(root, 'wt') };
+    },
+    check: (ws) => {
+      expect(g(ws, {}, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('side');
+      expect(g(join(ws, '..', 'main'), {}, 'log', '--format=%s', 'main').trim()).toBe('initial');
+      expect(g(join(ws, '..', 'main'), {}, 'status', '--porcelain')).toBe('');
+    },
+  },
+  {
+    name: 'a submodule',
+    setup: (root) => {
+      const sub = repo(join(root, 'sub-origin'));
+      const sup = repo(join(root, 'super'));
+      g(sup, {}, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'mod');
+      g(sup, {}, 'commit', '-q', '-m', 'add the submodule');
+      const ws = join(sup, 'mod');
+      g(ws, {}, 'config', 'user.name', 'Matrix User');
+      g(ws, {}, 'config', 'user.email', 'matrix@example.com');
+      g(ws, {}, 'checkout', '-q', 'main');
+      return { ws };
+    },
+    check: (ws) => expect(g(join(ws, '..'), {}, 'status', '--porcelain').trim().split('\n')).toEqual(['M mod']),
+  },
+  {
+    name: 'SSH signing',
+    setup: (root) => {
+      const ws = repo(root);
+      const key = join(root, 'key');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'matrix', '-f', key]);
+      writeFileSync(join(root, 'allowed'), `matrix@example.com ${readFileSync(`${key}.pub`, 'utf8')}`);
+      for (const [k, v] of [
+        ['gpg.format', 'ssh'],
+        ['user.signingkey', `${key}.pub`],
+        ['commit.gpgsign', 'true'],
+        ['gpg.ssh.allowedSignersFile', join(root, 'allowed')],
+      ])
+        g(ws, {}, 'config', k, v);
+      return { ws };
+    },
+    check: (ws) => expect(g(ws, {}, 'log', '--format=%G?', '-4').trim().split('\n')).toEqual(['G', 'G', 'G', 'G']),
+  },
+  {
+    name: 'a clean filter on *.json',
+    setup: (root) => {
+      const ws = repo(root);
+      // Normalises as git stores it: runs of spaces squeezed (the files keep their indentation).
+      g(ws, {}, 'config', 'filter.squeeze.clean', 'tr -s " "');
+      g(ws, {}, 'config', 'filter.squeeze.smudge', 'cat');
+      g(ws, {}, 'config', 'filter.squeeze.required', 'true');
+      writeFileSync(join(ws, '.gitattributes'), '*.json filter=squeeze\n');
+      g(ws, {}, 'add', '.gitattributes');
+      g(ws, {}, 'commit', '-q', '-m', 'filter');
+      return { ws };
+    },
+    check: (ws) => {
+      const file = g(ws, {}, 'ls-files', 'ai-memory/demo/decisions').split('\n')[0];
+      const raw = readFileSync(join(ws, file), 'utf8');
+      expect(raw).toMatch(/ {2}/);
+      expect(g(ws, {}, 'show', `HEAD:${file}`)).toBe(raw.replace(/ +/g, ' '));
+    },
+  },
+  {
+    name: 'core.sharedRepository=group through an include',
+    setup: (root) => ({
+      ws: repo(root, [], (dir) => {
+        writeFileSync(join(dir, '.git', 'shared.inc'), '[core]\n\tsharedRepository = group\n');
+        g(dir, {}, 'config', 'include.path', 'shared.inc');
+      }),
+    }),
+    check: (ws) => {
+      // Every object folder is group-writable and keeps its group, as git makes them here.
+      const objects = join(ws, '.git', 'objects');
+      const dirs = readdirSync(objects).filter((d) => /^[0-9a-f]{2}$/.test(d));
+      expect(dirs.length).toBeGreaterThan(20);
+      for (const d of dirs) expect(statSync(join(objects, d)).mode & 0o2070, d).toBe(0o2070);
+    },
+  },
+  {
+    name: 'an orphan branch',
+    setup: (root) => {
+      const ws = repo(root);
+      g(ws, {}, 'checkout', '-q', '--orphan', 'fresh');
+      return { ws };
+    },
+    check: (ws) => expect(g(ws, {}, 'rev-list', '--count', 'fresh').trim()).toBe('4'),
+  },
+  {
+    name: 'GIT_INDEX_FILE',
+    setup: (root) => {
+      const ws = repo(root);
+      const alt = join(root, 'alt-index');
+      g(ws, { GIT_INDEX_FILE: alt }, 'read-tree', 'HEAD');
+      return { ws, env: { GIT_INDEX_FILE: alt } };
+    },
+    check: (ws, env) => {
+      // The index git was told to use holds our files; `git commit -a` with it records no deletion.
+      expect(g(ws, env, 'ls-files', 'ai-memory').split('\n').filter(Boolean).length).toBeGreaterThan(200);
+      expect(g(ws, {}, 'ls-files', 'ai-memory')).toBe('');
+    },
+  },
+];
+
+/** The user's work, as the user sees it. */
+function userWork(ws: string, env: Record<string, string>): Record<string, string> {
+  return {
+    cached: g(ws, env, 'diff', '--cached', '--', '.', ':!ai-memory'),
+    unstaged: g(ws, env, 'diff'),
+    readme: readFileSync(join(ws, 'README.md'), 'utf8'),
+    staged: readFileSync(join(ws, 'staged.txt'), 'utf8'),
+    index: g(ws, env, 'ls-files', '-s', '--', '.', ':!ai-memory'),
+  };
 }
 
-describe('the index written by the memory commit', () => {
-  const blob = (dir: string, text: string): string => gitIn(dir, ['hash-object', '-w', '--stdin'], text).trim();
+const creates = (n: number, tag: string): { operation: 'create'; entry: Record<string, unknown> }[] =>
+  Array.from({ length: n }, (_, i) => ({ operation: 'create', entry: entry({ subject: `matrix.${tag}`, summary: `Matrix ${tag} entry number ${i}.` }) }));
 
-  it('is byte for byte the index git update-index writes', () => {
-    const dir = indexed({ 'a/x.json': '1\n', 'a.json': '2\n', 'a0/y/z.json': '3\n', 'ai-memory/p/learnings/B.json': '4\n', 'src/app.ts': '5\n' });
-    const index = join(dir, '.git', 'index');
-    expect(readFileSync(index).includes('TREE')).toBe(true);
-    const long = Array.from({ length: 22 }, (_, i) => `${'d'.repeat(190)}${i}`).join('/'); // a name over 4,095 bytes
-    const cases: PathChange[][] = [
-      [{ path: 'ai-memory/p/learnings/A.json', blob: blob(dir, 'new\n') }],
-      [{ path: 'ai-memory/p/learnings/B.json', blob: blob(dir, 'changed\n') }],
-      [{ path: 'ai-memory/p/learnings/B.json', blob: null }],
-      [{ path: 'ai-memory/p/learnings/none.json', blob: null }],
-      [
-        { path: 'a.json', blob: null },
-        { path: 'a/w.json', blob: blob(dir, 'w\n') },
-        { path: 'zz/top.json', blob: blob(dir, 'z\n') },
-        { path: 'a0/y/z.json', blob: blob(dir, 'z2\n') },
-      ],
-      [{ path: long, blob: blob(dir, 'long\n') }],
-    ];
-    for (const changes of cases) {
-      const made = ours(index, changes);
-      expect(made, JSON.stringify(changes)).not.toBeNull();
-      expect(made!.equals(gitIndex(dir, index, changes)), JSON.stringify(changes).slice(0, 200)).toBe(true);
+describe('memory commits in every kind of repository', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: create, apply (3 and 200), supersede', async (_name, c) => {
+    const { ws, env = {} } = c.setup(join(testdir(), 'r'));
+    // The user's work in progress: a staged new file and an unstaged edit.
+    writeFileSync(join(ws, 'staged.txt'), 'staged by the user\n');
+    g(ws, env, 'add', 'staged.txt');
+    writeFileSync(join(ws, 'README.md'), '# repo\n\nAn edit the user has not staged.\n');
+    const before = userWork(ws, env);
+    const head = c.refused ? g(ws, env, 'rev-parse', 'HEAD').trim() : '';
+    const old = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      const svc = new MemoryService({ cwd: ws, agent: 'matrix', env: { HOME: home } });
+      const ops = [
+        () => svc.create(entry({ summary: 'The first matrix entry.' }), { project: 'demo' }),
+        () => svc.apply(creates(3, 'small'), { project: 'demo' }),
+        () => svc.apply(creates(200, 'large'), { project: 'demo' }),
+        async () => {
+          const first = svc.exportEntries('demo').find((e) => e.summary === 'The first matrix entry.')!;
+          const r = await svc.apply([{ operation: 'supersede', target_id: first.id, entry: entry({ summary: 'The first one, superseded.' }) }], {
+            project: 'demo',
+          });
+          expect(r.applied).toHaveLength(1);
+        },
+      ];
+      for (const op of ops) {
+        if (c.refused) await expect(op()).rejects.toThrow(c.refused);
+        else await op();
+      }
+      if (c.refused) {
+        expect(() => svc.query('matrix', {})).toThrow(c.refused);
+        expect(g(ws, env, 'rev-parse', 'HEAD').trim()).toBe(head);
+      } else
+        expect(
+          g(ws, env, 'ls-tree', '-r', '--name-only', 'HEAD', 'ai-memory/demo')
+            .split('\n')
+            .filter((f) => f.endsWith('.json')),
+        ).toHaveLength(205);
+    } finally {
+      for (const k of Object.keys(env)) delete process.env[k];
+      Object.assign(process.env, old);
     }
-    // Installed, git reads it as its own: the new entry staged, nothing else changed.
-    const changes = cases[0];
-    writeFileSync(index, ours(index, changes)!);
-    expect(git(dir, 'diff', '--cached', '--name-status').trim()).toBe('A\tai-memory/p/learnings/A.json');
-  });
-
-  it('is the index git writes in a SHA-256 repository too', () => {
-    const dir = testdir();
-    execFileSync('git', ['init', '-q', '-b', 'main', '--object-format=sha256'], { cwd: dir, env: cleanGitEnv(dir) });
-    put(dir, 'a/x.json', '1\n');
-    put(dir, 'b.json', '2\n');
-    const old = new Date(Date.now() - 3600_000);
-    for (const rel of ['a/x.json', 'b.json']) utimesSync(join(dir, rel), old, old);
-    git(dir, 'add', '-A');
-    gitIn(dir, ['-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'files'], '');
-    const index = join(dir, '.git', 'index');
-    const changes = [
-      { path: 'a/y.json', blob: gitIn(dir, ['hash-object', '-w', '--stdin'], 'y\n').trim() },
-      { path: 'b.json', blob: null },
-    ];
-    const parts = editIndex(readFileSync(index), changes, 'sha256', Math.floor(statSync(index).mtimeMs / 1000));
-    expect(parts).not.toBeNull();
-    const copy = join(dir, '.git', 'git-made-index');
-    copyFileSync(index, copy);
-    gitIn(dir, ['update-index', '-z', '--index-info'], `100644 ${changes[0].blob}\ta/y.json\x000 ${'0'.repeat(64)}\tb.json\x00`, { GIT_INDEX_FILE: copy });
-    expect(Buffer.concat(parts!).equals(readFileSync(copy))).toBe(true);
-  });
-
-  it('smudges entries that are racily clean against the old index, as git does before trusting their stat data', () => {
-    const dir = indexed({ 'ai-memory/p/learnings/B.json': '4\n', 'src/app.ts': '5\n' });
-    const index = join(dir, '.git', 'index');
-    // src/app.ts recorded with a modification time at or after the index's own: its stat data proves nothing.
-    const later = new Date(Date.now() + 3600_000);
-    utimesSync(join(dir, 'src/app.ts'), later, later);
-    git(dir, 'update-index', '--refresh');
-    const indexTime = new Date(Date.now() - 60_000);
-    utimesSync(index, indexTime, indexTime);
-    const changes = [{ path: 'ai-memory/p/learnings/A.json', blob: blob(dir, 'new\n') }];
-    const made = ours(index, changes)!;
-    const theirs = gitIndex(dir, index, changes);
-    // The same, but for the racy entry's recorded size: git zeroes it only after reading the file
-    // and finding it changed; this write zeroes it always (git then reads the file once more).
-    const at = made.indexOf('src/app.ts') - 62;
-    expect(made.readUInt32BE(at + 36)).toBe(0);
-    expect(theirs.readUInt32BE(at + 36)).toBe(2);
-    made.writeUInt32BE(2, at + 36);
-    expect(made.subarray(0, -20).equals(theirs.subarray(0, -20))).toBe(true);
-    writeFileSync(index, ours(index, changes)!);
-    put(dir, 'ai-memory/p/learnings/A.json', 'new\n');
-    expect(git(dir, 'status', '--porcelain').trim()).toBe('A  ai-memory/p/learnings/A.json');
-  });
-
-  it('leaves to git the kinds of index it does not handle', () => {
-    const dir = indexed({ 'ai-memory/p/learnings/B.json': '4\n', 'src/app.ts': '5\n' });
-    const index = join(dir, '.git', 'index');
-    const add = [{ path: 'ai-memory/p/learnings/A.json', blob: blob(dir, 'new\n') }];
-    expect(ours(index, add)).not.toBeNull();
-    // A file where a folder is, and a file under a file.
-    expect(ours(index, [{ path: 'ai-memory/p', blob: blob(dir, 'x\n') }])).toBeNull();
-    expect(ours(index, [{ path: 'src/app.ts/x.json', blob: blob(dir, 'x\n') }])).toBeNull();
-    // A conflict at the path.
-    const save = readFileSync(index);
-    const b = blob(dir, 'x\n');
-    gitIn(
-      dir,
-      ['update-index', '-z', '--index-info'],
-      `0 ${'0'.repeat(40)}\tai-memory/p/learnings/A.json\x00100644 ${b} 1\tai-memory/p/learnings/A.json\x00100644 ${b} 2\tai-memory/p/learnings/A.json\0`,
-    );
-    expect(ours(index, add)).toBeNull();
-    writeFileSync(index, save);
-    // A checksum that does not hold.
-    const bad = Buffer.from(save);
-    bad[bad.length - 1] ^= 1;
-    expect(editIndex(bad, add, 'sha1', 0)).toBeNull();
-    // Version 3 (an intent-to-add entry), the untracked cache, a split index.
-    put(dir, 'later.txt', 'l\n');
-    git(dir, 'add', '-N', 'later.txt');
-    expect(readFileSync(index).readUInt32BE(4)).toBe(3);
-    expect(ours(index, add)).toBeNull();
-    writeFileSync(index, save);
-    git(dir, '-c', 'core.untrackedCache=true', 'update-index', '--untracked-cache');
-    git(dir, '-c', 'core.untrackedCache=true', 'status', '--porcelain');
-    expect(readFileSync(index).includes('UNTR')).toBe(true);
-    expect(ours(index, add)).toBeNull();
-    writeFileSync(index, save);
-    git(dir, 'update-index', '--split-index');
-    expect(ours(index, add)).toBeNull();
+    const fsck = execFileSync('git', ['fsck', '--strict', '--no-progress'], {
+      cwd: ws,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    expect(fsck).not.toMatch(/error|warning|missing|broken|dangling/i);
+    expect(
+      g(ws, env, 'status', '--porcelain')
+        .split('\n')
+        .filter((l) => l.includes('ai-memory')),
+    ).toEqual([]);
+    expect(userWork(ws, env)).toEqual(before);
+    c.check?.(ws, env);
   });
 });

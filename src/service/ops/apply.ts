@@ -188,7 +188,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     if (u.entry) {
       newId = st.nextId(nowDate.getTime());
       const e = buildEntry(u.entry, newId, now, agent);
-      st.write(tx, e, true);
+      st.write(tx, e);
       dupKeys.set(duplicateHash(e), newId);
       tx.change({ op: 'create', id: newId, summary: e.summary, agent });
     }

@@ -58,10 +58,10 @@ export class BatchState {
     return se && se.project !== this.project ? se.project : undefined;
   }
 
-  /** Stages `e`; `created`: a new entry under an id made by this batch. */
-  write(tx: WriteTx, e: MemoryEntry, created = false): void {
+  /** Stages `e`. */
+  write(tx: WriteTx, e: MemoryEntry): void {
     this.working.set(e.id, e);
-    tx.put(e, { created });
+    tx.put(e);
   }
 }
 

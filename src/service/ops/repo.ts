@@ -24,7 +24,7 @@ export async function init(
     tx.ensureProject();
     const attrs = join(ctx.ws.memoryDir, '.gitattributes');
     const text = mergeDriver ? gitAttributesText(attrs) : null;
-    if (text !== null) tx.putFile(attrs, text);
+    if (text !== null) tx.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent } : false);
     return created;
   });
@@ -162,7 +162,6 @@ export async function sync(
   for (let attempt = 1; attempt <= 5; attempt++) {
     let pulled = false;
     try {
-      // (Not simple-git's raw here: it resolves on a merge conflict; these must fail on any non-zero exit.)
       await git.gitStdin(['fetch', '--quiet', remote, branch], '');
       const behind = (await git.run(['rev-list', '--count', `HEAD..${remote}/${branch}`]).catch(() => '0')).trim();
       if (behind !== '0') {
