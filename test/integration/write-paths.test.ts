@@ -18,6 +18,34 @@ function normalizer(): (s: string) => string {
     });
 }
 
+/**
+ * Ids of one batch are random after their time part, so git lists a commit's files, and a
+ * consolidation its members (trailers and log lines), in an order that changes from run to run: each run of file lines and
+ * of Memory-Id/Memory-Op pairs is put in placeholder order.
+ */
+function inIdOrder(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length;) {
+    const pair = (k: number): boolean => /^Memory-Id: /.test(lines[k] ?? '') && /^Memory-Op: /.test(lines[k + 1] ?? '');
+    const run = [/^[AMD]\t/, /^op .*"op":"supersede"/].find((re) => re.test(lines[i] ?? ''));
+    if (run) {
+      let j = i;
+      while (run.test(lines[j] ?? '')) j++;
+      out.push(...lines.slice(i, j).sort());
+      i = j;
+    } else if (pair(i)) {
+      const pairs: string[] = [];
+      while (pair(i)) {
+        pairs.push(`${lines[i]}\n${lines[i + 1]}`);
+        i += 2;
+      }
+      out.push(...pairs.sort());
+    } else out.push(lines[i++]);
+  }
+  return out.join('\n');
+}
+
 describe('the write path of every write command', () => {
   it('commits the same paths, messages and operation log as before', async () => {
     const dir = gitdir();
@@ -49,7 +77,7 @@ describe('the write path of every write command', () => {
       }
       for (const l of ops.slice(opsSeen)) lines.push(`op ${l}`);
       opsSeen = ops.length;
-      steps.push(norm(lines.join('\n')));
+      steps.push(inIdOrder(norm(lines.join('\n'))));
     };
 
     await step('init', () => svc.init('demo'));
@@ -164,5 +192,21 @@ describe('the write path of every write command', () => {
         .split('\n')
         .filter((l) => l && !l.includes('plan.json')),
     ).toEqual([]);
+  });
+
+  it('ids created in one batch differ right after their time part, so short prefixes stay unique', async () => {
+    const dir = gitdir();
+    const svc = new MemoryService({ cwd: dir, agent: 'ids', env: { HOME: dir }, clock: () => new Date('2026-03-01T10:00:00.000Z') });
+    await svc.init('demo');
+    const r = await svc.apply(
+      Array.from({ length: 30 }, (_, i) => ({
+        operation: 'create',
+        entry: entry({ subject: `topic.n${i}`, summary: `Fact number ${i} about the billing service.` }),
+      })),
+      { project: 'demo' },
+    );
+    const ids = r.applied.map((a) => a.id);
+    expect(new Set(ids.map((id) => id.slice(0, 10))).size).toBe(1); // one millisecond
+    expect(new Set(ids.map((id) => id.slice(0, 16))).size).toBe(30); // ULID's monotonic counter would differ only in the last one or two
   });
 });

@@ -21,7 +21,8 @@ export class BatchState {
   private byIdMap: Map<string, StoredEntry> | undefined;
   readonly dupKeys: ReturnType<typeof duplicateIndex>;
   private readonly working = new Map<string, MemoryEntry>();
-  readonly nextId = modules.ulid().monotonicFactory();
+  /** A fresh random part per id (not ULID's monotonic counter): ids of one batch differ early, so short prefixes stay unique. */
+  readonly nextId = (time: number): string => modules.ulid().ulid(time);
 
   constructor(snap: CatalogSnapshot, project: string, updates: number) {
     this.snap = snap;

@@ -95,7 +95,7 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
   for (const se of ctx.snapshot().entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
   const { commit } = await withWrite(ctx, { project, agent, operation: 'compact' }, (tx) => {
     const nowIso = tx.nowIso;
-    const nextId = modules.ulid().monotonicFactory();
+    const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
     for (const [gi, g] of plan.groups.entries()) {
       if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
       const members = g.members.map((m) => locate(ctx, m.id, project).entry);

@@ -65,7 +65,7 @@ export async function importEntries(
   const seen = new Map<string, number>();
   const agent = await ctx.agent();
   const nowDate = ctx.now();
-  const nextId = modules.ulid().monotonicFactory();
+  const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
   /** Entries made from input-shaped documents (or copied under new ids): created, never merged. */
   const fresh = new Set<string>();
   docs.forEach((doc, i) => {
