@@ -319,11 +319,23 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
       input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })),
     }).stdout.trim();
     expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
+    // The daemon may be committing a regenerated ai-context: git then refuses a checkout until it is done.
+    const checkout = async (rev: string): Promise<void> => {
+      for (let tries = 0; ; tries++) {
+        try {
+          git(dir, 'checkout', '-q', rev);
+          return;
+        } catch (err) {
+          if (tries > 50 || !String((err as Error).message).includes('index.lock')) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
     for (let round = 0; round < 3; round++) {
-      git(dir, 'checkout', '-q', base);
+      await checkout(base);
       // The very next query already reflects the checkout: the daemon checks HEAD before it answers.
       expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [] });
-      git(dir, 'checkout', '-q', 'main');
+      await checkout('main');
       expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
     }
     // Writes see it too: a duplicate is refused, and deprecating the entry finds it.
