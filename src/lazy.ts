@@ -1,7 +1,7 @@
 /**
  * Loads a module on first use, synchronously (Node >= 20.19 can `require` ES modules). The read
  * path of a short-lived CLI process must not pay for libraries it does not touch: zod, yaml,
- * proper-lockfile and ulid cost 10-60 ms each to import, more than a warm query takes.
+ * proper-lockfile and ulid each cost more to import than a warm query takes (docs/benchmarks.md).
  *
  * NOTE: a test runner that loads `src/` as TypeScript cannot `require` it: it registers the
  * modules it loaded itself under their specs (test/setup.ts), and those are used instead, so

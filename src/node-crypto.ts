@@ -1,5 +1,5 @@
 /**
- * `node:crypto`, loaded on first use: importing it costs ~5 ms of every CLI start, and most
+ * `node:crypto`, loaded on first use: importing it is a measurable part of every CLI start, and most
  * commands (a list, a query) hash nothing.
  */
 import type * as Crypto from 'node:crypto';

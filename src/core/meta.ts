@@ -1,7 +1,7 @@
 /**
  * The part of an entry that filters, ranking and statistics need, kept in the catalog cache
- * without summary or content so a short-lived process can load the metadata of 10K entries in
- * ~25 ms and read the full files only for the results it prints.
+ * without summary or content so a short-lived process can load the metadata of every entry
+ * quickly and read the full files only for the results it prints.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import type { EvidenceType } from './constants.js';

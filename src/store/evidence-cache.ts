@@ -3,7 +3,7 @@
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
- * at 10K checked entries the whole file is 1 MB (12 ms of a cold query to parse). What the check
+ * at 10K checked entries the whole file is large enough to slow a cold query. What the check
  * found for each URI of an entry (`AnchorRecord`, for its status at read time) is in
  * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`), sorted by key: a read finds the lines
  * of its few results by binary search over the bytes and decodes and parses only those.

@@ -1,7 +1,7 @@
 /**
  * Git's view of the entry files, for a one-shot command's catalog check: which tracked files
  * still hold the blob git's index names for them. Checking 10K entry files ourselves is an
- * lstat each, ~50 ms of a cold `list` on the main thread; `git diff-files` does the same
+ * lstat each on the main thread; `git diff-files` does the same
  * comparison (the index's stat data against each file, with git's own care for racily clean
  * entries) in its own process, on the other core, while this process is still loading. It is
  * started before the CLI loads (bin/bass-agents.cjs, through the thin client) and used once, by
@@ -113,7 +113,7 @@ const GIT_SETTINGS = [
   '-c',
   'core.ignoreStat=false',
   // One thread: git's check is done long before this process needs it, and threads checking
-  // files in parallel took the core the CLI was loading on (~8 ms of a cold `list` on 2 cores).
+  // files in parallel took the core the CLI was loading on.
   '-c',
   'core.preloadIndex=false',
 ];

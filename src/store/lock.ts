@@ -98,7 +98,7 @@ export async function withLock<T>(
         throw new BusyError(`another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`);
       }
       // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps
-      // longer than that leaves the lock idle (eight writers polling at up to 250 ms made 1 write/s).
+      // longer than that leaves the lock idle (eight writers polling slowly made a fraction of the writes).
       const wait = Math.min(40, 4 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, wait));
     }

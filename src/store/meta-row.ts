@@ -7,8 +7,8 @@ import type { EntryMeta } from '../core/meta.js';
 /**
  * On disk the catalog is a header line (file names and stat numbers as parallel arrays,
  * the problems of bad files) followed by one JSON row per file: that file's metadata as an array,
- * not an object. A one-shot command parses the header (3 ms at 10K entries) and only the rows it
- * uses; parsing every row as keyed objects up front cost 40 ms.
+ * not an object. A one-shot command parses the header and only the rows it uses; parsing every
+ * row as keyed objects up front cost a cold read more than the rest of it.
  */
 export const META_KEYS = [
   'id',

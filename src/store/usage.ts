@@ -16,8 +16,7 @@ import type { Workspace } from './workspace.js';
 
 /**
  * A reader folds the log into the snapshot once it is this large: without a daemon (which folds
- * it with decay) every query appends a line, and every later one would parse them all (2 MB,
- * ~25 ms, after two thousand queries).
+ * it with decay) every query appends a line, and every later one would parse them all.
  */
 const LOG_FOLD_BYTES = 256 * 1024;
 /** A fold lock older than this was left by a process that died while folding. */

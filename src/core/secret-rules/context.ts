@@ -105,8 +105,8 @@ export const CONTEXT_RULES: readonly Rule[] = [
     keywords: ['key', 'secret', 'token', 'pass', 'pwd', 'credential', 'auth'],
     // NOTE: the name is matched as one run of name characters that starts at a boundary, and its
     // key-like part is found in JS (isKeylikeName): a pattern that let the engine choose where
-    // the key-like part sits backtracked super-linearly (2,000 characters of `token_` took
-    // 200 ms, 20 KB over a minute) and could hang every writer behind the lock.
+    // the key-like part sits backtracked super-linearly on long runs of name characters and
+    // could hang every writer behind the lock.
     re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})["']?[ \t]*(?:::=|:=|\?=|=>|[:=]|-(?=[ \t]))[ \t]*["'`]?/g,
     matchCheck: (m) => isKeylikeName(m[1] ?? ''),
     value: /[^\s"'`,;]{6,4096}/y,
