@@ -84,7 +84,12 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     const blocks = [...guide.matchAll(/^<!-- doc-test: loop( teammate)? -->\n```sh\n([\s\S]*?)^```/gm)].map((m) => ({ teammate: Boolean(m[1]), body: m[2] }));
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     // npm's own cache, and the optional model packages left out (large; the loop does not need them).
-    const npmEnv = { npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(), npm_config_update_notifier: 'false' };
+    const npmEnv = {
+      npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
+      npm_config_update_notifier: 'false',
+      // The machine's certificates for a registry, if npm needs one (test/setup.ts keeps them from the rest).
+      ...(process.env.TEST_NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.TEST_NODE_EXTRA_CA_CERTS } : {}),
+    };
     const outputs: string[] = [];
     blocks.forEach((b, k) => {
       const dir = b.teammate ? mate : project;
