@@ -9,5 +9,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // A worker keeps the modules it loaded from one test file to the next (tests share nothing
+    // else: each makes its own temp repositories and state folder): re-evaluating src/ and the
+    // modules test/setup.ts preloads cost each of the ~50 files more than many of them run.
+    isolate: false,
   },
 });

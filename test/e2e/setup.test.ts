@@ -110,7 +110,8 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     // Each clone's merge driver is its own dev dependency, by its path in the project.
     for (const dir of [project, mate])
       expect(git(dir, 'config', 'merge.bass-agents-memory.driver')).toContain(' node_modules/bass-agents/bin/bass-agents.cjs memory merge-driver');
-  });
+    // Two real installs: a busy machine may take minutes, and no test here may fail for slowness.
+  }, 600_000);
 
   it('claude-code: the MCP server, the context hook and the capture hook all start from a plain PATH', async () => {
     // The loop's `setup claude-code --capture` wrote these files; a second run through npx changes nothing.
