@@ -25,6 +25,19 @@ for (const spec of specs) registry.set(spec, await import(join(src, spec.replace
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll } from 'vitest';
+import { dropTemplate } from './helpers/repo.js';
 const stateHome = mkdtempSync(join(tmpdir(), 'bass-agents-state-'));
 process.env.XDG_STATE_HOME = stateHome;
-afterAll(() => rmSync(stateHome, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(stateHome, { recursive: true, force: true });
+  dropTemplate();
+});
+
+// A machine-wide NODE_EXTRA_CA_CERTS makes every Node process read and parse that certificate
+// bundle as it starts, before running any code; the suite starts hundreds of CLI, daemon and MCP
+// processes and none of them speaks TLS, so they start without it (see docs/benchmarks.md, test
+// time). The npm commands that may reach a registry get it back (test/e2e/setup.test.ts).
+if (process.env.NODE_EXTRA_CA_CERTS) {
+  process.env.TEST_NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+  delete process.env.NODE_EXTRA_CA_CERTS;
+}

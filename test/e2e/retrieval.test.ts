@@ -1,38 +1,33 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
+import { MemoryService } from '../../src/index.js';
+import { cleanGitEnv, cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
 
 const NOW = '2026-06-15T00:00:00Z';
 const env = { BASS_AGENTS_NOW: NOW };
 
-/** Applies entries as one batch; returns their ids in order. */
-function seed(dir: string, entries: Record<string, unknown>[], project = 'demo', at = NOW): string[] {
-  const r = cli(
-    dir,
-    [
-      'apply',
-      project,
-      '--json',
-      '--file',
-      writeJson(
-        dir,
-        `seed-${Math.random()}.json`,
-        entries.map((e) => ({ operation: 'create', entry: e })),
-      ),
-    ],
-    { env: { BASS_AGENTS_NOW: at } },
+/**
+ * Applies entries as one batch, in process: what these tests check is how entries are found and
+ * shown (through the CLI), not how they are written (test/e2e/cli-core.test.ts drives that), and a
+ * CLI process per batch cost this file a third of its time. Returns their ids in order.
+ */
+async function seed(dir: string, entries: Record<string, unknown>[], project = 'demo', at = NOW): Promise<string[]> {
+  const svc = new MemoryService({ cwd: dir, env: { ...cleanGitEnv(dir), BASS_AGENTS_NOW: at } });
+  const r = await svc.apply(
+    entries.map((e) => ({ operation: 'create', entry: e })),
+    { project },
   );
-  expect(r.code, r.stderr).toBe(0);
-  return r.json().applied.map((a: { id: string }) => a.id);
+  expect(r.skipped, JSON.stringify(r.skipped)).toEqual([]);
+  return r.applied.map((a) => a.id);
 }
 
 const ids = (r: { json: () => { id: string }[] }) => r.json().map((e) => e.id);
 
 describe('query filters and scope rules (Req 4, 15.6-15.7, 17)', () => {
-  it('a service scope sees itself plus repo and org; no scope sees all', () => {
+  it('a service scope sees itself plus repo and org; no scope sees all', async () => {
     const dir = gitdir();
-    const [svc, repo, org, other, prod, cust] = seed(dir, [
+    const [svc, repo, org, other, prod, cust] = await seed(dir, [
       entry({ scope: 'service:billing', summary: 'billing service fact' }),
       entry({ scope: 'repo', summary: 'repo fact' }),
       entry({ scope: 'org', summary: 'org fact' }),
@@ -48,14 +43,14 @@ describe('query filters and scope rules (Req 4, 15.6-15.7, 17)', () => {
     expect(cli(dir, ['list', '--scope', 'planet'], { env }).code).toBe(2);
   });
 
-  it('section, kind, subject, tags (all of them), confidence, status and dates', () => {
+  it('section, kind, subject, tags (all of them), confidence, status and dates', async () => {
     const dir = gitdir();
-    const [a, b, c] = seed(dir, [
+    const [a, b, c] = await seed(dir, [
       entry({ summary: 'a', tags: ['x', 'y'], subject: 'svc.a' }),
       entry({ summary: 'b', tags: ['x'], section: 'learnings', kind: 'incident', confidence: 0.65 }),
       entry({ summary: 'c', tags: ['y'], status: 'draft', evidence: [] }),
     ]);
-    const [late] = seed(dir, [entry({ summary: 'later one', confidence: 0.4 })], 'demo', '2026-06-20T00:00:00Z');
+    const [late] = await seed(dir, [entry({ summary: 'later one', confidence: 0.4 })], 'demo', '2026-06-20T00:00:00Z');
     const q = (...args: string[]) => ids(cli(dir, ['list', '--json', ...args], { env: { BASS_AGENTS_NOW: '2026-06-21T00:00:00Z' } }));
     expect(q('--tags', 'x,y')).toEqual([a]);
     expect(q('--tags', 'x').sort()).toEqual([a, b].sort());
@@ -76,7 +71,7 @@ describe('query filters and scope rules (Req 4, 15.6-15.7, 17)', () => {
 });
 
 describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
-  it('expired state is excluded, near-expiry is flagged and down-ranked', () => {
+  it('expired state is excluded, near-expiry is flagged and down-ranked', async () => {
     const dir = gitdir();
     const st = (summary: string, to: string, confidence = 0.9) =>
       entry({
@@ -88,7 +83,7 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
         confidence,
         evidence: [{ type: 'artifact', uri: 'https://ci.example.com/1', note: '' }],
       });
-    const [expired, soon, fresh] = seed(dir, [
+    const [expired, soon, fresh] = await seed(dir, [
       st('expired state', '2026-06-01T00:00:00Z'),
       st('expiring state', '2026-06-18T00:00:00Z', 0.95),
       st('fresh state', '2026-12-01T00:00:00Z', 0.7),
@@ -103,11 +98,16 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
     expect(human).toContain('[expiring_soon]');
   });
 
-  it('without text: confidence, then evidence quality, then recency', () => {
+  it('without text: confidence, then evidence quality, then recency', async () => {
     const dir = gitdir();
     const ev = (type: string, uri: string) => [{ type, uri, note: '' }];
-    const [low] = seed(dir, [entry({ summary: 'low', confidence: 0.7, kind: 'other', evidence: ev('code', 'src/a.ts') })], 'demo', '2026-06-01T00:00:00Z');
-    const [assume, older] = seed(
+    const [low] = await seed(
+      dir,
+      [entry({ summary: 'low', confidence: 0.7, kind: 'other', evidence: ev('code', 'src/a.ts') })],
+      'demo',
+      '2026-06-01T00:00:00Z',
+    );
+    const [assume, older] = await seed(
       dir,
       [
         entry({ summary: 'assumption', kind: 'other', evidence: ev('assumption', 'we believe') }),
@@ -116,7 +116,7 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
       'demo',
       '2026-06-02T00:00:00Z',
     );
-    const [newer, ticket] = seed(
+    const [newer, ticket] = await seed(
       dir,
       [
         entry({ summary: 'newer code', kind: 'other', evidence: ev('artifact', 'build/x.zip') }),
@@ -128,9 +128,9 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
     expect(ids(cli(dir, ['list', '--json'], { env }))).toEqual([newer, older, ticket, assume, low]);
   });
 
-  it('with text: relevance first, summary and subject count more than content', () => {
+  it('with text: relevance first, summary and subject count more than content', async () => {
     const dir = gitdir();
-    const [inContent, inSummary] = seed(dir, [
+    const [inContent, inSummary] = await seed(dir, [
       entry({ summary: 'Retry policy for webhooks', content: 'Mentions kafka once in passing.' }),
       entry({ summary: 'Kafka consumers commit offsets after processing', content: 'Offsets are committed after the handler succeeds.', confidence: 0.7 }),
     ]);
@@ -141,9 +141,9 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
 });
 
 describe('retrieval beyond exact words', () => {
-  it('a question in other words and other forms finds the entry: stopwords dropped, words stemmed', () => {
+  it('a question in other words and other forms finds the entry: stopwords dropped, words stemmed', async () => {
     const dir = gitdir();
-    const [deploy] = seed(dir, [
+    const [deploy] = await seed(dir, [
       entry({ summary: 'Deployments to production are frozen on Fridays', subject: 'release.policy', content: 'Agreed after two incidents.' }),
       entry({ summary: 'What we did was the thing that they had to do there', subject: 'misc.notes', content: 'It is what it is.' }),
     ]);
@@ -151,12 +151,12 @@ describe('retrieval beyond exact words', () => {
     expect(r[0].id).toBe(deploy);
   });
 
-  it('context comes from what writers state: a link and a supersede raise their entries; a batch of unrelated learnings does not', () => {
+  it('context comes from what writers state: a link and a supersede raise their entries; a batch of unrelated learnings does not', async () => {
     const dir = gitdir();
     const chat = (summary: string, subject: string, more: Record<string, unknown> = {}) =>
       entry({ summary, subject, section: 'observations', kind: 'other', ...more });
     // Written in an order unrelated to the questions, one batch: no entry is another's context.
-    const [cats, flaky, dog] = seed(dir, [
+    const [cats, flaky, dog] = await seed(dir, [
       chat('Alice: the cat sleeps on the sofa all day', 'chat.pets'),
       entry({ summary: 'Flaky integration tests come from the shared Redis instance', subject: 'ci.flaky', section: 'learnings', kind: 'incident' }),
       chat('Alice: I finally adopted a dog last weekend', 'chat.dog'),
@@ -164,8 +164,8 @@ describe('retrieval beyond exact words', () => {
     const unrelated = cli(dir, ['query', 'adopted dog', '--json'], { env }).json() as { id: string }[];
     expect(unrelated.map((h) => h.id)).toEqual([dog]);
     // The reply names what it answers: "What breed is it?" shares no word with the question.
-    const [breed] = seed(dir, [chat('Bob: a golden retriever named Max', 'chat.breed', { related_entries: [dog] })]);
-    const [ask] = seed(dir, [chat('Alice: so my adopted dog is a golden one?', 'chat.q', { related_entries: [breed] })]);
+    const [breed] = await seed(dir, [chat('Bob: a golden retriever named Max', 'chat.breed', { related_entries: [dog] })]);
+    const [ask] = await seed(dir, [chat('Alice: so my adopted dog is a golden one?', 'chat.q', { related_entries: [breed] })]);
     const r = cli(dir, ['query', 'adopted dog', '--json', '--debug'], { env });
     const got = (r.json() as { id: string }[]).map((h) => h.id);
     expect(got.slice(0, 2).sort()).toEqual([ask, dog].sort());
@@ -174,8 +174,8 @@ describe('retrieval beyond exact words', () => {
     expect(got).not.toContain(flaky);
     expect(r.stderr).toContain(`${breed} raised by a link from ${ask}`);
     // A superseded entry still matches the words of its time: its replacement is raised.
-    const [mysql] = seed(dir, [entry({ summary: 'User accounts are stored in MySQL', subject: 'storage' })]);
-    const [pg] = seed(dir, [entry({ summary: 'Moved the user accounts to PostgreSQL in March', subject: 'storage.v2' })]);
+    const [mysql] = await seed(dir, [entry({ summary: 'User accounts are stored in MySQL', subject: 'storage' })]);
+    const [pg] = await seed(dir, [entry({ summary: 'Moved the user accounts to PostgreSQL in March', subject: 'storage.v2' })]);
     expect(cli(dir, ['supersede', mysql, '--by', pg], { env }).code).toBe(0);
     expect(ids(cli(dir, ['query', 'mysql', '--json'], { env }))).toEqual([pg]);
     // Filters still apply to what a link raises.
@@ -184,9 +184,9 @@ describe('retrieval beyond exact words', () => {
 });
 
 describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
-  it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', () => {
+  it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', async () => {
     const dir = gitdir();
-    const many = seed(
+    const many = await seed(
       dir,
       Array.from({ length: 55 }, (_, i) => entry({ summary: `fact number ${i}`, kind: 'other', confidence: 0.6 + (i % 4) / 10 })),
     );
@@ -194,15 +194,15 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     expect(cli(dir, ['query', 'fact', '--json', '--limit', '3'], { env }).json()).toHaveLength(3);
     const so = cli(dir, ['query', 'fact', '--json', '--summary-only', '--limit', '1'], { env }).json()[0];
     expect(Object.keys(so).sort()).toEqual(['confidence', 'id', 'kind', 'meta', 'scope', 'subject', 'summary']);
-    const [lowc] = seed(dir, [entry({ summary: 'shaky', kind: 'hypothesis', confidence: 0.4 })]);
+    const [lowc] = await seed(dir, [entry({ summary: 'shaky', kind: 'hypothesis', confidence: 0.4 })]);
     const low = cli(dir, ['query', 'shaky', '--min-confidence', '0', '--json'], { env }).json();
     expect(low[0]).toMatchObject({ id: lowc, meta: { flags: ['low_confidence'], confidence_label: 'uncertain' } });
-    const [withRel] = seed(dir, [entry({ summary: 'points elsewhere zebra', related_entries: [many[0], lowc] })]);
+    const [withRel] = await seed(dir, [entry({ summary: 'points elsewhere zebra', related_entries: [many[0], lowc] })]);
     const rel = cli(dir, ['query', 'zebra', '--include-related', '--json'], { env }).json();
     expect(rel.map((e: { id: string }) => e.id)).toEqual([withRel, many[0]]); // lowc is below the confidence default
     expect(rel[1].meta.score).toBeGreaterThan(0); // raised by the link of the best hit, ranked rather than appended
     // Beyond the best hits' links, --include-related appends the related entries of every result.
-    const [second] = seed(dir, [entry({ summary: 'zebra zebra crossing', related_entries: [many[1]] })]);
+    const [second] = await seed(dir, [entry({ summary: 'zebra zebra crossing', related_entries: [many[1]] })]);
     const more = cli(dir, ['query', 'zebra', '--include-related', '--json', '--limit', '3'], { env }).json();
     expect(
       more
@@ -212,17 +212,17 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     ).toEqual([second, withRel].sort());
   });
 
-  it('--debug prints time and counts; the index snapshot is reused and rebuilt when corrupt', () => {
+  it('--debug prints time and counts; the index snapshot is reused and rebuilt when corrupt', async () => {
     const dir = gitdir();
-    seed(dir, [entry({ summary: 'alpha' })]);
-    seed(dir, [entry({ summary: 'beta' })]);
+    await seed(dir, [entry({ summary: 'alpha' })]);
+    await seed(dir, [entry({ summary: 'beta' })]);
     const first = cli(dir, ['query', 'alpha', '--debug'], { env });
     expect(first.stderr).toMatch(
       /debug: execution time [\d.]+ ms, entries scanned 2, matched filters 1, entries returned 1, semantic search off, index: built \(\+2/,
     );
     const second = cli(dir, ['query', 'alpha', '--debug'], { env });
     expect(second.stderr).toMatch(/index: snapshot loaded \(\+0 ~0 -0\)/);
-    seed(dir, [entry({ summary: 'gamma alpha' })]);
+    await seed(dir, [entry({ summary: 'gamma alpha' })]);
     expect(cli(dir, ['query', 'alpha', '--debug'], { env }).stderr).toMatch(/snapshot loaded \(\+1 ~0 -0\)/);
     writeFileSync(join(stateDir(dir), 'cache/index.bin'), '{ not json');
     const rebuilt = cli(dir, ['query', 'alpha', '--json', '--debug'], { env });
@@ -238,9 +238,9 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/bass-agents|queries/);
   });
 
-  it('a hand-broken entry file is reported with its path and skipped', () => {
+  it('a hand-broken entry file is reported with its path and skipped', async () => {
     const dir = gitdir();
-    const [good, bad] = seed(dir, [entry({ summary: 'good one' }), entry({ summary: 'to be broken' })]);
+    const [good, bad] = await seed(dir, [entry({ summary: 'good one' }), entry({ summary: 'to be broken' })]);
     const badFile = join(dir, 'ai-memory/demo/decisions', `${bad}.json`);
     writeFileSync(badFile, readFileSync(badFile, 'utf8').replace('"confidence": 0.9', '"confidence": "high"'));
     const r = cli(dir, ['list', '--json'], { env });
@@ -251,9 +251,9 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
 });
 
 describe('AgentTask / AgentResult (Req 8, 9)', () => {
-  it('prepare-task fills at most 10 entries, best first, summaries only; untouched when disabled', () => {
+  it('prepare-task fills at most 10 entries, best first, summaries only; untouched when disabled', async () => {
     const dir = gitdir();
-    seed(
+    await seed(
       dir,
       Array.from({ length: 14 }, (_, i) =>
         entry({
@@ -264,7 +264,7 @@ describe('AgentTask / AgentResult (Req 8, 9)', () => {
         }),
       ),
     );
-    seed(dir, [entry({ summary: 'billing draft', status: 'draft', evidence: [] })]);
+    await seed(dir, [entry({ summary: 'billing draft', status: 'draft', evidence: [] })]);
     const task = { goal: 'fix a billing rule', memory_enabled: true, project: 'demo', extra: { keep: true } };
     const r = cli(dir, ['prepare-task', '--file', writeJson(dir, 't.json', task)], { env });
     expect(r.code, r.stderr).toBe(0);
@@ -279,7 +279,7 @@ describe('AgentTask / AgentResult (Req 8, 9)', () => {
     expect(off.memory_context).toBeUndefined();
   });
 
-  it('apply-result applies valid updates as one commit, skips invalid ones, auto-initializes', () => {
+  it('apply-result applies valid updates as one commit, skips invalid ones, auto-initializes', async () => {
     const dir = gitdir();
     const result = {
       agent_id: 'reviewer-bot',
@@ -300,9 +300,9 @@ describe('AgentTask / AgentResult (Req 8, 9)', () => {
 });
 
 describe('sync-context and stats', () => {
-  it('sync-context is deterministic and selects confident, code-evidenced, active entries', () => {
+  it('sync-context is deterministic and selects confident, code-evidenced, active entries', async () => {
     const dir = gitdir();
-    seed(dir, [
+    await seed(dir, [
       entry({ summary: 'strong fact', confidence: 0.9 }),
       entry({ summary: 'weak fact', confidence: 0.7 }),
       entry({ summary: 'doc only fact', evidence: [{ type: 'doc', uri: 'docs/a.md', note: '' }] }),
@@ -319,9 +319,9 @@ describe('sync-context and stats', () => {
     expect(readFileSync(join(dir, 'ai-context/demo.md'), 'utf8')).toBe(text);
   });
 
-  it('stats returns every Req 22 field', () => {
+  it('stats returns every Req 22 field', async () => {
     const dir = gitdir();
-    seed(dir, [entry({ summary: 'one' }), entry({ summary: 'two', confidence: 0.3, kind: 'hypothesis' })]);
+    await seed(dir, [entry({ summary: 'one' }), entry({ summary: 'two', confidence: 0.3, kind: 'hypothesis' })]);
     cli(dir, ['query', 'one', '--subject', 'billing.invoices'], { env });
     const s = cli(dir, ['stats', 'demo', '--json'], { env }).json();
     for (const k of [
@@ -357,9 +357,9 @@ describe('sync-context and stats', () => {
 });
 
 describe('a duplicated entry file', () => {
-  it('an id in two files of a project: queries keep working, the second file is reported by name', () => {
+  it('an id in two files of a project: queries keep working, the second file is reported by name', async () => {
     const dir = gitdir();
-    const [id] = seed(dir, [entry({ summary: 'original retry fact', section: 'learnings', kind: 'other' })]);
+    const [id] = await seed(dir, [entry({ summary: 'original retry fact', section: 'learnings', kind: 'other' })]);
     // A hand copy into another section (or a move merged with an edit).
     const text = readFileSync(join(dir, `ai-memory/demo/learnings/${id}.json`), 'utf8').replace('"section": "learnings"', '"section": "decisions"');
     mkdirSync(join(dir, 'ai-memory/demo/decisions'), { recursive: true });
@@ -384,7 +384,7 @@ describe('one engine for every front end', () => {
     const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
-    const made = seed(
+    const made = await seed(
       dir,
       Array.from({ length: 60 }, (_, i) =>
         entry({
@@ -414,7 +414,7 @@ describe('one engine for every front end', () => {
     // Edits change documents' internal numbers in the long-lived index: still the same answers.
     const sup = cli(dir, ['supersede', made[0], '--by', made[1]], { env });
     expect(sup.code, sup.stderr).toBe(0);
-    seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
+    await seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
     compare();
   });
 
@@ -422,7 +422,7 @@ describe('one engine for every front end', () => {
     const { MemoryService } = await import('../../src/service/memory-service.js');
     const dir = gitdir();
     const words = ['invoice', 'retry', 'ledger', 'kafka', 'offset', 'cache', 'latency', 'deploy', 'canary', 'token'];
-    const made = seed(
+    const made = await seed(
       dir,
       Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })),
     );

@@ -84,7 +84,12 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     const blocks = [...guide.matchAll(/^<!-- doc-test: loop( teammate)? -->\n```sh\n([\s\S]*?)^```/gm)].map((m) => ({ teammate: Boolean(m[1]), body: m[2] }));
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     // npm's own cache, and the optional model packages left out (large; the loop does not need them).
-    const npmEnv = { npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(), npm_config_update_notifier: 'false' };
+    const npmEnv = {
+      npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
+      npm_config_update_notifier: 'false',
+      // The machine's certificates for a registry, if npm needs one (test/setup.ts keeps them from the rest).
+      ...(process.env.TEST_NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.TEST_NODE_EXTRA_CA_CERTS } : {}),
+    };
     const outputs: string[] = [];
     blocks.forEach((b, k) => {
       const dir = b.teammate ? mate : project;
@@ -105,7 +110,8 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     // Each clone's merge driver is its own dev dependency, by its path in the project.
     for (const dir of [project, mate])
       expect(git(dir, 'config', 'merge.bass-agents-memory.driver')).toContain(' node_modules/bass-agents/bin/bass-agents.cjs memory merge-driver');
-  });
+    // Two real installs: a busy machine may take minutes, and no test here may fail for slowness.
+  }, 600_000);
 
   it('claude-code: the MCP server, the context hook and the capture hook all start from a plain PATH', async () => {
     // The loop's `setup claude-code --capture` wrote these files; a second run through npx changes nothing.

@@ -3,7 +3,7 @@
  * Every temp dir is removed when its test finishes; HOME points into it so no real config leaks in.
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,14 +34,32 @@ export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
   return env;
 }
 
-/** A real git repository on branch main with a fixed user and one commit. */
-export function gitdir(files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
-  const dir = testdir();
+/**
+ * An empty repository made by `git init` and configured as gitdir's are, once per test file
+ * (test/setup.ts drops it after the file): a new repository is a copy of its .git, not five
+ * more git processes.
+ */
+let template: string | undefined;
+function templateGitDir(): string {
+  if (template) return join(template, '.git');
+  const dir = mkdtempSync(join(tmpdir(), 'bass-agents-template-'));
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.name', 'Test User');
   git(dir, 'config', 'user.email', 'test@example.com');
   git(dir, 'config', 'gc.auto', '0');
   git(dir, 'config', 'commit.gpgsign', 'false');
+  template = dir;
+  return join(dir, '.git');
+}
+export function dropTemplate(): void {
+  if (template) rmSync(template, { recursive: true, force: true });
+  template = undefined;
+}
+
+/** A real git repository on branch main with a fixed user and one commit. */
+export function gitdir(files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
+  const dir = testdir();
+  cpSync(templateGitDir(), join(dir, '.git'), { recursive: true });
   for (const [p, c] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, p)), { recursive: true });
     writeFileSync(join(dir, p), c);
