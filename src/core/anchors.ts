@@ -5,6 +5,7 @@
  * (for `validate-evidence`), and content fingerprints that tell a moved range from a changed one
  * without git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
  */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { declarationLines, symbolExtent } from './symbols.js';
 
 export type AnchorStatus = 'current' | 'moved' | 'changed' | 'missing';
@@ -33,13 +34,13 @@ export const SYMBOL_NAME = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 /** A path-form URI as an anchor; null for URLs and other schemes. */
 export function parseAnchor(uri: string): Anchor | null {
   if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z][a-z0-9+.-]*:\d/i.test(uri)) return null;
-  const sym = /^(.+?)#symbol=(.+)$/.exec(uri);
-  if (sym) return { path: sym[1], symbol: sym[2] };
-  const m = /^(.+?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri);
-  if (!m) return { path: uri };
-  const start = Number(m[2] ?? m[4]);
-  const end = Number(m[3] ?? m[5] ?? start);
-  return { path: m[1], lines: [start, end], ...(m[4] !== undefined ? { colon: true } : {}) };
+  const [, symPath, symbol] = /^(.+?)#symbol=(.+)$/.exec(uri) ?? [];
+  if (symPath && symbol) return { path: symPath, symbol };
+  const [, path, l1, l2, c1, c2] = /^(.+?)(?:#L(\d+)(?:-L?(\d+))?|:(\d+)(?:-(\d+))?)$/.exec(uri) ?? [];
+  if (!path) return { path: uri };
+  const start = Number(l1 ?? c1);
+  const end = Number(l2 ?? c2 ?? start);
+  return { path, lines: [start, end], ...(c1 !== undefined ? { colon: true } : {}) };
 }
 
 export function anchorUri(a: Anchor): string {
@@ -95,12 +96,12 @@ export function parseRaw(out: string): Map<string, FileFate> {
   const parts = out.split('\0');
   const fates = new Map<string, FileFate>();
   for (let i = 0; i < parts.length;) {
-    const head = parts[i++].replace(/^\n/, '');
-    const m = /^:\d+ \d+ ([0-9a-f]+) ([0-9a-f]+) ([A-Z])(\d*)$/.exec(head);
-    if (!m) continue;
-    const [, a, b, kind, score] = m;
+    const head = parts[i++]!.replace(/^\n/, ''); // i < parts.length
+    const [, a = '', b = '', kind, score] = /^:\d+ \d+ ([0-9a-f]+) ([0-9a-f]+) ([A-Z])(\d*)$/.exec(head) ?? [];
+    if (!kind) continue;
     const from = parts[i++];
     const to = kind === 'R' || kind === 'C' ? parts[i++] : from;
+    if (from === undefined || to === undefined) break; // output cut short
     if (kind === 'R') fates.set(from, { status: 'R', to, similarity: Number(score) || 0, blobs: [a, b] });
     else if (kind === 'M' || kind === 'D' || kind === 'T') fates.set(from, { status: kind, to, blobs: [a, b] });
   }
@@ -114,12 +115,12 @@ function unquote(p: string): string {
   const bytes: number[] = [];
   const esc: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
   for (let i = 0; i < body.length; i++) {
-    const c = body[i];
+    const c = body.charAt(i);
     if (c !== '\\') {
       bytes.push(...Buffer.from(c, 'utf8'));
       continue;
     }
-    const n = body[++i];
+    const n = body.charAt(++i);
     if (/[0-7]/.test(n)) {
       bytes.push(parseInt(body.slice(i, i + 3), 8));
       i += 2;
@@ -177,11 +178,11 @@ export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: st
   const renamed = fate.status === 'R' && fate.to !== a.path;
   const hunks = fate.hunks ?? [];
   if (a.symbol) {
-    const at = headText === undefined ? [] : declarationLines(headText, a.symbol, fate.to);
-    if (!at.length) return { change: 'deleted' };
+    const [at] = headText === undefined ? [] : declarationLines(headText, a.symbol, fate.to);
+    if (at === undefined) return { change: 'deleted' };
     const to = renamed ? anchorUri({ ...a, path: fate.to }) : undefined;
     // Its extent after the change, as `git log -L :<name>:<file>` takes it: touched by a hunk's new side?
-    const [s, e] = symbolExtent(headText!, fate.to, at[0]);
+    const [s, e] = symbolExtent(headText!, fate.to, at);
     const touched = hunks.some((h) => (h.newCount === 0 ? h.newStart >= s && h.newStart < e : h.newStart <= e && h.newStart + h.newCount - 1 >= s));
     if (touched) return { change: 'modified', ...(to ? { to } : {}) };
     return renamed ? { change: 'moved', to } : null;
@@ -223,7 +224,7 @@ function lineHash(l: string): number {
 
 function blockHash(hs: ArrayLike<number>, from: number, n: number): number {
   let h = 0x811c9dc5;
-  for (let i = from; i < from + n; i++) h = Math.imul(h ^ hs[i], 0x01000193) >>> 0;
+  for (let i = from; i < from + n; i++) h = Math.imul(h ^ hs[i]!, 0x01000193) >>> 0; // callers keep from + n <= hs.length
   return h;
 }
 
@@ -247,7 +248,9 @@ function matches(text: string, fp: string): number[] {
   const count = Number(n);
   const hs = splitLines(text).map(lineHash);
   const out: number[] = [];
-  for (let i = 0; i + count <= hs.length; i++) if (hs[i].toString(36) === first && blockHash(hs, i, count).toString(36) === block) out.push(i + 1);
+  // A fingerprint of no lines (a range written end first) matches nowhere.
+  if (!(count > 0)) return out;
+  for (let i = 0; i + count <= hs.length; i++) if (hs[i]!.toString(36) === first && blockHash(hs, i, count).toString(36) === block) out.push(i + 1);
   return out;
 }
 
@@ -269,8 +272,8 @@ export function findFingerprint(text: string, fp: string, near: number): number 
 export function relocate(before: string, after: string, s: number, e: number): [number, number] | null {
   const block = splitLines(before).slice(s - 1, e);
   if (block.length !== e - s + 1 || block.join('').replace(/[^A-Za-z0-9]/g, '').length < 20) return null;
-  const at = matches(after, fingerprint(before, s, e));
-  return at.length === 1 ? [at[0], at[0] + e - s] : null;
+  const [at, other] = matches(after, fingerprint(before, s, e));
+  return at !== undefined && other === undefined ? [at, at + e - s] : null;
 }
 
 // ---------------------------------------------------------------- status at read time

@@ -55,7 +55,9 @@ function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: Memo
   else if (strategy === 'keep_highest_importance')
     by.sort((a, b) => importance(b) - importance(a) || b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   else by.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0)); // keep_newest, and the base of merge_content
-  return by[0];
+  const [kept] = by;
+  if (!kept) throw new Error('a merge group has no members');
+  return kept;
 }
 
 /** The entry (create input) that replaces a merge group. */
@@ -106,7 +108,8 @@ export function mergedEntry(
 export function summaryEntry(subject: string, members: MemoryEntry[]): Record<string, unknown> {
   const sorted = [...members].sort((a, b) => b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   const lines = sorted.map((m) => `- ${m.summary.replace(/\s+/g, ' ')} (${m.id})`);
-  const best = sorted[0];
+  const [best] = sorted;
+  if (!best) throw new Error(`no entries to summarize about ${subject}`);
   return {
     section: 'learnings',
     kind: 'other',
@@ -153,11 +156,11 @@ export function buildPlan(
     uf.union(a, b);
     pairDecision.set(`${a}\u0000${b}`, { d, s: s.combined });
   }
-  const groups = new Map<string, { ids: Set<string>; merge: boolean; sims: number[] }>();
+  const groups = new Map<string, { ids: Set<string>; first: string; merge: boolean; sims: number[] }>();
   for (const [key, { d, s }] of pairDecision) {
     const [a, b] = key.split('\u0000') as [string, string];
     const root = uf.find(a);
-    const g = groups.get(root) ?? { ids: new Set<string>(), merge: true, sims: [] };
+    const g = groups.get(root) ?? { ids: new Set<string>(), first: a, merge: true, sims: [] };
     g.ids.add(a).add(b);
     if (d !== 'merge') g.merge = false; // any pair below the merge bar sends the group to review
     g.sims.push(s);
@@ -171,7 +174,7 @@ export function buildPlan(
     importance: opts.importance(e),
   });
   const out: PlanGroup[] = [];
-  for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || ([...x.ids][0] < [...y.ids][0] ? -1 : 1))) {
+  for (const g of [...groups.values()].sort((x, y) => y.ids.size - x.ids.size || (x.first < y.first ? -1 : 1))) {
     const members = [...g.ids].sort().map((id) => byId.get(id)!);
     const sim = Math.round((g.sims.reduce((a, b) => a + b, 0) / g.sims.length) * 1000) / 1000;
     // A review group carries the merge it would make too: accepting it is changing its action to

@@ -5,6 +5,7 @@
  * a pull request shows a context diff only when the memory changed (or the code its evidence
  * cites: an entry whose cited code changed or went is marked so that an agent re-checks it).
  */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import type { AnchorStatus } from './anchors.js';
 import { compareByPriors, confidenceLabel } from './query.js';
 import { SECTIONS } from './constants.js';
@@ -133,10 +134,11 @@ function renderBody(entries: Pick<MemoryEntry, 'section' | 'subject'>[], lines: 
     // Entries of this section grouped by subject, each group in rank order.
     const bySubject = new Map<string, string[]>();
     entries.forEach((e, i) => {
+      const line = lines[i]!; // textOf keeps at most lines.length entries
       if (e.section !== section) return;
       const group = bySubject.get(e.subject);
-      if (group) group.push(lines[i]);
-      else bySubject.set(e.subject, [lines[i]]);
+      if (group) group.push(line);
+      else bySubject.set(e.subject, [line]);
     });
     if (!bySubject.size) continue;
     parts.push(`## ${SECTION_TITLES[section]}\n`);

@@ -90,10 +90,10 @@ function clip(s: string, max: number): string {
  */
 export function commitMessage(project: string, changes: CommitChange[], agent: string): string {
   let subject: string;
-  if (changes.length === 1) {
-    const c = changes[0];
-    const head = `memory(${project}): ${c.op} ${c.id}`;
-    subject = c.summary ? `${head}: ${clip(c.summary, Math.max(20, SUBJECT_MAX - head.length - 2))}` : head;
+  const [only] = changes;
+  if (changes.length === 1 && only) {
+    const head = `memory(${project}): ${only.op} ${only.id}`;
+    subject = only.summary ? `${head}: ${clip(only.summary, Math.max(20, SUBJECT_MAX - head.length - 2))}` : head;
   } else {
     const counts = new Map<string, number>();
     for (const c of changes) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);

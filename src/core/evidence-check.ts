@@ -17,8 +17,8 @@ const PERMALINK = /^https?:\/\/([^/\s]+)\/(.+?)\/(?:-\/)?(?:blob|tree|raw|src)\/
 export function planCheck(type: string, uri: string): EvidenceCheck {
   if (type === 'assumption') return { kind: 'none', reason: 'an assumption has nothing to check' };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    const m = PERMALINK.exec(uri);
-    if (m) return { kind: 'permalink', host: m[1], repo: m[2].replace(/\.git$/, ''), commit: m[3], path: decodeURIComponent(m[4]), url: uri };
+    const [, host, repo, commit, path] = PERMALINK.exec(uri) ?? [];
+    if (host && repo && commit && path) return { kind: 'permalink', host, repo: repo.replace(/\.git$/, ''), commit, path: decodeURIComponent(path), url: uri };
     if (/^https?:\/\//i.test(uri)) return { kind: 'url', url: uri };
     return { kind: 'none', reason: 'not a file path or an http(s) URL' };
   }
@@ -29,9 +29,9 @@ export function planCheck(type: string, uri: string): EvidenceCheck {
 
 /** The `owner/repo` of a git remote URL (https or ssh form), lower-cased, or null. */
 export function remoteRepo(remoteUrl: string): { host: string; repo: string } | null {
-  const m = /^(?:https?:\/\/(?:[^@/]+@)?([^/]+)\/|(?:ssh:\/\/)?[^@]+@([^:/]+)[:/])(.+?)(?:\.git)?\/?$/.exec(remoteUrl.trim());
-  if (!m) return null;
-  return { host: (m[1] ?? m[2]).toLowerCase(), repo: m[3].toLowerCase() };
+  const [, https, ssh, repo] = /^(?:https?:\/\/(?:[^@/]+@)?([^/]+)\/|(?:ssh:\/\/)?[^@]+@([^:/]+)[:/])(.+?)(?:\.git)?\/?$/.exec(remoteUrl.trim()) ?? [];
+  const host = https ?? ssh;
+  return host && repo ? { host: host.toLowerCase(), repo: repo.toLowerCase() } : null;
 }
 
 /** Reads an HTTP status: gone is stale; reachable is ok; auth walls and server trouble are unknown. */

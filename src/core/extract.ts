@@ -84,7 +84,7 @@ export function extractCandidates(text: string, minConfidence = EXTRACT_LIMITS.m
 /** The sentence holding [start, end): from the previous sentence end (or line start) to the next. */
 function sentenceAround(text: string, start: number, end: number): string {
   // A sentence ends at a line break, or at . ! ? followed by a space (not the dot of retry.ts).
-  const endsAt = (i: number): boolean => text[i] === '\n' || (/[.!?]/.test(text[i]) && (i + 1 >= text.length || /\s/.test(text[i + 1])));
+  const endsAt = (i: number): boolean => text[i] === '\n' || (/[.!?]/.test(text.charAt(i)) && (i + 1 >= text.length || /\s/.test(text.charAt(i + 1))));
   let from = start;
   while (from > 0 && !endsAt(from - 1)) from--;
   let to = Math.max(start, end - 1);

@@ -15,8 +15,8 @@ function whole(v: unknown, field: string): string {
     return (v as { type?: string; uri?: string }[]).map((x, i) => `${x.type ?? '?'} ${whole(x.uri, `${field}[${i}].uri`)}`).join('; ') || '(none)';
   }
   const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? `[${v.join(', ')}]` : JSON.stringify(v);
-  const found = scanText(field, text);
-  return found.length ? `(hidden: looks like a secret, rule ${found[0].rule})` : text;
+  const [first] = scanText(field, text);
+  return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
 }
 
 const fieldFrom = (f: FieldChange): string => (f[WHOLE] ? whole(f[WHOLE].from, f.field) : f.from);

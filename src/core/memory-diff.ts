@@ -179,13 +179,12 @@ export function diffMemory(
     if (before && !after) removedById.set(before.id ?? m[3], { path: f.path, entry: before });
   }
   for (const f of files.sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    const m = ENTRY_PATH.exec(f.path);
-    if (!m) {
+    const [, project, section, idFromName] = ENTRY_PATH.exec(f.path) ?? [];
+    if (!project || !section || !idFromName) {
       if (f.path.startsWith('ai-memory/') || f.path.startsWith('ai-context/'))
         other.push({ file: f.path, status: f.before === null ? 'added' : f.after === null ? 'removed' : 'modified' });
       continue;
     }
-    const [, project, section, idFromName] = m;
     const b = parse(f.before);
     const a = parse(f.after);
     if (f.after !== null && (a.bad || !a.entry)) {

@@ -3,6 +3,7 @@
  * then relevance, then the priors of Req 15 (confidence, evidence quality, recency, freshness,
  * stale evidence). Every front end ranks through `rankEntries`.
  */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import type { AnchorStatus } from './anchors.js';
 import { evidenceQuality } from './constants.js';
 import type { EntryLike } from './meta.js';
@@ -115,7 +116,8 @@ export function textWeight(e: EntryLike, now: number, stale = false): number {
 /** `textWeight` of each entry of prior keys (see priorKeys): the same numbers, from the columns. */
 export function textWeightsOf(keys: PriorKeys): Float64Array {
   const out = new Float64Array(keys.d.length);
-  for (let i = 0; i < out.length; i++) out[i] = textPrior(priorOf(keys.conf[i], keys.q[i]) * keys.d[i]);
+  // The key columns are all of out's length.
+  for (let i = 0; i < out.length; i++) out[i] = textPrior(priorOf(keys.conf[i]!, keys.q[i]!) * keys.d[i]!);
   return out;
 }
 
@@ -124,10 +126,11 @@ export function textWeightsOf(keys: PriorKeys): Float64Array {
  * whose root is the worst kept, so that nothing is sorted but the few kept. Returned in heap order.
  */
 function bestPositions(count: number, n: number, better: (i: number, j: number) => boolean): number[] {
+  // Every position read below is checked against heap.length (or is a parent of one that is).
   const heap: number[] = [];
   const swap = (a: number, b: number): void => {
-    const t = heap[a];
-    heap[a] = heap[b];
+    const t = heap[a]!;
+    heap[a] = heap[b]!;
     heap[b] = t;
   };
   for (let k = 0; k < count; k++) {
@@ -135,18 +138,18 @@ function bestPositions(count: number, n: number, better: (i: number, j: number) 
       heap.push(k);
       for (let i = heap.length - 1; i > 0;) {
         const p = (i - 1) >> 1;
-        if (!better(heap[p], heap[i])) break;
+        if (!better(heap[p]!, heap[i]!)) break;
         swap(i, p);
         i = p;
       }
-    } else if (n > 0 && better(k, heap[0])) {
+    } else if (n > 0 && better(k, heap[0]!)) {
       heap[0] = k;
       for (let i = 0; ;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < heap.length && better(heap[m], heap[l])) m = l;
-        if (r < heap.length && better(heap[m], heap[r])) m = r;
+        if (l < heap.length && better(heap[m]!, heap[l]!)) m = l;
+        if (r < heap.length && better(heap[m]!, heap[r]!)) m = r;
         if (m === i) break;
         swap(i, m);
         i = m;
@@ -159,7 +162,8 @@ function bestPositions(count: number, n: number, better: (i: number, j: number) 
 /** The n-th largest of `values` (n >= 1): one pass, no sort of all of them. */
 export function nthLargest(values: Float64Array, n: number): number {
   if (n < 1 || values.length < n) return -Infinity;
-  return values[bestPositions(values.length, n, (i, j) => values[i] > values[j])[0]];
+  // Positions are below values.length, and n >= 1 of them are kept.
+  return values[bestPositions(values.length, n, (i, j) => values[i]! > values[j]!)[0]!]!;
 }
 
 /**
@@ -201,7 +205,7 @@ export function firstByPriors(
     keys.d[i] = demotion(flags);
     keys.upd[i] = e.updated_at;
   }
-  return firstByPriorKeys(keys, n, idAt, (i) => keys.upd[i]);
+  return firstByPriorKeys(keys, n, idAt, (i) => keys.upd[i]!); // filled above for every i < m
 }
 
 /**
@@ -237,10 +241,11 @@ export function priorKeys(m: number): PriorKeys {
 export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) => string, updAt: (i: number) => string): { at: number; flags: Flag[] }[] {
   const { d, conf, q, updMs } = keys;
   const m = d.length;
+  // Positions are below m, the length of every key column.
   /** Entry i's updated_at against entry j's, newer first, in the order of their texts. */
   const byUpdated = (i: number, j: number): number => {
-    const a = updMs[i];
-    const b = updMs[j];
+    const a = updMs[i]!;
+    const b = updMs[j]!;
     if (a === a && b === b) return b - a; // both canonical: the numbers are in the texts' order
     const x = updAt(i);
     const y = updAt(j);
@@ -248,7 +253,7 @@ export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) =
   };
   // Ties kept in position order: a strict order, so that selecting is sorting.
   const before = (i: number, j: number): boolean => {
-    const by = d[j] - d[i] || conf[j] - conf[i] || q[j] - q[i] || byUpdated(i, j);
+    const by = d[j]! - d[i]! || conf[j]! - conf[i]! || q[j]! - q[i]! || byUpdated(i, j);
     if (by) return by < 0;
     const a = idAt(i);
     const b = idAt(j);
@@ -257,7 +262,7 @@ export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) =
   // A page of a list needs the first n of thousands: selected (one comparison with the worst
   // kept for most), not all sorted.
   const page = bestPositions(m, Math.min(n, m), before).sort((i, j) => (i === j ? 0 : before(i, j) ? -1 : 1));
-  return page.map((i) => ({ at: i, flags: keys.flags[i] }));
+  return page.map((i) => ({ at: i, flags: keys.flags[i]! }));
 }
 
 /** Lifecycle values of a candidate, computed on demand by the caller. */
@@ -294,7 +299,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   if (hasText && Number.isFinite(limit) && cands.length > 2 * n && n > 0) {
     const bases = new Float64Array(cands.length);
     cands.forEach((c, i) => (bases[i] = baseOf(c, entryFlags(c.entry, now, c.stale), evidenceQuality(c.entry))));
-    const nth = bases.sort()[cands.length - n];
+    const nth = bases.sort()[cands.length - n]!; // 0 < n <= cands.length
     // Compared as the rounded scores are: a candidate that could only tie is kept.
     floor = Math.round((1 - STRENGTH_WEIGHT) * nth * 1e4) / 1e4;
   }
@@ -329,14 +334,14 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top = [];
     const best: number[] = []; // the n best final scores so far, descending
     for (const k of keyed) {
-      if (best.length >= n && Math.round(k.base * 1e4) / 1e4 < best[n - 1]) break;
+      if (best.length >= n && Math.round(k.base * 1e4) / 1e4 < best[n - 1]!) break;
       apply(k);
       top.push(k);
       let lo = 0;
       let hi = best.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (best[mid] >= k.score) lo = mid + 1;
+        if (best[mid]! >= k.score) lo = mid + 1;
         else hi = mid;
       }
       best.splice(lo, 0, k.score);
@@ -345,17 +350,20 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top.sort((a, b) => b.score - a.score || byPriors(a, b));
     top = top.slice(0, n);
   } else {
+    // firstByPriors asks for, and returns, positions below cands.length.
+    const cand = (i: number): C => cands[i]!;
     const page = firstByPriors(
       cands.length,
       n,
       now,
-      (i) => cands[i].entry,
-      (i) => cands[i].stale === true,
-      (i) => cands[i].entry.id,
+      (i) => cand(i).entry,
+      (i) => cand(i).stale === true,
+      (i) => cand(i).entry.id,
     );
     top = page.map(({ at: i, flags }) => {
-      const q = evidenceQuality(cands[i].entry);
-      return { c: cands[i], flags, d: demotion(flags), q, base: baseOf(cands[i], flags, q), score: 0 };
+      const c = cand(i);
+      const q = evidenceQuality(c.entry);
+      return { c, flags, d: demotion(flags), q, base: baseOf(c, flags, q), score: 0 };
     });
     for (const k of top) apply(k);
   }

@@ -8,6 +8,7 @@
  */
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export const SEMANTIC_WEIGHT = 0.5;
 /**
  * An entry that shares no word with the query is a match by meaning alone only when its fused
@@ -42,18 +43,19 @@ export function fuse(lex: number, sim: number | undefined, simMin: number, simMa
  * writer's), largest first.
  */
 export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
+  // i < rel.length, top holds places of rel, and it is read at k - 1 >= 0 and n - 1 < top.length.
   const top: number[] = [];
   for (let i = 0; i < rel.length; i++) {
-    if (!(rel[i] > 0)) continue;
+    if (!(rel[i]! > 0)) continue;
     let k = top.length;
-    while (k > 0 && rel[top[k - 1]] < rel[i]) k--;
+    while (k > 0 && rel[top[k - 1]!]! < rel[i]!) k--;
     if (k < n) {
       top.splice(k, 0, i);
       if (top.length > n) top.pop();
     }
   }
   if (top.length < n) return top;
-  const least = rel[top[n - 1]];
+  const least = rel[top[n - 1]!];
   const out = top.slice();
   for (let i = 0; i < rel.length; i++) if (rel[i] === least && !top.includes(i)) out.push(i);
   return out;
@@ -72,7 +74,7 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
   const best = new Map<string, number>();
   for (const i of bestPlaces(rel)) {
     const s = subjectOf(i);
-    if (!best.has(s)) best.set(s, rel[i]);
+    if (!best.has(s)) best.set(s, rel[i]!); // a place of rel
   }
   if (!best.size) return;
   // A subject gains only where the query reached more than one entry of it: a lone match's
@@ -81,7 +83,7 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
   const subjects = Array.from({ length: rel.length }, (_, i) => subjectOf(i));
   const matches = new Map<string, number>();
   for (const s of subjects) if (best.has(s)) matches.set(s, (matches.get(s) ?? 0) + 1);
-  for (let i = 0; i < rel.length; i++) if ((matches.get(subjects[i]) ?? 0) > 1) rel[i] += SUBJECT_SHARE * best.get(subjects[i])!;
+  for (const [i, s] of subjects.entries()) if ((matches.get(s) ?? 0) > 1) rel[i]! += SUBJECT_SHARE * best.get(s)!;
 }
 
 /**

@@ -10,6 +10,7 @@
  * documented example keys are not secrets. Every rule runs in linear time, and a field longer
  * than MAX_SCANNED is refused rather than scanned (no field may be that long).
  */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
 
 export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/index.js';
@@ -119,6 +120,7 @@ function rewrite(t: Rewritten, re: RegExp, replace: (m: RegExpExecArray) => stri
   let text = '';
   const from: number[] = [];
   let at = 0;
+  // t.from holds one origin per character of t.text, and every index read below is one of them.
   re.lastIndex = 0;
   for (let m = re.exec(t.text); m; m = re.exec(t.text)) {
     if (m[0] === '') {
@@ -126,14 +128,14 @@ function rewrite(t: Rewritten, re: RegExp, replace: (m: RegExpExecArray) => stri
       continue;
     }
     text += t.text.slice(at, m.index);
-    for (let i = at; i < m.index; i++) from.push(t.from[i]);
+    for (let i = at; i < m.index; i++) from.push(t.from[i]!);
     const r = replace(m);
     text += r;
-    for (let i = 0; i < r.length; i++) from.push(t.from[m.index]);
+    for (let i = 0; i < r.length; i++) from.push(t.from[m.index]!);
     at = m.index + m[0].length;
   }
   text += t.text.slice(at);
-  for (let i = at; i < t.text.length; i++) from.push(t.from[i]);
+  for (let i = at; i < t.text.length; i++) from.push(t.from[i]!);
   return { text, from };
 }
 
@@ -198,12 +200,12 @@ export function scanText(path: string, text: string): SecretFinding[] {
     const decoded = decodeBase64Text(m[0]);
     if (decoded === null || decoded.length < 8) continue;
     n++;
-    const found = runRules(decoded);
-    if (!found.length) continue;
+    const [found] = runRules(decoded);
+    if (!found) continue;
     const start = norm ? (norm.from[m.index] ?? 0) : m.index;
     const last = m.index + m[0].length - 1;
     const end = (norm ? (norm.from[last] ?? start) : last) + 1;
-    spans.push({ start, end, rule: `${found[0].rule} (base64)` });
+    spans.push({ start, end, rule: `${found.rule} (base64)` });
   }
   return dedupe(spans.map((s) => ({ path, rule: s.rule, start: s.start, end: s.end, ...position(text, s.start) })));
 }

@@ -24,7 +24,7 @@ export const SERVER_NAME = 'bass-agents-memory';
 /** How a client starts `bass-agents` (store/install.ts): each form is what comes before `memory …`. */
 export interface Launcher {
   /** An MCP server or a hook the client starts from inside the project: a command and its arguments. */
-  words: string[];
+  words: [string, ...string[]];
   /** The same as one shell line. */
   shell: string;
   /** A shell line Claude Code's hooks run, where "$CLAUDE_PROJECT_DIR" is the project's root. */

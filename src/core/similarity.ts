@@ -5,6 +5,7 @@
  * entries is not compared pair by pair.
  */
 
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export interface Doc {
   id: string;
   text: string;
@@ -108,9 +109,10 @@ export function candidatePairs(v: Vectors, top = 8): [string, string][] {
   const out: [string, string][] = [];
   for (const ids of byTerm.values()) {
     if (ids.length > 200) continue; // a term shared by hundreds of entries says nothing about duplicates
-    for (let i = 0; i < ids.length; i++) {
+    for (const [i, x] of ids.entries()) {
       for (let j = i + 1; j < ids.length; j++) {
-        const [a, b] = ids[i] < ids[j] ? [ids[i], ids[j]] : [ids[j], ids[i]];
+        const y = ids[j]!; // j < ids.length
+        const [a, b] = x < y ? [x, y] : [y, x];
         const key = `${a}\u0000${b}`;
         if (seen.has(key)) continue;
         seen.add(key);

@@ -1,4 +1,5 @@
 /** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export function lowerBound(sorted: readonly string[], key: string): number {
   return lowerBoundBy(sorted, key, (s) => s);
 }
@@ -9,7 +10,8 @@ export function lowerBoundBy<T>(sorted: readonly T[], key: string, of: (item: T)
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (of(sorted[mid]) < key) lo = mid + 1;
+    if (of(sorted[mid]!) < key)
+      lo = mid + 1; // lo <= mid < hi <= sorted.length
     else hi = mid;
   }
   return lo;

@@ -52,8 +52,8 @@ export interface Statistics {
   compaction_candidates: { count: number; ids: string[] };
 }
 
-function zeroes(keys: readonly string[]): Record<string, number> {
-  return Object.fromEntries(keys.map((k) => [k, 0]));
+function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
 
 function inRange(t: string, r: DateRange): boolean {
@@ -77,7 +77,7 @@ function top<K extends string>(values: (string | null)[], key: K, n = 10): ({ co
 
 export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
   const i = Math.min(4, Math.max(0, Math.floor(c * 5 + 1e-9)));
-  return CONFIDENCE_BUCKETS[i];
+  return CONFIDENCE_BUCKETS[i] ?? '0.0-0.2'; // c is NaN
 }
 
 /**
@@ -92,7 +92,7 @@ export class EntryAggregate {
   readonly byStatus = zeroes(STATUSES);
   readonly byKind = zeroes(KINDS);
   readonly evidence = zeroes(EVIDENCE_TYPES);
-  readonly dist = zeroes(CONFIDENCE_BUCKETS) as Statistics['confidence_distribution'];
+  readonly dist: Statistics['confidence_distribution'] = zeroes(CONFIDENCE_BUCKETS);
   readonly byAgent = new Map<string, number>();
   readonly createdPerDay = new Map<string, number>();
   /** Superseded entries: id → updated_at. */

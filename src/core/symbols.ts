@@ -9,7 +9,8 @@ const ID = '[A-Za-z_$][\\w$]*';
 const NOT_KEYWORD = '(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|super|this|throw|case|delete|void)\\b)';
 
 /** Declaration patterns by language; `N` stands for the name. `named`: only for a given name (too broad to cut extents with). */
-const LANGS: Record<string, { all: string[]; named?: string[] }> = {
+type Lang = 'ts' | 'py' | 'go' | 'rs' | 'java';
+const LANGS: Record<Lang, { all: string[]; named?: string[] }> = {
   ts: {
     all: [
       '^\\s*(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:async\\s+)?function\\s*\\*?\\s*N\\b',
@@ -45,7 +46,7 @@ const LANGS: Record<string, { all: string[]; named?: string[] }> = {
   },
 };
 
-const EXT: Record<string, string> = {
+const EXT: Record<string, Lang> = {
   ts: 'ts',
   tsx: 'ts',
   mts: 'ts',
@@ -61,10 +62,10 @@ const EXT: Record<string, string> = {
   java: 'java',
 };
 
-function langsOf(path: string): string[] {
+function langsOf(path: string): Lang[] {
   const ext = /\.([A-Za-z]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
   const l = EXT[ext];
-  return l ? [l] : Object.keys(LANGS);
+  return l ? [l] : (Object.keys(LANGS) as Lang[]);
 }
 
 const escapeRe = (s: string): string => s.replace(/[$.]/g, '\\$&');
@@ -103,6 +104,6 @@ export function symbolExtent(text: string, path: string, at: number): [number, n
   const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const any = patternFor(path, null);
-  for (let i = at; i < lines.length; i++) if (any.test(lines[i])) return [at, i];
+  for (const [k, l] of lines.slice(at).entries()) if (any.test(l)) return [at, at + k];
   return [at, Math.max(at, lines.length)];
 }

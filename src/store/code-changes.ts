@@ -4,6 +4,7 @@
  * (evidence written at different commits, checked against HEAD, in two git processes). And when
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
 
@@ -60,10 +61,11 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   // A line "<head> <since>" diffs since → head (the second commit stands as the first's parent).
   const input = list.map((s) => `${head} ${s}\n`).join('');
   const tree = ['diff-tree', '--stdin', '--always', '-r', '--format=%x01%H', ...FLAGS];
-  segments(await git.gitStdin([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i], parseRaw(seg.slice(seg.indexOf('\0') + 1))));
+  // --always: one segment per line of input, in order.
+  segments(await git.gitStdin([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i]!, parseRaw(seg.slice(seg.indexOf('\0') + 1))));
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
   if (paths.length) {
-    segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i])!, parsePatch(seg)));
+    segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
   }
   return out;
 }
@@ -75,8 +77,8 @@ export async function blobsAt(git: GitRepo, rev: string, paths: string[]): Promi
     const listing = await git.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', LITERAL);
     for (const rec of listing.split('\0')) {
       const tab = rec.indexOf('\t');
-      const m = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab));
-      if (m) out.set(rec.slice(tab + 1), m[1]);
+      const [, blob] = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab)) ?? [];
+      if (blob) out.set(rec.slice(tab + 1), blob);
     }
   }
   return out;
@@ -113,12 +115,13 @@ export async function evidenceSince(
     const commit = seg.slice(0, nul);
     const parts = seg.slice(nul + 1).split('\0');
     for (let i = 0; i + 1 < parts.length; i += 2) {
-      const blob = /^\n?:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) /.exec(parts[i])?.[1];
-      const id = /([^/]+)\.json$/.exec(parts[i + 1])?.[1];
+      const blob = /^\n?:\d+ \d+ [0-9a-f]+ ([0-9a-f]+) /.exec(parts[i]!)?.[1]; // i + 1 < parts.length
+      const id = /([^/]+)\.json$/.exec(parts[i + 1]!)?.[1];
       if (!blob || !id || !items.has(id)) continue;
       const vs = versions.get(id) ?? [];
-      if (vs[vs.length - 1]?.commit !== commit) vs.push({ commit, blobs: [] });
-      if (!/^0+$/.test(blob)) vs[vs.length - 1].blobs.push(blob);
+      let last = vs[vs.length - 1];
+      if (last?.commit !== commit) vs.push((last = { commit, blobs: [] }));
+      if (!/^0+$/.test(blob)) last.blobs.push(blob);
       versions.set(id, vs);
     }
   }

@@ -57,10 +57,10 @@ export async function lastDeleted(repo: GitRepo, pathspec: string): Promise<{ pa
     return null;
   }
   for (const rec of out.split('\x1e')) {
-    const [commit, ...files] = rec.trim().split('\n').filter(Boolean);
-    if (!commit || files.length === 0) continue;
+    const [commit, path] = rec.trim().split('\n').filter(Boolean);
+    if (!commit || !path) continue;
     try {
-      return { path: files[0], content: await repo.run(['show', `${commit}^:${files[0]}`]) };
+      return { path, content: await repo.run(['show', `${commit}^:${path}`]) };
     } catch {
       continue;
     }

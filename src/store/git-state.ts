@@ -19,8 +19,8 @@ export function findGitDir(start: string, env: NodeJS.ProcessEnv = process.env):
     const st = statSync(dotGit, { throwIfNoEntry: false });
     if (st?.isDirectory()) return dotGit;
     if (st?.isFile()) {
-      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      return m ? resolve(dir, m[1].trim()) : null;
+      const [, to] = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8')) ?? [];
+      return to ? resolve(dir, to.trim()) : null;
     }
     const up = dirname(dir);
     if (up === dir) return null;
@@ -66,8 +66,8 @@ export function headFromFiles(gitDir: string): string | null {
       }
     }
     const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
-    const m = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed);
-    return m ? m[1] : null;
+    const [, sha] = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed) ?? [];
+    return sha ?? null;
   } catch {
     return null;
   }
@@ -90,15 +90,15 @@ export function configValue(gitDir: string, section: string, subsection: string,
   let value: string | undefined;
   for (const raw of text.split('\n')) {
     const line = raw.trim();
-    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]$/.exec(line);
+    const [head, name = '', sub = ''] = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]$/.exec(line) ?? [];
     if (head) {
-      inside = head[1].toLowerCase() === section.toLowerCase() && (head[2] ?? '').replace(/\\(.)/g, '$1') === subsection;
+      inside = name.toLowerCase() === section.toLowerCase() && sub.replace(/\\(.)/g, '$1') === subsection;
       continue;
     }
     if (!inside) continue;
-    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
-    if (kv && kv[1].toLowerCase() === key.toLowerCase()) {
-      let v = kv[2];
+    const [, k, val] = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line) ?? [];
+    if (k !== undefined && val !== undefined && k.toLowerCase() === key.toLowerCase()) {
+      let v = val;
       // A value git quoted as a whole (it does so for some characters), then its escapes.
       if (v.length >= 2 && v.startsWith('"') && v.endsWith('"') && !v.endsWith('\\"')) v = v.slice(1, -1);
       value = v.replace(/\\(.)/g, '$1'); // the last one wins, as in git

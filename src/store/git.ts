@@ -147,13 +147,13 @@ export class GitRepo {
   /** HEAD (or `rev`) and the blob it holds at each path (absent: not in the map), in one process. */
   async blobsAt(rev: string, paths: string[]): Promise<{ head: string | null; blobs: Map<string, string> }> {
     const check = (await this.gitStdin(['cat-file', '--batch-check'], [rev, ...paths.map((p) => `${rev}:${p}`)].join('\n') + '\n')).split('\n');
-    const headLine = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '');
+    const [, head = null] = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '') ?? [];
     const blobs = new Map<string, string>();
     paths.forEach((p, i) => {
-      const m = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '');
-      if (m) blobs.set(p, m[1]);
+      const [, blob] = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '') ?? [];
+      if (blob) blobs.set(p, blob);
     });
-    return { head: headLine ? headLine[1] : null, blobs };
+    return { head, blobs };
   }
 
   /** The blob ids git gives these files (paths from the top folder; clean filters applied, nothing written), in one process. */

@@ -48,8 +48,8 @@ export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { 
     let gitDir: string | undefined;
     if (st?.isDirectory()) gitDir = dotGit;
     else if (st?.isFile()) {
-      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      gitDir = m ? resolve(dir, m[1].trim()) : undefined;
+      const [, to] = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8')) ?? [];
+      gitDir = to ? resolve(dir, to.trim()) : undefined;
     }
     if (st) return gitDir && isGitDir(gitDir) ? { gitDir, top: dir } : null;
     const up = dirname(dir);

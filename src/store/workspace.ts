@@ -156,17 +156,12 @@ export class Workspace {
       const dir = dirname(full);
       const top = checkedDirs.get(dir);
       const lexical = this.rel(full);
+      const [first = ''] = lexical.split('/');
       // (A file that is itself a symlink gets the whole check: it may point anywhere.)
-      if (
-        top !== undefined &&
-        lexical.split('/')[0] === top &&
-        lexical !== top &&
-        !lexical.startsWith('..') &&
-        !lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink()
-      )
+      if (top !== undefined && first === top && lexical !== top && !lexical.startsWith('..') && !lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink())
         continue;
       this.assertMemoryPath(full);
-      checkedDirs.set(dir, lexical.split('/')[0]);
+      checkedDirs.set(dir, first);
     }
   }
 
@@ -302,13 +297,13 @@ export class Workspace {
     }
     const projects = this.listProjects();
     const local = projects.filter((p) => p !== GLOBAL_PROJECT);
-    if (local.length === 1) return local[0];
+    if (local.length === 1 && local[0] !== undefined) return local[0];
     const name = this.readMemoryFile(join(this.memoryDir, '.default'))?.trim();
     if (name) {
       checkProjectName(name, this.hasProjectFolder);
       return name;
     }
-    if (local.length === 0 && projects.length === 1) return projects[0];
+    if (local.length === 0 && projects.length === 1 && projects[0] !== undefined) return projects[0];
     if (projects.length === 0) {
       throw new UsageError('no memory project here yet: run `bass-agents memory init <project>` or pass --project');
     }

@@ -143,5 +143,7 @@ describe('anchors', () => {
     expect(statusInText({ path: 'a.ts', lines: [10, 12] }, text.replace('line 12\n', 'twelve\n'), rec)).toBe('changed');
     expect(statusInText({ path: 'a.ts', lines: [10, 12] }, null, rec)).toBe('missing');
     expect(statusInText({ path: 'a.ts', lines: [40, 42] }, text)).toBe('missing');
+    // A range written end first (#L12-L10) has a fingerprint of no lines: it matches nowhere, and reading it does not throw.
+    expect(findFingerprint(text, fingerprint(text, 12, 10), 12)).toBeNull();
   });
 });

@@ -165,13 +165,14 @@ export function isKeylikeName(name: string): boolean {
     .split(/[_.-]+/)
     .filter(Boolean)
     .map((s) => s.toLowerCase());
-  if (!segs.length) return false;
+  const last = segs.at(-1);
+  if (last === undefined) return false;
   if (segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey')) return false;
-  if (NOT_A_VALUE_SUFFIX.has(segs[segs.length - 1])) return false;
+  if (NOT_A_VALUE_SUFFIX.has(last)) return false;
   for (let i = 0; i < segs.length; i++) {
     let joined = '';
-    for (let j = i; j < Math.min(segs.length, i + 4); j++) {
-      joined = j === i ? segs[j] : `${joined}_${segs[j]}`;
+    for (const s of segs.slice(i, i + 4)) {
+      joined = joined ? `${joined}_${s}` : s; // segments are never empty
       if (KEYLIKE_WHOLE.test(joined)) return true;
     }
   }
@@ -186,7 +187,8 @@ export function mentionsKeyWord(name: string): boolean {
     .split(/[_.-]+/)
     .filter(Boolean)
     .map((s) => s.toLowerCase());
-  return segs.length > 0 && !segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') && !NOT_A_VALUE_SUFFIX.has(segs[segs.length - 1]);
+  const last = segs.at(-1);
+  return last !== undefined && !segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') && !NOT_A_VALUE_SUFFIX.has(last);
 }
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */
@@ -227,8 +229,8 @@ export function decodeBase64Text(b64: string): string | null {
 
 /** `user:password` with a real-looking password (the decoded form of Basic auth and docker's `auth`). */
 const isUserPassword = (s: string): boolean => {
-  const m = /^([^\s:]{1,128}):(\S{3,256})$/.exec(s.trim());
-  return m !== null && !PLACEHOLDER_PASSWORDS.test(m[2]) && !isPlaceholder(m[2]) && m[2] !== m[1];
+  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(s.trim()) ?? [];
+  return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
 };
 
 /** Base64 of `user:password` (Basic auth, docker's `auth`). */

@@ -42,12 +42,10 @@ function kubernetesSecretData(text: string): Span[] {
     }
     if (block && indent <= blockIndent) block = null;
     if (!block) continue;
-    const m = /^([\w.-]{1,253}):\s*["']?([^\s"']{1,10000})["']?\s*$/.exec(trimmed);
-    if (!m) continue;
-    const value = m[2];
-    if (isPlaceholder(value)) continue;
+    const [, key, value] = /^([\w.-]{1,253}):\s*["']?([^\s"']{1,10000})["']?\s*$/.exec(trimmed) ?? [];
+    if (key === undefined || value === undefined || isPlaceholder(value)) continue;
     if (block === 'data' ? value.length >= 4 && /^[A-Za-z0-9+/]+={0,2}$/.test(value) : value.length >= 6 && looksLikeSecretValue(value)) {
-      const s = start + line.indexOf(value, indent + m[1].length);
+      const s = start + line.indexOf(value, indent + key.length);
       out.push({ start: s, end: s + value.length });
     }
   }

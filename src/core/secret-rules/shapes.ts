@@ -13,7 +13,7 @@ function pemPrivateKeys(text: string): Span[] {
   const begin = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/g;
   for (let m = begin.exec(text); m; m = begin.exec(text)) {
     const after = text.slice(m.index + m[0].length, m.index + m[0].length + 600).replace(/\\[nr]/g, '\n');
-    const body = after.split('-----')[0];
+    const [body = ''] = after.split('-----');
     const base64 = body
       .split('\n')
       .filter((l) => !l.includes(': '))
