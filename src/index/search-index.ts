@@ -126,7 +126,7 @@ export class SearchIndex {
   private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
     const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
     const stamps = new Map<string, string>();
-    if (!loaded.inSync) for (let d = 0; d < loaded.docs.keys.length; d++) stamps.set(loaded.docs.keys[d], loaded.stamps[d]);
+    if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => stamps.set(key, loaded.stamps[d] ?? ''));
     return new SearchIndex(ix, stamps, partial);
   }
 
@@ -274,7 +274,7 @@ export class SearchIndex {
   search(text: string): Map<string, number> {
     const out = new Map<string, number>();
     const { sids, scores } = this.rawHits(text);
-    for (let i = 0; i < sids.length; i++) out.set(this.ix.keyOf(sids[i])!, scores[i]);
+    sids.forEach((sid, i) => out.set(this.ix.keyOf(sid)!, scores[i] ?? 0));
     return out;
   }
 
