@@ -5,8 +5,6 @@
  * arrays of strings) cost ~10 ms of every cold `list` or `query`, and as much again in garbage
  * collection of objects that lived just long enough to be copied.
  */
-import { readAt } from './fsutil.js';
-
 /** Strings by position. */
 export interface Texts {
   readonly length: number;
@@ -23,46 +21,10 @@ function textEndsWith(t: string, skip: number, length: number, s: string, from: 
   return start >= 0 && from + length <= s.length && t.slice(start, start + length) === s.slice(from, from + length);
 }
 
-/**
- * A stretch of an open file, read when first asked for: a few small reads while only a few
- * pieces are asked for (a cold `list` or `query` reads ~50 of 10K metadata rows), then all of
- * it at once. The file must not change under the descriptor (the catalog cache is replaced by
- * rename, never written in place, so an open descriptor keeps the bytes it was opened on).
- */
-export class FileRegion {
-  private bytes: Buffer | undefined;
-  private reads = 0;
-
-  constructor(
-    private readonly fd: number,
-    private readonly at: number,
-    readonly length: number,
-  ) {}
-
-  /** Bytes [start, end) of the region. */
-  slice(start: number, end: number): Buffer {
-    if (this.bytes) return this.bytes.subarray(start, end);
-    if (++this.reads > FileRegion.FEW) return this.all().subarray(start, end);
-    return this.read(start, end - start);
-  }
-
-  /** All of it (read once). */
-  all(): Buffer {
-    return (this.bytes ??= this.read(0, this.length));
-  }
-
-  private read(start: number, length: number): Buffer {
-    return readAt(this.fd, this.at + start, length);
-  }
-
-  /** Pieces read one by one before the whole region is read. */
-  static readonly FEW = 64;
-}
-
-/** Texts in a buffer or a file region: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
+/** Texts in a buffer: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
 export class ByteTexts implements Texts {
   constructor(
-    private readonly bytes: Buffer | FileRegion,
+    private readonly bytes: Buffer,
     private readonly starts: Uint32Array,
     /** Every byte below 0x80: read as latin1 (a straight copy), else decoded as UTF-8. */
     private readonly ascii: boolean,
@@ -75,26 +37,21 @@ export class ByteTexts implements Texts {
   }
 
   get(i: number): string {
-    const b = this.bytes;
-    const enc = this.ascii ? 'latin1' : 'utf8';
-    const start = this.starts[i];
-    const end = this.starts[i + 1] - this.gap;
-    return b instanceof FileRegion ? b.slice(start, end).toString(enc) : b.toString(enc, start, end);
+    return this.bytes.toString(this.ascii ? 'latin1' : 'utf8', this.starts[i], (this.starts[i + 1] ?? 0) - this.gap);
   }
 
   // Compared as strings made natively: a loop over the characters runs in the interpreter in a
   // cold process, ~20x slower (10K paths against git's listing: ~20 ms).
   equals(i: number, s: string, from: number, to: number): boolean {
-    if (this.ascii && this.starts[i + 1] - this.gap - this.starts[i] !== to - from) return false;
+    if (this.ascii && (this.starts[i + 1] ?? 0) - this.gap - (this.starts[i] ?? 0) !== to - from) return false;
     return this.get(i) === s.slice(from, to);
   }
 
   endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    const b = this.bytes;
-    if (!this.ascii || b instanceof FileRegion) return textEndsWith(this.get(i), skip, length, s, from);
-    const start = this.starts[i + 1] - this.gap - skip - length;
-    if (start < this.starts[i] || from + length > s.length) return false;
-    return b.toString('latin1', start, start + length) === s.slice(from, from + length);
+    if (!this.ascii) return textEndsWith(this.get(i), skip, length, s, from);
+    const start = (this.starts[i + 1] ?? 0) - this.gap - skip - length;
+    if (start < (this.starts[i] ?? 0) || from + length > s.length) return false;
+    return this.bytes.toString('latin1', start, start + length) === s.slice(from, from + length);
   }
 }
 

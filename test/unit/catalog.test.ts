@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // local state folder. Imported from src/ (test/setup.ts registers the modules it loads lazily).
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -100,31 +100,6 @@ describe('Catalog', () => {
     expect(fourth.removed).toEqual(['ai-memory/p/learnings/A1.json']);
     expect(ids(fourth)).toEqual(['B2', 'C3']);
     expect(fourth.bad.map((x) => x.file)).toEqual(['ai-memory/p/learnings/D4.json']);
-  });
-
-  it('a preloaded cache reads its rows, hashes and blob ids from the file it opened, when asked for: the same as a whole read', () => {
-    const { dir, ws, put } = workspace();
-    // Enough entries that the cache outgrows the first read (its rows are then left on disk).
-    for (let i = 0; i < 400; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`, { lifecycle: i % 3 ? undefined : { importance: 0.9 } })));
-    new Catalog(ws).refresh();
-    const whole = new CatalogCache(ws).load()!;
-    CatalogCache.preload(ws.localDir);
-    // The cache is replaced (as a rewrite does, by rename) before anything is asked of the preloaded one.
-    const cacheFile = join(stateDir(dir), 'cache/catalog.bin');
-    const before = readFileSync(cacheFile);
-    writeFileSync(`${cacheFile}.new`, 'replaced');
-    renameSync(`${cacheFile}.new`, cacheFile);
-    const lazy = new CatalogCache(ws).load()!;
-    const all = (t: { length: number; get(i: number): string }): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
-    expect(lazy.paths.length).toBe(400);
-    // More rows than are read one by one, then the rest at once.
-    expect(all(lazy.lines)).toEqual(all(whole.lines));
-    expect(all(lazy.paths)).toEqual(all(whole.paths));
-    for (const k of ['upd', 'dup', 'crt'] as const) expect(all(lazy.cols[k])).toEqual(all(whole.cols[k]));
-    expect(lazy.oids()).toBe(whole.oids());
-    expect([...lazy.cols.lc]).toEqual([...whole.cols.lc]);
-    expect(lazy.cols.lcs).toEqual(['{"importance":0.9}']);
-    writeFileSync(cacheFile, before);
   });
 
   it('rebuilds from the files when the cache is corrupt, truncated or from another version', () => {
