@@ -353,7 +353,8 @@ export class CatalogCache {
     const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
     const lines = s.lines.map(asciiJson);
     const rowStarts = new Uint32Array(n + 1);
-    for (let i = 0; i < n; i++) rowStarts[i + 1] = rowStarts[i] + lines[i].length + 1;
+    let end = 0;
+    lines.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
     const [paths, upd, dup, crt] = texts;
     if (!paths || !upd || !dup || !crt) return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16); // not savable as read back: no cache
     const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
@@ -400,6 +401,7 @@ export class CatalogCache {
     const body: Buffer[] = [];
     for (const [name] of layout(n, core.sizes as CatalogHeader['sizes'])) {
       const v = sections[name];
+      if (!v) throw new Error(`catalog cache: no section ${name}`);
       const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
       hash.update(b);
       body.push(b);
@@ -428,23 +430,22 @@ export class CatalogCache {
 
 /** The content with its files sorted and unique ('' slots dropped; for a repeated path the last wins). */
 function sortedContent(c: CatalogContent): CatalogContent {
-  let ordered = true;
-  for (let i = 0; i < c.files.length && ordered; i++) if (!c.files[i] || (i > 0 && !(c.files[i - 1] < c.files[i]))) ordered = false;
-  if (ordered) return c;
+  if (c.files.every((f, i) => f && (i === 0 || (c.files[i - 1] ?? '') < f))) return c;
   const last = new Map<string, number>();
   c.files.forEach((f, i) => {
     if (f) last.set(f, i);
   });
-  const order = [...last.keys()].sort().map((f) => last.get(f)!);
+  const order = [...last].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, i]) => i);
   const bad: Record<string, Problem[]> = {};
   order.forEach((i, j) => {
-    if (c.bad[i]) bad[j] = c.bad[i]!;
+    const problems = c.bad[i];
+    if (problems) bad[j] = problems;
   });
   return {
-    files: order.map((i) => c.files[i]),
-    st: order.flatMap((i) => [c.st[3 * i], c.st[3 * i + 1], c.st[3 * i + 2]]),
-    oids: order.map((i) => c.oids[i]),
-    lines: order.map((i) => c.lines[i]),
+    files: order.map((i) => c.files[i] ?? ''),
+    st: order.flatMap((i) => c.st.slice(3 * i, 3 * i + 3)),
+    oids: order.map((i) => c.oids[i] ?? ''),
+    lines: order.map((i) => c.lines[i] ?? ''),
     bad,
     dirs: c.dirs,
     cols: permuteColumns(c.cols, order),

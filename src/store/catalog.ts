@@ -326,9 +326,10 @@ export class Catalog {
 
   private positionsOf(found: Found): Map<string, number> {
     if (!found.positions) {
-      const f = found.content!;
-      found.positions = new Map();
-      for (let i = 0; i < f.files.length; i++) if (f.files[i]) found.positions.set(f.files[i], i);
+      const positions = (found.positions = new Map());
+      found.content!.files.forEach((rel, i) => {
+        if (rel) positions.set(rel, i);
+      });
     }
     return found.positions;
   }

@@ -25,9 +25,9 @@ const validation = lazy<typeof import('../core/validate.js')>('./core/validate.j
  * or null for any other path (a folder, config.yaml, a dot file, an unknown section).
  */
 export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
-  const m = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel);
-  if (!m || m[3].startsWith('.') || !(SECTIONS as readonly string[]).includes(m[2])) return null;
-  return { project: m[1], section: m[2] as Section, id: m[3] };
+  const [, project, section, id] = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel) ?? [];
+  if (!project || !section || !id || id.startsWith('.') || !(SECTIONS as readonly string[]).includes(section)) return null;
+  return { project, section: section as Section, id };
 }
 
 /** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */

@@ -67,21 +67,26 @@ export class MergedTexts implements Texts {
     return this.from.length;
   }
 
-  get(i: number): string {
+  /** Text `i`: its place in the base, or its own text. */
+  private pick(i: number): number | string {
     const f = this.from[i];
-    return f >= 0 ? this.base.get(f) : this.extra[-1 - f];
+    if (f === undefined) throw new RangeError(`no text at ${i}`);
+    return f >= 0 ? f : (this.extra[-1 - f] ?? '');
+  }
+
+  get(i: number): string {
+    const p = this.pick(i);
+    return typeof p === 'string' ? p : this.base.get(p);
   }
 
   equals(i: number, s: string, from: number, to: number): boolean {
-    const f = this.from[i];
-    if (f >= 0) return this.base.equals(f, s, from, to);
-    const t = this.extra[-1 - f];
-    return t.length === to - from && s.startsWith(t, from);
+    const p = this.pick(i);
+    return typeof p === 'string' ? p.length === to - from && s.startsWith(p, from) : this.base.equals(p, s, from, to);
   }
 
   endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    const f = this.from[i];
-    return f >= 0 ? this.base.endsWith(f, skip, length, s, from) : textEndsWith(this.extra[-1 - f], skip, length, s, from);
+    const p = this.pick(i);
+    return typeof p === 'string' ? textEndsWith(p, skip, length, s, from) : this.base.endsWith(p, skip, length, s, from);
   }
 }
 
@@ -106,14 +111,17 @@ export function encodeTexts(items: readonly string[]): { starts: Uint32Array; by
   const joined = items.join('');
   const ascii = !/[^\x00-\x7f]/.test(joined);
   const starts = new Uint32Array(items.length + 1);
+  let end = 0;
   if (ascii) {
-    for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + items[i].length;
+    items.forEach((t, i) => (starts[i + 1] = end += t.length));
     return { starts, bytes: Buffer.from(joined, 'latin1'), ascii };
   }
-  const parts = items.map((s) => Buffer.from(s, 'utf8'));
-  for (let i = 0; i < items.length; i++) {
-    if (parts[i].toString('utf8') !== items[i]) return null;
-    starts[i + 1] = starts[i] + parts[i].length;
+  const parts: Buffer[] = [];
+  for (const [i, t] of items.entries()) {
+    const b = Buffer.from(t, 'utf8');
+    if (b.toString('utf8') !== t) return null;
+    parts.push(b);
+    starts[i + 1] = end += b.length;
   }
   return { starts, bytes: Buffer.concat(parts), ascii };
 }
