@@ -18,10 +18,10 @@ import type { Problem } from '../core/errors.js';
 import { copyColumns, emptyColumns, encodeColumns, permuteColumns, type CachedColumns, type Columns, type Rows } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
-import { applyDelta, asciiJson, deltaFits, deltaLinesOf, NO_BLOB } from './catalog-delta.js';
+import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
 
-export { contentPosition } from './catalog-delta.js';
+export { contentPosition, deltaFits } from './catalog-delta.js';
 
 const CATALOG_VERSION = 14;
 const CACHE_FILE = 'catalog.bin';
@@ -338,11 +338,6 @@ export class CatalogCache {
       return null;
     }
     return after.content;
-  }
-
-  /** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */
-  deltaFits(count: number, deltaLines: number, files: number): boolean {
-    return deltaFits(count, deltaLines, files);
   }
 
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */

@@ -9,14 +9,13 @@
  */
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { entryMeta, type EntryMeta } from '../core/meta.js';
+import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, contentOf, contentPosition, stampAt, type CatalogContent, type CatalogFile } from './catalog-cache.js';
+import { CatalogCache, contentOf, contentPosition, deltaFits, stampAt, type CatalogFile } from './catalog-cache.js';
 import { lowerBoundText } from './texts.js';
 import { stampOf, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
-import { putColumns } from './catalog-columns.js';
 import { CachedEntries } from './cached-entries.js';
 import { CatalogScan, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { LiveCatalog } from './catalog-live.js';
@@ -28,30 +27,14 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found: the cache's base and delta, and its contents, as loaded (unchanged) or as built. */
+/** What a full refresh found, for `noteWritten` and `carryGitView`: the cache's base and how many delta lines it holds. */
 interface Found {
   id: string;
-  deltaLines: number;
-  /** What was found as content to change: built by the refresh, or made from `loaded` only when the whole cache must be saved. */
-  content?: CatalogContent;
-  /** Positions of `content`'s files, once asked for. */
-  positions?: Map<string, number>;
-  loaded?: CatalogFile;
-  /** Files noted since `loaded` (null: removed), to apply when `content` is made from it. */
-  pending?: Map<string, NotedFile | null>;
   /** The content id the refresh found, and the one after what this process noted since (see carryGitView). */
-  foundContent?: string;
-  contentId?: string;
+  foundContent: string;
+  contentId: string;
   /** The blob of each file noted since the refresh (null: removed). */
   notedBlobs: Map<string, string | null>;
-}
-
-/** A file this process wrote, as noteWritten found it. */
-interface NotedFile {
-  st: [size: number, mtimeMs: number, ctimeMs: number];
-  blob: string;
-  meta: EntryMeta;
-  line: string;
 }
 
 export class Catalog {
@@ -100,12 +83,11 @@ export class Catalog {
     const unique = knownUnique ? { entries: scan.entries } : dropDuplicates(lazy ? lazy.all() : scan.entries, bad);
     next.nodup = !unique.duplicates;
     if (reused) reused.nodup = next.nodup;
-    const { found, contentId } = this.record(cache, scan, removed, reused);
+    const { id, deltaLines, contentId } = this.record(cache, scan, removed, reused);
     // Looked for files that lose their id (the delta made the cache unsure) and found none: the
     // delta says so, for the next process, as of the lines before it.
-    if (reused && !noted && next.nodup && found.id === reused.id && this.cache.appendDelta(found.id, [['#nodup', found.deltaLines]]) !== null)
-      found.deltaLines++;
-    if (this.notesWrites) this.found = { ...found, foundContent: contentId, contentId };
+    if (reused && !noted && next.nodup && id === reused.id) this.cache.appendDelta(id, [['#nodup', deltaLines]]);
+    if (this.notesWrites) this.found = { id, foundContent: contentId, contentId, notedBlobs: new Map() };
     const changedSince = cache
       ? (id: string): string[] | undefined => {
           const at = contentPosition(cache, id);
@@ -122,21 +104,24 @@ export class Catalog {
 
   /**
    * Records what the scan found: appended to the delta when it is small, the whole cache saved
-   * when not (or when there was none). Returns what was found and its content id (see
+   * when not, when there was none, or when the delta grew past its bound (our own large writes,
+   * see noteWritten). Returns the base, its delta's length, and the content id (see
    * CatalogSnapshot.contentId).
    */
-  private record(cache: CatalogFile | null, scan: CatalogScan, removed: string[], reused: CatalogFile | undefined): { found: Found; contentId: string } {
+  private record(
+    cache: CatalogFile | null,
+    scan: CatalogScan,
+    removed: string[],
+    reused: CatalogFile | undefined,
+  ): { id: string; deltaLines: number; contentId: string } {
     const { next, newDirs, changedAt } = scan;
-    const moved = scan.changed.length + removed.length;
-    const count = reused ? reused.paths.length : next.files.length;
-    const as = (id: string, deltaLines: number): Found =>
-      reused ? { id, deltaLines, loaded: reused, notedBlobs: new Map() } : { id, deltaLines, content: next, notedBlobs: new Map() };
-    const save = (): string => this.cache.save(reused ? contentOf(reused) : next);
-    if (!cache || ((moved || newDirs.length) && !this.cache.deltaFits(moved + newDirs.length, cache.deltaLines, count))) {
-      const found = as(save(), 0);
-      return { found, contentId: found.id };
-    }
-    if (!moved && !newDirs.length) return { found: as(cache.id, cache.deltaLines), contentId: cache.content };
+    const moved = scan.changed.length + removed.length + newDirs.length;
+    const save = (): { id: string; deltaLines: number; contentId: string } => {
+      const id = this.cache.save(reused ? contentOf(reused) : next);
+      return { id, deltaLines: 0, contentId: id };
+    };
+    if (!cache || !deltaFits(moved, cache.deltaLines, reused ? reused.paths.length : next.files.length)) return save();
+    if (!moved) return { id: cache.id, deltaLines: cache.deltaLines, contentId: cache.content };
     const rows: unknown[][] = changedAt.map((at) => [
       next.files[at],
       ...next.st.slice(3 * at, 3 * at + 3),
@@ -148,8 +133,7 @@ export class Catalog {
     for (const rel of removed) rows.push([rel]);
     for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
     const after = this.cache.appendDelta(cache.id, rows, cache.content);
-    const found = after !== null ? as(cache.id, cache.deltaLines + rows.length) : as(save(), 0);
-    return { found, contentId: after ?? found.id };
+    return after === null ? save() : { id: cache.id, deltaLines: cache.deltaLines + rows.length, contentId: after };
   }
 
   /**
@@ -199,13 +183,13 @@ export class Catalog {
   }
 
   /**
-   * This process has just written (or removed) these files (paths relative to the root): put
-   * their stamps and metadata into the cache now, so that the next command finds nothing changed
-   * and neither re-reads them nor rewrites the cache (~250 ms for the first query after a write
-   * at 100K entries). Only our own writer calls this, with entries it validated before writing;
-   * files that are not entry files are ignored. A no-op in a process that has not refreshed.
-   * `written`: what was written to each file (by path relative to the root), so a file that still
-   * holds exactly that text is not parsed again.
+   * This process has just written (or removed) these files (paths relative to the root): their
+   * stamps and metadata go to the delta now, so that the next command finds nothing changed and
+   * re-reads none of them (however many: a delta grown past its bound is folded into a new base
+   * by the next refresh). Only our own writer calls this, with entries it validated before
+   * writing; files that are not entry files are ignored. A no-op in a process that has not
+   * refreshed. `written`: what was written to each file (by path relative to the root), so a file
+   * that still holds exactly that text is not parsed again.
    */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
@@ -215,9 +199,7 @@ export class Catalog {
       const where = entryPath(rel);
       if (!where) continue;
       const st = lstatSync(join(this.ws.root, rel), { throwIfNoEntry: false });
-      if (!st || !st.isFile()) {
-        if (!this.knows(found, rel)) continue;
-        this.note(found, rel, null);
+      if (!st?.isFile()) {
         found.notedBlobs.set(rel, null);
         rows.push([rel]);
         continue;
@@ -235,23 +217,11 @@ export class Catalog {
         continue; // not what we wrote after all: the next refresh reads it
       }
       if (entry?.id !== where.id || entry.section !== where.section) continue;
-      const meta = entryMeta(entry);
-      const line = JSON.stringify(metaRow(meta));
-      this.note(found, rel, { st: [st.size, st.mtimeMs, st.ctimeMs], blob, meta, line });
       found.notedBlobs.set(rel, blob);
-      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, stampOf(st), line, null, blob]);
+      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, stampOf(st), JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
     }
-    if (!rows.length) return;
-    const count = found.content ? found.content.files.length : found.loaded!.paths.length;
-    const after = this.cache.deltaFits(rows.length, found.deltaLines, count) ? this.cache.appendDelta(found.id, rows, found.contentId) : null;
-    if (after !== null) {
-      found.deltaLines += rows.length;
-      found.contentId = after;
-      return;
-    }
-    // Too much for the delta: rewrite the whole cache from what this process knows (save drops the dead slots).
-    found.id = found.contentId = this.cache.save(this.contentOf(found));
-    found.deltaLines = 0;
+    const after = rows.length ? this.cache.appendDelta(found.id, rows, found.contentId) : null;
+    if (after !== null) found.contentId = after;
   }
 
   /**
@@ -276,72 +246,5 @@ export class Catalog {
     } catch {
       /* only costs the next command a listing */
     }
-  }
-
-  /** Whether what was found (with what was noted since) holds the file at `rel`. */
-  private knows(found: Found, rel: string): boolean {
-    if (found.content) return this.positionsOf(found).has(rel);
-    const noted = found.pending?.get(rel);
-    if (noted !== undefined) return noted !== null;
-    const paths = found.loaded!.paths;
-    const at = lowerBoundText(paths, rel);
-    return at < paths.length && paths.equals(at, rel, 0, rel.length);
-  }
-
-  /**
-   * Notes a file this process wrote (null: removed) in what was found: in its content when there
-   * is one, else beside the cache as loaded, which a one-shot write never has to copy (10K
-   * entries' paths, rows and columns: ~30 ms) unless the whole cache is saved.
-   */
-  private note(found: Found, rel: string, file: NotedFile | null): void {
-    if (!found.content) {
-      (found.pending ??= new Map()).set(rel, file);
-      return;
-    }
-    const f = found.content;
-    f.nodup = false; // not known any more: the next refresh looks again
-    const pos = this.positionsOf(found);
-    let at = pos.get(rel);
-    if (!file) {
-      if (at !== undefined) {
-        pos.delete(rel);
-        f.files[at] = ''; // a dead slot, skipped from now on
-      }
-      return;
-    }
-    if (at === undefined) {
-      at = f.files.length;
-      f.files.push(rel);
-      f.st.push(0, 0, 0);
-      f.oids.push('');
-      f.lines.push('');
-      pos.set(rel, at);
-    }
-    [f.st[3 * at], f.st[3 * at + 1], f.st[3 * at + 2]] = file.st;
-    f.oids[at] = file.blob;
-    f.lines[at] = file.line;
-    putColumns(f.cols, file.meta, at);
-    delete f.bad[at];
-  }
-
-  private positionsOf(found: Found): Map<string, number> {
-    if (!found.positions) {
-      const positions = (found.positions = new Map());
-      found.content!.files.forEach((rel, i) => {
-        if (rel) positions.set(rel, i);
-      });
-    }
-    return found.positions;
-  }
-
-  /** What was found as content to save, made from the cache as loaded and the files noted since when needed. */
-  private contentOf(found: Found): CatalogContent {
-    if (!found.content) {
-      found.content = contentOf(found.loaded!);
-      found.loaded = undefined;
-      for (const [rel, file] of found.pending ?? []) this.note(found, rel, file);
-      found.pending = undefined;
-    }
-    return found.content;
   }
 }

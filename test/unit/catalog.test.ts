@@ -300,7 +300,7 @@ describe('Catalog', () => {
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
   });
 
-  it('noteWritten after a refresh that found the cache as saved: small writes go to the delta, a large one saves the cache with every write noted', () => {
+  it('noteWritten after a refresh that found the cache as saved: writes go to the delta, and the next refresh folds a long one into a new base', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 30; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     new Catalog(ws).refresh();
@@ -311,13 +311,23 @@ describe('Catalog', () => {
     put('N1', serializeEntry(entry('N1', 'new')));
     unlinkSync(join(dir, rel('E3')));
     cat.noteWritten([rel('N1'), rel('E3'), rel('NOPE')]);
-    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(2);
+    // A file that is not there is noted as removed, whether the cache had it or not.
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(3);
     expect(ids(expectCurrent(dir, ws))).toContain('N1');
-    // More than the delta takes at once: the whole cache is saved, with the earlier writes in it.
+    // More than a refresh puts in the delta at once: noted all the same, and the next refresh
+    // (finding nothing changed) saves a new base with every write in it.
     const many = Array.from({ length: 300 }, (_, i) => `M${i}`);
     for (const id of many) put(id, serializeEntry(entry(id, `many ${id}`)));
     put('E5', serializeEntry(entry('E5', 'entry 5 edited', { confidence: 0.95 })));
+    cat.refresh(); // expectCurrent made a new base: this catalog's notes name the base it found
     cat.noteWritten([...many.map(rel), rel('E5')]);
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(301);
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
+    expect(existsSync(delta)).toBe(true); // within its bound (1,000 lines at this size)
+    // Past its bound, the delta is folded into a new base by the next refresh.
+    const base = readFileSync(delta, 'utf8').split('"')[1];
+    writeFileSync(delta, `${readFileSync(delta, 'utf8')}${`["${base}","#dir","ai-memory/p/learnings",1,2,3]\n`.repeat(1000)}`);
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
     expect(existsSync(delta)).toBe(false);
     const next = expectCurrent(dir, ws);
     expect(next.entries).toHaveLength(30 + 1 - 1 + 300);
