@@ -3,7 +3,7 @@
  * The text index in memory: postings in typed arrays, scored as MiniSearch scores them.
  *
  * MiniSearch keeps a JavaScript Map per term and field, holding another Map of document to term
- * frequency: about 90 bytes per posting, 88 MB of heap for 10,000 entries. Here a posting is six
+ * frequency: tens of bytes per posting. Here a posting is six
  * bytes in two typed arrays (document number, and field and frequency packed in 16 bits), the
  * vocabulary is MiniSearch's own radix tree (`SearchableMap`, so prefix and fuzzy matching are
  * MiniSearch's), and field lengths are a Uint16Array. The same layout is the snapshot on disk

@@ -51,15 +51,15 @@ export interface SyncReport {
 }
 
 /**
- * When the delta and the discarded documents are worth a compaction (a rebuild of the base,
- * ~1 ms per 40,000 postings): past this many postings in the delta or discarded documents, or
+ * When the delta and the discarded documents are worth a compaction (a rebuild of the base):
+ * past this many postings in the delta or discarded documents, or
  * an eighth of the base, whichever is more.
  */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
 /**
  * Within one large sync (a first build), the delta is compacted into the base whenever it holds
- * this many postings or half the base: its plain arrays cost ~16 bytes a posting, the base 6.
+ * this many postings or half the base: its plain arrays cost more than twice the base's bytes a posting.
  */
 const BUILD_DELTA_MAX = 2_000_000;
 

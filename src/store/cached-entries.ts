@@ -228,15 +228,9 @@ export class CachedEntries {
     return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
   }
 
-  /** Whether `key` is entry `j`'s index key (`project/id`), told without making either string. */
+  /** Whether `key` is entry `j`'s index key (`project/id`). */
   hasKey(j: number, key: string): boolean {
-    const project = this.projectOf(j);
-    // The path ends with `/<id>.json`: the key's `/<id>` before the last 5 characters.
-    return (
-      key.length > project.length + 1 &&
-      key.startsWith(project) &&
-      this.file.paths.endsWith(this.positionOf(j), '.json'.length, key.length - project.length, key, project.length)
-    );
+    return this.keyOf(j) === key;
   }
 
   /** The index key (`project/id`) of entry `j`. */

@@ -1,8 +1,8 @@
 /**
  * The fields every entry's filters and ranking read, kept in the catalog cache's header as
  * columns beside its metadata rows: a `list` or `query` of 10K entries tests each entry's status,
- * confidence, scope, validity and evidence, and parsing 10K rows for that cost ~40 ms of a cold
- * command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
+ * confidence, scope, validity and evidence, and parsing every row for that would be most of a
+ * cold command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
  * columns and parses its row only when something asks for another field (tags, lifecycle, the
  * duplicate hash: a few entries, or a command that reads them all anyway).
  */
@@ -31,7 +31,7 @@ export interface Columns {
   subject: number[];
   vf: (string | null)[];
   vt: (string | null)[];
-  /** The duplicate hash (a daemon's write looks every entry's up once; parsing 100K rows for it held ~200 MB). */
+  /** The duplicate hash (a daemon's write looks every entry's up once; parsing every row for it would hold them all). */
   dup: string[];
   /** created_at, importance0, and the lifecycle as JSON (null when there is none): what ranking and context lifting read of thousands of hits. */
   crt: string[];

@@ -229,7 +229,7 @@ export class Catalog {
    * process noted: when git's listing was recorded as matching the content the refresh found
    * (see git-view.ts), the new index matches the content after those files just as well, so the
    * record moves on to both, and the next command asks git only for what changed instead of
-   * listing and matching every entry again (~110 ms of the first read after a write at 100K).
+   * listing and matching every entry again.
    * Anything short of exactly that leaves the record as it is (the next command then lists).
    * (git made the index entries at `paths` from the files as this process wrote them.)
    */

@@ -49,8 +49,7 @@ export class StoredEntry {
    * The whole entry once read; in a long-lived process's catalog only among the `recent` few: the
    * daemon would otherwise end up holding a copy of every entry's text next to the index. (Held
    * weakly instead, the texts a pass over all entries reads outlive the young generation and
-   * swell the heap until a full collection: 740 MiB resident at 100K entries.) Reading one
-   * again costs a file read, ~30 µs.
+   * swell the heap until a full collection.) Reading one again costs a file read.
    */
   private full: MemoryEntry | undefined;
   private readonly recent: RecentEntries | undefined;

@@ -1,24 +1,14 @@
 /**
  * Strings by position, each made only when asked for: the catalog cache's paths, rows and text
  * columns are kept as the bytes of the cache file with a table of where each starts. A cold
- * command looks at a few of 10K; making all 30K strings when the cache was read (JSON.parse of
- * arrays of strings) cost ~10 ms of every cold `list` or `query`, and as much again in garbage
- * collection of objects that lived just long enough to be copied.
+ * command looks at a few of 10K; making every string when the cache is read (and collecting
+ * them again) is most of what reading the cache would cost.
  */
-/** Strings by position. */
 export interface Texts {
   readonly length: number;
   get(i: number): string;
   /** Whether string `i` is `s.slice(from, to)` (without making either when that can be helped). */
   equals(i: number, s: string, from: number, to: number): boolean;
-  /** Whether the last `length` characters of string `i` but `skip` are `s.slice(from, from + length)`. */
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean;
-}
-
-/** `endsWith` for a string at hand. */
-function textEndsWith(t: string, skip: number, length: number, s: string, from: number): boolean {
-  const start = t.length - skip - length;
-  return start >= 0 && from + length <= s.length && t.slice(start, start + length) === s.slice(from, from + length);
 }
 
 /** Texts in a buffer: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
@@ -41,17 +31,10 @@ export class ByteTexts implements Texts {
   }
 
   // Compared as strings made natively: a loop over the characters runs in the interpreter in a
-  // cold process, ~20x slower (10K paths against git's listing: ~20 ms).
+  // cold process, many times slower.
   equals(i: number, s: string, from: number, to: number): boolean {
     if (this.ascii && (this.starts[i + 1] ?? 0) - this.gap - (this.starts[i] ?? 0) !== to - from) return false;
     return this.get(i) === s.slice(from, to);
-  }
-
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    if (!this.ascii) return textEndsWith(this.get(i), skip, length, s, from);
-    const start = (this.starts[i + 1] ?? 0) - this.gap - skip - length;
-    if (start < (this.starts[i] ?? 0) || from + length > s.length) return false;
-    return this.bytes.toString('latin1', start, start + length) === s.slice(from, from + length);
   }
 }
 
@@ -82,11 +65,6 @@ export class MergedTexts implements Texts {
   equals(i: number, s: string, from: number, to: number): boolean {
     const p = this.pick(i);
     return typeof p === 'string' ? p.length === to - from && s.startsWith(p, from) : this.base.equals(p, s, from, to);
-  }
-
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    const p = this.pick(i);
-    return typeof p === 'string' ? textEndsWith(p, skip, length, s, from) : this.base.endsWith(p, skip, length, s, from);
   }
 }
 
