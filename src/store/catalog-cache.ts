@@ -15,10 +15,10 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { copyColumns, emptyColumns, encodeColumns, permuteColumns, type CachedColumns, type Columns, type Rows } from './catalog-columns.js';
+import { emptyColumns, encodeColumns, putColumns, type CachedColumns, type Rows } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
-import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB } from './catalog-delta.js';
+import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
@@ -147,7 +147,6 @@ export interface CatalogContent {
   lines: string[];
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
-  cols: Columns;
   nodup?: boolean;
 }
 
@@ -165,22 +164,18 @@ export function blobAt(file: CatalogFile, i: number): string {
   return b === NO_BLOB ? '' : b;
 }
 
-/** A loaded cache as content to change and save again. */
+/** A loaded cache as content to save again. */
 export function contentOf(file: CatalogFile): CatalogContent {
-  const n = file.paths.length;
-  const cols = emptyColumns(file.cols);
-  const files = new Array<string>(n);
-  const oids = new Array<string>(n);
-  const text = file.oids();
-  const lines = new Array<string>(n);
-  for (let i = 0; i < n; i++) {
-    files[i] = file.paths.get(i);
-    const b = text.slice(40 * i, 40 * i + 40);
-    oids[i] = b === NO_BLOB ? '' : b;
-    lines[i] = file.lines.get(i);
-    copyColumns(cols, file.cols, i);
-  }
-  return { files, st: Array.from(file.st), oids, lines, bad: { ...file.bad }, dirs: { ...file.dirs }, cols, nodup: file.nodup };
+  const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+  return {
+    files: all(file.paths),
+    st: Array.from(file.st),
+    oids: Array.from({ length: file.paths.length }, (_, i) => blobAt(file, i)),
+    lines: all(file.lines),
+    bad: { ...file.bad },
+    dirs: { ...file.dirs },
+    nodup: file.nodup,
+  };
 }
 
 /** The header line of `bytes`, if it is one this version wrote on this machine; and where the sections start. */
@@ -344,7 +339,10 @@ export class CatalogCache {
   save(c: CatalogContent): string {
     const s = sortedContent(c);
     const n = s.files.length;
-    const enc = encodeColumns(s.cols);
+    // The columns are made from the rows here, the one place that needs them all.
+    const plain = emptyColumns();
+    s.lines.forEach((line, i) => putColumns(plain, rowMeta(line, Boolean(s.bad[i]))));
+    const enc = encodeColumns(plain);
     const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
     const lines = s.lines.map(asciiJson);
     const rowStarts = new Uint32Array(n + 1);
@@ -443,7 +441,6 @@ function sortedContent(c: CatalogContent): CatalogContent {
     lines: order.map((i) => c.lines[i] ?? ''),
     bad,
     dirs: c.dirs,
-    cols: permuteColumns(c.cols, order),
     nodup: c.nodup,
   };
 }

@@ -188,25 +188,6 @@ export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length):
   c.lc[at] = ok && m.lifecycle !== undefined ? JSON.stringify(m.lifecycle) : null;
 }
 
-/** Appends position `i` of a loaded cache's columns `from` to `to`, whose tables start with `from`'s. */
-export function copyColumns(to: Columns, from: CachedColumns, i: number): void {
-  const at = (c: ArrayLike<number>): number => item(c, i, 'position');
-  const coded = (c: ArrayLike<number>, table: readonly string[], what: string): string | null => (at(c) < 0 ? null : item(table, at(c), what));
-  to.kind.push(at(from.kind));
-  to.status.push(at(from.status));
-  to.conf.push(at(from.conf));
-  to.ev.push(item(from.evs, at(from.ev), 'evidence shape'));
-  to.upd.push(from.upd.get(i));
-  to.scope.push(at(from.scope));
-  to.subject.push(at(from.subject));
-  to.vf.push(coded(from.vf, from.dates, 'date'));
-  to.vt.push(coded(from.vt, from.dates, 'date'));
-  to.dup.push(from.dup.get(i));
-  to.crt.push(from.crt.get(i));
-  to.imp0.push(at(from.imp0));
-  to.lc.push(coded(from.lc, from.lcs, 'lifecycle'));
-}
-
 /**
  * `table[code]`; a code outside the table (a cache not written by us) throws: a loaded cache is
  * consistent by construction, and its sizes are checked when read (catalog-cache.ts).
@@ -215,14 +196,6 @@ export function item<T>(table: ArrayLike<T>, code: number | undefined, what: str
   const v = code === undefined ? undefined : table[code];
   if (v === undefined) throw new Error(`catalog cache: no ${what} numbered ${code}`);
   return v;
-}
-
-/** The per-file columns (the rest are tables). */
-const PER_FILE = ['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt', 'dup', 'crt', 'imp0', 'lc'] as const;
-
-/** The columns in a new order (`order[j]` is the old position of the new j). */
-export function permuteColumns(c: Columns, order: number[]): Columns {
-  return Object.assign(emptyColumns(c), Object.fromEntries(PER_FILE.map((k) => [k, order.map((i) => c[k][i])])));
 }
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];

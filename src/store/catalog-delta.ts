@@ -254,7 +254,7 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
 }
 
 /** The metadata of a row ('' or a bad file's: none). */
-function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
+export function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
   if (bad || !line) return null;
   try {
     return metaFromRow(JSON.parse(line) as unknown[]);

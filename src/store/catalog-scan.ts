@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
 import { entryMeta } from '../core/meta.js';
 import { blobAt, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirRecord } from './catalog-cache.js';
-import { copyColumns, emptyColumns, putColumns } from './catalog-columns.js';
 import { cachedEntry } from './cached-entries.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
@@ -70,7 +69,7 @@ export class CatalogScan {
     private readonly listedAt: number,
     private readonly recent: RecentEntries | undefined,
   ) {
-    this.next = { files: [], st: [], oids: [], lines: [], bad: {}, dirs: {}, cols: emptyColumns(cache?.cols) };
+    this.next = { files: [], st: [], oids: [], lines: [], bad: {}, dirs: {} };
     this.building = !cache;
     this.kept = cache ? new Uint8Array(cache.paths.length) : undefined;
   }
@@ -191,12 +190,10 @@ export class CatalogScan {
       const meta = entryMeta(r.entry);
       const se = new StoredEntry(this.ws.root, project, rel, stampOf(st), meta, r.entry, this.recent);
       next.lines.push(se.metaLine());
-      putColumns(next.cols, meta);
       this.entries.push(se);
     } else {
       const problems = r.problems ?? [];
       next.lines.push('');
-      putColumns(next.cols, null);
       next.bad[at] = problems;
       this.bad.push({ file: rel, problems });
     }
@@ -211,7 +208,6 @@ export class CatalogScan {
     next.st.push(...cache.st.subarray(3 * i, 3 * i + 3));
     next.oids.push(blobAt(cache, i));
     next.lines.push(cache.lines.get(i));
-    copyColumns(next.cols, cache.cols, i);
     const problems = cache.bad[i];
     if (problems) next.bad[at] = problems;
   }
