@@ -27,7 +27,7 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found, for `noteWritten` and `carryGitView`: the cache's base and how many delta lines it holds. */
+/** What a full refresh found, for `noteWritten` and `carryGitView`: the cache's base, and the content ids. */
 interface Found {
   id: string;
   /** The content id the refresh found, and the one after what this process noted since (see carryGitView). */
@@ -41,7 +41,7 @@ export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
-  /** What the last full refresh found (the cache's contents), for `noteWritten`. */
+  /** What the last full refresh found, for `noteWritten`. */
   private found: Found | undefined;
   /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
   private notesWrites: boolean;
@@ -71,7 +71,7 @@ export class Catalog {
     const { next, bad, changed } = scan;
     const removed = scan.removed();
     // Every cached file still there and unchanged: what was found is the cache itself (with the
-    // folders as listed now), copied only if a write of this process changes it (noteWritten).
+    // folders as listed now), copied only if it must be saved whole.
     const reused = scan.unchanged ? cache! : undefined;
     if (reused) reused.dirs = next.dirs;
     else scan.build();
