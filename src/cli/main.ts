@@ -16,9 +16,7 @@ import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
 import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
 import { io, withIo } from './stdio.js';
-import { dropGitView, offerGitView, pendingGitViewRoot, settleGitView, type GitViewRun } from '../store/git-view.js';
-import { CatalogCache } from '../store/catalog-cache.js';
-import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
+import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { workspaceFound } from '../store/root.js';
 
 /**
@@ -66,14 +64,7 @@ function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     if (NO_RECOVERY.has(command)) return;
     // Files a recovery puts back were written after git looked at them.
     if (await recoverIfPending(argv)) dropGitView();
-    else {
-      // The catalog's cache is read while git finishes (its rows are checked against the files anyway).
-      const root = pendingGitViewRoot();
-      const state = root ? stateDirOf(root) : undefined;
-      // The state folder is checked (no link anywhere in it) before anything in it is read.
-      if (state && checkStateFolder(state.base, state.dir, { deep: true })) CatalogCache.preload(state.dir);
-      await settleGitView();
-    }
+    else await settleGitView();
   });
   let m = registerWrite(y);
   m = registerRead(m);

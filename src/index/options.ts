@@ -98,8 +98,8 @@ const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/porter-stem-asc
 /**
  * Changes whenever the options above change, so an old snapshot is rebuilt rather than misread.
  * 48 bits of two FNV-1a-style hashes of their description, the second also mixing in positions
- * (not a cryptographic hash: nothing here is adversarial, and loading node:crypto would cost
- * every CLI start ~5 ms).
+ * (not a cryptographic hash: nothing here is adversarial, and loading node:crypto would slow
+ * every CLI start).
  */
 export const OPTIONS_HASH = ((text: string): string => {
   let a = 0x811c9dc5;

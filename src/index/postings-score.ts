@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
  * scores it: BM25+ with its parameters, per field boosts, prefix and fuzzy derived terms weighted
@@ -46,8 +47,16 @@ export class PostingScorer {
   private mask = new Int32Array(0);
   private curList = new Int32Array(0);
   private totList = new Int32Array(0);
+  /** Documents in `curList` (those the current query term reached so far). */
+  private nCur = 0;
+  private fieldStart = new Uint32Array(0);
+  private liveIn = new Uint32Array(0);
 
-  private ensure(n: number): void {
+  private ensure(n: number, fields: number): void {
+    if (this.liveIn.length !== fields) {
+      this.fieldStart = new Uint32Array(fields + 1);
+      this.liveIn = new Uint32Array(fields);
+    }
     if (n <= this.size) return;
     const size = Math.max(n, Math.ceil(this.size * 1.25));
     this.cur = new Float64Array(size);
@@ -75,86 +84,19 @@ export class PostingScorer {
     for (const t of terms) if (!sources.includes(t)) sources.push(t);
     const weights = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
     const maxFuzzy = so.maxFuzzy ?? 6;
-    const { k, b, d } = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
-    const { F, count: N, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms } = ix;
-    this.ensure(ix.next);
+    const bm25 = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
+    this.ensure(ix.next, ix.F);
     const { cur, total, mask, curList, totList } = this;
     let nTot = 0;
-    let nCur = 0;
     // A document's matched query terms as bits; past 31 distinct terms, counted the slow way.
     const matchedSets = sources.length > 31 ? new Map<number, Set<number>>() : null;
-    const fieldStart = new Uint32Array(F + 1);
-    const liveIn = new Uint32Array(F);
-
-    // MiniSearch's termResults for one derived term, into `cur`: field by field, in field order.
-    const termResults = (termWeight: number, t: number): void => {
-      // Where each field's base postings start (they are sorted by field), and live counts.
-      liveIn.fill(0);
-      const inBase = t < baseTerms;
-      const anyDead = ix.dead > 0;
-      if (inBase) {
-        let i = tOff[t];
-        const end = tOff[t + 1];
-        for (let f = 0; f < F; f++) {
-          fieldStart[f] = i;
-          if (anyDead) for (; i < end && pFt[i] >>> FIELD_SHIFT === f; i++) liveIn[f] += alive[pDoc[i]];
-          else {
-            // Every posting is live: the field's end by binary search (postings are sorted by field).
-            let hi = end;
-            while (i < hi) {
-              const mid = (i + hi) >>> 1;
-              if (pFt[mid] >>> FIELD_SHIFT <= f) i = mid + 1;
-              else hi = mid;
-            }
-            liveIn[f] = i - fieldStart[f];
-          }
-        }
-        fieldStart[F] = end;
-      }
-      for (let f = 0; f < F; f++) {
-        const list = ix.delta[t * F + f];
-        if (!list) continue;
-        if (!anyDead) liveIn[f] += list.length / 2;
-        else for (let j = 0; j < list.length; j += 2) liveIn[f] += alive[list[j]];
-      }
-      for (let f = 0; f < F; f++) {
-        const matching = liveIn[f];
-        if (matching === 0) continue;
-        const avgLen = avg[f];
-        const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-        // termWeight * termBoost * fieldBoost * docBoost * rawScore, with termBoost = docBoost = 1 (exact in floating point).
-        const w = termWeight * 1 * boosts[f];
-        if (inBase) {
-          for (let i = fieldStart[f]; i < fieldStart[f + 1]; i++) {
-            const doc = pDoc[i];
-            if (!alive[doc]) continue;
-            const tf = pFt[i] & TF_MAX;
-            const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
-            if (cur[doc] === 0) curList[nCur++] = doc;
-            cur[doc] += w * raw;
-          }
-        }
-        const list = ix.delta[t * F + f];
-        if (!list) continue;
-        for (let j = 0; j < list.length; j += 2) {
-          const doc = list[j];
-          if (!alive[doc]) continue;
-          const tf = list[j + 1];
-          const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]) / avgLen)));
-          if (cur[doc] === 0) curList[nCur++] = doc;
-          cur[doc] += w * raw;
-        }
-      }
-    };
-
-    for (let i = 0; i < terms.length; i++) {
-      const term = terms[i];
+    terms.forEach((term, i) => {
       const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
       const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
       const source = sources.indexOf(term);
-      nCur = 0;
+      this.nCur = 0;
       const exact = ix.ids.get(term);
-      if (exact !== undefined) termResults(1, exact);
+      if (exact !== undefined) this.termResults(ix, bm25, 1, exact);
       let fuzzyMatches: Map<string, [number, number]> | undefined;
       if (fz) {
         const f = fz === true ? 0.2 : fz;
@@ -166,46 +108,103 @@ export class PostingScorer {
           const distance = t.length - term.length;
           if (!distance) continue;
           fuzzyMatches?.delete(t);
-          termResults((weights.prefix * t.length) / (t.length + 0.3 * distance), id);
+          this.termResults(ix, bm25, (weights.prefix * t.length) / (t.length + 0.3 * distance), id);
         }
       }
-      if (fuzzyMatches) {
-        for (const [t, [id, distance]] of fuzzyMatches) {
-          if (!distance) continue;
-          termResults((weights.fuzzy * t.length) / (t.length + distance), id);
-        }
-      }
-      // The OR combinator: a document's total is the running sum of its per-term scores, in query order.
-      for (let j = 0; j < nCur; j++) {
-        const doc = curList[j];
+      for (const [t, [id, distance]] of fuzzyMatches ?? []) if (distance) this.termResults(ix, bm25, (weights.fuzzy * t.length) / (t.length + distance), id);
+      // The OR combinator: a document's total is the running sum of its per-term scores, in query
+      // order. (`!`: j < nCur <= size, the length of every work array.)
+      for (let j = 0; j < this.nCur; j++) {
+        const doc = curList[j]!;
         if (total[doc] === 0) totList[nTot++] = doc;
-        total[doc] = total[doc] + cur[doc];
+        total[doc] = total[doc]! + cur[doc]!;
         if (matchedSets) {
           let s = matchedSets.get(doc);
           if (!s) matchedSets.set(doc, (s = new Set()));
           s.add(source);
-        } else mask[doc] |= 1 << source;
+        } else mask[doc]! |= 1 << source;
         cur[doc] = 0;
       }
-    }
+    });
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);
+    // `!`: j < nTot <= size, the length of every work array.
     for (let j = 0; j < nTot; j++) {
-      const doc = totList[j];
+      const doc = totList[j]!;
       let matched = 0;
-      if (matchedSets) matched = matchedSets.get(doc)!.size;
+      if (matchedSets) matched = matchedSets.get(doc)?.size ?? 0;
       else {
-        let x = mask[doc];
+        let x = mask[doc]!;
         while (x) {
           x &= x - 1;
           matched++;
         }
       }
       sids[j] = doc;
-      scores[j] = total[doc] * matched;
+      scores[j] = total[doc]! * matched;
       total[doc] = 0;
       mask[doc] = 0;
     }
     return { sids, scores };
+  }
+
+  /**
+   * MiniSearch's termResults for one derived term `t`, into `cur`: field by field, in field order.
+   * (`!` on the typed arrays: every posting, field and document number indexes within them, as
+   * PostingIndex builds them; `avg` has one length per field.)
+   */
+  private termResults(ix: ScoredTables, bm25: { k: number; b: number; d: number }, termWeight: number, t: number): void {
+    const { F, count: N, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms } = ix;
+    const { cur, curList, fieldStart, liveIn } = this;
+    const { k, b, d } = bm25;
+    // Where each field's base postings start (they are sorted by field), and live counts.
+    liveIn.fill(0);
+    const inBase = t < baseTerms;
+    const anyDead = ix.dead > 0;
+    if (inBase) {
+      let i = tOff[t]!;
+      const end = tOff[t + 1]!;
+      for (let f = 0; f < F; f++) {
+        fieldStart[f] = i;
+        if (anyDead) for (; i < end && pFt[i]! >>> FIELD_SHIFT === f; i++) liveIn[f]! += alive[pDoc[i]!]!;
+        else {
+          // Every posting is live: the field's end by binary search (postings are sorted by field).
+          let hi = end;
+          while (i < hi) {
+            const mid = (i + hi) >>> 1;
+            if (pFt[mid]! >>> FIELD_SHIFT <= f) i = mid + 1;
+            else hi = mid;
+          }
+          liveIn[f] = i - fieldStart[f]!;
+        }
+      }
+      fieldStart[F] = end;
+    }
+    for (let f = 0; f < F; f++) {
+      const list = ix.delta[t * F + f];
+      if (!list) continue;
+      if (!anyDead) liveIn[f]! += list.length / 2;
+      else for (let j = 0; j < list.length; j += 2) liveIn[f]! += alive[list[j]!]!;
+    }
+    for (let f = 0; f < F; f++) {
+      const matching = liveIn[f]!;
+      if (matching === 0) continue;
+      const avgLen = avg[f]!;
+      const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
+      // termWeight * termBoost * fieldBoost * docBoost * rawScore, with termBoost = docBoost = 1 (exact in floating point).
+      const w = termWeight * 1 * boosts[f]!;
+      const add = (doc: number, tf: number): void => {
+        const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]!) / avgLen)));
+        if (cur[doc] === 0) curList[this.nCur++] = doc;
+        cur[doc]! += w * raw;
+      };
+      if (inBase)
+        for (let i = fieldStart[f]!; i < fieldStart[f + 1]!; i++) {
+          const doc = pDoc[i]!;
+          if (alive[doc]) add(doc, pFt[i]! & TF_MAX);
+        }
+      const list = ix.delta[t * F + f];
+      if (list) for (let j = 0; j < list.length; j += 2) if (alive[list[j]!]) add(list[j]!, list[j + 1]!);
+    }
   }
 }

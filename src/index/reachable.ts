@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Which vocabulary terms a search can reach (exact, prefix, fuzzy by MiniSearch's own rules): a
  * one-shot query reads only their postings from the snapshot.
@@ -21,12 +22,13 @@ export function boundedDistance(a: string, b: string, max: number): number {
   let prev = prevRow;
   let cur = curRow;
   for (let j = 0; j <= b.length; j++) prev[j] = j;
+  // `!`: both rows hold b.length + 1 numbers (checked above).
   for (let i = 1; i <= a.length; i++) {
     cur[0] = i;
     let rowMin = i;
     const ca = a.charCodeAt(i - 1);
     for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca === b.charCodeAt(j - 1) ? 0 : 1));
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1));
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
@@ -35,7 +37,7 @@ export function boundedDistance(a: string, b: string, max: number): number {
     prev = cur;
     cur = t;
   }
-  return Math.min(prev[b.length], max + 1);
+  return Math.min(prev[b.length]!, max + 1);
 }
 
 /** Whether `a` becomes `b` by at most one insertion, deletion or substitution (the usual fuzzy bound of a query term), in one pass. */
@@ -71,16 +73,15 @@ export function reachableTerms(terms: string[], text: string, opts: Options<Doc>
     const exact = lowerBound(terms, q);
     if (terms[exact] === q) out.add(exact);
     const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
-    if (prefix) for (let k = exact; k < terms.length && terms[k].startsWith(q); k++) out.add(k);
+    if (prefix) for (let k = exact; terms[k]?.startsWith(q); k++) out.add(k);
     const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
     if (fz) {
       const f = fz === true ? 0.2 : fz;
       const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
       if (max > 0) {
-        for (let k = 0; k < terms.length; k++) {
-          const t = terms[k];
+        terms.forEach((t, k) => {
           if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
-        }
+        });
       }
     }
   });

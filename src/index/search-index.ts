@@ -51,15 +51,15 @@ export interface SyncReport {
 }
 
 /**
- * When the delta and the discarded documents are worth a compaction (a rebuild of the base,
- * ~1 ms per 40,000 postings): past this many postings in the delta or discarded documents, or
+ * When the delta and the discarded documents are worth a compaction (a rebuild of the base):
+ * past this many postings in the delta or discarded documents, or
  * an eighth of the base, whichever is more.
  */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
 /**
  * Within one large sync (a first build), the delta is compacted into the base whenever it holds
- * this many postings or half the base: its plain arrays cost ~16 bytes a posting, the base 6.
+ * this many postings or half the base: its plain arrays cost more than twice the base's bytes a posting.
  */
 const BUILD_DELTA_MAX = 2_000_000;
 
@@ -126,7 +126,7 @@ export class SearchIndex {
   private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
     const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
     const stamps = new Map<string, string>();
-    if (!loaded.inSync) for (let d = 0; d < loaded.docs.keys.length; d++) stamps.set(loaded.docs.keys[d], loaded.stamps[d]);
+    if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => stamps.set(key, loaded.stamps[d] ?? ''));
     return new SearchIndex(ix, stamps, partial);
   }
 
@@ -274,7 +274,7 @@ export class SearchIndex {
   search(text: string): Map<string, number> {
     const out = new Map<string, number>();
     const { sids, scores } = this.rawHits(text);
-    for (let i = 0; i < sids.length; i++) out.set(this.ix.keyOf(sids[i])!, scores[i]);
+    sids.forEach((sid, i) => out.set(this.ix.keyOf(sid)!, scores[i] ?? 0));
     return out;
   }
 

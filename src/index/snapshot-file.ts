@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The index snapshot's file format, `cache/index.bin`: the in-memory layout of
  * PostingIndex written as it is, so loading it is reading it.
@@ -100,8 +101,10 @@ function view<T extends Uint16Array | Uint32Array>(
 /** Checks the numbers a corrupt file could get wrong: offsets ascending, documents and fields in range. */
 function checkPostings(base: BaseTier, docs: number, fields: number): boolean {
   const { tOff, pDoc, pFt } = base;
-  for (let t = 0; t < base.terms.length; t++) if (tOff[t] > tOff[t + 1]) return false;
-  for (let i = 0; i < pDoc.length; i++) if (pDoc[i] >= docs || pFt[i] >>> FIELD_SHIFT >= fields) return false;
+  if (tOff.length !== base.terms.length + 1 || pFt.length !== pDoc.length) return false;
+  // `!`: within the lengths just checked.
+  for (let t = 0; t < base.terms.length; t++) if (tOff[t]! > tOff[t + 1]!) return false;
+  for (let i = 0; i < pDoc.length; i++) if (pDoc[i]! >= docs || pFt[i]! >>> FIELD_SHIFT >= fields) return false;
   return true;
 }
 
@@ -173,25 +176,24 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
     if (!t) return null;
     const offBuf = read('tOff');
     const tOff = view(offBuf, 0, offBuf.length, Uint32Array);
-    if (tOff[0] !== 0 || tOff[h.terms] !== h.postings) return null;
+    if (tOff.length !== h.terms + 1 || tOff[0] !== 0 || tOff[h.terms] !== h.postings) return null;
+    // `!`: every chosen term i < h.terms, so i + 1 < tOff.length (checked above); j < nOff.length - 1.
     const chosen = [...new Set(pick(t.terms))].filter((i) => i >= 0 && i < h.terms).sort((a, b) => a - b);
     const nOff = new Uint32Array(chosen.length + 1);
-    for (let j = 0; j < chosen.length; j++) {
-      const i = chosen[j];
-      if (tOff[i] > tOff[i + 1]) return null;
-      nOff[j + 1] = nOff[j] + (tOff[i + 1] - tOff[i]);
+    for (const [j, i] of chosen.entries()) {
+      if (tOff[i]! > tOff[i + 1]!) return null;
+      nOff[j + 1] = nOff[j]! + (tOff[i + 1]! - tOff[i]!);
     }
-    const pDoc = new Uint32Array(nOff[chosen.length]);
-    const pFt = new Uint16Array(nOff[chosen.length]);
-    for (let j = 0; j < chosen.length; j++) {
-      const i = chosen[j];
-      const n = tOff[i + 1] - tOff[i];
+    const pDoc = new Uint32Array(nOff[chosen.length]!);
+    const pFt = new Uint16Array(nOff[chosen.length]!);
+    for (const [j, i] of chosen.entries()) {
+      const n = tOff[i + 1]! - tOff[i]!;
       if (!n) continue;
       // Straight into their place in the arrays (positional reads; no buffer per term).
-      readInto(fd, h.at.pDoc[0] + tOff[i] * 4, new Uint8Array(pDoc.buffer, nOff[j] * 4, n * 4));
-      readInto(fd, h.at.pFt[0] + tOff[i] * 2, new Uint8Array(pFt.buffer, nOff[j] * 2, n * 2));
+      readInto(fd, h.at.pDoc[0] + tOff[i]! * 4, new Uint8Array(pDoc.buffer, nOff[j]! * 4, n * 4));
+      readInto(fd, h.at.pFt[0] + tOff[i]! * 2, new Uint8Array(pFt.buffer, nOff[j]! * 2, n * 2));
     }
-    const base: BaseTier = { terms: chosen.map((i) => t.terms[i]), tOff: nOff, pDoc, pFt };
+    const base: BaseTier = { terms: chosen.map((i) => t.terms[i] ?? ''), tOff: nOff, pDoc, pFt };
     if (!checkPostings(base, h.docs, h.fields)) return null;
     let pos: Uint32Array | undefined;
     if (inSync && typeof h.pos === 'string') {

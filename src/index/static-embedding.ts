@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Sentence vectors from a static token table (models/minilm-l6-static.bin, made by
  * scripts/distill-static.js from all-MiniLM-L6-v2): a text is split into the model's WordPiece
@@ -55,15 +56,16 @@ export class StaticEmbedding {
     const v = new Float32Array(d);
     for (const word of basicTokens(text))
       for (const r of this.pieces(word)) {
-        const s = this.scales[r];
+        // `!`: k < d, the length of v and of each of the table's rows (r is a row: see pieces).
+        const s = this.scales[r]!;
         const o = r * d;
-        for (let k = 0; k < d; k++) v[k] += s * this.table[o + k];
+        for (let k = 0; k < d; k++) v[k]! += s * this.table[o + k]!;
       }
     let n = 0;
-    for (let k = 0; k < d; k++) n += v[k] * v[k];
+    for (const x of v) n += x * x;
     if (n > 0) {
       n = 1 / Math.sqrt(n);
-      for (let k = 0; k < d; k++) v[k] *= n;
+      for (let k = 0; k < d; k++) v[k]! *= n;
     }
     return v;
   }

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The sentence vectors of entries for semantic search, cached in local state
  * (`cache/vectors.bin`, never committed) by the content they were computed from: a vector is
@@ -77,7 +78,7 @@ export class VectorStore {
       // Copied out of the file's buffer: its offset need not be aligned for a Float32Array view.
       store.data.set(new Float32Array(buf.buffer.slice(buf.byteOffset + body, buf.byteOffset + body + n * dims * 4)));
       h.hashes.forEach((hash, r) => store.byHash.set(String(hash), r));
-      h.keys.forEach((key, i) => store.entries.set(key, { stamp: String(h.stamps[i]), hash: String(h.hashes[h.rows[i]]) }));
+      h.keys.forEach((key, i) => store.entries.set(key, { stamp: String(h.stamps[i]), hash: String(h.hashes[h.rows[i] ?? -1]) }));
       store.used = n;
       return store;
     } catch {
@@ -177,7 +178,7 @@ export class VectorStore {
       if (r === undefined) return undefined;
       let s = 0;
       const o = r * d;
-      for (let k = 0; k < d; k++) s += q[k] * data[o + k];
+      for (let k = 0; k < d; k++) s += q[k]! * data[o + k]!; // `!`: k < d, q's length and a row's
       return s;
     };
   }

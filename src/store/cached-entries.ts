@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The entries of a catalog snapshot that is the catalog cache exactly as loaded (every file
  * unchanged since the cache was saved), made from the cache's columns and rows only when asked
@@ -12,7 +13,7 @@ import type { EntryLike, EntryMeta } from '../core/meta.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
-import { ColumnMeta } from './catalog-columns.js';
+import { ColumnMeta, item } from './catalog-columns.js';
 import { lowerBoundText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
@@ -58,7 +59,7 @@ export class CachedEntries {
 
   /** The cache position of entry `j`. */
   private positionOf(j: number): number {
-    return this.positions ? this.positions[j] : j;
+    return this.positions ? item(this.positions, j, 'entry') : j;
   }
 
   /** The project of entry `j` (one string per project, shared). */
@@ -110,9 +111,9 @@ export class CachedEntries {
       return out;
     }
     const c = this.file.cols;
-    const kindOk = f.kinds && KINDS.map((k) => f.kinds!.includes(k));
-    const statusOk = f.status === 'any' ? undefined : STATUSES.map((st) => (f.status as string[]).includes(st));
-    const scopeOk = f.scopes && c.scopes.map((sc) => f.scopes!.has(sc));
+    const kindOk = f.kinds && new Uint8Array(KINDS.map((k) => Number(f.kinds!.includes(k))));
+    const statusOk = f.status === 'any' ? undefined : new Uint8Array(STATUSES.map((st) => Number((f.status as string[]).includes(st))));
+    const scopeOk = f.scopes && new Uint8Array(c.scopes.map((sc) => Number(f.scopes!.has(sc))));
     const subject = f.subject === undefined ? -2 : c.subjects.indexOf(f.subject); // -1: no entry with columns has it
     const { minConfidence, since, until, includeExpired, inWindow } = f;
     // updated_at against the bounds: by the numbers where both are in toISOString's form (then
@@ -120,35 +121,36 @@ export class CachedEntries {
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
     const { upd, updMs, vf, vt, dates } = c;
-    const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p] < sinceMs : upd.get(p) < since!);
-    const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p] > untilMs : upd.get(p) > until!);
-    const date = (d: number): string | null => (d < 0 ? null : dates[d]);
-    const runs = this.folderRuns();
-    let r = -1;
+    // `!` on the columns below: p is a position of the cache (positions and `count` are made
+    // from its length), and codes index their tables (consistent by construction, see item).
+    const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p]! < sinceMs : upd.get(p) < since!);
+    const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
+    const date = (d: number): string | null => (d < 0 ? null : dates[d]!);
     let end = -1;
+    let run: FolderRun | undefined;
     let inRun = false;
     for (let j = 0; j < this.count; j++) {
-      const p = this.positions ? this.positions[j] : j;
+      const p = this.positionOf(j);
       if (p >= end) {
-        while (runs[r + 1] && runs[r + 1].start <= p) r++;
-        const run = runs[r];
+        run = this.runOf(p);
         end = run.end;
         inRun = (!f.projects || f.projects.includes(run.project)) && (!f.sections || (f.sections as string[]).includes(run.section));
       }
-      if (!inRun) continue;
-      const kind = c.kind[p];
+      if (!inRun || !run) continue;
+      const kind = c.kind[p]!;
       if (kind < 0) {
-        if (accept(this.peek(j), runs[r].project)) out.push(j);
+        if (accept(this.peek(j), run.project)) out.push(j);
         continue;
       }
       if (kindOk && !kindOk[kind]) continue;
-      if (scopeOk && !scopeOk[c.scope[p]]) continue;
+      if (scopeOk && !scopeOk[c.scope[p]!]) continue;
       if (subject !== -2 && c.subject[p] !== subject) continue;
-      if (statusOk && !statusOk[c.status[p]]) continue;
-      if (c.conf[p] < minConfidence) continue;
+      if (statusOk && !statusOk[c.status[p]!]) continue;
+      if (c.conf[p]! < minConfidence) continue;
       if (since && beforeSince(p)) continue;
       if (until && afterUntil(p)) continue;
-      if (!includeExpired && (vt[p] >= 0 || vf[p] >= 0) && (date(vt[p]) || date(vf[p])) && !inWindow(date(vf[p]), date(vt[p]))) continue;
+      const [from, to] = [vf[p]!, vt[p]!];
+      if (!includeExpired && (to >= 0 || from >= 0) && (date(to) || date(from)) && !inWindow(date(from), date(to))) continue;
       out.push(j);
     }
     return out;
@@ -164,8 +166,8 @@ export class CachedEntries {
     return firstByPriorKeys(
       keys,
       n,
-      (k) => this.idOf(js[k]),
-      (k) => keys.upd[k] ?? upd.get(this.positionOf(js[k])),
+      (k) => this.idOf(item(js, k, 'entry')),
+      (k) => keys.upd[k] ?? upd.get(this.positionOf(item(js, k, 'entry'))),
     );
   }
 
@@ -185,22 +187,22 @@ export class CachedEntries {
     const onlyStale = entryFlags(plain, now, true);
     const probe = { confidence: 0, valid_from: null as string | null, valid_to: null as string | null };
     const qualityOf = new Map<string, number>();
-    for (let i = 0; i < js.length; i++) {
-      const j = js[i];
-      const p = positions ? positions[j] : j;
+    // `!` on the columns: p is a position of the cache, and codes index their tables (see passing).
+    js.forEach((j, i) => {
+      const p = positions ? positions[j]! : j;
       const stale = staleAt ? staleAt(j) : false;
-      if (kind[p] < 0) {
+      if (kind[p]! < 0) {
         const e = this.peek(j);
         const flags = (keys.flags[i] = entryFlags(e, now, stale));
         keys.d[i] = demotion(flags);
         keys.conf[i] = e.confidence;
         keys.q[i] = evidenceQuality(e);
         keys.upd[i] = e.updated_at;
-        continue;
+        return;
       }
-      const cf = conf[p];
-      const from = vf[p] < 0 ? null : dates[vf[p]];
-      const to = vt[p] < 0 ? null : dates[vt[p]];
+      const cf = conf[p]!;
+      const from = vf[p]! < 0 ? null : dates[vf[p]!]!;
+      const to = vt[p]! < 0 ? null : dates[vt[p]!]!;
       if (cf >= LOW_CONFIDENCE && !to && !from) {
         keys.flags[i] = stale ? onlyStale : none;
         keys.d[i] = stale ? demotion(onlyStale) : 1;
@@ -211,11 +213,12 @@ export class CachedEntries {
         keys.d[i] = demotion((keys.flags[i] = entryFlags(probe as unknown as EntryLike, now, stale)));
       }
       keys.conf[i] = cf;
-      let q = qualityOf.get(evs[ev[p]]);
-      if (q === undefined) qualityOf.set(evs[ev[p]], (q = evidenceQuality(this.peek(j))));
+      const shape = evs[ev[p]!]!;
+      let q = qualityOf.get(shape);
+      if (q === undefined) qualityOf.set(shape, (q = evidenceQuality(this.peek(j))));
       keys.q[i] = q;
-      keys.updMs[i] = updMs[p];
-    }
+      keys.updMs[i] = updMs[p]!;
+    });
     return keys;
   }
 
@@ -225,15 +228,9 @@ export class CachedEntries {
     return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
   }
 
-  /** Whether `key` is entry `j`'s index key (`project/id`), told without making either string. */
+  /** Whether `key` is entry `j`'s index key (`project/id`). */
   hasKey(j: number, key: string): boolean {
-    const project = this.projectOf(j);
-    // The path ends with `/<id>.json`: the key's `/<id>` before the last 5 characters.
-    return (
-      key.length > project.length + 1 &&
-      key.startsWith(project) &&
-      this.file.paths.endsWith(this.positionOf(j), '.json'.length, key.length - project.length, key, project.length)
-    );
+    return this.keyOf(j) === key;
   }
 
   /** The index key (`project/id`) of entry `j`. */
@@ -300,7 +297,8 @@ function lowerBoundNumber(sorted: Int32Array, key: number): number {
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted[mid] < key) lo = mid + 1;
+    if (sorted[mid]! < key)
+      lo = mid + 1; // `!`: mid < hi <= length
     else hi = mid;
   }
   return lo;

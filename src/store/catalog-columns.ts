@@ -1,8 +1,8 @@
 /**
  * The fields every entry's filters and ranking read, kept in the catalog cache's header as
  * columns beside its metadata rows: a `list` or `query` of 10K entries tests each entry's status,
- * confidence, scope, validity and evidence, and parsing 10K rows for that cost ~40 ms of a cold
- * command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
+ * confidence, scope, validity and evidence, and parsing every row for that would be most of a
+ * cold command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
  * columns and parses its row only when something asks for another field (tags, lifecycle, the
  * duplicate hash: a few entries, or a command that reads them all anyway).
  */
@@ -31,7 +31,7 @@ export interface Columns {
   subject: number[];
   vf: (string | null)[];
   vt: (string | null)[];
-  /** The duplicate hash (a daemon's write looks every entry's up once; parsing 100K rows for it held ~200 MB). */
+  /** The duplicate hash (a daemon's write looks every entry's up once; parsing every row for it would hold them all). */
   dup: string[];
   /** created_at, importance0, and the lifecycle as JSON (null when there is none): what ranking and context lifting read of thousands of hits. */
   crt: string[];
@@ -109,12 +109,12 @@ export function encodeColumns(c: Columns, tables?: Pick<CachedColumns, 'evs' | '
     subjects: c.subjects,
   };
   for (let i = 0; i < n; i++) {
-    const lc = c.lc[i];
+    const lc = c.lc[i] ?? null;
     out.lc[i] = lc === null ? -1 : codeIn(lcs, lc);
-    out.ev[i] = codeIn(evs, c.ev[i]);
-    out.updMs[i] = canonicalMs(c.upd[i]);
-    out.vf[i] = dateCode(c.vf[i]);
-    out.vt[i] = dateCode(c.vt[i]);
+    out.ev[i] = codeIn(evs, c.ev[i] ?? '');
+    out.updMs[i] = canonicalMs(c.upd[i] ?? '');
+    out.vf[i] = dateCode(c.vf[i] ?? null);
+    out.vt[i] = dateCode(c.vt[i] ?? null);
   }
   return out;
 }
@@ -188,29 +188,14 @@ export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length):
   c.lc[at] = ok && m.lifecycle !== undefined ? JSON.stringify(m.lifecycle) : null;
 }
 
-/** Appends position `i` of a loaded cache's columns `from` to `to`, whose tables start with `from`'s. */
-export function copyColumns(to: Columns, from: CachedColumns, i: number): void {
-  to.kind.push(from.kind[i]);
-  to.status.push(from.status[i]);
-  to.conf.push(from.conf[i]);
-  to.ev.push(from.evs[from.ev[i]]);
-  to.upd.push(from.upd.get(i));
-  to.scope.push(from.scope[i]);
-  to.subject.push(from.subject[i]);
-  to.vf.push(from.vf[i] < 0 ? null : from.dates[from.vf[i]]);
-  to.vt.push(from.vt[i] < 0 ? null : from.dates[from.vt[i]]);
-  to.dup.push(from.dup.get(i));
-  to.crt.push(from.crt.get(i));
-  to.imp0.push(from.imp0[i]);
-  to.lc.push(from.lc[i] < 0 ? null : from.lcs[from.lc[i]]);
-}
-
-/** The per-file columns (the rest are tables). */
-const PER_FILE = ['kind', 'status', 'conf', 'ev', 'upd', 'scope', 'subject', 'vf', 'vt', 'dup', 'crt', 'imp0', 'lc'] as const;
-
-/** The columns in a new order (`order[j]` is the old position of the new j). */
-export function permuteColumns(c: Columns, order: number[]): Columns {
-  return Object.assign(emptyColumns(c), Object.fromEntries(PER_FILE.map((k) => [k, order.map((i) => c[k][i])])));
+/**
+ * `table[code]`; a code outside the table (a cache not written by us) throws: a loaded cache is
+ * consistent by construction, and its sizes are checked when read (catalog-cache.ts).
+ */
+export function item<T>(table: ArrayLike<T>, code: number | undefined, what: string): T {
+  const v = code === undefined ? undefined : table[code];
+  if (v === undefined) throw new Error(`catalog cache: no ${what} numbered ${code}`);
+  return v;
 }
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];
@@ -276,7 +261,17 @@ export class ColumnMeta implements EntryMeta {
 
   /** Whether position `at` of `cols` has columns. */
   static usable(cols: CachedColumns | undefined, at: number): cols is CachedColumns {
-    return cols !== undefined && cols.kind[at] >= 0;
+    return cols !== undefined && (cols.kind[at] ?? -1) >= 0;
+  }
+
+  /** This position's number in column `c`. */
+  code(c: ArrayLike<number>): number {
+    return item(c, this.at, 'position');
+  }
+
+  private date(c: Int32Array): string | null {
+    const d = this.code(c);
+    return d < 0 ? null : item(this.cols.dates, d, 'date');
   }
 
   private get row(): EntryMeta {
@@ -302,37 +297,36 @@ export class ColumnMeta implements EntryMeta {
     return f.slice(f.lastIndexOf('/', end - 1) + 1, end) as EntryMeta['section'];
   }
   get kind(): EntryMeta['kind'] {
-    return KINDS[this.cols.kind[this.at]];
+    return item(KINDS, this.code(this.cols.kind), 'kind');
   }
   get status(): EntryMeta['status'] {
-    return STATUSES[this.cols.status[this.at]];
+    return item(STATUSES, this.code(this.cols.status), 'status');
   }
   get confidence(): number {
-    return this.cols.conf[this.at];
+    return this.code(this.cols.conf);
   }
   get scope(): string {
-    return this.cols.scopes[this.cols.scope[this.at]];
+    return item(this.cols.scopes, this.code(this.cols.scope), 'scope');
   }
   get subject(): string {
-    return this.cols.subjects[this.cols.subject[this.at]];
+    return item(this.cols.subjects, this.code(this.cols.subject), 'subject');
   }
   get updated_at(): string {
     return this.cols.upd.get(this.at);
   }
   get valid_from(): string | null {
-    const d = this.cols.vf[this.at];
-    return d < 0 ? null : this.cols.dates[d];
+    return this.date(this.cols.vf);
   }
   get valid_to(): string | null {
-    const d = this.cols.vt[this.at];
-    return d < 0 ? null : this.cols.dates[d];
+    return this.date(this.cols.vt);
   }
   get evidence(): { type: EvidenceType }[] {
     if (this.evidenceList) return this.evidenceList;
-    const codes = this.cols.evs[this.cols.ev[this.at]];
+    const codes = item(this.cols.evs, this.code(this.cols.ev), 'evidence shape');
+    const type = (d: string): { type: EvidenceType } => ({ type: item(EVIDENCE_TYPES, +d, 'evidence type') });
     // One shared list per evidence shape when there is one type (most entries).
-    if (codes.length === 1) return (EVIDENCE_OF[+codes] ??= [{ type: EVIDENCE_TYPES[+codes] }]);
-    return (this.evidenceList = [...codes].map((d) => ({ type: EVIDENCE_TYPES[+d] })));
+    if (codes.length === 1) return (EVIDENCE_OF[+codes] ??= [type(codes)]);
+    return (this.evidenceList = [...codes].map(type));
   }
   get tags(): string[] {
     return this.row.tags;
@@ -354,14 +348,14 @@ export class ColumnMeta implements EntryMeta {
   }
   get lifecycle(): MemoryEntry['lifecycle'] {
     if (this.parsed) return this.parsed.lifecycle;
-    const code = this.cols.lc[this.at];
-    return code < 0 ? undefined : (this.lifecycleValue ??= JSON.parse(this.cols.lcs[code]) as MemoryEntry['lifecycle']);
+    const code = this.code(this.cols.lc);
+    return code < 0 ? undefined : (this.lifecycleValue ??= JSON.parse(item(this.cols.lcs, code, 'lifecycle')) as MemoryEntry['lifecycle']);
   }
   get dup(): string {
     return this.cols.dup.get(this.at);
   }
   get importance0(): number {
-    return this.cols.imp0[this.at];
+    return this.code(this.cols.imp0);
   }
 
   /** A plain object with every field (for code that copies or compares metadata). */

@@ -303,11 +303,6 @@ export function offerGitView(run: GitViewRun): void {
   offered = run;
 }
 
-/** The root of the view offered to this process while git is still at work on it. */
-export function pendingGitViewRoot(): string | undefined {
-  return offered && !('settled' in offered) ? offered.root : undefined;
-}
-
 /**
  * Waits for the offered view (if any), at most `maxWaitMs`, so that the synchronous catalog
  * refresh can use it; git still at work after that is stopped. A command that wrote entry files

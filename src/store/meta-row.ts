@@ -1,15 +1,10 @@
 /**
- * One catalog row: an entry's metadata as a JSON array in a fixed field order (see
- * catalog-cache.ts), and back.
+ * One catalog row: an entry's metadata as a JSON array in a fixed field order, and back. The
+ * catalog cache keeps one row per file (catalog-cache.ts): an array, not an object, and parsed
+ * only for the few entries a command reads beyond the columns.
  */
 import type { EntryMeta } from '../core/meta.js';
 
-/**
- * On disk the catalog is a header line (file names and stat numbers as parallel arrays,
- * the problems of bad files) followed by one JSON row per file: that file's metadata as an array,
- * not an object. A one-shot command parses the header and only the rows it uses; parsing every
- * row as keyed objects up front cost a cold read more than the rest of it.
- */
 export const META_KEYS = [
   'id',
   'section',

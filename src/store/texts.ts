@@ -1,68 +1,20 @@
 /**
  * Strings by position, each made only when asked for: the catalog cache's paths, rows and text
  * columns are kept as the bytes of the cache file with a table of where each starts. A cold
- * command looks at a few of 10K; making all 30K strings when the cache was read (JSON.parse of
- * arrays of strings) cost ~10 ms of every cold `list` or `query`, and as much again in garbage
- * collection of objects that lived just long enough to be copied.
+ * command looks at a few of 10K; making every string when the cache is read (and collecting
+ * them again) is most of what reading the cache would cost.
  */
-import { readAt } from './fsutil.js';
-
-/** Strings by position. */
 export interface Texts {
   readonly length: number;
   get(i: number): string;
   /** Whether string `i` is `s.slice(from, to)` (without making either when that can be helped). */
   equals(i: number, s: string, from: number, to: number): boolean;
-  /** Whether the last `length` characters of string `i` but `skip` are `s.slice(from, from + length)`. */
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean;
 }
 
-/** `endsWith` for a string at hand. */
-function textEndsWith(t: string, skip: number, length: number, s: string, from: number): boolean {
-  const start = t.length - skip - length;
-  return start >= 0 && from + length <= s.length && t.slice(start, start + length) === s.slice(from, from + length);
-}
-
-/**
- * A stretch of an open file, read when first asked for: a few small reads while only a few
- * pieces are asked for (a cold `list` or `query` reads ~50 of 10K metadata rows), then all of
- * it at once. The file must not change under the descriptor (the catalog cache is replaced by
- * rename, never written in place, so an open descriptor keeps the bytes it was opened on).
- */
-export class FileRegion {
-  private bytes: Buffer | undefined;
-  private reads = 0;
-
-  constructor(
-    private readonly fd: number,
-    private readonly at: number,
-    readonly length: number,
-  ) {}
-
-  /** Bytes [start, end) of the region. */
-  slice(start: number, end: number): Buffer {
-    if (this.bytes) return this.bytes.subarray(start, end);
-    if (++this.reads > FileRegion.FEW) return this.all().subarray(start, end);
-    return this.read(start, end - start);
-  }
-
-  /** All of it (read once). */
-  all(): Buffer {
-    return (this.bytes ??= this.read(0, this.length));
-  }
-
-  private read(start: number, length: number): Buffer {
-    return readAt(this.fd, this.at + start, length);
-  }
-
-  /** Pieces read one by one before the whole region is read. */
-  static readonly FEW = 64;
-}
-
-/** Texts in a buffer or a file region: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
+/** Texts in a buffer: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
 export class ByteTexts implements Texts {
   constructor(
-    private readonly bytes: Buffer | FileRegion,
+    private readonly bytes: Buffer,
     private readonly starts: Uint32Array,
     /** Every byte below 0x80: read as latin1 (a straight copy), else decoded as UTF-8. */
     private readonly ascii: boolean,
@@ -75,26 +27,14 @@ export class ByteTexts implements Texts {
   }
 
   get(i: number): string {
-    const b = this.bytes;
-    const enc = this.ascii ? 'latin1' : 'utf8';
-    const start = this.starts[i];
-    const end = this.starts[i + 1] - this.gap;
-    return b instanceof FileRegion ? b.slice(start, end).toString(enc) : b.toString(enc, start, end);
+    return this.bytes.toString(this.ascii ? 'latin1' : 'utf8', this.starts[i], (this.starts[i + 1] ?? 0) - this.gap);
   }
 
   // Compared as strings made natively: a loop over the characters runs in the interpreter in a
-  // cold process, ~20x slower (10K paths against git's listing: ~20 ms).
+  // cold process, many times slower.
   equals(i: number, s: string, from: number, to: number): boolean {
-    if (this.ascii && this.starts[i + 1] - this.gap - this.starts[i] !== to - from) return false;
+    if (this.ascii && (this.starts[i + 1] ?? 0) - this.gap - (this.starts[i] ?? 0) !== to - from) return false;
     return this.get(i) === s.slice(from, to);
-  }
-
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    const b = this.bytes;
-    if (!this.ascii || b instanceof FileRegion) return textEndsWith(this.get(i), skip, length, s, from);
-    const start = this.starts[i + 1] - this.gap - skip - length;
-    if (start < this.starts[i] || from + length > s.length) return false;
-    return b.toString('latin1', start, start + length) === s.slice(from, from + length);
   }
 }
 
@@ -110,21 +50,21 @@ export class MergedTexts implements Texts {
     return this.from.length;
   }
 
-  get(i: number): string {
+  /** Text `i`: its place in the base, or its own text. */
+  private pick(i: number): number | string {
     const f = this.from[i];
-    return f >= 0 ? this.base.get(f) : this.extra[-1 - f];
+    if (f === undefined) throw new RangeError(`no text at ${i}`);
+    return f >= 0 ? f : (this.extra[-1 - f] ?? '');
+  }
+
+  get(i: number): string {
+    const p = this.pick(i);
+    return typeof p === 'string' ? p : this.base.get(p);
   }
 
   equals(i: number, s: string, from: number, to: number): boolean {
-    const f = this.from[i];
-    if (f >= 0) return this.base.equals(f, s, from, to);
-    const t = this.extra[-1 - f];
-    return t.length === to - from && s.startsWith(t, from);
-  }
-
-  endsWith(i: number, skip: number, length: number, s: string, from: number): boolean {
-    const f = this.from[i];
-    return f >= 0 ? this.base.endsWith(f, skip, length, s, from) : textEndsWith(this.extra[-1 - f], skip, length, s, from);
+    const p = this.pick(i);
+    return typeof p === 'string' ? p.length === to - from && s.startsWith(p, from) : this.base.equals(p, s, from, to);
   }
 }
 
@@ -149,14 +89,17 @@ export function encodeTexts(items: readonly string[]): { starts: Uint32Array; by
   const joined = items.join('');
   const ascii = !/[^\x00-\x7f]/.test(joined);
   const starts = new Uint32Array(items.length + 1);
+  let end = 0;
   if (ascii) {
-    for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + items[i].length;
+    items.forEach((t, i) => (starts[i + 1] = end += t.length));
     return { starts, bytes: Buffer.from(joined, 'latin1'), ascii };
   }
-  const parts = items.map((s) => Buffer.from(s, 'utf8'));
-  for (let i = 0; i < items.length; i++) {
-    if (parts[i].toString('utf8') !== items[i]) return null;
-    starts[i + 1] = starts[i] + parts[i].length;
+  const parts: Buffer[] = [];
+  for (const [i, t] of items.entries()) {
+    const b = Buffer.from(t, 'utf8');
+    if (b.toString('utf8') !== t) return null;
+    parts.push(b);
+    starts[i + 1] = end += b.length;
   }
   return { starts, bytes: Buffer.concat(parts), ascii };
 }

@@ -1,6 +1,6 @@
 // The catalog through its real files: a temp workspace, entry files on disk, the cache under
 // local state folder. Imported from src/ (test/setup.ts registers the modules it loads lazily).
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
@@ -100,31 +100,6 @@ describe('Catalog', () => {
     expect(fourth.removed).toEqual(['ai-memory/p/learnings/A1.json']);
     expect(ids(fourth)).toEqual(['B2', 'C3']);
     expect(fourth.bad.map((x) => x.file)).toEqual(['ai-memory/p/learnings/D4.json']);
-  });
-
-  it('a preloaded cache reads its rows, hashes and blob ids from the file it opened, when asked for: the same as a whole read', () => {
-    const { dir, ws, put } = workspace();
-    // Enough entries that the cache outgrows the first read (its rows are then left on disk).
-    for (let i = 0; i < 400; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`, { lifecycle: i % 3 ? undefined : { importance: 0.9 } })));
-    new Catalog(ws).refresh();
-    const whole = new CatalogCache(ws).load()!;
-    CatalogCache.preload(ws.localDir);
-    // The cache is replaced (as a rewrite does, by rename) before anything is asked of the preloaded one.
-    const cacheFile = join(stateDir(dir), 'cache/catalog.bin');
-    const before = readFileSync(cacheFile);
-    writeFileSync(`${cacheFile}.new`, 'replaced');
-    renameSync(`${cacheFile}.new`, cacheFile);
-    const lazy = new CatalogCache(ws).load()!;
-    const all = (t: { length: number; get(i: number): string }): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
-    expect(lazy.paths.length).toBe(400);
-    // More rows than are read one by one, then the rest at once.
-    expect(all(lazy.lines)).toEqual(all(whole.lines));
-    expect(all(lazy.paths)).toEqual(all(whole.paths));
-    for (const k of ['upd', 'dup', 'crt'] as const) expect(all(lazy.cols[k])).toEqual(all(whole.cols[k]));
-    expect(lazy.oids()).toBe(whole.oids());
-    expect([...lazy.cols.lc]).toEqual([...whole.cols.lc]);
-    expect(lazy.cols.lcs).toEqual(['{"importance":0.9}']);
-    writeFileSync(cacheFile, before);
   });
 
   it('rebuilds from the files when the cache is corrupt, truncated or from another version', () => {
@@ -325,7 +300,7 @@ describe('Catalog', () => {
     expect(next.entries.find((e) => e.meta.id === 'E1')!.meta.confidence).toBe(0.95);
   });
 
-  it('noteWritten after a refresh that found the cache as saved: small writes go to the delta, a large one saves the cache with every write noted', () => {
+  it('noteWritten after a refresh that found the cache as saved: writes go to the delta, and the next refresh folds a long one into a new base', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 30; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
     new Catalog(ws).refresh();
@@ -336,13 +311,23 @@ describe('Catalog', () => {
     put('N1', serializeEntry(entry('N1', 'new')));
     unlinkSync(join(dir, rel('E3')));
     cat.noteWritten([rel('N1'), rel('E3'), rel('NOPE')]);
-    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(2);
+    // A file that is not there is noted as removed, whether the cache had it or not.
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(3);
     expect(ids(expectCurrent(dir, ws))).toContain('N1');
-    // More than the delta takes at once: the whole cache is saved, with the earlier writes in it.
+    // More than a refresh puts in the delta at once: noted all the same, and the next refresh
+    // (finding nothing changed) saves a new base with every write in it.
     const many = Array.from({ length: 300 }, (_, i) => `M${i}`);
     for (const id of many) put(id, serializeEntry(entry(id, `many ${id}`)));
     put('E5', serializeEntry(entry('E5', 'entry 5 edited', { confidence: 0.95 })));
+    cat.refresh(); // expectCurrent made a new base: this catalog's notes name the base it found
     cat.noteWritten([...many.map(rel), rel('E5')]);
+    expect(readFileSync(delta, 'utf8').trim().split('\n')).toHaveLength(301);
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
+    expect(existsSync(delta)).toBe(true); // within its bound (1,000 lines at this size)
+    // Past its bound, the delta is folded into a new base by the next refresh.
+    const base = readFileSync(delta, 'utf8').split('"')[1];
+    writeFileSync(delta, `${readFileSync(delta, 'utf8')}${`["${base}","#dir","ai-memory/p/learnings",1,2,3]\n`.repeat(1000)}`);
+    expect(new Catalog(ws).refresh().changed).toEqual([]);
     expect(existsSync(delta)).toBe(false);
     const next = expectCurrent(dir, ws);
     expect(next.entries).toHaveLength(30 + 1 - 1 + 300);

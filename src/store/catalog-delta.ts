@@ -1,0 +1,264 @@
+/**
+ * `catalog.delta`: small changes appended on top of the catalog cache's base (catalog-cache.ts)
+ * instead of rewriting it, and the content ids they chain (docs/ARCHITECTURE.md, "The catalog on
+ * disk"). One JSON array per line, each naming the base it applies to:
+ * `[id, file, size, mtimeMs, ctimeMs, stamp, row, problems, blob]` sets a file, `[id, file]`
+ * removes one, `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing, and
+ * `[id, "#nodup", k]` says no file lost its id to another as of the first k lines.
+ */
+import type { Problem } from '../core/errors.js';
+import { metaFromRow } from './meta-row.js';
+import { emptyColumns, encodeColumns, putColumns, type CachedColumns } from './catalog-columns.js';
+import { MergedTexts, lowerBoundText } from './texts.js';
+import type { CatalogFile } from './catalog-cache.js';
+
+/** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
+export const NO_BLOB = '0'.repeat(40);
+
+/**
+ * Small changes (a write, an edit) go to the delta instead of a rewrite of the whole cache: up to
+ * this many files at once, and until the delta holds this many lines or a twentieth of the
+ * files, whichever is more.
+ */
+const DELTA_BATCH_MAX = 256;
+const DELTA_LINES_MIN = 1000;
+
+/** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */
+export function deltaFits(count: number, deltaLines: number, files: number): boolean {
+  return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
+}
+
+/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
+type FileState = [number, number, number, string, string, Problem[] | null, string];
+
+/** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
+export function asciiJson(text: string): string {
+  return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+}
+
+/**
+ * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
+ * delta is only ever appended to (a new base starts a new one), and a file line states a file
+ * whole, so a reader that finds this very line k-th holds the content the id was made for: a
+ * line another process appended in between puts some other line at that place.
+ */
+export function contentAfter(base: string, k: number, line: string): string {
+  return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
+}
+
+/** How many of the delta's file lines `content` (an id from contentAfter) holds, if it is a content this loaded cache went through. */
+export function contentPosition(file: CatalogFile, content: string): number | undefined {
+  const c = contentParts(content);
+  if (c?.base !== file.id) return undefined;
+  if (c.lines === 0) return 0;
+  const line = file.changeLines[c.lines - 1];
+  return line !== undefined && lineHash(line) === c.check ? c.lines : undefined;
+}
+
+/** The parts of a content id (see contentAfter): a base's own id has no delta lines. */
+function contentParts(content: string): { base: string; lines: number; check?: string } | null {
+  const m = /^([^+]+)(?:\+(\d+)\.([0-9a-f]{16}))?$/.exec(content);
+  return m?.[1] ? { base: m[1], lines: m[2] === undefined ? 0 : Number(m[2]), check: m[3] } : null;
+}
+
+/** 64 bits of a line (two 32-bit lanes: FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
+function lineHash(line: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+/** The lines to append for `rows` on base `id`, and the content id after them, counted on from `content`. */
+export function deltaLinesOf(id: string, rows: unknown[][], content: string): { lines: string[]; content: string } {
+  const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
+  // Only lines about files change the content (a folder's listing, a note on duplicates do not).
+  let k = contentParts(content)?.lines ?? 0;
+  let last: string | undefined;
+  rows.forEach((r, i) => {
+    if (r[0] === '#dir' || r[0] === '#nodup') return;
+    k++;
+    last = lines[i];
+  });
+  return { lines, content: last === undefined ? content : contentAfter(id, k, last) };
+}
+
+/**
+ * Applies the lines of the delta `text` that name this base, in order (see the top of this file).
+ * A line cut short (a concurrent append) or naming another base is skipped: every use of the
+ * cache is checked against the file's own stamp anyway. The arrays stay sorted.
+ */
+export function applyDelta(file: CatalogFile, text: string): void {
+  const changes = new Map<string, FileState | null>();
+  let nodup = file.nodup;
+  let uniqueUpTo = file.nodup ? 0 : -1;
+  for (const raw of text.split('\n')) {
+    let d: unknown;
+    try {
+      d = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
+    const [, rel, ...rest] = d as [string, string, ...unknown[]];
+    if (rel === '#nodup') {
+      // Valid for the lines before it only if they are the ones it was written after (a change appended by another process in between voids it).
+      if (rest[0] === file.deltaLines) {
+        nodup = true;
+        uniqueUpTo = file.changeLog.length;
+      }
+      file.deltaLines++;
+      continue;
+    }
+    if (rel === '#dir') {
+      const [dir, ctime, ino, at] = rest;
+      if (typeof dir === 'string' && typeof ctime === 'number' && typeof ino === 'number' && typeof at === 'number') {
+        file.dirs[dir] = [ctime, ino, at];
+        file.deltaLines++;
+      }
+      continue;
+    }
+    const state = rest.length ? fileState(rest) : null;
+    if (state === undefined) continue;
+    changes.set(rel, state);
+    nodup = false;
+    file.deltaLines++;
+    file.changeLog.push(rel);
+    file.changeLines.push(raw);
+    file.content = contentAfter(file.id, file.changeLog.length, raw);
+  }
+  file.nodup = nodup;
+  file.uniqueUpTo = uniqueUpTo;
+  if (changes.size) mergeChanges(file, changes);
+}
+
+/** A file line's state, or undefined when it is not one. */
+function fileState([size, mtime, ctime, stamp, row, problems, oid]: unknown[]): FileState | undefined {
+  if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string')
+    return undefined;
+  return [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
+}
+
+/** In order: a run of the base [from, to), or a file's new state. */
+type Part = { run: [from: number, to: number] } | { rel: string; state: FileState };
+
+/**
+ * The changes in path order as runs of the base and new states: where in the base each goes (an
+ * added file before the base file it sorts before), and what it is (null: the base file there is
+ * removed).
+ */
+function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): Part[] {
+  const n = file.paths.length;
+  const events: { at: number; rel: string; state: FileState | null; adds: boolean }[] = [];
+  for (const [rel, state] of changes) {
+    const at = lowerBoundText(file.paths, rel);
+    const adds = at === n || !file.paths.equals(at, rel, 0, rel.length);
+    if (adds && !state) continue; // removed, and never in the base
+    events.push({ at, rel, state, adds });
+  }
+  events.sort((x, y) => x.at - y.at || Number(y.adds) - Number(x.adds) || (x.rel < y.rel ? -1 : 1));
+  const parts: Part[] = [];
+  let run = 0;
+  for (const e of events) {
+    if (e.at > run) parts.push({ run: [run, e.at] });
+    run = Math.max(run, e.adds ? e.at : e.at + 1);
+    if (e.state) parts.push({ rel: e.rel, state: e.state });
+  }
+  if (n > run) parts.push({ run: [run, n] });
+  return parts;
+}
+
+const NUMERIC = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
+
+/**
+ * One merge of the sorted base with the changed files: the unchanged files between two changes
+ * (nearly all: a write changes a few of 10K) are copied a run at a time (typed-array copies), and
+ * their paths, rows and texts stay where they are in the file (MergedTexts).
+ */
+function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
+  const parts = mergePlan(file, changes);
+  // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
+  const plain = emptyColumns(file.cols);
+  for (const p of parts) if ('state' in p) putColumns(plain, rowMeta(p.state[4], Boolean(p.state[5])));
+  const fresh = encodeColumns(plain, file.cols);
+  const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
+  const c = file.cols;
+  const cols: CachedColumns = {
+    ...fresh,
+    kind: new Int8Array(count),
+    status: new Int8Array(count),
+    conf: new Float64Array(count),
+    ev: new Int32Array(count),
+    updMs: new Float64Array(count),
+    scope: new Int32Array(count),
+    subject: new Int32Array(count),
+    vf: new Int32Array(count),
+    vt: new Int32Array(count),
+    imp0: new Float64Array(count),
+    lc: new Int32Array(count),
+    upd: c.upd,
+    dup: c.dup,
+    crt: c.crt,
+  };
+  const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
+  const st = new Float64Array(3 * count);
+  const from = new Int32Array(count); // a base position, or -1 - (index into the new files)
+  const extra = { paths: [] as string[], rows: [] as string[], upd: [] as string[], dup: [] as string[], crt: [] as string[] };
+  const bad: Record<string, Problem[]> = {};
+  const badAt = Object.entries(file.bad).map(([k, v]) => [Number(k), v] as const);
+  let at = 0;
+  for (const p of parts) {
+    if ('run' in p) {
+      const [lo, hi] = p.run;
+      for (const k of NUMERIC) cols[k].set(c[k].subarray(lo, hi), at);
+      oidParts.push(p.run);
+      st.set(file.st.subarray(3 * lo, 3 * hi), 3 * at);
+      for (let i = lo; i < hi; i++) from[at + i - lo] = i;
+      for (const [b, problems] of badAt) if (b >= lo && b < hi) bad[at + b - lo] = problems;
+      at += hi - lo;
+      continue;
+    }
+    const { rel, state } = p;
+    const k = extra.paths.length; // its place in `fresh`
+    for (const key of NUMERIC) cols[key][at] = fresh[key][k] ?? 0;
+    oidParts.push(state[6].length === 40 ? state[6] : NO_BLOB);
+    st.set([state[0], state[1], state[2]], 3 * at);
+    from[at] = -1 - k;
+    extra.paths.push(rel);
+    extra.rows.push(state[4]);
+    extra.upd.push(fresh.upd[k] ?? '');
+    extra.dup.push(fresh.dup[k] ?? '');
+    extra.crt.push(fresh.crt[k] ?? '');
+    if (state[5]) bad[at] = state[5];
+    at++;
+  }
+  cols.upd = new MergedTexts(c.upd, from, extra.upd);
+  cols.dup = new MergedTexts(c.dup, from, extra.dup);
+  cols.crt = new MergedTexts(c.crt, from, extra.crt);
+  const baseOids = file.oids;
+  let oids: string | undefined;
+  Object.assign(file, {
+    paths: new MergedTexts(file.paths, from, extra.paths),
+    st,
+    // Made when first asked for, from the base's.
+    oids: () => (oids ??= oidParts.map((p) => (typeof p === 'string' ? p : baseOids().slice(40 * p[0], 40 * p[1]))).join('')),
+    lines: new MergedTexts(file.lines, from, extra.rows),
+    bad,
+    cols,
+  });
+}
+
+/** The metadata of a row ('' or a bad file's: none). */
+export function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
+  if (bad || !line) return null;
+  try {
+    return metaFromRow(JSON.parse(line) as unknown[]);
+  } catch {
+    return null;
+  }
+}
