@@ -1,14 +1,14 @@
 /**
  * The thin client: when a daemon runs for this workspace, the everyday command lines (create,
  * apply, apply-result, query, list, show, prepare-task) are handed to it whole and run there
- * (cli/remote.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
+ * (cli/run.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
  * secret rules): a call costs little more than starting node. Anything else — no daemon, a stale
  * one, help, another fixed clock, settings only the direct path honours — returns undefined and
  * bin/bass-agents.cjs runs the full CLI as before.
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { daemonPaths, requestWrite } from '../daemon/client.js';
+import { callerEnv, daemonFor, runInDaemon } from '../daemon/client.js';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, MEMORY_DIR } from '../store/root.js';
@@ -90,16 +90,13 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   for (const [k, v] of Object.entries(env)) if (v && LOCAL_ENV.test(k)) return {};
   if (hasGitLocation(env)) return {}; // git points at another repository or index
   let root: string;
-  let paths: ReturnType<typeof daemonPaths>;
   try {
     root = findRoot(process.cwd(), rootOption(argv), env);
-    // No state folder, no daemon; one that fails its check is left to the full CLI, which says why.
-    const state = stateDirOf(root, env);
-    if (!checkStateFolder(state.base, state.dir, { deep: true })) return {};
-    paths = daemonPaths(state.dir, env);
   } catch {
     return {};
   }
+  const paths = daemonFor(root, env);
+  if (!paths) return {};
   let stdin: Buffer | undefined;
   if (readsStdin(argv)) {
     try {
@@ -108,19 +105,16 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
       stdin = Buffer.alloc(0);
     }
   }
-  const callerEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) callerEnv[k] = v;
   const write = WRITES.has(argv[1]);
   // A caller whose git would commit differently (its own identities or config) writes directly.
   if (write && !daemonMayWrite(env, paths.dir)) return { stdin };
-  const r = await requestWrite(
+  const r = await runInDaemon(
     paths,
-    'cli',
     {
       argv,
       cwd: process.cwd(),
       root,
-      env: callerEnv,
+      env: callerEnv(env),
       stdin: stdin ? stdin.toString('base64') : null,
       columns: process.stdout.isTTY ? process.stdout.columns : null,
       clock: env.BASS_AGENTS_NOW || null,

@@ -6,10 +6,10 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { checkStateFolder, readNoFollow } from '../store/state-dir.js';
+import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError, type MemoryError } from '../core/errors.js';
 import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -129,18 +129,36 @@ export async function request<M extends Method>(
   return r && 'lost' in r ? undefined : r;
 }
 
+/** The daemon's files of the workspace at `root`; undefined without a sound state folder (no daemon can run there). */
+export function daemonFor(root: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths | undefined {
+  try {
+    // One that fails its check is left to the full CLI, which says why.
+    const state = stateDirOf(root, env);
+    return checkStateFolder(state.base, state.dir, { deep: true }) ? daemonPaths(state.dir, env) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a daemon is told of the caller's environment: its BASS_AGENTS_* settings. */
+export function callerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) out[k] = v;
+  return out;
+}
+
 /**
- * A request that changes something (a write). Unlike a read, it may not simply be retried on the
- * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
- * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
+ * Hands a command line to the daemon (the thin client, an MCP server). Unlike a read, a write may
+ * not simply be run again here once sent: `lost` says the daemon got it but no answer came back
+ * (it may or may not have been done); `undefined` that it was never delivered (no daemon, stale,
+ * declined).
  */
-export async function requestWrite<M extends WriteMethod | 'cli'>(
+export async function runInDaemon(
   paths: DaemonPaths,
-  method: M,
-  params: Request<M>['params'],
+  params: CliParams & { clock: string | null },
   timeoutMs: number,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
-  return exchange(paths, method, params, timeoutMs);
+): Promise<{ result: Methods['cli']['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+  return exchange(paths, 'cli', params, timeoutMs);
 }
 
 async function exchange<M extends Method>(

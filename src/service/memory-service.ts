@@ -45,6 +45,9 @@ export class MemoryService {
   get ws(): Engine['ws'] {
     return this.engine.ws;
   }
+  get evidenceCache(): Engine['evidenceCache'] {
+    return this.engine.evidenceCache;
+  }
   get env(): NodeJS.ProcessEnv {
     return this.caller.env;
   }
@@ -97,4 +100,3 @@ for (const [name, fn] of Object.entries(useCases)) {
     },
   });
 }
-

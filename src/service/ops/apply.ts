@@ -281,7 +281,7 @@ async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<Ap
 
 /** A caller for a group's transaction: the first one's settings, and its warnings told to every caller of the group. */
 function groupCaller(callers: Caller[]): Caller {
-  const first = callers[0]!;
+  const first = callers[0];
   if (callers.length === 1) return first;
   const warn = (m: string): void => callers.forEach((c) => c.warn(m));
   return Object.assign(Object.create(first) as Caller, { warn });
@@ -298,7 +298,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   for (const b of batches) prepared.push(await prepare(engine, b.caller, b.updates, b.opts).catch((err: Error) => err));
   const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
   const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
-  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)]!.caller;
+  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)].caller;
   const one = async (p: Prepared): Promise<void> => {
     out[prepared.indexOf(p)] = await applyOne(engine, callerOf(p), p).catch((e: Error) => e);
   };
@@ -321,7 +321,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
       return { results, snap: st.snap };
     });
     ready.forEach((p, k) => {
-      const r = value.results[k]!;
+      const r = value.results[k];
       if (r instanceof Error) out[prepared.indexOf(p)] = r;
       else {
         afterBatch(engine, callerOf(p), p, value.snap, r);

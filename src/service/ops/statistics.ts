@@ -74,7 +74,9 @@ export function getStatistics(
   const projects = project ? [caller.project(engine, project, true)] : undefined;
   const snap = opts.refresh === false ? (engine.rm.current ?? engine.lastSnap ?? engine.snapshot(caller.warn)) : engine.snapshot(caller.warn);
   const operations = engine.logs.read<OperationRecord>(engine.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
-  const queries = namedQueries(engine, snap,
+  const queries = namedQueries(
+    engine,
+    snap,
     engine.logs.read<LoggedQuery>(engine.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p))),
   );
   const staleIds = new Set([...engine.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
