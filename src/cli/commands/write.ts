@@ -96,7 +96,7 @@ export function registerWrite(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
       async (a: A) => {
         const input = k.readJsonInput(a.file as string | undefined);
         const [engine, caller] = k.open(a);
-        const r = await uc.applyResult(engine, caller, input, { project: (a.project) || undefined });
+        const r = await uc.applyResult(engine, caller, input, { project: a.project || undefined });
         k.caller.setExitCode(renderApply(k, r, Boolean(a.json)));
       },
     )
