@@ -266,7 +266,16 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
 
   // ---------------------------------------------------------------- socket
   let stopping = false;
-  engine.writes.onGroup = (size) => metrics.groupCommits.observe(size);
+  engine.writes.onGroup = (group) => {
+    metrics.groupCommits.observe(group.length);
+    for (const { batch, result: r } of group) {
+      if (r instanceof Error || batch.caller === own) continue;
+      log.info(
+        { event: 'caller_write', label: batch.opts.label ?? 'apply', project: r.project, applied: r.applied.length, group: group.length },
+        'write done for a caller',
+      );
+    }
+  };
   const server = new DaemonServer({
     engine,
     runner: opts.runner,

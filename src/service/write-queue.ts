@@ -23,8 +23,8 @@ interface Queued extends Batch {
 export class WriteQueue {
   private readonly queue: Queued[] = [];
   private draining = false;
-  /** Groups committed and the batches in each (the daemon's metrics). */
-  onGroup: ((size: number) => void) | undefined;
+  /** Told each group committed, with its batches' results (the daemon's log and metrics). */
+  onGroup: ((group: { batch: Batch; result: ApplyResult | Error }[]) => void) | undefined;
 
   constructor(private readonly engine: Engine) {}
 
@@ -55,7 +55,7 @@ export class WriteQueue {
         }
         for (const group of groups.values()) {
           const results = await applyGroup(this.engine, group).catch((err: Error) => group.map(() => err));
-          this.onGroup?.(group.length);
+          this.onGroup?.(group.map((batch, k) => ({ batch, result: results[k]! })));
           group.forEach((w, k) => {
             const r = results[k];
             if (r instanceof Error) w.reject(r);
