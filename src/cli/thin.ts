@@ -3,7 +3,7 @@
  * apply, apply-result, query, list, show, prepare-task) are handed to it whole and run there
  * (cli/run.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
  * secret rules): a call costs little more than starting node. Anything else — no daemon, a stale
- * one, help, another fixed clock, settings only the direct path honours — returns undefined and
+ * one, help, another fixed clock, settings only the full CLI honours — returns undefined and
  * bin/bass-agents.cjs runs the full CLI as before.
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
@@ -18,10 +18,10 @@ import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
 const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);
 const WRITES = new Set(['create', 'apply', 'apply-result']);
 
-/** Options only the full CLI answers (help and version text), or that ask for the direct path. */
+/** Options only the full CLI answers (help and version text), or that ask for the full CLI. */
 const LOCAL_OPTIONS = /^(--help|-h|--version|--allow-detached(=.*)?|--no-allow-detached)$/;
 
-/** Settings only the direct path honours (git variables: see daemonMayWrite and hasGitLocation). */
+/** Settings only the full CLI honours (git variables: see daemonMayWrite and hasGitLocation). */
 const LOCAL_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)$/;
 
 export interface ThinOutcome {

@@ -1,7 +1,7 @@
 /**
  * The CLI side of the daemon: where its files are, whether it is alive, and one request over its
  * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
- * back to the direct path silently: the daemon is an accelerator, never a dependency.
+ * back to running the command itself, silently: the daemon is an accelerator, never a dependency.
  */
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -177,7 +177,7 @@ async function exchange<M extends Method>(
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
   const req: Request<M> = { id: 1, method, params };
   const line = `${JSON.stringify(req)}\n`;
-  // Larger than the daemon reads: not sent, the caller does it on the direct path.
+  // Larger than the daemon reads: not sent, the caller runs it itself.
   if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, ~4 ms of every call the thin client hands over.
@@ -199,7 +199,7 @@ async function exchange<M extends Method>(
       (reply) => {
         try {
           const msg = JSON.parse(reply) as Reply<M>;
-          // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
+          // Declined: this caller runs it itself (another fixed clock); nothing was done.
           if ('declined' in msg) {
             sent = false;
             finish(undefined);

@@ -307,7 +307,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
       if (oldMask !== undefined) process.umask(oldMask);
     }
   } else {
-    log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; queries use the direct path');
+    log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');
   }
 
   // ---------------------------------------------------------------- metrics endpoint (127.0.0.1 only)

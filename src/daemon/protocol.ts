@@ -60,7 +60,7 @@ export interface Request<M extends Method = Method> {
 export type Reply<M extends Method = Method> =
   | { id: number; result: Methods[M]['result'] }
   | { id: number; error: WireError }
-  /** Not for this daemon (another fixed clock): nothing was done; the caller takes the direct path. */
+  /** Not for this daemon (another fixed clock): nothing was done; the caller runs it itself. */
   | { id: number; declined: string };
 
 /** An error as it crosses the socket: its class, code, message, problems and exit code. */
