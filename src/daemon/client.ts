@@ -6,10 +6,11 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError, type MemoryError } from '../core/errors.js';
 import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -141,24 +142,54 @@ export function daemonFor(root: string, env: NodeJS.ProcessEnv = process.env): D
 }
 
 /** What a daemon is told of the caller's environment: its BASS_AGENTS_* settings. */
-export function callerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+function callerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) out[k] = v;
   return out;
 }
 
+/** Settings only a command run in the caller's own process honours (git variables: see daemonMayWrite and hasGitLocation). */
+const OWN_PROCESS_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)$/;
+
+export interface HandOver {
+  argv: string[];
+  root: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Whether the command writes: a caller whose git would commit differently writes itself. */
+  writes: boolean;
+  /** Standard input for the command, read only once a daemon is there to take it. */
+  stdin?: () => Buffer | undefined;
+  columns?: number | null;
+}
+
 /**
- * Hands a command line to the daemon (the thin client, an MCP server). Unlike a read, a write may
- * not simply be run again here once sent: `lost` says the daemon got it but no answer came back
- * (it may or may not have been done); `undefined` that it was never delivered (no daemon, stale,
- * declined).
+ * Hands a command line to the workspace's daemon (the thin client, an MCP server): what it printed
+ * and its exit code; undefined when the caller must run it itself (no daemon, a stale one, another
+ * fixed clock, settings of its own, not delivered). `lost`: the daemon took it but no answer came
+ * back; a read can simply be run again, a write may or may not have been done.
  */
-export async function runInDaemon(
-  paths: DaemonPaths,
-  params: CliParams & { clock: string | null },
-  timeoutMs: number,
-): Promise<{ result: Methods['cli']['result'] } | { error: MemoryError } | { lost: true } | undefined> {
-  return exchange(paths, 'cli', params, timeoutMs);
+export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 'lost' | undefined> {
+  if (Object.entries(o.env).some(([k, v]) => v && OWN_PROCESS_ENV.test(k)) || hasGitLocation(o.env)) return undefined;
+  const paths = daemonFor(o.root, o.env);
+  if (!paths) return undefined;
+  const stdin = o.stdin?.();
+  if (o.writes && !daemonMayWrite(o.env, paths.dir)) return undefined;
+  const params = {
+    argv: o.argv,
+    cwd: o.cwd,
+    root: o.root,
+    env: callerEnv(o.env),
+    stdin: stdin ? stdin.toString('base64') : null,
+    columns: o.columns ?? null,
+    clock: o.env.BASS_AGENTS_NOW || null,
+  };
+  const r = await exchange(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
+  // An error reply means the daemon did not run the command at all (an older daemon without
+  // command lines, a request it could not read): every error of the command itself comes back as
+  // its output.
+  if (!r || 'error' in r) return undefined;
+  return 'lost' in r ? 'lost' : r.result;
 }
 
 async function exchange<M extends Method>(

@@ -5,23 +5,18 @@
  * the field).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z, type ZodRawShape } from 'zod';
 import { MemoryError, formatProblem } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
 
+/** What the resources use: the server, and its own engine and caller (opened on first use). */
 export interface ToolContext {
   server: McpServer;
-  /** Runs a tool's body (ToolBodies) with these arguments, and says what it returned or why it failed. */
-  call(tool: string, args: Record<string, unknown>): Promise<CallToolResult>;
-  /** The server's own engine and caller (opened on first use), for what is never sent to a daemon. */
   local(): [Engine, Caller];
-  /** The project a call names, else the server's `--project`. */
-  project: (p?: string) => string | undefined;
 }
 
-/** The defaults of one call: those of the server that received it. */
 export interface Session {
   /** The project a call names, else the server's `--project`. */
   project(p?: string): string | undefined;
@@ -38,9 +33,13 @@ export interface ToolCall {
   agent: string | null;
 }
 
-/** The body of each tool, by name: what it does with a call's (schema-checked) arguments. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ToolBodies = Record<string, (engine: Engine, caller: Caller, args: any, s: Session) => Record<string, unknown> | Promise<Record<string, unknown>>>;
+/** A tool: what clients are told of it (its name, schema, hints), and what it does with a call's (schema-checked) arguments. */
+export interface Tool {
+  name: string;
+  config: { title: string; description: string; inputSchema: ZodRawShape; outputSchema?: ZodRawShape | z.ZodType; annotations: ToolAnnotations };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body(engine: Engine, caller: Caller, args: any, s: Session): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
 
 export const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 export const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;

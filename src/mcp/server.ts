@@ -13,17 +13,13 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
-import { callerEnv, daemonFor, runInDaemon, runningPid, type DaemonPaths } from '../daemon/client.js';
+import { daemonFor, handOver, runningPid } from '../daemon/client.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
-import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { findRoot } from '../store/workspace.js';
-import { WRITING_TOOLS, runTool } from './calls.js';
+import { TOOLS, WRITING_TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
 import { errorResult, guard, type ToolCall, type ToolContext } from './result.js';
-import { registerMaintainTool } from './tools/maintain.js';
-import { registerReadTools } from './tools/read.js';
-import { registerWriteTools } from './tools/write.js';
 
 export { DEFAULT_MAX_CHARS } from './tools/read.js';
 
@@ -46,35 +42,13 @@ Record when you learned something the next agent needs and cannot see in the cod
 
 When an entry no longer holds, do not add a second one: memory_create with supersedes replaces it, memory_deprecate retires it. The write-memory prompt has the full guide.`;
 
-/** Settings only the server's own engine honours (as for the thin client: cli/thin.ts). */
-const LOCAL_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED)$/;
-
-/** The workspace's daemon, when a call may go to it (none, or settings of this process's own: undefined). */
-function daemonOf(root: string, env: NodeJS.ProcessEnv, writes: boolean): DaemonPaths | undefined {
-  if (Object.entries(env).some(([k, v]) => v && LOCAL_ENV.test(k)) || hasGitLocation(env)) return undefined;
-  const paths = daemonFor(root, env);
-  return paths && (!writes || daemonMayWrite(env, paths.dir)) ? paths : undefined;
-}
-
-/** A tool call run by the daemon (`memory mcp-call`); undefined when it was not delivered (no daemon, declined), so it runs here. */
+/** A tool call run by the daemon (`memory mcp-call`); undefined when the server must run it itself (no daemon, not delivered). */
 async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall): Promise<CallToolResult | undefined> {
   const writes = WRITING_TOOLS.has(call.tool);
-  const paths = daemonOf(root, env, writes);
-  if (!paths) return undefined;
-  const stdin = Buffer.from(JSON.stringify(call)).toString('base64');
-  const params = {
-    argv: ['memory', 'mcp-call', '--file', '-', '--json'],
-    cwd,
-    root,
-    env: callerEnv(env),
-    stdin,
-    columns: null,
-    clock: env.BASS_AGENTS_NOW || null,
-  };
-  const r = await runInDaemon(paths, params, writes ? 120_000 : 60_000).catch(() => undefined);
-  if (!r || 'error' in r) return undefined; // not run there (an older daemon, a request it could not read)
-  if ('lost' in r) {
-    if (!writes) return undefined; // a read is simply run again here
+  const stdin = (): Buffer => Buffer.from(JSON.stringify(call));
+  const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
+  if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
+  if (r === 'lost')
     return errorResult(
       new MemoryError(
         'E_INTERNAL',
@@ -82,18 +56,15 @@ async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call
         1,
       ),
     );
-  }
   let stdout = '';
-  for (const [fd, text] of r.result.output) {
+  for (const [fd, text] of r.output) {
     if (fd === 1) stdout += text;
     else process.stderr.write(text); // warnings, as the server's own engine would give them
   }
   const doc = JSON.parse(stdout) as Record<string, unknown>;
-  if (r.result.exitCode === 0) return guard(() => doc);
+  if (r.exitCode === 0) return guard(() => doc);
   const e = doc.error as { code: string; message: string; problems?: [] };
-  return errorResult(
-    e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.result.exitCode, e.problems ?? []),
-  );
+  return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
 }
 
 /** Builds the server (not yet connected): tools and resources; `engine()` opens its own engine on first use. */
@@ -110,23 +81,18 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; eng
     return own;
   };
   const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
-  const t: ToolContext = {
-    server,
-    project: (p) => p ?? opts.project,
-    local: () => [engine(), caller],
-    async call(tool, args) {
+  for (const tool of TOOLS) {
+    server.registerTool(tool.name, tool.config, async (args: Record<string, unknown>) => {
       const call: ToolCall = {
-        tool,
+        tool: tool.name,
         args,
         project: opts.project ?? null,
         agent: pickAgent(opts.agent, env.BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? null,
       };
       return (await viaDaemon(root, cwd, env, call).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
-    },
-  };
-  registerReadTools(t);
-  registerWriteTools(t);
-  registerMaintainTool(t);
+    });
+  }
+  const t: ToolContext = { server, local: () => [engine(), caller] };
   registerResources(t);
   return { server, engine, opened: () => own };
 }
@@ -152,7 +118,7 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   });
   // Without a daemon, the engine (and its model) is ready before the first call; with one, none is opened.
   const env = opts.env ?? process.env;
-  const paths = daemonOf(findRoot(opts.cwd ?? process.cwd(), opts.root, env), env, false);
+  const paths = daemonFor(findRoot(opts.cwd ?? process.cwd(), opts.root, env), env);
   if (!paths || !runningPid(paths)) engine();
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());

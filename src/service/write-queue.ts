@@ -55,7 +55,7 @@ export class WriteQueue {
         }
         for (const group of groups.values()) {
           const results = await applyGroup(this.engine, group).catch((err: Error) => group.map(() => err));
-          this.onGroup?.(group.map((batch, k) => ({ batch, result: results[k]! })));
+          this.onGroup?.(group.map((batch, k) => ({ batch, result: results[k] })));
           group.forEach((w, k) => {
             const r = results[k];
             if (r instanceof Error) w.reject(r);

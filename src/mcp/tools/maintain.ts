@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { UsageError } from '../../core/errors.js';
 import { parseWhen } from '../../core/filters.js';
 import * as uc from '../../service/use-cases.js';
-import { WRITE, objectArg, projectArg, type ToolBodies, type ToolContext } from '../result.js';
+import { WRITE, objectArg, projectArg, type Tool } from '../result.js';
 
 const ACTIONS = ['validate', 'link', 'reinforce', 'extract', 'check_freshness', 'stats', 'decay', 'sync_context'] as const;
 
@@ -29,10 +29,10 @@ const maintainArgs = {
 };
 type MaintainArgs = { [K in keyof typeof maintainArgs]?: z.infer<(typeof maintainArgs)[K]> } & { action: (typeof ACTIONS)[number] };
 
-export function registerMaintainTool(t: ToolContext): void {
-  t.server.registerTool(
-    'memory_maintain',
-    {
+export const maintainTools: Tool[] = [
+  {
+    name: 'memory_maintain',
+    config: {
       title: 'Maintain memory',
       description:
         'validate: entry or update, nothing written. link: id with other (type?). reinforce: ids. extract: text into drafts (dry_run?). ' +
@@ -40,40 +40,36 @@ export function registerMaintainTool(t: ToolContext): void {
       inputSchema: maintainArgs,
       annotations: WRITE,
     },
-    async (a) => t.call('memory_maintain', a),
-  );
-}
-
-export const maintainBodies: ToolBodies = {
-  async memory_maintain(engine, caller, a: MaintainArgs, s) {
-    const project = s.project(a.project);
-    const need = <T>(v: T | undefined, name: string): T => {
-      if (v === undefined) throw new UsageError(`${a.action} needs ${name}`);
-      return v;
-    };
-    switch (a.action) {
-      case 'validate':
-        if ((a.entry === undefined) === (a.update === undefined)) throw new UsageError('give exactly one of entry or update');
-        return { ...(await uc.validate(engine, caller, a.entry ?? a.update, { project })) };
-      case 'link':
-        return { ...(await uc.link(engine, caller, need(a.id, 'id'), need(a.other, 'other'), { project, type: a.type })) };
-      case 'reinforce':
-        return { ...(await uc.reinforce(engine, caller, need(a.ids, 'ids'), { project })) };
-      case 'extract':
-        return { ...(await uc.extract(engine, caller, project, need(a.text, 'text'), { dryRun: a.dry_run, source: 'mcp' })) };
-      case 'check_freshness':
-        return { items: uc.checkFreshness(engine, caller, { project, days: a.days }) };
-      case 'stats':
-        return {
-          ...uc.getStatistics(engine, caller, project, {
-            start_date: parseWhen(a.since, 'since', caller.now()),
-            end_date: parseWhen(a.until, 'until', caller.now()),
-          }),
-        };
-      case 'decay':
-        return { ...(await uc.decay(engine, caller, project, { overrides: a.curve ? { curve: a.curve } : undefined })) };
-      case 'sync_context':
-        return { ...(await uc.syncContext(engine, caller, caller.project(engine, project), { budget: a.budget })) };
-    }
+    async body(engine, caller, a: MaintainArgs, s) {
+      const project = s.project(a.project);
+      const need = <T>(v: T | undefined, name: string): T => {
+        if (v === undefined) throw new UsageError(`${a.action} needs ${name}`);
+        return v;
+      };
+      switch (a.action) {
+        case 'validate':
+          if ((a.entry === undefined) === (a.update === undefined)) throw new UsageError('give exactly one of entry or update');
+          return { ...(await uc.validate(engine, caller, a.entry ?? a.update, { project })) };
+        case 'link':
+          return { ...(await uc.link(engine, caller, need(a.id, 'id'), need(a.other, 'other'), { project, type: a.type })) };
+        case 'reinforce':
+          return { ...(await uc.reinforce(engine, caller, need(a.ids, 'ids'), { project })) };
+        case 'extract':
+          return { ...(await uc.extract(engine, caller, project, need(a.text, 'text'), { dryRun: a.dry_run, source: 'mcp' })) };
+        case 'check_freshness':
+          return { items: uc.checkFreshness(engine, caller, { project, days: a.days }) };
+        case 'stats':
+          return {
+            ...uc.getStatistics(engine, caller, project, {
+              start_date: parseWhen(a.since, 'since', caller.now()),
+              end_date: parseWhen(a.until, 'until', caller.now()),
+            }),
+          };
+        case 'decay':
+          return { ...(await uc.decay(engine, caller, project, { overrides: a.curve ? { curve: a.curve } : undefined })) };
+        case 'sync_context':
+          return { ...(await uc.syncContext(engine, caller, caller.project(engine, project), { budget: a.budget })) };
+      }
+    },
   },
-};
+];

@@ -12,7 +12,7 @@ import type { Engine } from '../../service/engine.js';
 import type { QueryOptions } from '../../service/ops/query.js';
 import { semanticFor } from '../../service/semantic.js';
 import * as uc from '../../service/use-cases.js';
-import { READ, projectArg, type Session, type ToolBodies, type ToolContext } from '../result.js';
+import { READ, projectArg, type Session, type Tool } from '../result.js';
 
 /** Default character budget of one `memory_query` answer (about 2K tokens). */
 export const DEFAULT_MAX_CHARS = 8000;
@@ -71,10 +71,10 @@ function pageOf(engine: Engine, caller: Caller, s: Session, a: QueryArgs, semant
   return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: results.length < page.length };
 }
 
-export function registerReadTools(t: ToolContext): void {
-  t.server.registerTool(
-    'memory_query',
-    {
+export const readTools: Tool[] = [
+  {
+    name: 'memory_query',
+    config: {
       title: 'Search memory',
       description:
         'Search (or, without query, browse) memory entries. Defaults: active, confidence >= 0.6, valid now; summaries, paged by offset/limit within max_chars.',
@@ -82,33 +82,27 @@ export function registerReadTools(t: ToolContext): void {
       outputSchema: z.looseObject({ results: z.array(z.record(z.string(), z.unknown())), total: z.number(), next_offset: z.number().nullable() }),
       annotations: READ,
     },
-    async (a) => t.call('memory_query', a),
-  );
-
-  t.server.registerTool(
-    'memory_show',
-    {
+    async body(engine, caller, a: QueryArgs, s) {
+      // Meaning too, once the model (started with the engine, in a worker thread) is ready.
+      const semantic = a.query?.trim() ? await semanticFor(engine, caller, a.query).catch(() => undefined) : undefined;
+      return pageOf(engine, caller, s, a, semantic);
+    },
+  },
+  {
+    name: 'memory_show',
+    config: {
       title: 'Show one entry',
       description: 'Every field of one entry (an id or unique prefix), values computed as of now; related adds linked and similar entries.',
       inputSchema: { id: z.string(), project: projectArg, related: z.boolean().optional() },
       annotations: READ,
     },
-    async (a) => t.call('memory_show', a),
-  );
-}
-
-export const readBodies: ToolBodies = {
-  async memory_query(engine, caller, a: QueryArgs, s) {
-    // Meaning too, once the model (started with the engine, in a worker thread) is ready.
-    const semantic = a.query?.trim() ? await semanticFor(engine, caller, a.query).catch(() => undefined) : undefined;
-    return pageOf(engine, caller, s, a, semantic);
+    body(engine, caller, a: { id: string; project?: string; related?: boolean }, s) {
+      const shown = uc.show(engine, caller, a.id, { project: s.project(a.project) });
+      if (!a.related) return { ...shown };
+      const related = uc
+        .related(engine, caller, shown.entry.id, { project: shown.project })
+        .map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score }));
+      return { ...shown, related };
+    },
   },
-  memory_show(engine, caller, a: { id: string; project?: string; related?: boolean }, s) {
-    const shown = uc.show(engine, caller, a.id, { project: s.project(a.project) });
-    if (!a.related) return { ...shown };
-    const related = uc
-      .related(engine, caller, shown.entry.id, { project: shown.project })
-      .map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score }));
-    return { ...shown, related };
-  },
-};
+];
