@@ -24,7 +24,8 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
   const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
   // A daemon (a watched engine) answers from the catalog and index its watcher keeps current.
   const fromDaemon = engine.watched;
-  const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic));
+  // (A daemon uses the model it started, if any: never one loaded for a single query.)
+  const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
   const r = uc.query(engine, caller, text, filters, { ...options, semantic, ...(fromDaemon ? { refresh: false } : {}) });
   if (!fromDaemon && a.semantic) {
     const st = uc.semanticStatus(engine);
