@@ -67,7 +67,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
   const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
-  const { snap, index, indexStats } = engine.rm.load(text, opts.refresh !== false);
+  const { snap, index, indexStats } = engine.rm.load(text, opts.refresh !== false, false, undefined, caller.warn);
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
   const staleKeys = engine.evidenceCache.staleKeys();
