@@ -269,8 +269,11 @@ for (const n of sizes) {
       const t = performance.now();
       writeFileSync(join(sectionDir, `${e.id}.json`), serializeEntry(e));
       for (;;) {
-        const r = await request(paths, 'query', { text: token, filters: { status: 'any', minConfidence: 0 }, options: { record: false }, clock: null }, 2000);
-        if (r && 'result' in r && r.result.results.some((h) => h.entry.id === e.id)) break;
+        // A thin client's request: the command line, run by the daemon.
+        const argv = ['memory', 'query', token, '--json', '--status', 'any', '--min-confidence', '0'];
+        const r = await request(paths, 'cli', { argv, cwd: dir, root: dir, env: {}, stdin: null, clock: null }, 2000);
+        const out = r && 'result' in r ? r.result.output.filter(([fd]) => fd === 1).map(([, t]) => t).join('') : '';
+        if (out && JSON.parse(out).some((h) => h.id === e.id)) break;
         if (performance.now() - t > 10_000) throw new Error('bench: edit never became searchable');
         await new Promise((res) => setTimeout(res, 2));
       }

@@ -14,8 +14,8 @@ import { registerLifecycle } from './commands/lifecycle.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerRead } from './commands/read.js';
 import { registerWrite } from './commands/write.js';
-import { STDIO_ARG, type GlobalArgs, recoverIfPending, reportError } from './io.js';
-import { io, withIo } from './stdio.js';
+import { Cli, STDIO_ARG, ownEngine, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
+import { Caller } from '../service/caller.js';
 import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { workspaceFound } from '../store/root.js';
 
@@ -50,36 +50,36 @@ const READS = new Set([
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
-function memoryCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+function memoryCommands(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   dropHelpCache(y);
   // A writer killed part way left a journal: finish or undo its work before this command reads
   // or writes anything (a few stats when there is none).
   y.middleware(async (argv) => {
     const command = String(argv._[1] ?? '');
     // Not found (3), like any other thing a read names that is not there.
-    if (READS.has(command) && !workspaceFound(io().cwd, argv.root, io().env))
+    if (READS.has(command) && !workspaceFound(k.caller.cwd, argv.root, k.caller.env))
       throw new NotFoundError(
-        `no workspace found: no folder from ${io().cwd} up holds .git or ai-memory/; run \`bass-agents memory init <project>\` in your repository (or pass --root)`,
+        `no workspace found: no folder from ${k.caller.cwd} up holds .git or ai-memory/; run \`bass-agents memory init <project>\` in your repository (or pass --root)`,
       );
     if (NO_RECOVERY.has(command)) return;
     // Files a recovery puts back were written after git looked at them.
-    if (await recoverIfPending(argv)) dropGitView();
+    if (await recoverIfPending(k, argv)) dropGitView();
     else await settleGitView();
   });
-  let m = registerWrite(y);
-  m = registerRead(m);
-  m = registerContext(m);
-  m = registerInterchange(m);
-  m = registerLifecycle(m);
-  m = registerConsolidation(m);
-  m = registerDaemon(m);
-  m = registerDashboard(m);
-  m = registerSync(m);
-  m = registerMcp(m);
+  let m = registerWrite(y, k);
+  m = registerRead(m, k);
+  m = registerContext(m, k);
+  m = registerInterchange(m, k);
+  m = registerLifecycle(m, k);
+  m = registerConsolidation(m, k);
+  m = registerDaemon(m, k);
+  m = registerDashboard(m, k);
+  m = registerSync(m, k);
+  m = registerMcp(m, k);
   return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
 }
 
-export function buildCli(argv: string[]): Argv<GlobalArgs> {
+export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
   return yargs(argv)
     .scriptName('bass-agents')
     .usage('$0 memory <command> [options]\n\nDurable, git-native memory for coding agents.')
@@ -92,7 +92,7 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
       describe: 'write memory on a detached HEAD or during a rebase, merge, cherry-pick or bisect (refused by default; env BASS_AGENTS_ALLOW_DETACHED=1)',
       global: true,
     })
-    .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>))
+    .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>, k))
     .completion('completion', 'print a shell completion script (bash or zsh): bass-agents completion >> ~/.bashrc')
     .demandCommand(1, 'name a command (bass-agents memory --help)')
     .strict()
@@ -100,7 +100,7 @@ export function buildCli(argv: string[]): Argv<GlobalArgs> {
     .help()
     .alias('h', 'help')
     .version()
-    .wrap(Math.min(110, io().columns || 100))
+    .wrap(Math.min(110, k.caller.columns || 100))
     .fail((msg, err, usage) => {
       if (err) throw err;
       // The options this command knows (yargs' usage instance lists them), for "did you mean".
@@ -183,22 +183,45 @@ export function normalizeArgv(argv: string[]): string[] {
   return out;
 }
 
-/** Runs one command line; `stdin` is standard input already read (by the thin client, before the daemon declined). */
-/**
- * Runs one command line. `stdin`: standard input the thin client already read. `gitView`: git's
- * view of the entry files, started before this CLI loaded (see store/git-view.ts).
- */
-export async function main(argv: string[], opts: { stdin?: Buffer; gitView?: GitViewRun } = {}): Promise<void> {
+/** The caller of a command line run by this process for itself: its own folder, environment and standard streams. */
+function processCaller(stdin?: Buffer): Caller {
+  return new Caller({
+    env: process.env,
+    cwd: process.cwd(),
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin,
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+    columns: process.stdout.columns,
+  });
+}
+
+export interface RunOptions {
+  /** Who runs the command line (default: this process, whose exit code it sets). */
+  caller?: Caller;
+  /** The engine of the workspace (default: one opened for this command line). */
+  engines?: EngineSource;
+  /** Standard input the thin client already read. */
+  stdin?: Buffer;
+  /** git's view of the entry files, started before this CLI loaded (see store/git-view.ts). */
+  gitView?: GitViewRun;
+}
+
+/** Runs one command line; returns its exit code. */
+export async function main(argv: string[], opts: RunOptions = {}): Promise<number> {
   if (opts.gitView) offerGitView(opts.gitView);
-  if (opts.stdin) return withIo({ ...io(), stdin: opts.stdin }, () => main(argv));
+  const caller = opts.caller ?? processCaller(opts.stdin);
+  const k = new Cli(caller, opts.engines ?? ownEngine);
   const json = argv.includes('--json');
   try {
-    await buildCli(normalizeArgv(argv)).parseAsync();
+    await buildCli(normalizeArgv(argv), k).parseAsync();
   } catch (err) {
-    io().setExitCode(reportError(err, json));
+    caller.setExitCode(k.reportError(err, json));
     // The error first, then where to read more.
-    if (err instanceof UsageError && !json) io().stderr.write('(see bass-agents memory --help)\n');
+    if (err instanceof UsageError && !json) caller.stderr.write('(see bass-agents memory --help)\n');
   } finally {
     dropGitView(); // unused (a usage error, a command that reads no catalog): git is not waited for
   }
+  if (!opts.caller && caller.exitCode) process.exitCode = caller.exitCode;
+  return caller.exitCode;
 }

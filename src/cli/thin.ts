@@ -1,15 +1,15 @@
 /**
  * The thin client: when a daemon runs for this workspace, the everyday command lines (create,
  * apply, apply-result, query, list, show, prepare-task) are handed to it whole and run there
- * (cli/remote.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
+ * (cli/run.ts), so this process loads a few small modules instead of the CLI (yargs, zod, the
  * secret rules): a call costs little more than starting node. Anything else — no daemon, a stale
- * one, help, another fixed clock, settings only the direct path honours — returns undefined and
+ * one, help, another fixed clock, settings only the full CLI honours — returns undefined and
  * bin/bass-agents.cjs runs the full CLI as before.
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { daemonPaths, requestWrite } from '../daemon/client.js';
-import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
+import { handOver } from '../daemon/client.js';
+import { hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, MEMORY_DIR } from '../store/root.js';
 import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
@@ -18,11 +18,8 @@ import { checkStateFolder, stateDirOf } from '../store/state-dir.js';
 const REMOTE = new Set(['create', 'apply', 'apply-result', 'query', 'list', 'show', 'prepare-task']);
 const WRITES = new Set(['create', 'apply', 'apply-result']);
 
-/** Options only the full CLI answers (help and version text), or that ask for the direct path. */
+/** Options only the full CLI answers (help and version text), or that ask for the full CLI. */
 const LOCAL_OPTIONS = /^(--help|-h|--version|--allow-detached(=.*)?|--no-allow-detached)$/;
-
-/** Settings only the direct path honours (git variables: see daemonMayWrite and hasGitLocation). */
-const LOCAL_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)$/;
 
 export interface ThinOutcome {
   /** The daemon ran the command: its exit code (its output is already printed). */
@@ -87,59 +84,32 @@ function rootOption(argv: string[]): string | undefined {
 export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<ThinOutcome> {
   if (argv[0] !== 'memory' || !REMOTE.has(argv[1] ?? '')) return {};
   if (argv.some((a) => LOCAL_OPTIONS.test(a))) return {};
-  for (const [k, v] of Object.entries(env)) if (v && LOCAL_ENV.test(k)) return {};
-  if (hasGitLocation(env)) return {}; // git points at another repository or index
   let root: string;
-  let paths: ReturnType<typeof daemonPaths>;
   try {
     root = findRoot(process.cwd(), rootOption(argv), env);
-    // No state folder, no daemon; one that fails its check is left to the full CLI, which says why.
-    const state = stateDirOf(root, env);
-    if (!checkStateFolder(state.base, state.dir, { deep: true })) return {};
-    paths = daemonPaths(state.dir, env);
   } catch {
     return {};
   }
   let stdin: Buffer | undefined;
-  if (readsStdin(argv)) {
+  const input = (): Buffer | undefined => {
+    if (stdin || !readsStdin(argv)) return stdin;
     try {
-      stdin = readFileSync(0);
+      return (stdin = readFileSync(0));
     } catch {
-      stdin = Buffer.alloc(0);
+      return (stdin = Buffer.alloc(0));
     }
-  }
-  const callerEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) callerEnv[k] = v;
-  const write = WRITES.has(argv[1]);
-  // A caller whose git would commit differently (its own identities or config) writes directly.
-  if (write && !daemonMayWrite(env, paths.dir)) return { stdin };
-  const r = await requestWrite(
-    paths,
-    'cli',
-    {
-      argv,
-      cwd: process.cwd(),
-      root,
-      env: callerEnv,
-      stdin: stdin ? stdin.toString('base64') : null,
-      columns: process.stdout.isTTY ? process.stdout.columns : null,
-      clock: env.BASS_AGENTS_NOW || null,
-    },
-    write ? 120_000 : 60_000,
-  ).catch(() => undefined);
+  };
+  const writes = WRITES.has(argv[1]);
+  const columns = process.stdout.isTTY ? process.stdout.columns : null;
+  const r = await handOver({ argv, root, cwd: process.cwd(), env, writes, stdin: input, columns }).catch(() => undefined);
   if (!r) return { stdin };
-  if ('lost' in r) {
-    // A read can simply be run again here; a write may or may not have been done.
-    if (!write) return { stdin };
+  if (r === 'lost') {
+    if (!writes) return { stdin };
     process.stderr.write('error: the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying\n');
     return { exitCode: 1 };
   }
-  // An error reply means the daemon did not run the command at all (an older daemon without
-  // command lines, a request it could not read): every error of the command itself comes back as
-  // its output. So the full CLI runs it here.
-  if ('error' in r) return { stdin };
-  for (const [fd, text] of r.result.output) print(fd === 1 ? 1 : 2, text);
-  return { exitCode: r.result.exitCode };
+  for (const [fd, text] of r.output) print(fd === 1 ? 1 : 2, text);
+  return { exitCode: r.exitCode };
 }
 
 /** How each descriptor takes output: directly, through its stream (it refused a direct write), or not at all (its reader is gone). */

@@ -1,15 +1,16 @@
 /**
  * The CLI side of the daemon: where its files are, whether it is alive, and one request over its
  * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
- * back to the direct path silently: the daemon is an accelerator, never a dependency.
+ * back to running the command itself, silently: the daemon is an accelerator, never a dependency.
  */
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { checkStateFolder, readNoFollow } from '../store/state-dir.js';
+import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
+import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError, type MemoryError } from '../core/errors.js';
 import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request, type WriteMethod } from './protocol.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -129,18 +130,66 @@ export async function request<M extends Method>(
   return r && 'lost' in r ? undefined : r;
 }
 
+/** The daemon's files of the workspace at `root`; undefined without a sound state folder (no daemon can run there). */
+export function daemonFor(root: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths | undefined {
+  try {
+    // One that fails its check is left to the full CLI, which says why.
+    const state = stateDirOf(root, env);
+    return checkStateFolder(state.base, state.dir, { deep: true }) ? daemonPaths(state.dir, env) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a daemon is told of the caller's environment: its BASS_AGENTS_* settings. */
+function callerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Settings only a command run in the caller's own process honours (git variables: see daemonMayWrite and hasGitLocation). */
+const OWN_PROCESS_ENV = /^BASS_AGENTS_(NO_DAEMON|LOCK_TIMEOUT_MS|ALLOW_DETACHED|NO_BUNDLE)$/;
+
+export interface HandOver {
+  argv: string[];
+  root: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Whether the command writes: a caller whose git would commit differently writes itself. */
+  writes: boolean;
+  /** Standard input for the command, read only once a daemon is there to take it. */
+  stdin?: () => Buffer | undefined;
+  columns?: number | null;
+}
+
 /**
- * A request that changes something (a write). Unlike a read, it may not simply be retried on the
- * direct path once sent: `lost` says the daemon got it but no answer came back (it may or may not
- * have been done); `undefined` that it was never delivered (no daemon, stale, declined).
+ * Hands a command line to the workspace's daemon (the thin client, an MCP server): what it printed
+ * and its exit code; undefined when the caller must run it itself (no daemon, a stale one, another
+ * fixed clock, settings of its own, not delivered). `lost`: the daemon took it but no answer came
+ * back; a read can simply be run again, a write may or may not have been done.
  */
-export async function requestWrite<M extends WriteMethod | 'cli'>(
-  paths: DaemonPaths,
-  method: M,
-  params: Request<M>['params'],
-  timeoutMs: number,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
-  return exchange(paths, method, params, timeoutMs);
+export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 'lost' | undefined> {
+  if (Object.entries(o.env).some(([k, v]) => v && OWN_PROCESS_ENV.test(k)) || hasGitLocation(o.env)) return undefined;
+  const paths = daemonFor(o.root, o.env);
+  if (!paths) return undefined;
+  const stdin = o.stdin?.();
+  if (o.writes && !daemonMayWrite(o.env, paths.dir)) return undefined;
+  const params = {
+    argv: o.argv,
+    cwd: o.cwd,
+    root: o.root,
+    env: callerEnv(o.env),
+    stdin: stdin ? stdin.toString('base64') : null,
+    columns: o.columns ?? null,
+    clock: o.env.BASS_AGENTS_NOW || null,
+  };
+  const r = await exchange(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
+  // An error reply means the daemon did not run the command at all (an older daemon without
+  // command lines, a request it could not read): every error of the command itself comes back as
+  // its output.
+  if (!r || 'error' in r) return undefined;
+  return 'lost' in r ? 'lost' : r.result;
 }
 
 async function exchange<M extends Method>(
@@ -159,7 +208,7 @@ async function exchange<M extends Method>(
   if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
   const req: Request<M> = { id: 1, method, params };
   const line = `${JSON.stringify(req)}\n`;
-  // Larger than the daemon reads: not sent, the caller does it on the direct path.
+  // Larger than the daemon reads: not sent, the caller runs it itself.
   if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, ~4 ms of every call the thin client hands over.
@@ -181,7 +230,7 @@ async function exchange<M extends Method>(
       (reply) => {
         try {
           const msg = JSON.parse(reply) as Reply<M>;
-          // Declined: this caller must be answered by the direct path (another fixed clock); nothing was done.
+          // Declined: this caller runs it itself (another fixed clock); nothing was done.
           if ('declined' in msg) {
             sent = false;
             finish(undefined);

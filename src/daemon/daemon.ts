@@ -1,33 +1,37 @@
 /**
  * The daemon (`memory daemon run`): one per workspace. It keeps the catalog and the whole text
  * index warm, follows `ai-memory/` and git's HEAD (watcher.ts), never trusts the watcher alone (a
- * full reconcile at start and on an interval, counting the drift it fixes), answers queries and
- * commits CLI callers' writes over a 0600 Unix socket (server.ts, protocol.ts) with the same
- * service code as the direct path, runs scheduled jobs (jobs.ts) with catch-up after downtime,
- * reports its status (status.ts), and shuts down gracefully: the current batch finishes, the job
- * cursor is saved, and the next start resumes.
+ * full reconcile at start and on an interval, counting the drift it fixes), runs thin clients'
+ * command lines over a 0600 Unix socket (server.ts, protocol.ts) with the runner the CLI hands
+ * it, against its one engine (whose write queue group-commits their writes), runs scheduled jobs
+ * (jobs.ts) with catch-up after downtime, reports its status (status.ts), and shuts down
+ * gracefully: the current batch finishes, the job cursor is saved, and the next start resumes.
  *
  * Files under `daemon/` of the workspace's local state folder (store/state-dir.ts): `daemon.pid`
  * (taken with O_EXCL; a dead owner's file is taken over, so a kill -9 never blocks the next
  * start), `daemon.sock` (or a short path in a private folder, see daemonPaths), `status.json`
  * (heartbeat), `state.json` (job runs and cursors). Logs: `logs/daemon.log` (pino, JSON lines).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { chmodSync, closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
-import { MemoryService } from '../service/memory-service.js';
+import { Caller } from '../service/caller.js';
+import { Engine } from '../service/engine.js';
+import { semanticStatus } from '../service/semantic.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
 import { MAX_SOCKET_PATH, checkSocketDir, daemonPaths, isAlive, type DaemonPaths } from './client.js';
 import { Jobs } from './jobs.js';
+import type { Runner } from './protocol.js';
 import { DaemonServer } from './server.js';
 import { DaemonStatus, createMetrics } from './status.js';
 import { DaemonWatcher } from './watcher.js';
 
 export interface DaemonOptions {
+  /** Runs a client's command line (the CLI's own main: cli/run.ts). */
+  runner: Runner;
   root?: string;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
@@ -123,7 +127,7 @@ function recordGitEnv(paths: DaemonPaths): void {
   }
 }
 
-export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
+export async function runDaemon(opts: DaemonOptions): Promise<void> {
   const env = opts.env ?? process.env;
   const heartbeatMs = opts.heartbeatMs ?? 2000;
   const reconcileMs = opts.reconcileMs ?? 5 * 60_000;
@@ -131,35 +135,29 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   const prom = await import('prom-client');
 
   let logger: import('pino').Logger | undefined;
-  // Warnings of a write done for a CLI caller go back to that caller (and to the log).
-  const callerWarnings = new AsyncLocalStorage<string[]>();
-  let wrote: ((files: string[]) => void) | undefined;
+  let wrote: ((files: string[], caller: Caller) => void) | undefined;
   let committed: ((commit: string, parent: string | null, files: string[]) => void) | undefined;
-  const svc = new MemoryService(
-    {
-      root: opts.root,
-      cwd: opts.cwd,
-      env,
-      longLived: true,
-      watched: true,
-      onWrite: async (files) => wrote?.(files),
-      onCommit: (c, p, f) => committed?.(c, p, f),
-    },
-    (m) => {
-      callerWarnings.getStore()?.push(m);
-      logger?.warn({ event: 'warning' }, m);
-    },
-  );
-  const paths = daemonPaths(svc.ws.localDir, env);
-  svc.ws.ensureLocal({ force: true });
-  svc.ws.local('daemon', true);
+  const engine = new Engine({
+    root: opts.root,
+    cwd: opts.cwd,
+    env,
+    longLived: true,
+    watched: true,
+    onWrite: async (files, caller) => wrote?.(files, caller),
+    onCommit: (c, p, f) => committed?.(c, p, f),
+  });
+  // The daemon's own jobs write and warn as the daemon (its log); each client's command line has a caller of its own.
+  const own = new Caller({ env, warn: (m) => logger?.warn({ event: 'warning' }, m) });
+  const paths = daemonPaths(engine.ws.localDir, env);
+  engine.ws.ensureLocal({ force: true });
+  engine.ws.local('daemon', true);
   takePidFile(paths);
-  svc.ws.local('logs', true);
+  engine.ws.local('logs', true);
   const logFd = openNoFollow(paths.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
   logger = pino({ base: { pid: process.pid } }, pino.destination({ dest: logFd, sync: true }));
   const log = logger;
   const metrics = createMetrics(prom);
-  const status = new DaemonStatus(paths, log, svc.ws.root, heartbeatMs);
+  const status = new DaemonStatus(paths, log, engine.ws.root, heartbeatMs);
 
   // ---------------------------------------------------------------- refresh
   // The index compaction batches deferred runs once they have been quiet for a second.
@@ -169,7 +167,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     compactTimer = setTimeout(() => {
       compactTimer = undefined;
       try {
-        svc.compactIndex();
+        engine.rm.compactIndex();
       } catch (err) {
         status.recordError('index compaction', err);
       }
@@ -187,7 +185,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     // file (a folder came or went).
     const batch = reason === 'batch' || reason === 'notify';
     const only = batch && reported && [...reported].every((f) => entryPath(f) !== null) ? [...reported] : undefined;
-    const r = svc.refresh({ saveIndex: batch ? false : 'drifted', paths: only });
+    const r = engine.rm.refresh({ saveIndex: batch ? false : 'drifted', paths: only });
     if (!only) status.full_refreshes++;
     const changed = [...r.changed, ...r.removed];
     status.files_on_disk = r.files;
@@ -212,14 +210,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       }
     }
     if (changed.length) jobs?.scheduleContext(changed, r.snap);
-    if (changed.length || reason === 'start') void svc.indexSemantic(); // new and changed entries get vectors, in the background
+    if (changed.length || reason === 'start') void engine.indexSemantic(); // new and changed entries get vectors, in the background
     if (batch) scheduleCompaction();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
   };
 
   // ---------------------------------------------------------------- watcher, jobs
-  const watcher = new DaemonWatcher(svc.ws, await svc.ctx.git(), opts.debounceMs ?? 40, {
+  const watcher = new DaemonWatcher(engine.ws, await engine.git(), opts.debounceMs ?? 40, {
     onBatch: (batch) => {
       refresh('batch', batch);
       status.batches++;
@@ -236,7 +234,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     },
   });
   jobs = new Jobs(
-    svc,
+    engine,
+    own,
     paths,
     log,
     status,
@@ -246,7 +245,6 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
       gitBusy: () => performance.now() - watcher.lastHeadMoveAt < GIT_QUIET_MS,
     },
-    callerWarnings,
     () => refresh('batch'),
   );
   /** Everything seen so far is in the index: pending watcher events, and a HEAD move. */
@@ -256,9 +254,9 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   };
   // A caller's write is searchable before the reply: its entry files are refreshed now. Other
   // files and the daemon's own jobs' writes come through the watcher.
-  wrote = (files) => {
-    if (!callerWarnings.getStore()) return;
-    const entryFiles = files.map((f) => svc.ws.rel(f)).filter((f) => entryPath(f) !== null);
+  wrote = (files, caller) => {
+    if (caller === own) return;
+    const entryFiles = files.map((f) => engine.ws.rel(f)).filter((f) => entryPath(f) !== null);
     if (!entryFiles.length) return;
     watcher.flush();
     refresh('notify', new Set(entryFiles));
@@ -268,17 +266,27 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
 
   // ---------------------------------------------------------------- socket
   let stopping = false;
+  engine.writes.onGroup = (group) => {
+    metrics.groupCommits.observe(group.length);
+    for (const { batch, result: r } of group) {
+      if (r instanceof Error || batch.caller === own) continue;
+      log.info(
+        { event: 'caller_write', label: batch.opts.label ?? 'apply', project: r.project, applied: r.applied.length, group: group.length },
+        'write done for a caller',
+      );
+    }
+  };
   const server = new DaemonServer({
-    svc,
+    engine,
+    runner: opts.runner,
     log,
     metrics,
     clock: env.BASS_AGENTS_NOW || null,
-    callerWarnings,
     settle,
-    notify: (files) => refresh('notify', new Set(files.map((f) => svc.ws.rel(f)))),
+    notify: (files) => refresh('notify', new Set(files.map((f) => engine.ws.rel(f)))),
     status: async () => ({
       ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
-      semantic: svc.semanticStatus() ?? status.semantic,
+      semantic: semanticStatus(engine) ?? status.semantic,
       ...memoryFigures(),
       metrics: await metrics.registry.getMetricsAsJSON(),
     }),
@@ -299,7 +307,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
       if (oldMask !== undefined) process.umask(oldMask);
     }
   } else {
-    log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; queries use the direct path');
+    log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');
   }
 
   // ---------------------------------------------------------------- metrics endpoint (127.0.0.1 only)
@@ -323,14 +331,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
   // ---------------------------------------------------------------- start: reconcile, catch up, serve
   refresh('start', new Set());
   // Semantic search: the model loads in a worker thread while queries are answered lexically.
-  const semantic = svc.startSemantic(
+  const semantic = engine.startSemantic(
     (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
     (err) => status.recordError('semantic', err),
   );
   status.semantic = semantic?.status() ?? { enabled: false, state: 'off', model: null, entries: 0, vectors_current: 0, vector_bytes: 0 };
   log.info({
     event: 'started',
-    root: svc.ws.root,
+    root: engine.ws.root,
     files: status.files_on_disk,
     indexed: status.entries_indexed,
     socket: Boolean(status.socket),
@@ -369,14 +377,14 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<void> {
     http?.close();
     await jobs.stop(); // the current batch finishes; its cursor is saved
     try {
-      await svc.closeSemantic(); // the vectors computed so far are saved
+      await engine.closeSemantic(); // the vectors computed so far are saved
     } catch (err) {
       status.recordError('semantic', err);
     }
     // The index snapshot, up to date with the files: what one-shot commands load while no daemon
     // runs (a kill -9 skips it, and the next start re-syncs from file stamps).
     try {
-      svc.flushIndex();
+      engine.rm.flushIndex();
     } catch (err) {
       status.recordError('index save', err);
     }

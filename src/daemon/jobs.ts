@@ -5,7 +5,6 @@
  * saved, so the next start resumes. Due times read the service clock.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import { isContextWorthy } from '../core/context.js';
 import { intervalMs } from '../core/lifecycle.js';
@@ -13,7 +12,9 @@ import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { keyOfFile } from '../store/catalog.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
-import type { MemoryService } from '../service/memory-service.js';
+import type { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
+import * as uc from '../service/use-cases.js';
 import type { DaemonPaths } from './client.js';
 import type { DaemonMetrics, DaemonStatus } from './status.js';
 
@@ -57,14 +58,14 @@ export class Jobs {
   private contextTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly svc: MemoryService,
+    private readonly engine: Engine,
+    /** The daemon's own caller (its jobs' writes and warnings are its own). */
+    private readonly caller: Caller,
     private readonly paths: DaemonPaths,
     private readonly log: Logger,
     private readonly status: DaemonStatus,
     private readonly metrics: DaemonMetrics,
     private readonly opts: JobOptions,
-    /** Runs a callback outside the async context of the caller that triggered it. */
-    private readonly detached: AsyncLocalStorage<string[]>,
     /** Brings the daemon's catalog and index up to date after a job's own writes. */
     private readonly afterWrite: () => void,
   ) {
@@ -78,7 +79,7 @@ export class Jobs {
   }
 
   private now(): number {
-    return this.svc.now().getTime();
+    return this.caller.now().getTime();
   }
 
   save(): void {
@@ -100,25 +101,25 @@ export class Jobs {
         this.status.recordError(`job ${name}`, err);
       }
       job.runs++;
-      job.last_run_at = this.svc.now().toISOString();
+      job.last_run_at = this.caller.now().toISOString();
       this.save();
     });
     return this.chain;
   }
 
   private decayDue(project: string): boolean {
-    const every = intervalMs(this.svc.decayConfig(project).interval) ?? 86_400_000;
+    const every = intervalMs(this.engine.decayConfig(project, this.caller.now()).interval) ?? 86_400_000;
     const last = this.state.decay_projects[project];
     return !last || this.now() - Date.parse(last) >= every || Boolean(this.state.jobs.decay.cursor?.[project]);
   }
 
   private async decay(): Promise<void> {
-    for (const project of this.svc.ws.listProjects()) {
+    for (const project of this.engine.ws.listProjects()) {
       if (this.stopping) return;
-      if (!this.svc.ws.isInitialized(project) || !this.decayDue(project)) continue;
+      if (!this.engine.ws.isInitialized(project) || !this.decayDue(project)) continue;
       const cursor = this.state.jobs.decay.cursor ?? (this.state.jobs.decay.cursor = {});
       const end = this.metrics.decayDuration.startTimer();
-      const r = await this.svc.decay(project, { apply: true, resumeAfter: cursor[project], onBatch: () => !this.stopping });
+      const r = await uc.decay(this.engine, this.caller, project, { apply: true, resumeAfter: cursor[project], onBatch: () => !this.stopping });
       end();
       this.metrics.forgotten.inc(r.forgotten);
       if (r.resume_after !== null) {
@@ -126,7 +127,7 @@ export class Jobs {
         this.log.info({ event: 'decay_interrupted', project, resume_after: r.resume_after });
       } else {
         delete cursor[project];
-        this.state.decay_projects[project] = this.svc.now().toISOString();
+        this.state.decay_projects[project] = this.caller.now().toISOString();
       }
       this.log.info({ event: 'decay', project, analyzed: r.analyzed, forgotten: r.forgotten, ms: r.duration_ms, commit: r.commit });
       this.afterWrite();
@@ -134,13 +135,13 @@ export class Jobs {
   }
 
   private async freshness(): Promise<void> {
-    const items = this.svc.checkFreshness({ days: 7 });
+    const items = uc.checkFreshness(this.engine, this.caller, { days: 7 });
     this.status.expiring_entries = items.slice(0, 50).map((i) => ({ id: i.id, project: i.project, state: i.state, valid_to: i.valid_to }));
     for (const i of items) this.log.info({ event: 'freshness', id: i.id, project: i.project, state: i.state, valid_to: i.valid_to, days: i.days });
   }
 
   private async evidence(): Promise<void> {
-    const r = await this.svc.validateEvidence(undefined, { timeoutMs: 5000 });
+    const r = await uc.validateEvidence(this.engine, this.caller, undefined, { timeoutMs: 5000 });
     this.status.stale_evidence_entries = r.entries.filter((e) => e.stale).length;
     this.log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
   }
@@ -152,7 +153,7 @@ export class Jobs {
   /** The scheduler tick: starts the jobs that are due (and, at start, those missed while down). */
   tick(): void {
     if (this.stopping) return;
-    const ws = this.svc.ws;
+    const ws = this.engine.ws;
     if (ws.listProjects().some((p) => ws.isInitialized(p) && this.decayDue(p))) void this.run('decay', () => this.decay());
     if (this.due(this.state.jobs.freshness, this.opts.freshnessMs)) void this.run('freshness', () => this.freshness());
     if (this.due(this.state.jobs.evidence, this.opts.evidenceMs)) void this.run('evidence', () => this.evidence());
@@ -180,26 +181,23 @@ export class Jobs {
       if (!project || project === GLOBAL_PROJECT || this.contextDue.has(project)) continue;
       const se = entryOf(f);
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
-      if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.svc.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
+      if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.engine.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
     }
     if (this.contextDue.size && !this.contextTimer) this.armContext();
   }
 
   private armContext(): void {
-    // Not in the async context of the caller whose write scheduled it (its warnings, its notify).
-    this.contextTimer = this.detached.exit(() =>
-      setTimeout(() => {
-        this.contextTimer = undefined;
-        void this.run('context', async () => {
-          for (const p of [...this.contextDue]) {
-            this.contextDue.delete(p);
-            if (!this.svc.ws.isInitialized(p)) continue;
-            const r = await this.svc.syncContext(p);
-            if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
-          }
-        });
-      }, CONTEXT_DELAY_MS),
-    );
+    this.contextTimer = setTimeout(() => {
+      this.contextTimer = undefined;
+      void this.run('context', async () => {
+        for (const p of [...this.contextDue]) {
+          this.contextDue.delete(p);
+          if (!this.engine.ws.isInitialized(p)) continue;
+          const r = await uc.syncContext(this.engine, this.caller, p);
+          if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
+        }
+      });
+    }, CONTEXT_DELAY_MS);
   }
 
   /** Stops scheduling; the running job finishes its batch and its cursor is saved. */

@@ -17,18 +17,7 @@ import {
   type Problem,
 } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
-import type { QueryFilters } from '../core/query.js';
-import type { AgentTask, MemoryEntry } from '../core/schema.js';
-import type { ApplyResult } from '../service/ops/apply.js';
-import type { QueryOptions, QueryResult } from '../service/ops/query.js';
-
-/** A write the CLI hands over: its parsed input, with the project and agent the CLI resolved. */
-export interface WriteParams {
-  input: unknown;
-  project?: string;
-  /** The caller's --agent / BASS_AGENTS_AGENT, or null (the daemon then uses the git user, never its own). */
-  agent: string | null;
-}
+import type { Engine } from '../service/engine.js';
 
 /**
  * A command line a thin client hands over whole (bin/bass-agents.cjs): the daemon runs it as the
@@ -51,23 +40,16 @@ export interface Methods {
   ping: { params: Record<string, never>; result: { pid: number } };
   status: { params: Record<string, never>; result: Record<string, unknown> };
   notify: { params: { files: string[] }; result: { ok: true } };
-  query: { params: { text: string; filters: QueryFilters; options: QueryOptions }; result: QueryResult };
-  prepareTask: { params: { task: unknown; options: { project?: string; full?: boolean } }; result: AgentTask };
-  create: { params: WriteParams; result: { value: { entry: MemoryEntry; commit: string | null; project: string }; warnings: string[] } };
-  apply: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
-  applyResult: { params: WriteParams; result: { value: ApplyResult; warnings: string[] } };
   /** `output`: what the command printed, in order, as [1 (stdout) or 2 (stderr), text] pieces. */
   cli: { params: CliParams; result: { output: [1 | 2, string][]; exitCode: number } };
   stop: { params: Record<string, never>; result: { stopping: true } };
 }
 
 export type Method = keyof Methods;
-export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'query', 'prepareTask', 'create', 'apply', 'applyResult', 'cli', 'stop'];
-export type WriteMethod = 'create' | 'apply' | 'applyResult';
-export const WRITE_METHODS: readonly WriteMethod[] = ['create', 'apply', 'applyResult'];
+export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli', 'stop'];
 
 /** Methods answered as of the caller's clock: a caller on another fixed clock is declined. */
-export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['query', 'prepareTask', 'create', 'apply', 'applyResult', 'cli']);
+export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['cli']);
 
 export interface Request<M extends Method = Method> {
   id: number;
@@ -78,7 +60,7 @@ export interface Request<M extends Method = Method> {
 export type Reply<M extends Method = Method> =
   | { id: number; result: Methods[M]['result'] }
   | { id: number; error: WireError }
-  /** Not for this daemon (another fixed clock): nothing was done; the caller takes the direct path. */
+  /** Not for this daemon (another fixed clock): nothing was done; the caller runs it itself. */
   | { id: number; declined: string };
 
 /** An error as it crosses the socket: its class, code, message, problems and exit code. */
@@ -141,3 +123,6 @@ export function parseRequest(line: string): Request {
   }
   return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: r.params ?? {} };
 }
+
+/** Runs a client's command line against the daemon's engine: handed over by the CLI (the daemon never imports it). */
+export type Runner = (params: CliParams, engine: Engine) => Promise<Methods['cli']['result']>;

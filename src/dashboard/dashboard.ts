@@ -1,6 +1,6 @@
 /**
  * `memory dashboard [project]`: the terminal dashboard with blessed and
- * blessed-contrib. Every number comes from MemoryService.getStatistics; colours follow
+ * blessed-contrib. Every number comes from getStatistics; colours follow
  * core/health.ts. Keys: r refresh, 1/2/3 date range (7 days, 30 days, all time), p next project
  * (all projects first), up/down scroll the expiring entries, q or Ctrl-C quit (the terminal is
  * restored). Auto-refresh every 30 s.
@@ -8,7 +8,9 @@
 import { createRequire } from 'node:module';
 import { health, rangeFor, type Level } from '../core/health.js';
 import type { Statistics } from '../core/stats.js';
-import type { MemoryService } from '../service/memory-service.js';
+import type { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
+import { getStatistics } from '../service/ops/statistics.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,12 +31,12 @@ export interface DashboardOptions {
   refreshMs?: number;
 }
 
-export async function runDashboard(svc: MemoryService, opts: DashboardOptions = {}): Promise<void> {
+export async function runDashboard(engine: Engine, caller: Caller, opts: DashboardOptions = {}): Promise<void> {
   /* eslint-disable @typescript-eslint/no-explicit-any -- blessed-contrib has no type definitions */
   const blessed = require('blessed') as typeof import('blessed');
   const contrib = require('blessed-contrib');
   const screen = blessed.screen({ smartCSR: true, title: 'bass-agents memory', fullUnicode: true, autoPadding: true });
-  const projects: (string | undefined)[] = [undefined, ...svc.ws.listProjects()];
+  const projects: (string | undefined)[] = [undefined, ...engine.ws.listProjects()];
   let projectIdx = Math.max(0, projects.indexOf(opts.project));
   if (opts.project && projectIdx === 0) {
     projects.splice(1, 0, opts.project);
@@ -140,7 +142,7 @@ export async function runDashboard(svc: MemoryService, opts: DashboardOptions = 
   const refresh = (): void => {
     try {
       lastError = '';
-      render(svc.getStatistics(projects[projectIdx], rangeFor(range, svc.now())));
+      render(getStatistics(engine, caller, projects[projectIdx], rangeFor(range, caller.now())));
     } catch (err) {
       lastError = (err as Error).message.slice(0, 60);
       help.setContent(`{red-fg}${lastError}{/red-fg}`);

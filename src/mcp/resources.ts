@@ -1,11 +1,12 @@
 /**
  * The resources (`ai-context://<project>`, `memory://<project>/<id>`) and the `write-memory`
- * prompt. A resource that does not exist is a resource-not-found error (-32002) saying which,
+ * prompt, read with the server's own engine (they are rare). A resource that does not exist is a resource-not-found error (-32002) saying which,
  * and a malformed one invalid params, never an internal error.
  */
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError, NotFoundError } from '../core/errors.js';
+import * as uc from '../service/use-cases.js';
 import type { ToolContext } from './result.js';
 
 /** The MCP code for a resource that does not exist. */
@@ -34,7 +35,7 @@ function read<T>(uri: string, fn: () => T): T {
 }
 
 export function registerResources(t: ToolContext): void {
-  const { server, service } = t;
+  const { server } = t;
   server.registerPrompt(
     'write-memory',
     { title: 'How to write memory', description: 'The write guide: the fields of an entry, a good example, what to avoid, when to supersede.' },
@@ -45,14 +46,18 @@ export function registerResources(t: ToolContext): void {
     'ai-context',
     new ResourceTemplate('ai-context://{project}', {
       list: async () => ({
-        resources: service.ws.listProjects().map((p) => ({ uri: `ai-context://${p}`, name: `ai-context/${p}.md`, mimeType: 'text/markdown' })),
+        resources: t
+          .local()[0]
+          .ws.listProjects()
+          .map((p) => ({ uri: `ai-context://${p}`, name: `ai-context/${p}.md`, mimeType: 'text/markdown' })),
       }),
     }),
     { title: 'Project context', description: 'The context summary of a project (high-confidence, evidenced, active entries).', mimeType: 'text/markdown' },
     async (uri, vars) =>
       read(uri.href, () => {
-        const project = service.project(String(vars.project), true);
-        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: service.renderContext(project).text }] };
+        const [engine, caller] = t.local();
+        const project = caller.project(engine, String(vars.project), true);
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: uc.renderContext(engine, caller, project).text }] };
       }),
   );
 
@@ -60,7 +65,7 @@ export function registerResources(t: ToolContext): void {
     'entry',
     new ResourceTemplate('memory://{project}/{id}', {
       list: async () => {
-        const hits = service.query('', { status: ['active'], minConfidence: 0 }, { record: false }).results;
+        const hits = uc.query(...t.local(), '', { status: ['active'], minConfidence: 0 }, { record: false }).results;
         return {
           resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })),
         };
@@ -69,7 +74,7 @@ export function registerResources(t: ToolContext): void {
     { title: 'Memory entry', description: 'One memory entry as JSON: memory://<project>/<id>.', mimeType: 'application/json' },
     async (uri, vars) =>
       read(uri.href, () => {
-        const shown = service.show(String(vars.id), { project: String(vars.project) });
+        const shown = uc.show(...t.local(), String(vars.id), { project: String(vars.project) });
         return {
           contents: [{ uri: uri.href, mimeType: 'application/json', text: `${JSON.stringify({ ...shown.entry, computed: shown.computed }, null, 2)}\n` }],
         };

@@ -1,21 +1,44 @@
 /**
- * What every tool module shares: the service a tool calls, the project and writer it defaults to,
- * and how a result or an error goes back to the client (errors with the CLI's words, one line
- * per problem, naming the field).
+ * What every tool module shares: how a call is made (through a running daemon, else against the
+ * server's own engine: server.ts), the project and writer a call defaults to, and how a result or
+ * an error goes back to the client (errors with the CLI's words, one line per problem, naming
+ * the field).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z, type ZodRawShape } from 'zod';
 import { MemoryError, formatProblem } from '../core/errors.js';
-import type { MemoryService } from '../service/memory-service.js';
+import type { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
 
+/** What the resources use: the server, and its own engine and caller (opened on first use). */
 export interface ToolContext {
   server: McpServer;
-  service: MemoryService;
+  local(): [Engine, Caller];
+}
+
+export interface Session {
   /** The project a call names, else the server's `--project`. */
-  project: (p?: string) => string | undefined;
+  project(p?: string): string | undefined;
   /** created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user. */
-  agent: () => Promise<string>;
+  agent(): Promise<string>;
+}
+
+/** What the server asks a daemon (or itself) to run: a tool, its arguments and the server's defaults. */
+export interface ToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+  project: string | null;
+  /** --agent, BASS_AGENTS_AGENT or the client's name (null: the git user, found where the call runs). */
+  agent: string | null;
+}
+
+/** A tool: what clients are told of it (its name, schema, hints), and what it does with a call's (schema-checked) arguments. */
+export interface Tool {
+  name: string;
+  config: { title: string; description: string; inputSchema: ZodRawShape; outputSchema?: ZodRawShape | z.ZodType; annotations: ToolAnnotations };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body(engine: Engine, caller: Caller, args: any, s: Session): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 export const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;

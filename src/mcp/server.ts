@@ -2,19 +2,24 @@
  * `bass-agents memory mcp`: the memory over the Model Context Protocol (stdio), for Claude Code,
  * Cursor, Codex and every MCP client. Six tools, kept short because every agent session carries
  * their descriptions: reading (tools/read.ts), writing (tools/write.ts), and the rarely used rest
- * behind one tool (tools/maintain.ts); resources and the write guide in resources.ts. Every tool
- * calls the same MemoryService as the CLI; errors come back as tool errors with the CLI's
- * messages. Nothing but protocol is written to stdout: warnings go to stderr.
+ * behind one tool (tools/maintain.ts); resources and the write guide in resources.ts. A tool call
+ * goes to the workspace's daemon when one runs (the same client as the thin CLI: one engine and
+ * one model for every agent session), else to this server's own engine (calls.ts); errors come
+ * back as tool errors with the CLI's messages. Nothing but protocol is written to stdout:
+ * warnings go to stderr.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MemoryError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
-import { MemoryService } from '../service/memory-service.js';
+import { daemonFor, handOver, runningPid } from '../daemon/client.js';
+import { Caller } from '../service/caller.js';
+import { Engine } from '../service/engine.js';
+import { findRoot } from '../store/workspace.js';
+import { TOOLS, WRITING_TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
-import type { ToolContext } from './result.js';
-import { registerMaintainTool } from './tools/maintain.js';
-import { registerReadTools } from './tools/read.js';
-import { registerWriteTools } from './tools/write.js';
+import { errorResult, guard, type ToolCall, type ToolContext } from './result.js';
 
 export { DEFAULT_MAX_CHARS } from './tools/read.js';
 
@@ -37,26 +42,64 @@ Record when you learned something the next agent needs and cannot see in the cod
 
 When an entry no longer holds, do not add a second one: memory_create with supersedes replaces it, memory_deprecate retires it. The write-memory prompt has the full guide.`;
 
-/** Builds the server (not yet connected): tools and resources over one MemoryService. */
-export function createMcpServer(opts: McpOptions = {}): { server: McpServer; service: MemoryService } {
-  const service = new MemoryService({ root: opts.root, cwd: opts.cwd, env: opts.env, longLived: true }, (m) => process.stderr.write(`warning: ${m}\n`));
-  const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
-  const t: ToolContext = {
-    server,
-    service,
-    project: (p) => p ?? opts.project,
-    agent: async () => pickAgent(opts.agent, (opts.env ?? process.env).BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? (await service.agent()),
+/** A tool call run by the daemon (`memory mcp-call`); undefined when the server must run it itself (no daemon, not delivered). */
+async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall): Promise<CallToolResult | undefined> {
+  const writes = WRITING_TOOLS.has(call.tool);
+  const stdin = (): Buffer => Buffer.from(JSON.stringify(call));
+  const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
+  if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
+  if (r === 'lost')
+    return errorResult(
+      new MemoryError(
+        'E_INTERNAL',
+        'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying',
+        1,
+      ),
+    );
+  let stdout = '';
+  for (const [fd, text] of r.output) {
+    if (fd === 1) stdout += text;
+    else process.stderr.write(text); // warnings, as the server's own engine would give them
+  }
+  const doc = JSON.parse(stdout) as Record<string, unknown>;
+  if (r.exitCode === 0) return guard(() => doc);
+  const e = doc.error as { code: string; message: string; problems?: [] };
+  return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
+}
+
+/** Builds the server (not yet connected): tools and resources; `engine()` opens its own engine on first use. */
+export function createMcpServer(opts: McpOptions = {}): { server: McpServer; engine: () => Engine; opened: () => Engine | undefined } {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const root = findRoot(cwd, opts.root, env);
+  const caller = new Caller({ env, cwd, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+  let own: Engine | undefined;
+  const engine = (): Engine => {
+    if (own) return own;
+    own = new Engine({ root, cwd, env, longLived: true });
+    own.startSemantic();
+    return own;
   };
-  registerReadTools(t);
-  registerWriteTools(t);
-  registerMaintainTool(t);
+  const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
+  for (const tool of TOOLS) {
+    server.registerTool(tool.name, tool.config, async (args: Record<string, unknown>) => {
+      const call: ToolCall = {
+        tool: tool.name,
+        args,
+        project: opts.project ?? null,
+        agent: pickAgent(opts.agent, env.BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? null,
+      };
+      return (await viaDaemon(root, cwd, env, call).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
+    });
+  }
+  const t: ToolContext = { server, local: () => [engine(), caller] };
   registerResources(t);
-  return { server, service };
+  return { server, engine, opened: () => own };
 }
 
 /** Serves on stdio until the client closes the stream. */
 export async function serveStdio(opts: McpOptions = {}): Promise<void> {
-  const { server, service } = createMcpServer(opts);
+  const { server, engine, opened } = createMcpServer(opts);
   // A message over this size cannot be read (the stream cannot be resynchronized after it): the
   // server says so on stderr and exits 1, rather than stopping without a word.
   const maxBytes = Number(process.env.BASS_AGENTS_MCP_MAX_MESSAGE_BYTES) || MAX_MCP_MESSAGE_BYTES;
@@ -73,14 +116,18 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
-  service.startSemantic();
+  // Without a daemon, the engine (and its model) is ready before the first call; with one, none is opened.
+  const env = opts.env ?? process.env;
+  const paths = daemonFor(findRoot(opts.cwd ?? process.cwd(), opts.root, env), env);
+  if (!paths || !runningPid(paths)) engine();
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());
   await closed;
-  await service.closeSemantic().catch(() => undefined);
+  const own = opened();
+  await own?.closeSemantic().catch(() => undefined);
   // While serving, the index snapshot is saved only once it drifted far (a save holds the process
   // for the whole write); when the client goes, it is brought up to date for the next command.
-  if (!failed) service.flushIndex();
+  if (!failed) own?.rm.flushIndex();
 }
 
 /** The largest JSON-RPC message the stdio server reads. */

@@ -10,7 +10,8 @@ import { entryPath, keyOfFile } from '../store/stored-entry.js';
 import { SECTIONS } from '../core/constants.js';
 import { MEMORY_DIR } from '../store/root.js';
 import { lowerBoundBy } from '../core/sorted.js';
-import type { ServiceContext } from './context.js';
+import type { WarningSink } from './caller.js';
+import type { Engine } from './engine.js';
 
 /** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
 const PARTIAL_DRIFT_MIN = 64;
@@ -53,14 +54,13 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
 }
 
 export class ReadModel {
-  private readonly ctx: ServiceContext;
+  private readonly engine: Engine;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
-  constructor(ctx: ServiceContext) {
-    this.ctx = ctx;
-    ctx.current = () => this.state?.snap;
+  constructor(engine: Engine) {
+    this.engine = engine;
   }
 
   /** The snapshot this process holds (the daemon's watcher keeps it current), if any. */
@@ -80,23 +80,24 @@ export class ReadModel {
     text: string,
     refresh: boolean,
     wholeIndex = false,
-    save: boolean | 'drifted' = this.ctx.longLived ? 'drifted' : true,
+    save: boolean | 'drifted' = this.engine.longLived ? 'drifted' : true,
+    warn?: WarningSink,
   ): { snap: CatalogSnapshot; index: SearchIndex | null; indexStats: QueryStats['index'] } {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
-    const snap = this.ctx.refreshSnapshot();
+    const snap = this.engine.refreshSnapshot(warn);
     let index = this.state?.index ?? null;
     if (!needIndex && !index) {
       this.state = { snap, index: null };
       return { snap, index: null, indexStats: null };
     }
-    this.ctx.ws.local('cache'); // checked before anything in it is read
-    const file = SearchIndex.snapshotPath(this.ctx.ws.localDir);
+    this.engine.ws.local('cache'); // checked before anything in it is read
+    const file = SearchIndex.snapshotPath(this.engine.ws.localDir);
     let docs: IndexedDoc[] | undefined;
     const docsOf = (): IndexedDoc[] => (docs ??= snap.entries.map(docOf));
-    if (!index && !this.ctx.longLived && !wholeIndex) {
+    if (!index && !this.engine.longLived && !wholeIndex) {
       // A snapshot saved from this very catalog content holds exactly these entries: no sync at all.
-      const localDir = this.ctx.ws.localDir;
+      const localDir = this.engine.ws.localDir;
       const partial = SearchIndex.loadFor(file, text, SearchIndex.contentsFor(localDir, snap.contentId));
       if (partial?.inSync) {
         this.state = { snap, index: null };
@@ -147,7 +148,7 @@ export class ReadModel {
       // Both cost what the batch's files do: the catalog keeps its maps between batches and says
       // which keys the files touched; the index follows just those, and so does the query table.
       const prev = this.state.snap;
-      const snap = this.ctx.catalog.refreshPaths(prev, opts.paths);
+      const snap = this.engine.catalog.refreshPaths(prev, opts.paths);
       const index = this.state.index;
       const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
       const rep = index.sync([], index.planKeys(touched), { deferCompact: true });
@@ -182,8 +183,8 @@ export class ReadModel {
     if (!index) return;
     if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
     try {
-      if (!this.ctx.ws.ensureLocal()) return;
-      this.ctx.ws.local('cache', true);
+      if (!this.engine.ws.ensureLocal()) return;
+      this.engine.ws.local('cache', true);
       // The index follows the snapshot this process holds: saved with its catalog content id, if
       // it has one, and where each document's entry is among its entries.
       const snap = this.state?.index === index ? this.state.snap : undefined;
@@ -191,7 +192,7 @@ export class ReadModel {
       const mark = snap?.contentId
         ? { id: snap.contentId, posOf: (key: string) => (at ??= new Map(snap.entries.map((se, i) => [se.key, i]))).get(key) }
         : undefined;
-      index.save(SearchIndex.snapshotPath(this.ctx.ws.localDir), false, mark);
+      index.save(SearchIndex.snapshotPath(this.engine.ws.localDir), false, mark);
     } catch {
       /* a snapshot that cannot be saved only costs speed next time */
     }

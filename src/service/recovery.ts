@@ -10,7 +10,8 @@ import { INDEX_LOCK_WAIT_MS } from '../store/git-commit.js';
 import { clearJournal, readJournal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { Workspace } from '../store/workspace.js';
-import type { ServiceContext } from './context.js';
+import type { Engine } from './engine.js';
+import type { Caller } from './caller.js';
 
 /**
  * Finishes or undoes what a killed writer left (its journal is still there), in one pass of a
@@ -24,14 +25,15 @@ import type { ServiceContext } from './context.js';
  * then leaves the journal for a later command, with the files already put back).
  */
 export async function recoverWrite(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   git: GitRepo | null,
   stateDir: string,
   indexWaitMs = INDEX_LOCK_WAIT_MS,
 ): Promise<{ kept: number; undone: number; ignored: number } | null> {
   const found = readJournal(stateDir);
   if (found === null) return null;
-  const time = ctx.now().toISOString();
+  const time = caller.now().toISOString();
   if ('untrusted' in found) {
     const aside = join(stateDir, `journal.untrusted-${Date.now()}`);
     try {
@@ -39,8 +41,8 @@ export async function recoverWrite(
     } catch {
       clearJournal(stateDir);
     }
-    ctx.warn(`ignored a write journal that this repository did not write (${found.untrusted}); it was moved to ${aside}`);
-    appendLog(ctx.ws, 'events', { time, level: 'warn', event: 'journal_untrusted', reason: found.untrusted });
+    caller.warn(`ignored a write journal that this repository did not write (${found.untrusted}); it was moved to ${aside}`);
+    appendLog(engine.ws, 'events', { time, level: 'warn', event: 'journal_untrusted', reason: found.untrusted });
     return { kept: 0, undone: 0, ignored: 0 };
   }
   const st = found.state;
@@ -49,12 +51,12 @@ export async function recoverWrite(
     return { kept: 0, undone: 0, ignored: 0 };
   }
   // The dead writer's workspace (normally this one) decides what its memory paths are.
-  let ws = ctx.ws;
+  let ws = engine.ws;
   if (st.root && st.root !== ws.root) {
     try {
       ws = new Workspace(st.root);
     } catch {
-      ws = ctx.ws;
+      ws = engine.ws;
     }
   }
   const paths: { abs: string; repo: string }[] = [];
@@ -105,7 +107,7 @@ export async function recoverWrite(
   }
   await git.sweepLeftovers();
   if (kept + undone + ignored) {
-    appendLog(ctx.ws, 'events', { time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit });
+    appendLog(engine.ws, 'events', { time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit });
   }
   clearJournal(stateDir);
   return { kept, undone, ignored };

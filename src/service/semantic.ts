@@ -10,7 +10,9 @@
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { VectorStore, textHash } from '../index/vectors.js';
 import type { Embedder } from './embedder.js';
-import type { ServiceContext } from './context.js';
+import type { Caller } from './caller.js';
+import type { Engine } from './engine.js';
+import type { QueryOptions } from './ops/query.js';
 
 /** The daemon saves the vectors at least this often while it computes them. */
 const SAVE_EVERY_MS = 30_000;
@@ -42,8 +44,8 @@ interface Pending {
 }
 
 export class Semantic {
-  private readonly ctx: ServiceContext;
-  private engine: Embedder | null = null;
+  private readonly engine: Engine;
+  private embedder: Embedder | null = null;
   private store: VectorStore | null = null;
   state: SemanticState = 'loading';
   private error: string | undefined;
@@ -53,34 +55,34 @@ export class Semantic {
   private lastSave = 0;
   private closed = false;
 
-  constructor(ctx: ServiceContext) {
-    this.ctx = ctx;
+  constructor(engine: Engine) {
+    this.engine = engine;
   }
 
   /** Whether a project has semantic search on (`query.semantic` is not `off`). */
   enabledFor(project: string): boolean {
     try {
-      return this.ctx.projectConfig(project).query.semantic !== 'off';
+      return this.engine.projectConfig(project).query.semantic !== 'off';
     } catch {
       return true;
     }
   }
 
-  /** Uses `engine` (null: the model is not installed) and loads the vectors cached for its model. */
-  attach(engine: Embedder | null, error?: string): void {
-    this.engine = engine;
-    if (!engine) {
+  /** Uses `embedder` (null: the model is not installed) and loads the vectors cached for its model. */
+  attach(embedder: Embedder | null, error?: string): void {
+    this.embedder = embedder;
+    if (!embedder) {
       this.state = error ? 'failed' : 'unavailable';
       this.error = error;
       return;
     }
-    this.ctx.ws.local('cache'); // checked before anything in it is read
-    this.store = VectorStore.load(VectorStore.path(this.ctx.ws.localDir), engine.model, engine.dims);
+    this.engine.ws.local('cache'); // checked before anything in it is read
+    this.store = VectorStore.load(VectorStore.path(this.engine.ws.localDir), embedder.model, embedder.dims);
     this.state = 'ready';
   }
 
   get ready(): boolean {
-    return this.engine !== null && this.store !== null;
+    return this.embedder !== null && this.store !== null;
   }
 
   /** Entries of projects with semantic search on whose vector is missing or out of date; drops rows of entries gone. */
@@ -130,7 +132,7 @@ export class Semantic {
         if (!snap) return;
         const missing = this.pending(snap).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
-        const step = this.engine!.chunk;
+        const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
           // One job at a time, and the event loop between jobs: queries and writes go first.
           if (i) await new Promise((r) => setImmediate(r));
@@ -145,7 +147,7 @@ export class Semantic {
             }
           });
           if (!ready.length) continue;
-          const vectors = await this.engine!.embed(
+          const vectors = await this.embedder!.embed(
             ready.map((p) => p.text!),
             'background',
           );
@@ -170,7 +172,7 @@ export class Semantic {
   async similarity(text: string): Promise<((key: string) => number | undefined) | undefined> {
     if (!this.ready || !text.trim() || this.state === 'failed') return undefined;
     if (this.store!.size === 0) return undefined;
-    const [v] = await this.engine!.embed([text], 'query');
+    const [v] = await this.embedder!.embed([text], 'query');
     return this.store!.similarity(v);
   }
 
@@ -178,9 +180,9 @@ export class Semantic {
     this.lastSave = Date.now();
     if (!this.store?.dirty) return;
     try {
-      if (!this.ctx.ws.ensureLocal()) return;
-      this.ctx.ws.local('cache', true);
-      this.store.save(VectorStore.path(this.ctx.ws.localDir));
+      if (!this.engine.ws.ensureLocal()) return;
+      this.engine.ws.local('cache', true);
+      this.store.save(VectorStore.path(this.engine.ws.localDir));
     } catch {
       /* a cache that cannot be saved only costs time later */
     }
@@ -191,7 +193,7 @@ export class Semantic {
     return {
       enabled: this.ready && this.state !== 'failed',
       state: this.state,
-      model: this.engine?.model ?? null,
+      model: this.embedder?.model ?? null,
       entries: this.counts.entries,
       vectors_current: this.counts.current,
       vector_bytes: this.store?.bytes ?? 0,
@@ -207,7 +209,7 @@ export class Semantic {
     this.closed = true;
     await this.running;
     this.save();
-    await this.engine?.close();
+    await this.embedder?.close();
   }
 }
 
@@ -222,13 +224,41 @@ export interface SemanticReport {
   model: string | null;
 }
 
-export function semanticReport(ctx: ServiceContext, entries: readonly StoredEntry[], installed: boolean): SemanticReport {
-  const sem = new Semantic(ctx);
-  const off = ctx.ws.listProjects().filter((p) => !sem.enabledFor(p));
+export function semanticReport(engine: Engine, entries: readonly StoredEntry[], installed: boolean): SemanticReport {
+  const sem = new Semantic(engine);
+  const off = engine.ws.listProjects().filter((p) => !sem.enabledFor(p));
   const mine = entries.filter((se) => !off.includes(se.project));
-  ctx.ws.local('cache');
-  const store = VectorStore.loadAny(VectorStore.path(ctx.ws.localDir));
+  engine.ws.local('cache');
+  const store = VectorStore.loadAny(VectorStore.path(engine.ws.localDir));
   let current = 0;
   if (store) for (const se of mine) if (store.isCurrent(se.key, se.stamp, () => textHash(embeddedText(se.entry)))) current++;
   return { model_installed: installed, projects_off: off, entries: mine.length, vectors_current: current, model: store?.model ?? null };
+}
+
+/**
+ * The semantic part of a query of `text`, for `query`'s options: from the engine's attached
+ * embedder when there is one; otherwise, when `ask` (`--semantic`), the model is loaded in this
+ * process and at most `inlineMax` missing vectors are computed first (a daemon computes the
+ * rest). Undefined when semantic search cannot answer (no model, no vectors, empty text).
+ */
+export async function semanticFor(engine: Engine, caller: Caller, text: string, ask = false, inlineMax = 64): Promise<QueryOptions['semantic']> {
+  if (!text.trim()) return undefined;
+  // Never a second model in a process whose own is still loading (a daemon running a
+  // `query --semantic`): that query is lexical until it is ready.
+  if (!engine.semantic?.ready && ask && engine.semantic?.state !== 'loading') {
+    const { inlineEmbedder } = await import('./embedder.js');
+    (engine.semantic ??= new Semantic(engine)).attach(await inlineEmbedder(engine.env.BASS_AGENTS_SEMANTIC === 'minilm'));
+    await engine.semantic.index(() => engine.snapshot(caller.warn), { max: inlineMax });
+  }
+  if (!engine.semantic?.ready) return undefined;
+  // A long-lived process without a watcher (an MCP server) notices new entries at each query.
+  // (Never a one-shot CLI: it embedded its few above, and must not stay alive for the rest.)
+  if (engine.longLived && !engine.watched) void engine.indexSemantic();
+  const similarity = await engine.semantic.similarity(text);
+  return similarity ? { similarity } : undefined;
+}
+
+/** Whether semantic search is on and how many vectors are current (null: none attached in this process). */
+export function semanticStatus(engine: Engine): SemanticStatus | null {
+  return engine.semantic?.status(engine.rm.current) ?? null;
 }

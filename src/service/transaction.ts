@@ -25,7 +25,8 @@ import { Journal } from '../store/journal.js';
 import { appendLog, appendLogs } from '../store/local-log.js';
 import { ensureLocalDir, lockTimeout, withLock } from '../store/lock.js';
 import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
-import { modules, type ServiceContext } from './context.js';
+import { modules, type Engine } from './engine.js';
+import type { Caller } from './caller.js';
 import { recoverWrite } from './recovery.js';
 import { stateDirOf as localStateOf } from '../store/state-dir.js';
 
@@ -69,7 +70,8 @@ export class WriteTx {
   readonly agent: string;
   readonly now: Date;
   readonly nowIso: string;
-  private readonly ctx: ServiceContext;
+  private readonly engine: Engine;
+  private readonly caller: Caller;
   private readonly staged = new Map<string, Staged>();
   private readonly sectionDirs = new Map<string, string>();
   private readonly changes: CommitChange[] = [];
@@ -79,13 +81,14 @@ export class WriteTx {
   private readonly opts: WriteOptions;
   private readonly inGit: boolean;
 
-  constructor(ctx: ServiceContext, opts: WriteOptions, signals: SignalTrap | null, inGit = false) {
-    this.ctx = ctx;
+  constructor(engine: Engine, caller: Caller, opts: WriteOptions, signals: SignalTrap | null, inGit = false) {
+    this.engine = engine;
+    this.caller = caller;
     this.opts = opts;
     this.inGit = inGit;
     this.project = opts.project;
     this.agent = opts.agent;
-    this.now = ctx.now();
+    this.now = caller.now();
     this.nowIso = this.now.toISOString();
     this.signals = signals;
   }
@@ -97,7 +100,7 @@ export class WriteTx {
     // folders: ~50 µs, 0.25 s for an apply of 5,000); finish() checks every file before writing.
     checkId(entry.id);
     let dir = this.sectionDirs.get(entry.section);
-    if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.ctx.ws.sectionDir(this.project, entry.section)));
+    if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.engine.ws.sectionDir(this.project, entry.section)));
     const abs = join(dir, `${entry.id}.json`);
     if (opts.from && opts.from !== abs) this.remove(opts.from);
     this.staged.set(abs, {
@@ -124,9 +127,9 @@ export class WriteTx {
    */
   ensureProject(): void {
     if (this.initialized) return;
-    for (const f of projectFiles(this.ctx.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text, { unlessInHead: true });
+    for (const f of projectFiles(this.engine.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text, { unlessInHead: true });
     if (this.inGit) {
-      const attrs = join(this.ctx.ws.memoryDir, '.gitattributes');
+      const attrs = join(this.engine.ws.memoryDir, '.gitattributes');
       const text = this.staged.has(attrs) ? null : gitAttributesText(attrs);
       if (text !== null) this.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
     }
@@ -160,12 +163,12 @@ export class WriteTx {
     this.validate();
     if (git) await this.keepCommittedFiles(git);
     if (this.staged.size === 0) return null;
-    const ws = this.ctx.ws;
+    const ws = this.engine.ws;
     const files = [...this.staged.keys()];
     ws.assertMemoryPaths(files);
-    const autoCommit = this.ctx.projectConfig(this.project).git.autoCommit && !this.opts.noCommit;
+    const autoCommit = this.engine.projectConfig(this.project, this.now).git.autoCommit && !this.opts.noCommit;
     const useGit = autoCommit ? git : null;
-    if (autoCommit && !git) this.ctx.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
+    if (autoCommit && !git) this.caller.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
     const journal = Journal.begin(stateDir, { root: ws.root, head: git ? headFromFiles(git.gitDir) : null });
     let moved = false;
     try {
@@ -191,18 +194,18 @@ export class WriteTx {
         await this.checkpoint();
       }
       // Tell a running daemon right away (it would see the files through its watcher a little later).
-      if (this.ctx.onWrite) await this.ctx.onWrite(files).catch(() => undefined);
+      if (this.engine.onWrite) await this.engine.onWrite(files, this.caller).catch(() => undefined);
       let indexChange: IndexChange | undefined;
       const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), {
-        runHooks: this.ctx.projectConfig(this.project).commit?.hooks === 'run',
-        warn: (m) => this.ctx.warn(m),
-        indexLockWaitMs: lockTimeout(this.ctx.env, INDEX_LOCK_WAIT_MS),
+        runHooks: this.engine.projectConfig(this.project, this.now).commit?.hooks === 'run',
+        warn: (m) => this.caller.warn(m),
+        indexLockWaitMs: lockTimeout(this.caller.env, INDEX_LOCK_WAIT_MS),
         onIndexLock: (note) => journal.indexLock(note),
         onIndexInstalled: (change) => (indexChange = change),
         onCommitted: (commit, parent) => {
           moved = true;
           journal.committed(commit);
-          this.ctx.onCommit?.(commit, parent, files);
+          this.engine.onCommit?.(commit, parent, files);
         },
       });
       committing?.catch(() => undefined); // awaited below; this only keeps it from being reported as unhandled meanwhile
@@ -210,14 +213,14 @@ export class WriteTx {
         // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
         // commit's first step awaits), so the files' texts are handed over rather than parsed again.
         const rels = files.map((f) => ws.rel(f));
-        this.ctx.catalog.noteWritten(rels, new Map(files.map((f, i) => [rels[i], this.staged.get(f)!])));
+        this.engine.catalog.noteWritten(rels, new Map(files.map((f, i) => [rels[i], this.staged.get(f)!])));
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }
       const commit = (await committing) ?? null;
       try {
         // The next command need not list every entry file with git again (a no-op in the daemon).
-        if (indexChange) this.ctx.catalog.carryGitView(indexChange);
+        if (indexChange) this.engine.catalog.carryGitView(indexChange);
       } catch {
         /* only costs the next command a listing */
       }
@@ -227,11 +230,11 @@ export class WriteTx {
         this.logRecords.map((r) => ({ ...r, commit })),
       );
       journal.end();
-      if (this.signals?.signal) this.ctx.warn(`${this.signals.signal} came after the commit was made: the write is complete`);
+      if (this.signals?.signal) this.caller.warn(`${this.signals.signal} came after the commit was made: the write is complete`);
       return commit;
     } catch (err) {
       journal.close();
-      if (!moved) await recoverWrite(this.ctx, git, stateDir).catch(() => undefined); // undo this write's files now
+      if (!moved) await recoverWrite(this.engine, this.caller, git, stateDir).catch(() => undefined); // undo this write's files now
       // A Ctrl-C reaches git too (the whole process group): what stopped the write is the signal.
       if (!moved && this.signals?.signal && !(err instanceof InterruptedError)) throw new InterruptedError(this.signals.signal);
       throw err;
@@ -269,14 +272,14 @@ export class WriteTx {
           /* unreadable old version: scan everything */
         }
       }
-      const rel = this.ctx.ws.rel(abs);
+      const rel = this.engine.ws.rel(abs);
       for (const f of secretFields(s.entry)) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });
     }
     if (!fields.length) return;
     const findings = await modules.secretScan().scanFields(fields);
     if (!findings.length) return;
     for (const f of findings) {
-      appendLog(this.ctx.ws, 'audit', {
+      appendLog(this.engine.ws, 'audit', {
         time: this.nowIso,
         event: 'secret_rejected',
         operation: this.changes[0]?.op ?? 'write',
@@ -300,48 +303,53 @@ export class WriteTx {
     for (const [abs, s] of this.staged) {
       if (!s.entry) continue;
       const r = modules.validation().validateStoredEntry(s.entry);
-      if (!r.ok) problems.push(...r.errors.map((p) => ({ ...p, path: `${this.ctx.ws.rel(abs)}: ${p.path}` })));
+      if (!r.ok) problems.push(...r.errors.map((p) => ({ ...p, path: `${this.engine.ws.rel(abs)}: ${p.path}` })));
     }
     if (problems.length) throw new ValidationError(problems, 'write');
   }
 }
 
 /** Where the lock and the journal live: git's own folder, or `state/` of the local state folder outside git. */
-function stateDirOf(ctx: ServiceContext, git: GitRepo | null): string {
+function stateDirOf(engine: Engine, git: GitRepo | null): string {
   if (git) return git.stateDir;
-  ensureLocalDir(ctx.ws);
-  return ctx.ws.local('state', true);
+  ensureLocalDir(engine.ws);
+  return engine.ws.local('state', true);
 }
 
 /**
  * Runs `fn` as one write: see the module comment. Returns what `fn` returned and the commit
  * (null when nothing changed, or outside git).
  */
-export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: (tx: WriteTx) => Promise<T> | T): Promise<{ value: T; commit: string | null }> {
-  const git = await ctx.git();
+export async function withWrite<T>(
+  engine: Engine,
+  caller: Caller,
+  opts: WriteOptions,
+  fn: (tx: WriteTx) => Promise<T> | T,
+): Promise<{ value: T; commit: string | null }> {
+  const git = await engine.git();
   // A repository whose memory asks for the field-level merge driver gets it registered by any
   // write (a clone that never ran init would otherwise merge entries with conflict markers), and
   // so does the write that lays down the attributes (a project's first, without init).
   const drivers = async (): Promise<void> => {
-    if (!git || ctx.mergeDriverChecked || !existsSync(join(ctx.ws.memoryDir, '.gitattributes'))) return;
-    ctx.mergeDriverChecked = true;
-    await ensureDrivers(git, ctx.ws.root, ctx.env).catch(() => undefined);
+    if (!git || engine.mergeDriverChecked || !existsSync(join(engine.ws.memoryDir, '.gitattributes'))) return;
+    engine.mergeDriverChecked = true;
+    await ensureDrivers(git, engine.ws.root, caller.env).catch(() => undefined);
   };
   await drivers();
-  if (git && !ctx.allowDetached && !opts.noCommit) {
+  if (git && !caller.allowDetached && !opts.noCommit) {
     const why = git.writeBlocker();
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
   }
-  ctx.checkSparse();
-  const stateDir = stateDirOf(ctx, git);
+  engine.checkSparse();
+  const stateDir = stateDirOf(engine, git);
   return withLock(
-    ctx.ws,
+    engine.ws,
     'write',
     async () => {
-      await recoverWrite(ctx, git, stateDir);
-      const signals = ctx.longLived ? null : trapSignals();
+      await recoverWrite(engine, caller, git, stateDir);
+      const signals = engine.longLived ? null : trapSignals();
       try {
-        const tx = new WriteTx(ctx, opts, signals, git !== null);
+        const tx = new WriteTx(engine, caller, opts, signals, git !== null);
         const value = await fn(tx);
         const commit = await tx.finish(git, stateDir);
         await drivers();
@@ -350,7 +358,7 @@ export async function withWrite<T>(ctx: ServiceContext, opts: WriteOptions, fn: 
         signals?.release();
       }
     },
-    { env: ctx.env, dir: stateDir },
+    { env: caller.env, dir: stateDir },
   );
 }
 
@@ -369,12 +377,12 @@ export function hasPendingJournal(root: string): boolean {
  * holds it is alive and finishes or recovers its own work). Returns null when there was nothing
  * to do or the lock was busy.
  */
-export async function recoverPending(ctx: ServiceContext): Promise<{ kept: number; undone: number; ignored: number } | null> {
-  const git = await ctx.git();
-  const stateDir = stateDirOf(ctx, git);
+export async function recoverPending(engine: Engine, caller: Caller): Promise<{ kept: number; undone: number; ignored: number } | null> {
+  const git = await engine.git();
+  const stateDir = stateDirOf(engine, git);
   try {
     // (A read never waits for git's index lock: then the journal stays for a later command.)
-    return await withLock(ctx.ws, 'write', () => recoverWrite(ctx, git, stateDir, 0), { env: ctx.env, dir: stateDir, timeoutMs: 0 });
+    return await withLock(engine.ws, 'write', () => recoverWrite(engine, caller, git, stateDir, 0), { env: caller.env, dir: stateDir, timeoutMs: 0 });
   } catch (err) {
     if (err instanceof BusyError) return null;
     throw err;

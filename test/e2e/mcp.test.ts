@@ -129,6 +129,30 @@ describe('memory mcp', () => {
     expect(q.stderr).toContain('snapshot loaded (+0 ~0 -0)');
   });
 
+  it('answers through the daemon when one runs (one engine and model for every session), and by itself once it stops', async () => {
+    const dir = gitdir();
+    const env = { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' };
+    cli(dir, ['init', 'demo']);
+    expect(cli(dir, ['daemon', 'start', '--json'], { env }).json()).toMatchObject({ running: true, started: true });
+    onTestFinished(() => void cli(dir, ['daemon', 'stop']));
+    const c = await connect(dir, ['--project', 'demo']);
+    const made = await call(c, 'memory_create', { entry: entry({ summary: 'Ledger exports run nightly through the daemon' }) });
+    expect(made.isError, made.text).toBe(false);
+    expect(made.data.entry.created_by).toBe('test-agent');
+    const found = await call(c, 'memory_query', { query: 'ledger exports' });
+    expect(found.data.results.map((r: Structured) => r.id)).toEqual([made.data.entry.id]);
+    const missing = await call(c, 'memory_show', { id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' });
+    expect(missing.isError).toBe(true);
+    const runs = readFileSync(join(stateDir(dir), 'logs/daemon.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"event":"cli_run","command":"mcp-call"'));
+    expect(runs).toHaveLength(3);
+    // Without the daemon, the server's own engine gives the same answers.
+    expect(cli(dir, ['daemon', 'stop']).code).toBe(0);
+    expect((await call(c, 'memory_query', { query: 'ledger exports' })).data).toEqual(found.data);
+    expect(await call(c, 'memory_show', { id: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' })).toEqual(missing);
+  });
+
   it('reports validation problems, refused secrets and errors with the CLI wording', async () => {
     const dir = gitdir();
     const c = await connect(dir, ['--project', 'demo']);

@@ -370,13 +370,20 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
         sock.on('connect', () => sock.write(`${line}\n`));
       });
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
-    const r1 = await ask(`{"id":1,"method":"apply","params":{"input":${deep},"agent":null,"clock":null}}`);
+    const r1 = await ask(`{"id":1,"method":"cli","params":{"stdin":${deep},"clock":null}}`);
     expect(r1.error).toMatchObject({ name: 'ValidationError', exitCode: 1 });
     expect(r1.error.message).toMatch(/nested more than 64 levels/);
     const r2 = await ask('not json');
     expect(r2.error).toMatchObject({ name: 'UsageError', exitCode: 2 });
     const r3 = await ask('{"id":3,"method":"nope"}');
     expect(r3.error.message).toMatch(/unknown method "nope"/);
+    // One route per command: the methods that once answered queries and took writes beside the
+    // command line are gone; a thin client hands over the command line (`cli`) whole.
+    for (const method of ['query', 'prepareTask', 'create', 'apply', 'applyResult']) {
+      const r = await ask(JSON.stringify({ id: 7, method, params: { text: 'x', filters: {}, options: {}, input: {}, agent: null, clock: null } }));
+      expect(r.error, method).toMatchObject({ name: 'UsageError', exitCode: 2 });
+      expect(r.error.message).toBe(`unknown method "${method}"`);
+    }
     expect(await ask('{"id":4,"method":"ping","params":{}}')).toMatchObject({ id: 4, result: { pid: d.child.pid } });
 
     // 60 MB without a newline: refused once it passes the limit (long before the caller could send

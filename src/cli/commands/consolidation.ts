@@ -2,22 +2,22 @@
  * extract, compact, log, remember and session (001 §3-4, 002 Req 6, 004).
  */
 import type { Argv } from 'yargs';
+import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, readTextInput, service, table } from '../io.js';
-import { io } from '../stdio.js';
+import { type GlobalArgs, clip, fileArg, type Cli } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
-function readText(file: unknown, text: unknown): string {
+function readText(k: Cli, file: unknown, text: unknown): string {
   if (text !== undefined) return String(text);
   if (file === undefined) throw new UsageError('give --file F (or - for stdin) or --text "..."');
   const f = fileArg(file);
-  return readTextInput(f).text;
+  return k.readTextInput(f).text;
 }
 
-export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerConsolidation(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'extract [project]',
@@ -30,18 +30,18 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('dry-run', { type: 'boolean' })
           .option('min-confidence', { type: 'number', describe: 'default 0.5' }),
       async (a: A) => {
-        const text = readText(a.file, a.text);
-        const r = await service(a).extract(a.project || undefined, text, {
+        const text = readText(k, a.file, a.text);
+        const r = await uc.extract(...k.open(a), a.project || undefined, text, {
           dryRun: Boolean(a['dry-run']),
           minConfidence: a['min-confidence'] as number | undefined,
           source: a.file ? fileArg(a.file) : 'text',
         });
         // A candidate refused (a secret in it, an invalid field) is a rejected write: exit 1, like apply.
-        io().setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
-        if (a.json) return printJson(r);
-        if (!r.extractions.length) return out('no candidate memories found');
-        out(
-          table(
+        k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
+        if (a.json) return k.printJson(r);
+        if (!r.extractions.length) return k.out('no candidate memories found');
+        k.out(
+          k.table(
             r.extractions.map((x) => [
               x.type,
               x.confidence.toFixed(2),
@@ -52,9 +52,9 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           ),
         );
         r.extractions.forEach((x, i) => {
-          for (const p of x.skipped ?? []) io().stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
+          for (const p of x.skipped ?? []) k.caller.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
         });
-        out(
+        k.out(
           `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
         );
       },
@@ -70,30 +70,30 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('strategy', { type: 'string', choices: STRATEGIES as unknown as string[], describe: 'default keep_highest_importance' })
           .option('summarize-at', { type: 'number', describe: 'subjects with this many live entries get a summary entry (default 10)' }),
       async (a: A) => {
-        const svc = service(a);
+        const [engine, caller] = k.open(a);
         if (a.apply !== undefined) {
-          const r = await svc.applyPlan(fileArg(a.apply));
+          const r = await uc.applyPlan(engine, caller, fileArg(a.apply));
           // Like apply: a skipped group is a group not carried out.
-          if (r.skipped.length) io().setExitCode(1);
-          if (a.json) return printJson(r);
-          out(
+          if (r.skipped.length) k.caller.setExitCode(1);
+          if (a.json) return k.printJson(r);
+          k.out(
             `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
           );
-          for (const s of r.skipped) out(`  skipped group ${s.group}: ${s.reason}`);
+          for (const s of r.skipped) k.out(`  skipped group ${s.group}: ${s.reason}`);
           return;
         }
-        const { plan, path } = svc.compactPlan(a.project || undefined, {
+        const { plan, path } = uc.compactPlan(engine, caller, a.project || undefined, {
           strategy: a.strategy as Strategy | undefined,
           summarizeAt: a['summarize-at'] as number | undefined,
           file: a.plan === undefined ? undefined : fileArg(a.plan),
         });
-        if (a.json) return printJson({ ...plan, path });
+        if (a.json) return k.printJson({ ...plan, path });
         const count = (k: string): number => plan.groups.filter((g) => g.action === k).length;
-        out(path);
-        out(
+        k.out(path);
+        k.out(
           `${count('merge')} groups to merge, ${count('review')} to review, ${count('link')} pairs to link, ${count('summarize')} subjects to summarize; ${plan.superseded_candidates.length} superseded entries are cleanup candidates`,
         );
-        out(`review the plan, then: bass-agents memory compact --apply ${path}`);
+        k.out(`review the plan, then: bass-agents memory compact --apply ${path}`);
       },
     )
     .command(
@@ -101,11 +101,11 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'memory commits (from git trailers), newest first; --op to filter (e.g. consolidate, forget)',
       (c) => c.positional('project', { type: 'string' }).option('op', { type: 'string' }).option('limit', { type: 'number', describe: 'default 50' }),
       async (a: A) => {
-        const rows = await service(a).log(a.project || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
-        if (a.json) return printJson(rows);
-        if (!rows.length) return out('no memory commits');
-        out(
-          table(
+        const rows = await uc.log(...k.open(a), a.project || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
+        if (a.json) return k.printJson(rows);
+        if (!rows.length) return k.out('no memory commits');
+        k.out(
+          k.table(
             rows.map((r) => [
               r.commit.slice(0, 12),
               r.date.slice(0, 19).replace('T', ' '),
@@ -133,7 +133,7 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('file', { alias: 'f', type: 'string', describe: 'text, or a JSON object with summary/content/subject/tags; - for stdin' })
           .option('text', { type: 'string' }),
       async (a: A) => {
-        const raw = readText(a.file, a.text);
+        const raw = readText(k, a.file, a.text);
         let input: string | Record<string, unknown> = raw;
         if (raw.trim().startsWith('{')) {
           try {
@@ -143,14 +143,14 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           }
         }
         if (a.session && !a['short-term']) throw new UsageError('--session is for short-term memory: add --short-term');
-        const r = await service(a).remember(a.project || undefined, input, {
+        const r = await uc.remember(...k.open(a), a.project || undefined, input, {
           shortTerm: Boolean(a['short-term']),
           session: a.session as string | undefined,
           ttl: a.ttl as string | undefined,
           important: Boolean(a.important),
         });
-        if (a.json) return printJson(r);
-        out(
+        if (a.json) return k.printJson(r);
+        k.out(
           r.short_term
             ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}`
             : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
@@ -166,9 +166,9 @@ export function registerConsolidation(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .positional('name', { type: 'string', demandOption: true })
           .option('threshold', { type: 'number', describe: 'minimum importance to keep (default 0.5)' }),
       async (a: A) => {
-        const r = await service(a).sessionEnd(String(a.name), { threshold: a.threshold as number | undefined });
-        if (a.json) return printJson(r);
-        out(
+        const r = await uc.sessionEnd(...k.open(a), String(a.name), { threshold: a.threshold as number | undefined });
+        if (a.json) return k.printJson(r);
+        k.out(
           `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
         );
       },

@@ -2,13 +2,14 @@
  * sync-context, context, setup and stats.
  */
 import type { Argv } from 'yargs';
+import * as uc from '../../service/use-cases.js';
 import { parseWhen } from '../../core/filters.js';
 import { stopAnswer } from '../../service/ops/capture.js';
-import { type GlobalArgs, out, printJson, readTextInput, service, warn } from '../io.js';
+import { type GlobalArgs, type Cli } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
-export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerContext(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'sync-context [project]',
@@ -18,11 +19,11 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .positional('project', { type: 'string' })
           .option('budget', { type: 'number', describe: 'maximum size in characters (default: config.yaml context.budget, else 8000)' }),
       async (a: A) => {
-        const svc = service(a);
-        const r = await svc.syncContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
-        if (a.json) printJson(r);
+        const [engine, caller] = k.open(a);
+        const r = await uc.syncContext(engine, caller, caller.project(engine, a.project || undefined, true), { budget: a.budget as number | undefined });
+        if (a.json) k.printJson(r);
         else {
-          out(
+          k.out(
             `${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`,
           );
         }
@@ -36,10 +37,10 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .positional('project', { type: 'string' })
           .option('budget', { type: 'number', describe: 'maximum size in characters (default: config.yaml context.budget, else 8000)' }),
       (a: A) => {
-        const svc = service(a);
-        const r = svc.renderContext(svc.project(a.project || undefined, true), { budget: a.budget as number | undefined });
-        if (a.json) printJson(r);
-        else out(r.text);
+        const [engine, caller] = k.open(a);
+        const r = uc.renderContext(engine, caller, caller.project(engine, a.project || undefined, true), { budget: a.budget as number | undefined });
+        if (a.json) k.printJson(r);
+        else k.out(r.text);
       },
     )
     .command(
@@ -55,17 +56,17 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             describe: 'also install the reminder hook: record what was learned when a session changed code and recorded nothing',
           }),
       (a: A) => {
-        const r = service(a).setup(String(a.client), a.project || undefined, { dryRun: Boolean(a['dry-run']), capture: Boolean(a.capture) });
-        if (a.json) return printJson(r);
+        const r = uc.setup(...k.open(a), String(a.client), a.project || undefined, { dryRun: Boolean(a['dry-run']), capture: Boolean(a.capture) });
+        if (a.json) return k.printJson(r);
         for (const f of r.files)
-          out(`${r.dry_run && f.action !== 'unchanged' ? `would ${f.action}` : f.action === 'unchanged' ? 'unchanged' : `${f.action}d`}  ${f.file}`);
-        if (r.dry_run) for (const f of r.files.filter((x) => x.action !== 'unchanged')) out(`\n--- ${f.file} (after)\n${f.after.trimEnd()}`);
-        out(`the server starts as: ${r.command.join(' ')} memory mcp --project ${r.project}`);
+          k.out(`${r.dry_run && f.action !== 'unchanged' ? `would ${f.action}` : f.action === 'unchanged' ? 'unchanged' : `${f.action}d`}  ${f.file}`);
+        if (r.dry_run) for (const f of r.files.filter((x) => x.action !== 'unchanged')) k.out(`\n--- ${f.file} (after)\n${f.after.trimEnd()}`);
+        k.out(`the server starts as: ${r.command.join(' ')} memory mcp --project ${r.project}`);
         if (!r.portable)
-          warn(
+          k.warn(
             'that command names a path on this machine (bass-agents is neither a dependency of this project nor on PATH): teammates need their own setup; install bass-agents as a dev dependency (npm install -D) or globally and run setup again',
           );
-        if (!r.dry_run && r.files.some((f) => f.action !== 'unchanged')) out('review and commit these files; setup commits nothing');
+        if (!r.dry_run && r.files.some((f) => f.action !== 'unchanged')) k.out('review and commit these files; setup commits nothing');
       },
     )
     .command(
@@ -79,12 +80,12 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         // A hook never fails its client: whatever goes wrong, it says nothing and exits 0.
         let reminder: string | null = null;
         try {
-          reminder = await service(a).stopReminder(readTextInput('-').text);
+          reminder = await uc.stopReminder(...k.open(a), k.readTextInput('-').text);
         } catch {
           reminder = null;
         }
         const answer = stopAnswer(String(a.client), reminder);
-        if (answer) out(answer);
+        if (answer) k.out(answer);
       },
     )
     .command(
@@ -92,18 +93,18 @@ export function registerContext(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'statistics of the memory: entries by section, status and confidence, expiry, agents, queries',
       (c) => c.positional('project', { type: 'string' }).option('since', { type: 'string' }).option('until', { type: 'string' }),
       (a: A) => {
-        const svc = service(a);
+        const [engine, caller] = k.open(a);
         const project = a.project || undefined;
-        const now = svc.now();
-        const s = svc.getStatistics(project, {
+        const now = caller.now();
+        const s = uc.getStatistics(engine, caller, project, {
           start_date: parseWhen(a.since as string | undefined, 'since', now),
           end_date: parseWhen(a.until as string | undefined, 'until', now),
         });
-        if (a.json) return printJson(s);
+        if (a.json) return k.printJson(s);
         const dist = Object.entries(s.confidence_distribution)
           .map(([k, v]) => `${k}: ${v}`)
           .join(', ');
-        out(
+        k.out(
           [
             `project            ${s.project ?? '(all)'}`,
             `total entries      ${s.total_entries} (${

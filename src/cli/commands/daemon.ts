@@ -9,7 +9,7 @@ import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { openNoFollow } from '../../store/state-dir.js';
-import { type GlobalArgs, out, printJson, service } from '../io.js';
+import { type GlobalArgs, type Cli } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -23,7 +23,7 @@ function ms(v: unknown, name: string): number | undefined {
   return n;
 }
 
-export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerDaemon(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y.command(
     'daemon <action>',
     'the background daemon: start (detached), stop, status, run (foreground)',
@@ -36,9 +36,9 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         .option('freshness', { type: 'string', describe: 'freshness check interval (default 1h)' })
         .option('evidence', { type: 'string', describe: 'evidence validation interval (default 24h)' }),
     async (a: A) => {
-      const svc = service(a);
-      svc.ws.local('daemon'); // checked before anything in it is read
-      const paths = daemonPaths(svc.ws.localDir);
+      const [engine] = k.open(a);
+      engine.ws.local('daemon'); // checked before anything in it is read
+      const paths = daemonPaths(engine.ws.localDir);
       const action = String(a.action);
       const flags = [
         ...(a['metrics-port'] !== undefined ? ['--metrics-port', String(a['metrics-port'])] : []),
@@ -49,8 +49,10 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       ];
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
+        const { runForClient } = await import('../run.js');
         await runDaemon({
-          root: svc.ws.root,
+          runner: runForClient,
+          root: engine.ws.root,
           metricsPort: a['metrics-port'] as number | undefined,
           heartbeatMs: ms(a.heartbeat, 'heartbeat'),
           reconcileMs: ms(a.reconcile, 'reconcile'),
@@ -62,14 +64,14 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       if (action === 'start') {
         const running = runningPid(paths);
         if (running) {
-          if (a.json) return printJson({ running: true, pid: running, started: false });
-          return out(`already running (pid ${running})`);
+          if (a.json) return k.printJson({ running: true, pid: running, started: false });
+          return k.out(`already running (pid ${running})`);
         }
-        svc.ws.ensureLocal({ force: true });
-        svc.ws.local('logs', true);
+        engine.ws.ensureLocal({ force: true });
+        engine.ws.local('logs', true);
         const logFd = openNoFollow(`${paths.log}.stderr`, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
         const { spawn } = await import('node:child_process');
-        const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', svc.ws.root, ...flags], {
+        const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', engine.ws.root, ...flags], {
           detached: true,
           stdio: ['ignore', logFd, logFd],
           env: process.env,
@@ -79,15 +81,15 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         while (Date.now() < deadline) {
           const st = readStatus(paths);
           if (st && st.pid === child.pid && !st.stopped_at) {
-            if (a.json) return printJson({ running: true, pid: child.pid, started: true });
-            return out(`daemon started (pid ${child.pid}); logs in ${paths.log}`);
+            if (a.json) return k.printJson({ running: true, pid: child.pid, started: true });
+            return k.out(`daemon started (pid ${child.pid}); logs in ${paths.log}`);
           }
           if (child.pid && !isAlive(child.pid)) {
             // Several starts at once: one daemon took the pid file and ours stood down.
             const other = runningPid(paths);
             if (other && other !== child.pid) {
-              if (a.json) return printJson({ running: true, pid: other, started: false });
-              return out(`already running (pid ${other})`);
+              if (a.json) return k.printJson({ running: true, pid: other, started: false });
+              return k.out(`already running (pid ${other})`);
             }
             break;
           }
@@ -98,25 +100,25 @@ export function registerDaemon(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       if (action === 'stop') {
         const pid = runningPid(paths);
         if (!pid) {
-          if (a.json) return printJson({ running: false, stopped: false });
-          return out('not running');
+          if (a.json) return k.printJson({ running: false, stopped: false });
+          return k.out('not running');
         }
         process.kill(pid, 'SIGTERM');
         const deadline = Date.now() + 30_000;
         while (Date.now() < deadline && isAlive(pid)) await sleep(50);
         if (isAlive(pid)) throw new UsageError(`the daemon (pid ${pid}) did not stop within 30 s`);
-        if (a.json) return printJson({ running: false, stopped: true, pid });
-        return out(`daemon stopped (pid ${pid})`);
+        if (a.json) return k.printJson({ running: false, stopped: true, pid });
+        return k.out(`daemon stopped (pid ${pid})`);
       }
       // status
       const pid = runningPid(paths);
       const live = pid ? await request(paths, 'status', {}, 2000) : undefined;
       const st = live && 'result' in live ? live.result : readStatus(paths);
       const doc = { running: Boolean(pid), ...(st ?? {}) };
-      if (a.json) return printJson(doc);
-      if (!pid) return out(st ? `not running (last stopped ${String(st.stopped_at ?? 'without cleanup')})` : 'not running');
+      if (a.json) return k.printJson(doc);
+      if (!pid) return k.out(st ? `not running (last stopped ${String(st.stopped_at ?? 'without cleanup')})` : 'not running');
       const s = st as Record<string, unknown>;
-      out(
+      k.out(
         [
           `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
           `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,

@@ -4,11 +4,12 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import * as uc from '../../service/use-cases.js';
+import type { Engine } from '../../service/engine.js';
 import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, fileArg, out, printJson, progressBar, readTextInput, service, table, warn } from '../io.js';
-import { io } from '../stdio.js';
+import { type GlobalArgs, clip, fileArg, type Cli } from '../io.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
@@ -18,13 +19,13 @@ const FORMATS = ['json', 'jsonl', 'entries'] as const;
  * Exported memory is memory data, which stays inside the workspace root: a path outside it is
  * refused with where to write instead (under the root, or stdout to redirect anywhere).
  */
-function insideForExport(svc: ReturnType<typeof service>, abs: string, what: string): string {
+function insideForExport(engine: Engine, abs: string, what: string): string {
   try {
-    return svc.ws.assertInside(abs, what);
+    return engine.ws.assertInside(abs, what);
   } catch (err) {
     if (err instanceof UnsafePathError) {
       throw new UnsafePathError(
-        `${err.message}: memory data stays inside the workspace; write it under ${svc.ws.root}, or to stdout with - and redirect it yourself`,
+        `${err.message}: memory data stays inside the workspace; write it under ${engine.ws.root}, or to stdout with - and redirect it yourself`,
         what,
       );
     }
@@ -32,7 +33,7 @@ function insideForExport(svc: ReturnType<typeof service>, abs: string, what: str
   }
 }
 
-export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerInterchange(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'validate-evidence [project]',
@@ -44,39 +45,39 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('offline', { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' })
           .option('timeout', { type: 'number', describe: 'per-URL timeout in ms (default 5000)' }),
       async (a: A) => {
-        const showProgress = progressBar(Boolean(a.json), 'checking');
-        const r = await service(a).validateEvidence(a.project || undefined, {
+        const showProgress = k.progressBar(Boolean(a.json), 'checking');
+        const r = await uc.validateEvidence(...k.open(a), a.project || undefined, {
           offline: Boolean(a.offline),
           fix: Boolean(a.fix),
           timeoutMs: a.timeout as number | undefined,
           onProgress: showProgress ? (done, total) => showProgress(done, total, 'checking') : undefined,
         });
-        if (a.json) return printJson(r);
+        if (a.json) return k.printJson(r);
         const n = r.anchors;
-        out(
+        k.out(
           `${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable); files: ${n.current} current, ${n.moved} moved, ${n.changed} changed, ${n.missing} missing`,
         );
         if (r.fixed?.length) {
-          out(
-            table(
+          k.out(
+            k.table(
               r.fixed.map((f) => [f.id, f.from, f.to]),
               ['FIXED', 'FROM', 'TO'],
             ),
           );
-          out(`rewritten in ${r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)'}`);
+          k.out(`rewritten in ${r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)'}`);
         } else {
           const moved = r.entries.flatMap((e) => e.evidence.filter((x) => x.to).map((x) => [e.id, x.uri, x.to!]));
-          if (moved.length) out(`${table(moved, ['ID', 'MOVED', 'TO'])}\nrun validate-evidence --fix to rewrite them`);
+          if (moved.length) k.out(`${k.table(moved, ['ID', 'MOVED', 'TO'])}\nrun validate-evidence --fix to rewrite them`);
         }
         const stale = r.entries.filter((e) => e.stale);
         if (stale.length) {
-          out(
-            table(
+          k.out(
+            k.table(
               stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
               ['ID', 'TYPE', 'URI', 'WHY STALE'],
             ),
           );
-          out('stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them');
+          k.out('stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them');
         }
       },
     )
@@ -87,11 +88,11 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (a: A) => {
         const days = a.days as number | undefined;
         if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
-        const items = service(a).checkFreshness({ project: a.project || undefined, days });
-        if (a.json) return printJson(items);
-        if (items.length === 0) return out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
-        out(
-          table(
+        const items = uc.checkFreshness(...k.open(a), { project: a.project || undefined, days });
+        if (a.json) return k.printJson(items);
+        if (items.length === 0) return k.out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
+        k.out(
+          k.table(
             items.map((i) => [
               i.state,
               i.id,
@@ -113,32 +114,32 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('min-confidence', { type: 'number', describe: 'default 0 for export' })
           .option('status', { type: 'string', describe: 'comma list of statuses (default: any)' }),
       async (a: A) => {
-        const svc = service(a);
-        const filters = parseFilters(a, svc.now());
+        const [engine, caller] = k.open(a);
+        const filters = parseFilters(a, caller.now());
         if (a.status === undefined) filters.status = 'any';
         if (a['min-confidence'] === undefined) filters.minConfidence = 0;
         if (a['include-expired'] === undefined) filters.includeExpired = true;
         const { renderExport } = await import('../../core/interchange.js');
-        const entries = svc.exportEntries(String(a.project), filters);
+        const entries = uc.exportEntries(engine, caller, String(a.project), filters);
         const format = (a.format as (typeof FORMATS)[number] | undefined) ?? 'json';
         const target = fileArg(a.out);
         if (format === 'entries') {
           if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
-          const dir = insideForExport(svc, resolve(io().cwd, target), 'export folder');
+          const dir = insideForExport(engine, resolve(k.caller.cwd, target), 'export folder');
           mkdirSync(dir, { recursive: true });
           for (const e of entries) writeFileSync(join(dir, `${e.id}.json`), serializeEntry(e));
         } else {
           const text = renderExport(entries, format);
           if (target === '-') {
-            io().stdout.write(text);
+            k.caller.stdout.write(text);
             return;
           }
-          const file = insideForExport(svc, resolve(io().cwd, target), 'export file');
+          const file = insideForExport(engine, resolve(k.caller.cwd, target), 'export file');
           mkdirSync(dirname(file), { recursive: true });
           writeFileSync(file, text);
         }
-        if (a.json) printJson({ project: a.project, format, count: entries.length, out: target });
-        else out(`exported ${entries.length} entries of ${String(a.project)} to ${target} (${format})`);
+        if (a.json) k.printJson({ project: a.project, format, count: entries.length, out: target });
+        else k.out(`exported ${entries.length} entries of ${String(a.project)} to ${target} (${format})`);
       },
     )
     .command(
@@ -160,15 +161,15 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('from', { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' }),
       async (a: A) => {
         const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
-        const svc = service(a);
+        const [engine, caller] = k.open(a);
         const project = String(a.project);
         const src = fileArg(a.in);
         let text: string | undefined;
         let docs: unknown[];
-        if (src === '-') text = readTextInput('-').text;
+        if (src === '-') text = k.readTextInput('-').text;
         else {
           // Reading a file the user names is fine wherever it is; only memory is written, inside.
-          const abs = resolve(io().cwd, src);
+          const abs = resolve(k.caller.cwd, src);
           const st = statSync(abs, { throwIfNoEntry: false });
           if (!st) throw new NotFoundError(`import path ${src} does not exist`);
           if (st.isDirectory()) {
@@ -176,18 +177,22 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             const names = readdirSync(abs)
               .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
               .sort();
-            docs = names.map((n) => parseExport(readTextInput(join(abs, n)).text, join(src, n))).flat();
-          } else text = readTextInput(abs).text;
+            docs = names.map((n) => parseExport(k.readTextInput(join(abs, n)).text, join(src, n))).flat();
+          } else text = k.readTextInput(abs).text;
         }
         const source = src === '-' ? 'stdin' : src;
         if (text !== undefined) {
           if (a.from === 'mcp-memory') {
             const graph = parseMcpMemory(text, source);
-            docs = mcpMemoryToEntries(graph, { now: svc.now().toISOString(), agent: await svc.agent(), source: src === '-' ? 'stdin' : basename(src) });
+            docs = mcpMemoryToEntries(graph, {
+              now: caller.now().toISOString(),
+              agent: await caller.agent(engine),
+              source: src === '-' ? 'stdin' : basename(src),
+            });
           } else docs = parseExport(text, source);
         }
-        const bar = docs!.length >= 500 ? progressBar(Boolean(a.json), 'write') : undefined;
-        const r = await svc.importEntries(project, docs!, {
+        const bar = docs!.length >= 500 ? k.progressBar(Boolean(a.json), 'write') : undefined;
+        const r = await uc.importEntries(engine, caller, project, docs!, {
           onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
           reassignIds: a['reassign-ids'] === true,
           source,
@@ -195,24 +200,24 @@ export function registerInterchange(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         });
         // Asked for entries and got none, not because they are all here already: say so, exit 1.
         const failed = docs!.length > 0 && r.applied.length === 0 && !r.already_here;
-        if (a.json) printJson(r);
+        if (a.json) k.printJson(r);
         else {
           const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
-          out(
+          k.out(
             `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
           );
           const lines = r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`));
-          for (const line of lines.slice(0, 20)) out(line);
-          if (lines.length > 20) out(`  … and ${lines.length - 20} more (--json lists them all)`);
-          for (const w of r.warnings) warn(w);
-          if (r.applied.length === 0 && r.already_here) out(`nothing new: every entry is already in ${project}`);
+          for (const line of lines.slice(0, 20)) k.out(line);
+          if (lines.length > 20) k.out(`  … and ${lines.length - 20} more (--json lists them all)`);
+          for (const w of r.warnings) k.warn(w);
+          if (r.applied.length === 0 && r.already_here) k.out(`nothing new: every entry is already in ${project}`);
         }
         if (failed) {
           const elsewhere = r.skipped.some((s) => s.errors.some((e) => / exists in project /.test(e.message)));
-          io().stderr.write(
+          k.caller.stderr.write(
             `error: nothing was imported into ${project}${elsewhere ? ": the entries' ids belong to another project; --reassign-ids imports copies under new ids" : ' (every entry was skipped, see above)'}\n`,
           );
-          io().setExitCode(1);
+          k.caller.setExitCode(1);
         }
       },
     );

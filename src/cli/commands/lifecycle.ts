@@ -2,9 +2,10 @@
  * Lifecycle commands: decay, reinforce, promote, restore, link, related (000, 001, 003, 004).
  */
 import type { Argv } from 'yargs';
+import * as uc from '../../service/use-cases.js';
 import { UsageError } from '../../core/errors.js';
 import { CURVES, type Curve } from '../../core/lifecycle.js';
-import { type GlobalArgs, clip, out, printJson, service, table } from '../io.js';
+import { type GlobalArgs, clip, type Cli } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -15,12 +16,12 @@ const num = (a: A, name: string): number | undefined => {
   return v;
 };
 
-function printEntries(r: { project: string; entries: { id: string; summary: string }[]; commit: string | null }, verb: string): void {
-  for (const e of r.entries) out(`${verb} ${e.id}  ${clip(e.summary, 70)}`);
-  if (r.commit) out(`commit ${r.commit.slice(0, 12)}`);
+function printEntries(k: Cli, r: { project: string; entries: { id: string; summary: string }[]; commit: string | null }, verb: string): void {
+  for (const e of r.entries) k.out(`${verb} ${e.id}  ${clip(e.summary, 70)}`);
+  if (r.commit) k.out(`commit ${r.commit.slice(0, 12)}`);
 }
 
-export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerLifecycle(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'decay [project]',
@@ -61,14 +62,14 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           periodic: clean({ base_rate: num(a, 'base-rate'), max_rate: num(a, 'max-rate'), period_days: num(a, 'period-days'), floor: num(a, 'floor') }),
           fsrs6: clean({ stability_days: num(a, 'stability-days') }),
         });
-        const r = await service(a).decay(a.project || undefined, { apply: Boolean(a.apply), overrides });
-        if (a.json) return printJson(r);
-        out(
+        const r = await uc.decay(...k.open(a), a.project || undefined, { apply: Boolean(a.apply), overrides });
+        if (a.json) return k.printJson(r);
+        k.out(
           `${r.project}: ${r.curve} curve, ${r.analyzed} live entries, ${r.changed} changed since ${r.previous_run_at ?? 'they were written'}, ${r.forgotten} below ${r.forget_threshold}`,
         );
         if (r.entries.length) {
-          out(
-            table(
+          k.out(
+            k.table(
               r.entries
                 .slice(0, 50)
                 .map((e) => [
@@ -84,13 +85,15 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               ['ID', 'TYPE', 'BEFORE', 'AFTER', 'FACTOR', 'DAYS', 'RETRIEVALS', 'FORGET'],
             ),
           );
-          if (r.entries.length > 50) out(`… ${r.entries.length - 50} more (--json lists all)`);
+          if (r.entries.length > 50) k.out(`… ${r.entries.length - 50} more (--json lists all)`);
         }
         if (r.promotion_candidates.length)
-          out(`promotion candidates (episodic, retrieved 5+ times, confidence > 0.6): ${r.promotion_candidates.join(', ')} — bass-agents memory promote <id>`);
+          k.out(
+            `promotion candidates (episodic, retrieved 5+ times, confidence > 0.6): ${r.promotion_candidates.join(', ')} — bass-agents memory promote <id>`,
+          );
         if (r.dry_run)
-          out(r.forgotten ? `dry run: nothing changed; --apply would ${r.forget_action} ${r.forgotten} entries in one commit` : 'dry run: nothing changed');
-        else out(`${r.forgotten} entries ${r.forget_action === 'delete' ? 'deleted' : 'archived'}${r.commit ? ` in commit ${r.commit.slice(0, 12)}` : ''}`);
+          k.out(r.forgotten ? `dry run: nothing changed; --apply would ${r.forget_action} ${r.forgotten} entries in one commit` : 'dry run: nothing changed');
+        else k.out(`${r.forgotten} entries ${r.forget_action === 'delete' ? 'deleted' : 'archived'}${r.commit ? ` in commit ${r.commit.slice(0, 12)}` : ''}`);
       },
     )
     .command(
@@ -102,13 +105,13 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('boost-type', { type: 'string', choices: ['additive', 'multiplicative', 'set_value'] })
           .option('amount', { type: 'number', describe: 'boost amount (default 0.1)' }),
       async (a: A) => {
-        const r = await service(a).reinforce((a.ids as string[]).map(String), {
+        const r = await uc.reinforce(...k.open(a), (a.ids as string[]).map(String), {
           project: a.project,
           boostType: a['boost-type'] as 'additive' | 'multiplicative' | 'set_value' | undefined,
           amount: num(a, 'amount'),
         });
-        if (a.json) printJson(r);
-        else printEntries(r, 'reinforced');
+        if (a.json) k.printJson(r);
+        else printEntries(k, r, 'reinforced');
       },
     )
     .command(
@@ -116,9 +119,9 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'promote an episodic memory to semantic (it stops decaying)',
       (c) => c.positional('id', { type: 'string', demandOption: true }),
       async (a: A) => {
-        const r = await service(a).promote(String(a.id), { project: a.project });
-        if (a.json) printJson(r);
-        else printEntries(r, 'promoted');
+        const r = await uc.promote(...k.open(a), String(a.id), { project: a.project });
+        if (a.json) k.printJson(r);
+        else printEntries(k, r, 'promoted');
       },
     )
     .command(
@@ -126,9 +129,9 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'bring back a forgotten entry: archived ones become active, deleted ones return from git history',
       (c) => c.positional('id', { type: 'string', demandOption: true }),
       async (a: A) => {
-        const r = await service(a).restore(String(a.id), { project: a.project });
-        if (a.json) printJson(r);
-        else out(`restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+        const r = await uc.restore(...k.open(a), String(a.id), { project: a.project });
+        if (a.json) k.printJson(r);
+        else k.out(`restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
       },
     )
     .command(
@@ -140,9 +143,9 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .positional('b', { type: 'string', demandOption: true })
           .option('type', { type: 'string', describe: 'relationship name, recorded in the operation log' }),
       async (a: A) => {
-        const r = await service(a).link(String(a.a), String(a.b), { project: a.project, type: a.type as string | undefined });
-        if (a.json) printJson(r);
-        else out(r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}` : 'already linked');
+        const r = await uc.link(...k.open(a), String(a.a), String(a.b), { project: a.project, type: a.type as string | undefined });
+        if (a.json) k.printJson(r);
+        else k.out(r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}` : 'already linked');
       },
     )
     .command(
@@ -150,11 +153,11 @@ export function registerLifecycle(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'entries related to one: explicit links first, then lexically similar ones',
       (c) => c.positional('id', { type: 'string', demandOption: true }).option('limit', { type: 'number' }),
       (a: A) => {
-        const r = service(a).related(String(a.id), { project: a.project, limit: num(a, 'limit') });
-        if (a.json) return printJson(r.map((x) => ({ ...x.entry, meta: { relation: x.relation, score: x.score } })));
-        if (!r.length) return out('no related entries');
-        out(
-          table(
+        const r = uc.related(...k.open(a), String(a.id), { project: a.project, limit: num(a, 'limit') });
+        if (a.json) return k.printJson(r.map((x) => ({ ...x.entry, meta: { relation: x.relation, score: x.score } })));
+        if (!r.length) return k.out('no related entries');
+        k.out(
+          k.table(
             r.map((x) => [x.id, x.relation, x.score.toFixed(3), x.entry.subject, clip(x.entry.summary, 70)]),
             ['ID', 'RELATION', 'SCORE', 'SUBJECT', 'SUMMARY'],
           ),

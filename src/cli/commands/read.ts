@@ -2,41 +2,43 @@
  * Read commands: list, query, show, prepare-task.
  */
 import type { Argv } from 'yargs';
+import * as uc from '../../service/use-cases.js';
 import type { QueryFilters } from '../../core/query.js';
 import { ENTRY_KEY_ORDER } from '../../core/constants.js';
 import { UsageError } from '../../core/errors.js';
 import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
-import type { MemoryService } from '../../service/memory-service.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, out, printJson, readJsonInput, service, table, viaDaemon } from '../io.js';
-import { io } from '../stdio.js';
+import { type GlobalArgs, clip, type Cli } from '../io.js';
 
 type A = GlobalArgs & FilterArgs & Record<string, unknown>;
 
-async function runQuery(svc: MemoryService, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
-  const filters = parseFilters(a, svc.now());
-  filters.projects = svc.readProjects(a.project);
+async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
+  const [engine, caller] = k.open(a);
+  const filters = parseFilters(a, caller.now());
+  filters.projects = caller.readProjects(engine, a.project);
   const offset = a.offset;
   if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
     throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
   const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
-  // A running daemon answers from its warm index; without one (or if it fails) the direct path does.
-  const fromDaemon = await viaDaemon(svc, 'query', { text, filters, options });
-  const r = fromDaemon ?? svc.query(text, filters, { ...options, semantic: await svc.semanticFor(text, Boolean(a.semantic)) });
+  // A daemon (a watched engine) answers from the catalog and index its watcher keeps current.
+  const fromDaemon = engine.watched;
+  // (A daemon uses the model it started, if any: never one loaded for a single query.)
+  const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
+  const r = uc.query(engine, caller, text, filters, { ...options, semantic, ...(fromDaemon ? { refresh: false } : {}) });
   if (!fromDaemon && a.semantic) {
-    const st = svc.semanticStatus();
+    const st = uc.semanticStatus(engine);
     if (!st || st.state === 'unavailable' || st.state === 'failed')
-      io().stderr.write(`warning: semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical\n`);
+      k.caller.stderr.write(`warning: semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical\n`);
     else if (st.vectors_current < st.entries)
-      io().stderr.write(
+      k.caller.stderr.write(
         `warning: ${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)\n`,
       );
   }
-  const slow = svc.slowQueryMs(a.project);
+  const slow = uc.slowQueryMs(engine, caller, a.project);
   if (r.stats.execution_ms > slow) {
-    io().stderr.write(
+    k.caller.stderr.write(
       `warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`,
     );
   }
@@ -45,26 +47,26 @@ async function runQuery(svc: MemoryService, a: A, text: string, record = true): 
     const idx = s.index
       ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}${s.index.current ? ', built from exactly these entries' : ''}${s.index.files_since !== undefined ? `, synced by the ${s.index.files_since} files changed since it was saved` : ''}`
       : '';
-    io().stderr.write(
+    k.caller.stderr.write(
       `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,
     );
-    for (const [id, by] of s.linked ?? []) io().stderr.write(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)\n`);
+    for (const [id, by] of s.linked ?? []) k.caller.stderr.write(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)\n`);
   }
-  svc.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+  uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
 }
 
-function renderHits(hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
+function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
   if (a.json) {
-    printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
+    k.printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
     return;
   }
   if (hits.length === 0) {
-    out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
+    k.out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
     return;
   }
   if (a['summary-only']) {
-    for (const h of hits) out(`${h.entry.id}  ${h.entry.kind}  ${h.entry.subject}  ${h.entry.scope}  ${h.entry.confidence.toFixed(2)}  ${h.entry.summary}`);
+    for (const h of hits) k.out(`${h.entry.id}  ${h.entry.kind}  ${h.entry.subject}  ${h.entry.scope}  ${h.entry.confidence.toFixed(2)}  ${h.entry.summary}`);
     return;
   }
   const rows = hits.map((h) => {
@@ -82,16 +84,16 @@ function renderHits(hits: QueryHit[], a: A, withScore: boolean, matched = hits.l
     ];
   });
   const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
-  out(table(rows, header));
+  k.out(k.table(rows, header));
   // Never a silent cap: say how many more matched (at most 50 are listed).
   const listed = hits.filter((h) => !h.related_to).length;
   const offset = Number(a.offset ?? 0);
   const rest = matched - offset - listed;
-  if (rest > 0) io().stderr.write(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)\n`);
+  if (rest > 0) k.caller.stderr.write(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)\n`);
 }
 
-function showHuman(svc: MemoryService, id: string, project?: string): void {
-  const s = svc.show(id, { project });
+function showHuman(k: Cli, a: A, id: string, project?: string): void {
+  const s = uc.show(...k.open(a), id, { project });
   const e = s.entry as MemoryEntry & Record<string, unknown>;
   const lines: string[] = [];
   const pad = (k: string): string => k.padEnd(16);
@@ -114,7 +116,7 @@ function showHuman(svc: MemoryService, id: string, project?: string): void {
   lines.push(
     `${pad('computed')}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
   );
-  out(lines.join('\n'));
+  k.out(lines.join('\n'));
 }
 
 function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {
@@ -123,7 +125,7 @@ function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }
 
-export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerRead(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'list [project]',
@@ -134,8 +136,8 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('include-related', { type: 'boolean' })
           .option('debug', { type: 'boolean' }),
       async (a: A) => {
-        const { hits, matched } = await runQuery(service(a), a, '', false); // browsing is not a retrieval
-        renderHits(hits, a, false, matched);
+        const { hits, matched } = await runQuery(k, a, '', false); // browsing is not a retrieval
+        renderHits(k, hits, a, false, matched);
       },
     )
     .command(
@@ -152,9 +154,9 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           })
           .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
       async (a: A) => {
-        const svc = service(a);
-        const { hits, matched } = await runQuery(svc, a, String(a.text ?? ''));
-        const session = a.session ? svc.sessionHits(String(a.session), String(a.text ?? '')) : [];
+        const [engine, caller] = k.open(a);
+        const { hits, matched } = await runQuery(k, a, String(a.text ?? ''));
+        const session = a.session ? uc.sessionHits(engine, caller, String(a.session), String(a.text ?? '')) : [];
         if (session.length && a.json) {
           const st = session.map((e) => ({
             id: e.id,
@@ -166,10 +168,10 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             expires_at: e.expires_at,
             meta: { short_term: true, session: a.session, importance: e.importance, project: e.project },
           }));
-          return printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
+          return k.printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
         }
-        for (const e of session) out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
-        renderHits(hits, a, true, matched);
+        for (const e of session) k.out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
+        renderHits(k, hits, a, true, matched);
       },
     )
     .command(
@@ -177,27 +179,27 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       'every field of an entry (--history: its versions from git)',
       (c) => c.positional('id', { type: 'string', demandOption: true }).option('history', { type: 'boolean', describe: 'list every committed version' }),
       async (a: A) => {
-        const svc = service(a);
+        const [engine, caller] = k.open(a);
         const id = String(a.id);
         if (a.history) {
-          const versions = await svc.history(id, { project: a.project });
-          if (a.json) return printJson(versions);
-          if (versions.length === 0) return out(`${id} has no committed history (not in a git repository, or not committed yet)`);
+          const versions = await uc.history(engine, caller, id, { project: a.project });
+          if (a.json) return k.printJson(versions);
+          if (versions.length === 0) return k.out(`${id} has no committed history (not in a git repository, or not committed yet)`);
           for (const v of versions) {
             // What this commit changed: against its first parent's version, not the line below (another branch's).
             const older = v.before;
             const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
             const what =
               v.entry === null ? 'removed' : older ? `${v.merge ? 'merged' : 'changed'}: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
-            out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
+            k.out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
           }
           return;
         }
         if (a.json) {
-          const s = svc.show(id, { project: a.project });
-          return printJson({ ...s.entry, computed: s.computed });
+          const s = uc.show(engine, caller, id, { project: a.project });
+          return k.printJson({ ...s.entry, computed: s.computed });
         }
-        showHuman(svc, id, a.project);
+        showHuman(k, a, id, a.project);
       },
     )
     .command(
@@ -209,10 +211,11 @@ export function registerRead(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           .option('file', { alias: 'f', type: 'string', describe: 'AgentTask JSON file, or - for stdin' })
           .option('full', { type: 'boolean', describe: 'include full content (default: summaries)' }),
       async (a: A) => {
-        const task = readJsonInput(a.file as string | undefined);
-        const svc = service(a);
-        const options = { project: (a.project as string) || undefined, full: Boolean(a.full) };
-        printJson((await viaDaemon(svc, 'prepareTask', { task, options })) ?? svc.prepareTask(task, options));
+        const task = k.readJsonInput(a.file as string | undefined);
+        const [engine, caller] = k.open(a);
+        // A daemon (a watched engine) answers from the catalog its watcher keeps current.
+        const options = { project: (a.project as string) || undefined, full: Boolean(a.full), ...(engine.watched ? { refresh: false } : {}) };
+        k.printJson(uc.prepareTask(engine, caller, task, options));
       },
     );
 }

@@ -4,11 +4,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { renderDiff } from '../../service/ops/diff.js';
+import * as uc from '../../service/use-cases.js';
 import { ValidationError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { type GlobalArgs, out, printJson, service } from '../io.js';
-import { io } from '../stdio.js';
+import { type GlobalArgs, type Cli } from '../io.js';
 
 type A = GlobalArgs & Record<string, unknown>;
 
@@ -32,7 +33,7 @@ function readSide(validateStoredEntry: Validate, file: string, label: string, pa
   return r.value;
 }
 
-export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
+export function registerSync(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
   return y
     .command(
       'merge-driver <base> <ours> <theirs> [path]',
@@ -74,18 +75,18 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             describe: 'exit 1 when the range changes code cited by memories it leaves untouched (update, supersede or reinforce them)',
           }),
       async (a: A) => {
-        const svc = service(a);
-        const d = await svc.diff({ range: a.range as string | undefined, staged: Boolean(a.staged), project: a.project || undefined });
-        io().stdout.write(svc.renderDiff(d, a.json ? 'json' : String(a.format ?? 'text')));
+        const [engine, caller] = k.open(a);
+        const d = await uc.diff(engine, caller, { range: a.range as string | undefined, staged: Boolean(a.staged), project: a.project || undefined });
+        k.caller.stdout.write(renderDiff(d, a.json ? 'json' : String(a.format ?? 'text')));
         // Entries removed by hand, unreadable or invalid files and secrets fail a CI check.
-        if (d.warnings.some((w) => w.level === 'error')) io().setExitCode(1);
+        if (d.warnings.some((w) => w.level === 'error')) k.caller.setExitCode(1);
         const left = d.cited_code.filter((c) => !c.touched);
         if (a['check-cited'] && left.length) {
           const ids = [...new Set(left.map((c) => c.id))];
-          io().stderr.write(
+          k.caller.stderr.write(
             `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)\n`,
           );
-          io().setExitCode(1);
+          k.caller.setExitCode(1);
         }
       },
     )
@@ -95,7 +96,7 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       (c) => c.positional('file', { type: 'string', demandOption: true }),
       async (a: A) => {
         const { entryAsText } = await import('../../core/memory-diff-render.js');
-        io().stdout.write(entryAsText(readFileSync(resolve(io().cwd, String(a.file)), 'utf8')));
+        k.caller.stdout.write(entryAsText(readFileSync(resolve(k.caller.cwd, String(a.file)), 'utf8')));
       },
     )
     .command(
@@ -108,39 +109,40 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             'register the merge driver, merge conflicted or unmerged entries field by field (left for your commit while git holds a merge), and repair links to entries that do not exist',
         }),
       async (a: A) => {
-        const svc = service(a);
+        const [engine, caller] = k.open(a);
         if (a.fix) {
-          await svc.registerMergeDriver();
-          const f = await svc.fixConflicts();
+          await uc.registerMergeDriver(engine, caller);
+          const f = await uc.fixConflicts(engine, caller);
           for (const x of f.fixed) {
-            if (x.merged) io().stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
-            else io().stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
+            if (x.merged) k.caller.stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
+            else k.caller.stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
           }
           if (f.in_merge && f.fixed.some((x) => x.merged))
-            io().stderr.write('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready\n');
-          else if (f.resolved.length) io().stderr.write('the merged files are written and marked resolved (git add); commit them when you are ready\n');
-          for (const x of (await svc.fixLinks()).fixed) io().stderr.write(`fixed: ${x.file}: ${x.change}\n`);
+            k.caller.stderr.write('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready\n');
+          else if (f.resolved.length) k.caller.stderr.write('the merged files are written and marked resolved (git add); commit them when you are ready\n');
+          for (const x of (await uc.fixLinks(engine, caller)).fixed) k.caller.stderr.write(`fixed: ${x.file}: ${x.change}\n`);
         }
-        const r = await svc.doctor();
-        if (a.json) printJson(r);
+        const r = await uc.doctor(engine, caller);
+        if (a.json) k.printJson(r);
         else {
-          for (const p of r.problems) io().stderr.write(`${p.level ? `${p.level}: ` : ''}${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+          for (const p of r.problems)
+            k.caller.stderr.write(`${p.level ? `${p.level}: ` : ''}${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
           const warnings = r.problems.length;
           if (r.ok)
-            out(
+            k.out(
               `ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems${warnings ? ` (${warnings} warning${warnings > 1 ? 's' : ''})` : ''}`,
             );
         }
         if (!a.json) {
           const s = r.semantic;
           const off = s.projects_off.length ? `; off in config for ${s.projects_off.join(', ')}` : '';
-          out(
+          k.out(
             s.model_installed
               ? `semantic search: model installed; ${s.vectors_current} of ${s.entries} entries have a current vector (a running daemon computes the rest)${off}`
               : `semantic search: off, the embedding table in the package could not be read (search is lexical)${off}`,
           );
         }
-        io().setExitCode(r.ok ? 0 : 1);
+        k.caller.setExitCode(r.ok ? 0 : 1);
       },
     )
     .command(
@@ -156,21 +158,21 @@ export function registerSync(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           })
           .option('force-push-branch', { type: 'boolean', describe: 'with --push: push the branch even with commits that are not memory commits' }),
       async (a: A) => {
-        const r = await service(a).sync({
+        const r = await uc.sync(...k.open(a), {
           remote: a.remote as string | undefined,
           branch: a.branch as string | undefined,
           push: a.push === true,
           forcePushBranch: a['force-push-branch'] === true,
         });
-        if (a.json) printJson(r);
-        else out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
-        for (const b of r.bad) for (const p of b.problems) io().stderr.write(`warning: ${p.path}: ${p.message}\n`);
+        if (a.json) k.printJson(r);
+        else k.out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
+        for (const b of r.bad) for (const p of b.problems) k.caller.stderr.write(`warning: ${p.path}: ${p.message}\n`);
         if (r.not_pushed_because?.length) {
-          io().stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
-          for (const c of r.not_pushed_because) io().stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
-          io().stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
+          k.caller.stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
+          for (const c of r.not_pushed_because) k.caller.stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
+          k.caller.stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
         }
-        if (r.bad.length || r.not_pushed_because?.length) io().setExitCode(1);
+        if (r.bad.length || r.not_pushed_because?.length) k.caller.setExitCode(1);
       },
     );
 }

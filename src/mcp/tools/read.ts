@@ -7,8 +7,12 @@
 import { z } from 'zod';
 import { parseFilters } from '../../core/filters.js';
 import { hitJson, summaryOnly, type QueryFilters } from '../../core/query.js';
-import type { QueryOptions } from '../../service/memory-service.js';
-import { READ, guard, projectArg, type ToolContext } from '../result.js';
+import type { Caller } from '../../service/caller.js';
+import type { Engine } from '../../service/engine.js';
+import type { QueryOptions } from '../../service/ops/query.js';
+import { semanticFor } from '../../service/semantic.js';
+import * as uc from '../../service/use-cases.js';
+import { READ, projectArg, type Session, type Tool } from '../result.js';
 
 /** Default character budget of one `memory_query` answer (about 2K tokens). */
 export const DEFAULT_MAX_CHARS = 8000;
@@ -35,17 +39,21 @@ const queryArgs = {
 type QueryArgs = { [K in keyof typeof queryArgs]?: z.infer<(typeof queryArgs)[K]> };
 
 /** One page of hits (no text: browse), within the budget; a search's delivered page counts as retrieved. */
-function pageOf(t: ToolContext, a: QueryArgs, semantic?: QueryOptions['semantic']): Record<string, unknown> {
-  const { service } = t;
+function pageOf(engine: Engine, caller: Caller, s: Session, a: QueryArgs, semantic?: QueryOptions['semantic']): Record<string, unknown> {
   const text = a.query?.trim() ?? '';
   // The CLI's own parser, so a bad filter is refused in the same words.
   const filters: QueryFilters = {
-    ...parseFilters({ ...a, minConfidence: a.min_confidence }, service.now()),
-    projects: service.readProjects(t.project(a.project)),
+    ...parseFilters({ ...a, minConfidence: a.min_confidence }, caller.now()),
+    projects: caller.readProjects(engine, s.project(a.project)),
   };
   // Only the page this answer delivers counts as retrieved (below), not every hit.
-  const r = service.query(text, filters, { includeRelated: a.include_related, record: false, semantic });
-  if (text) service.logQuery({ text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+  const r = uc.query(engine, caller, text, filters, {
+    includeRelated: a.include_related,
+    record: false,
+    semantic,
+    ...(engine.watched ? { refresh: false } : {}),
+  });
+  if (text) uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   const offset = a.offset ?? 0;
   const budget = a.max_chars ?? DEFAULT_MAX_CHARS;
   const page = r.results.slice(offset, offset + (a.limit ?? 10));
@@ -58,15 +66,15 @@ function pageOf(t: ToolContext, a: QueryArgs, semantic?: QueryOptions['semantic'
     results.push(item);
     used += size;
   }
-  if (text) service.recordDelivered(page.slice(0, results.length));
+  if (text) uc.recordDelivered(engine, caller, page.slice(0, results.length));
   const next = offset + results.length;
   return { results, total: r.results.length, offset, next_offset: next < r.results.length ? next : null, truncated_by_budget: results.length < page.length };
 }
 
-export function registerReadTools(t: ToolContext): void {
-  t.server.registerTool(
-    'memory_query',
-    {
+export const readTools: Tool[] = [
+  {
+    name: 'memory_query',
+    config: {
       title: 'Search memory',
       description:
         'Search (or, without query, browse) memory entries. Defaults: active, confidence >= 0.6, valid now; summaries, paged by offset/limit within max_chars.',
@@ -74,29 +82,27 @@ export function registerReadTools(t: ToolContext): void {
       outputSchema: z.looseObject({ results: z.array(z.record(z.string(), z.unknown())), total: z.number(), next_offset: z.number().nullable() }),
       annotations: READ,
     },
-    async (a) => {
-      // Meaning too, once the model (started with the server, in a worker thread) is ready.
-      const semantic = a.query?.trim() ? await t.service.semanticFor(a.query).catch(() => undefined) : undefined;
-      return guard(() => pageOf(t, a, semantic));
+    async body(engine, caller, a: QueryArgs, s) {
+      // Meaning too, once the model (started with the engine, in a worker thread) is ready.
+      const semantic = a.query?.trim() ? await semanticFor(engine, caller, a.query).catch(() => undefined) : undefined;
+      return pageOf(engine, caller, s, a, semantic);
     },
-  );
-
-  t.server.registerTool(
-    'memory_show',
-    {
+  },
+  {
+    name: 'memory_show',
+    config: {
       title: 'Show one entry',
       description: 'Every field of one entry (an id or unique prefix), values computed as of now; related adds linked and similar entries.',
       inputSchema: { id: z.string(), project: projectArg, related: z.boolean().optional() },
       annotations: READ,
     },
-    async (a) =>
-      guard(() => {
-        const shown = t.service.show(a.id, { project: t.project(a.project) });
-        if (!a.related) return { ...shown };
-        const related = t.service
-          .related(shown.entry.id, { project: shown.project })
-          .map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score }));
-        return { ...shown, related };
-      }),
-  );
-}
+    body(engine, caller, a: { id: string; project?: string; related?: boolean }, s) {
+      const shown = uc.show(engine, caller, a.id, { project: s.project(a.project) });
+      if (!a.related) return { ...shown };
+      const related = uc
+        .related(engine, caller, shown.entry.id, { project: shown.project })
+        .map((r) => ({ ...summaryOnly(r.entry), relation: r.relation, score: r.score }));
+      return { ...shown, related };
+    },
+  },
+];

@@ -3,13 +3,13 @@
  * `memory_deprecate`, and `memory_apply` (a batch of Memory_Update as one commit).
  */
 import { z } from 'zod';
-import { WRITE, guard, objectArg, projectArg, type ToolContext } from '../result.js';
+import * as uc from '../../service/use-cases.js';
+import { WRITE, objectArg, projectArg, type Tool } from '../result.js';
 
-export function registerWriteTools(t: ToolContext): void {
-  const { service } = t;
-  t.server.registerTool(
-    'memory_create',
-    {
+export const writeTools: Tool[] = [
+  {
+    name: 'memory_create',
+    config: {
       title: 'Record one fact',
       description:
         'Create one entry (one commit): section, kind, subject (a key: billing.invoices), scope, summary (1-2 sentences), content (why, how you know), confidence (0-1), evidence [{type, uri, note}] unless status is draft. ' +
@@ -17,41 +17,44 @@ export function registerWriteTools(t: ToolContext): void {
       inputSchema: { entry: objectArg, supersedes: z.string().optional(), force: z.boolean().optional(), project: projectArg },
       annotations: WRITE,
     },
-    async (a) =>
-      guard(async () => {
-        const agent = await t.agent();
-        if (a.supersedes === undefined) return { ...(await service.create(a.entry, { project: t.project(a.project), agent, force: a.force })) };
-        const target = service.locate(a.supersedes, t.project(a.project));
-        const r = await service.apply([{ operation: 'supersede', target_id: target.entry.id, entry: a.entry }], {
-          project: target.project,
-          agent,
-          atomic: true,
-          label: 'supersede',
-        });
-        return { entry: service.locate(r.applied[0].id, r.project).entry, superseded: target.entry.id, commit: r.commit, project: r.project };
-      }),
-  );
-
-  t.server.registerTool(
-    'memory_deprecate',
-    {
+    async body(engine, caller, a: { entry: Obj; supersedes?: string; force?: boolean; project?: string }, s) {
+      const agent = await s.agent();
+      if (a.supersedes === undefined) return { ...(await uc.create(engine, caller, a.entry, { project: s.project(a.project), agent, force: a.force })) };
+      const target = uc.locate(engine, caller, a.supersedes, s.project(a.project));
+      const r = await uc.apply(engine, caller, [{ operation: 'supersede', target_id: target.entry.id, entry: a.entry }], {
+        project: target.project,
+        agent,
+        atomic: true,
+        label: 'supersede',
+      });
+      return { entry: uc.locate(engine, caller, r.applied[0].id, r.project).entry, superseded: target.entry.id, commit: r.commit, project: r.project };
+    },
+  },
+  {
+    name: 'memory_deprecate',
+    config: {
       title: 'Deprecate an entry',
       description: 'Mark an entry no longer true: kept in history, out of default results. Idempotent.',
       inputSchema: { id: z.string(), project: projectArg },
       annotations: { ...WRITE, idempotentHint: true },
     },
-    async (a) => guard(async () => ({ ...(await service.deprecate(a.id, { project: t.project(a.project) })) })),
-  );
-
-  t.server.registerTool(
-    'memory_apply',
-    {
+    async body(engine, caller, a: { id: string; project?: string }, s) {
+      return { ...(await uc.deprecate(engine, caller, a.id, { project: s.project(a.project) })) };
+    },
+  },
+  {
+    name: 'memory_apply',
+    config: {
       title: 'Write a batch',
       description:
         'Apply Memory_Update objects ({operation: create|supersede|deprecate, entry?, target_id?, superseded_by?}) as one commit; invalid ones are reported in skipped, the rest applied.',
       inputSchema: { updates: z.array(objectArg).min(1), project: projectArg },
       annotations: WRITE,
     },
-    async (a) => guard(async () => ({ ...(await service.apply(a.updates, { project: t.project(a.project), agent: await t.agent() })) })),
-  );
-}
+    async body(engine, caller, a: { updates: Obj[]; project?: string }, s) {
+      return { ...(await uc.apply(engine, caller, a.updates, { project: s.project(a.project), agent: await s.agent() })) };
+    },
+  },
+];
+
+type Obj = Record<string, unknown>;

@@ -6,27 +6,27 @@ import { evidenceQuality } from '../../core/constants.js';
 import { ValidationError } from '../../core/errors.js';
 import type { QueryFilters } from '../../core/query.js';
 import type { AgentTask } from '../../core/schema.js';
-import { modules, type ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { query } from './query.js';
 
 /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
-export function prepareTask(ctx: ServiceContext, rm: ReadModel, task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
+export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
   const parsed = modules.validation().parseWith(modules.schemas().AgentTaskSchema, task);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
   const t = parsed.value;
   if (t.memory_enabled !== true) return t;
-  const projects = ctx.readProjects(opts.project ?? t.project);
+  const projects = caller.readProjects(engine, opts.project ?? t.project);
   const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
   const text = t.goal ?? '';
   // Only what goes into memory_context counts as retrieved (below), not every candidate.
-  let hits = query(ctx, rm, text, filters, { limit: 30, refresh: opts.refresh, record: false }).results;
-  if (hits.length === 0 && text) hits = query(ctx, rm, '', filters, { limit: 30, refresh: opts.refresh, record: false }).results;
+  let hits = query(engine, caller, text, filters, { limit: 30, refresh: opts.refresh, record: false }).results;
+  if (hits.length === 0 && text) hits = query(engine, caller, '', filters, { limit: 30, refresh: opts.refresh, record: false }).results;
   hits.sort((a, b) => b.entry.confidence - a.entry.confidence || evidenceQuality(b.entry) - evidenceQuality(a.entry) || b.score - a.score);
   const chosen = hits.slice(0, 10);
-  ctx.usage.recordRetrievals(
+  engine.usage.recordRetrievals(
     chosen.map((h) => `${h.project}/${h.entry.id}`),
-    ctx.now().toISOString(),
+    caller.now().toISOString(),
   );
   const context = chosen.map((h) => {
     const meta = { evidence_status: h.evidence_status };

@@ -21,7 +21,7 @@ import {
 } from '../../core/anchors.js';
 import { declarationLines } from '../../core/symbols.js';
 import { blobsAt, evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
 export interface AnchorItem {
@@ -42,10 +42,10 @@ export interface AnchorResult {
 const lineWord = (a: Anchor): string => (a.lines![0] === a.lines![1] ? `line ${a.lines![0]}` : `lines ${a.lines![0]}-${a.lines![1]}`);
 
 /** The status of every file anchor of `items`, by entry key and URI. */
-export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Promise<Map<string, Map<string, AnchorResult>>> {
-  const git = await ctx.git();
+export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise<Map<string, Map<string, AnchorResult>>> {
+  const git = await engine.git();
   const head = git ? await git.head() : null;
-  const prefix = git ? git.repoPath(ctx.ws.root).replace(/^\.$/, '') : '';
+  const prefix = git ? git.repoPath(engine.ws.root).replace(/^\.$/, '') : '';
   const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);
   const fromRepo = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
   let since = new Map<string, Map<string, string | null>>();
@@ -53,7 +53,7 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
   if (git && head) {
     const ids = new Map<string, Set<string>>();
     for (const it of items) for (const a of it.anchors) ids.set(it.id, (ids.get(it.id) ?? new Set()).add(a.uri));
-    since = await evidenceSince(git, ids, [git.repoPath(ctx.ws.memoryDir)]);
+    since = await evidenceSince(git, ids, [git.repoPath(engine.ws.memoryDir)]);
     const hunksFor = new Set(items.flatMap((it) => it.anchors.filter((a) => a.anchor.lines || a.anchor.symbol).map((a) => toRepo(a.anchor.path))));
     const commits = new Set<string>();
     for (const m of since.values()) for (const s of m.values()) if (s) commits.add(s);
@@ -102,10 +102,10 @@ export async function checkAnchors(ctx: ServiceContext, items: AnchorItem[]): Pr
   const worktree = (p: string, read: boolean): { text: string | null; stamp: string; link: boolean } => {
     let w = files.get(p);
     if (!w || (read && w.text === '' && !w.link)) {
-      const st = lstatSync(join(ctx.ws.root, p), { throwIfNoEntry: false });
+      const st = lstatSync(join(engine.ws.root, p), { throwIfNoEntry: false });
       const link = st?.isSymbolicLink() ?? false;
       // Symbolic links are not followed: they count as present, their content unread.
-      const text = !st || (!link && !st.isFile()) ? null : link || !read ? '' : (readCited(ctx.ws, join(ctx.ws.root, p)) ?? '');
+      const text = !st || (!link && !st.isFile()) ? null : link || !read ? '' : (readCited(engine.ws, join(engine.ws.root, p)) ?? '');
       files.set(p, (w = { text, stamp: st ? `${st.size}:${st.mtimeMs}` : '', link }));
     }
     return w;

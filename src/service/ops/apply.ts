@@ -12,9 +12,10 @@ import type { ValidationContext } from '../../core/validate.js';
 import type { CatalogSnapshot } from '../../store/catalog.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
-import { modules, type ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite, type WriteTx } from '../transaction.js';
+import type { Batch } from '../write-queue.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 
 export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
@@ -44,7 +45,6 @@ export interface ApplyOptions {
   atomic?: boolean;
   label?: string;
   agent?: string;
-  ignoreOwnAgent?: boolean;
   /** Create even what re-creates a superseded or deprecated entry (`--force`). */
   force?: boolean;
   /** Updates checked, then files written (a progress bar for large batches). */
@@ -53,10 +53,10 @@ export interface ApplyOptions {
 
 /** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
 export async function create(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   input: unknown,
-  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean; force?: boolean } = {},
+  opts: { project?: string; agent?: string; force?: boolean } = {},
 ): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
@@ -64,9 +64,9 @@ export async function create(
     if (op !== 'create') throw new UsageError(`memory create takes an entry or a create update, not operation ${JSON.stringify(op)}; use memory apply`);
     entry = (input as { entry?: unknown }).entry;
   }
-  const r = await apply(ctx, rm, [{ operation: 'create', entry }], { ...opts, atomic: true, label: 'entry' });
+  const r = await apply(engine, caller, [{ operation: 'create', entry }], { ...opts, atomic: true, label: 'entry' });
   const applied = r.applied[0];
-  return { entry: locate(ctx, applied.id, r.project).entry, commit: r.commit, project: r.project };
+  return { entry: locate(engine, caller, applied.id, r.project).entry, commit: r.commit, project: r.project };
 }
 
 /** A batch checked and scanned before it takes the lock. */
@@ -79,20 +79,21 @@ interface Prepared {
   prefixOf: (i: number) => string;
 }
 
-async function prepare(ctx: ServiceContext, updates: unknown, opts: ApplyOptions): Promise<Prepared> {
+async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions): Promise<Prepared> {
   if (!Array.isArray(updates)) {
     throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
   }
   if (updates.length > MAX_BATCH) {
     throw new ValidationError([{ path: '(root)', message: `holds ${updates.length} updates; at most ${MAX_BATCH} go in one batch: split it` }], 'updates');
   }
-  const project = ctx.project(opts.project);
-  ctx.ws.projectDir(project);
-  const agent = pickAgent(opts.agent) ?? (await ctx.agent({ ignoreOwnAgent: opts.ignoreOwnAgent }));
+  const project = caller.project(engine, opts.project);
+  engine.ws.projectDir(project);
+  const agent = pickAgent(opts.agent) ?? (await caller.agent(engine));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
   // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
   const secrets = await scanGroups(
-    ctx,
+    engine,
+    caller,
     // Every string of each update (its entry, target_id, superseded_by). `memory create` names
     // the entry's own fields (`content`), like its validation errors.
     updates.map((u, i) =>
@@ -235,55 +236,83 @@ function recreates(st: BatchState, project: string, entry: { subject: string; su
 }
 
 /** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
-function afterBatch(ctx: ServiceContext, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
-  const time = ctx.now().toISOString();
+function afterBatch(
+  engine: Engine,
+  caller: Caller,
+  p: Prepared,
+  snap: CatalogSnapshot,
+  r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] },
+): void {
+  const time = caller.now().toISOString();
   appendLogs(
-    ctx.ws,
+    engine.ws,
     'events',
     r.skipped.map((s) => ({ time, level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors })),
   );
-  warnIfLarge(ctx, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
+  warnIfLarge(caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
 
-function storeOf(ctx: ServiceContext, rm: ReadModel): CatalogSnapshot {
-  return ctx.watched && rm.current ? rm.current : ctx.snapshot();
-}
-
-/** Applies a batch of Memory_Update as one commit. */
-export async function apply(ctx: ServiceContext, rm: ReadModel, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
-  const p = await prepare(ctx, updates, opts);
-  const { value, commit } = await withWrite(
-    ctx,
-    { project: p.project, agent: p.agent, operation: opts.label ?? 'apply', onProgress: opts.onProgress },
-    async (tx) => {
-      const st = new BatchState(storeOf(ctx, rm), p.project, p.updates.length);
-      return { ...(await applyIn(tx, st, p)), snap: st.snap };
-    },
-  );
-  afterBatch(ctx, p, value.snap, value);
-  return { applied: value.applied, skipped: value.skipped, commit, project: p.project };
+function storeOf(engine: Engine, caller: Caller): CatalogSnapshot {
+  return engine.watched && engine.rm.current ? engine.rm.current : engine.snapshot(caller.warn);
 }
 
 /**
- * Group commit (the daemon): batches of several callers for the same project (any agents), applied
- * in one transaction and one commit. Each caller gets its own result (or its own error: an
- * atomic batch that fails validation fails alone). When the transaction itself fails, each
+ * Applies a batch of Memory_Update as one commit: through the engine's write queue, so that the
+ * batches of concurrent callers are committed together (write-queue.ts).
+ */
+export function apply(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
+  return engine.writes.submit(caller, updates, opts);
+}
+
+/** One prepared batch in its own transaction. */
+async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<ApplyResult> {
+  const { value, commit } = await withWrite(
+    engine,
+    caller,
+    { project: p.project, agent: p.agent, operation: p.opts.label ?? 'apply', onProgress: p.opts.onProgress },
+    async (tx) => {
+      const st = new BatchState(storeOf(engine, caller), p.project, p.updates.length);
+      return { ...(await applyIn(tx, st, p)), snap: st.snap };
+    },
+  );
+  afterBatch(engine, caller, p, value.snap, value);
+  return { applied: value.applied, skipped: value.skipped, commit, project: p.project };
+}
+
+/** A caller for a group's transaction: the first one's settings, and its warnings told to every caller of the group. */
+function groupCaller(callers: Caller[]): Caller {
+  const first = callers[0];
+  if (callers.length === 1) return first;
+  const warn = (m: string): void => callers.forEach((c) => c.warn(m));
+  return Object.assign(Object.create(first) as Caller, { warn });
+}
+
+/**
+ * Group commit (write-queue.ts): batches of several callers for the same project (any agents),
+ * applied in one transaction and one commit. Each caller gets its own result (or its own error:
+ * an atomic batch that fails validation fails alone). When the transaction itself fails, each
  * batch is tried again on its own, so one caller's problem never becomes another's.
  */
-export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { updates: unknown; opts: ApplyOptions }[]): Promise<(ApplyResult | Error)[]> {
+export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(ApplyResult | Error)[]> {
   const prepared: (Prepared | Error)[] = [];
-  for (const b of batches) prepared.push(await prepare(ctx, b.updates, b.opts).catch((err: Error) => err));
+  for (const b of batches) prepared.push(await prepare(engine, b.caller, b.updates, b.opts).catch((err: Error) => err));
   const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
   const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
-  if (!ready.length) return out;
+  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)].caller;
+  const one = async (p: Prepared): Promise<void> => {
+    out[prepared.indexOf(p)] = await applyOne(engine, callerOf(p), p).catch((e: Error) => e);
+  };
   const first = ready[0];
+  if (!first) return out;
+  if (ready.length === 1) return one(first).then(() => out);
   if (ready.some((p) => p.project !== first.project)) throw new UsageError('a group commit takes batches of one project');
+  const caller = groupCaller(ready.map(callerOf));
   // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
   const agents = [...new Set(ready.map((p) => p.agent))].join(', ');
   try {
-    const { value, commit } = await withWrite(ctx, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
+    const { value, commit } = await withWrite(engine, caller, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
       const st = new BatchState(
-        storeOf(ctx, rm),
+        storeOf(engine, caller),
         first.project,
         ready.reduce((n, p) => n + p.updates.length, 0),
       );
@@ -295,43 +324,33 @@ export async function applyGroup(ctx: ServiceContext, rm: ReadModel, batches: { 
       const r = value.results[k];
       if (r instanceof Error) out[prepared.indexOf(p)] = r;
       else {
-        afterBatch(ctx, p, value.snap, r);
+        afterBatch(engine, callerOf(p), p, value.snap, r);
         out[prepared.indexOf(p)] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
       }
     });
-  } catch (err) {
-    if (ready.length === 1) {
-      out[prepared.indexOf(first)] = err as Error;
-      return out;
-    }
-    for (const p of ready) out[prepared.indexOf(p)] = await apply(ctx, rm, p.updates, p.opts).catch((e: Error) => e);
+  } catch {
+    for (const p of ready) await one(p);
   }
   return out;
 }
 
 /** `memory supersede <id> --by <new-id>` (unique id prefixes accepted for both). */
-export async function supersede(
-  ctx: ServiceContext,
-  rm: ReadModel,
-  idOrPrefix: string,
-  byOrPrefix: string,
-  opts: { project?: string } = {},
-): Promise<ApplyResult> {
+export async function supersede(engine: Engine, caller: Caller, idOrPrefix: string, byOrPrefix: string, opts: { project?: string } = {}): Promise<ApplyResult> {
   checkId(idOrPrefix);
   checkId(byOrPrefix, 'by');
-  const found = locate(ctx, idOrPrefix, opts.project);
-  const replacement = locate(ctx, byOrPrefix, found.project);
+  const found = locate(engine, caller, idOrPrefix, opts.project);
+  const replacement = locate(engine, caller, byOrPrefix, found.project);
   const id = found.entry.id;
   const by = replacement.entry.id;
   if (id === by) throw new ConflictError(`entry ${id} cannot supersede itself`);
-  const problem = supersedeProblem(id, by, (x) => (x === by ? replacement.entry : x === id ? found.entry : safeEntry(ctx, x, found.project)));
+  const problem = supersedeProblem(id, by, (x) => (x === by ? replacement.entry : x === id ? found.entry : safeEntry(engine, caller, x, found.project)));
   if (problem) throw new ConflictError(problem);
-  return apply(ctx, rm, [{ operation: 'supersede', target_id: id, superseded_by: by }], { project: found.project, atomic: true, label: 'supersede' });
+  return apply(engine, caller, [{ operation: 'supersede', target_id: id, superseded_by: by }], { project: found.project, atomic: true, label: 'supersede' });
 }
 
-function safeEntry(ctx: ServiceContext, id: string, project: string): MemoryEntry | undefined {
+function safeEntry(engine: Engine, caller: Caller, id: string, project: string): MemoryEntry | undefined {
   try {
-    return locate(ctx, id, project).entry;
+    return locate(engine, caller, id, project).entry;
   } catch {
     return undefined;
   }
@@ -339,22 +358,22 @@ function safeEntry(ctx: ServiceContext, id: string, project: string): MemoryEntr
 
 /** `memory deprecate <id>` (a unique id prefix accepted). Deprecating a deprecated entry changes nothing. */
 export async function deprecate(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   idOrPrefix: string,
   opts: { project?: string } = {},
 ): Promise<ApplyResult & { unchanged?: boolean }> {
   checkId(idOrPrefix);
-  const found = locate(ctx, idOrPrefix, opts.project);
+  const found = locate(engine, caller, idOrPrefix, opts.project);
   const id = found.entry.id;
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
   // Superseded by an entry that does not exist (a dangling link): deprecating it is the repair.
   const by = found.entry.superseded_by;
-  if (by && !safeEntry(ctx, by, found.project)) {
-    const r = await fixLinks(ctx, new Set([id]));
+  if (by && !safeEntry(engine, caller, by, found.project)) {
+    const r = await fixLinks(engine, caller, new Set([id]));
     return { applied: [{ index: 0, operation: 'deprecate', id, target_id: id }], skipped: [], commit: r.commits[0] ?? null, project: found.project };
   }
-  return apply(ctx, rm, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
+  return apply(engine, caller, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
 /** An AgentResult, schema-checked (Req 9). */
@@ -365,18 +384,13 @@ export function parseAgentResult(result: unknown): ReturnType<typeof modules.sch
 }
 
 /** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
-export async function applyResult(
-  ctx: ServiceContext,
-  rm: ReadModel,
-  result: unknown,
-  opts: { project?: string; agent?: string; ignoreOwnAgent?: boolean } = {},
-): Promise<ApplyResult> {
+export async function applyResult(engine: Engine, caller: Caller, result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
   const r = parseAgentResult(result);
   const updates = r.memory_updates ?? [];
-  const agent = opts.agent ?? (opts.ignoreOwnAgent ? undefined : ctx.explicitAgent) ?? r.agent_id ?? r.agent ?? undefined;
+  const agent = opts.agent ?? caller.explicitAgent ?? r.agent_id ?? r.agent ?? undefined;
   const project = opts.project ?? r.project;
-  if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: ctx.project(project) };
-  return apply(ctx, rm, updates, { project, ...(agent ? { agent } : { ignoreOwnAgent: opts.ignoreOwnAgent }) });
+  if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: caller.project(engine, project) };
+  return apply(engine, caller, updates, { project, agent });
 }
 
 function stripEntryPrefix(problems: Problem[]): Problem[] {

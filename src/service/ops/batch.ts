@@ -7,7 +7,8 @@ import { ValidationError, type Problem } from '../../core/errors.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendLog } from '../../store/local-log.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import type { WriteTx } from '../transaction.js';
 
 /**
@@ -91,18 +92,19 @@ export function supersedeProblem(target: string, by: string, getEntry: (id: stri
  * again what it commits (a lookup for these texts).
  */
 export async function scanGroups(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   groups: { path: string; text: string }[][],
   who: { project?: string; agent: string; operation: string },
 ): Promise<Problem[][]> {
-  const time = ctx.now().toISOString();
+  const time = caller.now().toISOString();
   // One scan for every group (paths are unique across groups), split back per group. The writer's
   // name goes into created_by, the commit and the logs: a secret there refuses the whole write
   // before anything records it.
   const all = await modules.secretScan().scanFields([...groups.flat(), { path: 'agent', text: who.agent }]);
   const agent = all.find((f) => f.path === 'agent');
   if (agent) {
-    appendLog(ctx.ws, 'audit', {
+    appendLog(engine.ws, 'audit', {
       time,
       event: 'secret_rejected',
       operation: who.operation,
@@ -122,7 +124,7 @@ export async function scanGroups(
     const paths = new Set(g.map((f) => f.path));
     const findings = all.filter((f) => paths.has(f.path));
     for (const f of findings) {
-      appendLog(ctx.ws, 'audit', {
+      appendLog(engine.ws, 'audit', {
         time,
         event: 'secret_rejected',
         operation: who.operation,
@@ -140,11 +142,11 @@ export async function scanGroups(
 }
 
 /** Req 6.2: past 100 entries a project should be consolidated. */
-export function warnIfLarge(ctx: ServiceContext, project: string, snap: CatalogSnapshot, added: number): void {
+export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapshot, added: number): void {
   if (added === 0) return;
   const count = snap.entries.filter((e) => e.project === project).length + added;
   if (count > 100 && count - added <= 100) {
-    ctx.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
+    caller.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
   }
 }
 

@@ -11,7 +11,8 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 
 export const CAPTURE_REMINDER =
   'This session changed code and recorded nothing in project memory. If you learned something the next agent needs ' +
@@ -47,7 +48,7 @@ function transcriptStart(path: unknown): number | null {
 }
 
 /** The reminder to give now, or null; a given reminder is remembered for the session. */
-export async function stopReminder(ctx: ServiceContext, raw: string): Promise<string | null> {
+export async function stopReminder(engine: Engine, _caller: Caller, raw: string): Promise<string | null> {
   let input: StopInput;
   try {
     input = JSON.parse(raw || '{}') as StopInput;
@@ -56,14 +57,14 @@ export async function stopReminder(ctx: ServiceContext, raw: string): Promise<st
   }
   // A Stop that already follows a reminder (or any hook's continuation) is let through.
   if (input.stop_hook_active === true || (typeof input.loop_count === 'number' && input.loop_count > 0)) return null;
-  const git = await ctx.git();
+  const git = await engine.git();
   if (!git) return null;
   const session = String(input.session_id ?? input.conversation_id ?? '')
     .replace(/[^A-Za-z0-9._-]/g, '_')
     .slice(0, 100);
   const marker = session ? join(git.stateDir, 'reminded', session) : null;
   if (marker && existsSync(marker)) return null;
-  const memoryPaths = [ctx.ws.memoryDir, ctx.ws.contextDir].map((d) => relative(git.toplevel, d).split(sep).join('/'));
+  const memoryPaths = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => relative(git.toplevel, d).split(sep).join('/'));
   const lastMemory = Number((await git.run(['log', '-1', '--format=%ct', '--', ...memoryPaths]).catch(() => '')).trim()) * 1000 || 0;
   const start = transcriptStart(input.transcript_path);
   if (start !== null && lastMemory >= start) return null; // recorded something this session

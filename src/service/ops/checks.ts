@@ -14,21 +14,22 @@ import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
 import { isLegacyId } from '../../core/names.js';
 import { shown } from '../../core/redact.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { scanGroups } from './apply.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
 /** `memory validate`: the validation function, against the store when a project exists. */
-export async function validate(ctx: ServiceContext, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
+export async function validate(engine: Engine, caller: Caller, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
   let vctx: ValidationContext = {};
   let project: string | undefined;
   try {
-    project = ctx.project(opts.project);
+    project = caller.project(engine, opts.project);
   } catch {
     project = undefined;
   }
-  if (project && existsSync(join(ctx.ws.memoryDir, project))) {
-    const snap = ctx.snapshot();
+  if (project && existsSync(join(engine.ws.memoryDir, project))) {
+    const snap = engine.snapshot(caller.warn);
     const byId = new Map<string, StoredEntry>();
     const dups = new Map<string, string>();
     for (const se of snap.entries) {
@@ -44,7 +45,7 @@ export async function validate(ctx: ServiceContext, doc: unknown, opts: { projec
   const items = kind === 'array' ? (doc as unknown[]) : [doc];
   // Every string of each item (an update's target_id as much as its entry's fields).
   const fields = items.map((item, i) => modules.secretRules().secretFields(item, kind === 'array' ? `[${i}]` : ''));
-  errors.push(...(await scanGroups(ctx, fields, { agent: ctx.knownAgent, operation: 'validate' })).flat());
+  errors.push(...(await scanGroups(engine, caller, fields, { agent: caller.knownAgent, operation: 'validate' })).flat());
   return { ok: errors.length === 0, errors };
 }
 
@@ -68,17 +69,20 @@ export interface DoctorProblem {
  * this), superseded_by and related_entries point at existing entries, no two live entries
  * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
  */
-export async function doctor(ctx: ServiceContext): Promise<{
+export async function doctor(
+  engine: Engine,
+  caller: Caller,
+): Promise<{
   ok: boolean;
   checked: { files: number; projects: number };
   problems: DoctorProblem[];
   semantic: SemanticReport;
 }> {
-  const snap = ctx.catalog.refresh();
+  const snap = engine.catalog.refresh();
   const problems: DoctorProblem[] = [];
-  const marked = conflictedFiles(ctx);
+  const marked = conflictedFiles(engine);
   const conflicted = new Set(marked);
-  for (const file of await unmergedFiles(ctx)) {
+  for (const file of await unmergedFiles(engine)) {
     if (conflicted.has(file)) continue; // its markers are reported below
     conflicted.add(file);
     problems.push({
@@ -90,7 +94,7 @@ export async function doctor(ctx: ServiceContext): Promise<{
         : "is unmerged in git's index; take either side (`git checkout --theirs <file>`), run `bass-agents memory sync-context <project>` and `git add <file>`",
     });
   }
-  problems.push(...(await driverProblems(ctx)));
+  problems.push(...(await driverProblems(engine)));
   for (const file of marked) {
     if (problems.some((p) => p.file === file)) continue;
     problems.push({
@@ -148,24 +152,24 @@ export async function doctor(ctx: ServiceContext): Promise<{
     const file = snap.entries.find((se) => f.path.startsWith(`${se.file}.`))?.file ?? f.path;
     problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: modules.secretRules().findingMessage(f) });
   }
-  for (const project of ctx.ws.listProjects()) {
+  for (const project of engine.ws.listProjects()) {
     try {
-      readConfig(ctx.ws.configPath(project), project, ctx.now().toISOString());
+      readConfig(engine.ws.configPath(project), project, caller.now().toISOString());
     } catch (err) {
       const e = err as ValidationError;
-      const abs = ctx.ws.configPath(project);
+      const abs = engine.ws.configPath(project);
       for (const p of e.problems ?? [{ path: '', message: e.message }]) {
         // Its path names the file (`<file>: key`): the key alone here.
         const path = p.path.startsWith(abs) ? p.path.slice(abs.length).replace(/^:\s*/, '') : p.path;
-        problems.push({ check: 'config', file: ctx.ws.rel(abs), path, message: p.message });
+        problems.push({ check: 'config', file: engine.ws.rel(abs), path, message: p.message });
       }
     }
   }
   const { modelInstalled } = await import('../embedder.js');
-  const semantic = semanticReport(ctx, snap.entries, await modelInstalled());
+  const semantic = semanticReport(engine, snap.entries, await modelInstalled());
   return {
     ok: problems.every((p) => p.level === 'warning'),
-    checked: { files: snap.entries.length + snap.bad.length, projects: ctx.ws.listProjects().length },
+    checked: { files: snap.entries.length + snap.bad.length, projects: engine.ws.listProjects().length },
     problems,
     semantic,
   };
@@ -175,9 +179,9 @@ export async function doctor(ctx: ServiceContext): Promise<{
  * The merge driver this clone needs (its memory's .gitattributes names it): registered, and its
  * program there. Without it, git merges entries line by line and leaves conflicts.
  */
-async function driverProblems(ctx: ServiceContext): Promise<DoctorProblem[]> {
-  const git = await ctx.git();
-  const attrs = join(ctx.ws.memoryDir, '.gitattributes');
+async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
+  const git = await engine.git();
+  const attrs = join(engine.ws.memoryDir, '.gitattributes');
   if (!git || !existsSync(attrs) || !readFileSync(attrs, 'utf8').includes(`merge=${MERGE_DRIVER}`)) return [];
   const command = (await git.run(['config', '--get', `merge.${MERGE_DRIVER}.driver`]).catch(() => '')).trim();
   const fix = '`bass-agents memory doctor --fix` (or `memory init <project>`) registers it for this installation';
@@ -186,7 +190,7 @@ async function driverProblems(ctx: ServiceContext): Promise<DoctorProblem[]> {
       {
         check: 'merge driver',
         level: 'warning',
-        file: ctx.ws.rel(attrs),
+        file: engine.ws.rel(attrs),
         path: '',
         message: `names the merge driver ${MERGE_DRIVER}, which this clone has not registered; ${fix}`,
       },
@@ -202,7 +206,7 @@ async function driverProblems(ctx: ServiceContext): Promise<DoctorProblem[]> {
         {
           check: 'merge driver',
           level: 'warning',
-          file: ctx.ws.rel(attrs),
+          file: engine.ws.rel(attrs),
           path: '',
           message: `git's merge driver runs ${missing}, which does not exist; ${fix}`,
         },
@@ -211,16 +215,20 @@ async function driverProblems(ctx: ServiceContext): Promise<DoctorProblem[]> {
 }
 
 /** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */
-export function checkFreshness(ctx: ServiceContext, opts: { project?: string; days?: number } = {}): (FreshnessItem & { project: string; summary: string })[] {
-  const projects = ctx.readProjects(opts.project);
-  const snap = ctx.snapshot();
+export function checkFreshness(
+  engine: Engine,
+  caller: Caller,
+  opts: { project?: string; days?: number } = {},
+): (FreshnessItem & { project: string; summary: string })[] {
+  const projects = caller.readProjects(engine, opts.project);
+  const snap = engine.snapshot(caller.warn);
   const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
   const byId = new Map(mine.map((se) => [se.meta.id, se]));
   return modules
     .freshness()
     .checkFreshness(
       mine.map((se) => se.meta),
-      ctx.now().getTime(),
+      caller.now().getTime(),
       opts.days ?? EXPIRY_WARNING_DAYS,
     )
     .map((item) => {

@@ -11,7 +11,7 @@ import type { CitedCode } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
 import type { GitRepo } from '../../store/git.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
 export interface CitedOptions {
@@ -23,8 +23,8 @@ export interface CitedOptions {
   project?: string;
 }
 
-export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptions): Promise<CitedCode[]> {
-  const prefix = git.repoPath(ctx.ws.root).replace(/^\.$/, '');
+export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): Promise<CitedCode[]> {
+  const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const toWs = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
   const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);
   const isMemory = (p: string): boolean => /^(ai-memory|ai-context)\//.test(p);
@@ -40,7 +40,7 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
   // inflates every blob: 7 times the CPU at 10K entries; a string per changed path, or a regular
   // expression, cost several times as much again). Those that differ from the base side (the
   // range's own memory changes, uncommitted ones) are read from the base side instead.
-  const memoryDir = git.repoPath(ctx.ws.memoryDir);
+  const memoryDir = git.repoPath(engine.ws.memoryDir);
   const [listing, differ] = await Promise.all([
     git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir], '').catch(() => ''), // exit 1: no match
     git.gitStdin(['diff', '--raw', '-z', '--no-abbrev', '--no-renames', o.base, '--', memoryDir], ''),
@@ -53,7 +53,7 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
     const uri = /"uri": *"([^"]*)"/.exec(line.slice(nul + 1))?.[1];
     const path = uri === undefined ? undefined : parseAnchor(uri)?.path;
     if (path === undefined || !changed.has(path) || atBase.has(file) || texts.has(file)) continue;
-    const text = readCited(ctx.ws, join(git.toplevel, file));
+    const text = readCited(engine.ws, join(git.toplevel, file));
     if (text !== undefined) texts.set(file, text);
   }
   const before = await readTexts(
@@ -103,7 +103,7 @@ export async function citedCode(ctx: ServiceContext, git: GitRepo, o: CitedOptio
   const headText = (f: FileFate): string | undefined => {
     const b = f.blobs?.[1];
     if (b && !/^0+$/.test(b)) return blobs.get(b);
-    return readCited(ctx.ws, join(git.toplevel, f.to));
+    return readCited(engine.ws, join(git.toplevel, f.to));
   };
   const out: CitedCode[] = [];
   for (const c of cands) {

@@ -12,7 +12,8 @@ import type { MemoryEntry } from '../../core/schema.js';
 import { mergeEntry } from '../../core/merge.js';
 import type { GitRepo } from '../../store/git.js';
 import { readFileSync } from 'node:fs';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
 export interface ConflictFix {
@@ -24,10 +25,10 @@ export interface ConflictFix {
 }
 
 /** Memory files (workspace-relative) that git's index holds unmerged (stages 1-3). */
-export async function unmergedFiles(ctx: ServiceContext): Promise<string[]> {
-  const git = await ctx.git();
+export async function unmergedFiles(engine: Engine): Promise<string[]> {
+  const git = await engine.git();
   if (!git) return [];
-  const dirs = [ctx.ws.memoryDir, ctx.ws.contextDir].map((d) => git.repoPath(d));
+  const dirs = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => git.repoPath(d));
   const listed = await git.run(['ls-files', '-u', '-z', '--', ...dirs]).catch(() => '');
   const paths = new Set(
     listed
@@ -35,17 +36,17 @@ export async function unmergedFiles(ctx: ServiceContext): Promise<string[]> {
       .filter(Boolean)
       .map((l) => l.slice(l.indexOf('\t') + 1)),
   );
-  return [...paths].map((p) => ctx.ws.rel(join(git.toplevel, p))).sort();
+  return [...paths].map((p) => engine.ws.rel(join(git.toplevel, p))).sort();
 }
 
 /** Entry files (workspace-relative) whose content holds conflict markers. */
-export function conflictedFiles(ctx: ServiceContext): string[] {
-  const snap = ctx.catalog.refresh();
+export function conflictedFiles(engine: Engine): string[] {
+  const snap = engine.catalog.refresh();
   return snap.bad
     .map((b) => b.file)
     .filter((f) => {
       try {
-        return hasConflictMarkers(readFileSync(join(ctx.ws.root, f), 'utf8'));
+        return hasConflictMarkers(readFileSync(join(engine.ws.root, f), 'utf8'));
       } catch {
         return false;
       }
@@ -80,14 +81,17 @@ async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<
   return conflictSides(text);
 }
 
-export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
-  const git = await ctx.git();
-  const unmerged = (await unmergedFiles(ctx)).filter((f) => f.endsWith('.json'));
+export async function fixConflicts(
+  engine: Engine,
+  caller: Caller,
+): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
+  const git = await engine.git();
+  const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
   const byProject = new Map<string, { abs: string; entry: MemoryEntry }[]>();
   const fixed: ConflictFix[] = [];
-  for (const file of [...new Set([...conflictedFiles(ctx), ...unmerged])].sort()) {
-    const abs = join(ctx.ws.root, file);
+  for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
+    const abs = join(engine.ws.root, file);
     try {
       const sides = await sidesOf(git, abs, readFileSync(abs, 'utf8'));
       if (!sides) throw new Error('its conflict markers do not nest');
@@ -111,11 +115,11 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
     }
   }
   const commits: string[] = [];
-  const agent = await ctx.agent();
+  const agent = await caller.agent(engine);
   for (const [project, items] of byProject) {
     // Files git holds unmerged are resolved in its index and left for the user's commit.
-    const noCommit = inMerge || items.some((i) => unmerged.includes(ctx.ws.rel(i.abs)));
-    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix', noCommit }, (tx) => {
+    const noCommit = inMerge || items.some((i) => unmerged.includes(engine.ws.rel(i.abs)));
+    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'doctor --fix', noCommit }, (tx) => {
       for (const { abs, entry } of items) {
         tx.put(entry, { from: abs });
         tx.change({ op: 'update', id: entry.id, summary: 'merged the two sides of a git conflict field by field' });
@@ -124,7 +128,7 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
     if (commit) commits.push(commit);
   }
   const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
-  if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(ctx.ws.root, f)))]);
+  if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(engine.ws.root, f)))]);
   return { fixed, commits, in_merge: inMerge, resolved };
 }
 
@@ -135,14 +139,15 @@ export async function fixConflicts(ctx: ServiceContext): Promise<{ fixed: Confli
  * One commit per project. `only`: just these ids.
  */
 export async function fixLinks(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   only?: ReadonlySet<string>,
 ): Promise<{ fixed: { file: string; id: string; change: string }[]; commits: string[] }> {
-  const snap = ctx.catalog.refresh();
+  const snap = engine.catalog.refresh();
   const ids = new Set(snap.entries.map((se) => se.meta.id));
   const byProject = new Map<string, { abs: string; entry: MemoryEntry; change: string }[]>();
   const fixed: { file: string; id: string; change: string }[] = [];
-  const now = ctx.now().toISOString();
+  const now = caller.now().toISOString();
   for (const se of snap.entries) {
     const m = se.meta;
     if (only && !only.has(m.id)) continue;
@@ -162,13 +167,13 @@ export async function fixLinks(
     ]
       .filter(Boolean)
       .join('; ');
-    byProject.set(se.project, [...(byProject.get(se.project) ?? []), { abs: join(ctx.ws.root, se.file), entry, change }]);
+    byProject.set(se.project, [...(byProject.get(se.project) ?? []), { abs: join(engine.ws.root, se.file), entry, change }]);
     fixed.push({ file: se.file, id: m.id, change });
   }
   const commits: string[] = [];
-  const agent = await ctx.agent();
+  const agent = await caller.agent(engine);
   for (const [project, items] of byProject) {
-    const { commit } = await withWrite(ctx, { project, agent, operation: 'doctor --fix' }, (tx) => {
+    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'doctor --fix' }, (tx) => {
       for (const { abs, entry, change } of items) {
         tx.put(entry, { from: abs });
         tx.change({ op: entry.status === 'deprecated' ? 'deprecate' : 'update', id: entry.id, summary: change });

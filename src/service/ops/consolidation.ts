@@ -11,7 +11,8 @@ import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { memoryLog } from '../../store/git-log.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { locate } from './entries.js';
 
@@ -27,32 +28,33 @@ export interface ApplyPlanReport {
 
 /** `memory compact`: a reviewable consolidation plan written under `plans/` of the local state folder (nothing else changes). */
 export function compactPlan(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   projectName: string | undefined,
   opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {},
 ): { plan: ConsolidationPlan; path: string } {
-  const project = ctx.project(projectName, true);
-  const entries = ctx.snapshot().entries.filter((se) => se.project === project);
+  const project = caller.project(engine, projectName, true);
+  const entries = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
   const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
-  const summarizeAt = opts.summarizeAt ?? (ctx.projectConfig(project) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
+  const summarizeAt = opts.summarizeAt ?? (engine.projectConfig(project, caller.now()) as { compact?: { summarize_at?: number } }).compact?.summarize_at;
   const plan = modules.consolidate().buildPlan(
     project,
     entries.map((se) => se.entry),
     {
-      now: ctx.now().toISOString(),
+      now: caller.now().toISOString(),
       strategy: opts.strategy,
       summarizeAt,
       importance: (e) => imp.get(e.id) ?? 0.5,
     },
   );
   let abs: string;
-  if (opts.file) abs = ctx.ws.assertInside(resolvePath(opts.file), 'plan file');
+  if (opts.file) abs = engine.ws.assertInside(resolvePath(opts.file), 'plan file');
   else {
-    ctx.ws.ensureLocal({ force: true });
-    abs = join(ctx.ws.local('plans', true), `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
+    engine.ws.ensureLocal({ force: true });
+    abs = join(engine.ws.local('plans', true), `compact-${project}-${plan.created_at.replace(/[:.]/g, '-')}.json`);
   }
   writeFileAtomic(abs, `${JSON.stringify(plan, null, 2)}\n`, { fsync: false });
-  return { plan, path: ctx.ws.shownPath(abs) };
+  return { plan, path: engine.ws.shownPath(abs) };
 }
 
 /**
@@ -60,7 +62,7 @@ export function compactPlan(
  * (merge) supersedes the originals by it; link groups are linked. One commit. A group whose
  * members changed since the plan was made is skipped and reported.
  */
-export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<ApplyPlanReport> {
+export async function applyPlan(engine: Engine, caller: Caller, planFile: string): Promise<ApplyPlanReport> {
   // A plan the user names is read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
   let plan: ConsolidationPlan;
@@ -72,10 +74,10 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
   if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
   }
-  const project = ctx.project(plan.project, true);
+  const project = caller.project(engine, plan.project, true);
   const current = new Map(
-    ctx
-      .snapshot()
+    engine
+      .snapshot(caller.warn)
       .entries.filter((se) => se.project === project)
       .map((se) => [se.meta.id, se.meta]),
   );
@@ -88,17 +90,17 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
   const merged: { group: number; id: string; superseded: string[] }[] = [];
   const summaries: { group: number; id: string }[] = [];
   const linked: { group: number; ids: string[] }[] = [];
-  const agent = await ctx.agent();
+  const agent = await caller.agent(engine);
   // A plan is a file people review and edit: what it creates is checked like any new entry
   // (schema here, duplicates below, secrets by the transaction, which refuses the whole plan).
   const live = new Map<string, string>();
-  for (const se of ctx.snapshot().entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
-  const { commit } = await withWrite(ctx, { project, agent, operation: 'compact' }, (tx) => {
+  for (const se of engine.snapshot(caller.warn).entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
+  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'compact' }, (tx) => {
     const nowIso = tx.nowIso;
     const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
     for (const [gi, g] of plan.groups.entries()) {
       if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
-      const members = g.members.map((m) => locate(ctx, m.id, project).entry);
+      const members = g.members.map((m) => locate(engine, caller, m.id, project).entry);
       if (g.action === 'link') {
         const [a, b] = members as [MemoryEntry, MemoryEntry];
         if (!a.related_entries.includes(b.id)) tx.put({ ...a, related_entries: [...a.related_entries, b.id], updated_at: nowIso });
@@ -140,17 +142,18 @@ export async function applyPlan(ctx: ServiceContext, planFile: string): Promise<
       merged.push({ group: gi, id, superseded: members.map((m) => m.id) });
     }
   });
-  return { project, plan: ctx.ws.rel(abs), merged, summaries, linked, skipped, commit };
+  return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };
 }
 
 /** `memory log`: memory commits of a project from git trailers, newest first, optionally one operation. */
 export async function log(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   projectName: string | undefined,
   opts: { op?: string; limit?: number } = {},
 ): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
-  const projects = projectName ? [ctx.project(projectName, true)] : ctx.ws.listProjects();
-  const git = await ctx.git();
+  const projects = projectName ? [caller.project(engine, projectName, true)] : engine.ws.listProjects();
+  const git = await engine.git();
   if (!git) return [];
   const out = await memoryLog(
     git,

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, resolveDecay, type Curve, type MemoryType } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
 export interface DecayReport {
@@ -39,14 +40,14 @@ export interface DecayReport {
   commit: string | null;
 }
 
-function decayStateFile(ctx: ServiceContext, make = false): string {
-  return join(ctx.ws.local('state', make), 'decay.json');
+function decayStateFile(engine: Engine, make = false): string {
+  return join(engine.ws.local('state', make), 'decay.json');
 }
 
 /** When decay last ran, per project (local: the daemon catches up from it). */
-export function decayState(ctx: ServiceContext): Record<string, { last_run_at: string; forgotten_total: number }> {
+export function decayState(engine: Engine, _caller: Caller): Record<string, { last_run_at: string; forgotten_total: number }> {
   try {
-    return JSON.parse(readFileSync(decayStateFile(ctx), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
+    return JSON.parse(readFileSync(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
   } catch {
     return {};
   }
@@ -59,7 +60,8 @@ export function decayState(ctx: ServiceContext): Record<string, { last_run_at: s
  * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
  */
 export async function decay(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   projectName: string | undefined,
   opts: {
     apply?: boolean;
@@ -68,8 +70,8 @@ export async function decay(
     resumeAfter?: string;
   } = {},
 ): Promise<DecayReport> {
-  const project = ctx.project(projectName, true);
-  const base = ctx.decayConfig(project);
+  const project = caller.project(engine, projectName, true);
+  const base = engine.decayConfig(project, caller.now());
   const cfg = opts.overrides
     ? resolveDecay({
         ...base,
@@ -82,12 +84,12 @@ export async function decay(
     : base;
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const t0 = performance.now();
-  const nowDate = ctx.now();
+  const nowDate = caller.now();
   const now = nowDate.getTime();
-  const last = decayState(ctx)[project];
+  const last = decayState(engine, caller)[project];
   const lastMs = last ? Date.parse(last.last_run_at) : null;
-  const usage = ctx.usage.load();
-  const live = ctx.snapshot().entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
+  const usage = engine.usage.load();
+  const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
   const entries: DecayReport['entries'] = [];
   const forget: StoredEntry[] = [];
   let changed = 0;
@@ -125,11 +127,11 @@ export async function decay(
   }
   let commit: string | null = null;
   if (opts.apply) {
-    const agent = await ctx.agent();
-    const done = await withWrite(ctx, { project, agent, operation: 'decay' }, (tx) => {
+    const agent = await caller.agent(engine);
+    const done = await withWrite(engine, caller, { project, agent, operation: 'decay' }, (tx) => {
       let forgotten = 0;
       for (const se of forget) {
-        const abs = join(ctx.ws.root, se.file);
+        const abs = join(engine.ws.root, se.file);
         if (!existsSync(abs)) continue;
         if (cfg.forget_action === 'delete') tx.remove(abs);
         else tx.put({ ...se.entry, status: 'archived', updated_at: tx.nowIso });
@@ -142,14 +144,14 @@ export async function decay(
       return forgotten;
     });
     commit = done.commit;
-    const state = decayState(ctx);
+    const state = decayState(engine, caller);
     // An interrupted run is not a completed one: the previous run time stays until it finishes.
     const prev = state[project];
     if (resumeAfter === null) state[project] = { last_run_at: nowDate.toISOString(), forgotten_total: (prev?.forgotten_total ?? 0) + done.value };
     else if (prev) prev.forgotten_total += done.value;
-    ctx.ws.ensureLocal({ force: true });
-    writeFileAtomic(decayStateFile(ctx, true), JSON.stringify(state, null, 2), { fsync: false });
-    ctx.usage.compact();
+    engine.ws.ensureLocal({ force: true });
+    writeFileAtomic(decayStateFile(engine, true), JSON.stringify(state, null, 2), { fsync: false });
+    engine.usage.compact();
   }
   return {
     project,

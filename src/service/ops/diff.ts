@@ -14,7 +14,8 @@ import type { MemoryDiff } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { lazy } from '../../lazy.js';
 import type { GitRepo } from '../../store/git.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { citedCode } from './cited-code.js';
 
 const core = lazy<typeof import('../../core/memory-diff.js')>('./core/memory-diff.js');
@@ -95,13 +96,13 @@ function nameStatus(out: string): { status: string; path: string }[] {
   return rows;
 }
 
-export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; staged?: boolean; project?: string } = {}): Promise<MemoryDiff> {
-  const git = await ctx.git();
-  if (!git) throw new UsageError(`${ctx.ws.root} is not a git repository: memory diff compares commits`);
+export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?: string; staged?: boolean; project?: string } = {}): Promise<MemoryDiff> {
+  const git = await engine.git();
+  if (!git) throw new UsageError(`${engine.ws.root} is not a git repository: memory diff compares commits`);
   const { base, head } = await sides(git, opts.range, Boolean(opts.staged));
   const baseRev = 'rev' in base ? base.rev : 'HEAD';
   const hasBase = (await verify(git, baseRev)) !== null;
-  const memoryPaths = PATHS.map((p) => git.repoPath(join(ctx.ws.root, p)));
+  const memoryPaths = PATHS.map((p) => git.repoPath(join(engine.ws.root, p)));
   const args = ['diff', '--name-status', '-z', '--no-renames'];
   let rows: { status: string; path: string }[];
   if (!hasBase) {
@@ -118,7 +119,7 @@ export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; st
   } else rows = nameStatus(await git.gitStdin([...args, baseRev, head.rev, '--', ...memoryPaths], ''));
 
   // Paths relative to the workspace (the repository may be larger than it).
-  const prefix = git.repoPath(ctx.ws.root).replace(/^\.$/, '');
+  const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const rel = (p: string): string => (prefix && p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : p);
   const wanted = rows.filter((r) => !opts.project || rel(r.path).startsWith(`ai-memory/${opts.project}/`) || rel(r.path) === `ai-context/${opts.project}.md`);
   const headName = (p: string): string => ('index' in head ? `:${p}` : 'rev' in head ? `${head.rev}:${p}` : '');
@@ -143,10 +144,10 @@ export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; st
   const live = new Map<string, MemoryEntry[]>();
   const projects = [...new Set(files.map((f) => /^ai-memory\/([^/]+)\//.exec(f.path)?.[1]).filter((p): p is string => Boolean(p)))];
   if (projects.length && !('rev' in head)) {
-    for (const se of ctx.snapshot().entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
+    for (const se of engine.snapshot(caller.warn).entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
   } else if (projects.length && 'rev' in head) {
     const listing = await git.gitStdin(
-      ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(ctx.ws.memoryDir, p)))],
+      ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))],
       '',
     );
     const names = listing.split('\0').filter((p) => p.endsWith('.json'));
@@ -165,7 +166,7 @@ export async function memoryDiff(ctx: ServiceContext, opts: { range?: string; st
   const d = core().diffMemory({ base: base.label, head: head.label }, files, live);
   if (hasBase) {
     const touched = new Set(files.map((f) => /\/([^/]+)\.json$/.exec(f.path)?.[1]).filter((x): x is string => Boolean(x)));
-    d.cited_code = await citedCode(ctx, git, {
+    d.cited_code = await citedCode(engine, git, {
       base: baseRev,
       sides: 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev],
       touched,

@@ -13,7 +13,8 @@ import { readEntryFile } from '../../store/catalog.js';
 import { history as gitHistory } from '../../store/git-log.js';
 import { checkId } from '../../store/workspace.js';
 import { showable } from '../../core/redact.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 
 export interface ShownEntry {
   project: string;
@@ -48,14 +49,14 @@ export interface EntryVersion {
 }
 
 /** Finds an entry file by id without scanning: one stat per project and section. */
-export function locate(ctx: ServiceContext, id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
+export function locate(engine: Engine, caller: Caller, id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
   checkId(id);
-  const projects = project ? [project] : ctx.ws.listProjects();
+  const projects = project ? [project] : engine.ws.listProjects();
   for (const p of projects) {
     for (const s of SECTIONS) {
-      const abs = join(ctx.ws.memoryDir, p, s, `${id}.json`);
+      const abs = join(engine.ws.memoryDir, p, s, `${id}.json`);
       if (!existsSync(abs)) continue;
-      const file = ctx.ws.rel(ctx.ws.entryPath(p, s, id));
+      const file = engine.ws.rel(engine.ws.entryPath(p, s, id));
       const r = readEntryFile(abs, file, s, id);
       if (!r.entry) throw new ValidationError(r.problems ?? [], file);
       return { project: p, file, entry: r.entry };
@@ -68,14 +69,14 @@ export function locate(ctx: ServiceContext, id: string, project?: string): { pro
       for (const s of SECTIONS) {
         let names: string[];
         try {
-          names = readdirSync(join(ctx.ws.memoryDir, p, s));
+          names = readdirSync(join(engine.ws.memoryDir, p, s));
         } catch {
           continue;
         }
         for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
       }
     }
-    if (hits.length === 1) return locate(ctx, hits[0].id, hits[0].project);
+    if (hits.length === 1) return locate(engine, caller, hits[0].id, hits[0].project);
     if (hits.length > 1) {
       const some = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
       throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${some.join(', ')}${hits.length > 10 ? ', …' : ''}`);
@@ -92,12 +93,12 @@ export function locate(ctx: ServiceContext, id: string, project?: string): { pro
 const MIN_PREFIX = 4;
 
 /** `memory show <id>`: the entry and values computed as of now. */
-export function show(ctx: ServiceContext, id: string, opts: { project?: string } = {}): ShownEntry {
-  const found = locate(ctx, id, opts.project);
-  const now = ctx.now().getTime();
+export function show(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): ShownEntry {
+  const found = locate(engine, caller, id, opts.project);
+  const now = caller.now().getTime();
   const e = found.entry;
-  const usage = ctx.usage.load().get(`${found.project}/${e.id}`);
-  const lc = lifecycleOf(e, usage, ctx.decayConfig(found.project), now, initialImportance(e));
+  const usage = engine.usage.load().get(`${found.project}/${e.id}`);
+  const lc = lifecycleOf(e, usage, engine.decayConfig(found.project, caller.now()), now, initialImportance(e));
   return {
     ...found,
     computed: {
@@ -106,7 +107,7 @@ export function show(ctx: ServiceContext, id: string, opts: { project?: string }
       confidence_label: lc.confidence_label,
       retrieval_count: lc.retrievals,
       last_accessed_at: lc.last_accessed_at,
-      flags: entryFlags(e, now, ctx.evidenceCache.staleKeys().has(`${found.project}/${e.id}`)),
+      flags: entryFlags(e, now, engine.evidenceCache.staleKeys().has(`${found.project}/${e.id}`)),
       curve: lc.curve,
       memory_type: lc.memory_type,
       importance: lc.importance,
@@ -119,11 +120,11 @@ export function show(ctx: ServiceContext, id: string, opts: { project?: string }
 }
 
 /** `memory show <id> --history`: every committed version of the entry, newest first (Req 12.5). */
-export async function history(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
-  const found = locate(ctx, id, opts.project);
-  const git = await ctx.git();
+export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
+  const found = locate(engine, caller, id, opts.project);
+  const git = await engine.git();
   if (!git) return [];
-  const versions = await gitHistory(git, join(ctx.ws.root, found.file));
+  const versions = await gitHistory(git, join(engine.ws.root, found.file));
   const parse = (text: string | null): MemoryEntry | null => {
     try {
       return text ? (JSON.parse(text) as MemoryEntry) : null;
@@ -140,4 +141,12 @@ export async function history(ctx: ServiceContext, id: string, opts: { project?:
     before: parse(v.before),
     merge: v.merge,
   }));
+}
+
+/** Counts results as retrieved (local usage, never a commit): those actually delivered for use. */
+export function recordDelivered(engine: Engine, caller: Caller, hits: { project: string; entry: { id: string } }[]): void {
+  engine.usage.recordRetrievals(
+    hits.map((h) => `${h.project}/${h.entry.id}`),
+    caller.now().toISOString(),
+  );
 }

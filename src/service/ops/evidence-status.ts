@@ -12,12 +12,12 @@ import { confirmation, parseAnchor, statusInText, worstStatus, type AnchorStatus
 import type { StoredEntry } from '../../store/catalog.js';
 import { readNoFollow } from '../../store/state-dir.js';
 import type { Workspace } from '../../store/workspace.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
 
 /** The worst status of an entry's evidence (`current` when it has nothing checkable). */
-export function evidenceStatusOf(ctx: ServiceContext, se: StoredEntry): AnchorStatus {
-  const recs = ctx.evidenceCache.anchorsOf(se.key);
-  const memo = ctx.evidenceCache.statusMemo;
+export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus {
+  const recs = engine.evidenceCache.anchorsOf(se.key);
+  const memo = engine.evidenceCache.statusMemo;
   const out: AnchorStatus[] = [];
   // Updated or re-confirmed since the check: what it found no longer stands.
   const seen = recs && confirmation(se.entry);
@@ -31,7 +31,7 @@ export function evidenceStatusOf(ctx: ServiceContext, se: StoredEntry): AnchorSt
       continue;
     }
     const path = rec?.path ?? a.path;
-    const abs = join(ctx.ws.root, path);
+    const abs = join(engine.ws.root, path);
     const st = lstatSync(abs, { throwIfNoEntry: false });
     if (!st || (!st.isFile() && !st.isSymbolicLink())) {
       out.push('missing');
@@ -50,7 +50,7 @@ export function evidenceStatusOf(ctx: ServiceContext, se: StoredEntry): AnchorSt
     const key = `${se.key}\u0000${ev.uri}\u0000${stamp}\u0000${rec?.fp ?? ''}`;
     let s = memo.get(key);
     if (s === undefined) {
-      const text = readCited(ctx.ws, abs);
+      const text = readCited(engine.ws, abs);
       s = text === undefined ? 'current' : statusInText(a, text, rec);
       memo.set(key, s);
     }

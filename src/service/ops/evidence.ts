@@ -4,6 +4,7 @@
  * repository, URLs through the network probe; results cached; entries whose evidence changed or
  * is gone flagged (queries down-rank them). `--fix` rewrites evidence that moved, in one commit.
  */
+import type { CatalogSnapshot } from '../../store/catalog.js';
 import { join } from 'node:path';
 import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
 import { ValidationError } from '../../core/errors.js';
@@ -11,7 +12,8 @@ import type { EvidenceStatus } from '../../core/evidence-check.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { probeUrl } from '../../store/http-probe.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { checkAnchors, type AnchorItem } from './anchor-check.js';
 
@@ -48,16 +50,17 @@ export interface EvidenceReport {
  * evidence changed or is gone are flagged and down-ranked by queries.
  */
 export async function validateEvidence(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   projectName?: string,
   opts: { offline?: boolean; timeoutMs?: number; urlTtlMs?: number; fix?: boolean; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<EvidenceReport> {
-  const projects = ctx.readProjects(projectName);
-  const entries = ctx.snapshot().entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
-  const cache = ctx.evidenceCache.load();
-  const now = ctx.now();
+  const projects = caller.readProjects(engine, projectName);
+  const entries = engine.snapshot(caller.warn).entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
+  const cache = engine.evidenceCache.load();
+  const now = caller.now();
   const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
-  const git = await ctx.git();
+  const git = await engine.git();
   const remotes = git ? (await remoteUrls(git)).map(modules.evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
   const plan = modules.evidenceCheck().planCheck;
   const items: AnchorItem[] = [];
@@ -68,7 +71,7 @@ export async function validateEvidence(
     });
     if (anchors.length) items.push({ key: se.key, id: se.meta.id, anchors });
   }
-  const found = await checkAnchors(ctx, items);
+  const found = await checkAnchors(engine, items);
   const checks: Record<string, CheckResult> = {};
   const fresh = (key: string): CheckResult | undefined => {
     const c = cache.checks[key];
@@ -104,7 +107,7 @@ export async function validateEvidence(
     entries: [],
   };
   const stale: Record<string, string[]> = { ...cache.stale };
-  const records = ctx.evidenceCache.allAnchors();
+  const records = engine.evidenceCache.allAnchors();
   const fixes = new Map<string, { from: string; to: string }[]>();
   let done = 0;
   for (const se of entries) {
@@ -143,18 +146,19 @@ export async function validateEvidence(
     // Let a long-lived process (the daemon) answer queries while a long check runs.
     if (done % 200 === 0) await new Promise((r) => setImmediate(r));
   }
-  if (opts.fix && fixes.size) Object.assign(report, await applyFixes(ctx, entries, fixes, records));
+  if (opts.fix && fixes.size) Object.assign(report, await applyFixes(engine, caller, entries, fixes, records));
   // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
-  ctx.evidenceCache.save({ v: 1, checks: merged, stale });
-  ctx.evidenceCache.saveAnchors(records);
+  engine.evidenceCache.save({ v: 1, checks: merged, stale });
+  engine.evidenceCache.saveAnchors(records);
   return report;
 }
 
 /** Rewrites the URIs that moved, one commit per project; their records then describe the new URIs. */
 async function applyFixes(
-  ctx: ServiceContext,
-  entries: ReturnType<ServiceContext['snapshot']>['entries'],
+  engine: Engine,
+  caller: Caller,
+  entries: CatalogSnapshot['entries'],
   fixes: Map<string, { from: string; to: string }[]>,
   records: Map<string, AnchorRecord[]>,
 ): Promise<{ fixed: NonNullable<EvidenceReport['fixed']>; commits: string[] }> {
@@ -162,16 +166,16 @@ async function applyFixes(
   const commits: string[] = [];
   const byProject = new Map<string, typeof entries>();
   for (const se of entries) if (fixes.has(se.key)) byProject.set(se.project, [...(byProject.get(se.project) ?? []), se]);
-  const agent = await ctx.agent();
+  const agent = await caller.agent(engine);
   for (const [project, list] of byProject) {
-    const { commit } = await withWrite(ctx, { project, agent, operation: 'validate-evidence --fix' }, (tx) => {
+    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'validate-evidence --fix' }, (tx) => {
       for (const se of list) {
         const moves = new Map(fixes.get(se.key)!.map((f) => [f.from, f.to]));
         const e = se.entry;
         const next = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
         const checked = modules.validation().validateStoredEntry(next);
         if (!checked.ok) throw new ValidationError(checked.errors, `entry ${e.id}`);
-        tx.put(next, { from: join(ctx.ws.root, se.file) });
+        tx.put(next, { from: join(engine.ws.root, se.file) });
         tx.change({ op: 'update', id: e.id, summary: 'evidence moved with the code' });
         for (const [from, to] of moves) fixed.push({ id: e.id, project, from, to });
         // The new URI names where the code is: what was recorded of the old one holds for it.

@@ -3,8 +3,8 @@
  * same batch as `memory apply`.
  */
 import type { Problem } from '../../core/errors.js';
-import { modules, type ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { apply, scanGroups } from './apply.js';
 
 export interface ExtractReport {
@@ -33,21 +33,21 @@ export interface ExtractReport {
  * unless `dryRun`; candidates similar to an existing summary are not stored.
  */
 export async function extract(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   projectName: string | undefined,
   text: string,
   opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
 ): Promise<ExtractReport> {
-  const project = ctx.project(projectName);
+  const project = caller.project(engine, projectName);
   const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
   const truncated = text.length > limit;
-  if (truncated) ctx.warn(`text is ${text.length} characters; only the first ${limit} are read`);
+  if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limit} are read`);
   const cands = modules
     .extraction()
     .extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence)
     .slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
-  const live = ctx.snapshot().entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
+  const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
   const extractions: ExtractReport['extractions'] = [];
@@ -72,8 +72,8 @@ export async function extract(
   let commit: string | null = null;
   if (!opts.dryRun && updates.length) {
     const r = await apply(
-      ctx,
-      rm,
+      engine,
+      caller,
       updates.map((u) => ({ operation: 'create', entry: u.entry })),
       { project },
     );
@@ -87,9 +87,10 @@ export async function extract(
   } else if (updates.length) {
     // A dry run stores nothing, but says the same about secrets as a real run would.
     const found = await scanGroups(
-      ctx,
+      engine,
+      caller,
       updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)),
-      { project, agent: ctx.knownAgent, operation: 'extract' },
+      { project, agent: caller.knownAgent, operation: 'extract' },
     );
     found.forEach((errors, i) => {
       if (errors.length) extractions[updates[i].index].skipped = errors;

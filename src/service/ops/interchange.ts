@@ -10,7 +10,8 @@ import { compileFilters, type QueryFilters } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { isUlid } from '../../core/names.js';
 import { entryPath, type StoredEntry } from '../../store/catalog.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { MAX_BATCH, scanGroups, warnIfLarge } from './apply.js';
 
@@ -26,11 +27,11 @@ export interface ImportResult {
 }
 
 /** `memory export`: a project's entries (filtered) sorted by id (Req 14). */
-export function exportEntries(ctx: ServiceContext, project: string, filters: QueryFilters = {}): MemoryEntry[] {
-  const p = ctx.project(project, true);
-  const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, ctx.now().getTime());
-  return ctx
-    .snapshot()
+export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
+  const p = caller.project(engine, project, true);
+  const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime());
+  return engine
+    .snapshot(caller.warn)
     .entries.filter((se) => accept(se.meta, se.project))
     .map((se) => se.entry)
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -42,7 +43,8 @@ export function exportEntries(ctx: ServiceContext, project: string, filters: Que
  * field by field (Req 14.5); the report says what happened to each.
  */
 export async function importEntries(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   project: string,
   docs: unknown[],
   opts: {
@@ -54,7 +56,7 @@ export async function importEntries(
   } = {},
 ): Promise<ImportResult> {
   const onConflict = opts.onConflict ?? 'skip';
-  ctx.ws.projectDir(project);
+  engine.ws.projectDir(project);
   if (docs.length > MAX_BATCH)
     throw new ValidationError(
       [{ path: opts.source ?? 'import', message: `holds ${docs.length} entries; at most ${MAX_BATCH} go in one import: split it` }],
@@ -63,8 +65,8 @@ export async function importEntries(
   const problems: Problem[] = [];
   const entries: MemoryEntry[] = [];
   const seen = new Map<string, number>();
-  const agent = await ctx.agent();
-  const nowDate = ctx.now();
+  const agent = await caller.agent(engine);
+  const nowDate = caller.now();
   const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
   /** Entries made from input-shaped documents (or copied under new ids): created, never merged. */
   const fresh = new Set<string>();
@@ -106,14 +108,15 @@ export async function importEntries(
     });
   }
   const secrets = await scanGroups(
-    ctx,
+    engine,
+    caller,
     docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`)),
     { project, agent, operation: 'import' },
   );
   problems.push(...secrets.flat());
   if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
-  const { value, commit } = await withWrite(ctx, { project, agent, operation: 'import' }, async (tx) => {
-    const snap = ctx.snapshot();
+  const { value, commit } = await withWrite(engine, caller, { project, agent, operation: 'import' }, async (tx) => {
+    const snap = engine.snapshot(caller.warn);
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
     // A file under an id that cannot be read (conflict markers, a newer version's field) is never written over.
     const unreadable = new Map<string, string>();
@@ -194,7 +197,7 @@ export async function importEntries(
       if (related.length < e.related_entries.length) warnings.push(`[${index}] ${e.id}: dropped related entries that are neither imported nor stored`);
       let next: MemoryEntry = { ...e, superseded_by: e.superseded_by ? resolve(e.superseded_by) : null, related_entries: [...new Set(related)] };
       if (old && onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, next); // the same field-level merge as the git merge driver
-      tx.put(next, old ? { from: join(ctx.ws.root, old.file) } : {});
+      tx.put(next, old ? { from: join(engine.ws.root, old.file) } : {});
       tx.change({ op: 'import', id: e.id, summary: next.summary });
       imported.push({ index, id: e.id, action });
     }
@@ -202,6 +205,6 @@ export async function importEntries(
     skipped.sort((x, y) => x.index - y.index);
     return { imported, skipped, warnings, snap, already: skipped.length > 0 && skipped.every((x) => standsFor.has(x.id)) };
   });
-  warnIfLarge(ctx, project, value.snap, value.imported.filter((a) => a.action === 'created').length);
+  warnIfLarge(caller, project, value.snap, value.imported.filter((a) => a.action === 'created').length);
   return { applied: value.imported, skipped: value.skipped, warnings: value.warnings, already_here: value.already, commit, project };
 }

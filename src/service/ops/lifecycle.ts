@@ -12,8 +12,8 @@ import { shown } from '../../core/redact.js';
 import { lastDeleted } from '../../store/git-log.js';
 import { appendLog } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
-import { modules, type ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { locate } from './entries.js';
 import { query } from './query.js';
@@ -26,7 +26,8 @@ export interface EditResult {
 
 /** Rewrites entries of one project in one transaction; `edit` returns the new entry or null to skip. */
 async function rewrite(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   ids: string[],
   projectName: string | undefined,
   op: CommitOp,
@@ -34,17 +35,17 @@ async function rewrite(
 ): Promise<EditResult> {
   if (ids.length === 0) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
-  const project = locate(ctx, ids[0], projectName).project;
-  const agent = await ctx.agent();
-  const { value, commit } = await withWrite(ctx, { project, agent, operation: op }, (tx) => {
+  const project = locate(engine, caller, ids[0], projectName).project;
+  const agent = await caller.agent(engine);
+  const { value, commit } = await withWrite(engine, caller, { project, agent, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
-      const found = locate(ctx, id, project);
+      const found = locate(engine, caller, id, project);
       const next = edit(found.entry, project);
       if (!next) continue;
       const checked = modules.validation().validateStoredEntry(next);
       if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
-      tx.put(next, { from: join(ctx.ws.root, found.file) });
+      tx.put(next, { from: join(engine.ws.root, found.file) });
       tx.change({ op, id: next.id, summary: next.summary });
       out.push(next);
     }
@@ -55,26 +56,31 @@ async function rewrite(
 
 /** `memory reinforce`: strength to 1 and stability up (000), importance boosted on request (001); committed. */
 export async function reinforce(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   ids: string[],
   opts: { project?: string; boostType?: BoostType; amount?: number } = {},
 ): Promise<EditResult> {
-  const now = ctx.now().getTime();
-  return rewrite(ctx, ids, opts.project, 'reinforce', (e, project) => ({
+  const now = caller.now().getTime();
+  return rewrite(engine, caller, ids, opts.project, 'reinforce', (e, project) => ({
     ...e,
-    lifecycle: reinforceLifecycle(e, ctx.decayConfig(project), now, { boostType: opts.boostType, amount: opts.amount, baseImportance: initialImportance(e) }),
+    lifecycle: reinforceLifecycle(e, engine.decayConfig(project, caller.now()), now, {
+      boostType: opts.boostType,
+      amount: opts.amount,
+      baseImportance: initialImportance(e),
+    }),
   }));
 }
 
 /** Promotes an episodic memory to semantic (003 §2.4): it stops decaying; confidence +0.1, at most 0.95. */
-export async function promote(ctx: ServiceContext, id: string, opts: { project?: string } = {}): Promise<EditResult> {
-  return rewrite(ctx, [id], opts.project, 'promote', (e) => {
+export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EditResult> {
+  return rewrite(engine, caller, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
     return {
       ...e,
       confidence: Math.max(e.confidence, Math.min(0.95, Math.round((e.confidence + 0.1) * 100) / 100)),
       lifecycle: { ...(e.lifecycle ?? {}), memory_type: 'semantic' },
-      updated_at: ctx.now().toISOString(),
+      updated_at: caller.now().toISOString(),
     };
   });
 }
@@ -84,29 +90,30 @@ export async function promote(ctx: ServiceContext, id: string, opts: { project?:
  * from git history (the last committed version) as active.
  */
 export async function restore(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   id: string,
   opts: { project?: string } = {},
 ): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
   checkId(id);
-  const now = ctx.now().toISOString();
+  const now = caller.now().toISOString();
   try {
-    const found = locate(ctx, id, opts.project);
+    const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
-    const r = await rewrite(ctx, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
+    const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
     return { project: r.project, entry: r.entries[0], commit: r.commit, from: 'archive' };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
-  const git = await ctx.git();
+  const git = await engine.git();
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
   const project = hit.path.split('/')[1];
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
-  const agent = await ctx.agent();
-  const { commit } = await withWrite(ctx, { project, agent, operation: 'restore' }, (tx) => {
+  const agent = await caller.agent(engine);
+  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'restore' }, (tx) => {
     tx.put(entry);
     tx.change({ op: 'restore', id, summary: entry.summary }, { time: now, op: 'restore', id, project, agent });
   });
@@ -114,39 +121,45 @@ export async function restore(
 }
 
 /** `memory link a b`: each in the other's related_entries (002 Req 2.6), one commit. */
-export async function link(ctx: ServiceContext, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}): Promise<EditResult> {
-  const la = locate(ctx, aOrPrefix, opts.project);
-  const lb = locate(ctx, bOrPrefix, opts.project);
+export async function link(
+  engine: Engine,
+  caller: Caller,
+  aOrPrefix: string,
+  bOrPrefix: string,
+  opts: { project?: string; type?: string } = {},
+): Promise<EditResult> {
+  const la = locate(engine, caller, aOrPrefix, opts.project);
+  const lb = locate(engine, caller, bOrPrefix, opts.project);
   const [a, b, pa, pb] = [la.entry.id, lb.entry.id, la.project, lb.project];
   if (a === b) throw new UsageError('an entry cannot be linked to itself');
   if (pa !== pb) throw new ConflictError(`entries ${a} and ${b} are in different projects (${pa}, ${pb})`);
-  const now = ctx.now().toISOString();
-  const r = await rewrite(ctx, [a, b], pa, 'link', (e) => {
+  const now = caller.now().toISOString();
+  const r = await rewrite(engine, caller, [a, b], pa, 'link', (e) => {
     const other = e.id === a ? b : a;
     return e.related_entries.includes(other) ? null : { ...e, related_entries: [...e.related_entries, other], updated_at: now };
   });
-  if (opts.type) appendLog(ctx.ws, 'operations', { time: now, op: 'link', id: a, to: b, type: opts.type, project: pa });
+  if (opts.type) appendLog(engine.ws, 'operations', { time: now, op: 'link', id: a, to: b, type: opts.type, project: pa });
   return r;
 }
 
 /** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
 export function related(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   id: string,
   opts: { project?: string; limit?: number } = {},
 ): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
-  const found = locate(ctx, id, opts.project);
+  const found = locate(engine, caller, id, opts.project);
   const limit = opts.limit ?? 10;
   const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];
-  const snap = ctx.snapshot();
+  const snap = engine.snapshot(caller.warn);
   const byId = new Map(snap.entries.filter((se) => se.project === found.project).map((se) => [se.meta.id, se]));
   for (const rid of found.entry.related_entries) {
     const se = byId.get(rid);
     if (se) out.push({ id: rid, relation: 'linked', score: 1, entry: se.entry });
   }
   const text = `${found.entry.summary} ${found.entry.subject.replace(/[._:-]/g, ' ')} ${found.entry.tags.join(' ')}`;
-  const hits = query(ctx, rm, text, { projects: [found.project], status: ['active'], minConfidence: 0 }, { limit: MAX_RESULTS, record: false }).results;
+  const hits = query(engine, caller, text, { projects: [found.project], status: ['active'], minConfidence: 0 }, { limit: MAX_RESULTS, record: false }).results;
   for (const h of hits) {
     if (out.length >= limit) break;
     if (h.entry.id === found.entry.id || out.some((o) => o.id === h.entry.id)) continue;

@@ -10,17 +10,16 @@ import { SECTIONS } from '../../core/constants.js';
 import { textWeightsOf } from '../../core/query.js';
 import { MEMORY_DIR } from '../../store/root.js';
 import type { SearchIndex } from '../../index/search-index.js';
-import type { ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import type { Engine } from '../engine.js';
 import { textCandidates, type Reach, type TextArgs, type TextHits } from './query-text.js';
 
 /** The candidates of the hits `sids` (scored `args.scores`) of `index` over the entries of `snap`. */
-export function textHits(ctx: ServiceContext, rm: ReadModel, snap: CatalogSnapshot, index: SearchIndex, sids: ArrayLike<number>, args: TextArgs): TextHits {
+export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchIndex, sids: ArrayLike<number>, args: TextArgs): TextHits {
   const cached = snap.cached;
-  if (ctx.longLived) {
-    const bySid = rm.sidTable(snap, index);
+  if (engine.longLived) {
+    const bySid = engine.rm.sidTable(snap, index);
     return textCandidates(
-      entriesReach(snap.entries, () => snap.byKey ?? rm.keyed(snap), args.staleKeys.size > 0),
+      entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap), args.staleKeys.size > 0),
       (i) => bySid[sids[i]],
       args,
     );
@@ -48,10 +47,10 @@ export function textHits(ctx: ServiceContext, rm: ReadModel, snap: CatalogSnapsh
     const key = index.keyOf(sids[i]);
     const at = index.entryAt(sids[i]);
     const se = at === undefined ? undefined : snap.entries[at];
-    return se && se.key === key ? se : rm.keyed(snap).get(key ?? '');
+    return se && se.key === key ? se : engine.rm.keyed(snap).get(key ?? '');
   };
   return textCandidates(
-    entriesReach(snap.entries, () => rm.keyed(snap)),
+    entriesReach(snap.entries, () => engine.rm.keyed(snap)),
     hitAt,
     args,
   );

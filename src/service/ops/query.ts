@@ -9,8 +9,8 @@ import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, matchesFilters, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { CatalogSnapshot } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
-import type { ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { evidenceStatusOf } from './evidence-status.js';
 import { textHits } from './query-hits.js';
 import type { Cand, TextArgs } from './query-text.js';
@@ -62,15 +62,15 @@ export interface QueryResult {
 }
 
 /** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
-export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
+export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
   const t0 = performance.now();
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
-  const nowMs = ctx.now().getTime();
+  const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
-  const { snap, index, indexStats } = rm.load(text, opts.refresh !== false);
+  const { snap, index, indexStats } = engine.rm.load(text, opts.refresh !== false, false, undefined, caller.warn);
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
-  const staleKeys = ctx.evidenceCache.staleKeys();
+  const staleKeys = engine.evidenceCache.staleKeys();
   const cands: Cand[] = [];
   let matchedCount = 0;
   let semanticUsed = false;
@@ -83,7 +83,7 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const { sids, scores } = index.rawHits(text);
-    const found = textHits(ctx, rm, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
+    const found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
     cands.push(...found.cands);
     linked = found.linked;
     matchedCount = found.matched;
@@ -107,23 +107,23 @@ export function query(ctx: ServiceContext, rm: ReadModel, text: string, filters:
   }
   // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
   // the candidates ranking needs them for.
-  const usage = ctx.usage.load();
+  const usage = engine.usage.load();
   const cfgs = new Map<string, DecayConfig>();
   const lifecycle = (c: Cand): { strength: number; effective_confidence: number } => {
     let cfg = cfgs.get(c.project);
-    if (!cfg) cfgs.set(c.project, (cfg = ctx.decayConfig(c.project)));
+    if (!cfg) cfgs.set(c.project, (cfg = engine.decayConfig(c.project, caller.now())));
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
   // Rank on metadata; read the full entries of the results only.
   const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
     .slice(offset)
-    .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: evidenceStatusOf(ctx, se) }));
+    .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: evidenceStatusOf(engine, se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
   if (opts.record !== false)
-    ctx.usage.recordRetrievals(
+    engine.usage.recordRetrievals(
       ranked.map((r) => `${r.project}/${r.entry.id}`),
-      ctx.now().toISOString(),
+      caller.now().toISOString(),
     );
   const ms = performance.now() - t0;
   return {
@@ -164,22 +164,22 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
 }
 
 /** Appends a query to the local query log (statistics read it: Req 22.6); its text only when the project's config asks (store/query-log.ts). */
-export function logQuery(ctx: ServiceContext, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
+export function logQuery(engine: Engine, caller: Caller, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
   let keepText = false;
   try {
     // (A query with nothing to keep, a plain `list`, reads no config for it.)
-    if (holdsValues(record)) keepText = ctx.projectConfig(record.filters.projects?.[0] ?? ctx.project()).logging?.query_text === true;
+    if (holdsValues(record)) keepText = engine.projectConfig(record.filters.projects?.[0] ?? caller.project(engine), caller.now()).logging?.query_text === true;
   } catch {
     /* no project, or an unreadable config: nothing kept */
   }
-  appendQueryLog(ctx.ws, { time: ctx.now().toISOString(), ...record }, keepText);
+  appendQueryLog(engine.ws, { time: caller.now().toISOString(), ...record }, keepText);
 }
 
 /** Reads a project's slow-query threshold (Req 11.2). */
-export function slowQueryMs(ctx: ServiceContext, project?: string): number {
+export function slowQueryMs(engine: Engine, caller: Caller, project?: string): number {
   try {
-    const p = ctx.project(project);
-    return ctx.projectConfig(p).query.slow_ms;
+    const p = caller.project(engine, project);
+    return engine.projectConfig(p, caller.now()).query.slow_ms;
   } catch {
     return 200;
   }

@@ -8,27 +8,29 @@ import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '.
 import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
 import { ensureDrivers, gitAttributesText } from '../../store/entries.js';
-import type { ServiceContext } from '../context.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
 /** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
 export async function init(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   project: string,
 ): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
-  ctx.ws.projectDir(project); // validates the name and the path
-  const mergeDriver = await registerMergeDriver(ctx);
-  const agent = await ctx.agent();
-  const { value: created, commit } = await withWrite(ctx, { project, agent, operation: 'init' }, (tx) => {
-    const created = !ctx.ws.isInitialized(project);
+  engine.ws.projectDir(project); // validates the name and the path
+  const mergeDriver = await registerMergeDriver(engine, caller);
+  const agent = await caller.agent(engine);
+  const { value: created, commit } = await withWrite(engine, caller, { project, agent, operation: 'init' }, (tx) => {
+    const created = !engine.ws.isInitialized(project);
     tx.ensureProject();
-    const attrs = join(ctx.ws.memoryDir, '.gitattributes');
+    const attrs = join(engine.ws.memoryDir, '.gitattributes');
     const text = mergeDriver ? gitAttributesText(attrs) : null;
     if (text !== null) tx.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent } : false);
     return created;
   });
-  return { project, created, commit, path: ctx.ws.rel(ctx.ws.projectDir(project)), merge_driver: mergeDriver };
+  return { project, created, commit, path: engine.ws.rel(engine.ws.projectDir(project)), merge_driver: mergeDriver };
 }
 
 /**
@@ -39,10 +41,10 @@ export async function init(
  * entry it cannot read (conflict markers, a field of a newer version, broken JSON), a link, a file
  * it does not know — stops it, named, and nothing is removed.
  */
-export async function removeProject(ctx: ServiceContext, project: string): Promise<{ project: string; removed: string[]; commit: string | null }> {
-  const dir = ctx.ws.projectDir(project);
+export async function removeProject(engine: Engine, caller: Caller, project: string): Promise<{ project: string; removed: string[]; commit: string | null }> {
+  const dir = engine.ws.projectDir(project);
   if (!existsSync(dir)) throw new NotFoundError(`project ${project} does not exist under ai-memory/`);
-  const snap = ctx.snapshot();
+  const snap = engine.snapshot(caller.warn);
   const held = snap.entries.filter((se) => se.project === project);
   if (held.length) {
     throw new ConflictError(
@@ -52,7 +54,7 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
         .join(', ')}${held.length > 3 ? ', ...' : ''}); entries are never deleted: deprecate them, or keep the project`,
     );
   }
-  const config = ctx.ws.configPath(project);
+  const config = engine.ws.configPath(project);
   const files: string[] = [];
   const unknown: string[] = [];
   const walk = (d: string): void => {
@@ -73,17 +75,17 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
       `project ${project} holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} remove-project cannot account for; nothing was removed`,
       [
         {
-          path: ctx.ws.rel(dir),
+          path: engine.ws.rel(dir),
           message: `holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} that remove-project cannot account for (below): nothing was removed; fix or move them by hand`,
         },
-        ...unknown.map((f) => ({ path: ctx.ws.rel(f), message: why(ctx.ws.rel(f)) })),
+        ...unknown.map((f) => ({ path: engine.ws.rel(f), message: why(engine.ws.rel(f)) })),
       ],
     );
   }
-  const context = join(ctx.ws.contextDir, `${project}.md`);
+  const context = join(engine.ws.contextDir, `${project}.md`);
   if (existsSync(context)) files.push(context);
-  const agent = await ctx.agent();
-  const { commit } = await withWrite(ctx, { project, agent, operation: 'remove-project' }, (tx) => {
+  const agent = await caller.agent(engine);
+  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'remove-project' }, (tx) => {
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });
@@ -97,7 +99,7 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
     }
   };
   if (existsSync(dir)) prune(dir);
-  return { project, removed: files.map((f) => ctx.ws.rel(f)), commit };
+  return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
 /**
@@ -105,10 +107,10 @@ export async function removeProject(ctx: ServiceContext, project: string): Promi
  * this once: `memory init` does it, and so does any write in a repository whose memory asks for
  * it). Returns false outside git.
  */
-export async function registerMergeDriver(ctx: ServiceContext): Promise<boolean> {
-  const git = await ctx.git();
+export async function registerMergeDriver(engine: Engine, caller: Caller): Promise<boolean> {
+  const git = await engine.git();
   if (!git) return false;
-  await ensureDrivers(git, ctx.ws.root, ctx.env);
+  await ensureDrivers(git, engine.ws.root, caller.env);
   return true;
 }
 
@@ -139,21 +141,22 @@ export interface SyncResult {
  * that loses a race pulls and tries again.
  */
 export async function sync(
-  ctx: ServiceContext,
+  engine: Engine,
+  caller: Caller,
   opts: { remote?: string; branch?: string; push?: boolean; forcePushBranch?: boolean } = {},
 ): Promise<SyncResult> {
-  const git = await ctx.git();
-  if (!git) throw new UsageError(`${ctx.ws.root} is not a git repository: there is nothing to sync`);
+  const git = await engine.git();
+  if (!git) throw new UsageError(`${engine.ws.root} is not a git repository: there is nothing to sync`);
   const blocked = git.writeBlocker();
   if (blocked) throw new ConflictError(`refusing to sync: ${blocked}; sync leaves your own git work alone`);
-  const memoryPrefixes = [ctx.ws.memoryDir, ctx.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
+  const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
   const staged = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(Boolean);
   const stagedMemory = staged.filter(isMemory);
   if (stagedMemory.length) {
     throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
   }
-  await registerMergeDriver(ctx);
+  await registerMergeDriver(engine, caller);
   const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim();
   const remote = opts.remote ?? (upstream.includes('/') ? upstream.slice(0, upstream.indexOf('/')) : 'origin');
   const branch =
@@ -184,7 +187,7 @@ export async function sync(
         `sync stopped: git could not merge ${remote}/${branch} (${said.join('; ') || 'no reason given'}); nothing was merged, resolve it with git and run sync again`,
       );
     }
-    const snap = ctx.snapshot();
+    const snap = engine.snapshot(caller.warn);
     const done = async (pushed: boolean, extra: Partial<SyncResult> = {}): Promise<SyncResult> => ({
       pulled,
       pushed,

@@ -6,8 +6,8 @@
 import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
 import { initialImportance, intervalMs, markedImportant } from '../../core/lifecycle.js';
 import { checkSession, type ShortTermEntry } from '../../store/sessions.js';
-import { modules, type ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 import { apply, create, scanGroups } from './apply.js';
 
 /**
@@ -15,13 +15,13 @@ import { apply, create, scanGroups } from './apply.js';
  * a long-term draft observation committed like any entry (004).
  */
 export async function remember(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   projectName: string | undefined,
   input: string | Record<string, unknown>,
   opts: { session?: string; ttl?: string; shortTerm?: boolean; important?: boolean } = {},
 ): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
-  const project = ctx.project(projectName);
+  const project = caller.project(engine, projectName);
   const fields = typeof input === 'string' ? { summary: input.split('\n')[0].slice(0, 300), content: input } : input;
   const summary = String(fields.summary ?? '').trim();
   if (!summary) throw new ValidationError([{ path: 'text', message: 'is empty: nothing to remember' }], 'remember');
@@ -29,17 +29,21 @@ export async function remember(
     if (!opts.session) throw new UsageError('--short-term needs --session NAME');
     const ttl = intervalMs(opts.ttl ?? '2h');
     if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
-    const found = await scanGroups(ctx, [modules.secretRules().secretFields(fields)], { project, agent: await ctx.agent(), operation: 'remember' });
+    const found = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], {
+      project,
+      agent: await caller.agent(engine),
+      operation: 'remember',
+    });
     if (found[0].length) throw new ValidationError(found[0], 'remember');
-    const now = ctx.now();
-    const entries = ctx.sessions.read(opts.session, now.getTime());
+    const now = caller.now();
+    const entries = engine.sessions.read(opts.session, now.getTime());
     const content = String(fields.content ?? summary);
     const e: ShortTermEntry = {
       id: `st-${modules.ulid().ulid(now.getTime())}`,
       project,
       summary: summary.slice(0, 300),
       content,
-      subject: String(fields.subject ?? knownSubject(ctx, project, `${summary} ${content}`)),
+      subject: String(fields.subject ?? knownSubject(engine, caller, project, `${summary} ${content}`)),
       tags: Array.isArray(fields.tags) ? fields.tags.map(String) : [],
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl).toISOString(),
@@ -47,13 +51,13 @@ export async function remember(
       accesses: 0,
       ...(opts.important || markedImportant(summary) || markedImportant(content) ? { important: true } : {}),
     };
-    ctx.sessions.write(opts.session, [...entries, e]);
+    engine.sessions.write(opts.session, [...entries, e]);
     return { short_term: true, id: e.id, project, expires_at: e.expires_at };
   }
   const entry = {
     section: 'observations',
     kind: 'other',
-    subject: knownSubject(ctx, project, `${summary} ${String(fields.content ?? '')}`),
+    subject: knownSubject(engine, caller, project, `${summary} ${String(fields.content ?? '')}`),
     scope: 'repo',
     content: summary,
     confidence: 0.6,
@@ -62,14 +66,14 @@ export async function remember(
     ...fields,
     summary,
   };
-  const r = await create(ctx, rm, entry, { project });
+  const r = await create(engine, caller, entry, { project });
   return { short_term: false, id: r.entry.id, project: r.project, commit: r.commit };
 }
 
 /** The subject a note is about: one the project already uses when the note names it, else its own telling words. */
-function knownSubject(ctx: ServiceContext, project: string, text: string): string {
+function knownSubject(engine: Engine, caller: Caller, project: string, text: string): string {
   const subjects = new Set<string>();
-  for (const se of ctx.snapshot().entries) if (se.project === project && se.meta.status === 'active') subjects.add(se.meta.subject);
+  for (const se of engine.snapshot(caller.warn).entries) if (se.project === project && se.meta.status === 'active') subjects.add(se.meta.subject);
   return modules.extraction().subjectOf(text, [...subjects].sort());
 }
 
@@ -77,9 +81,9 @@ function knownSubject(ctx: ServiceContext, project: string, text: string): strin
  * The unexpired short-term entries of a session that match `text` (at least half of its words,
  * each as a prefix), best match first, then most important; no text: all of them.
  */
-export function sessionHits(ctx: ServiceContext, session: string, text: string): ShortTermEntry[] {
-  const now = ctx.now().getTime();
-  const entries = ctx.sessions.read(session, now);
+export function sessionHits(engine: Engine, caller: Caller, session: string, text: string): ShortTermEntry[] {
+  const now = caller.now().getTime();
+  const entries = engine.sessions.read(session, now);
   const terms = modules.similarity().words(text);
   const share = new Map<string, number>();
   for (const e of entries) {
@@ -89,7 +93,7 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
   const hits = entries.filter((e) => share.get(e.id)! >= 0.5);
   if (hits.length) {
     const ids = new Set(hits.map((h) => h.id));
-    ctx.sessions.write(
+    engine.sessions.write(
       session,
       entries.map((e) => (ids.has(e.id) ? { ...e, accesses: e.accesses + 1, importance: Math.min(1, Math.round((e.importance + 0.02) * 1000) / 1000) } : e)),
     );
@@ -102,15 +106,15 @@ export function sessionHits(ctx: ServiceContext, session: string, text: string):
  * threshold, become long-term observations (one commit); the rest are dropped with the session.
  */
 export async function sessionEnd(
-  ctx: ServiceContext,
-  rm: ReadModel,
+  engine: Engine,
+  caller: Caller,
   session: string,
   opts: { threshold?: number } = {},
 ): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
   checkSession(session);
-  if (!ctx.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
+  if (!engine.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
   const threshold = opts.threshold ?? 0.5;
-  const entries = ctx.sessions.read(session, ctx.now().getTime());
+  const entries = engine.sessions.read(session, caller.now().getTime());
   // What its writer marked important is kept whatever the threshold.
   const keep = entries.filter((e) => e.important || e.importance >= threshold);
   const promoted: { short_term_id: string; id: string; project: string }[] = [];
@@ -119,8 +123,8 @@ export async function sessionEnd(
   for (const e of keep) byProject.set(e.project, [...(byProject.get(e.project) ?? []), e]);
   for (const [project, list] of byProject) {
     const r = await apply(
-      ctx,
-      rm,
+      engine,
+      caller,
       list.map((e) => ({
         operation: 'create',
         entry: {
@@ -141,6 +145,6 @@ export async function sessionEnd(
     commit = r.commit ?? commit;
     for (const a of r.applied) promoted.push({ short_term_id: list[a.index].id, id: a.id, project });
   }
-  ctx.sessions.remove(session);
+  engine.sessions.remove(session);
   return { session, promoted, dropped: entries.length - promoted.length, commit };
 }

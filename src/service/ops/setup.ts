@@ -9,7 +9,8 @@ import { UsageError } from '../../core/errors.js';
 import type { Client } from '../../core/setup.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { launcherFor } from '../../store/install.js';
-import { modules, type ServiceContext } from '../context.js';
+import { modules, type Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 
 export interface SetupResult {
   client: Client;
@@ -23,13 +24,19 @@ export interface SetupResult {
   files: { file: string; action: 'create' | 'update' | 'unchanged'; after: string }[];
 }
 
-export function setup(ctx: ServiceContext, client: string, projectName: string | undefined, opts: { dryRun?: boolean; capture?: boolean } = {}): SetupResult {
+export function setup(
+  engine: Engine,
+  caller: Caller,
+  client: string,
+  projectName: string | undefined,
+  opts: { dryRun?: boolean; capture?: boolean } = {},
+): SetupResult {
   const { CLIENTS, planSetup } = modules.setup();
   if (!(CLIENTS as readonly string[]).includes(client))
     throw new UsageError(`client must be one of: ${CLIENTS.join(', ')} (got ${JSON.stringify(client).slice(0, 40)})`);
-  const project = ctx.project(projectName, true);
-  const launcher = launcherFor(ctx.ws.root, ctx.env);
-  const abs = (file: string): string => ctx.ws.assertInside(join(ctx.ws.root, file), 'configuration file');
+  const project = caller.project(engine, projectName, true);
+  const launcher = launcherFor(engine.ws.root, caller.env);
+  const abs = (file: string): string => engine.ws.assertInside(join(engine.ws.root, file), 'configuration file');
   const read = (file: string): string | null => (existsSync(abs(file)) ? readFileSync(abs(file), 'utf8') : null);
   const plan = planSetup(client as Client, project, launcher, read, { capture: opts.capture });
   const files = plan.map((p) => ({

@@ -14,8 +14,8 @@ import {
 import type { EntryMeta } from '../../core/meta.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { labelOf, TEXT_NOT_KEPT } from '../../store/query-log.js';
-import type { ServiceContext } from '../context.js';
-import type { ReadModel } from '../read-model.js';
+import type { Engine } from '../engine.js';
+import type { Caller } from '../caller.js';
 
 /** Statistics aggregates per project selection, with the catalog snapshot they last followed. */
 export type Aggregates = Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }>; snap?: CatalogSnapshot }>;
@@ -34,7 +34,7 @@ type LoggedQuery = {
  * The query log's subjects and scopes as statistics show them: as typed when kept, else the
  * entries' own subject or scope with that hash, else "(text not kept)".
  */
-function namedQueries(ctx: ServiceContext, snap: CatalogSnapshot, logged: LoggedQuery[]): QueryRecord[] {
+function namedQueries(engine: Engine, snap: CatalogSnapshot, logged: LoggedQuery[]): QueryRecord[] {
   let subjectOf: ((h: string) => string | undefined) | undefined;
   let scopeOf: ((h: string) => string | undefined) | undefined;
   const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null => {
@@ -53,8 +53,8 @@ function namedQueries(ctx: ServiceContext, snap: CatalogSnapshot, logged: Logged
   }
   return logged.map((q) => ({
     time: q.time,
-    subject: name(q.subject, q.subject_hash, () => (subjectOf ??= labelOf(ctx.ws, values('subject', [])))),
-    scope: name(q.scope, q.scope_hash, () => (scopeOf ??= labelOf(ctx.ws, values('scope', ['repo', 'org'])))),
+    subject: name(q.subject, q.subject_hash, () => (subjectOf ??= labelOf(engine.ws, values('subject', [])))),
+    scope: name(q.scope, q.scope_hash, () => (scopeOf ??= labelOf(engine.ws, values('scope', ['repo', 'org'])))),
   }));
 }
 
@@ -65,30 +65,29 @@ function namedQueries(ctx: ServiceContext, snap: CatalogSnapshot, logged: Logged
  * `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
  */
 export function getStatistics(
-  ctx: ServiceContext,
-  rm: ReadModel,
-  aggregates: Aggregates,
+  engine: Engine,
+  caller: Caller,
   project: string | undefined,
   range: DateRange = {},
   opts: { refresh?: boolean } = {},
 ): Statistics {
-  const projects = project ? [ctx.project(project, true)] : undefined;
-  const snap = opts.refresh === false ? (rm.current ?? ctx.lastSnap ?? ctx.snapshot()) : ctx.snapshot();
-  const operations = ctx.logs.read<OperationRecord>(ctx.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
+  const projects = project ? [caller.project(engine, project, true)] : undefined;
+  const snap = opts.refresh === false ? (engine.rm.current ?? engine.lastSnap ?? engine.snapshot(caller.warn)) : engine.snapshot(caller.warn);
+  const operations = engine.logs.read<OperationRecord>(engine.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
   const queries = namedQueries(
-    ctx,
+    engine,
     snap,
-    ctx.logs.read<LoggedQuery>(ctx.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p))),
+    engine.logs.read<LoggedQuery>(engine.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p))),
   );
-  const staleIds = new Set([...ctx.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
-  const nowMs = ctx.now().getTime();
+  const staleIds = new Set([...engine.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
+  const nowMs = caller.now().getTime();
   const mineOf = (): StoredEntry[] => snap.entries.filter((se) => !projects || projects.includes(se.project));
   if (range.start_date || range.end_date) {
     return computeStatistics({ project: projects?.[0] ?? null, entries: mineOf().map((se) => se.meta), operations, queries, range, nowMs, staleIds });
   }
   const key = projects ? projects.join(',') : '*';
-  let st = aggregates.get(key);
-  if (!st) aggregates.set(key, (st = { agg: new EntryAggregate(), seen: new Map() }));
+  let st = engine.aggregates.get(key);
+  if (!st) engine.aggregates.set(key, (st = { agg: new EntryAggregate(), seen: new Map() }));
   // The same catalog snapshot as last time: no entry changed, only the logs are read again.
   if (st.snap === snap) return statisticsFrom(st.agg, { project: projects?.[0] ?? null, operations, queries, range, nowMs, staleIds });
   st.snap = snap;

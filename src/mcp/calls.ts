@@ -1,0 +1,29 @@
+/**
+ * A tool call run where the engine is: in the MCP server's own process, or in a daemon, which
+ * runs it as the command line `memory mcp-call` (cli/commands/mcp.ts) with the call on standard
+ * input and prints the tool's result as JSON (or the error as `--json` does).
+ */
+import { UsageError } from '../core/errors.js';
+import type { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
+import type { Session, Tool, ToolCall } from './result.js';
+import { maintainTools } from './tools/maintain.js';
+import { readTools } from './tools/read.js';
+import { writeTools } from './tools/write.js';
+
+/** Every tool: reading, writing, and the rarely used rest behind one. */
+export const TOOLS: readonly Tool[] = [...readTools, ...writeTools, ...maintainTools];
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** Tools that write: a caller whose git would commit differently runs them itself (see daemonMayWrite). */
+export const WRITING_TOOLS: ReadonlySet<string> = new Set(['memory_create', 'memory_deprecate', 'memory_apply', 'memory_maintain']);
+
+export async function runTool(engine: Engine, caller: Caller, call: ToolCall): Promise<Record<string, unknown>> {
+  const tool = BY_NAME.get(call.tool);
+  if (!tool) throw new UsageError(`unknown tool ${JSON.stringify(call.tool)}`);
+  const session: Session = {
+    project: (p) => p ?? call.project ?? undefined,
+    agent: async () => call.agent ?? (await caller.agent(engine)),
+  };
+  return tool.body(engine, caller, call.args, session);
+}

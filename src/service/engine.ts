@@ -1,0 +1,190 @@
+/**
+ * What every request to a workspace shares, one per workspace per process: the workspace, the
+ * catalog and read model, git (opened once), the stores of local state, semantic search and the
+ * write queue. Nothing in it belongs to one caller (caller.ts): the use cases under `ops/` take
+ * both, `(engine, caller, …)`, so a daemon or an MCP server serves many callers with one engine.
+ */
+import { ConflictError } from '../core/errors.js';
+import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
+import { lazy } from '../lazy.js';
+import { Catalog, type CatalogSnapshot } from '../store/catalog.js';
+import { readConfig } from '../store/config.js';
+import { EvidenceCache } from '../store/evidence-cache.js';
+import { GitRepo } from '../store/git.js';
+import { findGitDir, sparseProblem } from '../store/git-state.js';
+import { LogReader } from '../store/local-log.js';
+import { SessionStore } from '../store/sessions.js';
+import { UsageStore } from '../store/usage.js';
+import { Workspace, findRoot } from '../store/workspace.js';
+import type { Caller, WarningSink } from './caller.js';
+import type { Aggregates } from './ops/statistics.js';
+import { ReadModel } from './read-model.js';
+import { Semantic } from './semantic.js';
+import { WriteQueue } from './write-queue.js';
+
+export interface EngineOptions {
+  /** Folder to start root discovery from (default: process.cwd()). */
+  cwd?: string;
+  /** Explicit workspace root (`--root`). */
+  root?: string;
+  /** The environment that locates the workspace and its local state (the process's). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * A process that answers many queries (daemon, MCP server): keep the whole text index in
+   * memory. One-shot CLI processes leave it false and load only what one query needs.
+   */
+  longLived?: boolean;
+  /**
+   * A file watcher keeps this engine's catalog current (the daemon): writes check duplicates and
+   * targets against it instead of a stat of every file.
+   */
+  watched?: boolean;
+  /** Called with the files of each write (before its commit): the CLI notifies a running daemon. */
+  onWrite?: (files: string[], caller: Caller) => Promise<void>;
+  /** Called when a write moved HEAD from `parent` to `commit` (the daemon then knows that move without asking git). */
+  onCommit?: (commit: string, parent: string | null, files: string[]) => void;
+}
+
+// Modules of single commands load on first use: the engine is built by every CLI call.
+export const modules = {
+  evidenceCheck: lazy<typeof import('../core/evidence-check.js')>('./core/evidence-check.js'),
+  freshness: lazy<typeof import('../core/freshness.js')>('./core/freshness.js'),
+  merge: lazy<typeof import('../core/merge.js')>('./core/merge.js'),
+  consolidate: lazy<typeof import('../core/consolidate.js')>('./core/consolidate.js'),
+  extraction: lazy<typeof import('../core/extract.js')>('./core/extract.js'),
+  similarity: lazy<typeof import('../core/similarity.js')>('./core/similarity.js'),
+  secretRules: lazy<typeof import('../core/secrets.js')>('./core/secrets.js'),
+  validation: lazy<typeof import('../core/validate.js')>('./core/validate.js'),
+  schemas: lazy<typeof import('../core/schema.js')>('./core/schema.js'),
+  ulid: lazy<typeof import('ulid')>('ulid'),
+  secretScan: lazy<typeof import('./secret-scan.js')>('./service/secret-scan.js'),
+  setup: lazy<typeof import('../core/setup.js')>('./core/setup.js'),
+};
+
+export class Engine {
+  readonly ws: Workspace;
+  readonly env: NodeJS.ProcessEnv;
+  readonly catalog: Catalog;
+  readonly usage: UsageStore;
+  readonly sessions: SessionStore;
+  readonly evidenceCache: EvidenceCache;
+  readonly logs = new LogReader();
+  readonly longLived: boolean;
+  readonly watched: boolean;
+  readonly onWrite: EngineOptions['onWrite'];
+  readonly onCommit: EngineOptions['onCommit'];
+  readonly rm: ReadModel;
+  readonly writes: WriteQueue;
+  /** Statistics aggregates kept between calls (ops/statistics.ts). */
+  readonly aggregates: Aggregates = new Map();
+  /** Semantic search, once attached (startSemantic, or a one-shot `query --semantic`). */
+  semantic: Semantic | null = null;
+  /** Whether this process made sure of the merge driver (once: see withWrite). */
+  mergeDriverChecked = false;
+  /** The snapshot the last `snapshot()` returned. */
+  lastSnap: CatalogSnapshot | undefined;
+  private gitRepo: Promise<GitRepo | null> | undefined;
+  private sparseChecked = false;
+
+  constructor(opts: EngineOptions = {}) {
+    this.longLived = opts.longLived ?? false;
+    this.watched = opts.watched ?? false;
+    this.onWrite = opts.onWrite;
+    this.onCommit = opts.onCommit;
+    this.env = opts.env ?? process.env;
+    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env), this.env);
+    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
+    this.usage = new UsageStore(this.ws);
+    this.sessions = new SessionStore(this.ws);
+    this.evidenceCache = new EvidenceCache(this.ws);
+    this.rm = new ReadModel(this);
+    this.writes = new WriteQueue(this);
+  }
+
+  /** The git repository of the workspace, or null outside git (opened once). */
+  git(): Promise<GitRepo | null> {
+    this.gitRepo ??= GitRepo.open(this.ws.root);
+    return this.gitRepo;
+  }
+
+  /** Memory that git keeps out of a sparse checkout would be missing from every read and write: refused (once per engine). */
+  checkSparse(): void {
+    if (this.sparseChecked) return;
+    const gitDir = findGitDir(this.ws.root);
+    const why = gitDir ? sparseProblem(gitDir, this.ws.root) : null;
+    if (why) throw new ConflictError(`refusing to use memory here: ${why}`);
+    this.sparseChecked = true;
+  }
+
+  /**
+   * Every entry of the workspace. In a watched process, the snapshot its watcher keeps current
+   * (a full refresh would stat every file and hold a second copy of the catalog while a job
+   * runs); elsewhere, refreshed from the files (see refreshSnapshot).
+   */
+  snapshot(warn?: WarningSink): CatalogSnapshot {
+    const live = this.watched ? this.rm.current : undefined;
+    return live ?? this.refreshSnapshot(warn);
+  }
+
+  /** The catalog refreshed from the files (a stat of every entry file, re-reading the changed ones); bad files are reported and skipped. */
+  refreshSnapshot(warn: WarningSink = () => undefined): CatalogSnapshot {
+    this.checkSparse();
+    const snap = this.catalog.refresh();
+    this.lastSnap = snap;
+    for (const b of snap.bad) {
+      for (const p of b.problems) warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
+    }
+    return snap;
+  }
+
+  /** A project's resolved config.yaml (`now` dates a default one). */
+  projectConfig(project: string, now: Date = new Date()): ReturnType<typeof readConfig> {
+    return readConfig(this.ws.configPath(project), project, now.toISOString(), this.ws.ensureLocal() ? this.ws.local('cache', true) : undefined);
+  }
+
+  /** The project's decay configuration (config.yaml `decay`, over the defaults). */
+  decayConfig(project: string, now?: Date): DecayConfig {
+    return resolveDecay(this.projectConfig(project, now).decay);
+  }
+
+  /**
+   * For a long-lived process (daemon, MCP server): semantic search with the static table, ready
+   * at once (its vectors are computed in the background), or with `BASS_AGENTS_SEMANTIC=minilm`
+   * the model in a worker thread (state `loading`; queries stay lexical until it is ready). None
+   * with `BASS_AGENTS_SEMANTIC=off` or when every project has `query.semantic: off`. `onReady`
+   * is told the model's name (null: not available).
+   */
+  startSemantic(onReady?: (model: string | null) => void, onError?: (err: unknown) => void): Semantic | null {
+    const projects = this.ws.listProjects();
+    const wanted = this.env.BASS_AGENTS_SEMANTIC !== 'off' && (projects.length === 0 || projects.some((p) => this.projectConfig(p).query.semantic !== 'off'));
+    if (!wanted) return null;
+    const sem = (this.semantic ??= new Semantic(this));
+    sem.attach(null);
+    sem.state = 'loading';
+    void import('./embedder.js')
+      .then(({ WorkerEmbedder, staticEmbedder }) => (this.env.BASS_AGENTS_SEMANTIC === 'minilm' ? WorkerEmbedder.start() : staticEmbedder()))
+      .then(
+        (embedder) => {
+          if (sem.isClosed) return void embedder?.close();
+          sem.attach(embedder);
+          onReady?.(embedder?.model ?? null);
+          void this.indexSemantic();
+        },
+        (err: unknown) => {
+          sem.attach(null, err instanceof Error ? err.message : String(err));
+          onError?.(err);
+        },
+      );
+    return sem;
+  }
+
+  /** Stops the model and saves the vectors computed so far. */
+  async closeSemantic(): Promise<void> {
+    await this.semantic?.close();
+  }
+
+  /** Computes the vectors entries lack, in the background (the daemon calls this after each refresh). */
+  indexSemantic(): Promise<void> {
+    return this.semantic?.index(() => this.rm.current ?? this.snapshot()) ?? Promise.resolve();
+  }
+}
