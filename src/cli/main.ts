@@ -20,8 +20,8 @@ import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../st
 import { workspaceFound } from '../store/root.js';
 
 /**
- * yargs renders the whole help text after every command "in case it is needed later" (~25 ms of
- * string-width work per call). Our `.fail` handler prints its own one-line error and help is
+ * yargs renders the whole help text after every command "in case it is needed later" (string-width
+ * work on every call). Our `.fail` handler prints its own one-line error and help is
  * rendered fresh for `--help`, so that cached copy is never used: it is not made.
  */
 function dropHelpCache(y: Argv<GlobalArgs>): void {

@@ -56,8 +56,8 @@ export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = proces
 /**
  * Whether the command line is a read that has nothing left to do once the CLI's main returns, so
  * the process may exit as soon as its output is out (bin/bass-agents.cjs) instead of letting the
- * event loop wind down: closed child-process handles, a last garbage collection, ~15 ms of a
- * `list` at 10K entries. Help and version text go the usual way.
+ * event loop wind down (closed child-process handles, a last garbage collection). Help and
+ * version text go the usual way.
  */
 export function endsWhenDone(argv: string[]): boolean {
   return argv[0] === 'memory' && CATALOG_READS.has(argv[1] ?? '') && !argv.some((a) => /^(--help|-h|--version)$/.test(a));
@@ -117,7 +117,7 @@ const outputs: Record<1 | 2, 'direct' | 'stream' | 'closed'> = { 1: 'direct', 2:
 
 /**
  * Writes the daemon's output to our stdout or stderr. Straight to the descriptor while that
- * works: making `process.stdout` loads Node's stream modules, ~5 ms of a call that takes ~40.
+ * works: making `process.stdout` loads Node's stream modules, a fair part of a short call.
  * A descriptor that refuses (a non-blocking pipe that is full) gets the rest through the stream,
  * which waits for it, and so does all later output to it, to keep the order. A reader that went
  * away (`| head`) gets nothing more, quietly.

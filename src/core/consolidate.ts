@@ -1,9 +1,9 @@
 /**
- * Consolidation plans (002 Req 6.1-6.6, 7.4; 001 §4; 004 "Automatic memory summarization"),
+ * Consolidation plans,
  * pure. A plan is a reviewable JSON document: groups of near-duplicates to merge (by a strategy),
  * groups to review by hand, pairs to link, subjects large enough to summarize, and the
  * superseded entries that are candidates for cleanup. Applying a plan creates the merged or
- * summary entry and supersedes the originals (they are preserved, Req 6.3).
+ * summary entry and supersedes the originals (they are preserved).
  */
 import { SUMMARY_MAX, CONTENT_MAX } from './constants.js';
 import type { MemoryEntry } from './schema.js';
@@ -41,7 +41,7 @@ export interface ConsolidationPlan {
   strategy: Strategy;
   thresholds: { merge: number; review: number; link: number; merge_min_overlap: number; summarize_at: number };
   groups: PlanGroup[];
-  /** Req 6.6: superseded entries, candidates for cleanup. */
+  /** Superseded entries, candidates for cleanup. */
   superseded_candidates: string[];
 }
 
@@ -104,7 +104,7 @@ export function mergedEntry(
   return { kept, entry: JSON.parse(JSON.stringify(entry)) as Record<string, unknown> };
 }
 
-/** A summary entry of one subject's entries (004): their summaries as content, linked to them. */
+/** A summary entry of one subject's entries: their summaries as content, linked to them. */
 export function summaryEntry(subject: string, members: MemoryEntry[]): Record<string, unknown> {
   const sorted = [...members].sort((a, b) => b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   const lines = sorted.map((m) => `- ${m.summary.replace(/\s+/g, ' ')} (${m.id})`);

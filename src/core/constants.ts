@@ -58,7 +58,7 @@ export const ENTRY_KEY_ORDER = [
   'lifecycle',
 ] as const;
 
-/** Evidence quality rank of Req 15.8: code/artifact > ticket/doc > log/screenshot > assumption. */
+/** Evidence quality rank: code/artifact > ticket/doc > log/screenshot > assumption. */
 export const EVIDENCE_QUALITY: Record<EvidenceType, number> = {
   code: 3,
   artifact: 3,
@@ -76,5 +76,5 @@ export function evidenceQuality(entry: { evidence: readonly { type: EvidenceType
   return best;
 }
 
-/** Consolidation strategies (001 §4.3). */
+/** Consolidation strategies. */
 export const STRATEGIES = ['keep_newest', 'keep_oldest', 'keep_highest_importance', 'merge_content'] as const;

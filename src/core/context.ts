@@ -1,5 +1,5 @@
 /**
- * Renders `ai-context/<project>.md` (002 Req 7.8, 20.1, 20.6-20.7): the high-confidence, active,
+ * Renders `ai-context/<project>.md`: the high-confidence, active,
  * code- or artifact-evidenced entries, grouped by section and subject, within a size budget.
  * Pure and deterministic: the same memory gives the same bytes (no timestamps, stable order), so
  * a pull request shows a context diff only when the memory changed (or the code its evidence
@@ -16,7 +16,7 @@ export const CONTEXT_MIN_CONFIDENCE = 0.8;
 /** The context's size in characters unless config.yaml's `context.budget` or `--budget` says otherwise (about 2K tokens). */
 export const DEFAULT_CONTEXT_BUDGET = 8_000;
 
-/** Req 20.7: confidence >= 0.8, status active, evidence of type code or artifact, valid now. */
+/** Confidence >= 0.8, status active, evidence of type code or artifact, valid now. */
 export function isContextWorthy(e: EntryLike, nowMs: number): boolean {
   if (e.status !== 'active' || e.confidence < CONTEXT_MIN_CONFIDENCE) return false;
   if (!e.evidence.some((ev) => ev.type === 'code' || ev.type === 'artifact')) return false;
@@ -55,7 +55,7 @@ export interface RenderedContext {
 }
 
 /**
- * Renders the context file. Entries are ranked by the Req 15.8 priors; when the budget (in
+ * Renders the context file. Entries are ranked by the priors; when the budget (in
  * characters) is exceeded, the lowest-ranked entries are dropped first and the file says so.
  */
 export function renderContext(project: string, entries: MemoryEntry[], nowMs: number, budget = DEFAULT_CONTEXT_BUDGET): RenderedContext {

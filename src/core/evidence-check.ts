@@ -1,5 +1,5 @@
 /**
- * How to check an evidence URI (002 Req 18.5-18.7), pure: what kind of check it needs, and how
+ * How to check an evidence URI, pure: what kind of check it needs, and how
  * a check's outcome reads. The IO (files, git, HTTP) is in service/ops/evidence.ts (validateEvidence).
  */
 import { parseAnchor, type Anchor } from './anchors.js';

@@ -1,5 +1,5 @@
 /**
- * Evidence URI forms (002 Req 18.1-18.4, 13.9, 20.4-20.5). Pure: says whether a URI has the
+ * Evidence URI forms. Pure: says whether a URI has the
  * right *form* for its evidence type; whether it is still reachable is `validate-evidence`'s job.
  */
 import { parseAnchor, SYMBOL_NAME } from './anchors.js';
@@ -17,7 +17,7 @@ const TICKET_PATTERNS: RegExp[] = [
   /^https?:\/\/app\.shortcut\.com\/[^/\s]+\/story\/\d+(?:[#?/][^\s]*)?$/,
 ];
 
-/** Paths that hold credentials; evidence must never point at them (Req 13.9). */
+/** Paths that hold credentials; evidence must never point at them. */
 const SENSITIVE_PATH = [
   /(^|\/)\.env(\.[^/]*)?$/i,
   /(^|\/)id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/i,
@@ -65,7 +65,7 @@ function checkSensitive(pathPart: string): string | null {
   return null;
 }
 
-/** Checks a URL for embedded credentials and token-bearing query strings (Req 13.9). */
+/** Checks a URL for embedded credentials and token-bearing query strings. */
 export function checkUrlSafety(uri: string): string | null {
   let u: URL;
   try {

@@ -1,5 +1,5 @@
 /**
- * Extraction of candidate memories from free text (001 §3), pure: tiered regex patterns with a
+ * Extraction of candidate memories from free text, pure: tiered regex patterns with a
  * base confidence each, confidence scoring by content quality, overlap dedup (the most confident
  * of overlapping matches wins), and dedup against existing memories by lexical similarity.
  */
@@ -8,7 +8,7 @@ import { jaccard, words } from './similarity.js';
 
 export type PatternType = 'decision' | 'definition' | 'important' | 'solution' | 'error' | 'explicit' | 'pattern';
 
-/** 001 §3.3, in order. */
+/** The extraction patterns, most specific first. */
 export const EXTRACTION_PATTERNS: readonly { re: RegExp; confidence: number; type: PatternType }[] = [
   { re: /(?:decided|chose|going with|selected|will use)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'decision' },
   { re: /(.+?)\s+(?:is|are|means|refers to)\s+(.+?)(?:\.|$)/gim, confidence: 0.6, type: 'definition' },
@@ -17,7 +17,7 @@ export const EXTRACTION_PATTERNS: readonly { re: RegExp; confidence: number; typ
   { re: /(?:the (?:issue|problem|bug) was)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'error' },
   { re: /(?:save|remember|note|store)(?:\s+that)?\s+(.+?)(?:\.|$)/gim, confidence: 0.95, type: 'explicit' },
   { re: /(?:the trick is|the key is|pattern:)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'pattern' },
-  // Beyond 001's list: how fixes and post-mortems are usually written.
+  // Beyond the documented list: how fixes and post-mortems are usually written.
   { re: /\b(?:fixed|resolved)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'solution' },
   { re: /\broot cause (?:was|is)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'error' },
 ];
@@ -37,7 +37,7 @@ export const EXTRACT_LIMITS = { maxTextLength: 50_000, maxCandidates: 20, minCon
 
 const TECH = ['api', 'database', 'function', 'class', 'config', 'error'];
 
-/** 001 §3.6: base confidence adjusted by length, technical terms and code. */
+/** Base confidence adjusted by length, technical terms and code. */
 export function scoreConfidence(content: string, base: number): number {
   let score = base;
   const n = content.split(/\s+/).filter(Boolean).length;

@@ -1,6 +1,6 @@
 /**
- * Freshness (002 Req 19): state entries past or near their valid_to, and entries whose
- * review_interval (Req 19.6) has elapsed since they were last reviewed (their updated_at). Pure.
+ * Freshness: state entries past or near their valid_to, and entries whose
+ * review_interval has elapsed since they were last reviewed (their updated_at). Pure.
  */
 import type { EntryLike } from './meta.js';
 

@@ -1,5 +1,5 @@
 /**
- * Export and import formats (002 Req 14, 20.3), pure: a JSON array or JSONL of entries sorted by
+ * Export and import formats, pure: a JSON array or JSONL of entries sorted by
  * id, and the official MCP memory server's `memory.jsonl` (entities, observations, relations)
  * turned into entries so its users can move over.
  */
@@ -12,7 +12,7 @@ import { ulidFromDigest } from './names.js';
 
 export type ExportFormat = 'json' | 'jsonl';
 
-/** Entries sorted by id, as a JSON array or one JSON object per line (git-friendly, Req 14.6). */
+/** Entries sorted by id, as a JSON array or one JSON object per line (git-friendly). */
 export function renderExport(entries: readonly MemoryEntry[], format: ExportFormat): string {
   const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   if (format === 'jsonl') return sorted.map((e) => JSON.stringify(e)).join('\n') + (sorted.length ? '\n' : '');

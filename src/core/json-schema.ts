@@ -20,6 +20,6 @@ export function renderSchemas(): Record<string, string> {
     'memory-update.schema.json': doc('memory-update.schema.json', 'Memory_Update', MemoryUpdateSchema),
     'agent-task.schema.json': doc('agent-task.schema.json', 'AgentTask memory extension', AgentTaskSchema),
     'agent-result.schema.json': doc('agent-result.schema.json', 'AgentResult memory extension', AgentResultSchema),
-    'statistics.schema.json': doc('statistics.schema.json', 'Statistics (Requirement 22)', StatisticsSchema),
+    'statistics.schema.json': doc('statistics.schema.json', 'Statistics', StatisticsSchema),
   };
 }

@@ -1,21 +1,21 @@
 /**
- * The lifecycle math (000, 001, 003, 004), pure: strength and effective confidence of an entry
+ * The lifecycle math, pure: strength and effective confidence of an entry
  * as of `now`, from its committed lifecycle parameters, its local usage (retrievals, last
  * access) and the project's decay configuration. Nothing here is written on a tick: decay
  * creates a commit only when an entry is forgotten (DESIGN.md "Committed = knowledge; local =
  * usage").
  *
  * Four curves, chosen per project (`decay.curve`) and overridable per section or memory type:
- * - `exponential` (000): strength = e^(-t/S), S the stability in hours (default 24).
- * - `half-life` (001): adaptive half-life H = half_life_days · 1.5^min(retrievals, 20) ·
+ * - `exponential`: strength = e^(-t/S), S the stability in hours (default 24).
+ * - `half-life`: adaptive half-life H = half_life_days · 1.5^min(retrievals, 20) ·
  *   (1 + importance); exponential 2^(-t/H), linear 1 - t/2H, or step (1, ½ after H, ¼ after 2H);
  *   blended with access stability ln(1+n)/ln(100) by `access_weight`; floored at `min_importance`.
- * - `periodic` (003): effective confidence = confidence · rate^⌊days/30⌋ with
+ * - `periodic`: effective confidence = confidence · rate^⌊days/30⌋ with
  *   rate = 0.95 + 0.04 · min(1, retrievals/10); floor 0.10.
  * - `fsrs6`: FSRS-6 retrievability R(t,S) = (1 + F·t/S)^(-w20), F = 0.9^(-1/w20) - 1, from
  *   ts-fsrs; S is the time to 90 % recall, not to 1/e, so its forgetting threshold differs.
  *
- * Never decaying: decay_policy `none`, `protected`, and semantic memories (facts; 003).
+ * Never decaying: decay_policy `none`, `protected`, and semantic memories (facts).
  * `aggressive` doubles elapsed time.
  */
 import type { FSRS } from 'ts-fsrs';
@@ -47,7 +47,7 @@ export interface DecayConfig extends CurveParams {
   /** How often the daemon runs decay, e.g. `1h`, `24h`. */
   interval: string;
   batch_size: number;
-  /** 004: long-term entries whose importance is below this are archived once unused this long. */
+  /** Long-term entries whose importance is below this are archived once unused this long. */
   archive_below_importance: number;
   retention_days: number;
   /** Per-section and per-memory-type overrides: a curve and/or its parameters. */
@@ -89,7 +89,7 @@ export const DEFAULT_DECAY: DecayConfig = {
  */
 export const FORGET_DEFAULTS: Record<Curve, number> = { exponential: 0.1, 'half-life': 0.15, periodic: 0.1, fsrs6: 0.5 };
 
-/** Reinforcement on retrieval by memory type (003 §2.3): confidence boost and cap. */
+/** Reinforcement on retrieval by memory type: confidence boost and cap. */
 export const RETRIEVAL_BOOST: Record<MemoryType, { boost: number; cap: number }> = {
   semantic: { boost: 0.05, cap: 0.99 },
   procedural: { boost: 0.04, cap: 0.97 },
@@ -168,7 +168,7 @@ function countWords(text: string, cap: number): number {
 }
 
 /**
- * Initial importance from content analysis (004): longer, more technical and weightier kinds
+ * Initial importance from content analysis: longer, more technical and weightier kinds
  * (decisions, invariants, incidents) score higher. 0.2..0.9.
  */
 export function initialImportance(e: { summary: string; content: string; kind: string }): number {
@@ -183,7 +183,7 @@ export function initialImportance(e: { summary: string; content: string; kind: s
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
 
-/** Importance now: committed (or initial) plus 0.02 per retrieval (004 "increment on access"), at most 1. */
+/** Importance now: committed (or initial) plus 0.02 per retrieval , at most 1. */
 export function importanceOf(committed: number, retrievals: number): number {
   return Math.min(1, Math.round((committed + 0.02 * retrievals) * 1000) / 1000);
 }
@@ -225,12 +225,12 @@ function mergeConfig(cfg: DecayConfig, section: string, type: MemoryType): Decay
 
 // ---------------------------------------------------------------- the curves
 
-/** 000: e^(-t/S). */
+/** E^(-t/S). */
 export function exponentialStrength(hours: number, stabilityHours: number): number {
   return Math.exp(-hours / stabilityHours);
 }
 
-/** 001 §1.5: the decay factor of the half-life curve (before the importance floor). */
+/** The decay factor of the half-life curve (before the importance floor). */
 export function halfLifeFactor(days: number, accessCount: number, importance: number, p: CurveParams['half_life']): number {
   const accessFactor = 1.5 ** Math.min(accessCount, 20);
   const h = p.half_life_days * accessFactor * (1 + importance);
@@ -242,7 +242,7 @@ export function halfLifeFactor(days: number, accessCount: number, importance: nu
   return (1 - p.access_weight) * time + p.access_weight * accessStability;
 }
 
-/** 003: confidence · rate^⌊days/period⌋, rate = base + (max-base)·min(1, retrievals/10), floored. */
+/** Confidence · rate^⌊days/period⌋, rate = base + (max-base)·min(1, retrievals/10), floored. */
 export function periodicConfidence(
   confidence: number,
   days: number,
@@ -259,7 +259,7 @@ export function fsrsRetrievability(days: number, stabilityDays: number): number 
   return fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
 }
 
-/** Retrieval makes a memory more stable (000): ×(1 + 0.5 per retrieval), at most ×11. */
+/** Retrieval makes a memory more stable: ×(1 + 0.5 per retrieval), at most ×11. */
 function retrievalGrowth(retrievals: number): number {
   return 1 + 0.5 * Math.min(retrievals, 20);
 }
@@ -295,7 +295,7 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   const daysSince = elapsed / DAY_MS;
   if (lc.decay_policy === 'aggressive') elapsed *= 2;
   const importance = importanceOf(lc.importance ?? baseImportance, retrievals);
-  // Retrieval boosts confidence by type, up to a cap (003 §2.3); it never lowers it.
+  // Retrieval boosts confidence by type, up to a cap; it never lowers it.
   const { boost, cap } = RETRIEVAL_BOOST[type];
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
@@ -356,7 +356,7 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
       break;
     }
   }
-  // Below the curve's threshold, or (004) unimportant and unused for the retention period.
+  // Below the curve's threshold, or unimportant and unused for the retention period.
   return state(strength, effective, factor, value, round4(value) < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days));
 }
 
@@ -364,16 +364,16 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
 
 export type BoostType = 'additive' | 'multiplicative' | 'set_value';
 
-/** 001 §2.5: importance after an explicit boost, capped at `max`. */
+/** Importance after an explicit boost, capped at `max`. */
 export function boostImportance(current: number, type: BoostType, amount: number, max = 1): number {
   const next = type === 'additive' ? current + amount : type === 'multiplicative' ? current * (1 + amount) : amount;
   return round(Math.max(0, Math.min(max, next)), 3);
 }
 
 /**
- * `memory reinforce` (000 "Boost on explicit memorization"): strength back to 1 (reviewed now)
+ * `memory reinforce` : strength back to 1 (reviewed now)
  * and stability up: doubled for the strength curves, FSRS-6's own stability update (a "Good"
- * review) under fsrs6. Importance is boosted when asked (001).
+ * review) under fsrs6. Importance is boosted when asked.
  */
 export function reinforceLifecycle(
   e: EntryLike,
@@ -402,7 +402,7 @@ export function reinforceLifecycle(
   return lc;
 }
 
-/** 003 §2.4: episodic memories retrieved at least 5 times with confidence above 0.6. */
+/** Episodic memories retrieved at least 5 times with confidence above 0.6. */
 export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): boolean {
   return memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';
 }

@@ -32,13 +32,13 @@ export type MetaFields =
 export type EntryLike = Pick<MemoryEntry, MetaFields> & { evidence: readonly { type: EvidenceType }[] };
 
 export interface EntryMeta extends EntryLike {
-  /** Hash of the duplicate key (Req 16.6), so duplicates are found without reading summaries. */
+  /** Hash of the duplicate key, so duplicates are found without reading summaries. */
   dup: string;
-  /** Initial importance from content analysis (004), for the lifecycle math. */
+  /** Initial importance from content analysis, for the lifecycle math. */
   importance0: number;
 }
 
-/** The duplicate key of Req 16.6: same subject, scope and summary (case and spacing ignored). */
+/** The duplicate key: same subject, scope and summary (case and spacing ignored). */
 export function duplicateKey(e: { subject: string; scope: string; summary: string }): string {
   const norm = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
   return `${norm(e.subject)}\u0000${norm(e.scope)}\u0000${norm(e.summary)}`;

@@ -14,16 +14,16 @@ export interface QueryFilters {
   kinds?: Kind[];
   scope?: string;
   subject?: string;
-  /** Entries must carry every tag (Req 4.6). */
+  /** Entries must carry every tag. */
   tags?: string[];
-  /** Default `['active']` (Req 6.10); `'any'` lifts it. */
+  /** Default `['active']`; `'any'` lifts it. */
   status?: Status[] | 'any';
-  /** Default 0.6 (Req 6.10). */
+  /** Default 0.6. */
   minConfidence?: number;
   since?: string;
   until?: string;
   dateField?: 'created_at' | 'updated_at';
-  /** Include entries outside their valid_from..valid_to window (default: excluded, Req 15.2). */
+  /** Include entries outside their valid_from..valid_to window (default: excluded). */
   includeExpired?: boolean;
 }
 
@@ -49,7 +49,7 @@ export interface FilterParts {
   dateField: 'created_at' | 'updated_at';
   /** Whether an entry outside its validity window is kept; else `inWindow` decides. */
   includeExpired: boolean;
-  /** Whether an entry with these validity bounds is valid now (Req 15.2). */
+  /** Whether an entry with these validity bounds is valid now. */
   inWindow: (validFrom: string | null, validTo: string | null) => boolean;
 }
 
@@ -75,7 +75,7 @@ export function filterParts(f: QueryFilters, now: number): FilterParts {
 }
 
 /**
- * The filters as one predicate (Req 4.2-4.7, 6.7-6.10, 15.1-15.2, 15.6-15.7, 17), with the
+ * The filters as one predicate, with the
  * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
  */
 export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {

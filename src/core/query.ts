@@ -1,6 +1,6 @@
 /**
- * The query rules, pure (002 Req 4, 6.7-6.10, 15, 17, 19.2-19.5, 3.10, 18.8): filters first,
- * then relevance, then the priors of Req 15 (confidence, evidence quality, recency, freshness,
+ * The query rules, pure: filters first,
+ * then relevance, then the priors (confidence, evidence quality, recency, freshness,
  * stale evidence). Every front end ranks through `rankEntries`.
  */
 /* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
@@ -63,8 +63,8 @@ export interface Ranked<E extends EntryLike = EntryLike> extends Candidate<E> {
 }
 
 /**
- * Down-rank factor for entries that should not be trusted as much: near expiry (Req 15.3, 19.3)
- * or with stale evidence (Req 18.8).
+ * Down-rank factor for entries that should not be trusted as much: near expiry
+ * or with stale evidence.
  */
 export function demotion(flags: Flag[]): number {
   let f = 1;
@@ -73,7 +73,7 @@ export function demotion(flags: Flag[]): number {
   return f;
 }
 
-/** The prior of Req 15.8 as one number in (0, 1]: confidence first, then evidence quality. */
+/** The prior as one number in (0, 1]: confidence first, then evidence quality. */
 export function prior(e: EntryLike): number {
   return priorOf(e.confidence, evidenceQuality(e));
 }
@@ -83,7 +83,7 @@ export function priorOf(confidence: number, quality: number): number {
   return (0.6 + 0.4 * confidence) * (0.85 + 0.05 * quality);
 }
 
-/** Req 15.8 order: confidence desc, evidence quality desc, updated_at desc (id for a stable tie). */
+/** the order: confidence desc, evidence quality desc, updated_at desc (id for a stable tie). */
 export function compareByPriors(a: EntryLike, b: EntryLike): number {
   return (
     b.confidence - a.confidence ||
@@ -105,7 +105,7 @@ export const STRENGTH_WEIGHT = 0.05;
 const textPrior = (priorTimesDemotion: number): number => 1 - PRIOR_WEIGHT * (1 - priorTimesDemotion);
 
 /**
- * What `rankEntries` multiplies a text relevance by before decay strength: the Req 15.8 prior
+ * What `rankEntries` multiplies a text relevance by before decay strength: the prior
  * times the demotion of near-expiry and stale-evidence entries, scaled by `PRIOR_WEIGHT`.
  * Exposed for `textFloor`.
  */
@@ -182,7 +182,7 @@ export function textFloor(bases: Float64Array, n: number, maxRelevance: number):
 
 /**
  * The order of a query without text: demoted entries (near expiry, stale evidence) after the
- * others, each group in Req 15.8 order (confidence, evidence quality, updated_at, all
+ * others, each group in the order (confidence, evidence quality, updated_at, all
  * descending, then id), ties kept in position order (as a stable sort keeps them). Of `m`
  * entries, the first `n`, in order, with their flags. Each entry is read once, in order, through
  * `entryAt` (which may hand out one object moved from entry to entry); the sort keys go into
@@ -270,7 +270,7 @@ export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence:
 
 /**
  * Ranks filtered candidates. Without text: demoted entries (near expiry, stale evidence) after
- * the others, each group in exact Req 15.8 order. With text: relevance × (priors × demotion,
+ * the others, each group in exact the order. With text: relevance × (priors × demotion,
  * scaled by PRIOR_WEIGHT) × (decay strength, scaled by STRENGTH_WEIGHT), ties broken by Req
  * 15.8. With `limit`, only the first `limit` are returned.
  *
@@ -316,7 +316,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
       k.c.effective_confidence = lc.effective_confidence;
     }
     // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
-    // no-text order stays exactly Req 15.8.
+    // no-text order stays exactly the priors' order.
     const s = hasText ? 1 - STRENGTH_WEIGHT * (1 - Math.min(1, Math.max(0, k.c.strength ?? 1))) : 1;
     k.score = Math.round(k.base * s * 1e4) / 1e4;
   };
@@ -377,7 +377,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
 
 export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'confidence'] as const;
 
-/** The summary-only shape of Req 4.12. */
+/** The summary-only shape of a result. */
 export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, (typeof SUMMARY_FIELDS)[number]> {
   return { id: e.id, summary: e.summary, subject: e.subject, scope: e.scope, kind: e.kind, confidence: e.confidence };
 }

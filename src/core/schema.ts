@@ -1,5 +1,5 @@
 /**
- * The data model of 002 "Data Schemas" as zod schemas. These describe *shape* only; the rules
+ * The data model of Data Schemas as zod schemas. These describe *shape* only; the rules
  * that need more than one field or the store (write policy, evidence URI forms, duplicates) live
  * in `validate.ts`. JSON Schema files in `schemas/` are generated from these (scripts/gen-schemas.js).
  */
@@ -70,7 +70,7 @@ export const EntryInputSchema = z
   .strict();
 export type EntryInput = z.infer<typeof EntryInputSchema>;
 
-/** A stored Memory_Entry: every field of 002 "Memory_Entry Schema", plus two optional extensions. */
+/** A stored Memory_Entry: every field of Memory_Entry Schema, plus two optional extensions. */
 export const MemoryEntrySchema = z
   .object({
     id: z.string().regex(ID_PATTERN, 'is not a memory id (a ULID)'),
@@ -108,7 +108,7 @@ export const MemoryUpdateSchema = z
   .strict();
 export type MemoryUpdate = z.infer<typeof MemoryUpdateSchema>;
 
-/** 002 "AgentTask Extension": other AgentTask fields pass through untouched. */
+/** AgentTask Extension: other AgentTask fields pass through untouched. */
 export const AgentTaskSchema = z
   .object({
     memory_enabled: z.boolean().optional(),
@@ -121,7 +121,7 @@ export const AgentTaskSchema = z
   .passthrough();
 export type AgentTask = z.infer<typeof AgentTaskSchema>;
 
-/** 002 "AgentResult Extension". */
+/** AgentResult Extension. */
 export const AgentResultSchema = z
   .object({
     memory_updates: z.array(z.unknown()).optional(),

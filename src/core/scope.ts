@@ -1,5 +1,5 @@
 /**
- * Scopes (002 Req 3.5, 15.6-15.7, 17): `repo | org | customer | service:<name> | environment:<prod|staging>`.
+ * Scopes: `repo | org | customer | service:<name> | environment:<prod|staging>`.
  *
  * Hierarchy, broadest first: org > repo > service:<name> > environment:<env>. A query for a narrow
  * scope also sees the broad scopes that contain it (org and repo); a query with no scope sees all.
@@ -35,7 +35,7 @@ export function parseScope(scope: string): ParsedScope | { error: string } {
   return { kind, name };
 }
 
-/** Numeric level in the hierarchy of Req 17.4 (lower is broader); customer sits beside repo. */
+/** Numeric level in the scope hierarchy (lower is broader); customer sits beside repo. */
 export function scopeLevel(scope: string): number {
   const p = parseScope(scope);
   if ('error' in p) return 99;
@@ -43,8 +43,8 @@ export function scopeLevel(scope: string): number {
 }
 
 /**
- * The scopes a query for `scope` returns (Req 15.6-15.7, 17.1-17.3): the scope itself plus repo
- * and org. `undefined` (no scope filter) means every scope (Req 17.5).
+ * The scopes a query for `scope` returns: the scope itself plus repo
+ * and org. `undefined` (no scope filter) means every scope.
  */
 export function visibleScopes(scope: string | undefined): Set<string> | undefined {
   if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;

@@ -1,5 +1,5 @@
 /**
- * The secret scan's engine (002 Req 13), pure and synchronous: the rules of secret-rules/ over
+ * The secret scan's engine, pure and synchronous: the rules of secret-rules/ over
  * each field's raw text, then over what the text says once normalised — zero-width characters
  * removed, URL escapes decoded, string concatenations and line continuations joined — and over
  * the decoded text of base64 blobs. The service runs it, with secretlint's preset beside it

@@ -1,5 +1,5 @@
 /**
- * Lexical similarity, pure (001 §4 without an embedding service): TF-IDF cosine over the words of
+ * Lexical similarity, pure (no embedding service): TF-IDF cosine over the words of
  * summary, subject, tags and content, blended with the Jaccard overlap of their word sets, and
  * union-find grouping. Candidate pairs come from shared rare terms, so a project of thousands of
  * entries is not compared pair by pair.
@@ -74,7 +74,7 @@ export function cosine(a: Map<string, number>, b: Map<string, number>): number {
   return dot;
 }
 
-/** 001 §4.2: combined = (1 - w)·cosine + w·jaccard (w = content_weight, default 0.3). */
+/** Combined = (1 - w)·cosine + w·jaccard (w = content_weight, default 0.3). */
 export function similarity(v: Vectors, a: string, b: string, contentWeight = 0.3): { combined: number; cosine: number; overlap: number } {
   const c = cosine(v.vec.get(a)!, v.vec.get(b)!);
   const o = jaccard(v.sets.get(a)!, v.sets.get(b)!);
@@ -83,7 +83,7 @@ export function similarity(v: Vectors, a: string, b: string, contentWeight = 0.3
 
 export type PairDecision = 'merge' | 'review' | 'link' | 'separate';
 
-/** 001 §4.2 thresholds. */
+/** Similarity thresholds of the consolidation strategies. */
 export function decide(s: { combined: number; overlap: number }): PairDecision {
   if (s.combined >= 0.9 && s.overlap >= 0.5) return 'merge';
   if (s.combined >= 0.8) return 'review';

@@ -1,5 +1,5 @@
 /**
- * The Statistics document (002 Req 22.8) as a zod schema: `schemas/statistics.schema.json` is
+ * The Statistics document as a zod schema: `schemas/statistics.schema.json` is
  * generated from it, and tests validate `memory stats --json` against that file.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The Statistics document of 002 Req 22, computed from entries, the operation log and the query
+ * The Statistics document, computed from entries, the operation log and the query
  * log. Pure: `now` and the date range come in as arguments.
  */
 import { EXPIRY_WARNING_DAYS, LOW_CONFIDENCE } from './query.js';
@@ -81,7 +81,7 @@ export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
 }
 
 /**
- * Counts over entries that can be kept up to date one entry at a time (Req 22.9): `add` and
+ * Counts over entries that can be kept up to date one entry at a time: `add` and
  * `remove` are exact inverses, so a long-lived process applies only what changed.
  */
 export class EntryAggregate {

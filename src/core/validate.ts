@@ -1,5 +1,5 @@
 /**
- * The one validation function (002 Req 3, 5.7-5.9, 9.2, 9.7, 10.5, 13.7, 16, 18.1-18.4, 19.1):
+ * The one validation function:
  * pure, returns every problem with its field path, never throws. Used by every write, by import,
  * by `memory validate`, and when reading files from disk.
  */
@@ -38,7 +38,7 @@ export interface ValidationContext {
   getEntry?: (id: string) => MemoryEntry | undefined;
 }
 
-/** Decision-like kinds need strong evidence (Req 16.3). */
+/** Decision-like kinds need strong evidence. */
 const STRONG_KINDS = new Set(['decision', 'requirement', 'invariant']);
 const STRONG_EVIDENCE = new Set(['code', 'artifact', 'ticket', 'doc']);
 
@@ -158,7 +158,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
     if (a && b && b <= a) out.push({ path: at('valid_to'), message: 'must be later than valid_from' });
   }
   if (e.section === 'state') {
-    // Req 19.1 / 9.7: state is only trustworthy with a validity window.
+    // State is only trustworthy with a validity window.
     if (!e.valid_from) out.push({ path: at('valid_from'), message: 'is required for section "state" (when the state became true)' });
     if (!e.valid_to) out.push({ path: at('valid_to'), message: 'is required for section "state" (when it must be re-checked or expires)' });
   }
@@ -167,11 +167,11 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   }
 }
 
-/** The write policy of Req 16 for an entry about to become (or stay) live. */
+/** The write policy for an entry about to become (or stay) live. */
 function policyRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
   const at = (f: string): string => (p ? `${p}.${f}` : f);
   const status = e.status ?? 'active';
-  if (status === 'draft') return; // Req 16.1: drafts may omit evidence.
+  if (status === 'draft') return; // Drafts may omit evidence.
   const evidence = e.evidence ?? [];
   if (evidence.length === 0) {
     out.push({ path: at('evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
@@ -261,7 +261,7 @@ export interface ValidUpdate {
   superseded_by?: string;
 }
 
-/** Validates one Memory_Update (Req 5.7-5.9, 9.2): create needs `entry`; supersede/deprecate need `target_id`. */
+/** Validates one Memory_Update: create needs `entry`; supersede/deprecate need `target_id`. */
 export function validateUpdate(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<ValidUpdate> {
   const shaped = parseWith(MemoryUpdateSchema, input, prefix);
   if (!shaped.ok) return shaped;

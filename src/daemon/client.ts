@@ -211,7 +211,7 @@ async function exchange<M extends Method>(
   // Larger than the daemon reads: not sent, the caller runs it itself.
   if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
-  // starts Node's ES module loader, ~4 ms of every call the thin client hands over.
+  // starts Node's ES module loader, a cost on every call the thin client hands over.
   const { connect } = process.getBuiltinModule('node:net');
   type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
   return new Promise((resolve) => {

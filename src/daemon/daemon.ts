@@ -361,7 +361,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
       status.recordError('reconcile', err);
     }
   }, reconcileMs);
-  jobs.tick(); // catch up on jobs missed while the daemon was down (000 "Decay on system startup")
+  jobs.tick(); // catch up on jobs missed while the daemon was down
 
   // ---------------------------------------------------------------- shutdown
   let exited: () => void = () => undefined;

@@ -1,5 +1,5 @@
 /**
- * The daemon's scheduled jobs (000 "background decay worker"): decay and forgetting per project,
+ * The daemon's scheduled jobs : decay and forgetting per project,
  * freshness, evidence validation, and ai-context regeneration when context-worthy entries
  * change. One job runs at a time; a run is stopped between batches at shutdown and its cursor
  * saved, so the next start resumes. Due times read the service clock.

@@ -24,7 +24,7 @@ export interface DaemonMetrics {
   groupCommits: Histogram;
 }
 
-/** 000 "Decay metrics" and the daemon's own. */
+/** Decay metrics and the daemon's own. */
 export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics {
   const registry = new prom.Registry();
   const r = [registry];

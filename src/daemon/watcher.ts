@@ -71,7 +71,7 @@ export class DaemonWatcher {
     const memRoot = this.ws.memoryDir;
     const ignored = (p: string): boolean => /(^|[/\\])\.bass-agents([/\\]|$)/.test(p) || /\.lock([/\\]|$)/.test(p) || /(^|[/\\])\.[^/\\]*\.tmp$/.test(p);
     // chokidar watches the structure only: inside a section folder it would re-read the whole
-    // folder on every new file (~100 ms at 3,300 files, seconds at 100K). Section folders get an
+    // folder on every new file, a cost that grows with the folder. Section folders get an
     // fs.watch each instead, whose events name the file. What either misses (an overflowing
     // inotify queue, a folder replaced under it) the periodic reconcile finds, as drift.
     // atomic: false: our batches already absorb editors' unlink/add pairs.

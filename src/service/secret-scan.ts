@@ -1,5 +1,5 @@
 /**
- * The secret scan of every write, import and validate (002 Req 13): secretlint's recommend
+ * The secret scan of every write, import and validate: secretlint's recommend
  * preset (AWS ids enabled) and our own rules (src/core/secrets.ts) over each field's raw text,
  * never its JSON serialization (escaping can hide a key). Findings name field, rule and
  * position only.
@@ -38,7 +38,7 @@ function silenceProfiler(): void {
   }
 }
 
-/** Loads secretlint once (about 60 ms); null if it cannot be loaded, and our rules still run. */
+/** Loads secretlint once (it is slow to load); null if it cannot be loaded, and our rules still run. */
 function loadSecretlint(): typeof secretlint {
   if (secretlint !== undefined) return secretlint;
   try {

@@ -97,7 +97,7 @@ export class WriteTx {
   put(entry: MemoryEntry, opts: { from?: string } = {}): string {
     this.ensureProject();
     // The section folder is checked once per transaction (a path check walks and resolves the
-    // folders: ~50 µs, 0.25 s for an apply of 5,000); finish() checks every file before writing.
+    // folders, which adds up over a large apply); finish() checks every file before writing.
     checkId(entry.id);
     let dir = this.sectionDirs.get(entry.section);
     if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.engine.ws.sectionDir(this.project, entry.section)));

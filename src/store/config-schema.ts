@@ -62,7 +62,7 @@ export const ProjectConfigSchema = z
       .optional(),
     query: z
       .object({
-        /** A query slower than this logs a performance warning (Req 11.2). */
+        /** A query slower than this logs a performance warning. */
         slow_ms: z.number().positive().default(200),
         /**
          * Semantic search (sentence vectors fused with the lexical score): `auto` (default) and
@@ -76,12 +76,12 @@ export const ProjectConfigSchema = z
       .default({ slow_ms: 200 }),
     /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
-    /** The session context (`memory context`, `sync-context`): its size in characters (default 8,000), most useful entries first. */
+    /** The session context (`memory context`, `sync-context`): its size in characters (default 8), most useful entries first. */
     context: z
       .object({ budget: z.number().int().min(500).optional() })
       .strict()
       .optional(),
-    /** Consolidation: subjects with this many live entries get a summary in the compaction plan (004). */
+    /** Consolidation: subjects with this many live entries get a summary in the compaction plan. */
     compact: z
       .object({ summarize_at: z.number().int().min(2).optional() })
       .strict()

@@ -1,5 +1,5 @@
 /**
- * `ai-memory/<project>/config.yaml` (002 Req 7.12): project name, created_at and settings.
+ * `ai-memory/<project>/config.yaml`: project name, created_at and settings.
  * Read into a resolved config with defaults; a malformed file is an error naming the file and key.
  * The resolved config is cached under `cache/config/` of the local state folder by the file's
  * stamp, so a query does not load yaml and zod just to read one threshold. A config.yaml that is

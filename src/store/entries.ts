@@ -15,7 +15,7 @@ import { linkRefused, type Workspace } from './workspace.js';
 const MEMORY_GITIGNORE = '# bass-agents memory: lock folders and temp files are never committed\n*.lock/\n.*.tmp\n';
 
 /**
- * The files that create a project (002 Req 7.11-7.12): its config.yaml and ai-memory/.gitignore,
+ * The files that create a project: its config.yaml and ai-memory/.gitignore,
  * each only when missing. Empty when the project already exists.
  */
 export function projectFiles(ws: Workspace, project: string, now: string): { abs: string; text: string }[] {

@@ -1,5 +1,5 @@
 /**
- * Results of evidence checks (002 Req 18.5-18.7), local: `cache/evidence.json` of the local state folder.
+ * Results of evidence checks, local: `cache/evidence.json` of the local state folder.
  * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
  * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
  * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and

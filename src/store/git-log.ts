@@ -19,7 +19,7 @@ export interface HistoryVersion {
 }
 
 /**
- * Every commit that changed one file, newest first (002 Req 12.5), with the file then and in the
+ * Every commit that changed one file, newest first, with the file then and in the
  * commit's first parent. Full history: a merge that took one side's version whole still lists
  * the commits of the other side (git's default simplification would drop them).
  */

@@ -12,7 +12,7 @@ import type { Workspace } from './workspace.js';
 export type LogName = 'operations' | 'queries' | 'audit' | 'events';
 
 export function logPath(ws: Workspace, name: LogName): string {
-  // The audit log keeps the name 002 Req 13.8 and the safety issue give it (JSON lines inside).
+  // The audit log keeps the name the documented contract gives it (JSON lines inside).
   return join(ws.localDir, 'logs', name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 

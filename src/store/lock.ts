@@ -69,7 +69,7 @@ export async function withLock<T>(
       });
       writeOwner(lockfilePath);
       if (attempt > 0) {
-        // Req 12.4: concurrent writes are logged for debugging (who waited, how long).
+        // Concurrent writes are logged for debugging (who waited, how long).
         appendLog(ws, 'events', {
           time: new Date().toISOString(),
           level: 'info',

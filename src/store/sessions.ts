@@ -1,5 +1,5 @@
 /**
- * Short-term memory (004): session-local entries under `sessions/<session>.json` of the local state folder,
+ * Short-term memory: session-local entries under `sessions/<session>.json` of the local state folder,
  * never committed, each with an expiry. Expired entries are dropped whenever a session is read.
  */
 import { existsSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The workspace on disk: root discovery, safe paths, projects (002 Req 2.2-2.3, 2.7).
+ * The workspace on disk: root discovery, safe paths, projects.
  *
  * Every path this tool reads or writes is built here from validated names, and checked to stay
  * inside the workspace root, also after following symlinks.

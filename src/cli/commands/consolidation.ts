@@ -1,5 +1,5 @@
 /**
- * extract, compact, log, remember and session (001 §3-4, 002 Req 6, 004).
+ * extract, compact, log, remember and session.
  */
 import type { Argv } from 'yargs';
 import * as uc from '../../service/use-cases.js';

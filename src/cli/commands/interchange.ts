@@ -1,5 +1,5 @@
 /**
- * check-freshness, export and import (002 Req 14, 19, 20.3).
+ * check-freshness, export and import.
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Lifecycle commands: decay, reinforce, promote, restore, link, related (000, 001, 003, 004).
+ * Lifecycle commands: decay, reinforce, promote, restore, link, related.
  */
 import type { Argv } from 'yargs';
 import * as uc from '../../service/use-cases.js';

@@ -1,5 +1,5 @@
 /**
- * AgentTask integration (002 Req 8): `memory prepare-task` fills `memory_context` with the
+ * AgentTask integration: `memory prepare-task` fills `memory_context` with the
  * entries the task's goal finds.
  */
 import { evidenceQuality } from '../../core/constants.js';
@@ -10,7 +10,7 @@ import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { query } from './query.js';
 
-/** Fills `memory_context` with at most 10 entries when `memory_enabled` is true (Req 8). */
+/** Fills `memory_context` with at most 10 entries when `memory_enabled` is true. */
 export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
   const parsed = modules.validation().parseWith(modules.schemas().AgentTaskSchema, task);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
@@ -31,7 +31,7 @@ export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts:
   const context = chosen.map((h) => {
     const meta = { evidence_status: h.evidence_status };
     if (opts.full) return { ...h.entry, meta };
-    // Req 8.9: summaries keep the task small; `bass-agents memory show <id>` has the content.
+    // Summaries keep the task small; `bass-agents memory show <id>` has the content.
     const { content: _content, ...rest } = h.entry;
     return { ...rest, meta };
   });

@@ -1,5 +1,5 @@
 /**
- * Memory_Update batches (002 Req 5, 9): `create`, `apply`, `supersede`, `deprecate`,
+ * Memory_Update batches: `create`, `apply`, `supersede`, `deprecate`,
  * `apply-result`. A batch is one transaction and one commit; invalid updates are reported and
  * skipped (with `atomic`, any invalid update rejects the batch).
  */
@@ -90,7 +90,7 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
   engine.ws.projectDir(project);
   const agent = pickAgent(opts.agent) ?? (await caller.agent(engine));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
-  // Secrets first, on the raw text of each field (Req 13): a hit makes that update invalid.
+  // Secrets first, on the raw text of each field: a hit makes that update invalid.
   const secrets = await scanGroups(
     engine,
     caller,
@@ -376,14 +376,14 @@ export async function deprecate(
   return apply(engine, caller, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
-/** An AgentResult, schema-checked (Req 9). */
+/** An AgentResult, schema-checked. */
 export function parseAgentResult(result: unknown): ReturnType<typeof modules.schemas>['AgentResultSchema']['_output'] {
   const parsed = modules.validation().parseWith(modules.schemas().AgentResultSchema, result);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
   return parsed.value;
 }
 
-/** Applies `memory_updates` of an AgentResult (Req 9): valid ones as one commit, invalid ones skipped. */
+/** Applies `memory_updates` of an AgentResult: valid ones as one commit, invalid ones skipped. */
 export async function applyResult(engine: Engine, caller: Caller, result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
   const r = parseAgentResult(result);
   const updates = r.memory_updates ?? [];

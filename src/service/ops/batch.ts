@@ -88,7 +88,7 @@ export function supersedeProblem(target: string, by: string, getEntry: (id: stri
 /**
  * Scans groups of fields for secrets before a write takes the lock; returns one problem list per
  * group, and throws when the writer's name (`who.agent`) holds one. Every hit goes to the audit
- * log with its field, rule and position, never the value (Req 13.8). The write transaction scans
+ * log with its field, rule and position, never the value. The write transaction scans
  * again what it commits (a lookup for these texts).
  */
 export async function scanGroups(
@@ -141,7 +141,7 @@ export async function scanGroups(
   return out;
 }
 
-/** Req 6.2: past 100 entries a project should be consolidated. */
+/** Past 100 entries a project should be consolidated. */
 export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapshot, added: number): void {
   if (added === 0) return;
   const count = snap.entries.filter((e) => e.project === project).length + added;
@@ -151,10 +151,10 @@ export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapsh
 }
 
 /**
- * The live entries of a project by duplicate key (Req 16.6), for one apply. A batch of a few
+ * The live entries of a project by duplicate key, for one apply. A batch of a few
  * updates looks each key up in the entries' raw catalog rows (a substring test per row, parsing
- * only the rows that mention the key: a create at 10K entries parsed every row, ~15 ms, ten
- * times that at 100K); a larger batch builds the whole map once. Changes made by the batch
+ * only the rows that mention the key: parsing every row made a create's cost grow with the
+ * store); a larger batch builds the whole map once. Changes made by the batch
  * itself are kept on top.
  */
 function duplicateIndex(

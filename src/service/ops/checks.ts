@@ -40,7 +40,7 @@ export async function validate(engine: Engine, caller: Caller, doc: unknown, opt
     vctx = { getEntry: (id) => byId.get(id)?.entry, findDuplicate: (k) => dups.get(k) };
   }
   const errors = modules.validation().validateDocument(doc, vctx);
-  // Req 13.7: secrets are reported before submission, with the paths validateDocument uses.
+  // Secrets are reported before submission, with the paths validateDocument uses.
   const kind = modules.validation().documentKind(doc);
   const items = kind === 'array' ? (doc as unknown[]) : [doc];
   // Every string of each item (an update's target_id as much as its entry's fields).
@@ -214,7 +214,7 @@ async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
     : [];
 }
 
-/** `memory check-freshness`: expired, soon-expiring and review-due entries (Req 19). */
+/** `memory check-freshness`: expired, soon-expiring and review-due entries. */
 export function checkFreshness(
   engine: Engine,
   caller: Caller,

@@ -1,5 +1,5 @@
 /**
- * Consolidation (002 Req 6; 001 §4): `memory compact` writes a reviewable plan; `--apply PLAN`
+ * Consolidation: `memory compact` writes a reviewable plan; `--apply PLAN`
  * carries it out in one transaction. `memory log` reads memory commits back from git.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `memory sync-context` (002 Req 10): the ai-context document of a project, rendered as of now
+ * `memory sync-context`: the ai-context document of a project, rendered as of now
  * (deterministic) and committed when it changed.
  */
 import { existsSync, readFileSync } from 'node:fs';

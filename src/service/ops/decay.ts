@@ -1,5 +1,5 @@
 /**
- * `memory decay` (000, 001, 003): strength or confidence of every live entry as of now against
+ * `memory decay`: strength or confidence of every live entry as of now against
  * the previous run; with `apply`, the entries below the threshold are forgotten (archived or
  * deleted) in one transaction.
  */
@@ -55,7 +55,7 @@ export function decayState(engine: Engine, _caller: Caller): Record<string, { la
 
 /**
  * `memory decay`: strength or confidence of every live entry of a project as of now, against
- * its value at the previous run (001 DecayResult). Dry run by default; `apply` forgets the
+ * its value at the previous run. Dry run by default; `apply` forgets the
  * entries below the threshold (archive or delete) in one batch commit. Work is done in batches
  * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
  */

@@ -119,7 +119,7 @@ export function show(engine: Engine, caller: Caller, id: string, opts: { project
   };
 }
 
-/** `memory show <id> --history`: every committed version of the entry, newest first (Req 12.5). */
+/** `memory show <id> --history`: every committed version of the entry, newest first. */
 export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
   const found = locate(engine, caller, id, opts.project);
   const git = await engine.git();

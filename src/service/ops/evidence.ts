@@ -1,5 +1,5 @@
 /**
- * `memory validate-evidence [--fix]` (002 Req 18.5-18.7): file evidence followed from the commit
+ * `memory validate-evidence [--fix]`: file evidence followed from the commit
  * that wrote it through git's renames and line shifts (anchor-check.ts), git permalinks of this
  * repository, URLs through the network probe; results cached; entries whose evidence changed or
  * is gone flagged (queries down-rank them). `--fix` rewrites evidence that moved, in one commit.

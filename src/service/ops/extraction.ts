@@ -1,5 +1,5 @@
 /**
- * `memory extract` (001 §3): candidate memories from free text, stored as drafts through the
+ * `memory extract`: candidate memories from free text, stored as drafts through the
  * same batch as `memory apply`.
  */
 import type { Problem } from '../../core/errors.js';
@@ -29,7 +29,7 @@ export interface ExtractReport {
 }
 
 /**
- * `memory extract`: candidate memories from free text (001 §3). Stored as drafts (one commit)
+ * `memory extract`: candidate memories from free text. Stored as drafts (one commit)
  * unless `dryRun`; candidates similar to an existing summary are not stored.
  */
 export async function extract(

@@ -1,5 +1,5 @@
 /**
- * Interchange (002 Req 14): `memory export` of a project's entries, `memory import` of stored
+ * Interchange: `memory export` of a project's entries, `memory import` of stored
  * entries as one transaction (skip, overwrite or merge an id that exists).
  */
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ export interface ImportResult {
   project: string;
 }
 
-/** `memory export`: a project's entries (filtered) sorted by id (Req 14). */
+/** `memory export`: a project's entries (filtered) sorted by id. */
 export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = caller.project(engine, project, true);
   const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime());
@@ -40,7 +40,7 @@ export function exportEntries(engine: Engine, caller: Caller, project: string, f
 /**
  * `memory import`: validates every entry (schema, write policy) before writing anything, then
  * writes them as one commit. An id that already exists is skipped, overwritten or merged
- * field by field (Req 14.5); the report says what happened to each.
+ * field by field; the report says what happened to each.
  */
 export async function importEntries(
   engine: Engine,

@@ -54,7 +54,7 @@ async function rewrite(
   return { project, entries: value, commit };
 }
 
-/** `memory reinforce`: strength to 1 and stability up (000), importance boosted on request (001); committed. */
+/** `memory reinforce`: strength to 1 and stability up, importance boosted on request; committed. */
 export async function reinforce(
   engine: Engine,
   caller: Caller,
@@ -72,7 +72,7 @@ export async function reinforce(
   }));
 }
 
-/** Promotes an episodic memory to semantic (003 §2.4): it stops decaying; confidence +0.1, at most 0.95. */
+/** Promotes an episodic memory to semantic: it stops decaying; confidence +0.1, at most 0.95. */
 export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EditResult> {
   return rewrite(engine, caller, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
@@ -120,7 +120,7 @@ export async function restore(
   return { project, entry, commit, from: 'history' };
 }
 
-/** `memory link a b`: each in the other's related_entries (002 Req 2.6), one commit. */
+/** `memory link a b`: each in the other's related_entries, one commit. */
 export async function link(
   engine: Engine,
   caller: Caller,

@@ -1,5 +1,5 @@
 /**
- * `memory list` and `memory query` (002 Req 4, 15): filters, optional text, ranking, limit;
+ * `memory list` and `memory query`: filters, optional text, ranking, limit;
  * the query log.
  */
 import { UsageError } from '../../core/errors.js';
@@ -61,7 +61,7 @@ export interface QueryResult {
   stats: QueryStats;
 }
 
-/** `memory list` and `memory query` share this: filters, optional text, ranking, limit (Req 4, 15). */
+/** `memory list` and `memory query` share this: filters, optional text, ranking, limit. */
 export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
   const t0 = performance.now();
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
@@ -119,7 +119,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     .slice(offset)
     .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: evidenceStatusOf(engine, se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
-  // 000 "Boost on retrieval": a result counts as a retrieval (local usage, never a commit).
+  // Boost on retrieval: a result counts as a retrieval (local usage, never a commit).
   if (opts.record !== false)
     engine.usage.recordRetrievals(
       ranked.map((r) => `${r.project}/${r.entry.id}`),
@@ -140,7 +140,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
   };
 }
 
-/** Follows related_entries (Req 4.11); related entries obey the same status and validity rules. */
+/** Follows related_entries; related entries obey the same status and validity rules. */
 function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFilters, nowMs: number, limit: number): void {
   const byId = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
   const present = new Set(results.map((r) => r.entry.id));
@@ -163,7 +163,7 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
   results.push(...extra);
 }
 
-/** Appends a query to the local query log (statistics read it: Req 22.6); its text only when the project's config asks (store/query-log.ts). */
+/** Appends a query to the local query log (statistics read it); its text only when the project's config asks (store/query-log.ts). */
 export function logQuery(engine: Engine, caller: Caller, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
   let keepText = false;
   try {
@@ -175,7 +175,7 @@ export function logQuery(engine: Engine, caller: Caller, record: { text: string;
   appendQueryLog(engine.ws, { time: caller.now().toISOString(), ...record }, keepText);
 }
 
-/** Reads a project's slow-query threshold (Req 11.2). */
+/** Reads a project's slow-query threshold. */
 export function slowQueryMs(engine: Engine, caller: Caller, project?: string): number {
   try {
     const p = caller.project(engine, project);

@@ -1,5 +1,5 @@
 /**
- * Short-term memory (004): `memory remember` (session-local and expiring, or a long-term draft
+ * Short-term memory: `memory remember` (session-local and expiring, or a long-term draft
  * observation), the session's hits, and `memory session end` (what is important enough becomes
  * long-term, through the same batch as `memory apply`).
  */
@@ -12,7 +12,7 @@ import { apply, create, scanGroups } from './apply.js';
 
 /**
  * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
- * a long-term draft observation committed like any entry (004).
+ * a long-term draft observation committed like any entry.
  */
 export async function remember(
   engine: Engine,

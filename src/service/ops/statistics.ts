@@ -1,5 +1,5 @@
 /**
- * `memory stats` (002 Req 22): the Statistics document, kept incrementally per project selection
+ * `memory stats`: the Statistics document, kept incrementally per project selection
  * in a long-lived process.
  */
 import {
@@ -59,9 +59,9 @@ function namedQueries(engine: Engine, snap: CatalogSnapshot, logged: LoggedQuery
 }
 
 /**
- * getStatistics (Req 22): one project or all, optionally within a date range. Without a range
+ * getStatistics: one project or all, optionally within a date range. Without a range
  * the entry counts come from an aggregate kept per project selection and updated only for the
- * entries whose files changed since the last call (Req 22.9); logs are read incrementally.
+ * entries whose files changed since the last call; logs are read incrementally.
  * `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
  */
 export function getStatistics(
