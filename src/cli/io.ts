@@ -246,7 +246,7 @@ export function table(rows: string[][], header: string[], columns?: number): str
   const before = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
   const room = columns ? Math.max(20, columns - before - 1) : Infinity;
   const last = (c: string): string => (c.length > room ? `${c.slice(0, room - 1)}…` : c);
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i]))).join('  ')).join('\n');
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
 export function clip(s: string, n: number): string {

@@ -117,7 +117,7 @@ export function humanUsage(msg: string, argv: string[] = [], known: string[] = [
   }
   if ((m = /^Too many non-option arguments: got (\d+), maximum of (\d+)/.exec(msg))) return `too many arguments: got ${m[1]}, at most ${m[2]} go here`;
   if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
-    const said = m[1].split(', ');
+    const said = m[1]!.split(', '); // the group is not optional
     const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
     // yargs also names the camelCase twin of a dashed option (sumary-only, sumaryOnly): one is enough.
     const dashed = said.filter(isOption);
@@ -135,7 +135,7 @@ export function humanUsage(msg: string, argv: string[] = [], known: string[] = [
       .join('; ');
   }
   if ((m = /^Missing required arguments?: (.+)$/.exec(msg)))
-    return `${m[1]
+    return `${m[1]!
       .split(', ')
       .map((n) => `--${n}`)
       .join(', ')} is required`;
@@ -159,20 +159,21 @@ export function closest(name: string, known: string[]): string | undefined {
 
 /** Levenshtein distance (two rows). */
 function editDistance(a: string, b: string): number {
+  // `!`: both rows hold b.length + 1 cells, filled left to right.
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
-  return prev[b.length];
+  return prev[b.length]!;
 }
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+    const a = argv[i]!; // i < argv.length
     if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
       out.push(`${a}=-`);
       i++;

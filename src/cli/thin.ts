@@ -70,9 +70,9 @@ function readsStdin(argv: string[]): boolean {
 
 /** The `--root` of the command line, if any. */
 function rootOption(argv: string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--root') return argv[i + 1];
-    if (argv[i].startsWith('--root=')) return argv[i].slice('--root='.length);
+  for (const [i, a] of argv.entries()) {
+    if (a === '--root') return argv[i + 1];
+    if (a.startsWith('--root=')) return a.slice('--root='.length);
   }
   return undefined;
 }
@@ -99,7 +99,8 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
       return (stdin = Buffer.alloc(0));
     }
   };
-  const writes = WRITES.has(argv[1]);
+  const writes = WRITES.has(argv[1] ?? '');
+
   const columns = process.stdout.isTTY ? process.stdout.columns : null;
   const r = await handOver({ argv, root, cwd: process.cwd(), env, writes, stdin: input, columns }).catch(() => undefined);
   if (!r) return { stdin };

@@ -5,7 +5,6 @@
  * (for `validate-evidence`), and content fingerprints that tell a moved range from a changed one
  * without git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
  */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { declarationLines, symbolExtent } from './symbols.js';
 
 export type AnchorStatus = 'current' | 'moved' | 'changed' | 'missing';

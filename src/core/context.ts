@@ -5,7 +5,6 @@
  * a pull request shows a context diff only when the memory changed (or the code its evidence
  * cites: an entry whose cited code changed or went is marked so that an agent re-checks it).
  */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import type { AnchorStatus } from './anchors.js';
 import { compareByPriors, confidenceLabel } from './query.js';
 import { SECTIONS } from './constants.js';

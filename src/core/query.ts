@@ -3,7 +3,6 @@
  * then relevance, then the priors (confidence, evidence quality, recency, freshness,
  * stale evidence). Every front end ranks through `rankEntries`.
  */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import type { AnchorStatus } from './anchors.js';
 import { evidenceQuality } from './constants.js';
 import type { EntryLike } from './meta.js';

@@ -8,7 +8,6 @@
  */
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export const SEMANTIC_WEIGHT = 0.5;
 /**
  * An entry that shares no word with the query is a match by meaning alone only when its fused

@@ -10,7 +10,6 @@
  * documented example keys are not secrets. Every rule runs in linear time, and a field longer
  * than MAX_SCANNED is refused rather than scanned (no field may be that long).
  */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
 
 export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/index.js';

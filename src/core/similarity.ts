@@ -5,7 +5,6 @@
  * entries is not compared pair by pair.
  */
 
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export interface Doc {
   id: string;
   text: string;

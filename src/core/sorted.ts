@@ -1,5 +1,4 @@
 /** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 export function lowerBound(sorted: readonly string[], key: string): number {
   return lowerBoundBy(sorted, key, (s) => s);
 }

@@ -96,7 +96,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
     );
     let days = s.entries_created_over_time.slice(-30);
     // One day of data is one point, which a line chart cannot draw: start from the day before.
-    if (days.length === 1) days = [{ date: new Date(Date.parse(days[0].date) - 86_400_000).toISOString().slice(0, 10), count: 0 }, ...days];
+    if (days.length === 1) days = [{ date: new Date(Date.parse(days[0]!.date) - 86_400_000).toISOString().slice(0, 10), count: 0 }, ...days];
     const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
     growth.setData([
       { title: 'created', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
  * scores it: BM25+ with its parameters, per field boosts, prefix and fuzzy derived terms weighted

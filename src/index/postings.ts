@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The text index in memory: postings in typed arrays, scored as MiniSearch scores them.
  *

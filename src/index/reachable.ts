@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Which vocabulary terms a search can reach (exact, prefix, fuzzy by MiniSearch's own rules): a
  * one-shot query reads only their postings from the snapshot.

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The index snapshot's file format, `cache/index.bin`: the in-memory layout of
  * PostingIndex written as it is, so loading it is reading it.

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * Sentence vectors from a static token table (models/minilm-l6-static.bin, made by
  * scripts/distill-static.js from all-MiniLM-L6-v2): a text is split into the model's WordPiece

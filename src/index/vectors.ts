@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The sentence vectors of entries for semantic search, cached in local state
  * (`cache/vectors.bin`, never committed) by the content they were computed from: a vector is

@@ -86,11 +86,13 @@ async function secretlintFields(fields: { path: string; text: string }[]): Promi
   const out: SecretFinding[] = [];
   for (const m of r.messages) {
     if (m.type !== 'message') continue;
+    // `!`: 0 <= k < starts.length, and live has one start each.
     let k = starts.length - 1;
-    while (k > 0 && starts[k] > m.range[0]) k--;
-    const f = live[k];
-    const start = m.range[0] - starts[k];
-    const end = Math.min(f.text.length, m.range[1] - starts[k]);
+    while (k > 0 && starts[k]! > m.range[0]) k--;
+    const f = live[k]!;
+    const start = m.range[0] - starts[k]!;
+    const end = Math.min(f.text.length, m.range[1] - starts[k]!);
+
     const value = f.text.slice(start, end);
     const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
     if (isPlaceholder(value) || !plausible(rule, value)) continue;

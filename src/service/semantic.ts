@@ -151,7 +151,7 @@ export class Semantic {
             ready.map((p) => p.text!),
             'background',
           );
-          ready.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]));
+          ready.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
@@ -173,7 +173,7 @@ export class Semantic {
     if (!this.ready || !text.trim() || this.state === 'failed') return undefined;
     if (this.store!.size === 0) return undefined;
     const [v] = await this.embedder!.embed([text], 'query');
-    return this.store!.similarity(v);
+    return v && this.store!.similarity(v);
   }
 
   save(): void {

@@ -212,8 +212,8 @@ export class WriteTx {
       try {
         // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
         // commit's first step awaits), so the files' texts are handed over rather than parsed again.
-        const rels = files.map((f) => ws.rel(f));
-        this.engine.catalog.noteWritten(rels, new Map(files.map((f, i) => [rels[i], this.staged.get(f)!])));
+        const texts = new Map(files.map((f) => [ws.rel(f), this.staged.get(f)!]));
+        this.engine.catalog.noteWritten([...texts.keys()], texts);
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }

@@ -4,7 +4,7 @@
  * MemoryService binds them to one engine and caller (memory-service.ts).
  */
 export { prepareTask } from './ops/agents.js';
-export { create, apply, supersede, deprecate, applyResult } from './ops/apply.js';
+export { create, apply, appliedOne, supersede, deprecate, applyResult } from './ops/apply.js';
 export { stopReminder } from './ops/capture.js';
 export { validate, doctor, checkFreshness } from './ops/checks.js';
 export { fixConflicts, fixLinks } from './ops/conflicts.js';

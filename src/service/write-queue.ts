@@ -55,12 +55,13 @@ export class WriteQueue {
         }
         for (const group of groups.values()) {
           const results = await applyGroup(this.engine, group).catch((err: Error) => group.map(() => err));
-          this.onGroup?.(group.map((batch, k) => ({ batch, result: results[k] })));
-          group.forEach((w, k) => {
-            const r = results[k];
-            if (r instanceof Error) w.reject(r);
-            else w.resolve(r);
-          });
+          // applyGroup answers each batch; one left unanswered is rejected rather than resolved empty.
+          const done = group.map((batch, k) => ({ batch, result: results[k] ?? new Error('not applied') }));
+          this.onGroup?.(done);
+          for (const { batch, result } of done) {
+            if (result instanceof Error) batch.reject(result);
+            else batch.resolve(result);
+          }
         }
       }
     } finally {

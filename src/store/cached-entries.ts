@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 /**
  * The entries of a catalog snapshot that is the catalog cache exactly as loaded (every file
  * unchanged since the cache was saved), made from the cache's columns and rows only when asked

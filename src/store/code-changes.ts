@@ -4,7 +4,6 @@
  * (evidence written at different commits, checked against HEAD, in two git processes). And when
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
-/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion -- the `!` on indexed reads are for noUncheckedIndexedAccess (each function says why its bounds hold) */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
 

@@ -27,7 +27,12 @@ export const writeTools: Tool[] = [
         atomic: true,
         label: 'supersede',
       });
-      return { entry: uc.locate(engine, caller, r.applied[0].id, r.project).entry, superseded: target.entry.id, commit: r.commit, project: r.project };
+      return {
+        entry: uc.locate(engine, caller, uc.appliedOne(r, 'supersede').id, r.project).entry,
+        superseded: target.entry.id,
+        commit: r.commit,
+        project: r.project,
+      };
     },
   },
   {

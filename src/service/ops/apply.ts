@@ -65,8 +65,14 @@ export async function create(
     entry = (input as { entry?: unknown }).entry;
   }
   const r = await apply(engine, caller, [{ operation: 'create', entry }], { ...opts, atomic: true, label: 'entry' });
-  const applied = r.applied[0];
-  return { entry: locate(engine, caller, applied.id, r.project).entry, commit: r.commit, project: r.project };
+  return { entry: locate(engine, caller, appliedOne(r, 'entry').id, r.project).entry, commit: r.commit, project: r.project };
+}
+
+/** The one update of a one-update batch, or the problems that kept it out as the error. */
+export function appliedOne(r: ApplyResult, label: string): AppliedUpdate {
+  const [a] = r.applied;
+  if (!a) throw new ValidationError(r.skipped[0]?.errors ?? [], label);
+  return a;
 }
 
 /** A batch checked and scanned before it takes the lock. */
@@ -117,12 +123,11 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
 
   // Validate everything first when atomic, so nothing is written for a rejected batch.
   const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
-  for (let i = 0; i < updates.length; i++) {
+  for (const [i, raw] of updates.entries()) {
     if (i % 512 === 511) {
       opts.onProgress?.(i, updates.length, 'validate');
       await tx.checkpoint();
     }
-    const raw = updates[i];
     const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
     const prefix = prefixOf(i);
     const foreign = st.otherProject(u?.target_id) ?? st.otherProject(u?.superseded_by);
@@ -143,7 +148,8 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     };
     const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, p.project, r0.value.entry!) : null;
-    const found = again ? [...secrets[i], { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : secrets[i];
+    const mine = secrets[i]!; // prepare scans every update: one list each
+    const found = again ? [...mine, { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : mine;
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
     // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
     validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
@@ -153,10 +159,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
   }
 
-  for (let i = 0; i < updates.length; i++) {
+  // Re-validate against the working state: earlier updates of this batch may have changed it.
+  for (const [i, first] of validated.entries()) {
     if (i % 512 === 511) await tx.checkpoint();
-    // Re-validate against the working state: earlier updates of this batch may have changed it.
-    const first = validated[i];
     if (!first.ok) {
       skipped.push({ index: i, errors: first.errors });
       continue;
@@ -280,8 +285,7 @@ async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<Ap
 }
 
 /** A caller for a group's transaction: the first one's settings, and its warnings told to every caller of the group. */
-function groupCaller(callers: Caller[]): Caller {
-  const first = callers[0];
+function groupCaller(first: Caller, callers: Caller[]): Caller {
   if (callers.length === 1) return first;
   const warn = (m: string): void => callers.forEach((c) => c.warn(m));
   return Object.assign(Object.create(first) as Caller, { warn });
@@ -298,7 +302,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   for (const b of batches) prepared.push(await prepare(engine, b.caller, b.updates, b.opts).catch((err: Error) => err));
   const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
   const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
-  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)].caller;
+  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)]!.caller; // one prepared per batch
   const one = async (p: Prepared): Promise<void> => {
     out[prepared.indexOf(p)] = await applyOne(engine, callerOf(p), p).catch((e: Error) => e);
   };
@@ -306,7 +310,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   if (!first) return out;
   if (ready.length === 1) return one(first).then(() => out);
   if (ready.some((p) => p.project !== first.project)) throw new UsageError('a group commit takes batches of one project');
-  const caller = groupCaller(ready.map(callerOf));
+  const caller = groupCaller(callerOf(first), ready.map(callerOf));
   // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
   const agents = [...new Set(ready.map((p) => p.agent))].join(', ');
   try {
@@ -316,18 +320,17 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
         first.project,
         ready.reduce((n, p) => n + p.updates.length, 0),
       );
-      const results: ({ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | Error)[] = [];
-      for (const p of ready) results.push(await applyIn(tx, st, p).catch((err: Error) => err));
+      const results: { p: Prepared; r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | Error }[] = [];
+      for (const p of ready) results.push({ p, r: await applyIn(tx, st, p).catch((err: Error) => err) });
       return { results, snap: st.snap };
     });
-    ready.forEach((p, k) => {
-      const r = value.results[k];
+    for (const { p, r } of value.results) {
       if (r instanceof Error) out[prepared.indexOf(p)] = r;
       else {
         afterBatch(engine, callerOf(p), p, value.snap, r);
         out[prepared.indexOf(p)] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
       }
-    });
+    }
   } catch {
     for (const p of ready) await one(p);
   }

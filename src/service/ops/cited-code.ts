@@ -64,8 +64,8 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   const plan = modules.evidenceCheck().planCheck;
   const cands: { e: MemoryEntry; project: string; uri: string; anchor: Anchor }[] = [];
   for (const [n, text] of texts) {
-    const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n);
-    if (!m || (o.project && m[1] !== o.project)) continue;
+    const project = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n)?.[1];
+    if (!project || (o.project && project !== o.project)) continue;
     let e: MemoryEntry;
     try {
       e = JSON.parse(text) as MemoryEntry;
@@ -75,7 +75,7 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
     if ((e.status !== 'active' && e.status !== 'draft') || !Array.isArray(e.evidence)) continue;
     for (const ev of e.evidence) {
       const p = plan(String(ev.type), String(ev.uri));
-      if (p.kind === 'file' && changed.has(p.anchor.path)) cands.push({ e, project: m[1], uri: ev.uri, anchor: p.anchor });
+      if (p.kind === 'file' && changed.has(p.anchor.path)) cands.push({ e, project, uri: ev.uri, anchor: p.anchor });
     }
   }
   if (!cands.length) return [];

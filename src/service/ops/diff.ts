@@ -92,7 +92,7 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
 function nameStatus(out: string): { status: string; path: string }[] {
   const parts = out.split('\0').filter((x) => x !== '');
   const rows: { status: string; path: string }[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) rows.push({ status: parts[i], path: parts[i + 1] });
+  for (let i = 0; i + 1 < parts.length; i += 2) rows.push({ status: parts[i]!, path: parts[i + 1]! }); // i + 1 < length
   return rows;
 }
 
@@ -153,11 +153,11 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     const names = listing.split('\0').filter((p) => p.endsWith('.json'));
     const all = await git.readBlobs(names.map((p) => `${head.rev}:${p}`));
     for (const p of names) {
-      const m = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p);
+      const project = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1];
       const b = all.get(`${head.rev}:${p}`);
-      if (!m || !b) continue;
+      if (!project || !b) continue;
       try {
-        live.set(m[1], [...(live.get(m[1]) ?? []), JSON.parse(b.toString('utf8')) as MemoryEntry]);
+        live.set(project, [...(live.get(project) ?? []), JSON.parse(b.toString('utf8')) as MemoryEntry]);
       } catch {
         /* reported as a bad file if it is part of the change */
       }

@@ -76,7 +76,9 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
         for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
       }
     }
-    if (hits.length === 1) return locate(engine, caller, hits[0].id, hits[0].project);
+    const [only] = hits;
+    if (only && hits.length === 1) return locate(engine, caller, only.id, only.project);
+
     if (hits.length > 1) {
       const some = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
       throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${some.join(', ')}${hits.length > 10 ? ', …' : ''}`);

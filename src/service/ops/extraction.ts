@@ -70,6 +70,8 @@ export async function extract(
     if (!dup) updates.push({ index: extractions.length - 1, entry });
   }
   let commit: string | null = null;
+  // The extraction of the batch's update k (each update names the extraction it came from).
+  const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {
     const r = await apply(
       engine,
@@ -79,11 +81,11 @@ export async function extract(
     );
     commit = r.commit;
     for (const a of r.applied) {
-      const x = extractions[updates[a.index].index];
+      const x = at(a.index);
       x.stored = true;
       x.id = a.id;
     }
-    for (const sk of r.skipped) extractions[updates[sk.index].index].skipped = sk.errors;
+    for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
     // A dry run stores nothing, but says the same about secrets as a real run would.
     const found = await scanGroups(
@@ -93,7 +95,7 @@ export async function extract(
       { project, agent: caller.knownAgent, operation: 'extract' },
     );
     found.forEach((errors, i) => {
-      if (errors.length) extractions[updates[i].index].skipped = errors;
+      if (errors.length) at(i).skipped = errors;
     });
   }
   // A candidate refused for a secret is not printed back: its text holds the secret.

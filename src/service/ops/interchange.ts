@@ -131,8 +131,7 @@ export async function importEntries(
     // First what goes in (and what a skipped duplicate stands for), then the links, then the files.
     const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: ImportResult['applied'][number]['action'] }[] = [];
     const standsFor = new Map<string, string>();
-    for (let k = 0; k < entries.length; k++) {
-      const e = entries[k];
+    for (const [k, e] of entries.entries()) {
       const index = seen.get(e.id) ?? k;
       if (fresh.has(e.id) && e.status !== 'superseded') {
         const dup = live.get(duplicateHash(e));
@@ -186,8 +185,7 @@ export async function importEntries(
       }
     }
     const warnings: string[] = [];
-    for (let k = 0; k < going.length; k++) {
-      const { e, index, old, action } = going[k];
+    for (const [k, { e, index, old, action }] of going.entries()) {
       if (!inBatch.has(e.id)) continue;
       if (k % 200 === 0) {
         opts.onProgress?.(k, going.length, 'write');

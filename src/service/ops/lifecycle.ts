@@ -33,9 +33,10 @@ async function rewrite(
   op: CommitOp,
   edit: (e: MemoryEntry, project: string) => MemoryEntry | null,
 ): Promise<EditResult> {
-  if (ids.length === 0) throw new UsageError('name at least one entry id');
+  const [first] = ids;
+  if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
-  const project = locate(engine, caller, ids[0], projectName).project;
+  const project = locate(engine, caller, first, projectName).project;
   const agent = await caller.agent(engine);
   const { value, commit } = await withWrite(engine, caller, { project, agent, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
@@ -101,14 +102,15 @@ export async function restore(
     const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0], commit: r.commit, from: 'archive' };
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' }; // the edit keeps the one entry
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   const git = await engine.git();
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
-  const project = hit.path.split('/')[1];
+  const project = hit.path.split('/')[1]!; // ai-memory/<project>/…, as asked above
+
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };

@@ -20,7 +20,7 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     const bySid = engine.rm.sidTable(snap, index);
     return textCandidates(
       entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap), args.staleKeys.size > 0),
-      (i) => bySid[sids[i]],
+      (i) => bySid[sids[i]!], // textCandidates asks only for i < sids.length (here and below)
       args,
     );
   }
@@ -31,9 +31,10 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     const exact = index.inSync && index.savedFrom !== undefined && index.savedFrom === snap.contentId;
     let byKey: Map<string, number> | undefined;
     const hitAt = (i: number): number | undefined => {
-      const j = index.entryAt(sids[i]);
+      const sid = sids[i]!;
+      const j = index.entryAt(sid);
       if (exact && j !== undefined && j < cached.count) return j;
-      const key = index.keyOf(sids[i]) ?? '';
+      const key = index.keyOf(sid) ?? '';
       if (j !== undefined && j < cached.count && cached.hasKey(j, key)) return j;
       if (!byKey) {
         byKey = new Map();
@@ -44,8 +45,9 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     return textCandidates(cachedReach(cached), hitAt, args);
   }
   const hitAt = (i: number): StoredEntry | undefined => {
-    const key = index.keyOf(sids[i]);
-    const at = index.entryAt(sids[i]);
+    const key = index.keyOf(sids[i]!);
+    const at = index.entryAt(sids[i]!);
+
     const se = at === undefined ? undefined : snap.entries[at];
     return se && se.key === key ? se : engine.rm.keyed(snap).get(key ?? '');
   };

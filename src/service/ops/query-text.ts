@@ -79,9 +79,12 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   let weightOf: number[] | undefined = reach.textWeights ? undefined : [];
   const dropped: { h: T; score: number }[] = [];
   let max = 0;
+  // `!` in the loops below: each index is bounded by its loop over arrays of one length (ents and
+  // rel grow together, as do all, sims and fused; weights is checked).
   for (let i = 0; i < scores.length; i++) {
     const h = hitAt(i);
     if (h === undefined) continue;
+    const score = scores[i]!;
     let ok: boolean;
     if (mask) ok = mask(h);
     else {
@@ -90,23 +93,23 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
       if (ok) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
     }
     if (!ok) {
-      if (dropped.length < CONTEXT_HITS || scores[i] > dropped[CONTEXT_HITS - 1].score) {
-        dropped.push({ h, score: scores[i] });
+      if (dropped.length < CONTEXT_HITS || score > dropped[CONTEXT_HITS - 1]!.score) {
+        dropped.push({ h, score });
         dropped.sort((a, b) => b.score - a.score).splice(CONTEXT_HITS);
       }
       continue;
     }
     ents.push(h);
-    rel.push(scores[i]);
-    if (scores[i] > max) max = scores[i];
+    rel.push(score);
+    if (score > max) max = score;
   }
-  for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j] / max : 0;
+  for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
   // Semantic similarity, fused with the lexical score: every entry that passes the filters is
   // a candidate, whether or not it shares a word with the text.
   if (o.semantic) {
     const sim = o.semantic.similarity;
     const lexOf = new Map<T, number>();
-    for (let j = 0; j < ents.length; j++) lexOf.set(ents[j], rel[j]);
+    for (let j = 0; j < ents.length; j++) lexOf.set(ents[j]!, rel[j]!);
     const all: T[] = [];
     const sims: (number | undefined)[] = [];
     let lo = Infinity;
@@ -124,8 +127,9 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     const fused = new Float64Array(all.length);
     const meaningOnly: number[] = [];
     for (let j = 0; j < all.length; j++) {
-      fused[j] = fuse(lexOf.get(all[j]) ?? 0, sims[j], lo, hi);
-      if (!lexOf.has(all[j]) && fused[j] >= SEMANTIC_ONLY_MIN) meaningOnly.push(fused[j]);
+      const h = all[j]!;
+      const f = (fused[j] = fuse(lexOf.get(h) ?? 0, sims[j], lo, hi));
+      if (!lexOf.has(h) && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
     }
     // An entry that shares no word with the text is a match only if its meaning is close, and
     // only the closest few hundred of those: the rest cannot reach a page, and would only cost
@@ -135,13 +139,15 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     rel = [];
     weightOf = undefined;
     for (let j = 0; j < all.length; j++) {
-      if (lexOf.has(all[j]) || fused[j] >= keepAbove) {
-        ents.push(all[j]);
-        rel.push(fused[j]);
+      const h = all[j]!;
+      const f = fused[j]!;
+      if (lexOf.has(h) || f >= keepAbove) {
+        ents.push(h);
+        rel.push(f);
       }
     }
   }
-  focusSubjects(rel, (j) => `${reach.project(ents[j])}\u0000${reach.meta(ents[j]).subject}`);
+  focusSubjects(rel, (j) => `${reach.project(ents[j]!)}\u0000${reach.meta(ents[j]!).subject}`);
   // (relevance as the kept hits have it; when the filters dropped every hit, of the best dropped one)
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
@@ -153,16 +159,20 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   const weights = reach.textWeights?.(ents, nowMs, staleOf) ?? weightOf;
   let top = 0;
   for (let j = 0; j < n; j++) {
+    const h = ents[j]!;
+    const r = rel[j]!;
     // (entries raised into the hits by a link come after those weighed above)
-    bases[j] = rel[j] * (weights && j < weights.length ? weights[j] : textWeight(reach.meta(ents[j]), nowMs, staleOf(ents[j])));
-    if (rel[j] > top) top = rel[j];
+    bases[j] = r * (weights && j < weights.length ? weights[j]! : textWeight(reach.meta(h), nowMs, staleOf(h)));
+    if (r > top) top = r;
   }
   const floor = textFloor(bases, limit, top);
   const cands: Cand[] = [];
   for (let j = 0; j < n; j++) {
-    if (bases[j] < floor || !(rel[j] > 0)) continue;
-    const se = reach.entry(ents[j]);
-    cands.push({ project: se.project, entry: se.meta, se, relevance: rel[j], stale: staleOf(ents[j]) });
+    const r = rel[j]!;
+    if (bases[j]! < floor || !(r > 0)) continue;
+    const h = ents[j]!;
+    const se = reach.entry(h);
+    cands.push({ project: se.project, entry: se.meta, se, relevance: r, stale: staleOf(h) });
   }
   return { cands, linked, matched: n, semantic: Boolean(o.semantic) };
 }
@@ -176,7 +186,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
 function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T) => boolean, dropped: { h: T; relevance: number }[]): [string, string][] {
   // (at most LINKING_HITS of them: a query whose best hits tie by the thousand reads no thousand rows)
   const best = bestPlaces(rel).slice(0, LINKING_HITS);
-  const from = [...best.map((j) => ({ h: ents[j], relevance: rel[j], kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
+  const from = [...best.map((j) => ({ h: ents[j]!, relevance: rel[j]!, kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
   const hits = from.map(({ h, relevance, kept }) => {
     const meta = reach.meta(h);
     const project = reach.project(h);
@@ -191,7 +201,8 @@ function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T
   if (!hits.some((h) => h.links.length)) return [];
   const place = new Map<T, number>();
   const wanted = new Set(hits.flatMap((h) => h.links));
-  for (let j = 0; j < ents.length; j++) if (wanted.has(ents[j])) place.set(ents[j], j);
+  for (const [j, h] of ents.entries()) if (wanted.has(h)) place.set(h, j);
+
   const out: [string, string][] = [];
   for (const [t, { relevance, by }] of linkLifts(hits, (t) => rel[place.get(t) ?? -1] ?? 0)) {
     const j = place.get(t);

@@ -96,8 +96,9 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     const passed = ce.passing(parts, accept);
     const page = ce.firstInOrder(passed, limit, nowMs, staleAt);
     for (const { at } of page) {
-      const se = ce.at(passed[at]);
-      cands.push({ project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(passed[at]) : false });
+      const j = passed[at]!; // the page holds places of passed
+      const se = ce.at(j);
+      cands.push({ project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(j) : false });
     }
     matchedCount = passed.length;
   } else {
@@ -156,8 +157,7 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
       const se = byId.get(rid);
       if (!se || !matchesFilters(se.meta, se.project, statusOnly, nowMs)) continue;
       present.add(rid);
-      const [ranked] = rankEntries([{ project: se.project, entry: se.entry }], nowMs, false);
-      extra.push({ ...ranked, score: 0, related_to: r.entry.id });
+      for (const ranked of rankEntries([{ project: se.project, entry: se.entry }], nowMs, false)) extra.push({ ...ranked, score: 0, related_to: r.entry.id });
     }
   }
   results.push(...extra);

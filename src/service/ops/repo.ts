@@ -224,8 +224,8 @@ async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: s
   for (const rec of out.split('\x1e')) {
     const [head, ...paths] = rec.split('\n').filter(Boolean);
     if (!head) continue;
-    const [commit, subject] = head.split('\x1f');
-    if (paths.some((p) => !isMemory(p))) foreign.push({ commit: commit, subject: subject ?? '' });
+    const [commit = '', subject = ''] = head.split('\x1f');
+    if (paths.some((p) => !isMemory(p))) foreign.push({ commit, subject });
   }
   return foreign;
 }

@@ -22,19 +22,19 @@ export async function remember(
   opts: { session?: string; ttl?: string; shortTerm?: boolean; important?: boolean } = {},
 ): Promise<{ short_term: boolean; id: string; project: string; expires_at?: string; commit?: string | null }> {
   const project = caller.project(engine, projectName);
-  const fields = typeof input === 'string' ? { summary: input.split('\n')[0].slice(0, 300), content: input } : input;
+  const fields = typeof input === 'string' ? { summary: (input.split('\n')[0] ?? '').slice(0, 300), content: input } : input;
   const summary = String(fields.summary ?? '').trim();
   if (!summary) throw new ValidationError([{ path: 'text', message: 'is empty: nothing to remember' }], 'remember');
   if (opts.shortTerm) {
     if (!opts.session) throw new UsageError('--short-term needs --session NAME');
     const ttl = intervalMs(opts.ttl ?? '2h');
     if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
-    const found = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], {
+    const [found = []] = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], {
       project,
       agent: await caller.agent(engine),
       operation: 'remember',
     });
-    if (found[0].length) throw new ValidationError(found[0], 'remember');
+    if (found.length) throw new ValidationError(found, 'remember');
     const now = caller.now();
     const entries = engine.sessions.read(opts.session, now.getTime());
     const content = String(fields.content ?? summary);
@@ -143,7 +143,7 @@ export async function sessionEnd(
       { project },
     );
     commit = r.commit ?? commit;
-    for (const a of r.applied) promoted.push({ short_term_id: list[a.index].id, id: a.id, project });
+    for (const a of r.applied) promoted.push({ short_term_id: list[a.index]!.id, id: a.id, project });
   }
   engine.sessions.remove(session);
   return { session, promoted, dropped: entries.length - promoted.length, commit };
