@@ -12,7 +12,7 @@ const walk = (dir: string): void => {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) walk(p);
-    else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy<[^;]*?>\('(\.\/[^']+)'\)/g)) specs.add(m[1]);
+    else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy<[^;]*?>\('(\.\/[^']+)'\)/g)) specs.add(m[1] ?? '');
   }
 };
 walk(src);

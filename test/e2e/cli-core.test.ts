@@ -161,7 +161,7 @@ describe('memory create', () => {
     batch.push({ operation: 'create', entry: entry() }, { operation: 'create', entry: entry({ summary: 'Batch fact 2' }) });
     const r = cli(dir, ['apply', 'demo', '--json', '--file', writeJson(dir, 'b.json', batch)]);
     expect(r.json().applied.map((a: { index: number }) => a.index)).toEqual([0, 1, 2, 3]);
-    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0].message.slice(0, 17)])).toEqual([
+    expect(r.json().skipped.map((x: { index: number; errors: { message: string }[] }) => [x.index, x.errors[0]?.message.slice(0, 17)])).toEqual([
       [4, 'duplicates entry '],
       [5, 'duplicates entry '],
     ]);

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
-import { cli, cliAsync, git, gitdir, stateDir } from '../helpers/repo.js';
+import { cli, cliAsync, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -38,6 +38,7 @@ describe('cold reads with git', () => {
       .map((e) => e.id)
       .sort();
     expect(ids).toHaveLength(3);
+    const [id0, id1] = firstOf(ids, 2);
     const file = (id: string): string => join(dir, 'ai-memory/demo/decisions', `${id}.json`);
     const cacheDir = join(stateDir(dir), 'cache');
     // The cache (its base and delta) knows the blob each file's row was read from.
@@ -47,15 +48,15 @@ describe('cold reads with git', () => {
     expect(paths.map((_, i) => blobAt(cached, i))).toEqual(paths.map((f) => git(dir, 'hash-object', f).trim()));
 
     // An edit in place, not committed: git names the file, so it is read again.
-    const edited = JSON.parse(readFileSync(file(ids[0]), 'utf8'));
-    writeFileSync(file(ids[0]), `${JSON.stringify({ ...edited, summary: 'Edited by hand in place' }, null, 2)}\n`);
+    const edited = JSON.parse(readFileSync(file(id0), 'utf8'));
+    writeFileSync(file(id0), `${JSON.stringify({ ...edited, summary: 'Edited by hand in place' }, null, 2)}\n`);
     expect(list().find((e) => e.id === ids[0])!.summary).toBe('Edited by hand in place');
 
     // A file touched and git's index refreshed: same blob, so git vouches for it and the read
     // does not re-read it (nothing about it reaches catalog.delta)...
     const deltaLinesOf = (name: string): string[] =>
       (existsSync(join(cacheDir, 'catalog.delta')) ? readFileSync(join(cacheDir, 'catalog.delta'), 'utf8') : '').split('\n').filter((l) => l.includes(name));
-    utimesSync(file(ids[1]), new Date('2030-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
+    utimesSync(file(id1), new Date('2030-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
     git(dir, 'update-index', '-q', '--refresh');
     const before = deltaLinesOf(`${ids[1]}.json`);
     expect(list().find((e) => e.id === ids[1])!.summary).toContain('Cold read number');

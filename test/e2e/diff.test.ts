@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir, testdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, testdir } from '../helpers/repo.js';
 
 const ROOT = resolve(dirname(BIN), '..');
 
@@ -42,8 +42,8 @@ function runJob(job: { env?: Record<string, string>; steps: Step[] }, cwd: strin
   const outputs: Record<string, Record<string, string>> = {};
   const expr = (v: string): string =>
     v.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, e: string) => {
-      const m = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(e);
-      const got = m ? (outputs[m[1]]?.[m[2]] ?? '') : context[e];
+      const [, step, name] = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(e) ?? [];
+      const got = step && name ? (outputs[step]?.[name] ?? '') : context[e];
       if (got === undefined) throw new Error(`the test runner does not know \${{ ${e} }}`);
       return got;
     });
@@ -52,9 +52,9 @@ function runJob(job: { env?: Record<string, string>; steps: Step[] }, cwd: strin
   for (const step of job.steps) {
     if (step.uses || !step.run) continue;
     if (step.if) {
-      const m = /^steps\.([\w-]+)\.outputs\.([\w-]+) (!=|==) '([^']*)'$/.exec(step.if);
-      if (!m) throw new Error(`the test runner does not know if: ${step.if}`);
-      if (((outputs[m[1]]?.[m[2]] ?? '') === m[4]) !== (m[3] === '==')) continue;
+      const [, id, name, op, value] = /^steps\.([\w-]+)\.outputs\.([\w-]+) (!=|==) '([^']*)'$/.exec(step.if) ?? [];
+      if (!id || !name) throw new Error(`the test runner does not know if: ${step.if}`);
+      if (((outputs[id]?.[name] ?? '') === value) !== (op === '==')) continue;
     }
     const env: Record<string, string> = { ...(cleanGitEnv(cwd) as Record<string, string>), ...files, PATH: path };
     for (const [k, v] of Object.entries({ ...job.env, ...step.env })) env[k] = expr(String(v));
@@ -182,7 +182,7 @@ describe('memory diff', () => {
 
   it('the CI workflow of docs/ci.md on a pull-request branch: the review view in the job summary and a comment, and the --check-cited gate', () => {
     const doc = readFileSync(join(ROOT, 'docs/ci.md'), 'utf8');
-    const yamlText = /```yaml\n([\s\S]*?)```/.exec(doc)![1];
+    const yamlText = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
     expect(readFileSync(join(ROOT, 'docs/examples/memory-review.yml'), 'utf8')).toContain(yamlText);
     const job = (parseYaml(yamlText) as { jobs: { memory: { env?: Record<string, string>; steps: Step[] } } }).jobs.memory;
 
@@ -205,7 +205,10 @@ describe('memory diff', () => {
       ),
     });
     expect(made.code, made.stderr).toBe(0);
-    const ids: string[] = made.json().applied.map((a: { id: string }) => a.id);
+    const ids = firstOf<string, 5>(
+      made.json().applied.map((a: { id: string }) => a.id),
+      5,
+    );
 
     // The pull request: lines added above 10-12, line 31 edited, pdf.ts renamed, fax.py deleted.
     const work = testdir();
@@ -214,7 +217,7 @@ describe('memory diff', () => {
       ['user.name', 'PR Author'],
       ['user.email', 'pr@example.com'],
       ['commit.gpgsign', 'false'],
-    ])
+    ] as const)
       git(work, 'config', k, v);
     git(work, 'checkout', '-q', '-b', 'feature');
     const cron = readFileSync(join(work, 'src/cron.ts'), 'utf8').split('\n');
@@ -248,8 +251,8 @@ describe('memory diff', () => {
     expect(first.comment?.body).toBe(first.summary);
     expect(first.comment?.args).toBe('pr\ncomment\n7\n--body-file\nmemory-diff.md\n--edit-last\n');
     const gate = first.results[4];
-    expect(gate.stdout).toContain(`${ids[1]}  demo  src/cron.ts#L30-L31: modified`);
-    expect(gate.stderr).toMatch(/4 memories cite code this change moved, modified or deleted and were not updated/);
+    expect(gate?.stdout).toContain(`${ids[1]}  demo  src/cron.ts#L30-L31: modified`);
+    expect(gate?.stderr).toMatch(/4 memories cite code this change moved, modified or deleted and were not updated/);
     const json = cli(work, ['diff', 'origin/main...HEAD', '--json'], { env }).json();
     expect(json.cited_code.find((c: { id: string }) => c.id === ids[2])).toEqual({
       id: ids[2],

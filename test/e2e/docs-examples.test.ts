@@ -39,8 +39,8 @@ function blocks(page: string): Block[] {
   for (const m of text.matchAll(re)) {
     const before = text.slice(last, m.index);
     out.push({
-      lang: m[1],
-      body: m[2],
+      lang: m[1] ?? '',
+      body: m[2] ?? '',
       invalid: before.includes('<!-- doc-test: invalid -->'),
       loop: /<!-- doc-test: loop( teammate)? -->\s*$/.test(before),
       line: text.slice(0, m.index).split('\n').length,
@@ -107,7 +107,7 @@ describe('docs examples', () => {
           }
           const m = /^(?:npx\s+)?bass-agents\s+memory\s+(.*)$/.exec(line);
           if (!m) continue;
-          const args = m[1].match(/"[^"]*"|'[^']*'|\S+/g)!.map((a) => a.replace(/^["']|["']$/g, ''));
+          const args = (m[1] ?? '').match(/"[^"]*"|'[^']*'|\S+/g)!.map((a) => a.replace(/^["']|["']$/g, ''));
           if (args[0] === 'mcp') continue; // a server on stdio: driven by test/e2e/mcp.test.ts
           const r = cli(dir, args);
           expect(r.code, `${page}:${b.line} \`${line}\`: ${r.stderr}`).toBe(0);

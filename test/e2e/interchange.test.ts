@@ -4,14 +4,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, writeJson } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, idsFor, writeJson, type IdsOf } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z', BASS_AGENTS_AGENT: 'tester' };
 
-function seed(dir: string, entries: Record<string, unknown>[]): string[] {
+function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E): IdsOf<E> {
   const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env, input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))) });
   expect(r.code, r.stderr).toBe(0);
-  return r.json().applied.map((a: { id: string }) => a.id);
+  return idsFor(entries, r.json().applied);
 }
 
 describe('check-freshness', () => {

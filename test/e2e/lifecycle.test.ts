@@ -4,18 +4,18 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, stateDir } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, idsFor, stateDir, type IdsOf } from '../helpers/repo.js';
 
 const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BASS_AGENTS_AGENT: 'tester' });
 const DAY0 = '2026-01-01T00:00:00Z';
 
-function seed(dir: string, entries: Record<string, unknown>[]): string[] {
+function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E): IdsOf<E> {
   const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
     env: at(DAY0),
     input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))),
   });
   expect(r.code, r.stderr).toBe(0);
-  return r.json().applied.map((a: { id: string }) => a.id);
+  return idsFor(entries, r.json().applied);
 }
 
 describe('decay and forgetting', () => {

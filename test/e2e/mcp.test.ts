@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir, stateDir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
 
 async function connect(dir: string, args: string[] = []): Promise<Client> {
   const transport = new StdioClientTransport({
@@ -44,7 +44,7 @@ describe('memory mcp', () => {
     expect(instructions).toMatch(/Record when you learned something/);
     expect(instructions).toMatch(/supersedes/);
     const guide = await c.getPrompt({ name: 'write-memory' });
-    expect((guide.messages[0].content as { text: string }).text).toMatch(/subject/);
+    expect((guide.messages[0]?.content as { text: string } | undefined)?.text).toMatch(/subject/);
     const q = byName.get('memory_query')!;
     expect(Object.keys(q.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining([
@@ -304,7 +304,7 @@ describe('memory mcp', () => {
     const c = await connect(dir, ['--project', 'demo']);
     const { tools } = await c.listTools();
     const listed = cli(dir, ['list', '--json']).json() as { id: string }[];
-    const id = listed[0].id;
+    const [{ id }] = firstOf(listed, 1);
 
     const self = await call(c, 'memory_apply', { updates: [{ operation: 'supersede', target_id: id, superseded_by: id }] });
     expect(self.data.skipped[0].errors[0].message).toMatch(/cannot supersede itself/);
@@ -324,13 +324,13 @@ describe('memory mcp', () => {
 
     // The tool table of docs/mcp.md: one row per listed tool, its arguments exactly the tool's own.
     const doc = readFileSync(join(__dirname, '../../docs/mcp.md'), 'utf8');
-    const rows = [...doc.matchAll(/^\| `(memory_\w+)` \| ([^|]*) \|/gm)].map((m) => ({ name: m[1], args: m[2] }));
+    const rows = [...doc.matchAll(/^\| `(memory_\w+)` \| ([^|]*) \|/gm)].map(([, name, args = '']) => ({ name, args }));
     expect(rows.map((r) => r.name).sort()).toEqual(tools.map((t) => t.name).sort());
     for (const t of tools) {
       const row = rows.find((r) => r.name === t.name)!;
       const props = Object.keys(t.inputSchema.properties ?? {});
       const required = new Set(t.inputSchema.required ?? []);
-      const said = [...row.args.matchAll(/`([^`]*)`/g)].flatMap((m) => m[1].split(/,\s*/)).filter(Boolean);
+      const said = [...row.args.matchAll(/`([^`]*)`/g)].flatMap(([, said = '']) => said.split(/,\s*/)).filter(Boolean);
       expect(said.map((a) => a.replace(/\?$/, '')).sort(), t.name).toEqual(props.sort());
       for (const a of said) expect(a.endsWith('?'), `${t.name} ${a}`).toBe(!required.has(a.replace(/\?$/, '')));
     }

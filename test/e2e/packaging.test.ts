@@ -5,14 +5,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/repo.js';
+import { BIN, firstOf } from '../helpers/repo.js';
 
 const ROOT = join(__dirname, '../..');
 
 describe('the package', () => {
   it('ships the command, the built code, the schemas, the docs and the licence; no tests, fixtures or sources', () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    const files = (JSON.parse(out) as { files: { path: string }[] }[])[0].files.map((f) => f.path);
+    const [{ files: packed }] = firstOf(JSON.parse(out) as { files: { path: string }[] }[], 1);
+    const files = packed.map((f) => f.path);
     for (const f of [
       'package.json',
       'README.md',

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
-import { cleanGitEnv, cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
+import { cleanGitEnv, cli, entry, firstOf, git, gitdir, idsFor, writeJson, stateDir, type IdsOf } from '../helpers/repo.js';
 
 const NOW = '2026-06-15T00:00:00Z';
 const env = { BASS_AGENTS_NOW: NOW };
@@ -12,14 +12,14 @@ const env = { BASS_AGENTS_NOW: NOW };
  * shown (through the CLI), not how they are written (test/e2e/cli-core.test.ts drives that), and a
  * CLI process per batch cost this file a third of its time. Returns their ids in order.
  */
-async function seed(dir: string, entries: Record<string, unknown>[], project = 'demo', at = NOW): Promise<string[]> {
+async function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E, project = 'demo', at = NOW): Promise<IdsOf<E>> {
   const svc = new MemoryService({ cwd: dir, env: { ...cleanGitEnv(dir), BASS_AGENTS_NOW: at } });
   const r = await svc.apply(
     entries.map((e) => ({ operation: 'create', entry: e })),
     { project },
   );
   expect(r.skipped, JSON.stringify(r.skipped)).toEqual([]);
-  return r.applied.map((a) => a.id);
+  return idsFor(entries, r.applied);
 }
 
 const ids = (r: { json: () => { id: string }[] }) => r.json().map((e) => e.id);
@@ -233,7 +233,7 @@ describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
       .trim()
       .split('\n');
     expect(log.length).toBeGreaterThanOrEqual(4);
-    expect(JSON.parse(log[0])).toMatchObject({ text_hash: expect.stringMatching(/^[0-9a-f]{16}$/), result_count: 1 });
+    expect(JSON.parse(log[0]!)).toMatchObject({ text_hash: expect.stringMatching(/^[0-9a-f]{16}$/), result_count: 1 });
     expect(log.join('\n')).not.toContain('alpha'); // no query text unless the config asks (logging.query_text)
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).not.toMatch(/bass-agents|queries/);
   });
@@ -395,6 +395,7 @@ describe('one engine for every front end', () => {
         }),
       ),
     );
+    const [m0, m1] = firstOf(made, 2);
     const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
     const longLived = new MemoryService({ cwd: dir, env: svcEnv, longLived: true });
     const compare = (): void => {
@@ -412,7 +413,7 @@ describe('one engine for every front end', () => {
     };
     compare();
     // Edits change documents' internal numbers in the long-lived index: still the same answers.
-    const sup = cli(dir, ['supersede', made[0], '--by', made[1]], { env });
+    const sup = cli(dir, ['supersede', m0, '--by', m1], { env });
     expect(sup.code, sup.stderr).toBe(0);
     await seed(dir, [entry({ summary: 'invoice retry kafka latency added later', subject: 'area.late' })]);
     compare();
@@ -426,6 +427,7 @@ describe('one engine for every front end', () => {
       dir,
       Array.from({ length: 40 }, (_, i) => entry({ summary: `${words[i % 10]} ${words[(i * 3) % 10]} note ${i}`, content: `${words[(i * 7) % 10]} details` })),
     );
+    const [m0, m1, m2, m3, m4] = firstOf(made, 5);
     const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
     const daemonLike = new MemoryService({ cwd: dir, env: svcEnv, longLived: true, watched: true });
     daemonLike.refresh();
@@ -445,30 +447,30 @@ describe('one engine for every front end', () => {
     mkdirSync(join(dir, 'ai-memory/demo/learnings'), { recursive: true });
     const original = (id: string): string => readFileSync(join(dir, file(id)), 'utf8');
     const steps: [string[], () => void][] = [
-      [[file(made[0])], () => writeFileSync(join(dir, file(made[0])), original(made[0]).replace('note 0', 'note 0 kafka kafka rewritten'))],
-      [[file(made[1])], () => writeFileSync(join(dir, file(made[1])), '{ broken by hand')],
+      [[file(m0)], () => writeFileSync(join(dir, file(m0)), original(m0).replace('note 0', 'note 0 kafka kafka rewritten'))],
+      [[file(m1)], () => writeFileSync(join(dir, file(m1)), '{ broken by hand')],
       // A copy into learnings/ sorts after decisions/: skipped as a duplicate; then the original
       // goes and the copy takes over its id; then the copy goes too.
       [
-        [file(made[2], 'learnings')],
+        [file(m2, 'learnings')],
         () =>
           writeFileSync(
-            join(dir, file(made[2], 'learnings')),
-            original(made[2])
+            join(dir, file(m2, 'learnings')),
+            original(m2)
               .replace('"section": "decisions"', '"section": "learnings"')
               .replace('"kind": "decision"', '"kind": "other"')
               .replace('note 2', 'note 2 copy invoice'),
           ),
       ],
-      [[file(made[2])], () => rmSync(join(dir, file(made[2])))],
-      [[file(made[2], 'learnings')], () => rmSync(join(dir, file(made[2], 'learnings')))],
+      [[file(m2)], () => rmSync(join(dir, file(m2)))],
+      [[file(m2, 'learnings')], () => rmSync(join(dir, file(m2, 'learnings')))],
       [
-        [file(made[3]), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')],
+        [file(m3), file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')],
         () => {
-          rmSync(join(dir, file(made[3])));
+          rmSync(join(dir, file(m3)));
           writeFileSync(
             join(dir, file('01ZZZZZZZZZZZZZZZZZZZZZZZZ')),
-            original(made[4]).replaceAll(made[4], '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'),
+            original(m4).replaceAll(m4, '01ZZZZZZZZZZZZZZZZZZZZZZZZ').replace('note 4', 'brand new canary'),
           );
         },
       ],

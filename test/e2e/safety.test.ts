@@ -257,7 +257,7 @@ describe('local state where no clone can plant it', () => {
     expect(cli(dir, ['query', 'nightly invoices', '--subject', 'billing.invoices'], { env }).code).toBe(0);
     const [key] = readdirSync(join(stateHome, 'bass-agents'));
     expect(key).toMatch(new RegExp(`^${basename(dir)}-[0-9a-f]{12}$`));
-    const log = (): string => readFileSync(join(stateHome, 'bass-agents', key, 'logs/queries.jsonl'), 'utf8');
+    const log = (): string => readFileSync(join(stateHome, 'bass-agents', key ?? '', 'logs/queries.jsonl'), 'utf8');
     expect(log()).not.toMatch(/nightly|billing/);
     expect(readdirSync(dir)).toEqual(['ai-memory']);
     writeFileSync(join(dir, 'ai-memory/demo/config.yaml'), `${readFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'utf8')}logging:\n  query_text: true\n`);
@@ -325,7 +325,7 @@ describe('names, earlier ids, and files that cannot be read', () => {
     // An import over an id whose file cannot be read leaves the file alone.
     const over = cli(dir, ['import', 'gone', '-', '--on-conflict', 'overwrite', '--json'], { env, input: JSON.stringify([stored]) });
     expect(over.json().skipped[0].errors[0].message).toMatch(/cannot be read/);
-    expect(readFileSync(join(dir, Object.keys(files)[0]), 'utf8')).toBe(Object.values(files)[0]);
+    for (const [f, text] of Object.entries(files).slice(0, 1)) expect(readFileSync(join(dir, f), 'utf8')).toBe(text);
     // doctor names each of them, and the earlier id.
     const problems = cli(dir, ['doctor', '--json'], { env }).json().problems as { check: string; file: string }[];
     expect(problems.map((p) => `${p.check} ${p.file}`)).toEqual(

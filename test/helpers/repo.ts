@@ -131,3 +131,20 @@ export function entry(over: Record<string, unknown> = {}): Record<string, unknow
 export function stateDir(dir: string): string {
   return stateDirOf(dir).dir;
 }
+
+/** One string per item of a list given as a literal: a tuple of its length. */
+export type IdsOf<E extends readonly unknown[]> = { -readonly [K in keyof E]: string };
+
+/** The ids of a batch's applied updates, one per update asked for (the test fails here otherwise). */
+export function idsFor<const E extends readonly unknown[]>(asked: E, applied: { id: string }[]): IdsOf<E> {
+  if (applied.length !== asked.length) throw new Error(`${asked.length} updates asked for, ${applied.length} applied`);
+  return applied.map((a) => a.id) as IdsOf<E>;
+}
+
+type Tuple<T, N extends number, R extends T[] = []> = R['length'] extends N ? R : Tuple<T, N, [...R, T]>;
+
+/** The first n items of xs as a tuple (the test fails here when there are fewer). */
+export function firstOf<T, N extends number>(xs: readonly T[], n: N): Tuple<T, N> {
+  if (xs.length < n) throw new Error(`expected at least ${n} items, got ${xs.length}`);
+  return xs.slice(0, n) as Tuple<T, N>;
+}

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
-import { BIN, cleanGitEnv, cli, cliAsync, entry, git, gitdir, stateDir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, cliAsync, entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -273,7 +273,7 @@ describe('memory daemon', () => {
     for (const r of starts) expect(r.code, r.stderr).toBe(0);
     expect(starts.map((r) => r.json().started).sort()).toEqual([false, false, true]);
     expect(pids.size).toBe(1);
-    const pid = starts[0].json().pid;
+    const pid = firstOf(starts, 1)[0].json().pid;
     expect(cli(dir, ['daemon', 'start', '--json']).json()).toMatchObject({ running: true, started: false, pid });
     // Node runs it with a small young generation (DAEMON_NODE_FLAGS).
     if (existsSync(`/proc/${pid}/cmdline`)) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=2');
@@ -496,8 +496,9 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
       ),
     );
     for (const [k, agent] of ['ana', 'ben', 'cy', 'dee'].entries()) {
-      expect(writers[k].code, writers[k].stderr).toBe(0);
-      expect(writers[k].json().created_by).toBe(agent);
+      const w = writers[k]!; // one writer per agent, above
+      expect(w.code, w.stderr).toBe(0);
+      expect(w.json().created_by).toBe(agent);
     }
     const log = cli(dir, ['log', 'demo', '--json']).json() as { agent: string | null; changes: unknown[] }[];
     expect(
@@ -522,7 +523,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
     let asked = 0;
     const server = createServer((sock) => {
       sock.on('data', (d: Buffer) => {
-        const req = JSON.parse(d.toString().split('\n')[0]) as { method: string };
+        const req = JSON.parse(d.toString().split('\n')[0] ?? '') as { method: string };
         if (req.method !== 'cli') return void sock.write(`${JSON.stringify({ id: 1, declined: 'test' })}\n`);
         asked++;
         sock.write(

@@ -80,7 +80,7 @@ describe('GitRepo.commitPaths', () => {
     put(dir, 'same.txt', 'bbbb\n');
     git(dir, 'add', 'same.txt');
     const stat = git(dir, 'ls-files', '--debug', 'same.txt');
-    const [sec, nsec] = /mtime: (\d+):(\d+)/.exec(stat)!.slice(1);
+    const [, sec, nsec = ''] = /mtime: (\d+):(\d+)/.exec(stat) ?? [];
     const index = join(dir, '.git', 'index');
     writeFileSync(join(dir, 'same.txt'), 'cccc\n');
     execFileSync('touch', ['-d', `@${sec}.${nsec.padStart(9, '0')}`, join(dir, 'same.txt')]);

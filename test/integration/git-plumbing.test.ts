@@ -171,7 +171,7 @@ const CASES: Case[] = [
         ['user.signingkey', `${key}.pub`],
         ['commit.gpgsign', 'true'],
         ['gpg.ssh.allowedSignersFile', join(root, 'allowed')],
-      ])
+      ] as const)
         g(ws, {}, 'config', k, v);
       return { ws };
     },
@@ -191,7 +191,7 @@ const CASES: Case[] = [
       return { ws };
     },
     check: (ws) => {
-      const file = g(ws, {}, 'ls-files', 'ai-memory/demo/decisions').split('\n')[0];
+      const file = g(ws, {}, 'ls-files', 'ai-memory/demo/decisions').split('\n')[0] ?? '';
       const raw = readFileSync(join(ws, file), 'utf8');
       expect(raw).toMatch(/ {2}/);
       expect(g(ws, {}, 'show', `HEAD:${file}`)).toBe(raw.replace(/ +/g, ' '));

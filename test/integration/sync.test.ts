@@ -202,7 +202,7 @@ describe('memory sync across clones', () => {
     expect(cli(a, ['sync', '--push', '--force-push-branch']).code).toBe(0);
     expect(git(remote, 'rev-parse', 'main').trim()).toBe(git(a, 'rev-parse', 'HEAD').trim());
     // A memory file staged by hand: sync names it and does nothing.
-    const f = git(a, 'ls-files', 'ai-memory/demo/decisions').trim().split('\n')[0];
+    const f = git(a, 'ls-files', 'ai-memory/demo/decisions').trim().split('\n')[0] ?? '';
     writeFileSync(join(a, f), readFileSync(join(a, f), 'utf8').replace('"confidence": 0.9', '"confidence": 0.8'));
     git(a, 'add', f);
     const staged = cli(a, ['sync']);

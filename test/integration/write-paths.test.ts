@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
-import { entry, git, gitdir, stateDir } from '../helpers/repo.js';
+import { entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
 
 /** Replaces ULIDs and commit ids by stable placeholders, in order of first appearance. */
 function normalizer(): (s: string) => string {
@@ -41,7 +41,7 @@ function inIdOrder(text: string): string {
         i += 2;
       }
       out.push(...pairs.sort());
-    } else out.push(lines[i++]);
+    } else out.push(lines[i++]!); // i < lines.length
   }
   return out.join('\n');
 }
@@ -98,14 +98,17 @@ describe('the write path of every write command', () => {
         ],
         { project: 'demo' },
       );
-      b = r.applied[0].id;
+      b = firstOf(r.applied, 1)[0].id;
     });
     const ids = (): string[] => svc.exportEntries('demo').map((e) => e.id);
     await step('supersede by a new entry', () =>
       svc.apply([{ operation: 'supersede', target_id: a, entry: entry({ summary: 'Invoices are generated hourly.' }) }], { project: 'demo' }),
     );
     const live = (): string[] => svc.exportEntries('demo', { status: ['active'] }).map((e) => e.id);
-    const [c, d] = live().filter((x) => x !== b);
+    const [c, d] = firstOf(
+      live().filter((x) => x !== b),
+      2,
+    );
     await step('supersede --by', () => svc.supersede(c, d, { project: 'demo' }));
     await step('deprecate', () => svc.deprecate(b, { project: 'demo' }));
     await step('apply-result', () =>
@@ -119,8 +122,7 @@ describe('the write path of every write command', () => {
         { project: 'demo' },
       ),
     );
-    const e = live()[0];
-    const f = live()[1];
+    const [e, f] = firstOf(live(), 2);
     await step('link', () => svc.link(e, f, { project: 'demo' }));
     await step('reinforce', () => svc.reinforce([e], { project: 'demo' }));
     await step('promote', () => svc.promote(f, { project: 'demo' }).catch(() => undefined));

@@ -35,7 +35,7 @@ function folderOf(src: string, file: string): string {
   const rel = relative(src, file);
   if (rel === 'index.ts') return 'api';
   const parts = rel.split(/[\\/]/);
-  return parts.length === 1 ? '.' : parts[0];
+  return parts.length === 1 ? '.' : (parts[0] ?? '.');
 }
 
 /** Every import of src/ that names another file of src/. */
@@ -46,7 +46,7 @@ export function importsOf(src: string): Edge[] {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(pattern)) {
       // `lazy` specs are relative to the top of src/ (dist/ at run time); imports to the file.
-      const target = m[1] ? resolve(dirname(file), m[1]) : resolve(src, m[2]);
+      const target = m[1] ? resolve(dirname(file), m[1]) : resolve(src, m[2] ?? '');
       edges.push({ from: relative(src, file), to: relative(src, target.replace(/\.js$/, '.ts')) });
     }
   }

@@ -53,7 +53,7 @@ function ulid(n: number): string {
 /** `texts`: ULID ids, a few words from WORDS in each summary, and links between some entries. */
 function randomWorkspace(seed: number, count: number, texts = false): { ws: Workspace; dir: string } {
   const r = rng(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!; // r() < 1: a place of xs (never empty here)
   const dir = testdir();
   const iso = (ms: number): string => new Date(ms).toISOString();
   const ids = new Map<string, string[]>();
@@ -129,8 +129,9 @@ describe('entries made from the catalog cache on demand', () => {
     expect(all.map((se) => se.file)).toEqual(plain.refresh().entries.map((se) => se.file));
     expect(all.map((se) => [se.project, se.key])).toEqual(all.map((_, j) => [ce.projectOf(j), ce.keyOf(j)]));
     expect(all.length).toBeGreaterThan(350); // the rest are unusable: invalid, or evidence their kind does not accept
-    expect(ce.find(all[123].file)).toBe(all[123]);
-    expect(ce.numberOf(all[123].file)).toBe(123);
+    const [e123] = all.slice(123);
+    expect(ce.find(e123?.file ?? '')).toBe(e123);
+    expect(ce.numberOf(e123?.file ?? '')).toBe(123);
     expect(ce.numberOf('ai-memory/nowhere/decisions/X.json')).toBeUndefined();
     const r = rng(11);
     for (let round = 0; round < 300; round++) {
@@ -141,14 +142,15 @@ describe('entries made from the catalog cache on demand', () => {
       expect(passed, JSON.stringify(f)).toEqual(expected);
       const stale = new Set(all.filter((_, j) => j % 5 === 0).map((se) => se.key));
       const staleAt = (j: number): boolean => stale.has(ce.keyOf(j));
+      const entryAt = (k: number): (typeof all)[number] => all[passed[k]!]!; // k < passed.length; passed holds places of all
       for (const n of [1, 10, 50, passed.length + 3]) {
         const want = firstByPriors(
           passed.length,
           n,
           NOW,
-          (k) => all[passed[k]].meta,
-          (k) => staleAt(passed[k]),
-          (k) => all[passed[k]].meta.id,
+          (k) => entryAt(k).meta,
+          (k) => staleAt(passed[k]!),
+          (k) => entryAt(k).meta.id,
         );
         const got = ce.firstInOrder(passed, n, NOW, staleAt);
         expect(got, JSON.stringify(f)).toEqual(want);
@@ -205,7 +207,8 @@ describe('entries made from the catalog cache on demand', () => {
       const held = service(true);
       for (let round = 0; round < 40; round++) {
         const f = round % 3 === 0 ? {} : randomFilters(r);
-        const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length];
+        const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length]!;
+
         const limit = [5, 20, 50][round % 3];
         const oneShot = service();
         const got = oneShot.query(text, f, { limit, record: false });

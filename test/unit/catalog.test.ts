@@ -174,7 +174,7 @@ describe('Catalog', () => {
       ['a-b', 'decisions', 'D2'],
       ['a-b', 'learnings', 'L1'],
       ['a.c', 'observations', 'O1'],
-    ]) {
+    ] as const) {
       mkdirSync(join(dir, 'ai-memory', project, section), { recursive: true });
       writeFileSync(join(dir, 'ai-memory', project, section, `${id}.json`), serializeEntry(entry(id, `${project} ${id}`, { section })));
     }
@@ -216,7 +216,7 @@ describe('Catalog', () => {
     const lines = readFileSync(delta, 'utf8').trim().split('\n');
     expect(JSON.parse(lines.at(-1)!).slice(1)).toEqual(['#nodup', lines.length - 1]);
     expect(new CatalogCache(ws).load()!.nodup).toBe(true);
-    const [base] = JSON.parse(lines[0]) as string[];
+    const [base] = JSON.parse(lines[0]!) as string[]; // split: never empty
     writeFileSync(delta, [...lines.slice(0, -1), JSON.stringify([base, '#dir', 'ai-memory/a/state', 1, 2, 3]), lines.at(-1)].join('\n') + '\n');
     expect(new CatalogCache(ws).load()!.nodup).toBe(false);
     expect(expectCurrent(dir, ws).duplicates).toBeUndefined();
@@ -226,7 +226,7 @@ describe('Catalog', () => {
     const { dir, ws } = workspace();
     let seed = 11;
     const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
+    const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)]!; // rand() < 1: a place of a (never empty here)
     const sections = ['learnings', 'decisions', 'observations'];
     const files = (): string[] =>
       ['p', 'q']
@@ -248,13 +248,14 @@ describe('Catalog', () => {
       const batch = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(all));
       for (const rel of batch) {
         const abs = join(dir, rel);
-        const [, , section, name] = rel.split('/');
+        const [, , section, name = ''] = rel.split('/');
         const id = name.slice(0, -5);
         const r = rand();
         rmSync(abs, { force: true }); // (a link itself, never what it points at)
         if (r < 0.3) continue; // removed (or left absent)
         if (r < 0.35) writeFileSync(abs, '{ broken');
-        else if (r < 0.38) symlinkSync(join(dir, all[0]), abs);
+        else if (r < 0.38)
+          symlinkSync(join(dir, all[0]!), abs); // picked from: never empty
         else {
           // Some entries share a summary (duplicates by the duplicate rule), some are superseded.
           const summary = rand() < 0.3 ? pick(['shared one', 'shared two']) : `${id} ${section} v${n++}`;
@@ -431,7 +432,7 @@ describe('Catalog', () => {
     const delta = join(stateDir(dir), 'cache/catalog.delta');
     const lines = readFileSync(delta, 'utf8').trim().split('\n');
     const mine = lines.findIndex((l) => l.includes('E2.json'));
-    const [baseId, , , , , , row] = JSON.parse(lines[mine]) as string[];
+    const [baseId, , , , , , row] = JSON.parse(lines[mine] ?? '[]') as string[];
     const theirs = JSON.stringify([baseId, 'ai-memory/p/learnings/E4.json', 1, 2, 3, '1:2:3', row, null, '']);
     writeFileSync(delta, `${[...lines.slice(0, mine), theirs, ...lines.slice(mine)].join('\n')}\n`);
     expect(new CatalogCache(ws).load()!.content).not.toBe(third.contentId);
@@ -451,7 +452,7 @@ describe('Catalog', () => {
     new Catalog(ws).refresh();
     for (let step = 0; step < 30; step++) {
       for (let j = 0; j < 1 + Math.floor(rand() * 4); j++) {
-        const id = ids[Math.floor(rand() * ids.length)];
+        const id = ids[Math.floor(rand() * ids.length)]!; // rand() < 1
         const file = join(dir, 'ai-memory/p/learnings', `${id}.json`);
         const r = rand();
         if (r < 0.15 && existsSync(file)) unlinkSync(file);
@@ -537,12 +538,12 @@ describe('Catalog', () => {
     new Catalog(ws).refresh();
     const cacheFile = join(stateDir(dir), 'cache/catalog.bin');
     const delta = join(stateDir(dir), 'cache/catalog.delta');
-    const header = (): { dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]);
+    const header = (): { dirs: Record<string, unknown> } => JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]!); // split: never empty
     // Folders recorded in the base or (a small change) in the delta.
     const recorded = (): string[] => [
       ...Object.keys(header().dirs),
       ...(existsSync(delta) ? readFileSync(delta, 'utf8').trim().split('\n') : [])
-        .map((l) => JSON.parse(l) as string[])
+        .map((l) => JSON.parse(l) as [string, string, string])
         .filter((d) => d[1] === '#dir')
         .map((d) => d[2]),
     ];
@@ -552,7 +553,7 @@ describe('Catalog', () => {
     expect(ids(new Catalog(ws, { wallClock: later }).refresh())).toEqual(['E0', 'E1', 'E2', 'E3', 'E4']);
     expect(recorded()).toEqual(['ai-memory/p/learnings']);
     // Shown by taking a name out of the cache behind the catalog's back: the folder is not listed, so it stays out.
-    const id = JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]).id as string;
+    const id = JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]!).id as string;
     const kept = readFileSync(delta, 'utf8');
     writeFileSync(delta, `${JSON.stringify([id, 'ai-memory/p/learnings/E4.json'])}\n`, { flag: 'a' });
     expect(ids(new Catalog(ws, { wallClock: later }).refresh())).toEqual(['E0', 'E1', 'E2', 'E3']);

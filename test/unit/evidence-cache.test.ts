@@ -52,7 +52,7 @@ describe('EvidenceCache', () => {
     for (const k of keys) expect(reader.anchorsOf(k)?.get(`src/${k}.ts`)).toEqual(rec(`src/${k}.ts`));
     for (const k of ['p0/', 'p9/0001', '', 'zzz']) expect(reader.anchorsOf(k)).toBeUndefined();
     new EvidenceCache(ws).saveAnchors(new Map([['p0/x', [rec('a.ts')]]]));
-    expect(reader.anchorsOf(keys[0])).toBeUndefined();
+    expect(reader.anchorsOf(keys[0]!)).toBeUndefined();
     expect(reader.anchorsOf('p0/x')?.get('a.ts')).toEqual(rec('a.ts'));
   });
 });

@@ -14,7 +14,7 @@ describe('docs/configuration.md', () => {
     const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
     const { cli, gitdir } = await import('../helpers/repo.js');
     const doc = readFileSync(resolve(__dirname, '../../docs/configuration.md'), 'utf8');
-    const yaml = /```yaml\n([\s\S]*?)```/.exec(doc)![1];
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
     const dir = gitdir();
     mkdirSync(resolve(dir, 'ai-memory/billing'), { recursive: true });
     writeFileSync(resolve(dir, 'ai-memory/billing/config.yaml'), yaml);

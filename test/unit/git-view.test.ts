@@ -84,7 +84,7 @@ describe('git view', () => {
     expect(view.matching(files, () => blobs)!.complete).toBe(false);
     expect([...parseGitView('/r', '', '').matching(files, () => blobs)!.clean]).toEqual(names.map(() => 0));
     // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
-    const some = texts([names[0], names[6], names[7]]);
+    const some = texts(names.filter((_, i) => [0, 6, 7].includes(i)));
     const theirs = [A, C, C].join('');
     expect(view.matching(some, () => theirs)).toEqual({ clean: Uint8Array.from([1, 1, 0]), complete: true });
   });
@@ -93,7 +93,7 @@ describe('git view', () => {
     const names = ['a', 'b', 'c', 'd'].map((n) => `ai-memory/p/learnings/${n}.json`);
     const files = texts(names);
     const view = recordedGitView('/r', 'content-1', `${names[1]}\0`);
-    const since = (content: string): string[] | undefined => (content === 'content-1' ? [names[3], 'ai-memory/p/learnings/new.json'] : undefined);
+    const since = (content: string): string[] | undefined => (content === 'content-1' ? [...names.slice(3), 'ai-memory/p/learnings/new.json'] : undefined);
     expect(view.matching(files, () => '', since)).toEqual({ clean: Uint8Array.from([1, 0, 1, 0]), complete: false });
     expect(recordedGitView('/r', 'content-2', '').matching(files, () => '', since)).toBeNull();
   });

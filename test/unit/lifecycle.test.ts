@@ -199,7 +199,7 @@ describe('configuration', () => {
       const x = {
         summary: text(Math.floor(rand() * 40)),
         content: text(Math.floor(rand() * 400)),
-        kind: ['decision', 'metric', 'other', 'hypothesis'][round % 4],
+        kind: ['decision', 'metric', 'other', 'hypothesis'][round % 4]!,
       };
       expect(initialImportance(x)).toBe(reference(x));
     }

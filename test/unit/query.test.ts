@@ -11,7 +11,7 @@ const CUT = 1 - STRENGTH_WEIGHT;
 
 let seed = 5;
 const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)];
+const pick = <T>(a: T[]): T => a[Math.floor(rand() * a.length)]!; // rand() < 1: a place of a (never empty here)
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
 function cand(i: number): Candidate<MemoryEntry> & { k: number } {
@@ -45,9 +45,10 @@ describe('rankEntries', () => {
     for (let round = 0; round < 20; round++) {
       const cands = Array.from({ length: 300 + Math.floor(rand() * 1500) }, (_, i) => cand(i));
       const strengths = cands.map(() => (rand() < 0.3 ? Math.round(rand() * 4) / 4 : 1));
+      // `!`: strengths holds one number per candidate (c.k).
       const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({
-        strength: strengths[c.k],
-        effective_confidence: c.entry.confidence * strengths[c.k],
+        strength: strengths[c.k]!,
+        effective_confidence: c.entry.confidence * strengths[c.k]!,
       });
       const copy = (): typeof cands => cands.map((c) => ({ ...c }));
       for (const limit of [1, 10, 50]) {
@@ -74,7 +75,7 @@ describe('rankEntries', () => {
           (a, b) =>
             demotion(b.c) - demotion(a.c) ||
             b.c.entry.confidence - a.c.entry.confidence ||
-            EVIDENCE_QUALITY[b.c.entry.evidence[0].type] - EVIDENCE_QUALITY[a.c.entry.evidence[0].type] ||
+            EVIDENCE_QUALITY[b.c.entry.evidence[0]!.type] - EVIDENCE_QUALITY[a.c.entry.evidence[0]!.type] ||
             b.c.entry.updated_at.localeCompare(a.c.entry.updated_at) ||
             a.c.entry.id.localeCompare(b.c.entry.id) ||
             a.at - b.at,
@@ -102,7 +103,7 @@ describe('priors with text', () => {
       b.relevance = 1 / 1.25 - 1e-3;
       const strength = (c: { k: number }): { strength: number; effective_confidence: number } => ({ strength: c.k === a.k ? 0 : 1, effective_confidence: 0.5 });
       const ranked = rankEntries([b, a], NOW, true, Infinity, strength);
-      expect(ranked[0].entry.id).toBe(a.entry.id);
+      expect(ranked[0]?.entry.id).toBe(a.entry.id);
     }
     // ...and between equally relevant entries the priors decide (Req 15.8 order).
     const hi = cand(9001);
@@ -112,7 +113,7 @@ describe('priors with text', () => {
     hi.entry.confidence = 1;
     lo.entry.confidence = 0.6;
     hi.entry.valid_to = lo.entry.valid_to = null;
-    expect(rankEntries([lo, hi], NOW, true)[0].entry.id).toBe(hi.entry.id);
+    expect(rankEntries([lo, hi], NOW, true)[0]?.entry.id).toBe(hi.entry.id);
   });
 });
 
@@ -133,20 +134,21 @@ describe('textFloor', () => {
           // strength, so the first `limit` are decided right at the cut, by the rounding of the
           // scores and the tie-breaks; the rest lie well below.
           const target = (i: number): number => (i < 2 * limit ? 1 : i < 3 * limit ? CUT + (rand() - 0.5) * 6e-4 : 0.5 + rand() * 0.2);
-          raw = cands.map((_, i) => (target(i) * scale) / weights[i]);
+          raw = weights.map((w, i) => (target(i) * scale) / w);
           strengths = cands.map((_, i) => (i < 2 * limit ? 0 : 1));
         } else {
           // Coarse relevances (ties) or continuous ones, random decay.
           raw = cands.map((c) => (round % 3 === 1 ? c.relevance! : rand()) * scale);
           strengths = cands.map(() => (rand() < 0.5 ? Math.round(rand() * 4) / 4 : 1));
         }
+        // `!`: strengths, weights, raw and bases hold one number per candidate (c.k, i).
         const lifecycle = (c: { k: number; entry: MemoryEntry }): { strength: number; effective_confidence: number } => ({
-          strength: strengths[c.k],
-          effective_confidence: c.entry.confidence * strengths[c.k],
+          strength: strengths[c.k]!,
+          effective_confidence: c.entry.confidence * strengths[c.k]!,
         });
         const max = Math.max(...raw);
-        const bases = Float64Array.from(cands, (_, i) => raw[i] * weights[i]);
-        const normalized = (keep: (i: number) => boolean): typeof cands => cands.flatMap((c, i) => (keep(i) ? [{ ...c, relevance: raw[i] / max }] : []));
+        const bases = Float64Array.from(cands, (_, i) => raw[i]! * weights[i]!);
+        const normalized = (keep: (i: number) => boolean): typeof cands => cands.flatMap((c, i) => (keep(i) ? [{ ...c, relevance: raw[i]! / max }] : []));
         const floor = textFloor(bases, limit, max);
         const all = rankEntries(
           normalized(() => true),
@@ -155,7 +157,7 @@ describe('textFloor', () => {
           limit,
           lifecycle,
         );
-        const kept = normalized((i) => bases[i] >= floor);
+        const kept = normalized((i) => bases[i]! >= floor);
         dropped += cands.length - kept.length;
         const some = rankEntries(kept, NOW, true, limit, lifecycle);
         expect(
@@ -192,30 +194,32 @@ describe('textFloor', () => {
       const ids: string[] = [];
       const texts: string[] = [];
       for (let i = 0; i < m; i++) {
-        keys.d[i] = [1, 0.7, 0.6][Math.floor(rand() * 3)];
-        keys.conf[i] = [0.6, 0.8][Math.floor(rand() * 2)];
+        keys.d[i] = pick([1, 0.7, 0.6]);
+        keys.conf[i] = pick([0.6, 0.8]);
         keys.q[i] = Math.floor(rand() * 3);
         // As toISOString writes it (compared as a number), or not (compared as text).
         const day = `2026-01-0${1 + Math.floor(rand() * 3)}`;
-        texts[i] = [`${day}T00:00:00.000Z`, `${day}T00:00:00.000Z`, `${day}T00:00:00Z`, `${day}T00:00:00.5Z`][Math.floor(rand() * 4)];
-        keys.updMs[i] = canonicalMs(texts[i]);
+        const text = pick([`${day}T00:00:00.000Z`, `${day}T00:00:00.000Z`, `${day}T00:00:00Z`, `${day}T00:00:00.5Z`]);
+        texts[i] = text;
+        keys.updMs[i] = canonicalMs(text);
         keys.flags[i] = [];
         ids.push(`E${Math.floor(rand() * 20)}`);
       }
+      // `!`: i, j < m, and every key array and list here holds m items.
       const order = (i: number, j: number): number =>
-        keys.d[j] - keys.d[i] ||
-        keys.conf[j] - keys.conf[i] ||
-        keys.q[j] - keys.q[i] ||
-        (texts[j] < texts[i] ? -1 : texts[j] > texts[i] ? 1 : 0) ||
-        (ids[i] < ids[j] ? -1 : ids[i] > ids[j] ? 1 : 0);
+        keys.d[j]! - keys.d[i]! ||
+        keys.conf[j]! - keys.conf[i]! ||
+        keys.q[j]! - keys.q[i]! ||
+        (texts[j]! < texts[i]! ? -1 : texts[j]! > texts[i]! ? 1 : 0) ||
+        (ids[i]! < ids[j]! ? -1 : ids[i]! > ids[j]! ? 1 : 0);
       const sorted = Array.from({ length: m }, (_, i) => i).sort(order);
       for (const n of [0, 1, 3, 20, m, m + 5])
         expect(
           firstByPriorKeys(
             keys,
             n,
-            (i) => ids[i],
-            (i) => texts[i],
+            (i) => ids[i]!,
+            (i) => texts[i]!,
           ).map((p) => p.at),
         ).toEqual(sorted.slice(0, n));
     }

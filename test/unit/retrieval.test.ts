@@ -46,7 +46,7 @@ describe('the analyzer', () => {
       B: 'cache eviction uses LRU',
     });
     const hits = [...ix.search('what did the team use for the cache eviction').entries()].sort((a, b) => b[1] - a[1]);
-    expect(hits[0][0]).toBe('p/B');
+    expect(hits[0]?.[0]).toBe('p/B');
   });
 });
 
@@ -63,7 +63,7 @@ describe('the context writers state', () => {
   it('subject focus: matches about the subject of a best hit gain a share of its relevance; nothing else, and no lone match, gains', () => {
     const subjects = ['auth', 'auth', 'billing', 'auth', 'ui', 'ui', 'ops'];
     const rel = [1, 0.2, 0.9, 0.1, 0.5, 0.45, 0.3];
-    focusSubjects(rel, (i) => subjects[i]);
+    focusSubjects(rel, (i) => subjects[i]!); // places of rel: subjects has one each
     expect(rel[0]).toBeCloseTo(1 + SUBJECT_SHARE);
     expect(rel[1]).toBeCloseTo(0.2 + SUBJECT_SHARE); // auth, matched: now above the ops entry
     expect(rel[2]).toBe(0.9); // the only billing match: its subject says nothing its words did not
@@ -110,7 +110,7 @@ describe('the static embedding table', () => {
     expect(a).toEqual(b);
     expect(Math.hypot(...a)).toBeCloseTo(1, 5);
     expect(table.embed('').every((x) => x === 0)).toBe(true);
-    const dot = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, k) => s + v * y[k], 0);
+    const dot = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, k) => s + v * y[k]!, 0); // vectors of one length
     const q = table.embed('which weekday are releases shipped');
     // Closer in meaning with no word in common than an unrelated sentence.
     expect(dot(q, a)).toBeGreaterThan(dot(q, table.embed('The cat sleeps on the sofa all day')) + 0.2);

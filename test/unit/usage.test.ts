@@ -20,10 +20,11 @@ describe('UsageStore', () => {
     expect(statSync(log).size).toBeGreaterThan(256 * 1024);
     const got = new UsageStore(ws).load();
     expect(existsSync(log)).toBe(false);
-    expect(got.get(keys[7])).toEqual({ retrievals: 200, last_accessed_at: '2026-01-01T00:00:59Z' });
+    const key = keys[7]!; // one of 50
+    expect(got.get(key)).toEqual({ retrievals: 200, last_accessed_at: '2026-01-01T00:00:59Z' });
     // Later lines fold over the snapshot as before.
-    usage.recordRetrievals([keys[7]], '2026-01-02T00:00:00Z');
-    expect(new UsageStore(ws).load().get(keys[7])).toEqual({ retrievals: 201, last_accessed_at: '2026-01-02T00:00:00Z' });
+    usage.recordRetrievals([key], '2026-01-02T00:00:00Z');
+    expect(new UsageStore(ws).load().get(key)).toEqual({ retrievals: 201, last_accessed_at: '2026-01-02T00:00:00Z' });
   });
 
   it('leaves the log alone while another process holds the fold lock, and takes over a stale lock', () => {

@@ -189,7 +189,7 @@ describe('commit messages', () => {
     );
     const [subject] = msg.split('\n');
     expect(subject).toMatch(/^memory\(demo\): create 01A: Invoices/);
-    expect(subject.length).toBeLessThanOrEqual(80);
+    expect(subject?.length).toBeLessThanOrEqual(80);
     expect(parseCommitTrailers(msg)).toEqual({ changes: [{ id: '01A', op: 'create' }], agent: 'agent-x' });
   });
   it('batches list every change', () => {
