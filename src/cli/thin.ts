@@ -100,7 +100,6 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
     }
   };
   const writes = WRITES.has(argv[1] ?? '');
-
   const columns = process.stdout.isTTY ? process.stdout.columns : null;
   const r = await handOver({ argv, root, cwd: process.cwd(), env, writes, stdin: input, columns }).catch(() => undefined);
   if (!r) return { stdin };

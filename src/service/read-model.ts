@@ -35,7 +35,6 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
   else {
     const entries = snap.entries;
     for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
-
     find = (rel) => {
       const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
       return se?.file === rel ? se : undefined;

@@ -87,7 +87,6 @@ export async function recoverWrite(
     );
     const present = paths.filter((p) => statSync(p.abs, { throwIfNoEntry: false })?.isFile());
     const ids = new Map((await git.hashFiles(present.map((p) => p.repo))).map((id, i) => [present[i]!.repo, id])); // one hash per path
-
     const restore: string[] = [];
     for (const p of paths) {
       const at = blobs.get(p.repo) ?? null;

@@ -92,7 +92,6 @@ async function secretlintFields(fields: { path: string; text: string }[]): Promi
     const f = live[k]!;
     const start = m.range[0] - starts[k]!;
     const end = Math.min(f.text.length, m.range[1] - starts[k]!);
-
     const value = f.text.slice(start, end);
     const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
     if (isPlaceholder(value) || !plausible(rule, value)) continue;

@@ -129,9 +129,9 @@ describe('entries made from the catalog cache on demand', () => {
     expect(all.map((se) => se.file)).toEqual(plain.refresh().entries.map((se) => se.file));
     expect(all.map((se) => [se.project, se.key])).toEqual(all.map((_, j) => [ce.projectOf(j), ce.keyOf(j)]));
     expect(all.length).toBeGreaterThan(350); // the rest are unusable: invalid, or evidence their kind does not accept
-    const [e123] = all.slice(123);
-    expect(ce.find(e123?.file ?? '')).toBe(e123);
-    expect(ce.numberOf(e123?.file ?? '')).toBe(123);
+    const e123 = all[123]!; // more than 350, above
+    expect(ce.find(e123.file)).toBe(e123);
+    expect(ce.numberOf(e123.file)).toBe(123);
     expect(ce.numberOf('ai-memory/nowhere/decisions/X.json')).toBeUndefined();
     const r = rng(11);
     for (let round = 0; round < 300; round++) {
@@ -208,7 +208,6 @@ describe('entries made from the catalog cache on demand', () => {
       for (let round = 0; round < 40; round++) {
         const f = round % 3 === 0 ? {} : randomFilters(r);
         const text = WORDS.filter(() => r() < 0.3).join(' ') || WORDS[round % WORDS.length]!;
-
         const limit = [5, 20, 50][round % 3];
         const oneShot = service();
         const got = oneShot.query(text, f, { limit, record: false });

@@ -27,12 +27,8 @@ export const writeTools: Tool[] = [
         atomic: true,
         label: 'supersede',
       });
-      return {
-        entry: uc.locate(engine, caller, uc.appliedOne(r, 'supersede').id, r.project).entry,
-        superseded: target.entry.id,
-        commit: r.commit,
-        project: r.project,
-      };
+      const { id } = uc.appliedOne(r, 'supersede');
+      return { entry: uc.locate(engine, caller, id, r.project).entry, superseded: target.entry.id, commit: r.commit, project: r.project };
     },
   },
   {

@@ -38,7 +38,6 @@ function transcriptStart(path: unknown): number | null {
       const n = readSync(fd, buf, 0, buf.length, 0);
       const m = /"timestamp"\s*:\s*"([^"]{10,40})"/.exec(buf.toString('utf8', 0, n));
       const t = Date.parse(m?.[1] ?? '');
-
       return Number.isFinite(t) ? t : statSync(path).birthtimeMs || null;
     } finally {
       closeSync(fd);

@@ -121,8 +121,7 @@ export async function decay(
     await new Promise((r) => setImmediate(r)); // between batches, other work (the daemon's queries) runs
     const done = Math.min(i + cfg.batch_size, live.length);
     if (opts.onBatch?.(done, live.length) === false && done < live.length) {
-      resumeAfter = live[done - 1]!.meta.id; // done > i >= 0
-      // stopped between batches: a later run resumes after it
+      resumeAfter = live[done - 1]!.meta.id; // stopped between batches (done > i >= 0): a later run resumes after it
       break;
     }
   }

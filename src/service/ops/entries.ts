@@ -78,7 +78,6 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
     }
     const [only] = hits;
     if (only && hits.length === 1) return locate(engine, caller, only.id, only.project);
-
     if (hits.length > 1) {
       const some = hits.slice(0, 10).map((h) => `${h.id} (${h.project})`);
       throw new UsageError(`id prefix ${id} is ambiguous: it starts ${hits.length} entries: ${some.join(', ')}${hits.length > 10 ? ', …' : ''}`);

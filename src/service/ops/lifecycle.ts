@@ -110,7 +110,6 @@ export async function restore(
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
   const project = hit.path.split('/')[1]!; // ai-memory/<project>/…, as asked above
-
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };

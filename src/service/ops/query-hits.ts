@@ -47,7 +47,6 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
   const hitAt = (i: number): StoredEntry | undefined => {
     const key = index.keyOf(sids[i]!);
     const at = index.entryAt(sids[i]!);
-
     const se = at === undefined ? undefined : snap.entries[at];
     return se && se.key === key ? se : engine.rm.keyed(snap).get(key ?? '');
   };

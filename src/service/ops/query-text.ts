@@ -202,7 +202,6 @@ function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T
   const place = new Map<T, number>();
   const wanted = new Set(hits.flatMap((h) => h.links));
   for (const [j, h] of ents.entries()) if (wanted.has(h)) place.set(h, j);
-
   const out: [string, string][] = [];
   for (const [t, { relevance, by }] of linkLifts(hits, (t) => rel[place.get(t) ?? -1] ?? 0)) {
     const j = place.get(t);
