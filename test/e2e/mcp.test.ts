@@ -1,12 +1,15 @@
 /**
  * The MCP server as a real process, driven by the SDK's own Client over stdio.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
+
+/** The MCP server process of each client (for its resident memory). */
+const serverPid = new WeakMap<Client, number>();
 
 async function connect(dir: string, args: string[] = []): Promise<Client> {
   const transport = new StdioClientTransport({
@@ -18,6 +21,7 @@ async function connect(dir: string, args: string[] = []): Promise<Client> {
   });
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(transport);
+  if (transport.pid) serverPid.set(client, transport.pid);
   onTestFinished(() => client.close());
   return client;
 }
@@ -147,6 +151,9 @@ describe('memory mcp', () => {
       .split('\n')
       .filter((l) => l.includes('"event":"cli_run","command":"mcp-call"'));
     expect(runs).toHaveLength(3);
+    // Beside a daemon the server holds no engine or model of its own: it stays small.
+    const status = `/proc/${serverPid.get(c)}/status`;
+    if (existsSync(status)) expect(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(status, 'utf8'))?.[1]) / 1024).toBeLessThan(100);
     // Without the daemon, the server's own engine gives the same answers.
     expect(cli(dir, ['daemon', 'stop']).code).toBe(0);
     expect((await call(c, 'memory_query', { query: 'ledger exports' })).data).toEqual(found.data);
