@@ -160,15 +160,8 @@ const NOT_A_VALUE_SUFFIX = new Set([
  */
 export function isKeylikeName(name: string): boolean {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
-  const segs = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .split(/[_.-]+/)
-    .filter(Boolean)
-    .map((s) => s.toLowerCase());
-  const last = segs.at(-1);
-  if (last === undefined) return false;
-  if (segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey')) return false;
-  if (NOT_A_VALUE_SUFFIX.has(last)) return false;
+  const segs = secretNameSegments(name);
+  if (!segs) return false;
   for (let i = 0; i < segs.length; i++) {
     let joined = '';
     for (const s of segs.slice(i, i + 4)) {
@@ -182,13 +175,22 @@ export function isKeylikeName(name: string): boolean {
 /** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
 export function mentionsKeyWord(name: string): boolean {
   if (!/key|secret|token|credential|signature|passphrase|auth/i.test(name)) return false;
+  return secretNameSegments(name) !== null;
+}
+
+/**
+ * A name's lower-case segments (split at `_`, `-`, `.` and camelCase humps), or null when the
+ * name cannot be a secret's: a public key's, or one that ends in an id, a path or a setting.
+ */
+function secretNameSegments(name: string): string[] | null {
   const segs = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .split(/[_.-]+/)
     .filter(Boolean)
     .map((s) => s.toLowerCase());
   const last = segs.at(-1);
-  return last !== undefined && !segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') && !NOT_A_VALUE_SUFFIX.has(last);
+  if (last === undefined || NOT_A_VALUE_SUFFIX.has(last)) return null;
+  return segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
 }
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */
