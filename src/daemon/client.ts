@@ -3,7 +3,7 @@
  * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
  * back to running the command itself, silently: the daemon is an accelerator, never a dependency.
  */
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
@@ -84,12 +84,24 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
+/**
+ * Whether a process runs. A killed daemon whose parent exited stays a zombie until the system's
+ * init reaps it (some container inits take their time), and a signal still reaches a zombie: on
+ * Linux its state in /proc says it is gone.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // The state follows the command name in parentheses, which may itself hold any character.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch (err) {
+    // Gone between the two checks, unless there is no /proc at all (not Linux).
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? !existsSync('/proc/self/stat') : true;
   }
 }
 
