@@ -84,21 +84,27 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
+/** Whether a signal reaches the process (a zombie's pid too: see isAlive). */
+function signalReaches(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Whether a process runs. A killed daemon whose parent exited stays a zombie until the system's
  * init reaps it (some container inits take their time), and a signal still reaches a zombie: on
  * Linux its state in /proc says it is gone.
  */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  if (!signalReaches(pid)) return false;
   try {
     // The state follows the command name in parentheses, which may itself hold any character.
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
   } catch (err) {
     // Gone between the two checks, unless there is no /proc at all (not Linux).
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? !existsSync('/proc/self/stat') : true;
@@ -216,8 +222,9 @@ async function exchange<M extends Method>(
     return undefined;
   }
   const status = readStatus(paths);
-  // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup).
-  if (!status || !isAlive(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
+  // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup; a
+  // zombie's heartbeat is stale too, so this path, taken by every call, reads nothing in /proc).
+  if (!status || !signalReaches(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
   const req: Request<M> = { id: 1, method, params };
   const line = `${JSON.stringify(req)}\n`;
   // Larger than the daemon reads: not sent, the caller runs it itself.
