@@ -160,6 +160,9 @@ describe('entries made from the catalog cache on demand', () => {
 
   it('a whole `list` returns what ranking every entry returns', () => {
     const { dir } = randomWorkspace(3, 400);
+    // The file the evidence cites exists: no evidence is stale here, at a check or at read time.
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'src/a.ts'), 'export const a = 1;\n');
     const service = (): MemoryService =>
       new MemoryService({ root: dir, env: { HOME: dir, XDG_STATE_HOME: process.env.XDG_STATE_HOME }, clock: () => new Date(NOW) });
     service().query('', {}, { record: false }); // the cache is saved: later refreshes find it unchanged
