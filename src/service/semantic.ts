@@ -14,8 +14,8 @@ import type { Caller } from './caller.js';
 import type { Engine } from './engine.js';
 import type { QueryOptions } from './ops/query.js';
 
-/** The daemon saves the vectors at least this often while it computes them. */
-const SAVE_EVERY_MS = 30_000;
+/** A long-lived process saves the vectors about this often while it computes them, and on close. */
+export const SAVE_EVERY_MS = 30_000;
 
 export type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
 
@@ -157,7 +157,10 @@ export class Semantic {
         }
       } while (this.again && !this.closed);
       this.state = 'ready';
-      this.save();
+      // A long-lived caller embeds an entry or two after every write: rewriting the whole file for
+      // each would cost more than the embedding. It saves at most every SAVE_EVERY_MS, and on close.
+      if (opts.saveEveryMs === undefined || Date.now() - this.lastSave > opts.saveEveryMs) this.save();
+      else this.saveLater(opts.saveEveryMs);
     };
     this.running = run()
       .catch((err: unknown) => {
@@ -174,6 +177,15 @@ export class Semantic {
     if (this.store!.size === 0) return undefined;
     const [v] = await this.embedder!.embed([text], 'query');
     return v && this.store!.similarity(v);
+  }
+
+  private saveTimer: NodeJS.Timeout | undefined;
+
+  private saveLater(ms: number): void {
+    this.saveTimer ??= setTimeout(() => {
+      this.saveTimer = undefined;
+      if (!this.closed) this.save();
+    }, ms).unref();
   }
 
   save(): void {
