@@ -13,9 +13,9 @@
  * A corrupt or mismatched snapshot is rebuilt, never fatal. The service filters the hits, which
  * gives what filtering first would: scores do not depend on filters.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
+import { readNoFollow } from '../store/state-dir.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, docOf } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
@@ -107,7 +107,7 @@ export class SearchIndex {
   static contentsFor(localDir: string, content: string | undefined): string[] {
     if (content === undefined) return [];
     try {
-      const r = JSON.parse(readFileSync(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
+      const r = JSON.parse(readNoFollow(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
       return r.to === content && typeof r.from === 'string' ? [content, r.from] : [content];
     } catch {
       return [content];

@@ -18,9 +18,10 @@
  * terms its text can reach (positional reads). Anything inconsistent (a cut or foreign file,
  * another version, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
-import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { readAt, readInto, writeFileAtomicWith } from '../store/fsutil.js';
+import { openNoFollow } from '../store/state-dir.js';
 import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
 import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
 
@@ -133,7 +134,7 @@ function loadTables(h: Header, read: (s: Section) => Buffer, withStamps = true):
 export function readSnapshot(file: string): Loaded | null {
   let fd: number | undefined;
   try {
-    fd = openSync(file, 'r');
+    fd = openNoFollow(file, constants.O_RDONLY);
     const h = readHeader(fd);
     if (!h) return null;
     const all = readAt(fd, 0, Math.max(...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
@@ -165,7 +166,7 @@ export function readSnapshot(file: string): Loaded | null {
 export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>, catalog: readonly string[] = []): Loaded | null {
   let fd: number | undefined;
   try {
-    fd = openSync(file, 'r');
+    fd = openNoFollow(file, constants.O_RDONLY);
     const h = readHeader(fd);
     if (!h) return null;
     const f = fd;

@@ -26,7 +26,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
-import { gitEnv } from './git-env.js';
+import { gitEnv, readLocalText } from './git-env.js';
 
 /** What a view says about the cached files. */
 export interface ViewMatch {
@@ -88,7 +88,7 @@ export function indexFileChecksum(file: string): string | null {
 /** The recorded listing match in `cacheDir`, if any. */
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
   try {
-    const r = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
+    const r = JSON.parse(readLocalText(`${cacheDir}/${VIEW_RECORD}`)) as { index?: unknown; content?: unknown };
     return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
   } catch {
     return undefined;
@@ -134,7 +134,7 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
   if (scratch) {
     try {
       path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
-      fd = fs.openSync(path, 'w+', 0o600);
+      fd = fs.openSync(path, 'wx+', 0o600); // a new file, never a link planted at the name
       fs.unlinkSync(path);
       path = undefined;
     } catch {
