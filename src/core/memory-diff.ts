@@ -204,12 +204,9 @@ export function diffMemory(
     const old = b.entry ?? removedById.get(e.id)?.entry ?? null;
     let change: ChangeKind;
     if (!old) change = 'created';
-    else if (old.status !== e.status && e.status === 'superseded') change = 'superseded';
-    else if (old.status !== e.status && e.status === 'deprecated') change = 'deprecated';
-    else if (old.status !== e.status && e.status === 'archived') change = 'archived';
+    else if (old.status !== e.status && (e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived')) change = e.status;
     else if (old.status !== e.status && old.status !== 'draft' && (e.status === 'active' || e.status === 'draft')) change = 'restored';
-    else if (!b.entry) change = 'moved';
-    else change = 'edited';
+    else change = b.entry ? 'edited' : 'moved';
     const c = describe(e, project, section, f.path, change);
     if (old) {
       const fields = fieldChanges(old, e);
