@@ -234,7 +234,4 @@ export function table(rows: string[][], header: string[], columns?: number): str
   return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
-export function clip(s: string, n: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length <= n ? one : `${one.slice(0, n - 1)}…`;
-}
+export { clip } from '../core/entry.js';
