@@ -140,16 +140,13 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   (e.related_entries ?? []).forEach((id, i) => {
     if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: 'is not a memory id' });
   });
-  const reviewed = e.lifecycle?.reviewed_at;
-  if (reviewed !== undefined && normalizeTimestamp(reviewed) === null) {
-    out.push({ path: at('lifecycle.reviewed_at'), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(reviewed)})` });
-  }
-
-  for (const f of ['valid_from', 'valid_to'] as const) {
-    const v = e[f];
-    if (v !== undefined && v !== null && normalizeTimestamp(v) === null) {
+  for (const [f, v] of [
+    ['lifecycle.reviewed_at', e.lifecycle?.reviewed_at],
+    ['valid_from', e.valid_from],
+    ['valid_to', e.valid_to],
+  ] as const) {
+    if (v != null && normalizeTimestamp(v) === null)
       out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(v)})` });
-    }
   }
   if (e.valid_from && e.valid_to) {
     const a = normalizeTimestamp(e.valid_from);
