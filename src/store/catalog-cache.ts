@@ -15,7 +15,7 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { emptyColumns, encodeColumns, putColumns, type CachedColumns, type Rows } from './catalog-columns.js';
+import { encodeColumns, type CachedColumns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
@@ -23,7 +23,7 @@ import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 14;
+const CATALOG_VERSION = 15;
 const CACHE_FILE = 'catalog.bin';
 
 /**
@@ -115,7 +115,7 @@ export interface CatalogFile {
    */
   oids: () => string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
-  lines: Rows;
+  lines: Texts;
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
   /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
@@ -340,9 +340,7 @@ export class CatalogCache {
     const s = sortedContent(c);
     const n = s.files.length;
     // The columns are made from the rows here, the one place that needs them all.
-    const plain = emptyColumns();
-    s.lines.forEach((line, i) => putColumns(plain, rowMeta(line, Boolean(s.bad[i]))));
-    const enc = encodeColumns(plain);
+    const enc = encodeColumns(s.lines.map((line, i) => rowMeta(line, Boolean(s.bad[i]))));
     const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
     const lines = s.lines.map(asciiJson);
     const rowStarts = new Uint32Array(n + 1);

@@ -13,35 +13,6 @@ import { canonicalMs } from '../core/time.js';
 import { metaFromRow, metaRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
-/** The metadata rows of a loaded catalog cache, by position (catalog-cache.ts). */
-export type Rows = Texts;
-
-/**
- * The columns as content is built and saved: parallel to its files; -1 in `kind` marks a
- * position without columns (a bad file, or a value they cannot hold).
- */
-export interface Columns {
-  kind: number[];
-  status: number[];
-  conf: number[];
-  /** Evidence types as digits (indexes into EVIDENCE_TYPES), in order. */
-  ev: string[];
-  upd: string[];
-  scope: number[];
-  subject: number[];
-  vf: (string | null)[];
-  vt: (string | null)[];
-  /** The duplicate hash (a daemon's write looks every entry's up once; parsing every row for it would hold them all). */
-  dup: string[];
-  /** created_at, importance0, and the lifecycle as JSON (null when there is none): what ranking and context lifting read of thousands of hits. */
-  crt: string[];
-  imp0: number[];
-  lc: (string | null)[];
-  /** The distinct scopes and subjects that `scope` and `subject` index. */
-  scopes: string[];
-  subjects: string[];
-}
-
 /**
  * The columns of a loaded cache (catalog-cache.ts): numbers in typed arrays, short repeated
  * strings (evidence shapes, validity dates) as codes into tables, the rest as Texts made on
@@ -74,70 +45,76 @@ export interface CachedColumns {
   subjects: string[];
 }
 
-/** What encodeColumns makes: the typed and coded columns, strings still as arrays. */
+/** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
 /**
- * Columns as a loaded cache holds them (see CachedColumns), the strings still plain; codes of
- * evidence shapes and dates start from `tables` (which they may extend: its codes stay valid).
+ * The columns of these metadata (null: a file without any), as a loaded cache holds them, the
+ * strings still plain. Codes start from `tables` (which they may extend: its codes stay valid).
+ * -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold).
  */
-export function encodeColumns(c: Columns, tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs'>): EncodedColumns {
-  const n = c.kind.length;
-  const evs = [...(tables?.evs ?? [])];
-  const dates = [...(tables?.dates ?? [])];
-  const lcs = [...(tables?.lcs ?? [])];
-  const dateCode = (d: string | null): number => (d === null ? -1 : codeIn(dates, d));
-  const out: EncodedColumns = {
-    kind: Int8Array.from(c.kind),
-    status: Int8Array.from(c.status),
-    conf: Float64Array.from(c.conf),
+export function encodeColumns(
+  metas: readonly (EntryMeta | null)[],
+  tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs' | 'scopes' | 'subjects'>,
+): EncodedColumns {
+  const n = metas.length;
+  const c: EncodedColumns = {
+    kind: new Int8Array(n),
+    status: new Int8Array(n),
+    conf: new Float64Array(n),
     ev: new Int32Array(n),
-    evs,
-    upd: c.upd,
+    evs: [...(tables?.evs ?? [])],
+    upd: [],
     updMs: new Float64Array(n),
-    scope: Int32Array.from(c.scope),
-    subject: Int32Array.from(c.subject),
+    scope: new Int32Array(n),
+    subject: new Int32Array(n),
     vf: new Int32Array(n),
     vt: new Int32Array(n),
-    dates,
-    dup: c.dup,
-    crt: c.crt,
-    imp0: Float64Array.from(c.imp0),
-    lc: new Int32Array(n),
-    lcs,
-    scopes: c.scopes,
-    subjects: c.subjects,
-  };
-  for (let i = 0; i < n; i++) {
-    const lc = c.lc[i] ?? null;
-    out.lc[i] = lc === null ? -1 : codeIn(lcs, lc);
-    out.ev[i] = codeIn(evs, c.ev[i] ?? '');
-    out.updMs[i] = canonicalMs(c.upd[i] ?? '');
-    out.vf[i] = dateCode(c.vf[i] ?? null);
-    out.vt[i] = dateCode(c.vt[i] ?? null);
-  }
-  return out;
-}
-
-/** Columns with no positions; `tables`: start from these tables (codes copied from them stay valid). */
-export function emptyColumns(tables?: Pick<Columns, 'scopes' | 'subjects'>): Columns {
-  return {
-    kind: [],
-    status: [],
-    conf: [],
-    ev: [],
-    upd: [],
-    scope: [],
-    subject: [],
-    vf: [],
-    vt: [],
+    dates: [...(tables?.dates ?? [])],
     dup: [],
     crt: [],
-    imp0: [],
-    lc: [],
+    imp0: new Float64Array(n),
+    lc: new Int32Array(n),
+    lcs: [...(tables?.lcs ?? [])],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],
   };
+  const date = (d: string | null): number => (d === null ? -1 : codeIn(c.dates, d));
+  metas.forEach((m, i) => {
+    const kind = m ? KINDS.indexOf(m.kind) : -1;
+    const status = m ? STATUSES.indexOf(m.status) : -1;
+    let ev = '';
+    if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
+    const ok =
+      m &&
+      kind >= 0 &&
+      status >= 0 &&
+      !ev.includes('-') &&
+      typeof m.confidence === 'number' &&
+      typeof m.created_at === 'string' &&
+      typeof m.importance0 === 'number' &&
+      (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
+    c.upd.push(ok ? m.updated_at : '');
+    c.dup.push(ok ? m.dup : '');
+    c.crt.push(ok ? m.created_at : '');
+    if (!ok) {
+      c.kind[i] = c.status[i] = c.ev[i] = c.scope[i] = c.subject[i] = c.vf[i] = c.vt[i] = c.lc[i] = -1;
+      c.updMs[i] = NaN;
+      return;
+    }
+    c.kind[i] = kind;
+    c.status[i] = status;
+    c.conf[i] = m.confidence;
+    c.ev[i] = codeIn(c.evs, ev);
+    c.updMs[i] = canonicalMs(m.updated_at);
+    c.scope[i] = codeIn(c.scopes, m.scope);
+    c.subject[i] = codeIn(c.subjects, m.subject);
+    c.vf[i] = date(m.valid_from);
+    c.vt[i] = date(m.valid_to);
+    c.imp0[i] = m.importance0;
+    c.lc[i] = m.lifecycle === undefined ? -1 : codeIn(c.lcs, JSON.stringify(m.lifecycle));
+  });
+  return c;
 }
 
 /** Codes of a table's values, made when a new value must be encoded. */
@@ -156,36 +133,6 @@ function codeIn(table: string[], value: string): number {
     codes.set(value, code);
   }
   return code;
-}
-
-/** Appends (or, with `at`, sets) the columns of one file: its metadata, or null for a file without any. */
-export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length): void {
-  const kind = m ? KINDS.indexOf(m.kind) : -1;
-  const status = m ? STATUSES.indexOf(m.status) : -1;
-  let ev = '';
-  if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
-  const ok =
-    m &&
-    kind >= 0 &&
-    status >= 0 &&
-    !ev.includes('-') &&
-    typeof m.confidence === 'number' &&
-    typeof m.created_at === 'string' &&
-    typeof m.importance0 === 'number' &&
-    (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
-  c.kind[at] = ok ? kind : -1;
-  c.status[at] = ok ? status : -1;
-  c.conf[at] = ok ? m.confidence : 0;
-  c.ev[at] = ok ? ev : '';
-  c.upd[at] = ok ? m.updated_at : '';
-  c.scope[at] = ok ? codeIn(c.scopes, m.scope) : -1;
-  c.subject[at] = ok ? codeIn(c.subjects, m.subject) : -1;
-  c.vf[at] = ok ? m.valid_from : null;
-  c.vt[at] = ok ? m.valid_to : null;
-  c.dup[at] = ok ? m.dup : '';
-  c.crt[at] = ok ? m.created_at : '';
-  c.imp0[at] = ok ? m.importance0 : 0;
-  c.lc[at] = ok && m.lifecycle !== undefined ? JSON.stringify(m.lifecycle) : null;
 }
 
 /**
@@ -211,7 +158,7 @@ export class ColumnMeta implements EntryMeta {
   /** The row until it is parsed (a long-lived process would otherwise hold both). */
   private text: string | undefined;
   /** Where the row is, until it is first asked for. */
-  private rows: Rows | undefined;
+  private rows: Texts | undefined;
   /** Path of the file relative to the root (`ai-memory/<project>/<section>/<id>.json`), once made. */
   private path: string | undefined;
 
@@ -219,7 +166,7 @@ export class ColumnMeta implements EntryMeta {
     private readonly cols: CachedColumns,
     private at: number,
     /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
-    line: string | Rows,
+    line: string | Texts,
     /** The file's path relative to the root, or the paths it is at position `at` of. */
     private file: string | Texts,
   ) {
@@ -233,7 +180,7 @@ export class ColumnMeta implements EntryMeta {
    * that looks at thousands of entries one after another, and keeps none of them, moves one
    * object along rather than making one per entry).
    */
-  moveTo(at: number, rows: Rows, file: string | Texts): this {
+  moveTo(at: number, rows: Texts, file: string | Texts): this {
     this.at = at;
     this.file = file;
     this.path = typeof file === 'string' ? file : undefined;

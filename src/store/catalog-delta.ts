@@ -2,13 +2,13 @@
  * `catalog.delta`: small changes appended on top of the catalog cache's base (catalog-cache.ts)
  * instead of rewriting it, and the content ids they chain (docs/ARCHITECTURE.md, "The catalog on
  * disk"). One JSON array per line, each naming the base it applies to:
- * `[id, file, size, mtimeMs, ctimeMs, stamp, row, problems, blob]` sets a file, `[id, file]`
+ * `[id, file, size, mtimeMs, ctimeMs, row, problems, blob]` sets a file, `[id, file]`
  * removes one, `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing, and
  * `[id, "#nodup", k]` says no file lost its id to another as of the first k lines.
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
-import { emptyColumns, encodeColumns, putColumns, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
@@ -28,8 +28,8 @@ export function deltaFits(count: number, deltaLines: number, files: number): boo
   return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
 }
 
-/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
-type FileState = [number, number, number, string, string, Problem[] | null, string];
+/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, row, problems, blob]`. */
+type FileState = [number, number, number, string, Problem[] | null, string];
 
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 export function asciiJson(text: string): string {
@@ -138,10 +138,9 @@ export function applyDelta(file: CatalogFile, text: string): void {
 }
 
 /** A file line's state, or undefined when it is not one. */
-function fileState([size, mtime, ctime, stamp, row, problems, oid]: unknown[]): FileState | undefined {
-  if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string')
-    return undefined;
-  return [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
+function fileState([size, mtime, ctime, row, problems, oid]: unknown[]): FileState | undefined {
+  if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof row !== 'string') return undefined;
+  return [size, mtime, ctime, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
 }
 
 /** In order: a run of the base [from, to), or a file's new state. */
@@ -183,9 +182,10 @@ const NUMERIC = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'v
 function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
-  const plain = emptyColumns(file.cols);
-  for (const p of parts) if ('state' in p) putColumns(plain, rowMeta(p.state[4], Boolean(p.state[5])));
-  const fresh = encodeColumns(plain, file.cols);
+  const fresh = encodeColumns(
+    parts.flatMap((p) => ('state' in p ? [rowMeta(p.state[3], Boolean(p.state[4]))] : [])),
+    file.cols,
+  );
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
   const cols: CachedColumns = {
@@ -226,15 +226,15 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
     const { rel, state } = p;
     const k = extra.paths.length; // its place in `fresh`
     for (const key of NUMERIC) cols[key][at] = fresh[key][k] ?? 0;
-    oidParts.push(state[6].length === 40 ? state[6] : NO_BLOB);
+    oidParts.push(state[5].length === 40 ? state[5] : NO_BLOB);
     st.set([state[0], state[1], state[2]], 3 * at);
     from[at] = -1 - k;
     extra.paths.push(rel);
-    extra.rows.push(state[4]);
+    extra.rows.push(state[3]);
     extra.upd.push(fresh.upd[k] ?? '');
     extra.dup.push(fresh.dup[k] ?? '');
     extra.crt.push(fresh.crt[k] ?? '');
-    if (state[5]) bad[at] = state[5];
+    if (state[4]) bad[at] = state[4];
     at++;
   }
   cols.upd = new MergedTexts(c.upd, from, extra.upd);

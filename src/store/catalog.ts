@@ -11,9 +11,9 @@ import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, contentOf, contentPosition, deltaFits, stampAt, type CatalogFile } from './catalog-cache.js';
+import { CatalogCache, contentOf, contentPosition, deltaFits, type CatalogFile } from './catalog-cache.js';
 import { lowerBoundText } from './texts.js';
-import { stampOf, writeFileAtomic } from './fsutil.js';
+import { writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
 import { CachedEntries } from './cached-entries.js';
@@ -125,7 +125,6 @@ export class Catalog {
     const rows: unknown[][] = changedAt.map((at) => [
       next.files[at],
       ...next.st.slice(3 * at, 3 * at + 3),
-      stampAt(next.st, at),
       next.lines[at],
       next.bad[at] ?? null,
       next.oids[at],
@@ -218,7 +217,7 @@ export class Catalog {
       }
       if (entry?.id !== where.id || entry.section !== where.section) continue;
       found.notedBlobs.set(rel, blob);
-      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, stampOf(st), JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
+      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
     }
     const after = rows.length ? this.cache.appendDelta(found.id, rows, found.contentId) : null;
     if (after !== null) found.contentId = after;
