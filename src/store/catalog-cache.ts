@@ -15,7 +15,7 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { encodeColumns, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
@@ -139,7 +139,7 @@ export interface CatalogFile {
   changeLines: string[];
 }
 
-/** What the cache is saved from (files in any order: `save` sorts them), as plain arrays ('' for an unknown blob). */
+/** What the cache is saved from (files sorted by path), as plain arrays ('' for an unknown blob). */
 export interface CatalogContent {
   files: string[];
   st: number[];
@@ -238,41 +238,29 @@ function parseCache(bytes: Buffer): CatalogFile | null {
   }
   if (off !== bytes.length) return null;
   const get = <T extends Section>(name: string): T => at.get(name) as T;
-  const starts = (k: string, size: number): Uint32Array | null => {
-    const t = get<Uint32Array>(`${k}Starts`);
-    return t[0] === 0 && t[h.n] === size ? t : null;
+  // A text table whose starts do not end where its bytes do is not one our writer saved.
+  const texts = (name: string, starts: string, i: number, ascii = h.ascii[i] === true, gap = 0): ByteTexts | null => {
+    const t = get<Uint32Array>(starts);
+    return t[0] === 0 && t[h.n] === h.sizes[i] ? new ByteTexts(get(name), t, ascii, gap) : null;
   };
-  const [pathsAt, updAt, dupAt, crtAt, rowsAt] = (['path', 'upd', 'dup', 'crt', 'row'] as const).map((k, i) => starts(k, h.sizes[i] ?? -1));
-  if (!pathsAt || !updAt || !dupAt || !crtAt || !rowsAt) return null;
-  const [pathsAscii, updAscii, dupAscii, crtAscii] = h.ascii.map((a) => a === true);
-  const cols: CachedColumns = {
-    kind: get('kind'),
-    status: get('status'),
-    conf: get('conf'),
-    ev: get('ev'),
-    evs: h.evs,
-    upd: new ByteTexts(get('upd'), updAt, updAscii === true),
-    updMs: get('updMs'),
-    scope: get('scope'),
-    subject: get('subject'),
-    vf: get('vf'),
-    vt: get('vt'),
-    dates: h.dates,
-    dup: new ByteTexts(get('dup'), dupAt, dupAscii === true),
-    crt: new ByteTexts(get('crt'), crtAt, crtAscii === true),
-    imp0: get('imp0'),
-    lc: get('lc'),
-    lcs: h.lcs,
-    scopes: h.scopes,
-    subjects: h.subjects,
-  };
+  const [paths, upd, dup, crt, lines] = [
+    texts('paths', 'pathStarts', 0),
+    texts('upd', 'updStarts', 1),
+    texts('dup', 'dupStarts', 2),
+    texts('crt', 'crtStarts', 3),
+    texts('rows', 'rowStarts', 4, true, 1), // rows are saved as ASCII JSON
+  ];
+  if (!paths || !upd || !dup || !crt || !lines) return null;
+  const { evs, dates, lcs, scopes, subjects } = h;
+  const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, get(k)])) as Pick<CachedColumns, (typeof NUMERIC_COLUMNS)[number]>;
+  const cols: CachedColumns = { ...numbers, evs, dates, lcs, scopes, subjects, upd, dup, crt };
   let oids: string | undefined;
   return {
     id: h.id,
     deltaLines: 0,
-    paths: new ByteTexts(get('paths'), pathsAt, pathsAscii === true),
+    paths,
     st: get('st'),
-    lines: new ByteTexts(get('rows'), rowsAt, true, 1),
+    lines,
     bad: h.bad,
     dirs: h.dirs,
     cols,
@@ -335,9 +323,8 @@ export class CatalogCache {
     return after.content;
   }
 
-  /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */
-  save(c: CatalogContent): string {
-    const s = sortedContent(c);
+  /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
+  save(s: CatalogContent): string {
     const n = s.files.length;
     // The columns are made from the rows here, the one place that needs them all.
     const enc = encodeColumns(s.lines.map((line, i) => rowMeta(line, Boolean(s.bad[i]))));
@@ -347,26 +334,18 @@ export class CatalogCache {
     let end = 0;
     lines.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
     const [paths, upd, dup, crt] = texts;
-    if (!paths || !upd || !dup || !crt) return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16); // not savable as read back: no cache
+    // Not savable as read back (unsorted paths, or a string that does not survive the trip): no cache.
+    if (!paths || !upd || !dup || !crt || !s.files.every((f, i) => i === 0 || s.files[i - 1]! < f))
+      return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16);
     const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
     const sections: Record<string, ArrayBufferView> = {
+      ...Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, enc[k]])),
       st: Float64Array.from(s.st),
-      conf: enc.conf,
-      updMs: enc.updMs,
-      imp0: enc.imp0,
       rowStarts,
       pathStarts: paths.starts,
       updStarts: upd.starts,
       dupStarts: dup.starts,
       crtStarts: crt.starts,
-      ev: enc.ev,
-      lc: enc.lc,
-      scope: enc.scope,
-      subject: enc.subject,
-      vf: enc.vf,
-      vt: enc.vt,
-      kind: enc.kind,
-      status: enc.status,
       paths: paths.bytes,
       upd: upd.bytes,
       dup: dup.bytes,
@@ -417,28 +396,4 @@ export class CatalogCache {
     }
     return id;
   }
-}
-
-/** The content with its files sorted and unique ('' slots dropped; for a repeated path the last wins). */
-function sortedContent(c: CatalogContent): CatalogContent {
-  if (c.files.every((f, i) => f && (i === 0 || (c.files[i - 1] ?? '') < f))) return c;
-  const last = new Map<string, number>();
-  c.files.forEach((f, i) => {
-    if (f) last.set(f, i);
-  });
-  const order = [...last].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, i]) => i);
-  const bad: Record<string, Problem[]> = {};
-  order.forEach((i, j) => {
-    const problems = c.bad[i];
-    if (problems) bad[j] = problems;
-  });
-  return {
-    files: order.map((i) => c.files[i] ?? ''),
-    st: order.flatMap((i) => c.st.slice(3 * i, 3 * i + 3)),
-    oids: order.map((i) => c.oids[i] ?? ''),
-    lines: order.map((i) => c.lines[i] ?? ''),
-    bad,
-    dirs: c.dirs,
-    nodup: c.nodup,
-  };
 }

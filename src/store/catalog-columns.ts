@@ -45,6 +45,9 @@ export interface CachedColumns {
   subjects: string[];
 }
 
+/** The columns that are numbers (typed arrays), as named in the cache file. */
+export const NUMERIC_COLUMNS = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
+
 /** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 

@@ -8,7 +8,7 @@
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
-import { encodeColumns, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
@@ -172,8 +172,6 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
   return parts;
 }
 
-const NUMERIC = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
-
 /**
  * One merge of the sorted base with the changed files: the unchanged files between two changes
  * (nearly all: a write changes a few of 10K) are copied a run at a time (typed-array copies), and
@@ -215,7 +213,7 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
   for (const p of parts) {
     if ('run' in p) {
       const [lo, hi] = p.run;
-      for (const k of NUMERIC) cols[k].set(c[k].subarray(lo, hi), at);
+      for (const k of NUMERIC_COLUMNS) cols[k].set(c[k].subarray(lo, hi), at);
       oidParts.push(p.run);
       st.set(file.st.subarray(3 * lo, 3 * hi), 3 * at);
       for (let i = lo; i < hi; i++) from[at + i - lo] = i;
@@ -225,7 +223,7 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
     }
     const { rel, state } = p;
     const k = extra.paths.length; // its place in `fresh`
-    for (const key of NUMERIC) cols[key][at] = fresh[key][k] ?? 0;
+    for (const key of NUMERIC_COLUMNS) cols[key][at] = fresh[key][k] ?? 0;
     oidParts.push(state[5].length === 40 ? state[5] : NO_BLOB);
     st.set([state[0], state[1], state[2]], 3 * at);
     from[at] = -1 - k;
