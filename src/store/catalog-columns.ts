@@ -10,7 +10,7 @@ import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/cons
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
-import { metaFromRow, metaRow } from './meta-row.js';
+import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
@@ -202,11 +202,6 @@ export class ColumnMeta implements EntryMeta {
       this.rows = undefined;
     }
     return this.text;
-  }
-
-  /** The row this metadata stands for. */
-  get line(): string {
-    return this.unparsed ?? JSON.stringify(metaRow(this.row));
   }
 
   /** Whether position `at` of `cols` has columns. */

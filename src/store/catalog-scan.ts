@@ -21,7 +21,7 @@ import { blobAt, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirR
 import { cachedEntry } from './cached-entries.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { readEntryFile, StoredEntry, type BadFile, type RecentEntries } from './stored-entry.js';
+import { metaRow, readEntryFile, StoredEntry, type BadFile, type RecentEntries } from './stored-entry.js';
 import { lowerBoundText } from './texts.js';
 import type { Workspace } from './workspace.js';
 
@@ -189,7 +189,7 @@ export class CatalogScan {
     if (r.entry) {
       const meta = entryMeta(r.entry);
       const se = new StoredEntry(this.ws.root, project, rel, stampOf(st), meta, r.entry, this.recent);
-      next.lines.push(se.metaLine());
+      next.lines.push(JSON.stringify(metaRow(meta)));
       this.entries.push(se);
     } else {
       const problems = r.problems ?? [];
