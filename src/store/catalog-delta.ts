@@ -1,7 +1,6 @@
 /**
- * `catalog.delta`: small changes appended on top of the catalog cache's base (catalog-cache.ts)
- * instead of rewriting it, and the content ids they chain (docs/ARCHITECTURE.md, "The catalog on
- * disk"). One JSON array per line, each naming the base it applies to:
+ * `catalog.delta`: small changes appended on top of the cache's base instead of rewriting it, and
+ * the content ids they chain. One JSON array per line, each naming its base:
  * `[id, file, size, mtimeMs, ctimeMs, row, problems, blob]` sets a file, `[id, file]`
  * removes one, `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing, and
  * `[id, "#nodup", k]` says no file lost its id to another as of the first k lines.
@@ -15,11 +14,7 @@ import type { CatalogFile } from './catalog-cache.js';
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
 
-/**
- * Small changes (a write, an edit) go to the delta instead of a rewrite of the whole cache: up to
- * this many files at once, and until the delta holds this many lines or a twentieth of the
- * files, whichever is more.
- */
+/** Changes go to the delta up to this many files at once, until it holds this many lines or a twentieth of the files. */
 const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
 
@@ -38,9 +33,8 @@ export function asciiJson(text: string): string {
 
 /**
  * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
- * delta is only ever appended to (a new base starts a new one), and a file line states a file
- * whole, so a reader that finds this very line k-th holds the content the id was made for: a
- * line another process appended in between puts some other line at that place.
+ * delta is only appended to and a line states a file whole, so a reader that finds this very line
+ * k-th holds that content (a line appended by another process in between takes its place).
  */
 export function contentAfter(base: string, k: number, line: string): string {
   return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
@@ -88,11 +82,7 @@ export function deltaLinesOf(id: string, rows: unknown[][], content: string): { 
   return { lines, content: last === undefined ? content : contentAfter(id, k, last) };
 }
 
-/**
- * Applies the lines of the delta `text` that name this base, in order (see the top of this file).
- * A line cut short (a concurrent append) or naming another base is skipped: every use of the
- * cache is checked against the file's own stamp anyway. The arrays stay sorted.
- */
+/** Applies the lines of `text` that name this base, in order; a torn or foreign line is skipped. The arrays stay sorted. */
 export function applyDelta(file: CatalogFile, text: string): void {
   const changes = new Map<string, FileState | null>();
   let nodup = file.nodup;
@@ -107,7 +97,7 @@ export function applyDelta(file: CatalogFile, text: string): void {
     if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
     const [, rel, ...rest] = d as [string, string, ...unknown[]];
     if (rel === '#nodup') {
-      // Valid for the lines before it only if they are the ones it was written after (a change appended by another process in between voids it).
+      // Valid only if the lines before it are those it was written after.
       if (rest[0] === file.deltaLines) {
         nodup = true;
         uniqueUpTo = file.changeLog.length;
@@ -146,11 +136,7 @@ function fileState([size, mtime, ctime, row, problems, oid]: unknown[]): FileSta
 /** In order: a run of the base [from, to), or a file's new state. */
 type Part = { run: [from: number, to: number] } | { rel: string; state: FileState };
 
-/**
- * The changes in path order as runs of the base and new states: where in the base each goes (an
- * added file before the base file it sorts before), and what it is (null: the base file there is
- * removed).
- */
+/** The changes in path order, as runs of the base and new states (a removed file: a gap in the runs). */
 function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): Part[] {
   const n = file.paths.length;
   const events: { at: number; rel: string; state: FileState | null; adds: boolean }[] = [];
@@ -172,11 +158,7 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
   return parts;
 }
 
-/**
- * One merge of the sorted base with the changed files: the unchanged files between two changes
- * (nearly all: a write changes a few of 10K) are copied a run at a time (typed-array copies), and
- * their paths, rows and texts stay where they are in the file (MergedTexts).
- */
+/** One merge of the sorted base with the changed files: unchanged runs are typed-array copies, their texts left in place (MergedTexts). */
 function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
