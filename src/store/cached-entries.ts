@@ -247,7 +247,7 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
-    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p, f.lines, f.paths);
+    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
   }
 
   /** Entry `j` (the same object every time, and in `all`). */

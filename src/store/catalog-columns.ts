@@ -1,10 +1,7 @@
 /**
- * The fields every entry's filters and ranking read, kept in the catalog cache's header as
- * columns beside its metadata rows: a `list` or `query` of 10K entries tests each entry's status,
- * confidence, scope, validity and evidence, and parsing every row for that would be most of a
- * cold command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
- * columns and parses its row only when something asks for another field (tags, lifecycle, the
- * duplicate hash: a few entries, or a command that reads them all anyway).
+ * The fields filters and ranking read, kept in the catalog cache as columns beside the metadata
+ * rows: parsing 10K rows to test them would be most of a cold `list` or `query`. A cached entry's
+ * metadata is a `ColumnMeta`, which parses its row only when asked for another field.
  */
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
@@ -14,11 +11,9 @@ import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
- * The columns of a loaded cache (catalog-cache.ts): numbers in typed arrays, short repeated
- * strings (evidence shapes, validity dates) as codes into tables, the rest as Texts made on
- * demand. `updMs` is `updated_at` in ms since the epoch when it is in the one form
- * (`toISOString`'s) whose text order is the order of time, else NaN: sorting and comparing by it
- * makes no string.
+ * The columns of a loaded cache: numbers in typed arrays, repeated strings as codes into tables,
+ * the rest as Texts made on demand. `updMs` is `updated_at` in ms when in `toISOString`'s form
+ * (whose text order is time order), else NaN: comparing by it makes no string.
  */
 export interface CachedColumns {
   kind: Int8Array;
@@ -138,10 +133,7 @@ function codeIn(table: string[], value: string): number {
   return code;
 }
 
-/**
- * `table[code]`; a code outside the table (a cache not written by us) throws: a loaded cache is
- * consistent by construction, and its sizes are checked when read (catalog-cache.ts).
- */
+/** `table[code]`; a code outside the table throws (a loaded cache is consistent by construction). */
 export function item<T>(table: ArrayLike<T>, code: number | undefined, what: string): T {
   const v = code === undefined ? undefined : table[code];
   if (v === undefined) throw new Error(`catalog cache: no ${what} numbered ${code}`);
@@ -150,44 +142,31 @@ export function item<T>(table: ArrayLike<T>, code: number | undefined, what: str
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 
-/**
- * A cached entry's metadata: the filter and ranking fields from the columns, the rest from its
- * row, parsed on first use. Behaves as the EntryMeta parsed from the row would, field by field.
- */
+/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use; as the parsed row would behave. */
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
   private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
-  /** The row until it is parsed (a long-lived process would otherwise hold both). */
-  private text: string | undefined;
-  /** Where the row is, until it is first asked for. */
-  private rows: Texts | undefined;
-  /** Path of the file relative to the root (`ai-memory/<project>/<section>/<id>.json`), once made. */
+  /** The row: undefined until read, null once parsed (a long-lived process would otherwise hold both). */
+  private text: string | null | undefined;
+  /** Path of the file relative to the root, once made. */
   private path: string | undefined;
 
   constructor(
     private readonly cols: CachedColumns,
     private at: number,
-    /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
-    line: string | Texts,
+    /** The rows this metadata's is at position `at` of. */
+    private readonly rows: Texts,
     /** The file's path relative to the root, or the paths it is at position `at` of. */
-    private file: string | Texts,
+    private readonly file: string | Texts,
   ) {
-    if (typeof line === 'string') this.text = line;
-    else this.rows = line;
     if (typeof file === 'string') this.path = file;
   }
 
-  /**
-   * Makes this the metadata of position `at` of the same columns and `rows` instead (a reader
-   * that looks at thousands of entries one after another, and keeps none of them, moves one
-   * object along rather than making one per entry).
-   */
-  moveTo(at: number, rows: Texts, file: string | Texts): this {
+  /** Makes this the metadata of position `at` instead: a reader of thousands of entries that keeps none moves one object along. */
+  moveTo(at: number): this {
     this.at = at;
-    this.file = file;
-    this.path = typeof file === 'string' ? file : undefined;
-    this.rows = rows;
+    this.path = typeof this.file === 'string' ? this.file : undefined;
     this.text = undefined;
     this.parsed = undefined;
     this.evidenceList = undefined;
@@ -197,11 +176,8 @@ export class ColumnMeta implements EntryMeta {
 
   /** The row as text, while it has not been parsed (then undefined). */
   get unparsed(): string | undefined {
-    if (this.rows) {
-      this.text = this.rows.get(this.at);
-      this.rows = undefined;
-    }
-    return this.text;
+    if (this.text === undefined) this.text = this.rows.get(this.at);
+    return this.text ?? undefined;
   }
 
   /** Whether position `at` of `cols` has columns. */
@@ -222,7 +198,7 @@ export class ColumnMeta implements EntryMeta {
   private get row(): EntryMeta {
     if (!this.parsed) {
       this.parsed = metaFromRow(JSON.parse(this.unparsed!) as unknown[]);
-      this.text = undefined;
+      this.text = null;
     }
     return this.parsed;
   }
