@@ -20,7 +20,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, docOf } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
-import { NO_POS, readSnapshot, readSnapshotFor, writeSnapshot, type CatalogMark } from './snapshot-file.js';
+import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark } from './snapshot-file.js';
 
 export { INDEX_OPTIONS, OPTIONS_HASH } from './options.js';
 export { reachableTerms } from './reachable.js';
@@ -143,7 +143,7 @@ export class SearchIndex {
    * content id of the caller's catalog snapshot (see inSync).
    */
   static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
-    const loaded = readSnapshotFor(file, (terms) => reachableTerms(terms, text), catalog);
+    const loaded = readSnapshot(file, (terms) => reachableTerms(terms, text), catalog);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
     const index = SearchIndex.of(loaded, true);
     index.inSync = loaded.inSync === true;
