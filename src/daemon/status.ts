@@ -7,6 +7,7 @@
  * `BASS_AGENTS_NOW` must not freeze. Everything the memory itself depends on (jobs due, decay)
  * reads the service clock.
  */
+import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -58,6 +59,19 @@ export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics
       registers: r,
     }),
   };
+}
+
+/** The Prometheus endpoint (`/metrics`), on 127.0.0.1 only. */
+export async function serveMetrics(registry: Registry, port: number): Promise<HttpServer> {
+  const http = createServer((req, res) => {
+    if (req.url !== '/metrics') return void res.writeHead(404).end('not found\n');
+    void registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text));
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, '127.0.0.1', () => resolve());
+  });
+  return http;
 }
 
 export class DaemonStatus {
