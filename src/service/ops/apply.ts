@@ -257,10 +257,6 @@ function afterBatch(
   warnIfLarge(caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
 
-function storeOf(engine: Engine, caller: Caller): CatalogSnapshot {
-  return engine.watched && engine.rm.current ? engine.rm.current : engine.snapshot(caller.warn);
-}
-
 /**
  * Applies a batch of Memory_Update as one commit: through the engine's write queue, so that the
  * batches of concurrent callers are committed together (write-queue.ts).
@@ -276,7 +272,7 @@ async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<Ap
     caller,
     { project: p.project, agent: p.agent, operation: p.opts.label ?? 'apply', onProgress: p.opts.onProgress },
     async (tx) => {
-      const st = new BatchState(storeOf(engine, caller), p.project, p.updates.length);
+      const st = new BatchState(engine.snapshot(caller.warn), p.project, p.updates.length);
       return { ...(await applyIn(tx, st, p)), snap: st.snap };
     },
   );
@@ -316,7 +312,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   try {
     const { value, commit } = await withWrite(engine, caller, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
       const st = new BatchState(
-        storeOf(engine, caller),
+        engine.snapshot(caller.warn),
         first.project,
         ready.reduce((n, p) => n + p.updates.length, 0),
       );
