@@ -95,21 +95,17 @@ export class DaemonStatus {
   /** Semantic search: state, model, vectors current (see service/semantic.ts). */
   semantic: unknown = null;
 
-  private readonly paths: DaemonPaths;
-  private readonly log: Logger;
   private readonly startedAt = new Date();
-  private readonly root: string;
-  private readonly heartbeatMs: number;
   socket: string | null = null;
   metricsPort: number | null = null;
   jobs: unknown = {};
 
-  constructor(paths: DaemonPaths, log: Logger, root: string, heartbeatMs: number) {
-    this.paths = paths;
-    this.log = log;
-    this.root = root;
-    this.heartbeatMs = heartbeatMs;
-  }
+  constructor(
+    private readonly paths: DaemonPaths,
+    private readonly log: Logger,
+    private readonly root: string,
+    private readonly heartbeatMs: number,
+  ) {}
 
   recordError(where: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);

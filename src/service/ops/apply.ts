@@ -18,7 +18,6 @@ import { withWrite, type WriteTx } from '../transaction.js';
 import type { Batch } from '../write-queue.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 
-export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
 
