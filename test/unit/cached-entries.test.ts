@@ -205,7 +205,7 @@ describe('entries made from the catalog cache on demand', () => {
       // Evidence pointing at files that do not exist here is found stale: it demotes those hits.
       if (phase === 'stale') {
         await service().validateEvidence(undefined, { offline: true });
-        expect(service().evidenceCache.staleKeys().size).toBeGreaterThan(100);
+        expect(service().engine.evidenceCache.staleKeys().size).toBeGreaterThan(100);
       }
       const held = service(true);
       for (let round = 0; round < 40; round++) {
