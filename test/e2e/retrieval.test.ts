@@ -99,7 +99,8 @@ describe('state freshness and ranking (Req 15.2-15.4, 15.8, 19.2-19.5)', () => {
   });
 
   it('without text: confidence, then evidence quality, then recency', async () => {
-    const dir = gitdir();
+    // The cited files exist: evidence that is missing would rank lower, which is not this test's point.
+    const dir = gitdir({ 'src/a.ts': 'a\n', 'src/b.ts': 'b\n', 'build/x.zip': 'zip\n' });
     const ev = (type: string, uri: string) => [{ type, uri, note: '' }];
     const [low] = await seed(
       dir,
@@ -185,7 +186,7 @@ describe('retrieval beyond exact words', () => {
 
 describe('result shape (Req 4.8-4.12, 3.10, 11.3)', () => {
   it('caps at 50, honours --limit, summary-only, low-confidence flag, related entries', async () => {
-    const dir = gitdir();
+    const dir = gitdir({ 'src/billing/cron.ts': 'export {};\n'.repeat(50) }); // the file the entries cite
     const many = await seed(
       dir,
       Array.from({ length: 55 }, (_, i) => entry({ summary: `fact number ${i}`, kind: 'other', confidence: 0.6 + (i % 4) / 10 })),
