@@ -70,7 +70,7 @@ const ALWAYS = RULES.filter((r) => !r.keywords);
 const RULE_ORDER = new Map(RULES.map((r, i) => [r, i]));
 
 /** The spans one rule finds in `text`. */
-function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
+export function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
   if (rule.scan) return rule.scan(text).map((s) => ({ ...s, rule: rule.id }));
   const re = rule.re!;
   const out: (Span & { rule: string })[] = [];
