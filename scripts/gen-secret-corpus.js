@@ -40,8 +40,9 @@ const CHARSETS = {
   b32U: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567',
 };
 /** A template's `{charset:N}`, `{uuid}` and `{UUID}` replaced by random values (other braces stay). */
+const dcpat = () => Buffer.concat([Buffer.from(`${s('0123456789', 12)}:`), Buffer.from(Array.from({ length: 20 }, () => Math.floor(rand() * 256)))]).toString('base64');
 const fill = (template) =>
-  template.replace(/\{(\w+):(\d+)\}|\{(uuid|UUID)\}/g, (m, k, n, u) => {
+  template.replace(/\{dcpat\}/g, dcpat).replace(/\{(\w+):(\d+)\}|\{(uuid|UUID)\}/g, (m, k, n, u) => {
     if (u) return u === 'uuid' ? uuidv4() : uuidv4().toUpperCase();
     if (!CHARSETS[k]) throw new Error(`unknown charset in ${m}`);
     return s(CHARSETS[k], Number(n));

@@ -2,7 +2,8 @@
 // shape: `rule-id | template`. In a template, {hex:N} is N random lower-case hex digits, {HEX:N}
 // upper-case hex, {an:N} letters and digits, {up:N} upper-case letters and digits, {UP:N}
 // upper-case letters, {lo:N} lower-case letters, {ln:N} lower-case letters and digits, {num:N}
-// digits, {b64:N} base64, {url:N} base64url, {b32:N} lower-case base32, {uuid} and {UUID}.
+// digits, {b64:N} base64, {url:N} base64url, {b32:N} lower-case base32, {uuid} and {UUID};
+// {dcpat} is an Atlassian Data Center token (base64 of a 12-digit id, a colon, 20 random bytes).
 export const SAMPLES = `
 aws-access-key-id | AKIA{b32U:16}
 aws-secret-access-key | aws_secret_access_key = {b64:40}
@@ -376,4 +377,19 @@ spotify-secret | SPOTIFY_CLIENT_SECRET={hex:32}
 steam-key | STEAM_API_KEY={HEX:32}
 youtube-oauth-secret | YOUTUBE_CLIENT_SECRET={url:24}
 zapier-key | ZAPIER_API_KEY={hex:32}
+alibaba-secret-key | ALIBABA_CLOUD_ACCESS_KEY_SECRET={an:30}
+vultr-api-key | VULTR_API_KEY={up:36}
+atlassian-data-center-pat | JIRA_PAT={dcpat}
+bitbucket-key | BITBUCKET_CLIENT_SECRET={an:32}
+youtrack-token | YOUTRACK_TOKEN=perm:{b64:12}.{an:6}.{an:30}
+deno-deploy-token | DENO_DEPLOY_TOKEN=ddp_{an:36}
+portainer-token | X-API-Key: ptr_{b64:44}
+ngrok-token | ngrok config add-authtoken 2{an:26}_{an:21}
+nightfall-key | NF-{an:32}
+stytch-secret | STYTCH_SECRET=secret-live-{url:36}
+newrelic-mobile-token | AA{hex:40}-NRMA
+uptimerobot-key | UPTIMEROBOT_API_KEY=u{num:7}-{hex:24}
+signalwire-token | SIGNALWIRE_TOKEN=PT{hex:48}
+imagekit-private-key | IMAGEKIT_PRIVATE_KEY=private_{b64:28}=
+netlify-legacy-token | NETLIFY_AUTH_TOKEN={url:43}
 `;

@@ -50,7 +50,8 @@ const KEYWORDS = [...new Set(RULES.flatMap((r) => r.keywords ?? []))].sort((a, b
 const KEYWORD_RE = new RegExp(KEYWORDS.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
 
 /** Each keyword with the keywords that are its prefixes (the alternation reports the longest one at a place). */
-const PREFIXES = new Map(KEYWORDS.map((k) => [k, KEYWORDS.filter((p) => k.startsWith(p))]));
+const KEYWORD_SET = new Set(KEYWORDS);
+const PREFIXES = new Map(KEYWORDS.map((k) => [k, Array.from({ length: k.length }, (_, i) => k.slice(0, i + 1)).filter((p) => KEYWORD_SET.has(p))]));
 
 /** The keywords present in `lower`: the search restarts one character after each match, so overlapping ones count too. */
 function keywordsIn(lower: string): Set<string> {

@@ -5,11 +5,13 @@
  *
  * A check names what the value must also be, as words joined by spaces: `entropy>=3.5` (bits
  * per character), `len>=24`, `digits>=8` (a run of digits, as the ids inside Slack tokens),
- * `digit`, `mixed` (lower case, upper case and a digit), `random` (two of the three). Every rule also refuses values of low
+ * `digit`, `mixed` (lower case, upper case and a digit), `random` (two of the three),
+ * `b64-id-colon` (base64 of a numeric id, a colon and the secret, as Atlassian's Data Center
+ * tokens are). Every rule also refuses values of low
  * entropy for their length (`glc_1111…`, `4b1dXXXX…` in documentation), unless its check says
  * `any`.
  */
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { entropy, type Rule } from './checks.js';
 
 /** The families, in the order their rules are tried (of two rules that find the same span, the first names it). */
@@ -39,7 +41,7 @@ interface RuleData {
 
 /** One word of a check, as a predicate on the value. */
 function predicate(word: string, where: string): (v: string) => boolean {
-  const [, name, n] = /^([a-z]+)(?:>=(\d+(?:\.\d+)?))?$/.exec(word) ?? [];
+  const [, name, n] = /^([a-z0-9-]+?)(?:>=(\d+(?:\.\d+)?))?$/.exec(word) ?? [];
   const min = Number(n);
   if (name === 'entropy' && n) return (v) => entropy(v) >= min;
   if (name === 'len' && n) return (v) => v.length >= min;
@@ -51,6 +53,7 @@ function predicate(word: string, where: string): (v: string) => boolean {
   if (name === 'mixed' && !n) return (v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v);
   if (name === 'random' && !n) return (v) => [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(v)).length >= 2;
   if (name === 'any' && !n) return () => true;
+  if (name === 'b64-id-colon' && !n) return (v) => /^\d{12}:/.test(Buffer.from(v, 'base64').toString('latin1'));
   throw new Error(`${where}: unknown check "${word}"`);
 }
 
@@ -77,11 +80,11 @@ function compile(r: RuleData, where: string): Rule {
 
 /** Every family's rules, compiled, in FAMILIES order. */
 export function loadCatalogue(): Rule[] {
-  const load = createRequire(import.meta.url);
   const seen = new Set<string>();
   return FAMILIES.flatMap((family) => {
     const file = `rules/secrets/${family}.json`;
-    const data = load(`../../../${file}`) as { rules: RuleData[] };
+    // Read, not imported: the rules are data files of the package (two levels above dist/core/).
+    const data = JSON.parse(readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8')) as { rules: RuleData[] };
     return data.rules.map((r, i) => {
       const rule = compile(r, `${file} rule ${i + 1}`);
       if (seen.has(rule.id)) throw new Error(`${file}: rule id ${rule.id} is used twice`);
