@@ -392,4 +392,5 @@ uptimerobot-key | UPTIMEROBOT_API_KEY=u{num:7}-{hex:24}
 signalwire-token | SIGNALWIRE_TOKEN=PT{hex:48}
 imagekit-private-key | IMAGEKIT_PRIVATE_KEY=private_{b64:28}=
 netlify-legacy-token | NETLIFY_AUTH_TOKEN={url:43}
+uptimerobot-main-key | ur{num:7}-{hex:24}
 `;
