@@ -43,48 +43,35 @@ function position(text: string, index: number): { line: number; column: number }
 }
 
 /**
- * Every rule's keywords as one pattern: a text is searched once for all of them, and only the
- * rules whose keywords it holds run (hundreds of substring searches per field cost more than the
- * rules). The pattern is shaped as a trie (`a(?:kia|sia)|x(?:ox|ai-)|…`), so at each place the
- * engine follows the one branch the next character allows instead of trying every keyword.
+ * Every rule's keywords in one trie: a text is walked once, and only the rules whose keywords it
+ * holds run (hundreds of substring searches per field would cost more than the rules). A walk in
+ * code, not one big alternation: nothing to compile before the first scan.
  */
-const KEYWORDS = [...new Set(RULES.flatMap((r) => r.keywords ?? []))];
 interface TrieNode {
-  end: boolean;
-  next: Map<string, TrieNode>;
+  word?: string;
+  next: Map<number, TrieNode>;
 }
-function triePattern(words: readonly string[]): string {
-  const root: TrieNode = { end: false, next: new Map() };
-  for (const w of words) {
-    let n = root;
-    for (const ch of w) {
-      if (!n.next.has(ch)) n.next.set(ch, { end: false, next: new Map() });
-      n = n.next.get(ch)!;
-    }
-    n.end = true;
+const TRIE: TrieNode = { next: new Map() };
+for (const k of new Set(RULES.flatMap((r) => r.keywords ?? []))) {
+  let n = TRIE;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    let child = n.next.get(c);
+    if (!child) n.next.set(c, (child = { next: new Map() }));
+    n = child;
   }
-  // The longest keyword at a place: a branch is tried before stopping at a shorter keyword.
-  const emit = (n: TrieNode): string => {
-    const alts = [...n.next].map(([ch, child]) => ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + emit(child));
-    if (alts.length === 0) return '';
-    const body = alts.length === 1 && !n.end ? alts[0]! : `(?:${alts.join('|')})`;
-    return n.end ? `${body}?` : body;
-  };
-  return emit(root);
+  n.word = k;
 }
-const KEYWORD_RE = new RegExp(triePattern(KEYWORDS), 'g');
 
-/** Each keyword with the keywords that are its prefixes (the alternation reports the longest one at a place). */
-const KEYWORD_SET = new Set(KEYWORDS);
-const PREFIXES = new Map(KEYWORDS.map((k) => [k, Array.from({ length: k.length }, (_, i) => k.slice(0, i + 1)).filter((p) => KEYWORD_SET.has(p))]));
+/** The first level as an array: most places of a text end there. */
+const FIRST: (TrieNode | undefined)[] = Array.from({ length: 128 }, (_, c) => TRIE.next.get(c));
 
-/** The keywords present in `lower`: the search restarts one character after each match, so overlapping ones count too. */
+/** The keywords present in `lower`, overlapping ones included. */
 function keywordsIn(lower: string): Set<string> {
   const found = new Set<string>();
-  KEYWORD_RE.lastIndex = 0;
-  for (let m = KEYWORD_RE.exec(lower); m; m = KEYWORD_RE.exec(lower)) {
-    for (const p of PREFIXES.get(m[0])!) found.add(p);
-    KEYWORD_RE.lastIndex = m.index + 1;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    for (let n = c < 128 ? FIRST[c] : TRIE.next.get(c), j = i + 1; n; n = n.next.get(lower.charCodeAt(j++))) if (n.word) found.add(n.word);
   }
   return found;
 }
