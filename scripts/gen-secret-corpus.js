@@ -294,7 +294,9 @@ const negatives = [];
 for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, family: 'general', text: NEGATIVES[i % NEGATIVES.length]() });
 
 const helpers = { s, pick, rand, fill, uuid: uuidv4, CHARSETS };
-const parts = [catalogueCorpus(helpers)];
+const byFamily = {};
+for (const p of positives) byFamily[p.family] = (byFamily[p.family] ?? 0) + 1;
+const parts = [catalogueCorpus(helpers, byFamily)];
 for (const name of ['structured', 'context']) {
   const file = join(dirname(fileURLToPath(import.meta.url)), `secret-corpus/${name}.js`);
   if (!existsSync(file)) continue;

@@ -34,7 +34,8 @@ function familyOfRules() {
   return out;
 }
 
-export function catalogueCorpus({ fill, pick, rand }) {
+/** `otherPositives`: how many positives of each family the rest of the corpus holds (negatives match them too). */
+export function catalogueCorpus({ fill, pick, rand }, otherPositives = {}) {
   const families = familyOfRules();
   const samples = SAMPLES.trim()
     .split('\n')
@@ -47,7 +48,7 @@ export function catalogueCorpus({ fill, pick, rand }) {
     const own = samples.filter((s) => s.family === family);
     hard.forEach((t, i) => negatives.push({ kind: `${family}-${i}`, family, text: fill(t) }));
     // As many negatives as positives: the rest are the family's own shapes as docs write them.
-    for (let i = hard.length; i < own.length; i++) {
+    for (let i = hard.length; i < own.length + (otherPositives[family] ?? 0); i++) {
       const s = own[(i * 7) % own.length];
       const masked = s.template.replace(/\{\w+:(\d+)\}|\{(?:uuid|UUID)\}/g, (_, n) => (n ? 'x'.repeat(Number(n)) : '<uuid>'));
       const name = s.template.match(/^([A-Z][A-Z0-9_]+)=/)?.[1];
