@@ -1,15 +1,15 @@
 /**
  * The provider-format catalogue, kept as data: one JSON file per family in `rules/secrets/` at
  * the package root, one rule per line (`id`, lower-case `keywords`, `pattern`, optional `flags`,
- * capture `group` and named `check`). Compiled once, on first use of the secret scan.
+ * capture `group` and named `check`). Read once, when the secret scan is first used; each
+ * pattern is compiled the first time its keywords call for it.
  *
  * A check names what the value must also be, as words joined by spaces: `entropy>=3.5` (bits
  * per character), `len>=24`, `digits>=8` (a run of digits, as the ids inside Slack tokens),
  * `digit`, `mixed` (lower case, upper case and a digit), `random` (two of the three),
  * `b64-id-colon` (base64 of a numeric id, a colon and the secret, as Atlassian's Data Center
- * tokens are). Every rule also refuses values of low
- * entropy for their length (`glc_1111…`, `4b1dXXXX…` in documentation), unless its check says
- * `any`.
+ * tokens are). Every rule also refuses values of low entropy for their length (`glc_1111…`,
+ * `4b1dXXXX…` in documentation), unless its check says `any`.
  */
 import { readFileSync } from 'node:fs';
 import { entropy, type Rule } from './checks.js';
@@ -77,7 +77,7 @@ function compile(r: RuleData, where: string): Rule {
   return rule;
 }
 
-/** Every family's rules, compiled, in FAMILIES order. */
+/** Every family's rules, in FAMILIES order. */
 export function loadCatalogue(): Rule[] {
   const seen = new Set<string>();
   return FAMILIES.flatMap((family) => {
