@@ -98,6 +98,29 @@ const round = (x) => Math.round(x * 100) / 100;
 const nodeStart = pct(time(() => execFileSync(process.execPath, ['-e', '0']), 5), 50);
 row('-', 'node -e 0', nodeStart);
 
+// The secret scan of one create: warm (a daemon or a batch: the rules are compiled), and what a
+// one-shot CLI create pays in its own process (loading and compiling the rules, then the scan;
+// secretlint's preset loads beside them). The floor of the warm figure is a plain substring
+// search of the same fields.
+{
+  const { scanText, secretFields } = await import('../dist/core/secrets.js');
+  const createInput = (i) => {
+    const e = makeEntry(i);
+    return { section: e.section, kind: e.kind, subject: e.subject, scope: e.scope, summary: `scan ${i} ${e.summary}`, content: e.content, tags: e.tags, confidence: e.confidence, evidence: e.evidence };
+  };
+  scanText('warm-up', 'ghp_warm');
+  const fieldsOf = Array.from({ length: 200 }, (_, i) => secretFields(createInput(i)));
+  const warm = time((i) => { for (const f of fieldsOf[i]) scanText(f.path, f.text); }, 200);
+  const plain = time((i) => { let c = 0; for (const f of fieldsOf[i]) if (f.text.toLowerCase().includes('ghp_')) c++; return c; }, 200);
+  row('-', 'secret scan of one create, warm (p50)', pct(warm, 50), 'substring search of its fields', pct(plain, 50), 'ms', '<= 5 ms');
+  const script = (withSecretlint) => `const t=performance.now();const {scanText,secretFields}=await import(${JSON.stringify(new URL('../dist/core/secrets.js', import.meta.url).href)});` +
+    (withSecretlint ? `const {scanFields}=await import(${JSON.stringify(new URL('../dist/service/secret-scan.js', import.meta.url).href)});await scanFields(secretFields(JSON.parse(process.argv[1])));` : `for(const f of secretFields(JSON.parse(process.argv[1])))scanText(f.path,f.text);`) +
+    `process.stdout.write(String(performance.now()-t));`;
+  const inProcess = (withSecretlint) => Array.from({ length: quick ? 3 : 7 }, (_, i) => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script(withSecretlint), JSON.stringify(createInput(i))], { encoding: 'utf8' })));
+  row('-', 'secret scan of one create in its own process: load + scan, our rules (p50)', pct(inProcess(false), 50), 'node -e 0', nodeStart);
+  row('-', 'secret scan of one create in its own process: load + scan, with secretlint (p50)', pct(inProcess(true), 50), 'node -e 0', nodeStart);
+}
+
 for (const n of sizes) {
   const dir = setup(n);
   const files = allFiles(dir);

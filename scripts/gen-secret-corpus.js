@@ -3,10 +3,15 @@
 // of each provider (random values, deterministic seed) inside the kind of prose an agent writes,
 // and negative samples that look key-ish but are not secrets (hashes, ids, placeholders,
 // documented example keys, prose about passwords and tokens). `npm run eval:secrets` measures
-// recall and false positives on it; test/unit/secrets.test.ts holds the targets.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// recall and false positives on it, per family; test/unit/secrets.test.ts holds the targets.
+// Every sample carries its family. The catalogue's samples are in secret-corpus/catalogue.js;
+// secret-corpus/structured.js and secret-corpus/context.js, when present, add theirs (each
+// exports `corpus(helpers)` returning `{ positives, negatives }`, samples with `family`, and
+// `provider` or `kind`).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { catalogueCorpus } from './secret-corpus/catalogue.js';
 
 let seed = 20261122;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -19,6 +24,29 @@ const B64 = `${ALNUM}+/`;
 const URLSAFE = `${ALNUM}-_`;
 const s = (alphabet, n) => Array.from({ length: n }, () => pick(alphabet)).join('');
 const b64url = (obj) => Buffer.from(JSON.stringify(obj)).toString('base64url');
+
+const CHARSETS = {
+  hex: HEX,
+  HEX: HEX.toUpperCase(),
+  an: ALNUM,
+  up: UPPER_NUM,
+  UP: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+  lo: LOWER,
+  ln: `${LOWER}0123456789`,
+  num: '0123456789',
+  b64: B64,
+  url: URLSAFE,
+  b32: 'abcdefghijklmnopqrstuvwxyz234567',
+  b32U: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567',
+};
+/** A template's `{charset:N}`, `{uuid}` and `{UUID}` replaced by random values (other braces stay). */
+const dcpat = () => Buffer.concat([Buffer.from(`${s('0123456789', 12)}:`), Buffer.from(Array.from({ length: 20 }, () => Math.floor(rand() * 256)))]).toString('base64');
+const fill = (template) =>
+  template.replace(/\{dcpat\}/g, dcpat).replace(/\{(\w+):(\d+)\}|\{(uuid|UUID)\}/g, (m, k, n, u) => {
+    if (u) return u === 'uuid' ? uuidv4() : uuidv4().toUpperCase();
+    if (!CHARSETS[k]) throw new Error(`unknown charset in ${m}`);
+    return s(CHARSETS[k], Number(n));
+  });
 
 const uuidv4 = () => `${s(HEX, 8)}-${s(HEX, 4)}-4${s(HEX, 3)}-a${s(HEX, 3)}-${s(HEX, 12)}`;
 
@@ -134,10 +162,45 @@ const WRAPS = [
   (t) => `Note to self — ${t} — do not share.`,
 ];
 
+/** The family of each format above that is not a catalogue rule's (the rest are named by the rule that finds them). */
+const FAMILY = {
+  jwt: 'jwt',
+  ...Object.fromEntries(['pem_rsa', 'pem_openssh', 'pem_ec', 'pem_body_only', 'gcp_service_account', 'age'].map((k) => [k, 'private-key'])),
+  ...Object.fromEntries(['postgres_url', 'mysql_url', 'mongodb_url', 'redis_url', 'amqp_url', 'https_basic', 'connection_string'].map((k) => [k, 'connection-string'])),
+  ...Object.fromEntries(
+    ['password_assignment', 'password_yaml', 'secret_colon', 'api_key_assignment', 'client_secret', 'auth_token_env', 'high_entropy_keylike', 'makefile_assign', 'go_assign', 'dash_separator', 'camel_assign', 'vault_legacy', 'sumologic', 'snyk', 'aws_secret_key', 'nuget_config', 'sidekiq'].map((k) => [k, 'key-assignment']),
+  ),
+  ...Object.fromEntries(['bearer_header', 'token_header'].map((k) => [k, 'authorization-header'])),
+  basic_header: 'basic-auth',
+  curl_user: 'curl-user',
+  curl_user_long: 'curl-user',
+  k8s_secret: 'kubernetes',
+  k8s_string_data: 'kubernetes',
+  docker_auth: 'docker-config',
+  ...Object.fromEntries(['split_token', 'zero_width', 'url_encoded', 'base64_wrapped'].map((k) => [k, 'obfuscated'])),
+  prose_password: 'prose',
+  session_url: 'url-query',
+};
+const CATALOGUE_FAMILY = {
+  cloud: 'aws_access_key_id gcp_api_key azure_storage azure_client_secret google_oauth_secret digitalocean',
+  'cloud-platforms': 'vault doppler heroku flyio openshift terraform_cloud artifactory supabase',
+  'code-hosting': 'github_pat github_oauth github_fine_grained gitlab_pat npm pypi postman sourcegraph',
+  'ci-and-quality': 'sonarqube',
+  chat: 'slack_bot slack_webhook telegram',
+  payments: 'stripe_live stripe_test stripe_restricted stripe_webhook square shopify easypost',
+  observability: 'grafana newrelic sentry databricks',
+  ai: 'openai_legacy openai_project anthropic huggingface huggingface_org groq langsmith',
+  'email-and-messaging': 'sendgrid twilio mailgun mailchimp brevo',
+  'saas-a-m': 'facebook linear',
+  'saas-n-z': 'notion twitter_bearer intra42',
+};
+for (const [family, keys] of Object.entries(CATALOGUE_FAMILY)) for (const k of keys.split(' ')) FAMILY[k] = family;
+
 const positives = [];
 const hex = (n) => s(HEX, n);
 for (const [provider, gen] of Object.entries(PROVIDERS)) {
-  for (let i = 0; i < 2; i++) positives.push({ provider, text: pick(WRAPS)(gen()) });
+  if (!FAMILY[provider]) throw new Error(`no family for ${provider}`);
+  for (let i = 0; i < 2; i++) positives.push({ provider, family: FAMILY[provider], text: pick(WRAPS)(gen()) });
 }
 
 const uuid = () => `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${hex(12)}`;
@@ -228,7 +291,23 @@ NEGATIVES.push(
   () => `https://example.org/search?q=session+timeout&page=2`,
 );
 const negatives = [];
-for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, text: NEGATIVES[i % NEGATIVES.length]() });
+for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, family: 'general', text: NEGATIVES[i % NEGATIVES.length]() });
+
+const helpers = { s, pick, rand, fill, uuid: uuidv4, CHARSETS };
+const byFamily = {};
+for (const p of positives) byFamily[p.family] = (byFamily[p.family] ?? 0) + 1;
+const parts = [catalogueCorpus(helpers, byFamily)];
+for (const name of ['structured', 'context']) {
+  const file = join(dirname(fileURLToPath(import.meta.url)), `secret-corpus/${name}.js`);
+  if (!existsSync(file)) continue;
+  const m = await import(file);
+  parts.push((m.corpus ?? m.default)(helpers));
+}
+for (const part of parts) {
+  for (const p of part.positives) positives.push(p);
+  for (const n of part.negatives) negatives.push(n);
+}
+for (const x of [...positives, ...negatives]) if (!x.family) throw new Error(`a sample has no family: ${x.text.slice(0, 40)}`);
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/secrets/corpus.json');
 mkdirSync(dirname(out), { recursive: true });

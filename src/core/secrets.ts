@@ -43,22 +43,35 @@ function position(text: string, index: number): { line: number; column: number }
 }
 
 /**
- * Every rule's keywords as one pattern: a text is searched once for all of them, and only the
- * rules whose keywords it holds run (107 substring searches per field cost more than the rules).
+ * Every rule's keywords in one trie: a text is walked once, and only the rules whose keywords it
+ * holds run (hundreds of substring searches per field would cost more than the rules). A walk in
+ * code, not one big alternation: nothing to compile before the first scan.
  */
-const KEYWORDS = [...new Set(RULES.flatMap((r) => r.keywords ?? []))].sort((a, b) => b.length - a.length);
-const KEYWORD_RE = new RegExp(KEYWORDS.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+interface TrieNode {
+  word?: string;
+  next: Map<number, TrieNode>;
+}
+const TRIE: TrieNode = { next: new Map() };
+for (const k of new Set(RULES.flatMap((r) => r.keywords ?? []))) {
+  let n = TRIE;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    let child = n.next.get(c);
+    if (!child) n.next.set(c, (child = { next: new Map() }));
+    n = child;
+  }
+  n.word = k;
+}
 
-/** Each keyword with the keywords that are its prefixes (the alternation reports the longest one at a place). */
-const PREFIXES = new Map(KEYWORDS.map((k) => [k, KEYWORDS.filter((p) => k.startsWith(p))]));
+/** The first level as an array: most places of a text end there. */
+const FIRST: (TrieNode | undefined)[] = Array.from({ length: 128 }, (_, c) => TRIE.next.get(c));
 
-/** The keywords present in `lower`: the search restarts one character after each match, so overlapping ones count too. */
+/** The keywords present in `lower`, overlapping ones included. */
 function keywordsIn(lower: string): Set<string> {
   const found = new Set<string>();
-  KEYWORD_RE.lastIndex = 0;
-  for (let m = KEYWORD_RE.exec(lower); m; m = KEYWORD_RE.exec(lower)) {
-    for (const p of PREFIXES.get(m[0])!) found.add(p);
-    KEYWORD_RE.lastIndex = m.index + 1;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    for (let n = c < 128 ? FIRST[c] : TRIE.next.get(c), j = i + 1; n; n = n.next.get(lower.charCodeAt(j++))) if (n.word) found.add(n.word);
   }
   return found;
 }
@@ -70,7 +83,7 @@ const ALWAYS = RULES.filter((r) => !r.keywords);
 const RULE_ORDER = new Map(RULES.map((r, i) => [r, i]));
 
 /** The spans one rule finds in `text`. */
-function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
+export function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
   if (rule.scan) return rule.scan(text).map((s) => ({ ...s, rule: rule.id }));
   const re = rule.re!;
   const out: (Span & { rule: string })[] = [];
@@ -94,6 +107,9 @@ function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
     if (isPlaceholder(value)) continue;
     if (rule.check && !rule.check(value)) continue;
     out.push({ start, end: start + value.length, rule: rule.id });
+    // A value found is passed over, as a pattern's own match would be: `a_token=a_token=…` is one
+    // finding, not one per `=` with every value running to the end of the text (quadratic).
+    if (rule.value) re.lastIndex = start + value.length;
   }
   return out;
 }

@@ -26,6 +26,7 @@ describe('the package', () => {
       'dist/index.d.ts',
       'docs/mcp.md',
       'docs/secrets.md',
+      'rules/secrets/cloud.json',
     ])
       expect(files, f).toContain(f);
     expect(files.some((f) => f.startsWith('schemas/') && f.endsWith('.json'))).toBe(true);
