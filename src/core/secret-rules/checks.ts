@@ -162,6 +162,8 @@ export function isKeylikeName(name: string): boolean {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
+  // A segment that holds a password, secret or token word glued to others (`PGPASSWORD`, `dbpasswd`, `apitoken`).
+  if (segs.some((s) => /pass(?:word|wd)|secret(?!ar)|token(?!i[sz])|apikey/.test(s))) return true;
   for (let i = 0; i < segs.length; i++) {
     let joined = '';
     for (const s of segs.slice(i, i + 4)) {
@@ -204,13 +206,57 @@ export const isCodeReference = (v: string): boolean =>
 export const isIdentifierOrPath = (v: string): boolean =>
   /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^(?:\.{0,2}\/|~\/|[A-Za-z]:\\)/.test(v) || /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
 
-/** Generic assignments: the value must look like a credential, not a word, a reference or a name. */
+/**
+ * A value that reads as words, a name in code or a version rather than a random string:
+ * `mysecretpassword`, `Secret123!`, `apiKeyValue`, `test_api_key_1`, `v1.2.3-beta`.
+ */
+export function isWordLike(v: string): boolean {
+  if ((v.match(/[A-Z]/g)?.length ?? 0) > Math.max(2, v.length / 5)) return false;
+  // Deterministic pieces (each piece is the longest run of its kind: no backtracking).
+  const parts = v.match(/[A-Z]?[a-z]+|[A-Z]+|\d+|[^A-Za-z\d]+/g) ?? [];
+  const first = parts.findIndex((p) => /[A-Za-z]/.test(p));
+  const last = parts.findLastIndex((p) => /[A-Za-z]/.test(p));
+  if (first < 0 || parts.slice(0, first).join('').length > 4 || parts.slice(last + 1).join('').length > 4) return false;
+  for (let i = first + 1; i < last; i++) {
+    const p = parts[i]!;
+    if (/^\d/.test(p) ? !/^[-_. ]$/.test(parts[i - 1]!) : !/[A-Za-z]/.test(p) && !/^[-_. ]$/.test(p)) return false;
+  }
+  return true;
+}
+
+/** A short test value with a counting run (`abcdef123`, `12345abc`). */
+const countsUp = (v: string): boolean => v.length < 20 && /(?:abcd|bcde|cdef|1234|2345|3456|4567|5678|6789|qwer|asdf)/i.test(v);
+
+/** A template or a value built at run time (`%s`, `{0}`, `#{x}`, `@key@`, `$name`). */
+const isTemplate = (v: string): boolean => /%\(?\w*\)?[sd]\b|\{\d*\}|#\{|^@[\w.]+@$|\$[A-Za-z_{(]/.test(v);
+
+/** A file name or a relative path (`keys/api.pem`, `secret.json`). */
+const isFileName = (v: string): boolean =>
+  (/^[\w.-]+(?:\/[\w.-]+)+\/?$/.test(v) && v.split('/').every((p) => !p || isWordLike(p.replace(/\.\w{1,5}$/, '')))) ||
+  /^[\w-]+\.(?:pem|key|json|txt|p12|pfx|crt|ya?ml|env|cfg|conf|ini|toml|xml|properties)$/i.test(v);
+
+/** Base64 of plain text with spaces (`dGhpcyBpcyBhIHRlc3Q=`): encoded words, not a key. */
+const encodesProse = (v: string): boolean => {
+  if (v.length < 12 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return false;
+  const t = decodeBase64Text(v);
+  return t !== null && /\s/.test(t.trim()) && !/^\S+:\S+$/.test(t.trim());
+};
+
+/** Generic assignments: the value must look like a credential, not a word, a reference, a name or a test value. */
 export const looksLikeSecretValue = (v: string): boolean =>
   !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
   !isCodeReference(v) &&
   !isIdentifierOrPath(v) &&
   !PLACEHOLDER_PASSWORDS.test(v) &&
-  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v)) || (v.length >= 20 && entropy(v) >= 3.5));
+  !isPlaceholder(v) &&
+  !isTemplate(v) &&
+  !isFileName(v) &&
+  !countsUp(v) &&
+  !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
+  !(v.length < 24 && isWordLike(v)) &&
+  !encodesProse(v) &&
+  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
+    (v.length >= 20 && entropy(v) >= 3.5));
 
 /** A random-looking token: long enough, several character classes, high entropy. */
 export const randomToken =
