@@ -7,6 +7,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import context from './secret-corpus/context.js';
+import structured from './secret-corpus/structured.js';
 
 let seed = 20261122;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -229,6 +231,12 @@ NEGATIVES.push(
 );
 const negatives = [];
 for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, text: NEGATIVES[i % NEGATIVES.length]() });
+
+// The structured and context families come from their own sections (each sample names its family).
+for (const section of [structured, context]) {
+  positives.push(...section.positives);
+  negatives.push(...section.negatives);
+}
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/secrets/corpus.json');
 mkdirSync(dirname(out), { recursive: true });

@@ -99,7 +99,7 @@ export const PLACEHOLDER_PASSWORDS =
   /^(?:pass(?:word|wd)?|pwd|secret|changeme|admin|root|test|user(?:name)?|guest|default|mypass(?:word)?|yourpass(?:word)?|p@ssw0rd|letmein|\*+|x+)$/i;
 
 const KEYLIKE =
-  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|master[_-]?key|signing[_-]?key|encryption[_-]?key)';
+  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)';
 
 const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
 
@@ -200,7 +200,8 @@ export const isCodeReference = (v: string): boolean =>
   /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars|settings|config)[.[]/.test(v) ||
   /[()]/.test(v) ||
   /^\$[A-Za-z_{(]/.test(v) ||
-  /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
+  // A property chain (`settings.STRIPE_API_KEY`), not random pieces joined by dots.
+  (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v) && v.split('.').every((p) => p.length < 6 || !/\d/.test(p) || isWordLike(p.replace(/^[_$]+/, ''))));
 
 /** A constant's or variable's name (`K8S_CRED`, `DB_PASSWORD_SECRET`), a path or a URL: not a value. */
 export const isIdentifierOrPath = (v: string): boolean =>
@@ -235,11 +236,16 @@ const isFileName = (v: string): boolean =>
   (/^[\w.-]+(?:\/[\w.-]+)+\/?$/.test(v) && v.split('/').every((p) => !p || isWordLike(p.replace(/\.\w{1,5}$/, '')))) ||
   /^[\w-]+\.(?:pem|key|json|txt|p12|pfx|crt|ya?ml|env|cfg|conf|ini|toml|xml|properties)$/i.test(v);
 
-/** Base64 of plain text with spaces (`dGhpcyBpcyBhIHRlc3Q=`): encoded words, not a key. */
-const encodesProse = (v: string): boolean => {
-  if (v.length < 12 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return false;
-  const t = decodeBase64Text(v);
-  return t !== null && /\s/.test(t.trim()) && !/^\S+:\S+$/.test(t.trim());
+/**
+ * Base64 of something that is not a secret: prose (`dGhpcyBpcyBhIHRlc3Q=`), a placeholder or a
+ * word (`cGFzc3dvcmQ=`, "password"), or `user:password` with a placeholder password.
+ */
+const encodesNonSecret = (v: string): boolean => {
+  if (v.length < 8 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return false;
+  const t = decodeBase64Text(v)?.trim();
+  if (!t) return false;
+  const secret = /^[^\s:]+:(\S+)$/.exec(t)?.[1] ?? t;
+  return /\s/.test(t) || PLACEHOLDER_PASSWORDS.test(secret) || isPlaceholder(secret) || (secret.length < 24 && isWordLike(secret));
 };
 
 /** Generic assignments: the value must look like a credential, not a word, a reference, a name or a test value. */
@@ -254,7 +260,7 @@ export const looksLikeSecretValue = (v: string): boolean =>
   !countsUp(v) &&
   !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
   !(v.length < 24 && isWordLike(v)) &&
-  !encodesProse(v) &&
+  !encodesNonSecret(v) &&
   ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
     (v.length >= 20 && entropy(v) >= 3.5));
 

@@ -37,7 +37,7 @@ const NOT_SECRET_WORDS = new Set(
 const GLUED = /(?:api|key|token|secret|pat|auth|password|pass|access|client|private|bot|app|_)+$/;
 
 /** Candidate values: runs of token characters, 16 to 256 long. */
-const CANDIDATE = /(?<![A-Za-z0-9_+/=-])[A-Za-z0-9][A-Za-z0-9_+/-]{15,255}={0,2}(?![A-Za-z0-9_+/=-])/g;
+const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{15,255}={0,2}(?![A-Za-z0-9_+/=-])/g;
 
 const HEXISH = /^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
@@ -66,6 +66,8 @@ function words(s: string): { parts: string[]; runs: string[] } {
 function providerIn(parts: string[], runs: string[]): 'strong' | 'weak' | null {
   const names = [...parts, ...parts.slice(1).map((w, i) => parts[i]! + w), ...runs.filter((r) => r.length > 4).map((r) => r.replace(GLUED, ''))];
   if (names.some((w) => STRONG.has(w))) return 'strong';
+  // A name glued to more (`algoliasearch`, `twiliorestclient`): its prefixes of five letters or more.
+  for (const r of runs) for (let n = 5; n < r.length; n++) if (STRONG.has(r.slice(0, n))) return 'strong';
   return names.some((w) => WEAK.has(w)) ? 'weak' : null;
 }
 
@@ -82,8 +84,11 @@ function providerTokens(text: string): Span[] {
       .slice(-3)
       .join('\n');
     const { parts, runs } = words(before);
-    const lastWord = parts.at(-1);
-    if (lastWord === undefined || NOT_SECRET_WORDS.has(lastWord) || parts.slice(-4).some((w) => /^(?:commit|sha\d*|hash|digest|checksum)$/.test(w))) continue;
+    const last = parts.slice(-6);
+    const named = last.some((w) => SECRET_WORDS.has(w));
+    // Named as an id, a digest or something public; any other noun (`workspace`) only without a secret word near.
+    if (!last.length || /^(?:u|g)?uids?$|^ids?$/.test(last.at(-1)!) || (!named && NOT_SECRET_WORDS.has(last.at(-1)!))) continue;
+    if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || /^pk_/.test(v)) continue;
     const kind = providerIn(parts, runs);
     if (!kind) continue;
     if ((kind === 'weak' || HEXISH.test(v)) && !parts.some((w) => SECRET_WORDS.has(w))) continue;
