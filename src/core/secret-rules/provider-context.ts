@@ -18,6 +18,8 @@ const DATA = JSON.parse(readFileSync(new URL('../../../rules/secrets/providers.j
 };
 const STRONG = new Set(DATA.providers);
 const WEAK = new Set(DATA.weak);
+/** The first five letters of each name of five or more: a word that starts with none of them names no provider glued to more. */
+const STEMS = new Set(DATA.providers.filter((p) => p.length >= 5).map((p) => p.slice(0, 5)));
 
 /** How far back (characters) a provider's name may sit from the value. */
 const WINDOW = 80;
@@ -42,56 +44,107 @@ const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{15,255}={0,2}(
 const HEXISH = /^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
-/** Whether a value has a token's shape: random-looking, not a word, path, id or encoded prose. */
+/** Whether a value has a token's shape: random-looking, not a word, path, id or encoded prose (cheapest tests first). */
 function tokenShaped(v: string): boolean {
-  if (ULID.test(v) || isPlaceholder(v) || isCodeReference(v)) return false;
-  if (HEXISH.test(v)) return entropy(v.replace(/-/g, '')) >= 3;
-  if (!/\d/.test(v) && !(/[a-z]/.test(v) && /[A-Z]/.test(v) && v.length >= 24)) return false;
-  if (classes(v) < 2 || entropy(v) < (v.length < 24 ? 3.4 : 3.7)) return false;
-  // Every piece between separators a word or a number: a path, a slug, a version.
+  if (classes(v) < 2 || ULID.test(v)) return false;
+  const hex = HEXISH.test(v);
+  if (!hex && !/\d/.test(v) && !(/[a-z]/.test(v) && /[A-Z]/.test(v) && v.length >= 24)) return false;
+  if (entropy(hex ? v.replace(/-/g, '') : v) < (hex ? 3 : v.length < 24 ? 3.4 : 3.7)) return false;
+  if (isPlaceholder(v) || isCodeReference(v)) return false;
+  if (hex) return true;
   if (/\/[A-Za-z]?[a-z]{2,}(?:\/|$)|^[A-Za-z]?[a-z]{2,}\//.test(v)) return false; // a path: a piece is a word
+  // Every piece between separators a word or a number: a slug, a version, an identifier.
   if (v.split(/[_+/-]/).every((p) => !p || /^(?:[A-Za-z][a-z]*|[A-Z]+|\d+)$/.test(p) || isWordLike(p))) return false;
   const text = /[+/=]/.test(v) || v.length % 4 === 0 ? decodeBase64Text(v) : null;
   return text === null || !/\s/.test(text.trim());
 }
 
-/** Lower-case words of a stretch of text: identifiers split at `_`, `-`, `.` and camelCase humps. */
-function words(s: string): { parts: string[]; runs: string[] } {
-  const runs = s.match(/[A-Za-z0-9]+/g) ?? [];
-  const parts = runs.flatMap((r) => r.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(' ')).map((w) => w.toLowerCase());
-  return { parts, runs: runs.map((r) => r.toLowerCase()) };
+/** How a lower-case word names a provider: 'strong', 'weak' or null. */
+const nameKind = (w: string): 'strong' | 'weak' | null => (STRONG.has(w) ? 'strong' : WEAK.has(w) ? 'weak' : null);
+
+/**
+ * Where the text names a provider: each mention's end offset and kind, in one pass over its
+ * words (identifiers split at camelCase humps; two words joined, `new relic`; a name glued to
+ * more, `mailjetapikey`, `algoliasearch`).
+ */
+function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
+  const out: { end: number; kind: 'strong' | 'weak' }[] = [];
+  const run = /[A-Za-z0-9]{2,64}(?![A-Za-z0-9])/g;
+  let prev = '';
+  let prevEnd = -10;
+  for (let m = run.exec(text); m; m = run.exec(text)) {
+    if (/^\d+$/.test(m[0])) continue;
+    const lower = m[0].toLowerCase();
+    const parts = /[a-z0-9][A-Z]/.test(m[0])
+      ? m[0]
+          .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+          .toLowerCase()
+          .split(' ')
+      : [lower];
+    if (m.index - prevEnd > 2) prev = '';
+    let kind: 'strong' | 'weak' | null = null;
+    const consider = (w: string): void => {
+      const k = nameKind(w);
+      if (k === 'strong' || (k && !kind)) kind = k;
+    };
+    for (const p of parts) {
+      consider(p);
+      if (prev) consider(prev + p);
+      prev = p;
+    }
+    if (lower.length > 4) consider(lower.replace(GLUED, ''));
+    if (kind !== 'strong' && STEMS.has(lower.slice(0, 5)))
+      for (let n = 5; n < Math.min(lower.length, 25) && kind !== 'strong'; n++) if (STRONG.has(lower.slice(0, n))) kind = 'strong';
+    prevEnd = m.index + m[0].length;
+    if (kind) out.push({ end: prevEnd, kind });
+  }
+  return out;
 }
 
-/** The provider named in `before`: 'strong', 'weak', or null. Single words, two joined (`new relic`), glued suffixes. */
-function providerIn(parts: string[], runs: string[]): 'strong' | 'weak' | null {
-  const names = [...parts, ...parts.slice(1).map((w, i) => parts[i]! + w), ...runs.filter((r) => r.length > 4).map((r) => r.replace(GLUED, ''))];
-  if (names.some((w) => STRONG.has(w))) return 'strong';
-  // A name glued to more (`algoliasearch`, `twiliorestclient`): its prefixes of five letters or more.
-  for (const r of runs) for (let n = 5; n < r.length; n++) if (STRONG.has(r.slice(0, n))) return 'strong';
-  return names.some((w) => WEAK.has(w)) ? 'weak' : null;
-}
+/** Candidates checked in full per text (the first ones): text made of names and tokens costs no more than this. One finding refuses the write; a few name the places. */
+const MAX_CHECKED = 32;
 
 function providerTokens(text: string): Span[] {
   const out: Span[] = [];
+  let named: { end: number; kind: 'strong' | 'weak' }[] | null = null;
+  let next = 0;
+  let checked = 0;
   CANDIDATE.lastIndex = 0;
-  for (let m = CANDIDATE.exec(text); m; m = CANDIDATE.exec(text)) {
+  for (let m = CANDIDATE.exec(text); m && checked <= MAX_CHECKED && out.length < 4; m = CANDIDATE.exec(text)) {
     const v = m[0];
-    if (text[m.index - 1] === '.' || !tokenShaped(v)) continue; // after a dot: a domain's or a file's tail
+    // After a word and a dot: a domain's or a file's tail.
+    if (/[A-Za-z]{2}\.$/.test(text.slice(Math.max(0, m.index - 3), m.index))) continue;
+    // A provider named within WINDOW characters before the value (mentions come in order, as candidates do).
+    named ??= mentions(text);
+    while (next < named.length && named[next]!.end < m.index - WINDOW) next++;
+    const near: { end: number; kind: 'strong' | 'weak' }[] = [];
+    for (let i = next; i < named.length && named[i]!.end <= m.index; i++) near.push(named[i]!);
+    if (!near.length || checked++ > MAX_CHECKED || !tokenShaped(v)) continue;
     // Up to WINDOW characters back, over at most two line breaks.
     const before = text
       .slice(Math.max(0, m.index - WINDOW), m.index)
       .split('\n')
       .slice(-3)
       .join('\n');
-    const { parts, runs } = words(before);
-    const last = parts.slice(-6);
-    const named = last.some((w) => SECRET_WORDS.has(w));
+    const inWindow = near.filter((x) => x.end > m.index - before.length);
+    if (!inWindow.length) continue;
+    const kind = inWindow.some((x) => x.kind === 'strong') ? 'strong' : 'weak';
+    const last = (before.match(/[A-Za-z0-9]+/g) ?? [])
+      .flatMap((r) =>
+        r
+          .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+          .toLowerCase()
+          .split(' '),
+      )
+      .slice(-6);
+    const secretWord = last.some((w) => SECRET_WORDS.has(w));
+    const lastWord = last.at(-1) ?? '';
     // Named as an id, a digest or something public; any other noun (`workspace`) only without a secret word near.
-    if (!last.length || /^(?:u|g)?uids?$|^ids?$/.test(last.at(-1)!) || (!named && NOT_SECRET_WORDS.has(last.at(-1)!))) continue;
+    if (/^(?:u|g)?uids?$|^ids?$/.test(lastWord) || (!secretWord && NOT_SECRET_WORDS.has(lastWord))) continue;
     if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || /^pk_/.test(v)) continue;
-    const kind = providerIn(parts, runs);
-    if (!kind) continue;
-    if ((kind === 'weak' || HEXISH.test(v)) && !parts.some((w) => SECRET_WORDS.has(w))) continue;
+    // A hex string or a UUID needs a secret word, unless it is the value of the provider's own name (`mailerlite: …`).
+    const ownValue = kind === 'strong' && STRONG.has(lastWord) && /[:=][ \t"']*$/.test(before);
+    if ((kind === 'weak' || HEXISH.test(v)) && !secretWord && !ownValue) continue;
     out.push({ start: m.index, end: m.index + v.length });
   }
   return out;

@@ -12,6 +12,7 @@ import {
   encodesUserPassword,
   isCodeReference,
   isPlaceholder,
+  isWordLike,
   looksLikeSecretValue,
   randomToken,
   type Rule,
@@ -162,7 +163,7 @@ export const STRUCTURED_RULES: readonly Rule[] = [
     keywords: ['password', 'pwd'],
     re: /\b(?:Password|Pwd)\s*=\s*([^;'"\s]{4,256})/gi,
     group: 1,
-    check: (v) => realPassword(v) && !isCodeReference(v),
+    check: (v) => realPassword(v) && !isCodeReference(v) && !isWordLike(v),
   },
   {
     // Authorization: Bearer|Token <token>, in headers, curl -H, code and config.
@@ -183,9 +184,9 @@ export const STRUCTURED_RULES: readonly Rule[] = [
   {
     // Basic auth in code: HTTPBasicAuth("u", "p"), auth=("u", "p"), btoa("u:p"), b64encode(b"u:p").
     id: 'basic-auth-in-code',
-    keywords: ['auth', 'btoa', 'encode'],
+    keywords: ['auth', 'btoa', 'encode', 'base64'],
     scan: pairSpans(
-      /\b(?:[A-Za-z_]*basic_?auth|auth|credentials)\s*[=(:]\s*[([]?\s*["']([^"'\s]{1,128})["']\s*,\s*["']([^"'\s]{1,256})["']|\b(?:btoa|b64encode|encode64|strict_encode64|base64_encode|encodeToString)\s*\(\s*b?["']([^"':\s]{1,128}):([^"'\s]{1,256})["']/gi,
+      /\b(?:[A-Za-z_]*basic_?auth|auth|credentials)\s*[=(:]\s*[([]?\s*["']([^"'\s]{1,128})["']\s*,\s*["']([^"'\s]{1,256})["']|\b(?:btoa|b64encode|encode64|strict_encode64|base64_encode|encodeToString)\s*\(\s*b?["']([^"':\s]{1,128}):([^"'\s]{1,256})["']|\becho[ \t]+(?:-n[ \t]+)?["']?([^\s"':]{1,128}):([^\s"']{1,256}?)["']?[ \t]*\|[ \t]*base64/gi,
       (user, password) => realPassword(password, user),
     ),
   },
