@@ -99,7 +99,7 @@ export const PLACEHOLDER_PASSWORDS =
   /^(?:pass(?:word|wd)?|pwd|secret|changeme|admin|root|test|user(?:name)?|guest|default|mypass(?:word)?|yourpass(?:word)?|p@ssw0rd|letmein|\*+|x+)$/i;
 
 const KEYLIKE =
-  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)';
+  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|creds?|auth|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)';
 
 const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
 
@@ -200,6 +200,9 @@ export const isCodeReference = (v: string): boolean =>
   /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars|settings|config)[.[]/.test(v) ||
   /[()]/.test(v) ||
   /^\$[A-Za-z_{(]/.test(v) ||
+  // A secret manager's reference (`vault:secret/db#password`, `arn:aws:secretsmanager:…`), a subscript (`sys.argv[1]`).
+  /^(?:vault|ssm|secretsmanager|arn|sm|op|keyvault|gcpsm|awssm|ref|file|k8s|secret|secrets|env):/i.test(v) ||
+  /^[A-Za-z_$][\w$.]*\[[^\]]*\]/.test(v) ||
   // A property chain (`settings.STRIPE_API_KEY`), not random pieces joined by dots.
   (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v) && v.split('.').every((p) => p.length < 6 || !/\d/.test(p) || isWordLike(p.replace(/^[_$]+/, ''))));
 
@@ -224,6 +227,23 @@ export function isWordLike(v: string): boolean {
   }
   return true;
 }
+
+/** A common test password, leetspeak undone (`P@ssw0rd123`, `s3cr3t!`, `Welcome1`). */
+const isTestPassword = (v: string): boolean => {
+  if (v.length >= 20) return false;
+  const plain = v
+    .toLowerCase()
+    .replace(/0/g, 'o')
+    .replace(/[1!|]/g, 'i')
+    .replace(/3/g, 'e')
+    .replace(/[4@]/g, 'a')
+    .replace(/[5$]/g, 's')
+    .replace(/7/g, 't')
+    .replace(/[^a-z]+$/, '');
+  return /^(?:my|your|the|super|test|dev|prod|local|default)?[-_]?(?:pas+(?:word|wd)?|secret|token|apikey|admin|root|welcome|letmein|qwerty|changeme|hunter|monkey|dragon|master|login|test|demo|sample|default)/.test(
+    plain,
+  );
+};
 
 /** A short test value with a counting run (`abcdef123`, `12345abc`). */
 const countsUp = (v: string): boolean => v.length < 20 && /(?:abcd|bcde|cdef|1234|2345|3456|4567|5678|6789|qwer|asdf)/i.test(v);
@@ -258,6 +278,7 @@ export const looksLikeSecretValue = (v: string): boolean =>
   !isTemplate(v) &&
   !isFileName(v) &&
   !countsUp(v) &&
+  !isTestPassword(v) &&
   !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
   !(v.length < 24 && isWordLike(v)) &&
   !encodesNonSecret(v) &&

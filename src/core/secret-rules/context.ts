@@ -20,7 +20,7 @@ import {
 import { PROVIDER_CONTEXT_RULES } from './provider-context.js';
 import { STRUCTURED_RULES } from './structured.js';
 
-const KEY_WORDS = ['key', 'secret', 'token', 'pass', 'pwd', 'credential', 'auth'];
+const KEY_WORDS = ['key', 'secret', 'token', 'pass', 'pwd', 'cred', 'auth'];
 
 /**
  * Spans of values beside key-like names, for a pattern whose alternatives each capture a name
@@ -52,8 +52,9 @@ export const CONTEXT_RULES: readonly Rule[] = [
     // key-like part is found in JS (isKeylikeName): a pattern that let the engine choose where
     // the key-like part sits backtracked super-linearly on long runs of name characters and
     // could hang every writer behind the lock.
-    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})["']?\]?(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z][\w.<>?]{0,30}(?=[ \t]*=[^=>])|[ \t]+(?:string|String|str)\b)?[ \t]*(?:::=|:=|\?=|=>|->|[:=]|-(?=[ \t]))[ \t]*["'`]?/g,
-    matchCheck: (m) => isKeylikeName(m[1] ?? ''),
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})["']?\]?(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z][\w.<>?]{0,30}(?=[ \t]*=[^=>])|[ \t]+(?:string|String|str)\b)?[ \t]*(?:::=|:=|\?=|=>|->|\|\||\?\?|[:=]|-(?=[ \t]))[ \t]*["'`]?/g,
+    // A name inside a colon-separated chain (`arn:aws:secretsmanager:…:secret:prod/db`) is not assigned anything.
+    matchCheck: (m) => isKeylikeName(m[1] ?? '') && !(m.input[m.index - 1] === ':' && !m[0].slice(m[1]!.length).includes('=')),
     value: /[^\s"'`,;)]{6,4096}/y,
     check: looksLikeSecretValue,
   },
@@ -71,7 +72,7 @@ export const CONTEXT_RULES: readonly Rule[] = [
     // Prose: "the password is Zq8v…", "api key was …".
     id: 'secret-in-prose',
     keywords: ['password', 'passphrase', 'secret', 'token', 'api key'],
-    re: /\b(?:password|passphrase|passwd|secret|token|api key|access key)\s+(?:is|was|=|:|of)\s+["'`]?([^\s"'`]{8,256})/gi,
+    re: /\b(?:password|passphrase|passwd|secret|token|api key|access key|secret key|access token|auth token)(?:[ \t]*[:=][ \t]*|\s+(?:is|was|=|:|of)\s+)["'`]?([^\s"'`]{8,256})/gi,
     group: 1,
     check: (v) => looksLikeSecretValue(v.replace(/[.,;:!?)]+$/, '')) && entropy(v) >= 3,
   },

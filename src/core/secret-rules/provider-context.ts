@@ -31,17 +31,20 @@ const SECRET_WORDS = new Set(
 );
 /** A value that follows these words is an id or a digest, not a credential. */
 const NOT_SECRET_WORDS = new Set(
-  'id ids uuid guid commit commits sha sha1 sha256 sha512 hash digest checksum revision fingerprint integrity md5 etag version build release tag trace span request order invoice customer account user username email org organization tenant project workspace team channel issue ticket event message job run image file path url uri host domain region zone bucket name'.split(
+  'id ids uuid guid deployment commit commits sha sha1 sha256 sha512 hash digest checksum revision fingerprint integrity md5 etag version build release tag trace span request order invoice customer account user username email org organization tenant project workspace team channel issue ticket event message job run image file path url uri host domain region zone bucket name'.split(
     ' ',
   ),
 );
 /** Words glued after a provider's name in an identifier (`mailjetapikey`). */
 const GLUED = /(?:api|key|token|secret|pat|auth|password|pass|access|client|private|bot|app|_)+$/;
 
-/** Candidate values: runs of token characters, 16 to 256 long. */
-const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{15,255}={0,2}(?![A-Za-z0-9_+/=-])/g;
+/** Candidate values: runs of token characters, 12 to 256 long (under 16 only with a secret word near and a known name). */
+const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{11,255}={0,2}(?![A-Za-z0-9_+/=-])/g;
 
 const HEXISH = /^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+/** Object ids with a type prefix (Stripe's `cus_`, `price_`, OpenAI's `run_`, Vercel's `dpl_`) and publishable keys (`pk_`). */
+const ID_PREFIX =
+  /^(?:pk|price|prod|cus|pi|ch|sub|in|acct|evt|txn|po|re|seti|pm|src|tok|card|ba|btok|cs|dpl|prj|team|usr|user|org|ws|file|inv|plan|coupon|promo|tr|py|req|sess|msg|conv|thread|run|asst|ft|batch|vs|chatcmpl|resp)_/;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 /** Whether a value has a token's shape: random-looking, not a word, path, id or encoded prose (cheapest tests first). */
@@ -113,7 +116,7 @@ function providerTokens(text: string): Span[] {
   for (let m = CANDIDATE.exec(text); m && checked <= MAX_CHECKED && out.length < 4; m = CANDIDATE.exec(text)) {
     const v = m[0];
     // After a word and a dot: a domain's or a file's tail.
-    if (/[A-Za-z]{2}\.$/.test(text.slice(Math.max(0, m.index - 3), m.index))) continue;
+    if (/(?:^|[^A-Za-z0-9_+/-])[A-Za-z]+\.$/.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
     // A provider named within WINDOW characters before the value (mentions come in order, as candidates do).
     named ??= mentions(text);
     while (next < named.length && named[next]!.end < m.index - WINDOW) next++;
@@ -141,10 +144,14 @@ function providerTokens(text: string): Span[] {
     const lastWord = last.at(-1) ?? '';
     // Named as an id, a digest or something public; any other noun (`workspace`) only without a secret word near.
     if (/^(?:u|g)?uids?$|^ids?$/.test(lastWord) || (!secretWord && NOT_SECRET_WORDS.has(lastWord))) continue;
-    if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || /^pk_/.test(v)) continue;
+    if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || ID_PREFIX.test(v)) continue;
+    // A key that names a record, not a credential: `file key`, `primary key`, `idempotency key`.
+    if (lastWord === 'key' && /^(?:file|object|primary|foreign|partition|sort|idempotency|cache|row|lookup|public|publishable)$/.test(last.at(-2) ?? ''))
+      continue;
     // A hex string or a UUID needs a secret word, unless it is the value of the provider's own name (`mailerlite: …`).
     const ownValue = kind === 'strong' && STRONG.has(lastWord) && /[:=][ \t"']*$/.test(before);
-    if ((kind === 'weak' || HEXISH.test(v)) && !secretWord && !ownValue) continue;
+    if ((kind === 'weak' || HEXISH.test(v) || v.length < 16) && !secretWord && !ownValue) continue;
+    if (v.length < 16 && (kind === 'weak' || !/\d/.test(v) || !/[A-Za-z]/.test(v))) continue;
     out.push({ start: m.index, end: m.index + v.length });
   }
   return out;

@@ -132,7 +132,10 @@ const kubernetesSecretData = (text: string): Span[] =>
   /\bkind:\s*["']?Secret\b/.test(text) ? yamlSecretData(text) : /"kind"\s*:\s*"Secret"/.test(text) ? jsonSecretData(text) : [];
 
 /** Basic authorization: `user:password` inside, or (not text) a random key. */
-const basicValue = (v: string): boolean => encodesUserPassword(v) || (decodeBase64Text(v) === null && randomToken(16, 3.5)(v));
+const basicValue = (v: string): boolean => {
+  const text = decodeBase64Text(v);
+  return encodesUserPassword(v) || (text === null ? randomToken(16, 3.5)(v) : !text.includes(':') && randomToken(16, 3.5)(text));
+};
 
 export const STRUCTURED_RULES: readonly Rule[] = [
   {
@@ -166,10 +169,10 @@ export const STRUCTURED_RULES: readonly Rule[] = [
     check: (v) => realPassword(v) && !isCodeReference(v) && !isWordLike(v),
   },
   {
-    // Authorization: Bearer|Token <token>, in headers, curl -H, code and config.
+    // Authorization: Bearer|Token|SSWS|Api-Key|… <token> (any scheme, or none), in headers, curl -H, code and config.
     id: 'authorization-header',
-    keywords: ['bearer', 'token ', 'authorization'],
-    re: /\b(?:authorization["']?\s*[:=,]\s*["']?\s*(?:bearer|token)|bearer)\s+([A-Za-z0-9._~+/-]{16,4096}={0,2})/gi,
+    keywords: ['bearer', 'authorization'],
+    re: /(?:\bauthorization["']?[ \t]*[:=,][ \t]*["']?[ \t]*(?:(?!basic\b)[A-Za-z][\w-]{0,30}[ \t]+)?|\bbearer[ \t]+)([A-Za-z0-9._~+/-]{16,4096}={0,2})/gi,
     group: 1,
     check: (v) => !isCodeReference(v) && (classes(v) >= 2 || v.length >= 32) && entropy(v) >= 3.2,
   },
