@@ -52,20 +52,21 @@ export const CONTEXT_RULES: readonly Rule[] = [
     // key-like part is found in JS (isKeylikeName): a pattern that let the engine choose where
     // the key-like part sits backtracked super-linearly on long runs of name characters and
     // could hang every writer behind the lock.
-    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})["']?\]?(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z][\w.<>?]{0,30}(?=[ \t]*=[^=>])|[ \t]+(?:string|String|str)\b)?[ \t]*(?:::=|:=|\?=|=>|->|\|\||\?\?|[:=]|-(?=[ \t]))[ \t]*["'`]?/g,
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})\\?["']?\]?(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z][\w.<>?]{0,30}(?=[ \t]*=[^=>])|[ \t]+(?:string|String|str)\b)?[ \t]*(?:::=|:=|\?=|=>|->|\|\||\?\?|===?|!==?|<-|[:=]|-(?=[ \t]))[ \t]*(?:@|[bfrBFR]{1,2}(?=["']))?\\?["'`]?/g,
     // A name inside a colon-separated chain (`arn:aws:secretsmanager:…:secret:prod/db`) is not assigned anything.
     matchCheck: (m) => isKeylikeName(m[1] ?? '') && !(m.input[m.index - 1] === ':' && !m[0].slice(m[1]!.length).includes('=')),
-    value: /[^\s"'`,;)]{6,4096}/y,
+    value: /[^\s"'`,;)\\]{6,4096}/y,
     check: looksLikeSecretValue,
   },
   {
     // The other places a name meets its value: call arguments (`setenv("API_KEY", "…")`,
     // `define('DB_PASSWORD', '…')`), XML elements (`<apiKey>…</apiKey>`) and `key="…" value="…"`
-    // attributes, command-line flags (`--api-key …`), Dockerfile `ENV NAME value`, `setx NAME value`.
+    // attributes and `<entry key="…">…</entry>`, command-line flags (`--api-key …`), Dockerfile
+    // `ENV NAME value`, `setx NAME value`, C's `#define NAME "…"`, Clojure's `:api-key "…"`.
     id: 'secret-keyed-value',
     keywords: KEY_WORDS,
     scan: keyedValues(
-      /["']([A-Za-z0-9_.-]{1,80})["'][ \t]*,[ \t]*["'`]([^"'`\s]{6,4096})["'`]|<([A-Za-z_][\w.:-]{0,80})>[ \t]*([^<\s]{6,4096})[ \t]*<\/|\b(?:key|name)[ \t]*=[ \t]*["']([\w.:-]{1,80})["'][ \t]+value[ \t]*=[ \t]*["']([^"'\s]{6,4096})["']|(?<![\w-])--([A-Za-z][\w-]{1,60})[ \t]+["']?([^\s"'-][^\s"']{5,4095})|\b(?:ENV|ARG|setx|set -x)[ \t]+([A-Za-z_][\w.-]{0,80})[ \t]+["']?([^\s"'=]{6,4096})/g,
+      /["']([A-Za-z0-9_.-]{1,80})["'][ \t]*,[ \t]*["'`]([^"'`\s]{6,4096})["'`]|<([A-Za-z_][\w.:-]{0,80})>[ \t]*([^<\s]{6,4096})[ \t]*<\/|\b(?:key|name)[ \t]*=[ \t]*["']([\w.:-]{1,80})["'][ \t]+value[ \t]*=[ \t]*["']([^"'\s]{6,4096})["']|(?<![\w-])--([A-Za-z][\w-]{1,60})[ \t]+["']?([^\s"'-][^\s"']{5,4095})|(?:\b(?:ENV|ARG|setx|set -x)|#define)[ \t]+([A-Za-z_][\w.-]{0,80})[ \t]+["']?([^\s"'=]{6,4096})|\b(?:key|name)=["']([\w.:-]{1,80})["'][^<>]{0,100}>[ \t]*([^<\s]{6,4096})[ \t]*<|(?<![\w:]):([A-Za-z][\w-]{0,80})[ \t]+"([^"\s]{6,4096})"/g,
     ),
   },
   {

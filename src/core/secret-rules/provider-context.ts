@@ -117,6 +117,8 @@ function providerTokens(text: string): Span[] {
     const v = m[0];
     // After a word and a dot: a domain's or a file's tail.
     if (/(?:^|[^A-Za-z0-9_+/-])[A-Za-z]+\.$/.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
+    // Letters and digits mixed, or long and mixed-case, before any further work (words are most candidates).
+    if (!(/\d/.test(v) ? /[A-Za-z]/.test(v) : v.length >= 24 && /[a-z]/.test(v) && /[A-Z]/.test(v))) continue;
     // A provider named within WINDOW characters before the value (mentions come in order, as candidates do).
     named ??= mentions(text);
     while (next < named.length && named[next]!.end < m.index - WINDOW) next++;

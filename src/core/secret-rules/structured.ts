@@ -189,7 +189,7 @@ export const STRUCTURED_RULES: readonly Rule[] = [
     id: 'basic-auth-in-code',
     keywords: ['auth', 'btoa', 'encode', 'base64'],
     scan: pairSpans(
-      /\b(?:[A-Za-z_]*basic_?auth|auth|credentials)\s*[=(:]\s*[([]?\s*["']([^"'\s]{1,128})["']\s*,\s*["']([^"'\s]{1,256})["']|\b(?:btoa|b64encode|encode64|strict_encode64|base64_encode|encodeToString)\s*\(\s*b?["']([^"':\s]{1,128}):([^"'\s]{1,256})["']|\becho[ \t]+(?:-n[ \t]+)?["']?([^\s"':]{1,128}):([^\s"']{1,256}?)["']?[ \t]*\|[ \t]*base64/gi,
+      /\b(?:[A-Za-z_]*basic_?auth|auth|credentials)\s*[=(:]\s*[([]?\s*["']([^"'\s]{1,128})["']\s*,\s*["']([^"'\s]{1,256})["']|\b(?:btoa|b64encode|encode64|strict_encode64|base64_encode|encodeToString)\s*\(\s*b?["']([^"':\s]{1,128}):([^"'\s]{1,256})["']|\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?["']?([^\s"':]{1,128}):([^\s"']{1,256}?)["']?[ \t]*\|[ \t]*base64/gi,
       (user, password) => realPassword(password, user),
     ),
   },
