@@ -245,8 +245,9 @@ const isTestPassword = (v: string): boolean => {
   );
 };
 
-/** A short test value with a counting run (`abcdef123`, `12345abc`). */
-const countsUp = (v: string): boolean => v.length < 20 && /(?:abcd|bcde|cdef|1234|2345|3456|4567|5678|6789|qwer|asdf)/i.test(v);
+/** A test value with a counting run (`abcdef123`, `12345abc`; a long value, a long run). */
+const countsUp = (v: string): boolean =>
+  (v.length < 20 && /(?:abcd|bcde|cdef|1234|2345|3456|4567|5678|6789|qwer|asdf)/i.test(v)) || /abcdefgh|12345678|qwertyui/i.test(v);
 
 /** A template or a value built at run time (`%s`, `{0}`, `#{x}`, `@key@`, `$name`). */
 const isTemplate = (v: string): boolean => /%\(?\w*\)?[sd]\b|\{\d*\}|#\{|^@[\w.]+@$|\$[A-Za-z_{(]/.test(v);
@@ -280,7 +281,9 @@ export const looksLikeSecretValue = (v: string): boolean =>
   !countsUp(v) &&
   !isTestPassword(v) &&
   !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
-  !(v.length < 24 && isWordLike(v)) &&
+  !isWordLike(v) &&
+  // A digest named as such, or a value that says it is not for real use.
+  !/^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:-]|insecure|do[-_]?not[-_]?use|change[-_]?(?:me|it|this|in)/i.test(v) &&
   !encodesNonSecret(v) &&
   ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
     (v.length >= 20 && entropy(v) >= 3.5));
