@@ -293,7 +293,7 @@ for (const n of sizes) {
   if (!args.includes('--no-semantic')) {
     const engine = staticEmbedder();
     if (!engine) throw new Error('bench: the static embedding table is missing (models/)');
-    const snap = new MemoryService({ cwd: dir, env }).snapshot();
+    const snap = new MemoryService({ cwd: dir, env }).engine.snapshot();
     const texts = snap.entries.map((se) => embeddedText(se.entry));
     const embedMs = time(() => engine.embed(texts))[0];
     row(n, 'embedding throughput, static table (in process)', (texts.length / embedMs) * 1000, 'read+parse rate', (n / readParse) * 1000, 'texts/s', '>= 10K in 60 s');
@@ -342,7 +342,7 @@ for (const n of sizes) {
   // are a process holding one index, as the daemon does.
   const snapFile = join(stateDirOf(dir).dir, 'cache/index.bin');
   {
-    const snap = new MemoryService({ cwd: dir, env, longLived: true }).snapshot();
+    const snap = new MemoryService({ cwd: dir, env, longLived: true }).engine.snapshot();
     const docs = snap.entries.map((se) => ({ key: `${se.project}/${se.meta.id}`, stamp: se.stamp, load: () => se.entry }));
     let built;
     const build = time(() => { built = SearchIndex.empty(); built.sync(docs); })[0];

@@ -89,20 +89,86 @@ export class Cli {
     return table(rows, header, this.caller.columns);
   }
 
-  readTextInput(file: string, option?: string): { text: string; source: string } {
-    return readTextInput(this.caller, file, option);
+  /**
+   * Reads a file (or `-` for stdin) as UTF-8 text; bytes that are not valid UTF-8 are refused with
+   * their offset (never silently replaced), and so is input over MAX_INPUT_BYTES.
+   */
+  readTextInput(file: string): { text: string; source: string } {
+    let buf: Buffer;
+    let source: string;
+    if (file === '-') {
+      source = 'stdin';
+      try {
+        buf = this.caller.stdin ?? readFileSync(0);
+      } catch {
+        buf = Buffer.alloc(0);
+      }
+    } else {
+      const abs = resolve(this.caller.cwd, file);
+      if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
+      const st = statSync(abs);
+      if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
+      if (st.size > MAX_INPUT_BYTES)
+        throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (--file)` }], 'input');
+      source = file;
+      buf = readFileSync(abs);
+    }
+    if (buf.length > MAX_INPUT_BYTES)
+      throw new ValidationError([{ path: source, message: `is ${buf.length} bytes; at most ${MAX_INPUT_BYTES} are read` }], 'input');
+    try {
+      return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf), source };
+    } catch {
+      const at = firstInvalidUtf8(buf);
+      throw new ValidationError([{ path: source, message: `is not valid UTF-8 (at byte ${at}); save it as UTF-8` }], 'input');
+    }
   }
 
-  readJsonInput(file: string | undefined, option?: string): unknown {
-    return readJsonInput(this.caller, file, option);
+  /** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
+  readJsonInput(file: string | undefined): unknown {
+    if (file === undefined || file === '') throw new UsageError('--file is required (a JSON file, or - for stdin)');
+    const { text, source } = this.readTextInput(file);
+    if (!text.trim()) throw new ValidationError([{ path: source, message: 'is empty (expected JSON)' }], 'input');
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new ValidationError([{ path: source, message: `is not valid JSON (${(err as Error).message})` }], 'input');
+    }
+    checkDepth(doc, source);
+    return doc;
   }
 
+  /**
+   * A progress bar on stderr for work that takes seconds (`phase` names the step: validating,
+   * writing), or undefined when stderr is not a terminal or the output is JSON: piped output stays
+   * clean. The bar ends its line when the last phase reaches its total.
+   */
   progressBar(json: boolean, lastPhase: string): ((done: number, total: number, phase: string) => void) | undefined {
-    return progressBar(this.caller, json, lastPhase);
+    if (json || !this.caller.stderrIsTTY) return undefined;
+    return (done, total, phase) => {
+      const fill = Math.round((done / Math.max(1, total)) * 30);
+      this.caller.stderr.write(`\r${phase.padEnd(10)} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
+      if (phase === lastPhase && done === total) this.caller.stderr.write('\n');
+    };
   }
 
+  /** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
   reportError(err: unknown, json: boolean): number {
-    return reportError(this.caller, err, json);
+    const { stdout, stderr } = this.caller;
+    if (err instanceof MemoryError) {
+      if (err.problems.length) {
+        // Hundreds of entries with the same problem: the first ones, then a count (--json has all).
+        for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) stderr.write(`error: ${formatProblem(p)}\n`);
+        const more = err.problems.length - MAX_PROBLEM_LINES;
+        if (more > 0) stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
+      } else stderr.write(`error: ${err.message}\n`);
+      if (json) stdout.write(jsonText({ error: err.toJSON() }));
+      return err.exitCode;
+    }
+    const e = err as Error;
+    stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
+    if (json) stdout.write(jsonText({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } }));
+    return 1;
   }
 }
 
@@ -121,41 +187,10 @@ export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolea
 }
 
 /** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
-export const MAX_INPUT_BYTES = 256 * 1024 * 1024;
+const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 
-/**
- * Reads a file (or `-` for stdin) as UTF-8 text; bytes that are not valid UTF-8 are refused with
- * their offset (never silently replaced), and so is input over MAX_INPUT_BYTES.
- */
-export function readTextInput(caller: Caller, file: string, option = '--file'): { text: string; source: string } {
-  let buf: Buffer;
-  let source: string;
-  if (file === '-') {
-    source = 'stdin';
-    try {
-      buf = caller.stdin ?? readFileSync(0);
-    } catch {
-      buf = Buffer.alloc(0);
-    }
-  } else {
-    const abs = resolve(caller.cwd, file);
-    if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
-    const st = statSync(abs);
-    if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
-    if (st.size > MAX_INPUT_BYTES)
-      throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (${option})` }], 'input');
-    source = file;
-    buf = readFileSync(abs);
-  }
-  if (buf.length > MAX_INPUT_BYTES)
-    throw new ValidationError([{ path: source, message: `is ${buf.length} bytes; at most ${MAX_INPUT_BYTES} are read` }], 'input');
-  try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf), source };
-  } catch {
-    const at = firstInvalidUtf8(buf);
-    throw new ValidationError([{ path: source, message: `is not valid UTF-8 (at byte ${at}); save it as UTF-8` }], 'input');
-  }
-}
+/** Problems printed one per line before the rest are counted. */
+const MAX_PROBLEM_LINES = 20;
 
 /** The offset of the first byte that breaks UTF-8. */
 function firstInvalidUtf8(buf: Buffer): number {
@@ -186,56 +221,6 @@ function firstInvalidUtf8(buf: Buffer): number {
   return lo;
 }
 
-/** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
-export function readJsonInput(caller: Caller, file: string | undefined, option = '--file'): unknown {
-  if (file === undefined || file === '') throw new UsageError(`${option} is required (a JSON file, or - for stdin)`);
-  const { text, source } = readTextInput(caller, file, option);
-  if (!text.trim()) throw new ValidationError([{ path: source, message: 'is empty (expected JSON)' }], 'input');
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new ValidationError([{ path: source, message: `is not valid JSON (${(err as Error).message})` }], 'input');
-  }
-  checkDepth(doc, source);
-  return doc;
-}
-
-/** Problems printed one per line before the rest are counted. */
-const MAX_PROBLEM_LINES = 20;
-
-/** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
-export function reportError(caller: Caller, err: unknown, json: boolean): number {
-  if (err instanceof MemoryError) {
-    if (err.problems.length) {
-      // Hundreds of entries with the same problem: the first ones, then a count (--json has all).
-      for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) caller.stderr.write(`error: ${formatProblem(p)}\n`);
-      const more = err.problems.length - MAX_PROBLEM_LINES;
-      if (more > 0) caller.stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
-    } else caller.stderr.write(`error: ${err.message}\n`);
-    if (json) caller.stdout.write(jsonText({ error: err.toJSON() }));
-    return err.exitCode;
-  }
-  const e = err as Error;
-  caller.stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
-  if (json) caller.stdout.write(jsonText({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } }));
-  return 1;
-}
-
-/**
- * A progress bar on stderr for work that takes seconds (`phase` names the step: validating,
- * writing), or undefined when stderr is not a terminal or the output is JSON: piped output stays
- * clean. The bar ends its line when the last phase reaches its total.
- */
-export function progressBar(caller: Caller, json: boolean, lastPhase: string): ((done: number, total: number, phase: string) => void) | undefined {
-  if (json || !caller.stderrIsTTY) return undefined;
-  return (done, total, phase) => {
-    const fill = Math.round((done / Math.max(1, total)) * 30);
-    caller.stderr.write(`\r${phase.padEnd(10)} [${'#'.repeat(fill)}${' '.repeat(30 - fill)}] ${done}/${total}`);
-    if (phase === lastPhase && done === total) caller.stderr.write('\n');
-  };
-}
-
 /**
  * Fixed-width table for human output. On a terminal, the last column (the summary) is cut to fit
  * its width, so rows never wrap into noise; piped output keeps every character.
@@ -249,7 +234,4 @@ export function table(rows: string[][], header: string[], columns?: number): str
   return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
-export function clip(s: string, n: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length <= n ? one : `${one.slice(0, n - 1)}…`;
-}
+export { clip } from '../core/entry.js';

@@ -38,8 +38,7 @@ const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']
  * rows), or git variables that point elsewhere.
  */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
-  if (argv[0] !== 'memory' || !CATALOG_READS.has(argv[1] ?? '') || argv.some((a) => /^(--help|-h|--version)$/.test(a))) return undefined;
-  if (hasGitLocation(env)) return undefined;
+  if (!endsWhenDone(argv) || hasGitLocation(env)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     if (!existsSync(join(root, MEMORY_DIR))) return undefined;

@@ -5,13 +5,10 @@
  * superseded entries that are candidates for cleanup. Applying a plan creates the merged or
  * summary entry and supersedes the originals (they are preserved).
  */
-import { SUMMARY_MAX, CONTENT_MAX } from './constants.js';
+import { CONTENT_MAX, type STRATEGIES, SUMMARY_MAX } from './constants.js';
 import type { MemoryEntry } from './schema.js';
 import { UnionFind, candidatePairs, decide, similarity, vectorize, type PairDecision } from './similarity.js';
 
-import { STRATEGIES } from './constants.js';
-
-export { STRATEGIES };
 export type Strategy = (typeof STRATEGIES)[number];
 
 export interface PlanMember {
@@ -67,12 +64,13 @@ export function mergedEntry(
   importance: (e: MemoryEntry) => number,
 ): { kept: MemoryEntry; entry: Record<string, unknown> } {
   const kept = choose(members, strategy, importance);
-  const union = <T>(xs: T[][], key: (x: T) => string): T[] => {
-    const seen = new Set<string>();
-    return xs.flat().filter((x) => (seen.has(key(x)) ? false : (seen.add(key(x)), true)));
-  };
   const others = members.filter((m) => m.id !== kept.id);
   const ordered = [kept, ...others]; // the kept entry's tags, evidence and links first
+  /** The members' items of one list field, each once (by `key`), in that order. */
+  const union = <T>(list: (m: MemoryEntry) => T[], key: (x: T) => string): T[] => {
+    const seen = new Set<string>();
+    return ordered.flatMap(list).filter((x) => (seen.has(key(x)) ? false : (seen.add(key(x)), true)));
+  };
   const content =
     strategy === 'merge_content'
       ? clip([kept.content, ...others.map((o) => o.content).filter((c) => c && c !== kept.content)].join('\n\n'), CONTENT_MAX)
@@ -84,19 +82,13 @@ export function mergedEntry(
     scope: kept.scope,
     summary: clip(`${kept.summary}`, SUMMARY_MAX),
     content,
-    tags: union(
-      ordered.map((m) => m.tags),
-      (t) => t,
-    ),
+    tags: union((m) => m.tags, String),
     confidence: Math.max(...members.map((m) => m.confidence)),
     evidence: union(
-      ordered.map((m) => m.evidence),
+      (m) => m.evidence,
       (e) => `${e.type}\u0000${e.uri}`,
     ),
-    related_entries: union(
-      ordered.map((m) => m.related_entries),
-      (r) => r,
-    ).filter((r) => !members.some((m) => m.id === r)),
+    related_entries: union((m) => m.related_entries, String).filter((r) => !members.some((m) => m.id === r)),
   };
   if (kept.valid_from) entry.valid_from = kept.valid_from;
   if (kept.valid_to) entry.valid_to = kept.valid_to;

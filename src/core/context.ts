@@ -24,13 +24,6 @@ export function isContextWorthy(e: EntryLike, nowMs: number): boolean {
   return true;
 }
 
-const SECTION_TITLES: Record<string, string> = {
-  decisions: 'Decisions',
-  state: 'State',
-  observations: 'Observations',
-  learnings: 'Learnings',
-};
-
 /** What an entry whose cited code changed or went says, so an agent re-checks before relying on it. */
 const EVIDENCE_MARK: Partial<Record<AnchorStatus, string>> = {
   changed: ' **(evidence changed since written: re-check)**',
@@ -66,16 +59,14 @@ export function renderContext(project: string, entries: MemoryEntry[], nowMs: nu
   );
 }
 
-/** The fields choosing and placing an entry: its metadata (the catalog's, without summary or content). */
-type ContextMeta = EntryLike;
-
 /**
  * renderContext over entries whose full text is read only when needed: choosing and ranking use
- * the metadata, and only the top-ranked entries that can fit the budget are read and rendered.
+ * the metadata (the catalog's, without summary or content), and only the top-ranked entries that
+ * can fit the budget are read and rendered.
  */
 export function renderContextOf(
   project: string,
-  items: { meta: ContextMeta; entry: () => MemoryEntry; evidence?: () => AnchorStatus }[],
+  items: { meta: EntryLike; entry: () => MemoryEntry; evidence?: () => AnchorStatus }[],
   nowMs: number,
   budget = DEFAULT_CONTEXT_BUDGET,
 ): RenderedContext {
@@ -140,7 +131,7 @@ function renderBody(entries: Pick<MemoryEntry, 'section' | 'subject'>[], lines: 
       else bySubject.set(e.subject, [line]);
     });
     if (!bySubject.size) continue;
-    parts.push(`## ${SECTION_TITLES[section]}\n`);
+    parts.push(`## ${section.charAt(0).toUpperCase()}${section.slice(1)}\n`);
     for (const subject of [...bySubject.keys()].sort()) {
       parts.push(`### ${subject}\n`);
       parts.push(`${bySubject.get(subject)!.join('\n')}\n`);

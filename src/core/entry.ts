@@ -78,7 +78,8 @@ export interface CommitChange {
 
 const SUBJECT_MAX = 72;
 
-function clip(s: string, max: number): string {
+/** `s` on one line, cut to `max` characters. */
+export function clip(s: string, max: number): string {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
 }

@@ -59,10 +59,7 @@ export function checkRepoPath(p: string): string | null {
 }
 
 function checkSensitive(pathPart: string): string | null {
-  for (const re of SENSITIVE_PATH) {
-    if (re.test(pathPart)) return 'points at a file that holds credentials; cite a non-secret file instead';
-  }
-  return null;
+  return SENSITIVE_PATH.some((re) => re.test(pathPart)) ? 'points at a file that holds credentials; cite a non-secret file instead' : null;
 }
 
 /** Checks a URL for embedded credentials and token-bearing query strings. */

@@ -51,10 +51,12 @@ export interface DecayConfig extends CurveParams {
   archive_below_importance: number;
   retention_days: number;
   /** Per-section and per-memory-type overrides: a curve and/or its parameters. */
-  sections?: Partial<Record<string, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
-  memory_types?: Partial<Record<MemoryType, Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>>>;
+  sections?: Partial<Record<string, CurveOverride>>;
+  memory_types?: Partial<Record<MemoryType, CurveOverride>>;
 }
 
+/** A section's or memory type's own curve and/or its parameters. */
+type CurveOverride = Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>;
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T[K] };
 
 // ts-fsrs loads only when the fsrs6 curve is used: every CLI command imports this module.
@@ -208,19 +210,23 @@ export function configFor(cfg: DecayConfig, section: string, type: MemoryType): 
 }
 
 function mergeConfig(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
-  const merge = (base: DecayConfig, o: (Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>) | undefined): DecayConfig =>
-    o
-      ? {
-          ...base,
-          ...(o.curve ? { curve: o.curve } : {}),
-          ...(o.forget_threshold !== undefined ? { forget_threshold: o.forget_threshold } : {}),
-          exponential: { ...base.exponential, ...o.exponential },
-          half_life: { ...base.half_life, ...o.half_life },
-          periodic: { ...base.periodic, ...o.periodic },
-          fsrs6: { ...base.fsrs6, ...o.fsrs6 },
-        }
-      : base;
-  return merge(merge(cfg, cfg.sections?.[section]), cfg.memory_types?.[type]);
+  return overlay(overlay(cfg, cfg.sections?.[section]), cfg.memory_types?.[type]);
+}
+
+/** Settings of a decay block (a project's, a section's, a memory type's). */
+type DecayOverrides = Partial<Omit<DecayConfig, keyof CurveParams>> & DeepPartial<CurveParams>;
+
+/** `o` over `base`: the settings it gives, and each curve's parameters merged one by one. */
+function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {
+  if (!o) return base;
+  return {
+    ...base,
+    ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)),
+    exponential: { ...base.exponential, ...o.exponential },
+    half_life: { ...base.half_life, ...o.half_life },
+    periodic: { ...base.periodic, ...o.periodic },
+    fsrs6: { ...base.fsrs6, ...o.fsrs6 },
+  };
 }
 
 // ---------------------------------------------------------------- the curves
@@ -265,7 +271,6 @@ function retrievalGrowth(retrievals: number): number {
 }
 
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
-const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 const NO_LIFECYCLE: Lifecycle = Object.freeze({});
 
 /** Date.parse, memoized: the same few thousand timestamps are parsed on every query. */
@@ -303,8 +308,8 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   const state = (strength: number, effective: number, factor: number, value: number, forget: boolean): LifecycleState => ({
     curve: cfg.curve,
     memory_type: type,
-    strength: round4(strength),
-    effective_confidence: round4(effective),
+    strength: round(strength),
+    effective_confidence: round(effective),
     // A label never claims more than the entry states: reinforcement raises the effective value,
     // not how the knowledge was stated.
     confidence_label: confidenceLabel(Math.min(effective, e.confidence)),
@@ -312,52 +317,36 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
     days_since_access: Math.round(daysSince * 100) / 100,
     retrievals,
     last_accessed_at: usage?.last_accessed_at ?? null,
-    factor: round4(factor),
+    factor: round(factor),
     exempt,
     threshold,
-    value: round4(value),
+    value: round(value),
     forget,
   });
   if (exempt) return state(1, boosted, 1, cfg.curve === 'periodic' ? boosted : 1, false);
-  let strength: number;
-  let effective: number;
-  let factor: number;
-  let value: number;
-  switch (cfg.curve) {
-    case 'exponential': {
-      const s = (lc.stability ?? cfg.exponential.stability_hours) * retrievalGrowth(retrievals);
-      strength = exponentialStrength(elapsed / HOUR_MS, s);
-      factor = strength;
-      effective = boosted * strength;
-      value = strength;
-      break;
-    }
-    case 'half-life': {
-      factor = halfLifeFactor(elapsed / DAY_MS, retrievals, importance, cfg.half_life);
-      strength = Math.max(cfg.half_life.min_importance, factor);
-      effective = boosted * strength;
-      value = strength;
-      break;
-    }
-    case 'periodic': {
-      const p = periodicConfidence(boosted, elapsed / DAY_MS, retrievals, cfg.periodic);
-      factor = p.rate ** p.periods;
-      effective = p.value;
-      strength = boosted > 0 ? p.value / boosted : 0;
-      value = p.value;
-      break;
-    }
-    case 'fsrs6': {
-      const s = (lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days) * retrievalGrowth(retrievals);
-      strength = fsrsRetrievability(elapsed / DAY_MS, s);
-      factor = strength;
-      effective = boosted * strength;
-      value = strength;
-      break;
-    }
-  }
+  const days = elapsed / DAY_MS;
   // Below the curve's threshold, or unimportant and unused for the retention period.
-  return state(strength, effective, factor, value, round4(value) < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days));
+  const forget = (value: number): boolean => round(value) < threshold || (importance < cfg.archive_below_importance && daysSince > cfg.retention_days);
+  if (cfg.curve === 'periodic') {
+    // This curve decays the confidence itself; the strength is the share of it left.
+    const p = periodicConfidence(boosted, days, retrievals, cfg.periodic);
+    return state(boosted > 0 ? p.value / boosted : 0, p.value, p.rate ** p.periods, p.value, forget(p.value));
+  }
+  let strength: number;
+  let factor: number;
+  switch (cfg.curve) {
+    case 'exponential':
+      factor = strength = exponentialStrength(elapsed / HOUR_MS, (lc.stability ?? cfg.exponential.stability_hours) * retrievalGrowth(retrievals));
+      break;
+    case 'half-life':
+      factor = halfLifeFactor(days, retrievals, importance, cfg.half_life);
+      strength = Math.max(cfg.half_life.min_importance, factor);
+      break;
+    case 'fsrs6':
+      factor = strength = fsrsRetrievability(days, (lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days) * retrievalGrowth(retrievals));
+      break;
+  }
+  return state(strength, boosted * strength, factor, strength, forget(strength));
 }
 
 // ---------------------------------------------------------------- reinforcement (committed)
@@ -408,22 +397,6 @@ export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): bo
 }
 
 /** A project's `decay` block of config.yaml (validated), merged over the defaults. */
-export function resolveDecay(raw: (Partial<Omit<DecayConfig, keyof CurveParams>> & DeepPartial<CurveParams>) | undefined): DecayConfig {
-  const r = raw ?? {};
-  return {
-    ...DEFAULT_DECAY,
-    ...(r.curve ? { curve: r.curve } : {}),
-    ...(r.forget_threshold !== undefined ? { forget_threshold: r.forget_threshold } : {}),
-    ...(r.forget_action ? { forget_action: r.forget_action } : {}),
-    ...(r.interval ? { interval: r.interval } : {}),
-    ...(r.batch_size ? { batch_size: r.batch_size } : {}),
-    ...(r.archive_below_importance !== undefined ? { archive_below_importance: r.archive_below_importance } : {}),
-    ...(r.retention_days !== undefined ? { retention_days: r.retention_days } : {}),
-    ...(r.sections ? { sections: r.sections } : {}),
-    ...(r.memory_types ? { memory_types: r.memory_types } : {}),
-    exponential: { ...DEFAULT_DECAY.exponential, ...r.exponential },
-    half_life: { ...DEFAULT_DECAY.half_life, ...r.half_life },
-    periodic: { ...DEFAULT_DECAY.periodic, ...r.periodic },
-    fsrs6: { ...DEFAULT_DECAY.fsrs6, ...r.fsrs6 },
-  };
+export function resolveDecay(raw: DecayOverrides | undefined): DecayConfig {
+  return overlay(DEFAULT_DECAY, raw);
 }

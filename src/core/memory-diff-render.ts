@@ -22,19 +22,8 @@ function whole(v: unknown, field: string): string {
 const fieldFrom = (f: FieldChange): string => (f[WHOLE] ? whole(f[WHOLE].from, f.field) : f.from);
 const fieldTo = (f: FieldChange): string => (f[WHOLE] ? whole(f[WHOLE].to, f.field) : f.to);
 
-const WHAT: Record<CitedCode['change'], string> = { moved: 'moved', modified: 'modified', deleted: 'deleted' };
-const happened = (c: CitedCode): string => `${WHAT[c.change]}${c.to ? ` to ${c.to}` : ''}`;
+const happened = (c: CitedCode): string => `${c.change}${c.to ? ` to ${c.to}` : ''}`;
 
-const VERB: Record<ChangeKind, string> = {
-  created: 'created',
-  superseded: 'superseded',
-  deprecated: 'deprecated',
-  archived: 'archived',
-  restored: 'restored',
-  edited: 'edited',
-  moved: 'moved',
-  removed: 'REMOVED BY HAND',
-};
 const MARK: Record<ChangeKind, string> = {
   created: '+',
   superseded: '~',
@@ -57,7 +46,7 @@ function headline(c: EntryChange): string {
     .filter(Boolean)
     .join('  ');
   const by = c.change === 'superseded' && c.superseded_by ? ` by ${c.superseded_by}` : '';
-  return `${VERB[c.change]} ${c.id}${by}${bits ? `  ${bits}` : ''}`;
+  return `${c.change === 'removed' ? 'REMOVED BY HAND' : c.change} ${c.id}${by}${bits ? `  ${bits}` : ''}`;
 }
 
 function grouped(d: MemoryDiff): Map<string, Map<string, EntryChange[]>> {
@@ -149,7 +138,7 @@ export function renderMarkdown(d: MemoryDiff): string {
     );
     for (const c of d.cited_code) {
       const to = c.to ? ` to ${code(c.to)}` : '';
-      lines.push(`| ${code(c.id)}${c.touched ? ' (updated here)' : ''} | ${mdCell(whole(c.summary, 'summary'))} | ${code(c.uri)} | ${WHAT[c.change]}${to} |`);
+      lines.push(`| ${code(c.id)}${c.touched ? ' (updated here)' : ''} | ${mdCell(whole(c.summary, 'summary'))} | ${code(c.uri)} | ${c.change}${to} |`);
     }
   }
   if (d.warnings.length) {

@@ -95,13 +95,14 @@ const FIELD_ORDER = [
 /** Fields that change on every write and say nothing to a reviewer. */
 const QUIET = new Set(['updated_at']);
 
-function parse(text: string | null): { entry: MemoryEntry | null; bad: boolean } {
-  if (text === null) return { entry: null, bad: false };
+/** The entry a file holds; null for no file, or one that is not a JSON object. */
+function parse(text: string | null): MemoryEntry | null {
+  if (text === null) return null;
   try {
     const v = JSON.parse(text) as MemoryEntry;
-    return { entry: v && typeof v === 'object' && !Array.isArray(v) ? v : null, bad: !(v && typeof v === 'object') };
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
   } catch {
-    return { entry: null, bad: true };
+    return null;
   }
 }
 
@@ -173,8 +174,8 @@ export function diffMemory(
   for (const f of files) {
     const m = ENTRY_PATH.exec(f.path);
     if (!m) continue;
-    const after = parse(f.after).entry;
-    const before = parse(f.before).entry;
+    const after = parse(f.after);
+    const before = parse(f.before);
     if (after && !before) addedIds.add(after.id ?? m[3]);
     if (before && !after) removedById.set(before.id ?? m[3], { path: f.path, entry: before });
   }
@@ -186,30 +187,26 @@ export function diffMemory(
       continue;
     }
     const b = parse(f.before);
-    const a = parse(f.after);
-    if (f.after !== null && (a.bad || !a.entry)) {
+    const e = parse(f.after);
+    if (f.after !== null && !e) {
       warn('error', project, idFromName, f.path, 'is not valid JSON: the entry cannot be read');
       continue;
     }
-    if (!a.entry) {
+    if (!e) {
       // Gone from this path: moved to another section, or removed by hand.
-      const id = b.entry?.id ?? idFromName;
+      const id = b?.id ?? idFromName;
       if (addedIds.has(id)) continue; // reported where it went
-      const gone = b.entry ? describe(b.entry, project, section, f.path, 'removed') : { change: 'removed' as const, project, section, id, file: f.path };
+      const gone = b ? describe(b, project, section, f.path, 'removed') : { change: 'removed' as const, project, section, id, file: f.path };
       changes.push(gone);
       warn('error', project, id, f.path, 'was deleted: entries are never deleted; supersede or deprecate it instead (restore the file)');
       continue;
     }
-    const e = a.entry;
-    const old = b.entry ?? removedById.get(e.id)?.entry ?? null;
+    const old = b ?? removedById.get(e.id)?.entry ?? null;
     let change: ChangeKind;
     if (!old) change = 'created';
-    else if (old.status !== e.status && e.status === 'superseded') change = 'superseded';
-    else if (old.status !== e.status && e.status === 'deprecated') change = 'deprecated';
-    else if (old.status !== e.status && e.status === 'archived') change = 'archived';
+    else if (old.status !== e.status && (e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived')) change = e.status;
     else if (old.status !== e.status && old.status !== 'draft' && (e.status === 'active' || e.status === 'draft')) change = 'restored';
-    else if (!b.entry) change = 'moved';
-    else change = 'edited';
+    else change = b ? 'edited' : 'moved';
     const c = describe(e, project, section, f.path, change);
     if (old) {
       const fields = fieldChanges(old, e);

@@ -72,12 +72,7 @@ export function demotion(flags: Flag[]): number {
   return f;
 }
 
-/** The prior as one number in (0, 1]: confidence first, then evidence quality. */
-export function prior(e: EntryLike): number {
-  return priorOf(e.confidence, evidenceQuality(e));
-}
-
-/** `prior` of an entry with this confidence and evidence quality. */
+/** The prior as one number in (0, 1] of an entry with this confidence and evidence quality: confidence first, then evidence quality. */
 export function priorOf(confidence: number, quality: number): number {
   return (0.6 + 0.4 * confidence) * (0.85 + 0.05 * quality);
 }
@@ -109,7 +104,7 @@ const textPrior = (priorTimesDemotion: number): number => 1 - PRIOR_WEIGHT * (1 
  * Exposed for `textFloor`.
  */
 export function textWeight(e: EntryLike, now: number, stale = false): number {
-  return textPrior(prior(e) * demotion(entryFlags(e, now, stale)));
+  return textPrior(priorOf(e.confidence, evidenceQuality(e)) * demotion(entryFlags(e, now, stale)));
 }
 
 /** `textWeight` of each entry of prior keys (see priorKeys): the same numbers, from the columns. */
@@ -287,8 +282,8 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
 ): (C & Ranked<E>)[] {
   const n = Math.min(limit, cands.length);
   const baseOf = (c: C, flags: Flag[], q: number): number => {
-    const p = (0.6 + 0.4 * c.entry.confidence) * (0.85 + 0.05 * q);
-    return hasText ? (c.relevance ?? 0) * textPrior(p * demotion(flags)) : p * demotion(flags);
+    const p = priorOf(c.entry.confidence, q) * demotion(flags);
+    return hasText ? (c.relevance ?? 0) * textPrior(p) : p;
   };
   // With text, a candidate's final score is its base times a decay factor in [1 - STRENGTH_WEIGHT, 1]
   // (below): the n best bases all score at least that x the n-th best base, so a candidate whose base is
@@ -302,12 +297,8 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     // Compared as the rounded scores are: a candidate that could only tie is kept.
     floor = Math.round((1 - STRENGTH_WEIGHT) * nth * 1e4) / 1e4;
   }
-  type K = { c: C; flags: Flag[]; d: number; q: number; base: number; score: number };
-  const byPriors = (a: K, b: K): number =>
-    b.c.entry.confidence - a.c.entry.confidence ||
-    b.q - a.q ||
-    (b.c.entry.updated_at < a.c.entry.updated_at ? -1 : b.c.entry.updated_at > a.c.entry.updated_at ? 1 : 0) ||
-    (a.c.entry.id < b.c.entry.id ? -1 : a.c.entry.id > b.c.entry.id ? 1 : 0);
+  type K = { c: C; flags: Flag[]; base: number; score: number };
+  const byPriors = (a: K, b: K): number => compareByPriors(a.c.entry, b.c.entry);
   const apply = (k: K): void => {
     if (lifecycle) {
       const lc = lifecycle(k.c);
@@ -324,10 +315,9 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     const keyed: K[] = [];
     for (const c of cands) {
       const flags = entryFlags(c.entry, now, c.stale);
-      const q = evidenceQuality(c.entry);
-      const base = baseOf(c, flags, q);
+      const base = baseOf(c, flags, evidenceQuality(c.entry));
       if (Math.round(base * 1e4) / 1e4 < floor) continue;
-      keyed.push({ c, flags, d: demotion(flags), q, base, score: 0 });
+      keyed.push({ c, flags, base, score: 0 });
     }
     keyed.sort((a, b) => b.base - a.base || byPriors(a, b));
     top = [];
@@ -361,8 +351,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     );
     top = page.map(({ at: i, flags }) => {
       const c = cand(i);
-      const q = evidenceQuality(c.entry);
-      return { c, flags, d: demotion(flags), q, base: baseOf(c, flags, q), score: 0 };
+      return { c, flags, base: baseOf(c, flags, evidenceQuality(c.entry)), score: 0 };
     });
     for (const k of top) apply(k);
   }

@@ -35,13 +35,6 @@ export function parseScope(scope: string): ParsedScope | { error: string } {
   return { kind, name };
 }
 
-/** Numeric level in the scope hierarchy (lower is broader); customer sits beside repo. */
-export function scopeLevel(scope: string): number {
-  const p = parseScope(scope);
-  if ('error' in p) return 99;
-  return { org: 0, repo: 1, customer: 2, service: 2, environment: 3 }[p.kind];
-}
-
 /**
  * The scopes a query for `scope` returns: the scope itself plus repo
  * and org. `undefined` (no scope filter) means every scope.

@@ -118,14 +118,15 @@ function mcpServersJson(file: string, text: string | null, server: { command: st
   return setJson(text, ['mcpServers', SERVER_NAME], server);
 }
 
-/** A hook group runs one of our commands (`memory context …`, `memory hook …`). */
-const ownsGroup = (m: unknown, marker: string): boolean =>
-  Array.isArray((m as { hooks?: unknown })?.hooks) &&
-  ((m as { hooks: { command?: unknown }[] }).hooks ?? []).some((h) => typeof h?.command === 'string' && h.command.includes(marker));
+/** A hook entry runs one of our commands (`memory context …`, `memory hook …`): a group of hooks (Claude Code, Codex) or one hook (Cursor). */
+const ownsGroup = (m: unknown, marker: string): boolean => {
+  const hooks = (m as { hooks?: unknown })?.hooks;
+  return ((Array.isArray(hooks) ? hooks : [m]) as { command?: unknown }[]).some((h) => typeof h?.command === 'string' && h.command.includes(marker));
+};
 
 /**
- * A Claude Code or Codex settings file with our hook group set under `hooks.<event>` (replacing
- * the group that runs a command with `marker`, else added after the user's own).
+ * A settings file with our hook entry set under `hooks.<event>` (replacing the one that runs a
+ * command with `marker`, else added after the user's own).
  */
 function withHookGroup(file: string, text: string, event: string, group: Record<string, unknown>, marker: string): string {
   const doc = parseJsonObject(file, text);
@@ -149,18 +150,10 @@ function claudeSettings(file: string, text: string | null, contextHook: string, 
 
 /** Codex's .codex/hooks.json and Cursor's .cursor/hooks.json: the Stop reminder of `--capture`. */
 function captureHooks(client: 'codex' | 'cursor', file: string, text: string | null, hook: string): string {
-  const doc = parseJsonObject(file, text);
   if (client === 'codex') return withHookGroup(file, text ?? '', 'Stop', { hooks: [{ type: 'command', command: hook, timeout: 10 }] }, ' memory hook ');
   // Cursor: {"version": 1, "hooks": {"stop": [{"command": …}]}}
-  let next = doc.version === undefined ? setJson(text, ['version'], 1) : (text ?? '');
-  const stops = (doc.hooks as Record<string, unknown> | undefined)?.stop;
-  const list = Array.isArray(stops) ? stops : null;
-  const ours = { command: hook };
-  if (!list) return setJson(next, ['hooks', 'stop'], [ours]);
-  const at = list.findIndex((h) => typeof (h as { command?: unknown })?.command === 'string' && (h as { command: string }).command.includes(' memory hook '));
-  if (at >= 0 && isEqualJson(list[at], ours)) return next;
-  next = setJson(next, ['hooks', 'stop', at >= 0 ? at : list.length], ours);
-  return next;
+  const next = parseJsonObject(file, text).version === undefined ? setJson(text, ['version'], 1) : (text ?? '');
+  return withHookGroup(file, next, 'stop', { command: hook }, ' memory hook ');
 }
 
 /** A TOML basic string (JSON's escapes are TOML's for these). */

@@ -60,16 +60,23 @@ function inRange(t: string, r: DateRange): boolean {
   return (!r.start_date || t >= r.start_date) && (!r.end_date || t <= r.end_date);
 }
 
-function series(times: string[]): { date: string; count: number }[] {
+/** How often each value occurs (nulls left out). */
+function tally(values: Iterable<string | null>): Map<string, number> {
   const m = new Map<string, number>();
-  for (const t of times) m.set(t.slice(0, 10), (m.get(t.slice(0, 10)) ?? 0) + 1);
+  for (const v of values) if (v) m.set(v, (m.get(v) ?? 0) + 1);
+  return m;
+}
+
+/** Counts by day, oldest first. */
+function perDay(m: Map<string, number>): { date: string; count: number }[] {
   return [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
 }
 
-function top<K extends string>(values: (string | null)[], key: K, n = 10): ({ count: number } & Record<K, string>)[] {
-  const m = new Map<string, number>();
-  for (const v of values) if (v) m.set(v, (m.get(v) ?? 0) + 1);
-  return [...m]
+const series = (times: string[]): { date: string; count: number }[] => perDay(tally(times.map((t) => t.slice(0, 10))));
+
+/** The `n` most frequent values, most first (ties by value). */
+function top<K extends string>(counts: Map<string, number>, key: K, n = 10): ({ count: number } & Record<K, string>)[] {
+  return [...counts]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, n)
     .map(([v, count]) => ({ [key]: v, count }) as { count: number } & Record<K, string>);
@@ -159,8 +166,6 @@ export function statisticsFrom(agg: EntryAggregate, input: StatisticsInput): Sta
     .filter((o) => o.op === 'create' || o.op === 'supersede' || o.op === 'deprecate')
     .sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0))
     .slice(0, 20);
-  const perDay = (m: Map<string, number>): { date: string; count: number }[] =>
-    [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
   let stale = 0;
   if (input.staleIds) for (const id of input.staleIds) if (agg.ids.has(id)) stale++;
   return {
@@ -179,19 +184,10 @@ export function statisticsFrom(agg: EntryAggregate, input: StatisticsInput): Sta
     low_confidence_count: agg.low,
     stale_evidence_count: stale,
     entries_by_agent: Object.fromEntries([...agg.byAgent].sort(([a], [b]) => (a < b ? -1 : 1))),
-    most_active_agents: [...agg.byAgent]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-      .slice(0, 10)
-      .map(([agent, count]) => ({ agent, count })),
+    most_active_agents: top(agg.byAgent, 'agent'),
     recent_operations: recent,
-    most_queried_subjects: top(
-      queries.map((q) => q.subject),
-      'subject',
-    ),
-    most_queried_scopes: top(
-      queries.map((q) => q.scope),
-      'scope',
-    ),
+    most_queried_subjects: top(tally(queries.map((q) => q.subject)), 'subject'),
+    most_queried_scopes: top(tally(queries.map((q) => q.scope)), 'scope'),
     query_frequency_over_time: series(queries.map((q) => q.time)),
     superseded_percentage: agg.total ? Math.round((agg.superseded.size / agg.total) * 1000) / 10 : 0,
     entries_approaching_expiry: approaching,

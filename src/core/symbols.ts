@@ -8,10 +8,14 @@
 const ID = '[A-Za-z_$][\\w$]*';
 const NOT_KEYWORD = '(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|super|this|throw|case|delete|void)\\b)';
 
-/** Declaration patterns by language; `N` stands for the name. `named`: only for a given name (too broad to cut extents with). */
+/**
+ * Declaration patterns by language, and the file extensions they are for; `N` stands for the name.
+ * `named`: only for a given name (too broad to cut extents with).
+ */
 type Lang = 'ts' | 'py' | 'go' | 'rs' | 'java';
-const LANGS: Record<Lang, { all: string[]; named?: string[] }> = {
+const LANGS: Record<Lang, { ext: string[]; all: string[]; named?: string[] }> = {
   ts: {
+    ext: ['ts', 'tsx', 'mts', 'cts', 'js', 'jsx', 'mjs', 'cjs'],
     all: [
       '^\\s*(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:async\\s+)?function\\s*\\*?\\s*N\\b',
       '^\\s*(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:abstract\\s+)?class\\s+N\\b',
@@ -23,14 +27,17 @@ const LANGS: Record<Lang, { all: string[]; named?: string[] }> = {
     named: ['^\\s*(?:export\\s+)?(?:const|let|var)\\s+N\\b'],
   },
   py: {
+    ext: ['py', 'pyi'],
     all: ['^\\s*(?:async\\s+)?def\\s+N\\b', '^\\s*class\\s+N\\b'],
     named: ['^N\\s*(?::[^=]*)?=[^=]'],
   },
   go: {
+    ext: ['go'],
     all: ['^func\\s+(?:\\([^)]*\\)\\s*)?N\\b', '^\\s*type\\s+N\\b', '^(?:var|const)\\s+N\\b'],
     named: ['^\\t+N\\s*(?:=|\\s+[\\w*.\\[\\]{}]+\\s*(?:=|$|//))'],
   },
   rs: {
+    ext: ['rs'],
     all: [
       '^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?(?:(?:async|const|unsafe|default|extern(?:\\s+"[^"]*")?)\\s+)*fn\\s+N\\b',
       '^\\s*(?:pub(?:\\([^)]*\\))?\\s+)?(?:struct|enum|trait|type|mod|union|const|static(?:\\s+mut)?)\\s+N\\b',
@@ -38,6 +45,7 @@ const LANGS: Record<Lang, { all: string[]; named?: string[] }> = {
     ],
   },
   java: {
+    ext: ['java'],
     all: [
       '^\\s*(?:(?:public|protected|private|static|abstract|final|sealed|non-sealed|strictfp)\\s+)*(?:class|interface|enum|record|@interface)\\s+N\\b',
       '^\\s*(?:@\\w+(?:\\([^)]*\\))?\\s+)*(?:(?:public|protected|private|static|abstract|final|synchronized|native|default|strictfp)\\s+)*(?:<[^>]+>\\s+)?(?!(?:return|new|throw|else|case)\\b)[\\w<>\\[\\],.?]+(?:\\s*<[^>]*>)?(?:\\[\\])*\\s+N\\s*\\(',
@@ -46,21 +54,8 @@ const LANGS: Record<Lang, { all: string[]; named?: string[] }> = {
   },
 };
 
-const EXT: Record<string, Lang> = {
-  ts: 'ts',
-  tsx: 'ts',
-  mts: 'ts',
-  cts: 'ts',
-  js: 'ts',
-  jsx: 'ts',
-  mjs: 'ts',
-  cjs: 'ts',
-  py: 'py',
-  pyi: 'py',
-  go: 'go',
-  rs: 'rs',
-  java: 'java',
-};
+/** The languages by file extension. */
+const EXT: Record<string, Lang> = Object.fromEntries(Object.entries(LANGS).flatMap(([l, { ext }]) => ext.map((e) => [e, l as Lang])));
 
 function langsOf(path: string): Lang[] {
   const ext = /\.([A-Za-z]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';

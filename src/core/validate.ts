@@ -6,6 +6,7 @@
 import type { ZodError, ZodType } from 'zod';
 import type { Problem } from './errors.js';
 import { checkEvidenceUri } from './evidence.js';
+import { durationMs } from './freshness.js';
 import { parseScope } from './scope.js';
 import {
   CONTENT_MAX,
@@ -94,8 +95,6 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   return { ok: false, errors: zodProblems(r.error, prefix, input) };
 }
 
-const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/;
-
 /** Field rules shared by new and stored entries. `p` is the path prefix (e.g. `entry.`). */
 function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
   const at = (f: string): string => (p ? `${p}.${f}` : f);
@@ -141,16 +140,13 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
   (e.related_entries ?? []).forEach((id, i) => {
     if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: 'is not a memory id' });
   });
-  const reviewed = e.lifecycle?.reviewed_at;
-  if (reviewed !== undefined && normalizeTimestamp(reviewed) === null) {
-    out.push({ path: at('lifecycle.reviewed_at'), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(reviewed)})` });
-  }
-
-  for (const f of ['valid_from', 'valid_to'] as const) {
-    const v = e[f];
-    if (v !== undefined && v !== null && normalizeTimestamp(v) === null) {
+  for (const [f, v] of [
+    ['lifecycle.reviewed_at', e.lifecycle?.reviewed_at],
+    ['valid_from', e.valid_from],
+    ['valid_to', e.valid_to],
+  ] as const) {
+    if (v != null && normalizeTimestamp(v) === null)
       out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(v)})` });
-    }
   }
   if (e.valid_from && e.valid_to) {
     const a = normalizeTimestamp(e.valid_from);
@@ -162,7 +158,7 @@ function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): voi
     if (!e.valid_from) out.push({ path: at('valid_from'), message: 'is required for section "state" (when the state became true)' });
     if (!e.valid_to) out.push({ path: at('valid_to'), message: 'is required for section "state" (when it must be re-checked or expires)' });
   }
-  if (e.review_interval != null && !ISO_DURATION.test(e.review_interval)) {
+  if (e.review_interval != null && durationMs(e.review_interval) === null) {
     out.push({ path: at('review_interval'), message: `must be an ISO 8601 duration such as P30D (got ${shown(e.review_interval)})` });
   }
 }

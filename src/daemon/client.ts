@@ -111,14 +111,20 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The pid in the pid file, if that process is alive. */
-export function runningPid(paths: DaemonPaths): number | null {
+/** The pid in a pid file, or null (no file, or not a pid). */
+export function readPid(file: string): number | null {
   try {
-    const pid = Number(readNoFollow(paths.pid, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
+    const pid = Number(readNoFollow(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
   }
+}
+
+/** The pid in the pid file, if that process is alive. */
+export function runningPid(paths: DaemonPaths): number | null {
+  const pid = readPid(paths.pid);
+  return pid !== null && isAlive(pid) ? pid : null;
 }
 
 export interface DaemonStatus {

@@ -12,21 +12,22 @@
  * start), `daemon.sock` (or a short path in a private folder, see daemonPaths), `status.json`
  * (heartbeat), `state.json` (job runs and cursors). Logs: `logs/daemon.log` (pino, JSON lines).
  */
-import { chmodSync, closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { Logger } from 'pino';
 import { MemoryError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
+import { openNoFollow, readNoFollow } from '../store/state-dir.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { semanticStatus } from '../service/semantic.js';
-import { openNoFollow, readNoFollow } from '../store/state-dir.js';
-import { MAX_SOCKET_PATH, checkSocketDir, daemonPaths, isAlive, type DaemonPaths } from './client.js';
+import { MAX_SOCKET_PATH, daemonPaths, isAlive, readPid, type DaemonPaths } from './client.js';
 import { Jobs } from './jobs.js';
 import type { Runner } from './protocol.js';
 import { DaemonServer } from './server.js';
-import { DaemonStatus, createMetrics } from './status.js';
+import { DaemonStatus, createMetrics, serveMetrics, type DaemonMetrics } from './status.js';
 import { DaemonWatcher } from './watcher.js';
 
 export interface DaemonOptions {
@@ -54,22 +55,6 @@ const GIT_QUIET_MS = 3000;
 class AlreadyRunning extends MemoryError {
   constructor(pid: number) {
     super('E_BUSY', `a daemon is already running for this workspace (pid ${pid})`, 4);
-  }
-}
-
-/** Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold. */
-function memoryFigures(): { rss_bytes: number; heap_used_bytes: number; heap_total_bytes: number; array_buffers_bytes: number } {
-  const m = process.memoryUsage();
-  return { rss_bytes: m.rss, heap_used_bytes: m.heapUsed, heap_total_bytes: m.heapTotal, array_buffers_bytes: m.arrayBuffers };
-}
-
-/** The pid in a pid file, or null (no file, or not a pid). */
-function readPid(file: string): number | null {
-  try {
-    const pid = Number(readNoFollow(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
   }
 }
 
@@ -128,56 +113,67 @@ function recordGitEnv(paths: DaemonPaths): void {
 }
 
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
-  const env = opts.env ?? process.env;
-  const heartbeatMs = opts.heartbeatMs ?? 2000;
-  const reconcileMs = opts.reconcileMs ?? 5 * 60_000;
-  const { pino } = await import('pino');
-  const prom = await import('prom-client');
+  const [{ pino }, prom] = await Promise.all([import('pino'), import('prom-client')]);
+  const daemon = new Daemon(opts, pino, prom);
+  await daemon.watch();
+  await daemon.listen();
+  await daemon.serve();
+}
 
-  let logger: import('pino').Logger | undefined;
-  let wrote: ((files: string[], caller: Caller) => void) | undefined;
-  let committed: ((commit: string, parent: string | null, files: string[]) => void) | undefined;
-  const engine = new Engine({
-    root: opts.root,
-    cwd: opts.cwd,
-    env,
-    longLived: true,
-    watched: true,
-    onWrite: async (files, caller) => wrote?.(files, caller),
-    onCommit: (c, p, f) => committed?.(c, p, f),
-  });
-  // The daemon's own jobs write and warn as the daemon (its log); each client's command line has a caller of its own.
-  const own = new Caller({ env, warn: (m) => logger?.warn({ event: 'warning' }, m) });
-  const paths = daemonPaths(engine.ws.localDir, env);
-  engine.ws.ensureLocal({ force: true });
-  engine.ws.local('daemon', true);
-  takePidFile(paths);
-  engine.ws.local('logs', true);
-  const logFd = openNoFollow(paths.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
-  logger = pino({ base: { pid: process.pid } }, pino.destination({ dest: logFd, sync: true }));
-  const log = logger;
-  const metrics = createMetrics(prom);
-  const status = new DaemonStatus(paths, log, engine.ws.root, heartbeatMs);
+/** One running daemon: start-up (constructor), watcher and jobs, socket, serving, shutdown. */
+class Daemon {
+  private readonly engine: Engine;
+  /** The daemon's own jobs write and warn as the daemon (its log); each client's command line has a caller of its own. */
+  private readonly own: Caller;
+  private readonly paths: DaemonPaths;
+  private readonly log: Logger;
+  private readonly metrics: DaemonMetrics;
+  private readonly status: DaemonStatus;
+  private readonly heartbeatMs: number;
+  private watcher!: DaemonWatcher;
+  private jobs!: Jobs;
+  private server!: DaemonServer;
+  private http: HttpServer | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private compactTimer: NodeJS.Timeout | undefined;
+  private readonly seenBad = new Set<string>();
+  private stopping = false;
+  private exited: () => void = () => undefined;
+  private readonly done = new Promise<void>((resolve) => (this.exited = resolve));
 
-  // ---------------------------------------------------------------- refresh
-  // The index compaction batches deferred runs once they have been quiet for a second.
-  let compactTimer: NodeJS.Timeout | undefined;
-  const scheduleCompaction = (): void => {
-    if (compactTimer) clearTimeout(compactTimer);
-    compactTimer = setTimeout(() => {
-      compactTimer = undefined;
-      try {
-        engine.rm.compactIndex();
-      } catch (err) {
-        status.recordError('index compaction', err);
-      }
-    }, 1000);
-    compactTimer.unref();
-  };
-  const seenBad = new Set<string>();
-  let jobs: Jobs | undefined;
+  /** Opens the engine and takes the pid file (one daemon per workspace), then the log, metrics and status. */
+  constructor(
+    private readonly opts: DaemonOptions,
+    pino: typeof import('pino').pino,
+    prom: typeof import('prom-client'),
+  ) {
+    const env = opts.env ?? process.env;
+    this.heartbeatMs = opts.heartbeatMs ?? 2000;
+    this.engine = new Engine({
+      root: opts.root,
+      cwd: opts.cwd,
+      env,
+      longLived: true,
+      watched: true,
+      onWrite: async (files, caller) => this.wrote(files, caller),
+      onCommit: (commit, parent, files) => this.watcher.ownCommit(commit, parent, files),
+    });
+    const ws = this.engine.ws;
+    this.paths = daemonPaths(ws.localDir, env);
+    ws.ensureLocal({ force: true });
+    ws.local('daemon', true);
+    takePidFile(this.paths);
+    ws.local('logs', true);
+    const logFd = openNoFollow(this.paths.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+    this.log = pino({ base: { pid: process.pid } }, pino.destination({ dest: logFd, sync: true }));
+    this.own = new Caller({ env, warn: (m) => this.log.warn({ event: 'warning' }, m) });
+    this.metrics = createMetrics(prom);
+    this.status = new DaemonStatus(this.paths, this.log, ws.root, this.heartbeatMs);
+  }
+
   /** Brings catalog and index up to date; `reported` names what the watcher saw (drift is the rest). */
-  const refresh = (reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): void => {
+  private refresh(reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): void {
+    const { status, metrics, log } = this;
     const t0 = performance.now();
     // The index snapshot on disk is saved when the daemon stops, and at start or a reconcile only
     // when it is further behind than a one-shot query patches up itself (a save holds the
@@ -185,7 +181,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     // file (a folder came or went).
     const batch = reason === 'batch' || reason === 'notify';
     const only = batch && reported && [...reported].every((f) => entryPath(f) !== null) ? [...reported] : undefined;
-    const r = engine.rm.refresh({ saveIndex: batch ? false : 'drifted', paths: only });
+    const r = this.engine.rm.refresh({ saveIndex: batch ? false : 'drifted', paths: only });
     if (!only) status.full_refreshes++;
     const changed = [...r.changed, ...r.removed];
     status.files_on_disk = r.files;
@@ -194,8 +190,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     metrics.indexEntries.set(r.indexed);
     for (const b of r.snap.bad) {
       const key = `${b.file}\u0000${b.problems.map((p) => p.message).join(';')}`;
-      if (seenBad.has(key)) continue;
-      seenBad.add(key);
+      if (this.seenBad.has(key)) continue;
+      this.seenBad.add(key);
       metrics.parseErrors.inc();
       log.warn({ event: 'bad_file', file: b.file, problems: b.problems }, `skipping ${b.file}`);
     }
@@ -209,173 +205,183 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
         log.warn({ event: 'drift_fixed', files: missed.slice(0, 20), count: missed.length }, 'reconcile found changes the watcher missed');
       }
     }
-    if (changed.length) jobs?.scheduleContext(changed, r.snap);
-    if (changed.length || reason === 'start') void engine.indexSemantic(); // new and changed entries get vectors, in the background
-    if (batch) scheduleCompaction();
+    if (changed.length) this.jobs.scheduleContext(changed, r.snap);
+    if (changed.length || reason === 'start') void this.engine.indexSemantic(); // new and changed entries get vectors, in the background
+    if (batch) this.scheduleCompaction();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
-  };
-
-  // ---------------------------------------------------------------- watcher, jobs
-  const watcher = new DaemonWatcher(engine.ws, await engine.git(), opts.debounceMs ?? 40, {
-    onBatch: (batch) => {
-      refresh('batch', batch);
-      status.batches++;
-      status.head_moves = watcher.headMoves;
-    },
-    onEvent: (kind, file) => {
-      status.watch_events++;
-      metrics.watchEvents.inc();
-      log.trace({ event: 'watch', kind, file });
-    },
-    onError: (where, err) => {
-      if (where === 'watcher') status.watcher_errors++;
-      status.recordError(where, err);
-    },
-  });
-  jobs = new Jobs(
-    engine,
-    own,
-    paths,
-    log,
-    status,
-    metrics,
-    {
-      freshnessMs: opts.freshnessMs ?? 60 * 60_000,
-      evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
-      gitBusy: () => performance.now() - watcher.lastHeadMoveAt < GIT_QUIET_MS,
-    },
-    () => refresh('batch'),
-  );
-  /** Everything seen so far is in the index: pending watcher events, and a HEAD move. */
-  const settle = async (): Promise<void> => {
-    await watcher.checkHead();
-    watcher.flush();
-  };
-  // A caller's write is searchable before the reply: its entry files are refreshed now. Other
-  // files and the daemon's own jobs' writes come through the watcher.
-  wrote = (files, caller) => {
-    if (caller === own) return;
-    const entryFiles = files.map((f) => engine.ws.rel(f)).filter((f) => entryPath(f) !== null);
-    if (!entryFiles.length) return;
-    watcher.flush();
-    refresh('notify', new Set(entryFiles));
-  };
-  committed = (commit, parent, files) => watcher.ownCommit(commit, parent, files);
-  await watcher.start();
-
-  // ---------------------------------------------------------------- socket
-  let stopping = false;
-  engine.writes.onGroup = (group) => {
-    metrics.groupCommits.observe(group.length);
-    for (const { batch, result: r } of group) {
-      if (r instanceof Error || batch.caller === own) continue;
-      log.info(
-        { event: 'caller_write', label: batch.opts.label ?? 'apply', project: r.project, applied: r.applied.length, group: group.length },
-        'write done for a caller',
-      );
-    }
-  };
-  const server = new DaemonServer({
-    engine,
-    runner: opts.runner,
-    log,
-    metrics,
-    clock: env.BASS_AGENTS_NOW || null,
-    settle,
-    notify: (files) => refresh('notify', new Set(files.map((f) => engine.ws.rel(f)))),
-    status: async () => ({
-      ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
-      semantic: semanticStatus(engine) ?? status.semantic,
-      ...memoryFigures(),
-      metrics: await metrics.registry.getMetricsAsJSON(),
-    }),
-    stop: () => void shutdown('stop request'),
-  });
-  if (Buffer.byteLength(paths.socket) <= MAX_SOCKET_PATH) {
-    let oldMask: number | undefined;
-    try {
-      checkSocketDir(paths, true);
-      rmSync(paths.socket, { force: true });
-      oldMask = process.umask(0o177);
-      await server.listen(paths.socket);
-      chmodSync(paths.socket, 0o600);
-      status.socket = paths.socket;
-    } catch (err) {
-      status.recordError('socket', err);
-    } finally {
-      if (oldMask !== undefined) process.umask(oldMask);
-    }
-  } else {
-    log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');
   }
 
-  // ---------------------------------------------------------------- metrics endpoint (127.0.0.1 only)
-  let http: HttpServer | undefined;
-  if (opts.metricsPort !== undefined) {
-    http = createHttpServer((req, res) => {
-      if (req.url !== '/metrics') {
-        res.writeHead(404).end('not found\n');
-        return;
+  /** The index compaction batches deferred runs once they have been quiet for a second. */
+  private scheduleCompaction(): void {
+    if (this.compactTimer) clearTimeout(this.compactTimer);
+    this.compactTimer = setTimeout(() => {
+      this.compactTimer = undefined;
+      try {
+        this.engine.rm.compactIndex();
+      } catch (err) {
+        this.status.recordError('index compaction', err);
       }
-      void metrics.registry.metrics().then((text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text));
-    });
-    await new Promise<void>((resolve, reject) => {
-      http!.once('error', reject);
-      http!.listen(opts.metricsPort, '127.0.0.1', () => resolve());
-    });
-    const addr = http.address();
-    status.metricsPort = typeof addr === 'object' && addr ? addr.port : null;
+    }, 1000);
+    this.compactTimer.unref();
   }
 
-  // ---------------------------------------------------------------- start: reconcile, catch up, serve
-  refresh('start', new Set());
-  // Semantic search: the model loads in a worker thread while queries are answered lexically.
-  const semantic = engine.startSemantic(
-    (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
-    (err) => status.recordError('semantic', err),
-  );
-  status.semantic = semantic?.status() ?? { enabled: false, state: 'off', model: null, entries: 0, vectors_current: 0, vector_bytes: 0 };
-  log.info({
-    event: 'started',
-    root: engine.ws.root,
-    files: status.files_on_disk,
-    indexed: status.entries_indexed,
-    socket: Boolean(status.socket),
-    metrics_port: status.metricsPort,
-  });
-  status.write();
-  const heartbeat = setInterval(() => {
-    if (stopping) return;
-    if (semantic) status.semantic = semantic.status();
-    status.write();
-    jobs.tick();
-  }, heartbeatMs);
-  const reconcile = setInterval(() => {
-    if (stopping) return;
-    try {
-      watcher.watchSections(); // a folder replaced or added without an event is watched from now on
-      watcher.flush();
-      refresh('reconcile', new Set());
-    } catch (err) {
-      status.recordError('reconcile', err);
-    }
-  }, reconcileMs);
-  jobs.tick(); // catch up on jobs missed while the daemon was down
+  /** A caller's write is searchable before the reply: its entry files are refreshed now (other files and the daemon's own writes come through the watcher). */
+  private wrote(files: string[], caller: Caller): void {
+    if (caller === this.own) return;
+    const entryFiles = files.map((f) => this.engine.ws.rel(f)).filter((f) => entryPath(f) !== null);
+    if (!entryFiles.length) return;
+    this.watcher.flush();
+    this.refresh('notify', new Set(entryFiles));
+  }
 
-  // ---------------------------------------------------------------- shutdown
-  let exited: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => (exited = resolve));
-  const shutdown = async (why: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  /** The watcher (ai-memory/ and HEAD) and the scheduled jobs. */
+  async watch(): Promise<void> {
+    const { engine, status, metrics, log, opts } = this;
+    this.watcher = new DaemonWatcher(engine.ws, await engine.git(), opts.debounceMs ?? 40, {
+      onBatch: (batch) => {
+        this.refresh('batch', batch);
+        status.batches++;
+        status.head_moves = this.watcher.headMoves;
+      },
+      onEvent: (kind, file) => {
+        status.watch_events++;
+        metrics.watchEvents.inc();
+        log.trace({ event: 'watch', kind, file });
+      },
+      onError: (where, err) => {
+        if (where === 'watcher') status.watcher_errors++;
+        status.recordError(where, err);
+      },
+    });
+    this.jobs = new Jobs(
+      engine,
+      this.own,
+      this.paths,
+      log,
+      status,
+      metrics,
+      {
+        freshnessMs: opts.freshnessMs ?? 60 * 60_000,
+        evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
+        gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
+      },
+      () => this.refresh('batch'),
+    );
+    await this.watcher.start();
+  }
+
+  /** The socket for thin clients' command lines, and the metrics endpoint when asked for. */
+  async listen(): Promise<void> {
+    const { engine, log, metrics, paths, status, opts } = this;
+    engine.writes.onGroup = (group) => {
+      metrics.groupCommits.observe(group.length);
+      for (const { batch, result: r } of group) {
+        if (r instanceof Error || batch.caller === this.own) continue;
+        log.info(
+          { event: 'caller_write', label: batch.opts.label ?? 'apply', project: r.project, applied: r.applied.length, group: group.length },
+          'write done for a caller',
+        );
+      }
+    };
+    this.server = new DaemonServer({
+      engine,
+      runner: opts.runner,
+      log,
+      metrics,
+      clock: engine.env.BASS_AGENTS_NOW || null,
+      settle: async () => {
+        await this.watcher.checkHead();
+        this.watcher.flush();
+      },
+      notify: (files) => this.refresh('notify', new Set(files.map((f) => engine.ws.rel(f)))),
+      status: async () => {
+        // Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold.
+        const m = process.memoryUsage();
+        return {
+          ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
+          semantic: semanticStatus(engine) ?? status.semantic,
+          rss_bytes: m.rss,
+          heap_used_bytes: m.heapUsed,
+          heap_total_bytes: m.heapTotal,
+          array_buffers_bytes: m.arrayBuffers,
+          metrics: await metrics.registry.getMetricsAsJSON(),
+        };
+      },
+      stop: () => void this.shutdown('stop request'),
+    });
+    if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH) {
+      log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');
+    } else {
+      try {
+        status.socket = await this.server.listen(paths);
+      } catch (err) {
+        status.recordError('socket', err);
+      }
+    }
+    if (opts.metricsPort !== undefined) {
+      this.http = await serveMetrics(metrics.registry, opts.metricsPort);
+      const addr = this.http.address();
+      status.metricsPort = typeof addr === 'object' && addr ? addr.port : null;
+    }
+  }
+
+  /** Reconciles, starts semantic search and catches up on missed jobs; then serves until a stop request or a signal. */
+  serve(): Promise<void> {
+    const { engine, log, status, watcher, jobs } = this;
+    this.refresh('start', new Set());
+    // Semantic search: the model loads in a worker thread while queries are answered lexically.
+    const semantic = engine.startSemantic(
+      (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
+      (err) => status.recordError('semantic', err),
+    );
+    status.semantic = semantic?.status() ?? { enabled: false, state: 'off', model: null, entries: 0, vectors_current: 0, vector_bytes: 0 };
+    log.info({
+      event: 'started',
+      root: engine.ws.root,
+      files: status.files_on_disk,
+      indexed: status.entries_indexed,
+      socket: Boolean(status.socket),
+      metrics_port: status.metricsPort,
+    });
+    status.write();
+    const heartbeat = (): void => {
+      if (semantic) status.semantic = semantic.status();
+      status.write();
+      jobs.tick();
+    };
+    const reconcile = (): void => {
+      try {
+        watcher.watchSections(); // a folder replaced or added without an event is watched from now on
+        watcher.flush();
+        this.refresh('reconcile', new Set());
+      } catch (err) {
+        status.recordError('reconcile', err);
+      }
+    };
+    this.timers.push(
+      setInterval(() => this.stopping || heartbeat(), this.heartbeatMs),
+      setInterval(() => this.stopping || reconcile(), this.opts.reconcileMs ?? 5 * 60_000),
+    );
+    jobs.tick(); // catch up on jobs missed while the daemon was down
+    // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal nobody else listens to any
+    // more, which would kill the process in the middle of a graceful shutdown.
+    process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
+    process.on('SIGINT', () => void this.shutdown('SIGINT'));
+    return this.done;
+  }
+
+  /** The running job finishes its batch (its cursor is saved), vectors and index snapshot are saved, the socket and pid file go. */
+  private async shutdown(why: string): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const { engine, log, status, paths } = this;
     log.info({ event: 'stopping', why });
-    clearInterval(heartbeat);
-    clearInterval(reconcile);
-    if (compactTimer) clearTimeout(compactTimer);
-    server.close();
-    http?.close();
-    await jobs.stop(); // the current batch finishes; its cursor is saved
+    for (const t of this.timers) clearInterval(t);
+    if (this.compactTimer) clearTimeout(this.compactTimer);
+    this.server.close();
+    this.http?.close();
+    await this.jobs.stop();
     try {
       await engine.closeSemantic(); // the vectors computed so far are saved
     } catch (err) {
@@ -388,16 +394,11 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     } catch (err) {
       status.recordError('index save', err);
     }
-    await watcher.close();
+    await this.watcher.close();
     rmSync(paths.socket, { force: true });
     status.write({ stopped_at: new Date().toISOString() });
     rmSync(paths.pid, { force: true });
     log.info({ event: 'stopped', why });
-    exited();
-  };
-  // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal nobody else listens to any
-  // more, which would kill the process in the middle of a graceful shutdown.
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  await done;
+    this.exited();
+  }
 }

@@ -4,13 +4,14 @@
  * change. One job runs at a time; a run is stopped between batches at shutdown and its cursor
  * saved, so the next start resumes. Due times read the service clock.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { isContextWorthy } from '../core/context.js';
 import { intervalMs } from '../core/lifecycle.js';
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { keyOfFile } from '../store/catalog.js';
 import { writeFileAtomic } from '../store/fsutil.js';
+import { readNoFollow } from '../store/state-dir.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
@@ -70,7 +71,7 @@ export class Jobs {
     private readonly afterWrite: () => void,
   ) {
     try {
-      const saved = JSON.parse(readFileSync(paths.state, 'utf8')) as Partial<State>;
+      const saved = JSON.parse(readNoFollow(paths.state, 'utf8')) as Partial<State>;
       this.state = { jobs: { ...this.state.jobs, ...saved.jobs }, decay_projects: saved.decay_projects ?? {} };
     } catch {
       /* first start */

@@ -3,12 +3,13 @@
  * clients are run by the runner the CLI handed the daemon, against the daemon's one engine, so
  * their writes meet in the engine's write queue (group commit) like any other writer's.
  */
-import { realpathSync } from 'node:fs';
+import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
 import type { Engine } from '../service/engine.js';
 import { CLOCKED, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Methods, type Reply, type Request, type Runner } from './protocol.js';
+import { checkSocketDir, type DaemonPaths } from './client.js';
 import { LineReader } from './framing.js';
 import type { DaemonMetrics } from './status.js';
 
@@ -31,12 +32,22 @@ export class DaemonServer {
 
   constructor(private readonly deps: ServerDeps) {}
 
-  listen(socket: string): Promise<void> {
-    this.server = createServer((sock: Socket) => this.connection(sock));
-    return new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(socket, () => resolve());
-    });
+  /** Listens on the daemon's socket, made 0600 from the start (and its private folder 0700); returns its path. */
+  async listen(paths: DaemonPaths): Promise<string> {
+    checkSocketDir(paths, true);
+    rmSync(paths.socket, { force: true });
+    const server = (this.server = createServer((sock: Socket) => this.connection(sock)));
+    const oldMask = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(paths.socket, () => resolve());
+      });
+    } finally {
+      process.umask(oldMask);
+    }
+    chmodSync(paths.socket, 0o600);
+    return paths.socket;
   }
 
   close(): void {

@@ -7,6 +7,7 @@
  * `BASS_AGENTS_NOW` must not freeze. Everything the memory itself depends on (jobs due, decay)
  * reads the service clock.
  */
+import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -60,6 +61,19 @@ export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics
   };
 }
 
+/** The Prometheus endpoint (`/metrics`), on 127.0.0.1 only. */
+export async function serveMetrics(registry: Registry, port: number): Promise<HttpServer> {
+  const http = createServer((req, res) => {
+    if (req.url !== '/metrics') return void res.writeHead(404).end('not found\n');
+    void registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text));
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, '127.0.0.1', () => resolve());
+  });
+  return http;
+}
+
 export class DaemonStatus {
   files_on_disk = 0;
   entries_indexed = 0;
@@ -81,21 +95,17 @@ export class DaemonStatus {
   /** Semantic search: state, model, vectors current (see service/semantic.ts). */
   semantic: unknown = null;
 
-  private readonly paths: DaemonPaths;
-  private readonly log: Logger;
   private readonly startedAt = new Date();
-  private readonly root: string;
-  private readonly heartbeatMs: number;
   socket: string | null = null;
   metricsPort: number | null = null;
   jobs: unknown = {};
 
-  constructor(paths: DaemonPaths, log: Logger, root: string, heartbeatMs: number) {
-    this.paths = paths;
-    this.log = log;
-    this.root = root;
-    this.heartbeatMs = heartbeatMs;
-  }
+  constructor(
+    private readonly paths: DaemonPaths,
+    private readonly log: Logger,
+    private readonly root: string,
+    private readonly heartbeatMs: number,
+  ) {}
 
   recordError(where: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);

@@ -98,14 +98,10 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
     // One day of data is one point, which a line chart cannot draw: start from the day before.
     if (days.length === 1) days = [{ date: new Date(Date.parse(days[0]!.date) - 86_400_000).toISOString().slice(0, 10), count: 0 }, ...days];
     const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
+    const x = days.length ? days.map((d) => d.date.slice(5)) : ['-'];
     growth.setData([
-      { title: 'created', x: days.length ? days.map((d) => d.date.slice(5)) : ['-'], y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },
-      {
-        title: 'superseded',
-        x: days.length ? days.map((d) => d.date.slice(5)) : ['-'],
-        y: days.length ? days.map((d) => sup.get(d.date) ?? 0) : [0],
-        style: { line: 'yellow' },
-      },
+      { title: 'created', x, y: days.length ? days.map((d) => d.count) : [0], style: { line: 'cyan' } },
+      { title: 'superseded', x, y: days.length ? days.map((d) => sup.get(d.date) ?? 0) : [0], style: { line: 'yellow' } },
     ]);
     shares.setContent(
       textBars([...Object.entries(s.entries_by_section), ['', -1], ...Object.entries(s.evidence_type_distribution).filter(([, v]) => v > 0)], width(4) - 1),

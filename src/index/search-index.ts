@@ -13,14 +13,14 @@
  * A corrupt or mismatched snapshot is rebuilt, never fatal. The service filters the hits, which
  * gives what filtering first would: scores do not depend on filters.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
+import { readNoFollow } from '../store/state-dir.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, docOf } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
-import { NO_POS, readSnapshot, readSnapshotFor, writeSnapshot, type CatalogMark } from './snapshot-file.js';
+import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark } from './snapshot-file.js';
 
 export { INDEX_OPTIONS, OPTIONS_HASH } from './options.js';
 export { reachableTerms } from './reachable.js';
@@ -107,7 +107,7 @@ export class SearchIndex {
   static contentsFor(localDir: string, content: string | undefined): string[] {
     if (content === undefined) return [];
     try {
-      const r = JSON.parse(readFileSync(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
+      const r = JSON.parse(readNoFollow(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
       return r.to === content && typeof r.from === 'string' ? [content, r.from] : [content];
     } catch {
       return [content];
@@ -143,7 +143,7 @@ export class SearchIndex {
    * content id of the caller's catalog snapshot (see inSync).
    */
   static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
-    const loaded = readSnapshotFor(file, (terms) => reachableTerms(terms, text), catalog);
+    const loaded = readSnapshot(file, (terms) => reachableTerms(terms, text), catalog);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
     const index = SearchIndex.of(loaded, true);
     index.inSync = loaded.inSync === true;

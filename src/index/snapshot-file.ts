@@ -18,9 +18,10 @@
  * terms its text can reach (positional reads). Anything inconsistent (a cut or foreign file,
  * another version, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
-import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { readAt, readInto, writeFileAtomicWith } from '../store/fsutil.js';
+import { openNoFollow } from '../store/state-dir.js';
 import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
 import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
 
@@ -129,71 +130,32 @@ function loadTables(h: Header, read: (s: Section) => Buffer, withStamps = true):
   return { docs: { keys, lens, avg: h.avg }, stamps, terms };
 }
 
-/** Reads a whole snapshot; null when there is no usable one. */
-export function readSnapshot(file: string): Loaded | null {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'r');
-    const h = readHeader(fd);
-    if (!h) return null;
-    const all = readAt(fd, 0, Math.max(...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
-    const read = (s: Section): Buffer => all.subarray(h.at[s][0], h.at[s][0] + h.at[s][1]);
-    const t = loadTables(h, read);
-    if (!t) return null;
-    const base: BaseTier = {
-      terms: t.terms,
-      tOff: view(all, h.at.tOff[0], h.at.tOff[1], Uint32Array),
-      pDoc: view(all, h.at.pDoc[0], h.at.pDoc[1], Uint32Array),
-      pFt: view(all, h.at.pFt[0], h.at.pFt[1], Uint16Array),
-    };
-    if (base.tOff[0] !== 0 || base.tOff[h.terms] !== h.postings || !checkPostings(base, h.docs, h.fields)) return null;
-    return { header: h, docs: t.docs, stamps: t.stamps, base };
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /**
- * Reads a snapshot with the postings of some terms only (the document tables whole): `pick`
- * gets the sorted vocabulary and names the terms to keep. Null when there is no usable snapshot.
- * `catalog`: the content ids of catalogs that hold the caller's entries (its own, and one known
- * to hold the same, see ReadModel.load); when the snapshot was saved from one of them, the
- * stamps are not read (`inSync`).
+ * Reads a snapshot; null when there is no usable one. Whole: one read, the sections views of it.
+ * With `pick` (it gets the sorted vocabulary and names the terms to keep), the document tables
+ * whole and the postings of those terms only, by positional reads. `catalog`: the content ids of
+ * catalogs that hold the caller's entries (its own, and one known to hold the same, see
+ * ReadModel.load); when the snapshot was saved from one of them, the stamps are not read (`inSync`).
  */
-export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterable<number>, catalog: readonly string[] = []): Loaded | null {
+export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<number>, catalog: readonly string[] = []): Loaded | null {
   let fd: number | undefined;
   try {
-    fd = openSync(file, 'r');
+    fd = openNoFollow(file, constants.O_RDONLY);
     const h = readHeader(fd);
     if (!h) return null;
     const f = fd;
-    const read = (s: Section): Buffer => readAt(f, h.at[s][0], h.at[s][1]);
+    const all = pick ? undefined : readAt(fd, 0, Math.max(...SECTIONS.map((s) => h.at[s][0] + h.at[s][1])));
+    const read = (s: Section): Buffer => (all ? all.subarray(h.at[s][0], h.at[s][0] + h.at[s][1]) : readAt(f, h.at[s][0], h.at[s][1]));
     const inSync = typeof h.catalog === 'string' && catalog.includes(h.catalog);
     const t = loadTables(h, read, !inSync);
     if (!t) return null;
     const offBuf = read('tOff');
     const tOff = view(offBuf, 0, offBuf.length, Uint32Array);
     if (tOff.length !== h.terms + 1 || tOff[0] !== 0 || tOff[h.terms] !== h.postings) return null;
-    // `!`: every chosen term i < h.terms, so i + 1 < tOff.length (checked above); j < nOff.length - 1.
-    const chosen = [...new Set(pick(t.terms))].filter((i) => i >= 0 && i < h.terms).sort((a, b) => a - b);
-    const nOff = new Uint32Array(chosen.length + 1);
-    for (const [j, i] of chosen.entries()) {
-      if (tOff[i]! > tOff[i + 1]!) return null;
-      nOff[j + 1] = nOff[j]! + (tOff[i + 1]! - tOff[i]!);
-    }
-    const pDoc = new Uint32Array(nOff[chosen.length]!);
-    const pFt = new Uint16Array(nOff[chosen.length]!);
-    for (const [j, i] of chosen.entries()) {
-      const n = tOff[i + 1]! - tOff[i]!;
-      if (!n) continue;
-      // Straight into their place in the arrays (positional reads; no buffer per term).
-      readInto(fd, h.at.pDoc[0] + tOff[i]! * 4, new Uint8Array(pDoc.buffer, nOff[j]! * 4, n * 4));
-      readInto(fd, h.at.pFt[0] + tOff[i]! * 2, new Uint8Array(pFt.buffer, nOff[j]! * 2, n * 2));
-    }
-    const base: BaseTier = { terms: chosen.map((i) => t.terms[i] ?? ''), tOff: nOff, pDoc, pFt };
-    if (!checkPostings(base, h.docs, h.fields)) return null;
+    const base = pick
+      ? pickPostings(fd, h, tOff, t.terms, pick)
+      : { terms: t.terms, tOff, pDoc: view(read('pDoc'), 0, h.at.pDoc[1], Uint32Array), pFt: view(read('pFt'), 0, h.at.pFt[1], Uint16Array) };
+    if (!base || !checkPostings(base, h.docs, h.fields)) return null;
     let pos: Uint32Array | undefined;
     if (inSync && typeof h.pos === 'string') {
       const bytes = Buffer.from(h.pos, 'base64');
@@ -207,7 +169,26 @@ export function readSnapshotFor(file: string, pick: (terms: string[]) => Iterabl
   }
 }
 
-/** Writes a snapshot to `file` atomically. */
+/** The postings of the terms `pick` names, read straight into their place in the arrays (no buffer per term). */
+function pickPostings(fd: number, h: Header, tOff: Uint32Array, terms: string[], pick: (terms: string[]) => Iterable<number>): BaseTier | null {
+  // `!`: every chosen term i < h.terms, so i + 1 < tOff.length (checked by the caller); j < nOff.length - 1.
+  const chosen = [...new Set(pick(terms))].filter((i) => i >= 0 && i < h.terms).sort((a, b) => a - b);
+  const nOff = new Uint32Array(chosen.length + 1);
+  for (const [j, i] of chosen.entries()) {
+    if (tOff[i]! > tOff[i + 1]!) return null;
+    nOff[j + 1] = nOff[j]! + (tOff[i + 1]! - tOff[i]!);
+  }
+  const pDoc = new Uint32Array(nOff[chosen.length]!);
+  const pFt = new Uint16Array(nOff[chosen.length]!);
+  for (const [j, i] of chosen.entries()) {
+    const n = tOff[i + 1]! - tOff[i]!;
+    if (!n) continue;
+    readInto(fd, h.at.pDoc[0] + tOff[i]! * 4, new Uint8Array(pDoc.buffer, nOff[j]! * 4, n * 4));
+    readInto(fd, h.at.pFt[0] + tOff[i]! * 2, new Uint8Array(pFt.buffer, nOff[j]! * 2, n * 2));
+  }
+  return { terms: chosen.map((i) => terms[i] ?? ''), tOff: nOff, pDoc, pFt };
+}
+
 /** A document without a place among the catalog's entries (see Header.pos). */
 export const NO_POS = 0xffffffff;
 

@@ -13,9 +13,10 @@
  * a broken one is ignored (the vectors are computed again), never fatal.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicWith } from '../store/fsutil.js';
+import { readNoFollow } from '../store/state-dir.js';
 
 const MAGIC = 'BASS-AGENTS-VECTORS-2\n';
 const LEN_DIGITS = 12;
@@ -62,7 +63,7 @@ export class VectorStore {
   static load(file: string, model: string, dims: number): VectorStore {
     const store = new VectorStore(model, dims);
     try {
-      const buf = readFileSync(file);
+      const buf = readNoFollow(file);
       if (buf.toString('latin1', 0, MAGIC.length) !== MAGIC) return store;
       const len = Number(buf.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
       const start = MAGIC.length + LEN_DIGITS + 1;
@@ -88,7 +89,7 @@ export class VectorStore {
   /** The saved store, whatever its model; null when there is none or it is broken. */
   static loadAny(file: string): VectorStore | null {
     try {
-      const head = readFileSync(file);
+      const head = readNoFollow(file);
       const len = Number(head.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
       const start = MAGIC.length + LEN_DIGITS + 1;
       const h = JSON.parse(head.toString('utf8', start, start + len)) as Header;

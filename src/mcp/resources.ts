@@ -7,7 +7,9 @@ import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError, NotFoundError } from '../core/errors.js';
 import * as uc from '../service/use-cases.js';
-import type { ToolContext } from './result.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
 
 /** The MCP code for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -34,8 +36,8 @@ function read<T>(uri: string, fn: () => T): T {
   }
 }
 
-export function registerResources(t: ToolContext): void {
-  const { server } = t;
+/** `local()`: the server's own engine and caller (opened on first use). */
+export function registerResources(server: McpServer, local: () => [Engine, Caller]): void {
   server.registerPrompt(
     'write-memory',
     { title: 'How to write memory', description: 'The write guide: the fields of an entry, a good example, what to avoid, when to supersede.' },
@@ -46,8 +48,7 @@ export function registerResources(t: ToolContext): void {
     'ai-context',
     new ResourceTemplate('ai-context://{project}', {
       list: async () => ({
-        resources: t
-          .local()[0]
+        resources: local()[0]
           .ws.listProjects()
           .map((p) => ({ uri: `ai-context://${p}`, name: `ai-context/${p}.md`, mimeType: 'text/markdown' })),
       }),
@@ -55,7 +56,7 @@ export function registerResources(t: ToolContext): void {
     { title: 'Project context', description: 'The context summary of a project (high-confidence, evidenced, active entries).', mimeType: 'text/markdown' },
     async (uri, vars) =>
       read(uri.href, () => {
-        const [engine, caller] = t.local();
+        const [engine, caller] = local();
         const project = caller.project(engine, String(vars.project), true);
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: uc.renderContext(engine, caller, project).text }] };
       }),
@@ -65,7 +66,7 @@ export function registerResources(t: ToolContext): void {
     'entry',
     new ResourceTemplate('memory://{project}/{id}', {
       list: async () => {
-        const hits = uc.query(...t.local(), '', { status: ['active'], minConfidence: 0 }, { record: false }).results;
+        const hits = uc.query(...local(), '', { status: ['active'], minConfidence: 0 }, { record: false }).results;
         return {
           resources: hits.map((h) => ({ uri: `memory://${h.project}/${h.entry.id}`, name: h.entry.summary.slice(0, 80), mimeType: 'application/json' })),
         };
@@ -74,7 +75,7 @@ export function registerResources(t: ToolContext): void {
     { title: 'Memory entry', description: 'One memory entry as JSON: memory://<project>/<id>.', mimeType: 'application/json' },
     async (uri, vars) =>
       read(uri.href, () => {
-        const shown = uc.show(...t.local(), String(vars.id), { project: String(vars.project) });
+        const shown = uc.show(...local(), String(vars.id), { project: String(vars.project) });
         return {
           contents: [{ uri: uri.href, mimeType: 'application/json', text: `${JSON.stringify({ ...shown.entry, computed: shown.computed }, null, 2)}\n` }],
         };

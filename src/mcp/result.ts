@@ -4,18 +4,11 @@
  * an error goes back to the client (errors with the CLI's words, one line per problem, naming
  * the field).
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape } from 'zod';
 import { MemoryError, formatProblem } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
-
-/** What the resources use: the server, and its own engine and caller (opened on first use). */
-export interface ToolContext {
-  server: McpServer;
-  local(): [Engine, Caller];
-}
 
 export interface Session {
   /** The project a call names, else the server's `--project`. */

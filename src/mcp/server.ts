@@ -19,9 +19,7 @@ import { Engine } from '../service/engine.js';
 import { findRoot } from '../store/workspace.js';
 import { TOOLS, WRITING_TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
-import { errorResult, guard, type ToolCall, type ToolContext } from './result.js';
-
-export { DEFAULT_MAX_CHARS } from './tools/read.js';
+import { errorResult, guard, type ToolCall } from './result.js';
 
 export interface McpOptions {
   root?: string;
@@ -33,8 +31,11 @@ export interface McpOptions {
 
 const VERSION = '0.1.0';
 
+/** The largest JSON-RPC message the stdio server reads. */
+const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** What the server tells an agent when it connects: when to query, when to record, how to replace. */
-export const INSTRUCTIONS = `The repository's durable memory: decisions, state, observations and learnings that other agents and people rely on, one reviewed JSON file per entry, committed to git.
+const INSTRUCTIONS = `The repository's durable memory: decisions, state, observations and learnings that other agents and people rely on, one reviewed JSON file per entry, committed to git.
 
 Query before you act: call memory_query with the task's words before changing code, answering a question about this project, or recording anything. Results are summaries; memory_show gives one entry whole. Trust high confidence with code or ticket evidence; treat low confidence as a hint.
 
@@ -67,13 +68,16 @@ async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call
   return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
 }
 
-/** Builds the server (not yet connected): tools and resources; `engine()` opens its own engine on first use. */
-export function createMcpServer(opts: McpOptions = {}): { server: McpServer; engine: () => Engine; opened: () => Engine | undefined } {
+/**
+ * Serves on stdio until the client closes the stream. Tool calls go to a running daemon, else
+ * to this server's own engine, opened on first use (before the first call when no daemon runs).
+ */
+export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const root = findRoot(cwd, opts.root, env);
   const caller = new Caller({ env, cwd, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
-  let own: Engine | undefined;
+  let own = undefined as Engine | undefined;
   const engine = (): Engine => {
     if (own) return own;
     own = new Engine({ root, cwd, env, longLived: true });
@@ -92,14 +96,7 @@ export function createMcpServer(opts: McpOptions = {}): { server: McpServer; eng
       return (await viaDaemon(root, cwd, env, call).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
     });
   }
-  const t: ToolContext = { server, local: () => [engine(), caller] };
-  registerResources(t);
-  return { server, engine, opened: () => own };
-}
-
-/** Serves on stdio until the client closes the stream. */
-export async function serveStdio(opts: McpOptions = {}): Promise<void> {
-  const { server, engine, opened } = createMcpServer(opts);
+  registerResources(server, () => [engine(), caller]);
   // A message over this size cannot be read (the stream cannot be resynchronized after it): the
   // server says so on stderr and exits 1, rather than stopping without a word.
   const maxBytes = Number(process.env.BASS_AGENTS_MCP_MAX_MESSAGE_BYTES) || MAX_MCP_MESSAGE_BYTES;
@@ -116,19 +113,13 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
-  // Without a daemon, the engine (and its model) is ready before the first call; with one, none is opened.
-  const env = opts.env ?? process.env;
-  const paths = daemonFor(findRoot(opts.cwd ?? process.cwd(), opts.root, env), env);
+  const paths = daemonFor(root, env);
   if (!paths || !runningPid(paths)) engine();
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());
   await closed;
-  const own = opened();
   await own?.closeSemantic().catch(() => undefined);
   // While serving, the index snapshot is saved only once it drifted far (a save holds the process
   // for the whole write); when the client goes, it is brought up to date for the next command.
   if (!failed) own?.rm.flushIndex();
 }
-
-/** The largest JSON-RPC message the stdio server reads. */
-export const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;

@@ -19,7 +19,7 @@ import { Workspace, findRoot } from '../store/workspace.js';
 import type { Caller, WarningSink } from './caller.js';
 import type { Aggregates } from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
-import { Semantic } from './semantic.js';
+import { SAVE_EVERY_MS, Semantic } from './semantic.js';
 import { WriteQueue } from './write-queue.js';
 
 export interface EngineOptions {
@@ -185,6 +185,6 @@ export class Engine {
 
   /** Computes the vectors entries lack, in the background (the daemon calls this after each refresh). */
   indexSemantic(): Promise<void> {
-    return this.semantic?.index(() => this.rm.current ?? this.snapshot()) ?? Promise.resolve();
+    return this.semantic?.index(() => this.rm.current ?? this.snapshot(), { saveEveryMs: SAVE_EVERY_MS }) ?? Promise.resolve();
   }
 }

@@ -86,6 +86,7 @@ export class ReadModel {
     const needIndex = wholeIndex || text.trim().length > 0;
     if (!refresh && this.state && (!needIndex || this.state.index)) return { ...this.state, indexStats: null };
     const snap = this.engine.refreshSnapshot(warn);
+    if (snap !== this.state?.snap) this.engine.semantic?.noteTouched(undefined); // it cannot say which entries changed
     let index = this.state?.index ?? null;
     if (!needIndex && !index) {
       this.state = { snap, index: null };
@@ -149,6 +150,7 @@ export class ReadModel {
       // which keys the files touched; the index follows just those, and so does the query table.
       const prev = this.state.snap;
       const snap = this.engine.catalog.refreshPaths(prev, opts.paths);
+      this.engine.semantic?.noteTouched(snap.touched!.keys());
       const index = this.state.index;
       const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
       const rep = index.sync([], index.planKeys(touched), { deferCompact: true });

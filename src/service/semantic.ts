@@ -14,8 +14,8 @@ import type { Caller } from './caller.js';
 import type { Engine } from './engine.js';
 import type { QueryOptions } from './ops/query.js';
 
-/** The daemon saves the vectors at least this often while it computes them. */
-const SAVE_EVERY_MS = 30_000;
+/** A long-lived process saves the vectors about this often while it computes them, and on close. */
+export const SAVE_EVERY_MS = 30_000;
 
 export type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
 
@@ -54,6 +54,10 @@ export class Semantic {
   private again = false;
   private lastSave = 0;
   private closed = false;
+  /** Keys changed since the last pass that embedded (null: not known; see noteTouched). */
+  private touched: Set<string> | null = null;
+  /** The keys of entries with semantic search on, as of that pass. */
+  private known = new Set<string>();
 
   constructor(engine: Engine) {
     this.engine = engine;
@@ -85,29 +89,60 @@ export class Semantic {
     return this.embedder !== null && this.store !== null;
   }
 
-  /** Entries of projects with semantic search on whose vector is missing or out of date; drops rows of entries gone. */
-  pending(snap: CatalogSnapshot): Pending[] {
+  /**
+   * A watcher batch changed or removed these keys (undefined: it cannot say which, so the next
+   * pass looks at every entry). A daemon's write then costs a look at its own entries, not at all.
+   */
+  noteTouched(keys: Iterable<string> | undefined): void {
+    if (!keys) this.touched = null;
+    else if (this.touched) for (const k of keys) this.touched.add(k);
+  }
+
+  /**
+   * Entries of projects with semantic search on whose vector is missing or out of date; drops rows
+   * of entries gone. `consume`: the caller embeds what is returned, so the keys noted since the
+   * last such pass are done with (only those are looked at when the snapshot can find them by key).
+   */
+  pending(snap: CatalogSnapshot, consume = false): Pending[] {
     const store = this.store;
     if (!store) return [];
     const on = new Map<string, boolean>();
-    const keys = new Set<string>();
+    const enabled = (project: string): boolean => {
+      let yes = on.get(project);
+      if (yes === undefined) on.set(project, (yes = this.enabledFor(project)));
+      return yes;
+    };
     const out: Pending[] = [];
-    let entries = 0;
-    for (const se of snap.entries) {
-      let enabled = on.get(se.project);
-      if (enabled === undefined) on.set(se.project, (enabled = this.enabledFor(se.project)));
-      if (!enabled) continue;
-      entries++;
-      keys.add(se.key);
-      // Only an entry that has a vector under another stamp is read here (its text may be the
-      // same): a long-lived process does not keep every entry's text, and while a first indexing
-      // runs, reading thousands of files at every refresh would slow every write and query.
+    // Only an entry that has a vector under another stamp is read here (its text may be the
+    // same): a long-lived process does not keep every entry's text, and while a first indexing
+    // runs, reading thousands of files at every refresh would slow every write and query.
+    const look = (se: StoredEntry): void => {
       let text: string | undefined;
-      if (store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry))))) continue;
-      out.push({ key: se.key, stamp: se.stamp, se, text });
+      if (!store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry))))) out.push({ key: se.key, stamp: se.stamp, se, text });
+    };
+    const touched = this.touched;
+    if (consume && touched && snap.byKey) {
+      this.touched = new Set();
+      for (const key of touched) {
+        const se = snap.byKey.get(key);
+        if (se && enabled(se.project)) {
+          this.known.add(key);
+          look(se);
+        } else if (this.known.delete(key)) store.retain((k) => k !== key);
+      }
+      this.counts = { entries: this.known.size, current: this.known.size - out.length };
+      return out;
+    }
+    const keys = new Set<string>();
+    for (const se of snap.entries) {
+      if (!enabled(se.project)) continue;
+      keys.add(se.key);
+      look(se);
     }
     store.retain((k) => keys.has(k));
-    this.counts = { entries, current: entries - out.length };
+    this.counts = { entries: keys.size, current: keys.size - out.length };
+    this.known = keys;
+    if (consume) this.touched = new Set();
     return out;
   }
 
@@ -130,7 +165,7 @@ export class Semantic {
         this.again = false;
         const snap = latest();
         if (!snap) return;
-        const missing = this.pending(snap).slice(0, opts.max ?? Infinity);
+        const missing = this.pending(snap, opts.max === undefined).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
         const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
@@ -157,7 +192,10 @@ export class Semantic {
         }
       } while (this.again && !this.closed);
       this.state = 'ready';
-      this.save();
+      // A long-lived caller embeds an entry or two after every write: rewriting the whole file for
+      // each would cost more than the embedding. It saves at most every SAVE_EVERY_MS, and on close.
+      if (opts.saveEveryMs === undefined || Date.now() - this.lastSave > opts.saveEveryMs) this.save();
+      else this.saveLater(opts.saveEveryMs);
     };
     this.running = run()
       .catch((err: unknown) => {
@@ -174,6 +212,15 @@ export class Semantic {
     if (this.store!.size === 0) return undefined;
     const [v] = await this.embedder!.embed([text], 'query');
     return v && this.store!.similarity(v);
+  }
+
+  private saveTimer: NodeJS.Timeout | undefined;
+
+  private saveLater(ms: number): void {
+    this.saveTimer ??= setTimeout(() => {
+      this.saveTimer = undefined;
+      if (!this.closed) this.save();
+    }, ms).unref();
   }
 
   save(): void {

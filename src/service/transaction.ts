@@ -16,21 +16,20 @@ import { dirname, join } from 'node:path';
 import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.js';
 import { BusyError, ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
 import type { MemoryEntry } from '../core/schema.js';
+import type { SecretFinding } from '../core/secrets.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { findGitDir, type GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
-import { appendLog, appendLogs } from '../store/local-log.js';
+import { appendLogs } from '../store/local-log.js';
 import { ensureLocalDir, lockTimeout, withLock } from '../store/lock.js';
 import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
 import { modules, type Engine } from './engine.js';
 import type { Caller } from './caller.js';
 import { recoverWrite } from './recovery.js';
 import { stateDirOf as localStateOf } from '../store/state-dir.js';
-
-export { recoverWrite } from './recovery.js';
 
 /** Files written between two journal lines and two checks for a signal. */
 const CHUNK = 256;
@@ -70,27 +69,25 @@ export class WriteTx {
   readonly agent: string;
   readonly now: Date;
   readonly nowIso: string;
-  private readonly engine: Engine;
-  private readonly caller: Caller;
   private readonly staged = new Map<string, Staged>();
   private readonly sectionDirs = new Map<string, string>();
   private readonly changes: CommitChange[] = [];
   private readonly logRecords: Record<string, unknown>[] = [];
   private initialized: boolean | undefined;
-  private readonly signals: SignalTrap | null;
-  private readonly opts: WriteOptions;
-  private readonly inGit: boolean;
 
-  constructor(engine: Engine, caller: Caller, opts: WriteOptions, signals: SignalTrap | null, inGit = false) {
-    this.engine = engine;
-    this.caller = caller;
-    this.opts = opts;
-    this.inGit = inGit;
+  constructor(
+    private readonly engine: Engine,
+    private readonly caller: Caller,
+    private readonly opts: WriteOptions,
+    private readonly git: GitRepo | null,
+    /** Where the lock and the journal live (stateDirOf). */
+    private readonly stateDir: string,
+    private readonly signals: SignalTrap | null,
+  ) {
     this.project = opts.project;
     this.agent = opts.agent;
     this.now = caller.now();
     this.nowIso = this.now.toISOString();
-    this.signals = signals;
   }
 
   /** Stages an entry of this transaction's project at its place; returns the absolute path. */
@@ -128,7 +125,7 @@ export class WriteTx {
   ensureProject(): void {
     if (this.initialized) return;
     for (const f of projectFiles(this.engine.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text, { unlessInHead: true });
-    if (this.inGit) {
+    if (this.git) {
       const attrs = join(this.engine.ws.memoryDir, '.gitattributes');
       const text = this.staged.has(attrs) ? null : gitAttributesText(attrs);
       if (text !== null) this.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
@@ -156,7 +153,8 @@ export class WriteTx {
   }
 
   /** Scans, validates, journals, writes and commits what was staged; the commit or null. */
-  async finish(git: GitRepo | null, stateDir: string): Promise<string | null> {
+  async finish(): Promise<string | null> {
+    const { git, stateDir } = this;
     if (this.staged.size === 0) return null;
     await this.checkpoint();
     await this.scanSecrets();
@@ -275,22 +273,9 @@ export class WriteTx {
       const rel = this.engine.ws.rel(abs);
       for (const f of secretFields(s.entry)) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });
     }
-    if (!fields.length) return;
     const findings = await modules.secretScan().scanFields(fields);
     if (!findings.length) return;
-    for (const f of findings) {
-      appendLog(this.engine.ws, 'audit', {
-        time: this.nowIso,
-        event: 'secret_rejected',
-        operation: this.changes[0]?.op ?? 'write',
-        project: this.project,
-        agent: findings.some((x) => x.path === 'agent') ? null : this.agent, // (a secret is never recorded)
-        path: f.path,
-        rule: f.rule,
-        line: f.line,
-        column: f.column,
-      });
-    }
+    auditSecrets(this.engine, this.nowIso, { operation: this.changes[0]?.op ?? 'write', project: this.project, agent: this.agent }, findings);
     throw new ValidationError(
       findings.map((f) => ({ path: f.path, message: findingMessage(f) })),
       'write',
@@ -307,6 +292,29 @@ export class WriteTx {
     }
     if (problems.length) throw new ValidationError(problems, 'write');
   }
+}
+
+/**
+ * Records refused secrets in the audit log: field, rule and position, never the value (nor the
+ * writer's name when that is what holds one).
+ */
+export function auditSecrets(engine: Engine, time: string, who: { operation: string; project?: string; agent: string }, findings: SecretFinding[]): void {
+  const named = findings.some((f) => f.path === 'agent');
+  appendLogs(
+    engine.ws,
+    'audit',
+    findings.map((f) => ({
+      time,
+      event: 'secret_rejected',
+      operation: who.operation,
+      project: who.project ?? null,
+      agent: named ? null : who.agent,
+      path: f.path,
+      rule: f.rule,
+      line: f.line,
+      column: f.column,
+    })),
+  );
 }
 
 /** Where the lock and the journal live: git's own folder, or `state/` of the local state folder outside git. */
@@ -349,9 +357,9 @@ export async function withWrite<T>(
       await recoverWrite(engine, caller, git, stateDir);
       const signals = engine.longLived ? null : trapSignals();
       try {
-        const tx = new WriteTx(engine, caller, opts, signals, git !== null);
+        const tx = new WriteTx(engine, caller, opts, git, stateDir, signals);
         const value = await fn(tx);
-        const commit = await tx.finish(git, stateDir);
+        const commit = await tx.finish();
         await drivers();
         return { value, commit };
       } finally {

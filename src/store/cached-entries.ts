@@ -15,6 +15,7 @@ import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
 import { lowerBoundText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
+import { metaFromRow } from './meta-row.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
 
 /** The cached files of one section folder: positions [start, end) of the sorted list. */
@@ -246,7 +247,7 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
-    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p, f.lines, f.paths);
+    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
   }
 
   /** Entry `j` (the same object every time, and in `all`). */
@@ -286,7 +287,7 @@ export class CachedEntries {
  * something asks for another field), its stamp made from the stat numbers when asked for.
  */
 export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries, rel = file.paths.get(p)): StoredEntry {
-  const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : file.lines.get(p);
+  const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : metaFromRow(JSON.parse(file.lines.get(p)) as unknown[]);
   return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);
 }
 

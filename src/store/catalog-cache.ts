@@ -1,13 +1,8 @@
 /**
- * The catalog cache file, `cache/catalog.bin` in the local state folder (docs/ARCHITECTURE.md,
- * "The catalog on disk"): a header line (JSON: counts, tables, the problems of unusable files,
- * what each section folder looked like when it was last listed), then every entry file's path in
- * sorted order with its stat numbers, git blob id and filter columns as typed arrays and byte
- * strings, then one metadata row per file; `catalog.delta` (catalog-delta.ts) holds small changes
- * on top of it. A missing, corrupt or foreign cache reads as none: the files are the truth.
- *
- * Reading it makes no string per file: numbers are views of the file's bytes, and a path, row or
- * date is decoded when something asks for it (texts.ts).
+ * `cache/catalog.bin` (docs/ARCHITECTURE.md, "The catalog on disk"): a JSON header line, then
+ * each entry file's sorted path, stat numbers, git blob id, filter columns and metadata row as
+ * typed arrays and byte strings; `catalog.delta` (catalog-delta.ts) holds small changes on top.
+ * Reading it makes no string per file (texts.ts). A missing, corrupt or foreign cache reads as none.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { rmSync } from 'node:fs';
@@ -15,7 +10,7 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { emptyColumns, encodeColumns, putColumns, type CachedColumns, type Rows } from './catalog-columns.js';
+import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
@@ -23,15 +18,13 @@ import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 14;
+const CATALOG_VERSION = 15;
 const CACHE_FILE = 'catalog.bin';
 
 /**
- * A section folder as it was listed: its ctime and inode before the listing, and when that was
- * (ms since the epoch). Any change to the folder's names (a file added, removed or renamed) sets
- * its ctime to the time of the change, so a folder whose ctime and inode are still these, and
- * whose ctime was at least `DIR_SETTLE_MS` older than the listing, still holds exactly the names
- * listed then (see Catalog.refresh).
+ * A section folder as listed: its ctime and inode before the listing, and when that was. Any
+ * change to its names sets its ctime, so a folder with these, listed `DIR_SETTLE_MS` after its
+ * ctime, still holds exactly the names listed then.
  */
 export type DirRecord = [ctimeMs: number, ino: number, listedAt: number];
 
@@ -41,19 +34,17 @@ export const DIR_SETTLE_MS = 2_000;
 /** The header line: what is not per file, and how long the byte sections after it are. */
 interface CatalogHeader {
   v: number;
-  /** A hash of the rest: the base that lines of `catalog.delta` name (others are ignored). */
+  /** A hash of the rest: the base that lines of `catalog.delta` name. */
   id: string;
-  /** How many files. */
   n: number;
-  /** The machine's byte order the numbers are in (the cache never leaves it). */
+  /** The machine's byte order (the cache never leaves it). */
   le: boolean;
   /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
-  /** Section folders (relative to the root) by how they were last listed. */
   dirs: Record<string, DirRecord>;
-  /** No file loses its id to another file of its project: a reader that finds nothing changed need not look for such files. */
+  /** No file loses its id to another file of its project. */
   nodup?: boolean;
-  /** The tables the columns' codes index (see CachedColumns). */
+  /** The tables the columns' codes index. */
   scopes: string[];
   subjects: string[];
   evs: string[];
@@ -65,10 +56,7 @@ interface CatalogHeader {
   ascii: [paths: boolean, upd: boolean, dup: boolean, crt: boolean];
 }
 
-/**
- * The sections after the header line, in order, each at a multiple of 8 bytes from the start of
- * the file: kind of numbers and how many (for n files; `bytes` sections by the header's sizes).
- */
+/** The sections after the header line, in order, each at a multiple of 8 bytes: type and count. */
 function layout(n: number, sizes: CatalogHeader['sizes']): [name: string, type: 'f64' | 'u32' | 'i32' | 'i8' | 'bytes', count: number][] {
   return [
     ['st', 'f64', 3 * n],
@@ -109,37 +97,25 @@ export interface CatalogFile {
   paths: Texts;
   /** size, mtimeMs, ctimeMs of file i at 3i .. 3i+2. */
   st: Float64Array;
-  /**
-   * The git blob id of the bytes each file's row was read from (see git-view.ts), 40 hex digits
-   * per file one after another, NO_BLOB when not known: one string, not one per file.
-   */
+  /** The git blob id each file's row was read from, 40 hex digits per file (NO_BLOB: unknown), as one string. */
   oids: () => string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
-  lines: Rows;
+  lines: Texts;
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
-  /** The filter and ranking fields of every row, as columns (catalog-columns.ts). */
   cols: CachedColumns;
   nodup: boolean;
-  /**
-   * How many files of `changeLog` had been changed when no file was known to lose its id (the
-   * base's `nodup`, or a later `#nodup` line); -1 when never. A file that loses its id after that
-   * is one of the rest, or shares its id with one of them.
-   */
+  /** How many of `changeLog` came before no file was known to lose its id (`nodup`, a `#nodup` line); -1: never. */
   uniqueUpTo: number;
-  /** The id of this content: the base's id, and how many of the delta's file lines follow with the last one's hash (see contentAfter). */
+  /** The id of this content (see contentAfter). */
   content: string;
-  /**
-   * The files named by the delta's file lines, in order, and for each content id along the
-   * chain how many of them came before it: the files that may differ from that content are the
-   * rest of the list.
-   */
+  /** The files the delta's file lines name, in order: those after a content id's count may differ from it. */
   changeLog: string[];
   /** The text of each of the delta's file lines, parallel to `changeLog`. */
   changeLines: string[];
 }
 
-/** What the cache is saved from (files in any order: `save` sorts them), as plain arrays ('' for an unknown blob). */
+/** What the cache is saved from (files sorted by path), as plain arrays ('' for an unknown blob). */
 export interface CatalogContent {
   files: string[];
   st: number[];
@@ -150,10 +126,7 @@ export interface CatalogContent {
   nodup?: boolean;
 }
 
-/**
- * The stamp of file `i` (see stampOf): made from its stat numbers, which are the ones it was
- * made from, so the cache does not keep 10K stamp strings beside them.
- */
+/** The stamp of file `i` (see stampOf), made from its stat numbers rather than kept as a string. */
 export function stampAt(st: ArrayLike<number>, i: number): string {
   return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
 }
@@ -205,10 +178,9 @@ function parseHeader(bytes: Buffer): { h: CatalogHeader; start: number } | null 
 type Section = Float64Array | Uint32Array | Int32Array | Int8Array | Buffer;
 
 /**
- * The cache as saved (without its delta), its sections as views of `bytes`; null when the bytes
- * are not a whole cache. What our writer saves is consistent by construction (starts in order,
- * codes in their tables, paths sorted): a file cut short or padded is caught by its size, and
- * each text table must end where its bytes do.
+ * The cache as saved (without its delta), its sections views of `bytes`; null when not a whole
+ * cache. Our writer's output is consistent by construction: a file cut short or padded is caught
+ * by its size, and each text table must end where its bytes do.
  */
 function parseCache(bytes: Buffer): CatalogFile | null {
   const head = parseHeader(bytes);
@@ -238,41 +210,29 @@ function parseCache(bytes: Buffer): CatalogFile | null {
   }
   if (off !== bytes.length) return null;
   const get = <T extends Section>(name: string): T => at.get(name) as T;
-  const starts = (k: string, size: number): Uint32Array | null => {
-    const t = get<Uint32Array>(`${k}Starts`);
-    return t[0] === 0 && t[h.n] === size ? t : null;
+  // A text table whose starts do not end where its bytes do is not one our writer saved.
+  const texts = (name: string, starts: string, i: number, ascii = h.ascii[i] === true, gap = 0): ByteTexts | null => {
+    const t = get<Uint32Array>(starts);
+    return t[0] === 0 && t[h.n] === h.sizes[i] ? new ByteTexts(get(name), t, ascii, gap) : null;
   };
-  const [pathsAt, updAt, dupAt, crtAt, rowsAt] = (['path', 'upd', 'dup', 'crt', 'row'] as const).map((k, i) => starts(k, h.sizes[i] ?? -1));
-  if (!pathsAt || !updAt || !dupAt || !crtAt || !rowsAt) return null;
-  const [pathsAscii, updAscii, dupAscii, crtAscii] = h.ascii.map((a) => a === true);
-  const cols: CachedColumns = {
-    kind: get('kind'),
-    status: get('status'),
-    conf: get('conf'),
-    ev: get('ev'),
-    evs: h.evs,
-    upd: new ByteTexts(get('upd'), updAt, updAscii === true),
-    updMs: get('updMs'),
-    scope: get('scope'),
-    subject: get('subject'),
-    vf: get('vf'),
-    vt: get('vt'),
-    dates: h.dates,
-    dup: new ByteTexts(get('dup'), dupAt, dupAscii === true),
-    crt: new ByteTexts(get('crt'), crtAt, crtAscii === true),
-    imp0: get('imp0'),
-    lc: get('lc'),
-    lcs: h.lcs,
-    scopes: h.scopes,
-    subjects: h.subjects,
-  };
+  const [paths, upd, dup, crt, lines] = [
+    texts('paths', 'pathStarts', 0),
+    texts('upd', 'updStarts', 1),
+    texts('dup', 'dupStarts', 2),
+    texts('crt', 'crtStarts', 3),
+    texts('rows', 'rowStarts', 4, true, 1), // rows are saved as ASCII JSON
+  ];
+  if (!paths || !upd || !dup || !crt || !lines) return null;
+  const { evs, dates, lcs, scopes, subjects } = h;
+  const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, get(k)])) as Pick<CachedColumns, (typeof NUMERIC_COLUMNS)[number]>;
+  const cols: CachedColumns = { ...numbers, evs, dates, lcs, scopes, subjects, upd, dup, crt };
   let oids: string | undefined;
   return {
     id: h.id,
     deltaLines: 0,
-    paths: new ByteTexts(get('paths'), pathsAt, pathsAscii === true),
+    paths,
     st: get('st'),
-    lines: new ByteTexts(get('rows'), rowsAt, true, 1),
+    lines,
     bad: h.bad,
     dirs: h.dirs,
     cols,
@@ -318,9 +278,8 @@ export class CatalogCache {
   }
 
   /**
-   * Appends changes to `catalog.delta` (one write: concurrent appenders do not interleave lines).
-   * Returns the content id after them, counted on from `content` (the content the rows change:
-   * base `id` with some of its delta's file lines), or null when they could not be written.
+   * Appends changes to `catalog.delta` in one write (concurrent appenders do not interleave
+   * lines). The content id after them, counted on from `content`; null when not written.
    */
   appendDelta(id: string, rows: unknown[][], content = id): string | null {
     if (!rows.length) return content;
@@ -335,40 +294,29 @@ export class CatalogCache {
     return after.content;
   }
 
-  /** Rewrites the whole cache (a new base: the delta goes) and returns its id. Files in any order ('' entries are dropped). */
-  save(c: CatalogContent): string {
-    const s = sortedContent(c);
+  /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
+  save(s: CatalogContent): string {
     const n = s.files.length;
     // The columns are made from the rows here, the one place that needs them all.
-    const plain = emptyColumns();
-    s.lines.forEach((line, i) => putColumns(plain, rowMeta(line, Boolean(s.bad[i]))));
-    const enc = encodeColumns(plain);
+    const enc = encodeColumns(s.lines.map((line, i) => rowMeta(line, Boolean(s.bad[i]))));
     const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
     const lines = s.lines.map(asciiJson);
     const rowStarts = new Uint32Array(n + 1);
     let end = 0;
     lines.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
     const [paths, upd, dup, crt] = texts;
-    if (!paths || !upd || !dup || !crt) return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16); // not savable as read back: no cache
+    // Not savable as read back (unsorted paths, or a string that does not survive the trip): no cache.
+    if (!paths || !upd || !dup || !crt || !s.files.every((f, i) => i === 0 || s.files[i - 1]! < f))
+      return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16);
     const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
     const sections: Record<string, ArrayBufferView> = {
+      ...Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, enc[k]])),
       st: Float64Array.from(s.st),
-      conf: enc.conf,
-      updMs: enc.updMs,
-      imp0: enc.imp0,
       rowStarts,
       pathStarts: paths.starts,
       updStarts: upd.starts,
       dupStarts: dup.starts,
       crtStarts: crt.starts,
-      ev: enc.ev,
-      lc: enc.lc,
-      scope: enc.scope,
-      subject: enc.subject,
-      vf: enc.vf,
-      vt: enc.vt,
-      kind: enc.kind,
-      status: enc.status,
       paths: paths.bytes,
       upd: upd.bytes,
       dup: dup.bytes,
@@ -419,28 +367,4 @@ export class CatalogCache {
     }
     return id;
   }
-}
-
-/** The content with its files sorted and unique ('' slots dropped; for a repeated path the last wins). */
-function sortedContent(c: CatalogContent): CatalogContent {
-  if (c.files.every((f, i) => f && (i === 0 || (c.files[i - 1] ?? '') < f))) return c;
-  const last = new Map<string, number>();
-  c.files.forEach((f, i) => {
-    if (f) last.set(f, i);
-  });
-  const order = [...last].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, i]) => i);
-  const bad: Record<string, Problem[]> = {};
-  order.forEach((i, j) => {
-    const problems = c.bad[i];
-    if (problems) bad[j] = problems;
-  });
-  return {
-    files: order.map((i) => c.files[i] ?? ''),
-    st: order.flatMap((i) => c.st.slice(3 * i, 3 * i + 3)),
-    oids: order.map((i) => c.oids[i] ?? ''),
-    lines: order.map((i) => c.lines[i] ?? ''),
-    bad,
-    dirs: c.dirs,
-    nodup: c.nodup,
-  };
 }

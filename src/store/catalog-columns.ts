@@ -1,53 +1,19 @@
 /**
- * The fields every entry's filters and ranking read, kept in the catalog cache's header as
- * columns beside its metadata rows: a `list` or `query` of 10K entries tests each entry's status,
- * confidence, scope, validity and evidence, and parsing every row for that would be most of a
- * cold command. A cached entry's metadata is a `ColumnMeta`, which answers those fields from the
- * columns and parses its row only when something asks for another field (tags, lifecycle, the
- * duplicate hash: a few entries, or a command that reads them all anyway).
+ * The fields filters and ranking read, kept in the catalog cache as columns beside the metadata
+ * rows: parsing 10K rows to test them would be most of a cold `list` or `query`. A cached entry's
+ * metadata is a `ColumnMeta`, which parses its row only when asked for another field.
  */
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
-import { metaFromRow, metaRow } from './meta-row.js';
+import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
-/** The metadata rows of a loaded catalog cache, by position (catalog-cache.ts). */
-export type Rows = Texts;
-
 /**
- * The columns as content is built and saved: parallel to its files; -1 in `kind` marks a
- * position without columns (a bad file, or a value they cannot hold).
- */
-export interface Columns {
-  kind: number[];
-  status: number[];
-  conf: number[];
-  /** Evidence types as digits (indexes into EVIDENCE_TYPES), in order. */
-  ev: string[];
-  upd: string[];
-  scope: number[];
-  subject: number[];
-  vf: (string | null)[];
-  vt: (string | null)[];
-  /** The duplicate hash (a daemon's write looks every entry's up once; parsing every row for it would hold them all). */
-  dup: string[];
-  /** created_at, importance0, and the lifecycle as JSON (null when there is none): what ranking and context lifting read of thousands of hits. */
-  crt: string[];
-  imp0: number[];
-  lc: (string | null)[];
-  /** The distinct scopes and subjects that `scope` and `subject` index. */
-  scopes: string[];
-  subjects: string[];
-}
-
-/**
- * The columns of a loaded cache (catalog-cache.ts): numbers in typed arrays, short repeated
- * strings (evidence shapes, validity dates) as codes into tables, the rest as Texts made on
- * demand. `updMs` is `updated_at` in ms since the epoch when it is in the one form
- * (`toISOString`'s) whose text order is the order of time, else NaN: sorting and comparing by it
- * makes no string.
+ * The columns of a loaded cache: numbers in typed arrays, repeated strings as codes into tables,
+ * the rest as Texts made on demand. `updMs` is `updated_at` in ms when in `toISOString`'s form
+ * (whose text order is time order), else NaN: comparing by it makes no string.
  */
 export interface CachedColumns {
   kind: Int8Array;
@@ -74,70 +40,79 @@ export interface CachedColumns {
   subjects: string[];
 }
 
-/** What encodeColumns makes: the typed and coded columns, strings still as arrays. */
+/** The columns that are numbers (typed arrays), as named in the cache file. */
+export const NUMERIC_COLUMNS = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
+
+/** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
 /**
- * Columns as a loaded cache holds them (see CachedColumns), the strings still plain; codes of
- * evidence shapes and dates start from `tables` (which they may extend: its codes stay valid).
+ * The columns of these metadata (null: a file without any), as a loaded cache holds them, the
+ * strings still plain. Codes start from `tables` (which they may extend: its codes stay valid).
+ * -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold).
  */
-export function encodeColumns(c: Columns, tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs'>): EncodedColumns {
-  const n = c.kind.length;
-  const evs = [...(tables?.evs ?? [])];
-  const dates = [...(tables?.dates ?? [])];
-  const lcs = [...(tables?.lcs ?? [])];
-  const dateCode = (d: string | null): number => (d === null ? -1 : codeIn(dates, d));
-  const out: EncodedColumns = {
-    kind: Int8Array.from(c.kind),
-    status: Int8Array.from(c.status),
-    conf: Float64Array.from(c.conf),
+export function encodeColumns(
+  metas: readonly (EntryMeta | null)[],
+  tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs' | 'scopes' | 'subjects'>,
+): EncodedColumns {
+  const n = metas.length;
+  const c: EncodedColumns = {
+    kind: new Int8Array(n),
+    status: new Int8Array(n),
+    conf: new Float64Array(n),
     ev: new Int32Array(n),
-    evs,
-    upd: c.upd,
+    evs: [...(tables?.evs ?? [])],
+    upd: [],
     updMs: new Float64Array(n),
-    scope: Int32Array.from(c.scope),
-    subject: Int32Array.from(c.subject),
+    scope: new Int32Array(n),
+    subject: new Int32Array(n),
     vf: new Int32Array(n),
     vt: new Int32Array(n),
-    dates,
-    dup: c.dup,
-    crt: c.crt,
-    imp0: Float64Array.from(c.imp0),
-    lc: new Int32Array(n),
-    lcs,
-    scopes: c.scopes,
-    subjects: c.subjects,
-  };
-  for (let i = 0; i < n; i++) {
-    const lc = c.lc[i] ?? null;
-    out.lc[i] = lc === null ? -1 : codeIn(lcs, lc);
-    out.ev[i] = codeIn(evs, c.ev[i] ?? '');
-    out.updMs[i] = canonicalMs(c.upd[i] ?? '');
-    out.vf[i] = dateCode(c.vf[i] ?? null);
-    out.vt[i] = dateCode(c.vt[i] ?? null);
-  }
-  return out;
-}
-
-/** Columns with no positions; `tables`: start from these tables (codes copied from them stay valid). */
-export function emptyColumns(tables?: Pick<Columns, 'scopes' | 'subjects'>): Columns {
-  return {
-    kind: [],
-    status: [],
-    conf: [],
-    ev: [],
-    upd: [],
-    scope: [],
-    subject: [],
-    vf: [],
-    vt: [],
+    dates: [...(tables?.dates ?? [])],
     dup: [],
     crt: [],
-    imp0: [],
-    lc: [],
+    imp0: new Float64Array(n),
+    lc: new Int32Array(n),
+    lcs: [...(tables?.lcs ?? [])],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],
   };
+  const date = (d: string | null): number => (d === null ? -1 : codeIn(c.dates, d));
+  metas.forEach((m, i) => {
+    const kind = m ? KINDS.indexOf(m.kind) : -1;
+    const status = m ? STATUSES.indexOf(m.status) : -1;
+    let ev = '';
+    if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
+    const ok =
+      m &&
+      kind >= 0 &&
+      status >= 0 &&
+      !ev.includes('-') &&
+      typeof m.confidence === 'number' &&
+      typeof m.created_at === 'string' &&
+      typeof m.importance0 === 'number' &&
+      (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
+    c.upd.push(ok ? m.updated_at : '');
+    c.dup.push(ok ? m.dup : '');
+    c.crt.push(ok ? m.created_at : '');
+    if (!ok) {
+      c.kind[i] = c.status[i] = c.ev[i] = c.scope[i] = c.subject[i] = c.vf[i] = c.vt[i] = c.lc[i] = -1;
+      c.updMs[i] = NaN;
+      return;
+    }
+    c.kind[i] = kind;
+    c.status[i] = status;
+    c.conf[i] = m.confidence;
+    c.ev[i] = codeIn(c.evs, ev);
+    c.updMs[i] = canonicalMs(m.updated_at);
+    c.scope[i] = codeIn(c.scopes, m.scope);
+    c.subject[i] = codeIn(c.subjects, m.subject);
+    c.vf[i] = date(m.valid_from);
+    c.vt[i] = date(m.valid_to);
+    c.imp0[i] = m.importance0;
+    c.lc[i] = m.lifecycle === undefined ? -1 : codeIn(c.lcs, JSON.stringify(m.lifecycle));
+  });
+  return c;
 }
 
 /** Codes of a table's values, made when a new value must be encoded. */
@@ -158,40 +133,7 @@ function codeIn(table: string[], value: string): number {
   return code;
 }
 
-/** Appends (or, with `at`, sets) the columns of one file: its metadata, or null for a file without any. */
-export function putColumns(c: Columns, m: EntryMeta | null, at = c.kind.length): void {
-  const kind = m ? KINDS.indexOf(m.kind) : -1;
-  const status = m ? STATUSES.indexOf(m.status) : -1;
-  let ev = '';
-  if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
-  const ok =
-    m &&
-    kind >= 0 &&
-    status >= 0 &&
-    !ev.includes('-') &&
-    typeof m.confidence === 'number' &&
-    typeof m.created_at === 'string' &&
-    typeof m.importance0 === 'number' &&
-    (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
-  c.kind[at] = ok ? kind : -1;
-  c.status[at] = ok ? status : -1;
-  c.conf[at] = ok ? m.confidence : 0;
-  c.ev[at] = ok ? ev : '';
-  c.upd[at] = ok ? m.updated_at : '';
-  c.scope[at] = ok ? codeIn(c.scopes, m.scope) : -1;
-  c.subject[at] = ok ? codeIn(c.subjects, m.subject) : -1;
-  c.vf[at] = ok ? m.valid_from : null;
-  c.vt[at] = ok ? m.valid_to : null;
-  c.dup[at] = ok ? m.dup : '';
-  c.crt[at] = ok ? m.created_at : '';
-  c.imp0[at] = ok ? m.importance0 : 0;
-  c.lc[at] = ok && m.lifecycle !== undefined ? JSON.stringify(m.lifecycle) : null;
-}
-
-/**
- * `table[code]`; a code outside the table (a cache not written by us) throws: a loaded cache is
- * consistent by construction, and its sizes are checked when read (catalog-cache.ts).
- */
+/** `table[code]`; a code outside the table throws (a loaded cache is consistent by construction). */
 export function item<T>(table: ArrayLike<T>, code: number | undefined, what: string): T {
   const v = code === undefined ? undefined : table[code];
   if (v === undefined) throw new Error(`catalog cache: no ${what} numbered ${code}`);
@@ -200,44 +142,31 @@ export function item<T>(table: ArrayLike<T>, code: number | undefined, what: str
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 
-/**
- * A cached entry's metadata: the filter and ranking fields from the columns, the rest from its
- * row, parsed on first use. Behaves as the EntryMeta parsed from the row would, field by field.
- */
+/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use; as the parsed row would behave. */
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
   private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
-  /** The row until it is parsed (a long-lived process would otherwise hold both). */
-  private text: string | undefined;
-  /** Where the row is, until it is first asked for. */
-  private rows: Rows | undefined;
-  /** Path of the file relative to the root (`ai-memory/<project>/<section>/<id>.json`), once made. */
+  /** The row: undefined until read, null once parsed (a long-lived process would otherwise hold both). */
+  private text: string | null | undefined;
+  /** Path of the file relative to the root, once made. */
   private path: string | undefined;
 
   constructor(
     private readonly cols: CachedColumns,
     private at: number,
-    /** The row (a JSON array) this metadata stands for, or the rows it is at position `at` of. */
-    line: string | Rows,
+    /** The rows this metadata's is at position `at` of. */
+    private readonly rows: Texts,
     /** The file's path relative to the root, or the paths it is at position `at` of. */
-    private file: string | Texts,
+    private readonly file: string | Texts,
   ) {
-    if (typeof line === 'string') this.text = line;
-    else this.rows = line;
     if (typeof file === 'string') this.path = file;
   }
 
-  /**
-   * Makes this the metadata of position `at` of the same columns and `rows` instead (a reader
-   * that looks at thousands of entries one after another, and keeps none of them, moves one
-   * object along rather than making one per entry).
-   */
-  moveTo(at: number, rows: Rows, file: string | Texts): this {
+  /** Makes this the metadata of position `at` instead: a reader of thousands of entries that keeps none moves one object along. */
+  moveTo(at: number): this {
     this.at = at;
-    this.file = file;
-    this.path = typeof file === 'string' ? file : undefined;
-    this.rows = rows;
+    this.path = typeof this.file === 'string' ? this.file : undefined;
     this.text = undefined;
     this.parsed = undefined;
     this.evidenceList = undefined;
@@ -247,16 +176,8 @@ export class ColumnMeta implements EntryMeta {
 
   /** The row as text, while it has not been parsed (then undefined). */
   get unparsed(): string | undefined {
-    if (this.rows) {
-      this.text = this.rows.get(this.at);
-      this.rows = undefined;
-    }
-    return this.text;
-  }
-
-  /** The row this metadata stands for. */
-  get line(): string {
-    return this.unparsed ?? JSON.stringify(metaRow(this.row));
+    if (this.text === undefined) this.text = this.rows.get(this.at);
+    return this.text ?? undefined;
   }
 
   /** Whether position `at` of `cols` has columns. */
@@ -277,7 +198,7 @@ export class ColumnMeta implements EntryMeta {
   private get row(): EntryMeta {
     if (!this.parsed) {
       this.parsed = metaFromRow(JSON.parse(this.unparsed!) as unknown[]);
-      this.text = undefined;
+      this.text = null;
     }
     return this.parsed;
   }

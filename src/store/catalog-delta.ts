@@ -1,25 +1,20 @@
 /**
- * `catalog.delta`: small changes appended on top of the catalog cache's base (catalog-cache.ts)
- * instead of rewriting it, and the content ids they chain (docs/ARCHITECTURE.md, "The catalog on
- * disk"). One JSON array per line, each naming the base it applies to:
- * `[id, file, size, mtimeMs, ctimeMs, stamp, row, problems, blob]` sets a file, `[id, file]`
+ * `catalog.delta`: small changes appended on top of the cache's base instead of rewriting it, and
+ * the content ids they chain. One JSON array per line, each naming its base:
+ * `[id, file, size, mtimeMs, ctimeMs, row, problems, blob]` sets a file, `[id, file]`
  * removes one, `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing, and
  * `[id, "#nodup", k]` says no file lost its id to another as of the first k lines.
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
-import { emptyColumns, encodeColumns, putColumns, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
 
-/**
- * Small changes (a write, an edit) go to the delta instead of a rewrite of the whole cache: up to
- * this many files at once, and until the delta holds this many lines or a twentieth of the
- * files, whichever is more.
- */
+/** Changes go to the delta up to this many files at once, until it holds this many lines or a twentieth of the files. */
 const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
 
@@ -28,8 +23,8 @@ export function deltaFits(count: number, deltaLines: number, files: number): boo
   return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
 }
 
-/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, stamp, row, problems, blob]`. */
-type FileState = [number, number, number, string, string, Problem[] | null, string];
+/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, row, problems, blob]`. */
+type FileState = [number, number, number, string, Problem[] | null, string];
 
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 export function asciiJson(text: string): string {
@@ -38,9 +33,8 @@ export function asciiJson(text: string): string {
 
 /**
  * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
- * delta is only ever appended to (a new base starts a new one), and a file line states a file
- * whole, so a reader that finds this very line k-th holds the content the id was made for: a
- * line another process appended in between puts some other line at that place.
+ * delta is only appended to and a line states a file whole, so a reader that finds this very line
+ * k-th holds that content (a line appended by another process in between takes its place).
  */
 export function contentAfter(base: string, k: number, line: string): string {
   return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
@@ -88,11 +82,7 @@ export function deltaLinesOf(id: string, rows: unknown[][], content: string): { 
   return { lines, content: last === undefined ? content : contentAfter(id, k, last) };
 }
 
-/**
- * Applies the lines of the delta `text` that name this base, in order (see the top of this file).
- * A line cut short (a concurrent append) or naming another base is skipped: every use of the
- * cache is checked against the file's own stamp anyway. The arrays stay sorted.
- */
+/** Applies the lines of `text` that name this base, in order; a torn or foreign line is skipped. The arrays stay sorted. */
 export function applyDelta(file: CatalogFile, text: string): void {
   const changes = new Map<string, FileState | null>();
   let nodup = file.nodup;
@@ -107,7 +97,7 @@ export function applyDelta(file: CatalogFile, text: string): void {
     if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
     const [, rel, ...rest] = d as [string, string, ...unknown[]];
     if (rel === '#nodup') {
-      // Valid for the lines before it only if they are the ones it was written after (a change appended by another process in between voids it).
+      // Valid only if the lines before it are those it was written after.
       if (rest[0] === file.deltaLines) {
         nodup = true;
         uniqueUpTo = file.changeLog.length;
@@ -138,20 +128,15 @@ export function applyDelta(file: CatalogFile, text: string): void {
 }
 
 /** A file line's state, or undefined when it is not one. */
-function fileState([size, mtime, ctime, stamp, row, problems, oid]: unknown[]): FileState | undefined {
-  if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof stamp !== 'string' || typeof row !== 'string')
-    return undefined;
-  return [size, mtime, ctime, stamp, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
+function fileState([size, mtime, ctime, row, problems, oid]: unknown[]): FileState | undefined {
+  if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof row !== 'string') return undefined;
+  return [size, mtime, ctime, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
 }
 
 /** In order: a run of the base [from, to), or a file's new state. */
 type Part = { run: [from: number, to: number] } | { rel: string; state: FileState };
 
-/**
- * The changes in path order as runs of the base and new states: where in the base each goes (an
- * added file before the base file it sorts before), and what it is (null: the base file there is
- * removed).
- */
+/** The changes in path order, as runs of the base and new states (a removed file: a gap in the runs). */
 function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): Part[] {
   const n = file.paths.length;
   const events: { at: number; rel: string; state: FileState | null; adds: boolean }[] = [];
@@ -173,19 +158,14 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
   return parts;
 }
 
-const NUMERIC = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
-
-/**
- * One merge of the sorted base with the changed files: the unchanged files between two changes
- * (nearly all: a write changes a few of 10K) are copied a run at a time (typed-array copies), and
- * their paths, rows and texts stay where they are in the file (MergedTexts).
- */
+/** One merge of the sorted base with the changed files: unchanged runs are typed-array copies, their texts left in place (MergedTexts). */
 function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
-  const plain = emptyColumns(file.cols);
-  for (const p of parts) if ('state' in p) putColumns(plain, rowMeta(p.state[4], Boolean(p.state[5])));
-  const fresh = encodeColumns(plain, file.cols);
+  const fresh = encodeColumns(
+    parts.flatMap((p) => ('state' in p ? [rowMeta(p.state[3], Boolean(p.state[4]))] : [])),
+    file.cols,
+  );
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
   const cols: CachedColumns = {
@@ -215,7 +195,7 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
   for (const p of parts) {
     if ('run' in p) {
       const [lo, hi] = p.run;
-      for (const k of NUMERIC) cols[k].set(c[k].subarray(lo, hi), at);
+      for (const k of NUMERIC_COLUMNS) cols[k].set(c[k].subarray(lo, hi), at);
       oidParts.push(p.run);
       st.set(file.st.subarray(3 * lo, 3 * hi), 3 * at);
       for (let i = lo; i < hi; i++) from[at + i - lo] = i;
@@ -225,16 +205,16 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
     }
     const { rel, state } = p;
     const k = extra.paths.length; // its place in `fresh`
-    for (const key of NUMERIC) cols[key][at] = fresh[key][k] ?? 0;
-    oidParts.push(state[6].length === 40 ? state[6] : NO_BLOB);
+    for (const key of NUMERIC_COLUMNS) cols[key][at] = fresh[key][k] ?? 0;
+    oidParts.push(state[5].length === 40 ? state[5] : NO_BLOB);
     st.set([state[0], state[1], state[2]], 3 * at);
     from[at] = -1 - k;
     extra.paths.push(rel);
-    extra.rows.push(state[4]);
+    extra.rows.push(state[3]);
     extra.upd.push(fresh.upd[k] ?? '');
     extra.dup.push(fresh.dup[k] ?? '');
     extra.crt.push(fresh.crt[k] ?? '');
-    if (state[5]) bad[at] = state[5];
+    if (state[4]) bad[at] = state[4];
     at++;
   }
   cols.upd = new MergedTexts(c.upd, from, extra.upd);

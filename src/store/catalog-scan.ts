@@ -1,17 +1,12 @@
 /**
  * A full pass over the entry files against the catalog cache as loaded (Catalog.refresh): which
- * files are still the cached ones, which changed and were read again, which went. Two things
- * spare most system calls on a large store:
- * - a section folder whose ctime and inode are those recorded when it was last listed (and that
- *   listing came well after its last change, see DirRecord) still holds the same names, so it is
- *   not listed again;
- * - a file git's view vouches for (`clean`, see git-view.ts), still holding the blob its cached
- *   row was read from, is not stat'ed.
- * Everything else gets an lstat (a link is reported, never followed) and, if its stamp moved, a read.
+ * files are the cached ones, which changed and were read again, which went. A section folder
+ * whose ctime and inode are those of its last listing (see DirRecord) is not listed again, and a
+ * file git's view vouches for (git-view.ts) is not stat'ed; everything else gets an lstat (a link
+ * is reported, never followed) and, if its stamp moved, a read.
  *
  * While the files found are the cache's own, in order, they are only counted (`same`); the first
- * difference copies that run of the cache into `next`, which is built from then on. When nothing
- * differs, the cache as loaded is what was found, and nothing is copied.
+ * difference copies that run into `next`, built from then on. Unchanged, nothing is copied.
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +16,7 @@ import { blobAt, DIR_SETTLE_MS, type CatalogContent, type CatalogFile, type DirR
 import { cachedEntry } from './cached-entries.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { readEntryFile, StoredEntry, type BadFile, type RecentEntries } from './stored-entry.js';
+import { metaRow, readEntryFile, StoredEntry, type BadFile, type RecentEntries } from './stored-entry.js';
 import { lowerBoundText } from './texts.js';
 import type { Workspace } from './workspace.js';
 
@@ -103,8 +98,7 @@ export class CatalogScan {
     const cache = this.cache;
     const dirRel = `${MEMORY_DIR}/${project}/${section}`;
     const prefix = `${dirRel}/`;
-    // The cached files of this folder: one run of the sorted list (from the prefix to the
-    // folder's name followed by '0', the character after '/').
+    // The cached files of this folder: one run of the sorted list ('0' is the character after '/').
     const lo = cache ? lowerBoundText(cache.paths, prefix) : 0;
     const hi = cache ? Math.max(lo, lowerBoundText(cache.paths, `${dirRel}0`)) : 0;
     const dst = lstatSync(sdir, { throwIfNoEntry: false });
@@ -179,7 +173,7 @@ export class CatalogScan {
     const at = next.files.length;
     next.files.push(rel);
     next.st.push(st.size, st.mtimeMs, st.ctimeMs);
-    // A symlinked entry could point anywhere; entries are always plain files. (Kept in the cache as a bad file, so a folder not listed again still reports it.)
+    // A link could point anywhere: kept as a bad file, so a folder not listed again still reports it.
     const r = st.isSymbolicLink()
       ? { ...linkProblem(rel, 'entry files must be regular files'), blob: '' }
       : readEntryFile(abs, rel, section, name.slice(0, -'.json'.length), true);
@@ -189,7 +183,7 @@ export class CatalogScan {
     if (r.entry) {
       const meta = entryMeta(r.entry);
       const se = new StoredEntry(this.ws.root, project, rel, stampOf(st), meta, r.entry, this.recent);
-      next.lines.push(se.metaLine());
+      next.lines.push(JSON.stringify(metaRow(meta)));
       this.entries.push(se);
     } else {
       const problems = r.problems ?? [];
@@ -218,10 +212,7 @@ export class CatalogScan {
     return cachedEntry(this.cache!, i, projectOf(rel), this.ws.root, this.recent, rel);
   }
 
-  /**
-   * Starts building `next` (once): the unchanged run so far is copied, and its entries made
-   * (in order, before any other). Until then, the snapshot makes them from the cache on demand.
-   */
+  /** Starts building `next` (once): the unchanged run so far is copied and its entries made, in order. */
   build(): void {
     if (this.building) return;
     this.building = true;

@@ -1,19 +1,17 @@
 /**
- * The catalog: every entry file of the workspace, validated once and cached under `cache/` of the
- * local state folder (store/state-dir.ts; the layout: catalog-cache.ts, and docs/ARCHITECTURE.md,
- * "The catalog on disk"). A command stats the files (catalog-scan.ts), re-reads only those that
- * changed, and records what moved; full entries are read from their files only when asked for
- * (`entry`). The files are the truth: a missing or corrupt cache is rebuilt, never fatal, and
- * deleting the local state folder loses nothing. A watcher-fed process follows batches of paths
- * instead (catalog-live.ts).
+ * The catalog: every entry file of the workspace, validated once and cached in the local state
+ * (catalog-cache.ts; docs/ARCHITECTURE.md, "The catalog on disk"). A command checks the files
+ * (catalog-scan.ts), re-reads only the changed ones and records what moved; a watcher-fed process
+ * follows batches of paths (catalog-live.ts). The files are the truth: a missing or corrupt cache
+ * is rebuilt, and deleting the local state loses nothing.
  */
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, contentOf, contentPosition, deltaFits, stampAt, type CatalogFile } from './catalog-cache.js';
+import { CatalogCache, contentOf, contentPosition, deltaFits, type CatalogFile } from './catalog-cache.js';
 import { lowerBoundText } from './texts.js';
-import { stampOf, writeFileAtomic } from './fsutil.js';
+import { writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
 import { CachedEntries } from './cached-entries.js';
@@ -27,10 +25,9 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found, for `noteWritten` and `carryGitView`: the cache's base, and the content ids. */
+/** What a full refresh found, for `noteWritten` and `carryGitView`: the base, and the content ids then and now. */
 interface Found {
   id: string;
-  /** The content id the refresh found, and the one after what this process noted since (see carryGitView). */
   foundContent: string;
   contentId: string;
   /** The blob of each file noted since the refresh (null: removed). */
@@ -70,8 +67,7 @@ export class Catalog {
     const scan = new CatalogScan(this.ws, cache, cache ? this.viewedClean(cache) : undefined, this.wallClock(), this.recent).run();
     const { next, bad, changed } = scan;
     const removed = scan.removed();
-    // Every cached file still there and unchanged: what was found is the cache itself (with the
-    // folders as listed now), copied only if it must be saved whole.
+    // Every cached file unchanged: what was found is the cache itself, copied only if it must be saved whole.
     const reused = scan.unchanged ? cache! : undefined;
     if (reused) reused.dirs = next.dirs;
     else scan.build();
@@ -102,12 +98,7 @@ export class Catalog {
     return snap;
   }
 
-  /**
-   * Records what the scan found: appended to the delta when it is small, the whole cache saved
-   * when not, when there was none, or when the delta grew past its bound (our own large writes,
-   * see noteWritten). Returns the base, its delta's length, and the content id (see
-   * CatalogSnapshot.contentId).
-   */
+  /** Records what the scan found: appended to the delta while it fits, else the whole cache saved. */
   private record(
     cache: CatalogFile | null,
     scan: CatalogScan,
@@ -125,7 +116,6 @@ export class Catalog {
     const rows: unknown[][] = changedAt.map((at) => [
       next.files[at],
       ...next.st.slice(3 * at, 3 * at + 3),
-      stampAt(next.st, at),
       next.lines[at],
       next.bad[at] ?? null,
       next.oids[at],
@@ -137,11 +127,9 @@ export class Catalog {
   }
 
   /**
-   * Whether no file of the cache as loaded loses its id to another, told from the files changed
-   * since that was last known (`uniqueUpTo`): one of them would be one of the pair, so each is
-   * looked for under the project's other sections (a few lookups, not an entry made for each of
-   * 10K files, the first read after any write used to make). A file found there, usable or not,
-   * leaves it to the full check.
+   * Whether no file of the cache as loaded loses its id to another, from the files changed since
+   * that was last known (`uniqueUpTo`): one of a pair would be among them, so each is looked for
+   * under its project's other sections (a few lookups instead of an entry made per file).
    */
   private noIdShared(file: CatalogFile): boolean {
     if (file.uniqueUpTo < 0) return false;
@@ -159,11 +147,7 @@ export class Catalog {
     return true;
   }
 
-  /**
-   * What git's view offered to this process (if any) vouches for among the cache's files; keeps
-   * the record of a listing every cached file matched (see git-view.ts), and drops one that could
-   * not be used, so that the next command asks git for a listing again.
-   */
+  /** What git's view (if any) vouches for among the cache's files; records a complete match, drops an unusable record. */
   private viewedClean(cache: CatalogFile): Uint8Array | undefined {
     const view = takeGitView(this.ws.root);
     if (!view) return undefined;
@@ -183,13 +167,10 @@ export class Catalog {
   }
 
   /**
-   * This process has just written (or removed) these files (paths relative to the root): their
-   * stamps and metadata go to the delta now, so that the next command finds nothing changed and
-   * re-reads none of them (however many: a delta grown past its bound is folded into a new base
-   * by the next refresh). Only our own writer calls this, with entries it validated before
-   * writing; files that are not entry files are ignored. A no-op in a process that has not
-   * refreshed. `written`: what was written to each file (by path relative to the root), so a file
-   * that still holds exactly that text is not parsed again.
+   * Our writer has just written (or removed) these files, validated before writing: their stamps
+   * and metadata go to the delta now, so the next command re-reads none of them (the next refresh
+   * folds a delta past its bound into a new base). `written`: the text written to each file, so
+   * one that still holds it is not parsed again. A no-op in a process that has not refreshed.
    */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
@@ -218,7 +199,7 @@ export class Catalog {
       }
       if (entry?.id !== where.id || entry.section !== where.section) continue;
       found.notedBlobs.set(rel, blob);
-      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, stampOf(st), JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
+      rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
     }
     const after = rows.length ? this.cache.appendDelta(found.id, rows, found.contentId) : null;
     if (after !== null) found.contentId = after;
@@ -226,12 +207,9 @@ export class Catalog {
 
   /**
    * After a memory commit replaced git's index with one that differs only at the files this
-   * process noted: when git's listing was recorded as matching the content the refresh found
-   * (see git-view.ts), the new index matches the content after those files just as well, so the
-   * record moves on to both, and the next command asks git only for what changed instead of
-   * listing and matching every entry again.
-   * Anything short of exactly that leaves the record as it is (the next command then lists).
-   * (git made the index entries at `paths` from the files as this process wrote them.)
+   * process noted (git made them from the files as written): a listing recorded as matching the
+   * content the refresh found matches the content after those files just as well, so the record
+   * moves on to both and the next command need not list again. Anything else leaves it.
    */
   carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;

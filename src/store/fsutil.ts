@@ -3,7 +3,7 @@
  * temp file in the same directory, fsync, rename, so a reader (or a crash) sees the old file or
  * the new one, never a torn one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
 
@@ -36,28 +36,9 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   }
 }
 
-/** Parses JSON and says where it broke, naming the file. */
-export function parseJsonText(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new SyntaxError(`${source}: not valid JSON (${(err as Error).message})`, { cause: err });
-  }
-}
-
 /** A file's `size:mtime:ctime`: it changes whenever the file does (ctime also when an editor puts the mtime back). */
 export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-/** Writes `parts` one after the other at the current position of an open file. */
-export function writeAll(fd: number, parts: Uint8Array[]): void {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const n = writevSync(fd, parts);
-  if (n === total) return;
-  const rest = Buffer.concat(parts).subarray(n); // a short write: the rest, as one buffer
-  for (let at = 0; at < rest.length;) at += writeSync(fd, rest, at);
 }
 
 /** Reads `len` bytes at `pos` of an open file (an error if the file ends first). */

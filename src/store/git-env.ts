@@ -36,7 +36,7 @@ export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boole
   if (hasGitLocation(env)) return false;
   let theirs = '';
   try {
-    theirs = process.getBuiltinModule('node:fs').readFileSync(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim();
+    theirs = readLocalText(`${daemonDir}/${GIT_ENV_FILE}`).trim();
   } catch {
     /* the daemon has none */
   }
@@ -61,4 +61,18 @@ export function gitEnv(extra: Record<string, string> = {}): Record<string, strin
   }
   // (No editor: git's own default would be vi, waiting on a terminal nobody sees.)
   return { ...out, GIT_EDITOR: ':', ...extra };
+}
+
+/**
+ * A file of local state as text, never through a link (state-dir.ts's readNoFollow, for the thin
+ * client's few reads without loading that module).
+ */
+export function readLocalText(file: string): string {
+  const fs = process.getBuiltinModule('node:fs');
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
 }

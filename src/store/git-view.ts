@@ -1,32 +1,24 @@
 /**
- * Git's view of the entry files, for a one-shot command's catalog check: which tracked files
- * still hold the blob git's index names for them. Checking 10K entry files ourselves is an
- * lstat each on the main thread; `git diff-files` does the same
- * comparison (the index's stat data against each file, with git's own care for racily clean
- * entries) in its own process, on the other core, while this process is still loading. It is
- * started before the CLI loads (bin/bass-agents.cjs, through the thin client) and used once, by
- * the first full catalog refresh, only for files whose cached metadata was read from that very
- * blob (the catalog keeps each file's blob id): anything git is unsure of, or any failure, falls
- * back to the lstat check.
+ * git's view of the entry files, for a one-shot command's catalog check: `git diff-files`
+ * compares the index's stat data with each file (with git's care for racily clean entries) in
+ * its own process, on the other core, while the CLI loads (started by bin/bass-agents.cjs
+ * through the thin client), instead of an lstat per file on the main thread. The first full
+ * refresh uses it once, only for files whose cached row was read from the very blob git's index
+ * names; anything git is unsure of, or any failure, falls back to the lstat check.
  *
- * Taken as clean: an index entry at stage 0 for a regular file, with no assume-unchanged or
- * skip-worktree flag (`ls-files -v` tags those), that `diff-files` does not name. git is told to
- * compare the full stat data and to ignore a file system monitor, whatever the repository's
- * config says. As with the stat check, a file changed after the check is seen by the next
- * command, not this one.
+ * Clean: a stage-0 regular file without assume-unchanged or skip-worktree (`ls-files -v`), that
+ * `diff-files` does not name; git is told to compare full stat data and to ignore a file system
+ * monitor, whatever the config says.
  *
- * Most of the time git's index has not changed since the last command looked: then the listing
- * is not asked for at all. When every cached file matched the listing (`complete`), the catalog
- * records the index's checksum (the last bytes of `.git/index`, a hash of all of it) with the
- * catalog content that matched it, in `git-view.json` beside the cache. A later command whose
- * index still has that checksum, before and after git ran, has only `diff-files` run, and
- * vouches for every file of that content but the ones git names and the ones the catalog's delta
- * changed since (matching's `changedSince`).
+ * When every cached file matched a listing (`complete`), the catalog records the index's
+ * checksum (the last bytes of `.git/index`) with that catalog content in `git-view.json`; while
+ * the index keeps that checksum, later commands skip the listing and run only `diff-files`,
+ * vouching for every file of that content but those git names and those the delta changed since.
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
-import { gitEnv } from './git-env.js';
+import { gitEnv, readLocalText } from './git-env.js';
 
 /** What a view says about the cached files. */
 export interface ViewMatch {
@@ -39,17 +31,14 @@ export interface ViewMatch {
 export interface GitView {
   /** The workspace root git ran in. */
   root: string;
-  /** For a view from a listing: the checksum of the index it was read from (unchanged while git ran), if known. */
+  /** From a listing: the checksum of the index it was read from (unchanged while git ran), if known. */
   index?: string;
-  /** For a view without a listing: the catalog content the recorded listing matched (see the top of this file). */
+  /** Without a listing: the catalog content the recorded listing matched. */
   vouchedFor?: string;
   /**
-   * Which of `files` (paths relative to the root, sorted) git found holding exactly the blob
-   * `blobs()` names for them (40 hex digits per file, one after another; asked for only by a
-   * view from a listing). A view from a listing
-   * makes one pass over git's output beside the list, both in path order, without a map of
-   * either; a view without one asks `changedSince` for the files that may differ from the content
-   * it vouches for, and is of no use (null) when the catalog cannot say.
+   * Which of `files` (sorted paths) hold exactly the blob `blobs()` names for them (40 hex digits
+   * each). A listing is walked beside the list, both in path order; a recorded view asks
+   * `changedSince` which files may differ from its content (null when the catalog cannot say).
    */
   matching(files: Texts, blobs: () => string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
 }
@@ -57,11 +46,7 @@ export interface GitView {
 /** The file (in the catalog cache's folder) that records which catalog content matched which index. */
 export const VIEW_RECORD = 'git-view.json';
 
-/**
- * The checksum at the end of git's index (hex), for a workspace whose `.git` is a folder; null
- * when there is none to read (a worktree's `.git` file, no index) or git does not keep one
- * (`index.skipHash` writes zeros).
- */
+/** The checksum at the end of git's index (hex); null without one (a worktree's `.git` file, `index.skipHash`). */
 export function indexChecksum(root: string): string | null {
   return indexFileChecksum(`${root}/.git/index`);
 }
@@ -88,18 +73,14 @@ export function indexFileChecksum(file: string): string | null {
 /** The recorded listing match in `cacheDir`, if any. */
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
   try {
-    const r = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
+    const r = JSON.parse(readLocalText(`${cacheDir}/${VIEW_RECORD}`)) as { index?: unknown; content?: unknown };
     return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
   } catch {
     return undefined;
   }
 }
 
-/**
- * How long a command that needs the view waits for git once it gets there: past this, git is
- * stopped and the files are stat'ed (a huge repository's index can take git longer to read than
- * the entry files take to check).
- */
+/** How long a command waits for git's view: a huge repository's index can take git longer than the lstats. */
 const SETTLE_WAIT_MS = 500;
 
 /** Settings that make git compare stat data the way the catalog would, whatever the repository says. */
@@ -112,8 +93,7 @@ const GIT_SETTINGS = [
   'core.trustctime=true',
   '-c',
   'core.ignoreStat=false',
-  // One thread: git's check is done long before this process needs it, and threads checking
-  // files in parallel took the core the CLI was loading on.
+  // One thread: more took the core the CLI was loading on.
   '-c',
   'core.preloadIndex=false',
 ];
@@ -121,11 +101,9 @@ const GIT_SETTINGS = [
 let scratchFiles = 0;
 
 /**
- * Runs git in `cwd`: its standard output, or null when it fails or is stopped (`stop`). With
- * `scratch` (an existing folder), git writes into a file there, removed at once (or, where an
- * open file cannot be removed, once read), instead of into a pipe: a pipe holds 64 KB, and a
- * listing of 10K files is 1 MB, so git would wait at the first 64 KB until this process, busy
- * loading the CLI, got round to reading it.
+ * Runs git in `cwd`: its standard output, or null when it fails or is stopped. With `scratch`,
+ * git writes into an unlinked file there rather than a pipe: a pipe holds 64 KB of a 1 MB
+ * listing, and git would wait on it while this process is busy loading the CLI.
  */
 function gitOutput(cwd: string, args: string[], scratch?: string): { output: Promise<string | null>; stop: () => void } {
   const fs = process.getBuiltinModule('node:fs');
@@ -134,7 +112,7 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
   if (scratch) {
     try {
       path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
-      fd = fs.openSync(path, 'w+', 0o600);
+      fd = fs.openSync(path, 'wx+', 0o600); // a new file, never a link planted at the name
       fs.unlinkSync(path);
       path = undefined;
     } catch {
@@ -188,11 +166,10 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
 const HEAD = 52;
 
 /**
- * The view from `ls-files -v -s -z` (`listed`: records `<tag> <mode> <blob> <stage>\t<path>` in
- * git's path order) and `diff-files --name-only -z` (`dirty`). Only tag `H` (cached, no
- * assume-unchanged or skip-worktree flag), a regular file's mode, a SHA-1 blob and stage 0
- * count. git orders paths by bytes, the list by UTF-16 units: the two agree but for characters
- * past U+D7FF, where a mismatch only means a file is not vouched for (and gets an lstat).
+ * The view from `ls-files -v -s -z` (`<tag> <mode> <blob> <stage>\t<path>` records) and
+ * `diff-files --name-only -z` (`dirty`): only tag `H`, a regular file's mode, a SHA-1 blob and
+ * stage 0 count. git orders by bytes, the list by UTF-16 units; where they differ (past U+D7FF)
+ * a file is only not vouched for.
  */
 export function parseGitView(root: string, listed: string, dirty: string, index?: string): GitView {
   return {
@@ -234,10 +211,7 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
   };
 }
 
-/**
- * The view when the index is the one a listing matched catalog content `content`: every file
- * but those `diff-files` named (`dirty`) and those changed since that content.
- */
+/** The view when the index is the one a listing matched `content` with: all but `dirty` and the files changed since. */
 export function recordedGitView(root: string, content: string, dirty: string): GitView {
   return {
     root,
@@ -256,11 +230,7 @@ export function recordedGitView(root: string, content: string, dirty: string): G
   };
 }
 
-/**
- * Starts git on the entry files under `root` (`ai-memory/`); resolves to its view, or null when
- * git cannot give one (no repository, no git, an error). Never rejects. `scratch`: a folder for
- * git's output files (see gitOutput); without it, pipes.
- */
+/** Starts git on `ai-memory/` under `root`; resolves to its view, or null (no repository, no git, an error); never rejects. */
 export function startGitView(root: string, scratch?: string): GitViewRun {
   const index = indexChecksum(root);
   const record = scratch && index ? readViewRecord(scratch) : undefined;
@@ -303,11 +273,7 @@ export function offerGitView(run: GitViewRun): void {
   offered = run;
 }
 
-/**
- * Waits for the offered view (if any), at most `maxWaitMs`, so that the synchronous catalog
- * refresh can use it; git still at work after that is stopped. A command that wrote entry files
- * since the view was started (a journal recovery) drops it instead.
- */
+/** Waits for the offered view (if any) at most `maxWaitMs`, for the synchronous refresh; git still at work is stopped. */
 export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;

@@ -23,13 +23,10 @@ export const LEGACY_LOCAL_DIR = '.bass-agents';
 export interface StateDirs {
   /** The workspace's own state folder. */
   dir: string;
-  /** A folder shared by every work tree of the repository (`<common dir>/bass-agents/shared`). */
-  shared: string;
   /** The git dir holding `dir`, or null outside git (then `dir` is in the user's state folder). */
   gitDir: string | null;
   /** The folder above our own: the git dir, the common dir or the user's state folder, trusted as given. */
   base: string;
-  sharedBase: string;
 }
 
 /**
@@ -83,20 +80,13 @@ export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): 
   const found = gitDirOf(root, env);
   if (found) {
     const { gitDir, top } = found;
-    const commondir = join(gitDir, 'commondir');
-    let common = gitDir;
-    try {
-      common = resolve(gitDir, readFileSync(commondir, 'utf8').trim());
-    } catch {
-      /* not a linked worktree */
-    }
     // A workspace below the work tree's top (its own ai-memory/ in a sub-folder) gets a folder of its own.
     const rel = relative(top, root);
     const dir =
       rel === '' || rel.startsWith('..') || isAbsolute(rel)
         ? join(gitDir, 'bass-agents')
         : join(gitDir, 'bass-agents', 'nested', keyOf(rel.split(sep).join('/')));
-    return { dir, shared: join(common, 'bass-agents', 'shared'), gitDir, base: gitDir, sharedBase: common };
+    return { dir, gitDir, base: gitDir };
   }
   let real = root;
   try {
@@ -106,7 +96,7 @@ export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): 
   }
   const base = userStateHome(env);
   const dir = join(base, 'bass-agents', keyOf(real));
-  return { dir, shared: join(dir, 'shared'), gitDir: null, base, sharedBase: base };
+  return { dir, gitDir: null, base };
 }
 
 /** Folders this process has checked (or made and checked). */

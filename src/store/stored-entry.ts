@@ -1,7 +1,6 @@
 /**
- * One entry file as the catalog holds it: where it is, its stamp, its metadata (parsed from the
- * cached row on first use), and the full entry read from the file only when asked for. Also the
- * reading and checking of one entry file, and the rule for two files with the same id.
+ * One entry file as the catalog holds it (where, its stamp, its metadata, the full entry read only
+ * when asked for); the reading and checking of one entry file; the rule for two files with one id.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,16 +13,12 @@ import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
 import { ColumnMeta } from './catalog-columns.js';
 import type { CachedEntries } from './cached-entries.js';
-import { metaFromRow, metaRow } from './meta-row.js';
 
-export { metaFromRow, metaRow } from './meta-row.js';
+export { metaRow } from './meta-row.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
-/**
- * The parts of an entry file's path relative to the root (`ai-memory/<project>/<section>/<id>.json`),
- * or null for any other path (a folder, config.yaml, a dot file, an unknown section).
- */
+/** The parts of an entry file's path (`ai-memory/<project>/<section>/<id>.json`), or null for any other path. */
 export function entryPath(rel: string): { project: string; section: Section; id: string } | null {
   const [, project, section, id] = /^ai-memory\/([^/]+)\/([^/]+)\/([^/]+)\.json$/.exec(rel) ?? [];
   if (!project || !section || !id || id.startsWith('.') || !(SECTIONS as readonly string[]).includes(section)) return null;
@@ -43,31 +38,22 @@ export class StoredEntry {
   /** size:mtime:ctime of the file, or how to make it (from the catalog cache's numbers: most entries of a cold read never need it). */
   private stampSrc: string | (() => string);
   private root: string;
-  /** The metadata, or its catalog line (a JSON row) until first used, or the cache's columns and row (ColumnMeta). */
-  private metaSrc: EntryMeta | string;
+  /** Filter, ranking and statistics fields (from a cached row: ColumnMeta). */
+  readonly meta: EntryMeta;
   /**
-   * The whole entry once read; in a long-lived process's catalog only among the `recent` few: the
-   * daemon would otherwise end up holding a copy of every entry's text next to the index. (Held
-   * weakly instead, the texts a pass over all entries reads outlive the young generation and
-   * swell the heap until a full collection.) Reading one again costs a file read.
+   * The whole entry once read; in a long-lived process only among the `recent` few, or the daemon
+   * would hold every entry's text beside the index (held weakly, they outlive the young
+   * generation and swell the heap until a full collection).
    */
   private full: MemoryEntry | undefined;
   private readonly recent: RecentEntries | undefined;
 
-  constructor(
-    root: string,
-    project: string,
-    file: string,
-    stamp: string | (() => string),
-    meta: EntryMeta | string,
-    full?: MemoryEntry,
-    recent?: RecentEntries,
-  ) {
+  constructor(root: string, project: string, file: string, stamp: string | (() => string), meta: EntryMeta, full?: MemoryEntry, recent?: RecentEntries) {
     this.root = root;
     this.project = project;
     this.file = file;
     this.stampSrc = stamp;
-    this.metaSrc = meta;
+    this.meta = meta;
     this.recent = recent;
     if (full) this.keep(full);
   }
@@ -90,22 +76,9 @@ export class StoredEntry {
     else this.full = e;
   }
 
-  /** Filter, ranking and statistics fields, parsed from the cached row on first use. */
-  get meta(): EntryMeta {
-    if (typeof this.metaSrc === 'string') this.metaSrc = metaFromRow(JSON.parse(this.metaSrc) as unknown[]);
-    return this.metaSrc;
-  }
-
-  /** Whether this entry's metadata might contain `text`: a substring test on its catalog row when it has one, else true. */
+  /** Whether this entry's metadata might contain `text`: a substring test on its cached row while unparsed, else true. */
   mentions(text: string): boolean {
-    if (typeof this.metaSrc === 'string') return this.metaSrc.includes(text);
-    return this.metaSrc instanceof ColumnMeta ? (this.metaSrc.unparsed?.includes(text) ?? true) : true;
-  }
-
-  /** The catalog line of this entry's metadata (its row as JSON), without parsing it when it was never used. */
-  metaLine(): string {
-    if (typeof this.metaSrc === 'string') return this.metaSrc;
-    return this.metaSrc instanceof ColumnMeta ? this.metaSrc.line : JSON.stringify(metaRow(this.metaSrc));
+    return this.meta instanceof ColumnMeta ? (this.meta.unparsed?.includes(text) ?? true) : true;
   }
 
   /** The whole entry, read from its file when not held (it was validated when its stamp was cached). */

@@ -97,10 +97,6 @@ export class Workspace {
   get localDir(): string {
     return this.state.dir;
   }
-  /** Local state shared by every work tree of the repository (`<git common dir>/bass-agents/shared`). */
-  get sharedLocalDir(): string {
-    return this.state.shared;
-  }
   get contextDir(): string {
     return join(this.root, CONTEXT_DIR);
   }
@@ -206,13 +202,6 @@ export class Workspace {
     return dir;
   }
 
-  /** A folder of the local state shared by the repository's work trees, checked and made as `local` does. */
-  sharedLocal(sub: string, make = false): string {
-    const dir = join(this.state.shared, sub);
-    checkStateFolder(this.state.sharedBase, dir, { make, mode: this.stateMode });
-    return dir;
-  }
-
   /** In the git dir, folders take the repository's own modes; in the user's state folder, 0700. */
   private get stateMode(): number {
     return this.state.gitDir ? 0o777 : 0o700;
@@ -308,14 +297,5 @@ export class Workspace {
       throw new UsageError('no memory project here yet: run `bass-agents memory init <project>` or pass --project');
     }
     throw new UsageError(`several projects (${local.join(', ')}): pass --project or put the default in ${MEMORY_DIR}/.default`);
-  }
-
-  /** The section folders that exist for a project. */
-  sectionsOf(project: string): Section[] {
-    const dir = this.projectDir(project);
-    return SECTIONS.filter((s) => {
-      const p = join(dir, s);
-      return existsSync(p) && lstatSync(p).isDirectory();
-    });
   }
 }

@@ -161,6 +161,9 @@ describe('validate-evidence', () => {
     const after = list();
     expect(statusOf(after)).toEqual(['current', 'changed', 'current', 'current', 'current', 'missing', 'current', 'missing']);
     expect(after.find((h) => h.id === ids[1])!.meta.flags).toContain('stale_evidence');
+    // Equal otherwise, entries whose evidence changed or is missing list after the rest.
+    const place = after.map((h) => ids.indexOf(h.id)).filter((i) => i >= 0);
+    expect(place.slice(-3).sort()).toEqual([1, 5, 7]);
     const ctx = cli(dir, ['context', 'demo'], { env }).stdout;
     expect(ctx).toContain('Ledger anchor: edited inside. **(evidence changed since written: re-check)**');
     expect(ctx).toContain('Ledger anchor: a deleted file. **(evidence missing: re-check)**');
@@ -175,6 +178,11 @@ describe('validate-evidence', () => {
     renameSync(join(dir, 'src/e.ts'), join(dir, 'src/f.ts'));
     const q = cli(dir, ['query', 'ledger anchor', '--json', '--limit', '20'], { env }).json();
     expect(statusOf(q)).toEqual(['moved', 'current', 'moved', 'current', 'missing', 'missing', 'current', 'missing']);
+    // The rank follows the files now, not the last check: the renamed-away file's entry is
+    // flagged and lowered, the re-confirmed one no longer is.
+    const flagsOf = (id: string | undefined): string[] => q.find((h: { id: string }) => h.id === id).meta.flags ?? [];
+    expect(flagsOf(ids[4])).toContain('stale_evidence');
+    expect(flagsOf(ids[1])).not.toContain('stale_evidence');
     const task = cli(dir, ['prepare-task', '--file', '-'], {
       env,
       input: JSON.stringify({ memory_enabled: true, project: 'demo', goal: 'ledger anchor' }),

@@ -430,7 +430,7 @@ describe('one engine for every front end', () => {
     const [m0, m1, m2, m3, m4] = firstOf(made, 5);
     const svcEnv = { ...process.env, BASS_AGENTS_NOW: NOW };
     const daemonLike = new MemoryService({ cwd: dir, env: svcEnv, longLived: true, watched: true });
-    daemonLike.refresh();
+    daemonLike.engine.rm.refresh();
     const view = (r: { results: { entry: { id: string }; score: number; flags: string[] }[]; stats: { entries_matched_filters: number } }): unknown => [
       r.results.map((h) => [h.entry.id, h.score, h.flags]),
       r.stats.entries_matched_filters,
@@ -477,7 +477,7 @@ describe('one engine for every front end', () => {
     ];
     steps.forEach(([paths, act], i) => {
       act();
-      daemonLike.refresh({ paths });
+      daemonLike.engine.rm.refresh({ paths });
       compare(i + 1);
     });
   });

@@ -40,13 +40,8 @@ export function registerDaemon(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
       engine.ws.local('daemon'); // checked before anything in it is read
       const paths = daemonPaths(engine.ws.localDir);
       const action = String(a.action);
-      const flags = [
-        ...(a['metrics-port'] !== undefined ? ['--metrics-port', String(a['metrics-port'])] : []),
-        ...(a.heartbeat !== undefined ? ['--heartbeat', String(a.heartbeat)] : []),
-        ...(a.reconcile !== undefined ? ['--reconcile', String(a.reconcile)] : []),
-        ...(a.freshness !== undefined ? ['--freshness', String(a.freshness)] : []),
-        ...(a.evidence !== undefined ? ['--evidence', String(a.evidence)] : []),
-      ];
+      // What `start` hands on to the daemon it runs.
+      const flags = ['metrics-port', 'heartbeat', 'reconcile', 'freshness', 'evidence'].flatMap((o) => (a[o] !== undefined ? [`--${o}`, String(a[o])] : []));
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
         const { runForClient } = await import('../run.js');

@@ -24,6 +24,11 @@ function readSide(validateStoredEntry: Validate, file: string, label: string, pa
   } catch (err) {
     throw new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${(err as Error).message})` }], 'merge');
   }
+  return checked(validateStoredEntry, raw, path, label);
+}
+
+/** `raw` as a valid stored entry, else its problems named by the file and the side of the merge. */
+function checked(validateStoredEntry: Validate, raw: unknown, path: string, label: string): MemoryEntry {
   const r = validateStoredEntry(raw);
   if (!r.ok)
     throw new ValidationError(
@@ -52,14 +57,8 @@ export function registerSync(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
         const ours = readSide(validateStoredEntry, String(a.ours), 'ours', path, false)!;
         const theirs = readSide(validateStoredEntry, String(a.theirs), 'theirs', path, false)!;
         if (ours.id !== theirs.id) throw new ValidationError([{ path, message: `the two sides are different entries (${ours.id}, ${theirs.id})` }], 'merge');
-        const merged = mergeEntry(base, ours, theirs);
-        const r = validateStoredEntry(merged);
-        if (!r.ok)
-          throw new ValidationError(
-            r.errors.map((p) => ({ ...p, path: `${path} (merged): ${p.path}` })),
-            'merge',
-          );
-        writeFileSync(String(a.ours), serializeEntry(r.value)); // git takes %A as the result
+        const merged = checked(validateStoredEntry, mergeEntry(base, ours, theirs), path, 'merged');
+        writeFileSync(String(a.ours), serializeEntry(merged)); // git takes %A as the result
       },
     )
     .command(

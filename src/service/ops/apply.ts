@@ -18,7 +18,6 @@ import { withWrite, type WriteTx } from '../transaction.js';
 import type { Batch } from '../write-queue.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 
-export { scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
 
@@ -257,10 +256,6 @@ function afterBatch(
   warnIfLarge(caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
 
-function storeOf(engine: Engine, caller: Caller): CatalogSnapshot {
-  return engine.watched && engine.rm.current ? engine.rm.current : engine.snapshot(caller.warn);
-}
-
 /**
  * Applies a batch of Memory_Update as one commit: through the engine's write queue, so that the
  * batches of concurrent callers are committed together (write-queue.ts).
@@ -276,7 +271,7 @@ async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<Ap
     caller,
     { project: p.project, agent: p.agent, operation: p.opts.label ?? 'apply', onProgress: p.opts.onProgress },
     async (tx) => {
-      const st = new BatchState(storeOf(engine, caller), p.project, p.updates.length);
+      const st = new BatchState(engine.snapshot(caller.warn), p.project, p.updates.length);
       return { ...(await applyIn(tx, st, p)), snap: st.snap };
     },
   );
@@ -316,7 +311,7 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   try {
     const { value, commit } = await withWrite(engine, caller, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
       const st = new BatchState(
-        storeOf(engine, caller),
+        engine.snapshot(caller.warn),
         first.project,
         ready.reduce((n, p) => n + p.updates.length, 0),
       );

@@ -3,13 +3,13 @@
  * id, live entries by duplicate key, what earlier batches wrote), the supersede rules, the secret
  * scan of a batch's fields before it takes the lock, and the consolidation hint.
  */
+import type { CommitOp } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
-import { appendLog } from '../../store/local-log.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import type { WriteTx } from '../transaction.js';
+import { auditSecrets, withWrite, type WriteTx } from '../transaction.js';
 
 /**
  * What the batches of one transaction see of the store: entries by id, live entries by
@@ -103,42 +103,52 @@ export async function scanGroups(
   // before anything records it.
   const all = await modules.secretScan().scanFields([...groups.flat(), { path: 'agent', text: who.agent }]);
   const agent = all.find((f) => f.path === 'agent');
+  const { findingMessage } = modules.secretRules();
   if (agent) {
-    appendLog(engine.ws, 'audit', {
-      time,
-      event: 'secret_rejected',
-      operation: who.operation,
-      project: who.project ?? null,
-      agent: null,
-      path: 'agent',
-      rule: agent.rule,
-    });
+    auditSecrets(engine, time, who, [agent]);
     throw new ValidationError(
-      [{ path: 'agent', message: `(the writer's name: --agent, BASS_AGENTS_AGENT or an AgentResult's agent) ${modules.secretRules().findingMessage(agent)}` }],
+      [{ path: 'agent', message: `(the writer's name: --agent, BASS_AGENTS_AGENT or an AgentResult's agent) ${findingMessage(agent)}` }],
       'write',
     );
   }
   if (!all.length) return groups.map(() => []);
-  const out: Problem[][] = [];
-  for (const g of groups) {
+  auditSecrets(engine, time, who, all);
+  return groups.map((g) => {
     const paths = new Set(g.map((f) => f.path));
-    const findings = all.filter((f) => paths.has(f.path));
-    for (const f of findings) {
-      appendLog(engine.ws, 'audit', {
-        time,
-        event: 'secret_rejected',
-        operation: who.operation,
-        project: who.project ?? null,
-        agent: who.agent,
-        path: f.path,
-        rule: f.rule,
-        line: f.line,
-        column: f.column,
-      });
-    }
-    out.push(findings.map((f) => ({ path: f.path, message: modules.secretRules().findingMessage(f) })));
+    return all.filter((f) => paths.has(f.path)).map((f) => ({ path: f.path, message: findingMessage(f) }));
+  });
+}
+
+/**
+ * Writes repaired entries over the files they were read from (`abs`): checked, then one
+ * transaction and commit per project (`noCommit`: the files only, for a merge in progress).
+ * Returns the commits made.
+ */
+export async function rewriteEntries(
+  engine: Engine,
+  caller: Caller,
+  operation: string,
+  items: { project: string; abs: string; entry: MemoryEntry; op: CommitOp; summary: string }[],
+  noCommit: (project: string) => boolean = () => false,
+): Promise<string[]> {
+  const byProject = new Map<string, typeof items>();
+  for (const it of items) {
+    const checked = modules.validation().validateStoredEntry(it.entry);
+    if (!checked.ok) throw new ValidationError(checked.errors, `entry ${it.entry.id}`);
+    byProject.set(it.project, [...(byProject.get(it.project) ?? []), it]);
   }
-  return out;
+  const commits: string[] = [];
+  const agent = items.length ? await caller.agent(engine) : '';
+  for (const [project, list] of byProject) {
+    const { commit } = await withWrite(engine, caller, { project, agent, operation, noCommit: noCommit(project) }, (tx) => {
+      for (const { abs, entry, op, summary } of list) {
+        tx.put(entry, { from: abs });
+        tx.change({ op, id: entry.id, summary });
+      }
+    });
+    if (commit) commits.push(commit);
+  }
+  return commits;
 }
 
 /** Past 100 entries a project should be consolidated. */

@@ -16,7 +16,7 @@ import { isLegacyId } from '../../core/names.js';
 import { shown } from '../../core/redact.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import { scanGroups } from './apply.js';
+import { BatchState, scanGroups } from './batch.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
 /** `memory validate`: the validation function, against the store when a project exists. */
@@ -29,15 +29,9 @@ export async function validate(engine: Engine, caller: Caller, doc: unknown, opt
     project = undefined;
   }
   if (project && existsSync(join(engine.ws.memoryDir, project))) {
-    const snap = engine.snapshot(caller.warn);
-    const byId = new Map<string, StoredEntry>();
-    const dups = new Map<string, string>();
-    for (const se of snap.entries) {
-      if (se.project !== project) continue;
-      byId.set(se.meta.id, se);
-      if (se.meta.status !== 'superseded') dups.set(se.meta.dup, se.meta.id);
-    }
-    vctx = { getEntry: (id) => byId.get(id)?.entry, findDuplicate: (k) => dups.get(k) };
+    // The store as an apply into this project sees it.
+    const st = new BatchState(engine.snapshot(caller.warn), project, Infinity);
+    vctx = { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) };
   }
   const errors = modules.validation().validateDocument(doc, vctx);
   // Secrets are reported before submission, with the paths validateDocument uses.

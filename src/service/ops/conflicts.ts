@@ -14,7 +14,7 @@ import type { GitRepo } from '../../store/git.js';
 import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import { withWrite } from '../transaction.js';
+import { rewriteEntries } from './batch.js';
 
 export interface ConflictFix {
   file: string;
@@ -88,7 +88,7 @@ export async function fixConflicts(
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
-  const byProject = new Map<string, { abs: string; entry: MemoryEntry }[]>();
+  const items: Parameters<typeof rewriteEntries>[3] = [];
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
     const abs = join(engine.ws.root, file);
@@ -107,26 +107,16 @@ export async function fixConflicts(
         }
       })();
       const merged = mergeEntry(base, ours, theirs);
-      const project = file.split('/')[1] ?? '';
-      byProject.set(project, [...(byProject.get(project) ?? []), { abs, entry: merged }]);
+      const summary = 'merged the two sides of a git conflict field by field';
+      items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary });
       fixed.push({ file, id: merged.id, merged: true });
     } catch (err) {
       fixed.push({ file, id: null, merged: false, reason: (err as Error).message });
     }
   }
-  const commits: string[] = [];
-  const agent = await caller.agent(engine);
-  for (const [project, items] of byProject) {
-    // Files git holds unmerged are resolved in its index and left for the user's commit.
-    const noCommit = inMerge || items.some((i) => unmerged.includes(engine.ws.rel(i.abs)));
-    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'doctor --fix', noCommit }, (tx) => {
-      for (const { abs, entry } of items) {
-        tx.put(entry, { from: abs });
-        tx.change({ op: 'update', id: entry.id, summary: 'merged the two sides of a git conflict field by field' });
-      }
-    });
-    if (commit) commits.push(commit);
-  }
+  // Files git holds unmerged are resolved in its index and left for the user's commit.
+  const noCommit = (project: string): boolean => inMerge || items.some((i) => i.project === project && unmerged.includes(engine.ws.rel(i.abs)));
+  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items, noCommit);
   const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
   if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(engine.ws.root, f)))]);
   return { fixed, commits, in_merge: inMerge, resolved };
@@ -145,7 +135,7 @@ export async function fixLinks(
 ): Promise<{ fixed: { file: string; id: string; change: string }[]; commits: string[] }> {
   const snap = engine.catalog.refresh();
   const ids = new Set(snap.entries.map((se) => se.meta.id));
-  const byProject = new Map<string, { abs: string; entry: MemoryEntry; change: string }[]>();
+  const items: Parameters<typeof rewriteEntries>[3] = [];
   const fixed: { file: string; id: string; change: string }[] = [];
   const now = caller.now().toISOString();
   for (const se of snap.entries) {
@@ -167,19 +157,9 @@ export async function fixLinks(
     ]
       .filter(Boolean)
       .join('; ');
-    byProject.set(se.project, [...(byProject.get(se.project) ?? []), { abs: join(engine.ws.root, se.file), entry, change }]);
+    items.push({ project: se.project, abs: join(engine.ws.root, se.file), entry, op: entry.status === 'deprecated' ? 'deprecate' : 'update', summary: change });
     fixed.push({ file: se.file, id: m.id, change });
   }
-  const commits: string[] = [];
-  const agent = await caller.agent(engine);
-  for (const [project, items] of byProject) {
-    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'doctor --fix' }, (tx) => {
-      for (const { abs, entry, change } of items) {
-        tx.put(entry, { from: abs });
-        tx.change({ op: entry.status === 'deprecated' ? 'deprecate' : 'update', id: entry.id, summary: change });
-      }
-    });
-    if (commit) commits.push(commit);
-  }
+  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items);
   return { fixed, commits };
 }

@@ -18,10 +18,9 @@ export function renderContext(
   opts: { budget?: number } = {},
 ): { project: string; text: string; included: number; omitted: number } {
   const project = caller.project(engine, projectName, true);
-  // The daemon's watcher keeps its catalog current; others stat the files first.
-  const snap = engine.watched && engine.rm.current ? engine.rm.current : engine.snapshot(caller.warn);
-  const items = snap.entries
-    .filter((se) => se.project === project)
+  const items = engine
+    .snapshot(caller.warn)
+    .entries.filter((se) => se.project === project)
     .map((se) => ({ meta: se.meta, entry: () => se.entry, evidence: () => evidenceStatusOf(engine, se) }));
   return {
     project,

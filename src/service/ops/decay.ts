@@ -3,11 +3,12 @@
  * the previous run; with `apply`, the entries below the threshold are forgotten (archived or
  * deleted) in one transaction.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, resolveDecay, type Curve, type MemoryType } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
+import { readNoFollow } from '../../store/state-dir.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
@@ -47,7 +48,7 @@ function decayStateFile(engine: Engine, make = false): string {
 /** When decay last ran, per project (local: the daemon catches up from it). */
 export function decayState(engine: Engine, _caller: Caller): Record<string, { last_run_at: string; forgotten_total: number }> {
   try {
-    return JSON.parse(readFileSync(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
+    return JSON.parse(readNoFollow(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
   } catch {
     return {};
   }

@@ -7,14 +7,13 @@
 import type { CatalogSnapshot } from '../../store/catalog.js';
 import { join } from 'node:path';
 import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
-import { ValidationError } from '../../core/errors.js';
 import type { EvidenceStatus } from '../../core/evidence-check.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { probeUrl } from '../../store/http-probe.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import { withWrite } from '../transaction.js';
+import { rewriteEntries } from './batch.js';
 import { checkAnchors, type AnchorItem } from './anchor-check.js';
 
 export interface EvidenceRow {
@@ -163,29 +162,19 @@ async function applyFixes(
   records: Map<string, AnchorRecord[]>,
 ): Promise<{ fixed: NonNullable<EvidenceReport['fixed']>; commits: string[] }> {
   const fixed: NonNullable<EvidenceReport['fixed']> = [];
-  const commits: string[] = [];
-  const byProject = new Map<string, typeof entries>();
-  for (const se of entries) if (fixes.has(se.key)) byProject.set(se.project, [...(byProject.get(se.project) ?? []), se]);
-  const agent = await caller.agent(engine);
-  for (const [project, list] of byProject) {
-    const { commit } = await withWrite(engine, caller, { project, agent, operation: 'validate-evidence --fix' }, (tx) => {
-      for (const se of list) {
-        const moves = new Map(fixes.get(se.key)!.map((f) => [f.from, f.to]));
-        const e = se.entry;
-        const next = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
-        const checked = modules.validation().validateStoredEntry(next);
-        if (!checked.ok) throw new ValidationError(checked.errors, `entry ${e.id}`);
-        tx.put(next, { from: join(engine.ws.root, se.file) });
-        tx.change({ op: 'update', id: e.id, summary: 'evidence moved with the code' });
-        for (const [from, to] of moves) fixed.push({ id: e.id, project, from, to });
-        // The new URI names where the code is: what was recorded of the old one holds for it.
-        records.set(
-          se.key,
-          (records.get(se.key) ?? []).map((r) => (moves.has(r.uri) ? { ...r, uri: moves.get(r.uri)!, status: 'current' as const, to: undefined } : r)),
-        );
-      }
-    });
-    if (commit) commits.push(commit);
-  }
+  const items = entries.flatMap((se) => {
+    const moves = new Map(fixes.get(se.key)?.map((f) => [f.from, f.to]));
+    if (!moves.size) return [];
+    const e = se.entry;
+    for (const [from, to] of moves) fixed.push({ id: e.id, project: se.project, from, to });
+    // The new URI names where the code is: what was recorded of the old one holds for it.
+    records.set(
+      se.key,
+      (records.get(se.key) ?? []).map((r) => (moves.has(r.uri) ? { ...r, uri: moves.get(r.uri)!, status: 'current' as const, to: undefined } : r)),
+    );
+    const entry = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
+    return [{ project: se.project, abs: join(engine.ws.root, se.file), entry, op: 'update' as const, summary: 'evidence moved with the code' }];
+  });
+  const commits = await rewriteEntries(engine, caller, 'validate-evidence --fix', items);
   return { fixed, commits };
 }

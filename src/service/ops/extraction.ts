@@ -5,7 +5,8 @@
 import type { Problem } from '../../core/errors.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import { apply, scanGroups } from './apply.js';
+import { apply } from './apply.js';
+import { scanGroups } from './batch.js';
 
 export interface ExtractReport {
   project: string;

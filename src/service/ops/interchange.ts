@@ -13,7 +13,8 @@ import { entryPath, type StoredEntry } from '../../store/catalog.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
-import { MAX_BATCH, scanGroups, warnIfLarge } from './apply.js';
+import { MAX_BATCH } from './apply.js';
+import { scanGroups, warnIfLarge } from './batch.js';
 
 export interface ImportResult {
   applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];

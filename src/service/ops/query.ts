@@ -61,6 +61,24 @@ export interface QueryResult {
   stats: QueryStats;
 }
 
+/**
+ * The first `limit` of `rank`, with stale evidence as the cited files say now rather than as the
+ * last check found (its set only shortlists): a window of twice the page is ranked, the evidence
+ * of its entries told at read time (no git), and the window ranked again if that changed a verdict.
+ */
+function byEvidenceNow<R extends Cand>(engine: Engine, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
+  const wide = rank(cands, 2 * limit);
+  let changed = false;
+  const again = wide.map((r): Cand => {
+    const checkable = r.entry.evidence.some((e) => e.type !== 'assumption');
+    const s = checkable ? evidenceStatusOf(engine, r.se) : 'current';
+    const stale = s === 'changed' || s === 'missing';
+    if (stale !== (r.stale === true)) changed = true;
+    return { project: r.project, entry: r.entry, se: r.se, relevance: r.relevance, stale };
+  });
+  return changed ? rank(again, limit) : wide.slice(0, limit);
+}
+
 /** `memory list` and `memory query` share this: filters, optional text, ranking, limit. */
 export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
   const t0 = performance.now();
@@ -94,7 +112,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     const ce = snap.cached;
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
     const passed = ce.passing(parts, accept);
-    const page = ce.firstInOrder(passed, limit, nowMs, staleAt);
+    const page = ce.firstInOrder(passed, 2 * limit, nowMs, staleAt); // a window: see `byEvidenceNow`
     for (const { at } of page) {
       const j = passed[at]!; // the page holds places of passed
       const se = ce.at(j);
@@ -116,7 +134,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
   // Rank on metadata; read the full entries of the results only.
-  const ranked: QueryHit[] = rankEntries<EntryMeta, Cand>(cands, nowMs, hasText, limit, lifecycle)
+  const ranked: QueryHit[] = byEvidenceNow(engine, cands, (cs, n) => rankEntries<EntryMeta, Cand>(cs, nowMs, hasText, n, lifecycle), limit)
     .slice(offset)
     .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: evidenceStatusOf(engine, se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);

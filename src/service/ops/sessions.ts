@@ -8,7 +8,8 @@ import { initialImportance, intervalMs, markedImportant } from '../../core/lifec
 import { checkSession, type ShortTermEntry } from '../../store/sessions.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
-import { apply, create, scanGroups } from './apply.js';
+import { apply, create } from './apply.js';
+import { scanGroups } from './batch.js';
 
 /**
  * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
