@@ -233,7 +233,7 @@ const negatives = [];
 for (let i = 0; i < 240; i++) negatives.push({ kind: `negative-${i % NEGATIVES.length}`, text: NEGATIVES[i % NEGATIVES.length]() });
 
 // The structured and context families come from their own sections (each sample names its family).
-for (const section of [structured, context]) {
+for (const section of [structured(), context()]) {
   positives.push(...section.positives);
   negatives.push(...section.negatives);
 }

@@ -97,4 +97,6 @@ const families = {
   },
 };
 
-export default samples(families);
+/** The section's samples (its own seeded values; the main generator's helpers are not needed). */
+export const corpus = () => samples(families);
+export default corpus;

@@ -218,10 +218,11 @@ describe('structured credentials, key names and provider context', () => {
       'key-assignment',
       'provider-context',
     ];
-    const all = corpus as unknown as { positives: { family?: string; text: string }[]; negatives: { family?: string; text: string }[] };
+    // The section's own samples (named `<family>-<n>`); other generators may add to a family.
+    const all = corpus as unknown as { positives: { provider?: string; text: string }[]; negatives: { kind?: string; text: string }[] };
     for (const family of families) {
-      const pos = all.positives.filter((p) => p.family === family);
-      const neg = all.negatives.filter((n) => n.family === family);
+      const pos = all.positives.filter((p) => p.provider?.startsWith(`${family}-`));
+      const neg = all.negatives.filter((n) => n.kind?.startsWith(`${family}-negative-`));
       expect(pos.length, family).toBeGreaterThan(0);
       expect(neg.length, family).toBeGreaterThanOrEqual(pos.length * 0.8);
       expect(
