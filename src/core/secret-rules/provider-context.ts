@@ -25,13 +25,13 @@ const STEMS = new Set(DATA.providers.filter((p) => p.length >= 5).map((p) => p.s
 const WINDOW = 80;
 
 const SECRET_WORDS = new Set(
-  'key keys apikey token tokens secret secrets password passwd pass pwd credential credentials cred creds auth pat bearer access sid license private signing'.split(
+  'key keys apikey token tokens secret secrets password passwd pass pwd credential credentials cred creds auth pat bearer access license private signing'.split(
     ' ',
   ),
 );
 /** A value that follows these words is an id or a digest, not a credential. */
 const NOT_SECRET_WORDS = new Set(
-  'id ids uuid guid deployment commit commits sha sha1 sha256 sha512 hash digest checksum revision fingerprint integrity md5 etag version build release tag trace span request order invoice customer account user username email org organization tenant project workspace team channel issue ticket event message job run image file path url uri host domain region zone bucket name'.split(
+  'id ids sid uuid guid deployment base record table form response track album playlist artist field view row item page document doc folder space site instance service app application list audience campaign template dataset model index collection database schema queue topic stream flow board card sheet post video asset product store shop location merchant commit commits sha sha1 sha256 sha512 hash digest checksum revision fingerprint integrity md5 etag version build release tag trace span request order invoice customer account user username email org organization tenant project workspace team channel issue ticket event message job run image file path url uri host domain region zone bucket name'.split(
     ' ',
   ),
 );
@@ -41,10 +41,14 @@ const GLUED = /(?:api|key|token|secret|pat|auth|password|pass|access|client|priv
 /** Candidate values: runs of token characters, 12 to 256 long (under 16 only with a secret word near and a known name). */
 const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{11,255}={0,2}(?![A-Za-z0-9_+/=-])/g;
 
-const HEXISH = /^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+/** Hex, a UUID, or hex behind a short type prefix (Twilio's `AC…`/`MG…` ids): an id as often as a key. */
+const HEXISH = /^(?:[A-Za-z]{1,4}[-_]?)?(?:[0-9a-f]{16,}|[0-9A-F]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$|^[0-9a-f]+$/i;
 /** Object ids with a type prefix (Stripe's `cus_`, `price_`, OpenAI's `run_`, Vercel's `dpl_`) and publishable keys (`pk_`). */
 const ID_PREFIX =
   /^(?:pk|price|prod|cus|pi|ch|sub|in|acct|evt|txn|po|re|seti|pm|src|tok|card|ba|btok|cs|dpl|prj|team|usr|user|org|ws|file|inv|plan|coupon|promo|tr|py|req|sess|msg|conv|thread|run|asst|ft|batch|vs|chatcmpl|resp)_/;
+/** Words that make the key or token after them a record's or a page's, not a credential. */
+const RECORD_KEY =
+  /^(?:file|object|primary|foreign|partition|sort|idempotency|cache|row|lookup|public|publishable|subscribe|response|page|next|continuation|pagination|sync|cursor|request)$/;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 /** Whether a value has a token's shape: random-looking, not a word, path, id or encoded prose (cheapest tests first). */
@@ -115,8 +119,10 @@ function providerTokens(text: string): Span[] {
   CANDIDATE.lastIndex = 0;
   for (let m = CANDIDATE.exec(text); m && checked <= MAX_CHECKED && out.length < 4; m = CANDIDATE.exec(text)) {
     const v = m[0];
-    // After a word and a dot: a domain's or a file's tail.
-    if (/(?:^|[^A-Za-z0-9_+/-])[A-Za-z]+\.$/.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
+    // After a word and a dot (a domain's or a file's tail), inside a path or an image reference
+    // (`registry/app:tag`), or in a colon chain (`spotify:track:…`).
+    const chunk = /[^\s"'`(<[{]*$/.exec(text.slice(Math.max(0, m.index - 120), m.index))![0];
+    if (/(?:^|[^A-Za-z0-9_+/-])[A-Za-z]+\.$/.test(chunk) || (/\//.test(chunk) && !/[=@]$/.test(chunk)) || /:[^:]*:$/.test(chunk)) continue;
     // Letters and digits mixed, or long and mixed-case, before any further work (words are most candidates).
     if (!(/\d/.test(v) ? /[A-Za-z]/.test(v) : v.length >= 24 && /[a-z]/.test(v) && /[A-Z]/.test(v))) continue;
     // A provider named within WINDOW characters before the value (mentions come in order, as candidates do).
@@ -134,7 +140,9 @@ function providerTokens(text: string): Span[] {
     const inWindow = near.filter((x) => x.end > m.index - before.length);
     if (!inWindow.length) continue;
     const kind = inWindow.some((x) => x.kind === 'strong') ? 'strong' : 'weak';
+    // The words before the value (random-looking runs, such as another token, are not words).
     const last = (before.match(/[A-Za-z0-9]+/g) ?? [])
+      .filter((r) => !(r.length > 12 && /\d/.test(r) && /[A-Za-z]/.test(r)))
       .flatMap((r) =>
         r
           .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
@@ -145,11 +153,10 @@ function providerTokens(text: string): Span[] {
     const secretWord = last.some((w) => SECRET_WORDS.has(w));
     const lastWord = last.at(-1) ?? '';
     // Named as an id, a digest or something public; any other noun (`workspace`) only without a secret word near.
-    if (/^(?:u|g)?uids?$|^ids?$/.test(lastWord) || (!secretWord && NOT_SECRET_WORDS.has(lastWord))) continue;
+    if (last.slice(-3).some((w) => /^(?:u|g)?uids?$|^s?ids?$/.test(w)) || (!secretWord && NOT_SECRET_WORDS.has(lastWord))) continue;
     if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || ID_PREFIX.test(v)) continue;
     // A key that names a record, not a credential: `file key`, `primary key`, `idempotency key`.
-    if (lastWord === 'key' && /^(?:file|object|primary|foreign|partition|sort|idempotency|cache|row|lookup|public|publishable)$/.test(last.at(-2) ?? ''))
-      continue;
+    if (/^(?:key|token)$/.test(lastWord) && RECORD_KEY.test(last.at(-2) ?? '')) continue;
     // A hex string or a UUID needs a secret word, unless it is the value of the provider's own name (`mailerlite: …`).
     const ownValue = kind === 'strong' && STRONG.has(lastWord) && /[:=][ \t"']*$/.test(before);
     if ((kind === 'weak' || HEXISH.test(v) || v.length < 16) && !secretWord && !ownValue) continue;
