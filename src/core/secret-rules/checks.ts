@@ -159,6 +159,17 @@ const NOT_A_VALUE_SUFFIX = new Set([
  * Linear in the name's length.
  */
 export function isKeylikeName(name: string): boolean {
+  // Names repeat within a text and across the fields of a write: each is judged once (bounded memo).
+  let known = KEYLIKE_MEMO.get(name);
+  if (known === undefined) {
+    if (KEYLIKE_MEMO.size >= 4096) KEYLIKE_MEMO.clear();
+    KEYLIKE_MEMO.set(name, (known = keylikeName(name)));
+  }
+  return known;
+}
+const KEYLIKE_MEMO = new Map<string, boolean>();
+
+function keylikeName(name: string): boolean {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
