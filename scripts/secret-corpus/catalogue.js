@@ -29,7 +29,7 @@ function familyOfRules() {
   const out = new Map();
   for (const f of readdirSync(RULES_DIR).filter((n) => n.endsWith('.json'))) {
     const data = JSON.parse(readFileSync(join(RULES_DIR, f), 'utf8'));
-    for (const r of data.rules) out.set(r.id, data.family);
+    for (const r of data.rules ?? []) out.set(r.id, data.family);
   }
   return out;
 }

@@ -99,7 +99,7 @@ export const PLACEHOLDER_PASSWORDS =
   /^(?:pass(?:word|wd)?|pwd|secret|changeme|admin|root|test|user(?:name)?|guest|default|mypass(?:word)?|yourpass(?:word)?|p@ssw0rd|letmein|\*+|x+)$/i;
 
 const KEYLIKE =
-  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|master[_-]?key|signing[_-]?key|encryption[_-]?key)';
+  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|creds?|auth|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)';
 
 const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
 
@@ -159,9 +159,22 @@ const NOT_A_VALUE_SUFFIX = new Set([
  * Linear in the name's length.
  */
 export function isKeylikeName(name: string): boolean {
+  // Names repeat within a text and across the fields of a write: each is judged once (bounded memo).
+  let known = KEYLIKE_MEMO.get(name);
+  if (known === undefined) {
+    if (KEYLIKE_MEMO.size >= 4096) KEYLIKE_MEMO.clear();
+    KEYLIKE_MEMO.set(name, (known = keylikeName(name)));
+  }
+  return known;
+}
+const KEYLIKE_MEMO = new Map<string, boolean>();
+
+function keylikeName(name: string): boolean {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
+  // A segment that holds a password, secret or token word glued to others (`PGPASSWORD`, `dbpasswd`, `apitoken`).
+  if (segs.some((s) => /pass(?:word|wd)|secret(?!ar)|token(?!i[sz])|apikey/.test(s))) return true;
   for (let i = 0; i < segs.length; i++) {
     let joined = '';
     for (const s of segs.slice(i, i + 4)) {
@@ -198,19 +211,93 @@ export const isCodeReference = (v: string): boolean =>
   /^(?:process\.env|os\.environ|import\.meta\.env|ENV|env|secrets|vars|settings|config)[.[]/.test(v) ||
   /[()]/.test(v) ||
   /^\$[A-Za-z_{(]/.test(v) ||
-  /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
+  // A secret manager's reference (`vault:secret/db#password`, `arn:aws:secretsmanager:…`), a subscript (`sys.argv[1]`).
+  /^(?:vault|ssm|secretsmanager|arn|sm|op|keyvault|gcpsm|awssm|ref|file|k8s|secret|secrets|env):/i.test(v) ||
+  /^[A-Za-z_$][\w$.]*\[[^\]]*\]/.test(v) ||
+  // A property chain (`settings.STRIPE_API_KEY`), not random pieces joined by dots.
+  (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v) && v.split('.').every((p) => p.length < 6 || !/\d/.test(p) || isWordLike(p.replace(/^[_$]+/, ''))));
 
 /** A constant's or variable's name (`K8S_CRED`, `DB_PASSWORD_SECRET`), a path or a URL: not a value. */
 export const isIdentifierOrPath = (v: string): boolean =>
   /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^(?:\.{0,2}\/|~\/|[A-Za-z]:\\)/.test(v) || /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
 
-/** Generic assignments: the value must look like a credential, not a word, a reference or a name. */
+/**
+ * A value that reads as words, a name in code or a version rather than a random string:
+ * `mysecretpassword`, `Secret123!`, `apiKeyValue`, `test_api_key_1`, `v1.2.3-beta`.
+ */
+export function isWordLike(v: string): boolean {
+  if ((v.match(/[A-Z]/g)?.length ?? 0) > Math.max(2, v.length / 5)) return false;
+  // Deterministic pieces (each piece is the longest run of its kind: no backtracking).
+  const parts = v.match(/[A-Z]?[a-z]+|[A-Z]+|\d+|[^A-Za-z\d]+/g) ?? [];
+  const first = parts.findIndex((p) => /[A-Za-z]/.test(p));
+  const last = parts.findLastIndex((p) => /[A-Za-z]/.test(p));
+  if (first < 0 || parts.slice(0, first).join('').length > 4 || parts.slice(last + 1).join('').length > 4) return false;
+  for (let i = first + 1; i < last; i++) {
+    const p = parts[i]!;
+    if (/^\d/.test(p) ? !/^[-_. ]$/.test(parts[i - 1]!) : !/[A-Za-z]/.test(p) && !/^[-_. ]$/.test(p)) return false;
+  }
+  return true;
+}
+
+/** A common test password, leetspeak undone (`P@ssw0rd123`, `s3cr3t!`, `Welcome1`). */
+const isTestPassword = (v: string): boolean => {
+  if (v.length >= 20) return false;
+  const plain = v
+    .toLowerCase()
+    .replace(/0/g, 'o')
+    .replace(/[1!|]/g, 'i')
+    .replace(/3/g, 'e')
+    .replace(/[4@]/g, 'a')
+    .replace(/[5$]/g, 's')
+    .replace(/7/g, 't')
+    .replace(/[^a-z]+$/, '');
+  return /^(?:my|your|the|super|test|dev|prod|local|default)?[-_]?(?:pas+(?:word|wd)?|secret|token|apikey|admin|root|welcome|letmein|qwerty|changeme|hunter|monkey|dragon|master|login|test|demo|sample|default)/.test(
+    plain,
+  );
+};
+
+/** A test value with a counting run (`abcdef123`, `12345abc`; a long value, a long run). */
+const countsUp = (v: string): boolean =>
+  (v.length < 20 && /(?:abcd|bcde|cdef|1234|2345|3456|4567|5678|6789|qwer|asdf)/i.test(v)) || /abcdefgh|12345678|qwertyui/i.test(v);
+
+/** A template or a value built at run time (`%s`, `{0}`, `#{x}`, `@key@`, `$name`). */
+const isTemplate = (v: string): boolean => /%\(?\w*\)?[sd]\b|\{\d*\}|#\{|^@[\w.]+@$|\$[A-Za-z_{(]/.test(v);
+
+/** A file name or a relative path (`keys/api.pem`, `secret.json`). */
+const isFileName = (v: string): boolean =>
+  (/^[\w.-]+(?:\/[\w.-]+)+\/?$/.test(v) && v.split('/').every((p) => !p || isWordLike(p.replace(/\.\w{1,5}$/, '')))) ||
+  /^[\w-]+\.(?:pem|key|json|txt|p12|pfx|crt|ya?ml|env|cfg|conf|ini|toml|xml|properties)$/i.test(v);
+
+/**
+ * Base64 of something that is not a secret: prose (`dGhpcyBpcyBhIHRlc3Q=`), a placeholder or a
+ * word (`cGFzc3dvcmQ=`, "password"), or `user:password` with a placeholder password.
+ */
+const encodesNonSecret = (v: string): boolean => {
+  if (v.length < 8 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return false;
+  const t = decodeBase64Text(v)?.trim();
+  if (!t) return false;
+  const secret = /^[^\s:]+:(\S+)$/.exec(t)?.[1] ?? t;
+  return /\s/.test(t) || PLACEHOLDER_PASSWORDS.test(secret) || isPlaceholder(secret) || (secret.length < 24 && isWordLike(secret));
+};
+
+/** Generic assignments: the value must look like a credential, not a word, a reference, a name or a test value. */
 export const looksLikeSecretValue = (v: string): boolean =>
   !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
   !isCodeReference(v) &&
   !isIdentifierOrPath(v) &&
   !PLACEHOLDER_PASSWORDS.test(v) &&
-  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v)) || (v.length >= 20 && entropy(v) >= 3.5));
+  !isPlaceholder(v) &&
+  !isTemplate(v) &&
+  !isFileName(v) &&
+  !countsUp(v) &&
+  !isTestPassword(v) &&
+  !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
+  !isWordLike(v) &&
+  // A digest named as such, or a value that says it is not for real use.
+  !/^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:-]|insecure|do[-_]?not[-_]?use|change[-_]?(?:me|it|this|in)/i.test(v) &&
+  !encodesNonSecret(v) &&
+  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
+    (v.length >= 20 && entropy(v) >= 3.5));
 
 /** A random-looking token: long enough, several character classes, high entropy. */
 export const randomToken =

@@ -1,120 +1,79 @@
 /**
- * Secret rules that find a credential by its context: URLs with a password, connection strings, Authorization headers, curl, Kubernetes Secrets, key-like names beside values, prose and URL queries.
+ * Secret rules that find a credential by its context: a key-like name beside a value (in the
+ * assignment, call, element and flag syntaxes of many languages and config formats), prose,
+ * URL queries; then the structured credentials (structured.ts) and a provider's name near a
+ * token (provider-context.ts).
  */
 import {
-  PLACEHOLDER_PASSWORDS,
   classes,
   decodeURIComponentSafe,
-  encodesUserPassword,
   entropy,
   isCodeReference,
   isIdentifierOrPath,
   isKeylikeName,
-  isPlaceholder,
   looksLikeSecretValue,
   mentionsKeyWord,
   randomToken,
   type Rule,
   type Span,
 } from './checks.js';
+import { PROVIDER_CONTEXT_RULES } from './provider-context.js';
+import { STRUCTURED_RULES } from './structured.js';
+
+const KEY_WORDS = ['key', 'secret', 'token', 'pass', 'pwd', 'cred', 'auth'];
 
 /**
- * Values of a Kubernetes `kind: Secret`: every entry under `data:` (base64) and `stringData:`.
- * Found line by line (YAML block indentation), linear in the text.
+ * Spans of values beside key-like names, for a pattern whose alternatives each capture a name
+ * then a value (the groups an alternative did not reach are skipped).
  */
-function kubernetesSecretData(text: string): Span[] {
-  if (!/\bkind:\s*["']?Secret\b/.test(text)) return [];
-  const out: Span[] = [];
-  let block: 'data' | 'stringData' | null = null;
-  let blockIndent = -1;
-  let at = 0;
-  for (const line of text.split('\n')) {
-    const start = at;
-    at += line.length + 1;
-    const indent = line.length - line.trimStart().length;
-    const trimmed = line.trim();
-    if (!trimmed || trimmed.startsWith('#')) continue;
-    const head = /^(data|stringData):\s*$/.exec(trimmed);
-    if (head) {
-      block = head[1] as 'data' | 'stringData';
-      blockIndent = indent;
-      continue;
+function keyedValues(re: RegExp) {
+  return (text: string): Span[] => {
+    const out: Span[] = [];
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      const [name = '', value = ''] = m.slice(1).filter((g) => g !== undefined);
+      if (!isKeylikeName(name.replace(/^.*:/, '')) || !looksLikeSecretValue(value)) continue;
+      const start = m.index + m[0].lastIndexOf(value);
+      out.push({ start, end: start + value.length });
     }
-    if (block && indent <= blockIndent) block = null;
-    if (!block) continue;
-    const [, key, value] = /^([\w.-]{1,253}):\s*["']?([^\s"']{1,10000})["']?\s*$/.exec(trimmed) ?? [];
-    if (key === undefined || value === undefined || isPlaceholder(value)) continue;
-    if (block === 'data' ? value.length >= 4 && /^[A-Za-z0-9+/]+={0,2}$/.test(value) : value.length >= 6 && looksLikeSecretValue(value)) {
-      const s = start + line.indexOf(value, indent + key.length);
-      out.push({ start: s, end: s + value.length });
-    }
-  }
-  return out;
+    return out;
+  };
 }
 
 export const CONTEXT_RULES: readonly Rule[] = [
-  {
-    // scheme://user:password@host (databases, brokers, URLs with basic auth).
-    id: 'credentials-in-url',
-    keywords: ['://'],
-    re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s/:@'"]{1,256}:([^\s/@'"]{1,256})@[^\s/'"]/gi,
-    group: 1,
-    check: (v) => v.length >= 3 && !PLACEHOLDER_PASSWORDS.test(v),
-  },
-  {
-    // Password=...; in connection strings (ADO.NET, JDBC properties).
-    id: 'password-in-connection-string',
-    keywords: ['password', 'pwd'],
-    re: /\b(?:Password|Pwd)\s*=\s*([^;'"\s]{4,256})/gi,
-    group: 1,
-    check: (v) => !PLACEHOLDER_PASSWORDS.test(v) && !isCodeReference(v),
-  },
-  {
-    // Authorization: Bearer|Token <token>, in headers, curl -H, code and config.
-    id: 'authorization-header',
-    keywords: ['bearer', 'token ', 'authorization'],
-    re: /\b(?:authorization["']?\s*[:=,]\s*["']?\s*(?:bearer|token)|bearer)\s+([A-Za-z0-9._~+/-]{16,4096}={0,2})/gi,
-    group: 1,
-    check: (v) => !isCodeReference(v) && (classes(v) >= 2 || v.length >= 32) && entropy(v) >= 3.2,
-  },
-  {
-    // Authorization: Basic <base64 of user:password>.
-    id: 'basic-auth',
-    keywords: ['basic'],
-    re: /\bbasic\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
-    group: 1,
-    check: encodesUserPassword,
-  },
-  // Docker's config.json: "auth": "<base64 of user:password>".
-  { id: 'docker-config-auth', keywords: ['auth'], re: /"auth"\s*:\s*"([A-Za-z0-9+/]{6,4096}={0,2})"/g, group: 1, check: encodesUserPassword },
-  {
-    // curl -u user:password / --user user:password (same line).
-    id: 'curl-user-password',
-    keywords: ['curl'],
-    re: /\bcurl\b[^\n]{0,300}?\s(?:-u|--user)(?:\s+|=)["']?[^\s"':]{1,128}:([^\s"']{3,256})/g,
-    group: 1,
-    check: (v) => !PLACEHOLDER_PASSWORDS.test(v) && !/^\$/.test(v),
-  },
-  { id: 'kubernetes-secret-data', keywords: ['secret'], scan: kubernetesSecretData },
+  ...STRUCTURED_RULES,
   {
     // password = "...", api_key: ..., client_secret=..., export TOKEN=..., gitterToken := ...,
-    // FOO_TOKEN ?= ..., `github token - 'value'`.
+    // FOO_TOKEN ?= ..., `github token - 'value'`, typed declarations (`apiKey: string = …`,
+    // `var apiToken string = …`, `const API_KEY: &str = …`), subscripts (`ENV["API_KEY"] = …`).
     id: 'secret-assignment',
-    keywords: ['key', 'secret', 'token', 'pass', 'pwd', 'credential', 'auth'],
+    keywords: KEY_WORDS,
     // NOTE: the name is matched as one run of name characters that starts at a boundary, and its
     // key-like part is found in JS (isKeylikeName): a pattern that let the engine choose where
     // the key-like part sits backtracked super-linearly on long runs of name characters and
     // could hang every writer behind the lock.
-    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})["']?[ \t]*(?:::=|:=|\?=|=>|[:=]|-(?=[ \t]))[ \t]*["'`]?/g,
-    matchCheck: (m) => isKeylikeName(m[1] ?? ''),
-    value: /[^\s"'`,;]{6,4096}/y,
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,200})\\?["']?\]?(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z][\w.<>?]{0,30}(?=[ \t]*=[^=>])|[ \t]+(?:string|String|str)\b)?[ \t]*(?:::=|:=|\?=|=>|->|\|\||\?\?|===?|!==?|<-|[:=]|-(?=[ \t]))[ \t]*(?:@|[bfrBFR]{1,2}(?=["']))?\\?["'`]?/g,
+    // A name inside a colon-separated chain (`arn:aws:secretsmanager:…:secret:prod/db`) is not assigned anything.
+    matchCheck: (m) => isKeylikeName(m[1] ?? '') && !(m.input[m.index - 1] === ':' && !m[0].slice(m[1]!.length).includes('=')),
+    value: /[^\s"'`,;)\\]{6,4096}/y,
     check: looksLikeSecretValue,
+  },
+  {
+    // The other places a name meets its value: call arguments (`setenv("API_KEY", "…")`,
+    // `define('DB_PASSWORD', '…')`), XML elements (`<apiKey>…</apiKey>`) and `key="…" value="…"`
+    // attributes and `<entry key="…">…</entry>`, command-line flags (`--api-key …`), Dockerfile
+    // `ENV NAME value`, `setx NAME value`, C's `#define NAME "…"`, Clojure's `:api-key "…"`.
+    id: 'secret-keyed-value',
+    keywords: KEY_WORDS,
+    scan: keyedValues(
+      /["']([A-Za-z0-9_.-]{1,80})["'][ \t]*,[ \t]*["'`]([^"'`\s]{6,4096})["'`]|<([A-Za-z_][\w.:-]{0,80})>[ \t]*([^<\s]{6,4096})[ \t]*<\/|\b(?:key|name)[ \t]*=[ \t]*["']([\w.:-]{1,80})["'][ \t]+value[ \t]*=[ \t]*["']([^"'\s]{6,4096})["']|(?<![\w-])--([A-Za-z][\w-]{1,60})[ \t]+["']?([^\s"'-][^\s"']{5,4095})|(?:\b(?:ENV|ARG|setx|set -x)|#define)[ \t]+([A-Za-z_][\w.-]{0,80})[ \t]+["']?([^\s"'=]{6,4096})|\b(?:key|name)=["']([\w.:-]{1,80})["'][^<>]{0,100}>[ \t]*([^<\s]{6,4096})[ \t]*<|(?<![\w:]):([A-Za-z][\w-]{0,80})[ \t]+"([^"\s]{6,4096})"/g,
+    ),
   },
   {
     // Prose: "the password is Zq8v…", "api key was …".
     id: 'secret-in-prose',
     keywords: ['password', 'passphrase', 'secret', 'token', 'api key'],
-    re: /\b(?:password|passphrase|passwd|secret|token|api key|access key)\s+(?:is|was|=|:|of)\s+["'`]?([^\s"'`]{8,256})/gi,
+    re: /\b(?:password|passphrase|passwd|secret|token|api key|access key|secret key|access token|auth token)(?:[ \t]*[:=][ \t]*|\s+(?:is|was|=|:|of)\s+)["'`]?([^\s"'`]{8,256})/gi,
     group: 1,
     check: (v) => looksLikeSecretValue(v.replace(/[.,;:!?)]+$/, '')) && entropy(v) >= 3,
   },
@@ -134,6 +93,7 @@ export const CONTEXT_RULES: readonly Rule[] = [
     re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,80})["']?[ \t]*[:=][ \t]*["']?([A-Za-z0-9+/_=.-]{20,4096})/g,
     matchCheck: (m) => mentionsKeyWord(m[1] ?? ''),
     group: 2,
-    check: (v) => entropy(v) >= 3.7 && classes(v) >= 2 && !isCodeReference(v) && !isIdentifierOrPath(v),
+    check: (v) => entropy(v) >= 3.7 && classes(v) >= 2 && !isCodeReference(v) && !isIdentifierOrPath(v) && looksLikeSecretValue(v),
   },
+  ...PROVIDER_CONTEXT_RULES,
 ];
