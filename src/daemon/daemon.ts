@@ -1,16 +1,13 @@
 /**
- * The daemon (`memory daemon run`): one per workspace. It keeps the catalog and the whole text
- * index warm, follows `ai-memory/` and git's HEAD (watcher.ts), never trusts the watcher alone (a
- * full reconcile at start and on an interval, counting the drift it fixes), runs thin clients'
- * command lines over a 0600 Unix socket (server.ts, protocol.ts) with the runner the CLI hands
- * it, against its one engine (whose write queue group-commits their writes), runs scheduled jobs
- * (jobs.ts) with catch-up after downtime, reports its status (status.ts), and shuts down
- * gracefully: the current batch finishes, the job cursor is saved, and the next start resumes.
+ * The daemon (`memory daemon run`), one per workspace: it keeps the catalog and the whole text
+ * index warm from a watcher (watcher.ts) and full reconciles (counting the drift they fix), runs
+ * thin clients' command lines on its one engine over a 0600 Unix socket (server.ts), runs
+ * scheduled jobs with catch-up (jobs.ts), reports its status (status.ts), and stops gracefully:
+ * the current batch finishes and the job cursor is saved for the next start.
  *
- * Files under `daemon/` of the workspace's local state folder (store/state-dir.ts): `daemon.pid`
- * (taken with O_EXCL; a dead owner's file is taken over, so a kill -9 never blocks the next
- * start), `daemon.sock` (or a short path in a private folder, see daemonPaths), `status.json`
- * (heartbeat), `state.json` (job runs and cursors). Logs: `logs/daemon.log` (pino, JSON lines).
+ * Its files, under `daemon/` of the local state folder: `daemon.pid` (a dead owner's is taken
+ * over, so a kill -9 never blocks the next start), `daemon.sock` (see daemonPaths),
+ * `status.json` (heartbeat), `state.json` (jobs); its log is `logs/daemon.log` (pino).
  */
 import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';

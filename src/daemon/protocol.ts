@@ -46,14 +46,12 @@ export interface Methods {
 }
 
 export type Method = keyof Methods;
-export const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli', 'stop'];
-
-/** Methods answered as of the caller's clock: a caller on another fixed clock is declined. */
-export const CLOCKED: ReadonlySet<Method> = new Set<Method>(['cli']);
+const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli', 'stop'];
 
 export interface Request<M extends Method = Method> {
   id: number;
   method: M;
+  /** `clock`: the caller's fixed clock (BASS_AGENTS_NOW); a command line is run only on the daemon's own. */
   params: Methods[M]['params'] & { clock?: string | null };
 }
 

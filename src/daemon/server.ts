@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
 import type { Engine } from '../service/engine.js';
-import { CLOCKED, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Methods, type Reply, type Request, type Runner } from './protocol.js';
+import { MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Methods, type Reply, type Request, type Runner } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
 import { LineReader } from './framing.js';
 import type { DaemonMetrics } from './status.js';
@@ -81,11 +81,10 @@ export class DaemonServer {
     } catch (err) {
       return { id: 0, error: errorToWire(err) };
     }
-    // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
-    if (CLOCKED.has(req.method) && (req.params.clock ?? null) !== this.deps.clock)
-      return { id: req.id, declined: 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' };
     if (req.method === 'cli') {
-      const why = this.declineCli(req.params as CliParams);
+      // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
+      const why =
+        (req.params.clock ?? null) !== this.deps.clock ? 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' : this.declineCli(req.params as CliParams);
       if (why) return { id: req.id, declined: why };
     }
     try {

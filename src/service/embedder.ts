@@ -68,11 +68,6 @@ export async function modelInstalled(full = false): Promise<boolean> {
   return full ? (await loadPackages()) !== null : staticEmbedder() !== null;
 }
 
-/** The embedder for this thread: the static table, or (`full`) the model; null when it is not there. */
-export async function inlineEmbedder(full = false): Promise<Embedder | null> {
-  return full ? minilmEmbedder() : staticEmbedder();
-}
-
 /** all-MiniLM-L6-v2 in this thread (loading it takes ~1-1.5 s); null when the packages are not installed. */
 export async function minilmEmbedder(): Promise<Embedder | null> {
   const pkgs = await loadPackages();

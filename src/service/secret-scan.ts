@@ -66,9 +66,10 @@ const SEPARATOR = '\n\n';
 /**
  * secretlint over many fields in one call (its cost is per call, not per character): the texts
  * are joined with blank lines and each finding is mapped back to the field it starts in.
- * Ids are shortened (`aws`, `github`, ...) and placeholders dropped.
+ * Ids are shortened (`aws`, `github`, ...) and placeholders dropped. (The evaluation script
+ * compares it alone with our rules.)
  */
-async function secretlintFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
+export async function scanWithSecretlint(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
   const sl = loadSecretlint();
   const live = fields.filter((f) => f.text);
   if (!sl || live.length === 0) return [];
@@ -109,11 +110,6 @@ async function secretlintFields(fields: { path: string; text: string }[]): Promi
   return out;
 }
 
-/** secretlint's preset alone (the evaluation script compares it with our rules). */
-export async function scanWithSecretlint(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  return secretlintFields(fields);
-}
-
 /**
  * Texts this process has scanned and found clean. A write scans its input before it takes the
  * lock (to report each update's problems) and the write transaction scans what it is about to
@@ -127,7 +123,7 @@ export async function scanFields(fields: { path: string; text: string }[]): Prom
   const pending = fields.filter((f) => f.text && !clean.has(f.text));
   if (!pending.length) return [];
   const own = pending.flatMap((f) => scanText(f.path, f.text));
-  const found = dedupe([...own, ...(await secretlintFields(pending))]);
+  const found = dedupe([...own, ...(await scanWithSecretlint(pending))]);
   const hit = new Set(found.map((f) => f.path));
   if (clean.size > CLEAN_MAX) clean.clear();
   for (const f of pending) if (!hit.has(f.path)) clean.add(f.text);

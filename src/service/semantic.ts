@@ -293,8 +293,8 @@ export async function semanticFor(engine: Engine, caller: Caller, text: string, 
   // Never a second model in a process whose own is still loading (a daemon running a
   // `query --semantic`): that query is lexical until it is ready.
   if (!engine.semantic?.ready && ask && engine.semantic?.state !== 'loading') {
-    const { inlineEmbedder } = await import('./embedder.js');
-    (engine.semantic ??= new Semantic(engine)).attach(await inlineEmbedder(engine.env.BASS_AGENTS_SEMANTIC === 'minilm'));
+    const { minilmEmbedder, staticEmbedder } = await import('./embedder.js');
+    (engine.semantic ??= new Semantic(engine)).attach(engine.env.BASS_AGENTS_SEMANTIC === 'minilm' ? await minilmEmbedder() : staticEmbedder());
     await engine.semantic.index(() => engine.snapshot(caller.warn), { max: inlineMax });
   }
   if (!engine.semantic?.ready) return undefined;
