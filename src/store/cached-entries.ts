@@ -1,11 +1,8 @@
 /**
- * The entries of a catalog snapshot that is the catalog cache exactly as loaded (every file
- * unchanged since the cache was saved), made from the cache's columns and rows only when asked
- * for. A cold `list` at 10K entries used to make a StoredEntry and a ColumnMeta per file before
- * it could filter them, and let the garbage collector take them all back after printing 50:
- * here filters and the no-text order read the columns through one object moved from entry to
- * entry (`peek`), and objects are made for the page only (`at`). Everything else still gets the
- * whole list (`all`), made once, from the very objects handed out so far.
+ * The entries of a snapshot that is the catalog cache exactly as loaded, made from its columns
+ * and rows only when asked for: filters and the no-text order read the columns (through one
+ * object moved along, `peek`), and objects are made for the page only (`at`), not 10K of them
+ * for the collector to take back. `all` makes the whole list once, from the objects made so far.
  */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
@@ -74,11 +71,7 @@ export class CachedEntries {
     throw new Error(`catalog cache: no folder for ${this.file.paths.get(p)}`);
   }
 
-  /**
-   * The runs of the sorted paths by folder: every path under `ai-memory/<p>/<s>/` sorts at or
-   * after that prefix and before `ai-memory/<p>/<s>0` ('0' follows '/'), so a folder is found
-   * with two binary searches, not a look at each path.
-   */
+  /** The runs of the sorted paths by folder, each found by a binary search (`ai-memory/<p>/<s>0` follows the folder: '0' follows '/'). */
   private folderRuns(): FolderRun[] {
     if (this.runs) return this.runs;
     const paths = this.file.paths;
@@ -99,10 +92,9 @@ export class CachedEntries {
   }
 
   /**
-   * The entries (by number, ascending) that pass the filters: exactly those `accept` (the
-   * filters compiled, see compileFilters) takes with `peek(j)` and `projectOf(j)`, but read from
-   * the columns for the filters they hold, with the project and section tested once per folder.
-   * Tags, dates of `created_at`, and entries without columns go through `accept`.
+   * The entries (by number, ascending) that pass the filters: exactly those `accept` (see
+   * compileFilters) takes, but read from the columns, with project and section tested once per
+   * folder. Tags, `created_at` dates and entries without columns go through `accept`.
    */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
@@ -116,8 +108,7 @@ export class CachedEntries {
     const scopeOk = f.scopes && new Uint8Array(c.scopes.map((sc) => Number(f.scopes!.has(sc))));
     const subject = f.subject === undefined ? -2 : c.subjects.indexOf(f.subject); // -1: no entry with columns has it
     const { minConfidence, since, until, includeExpired, inWindow } = f;
-    // updated_at against the bounds: by the numbers where both are in toISOString's form (then
-    // in the texts' order), else by the texts.
+    // updated_at against the bounds: by the numbers where both have them (see CachedColumns.updMs), else by the texts.
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
     const { upd, updMs, vf, vt, dates } = c;
@@ -156,10 +147,7 @@ export class CachedEntries {
     return out;
   }
 
-  /**
-   * The first `n` of entries `js` in the no-text order (see firstByPriors), with their flags;
-   * `at` is a place in `js`.
-   */
+  /** The first `n` of entries `js` in the no-text order (see firstByPriors), with their flags; `at` is a place in `js`. */
   firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
     const keys = this.priorKeysOf(js, now, staleAt);
     const upd = this.file.cols.upd;
@@ -171,17 +159,12 @@ export class CachedEntries {
     );
   }
 
-  /**
-   * The keys of the no-text order (see firstByPriors) of entries `js`, from the columns: the
-   * flags from the three fields they depend on, evidence quality once per evidence shape,
-   * updated_at as a number (its text only for an entry without columns).
-   */
+  /** The keys of the no-text order of entries `js`, from the columns (evidence quality once per evidence shape). */
   priorKeysOf(js: readonly number[], now: number, staleAt?: (j: number) => boolean): PriorKeys {
     const keys = priorKeys(js.length);
     const { kind, conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
     const positions = this.positions;
-    // An entry with no low confidence and no validity bounds has no flag but stale evidence
-    // (entryFlags' own shortcut): the shared lists entryFlags gives for that, taken once.
+    // Without low confidence or validity bounds the only flag is stale evidence: those lists, taken once.
     const plain = { confidence: 1, valid_from: null, valid_to: null } as unknown as EntryLike;
     const none = entryFlags(plain, now, false);
     const onlyStale = entryFlags(plain, now, true);
@@ -238,11 +221,7 @@ export class CachedEntries {
     return `${this.projectOf(j)}/${this.idOf(j)}`;
   }
 
-  /**
-   * The metadata of entry `j`, to read and let go: one object moved to each entry asked for, so
-   * it holds entry `j` only until the next call. (An entry whose fields the columns cannot hold
-   * gets its own, parsed from its row.)
-   */
+  /** The metadata of entry `j`, to read and let go: one object moved along, valid until the next call. */
   peek(j: number): EntryMeta {
     const p = this.positionOf(j);
     const f = this.file;
@@ -282,10 +261,7 @@ export class CachedEntries {
   }
 }
 
-/**
- * The entry of file `p` of a loaded cache: its metadata from the columns (its row parsed only if
- * something asks for another field), its stamp made from the stat numbers when asked for.
- */
+/** The entry of file `p` of a loaded cache: metadata from the columns, its stamp made when asked for. */
 export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries, rel = file.paths.get(p)): StoredEntry {
   const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : metaFromRow(JSON.parse(file.lines.get(p)) as unknown[]);
   return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);

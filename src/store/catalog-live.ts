@@ -1,8 +1,7 @@
 /**
- * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only the files of a
- * batch on top of the snapshot it returned last, instead of a stat of every file. What it keeps
- * between batches (entries by file and by key, bad files, files skipped as duplicates, the live
- * entries by duplicate hash) is updated in place, so a batch costs what its files do.
+ * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files
+ * on top of the last snapshot; the maps it keeps between batches are updated in place, so a batch
+ * costs what its files do.
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
@@ -42,10 +41,7 @@ class LiveState {
   readonly bad: Map<string, BadFile>;
   /** Key → files skipped because an earlier-sorting file has that key. */
   readonly dups = new Map<string, Set<string>>();
-  /**
-   * Live entries (not superseded) by project and duplicate hash: the duplicate rule's lookup, so
-   * that a write in the daemon does not scan every entry. Built on first use, then kept by the batches.
-   */
+  /** Live entries by project and duplicate hash, so a write does not scan every entry (built on first use). */
   dupIndex: DupIndex | undefined;
 
   constructor(
@@ -148,10 +144,9 @@ export class LiveCatalog {
   ) {}
 
   /**
-   * Re-reads only `files` (paths relative to the root) on top of `prev`. Paths that are not entry
-   * files are ignored; the cache file is not rewritten (the next full refresh does that). `prev`
-   * must be the snapshot this returned last, or the maps are rebuilt from it once; only the
-   * entries array is copied.
+   * Re-reads only `files` (relative paths; others than entry files ignored) on top of `prev`, the
+   * snapshot this returned last (else the maps are rebuilt from it). The cache file is left to the
+   * next full refresh.
    */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
     const live = this.live?.snap === prev ? this.live : new LiveState(prev, (rel) => this.readStored(rel));
@@ -206,7 +201,7 @@ export class LiveCatalog {
     return snap;
   }
 
-  /** Whether a folder (relative to the root) is a link: a file below a linked project or section folder is not read (the full refresh reports the link). */
+  /** Whether a folder is a link: files below a linked project or section are not read (the full refresh reports it). */
   private linkTest(): (dir: string) => boolean {
     const linked = new Map<string, boolean>();
     return (dir) => {

@@ -1,9 +1,7 @@
 /**
- * The environment bass-agents runs git with: the user's own, GIT_* variables included (they name
- * the repository, work tree, index, object stores, identities and extra config that git must
- * honour), with the paths among them made absolute (git runs in the repository's top folder, not
- * where the user started us), and without an editor or pager that git could start. Its own
- * module so that the thin client can use it without loading the rest of the git code.
+ * The environment bass-agents runs git with: the user's own, GIT_* variables included, their
+ * paths made absolute (git runs in the top folder), and no editor or pager. Its own module so the
+ * thin client can use it without the rest of the git code.
  */
 
 /** Variables that point git at another repository, work tree, index or object store. */
@@ -13,9 +11,8 @@ const LOCATION = /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJE
 const WRITER = /^GIT_(AUTHOR_\w+|COMMITTER_\w+|CONFIG\w*)$/;
 
 /**
- * A digest of the variables of `env` that change the commits git makes (identities, extra
- * config), or '' when it has none: a daemon records its own (`GIT_ENV_FILE` in its folder), and
- * a caller whose digest differs writes directly (its values are never written down).
+ * A digest of the variables that change the commits git makes, or '': a daemon records its own
+ * (`GIT_ENV_FILE`), and a caller whose digest differs writes directly (values never written down).
  */
 export function gitWriterEnv(env: NodeJS.ProcessEnv = process.env): string {
   const vars = Object.entries(env)
@@ -27,11 +24,7 @@ export function gitWriterEnv(env: NodeJS.ProcessEnv = process.env): string {
 /** The file in a daemon's folder that holds its gitWriterEnv (absent: none). */
 export const GIT_ENV_FILE = 'git-env';
 
-/**
- * Whether a caller with `env` may hand a write to the daemon whose folder is `daemonDir`: not
- * when the caller's git points elsewhere (GIT_DIR, GIT_INDEX_FILE...), nor when its identities
- * or extra config differ from the daemon's.
- */
+/** Whether a caller may hand a write to the daemon in `daemonDir`: not when its git points elsewhere or writes other commits. */
 export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boolean {
   if (hasGitLocation(env)) return false;
   let theirs = '';

@@ -1,8 +1,7 @@
 /**
- * Git, run as child processes in the user's environment (git-env.ts), so that GIT_DIR,
- * GIT_WORK_TREE, GIT_INDEX_FILE, identities and extra config apply as they do to the user's own
- * git commands: the repository, its config, what HEAD holds, and the leftovers of killed writers.
- * Memory commits are made by git-commit.ts (`commitPaths`).
+ * Git, run as child processes in the user's environment (git-env.ts), so that GIT_* variables,
+ * identities and extra config apply as to the user's own commands: the repository, its config,
+ * what HEAD holds, the leftovers of killed writers. Memory commits: git-commit.ts.
  */
 import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';

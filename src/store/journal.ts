@@ -1,13 +1,10 @@
 /**
- * The write journal of one transaction: which files it is about to touch, written and fsynced
- * before any of them is, and what it got to (the commit it made, git's index lock it took). A
- * writer killed part way leaves it behind; the next writer, holding the same lock, reads it and
- * finishes or undoes that work (`recoverWrite` in service/transaction.ts).
+ * The write journal of one transaction: the files it is about to touch, fsynced before any is,
+ * and what it got to (its commit, git's index lock). A writer killed part way leaves it; the next
+ * writer, under the same lock, finishes or undoes that work (`recoverWrite`, service/transaction.ts).
  *
- * NOTE: the journal lives where git keeps its own state (`<git dir>/bass-agents/`, or
- * `.bass-agents/state/` outside git), never in a tracked folder: a repository cannot ship one. It
- * is trusted only when it carries this repository's own token (a random value created with the
- * state folder, never committed), and only for memory paths, which the reader checks again.
+ * It lives in the local state, never in a tracked folder, and is trusted only with this
+ * repository's own token (random, never committed) and only for memory paths, checked again.
  *
  * Format: JSON lines, appended. The first line is the header (`v`, `token`, `pid`, `root`,
  * `head`); then `{"paths": [...]}` per batch of files (workspace-relative), `{"index_lock": …}`

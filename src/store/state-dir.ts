@@ -2,15 +2,12 @@
  * Where a workspace's local state lives (caches, logs, usage, sessions, plans, the daemon's
  * files), and the checks that keep it from being read or written through a link.
  *
- * Never in the work tree, where a cloned repository could plant it: in a git repository, in the
- * git dir (`<git dir>/bass-agents/`; a linked worktree has a git dir of its own, so its caches,
- * daemon and logs are its own); outside one, in the user's state folder
- * (`$XDG_STATE_HOME/bass-agents/<name>-<hash>/`, by default under `~/.local/state`). Found with
- * the file system alone: the thin client and the cold read path spawn nothing for it.
+ * Never in the work tree, where a cloned repository could plant it: in `<git dir>/bass-agents/`
+ * (a linked worktree has its own), outside git in `$XDG_STATE_HOME/bass-agents/<name>-<hash>/`
+ * (default `~/.local/state`). Found with the file system alone: the thin client spawns nothing.
  *
- * Every folder of ours is checked the first time a process uses it or makes it: a real folder
- * (not a link), owned by this user (or, in a git dir, by the repository's owner), holding no
- * link. A link anywhere there is refused with an error naming it, never followed.
+ * Every folder of ours is checked when a process first uses or makes it: a real folder owned by
+ * this user (in a git dir, or the repository's owner), holding no link; a link is refused by name.
  */
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -29,11 +26,7 @@ export interface StateDirs {
   base: string;
 }
 
-/**
- * The git dir of the repository holding `root` and its work tree's top, with the file system
- * alone: `GIT_DIR` when set, else the nearest `.git` up (a folder, or a file naming one, as a
- * linked worktree or a submodule has). A folder without `HEAD` is not a git dir. Null outside git.
- */
+/** The git dir holding `root` and its work tree's top, from `GIT_DIR` or the nearest `.git` up (folder or file); null outside git. */
 export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { gitDir: string; top: string } | null {
   if (env.GIT_DIR) {
     const gitDir = resolve(env.GIT_DIR);

@@ -137,45 +137,24 @@ export interface CatalogSnapshot {
   /** Files (relative) whose content changed since the cache was last saved, and removed ones. */
   changed: string[];
   removed: string[];
-  /**
-   * From `refreshPaths` only: every key a changed or removed file has, with the entry that holds
-   * it now (null: none does). What the index needs to follow a batch without a pass over all.
-   */
+  /** From `refreshPaths` only: each key a changed or removed file has, with the entry holding it now (null: none). */
   touched?: Map<string, StoredEntry | null>;
   /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
   duplicates?: string[];
-  /**
-   * From `refreshPaths` only (a watcher-fed process): the entries by key, and the id of a live
-   * entry of `project` with this duplicate hash. Kept up to date by the batches after this one,
-   * so a write looks ids and duplicates up without a pass over every entry.
-   */
+  /** From `refreshPaths` only, kept current by later batches: entries by key, and a live entry's id by duplicate hash. */
   byKey?: ReadonlyMap<string, StoredEntry>;
   findDuplicate?: (project: string, dup: string) => string | undefined;
-  /**
-   * From a full refresh only: the id of the catalog cache content (its base and the file lines
-   * of its delta) that holds exactly these entries. A later process whose catalog has the same
-   * id holds the same entries, and an index saved from this snapshot is current for it.
-   */
+  /** From a full refresh only: the id of the cache content holding exactly these entries (an index saved with it is current for it). */
   contentId?: string;
-  /**
-   * From a full refresh only: the files (paths relative to the root) that may hold something
-   * else than they did in the catalog content `contentId` names, when that content is one this
-   * snapshot's cache went through (undefined otherwise): the delta's files since then, and the
-   * files this refresh found changed or gone.
-   */
+  /** From a full refresh only: the files that may differ from content `contentId`, if this cache went through it. */
   changedSince?: (contentId: string) => string[] | undefined;
-  /**
-   * From a full refresh that found the catalog cache exactly as loaded: the same entries, made
-   * only when asked for (`entries` is then made on first use too). A reader of a few entries
-   * among thousands goes through this instead of `entries`.
-   */
+  /** From a full refresh that found the cache exactly as loaded: the entries made only when asked for (and `entries` on first use). */
   cached?: CachedEntries;
 }
 
 /**
- * Two files of one project with the same id (a copied file, a move merged with an edit): the
- * file whose path sorts first keeps the id, the others are reported and skipped, so the id means
- * one entry everywhere (index, usage, links). Not a property of the file alone, so never cached.
+ * Two files of one project with one id (a copy, a move merged with an edit): the file whose path
+ * sorts first keeps it, the others are reported and skipped. Never cached (not the file's alone).
  */
 export function duplicateProblem(rel: string, holder: string): BadFile {
   const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
@@ -203,10 +182,7 @@ export function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entrie
   return { entries: entries.filter((se) => !skip.has(se)), duplicates: dups.map((d) => d.file) };
 }
 
-/**
- * Reads one entry file: parse, validate, and check that id and section match the file's place.
- * `withBlob`: also the git blob id of the bytes read (the catalog keeps it, see git-view.ts).
- */
+/** Reads one entry file: parse, validate, and check id and section against its place; `withBlob`: its git blob id too. */
 export function readEntryFile(
   abs: string,
   rel: string,

@@ -1,8 +1,7 @@
 /**
- * Strings by position, each made only when asked for: the catalog cache's paths, rows and text
- * columns are kept as the bytes of the cache file with a table of where each starts. A cold
- * command looks at a few of 10K; making every string when the cache is read (and collecting
- * them again) is most of what reading the cache would cost.
+ * Strings by position, each made only when asked for: the catalog cache's texts stay bytes of the
+ * file with a table of starts. A cold command looks at a few of 10K; making them all would be
+ * most of what reading the cache costs.
  */
 export interface Texts {
   readonly length: number;
@@ -30,8 +29,7 @@ export class ByteTexts implements Texts {
     return this.bytes.toString(this.ascii ? 'latin1' : 'utf8', this.starts[i], (this.starts[i + 1] ?? 0) - this.gap);
   }
 
-  // Compared as strings made natively: a loop over the characters runs in the interpreter in a
-  // cold process, many times slower.
+  // Compared as strings made natively: a loop over characters runs interpreted in a cold process.
   equals(i: number, s: string, from: number, to: number): boolean {
     if (this.ascii && (this.starts[i + 1] ?? 0) - this.gap - (this.starts[i] ?? 0) !== to - from) return false;
     return this.get(i) === s.slice(from, to);
@@ -80,11 +78,7 @@ export function lowerBoundText(sorted: Texts, key: string): number {
   return lo;
 }
 
-/**
- * Where `n` strings start in a buffer of their UTF-8 bytes one after another, and one more
- * would (`starts`), and those bytes; or null when a string does not survive the trip (a lone
- * surrogate), which would make what is read back differ from what was written.
- */
+/** The UTF-8 bytes of the strings one after another and where each starts; null if one does not survive the trip (a lone surrogate). */
 export function encodeTexts(items: readonly string[]): { starts: Uint32Array; bytes: Buffer; ascii: boolean } | null {
   const joined = items.join('');
   const ascii = !/[^\x00-\x7f]/.test(joined);

@@ -7,10 +7,10 @@
  * renaming the log first so appends made meanwhile are kept; one process at a time
  * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
  */
-import { closeSync, constants, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
-import { writeFileAtomic } from './fsutil.js';
+import { readAt, writeFileAtomic } from './fsutil.js';
 import { appendNoFollow, openNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -123,14 +123,7 @@ export class UsageStore {
       return '';
     }
     try {
-      const buf = Buffer.alloc(end - start);
-      let got = 0;
-      while (got < buf.length) {
-        const n = readSync(fd, buf, got, buf.length - got, start + got);
-        if (n === 0) break;
-        got += n;
-      }
-      return buf.subarray(0, got).toString('utf8');
+      return readAt(fd, start, end - start).toString('utf8');
     } catch {
       return '';
     } finally {
