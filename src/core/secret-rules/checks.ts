@@ -280,8 +280,23 @@ const encodesNonSecret = (v: string): boolean => {
   return /\s/.test(t) || PLACEHOLDER_PASSWORDS.test(secret) || isPlaceholder(secret) || (secret.length < 24 && isWordLike(secret));
 };
 
-/** Generic assignments: the value must look like a credential, not a word, a reference, a name or a test value. */
-export const looksLikeSecretValue = (v: string): boolean =>
+/**
+ * Generic assignments: the value must look like a credential, not a word, a reference, a name or a
+ * test value. Told once per value (a text that repeats one assignment a thousand times must not
+ * pay for every check a thousand times).
+ */
+export function looksLikeSecretValue(v: string): boolean {
+  let yes = valueVerdicts.get(v);
+  if (yes === undefined) {
+    if (valueVerdicts.size >= 4096) valueVerdicts.clear();
+    valueVerdicts.set(v, (yes = judgeValue(v)));
+  }
+  return yes;
+}
+
+const valueVerdicts = new Map<string, boolean>();
+
+const judgeValue = (v: string): boolean =>
   !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
   !isCodeReference(v) &&
   !isIdentifierOrPath(v) &&
