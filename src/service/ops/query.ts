@@ -63,20 +63,25 @@ export interface QueryResult {
 
 /**
  * The first `limit` of `rank`, with stale evidence as the cited files say now rather than as the
- * last check found (its set only shortlists): a window of twice the page is ranked, the evidence
- * of its entries told at read time (no git), and the window ranked again if that changed a verdict.
+ * last check found (its set only shortlists): a window of twice the page is ranked and the
+ * evidence of the page's entries told at read time (no git; they are read for the output anyway),
+ * with the window's entries the check found stale; only when a verdict changed is the rest of the
+ * window told too and the window ranked again.
  */
 function byEvidenceNow<R extends Cand>(engine: Engine, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
   const wide = rank(cands, 2 * limit);
-  let changed = false;
-  const again = wide.map((r): Cand => {
-    const checkable = r.entry.evidence.some((e) => e.type !== 'assumption');
-    const s = checkable ? evidenceStatusOf(engine, r.se) : 'current';
-    const stale = s === 'changed' || s === 'missing';
-    if (stale !== (r.stale === true)) changed = true;
-    return { project: r.project, entry: r.entry, se: r.se, relevance: r.relevance, stale };
+  const staleNow = (r: R): boolean => {
+    if (!r.entry.evidence.some((e) => e.type !== 'assumption')) return false;
+    const s = evidenceStatusOf(engine, r.se);
+    return s === 'changed' || s === 'missing';
+  };
+  const verdicts = new Map<R, boolean>();
+  wide.forEach((r, i) => {
+    if (i < limit || r.stale) verdicts.set(r, staleNow(r));
   });
-  return changed ? rank(again, limit) : wide.slice(0, limit);
+  if ([...verdicts].every(([r, stale]) => stale === (r.stale === true))) return wide.slice(0, limit);
+  const again = wide.map((r): Cand => ({ project: r.project, entry: r.entry, se: r.se, relevance: r.relevance, stale: verdicts.get(r) ?? staleNow(r) }));
+  return rank(again, limit);
 }
 
 /** `memory list` and `memory query` share this: filters, optional text, ranking, limit. */
