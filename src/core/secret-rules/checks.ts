@@ -28,6 +28,22 @@ export interface Rule {
   scan?: (text: string) => Span[];
 }
 
+/**
+ * `judge`, told once per text (bounded): the scan meets the same names and values again and
+ * again, within a text and across the fields of a write.
+ */
+function judgedOnce(judge: (text: string) => boolean): (text: string) => boolean {
+  const verdicts = new Map<string, boolean>();
+  return (text) => {
+    let yes = verdicts.get(text);
+    if (yes === undefined) {
+      if (verdicts.size >= 4096) verdicts.clear();
+      verdicts.set(text, (yes = judge(text)));
+    }
+    return yes;
+  };
+}
+
 /** Shannon entropy in bits per character. */
 export function entropy(s: string): number {
   const counts = new Map<string, number>();
@@ -156,18 +172,10 @@ const NOT_A_VALUE_SUFFIX = new Set([
  * run of up to four segments (a key-like word has at most three, `refresh_token` for instance)
  * is tried with `_` between them. A public key (`public_key`, `pub`) and names that hold an id,
  * a path or a setting about the secret (`token_url`, `CREDENTIALS_ID`) are not key-like.
- * Linear in the name's length.
+ * Linear in the name's length. Names repeat within a text and across the fields of a write:
+ * each is judged once.
  */
-export function isKeylikeName(name: string): boolean {
-  // Names repeat within a text and across the fields of a write: each is judged once (bounded memo).
-  let known = KEYLIKE_MEMO.get(name);
-  if (known === undefined) {
-    if (KEYLIKE_MEMO.size >= 4096) KEYLIKE_MEMO.clear();
-    KEYLIKE_MEMO.set(name, (known = keylikeName(name)));
-  }
-  return known;
-}
-const KEYLIKE_MEMO = new Map<string, boolean>();
+export const isKeylikeName = judgedOnce((name) => keylikeName(name));
 
 function keylikeName(name: string): boolean {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
@@ -285,16 +293,7 @@ const encodesNonSecret = (v: string): boolean => {
  * test value. Told once per value (a text that repeats one assignment a thousand times must not
  * pay for every check a thousand times).
  */
-export function looksLikeSecretValue(v: string): boolean {
-  let yes = valueVerdicts.get(v);
-  if (yes === undefined) {
-    if (valueVerdicts.size >= 4096) valueVerdicts.clear();
-    valueVerdicts.set(v, (yes = judgeValue(v)));
-  }
-  return yes;
-}
-
-const valueVerdicts = new Map<string, boolean>();
+export const looksLikeSecretValue = judgedOnce((v) => judgeValue(v));
 
 const judgeValue = (v: string): boolean =>
   !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
