@@ -18,7 +18,7 @@ const WRAPS = [
   (t) => `Found in the old runbook: ${t}`,
   (t) => `jobs:\n  deploy:\n    steps:\n      - run: ./deploy.sh\n        env:\n          ${t}`,
   (t) => `Note to self — ${t} — do not share.`,
-  (t) => `client = Client("${t}")  # TODO move to the secret store`,
+  (t) => `client = Client("${t}")  # to move to the secret store`,
   (t) => `svc := api.New("${t}")`,
   (t) => `var client = new ApiClient("${t}");`,
   (t) => `\`\`\`\n${t}\n\`\`\`\nThis is what the failing job printed.`,
