@@ -54,6 +54,8 @@ const CONTEXT_DELAY_MS = 2000;
 export class Jobs {
   private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
   private chain: Promise<void> = Promise.resolve();
+  /** Jobs queued or running: a tick while one runs must not queue it again (a long check would pile up). */
+  private readonly pending = new Set<JobName>();
   private stopping = false;
   private readonly contextDue = new Set<string>();
   private contextTimer: NodeJS.Timeout | undefined;
@@ -155,9 +157,16 @@ export class Jobs {
   tick(): void {
     if (this.stopping) return;
     const ws = this.engine.ws;
-    if (ws.listProjects().some((p) => ws.isInitialized(p) && this.decayDue(p))) void this.run('decay', () => this.decay());
-    if (this.due(this.state.jobs.freshness, this.opts.freshnessMs)) void this.run('freshness', () => this.freshness());
-    if (this.due(this.state.jobs.evidence, this.opts.evidenceMs)) void this.run('evidence', () => this.evidence());
+    if (ws.listProjects().some((p) => ws.isInitialized(p) && this.decayDue(p))) this.once('decay', () => this.decay());
+    if (this.due(this.state.jobs.freshness, this.opts.freshnessMs)) this.once('freshness', () => this.freshness());
+    if (this.due(this.state.jobs.evidence, this.opts.evidenceMs)) this.once('evidence', () => this.evidence());
+  }
+
+  /** Queues a scheduled job unless it is already queued or running. */
+  private once(name: JobName, fn: () => Promise<void>): void {
+    if (this.pending.has(name)) return;
+    this.pending.add(name);
+    void this.run(name, () => fn().finally(() => this.pending.delete(name)));
   }
 
   /**
