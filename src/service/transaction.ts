@@ -40,6 +40,8 @@ interface Staged {
   entry?: MemoryEntry;
   /** The file this entry was read from when it moves (another section): its old texts count as known. */
   previous?: string;
+  /** An entry under an id just made: no earlier version of it to compare texts with. */
+  fresh?: boolean;
   /**
    * A default (config.yaml, .gitattributes...) staged because the file is missing from the work
    * tree: dropped when HEAD holds the file (a sparse checkout or a deletion in the work tree hid
@@ -90,8 +92,8 @@ export class WriteTx {
     this.nowIso = this.now.toISOString();
   }
 
-  /** Stages an entry of this transaction's project at its place; returns the absolute path. */
-  put(entry: MemoryEntry, opts: { from?: string } = {}): string {
+  /** Stages an entry of this transaction's project at its place (`fresh`: under an id just made); returns the absolute path. */
+  put(entry: MemoryEntry, opts: { from?: string; fresh?: boolean } = {}): string {
     this.ensureProject();
     // The section folder is checked once per transaction (a path check walks and resolves the
     // folders, which adds up over a large apply); finish() checks every file before writing.
@@ -104,6 +106,7 @@ export class WriteTx {
       text: serializeEntry(entry),
       entry,
       previous: opts.from && opts.from !== abs ? opts.from : undefined,
+      fresh: opts.fresh,
     });
     return abs;
   }
@@ -262,7 +265,7 @@ export class WriteTx {
     for (const [abs, s] of this.staged) {
       if (!s.entry) continue;
       const known = new Set<string>();
-      for (const old of [abs, s.previous]) {
+      for (const old of s.fresh ? [] : [abs, s.previous]) {
         if (!old || !existsSync(old)) continue;
         try {
           for (const f of secretFields(JSON.parse(readFileSync(old, 'utf8')))) known.add(`${f.path}\u0000${f.text}`);
