@@ -118,6 +118,11 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
 const clean = new Set<string>();
 const CLEAN_MAX = 200_000;
 
+/** Whether this process has scanned `text` and found it clean (a caller can skip naming its field). */
+export function knownClean(text: string): boolean {
+  return clean.has(text);
+}
+
 /**
  * Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. Each
  * distinct text is scanned once (a batch repeats its sections, kinds, scopes and tags thousands
