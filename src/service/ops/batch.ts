@@ -198,11 +198,10 @@ export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapsh
 }
 
 /**
- * The live entries of a project by duplicate key, for one apply. A batch of a few
- * updates looks each key up in the entries' raw catalog rows (a substring test per row, parsing
- * only the rows that mention the key: parsing every row made a create's cost grow with the
- * store); a larger batch builds the whole map once. Changes made by the batch
- * itself are kept on top.
+ * The live entries of a project by duplicate key, for one apply: the daemon's map, kept by its
+ * watcher; else a batch of a few updates compares each key with the catalog's duplicate-key
+ * column (no row is decoded or parsed for it), and a larger batch builds the whole map once.
+ * Changes made by the batch itself are kept on top.
  */
 function duplicateIndex(
   snap: CatalogSnapshot,
@@ -221,9 +220,8 @@ function duplicateIndex(
       }
       return all.get(k);
     }
-    const needle = `"${k}"`;
     let found: string | undefined;
-    for (const se of entries) if (se.project === project && se.mentions(needle) && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
+    for (const se of entries) if (se.project === project && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
     own.set(k, found ?? null);
     return found;
   };
