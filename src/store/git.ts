@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } 
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
-import { configValue, findGitDir, writeBlocker } from './git-state.js';
+import { configBool, configFiles, configValue, filesStamp, findGitDir, writeBlocker } from './git-state.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
 
@@ -56,6 +56,8 @@ export class GitRepo {
   readonly indexFile: string;
   private readonly ownIndexEnv: Record<string, string>;
   private name: Promise<string | null> | undefined;
+  /** commit.gpgsign as git last read it, and the stamp of the config files it came from (see signsCommits). */
+  private signing: { files: string[]; stamp: string; value: boolean } | undefined;
 
   private constructor(toplevel: string, gitDir: string, indexFile: string, custom: boolean) {
     this.toplevel = toplevel;
@@ -119,6 +121,26 @@ export class GitRepo {
       () => null,
     );
     return this.name;
+  }
+
+  /**
+   * Whether git signs commits here (`commit.gpgsign`, which `commit-tree` leaves to its caller).
+   * A long-lived process asks git again only when a config file it may read changed (see
+   * configFiles: includes, files that may appear, HEAD for `onbranch:`).
+   */
+  async signsCommits(): Promise<boolean> {
+    const known = this.signing;
+    if (known && filesStamp(known.files) === known.stamp) return known.value;
+    const asked = Date.now();
+    const list = await this.run(['config', '-z', '--show-origin', '--list']).catch(() => null);
+    if (list === null) return false; // as git reads it, a config git cannot read signs nothing (commit-tree then fails on it)
+    let value = configBool(list, 'commit.gpgsign');
+    if (value === undefined) value = (await this.run(['config', '--type=bool', 'commit.gpgsign']).catch(() => '')).trim() === 'true'; // git's reading of an unusual value
+    const files = configFiles(list, this.gitDir, this.toplevel);
+    // A file changed just before git read it may change again unseen within its time's tick: not kept.
+    const stamp = filesStamp(files, asked - 2000);
+    this.signing = stamp === null ? undefined : { files, stamp, value };
+    return value;
   }
 
   /**
