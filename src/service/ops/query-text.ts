@@ -153,7 +153,11 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
       }
     }
   }
-  focusSubjects(rel, (j) => `${reach.project(ents[j]!)}\u0000${reach.meta(ents[j]!).subject}`);
+  focusSubjects(
+    rel,
+    (j) => reach.meta(ents[j]!).subject,
+    (j) => reach.project(ents[j]!),
+  );
   // (relevance as the kept hits have it; when the filters dropped every hit, of the best dropped one)
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
