@@ -66,23 +66,37 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
  * reached) of the subject of one of the `CONTEXT_HITS` best (bestPlaces) gains `SUBJECT_SHARE`
  * of that hit's relevance, when the query reached more than one entry of that subject, so that
  * among equal matches those about the query's subject come first. An entry the query did not
- * reach gains nothing. `subjectOf(i)`: the subject of match i (with its
- * project). Changes `rel` in place.
+ * reach gains nothing. `subjectOf(i)` and `projectOf(i)`: the subject of match i and its
+ * project. Changes `rel` in place.
  */
-export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string): void {
-  const best = new Map<string, number>();
-  for (const i of bestPlaces(rel)) {
-    const s = subjectOf(i);
-    if (!best.has(s)) best.set(s, rel[i]!); // a place of rel
-  }
+export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
+  // By project, then subject: no string is made per match (a query reaches thousands).
+  const best = new Map<string, Map<string, { rel: number; matches: number }>>();
+  const slotOf = (i: number, make: boolean): { rel: number; matches: number } | undefined => {
+    const project = projectOf(i);
+    let bySubject = best.get(project);
+    if (!bySubject) {
+      if (!make) return undefined;
+      best.set(project, (bySubject = new Map<string, { rel: number; matches: number }>()));
+    }
+    const subject = subjectOf(i);
+    let slot = bySubject.get(subject);
+    if (!slot && make) bySubject.set(subject, (slot = { rel: rel[i]!, matches: 0 })); // a place of rel
+    return slot;
+  };
+  for (const i of bestPlaces(rel)) slotOf(i, true);
   if (!best.size) return;
   // A subject gains only where the query reached more than one entry of it: a lone match's
   // subject says nothing its words did not, and among such hits their priors still decide what
   // their words leave equal.
-  const subjects = Array.from({ length: rel.length }, (_, i) => subjectOf(i));
-  const matches = new Map<string, number>();
-  for (const s of subjects) if (best.has(s)) matches.set(s, (matches.get(s) ?? 0) + 1);
-  for (const [i, s] of subjects.entries()) if ((matches.get(s) ?? 0) > 1) rel[i]! += SUBJECT_SHARE * best.get(s)!;
+  const slots = Array.from({ length: rel.length }, (_, i) => {
+    const slot = slotOf(i, false);
+    if (slot) slot.matches++;
+    return slot;
+  });
+  slots.forEach((slot, i) => {
+    if (slot && slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
+  });
 }
 
 /**
