@@ -40,6 +40,15 @@ describe('the analyzer', () => {
     expect([...ix.search('deploying billing').keys()]).toEqual(['p/A']);
   });
 
+  it('brings irregular verb forms and plurals to their base, on both sides', () => {
+    expect(['built', 'builds', 'building'].map(processTerm)).toEqual(Array(3).fill(processTerm('build')));
+    expect([processTerm('went'), processTerm('gone'), processTerm('Children')]).toEqual(['go', 'go', 'child']);
+    expect(processTerm('won')).toBe('won'); // as in won't: left as it is
+    const ix = indexOf({ A: 'we built the parser in a week', B: 'the build script needs node 20' });
+    expect([...ix.search('what did we build the parser with').keys()].sort()).toEqual(['p/A', 'p/B']);
+    expect([...indexOf({ A: 'two children asked' }).search('child').keys()]).toEqual(['p/A']);
+  });
+
   it('scores by content words: an entry full of function words does not win', () => {
     const ix = indexOf({
       A: 'the cache of the service is where the team did what they had to do',
