@@ -100,7 +100,8 @@ const stems = new Map<string, string>();
 /** A query's words: the tokenizer's, without stopwords unless nothing else is left. */
 export function queryTokenize(text: string): string[] {
   const all = tokenize(text);
-  const content = all.filter((w) => !STOPWORDS.has(w.toLowerCase()));
+  // "May" written so after the first word is the month ("in May 2023"), not the modal verb.
+  const content = all.filter((w, i) => (i > 0 && w === 'May') || !STOPWORDS.has(w.toLowerCase()));
   return content.length ? content : all;
 }
 
@@ -117,6 +118,10 @@ export const INDEX_OPTIONS: Options<Doc> = {
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
+    // A term reached by prefix or by a typo counts for less than MiniSearch's defaults (0.375,
+    // 0.45): stemming already joins a word's own forms, so most of what a prefix adds is other
+    // words ("art" → "article").
+    weights: { prefix: 0.2, fuzzy: 0.3 },
     combineWith: 'OR',
   },
 };
