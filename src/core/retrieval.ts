@@ -25,6 +25,40 @@ export const SUBJECT_SHARE = 0.3;
 export const LINK_SHARE = 0.3;
 
 /**
+ * A question that asks when ("when did we ...", "how long ...", "what year ...") is answered by
+ * an entry that says when: among the entries its words reach, those with time words gain up to
+ * `TIME_CUE_SHARE` of the best lexical score, by how well they match `TIME_WORDS` (scored as a
+ * query of its own, so a time word every entry holds, such as a dated header's month, counts
+ * for nearly nothing). English time words only; "may" is left out (a modal verb as often).
+ */
+export const TIME_CUE_SHARE = 0.1;
+export const TIME_WORDS =
+  'yesterday today tonight tomorrow ago last next recently lately earlier week weekend month year day morning evening night ' +
+  'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december';
+const ASKS_WHEN = /^\W*(?:when|since when|how long|what (?:time|date|day|year|month))\b/i;
+
+/** The time words to score `text`'s hits by, when it asks when (see TIME_CUE_SHARE). */
+export const timeCue = (text: string): string | undefined => (ASKS_WHEN.test(text) ? TIME_WORDS : undefined);
+
+/**
+ * Adds the time cue to `scores` (of the documents `sids`) in place: `cue` are the scores of the
+ * documents the time words reach; only documents the query itself reached gain.
+ */
+export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): void {
+  const of = new Map<number, number>();
+  let cueMax = 0;
+  for (let i = 0; i < cue.sids.length; i++) {
+    of.set(cue.sids[i]!, cue.scores[i]!); // i < cue.sids.length = cue.scores.length
+    cueMax = Math.max(cueMax, cue.scores[i]!);
+  }
+  let max = 0;
+  for (const s of scores) max = Math.max(max, s);
+  if (!(cueMax > 0)) return;
+  const w = (TIME_CUE_SHARE * max) / cueMax;
+  for (let i = 0; i < scores.length; i++) scores[i]! += w * (of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
+}
+
+/**
  * Weighted score fusion: `lex` is the lexical score over the best one (0..1), `sim` a cosine
  * similarity, scaled by the lowest and highest similarity among the entries that passed the
  * filters. An entry without a vector (not embedded yet, or its project has semantic search off)

@@ -8,6 +8,7 @@ import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, matchesFilters, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { AnchorStatus } from '../../core/anchors.js';
+import { addTimeCue, timeCue } from '../../core/retrieval.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { Engine } from '../engine.js';
@@ -91,7 +92,9 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
   const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
-  const { snap, index, indexStats } = engine.rm.load(text, opts.refresh !== false, false, undefined, caller.warn);
+  const cue = timeCue(text);
+  // (a one-shot query loads only the postings its text reaches: the time words' too)
+  const { snap, index, indexStats } = engine.rm.load(cue ? `${text}\n${cue}` : text, opts.refresh !== false, false, undefined, caller.warn);
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
   const staleKeys = engine.evidenceCache.staleKeys();
@@ -107,6 +110,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const { sids, scores } = index.rawHits(text);
+    if (cue) addTimeCue(sids, scores, index.rawHits(cue));
     const found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
     cands.push(...found.cands);
     linked = found.linked;
