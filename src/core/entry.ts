@@ -53,22 +53,22 @@ export function serializeEntry(entry: MemoryEntry): string {
 }
 
 /**
- * An entry as people read it (`show`, and `git diff` through the textconv `init` registers): one
- * field per line, multi-line texts indented under it, evidence one item per line, so a change
- * reads as the fields that changed rather than one long JSON line.
+ * An entry as people read it (`show`, and `git diff` through the textconv `init` registers, which
+ * labels `key: value`): one field per line, multi-line texts indented under it, evidence one item
+ * per line, so a change reads as the fields that changed rather than one long JSON line.
  */
-export function entryLines(e: Record<string, unknown>): string[] {
-  const pad = (k: string): string => k.padEnd(16);
+export function entryLines(e: Record<string, unknown>, label = (k: string): string => k.padEnd(16)): string[] {
   const lines: string[] = [];
   for (const [k, v] of Object.entries(e)) {
     if (Array.isArray(v) && v.some((x) => x && typeof x === 'object')) {
-      lines.push(k);
-      for (const x of v as Record<string, unknown>[]) {
-        lines.push(`  - ${'uri' in x ? `${String(x.type).padEnd(11)}${String(x.uri)}${x.note ? `  (${String(x.note)})` : ''}` : JSON.stringify(x)}`);
+      lines.push(label(k).trimEnd());
+      for (const x of v as unknown[]) {
+        const ev = x && typeof x === 'object' && 'uri' in x ? (x as Record<string, unknown>) : undefined;
+        lines.push(`  - ${ev ? `${String(ev.type).padEnd(11)}${String(ev.uri)}${ev.note ? `  (${String(ev.note)})` : ''}` : JSON.stringify(x)}`);
       }
-    } else if (Array.isArray(v)) lines.push(`${pad(k)}${v.length ? v.join(', ') : '(none)'}`);
-    else if (typeof v === 'string') lines.push(`${pad(k)}${v.split('\n').join(`\n${' '.repeat(16)}`)}`);
-    else lines.push(`${pad(k)}${v == null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+    } else if (Array.isArray(v)) lines.push(`${label(k)}${v.length ? v.join(', ') : '(none)'}`);
+    else if (typeof v === 'string') lines.push(`${label(k)}${v.split('\n').join(`\n${' '.repeat(label(k).length)}`)}`);
+    else lines.push(`${label(k)}${v == null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
   }
   return lines;
 }

@@ -157,5 +157,5 @@ export function entryAsText(text: string): string {
   } catch {
     return text;
   }
-  return !e || typeof e !== 'object' || Array.isArray(e) ? text : `${entryLines(e as Record<string, unknown>).join('\n')}\n`;
+  return !e || typeof e !== 'object' || Array.isArray(e) ? text : `${entryLines(e as Record<string, unknown>, (k) => `${k}: `).join('\n')}\n`;
 }
