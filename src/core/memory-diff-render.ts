@@ -1,8 +1,6 @@
 /**
- * `memory diff` for people: the changes of a MemoryDiff as text or Markdown (a pull-request
- * comment or a CI job summary), with whole summaries and field values (a value is hidden only
- * when the secret scan flags it), and the memories whose cited code the change moved, modified
- * or deleted. Also how `git diff` shows an entry file (the textconv of the diff driver).
+ * `memory diff` for people, as text or Markdown (a pull-request comment): values whole unless the
+ * secret scan flags them. Also how `git diff` shows an entry file (the textconv).
  */
 import type { CitedCode, ChangeKind, EntryChange, FieldChange, MemoryDiff } from './memory-diff.js';
 import { WHOLE } from './memory-diff.js';
