@@ -1,10 +1,7 @@
 /**
- * How text relevance is put together before the priors (pure): the lexical score, the semantic
- * similarity when vectors exist, and the context writers state. Nothing here reads when or in
- * which order entries were written, nor their ids: a store is not written in the order its
- * questions will be asked about, and separate writers' entries made in one commit are not one
- * another's context. Measured on the development half of LoCoMo only, in conversation order and
- * shuffled (docs/benchmarks.md).
+ * How text relevance is put together before the priors (pure): lexical score, semantic similarity,
+ * and the context writers state. Nothing here reads write order, time or ids: a store is not
+ * written in the order its questions will be asked.
  */
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
@@ -95,13 +92,10 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
 }
 
 /**
- * Subject focus: the subject is what a writer states an entry is about, and the best hits tell
- * which subjects a query is about. Every match (an entry the text or its meaning already
- * reached) of the subject of one of the `CONTEXT_HITS` best (bestPlaces) gains `SUBJECT_SHARE`
- * of that hit's relevance, when the query reached more than one entry of that subject, so that
- * among equal matches those about the query's subject come first. An entry the query did not
- * reach gains nothing. `subjectOf(i)` and `projectOf(i)`: the subject of match i and its
- * project. Changes `rel` in place.
+ * Subject focus: every match of the subject (within its project) of one of the `CONTEXT_HITS`
+ * best hits gains `SUBJECT_SHARE` of that hit's relevance, so that among equal matches those
+ * about the query's subject come first. An entry the query did not reach gains nothing. Changes
+ * `rel` in place.
  */
 export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
   // By project, then subject: no string is made per match (a query reaches thousands).
@@ -120,9 +114,7 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
   };
   for (const i of bestPlaces(rel)) slotOf(i, true);
   if (!best.size) return;
-  // A subject gains only where the query reached more than one entry of it: a lone match's
-  // subject says nothing its words did not, and among such hits their priors still decide what
-  // their words leave equal.
+  // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
   const slots = Array.from({ length: rel.length }, (_, i) => {
     const slot = slotOf(i, false);
     if (slot) slot.matches++;
