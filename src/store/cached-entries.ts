@@ -6,6 +6,7 @@
  */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
+import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
@@ -38,6 +39,8 @@ export class CachedEntries {
     private readonly file: CatalogFile,
     private readonly root: string,
     private readonly recent?: RecentEntries,
+    /** Entries read whole while the cache was checked, by path. */
+    private readonly read?: ReadonlyMap<string, MemoryEntry>,
   ) {
     const n = file.paths.length;
     const bad = Object.keys(file.bad)
@@ -231,7 +234,12 @@ export class CachedEntries {
 
   /** Entry `j` (the same object every time, and in `all`). */
   at(j: number): StoredEntry {
-    return (this.made[j] ??= cachedEntry(this.file, this.positionOf(j), this.projectOf(j), this.root, this.recent));
+    if (this.made[j]) return this.made[j];
+    const p = this.positionOf(j);
+    const f = this.file;
+    const rel = f.paths.get(p);
+    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : metaFromRow(JSON.parse(f.lines.get(p)) as unknown[]);
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, this.read?.get(rel), this.recent));
   }
 
   /** Every entry, in path order. */
@@ -259,12 +267,6 @@ export class CachedEntries {
     const j = lowerBoundNumber(this.positions, p);
     return this.positions[j] === p ? j : undefined;
   }
-}
-
-/** The entry of file `p` of a loaded cache: metadata from the columns, its stamp made when asked for. */
-export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries, rel = file.paths.get(p)): StoredEntry {
-  const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : metaFromRow(JSON.parse(file.lines.get(p)) as unknown[]);
-  return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);
 }
 
 /** Index of the first of `sorted` (ascending) that is not less than `key`. */

@@ -115,17 +115,6 @@ export interface CatalogFile {
   changeLines: string[];
 }
 
-/** What the cache is saved from (files sorted by path), as plain arrays ('' for an unknown blob). */
-export interface CatalogContent {
-  files: string[];
-  st: number[];
-  oids: string[];
-  lines: string[];
-  bad: Record<string, Problem[]>;
-  dirs: Record<string, DirRecord>;
-  nodup?: boolean;
-}
-
 /** The stamp of file `i` (see stampOf), made from its stat numbers rather than kept as a string. */
 export function stampAt(st: ArrayLike<number>, i: number): string {
   return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
@@ -137,17 +126,25 @@ export function blobAt(file: CatalogFile, i: number): string {
   return b === NO_BLOB ? '' : b;
 }
 
-/** A loaded cache as content to save again. */
-export function contentOf(file: CatalogFile): CatalogContent {
-  const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+/** No cache: what a first pass builds on. */
+export function emptyCatalog(): CatalogFile {
+  const none = new ByteTexts(Buffer.alloc(0), new Uint32Array(1), true);
+  const cols = { ...encodeColumns([]), upd: none, dup: none, crt: none };
   return {
-    files: all(file.paths),
-    st: Array.from(file.st),
-    oids: Array.from({ length: file.paths.length }, (_, i) => blobAt(file, i)),
-    lines: all(file.lines),
-    bad: { ...file.bad },
-    dirs: { ...file.dirs },
-    nodup: file.nodup,
+    id: '',
+    deltaLines: 0,
+    paths: none,
+    st: new Float64Array(0),
+    oids: () => '',
+    lines: none,
+    bad: {},
+    dirs: {},
+    cols,
+    nodup: false,
+    uniqueUpTo: -1,
+    content: '',
+    changeLog: [],
+    changeLines: [],
   };
 }
 
@@ -295,23 +292,26 @@ export class CatalogCache {
   }
 
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
-  save(s: CatalogContent): string {
-    const n = s.files.length;
-    // The columns are made from the rows here, the one place that needs them all.
-    const enc = encodeColumns(s.lines.map((line, i) => rowMeta(line, Boolean(s.bad[i]))));
-    const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
-    const lines = s.lines.map(asciiJson);
+  save(f: CatalogFile): string {
+    const n = f.paths.length;
+    const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+    const files = all(f.paths);
+    const lines = all(f.lines);
+    // The columns are made again from the rows (their tables keep only the values in use).
+    const enc = encodeColumns(lines.map((line, i) => rowMeta(line, Boolean(f.bad[i]))));
+    const texts = [encodeTexts(files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
     const rowStarts = new Uint32Array(n + 1);
     let end = 0;
-    lines.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
+    const ascii = lines.map(asciiJson);
+    ascii.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
     const [paths, upd, dup, crt] = texts;
     // Not savable as read back (unsorted paths, or a string that does not survive the trip): no cache.
-    if (!paths || !upd || !dup || !crt || !s.files.every((f, i) => i === 0 || s.files[i - 1]! < f))
-      return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16);
-    const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
+    if (!paths || !upd || !dup || !crt || !files.every((p, i) => i === 0 || files[i - 1]! < p))
+      return nodeCrypto().createHash('sha1').update(JSON.stringify(files)).digest('hex').slice(0, 16);
+    const rows = Buffer.from(n ? `${ascii.join('\n')}\n` : '', 'latin1');
     const sections: Record<string, ArrayBufferView> = {
       ...Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, enc[k]])),
-      st: Float64Array.from(s.st),
+      st: f.st,
       rowStarts,
       pathStarts: paths.starts,
       updStarts: upd.starts,
@@ -321,15 +321,15 @@ export class CatalogCache {
       upd: upd.bytes,
       dup: dup.bytes,
       crt: crt.bytes,
-      oids: Buffer.from(s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''), 'latin1'),
+      oids: Buffer.from(f.oids(), 'latin1'),
       rows,
     };
     const core = {
       n,
       le: endianness() === 'LE',
-      bad: s.bad,
-      dirs: s.dirs,
-      ...(s.nodup ? { nodup: true } : {}),
+      bad: f.bad,
+      dirs: f.dirs,
+      ...(f.nodup ? { nodup: true } : {}),
       scopes: enc.scopes,
       subjects: enc.subjects,
       evs: enc.evs,

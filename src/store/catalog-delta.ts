@@ -24,7 +24,7 @@ export function deltaFits(count: number, deltaLines: number, files: number): boo
 }
 
 /** One file's state in a delta line: `[size, mtimeMs, ctimeMs, row, problems, blob]`. */
-type FileState = [number, number, number, string, Problem[] | null, string];
+export type FileState = [number, number, number, string, Problem[] | null, string];
 
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 export function asciiJson(text: string): string {
@@ -159,7 +159,7 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
 }
 
 /** One merge of the sorted base with the changed files: unchanged runs are typed-array copies, their texts left in place (MergedTexts). */
-function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
+export function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
   const fresh = encodeColumns(
