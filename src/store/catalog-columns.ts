@@ -40,8 +40,27 @@ export interface CachedColumns {
   subjects: string[];
 }
 
-/** The columns that are numbers (typed arrays), as named in the cache file. */
-export const NUMERIC_COLUMNS = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
+/** The columns that are numbers, with their typed arrays (named so in the cache file). */
+export const NUMERIC = {
+  kind: Int8Array,
+  status: Int8Array,
+  conf: Float64Array,
+  ev: Int32Array,
+  updMs: Float64Array,
+  scope: Int32Array,
+  subject: Int32Array,
+  vf: Int32Array,
+  vt: Int32Array,
+  imp0: Float64Array,
+  lc: Int32Array,
+} as const;
+export type NumericColumn = keyof typeof NUMERIC;
+export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
+
+/** Numeric columns for `n` positions, zeroed. */
+export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
+  return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
+}
 
 /** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
@@ -57,22 +76,12 @@ export function encodeColumns(
 ): EncodedColumns {
   const n = metas.length;
   const c: EncodedColumns = {
-    kind: new Int8Array(n),
-    status: new Int8Array(n),
-    conf: new Float64Array(n),
-    ev: new Int32Array(n),
+    ...numericColumns(n),
     evs: [...(tables?.evs ?? [])],
     upd: [],
-    updMs: new Float64Array(n),
-    scope: new Int32Array(n),
-    subject: new Int32Array(n),
-    vf: new Int32Array(n),
-    vt: new Int32Array(n),
     dates: [...(tables?.dates ?? [])],
     dup: [],
     crt: [],
-    imp0: new Float64Array(n),
-    lc: new Int32Array(n),
     lcs: [...(tables?.lcs ?? [])],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],

@@ -7,7 +7,7 @@
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
-import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
@@ -168,23 +168,7 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
   );
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
-  const cols: CachedColumns = {
-    ...fresh,
-    kind: new Int8Array(count),
-    status: new Int8Array(count),
-    conf: new Float64Array(count),
-    ev: new Int32Array(count),
-    updMs: new Float64Array(count),
-    scope: new Int32Array(count),
-    subject: new Int32Array(count),
-    vf: new Int32Array(count),
-    vt: new Int32Array(count),
-    imp0: new Float64Array(count),
-    lc: new Int32Array(count),
-    upd: c.upd,
-    dup: c.dup,
-    crt: c.crt,
-  };
+  const cols: CachedColumns = { ...fresh, ...numericColumns(count), upd: c.upd, dup: c.dup, crt: c.crt };
   const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
   const st = new Float64Array(3 * count);
   const from = new Int32Array(count); // a base position, or -1 - (index into the new files)
