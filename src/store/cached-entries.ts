@@ -1,8 +1,7 @@
 /**
- * The entries of a snapshot that is the catalog cache exactly as loaded, made from its columns
- * and rows only when asked for: filters and the no-text order read the columns (through one
- * object moved along, `peek`), and objects are made for the page only (`at`), not 10K of them
- * for the collector to take back. `all` makes the whole list once, from the objects made so far.
+ * A full refresh's entries, made from the catalog cache only when asked for: filters and the
+ * no-text order read the columns (`peek` moves one object along), and objects are made for the
+ * page only (`at`), not 10K of them for the collector to take back.
  */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
@@ -95,9 +94,9 @@ export class CachedEntries {
   }
 
   /**
-   * The entries (by number, ascending) that pass the filters: exactly those `accept` (see
-   * compileFilters) takes, but read from the columns, with project and section tested once per
-   * folder. Tags, `created_at` dates and entries without columns go through `accept`.
+   * The entries (by number) that pass the filters: those `accept` (compileFilters) takes, read
+   * from the columns, project and section tested once per folder. Tags, `created_at` dates and
+   * entries without columns go through `accept`.
    */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
@@ -115,8 +114,7 @@ export class CachedEntries {
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
     const { upd, updMs, vf, vt, dates } = c;
-    // `!` on the columns below: p is a position of the cache (positions and `count` are made
-    // from its length), and codes index their tables (consistent by construction, see item).
+    // `!` on the columns: p is a position of the cache, and codes index their tables (see item).
     const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p]! < sinceMs : upd.get(p) < since!);
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
     const date = (d: number): string | null => (d < 0 ? null : dates[d]!);

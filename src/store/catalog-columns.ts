@@ -1,7 +1,6 @@
 /**
- * The fields filters and ranking read, kept in the catalog cache as columns beside the metadata
- * rows: parsing 10K rows to test them would be most of a cold `list` or `query`. A cached entry's
- * metadata is a `ColumnMeta`, which parses its row only when asked for another field.
+ * The fields filters and ranking read, kept as columns beside the metadata rows: parsing 10K rows
+ * would be most of a cold `list` or `query`. A `ColumnMeta` parses its row only for another field.
  */
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
@@ -11,9 +10,8 @@ import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
- * The columns of a loaded cache: numbers in typed arrays, repeated strings as codes into tables,
- * the rest as Texts made on demand. `updMs` is `updated_at` in ms when in `toISOString`'s form
- * (whose text order is time order), else NaN: comparing by it makes no string.
+ * Numbers in typed arrays, repeated strings as codes into tables, the rest as Texts. `updMs`:
+ * `updated_at` in ms when in `toISOString`'s form (text order is time order), else NaN.
  */
 export interface CachedColumns {
   kind: Int8Array;
@@ -66,9 +64,8 @@ export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
 /**
- * The columns of these metadata (null: a file without any), as a loaded cache holds them, the
- * strings still plain. Codes start from `tables` (which they may extend: its codes stay valid).
- * -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold).
+ * The columns of these metadata (null: a bad file), the strings still plain, coded on from
+ * `tables` (whose codes stay valid). -1 in `kind`: no columns (a bad file, or a value they cannot hold).
  */
 export function encodeColumns(
   metas: readonly (EntryMeta | null)[],
@@ -151,7 +148,7 @@ export function item<T>(table: ArrayLike<T>, code: number | undefined, what: str
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 
-/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use; as the parsed row would behave. */
+/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use. */
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
@@ -172,7 +169,7 @@ export class ColumnMeta implements EntryMeta {
     if (typeof file === 'string') this.path = file;
   }
 
-  /** Makes this the metadata of position `at` instead: a reader of thousands of entries that keeps none moves one object along. */
+  /** Moves to position `at`: a reader of thousands of entries that keeps none moves one object along. */
   moveTo(at: number): this {
     this.at = at;
     this.path = typeof this.file === 'string' ? this.file : undefined;

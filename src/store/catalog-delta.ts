@@ -14,7 +14,7 @@ import type { CatalogFile } from './catalog-cache.js';
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
 
-/** Changes go to the delta up to this many files at once, until it holds this many lines or a twentieth of the files. */
+/** Up to this many changes at once go to the delta, until it holds this many lines or a twentieth of the files. */
 const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
 
@@ -32,9 +32,9 @@ export function asciiJson(text: string): string {
 }
 
 /**
- * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
- * delta is only appended to and a line states a file whole, so a reader that finds this very line
- * k-th holds that content (a line appended by another process in between takes its place).
+ * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`: the
+ * delta is only appended to and a line states a file whole, so finding this very line k-th means
+ * holding that content.
  */
 export function contentAfter(base: string, k: number, line: string): string {
   return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
@@ -55,7 +55,7 @@ function contentParts(content: string): { base: string; lines: number; check?: s
   return m?.[1] ? { base: m[1], lines: m[2] === undefined ? 0 : Number(m[2]), check: m[3] } : null;
 }
 
-/** 64 bits of a line (two 32-bit lanes: FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
+/** 64 bits of a line (FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
 function lineHash(line: string): string {
   let a = 0x811c9dc5;
   let b = 0x9747b28c;

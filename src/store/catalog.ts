@@ -1,9 +1,8 @@
 /**
- * The catalog: every entry file of the workspace, validated once and cached in the local state
- * (catalog-cache.ts; docs/ARCHITECTURE.md, "The catalog on disk"). A command checks the files
- * (catalog-scan.ts), re-reads only the changed ones and records what moved; a watcher-fed process
- * follows batches of paths (catalog-live.ts). The files are the truth: a missing or corrupt cache
- * is rebuilt, and deleting the local state loses nothing.
+ * The catalog: every entry file, validated once and cached in the local state (catalog-cache.ts;
+ * docs/ARCHITECTURE.md). A command checks the files (catalog-scan.ts) and re-reads the changed
+ * ones; the daemon follows its watcher's batches (catalog-live.ts). The files are the truth: a
+ * missing or corrupt cache is rebuilt.
  */
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,13 +38,11 @@ export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
-  /** What the last full refresh found, for `noteWritten`. */
   private found: Found | undefined;
-  /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
+  /** Keep what a refresh found for `noteWritten` (a watcher-fed process does not need it). */
   private notesWrites: boolean;
-  /** Entries keep their full text once read (see StoredEntry); in a long-lived process only the last few hundred. */
+  /** In a long-lived process, entries keep their full text only among the last few hundred read. */
   private readonly recent: RecentEntries | undefined;
-
   /** The real time, for how long ago a folder last changed (a test moves it on; a fixed command clock must not). */
   private readonly wallClock: () => number;
 
@@ -107,9 +104,8 @@ export class Catalog {
   }
 
   /**
-   * Whether no file of the cache as loaded loses its id to another, from the files changed since
-   * that was last known (`uniqueUpTo`): one of a pair would be among them, so each is looked for
-   * under its project's other sections (a few lookups instead of an entry made per file).
+   * Whether no file of the cache loses its id to another: one of a pair would be among the files
+   * changed since that was last known (`uniqueUpTo`), so only those are looked up.
    */
   private noIdShared(file: CatalogFile): boolean {
     if (file.uniqueUpTo < 0) return false;
@@ -147,10 +143,9 @@ export class Catalog {
   }
 
   /**
-   * Our writer has just written (or removed) these files, validated before writing: their stamps
-   * and metadata go to the delta now, so the next command re-reads none of them (the next refresh
-   * folds a delta past its bound into a new base). `written`: the text written to each file, so
-   * one that still holds it is not parsed again. A no-op in a process that has not refreshed.
+   * Our writer has just written (or removed) these files, validated: their stamps and metadata go
+   * to the delta, so the next command re-reads none. `written`: the text of each, so a file still
+   * holding it is not parsed again. A no-op in a process that has not refreshed.
    */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
@@ -186,10 +181,9 @@ export class Catalog {
   }
 
   /**
-   * After a memory commit replaced git's index with one that differs only at the files this
-   * process noted (git made them from the files as written): a listing recorded as matching the
-   * content the refresh found matches the content after those files just as well, so the record
-   * moves on to both and the next command need not list again. Anything else leaves it.
+   * After a memory commit whose new git index differs only at the files this process noted: a
+   * listing recorded as matching the content found matches the content after them too, so the
+   * record moves on and the next command need not list again.
    */
   carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;
