@@ -10,7 +10,7 @@ import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
-import { lowerBoundText } from './texts.js';
+import { firstNotBelow, lowerBoundText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
 import { metaFromRow } from './meta-row.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
@@ -261,21 +261,9 @@ export class CachedEntries {
     const paths = this.file.paths;
     const p = lowerBoundText(paths, rel);
     if (p === paths.length || !paths.equals(p, rel, 0, rel.length)) return undefined;
-    if (!this.positions) return p;
-    const j = lowerBoundNumber(this.positions, p);
-    return this.positions[j] === p ? j : undefined;
+    const positions = this.positions;
+    if (!positions) return p;
+    const j = firstNotBelow(positions.length, (i) => positions[i]! < p);
+    return positions[j] === p ? j : undefined;
   }
-}
-
-/** Index of the first of `sorted` (ascending) that is not less than `key`. */
-function lowerBoundNumber(sorted: Int32Array, key: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < key)
-      lo = mid + 1; // `!`: mid < hi <= length
-    else hi = mid;
-  }
-  return lo;
 }

@@ -40,44 +40,51 @@ export function appendLogs(ws: Workspace, name: LogName, records: object[]): voi
 }
 
 /**
- * Reads a log: only the bytes appended since this reader's last read are parsed
- * (a log that shrank or was replaced is read again from the start).
+ * The complete lines appended to `file` since `from` (its inode and the bytes read then), or all
+ * of them when it was replaced or cut (`restarted`); null when there is no file. Never through a
+ * link; a line still being written waits for the next read.
  */
+export function readAppended(file: string, from?: { ino: number; size: number }): { lines: string[]; ino: number; size: number; restarted: boolean } | null {
+  let fd: number;
+  try {
+    fd = openNoFollow(file, constants.O_RDONLY);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    const restarted = !from || from.ino !== st.ino || st.size < from.size;
+    const start = restarted ? 0 : from.size;
+    const buf = Buffer.alloc(st.size - start);
+    const text = buf.subarray(0, readSync(fd, buf, 0, buf.length, start)).toString('utf8');
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    return { lines: complete.split('\n').filter((l) => l.trim()), ino: st.ino, size: start + Buffer.byteLength(complete), restarted };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a log: only the lines appended since this reader's last read are parsed (a torn one is skipped). */
 export class LogReader {
   private cache = new Map<LogName, { ino: number; size: number; records: unknown[] }>();
 
   read<T>(ws: Workspace, name: LogName): T[] {
-    let fd: number;
-    try {
-      fd = openNoFollow(checkedLogPath(ws, name), constants.O_RDONLY);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const c = this.cache.get(name);
+    const r = readAppended(checkedLogPath(ws, name), c);
+    if (!r) {
       this.cache.delete(name);
       return [];
     }
-    try {
-      const st = fstatSync(fd);
-      let c = this.cache.get(name);
-      if (!c || c.ino !== st.ino || st.size < c.size) c = { ino: st.ino, size: 0, records: [] };
-      if (st.size > c.size) {
-        const buf = Buffer.alloc(st.size - c.size);
-        const n = readSync(fd, buf, 0, buf.length, c.size);
-        const text = buf.subarray(0, n).toString('utf8');
-        const complete = text.lastIndexOf('\n') + 1; // a line still being written waits for the next read
-        for (const line of text.slice(0, complete).split('\n')) {
-          if (!line.trim()) continue;
-          try {
-            c.records.push(JSON.parse(line));
-          } catch {
-            /* torn line */
-          }
-        }
-        c.size += Buffer.byteLength(text.slice(0, complete));
+    const records = !c || r.restarted ? [] : c.records;
+    for (const line of r.lines) {
+      try {
+        records.push(JSON.parse(line));
+      } catch {
+        /* torn line */
       }
-      this.cache.set(name, c);
-      return c.records as T[];
-    } finally {
-      closeSync(fd);
     }
+    this.cache.set(name, { ino: r.ino, size: r.size, records });
+    return records as T[];
   }
 }

@@ -142,7 +142,7 @@ export interface CatalogSnapshot {
   contentId?: string;
   /** From a full refresh only: the files that may differ from content `contentId`, if this cache went through it. */
   changedSince?: (contentId: string) => string[] | undefined;
-  /** From a full refresh that found the cache exactly as loaded: the entries made only when asked for (and `entries` on first use). */
+  /** From a full refresh that found no two files with one id: the entries made only when asked for (and `entries` on first use). */
   cached?: CachedEntries;
 }
 

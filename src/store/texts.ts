@@ -64,16 +64,21 @@ export class MergedTexts implements Texts {
   }
 }
 
-/** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
-export function lowerBoundText(sorted: Texts, key: string): number {
+/** The first position of [0, n) where `below` is false (it holds for a run of positions from 0): a binary search. */
+export function firstNotBelow(n: number, below: (i: number) => boolean): number {
   let lo = 0;
-  let hi = sorted.length;
+  let hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted.get(mid) < key) lo = mid + 1;
+    if (below(mid)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
+}
+
+/** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
+export function lowerBoundText(sorted: Texts, key: string): number {
+  return firstNotBelow(sorted.length, (i) => sorted.get(i) < key);
 }
 
 /** The UTF-8 bytes of the strings one after another and where each starts; null if one does not survive the trip (a lone surrogate). */

@@ -7,11 +7,12 @@
  * renaming the log first so appends made meanwhile are kept; one process at a time
  * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
  */
-import { closeSync, constants, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
-import { readAt, writeFileAtomic } from './fsutil.js';
-import { appendNoFollow, openNoFollow, readNoFollow } from './state-dir.js';
+import { writeFileAtomic } from './fsutil.js';
+import { readAppended } from './local-log.js';
+import { appendNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
 /**
@@ -30,7 +31,7 @@ interface LogLine {
 export class UsageStore {
   private dir: string;
   /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
-  private cache: { snapshot: string; logIno: number; logSize: number; usage: Map<string, Usage> } | undefined;
+  private cache: { snapshot: string; log?: { ino: number; size: number }; usage: Map<string, Usage> } | undefined;
 
   private readonly ws: Workspace;
 
@@ -66,9 +67,8 @@ export class UsageStore {
     }
   }
 
-  private static fold(into: Map<string, Usage>, text: string): void {
-    for (const line of text.split('\n')) {
-      if (!line) continue;
+  private static fold(into: Map<string, Usage>, lines: string[]): void {
+    for (const line of lines) {
       let l: LogLine;
       try {
         l = JSON.parse(line) as LogLine;
@@ -87,48 +87,25 @@ export class UsageStore {
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
     this.ws.local('state'); // checked before anything in it is read
-    let log = statSync(this.logFile, { throwIfNoEntry: false });
-    if (log && log.size > LOG_FOLD_BYTES && this.compact()) log = statSync(this.logFile, { throwIfNoEntry: false });
+    const log = statSync(this.logFile, { throwIfNoEntry: false });
+    if (log && log.size > LOG_FOLD_BYTES) this.compact();
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
-    const snapStamp = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
-    const c = this.cache;
-    if (c && c.snapshot === snapStamp && log && log.ino === c.logIno && log.size >= c.logSize) {
-      // Same snapshot, same log file grown by appends: fold just the new bytes.
-      if (log.size > c.logSize) {
-        const tail = this.readFrom(c.logSize, log.size);
-        const complete = tail.lastIndexOf('\n') + 1;
-        UsageStore.fold(c.usage, tail.slice(0, complete));
-        c.logSize += Buffer.byteLength(tail.slice(0, complete));
-      }
-      return c.usage;
-    }
-    const usage = this.readSnapshot();
-    let size = 0;
-    if (log) {
-      const text = this.readFrom(0, log.size);
-      const complete = text.lastIndexOf('\n') + 1;
-      UsageStore.fold(usage, text.slice(0, complete));
-      size = Buffer.byteLength(text.slice(0, complete));
-    }
-    this.cache = { snapshot: snapStamp, logIno: log?.ino ?? -1, logSize: size, usage };
-    return usage;
-  }
-
-  private readFrom(start: number, end: number): string {
-    if (end <= start) return '';
-    let fd: number;
+    const snapshot = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
+    // Same snapshot, same log file grown by appends: fold just the new lines.
+    let c = this.cache?.snapshot === snapshot ? this.cache : undefined;
+    let r: ReturnType<typeof readAppended> = null;
     try {
-      fd = openNoFollow(this.logFile, constants.O_RDONLY);
+      r = readAppended(this.logFile, c?.log);
     } catch {
-      return '';
+      /* usage is advisory: never fail a read for it */
     }
-    try {
-      return readAt(fd, start, end - start).toString('utf8');
-    } catch {
-      return '';
-    } finally {
-      closeSync(fd);
+    if (!c || !r || r.restarted) c = { snapshot, usage: this.readSnapshot() };
+    if (r) {
+      UsageStore.fold(c.usage, r.lines);
+      c.log = { ino: r.ino, size: r.size };
     }
+    this.cache = c;
+    return c.usage;
   }
 
   /** Folds the log into the snapshot; false when there was nothing to fold or another process is folding. */
@@ -149,7 +126,7 @@ export class UsageStore {
       renameSync(this.logFile, folding);
       moved = true;
       const usage = this.readSnapshot();
-      UsageStore.fold(usage, readNoFollow(folding, 'utf8'));
+      UsageStore.fold(usage, readNoFollow(folding, 'utf8').split('\n'));
       writeFileAtomic(this.snapshotFile, JSON.stringify(Object.fromEntries(usage)), { fsync: false });
       moved = false;
       rmSync(folding, { force: true });
