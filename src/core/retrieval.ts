@@ -37,22 +37,29 @@ const ASKS_WHEN = /^\W*(?:when|since when|how long|what (?:time|date|day|year|mo
 /** The time words to score `text`'s hits by, when it asks when (see TIME_CUE_SHARE). */
 export const timeCue = (text: string): string | undefined => (ASKS_WHEN.test(text) ? TIME_WORDS : undefined);
 
-/**
- * Adds the time cue to `scores` (of the documents `sids`) in place: `cue` are the scores of the
- * documents the time words reach; only documents the query itself reached gain.
- */
-export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): void {
+/** The documents the time words reach, with their scores, and the best of them. */
+export interface TimeCueHits {
+  of: ReadonlyMap<number, number>;
+  max: number;
+}
+
+export function timeCueHits(cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): TimeCueHits {
   const of = new Map<number, number>();
-  let cueMax = 0;
+  let max = 0;
   for (let i = 0; i < cue.sids.length; i++) {
     of.set(cue.sids[i]!, cue.scores[i]!); // i < cue.sids.length = cue.scores.length
-    cueMax = Math.max(cueMax, cue.scores[i]!);
+    max = Math.max(max, cue.scores[i]!);
   }
+  return { of, max };
+}
+
+/** Adds the time cue to `scores` (of the documents `sids`) in place: only documents the query itself reached gain. */
+export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: TimeCueHits): void {
   let max = 0;
   for (const s of scores) max = Math.max(max, s);
-  if (!(cueMax > 0)) return;
-  const w = (TIME_CUE_SHARE * max) / cueMax;
-  for (let i = 0; i < scores.length; i++) scores[i]! += w * (of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
+  if (!(cue.max > 0)) return;
+  const w = (TIME_CUE_SHARE * max) / cue.max;
+  for (let i = 0; i < scores.length; i++) scores[i]! += w * (cue.of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
 }
 
 /**

@@ -46,8 +46,8 @@ const ASCII_WORD = /^[a-z]+$/;
 /**
  * English irregular verb forms and plurals, which Porter's rules leave apart from their base
  * ("made" and "make", "went" and "go", "children" and "child"): each to its base, so "what did we
- * build" finds "we built". Forms that are also common words of another meaning (left, rose, saw, won as in won't,
- * found, lay, bit, ground) are left out.
+ * build" finds "we built". Forms that are also common words of another meaning are left out:
+ * left, rose, saw, found, lay, bit, ground, and won (as in won't).
  */
 const IRREGULAR: ReadonlyMap<string, string> = new Map(
   (

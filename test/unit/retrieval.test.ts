@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue } from '../../src/core/retrieval.js';
+import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue, timeCueHits } from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
 import { processTerm, queryTokenize } from '../../src/index/options.js';
@@ -71,7 +71,7 @@ describe('the time cue', () => {
     const text = 'When did we move the build to pnpm?';
     const { sids, scores } = ix.rawHits(text);
     const before = new Map([...sids].map((sid, i) => [ix.keyOf(sid), scores[i]!]));
-    addTimeCue(sids, scores, ix.rawHits(timeCue(text)!));
+    addTimeCue(sids, scores, timeCueHits(ix.rawHits(timeCue(text)!)));
     const after = new Map([...sids].map((sid, i) => [ix.keyOf(sid), scores[i]!]));
     expect([...after.keys()].sort()).toEqual(['p/A', 'p/B']); // C says when, but not about the question
     expect(after.get('p/B')).toBe(before.get('p/B'));

@@ -8,7 +8,8 @@ import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, matchesFilters, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { AnchorStatus } from '../../core/anchors.js';
-import { addTimeCue, timeCue } from '../../core/retrieval.js';
+import { addTimeCue, timeCue, timeCueHits, type TimeCueHits } from '../../core/retrieval.js';
+import type { SearchIndex } from '../../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { Engine } from '../engine.js';
@@ -86,6 +87,20 @@ function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStat
   return rank(again, limit);
 }
 
+/**
+ * The documents the time words reach, worked out once per index and version of it: the words
+ * are always the same, and matching them (prefix and typo matches of some thirty words) costs
+ * more than most questions.
+ */
+const timeCues = new WeakMap<SearchIndex, { generation: number; hits: TimeCueHits }>();
+function timeCueOf(index: SearchIndex, words: string): TimeCueHits {
+  const known = timeCues.get(index);
+  if (known?.generation === index.generation) return known.hits;
+  const hits = timeCueHits(index.rawHits(words));
+  timeCues.set(index, { generation: index.generation, hits });
+  return hits;
+}
+
 /** `memory list` and `memory query` share this: filters, optional text, ranking, limit. */
 export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
   const t0 = performance.now();
@@ -110,7 +125,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const { sids, scores } = index.rawHits(text);
-    if (cue) addTimeCue(sids, scores, index.rawHits(cue));
+    if (cue) addTimeCue(sids, scores, timeCueOf(index, cue));
     const found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
     cands.push(...found.cands);
     linked = found.linked;
