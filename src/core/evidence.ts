@@ -1,7 +1,4 @@
-/**
- * Evidence URI forms. Pure: says whether a URI has the
- * right *form* for its evidence type; whether it is still reachable is `validate-evidence`'s job.
- */
+/** Evidence URI forms, pure: the right form for its type (whether it still resolves is `validate-evidence`'s job). */
 import { parseAnchor, SYMBOL_NAME } from './anchors.js';
 import type { EvidenceType } from './schema.js';
 

@@ -1,7 +1,4 @@
-/**
- * Freshness: state entries past or near their valid_to, and entries whose
- * review_interval has elapsed since they were last reviewed (their updated_at). Pure.
- */
+/** Freshness, pure: entries past or near their valid_to, and entries due for review. */
 import type { EntryLike } from './meta.js';
 
 const DAY_MS = 86_400_000;

@@ -1,8 +1,4 @@
-/**
- * The part of an entry that filters, ranking and statistics need, kept in the catalog cache
- * without summary or content so a short-lived process can load the metadata of every entry
- * quickly and read the full files only for the results it prints.
- */
+/** The part of an entry that filters, ranking and statistics need: without summary or content, so the catalog loads it fast. */
 import { nodeCrypto } from '../node-crypto.js';
 import type { EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';

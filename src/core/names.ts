@@ -1,7 +1,6 @@
 /**
- * The rules for names that become folders, commit messages and output: project names and memory
- * ids. The workspace (src/store/workspace.ts) applies them before it builds a path from a name.
- * A problem message never repeats the name: it may be a token pasted into the wrong place.
+ * The rules for project names and memory ids, which become folders and commit messages. A
+ * problem message never repeats the name: it may be a token pasted into the wrong place.
  */
 import { lazy } from '../lazy.js';
 import { ID_PATTERN, ULID_PATTERN } from './constants.js';

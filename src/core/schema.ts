@@ -48,7 +48,14 @@ const tag = z
   .max(TAG_MAX, atMost(TAG_MAX));
 const confidenceRange = { error: (i: { input: unknown }) => `must be a number from 0.0 to 1.0 (got ${shown(i.input)})` };
 
-/** The fields a person or agent writes, with their limits: shared by a create's input and a stored entry. */
+const confidence = z.number().min(0, confidenceRange).max(1, confidenceRange);
+const reviewInterval = z
+  .string()
+  .refine((v) => durationMs(v) !== null, { error: (i) => `must be an ISO 8601 duration such as P30D (got ${shown(i.input)})` })
+  .nullable()
+  .optional();
+
+/** The fields a person or agent writes first, with their limits: shared by a create's input and a stored entry (key order is the files'). */
 const written = {
   section: z.enum(SECTIONS),
   kind: z.enum(KINDS),
@@ -70,12 +77,6 @@ const written = {
     .refine((v) => !v.includes('\0'), first('must not contain a NUL character (the summary goes into the commit message)'))
     .max(SUMMARY_MAX, atMost(SUMMARY_MAX)),
   content: z.string().refine(notBlank, first('is required')).max(CONTENT_MAX, atMost(CONTENT_MAX)),
-  confidence: z.number().min(0, confidenceRange).max(1, confidenceRange),
-  review_interval: z
-    .string()
-    .refine((v) => durationMs(v) !== null, { error: (i) => `must be an ISO 8601 duration such as P30D (got ${shown(i.input)})` })
-    .nullable()
-    .optional(),
 };
 
 export const EvidenceSchema = z
@@ -109,11 +110,13 @@ export const EntryInputSchema = z
   .object({
     ...written,
     tags: z.array(tag).optional(),
+    confidence,
     evidence: z.array(EvidenceSchema).optional(),
     status: z.enum(CREATE_STATUSES).optional(),
     valid_from: nullableTimestamp.optional(),
     valid_to: nullableTimestamp.optional(),
     related_entries: z.array(memoryId).optional(),
+    review_interval: reviewInterval,
     lifecycle: LifecycleSchema.optional(),
   })
   .strict();
@@ -125,12 +128,14 @@ export const MemoryEntrySchema = z
     id: z.string().regex(ID_PATTERN, 'is not a memory id (a ULID)'),
     ...written,
     tags: z.array(tag),
+    confidence,
     evidence: z.array(EvidenceSchema),
     status: z.enum(STATUSES),
     superseded_by: memoryId.nullable(),
     related_entries: z.array(memoryId),
     valid_from: nullableTimestamp,
     valid_to: nullableTimestamp,
+    review_interval: reviewInterval,
     created_by: z.string().min(1),
     created_at: timestamp,
     updated_at: timestamp,

@@ -1,9 +1,4 @@
-/**
- * Scopes: `repo | org | customer | service:<name> | environment:<prod|staging>`.
- *
- * Hierarchy, broadest first: org > repo > service:<name> > environment:<env>. A query for a narrow
- * scope also sees the broad scopes that contain it (org and repo); a query with no scope sees all.
- */
+/** Scopes, broadest first: org > repo > service:<name> > environment:<env>; plus customer. */
 import { shown } from './redact.js';
 
 export type ScopeKind = 'org' | 'repo' | 'customer' | 'service' | 'environment';
@@ -35,10 +30,7 @@ export function parseScope(scope: string): ParsedScope | { error: string } {
   return { kind, name };
 }
 
-/**
- * The scopes a query for `scope` returns: the scope itself plus repo
- * and org. `undefined` (no scope filter) means every scope.
- */
+/** The scopes a query for `scope` returns: a narrow scope also sees the broad ones above it (undefined: every scope). */
 export function visibleScopes(scope: string | undefined): Set<string> | undefined {
   if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
   // A scope sees itself and the broader scopes above it: org sees only org, repo sees repo and org.

@@ -7,7 +7,7 @@ import { EVIDENCE_TYPES, KINDS, SECTIONS, STATUSES } from './constants.js';
 import { CONFIDENCE_BUCKETS } from './stats.js';
 
 const count = z.number().int().min(0);
-const counts = (keys: readonly string[]): z.ZodObject => z.object(Object.fromEntries(keys.map((k) => [k, count]))).strict();
+const counts = <K extends string>(keys: readonly K[]) => z.object(Object.fromEntries(keys.map((k) => [k, count])) as Record<K, typeof count>).strict();
 const series = z.array(z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/), count }).strict());
 const nullableTime = z.string().nullable();
 

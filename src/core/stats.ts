@@ -2,14 +2,10 @@
 import { EXPIRY_WARNING_DAYS, LOW_CONFIDENCE } from './query.js';
 import { EVIDENCE_TYPES, KINDS, SECTIONS, STATUSES } from './constants.js';
 import type { EntryLike } from './meta.js';
+import type { z } from 'zod';
+import type { StatisticsSchema } from './stats-schema.js';
 
-export interface OperationRecord {
-  time: string;
-  op: string;
-  id: string;
-  project: string;
-  agent: string;
-}
+export type OperationRecord = { time: string; op: string; id: string; project: string; agent: string };
 
 export interface QueryRecord {
   time: string;
@@ -24,30 +20,8 @@ export interface DateRange {
 
 export const CONFIDENCE_BUCKETS = ['0.0-0.2', '0.2-0.4', '0.4-0.6', '0.6-0.8', '0.8-1.0'] as const;
 
-export interface Statistics {
-  project: string | null;
-  date_range: { start_date: string | null; end_date: string | null };
-  total_entries: number;
-  entries_by_section: Record<string, number>;
-  entries_by_status: Record<string, number>;
-  entries_by_kind: Record<string, number>;
-  avg_confidence: number;
-  confidence_distribution: Record<(typeof CONFIDENCE_BUCKETS)[number], number>;
-  entries_created_over_time: { date: string; count: number }[];
-  entries_superseded_over_time: { date: string; count: number }[];
-  evidence_type_distribution: Record<string, number>;
-  low_confidence_count: number;
-  stale_evidence_count: number;
-  entries_by_agent: Record<string, number>;
-  most_active_agents: { agent: string; count: number }[];
-  recent_operations: OperationRecord[];
-  most_queried_subjects: { subject: string; count: number }[];
-  most_queried_scopes: { scope: string; count: number }[];
-  query_frequency_over_time: { date: string; count: number }[];
-  superseded_percentage: number;
-  entries_approaching_expiry: { id: string; subject: string; valid_to: string; days_left: number }[];
-  compaction_candidates: { count: number; ids: string[] };
-}
+/** The Statistics document: its one definition is the schema that `schemas/statistics.schema.json` is generated from. */
+export type Statistics = z.infer<typeof StatisticsSchema>;
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;

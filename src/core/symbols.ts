@@ -1,8 +1,6 @@
 /**
- * Symbol anchors (`path#symbol=name`): where a file declares a name, by declaration patterns of
- * TypeScript/JavaScript, Python, Go, Rust and Java (chosen by the file's extension; other files
- * get all of them). A symbol's extent runs from its declaration to the line before the next
- * declaration of any name, the way git's own function-context rules cut a file.
+ * Symbol anchors (`path#symbol=name`): where a file declares a name, by per-language declaration
+ * patterns. A symbol's extent ends before the next declaration, as git's function-context rules cut a file.
  */
 
 const ID = '[A-Za-z_$][\\w$]*';

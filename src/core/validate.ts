@@ -1,8 +1,4 @@
-/**
- * The one validation function:
- * pure, returns every problem with its field path, never throws. Used by every write, by import,
- * by `memory validate`, and when reading files from disk.
- */
+/** The one validation, pure: every problem with its field path, never a throw. Every write, import and read uses it. */
 import { z, type ZodError, type ZodType } from 'zod';
 import type { Problem } from './errors.js';
 import { checkEvidenceUri } from './evidence.js';

@@ -1,10 +1,4 @@
-/**
- * `memory dashboard [project]`: the terminal dashboard with blessed and
- * blessed-contrib. Every number comes from getStatistics; colours follow
- * core/health.ts. Keys: r refresh, 1/2/3 date range (7 days, 30 days, all time), p next project
- * (all projects first), up/down scroll the expiring entries, q or Ctrl-C quit (the terminal is
- * restored). Auto-refresh every 30 s.
- */
+/** `memory dashboard [project]`: blessed-contrib panels of getStatistics, coloured by core/health.ts; keys in its help line. */
 import { createRequire } from 'node:module';
 import { health, rangeFor, type Level } from '../core/health.js';
 import type { Statistics } from '../core/stats.js';
@@ -157,9 +151,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
   screen.key(['r'], refresh);
   screen.key(['down', 'j'], () => (expiring.scroll(1), screen.render()));
   screen.key(['up', 'k'], () => (expiring.scroll(-1), screen.render()));
-  screen.key(['1'], () => ((range = '7d'), refresh()));
-  screen.key(['2'], () => ((range = '30d'), refresh()));
-  screen.key(['3'], () => ((range = 'all'), refresh()));
+  (['7d', '30d', 'all'] as const).forEach((r, i) => screen.key([String(i + 1)], () => ((range = r), refresh())));
   screen.key(['p'], () => ((projectIdx = (projectIdx + 1) % projects.length), refresh()));
   screen.on('resize', () => refresh());
   refresh();

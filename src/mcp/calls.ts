@@ -1,8 +1,4 @@
-/**
- * A tool call run where the engine is: in the MCP server's own process, or in a daemon, which
- * runs it as the command line `memory mcp-call` (cli/commands/mcp.ts) with the call on standard
- * input and prints the tool's result as JSON (or the error as `--json` does).
- */
+/** A tool call run where the engine is: in the server's process, or in a daemon as `memory mcp-call` (cli/commands/mcp.ts). */
 import { UsageError } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';

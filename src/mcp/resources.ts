@@ -1,7 +1,6 @@
 /**
- * The resources (`ai-context://<project>`, `memory://<project>/<id>`) and the `write-memory`
- * prompt, read with the server's own engine (they are rare). A resource that does not exist is a resource-not-found error (-32002) saying which,
- * and a malformed one invalid params, never an internal error.
+ * The resources and the `write-memory` prompt, read with the server's own engine (they are rare).
+ * A missing resource is a resource-not-found error, a malformed one invalid params.
  */
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';

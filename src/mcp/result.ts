@@ -1,9 +1,4 @@
-/**
- * What every tool module shares: how a call is made (through a running daemon, else against the
- * server's own engine: server.ts), the project and writer a call defaults to, and how a result or
- * an error goes back to the client (errors with the CLI's words, one line per problem, naming
- * the field).
- */
+/** What every tool module shares: a call's defaults, and how a result or an error (the CLI's words) goes back. */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape } from 'zod';
 import { MemoryError, formatProblem } from '../core/errors.js';

@@ -1,12 +1,8 @@
 /**
- * `bass-agents memory mcp`: the memory over the Model Context Protocol (stdio), for Claude Code,
- * Cursor, Codex and every MCP client. Six tools, kept short because every agent session carries
- * their descriptions: reading (tools/read.ts), writing (tools/write.ts), and the rarely used rest
- * behind one tool (tools/maintain.ts); resources and the write guide in resources.ts. A tool call
- * goes to the workspace's daemon when one runs (the same client as the thin CLI: one engine and
- * one model for every agent session), else to this server's own engine (calls.ts); errors come
- * back as tool errors with the CLI's messages. Nothing but protocol is written to stdout:
- * warnings go to stderr.
+ * `bass-agents memory mcp`: memory over the Model Context Protocol (stdio). Tool descriptions are
+ * short because every agent session carries them. A call goes to the workspace's daemon when one
+ * runs (one engine and one model for every session), else to this server's own engine. Nothing
+ * but protocol goes to stdout.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -68,10 +64,7 @@ async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call
   return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
 }
 
-/**
- * Serves on stdio until the client closes the stream. Tool calls go to a running daemon, else
- * to this server's own engine, opened on first use (before the first call when no daemon runs).
- */
+/** Serves on stdio until the client closes the stream; its own engine opens on first use (at once when no daemon runs). */
 export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();

@@ -1,12 +1,8 @@
 /**
- * A provider's name a few words before a token-shaped value (`MAILJET_API_KEY=…`, "the Abyssale
- * key: …", `[DEBUG] Using Key=…` under a line naming the service): how tokens of the hundreds of
- * services with no fixed prefix are found. The names are data (rules/secrets/providers.json).
- * The value must look random (length, character mix, entropy) and not be a placeholder, a word,
- * a path, an id or a hash named as a commit; a "weak" name (also an English word: box, front,
- * square), a hex string or a UUID counts only with a secret word (key, token, …) nearby.
- *
- * Linear: one pass finds the candidate values, and each looks back over at most WINDOW characters.
+ * A provider's name a few words before a random-looking value (`MAILJET_API_KEY=…`): how tokens
+ * of services with no fixed prefix are found (names: rules/secrets/providers.json). A name that is
+ * also an English word, a hex string or a UUID counts only beside a secret word. Linear: each
+ * candidate looks back over at most WINDOW characters.
  */
 import { readFileSync } from 'node:fs';
 import { classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, type Rule, type Span } from './checks.js';

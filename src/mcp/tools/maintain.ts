@@ -1,7 +1,4 @@
-/**
- * `memory_maintain`: the rarely used operations behind one tool (each is also a CLI command), so
- * they cost an agent's context one short description instead of eight.
- */
+/** `memory_maintain`: the rarely used operations behind one tool, so they cost an agent's context one description, not eight. */
 import { z } from 'zod';
 import { UsageError } from '../../core/errors.js';
 import { parseWhen } from '../../core/filters.js';

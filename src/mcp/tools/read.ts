@@ -1,9 +1,4 @@
-/**
- * The read tools: `memory_query` (search, or browse without text) and `memory_show` (one entry
- * whole, optionally with its related entries). Answers never flood an agent's context: summaries
- * by default, pages (`offset`/`limit`), and a character budget (`max_chars`) that says where to
- * continue.
- */
+/** The read tools. Answers never flood an agent's context: summaries by default, pages, and a character budget. */
 import { z } from 'zod';
 import { parseFilters } from '../../core/filters.js';
 import { hitJson, summaryOnly, type QueryFilters } from '../../core/query.js';

@@ -1,7 +1,4 @@
-/**
- * The write tools: `memory_create` (one entry, optionally replacing one that no longer holds),
- * `memory_deprecate`, and `memory_apply` (a batch of Memory_Update as one commit).
- */
+/** The write tools: create (optionally superseding), deprecate, and a batch as one commit. */
 import { z } from 'zod';
 import * as uc from '../../service/use-cases.js';
 import { WRITE, objectArg, projectArg, type Tool } from '../result.js';
