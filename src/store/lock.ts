@@ -4,8 +4,10 @@
  * two of our commits never race for git's `index.lock`. Readers never take it: entry files are
  * replaced atomically, so a reader sees the old or the new file.
  *
- * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes);
- * a lock left by a killed process is taken over once it is older than `stale`.
+ * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes).
+ * A lock left by a killed process of this host is taken over at once (its owner file names the
+ * process); `stale` is for the rest, and is long because a live holder stalled by a loaded
+ * machine must not look dead: a lock taken from a live writer lets two write at once.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -18,7 +20,7 @@ import type { Workspace } from './workspace.js';
 
 const properLockfile = lazy<typeof import('proper-lockfile')>('proper-lockfile');
 
-export const LOCK_STALE_MS = 10_000;
+export const LOCK_STALE_MS = 60_000;
 export const LOCK_UPDATE_MS = 2_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -83,7 +85,7 @@ export async function withLock<T>(
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      // The holder was killed: take its lock now rather than when it goes stale (10 s), so the
+      // The holder was killed: take its lock now rather than when it goes stale (a minute), so the
       // next command after a kill -9 finishes or undoes the dead writer's work at once.
       if (takeOverFromDeadOwner(lockfilePath)) continue;
       if (Date.now() - started >= timeout) {
@@ -105,7 +107,12 @@ export async function withLock<T>(
   }
   try {
     const out = await fn();
-    if (compromised) throw compromised;
+    // proper-lockfile also calls a lock compromised when this process itself was too slow to
+    // refresh it: that matters only if another process took it meanwhile.
+    if (compromised && !stillHeld(lockfilePath))
+      throw new BusyError(
+        `another process took the ${name} lock (${lockfilePath}) while this write ran, after it went ${LOCK_STALE_MS / 1000} s without a refresh (${compromised.message}); check the result with \`bass-agents memory doctor\``,
+      );
     return out;
   } finally {
     dropOwner(lockfilePath);
@@ -134,6 +141,16 @@ function writeOwner(lock: string): void {
     writeFileAtomic(ownerFile(lock), JSON.stringify(owner), { fsync: false });
   } catch {
     /* without it, a killed holder's lock goes stale by age, as before */
+  }
+}
+
+/** Whether the lock at `lock` is still the one this process took (its owner file names us and the folder's inode). */
+function stillHeld(lock: string): boolean {
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
+    return owner.pid === process.pid && owner.ino === statSync(lock).ino;
+  } catch {
+    return false;
   }
 }
 
