@@ -64,31 +64,21 @@ function defineCommands(y: Argv<GlobalArgs>, k: Cli): void {
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
 /**
- * A view of `y` whose `.command()` registers only the command called `name` (the others are
- * skipped, their definitions never parsed): yargs runs the `memory` builder, which defines all
- * forty commands, on every command line, a fair part of a daemon's short request.
+ * What the register functions (which only chain `.command()`) are handed to define just the
+ * command called `name`: yargs runs the `memory` builder, which defines all forty commands, on
+ * every command line, a fair part of a daemon's short request.
  */
 function onlyCommand(y: Argv<GlobalArgs>, name: string): { view: Argv<GlobalArgs>; found: () => boolean } {
   let found = false;
-  const view: Argv<GlobalArgs> = new Proxy(y, {
-    get(target, prop) {
-      if (prop === 'command')
-        return (cmd: unknown, ...rest: unknown[]) => {
-          if (typeof cmd !== 'string' || cmd.split(' ', 1)[0] === name) {
-            found = true;
-            (target.command as (...a: unknown[]) => unknown)(cmd, ...rest);
-          }
-          return view;
-        };
-      const v: unknown = Reflect.get(target, prop, target);
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        const r: unknown = (v as (...a: unknown[]) => unknown).apply(target, args);
-        return r === target ? view : r;
-      };
+  const view = {
+    command(cmd: string, ...rest: unknown[]) {
+      if (cmd.split(' ', 1)[0] !== name) return view;
+      found = true;
+      (y.command as (...a: unknown[]) => unknown)(cmd, ...rest);
+      return view;
     },
-  });
-  return { view, found: () => found };
+  };
+  return { view: view as unknown as Argv<GlobalArgs>, found: () => found };
 }
 
 /**

@@ -124,13 +124,18 @@ export class VectorStore {
     return this.data.byteLength;
   }
 
+  /** Whether entry `key` has a vector stored at this file stamp (its text need not be read). */
+  isStamped(key: string, stamp: string): boolean {
+    const e = this.entries.get(key);
+    return e !== undefined && e.stamp === stamp && this.byHash.has(e.hash);
+  }
+
   /**
    * Whether entry `key` has the vector of its text at this file stamp; `hash` (of the text) is
    * asked only when the stamp moved, and a stored vector of that text makes the entry current.
    */
   isCurrent(key: string, stamp: string, hash: () => string): boolean {
-    const e = this.entries.get(key);
-    if (e && e.stamp === stamp && this.byHash.has(e.hash)) return true;
+    if (this.isStamped(key, stamp)) return true;
     const h = hash();
     const row = this.byHash.get(h);
     if (row === undefined) return false;

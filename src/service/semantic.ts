@@ -102,8 +102,11 @@ export class Semantic {
    * Entries of projects with semantic search on whose vector is missing or out of date; drops rows
    * of entries gone. `consume`: the caller embeds what is returned, so the keys noted since the
    * last such pass are done with (only those are looked at when the snapshot can find them by key).
+   * `deferReads`: an entry whose stamp is not the one its vector was stored at is returned as it
+   * is, its text read (and a stored vector of that text found) by the caller between its chunks,
+   * rather than here, all at once.
    */
-  pending(snap: CatalogSnapshot, consume = false): Pending[] {
+  pending(snap: CatalogSnapshot, consume = false, deferReads = false): Pending[] {
     const store = this.store;
     if (!store) return [];
     const on = new Map<string, boolean>();
@@ -118,7 +121,8 @@ export class Semantic {
     // runs, reading thousands of files at every refresh would slow every write and query.
     const look = (se: StoredEntry): void => {
       let text: string | undefined;
-      if (!store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry))))) out.push({ key: se.key, stamp: se.stamp, se, text });
+      if (deferReads ? !store.isStamped(se.key, se.stamp) : !store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry)))))
+        out.push({ key: se.key, stamp: se.stamp, se, text });
     };
     const touched = this.touched;
     if (consume && touched && snap.byKey) {
@@ -165,7 +169,9 @@ export class Semantic {
         this.again = false;
         const snap = latest();
         if (!snap) return;
-        const missing = this.pending(snap, opts.max === undefined).slice(0, opts.max ?? Infinity);
+        // (A background pass reads the entries' texts chunk by chunk, between which queries go first.)
+        const background = opts.max === undefined;
+        const missing = this.pending(snap, background, background).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
         const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
@@ -182,11 +188,15 @@ export class Semantic {
             }
           });
           if (!ready.length) continue;
-          const vectors = await this.embedder!.embed(
-            ready.map((p) => p.text!),
-            'background',
-          );
-          ready.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
+          // A text whose vector is stored (a stamp that moved, another branch's text) is linked, not embedded.
+          const fresh = ready.filter((p) => !this.store!.isCurrent(p.key, p.stamp, () => textHash(p.text!)));
+          const vectors = fresh.length
+            ? await this.embedder!.embed(
+                fresh.map((p) => p.text!),
+                'background',
+              )
+            : [];
+          fresh.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
@@ -236,7 +246,7 @@ export class Semantic {
   }
 
   status(snap?: CatalogSnapshot): SemanticStatus {
-    if (snap && this.store && !this.running) this.pending(snap);
+    if (snap && this.store && !this.running) this.pending(snap, false, true); // a status reads no entry file
     return {
       enabled: this.ready && this.state !== 'failed',
       state: this.state,
