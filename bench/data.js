@@ -12,8 +12,15 @@ export const BIN = resolve(HERE, '../bin/bass-agents.cjs');
 export const env = { ...process.env, BASS_AGENTS_AGENT: 'bench' };
 for (const k of Object.keys(env)) if (k.startsWith('GIT_') || (k.startsWith('BASS_AGENTS_') && k !== 'BASS_AGENTS_AGENT')) delete env[k];
 
+// mulberry32: 32-bit integer steps (an LCG in doubles lost precision and repeated after ~10K
+// calls, which gave a "10K" workspace ~100 distinct summaries).
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+};
 export const pick = (a) => a[Math.floor(rand() * a.length)];
 const SYL = ['ka', 'lo', 'mi', 'ver', 'tan', 'sel', 'dor', 'pri', 'que', 'nal', 'bis', 'tor', 'fen', 'rah', 'gul', 'om', 'zet', 'cra', 'dun', 'ple'];
 export const TECH = 'cache index ledger invoice billing retry queue worker deploy rollback schema migration tenant token session latency throughput shard replica lock timeout webhook consumer offset kafka postgres redis config feature flag canary release build pipeline test flaky memory leak cpu disk quota auth oauth saml audit log metric alert incident runbook'.split(' ');
