@@ -144,8 +144,8 @@ export class Jobs {
   }
 
   private async evidence(): Promise<void> {
-    const r = await uc.validateEvidence(this.engine, this.caller, undefined, { timeoutMs: 5000 });
-    this.status.stale_evidence_entries = r.entries.filter((e) => e.stale).length;
+    const r = await uc.validateEvidence(this.engine, this.caller, undefined, { timeoutMs: 5000, rows: false });
+    this.status.stale_evidence_entries = r.stale_entries ?? 0;
     this.log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
   }
 

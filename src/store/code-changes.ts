@@ -44,6 +44,9 @@ export async function addHunks(git: GitRepo, sides: string[], fates: Map<string,
   if (paths.length) withHunks(fates, parsePatch(await git.gitStdin(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
 }
 
+/** Blobs read by one `cat-file` (bounds the bytes held at once). */
+const BLOB_CHUNK = 500;
+
 /** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
 function segments(out: string): string[] {
   return out.split('\x01').slice(1);
@@ -134,21 +137,27 @@ export async function evidenceSince(
   for (let k = 0; k < maxVersions && pending.size; k++) {
     const names: string[] = [];
     for (const id of pending.keys()) names.push(...(versions.get(id)![k]?.blobs ?? []));
-    const texts = names.length ? await readTexts(git, names) : new Map<string, string>();
+    // Only what each version says (its URIs and confirmation) is kept, and its text read a chunk
+    // at a time: the first check of 10K entries would otherwise hold every file's bytes and text at once.
+    const said = new Map<string, { seen: string; uris: string[] }>();
+    for (let i = 0; i < names.length; i += BLOB_CHUNK) {
+      for (const [b, t] of await readTexts(git, names.slice(i, i + BLOB_CHUNK))) {
+        try {
+          const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+          said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
+        } catch {
+          /* not an entry there: nothing held */
+        }
+      }
+    }
     for (const [id, st] of pending) {
       const v = versions.get(id)![k];
       let held = new Set<string>();
       for (const b of v?.blobs ?? []) {
-        const t = texts.get(b);
-        if (t === undefined) continue;
-        try {
-          const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
-          const seen = confirmation(e);
-          st.seen ??= seen;
-          if (seen === st.seen) held = new Set((e.evidence ?? []).map((x) => String(x.uri)));
-        } catch {
-          /* not an entry there: nothing held */
-        }
+        const e = said.get(b);
+        if (e === undefined) continue;
+        st.seen ??= e.seen;
+        if (e.seen === st.seen) held = new Set(e.uris);
       }
       for (const u of [...st.uris]) {
         if (v && held.has(u)) continue;
