@@ -48,6 +48,13 @@ export interface JobOptions {
   gitBusy?: () => boolean;
 }
 
+/**
+ * A full collection before and after a scheduled job, when the daemon was started with
+ * `--expose-gc` (DAEMON_NODE_FLAGS): the first jobs follow the index build, whose garbage V8 has
+ * not collected yet, and each job would otherwise grow the heap on the last one's. A few a day.
+ */
+const collect = (): void => (globalThis as { gc?: () => void }).gc?.();
+
 /** How long ai-context regeneration waits after a change. */
 const CONTEXT_DELAY_MS = 2000;
 
@@ -166,7 +173,13 @@ export class Jobs {
   private once(name: JobName, fn: () => Promise<void>): void {
     if (this.pending.has(name)) return;
     this.pending.add(name);
-    void this.run(name, () => fn().finally(() => this.pending.delete(name)));
+    void this.run(name, () => {
+      collect();
+      return fn().finally(() => {
+        this.pending.delete(name);
+        collect();
+      });
+    });
   }
 
   /**
