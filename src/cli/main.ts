@@ -47,10 +47,61 @@ const READS = new Set([
   'validate-evidence',
 ]);
 
+function defineCommands(y: Argv<GlobalArgs>, k: Cli): void {
+  let m = registerWrite(y, k);
+  m = registerRead(m, k);
+  m = registerContext(m, k);
+  m = registerInterchange(m, k);
+  m = registerLifecycle(m, k);
+  m = registerConsolidation(m, k);
+  m = registerDaemon(m, k);
+  m = registerDashboard(m, k);
+  m = registerSync(m, k);
+  registerMcp(m, k);
+}
+
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
-function memoryCommands(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
+/**
+ * A view of `y` whose `.command()` registers only the command called `name` (the others are
+ * skipped, their definitions never parsed): yargs runs the `memory` builder, which defines all
+ * forty commands, on every command line, a fair part of a daemon's short request.
+ */
+function onlyCommand(y: Argv<GlobalArgs>, name: string): { view: Argv<GlobalArgs>; found: () => boolean } {
+  let found = false;
+  const view: Argv<GlobalArgs> = new Proxy(y, {
+    get(target, prop) {
+      if (prop === 'command')
+        return (cmd: unknown, ...rest: unknown[]) => {
+          if (typeof cmd !== 'string' || cmd.split(' ', 1)[0] === name) {
+            found = true;
+            (target.command as (...a: unknown[]) => unknown)(cmd, ...rest);
+          }
+          return view;
+        };
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        const r: unknown = (v as (...a: unknown[]) => unknown).apply(target, args);
+        return r === target ? view : r;
+      };
+    },
+  });
+  return { view, found: () => found };
+}
+
+/**
+ * The memory command a command line names (`memory <name> ...`), when only that one need be
+ * defined: not for help, version or completion text, which list commands.
+ */
+function namedCommand(argv: readonly string[]): string | undefined {
+  const name = argv[0] === 'memory' ? argv[1] : undefined;
+  if (!name || !/^[a-z][a-z-]*$/.test(name)) return undefined;
+  return argv.some((a) => /^(--help|-h|--version|--get-yargs-completions)$/.test(a)) ? undefined : name;
+}
+
+function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<GlobalArgs> {
   dropHelpCache(y);
   // A writer killed part way left a journal: finish or undo its work before this command reads
   // or writes anything (a few stats when there is none).
@@ -66,17 +117,11 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
     if (await recoverIfPending(k, argv)) dropGitView();
     else await settleGitView();
   });
-  let m = registerWrite(y, k);
-  m = registerRead(m, k);
-  m = registerContext(m, k);
-  m = registerInterchange(m, k);
-  m = registerLifecycle(m, k);
-  m = registerConsolidation(m, k);
-  m = registerDaemon(m, k);
-  m = registerDashboard(m, k);
-  m = registerSync(m, k);
-  m = registerMcp(m, k);
-  return m.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
+  // A name that is no command gets them all, for yargs' "did you mean".
+  const one = only ? onlyCommand(y, only) : undefined;
+  if (!one || (defineCommands(one.view, k), !one.found())) defineCommands(y, k);
+  y.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
+  return y;
 }
 
 export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
@@ -92,7 +137,7 @@ export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
       describe: 'write memory on a detached HEAD or during a rebase, merge, cherry-pick or bisect (refused by default; env BASS_AGENTS_ALLOW_DETACHED=1)',
       global: true,
     })
-    .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>, k))
+    .command('memory', 'durable memory: init, create, apply, list, query, show, ...', (y) => memoryCommands(y as Argv<GlobalArgs>, k, namedCommand(argv)))
     .completion('completion', 'print a shell completion script (bash or zsh): bass-agents completion >> ~/.bashrc')
     .demandCommand(1, 'name a command (bass-agents memory --help)')
     .strict()

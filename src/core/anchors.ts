@@ -1,9 +1,7 @@
 /**
- * Evidence that follows the code, the pure part: a path-form evidence URI as an anchor (a whole
- * file, a line range or a symbol), git's `-U0` diff hunks and how they move a line range, what a
- * change did to a cited location (for the review view) and what it means for its status now
- * (for `validate-evidence`), and content fingerprints that tell a moved range from a changed one
- * without git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
+ * Evidence that follows the code, the pure part: URIs as anchors, git diff hunks, what a change
+ * did to a cited location, and fingerprints that tell a moved range from a changed one without
+ * git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
  */
 import { declarationLines, symbolExtent } from './symbols.js';
 
@@ -164,12 +162,9 @@ export function parsePatch(text: string): Map<string, Hunk[]> {
 // ---------------------------------------------------------------- what a change did
 
 /**
- * What a change did to the code an anchor cites, for a reviewer: null when it left it alone. A
- * line range counts only when those lines changed or moved, a whole file when the file changed, a
- * symbol when its declaration went or the lines from it to the next declaration changed (its
- * extent after the change, as `git log -L :<name>:<file>` takes it). `baseText` and `headText`
- * are the file before and after: needed for symbols (after), and for a line range the hunks
- * touch, to find it moved elsewhere unchanged.
+ * What a change did to the code an anchor cites, for a reviewer (null: left alone). A symbol
+ * counts by its extent after the change, as `git log -L :<name>:<file>` takes it; `baseText` and
+ * `headText` let a range the hunks touch be found moved elsewhere unchanged.
  */
 export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: string, headText?: string): { change: CodeChange; to?: string } | null {
   if (!fate) return null;
@@ -279,9 +274,7 @@ export function relocate(before: string, after: string, s: number, e: number): [
 
 /**
  * What the last evidence check found for one URI, kept locally so a read can tell its status from
- * the file alone: where the cited code was (`path`, `lines`, when not where the URI says), a
- * fingerprint of those lines, and the file's stamp then (empty: it differed from HEAD, so every
- * read looks at its content).
+ * the file alone (`stamp` empty: the file differed from HEAD, so every read looks at its content).
  */
 export interface AnchorRecord {
   uri: string;

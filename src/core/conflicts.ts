@@ -1,8 +1,6 @@
 /**
- * Git conflict markers in an entry file, pure: whether a text holds them, and the sides they
- * hold (`<<<<<<<` ours, `|||||||` the ancestor in diff3 style, `=======` theirs, `>>>>>>>`).
- * An entry merged without the bass-agents merge driver (a clone that never registered it) ends
- * up like this; `memory doctor --fix` merges the sides field by field instead.
+ * Git conflict markers in an entry file (a clone that never registered the merge driver), pure:
+ * the sides they hold, which `memory doctor --fix` merges field by field.
  */
 
 const START = /^<{7}(?: |$)/;

@@ -1,9 +1,6 @@
 /**
- * Consolidation plans,
- * pure. A plan is a reviewable JSON document: groups of near-duplicates to merge (by a strategy),
- * groups to review by hand, pairs to link, subjects large enough to summarize, and the
- * superseded entries that are candidates for cleanup. Applying a plan creates the merged or
- * summary entry and supersedes the originals (they are preserved).
+ * Consolidation plans, pure: a reviewable JSON document of groups to merge, review, link or
+ * summarize. Applying one supersedes the originals (they are preserved).
  */
 import { CONTENT_MAX, type STRATEGIES, SUMMARY_MAX } from './constants.js';
 import type { MemoryEntry } from './schema.js';
@@ -116,10 +113,7 @@ export function summaryEntry(subject: string, members: MemoryEntry[]): Record<st
   };
 }
 
-/**
- * Builds a plan over a project's live entries. `importance` gives each entry's importance
- * (committed or from content analysis).
- */
+/** Builds a plan over a project's live entries. */
 export function buildPlan(
   project: string,
   entries: MemoryEntry[],

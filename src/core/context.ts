@@ -1,9 +1,6 @@
 /**
- * Renders `ai-context/<project>.md`: the high-confidence, active,
- * code- or artifact-evidenced entries, grouped by section and subject, within a size budget.
- * Pure and deterministic: the same memory gives the same bytes (no timestamps, stable order), so
- * a pull request shows a context diff only when the memory changed (or the code its evidence
- * cites: an entry whose cited code changed or went is marked so that an agent re-checks it).
+ * Renders `ai-context/<project>.md` within a size budget. Deterministic (no timestamps, stable
+ * order), so a pull request shows a context diff only when the memory or its cited code changed.
  */
 import type { AnchorStatus } from './anchors.js';
 import { compareByPriors, confidenceLabel } from './query.js';
@@ -46,10 +43,7 @@ export interface RenderedContext {
   omitted: number;
 }
 
-/**
- * Renders the context file. Entries are ranked by the priors; when the budget (in
- * characters) is exceeded, the lowest-ranked entries are dropped first and the file says so.
- */
+/** Renders the context file, ranked by the priors; over the budget, the lowest-ranked go first and the file says so. */
 export function renderContext(project: string, entries: MemoryEntry[], nowMs: number, budget = DEFAULT_CONTEXT_BUDGET): RenderedContext {
   return renderContextOf(
     project,
@@ -59,11 +53,7 @@ export function renderContext(project: string, entries: MemoryEntry[], nowMs: nu
   );
 }
 
-/**
- * renderContext over entries whose full text is read only when needed: choosing and ranking use
- * the metadata (the catalog's, without summary or content), and only the top-ranked entries that
- * can fit the budget are read and rendered.
- */
+/** renderContext that ranks by the metadata and reads the full text of only the entries that can fit. */
 export function renderContextOf(
   project: string,
   items: { meta: EntryLike; entry: () => MemoryEntry; evidence?: () => AnchorStatus }[],
@@ -81,7 +71,7 @@ export function renderContextOf(
     '',
   ].join('\n');
   // Entries are read and rendered in rank order only until their lines alone exceed the budget:
-  // no more of them can fit (at 10K entries ~80 of 1,650 are read, not all).
+  // no more of them can fit.
   const lines: string[] = [];
   let total = 0;
   for (const w of worthy) {

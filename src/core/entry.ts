@@ -52,6 +52,27 @@ export function serializeEntry(entry: MemoryEntry): string {
   return `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
 }
 
+/**
+ * An entry as people read it (`show`, and `git diff` through the textconv `init` registers, which
+ * labels `key: value`): one field per line, multi-line texts indented under it, evidence one item
+ * per line, so a change reads as the fields that changed rather than one long JSON line.
+ */
+export function entryLines(e: Record<string, unknown>, label = (k: string): string => k.padEnd(16)): string[] {
+  const lines: string[] = [];
+  for (const [k, v] of Object.entries(e)) {
+    if (Array.isArray(v) && v.some((x) => x && typeof x === 'object')) {
+      lines.push(label(k).trimEnd());
+      for (const x of v as unknown[]) {
+        const ev = x && typeof x === 'object' && 'uri' in x ? (x as Record<string, unknown>) : undefined;
+        lines.push(`  - ${ev ? `${String(ev.type).padEnd(11)}${String(ev.uri)}${ev.note ? `  (${String(ev.note)})` : ''}` : JSON.stringify(x)}`);
+      }
+    } else if (Array.isArray(v)) lines.push(`${label(k)}${v.length ? v.join(', ') : '(none)'}`);
+    else if (typeof v === 'string') lines.push(`${label(k)}${v.split('\n').join(`\n${' '.repeat(label(k).length)}`)}`);
+    else lines.push(`${label(k)}${v == null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+  }
+  return lines;
+}
+
 export type CommitOp =
   | 'create'
   | 'supersede'

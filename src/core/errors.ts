@@ -1,9 +1,4 @@
-/**
- * The few named errors of bass-agents memory. Each carries a stable `code`, an exit code for the
- * CLI (CLI.md: 1 rejected, 2 usage, 3 not found, 4 busy) and structured `data`, and serializes to
- * JSON so it survives `--json` output and MCP tool errors. `cli/main.ts` is the one place that
- * turns them into exit codes.
- */
+/** The named errors: a stable `code`, the CLI's exit code (CLI.md) and `data`; they serialize to JSON for `--json` and MCP. */
 
 /** One problem with an input, named by its field path (e.g. `evidence[0].uri`). */
 export interface Problem {

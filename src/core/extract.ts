@@ -1,8 +1,4 @@
-/**
- * Extraction of candidate memories from free text, pure: tiered regex patterns with a
- * base confidence each, confidence scoring by content quality, overlap dedup (the most confident
- * of overlapping matches wins), and dedup against existing memories by lexical similarity.
- */
+/** Candidate memories from free text, pure: regex patterns with a base confidence each, deduplicated. */
 import { SUMMARY_MAX, SUBJECT_MAX, type Kind, type Section } from './constants.js';
 import { jaccard, words } from './similarity.js';
 

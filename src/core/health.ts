@@ -1,8 +1,6 @@
 /**
- * Health of the statistics, pure: each watched metric is green (healthy), yellow (a warning) or
- * red (an issue), by the thresholds in docs/dashboard.md, with the words that say why. Shares are
- * of the entries they concern, so a large healthy project with a few state entries expiring is
- * green, not red.
+ * Health of the statistics, pure: each metric green, yellow or red by the thresholds in
+ * docs/dashboard.md, with the words that say why. Shares are of the entries they concern.
  */
 import type { Statistics } from './stats.js';
 

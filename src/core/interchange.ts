@@ -1,8 +1,4 @@
-/**
- * Export and import formats, pure: a JSON array or JSONL of entries sorted by
- * id, and the official MCP memory server's `memory.jsonl` (entities, observations, relations)
- * turned into entries so its users can move over.
- */
+/** Export and import formats, pure: JSON or JSONL sorted by id, and the MCP memory server's `memory.jsonl`. */
 import { nodeCrypto } from '../node-crypto.js';
 import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
@@ -101,10 +97,8 @@ const slug = (s: string, n: number): string =>
   );
 
 /**
- * One entry per entity: the name and type as subject and tag, observations as content, relations
- * as related_entries (both ways) and as lines of content. Ids derive from the entity name, so
- * importing the same file twice finds the same ids (and `--on-conflict` decides). Observations
- * of the MCP server are unverified statements: evidence `assumption`, confidence 0.6 ("inferred").
+ * One entry per entity. Ids derive from the entity name, so a second import finds the same ids;
+ * observations are unverified statements: evidence `assumption`, confidence 0.6.
  */
 export function mcpMemoryToEntries(
   graph: { entities: McpEntity[]; relations: McpRelation[] },

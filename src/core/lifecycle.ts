@@ -1,22 +1,7 @@
 /**
- * The lifecycle math, pure: strength and effective confidence of an entry
- * as of `now`, from its committed lifecycle parameters, its local usage (retrievals, last
- * access) and the project's decay configuration. Nothing here is written on a tick: decay
- * creates a commit only when an entry is forgotten (DESIGN.md "Committed = knowledge; local =
- * usage").
- *
- * Four curves, chosen per project (`decay.curve`) and overridable per section or memory type:
- * - `exponential`: strength = e^(-t/S), S the stability in hours (default 24).
- * - `half-life`: adaptive half-life H = half_life_days · 1.5^min(retrievals, 20) ·
- *   (1 + importance); exponential 2^(-t/H), linear 1 - t/2H, or step (1, ½ after H, ¼ after 2H);
- *   blended with access stability ln(1+n)/ln(100) by `access_weight`; floored at `min_importance`.
- * - `periodic`: effective confidence = confidence · rate^⌊days/30⌋ with
- *   rate = 0.95 + 0.04 · min(1, retrievals/10); floor 0.10.
- * - `fsrs6`: FSRS-6 retrievability R(t,S) = (1 + F·t/S)^(-w20), F = 0.9^(-1/w20) - 1, from
- *   ts-fsrs; S is the time to 90 % recall, not to 1/e, so its forgetting threshold differs.
- *
- * Never decaying: decay_policy `none`, `protected`, and semantic memories (facts).
- * `aggressive` doubles elapsed time.
+ * The lifecycle math, pure: strength and effective confidence of an entry as of `now`, from its
+ * committed parameters, its local usage and the project's decay configuration (four curves, each
+ * below). Nothing is written on a tick: decay commits only when an entry is forgotten.
  */
 import type { FSRS } from 'ts-fsrs';
 import { lazy } from '../lazy.js';
@@ -153,10 +138,7 @@ const KIND_WEIGHT: Record<string, number> = {
   other: 0.05,
 };
 
-/**
- * Length adds words / 400, at most 0.3 (reached at 120 words); technical terms add 0.04 each, at
- * most 0.2 (5 distinct terms). Past those the score stops growing, so counting stops there.
- */
+/** Past these counts importance stops growing (0.3 at 120 words, 0.2 at 5 terms), so counting stops there. */
 const WORDS_CAP = 120;
 const TECH_CAP = 5;
 const WORD = /\S+/g;
@@ -359,11 +341,7 @@ export function boostImportance(current: number, type: BoostType, amount: number
   return round(Math.max(0, Math.min(max, next)), 3);
 }
 
-/**
- * `memory reinforce` : strength back to 1 (reviewed now)
- * and stability up: doubled for the strength curves, FSRS-6's own stability update (a "Good"
- * review) under fsrs6. Importance is boosted when asked.
- */
+/** `memory reinforce`: strength back to 1, stability up (doubled, or FSRS-6's update for a "Good" review). */
 export function reinforceLifecycle(
   e: EntryLike,
   project: DecayConfig,

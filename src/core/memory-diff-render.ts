@@ -1,12 +1,11 @@
 /**
- * `memory diff` for people: the changes of a MemoryDiff as text or Markdown (a pull-request
- * comment or a CI job summary), with whole summaries and field values (a value is hidden only
- * when the secret scan flags it), and the memories whose cited code the change moved, modified
- * or deleted. Also how `git diff` shows an entry file (the textconv of the diff driver).
+ * `memory diff` for people, as text or Markdown (a pull-request comment): values whole unless the
+ * secret scan flags them. Also how `git diff` shows an entry file (the textconv).
  */
 import type { CitedCode, ChangeKind, EntryChange, FieldChange, MemoryDiff } from './memory-diff.js';
 import { WHOLE } from './memory-diff.js';
 import { scanText } from './secrets.js';
+import { entryLines } from './entry.js';
 
 /** A value as a reviewer reads it: whole, unless the secret scan flags it. */
 function whole(v: unknown, field: string): string {
@@ -148,12 +147,7 @@ export function renderMarkdown(d: MemoryDiff): string {
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * An entry file as `git diff` should show it (the textconv of the diff driver `init` registers):
- * one field per line, long texts on lines of their own, evidence one item per line, so a change
- * reads as the fields that changed rather than one long JSON line. Anything that is not an entry
- * object is shown as it is.
- */
+/** An entry file as the textconv shows it; anything that is not a JSON object as it is. */
 export function entryAsText(text: string): string {
   let e: unknown;
   try {
@@ -161,22 +155,5 @@ export function entryAsText(text: string): string {
   } catch {
     return text;
   }
-  if (!e || typeof e !== 'object' || Array.isArray(e)) return text;
-  const lines: string[] = [];
-  for (const [k, v] of Object.entries(e as Record<string, unknown>)) {
-    if (typeof v === 'string' && (v.includes('\n') || v.length > 100)) {
-      lines.push(`${k}:`);
-      for (const l of v.split('\n')) lines.push(`    ${l}`);
-    } else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) lines.push(`${k}: ${v.length ? v.join(', ') : '[]'}`);
-    else if (Array.isArray(v)) {
-      lines.push(`${k}:`);
-      for (const item of v) {
-        if (item && typeof item === 'object' && 'type' in item) {
-          const ev = item as { type?: unknown; uri?: unknown; note?: unknown };
-          lines.push(`  - ${String(ev.type)} ${String(ev.uri ?? '')}${ev.note ? ` (${String(ev.note)})` : ''}`);
-        } else lines.push(`  - ${JSON.stringify(item)}`);
-      }
-    } else lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  }
-  return `${lines.join('\n')}\n`;
+  return !e || typeof e !== 'object' || Array.isArray(e) ? text : `${entryLines(e as Record<string, unknown>, (k) => `${k}: `).join('\n')}\n`;
 }

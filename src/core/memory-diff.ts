@@ -1,11 +1,7 @@
 /**
- * `memory diff`, the pure part: what a change to memory means for a reviewer. Given the entry
- * files on both sides of a change (old and new text by path), each entry becomes one change —
- * created, superseded (by what), deprecated, archived, restored, edited (field by field), moved,
- * or removed by hand (an error: entries are superseded or deprecated, never deleted) — with the
- * warnings a reviewer needs: low confidence, a decision resting on assumptions, state without an
- * end, duplicates, schema problems and secrets (named by field and rule, never printed).
- * Rendered as text or Markdown (a pull-request comment) by memory-diff-render.ts, or as JSON.
+ * `memory diff`, the pure part: each entry file changed on the two sides becomes one change
+ * (ChangeKind), with the warnings a reviewer needs (secrets named by field and rule, never
+ * printed). Rendered by memory-diff-render.ts, or as JSON.
  */
 import type { CodeChange } from './anchors.js';
 import type { MemoryEntry } from './schema.js';
@@ -152,11 +148,7 @@ function describe(e: MemoryEntry, project: string, section: string, file: string
   };
 }
 
-/**
- * The changes between two sides. `files` holds every changed memory path with its old and new
- * text (null: absent on that side); `live` the entries of the new side by project (for
- * duplicates), when known.
- */
+/** The changes between two sides: `files` by path (null: absent on that side); `live`, when known, for duplicates. */
 export function diffMemory(
   range: { base: string; head: string },
   files: { path: string; before: string | null; after: string | null }[],

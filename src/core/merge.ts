@@ -1,14 +1,7 @@
 /**
- * Three-way merge of one memory entry (the git merge driver, issue "Across machines"), pure:
- * - a status that ends an entry (superseded, deprecated, archived) wins over an edit, with its
- *   superseded_by;
- * - sets (tags, evidence, related_entries) merge against the ancestor: an item either side added
- *   is kept, an item either side removed (and the other left alone) is removed, ours first;
- *   without an ancestor (both sides added the file) they are unioned;
- * - any other field changed on one side only takes that side; changed on both sides, the side
- *   with the later updated_at wins;
- * - updated_at is the later one.
- * The result is always a whole entry: never conflict markers inside JSON.
+ * Three-way merge of one memory entry (the git merge driver), pure: an ending status wins over an
+ * edit, sets merge against the ancestor, a field changed on both sides takes the later
+ * updated_at's. The result is always a whole entry: never conflict markers inside JSON.
  */
 import type { MemoryEntry } from './schema.js';
 

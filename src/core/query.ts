@@ -1,8 +1,4 @@
-/**
- * The query rules, pure: filters first,
- * then relevance, then the priors (confidence, evidence quality, recency, freshness,
- * stale evidence). Every front end ranks through `rankEntries`.
- */
+/** The query rules, pure: filters, then relevance, then the priors. Every front end ranks through `rankEntries`. */
 import type { AnchorStatus } from './anchors.js';
 import { evidenceQuality } from './constants.js';
 import type { EntryLike } from './meta.js';
@@ -61,10 +57,7 @@ export interface Ranked<E extends EntryLike = EntryLike> extends Candidate<E> {
   confidence_label: string;
 }
 
-/**
- * Down-rank factor for entries that should not be trusted as much: near expiry
- * or with stale evidence.
- */
+/** Down-rank factor for entries near expiry or with stale evidence. */
 export function demotion(flags: Flag[]): number {
   let f = 1;
   if (flags.includes('expiring_soon')) f *= 0.7;
@@ -98,11 +91,7 @@ export const STRENGTH_WEIGHT = 0.05;
 
 const textPrior = (priorTimesDemotion: number): number => 1 - PRIOR_WEIGHT * (1 - priorTimesDemotion);
 
-/**
- * What `rankEntries` multiplies a text relevance by before decay strength: the prior
- * times the demotion of near-expiry and stale-evidence entries, scaled by `PRIOR_WEIGHT`.
- * Exposed for `textFloor`.
- */
+/** What `rankEntries` multiplies a text relevance by before decay strength (exposed for `textFloor`). */
 export function textWeight(e: EntryLike, now: number, stale = false): number {
   return textPrior(priorOf(e.confidence, evidenceQuality(e)) * demotion(entryFlags(e, now, stale)));
 }
@@ -161,13 +150,9 @@ export function nthLargest(values: Float64Array, n: number): number {
 }
 
 /**
- * For a caller holding thousands of raw text hits (a long-lived process at 100K entries): given
- * each accepted hit's raw score times its `textWeight`, and the largest raw score (what
- * `rankEntries`' relevance is divided by), a bound below which a hit cannot reach the first `n`
- * of `rankEntries`, so it need not become a candidate at all. It is `rankEntries`' own cut
- * (1 - STRENGTH_WEIGHT of the n-th best base, see there) in raw units, lowered by more than one rounding step
- * of the scores and a relative hair, so that floating-point order never decides: the ranking of
- * the hits kept is exactly the ranking of all of them.
+ * A raw-score bound below which a text hit cannot reach the first `n` of `rankEntries`, so it need
+ * not become a candidate: `rankEntries`' own cut in raw units (`bases`: raw score × textWeight),
+ * lowered by more than one rounding step so that floating-point order never decides.
  */
 export function textFloor(bases: Float64Array, n: number, maxRelevance: number): number {
   if (!(n >= 1) || !Number.isFinite(n) || bases.length <= 2 * n || !(maxRelevance > 0)) return -Infinity;
@@ -175,12 +160,9 @@ export function textFloor(bases: Float64Array, n: number, maxRelevance: number):
 }
 
 /**
- * The order of a query without text: demoted entries (near expiry, stale evidence) after the
- * others, each group in the order (confidence, evidence quality, updated_at, all
- * descending, then id), ties kept in position order (as a stable sort keeps them). Of `m`
- * entries, the first `n`, in order, with their flags. Each entry is read once, in order, through
- * `entryAt` (which may hand out one object moved from entry to entry); the sort keys go into
- * arrays, so a list of 10K entries makes no object per entry.
+ * The first `n` of `m` entries in the no-text order (demoted ones last, then compareByPriors,
+ * ties in position order), with their flags. Each entry is read once through `entryAt` and its
+ * keys go into arrays, so a list of 10K entries makes no object per entry.
  */
 export function firstByPriors(
   m: number,
@@ -202,11 +184,7 @@ export function firstByPriors(
   return firstByPriorKeys(keys, n, idAt, (i) => keys.upd[i]!); // filled above for every i < m
 }
 
-/**
- * The sort keys of the no-text order for `m` entries: flags, demotion, confidence, evidence
- * quality, updated_at: as its text (`upd`, filled by who has it), or as `canonicalMs` of it in
- * `updMs` (NaN where not known; then firstByPriorKeys asks for the text).
- */
+/** The sort keys of the no-text order; updated_at as text (`upd`) or as `canonicalMs` (`updMs`, NaN where not known). */
 export interface PriorKeys {
   flags: Flag[][];
   d: Float64Array;
@@ -263,15 +241,10 @@ export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) =
 export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence: number };
 
 /**
- * Ranks filtered candidates. Without text: demoted entries (near expiry, stale evidence) after
- * the others, each group in exact the order. With text: relevance × (priors × demotion,
- * scaled by PRIOR_WEIGHT) × (decay strength, scaled by STRENGTH_WEIGHT), ties broken by Req
- * 15.8. With `limit`, only the first `limit` are returned.
- *
- * `lifecycle` (decay strength, effective confidence) is asked for lazily: the strength factor
- * is at most 1, so once the next candidate's score *without* it is below the `limit`-th best
- * final score, no later candidate can enter, and thousands of text hits cost a few dozen
- * lifecycle computations.
+ * Ranks filtered candidates: without text in the priors' order (demoted last); with text,
+ * relevance × scaled priors × scaled decay strength, ties by the priors. `lifecycle` is asked
+ * for lazily: the strength factor is at most 1, so once a candidate's score without it is below
+ * the `limit`-th best final score no later one can enter.
  */
 export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   cands: C[],
@@ -285,10 +258,8 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     const p = priorOf(c.entry.confidence, q) * demotion(flags);
     return hasText ? (c.relevance ?? 0) * textPrior(p) : p;
   };
-  // With text, a candidate's final score is its base times a decay factor in [1 - STRENGTH_WEIGHT, 1]
-  // (below): the n best bases all score at least that x the n-th best base, so a candidate whose base is
-  // below that can never reach the top n and is dropped before any object is made or sorted
-  // (most of the ~2,000 hits of a typical query at 10K entries).
+  // The final score is base × a factor in [1 - STRENGTH_WEIGHT, 1]: a base below that share of the
+  // n-th best can never reach the top n, and is dropped before any object is made or sorted.
   let floor = -Infinity;
   if (hasText && Number.isFinite(limit) && cands.length > 2 * n && n > 0) {
     const bases = new Float64Array(cands.length);

@@ -1,10 +1,7 @@
 /**
- * How text relevance is put together before the priors (pure): the lexical score, the semantic
- * similarity when vectors exist, and the context writers state. Nothing here reads when or in
- * which order entries were written, nor their ids: a store is not written in the order its
- * questions will be asked about, and separate writers' entries made in one commit are not one
- * another's context. Measured on the development half of LoCoMo only, in conversation order and
- * shuffled (docs/benchmarks.md).
+ * How text relevance is put together before the priors (pure): lexical score, semantic similarity,
+ * and the context writers state. Nothing here reads write order, time or ids: a store is not
+ * written in the order its questions will be asked.
  */
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
@@ -23,6 +20,40 @@ export const CONTEXT_HITS = 3;
 export const SUBJECT_SHARE = 0.3;
 /** An entry a best hit links to (related_entries, superseded_by) gains this share of the hit's relevance. */
 export const LINK_SHARE = 0.3;
+
+/**
+ * A question that asks when ("when did we ...", "how long ...", "what year ...") is answered by
+ * an entry that says when: among the entries its words reach, those with time words gain up to
+ * `TIME_CUE_SHARE` of the best lexical score, by how well they match `TIME_WORDS` (scored as a
+ * query of its own, so a time word every entry holds, such as a dated header's month, counts
+ * for nearly nothing). English time words only; "may" is left out (a modal verb as often).
+ */
+export const TIME_CUE_SHARE = 0.1;
+export const TIME_WORDS =
+  'yesterday today tonight tomorrow ago last next recently lately earlier week weekend month year day morning evening night ' +
+  'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december';
+const ASKS_WHEN = /^\W*(?:when|since when|how long|what (?:time|date|day|year|month))\b/i;
+
+/** The time words to score `text`'s hits by, when it asks when (see TIME_CUE_SHARE). */
+export const timeCue = (text: string): string | undefined => (ASKS_WHEN.test(text) ? TIME_WORDS : undefined);
+
+/**
+ * Adds the time cue to `scores` (of the documents `sids`) in place: `cue` are the scores of the
+ * documents the time words reach; only documents the query itself reached gain.
+ */
+export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): void {
+  const of = new Map<number, number>();
+  let cueMax = 0;
+  for (let i = 0; i < cue.sids.length; i++) {
+    of.set(cue.sids[i]!, cue.scores[i]!); // i < cue.sids.length = cue.scores.length
+    cueMax = Math.max(cueMax, cue.scores[i]!);
+  }
+  let max = 0;
+  for (const s of scores) max = Math.max(max, s);
+  if (!(cueMax > 0)) return;
+  const w = (TIME_CUE_SHARE * max) / cueMax;
+  for (let i = 0; i < scores.length; i++) scores[i]! += w * (of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
+}
 
 /**
  * Weighted score fusion: `lex` is the lexical score over the best one (0..1), `sim` a cosine
@@ -61,28 +92,37 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
 }
 
 /**
- * Subject focus: the subject is what a writer states an entry is about, and the best hits tell
- * which subjects a query is about. Every match (an entry the text or its meaning already
- * reached) of the subject of one of the `CONTEXT_HITS` best (bestPlaces) gains `SUBJECT_SHARE`
- * of that hit's relevance, when the query reached more than one entry of that subject, so that
- * among equal matches those about the query's subject come first. An entry the query did not
- * reach gains nothing. `subjectOf(i)`: the subject of match i (with its
- * project). Changes `rel` in place.
+ * Subject focus: every match of the subject (within its project) of one of the `CONTEXT_HITS`
+ * best hits gains `SUBJECT_SHARE` of that hit's relevance, so that among equal matches those
+ * about the query's subject come first. An entry the query did not reach gains nothing. Changes
+ * `rel` in place.
  */
-export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string): void {
-  const best = new Map<string, number>();
-  for (const i of bestPlaces(rel)) {
-    const s = subjectOf(i);
-    if (!best.has(s)) best.set(s, rel[i]!); // a place of rel
-  }
+export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
+  // By project, then subject: no string is made per match (a query reaches thousands).
+  const best = new Map<string, Map<string, { rel: number; matches: number }>>();
+  const slotOf = (i: number, make: boolean): { rel: number; matches: number } | undefined => {
+    const project = projectOf(i);
+    let bySubject = best.get(project);
+    if (!bySubject) {
+      if (!make) return undefined;
+      best.set(project, (bySubject = new Map<string, { rel: number; matches: number }>()));
+    }
+    const subject = subjectOf(i);
+    let slot = bySubject.get(subject);
+    if (!slot && make) bySubject.set(subject, (slot = { rel: rel[i]!, matches: 0 })); // a place of rel
+    return slot;
+  };
+  for (const i of bestPlaces(rel)) slotOf(i, true);
   if (!best.size) return;
-  // A subject gains only where the query reached more than one entry of it: a lone match's
-  // subject says nothing its words did not, and among such hits their priors still decide what
-  // their words leave equal.
-  const subjects = Array.from({ length: rel.length }, (_, i) => subjectOf(i));
-  const matches = new Map<string, number>();
-  for (const s of subjects) if (best.has(s)) matches.set(s, (matches.get(s) ?? 0) + 1);
-  for (const [i, s] of subjects.entries()) if ((matches.get(s) ?? 0) > 1) rel[i]! += SUBJECT_SHARE * best.get(s)!;
+  // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
+  const slots = Array.from({ length: rel.length }, (_, i) => {
+    const slot = slotOf(i, false);
+    if (slot) slot.matches++;
+    return slot;
+  });
+  slots.forEach((slot, i) => {
+    if (slot && slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
+  });
 }
 
 /**

@@ -1,15 +1,19 @@
 /**
- * The data model of Data Schemas as zod schemas. These describe *shape* only; the rules
- * that need more than one field or the store (write policy, evidence URI forms, duplicates) live
- * in `validate.ts`. JSON Schema files in `schemas/` are generated from these (scripts/gen-schemas.js).
+ * The data model as zod schemas: the shape and each field's own limits (their messages are the
+ * ones users see). Rules that need more than one field or the store (write policy, evidence URI
+ * forms, duplicates) live in `validate.ts`. JSON Schema files in `schemas/` are generated from
+ * these (scripts/gen-schemas.js).
  */
 import { z } from 'zod';
 
 export * from './constants.js';
 import {
+  CONTENT_MAX,
   CREATE_STATUSES,
   DECAY_POLICIES,
   ENTRY_KEY_ORDER,
+  EVIDENCE_NOTE_MAX,
+  EVIDENCE_URI_MAX,
   ID_PATTERN,
   EVIDENCE_TYPES,
   KINDS,
@@ -17,16 +21,68 @@ import {
   OPERATIONS,
   SECTIONS,
   STATUSES,
+  SUBJECT_MAX,
+  SUMMARY_MAX,
+  TAG_MAX,
 } from './constants.js';
+import { durationMs } from './freshness.js';
+import { shown } from './redact.js';
+import { parseScope } from './scope.js';
+import { normalizeTimestamp } from './time.js';
 
-const isoTimestamp = z.string().min(1);
-const nullableTimestamp = isoTimestamp.nullable();
+/** The limit of a text, and the length of one over it. */
+const atMost = (max: number) => ({ error: (i: { input: unknown }) => `must be at most ${max} characters (got ${String(i.input).length})` });
+/** A rule checked only while the ones before it hold: a blank value is "required", not also malformed. */
+const first = (error: string | ((i: { input: unknown }) => string)) => ({ error, abort: true });
+const notBlank = (v: string): boolean => v.trim() !== '';
+
+const timestamp = z.string().refine((v) => normalizeTimestamp(v) !== null, {
+  error: (i) => `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(i.input)})`,
+});
+const nullableTimestamp = timestamp.nullable();
+const memoryId = z.string().regex(ID_PATTERN, 'is not a memory id');
+const tag = z
+  .string()
+  .refine(notBlank, first('must not be empty'))
+  .refine((v) => !v.includes(','), first('must not contain a comma'))
+  .max(TAG_MAX, atMost(TAG_MAX));
+const confidenceRange = { error: (i: { input: unknown }) => `must be a number from 0.0 to 1.0 (got ${shown(i.input)})` };
+
+/** The fields a person or agent writes, with their limits: shared by a create's input and a stored entry. */
+const written = {
+  section: z.enum(SECTIONS),
+  kind: z.enum(KINDS),
+  subject: z
+    .string()
+    .refine(notBlank, first('is required (a canonical entity key such as "billing.invoices")'))
+    .refine(
+      (v) => !/\s/.test(v),
+      first((i) => `must be a canonical entity key without spaces, such as "billing.invoices" (got ${shown(i.input)})`),
+    )
+    .max(SUBJECT_MAX, atMost(SUBJECT_MAX)),
+  scope: z.string().superRefine((v, ctx) => {
+    const p = parseScope(v);
+    if ('error' in p) ctx.addIssue({ code: 'custom', message: p.error });
+  }),
+  summary: z
+    .string()
+    .refine(notBlank, first('is required (1-2 sentences)'))
+    .refine((v) => !v.includes('\0'), first('must not contain a NUL character (the summary goes into the commit message)'))
+    .max(SUMMARY_MAX, atMost(SUMMARY_MAX)),
+  content: z.string().refine(notBlank, first('is required')).max(CONTENT_MAX, atMost(CONTENT_MAX)),
+  confidence: z.number().min(0, confidenceRange).max(1, confidenceRange),
+  review_interval: z
+    .string()
+    .refine((v) => durationMs(v) !== null, { error: (i) => `must be an ISO 8601 duration such as P30D (got ${shown(i.input)})` })
+    .nullable()
+    .optional(),
+};
 
 export const EvidenceSchema = z
   .object({
     type: z.enum(EVIDENCE_TYPES),
-    uri: z.string().min(1, 'must not be empty'),
-    note: z.string(),
+    uri: z.string().min(1, 'must not be empty').max(EVIDENCE_URI_MAX, atMost(EVIDENCE_URI_MAX)),
+    note: z.string().max(EVIDENCE_NOTE_MAX, atMost(EVIDENCE_NOTE_MAX)),
   })
   .strict();
 export type Evidence = z.infer<typeof EvidenceSchema>;
@@ -43,7 +99,7 @@ export const LifecycleSchema = z
     /** FSRS difficulty (1-10), kept once an entry has been reinforced under the fsrs6 curve. */
     difficulty: z.number().min(1).max(10).optional(),
     /** When the entry was last explicitly re-memorized (`memory reinforce`): strength is 1 then. */
-    reviewed_at: isoTimestamp.optional(),
+    reviewed_at: timestamp.optional(),
   })
   .strict();
 export type Lifecycle = z.infer<typeof LifecycleSchema>;
@@ -51,20 +107,13 @@ export type Lifecycle = z.infer<typeof LifecycleSchema>;
 /** The `entry` part of a create: what an agent or person writes. System fields are not allowed. */
 export const EntryInputSchema = z
   .object({
-    section: z.enum(SECTIONS),
-    kind: z.enum(KINDS),
-    subject: z.string(),
-    scope: z.string(),
-    summary: z.string(),
-    content: z.string(),
-    tags: z.array(z.string()).optional(),
-    confidence: z.number(),
+    ...written,
+    tags: z.array(tag).optional(),
     evidence: z.array(EvidenceSchema).optional(),
     status: z.enum(CREATE_STATUSES).optional(),
     valid_from: nullableTimestamp.optional(),
     valid_to: nullableTimestamp.optional(),
-    related_entries: z.array(z.string()).optional(),
-    review_interval: z.string().nullable().optional(),
+    related_entries: z.array(memoryId).optional(),
     lifecycle: LifecycleSchema.optional(),
   })
   .strict();
@@ -74,24 +123,17 @@ export type EntryInput = z.infer<typeof EntryInputSchema>;
 export const MemoryEntrySchema = z
   .object({
     id: z.string().regex(ID_PATTERN, 'is not a memory id (a ULID)'),
-    section: z.enum(SECTIONS),
-    kind: z.enum(KINDS),
-    subject: z.string(),
-    scope: z.string(),
-    summary: z.string(),
-    content: z.string(),
-    tags: z.array(z.string()),
-    confidence: z.number(),
+    ...written,
+    tags: z.array(tag),
     evidence: z.array(EvidenceSchema),
     status: z.enum(STATUSES),
-    superseded_by: z.string().nullable(),
-    related_entries: z.array(z.string()),
+    superseded_by: memoryId.nullable(),
+    related_entries: z.array(memoryId),
     valid_from: nullableTimestamp,
     valid_to: nullableTimestamp,
-    review_interval: z.string().nullable().optional(),
     created_by: z.string().min(1),
-    created_at: isoTimestamp,
-    updated_at: isoTimestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
     lifecycle: LifecycleSchema.optional(),
   })
   .strict();

@@ -1,14 +1,7 @@
 /**
- * The secret scan's engine, pure and synchronous: the rules of secret-rules/ over
- * each field's raw text, then over what the text says once normalised — zero-width characters
- * removed, URL escapes decoded, string concatenations and line continuations joined — and over
- * the decoded text of base64 blobs. The service runs it, with secretlint's preset beside it
- * (src/service/secret-scan.ts).
- *
- * A finding names the field, the rule and the position; it never carries the secret. Values
- * that are placeholders (`[API_KEY]`, `<TOKEN>`, `${SECRET}`, `xxxx…`, `your-key-here`) or
- * documented example keys are not secrets. Every rule runs in linear time, and a field longer
- * than MAX_SCANNED is refused rather than scanned (no field may be that long).
+ * The secret scan's engine, pure: the rules of secret-rules/ over each field's raw text, its
+ * normalised form and its decoded base64 blobs (secretlint's preset runs beside it in
+ * service/secret-scan.ts). A finding never carries the secret; every rule runs in linear time.
  */
 import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
 
@@ -241,10 +234,8 @@ export function dedupe(findings: SecretFinding[]): SecretFinding[] {
 const PLAIN = /^(?:[0-7][0-9A-HJKMNP-TV-Z]{25}|\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?)$/;
 
 /**
- * Every string of an entry, a create input, a Memory_Update or an imported document, with its
- * path (`evidence[0].note`, `lifecycle.reviewed_at`, `related_entries[1]`, `id`): whatever field
- * a text sits in, it may be stored, committed or shown, so it is scanned. A key that is not a
- * plain field name is named by position only (it could be the secret).
+ * Every string of a document with its path: whatever field a text sits in may be stored or shown,
+ * so it is scanned. A key that is not a plain field name is named by position (it could be the secret).
  */
 export function secretFields(value: unknown, prefix = ''): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [];

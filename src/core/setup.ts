@@ -1,16 +1,8 @@
 /**
- * `memory setup <client>`, the pure part: given what the configuration files hold now, what they
- * should hold so that an agent client (Claude Code, Cursor, Codex CLI) starts the MCP server,
- * gets the project's context once, and is told how to use memory. Only what bass-agents owns is
- * changed: its own server entry in an MCP configuration, its own hooks, and a marked block in
- * instruction files; everything else in those files is kept byte for byte (a JSON file gets its
- * key added in the file's own layout, a compact file stays compact). A file that cannot be read
- * as what it should be (broken JSON, a hand-made server of the same name) is refused, not
- * overwritten.
- *
- * The context reaches each client once: Claude Code through its session-start hook (rendered
- * fresh, within the budget), Cursor through its rule's import of ai-context/<project>.md, Codex
- * through AGENTS.md's pointer at that file.
+ * `memory setup <client>`, the pure part: what an agent client's configuration files should hold
+ * to start the MCP server and get the context once. Only what bass-agents owns changes (its server
+ * entry, its hooks, a marked block); the rest is kept byte for byte, and a file that cannot be
+ * read as what it should be is refused, not overwritten.
  */
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
 import { UsageError } from './errors.js';
@@ -188,11 +180,7 @@ function cursorRule(file: string, text: string | null, body: string): string {
   return rule;
 }
 
-/**
- * The files a client needs, before and after. `read` gives a file's current text (null when
- * there is none). Files that would not change are included with `after === before`. `capture`
- * adds the hook that reminds the agent to record what it learned.
- */
+/** The files a client needs, before and after (`after === before`: unchanged); `read` gives a file's text or null. */
 export function planSetup(
   client: Client,
   project: string,

@@ -1,8 +1,6 @@
 /**
- * Lexical similarity, pure (no embedding service): TF-IDF cosine over the words of
- * summary, subject, tags and content, blended with the Jaccard overlap of their word sets, and
- * union-find grouping. Candidate pairs come from shared rare terms, so a project of thousands of
- * entries is not compared pair by pair.
+ * Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap, and union-find grouping.
+ * Candidate pairs come from shared rare terms, so thousands of entries are not compared pair by pair.
  */
 
 export interface Doc {
@@ -90,10 +88,7 @@ export function decide(s: { combined: number; overlap: number }): PairDecision {
   return 'separate';
 }
 
-/**
- * Pairs worth comparing: docs that share one of their `top` highest-weighted terms. Returns
- * each pair once, `a < b`.
- */
+/** Pairs worth comparing (each once, `a < b`): docs that share one of their `top` highest-weighted terms. */
 export function candidatePairs(v: Vectors, top = 8): [string, string][] {
   const byTerm = new Map<string, string[]>();
   for (const [id, vec] of v.vec) {

@@ -1,7 +1,4 @@
-/**
- * The Statistics document, computed from entries, the operation log and the query
- * log. Pure: `now` and the date range come in as arguments.
- */
+/** The Statistics document from entries, the operation log and the query log; pure. */
 import { EXPIRY_WARNING_DAYS, LOW_CONFIDENCE } from './query.js';
 import { EVIDENCE_TYPES, KINDS, SECTIONS, STATUSES } from './constants.js';
 import type { EntryLike } from './meta.js';
@@ -87,10 +84,7 @@ export function bucketOf(c: number): (typeof CONFIDENCE_BUCKETS)[number] {
   return CONFIDENCE_BUCKETS[i] ?? '0.0-0.2'; // c is NaN
 }
 
-/**
- * Counts over entries that can be kept up to date one entry at a time: `add` and
- * `remove` are exact inverses, so a long-lived process applies only what changed.
- */
+/** Counts kept one entry at a time: `add` and `remove` are exact inverses, so a long-lived process applies only what changed. */
 export class EntryAggregate {
   total = 0;
   sum = 0;

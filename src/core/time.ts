@@ -9,11 +9,7 @@ export function normalizeTimestamp(value: string): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/**
- * `iso` as ms since the epoch if it is exactly as `toISOString` writes it (24 characters, UTC,
- * milliseconds), else NaN. Two such texts are in the order of their times, so comparing the
- * numbers is comparing the texts, without either being made.
- */
+/** `iso` as ms if it is exactly as `toISOString` writes it, else NaN: comparing the numbers is comparing the texts. */
 export function canonicalMs(iso: string): number {
   if (iso.length !== 24) return NaN;
   const ms = Date.parse(iso);

@@ -3,20 +3,17 @@
  * pure, returns every problem with its field path, never throws. Used by every write, by import,
  * by `memory validate`, and when reading files from disk.
  */
-import type { ZodError, ZodType } from 'zod';
+import { z, type ZodError, type ZodType } from 'zod';
 import type { Problem } from './errors.js';
 import { checkEvidenceUri } from './evidence.js';
-import { durationMs } from './freshness.js';
-import { parseScope } from './scope.js';
 import {
-  CONTENT_MAX,
+  EVIDENCE_TYPES,
   EntryInputSchema,
   ID_PATTERN,
+  KINDS,
   MemoryEntrySchema,
+  STATUSES,
   MemoryUpdateSchema,
-  SUBJECT_MAX,
-  SUMMARY_MAX,
-  TAG_MAX,
   type EntryInput,
   type MemoryEntry,
   type MemoryUpdate,
@@ -24,7 +21,6 @@ import {
 import { duplicateHash } from './meta.js';
 import { normalizeTimestamp } from './time.js';
 import { shown } from './redact.js';
-import { EVIDENCE_NOTE_MAX, EVIDENCE_URI_MAX } from './constants.js';
 
 export { duplicateHash, duplicateKey } from './meta.js';
 export { normalizeTimestamp } from './time.js';
@@ -95,76 +91,39 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   return { ok: false, errors: zodProblems(r.error, prefix, input) };
 }
 
-/** Field rules shared by new and stored entries. `p` is the path prefix (e.g. `entry.`). */
+/** Rules between fields (each field's own limits are in the schema). `p` is the path prefix (e.g. `entry.`). */
 function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
   const at = (f: string): string => (p ? `${p}.${f}` : f);
-  if (!e.subject.trim()) out.push({ path: at('subject'), message: 'is required (a canonical entity key such as "billing.invoices")' });
-  else if (/\s/.test(e.subject)) {
-    out.push({ path: at('subject'), message: `must be a canonical entity key without spaces, such as "billing.invoices" (got ${shown(e.subject)})` });
-  } else if (e.subject.length > SUBJECT_MAX) out.push({ path: at('subject'), message: `must be at most ${SUBJECT_MAX} characters` });
-
-  const scope = parseScope(e.scope);
-  if ('error' in scope) out.push({ path: at('scope'), message: scope.error });
-
-  if (!e.summary.trim()) out.push({ path: at('summary'), message: 'is required (1-2 sentences)' });
-  else if (e.summary.includes('\0')) out.push({ path: at('summary'), message: 'must not contain a NUL character (the summary goes into the commit message)' });
-  else if (e.summary.length > SUMMARY_MAX) {
-    out.push({ path: at('summary'), message: `must be at most ${SUMMARY_MAX} characters (got ${e.summary.length})` });
-  }
-  if (!e.content.trim()) out.push({ path: at('content'), message: 'is required' });
-  else if (e.content.length > CONTENT_MAX) {
-    out.push({ path: at('content'), message: `must be at most ${CONTENT_MAX} characters (got ${e.content.length})` });
-  }
-
-  if (!Number.isFinite(e.confidence) || e.confidence < 0 || e.confidence > 1) {
-    out.push({ path: at('confidence'), message: `must be a number from 0.0 to 1.0 (got ${shown(e.confidence)})` });
-  }
-
-  (e.tags ?? []).forEach((t, i) => {
-    if (!t.trim()) out.push({ path: at(`tags[${i}]`), message: 'must not be empty' });
-    else if (t.length > TAG_MAX) out.push({ path: at(`tags[${i}]`), message: `must be at most ${TAG_MAX} characters` });
-    else if (t.includes(',')) out.push({ path: at(`tags[${i}]`), message: 'must not contain a comma' });
-  });
-
   (e.evidence ?? []).forEach((ev, i) => {
-    if (ev.note.length > EVIDENCE_NOTE_MAX)
-      out.push({ path: at(`evidence[${i}].note`), message: `must be at most ${EVIDENCE_NOTE_MAX} characters (got ${ev.note.length})` });
-    if (ev.uri.length > EVIDENCE_URI_MAX) {
-      out.push({ path: at(`evidence[${i}].uri`), message: `must be at most ${EVIDENCE_URI_MAX} characters (got ${ev.uri.length})` });
-      return;
-    }
     const msg = checkEvidenceUri(ev.type, ev.uri);
     if (msg) out.push({ path: at(`evidence[${i}].uri`), message: `${msg} (type ${ev.type})` });
   });
-
-  (e.related_entries ?? []).forEach((id, i) => {
-    if (!ID_PATTERN.test(id)) out.push({ path: at(`related_entries[${i}]`), message: 'is not a memory id' });
-  });
-  for (const [f, v] of [
-    ['lifecycle.reviewed_at', e.lifecycle?.reviewed_at],
-    ['valid_from', e.valid_from],
-    ['valid_to', e.valid_to],
-  ] as const) {
-    if (v != null && normalizeTimestamp(v) === null)
-      out.push({ path: at(f), message: `must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z (got ${shown(v)})` });
-  }
-  if (e.valid_from && e.valid_to) {
-    const a = normalizeTimestamp(e.valid_from);
-    const b = normalizeTimestamp(e.valid_to);
-    if (a && b && b <= a) out.push({ path: at('valid_to'), message: 'must be later than valid_from' });
-  }
+  const [from, to] = [e.valid_from, e.valid_to].map((v) => (v ? normalizeTimestamp(v) : null));
+  if (from && to && to <= from) out.push({ path: at('valid_to'), message: 'must be later than valid_from' });
   if (e.section === 'state') {
     // State is only trustworthy with a validity window.
     if (!e.valid_from) out.push({ path: at('valid_from'), message: 'is required for section "state" (when the state became true)' });
     if (!e.valid_to) out.push({ path: at('valid_to'), message: 'is required for section "state" (when it must be re-checked or expires)' });
   }
-  if (e.review_interval != null && durationMs(e.review_interval) === null) {
-    out.push({ path: at('review_interval'), message: `must be an ISO 8601 duration such as P30D (got ${shown(e.review_interval)})` });
-  }
+}
+
+/** The fields the write policy reads, checked on their own when others are malformed. */
+const PolicyFields = z.object({
+  kind: z.enum(KINDS),
+  status: z.enum(STATUSES).optional(),
+  evidence: z.array(z.looseObject({ type: z.enum(EVIDENCE_TYPES) })).optional(),
+});
+
+/** The write policy's problems of an input whose fields broke their limits, listed beside those (a stored entry's only when active). */
+function policyOf(input: unknown, as: 'input' | 'stored', prefix: string): Problem[] {
+  const p = PolicyFields.safeParse(input);
+  const out: Problem[] = [];
+  if (p.success && (as === 'input' || p.data.status === 'active')) policyRules(p.data, prefix, out);
+  return out;
 }
 
 /** The write policy for an entry about to become (or stay) live. */
-function policyRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
+function policyRules(e: z.infer<typeof PolicyFields>, p: string, out: Problem[]): void {
   const at = (f: string): string => (p ? `${p}.${f}` : f);
   const status = e.status ?? 'active';
   if (status === 'draft') return; // Drafts may omit evidence.
@@ -194,7 +153,7 @@ export type NormalizedInput = EntryInput & {
  */
 export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<NormalizedInput> {
   const shaped = parseWith(EntryInputSchema, input, prefix);
-  if (!shaped.ok) return shaped;
+  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'input', prefix)] };
   const e = shaped.value;
   const errors: Problem[] = [];
   fieldRules(e, prefix, errors);
@@ -227,7 +186,7 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
 /** Validates a stored entry (a file on disk, an import): shape and field rules; policy for live ones. */
 export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryEntry> {
   const shaped = parseWith(MemoryEntrySchema, input, prefix);
-  if (!shaped.ok) return shaped;
+  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'stored', prefix)] };
   const e = shaped.value;
   const errors: Problem[] = [];
   fieldRules(e, prefix, errors);
@@ -238,12 +197,6 @@ export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryE
   }
   if (e.status !== 'superseded' && e.superseded_by) {
     errors.push({ path: at('superseded_by'), message: 'must be null unless status is "superseded"' });
-  }
-  if (e.superseded_by && !ID_PATTERN.test(e.superseded_by)) {
-    errors.push({ path: at('superseded_by'), message: 'is not a memory id' });
-  }
-  for (const f of ['created_at', 'updated_at'] as const) {
-    if (normalizeTimestamp(e[f]) === null) errors.push({ path: at(f), message: 'must be an ISO 8601 timestamp' });
   }
   if (errors.length) return { ok: false, errors };
   return { ok: true, value: e, errors: [] };

@@ -55,8 +55,13 @@ export interface JobOptions {
  */
 const collect = (): void => (globalThis as { gc?: () => void }).gc?.();
 
-/** How long ai-context regeneration waits after a change. */
-const CONTEXT_DELAY_MS = 2000;
+/**
+ * ai-context regeneration waits until changes have been quiet this long (a burst of writes is
+ * one regeneration and one commit, not one every few writes, each holding the write lock)...
+ */
+const CONTEXT_QUIET_MS = 2000;
+/** ...and at most this long after the first change it waits for (under a steady stream of writes). */
+const CONTEXT_MAX_WAIT_MS = 30_000;
 
 export class Jobs {
   private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
@@ -66,6 +71,8 @@ export class Jobs {
   private stopping = false;
   private readonly contextDue = new Set<string>();
   private contextTimer: NodeJS.Timeout | undefined;
+  /** When (performance.now()) the first change the armed regeneration waits for came. */
+  private contextSince = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -206,10 +213,15 @@ export class Jobs {
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
       if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.engine.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
     }
-    if (this.contextDue.size && !this.contextTimer) this.armContext();
+    if (this.contextDue.size) this.armContext();
   }
 
+  /** (Re)arms the regeneration: CONTEXT_QUIET_MS from now, but no later than CONTEXT_MAX_WAIT_MS after the first change. */
   private armContext(): void {
+    const now = performance.now();
+    if (this.contextTimer) clearTimeout(this.contextTimer);
+    else this.contextSince = now;
+    const wait = Math.max(0, Math.min(CONTEXT_QUIET_MS, this.contextSince + CONTEXT_MAX_WAIT_MS - now));
     this.contextTimer = setTimeout(() => {
       this.contextTimer = undefined;
       void this.run('context', async () => {
@@ -220,7 +232,7 @@ export class Jobs {
           if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
         }
       });
-    }, CONTEXT_DELAY_MS);
+    }, wait);
   }
 
   /** Stops scheduling; the running job finishes its batch and its cursor is saved. */

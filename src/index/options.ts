@@ -44,6 +44,39 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 const ASCII_WORD = /^[a-z]+$/;
 
 /**
+ * English irregular verb forms and plurals, which Porter's rules leave apart from their base
+ * ("made" and "make", "went" and "go", "children" and "child"): each to its base, so "what did we
+ * build" finds "we built". Forms that are also common words of another meaning (left, rose, saw, won as in won't,
+ * found, lay, bit, ground) are left out.
+ */
+const IRREGULAR: ReadonlyMap<string, string> = new Map(
+  (
+    'arise:arose,arisen awake:awoke,awoken bear:bore,borne beat:beaten become:became begin:began,begun bend:bent ' +
+    'bite:bitten blow:blew,blown break:broke,broken breed:bred bring:brought build:built burn:burnt buy:bought ' +
+    'catch:caught choose:chose,chosen cling:clung come:came creep:crept deal:dealt dig:dug draw:drew,drawn ' +
+    'dream:dreamt drink:drank,drunk drive:drove,driven eat:ate,eaten fall:fell,fallen feed:fed feel:felt fight:fought ' +
+    'flee:fled fling:flung fly:flew,flown forbid:forbade,forbidden forget:forgot,forgotten forgive:forgave,forgiven ' +
+    'freeze:froze,frozen get:got,gotten give:gave,given go:went,gone grow:grew,grown hang:hung hear:heard hide:hid,hidden ' +
+    'hold:held keep:kept kneel:knelt know:knew,known lead:led leap:leapt learn:learnt lend:lent lose:lost make:made ' +
+    'mean:meant meet:met overcome:overcame pay:paid ride:rode,ridden ring:rang,rung rise:risen run:ran say:said ' +
+    'see:seen seek:sought sell:sold send:sent shake:shook,shaken shine:shone shoot:shot shrink:shrank,shrunk ' +
+    'sing:sang,sung sink:sank,sunk sit:sat sleep:slept slide:slid speak:spoke,spoken spend:spent spin:spun ' +
+    'spring:sprang,sprung stand:stood steal:stole,stolen stick:stuck sting:stung stink:stank strike:struck ' +
+    'strive:strove,striven swear:swore,sworn sweep:swept swim:swam,swum swing:swung take:took,taken teach:taught ' +
+    'tear:tore,torn tell:told think:thought throw:threw,thrown understand:understood wake:woke,woken wear:wore,worn ' +
+    'weave:wove,woven weep:wept write:wrote,written ' +
+    'child:children man:men woman:women person:people foot:feet tooth:teeth mouse:mice goose:geese wife:wives ' +
+    'knife:knives wolf:wolves half:halves shelf:shelves thief:thieves index:indices vertex:vertices matrix:matrices ' +
+    'analysis:analyses criterion:criteria'
+  )
+    .split(' ')
+    .flatMap((entry) => {
+      const [base, forms] = entry.split(':') as [string, string];
+      return forms.split(',').map((f) => [f, base] as const);
+    }),
+);
+
+/**
  * One term as the index stores it: lowercase, at least two characters unless it holds a digit,
  * and English words reduced to their stem (Porter's algorithm, the `stemmer` package), so
  * "deploys", "deployed" and "deploying" are one term. Identifiers with digits or non-ASCII
@@ -51,7 +84,7 @@ const ASCII_WORD = /^[a-z]+$/;
  */
 export function processTerm(term: string): string | null {
   if (term.length < 2 && !/\d/.test(term)) return null;
-  const t = term.toLowerCase();
+  const t = IRREGULAR.get(term.toLowerCase()) ?? term.toLowerCase();
   if (t.length <= 3 || !ASCII_WORD.test(t)) return t;
   let s = stems.get(t);
   if (s === undefined) {
@@ -67,7 +100,8 @@ const stems = new Map<string, string>();
 /** A query's words: the tokenizer's, without stopwords unless nothing else is left. */
 export function queryTokenize(text: string): string[] {
   const all = tokenize(text);
-  const content = all.filter((w) => !STOPWORDS.has(w.toLowerCase()));
+  // "May" written so after the first word is the month ("in May 2023"), not the modal verb.
+  const content = all.filter((w, i) => (i > 0 && w === 'May') || !STOPWORDS.has(w.toLowerCase()));
   return content.length ? content : all;
 }
 
@@ -84,6 +118,10 @@ export const INDEX_OPTIONS: Options<Doc> = {
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
+    // A term reached by prefix or by a typo counts for less than MiniSearch's defaults (0.375,
+    // 0.45): stemming already joins a word's own forms, so most of what a prefix adds is other
+    // words ("art" → "article").
+    weights: { prefix: 0.2, fuzzy: 0.3 },
     combineWith: 'OR',
   },
 };
@@ -93,7 +131,7 @@ export const INDEX_OPTIONS: Options<Doc> = {
  * snapshot is rebuilt rather than misread. (Not their source text: the bundled CLI and dist/
  * hold the same functions formatted differently, and must share one snapshot.)
  */
-const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/porter-stem-ascii-over3/query-stopwords/v2';
+const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3';
 
 /**
  * Changes whenever the options above change, so an old snapshot is rebuilt rather than misread.

@@ -1,22 +1,14 @@
 /**
- * The text index in memory: postings in typed arrays, scored as MiniSearch scores them.
+ * The text index in memory. MiniSearch holds a Map per term and field of Maps of document to
+ * frequency (tens of bytes a posting); here a posting is six bytes in two typed arrays (document
+ * number; field and frequency in 16 bits), with MiniSearch's radix tree (`SearchableMap`) as the
+ * vocabulary, so prefix and fuzzy matching are its own. The snapshot (snapshot-file.ts) is this
+ * layout on disk.
  *
- * MiniSearch keeps a JavaScript Map per term and field, holding another Map of document to term
- * frequency: tens of bytes per posting. Here a posting is six
- * bytes in two typed arrays (document number, and field and frequency packed in 16 bits), the
- * vocabulary is MiniSearch's own radix tree (`SearchableMap`, so prefix and fuzzy matching are
- * MiniSearch's), and field lengths are a Uint16Array. The same layout is the snapshot on disk
- * (snapshot-file.ts), so loading it is reading it.
- *
- * Two tiers: the *base* (postings of every term, contiguous per term and sorted by field) is
- * immutable between compactions; documents added since go to a small *delta* (per term and field,
- * plain arrays), and discarded ones are marked dead and left out of scores until the next `compact` rebuilds
- * the base without them. A replaced document is discarded and added again under a new number,
- * as in MiniSearch.
- *
- * Scores are MiniSearch 7's for the same documents, bit for bit (tests check it; the scoring is
- * postings-score.ts): a term's document frequency counted over live documents only (what
- * MiniSearch's vacuum leaves), its running average of field lengths kept the same way.
+ * The *base* (every term's postings, contiguous, sorted by field) is immutable between
+ * compactions; added documents go to a small *delta* (plain arrays per term and field), discarded
+ * ones are marked dead until `compact` rebuilds the base. Scores are MiniSearch 7's, bit for bit
+ * (postings-score.ts; tests check it).
  */
 import SearchableMap from 'minisearch/SearchableMap';
 import type { Options, SearchOptions } from 'minisearch';
@@ -63,7 +55,7 @@ export class PostingIndex {
   private readonly boosts: number[];
   // Documents.
   private keys: string[] = [];
-  /** Document numbers by key, made on first use: a one-shot query of a loaded snapshot goes from numbers to keys only. */
+  /** Made on first use: a one-shot query goes from numbers to keys only. */
   private byKeyMap: Map<string, number> | undefined = new Map();
   private lens: Uint16Array = new Uint16Array(0);
   private alive: Uint8Array = new Uint8Array(0);
@@ -234,10 +226,9 @@ export class PostingIndex {
   }
 
   /**
-   * The raw-token number of `token`: its term is `rawTerm[r]` (-1 when term processing drops it).
-   * Entries repeat their words, so each distinct token is processed (lowercased, stemmed) once
-   * per index, not once per occurrence. Only for a term processing that does not depend on the
-   * field (one parameter); otherwise every token is processed where it occurs.
+   * The raw-token number of `token`, whose term is `rawTerm[r]` (-1: dropped). Entries repeat
+   * their words: each distinct token is processed (stemmed) once per index, unless term
+   * processing depends on the field.
    */
   private rawOf(token: string, field: string): number {
     let r = this.rawIds.get(token);
@@ -288,11 +279,7 @@ export class PostingIndex {
     return true;
   }
 
-  /**
-   * Rebuilds the base from the base and the delta without discarded documents, numbering the
-   * documents 0..n-1 in their order; returns the old → new numbers (-1 for a discarded one).
-   * Terms left without postings leave the vocabulary.
-   */
+  /** Rebuilds the base without discarded documents, renumbered 0..n-1 in order; returns old → new numbers (-1: discarded). */
   compact(): Int32Array {
     const F = this.F;
     const remap = new Int32Array(this.next).fill(-1);
@@ -351,10 +338,7 @@ export class PostingIndex {
     return remap;
   }
 
-  /**
-   * The terms that keep live postings after `remap` (-1: a discarded document), in the order of
-   * their texts, each with how many: base and delta. (`!`: as in compact.)
-   */
+  /** The terms keeping live postings after `remap`, sorted by text, each with how many. (`!`: as in compact.) */
   private liveTermsInOrder(remap: Int32Array): [term: number, postings: number][] {
     const { pDoc, tOff, baseTerms, F } = this;
     const per = new Uint32Array(this.terms.length);
@@ -393,10 +377,7 @@ export class PostingIndex {
     };
   }
 
-  /**
-   * Every document `text` reaches and the score MiniSearch's `search` would give it (an OR query
-   * with the index's search options), unsorted (postings-score.ts).
-   */
+  /** Every document `text` reaches with MiniSearch's score, unsorted (postings-score.ts). */
   score(text: string, overrides: SearchOptions = {}): ScoredHits {
     this.scorer ??= new PostingScorer();
     const { opts, F, count, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms, delta, dead, ids, vocab, next } = this;

@@ -1,17 +1,9 @@
 /**
- * The full-text index over summary, content, subject, tags, kind and scope: which documents it
- * holds (by key, with the file stamp each was indexed from), kept in step with the catalog, and
- * persisted under `cache/index.bin` of the local state folder.
- *
- * The postings live in a PostingIndex (postings.ts: typed arrays, scored as MiniSearch scores),
- * and the snapshot is that layout on disk (snapshot-file.ts). A long-lived process (daemon, MCP
- * server) loads it whole, which is reading the file. A one-shot `memory query` loads the
- * document tables and only the postings of the terms its text can reach (exact, prefix and fuzzy,
- * by MiniSearch's rules), which gives exactly the scores of the whole index: the document count,
- * field lengths and per-term document frequencies BM25 needs are all there. Entries whose files
- * changed since the snapshot are replaced or discarded by key (the catalog's stamps say which).
- * A corrupt or mismatched snapshot is rebuilt, never fatal. The service filters the hits, which
- * gives what filtering first would: scores do not depend on filters.
+ * The full-text index (postings.ts) kept in step with the catalog: the documents it holds by key,
+ * with the file stamp each was indexed from, and its snapshot `cache/index.bin` (snapshot-file.ts).
+ * A long-lived process loads the snapshot whole; a one-shot query loads the document tables and
+ * only the postings its text can reach, which gives the whole index's scores (BM25 needs only
+ * counts). A corrupt or mismatched snapshot is rebuilt, never fatal.
  */
 import { join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -50,33 +42,23 @@ export interface SyncReport {
   removed: number;
 }
 
-/**
- * When the delta and the discarded documents are worth a compaction (a rebuild of the base):
- * past this many postings in the delta or discarded documents, or
- * an eighth of the base, whichever is more.
- */
+/** A compaction is due past this many postings in the delta or discarded documents, or an eighth of the base. */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
-/**
- * Within one large sync (a first build), the delta is compacted into the base whenever it holds
- * this many postings or half the base: its plain arrays cost more than twice the base's bytes a posting.
- */
+/** Within a large sync (a first build), past this many delta postings or half the base: the delta costs twice the base's bytes a posting. */
 const BUILD_DELTA_MAX = 2_000_000;
 
 export class SearchIndex {
   private ix: PostingIndex;
   private stamps: Map<string, string>;
   private dirty = false;
-  private gen = 0;
+  /** Bumped whenever documents are added, replaced or discarded, or renumbered by a compaction. */
+  generation = 0;
   /** Documents added, replaced or discarded since the snapshot was last saved or loaded. */
-  private unsaved = 0;
+  unsavedChanges = 0;
   /** Holds only the postings one query needs: searchable for that query, never saved. */
   readonly partial: boolean;
-  /**
-   * A partial index whose snapshot was saved from the very catalog content the caller holds
-   * (`catalog` of loadFor): it holds exactly its entries, and has no stamps to sync by (nothing
-   * to sync).
-   */
+  /** A partial index saved from the very catalog content the caller holds (see loadFor): nothing to sync, and no stamps to sync by. */
   inSync = false;
 
   /** The catalog content the snapshot was saved from, when it recorded one. */
@@ -99,10 +81,9 @@ export class SearchIndex {
   }
 
   /**
-   * The catalog content ids an index snapshot may have been saved from to hold exactly the
-   * entries of catalog content `content`: that one, and the one a query found to hold the same
-   * entries (noteSameEntries). A rewritten catalog cache (a new base, the same entries) then keeps
-   * one-shot queries on the fast path instead of comparing every entry's stamp.
+   * The catalog contents a snapshot holding exactly the entries of `content` may have been saved
+   * from: that one, and one a query found to hold the same entries (noteSameEntries), so that a
+   * catalog saved as a new base keeps one-shot queries from comparing every stamp.
    */
   static contentsFor(localDir: string, content: string | undefined): string[] {
     if (content === undefined) return [];
@@ -130,18 +111,14 @@ export class SearchIndex {
     return new SearchIndex(ix, stamps, partial);
   }
 
-  /** Loads a whole snapshot; an empty index when it is missing, corrupt or built with other options. */
+  /** Loads a whole snapshot; an empty index when there is no usable one. */
   static load(file: string): { index: SearchIndex; loaded: boolean } {
     const loaded = readSnapshot(file);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return { index: SearchIndex.empty(), loaded: false };
     return { index: SearchIndex.of(loaded, false), loaded: true };
   }
 
-  /**
-   * Loads the snapshot with only the postings `text` can reach: the same results and scores as
-   * the whole index for that text. Returns null when there is no usable snapshot. `catalog`: the
-   * content id of the caller's catalog snapshot (see inSync).
-   */
+  /** Loads the snapshot with only the postings `text` can reach (the whole index's scores for it); null when there is none. `catalog`: see contentsFor. */
   static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
     const loaded = readSnapshot(file, (terms) => reachableTerms(terms, text), catalog);
     if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
@@ -152,10 +129,7 @@ export class SearchIndex {
     return index;
   }
 
-  /**
-   * Where the entry of document `sid` is among the catalog snapshot's entries, for an index
-   * `inSync` with it (a hint: the caller checks the entry's key).
-   */
+  /** Where document `sid`'s entry is among the saved-from catalog's entries (a hint: the caller checks the key). */
   entryAt(sid: number): number | undefined {
     const p = this.pos?.[sid];
     return p === undefined || p === NO_POS ? undefined : p;
@@ -186,10 +160,7 @@ export class SearchIndex {
     return { add, replace, discard, size: add.length + replace.length + discard.length };
   }
 
-  /**
-   * The plan for some keys only (a watcher batch): each key with the document that holds it now,
-   * or null when none does. Costs what the keys do, not a pass over every document.
-   */
+  /** The plan for some keys only (a watcher batch): each with the document holding it now, or null. */
   planKeys(touched: Iterable<[string, IndexedDoc | null]>): SyncPlan {
     const add: IndexedDoc[] = [];
     const replace: IndexedDoc[] = [];
@@ -209,11 +180,7 @@ export class SearchIndex {
     return this.plan(docs).size;
   }
 
-  /**
-   * Makes the index hold exactly `docs`: adds new ones, replaces changed ones (by stamp), discards
-   * gone ones. Compacts when the changes are worth it, unless `deferCompact` (the daemon's watcher
-   * batches: it compacts at a quiet moment, see compactIfDue).
-   */
+  /** Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet moment). */
   sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferCompact?: boolean } = {}): SyncReport {
     let n = 0;
     const bounded = (): void => {
@@ -239,26 +206,17 @@ export class SearchIndex {
     }
     if (plan.size) {
       this.dirty = true;
-      this.gen++;
-      this.unsaved += plan.size;
+      this.generation++;
+      this.unsavedChanges += plan.size;
       if (!opts.deferCompact) this.compactIfDue();
     }
     return { loaded: true, added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
   }
 
-  /** Whether the delta or the discarded documents are worth a compaction now. */
-  get compactionDue(): boolean {
-    const p = this.ix.pending;
-    return p.delta > Math.max(COMPACT_DELTA_MIN, p.base / 8) || p.dead > Math.max(COMPACT_DEAD_MIN, this.size / 8);
-  }
-
-  /**
-   * Compacts if the changes since the last compaction are worth it (see compactionDue). The
-   * daemon calls this when its watcher batches have been quiet for a while. A partial index,
-   * loaded for one question and never saved, does not.
-   */
+  /** Compacts when due; a partial index, never saved, does not. */
   compactIfDue(): boolean {
-    if (this.partial || !this.compactionDue) return false;
+    const p = this.ix.pending;
+    if (this.partial || (p.delta <= Math.max(COMPACT_DELTA_MIN, p.base / 8) && p.dead <= Math.max(COMPACT_DEAD_MIN, this.size / 8))) return false;
     this.compact();
     return true;
   }
@@ -267,7 +225,7 @@ export class SearchIndex {
     const p = this.ix.pending;
     if (!p.delta && !p.dead) return;
     this.ix.compact();
-    this.gen++;
+    this.generation++;
   }
 
   /** Relevance per key for `text` (every document it reaches). */
@@ -278,20 +236,7 @@ export class SearchIndex {
     return out;
   }
 
-  /** How far the saved snapshot is behind: documents added, replaced or discarded since. */
-  get unsavedChanges(): number {
-    return this.unsaved;
-  }
-
-  /** Bumped whenever documents are added, replaced or discarded, or renumbered by a compaction. */
-  get generation(): number {
-    return this.gen;
-  }
-
-  /**
-   * Every document `text` reaches, as its document number and the score MiniSearch's `search`
-   * would give (BM25+ times the number of query terms matched), unsorted.
-   */
+  /** Every document `text` reaches, by number, with MiniSearch's score, unsorted. */
   rawHits(text: string): ScoredHits {
     return this.ix.score(text);
   }
@@ -311,10 +256,7 @@ export class SearchIndex {
     return this.ix.docOf(key);
   }
 
-  /**
-   * Writes the snapshot (atomically, compacted first) when anything changed; a partial index is
-   * never saved. `catalog`: the content id of the catalog snapshot the index holds exactly.
-   */
+  /** Writes the snapshot (compacted first) when anything changed. `catalog`: the catalog content it holds exactly. */
   save(file: string, force = false, catalog?: CatalogMark): boolean {
     if (this.partial || (!this.dirty && !force)) return false;
     this.compact();
@@ -328,7 +270,7 @@ export class SearchIndex {
       catalog,
     );
     this.dirty = false;
-    this.unsaved = 0;
+    this.unsavedChanges = 0;
     return true;
   }
 }

@@ -42,8 +42,8 @@ export class VectorStore {
   readonly dims: number;
   /** Row of each text hash, least recently used first. */
   private byHash = new Map<string, number>();
-  /** Each entry's stamp and the hash of its text at that stamp. */
-  private entries = new Map<string, { stamp: string; hash: string }>();
+  /** Each entry's stamp, the hash of its text at that stamp and the row of that text's vector (a row stays its text's while the text has an entry). */
+  private entries = new Map<string, { stamp: string; hash: string; row: number }>();
   private data: Float32Array;
   private free: number[] = [];
   private used = 0;
@@ -78,7 +78,10 @@ export class VectorStore {
       // Copied out of the file's buffer: its offset need not be aligned for a Float32Array view.
       store.data.set(new Float32Array(buf.buffer.slice(buf.byteOffset + body, buf.byteOffset + body + n * dims * 4)));
       h.hashes.forEach((hash, r) => store.byHash.set(String(hash), r));
-      h.keys.forEach((key, i) => store.entries.set(key, { stamp: String(h.stamps[i]), hash: String(h.hashes[h.rows[i] ?? -1]) }));
+      h.keys.forEach((key, i) => {
+        const hash = String(h.hashes[h.rows[i] ?? -1]);
+        store.entries.set(key, { stamp: String(h.stamps[i]), hash, row: store.byHash.get(hash) ?? -1 });
+      });
       store.used = n;
       return store;
     } catch {
@@ -129,8 +132,9 @@ export class VectorStore {
     const e = this.entries.get(key);
     if (e && e.stamp === stamp && this.byHash.has(e.hash)) return true;
     const h = hash();
-    if (!this.byHash.has(h)) return false;
-    this.entries.set(key, { stamp, hash: h });
+    const row = this.byHash.get(h);
+    if (row === undefined) return false;
+    this.entries.set(key, { stamp, hash: h, row });
     this.touch(h);
     this.changed = true;
     return true;
@@ -151,7 +155,7 @@ export class VectorStore {
     }
     this.byHash.delete(hash);
     this.byHash.set(hash, row);
-    this.entries.set(key, { stamp, hash });
+    this.entries.set(key, { stamp, hash, row });
     this.changed = true;
   }
 
@@ -167,18 +171,27 @@ export class VectorStore {
     return dropped;
   }
 
-  /** A similarity function for one query vector: the dot product (vectors are unit length), undefined without a vector. */
+  /**
+   * A similarity function for one query vector: the dot product (vectors are unit length),
+   * undefined without a vector. A query asks it for every entry: each row's product is computed
+   * once, on first use (entries of one text share a row), and an entry finds its row in one lookup.
+   */
   similarity(query: ArrayLike<number>): (key: string) => number | undefined {
     const d = this.dims;
     const q = Float32Array.from(query);
     const data = this.data;
+    // NaN: not computed yet. Rows added after this call (a vector computed meanwhile) have none.
+    const dots = new Float64Array(this.used).fill(NaN);
     return (key) => {
-      const e = this.entries.get(key);
-      const r = e && this.byHash.get(e.hash);
-      if (r === undefined) return undefined;
-      let s = 0;
-      const o = r * d;
-      for (let k = 0; k < d; k++) s += q[k]! * data[o + k]!; // `!`: k < d, q's length and a row's
+      const r = this.entries.get(key)?.row;
+      if (r === undefined || r < 0 || r >= dots.length) return undefined;
+      let s = dots[r]!; // r < dots.length
+      if (s !== s) {
+        s = 0;
+        const o = r * d;
+        for (let k = 0; k < d; k++) s += q[k]! * data[o + k]!; // `!`: k < d, q's length and a row's
+        dots[r] = s;
+      }
       return s;
     };
   }

@@ -103,7 +103,7 @@ export class Engine {
 
   /** The git repository of the workspace, or null outside git (opened once). */
   git(): Promise<GitRepo | null> {
-    this.gitRepo ??= GitRepo.open(this.ws.root);
+    this.gitRepo ??= GitRepo.open(this.ws.root, { helper: this.longLived });
     return this.gitRepo;
   }
 

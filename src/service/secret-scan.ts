@@ -118,14 +118,31 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
 const clean = new Set<string>();
 const CLEAN_MAX = 200_000;
 
-/** Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. */
+/** Whether this process has scanned `text` and found it clean (a caller can skip naming its field). */
+export function knownClean(text: string): boolean {
+  return clean.has(text);
+}
+
+/**
+ * Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. Each
+ * distinct text is scanned once (a batch repeats its sections, kinds, scopes and tags thousands
+ * of times), and its findings are told for every field holding it.
+ */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
-  const pending = fields.filter((f) => f.text && !clean.has(f.text));
-  if (!pending.length) return [];
-  const own = pending.flatMap((f) => scanText(f.path, f.text));
-  const found = dedupe([...own, ...(await scanWithSecretlint(pending))]);
-  const hit = new Set(found.map((f) => f.path));
+  const holders = new Map<string, string[]>();
+  for (const f of fields) {
+    if (!f.text || clean.has(f.text)) continue;
+    const paths = holders.get(f.text);
+    if (paths) paths.push(f.path);
+    else holders.set(f.text, [f.path]);
+  }
+  if (!holders.size) return [];
+  // Scanned under their index as path, then told for each holder.
+  const texts = [...holders.keys()].map((text, i) => ({ path: String(i), text }));
+  const own = texts.flatMap((f) => scanText(f.path, f.text));
+  const byText = dedupe([...own, ...(await scanWithSecretlint(texts))]);
+  const hit = new Set(byText.map((f) => f.path));
   if (clean.size > CLEAN_MAX) clean.clear();
-  for (const f of pending) if (!hit.has(f.path)) clean.add(f.text);
-  return found;
+  for (const f of texts) if (!hit.has(f.path)) clean.add(f.text);
+  return dedupe(byText.flatMap((f) => holders.get(texts[Number(f.path)]!.text)!.map((path) => ({ ...f, path }))));
 }

@@ -40,6 +40,8 @@ interface Staged {
   entry?: MemoryEntry;
   /** The file this entry was read from when it moves (another section): its old texts count as known. */
   previous?: string;
+  /** An entry under an id just made: no earlier version of it to compare texts with. */
+  fresh?: boolean;
   /**
    * A default (config.yaml, .gitattributes...) staged because the file is missing from the work
    * tree: dropped when HEAD holds the file (a sparse checkout or a deletion in the work tree hid
@@ -90,8 +92,8 @@ export class WriteTx {
     this.nowIso = this.now.toISOString();
   }
 
-  /** Stages an entry of this transaction's project at its place; returns the absolute path. */
-  put(entry: MemoryEntry, opts: { from?: string } = {}): string {
+  /** Stages an entry of this transaction's project at its place (`fresh`: under an id just made); returns the absolute path. */
+  put(entry: MemoryEntry, opts: { from?: string; fresh?: boolean } = {}): string {
     this.ensureProject();
     // The section folder is checked once per transaction (a path check walks and resolves the
     // folders, which adds up over a large apply); finish() checks every file before writing.
@@ -104,6 +106,7 @@ export class WriteTx {
       text: serializeEntry(entry),
       entry,
       previous: opts.from && opts.from !== abs ? opts.from : undefined,
+      fresh: opts.fresh,
     });
     return abs;
   }
@@ -164,6 +167,7 @@ export class WriteTx {
     const ws = this.engine.ws;
     const files = [...this.staged.keys()];
     ws.assertMemoryPaths(files);
+    const rels = files.map((f) => ws.rel(f));
     const autoCommit = this.engine.projectConfig(this.project, this.now).git.autoCommit && !this.opts.noCommit;
     const useGit = autoCommit ? git : null;
     if (autoCommit && !git) this.caller.warn(`${ws.root} is not a git repository: memory was written, but no history is kept`);
@@ -173,7 +177,7 @@ export class WriteTx {
       const made = new Set<string>(); // folders made (or found) by this write: one mkdir each
       for (let i = 0; i < files.length; i += CHUNK) {
         const chunk = files.slice(i, i + CHUNK);
-        journal.addPaths(chunk.map((f) => ws.rel(f)));
+        journal.addPaths(rels.slice(i, i + CHUNK));
         for (const abs of chunk) {
           const s = this.staged.get(abs)!;
           if (s.text === null) rmSync(abs, { force: true });
@@ -210,7 +214,7 @@ export class WriteTx {
       try {
         // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
         // commit's first step awaits), so the files' texts are handed over rather than parsed again.
-        const texts = new Map(files.map((f) => [ws.rel(f), this.staged.get(f)!]));
+        const texts = new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!]));
         this.engine.catalog.noteWritten([...texts.keys()], texts);
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
@@ -257,12 +261,16 @@ export class WriteTx {
    */
   private async scanSecrets(): Promise<void> {
     const { secretFields, findingMessage } = modules.secretRules();
+    const { knownClean, scanFields } = modules.secretScan();
     // The agent's name goes into the commit message and the logs: it is scanned like a field.
     const fields: { path: string; text: string }[] = [{ path: 'agent', text: this.agent }];
     for (const [abs, s] of this.staged) {
       if (!s.entry) continue;
+      // Texts scanned before the lock (all of a batch's, as a rule) need no name or comparison.
+      const texts = secretFields(s.entry).filter((f) => !knownClean(f.text));
+      if (!texts.length) continue;
       const known = new Set<string>();
-      for (const old of [abs, s.previous]) {
+      for (const old of s.fresh ? [] : [abs, s.previous]) {
         if (!old || !existsSync(old)) continue;
         try {
           for (const f of secretFields(JSON.parse(readFileSync(old, 'utf8')))) known.add(`${f.path}\u0000${f.text}`);
@@ -271,9 +279,9 @@ export class WriteTx {
         }
       }
       const rel = this.engine.ws.rel(abs);
-      for (const f of secretFields(s.entry)) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });
+      for (const f of texts) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });
     }
-    const findings = await modules.secretScan().scanFields(fields);
+    const findings = await scanFields(fields);
     if (!findings.length) return;
     auditSecrets(this.engine, this.nowIso, { operation: this.changes[0]?.op ?? 'write', project: this.project, agent: this.agent }, findings);
     throw new ValidationError(

@@ -1,11 +1,11 @@
 /**
- * The entries of a snapshot that is the catalog cache exactly as loaded, made from its columns
- * and rows only when asked for: filters and the no-text order read the columns (through one
- * object moved along, `peek`), and objects are made for the page only (`at`), not 10K of them
- * for the collector to take back. `all` makes the whole list once, from the objects made so far.
+ * A full refresh's entries, made from the catalog cache only when asked for: filters and the
+ * no-text order read the columns (`peek` moves one object along), and objects are made for the
+ * page only (`at`), not 10K of them for the collector to take back.
  */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
+import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
@@ -38,6 +38,8 @@ export class CachedEntries {
     private readonly file: CatalogFile,
     private readonly root: string,
     private readonly recent?: RecentEntries,
+    /** Entries read whole while the cache was checked, by path. */
+    private readonly read?: ReadonlyMap<string, MemoryEntry>,
   ) {
     const n = file.paths.length;
     const bad = Object.keys(file.bad)
@@ -92,9 +94,9 @@ export class CachedEntries {
   }
 
   /**
-   * The entries (by number, ascending) that pass the filters: exactly those `accept` (see
-   * compileFilters) takes, but read from the columns, with project and section tested once per
-   * folder. Tags, `created_at` dates and entries without columns go through `accept`.
+   * The entries (by number) that pass the filters: those `accept` (compileFilters) takes, read
+   * from the columns, project and section tested once per folder. Tags, `created_at` dates and
+   * entries without columns go through `accept`.
    */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
@@ -112,8 +114,7 @@ export class CachedEntries {
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
     const { upd, updMs, vf, vt, dates } = c;
-    // `!` on the columns below: p is a position of the cache (positions and `count` are made
-    // from its length), and codes index their tables (consistent by construction, see item).
+    // `!` on the columns: p is a position of the cache, and codes index their tables (see item).
     const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p]! < sinceMs : upd.get(p) < since!);
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
     const date = (d: number): string | null => (d < 0 ? null : dates[d]!);
@@ -231,7 +232,12 @@ export class CachedEntries {
 
   /** Entry `j` (the same object every time, and in `all`). */
   at(j: number): StoredEntry {
-    return (this.made[j] ??= cachedEntry(this.file, this.positionOf(j), this.projectOf(j), this.root, this.recent));
+    if (this.made[j]) return this.made[j];
+    const p = this.positionOf(j);
+    const f = this.file;
+    const rel = f.paths.get(p);
+    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : metaFromRow(JSON.parse(f.lines.get(p)) as unknown[]);
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, this.read?.get(rel), this.recent));
   }
 
   /** Every entry, in path order. */
@@ -259,12 +265,6 @@ export class CachedEntries {
     const j = lowerBoundNumber(this.positions, p);
     return this.positions[j] === p ? j : undefined;
   }
-}
-
-/** The entry of file `p` of a loaded cache: metadata from the columns, its stamp made when asked for. */
-export function cachedEntry(file: CatalogFile, p: number, project: string, root: string, recent?: RecentEntries, rel = file.paths.get(p)): StoredEntry {
-  const meta = ColumnMeta.usable(file.cols, p) ? new ColumnMeta(file.cols, p, file.lines, rel) : metaFromRow(JSON.parse(file.lines.get(p)) as unknown[]);
-  return new StoredEntry(root, project, rel, () => stampAt(file.st, p), meta, undefined, recent);
 }
 
 /** Index of the first of `sorted` (ascending) that is not less than `key`. */

@@ -10,7 +10,7 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, type CachedColumns, type NumericColumn } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
@@ -18,7 +18,7 @@ import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 15;
+const CATALOG_VERSION = 16;
 const CACHE_FILE = 'catalog.bin';
 
 /**
@@ -30,6 +30,10 @@ export type DirRecord = [ctimeMs: number, ino: number, listedAt: number];
 
 /** File systems with coarse timestamps (2 s on FAT) could give a change right after a listing the listed ctime. */
 export const DIR_SETTLE_MS = 2_000;
+
+/** The text tables, a string per file each: bytes and a table of starts (rows: ASCII JSON). */
+const TEXTS = ['paths', 'upd', 'dup', 'crt', 'rows'] as const;
+type TextTable = (typeof TEXTS)[number];
 
 /** The header line: what is not per file, and how long the byte sections after it are. */
 interface CatalogHeader {
@@ -50,42 +54,24 @@ interface CatalogHeader {
   evs: string[];
   dates: string[];
   lcs: string[];
-  /** Byte lengths of the paths, the `updated_at` texts, the duplicate hashes, the `created_at` texts and the rows. */
-  sizes: [paths: number, upd: number, dup: number, crt: number, rows: number];
-  /** Whether the paths, hashes and times are ASCII (read as latin1, a straight copy). */
-  ascii: [paths: boolean, upd: boolean, dup: boolean, crt: boolean];
+  /** Each text table's byte length, and whether it is ASCII (read as latin1, a straight copy). */
+  texts: Record<TextTable, [bytes: number, ascii: boolean]>;
 }
 
-/** The sections after the header line, in order, each at a multiple of 8 bytes: type and count. */
-function layout(n: number, sizes: CatalogHeader['sizes']): [name: string, type: 'f64' | 'u32' | 'i32' | 'i8' | 'bytes', count: number][] {
+type Section = Float64Array | Uint32Array | Int32Array | Int8Array | Buffer;
+type ArrayType = { new (buffer: ArrayBufferLike, offset: number, length: number): Section; BYTES_PER_ELEMENT: number };
+
+/** The sections after the header line, in order, each at a multiple of 8 bytes: typed array (none: bytes) and count. */
+function layout(n: number, texts: CatalogHeader['texts']): [name: string, type: ArrayType | null, count: number][] {
   return [
-    ['st', 'f64', 3 * n],
-    ['conf', 'f64', n],
-    ['updMs', 'f64', n],
-    ['imp0', 'f64', n],
-    ['rowStarts', 'u32', n + 1],
-    ['pathStarts', 'u32', n + 1],
-    ['updStarts', 'u32', n + 1],
-    ['dupStarts', 'u32', n + 1],
-    ['crtStarts', 'u32', n + 1],
-    ['ev', 'i32', n],
-    ['lc', 'i32', n],
-    ['scope', 'i32', n],
-    ['subject', 'i32', n],
-    ['vf', 'i32', n],
-    ['vt', 'i32', n],
-    ['kind', 'i8', n],
-    ['status', 'i8', n],
-    ['paths', 'bytes', sizes[0]],
-    ['upd', 'bytes', sizes[1]],
-    ['crt', 'bytes', sizes[3]],
-    ['dup', 'bytes', sizes[2]],
-    ['oids', 'bytes', 40 * n],
-    ['rows', 'bytes', sizes[4]],
+    ['st', Float64Array, 3 * n],
+    ...Object.entries(NUMERIC).map(([k, type]) => [k, type, n] as [string, ArrayType, number]),
+    ...TEXTS.map((t) => [`${t}Starts`, Uint32Array, n + 1] as [string, ArrayType, number]),
+    ...TEXTS.map((t) => [t, null, texts[t][0]] as [string, null, number]),
+    ['oids', null, 40 * n],
   ];
 }
 
-const WIDTH = { f64: 8, u32: 4, i32: 4, i8: 1, bytes: 1 } as const;
 const align8 = (x: number): number => (x + 7) & ~7;
 
 /** The cache as loaded: the header's tables and the sections with the delta applied, still sorted by path. */
@@ -115,17 +101,6 @@ export interface CatalogFile {
   changeLines: string[];
 }
 
-/** What the cache is saved from (files sorted by path), as plain arrays ('' for an unknown blob). */
-export interface CatalogContent {
-  files: string[];
-  st: number[];
-  oids: string[];
-  lines: string[];
-  bad: Record<string, Problem[]>;
-  dirs: Record<string, DirRecord>;
-  nodup?: boolean;
-}
-
 /** The stamp of file `i` (see stampOf), made from its stat numbers rather than kept as a string. */
 export function stampAt(st: ArrayLike<number>, i: number): string {
   return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
@@ -137,17 +112,25 @@ export function blobAt(file: CatalogFile, i: number): string {
   return b === NO_BLOB ? '' : b;
 }
 
-/** A loaded cache as content to save again. */
-export function contentOf(file: CatalogFile): CatalogContent {
-  const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+/** No cache: what a first pass builds on. */
+export function emptyCatalog(): CatalogFile {
+  const none = new ByteTexts(Buffer.alloc(0), new Uint32Array(1), true);
+  const cols = { ...encodeColumns([]), upd: none, dup: none, crt: none };
   return {
-    files: all(file.paths),
-    st: Array.from(file.st),
-    oids: Array.from({ length: file.paths.length }, (_, i) => blobAt(file, i)),
-    lines: all(file.lines),
-    bad: { ...file.bad },
-    dirs: { ...file.dirs },
-    nodup: file.nodup,
+    id: '',
+    deltaLines: 0,
+    paths: none,
+    st: new Float64Array(0),
+    oids: () => '',
+    lines: none,
+    bad: {},
+    dirs: {},
+    cols,
+    nodup: false,
+    uniqueUpTo: -1,
+    content: '',
+    changeLog: [],
+    changeLines: [],
   };
 }
 
@@ -162,11 +145,7 @@ function parseHeader(bytes: Buffer): { h: CatalogHeader; start: number } | null 
     typeof h.id === 'string' &&
     Number.isInteger(h.n) &&
     h.n >= 0 &&
-    Array.isArray(h.sizes) &&
-    h.sizes.length === 5 &&
-    h.sizes.every((x) => Number.isInteger(x) && x >= 0) &&
-    Array.isArray(h.ascii) &&
-    h.ascii.length === 4 &&
+    TEXTS.every((t) => Number.isInteger(h.texts?.[t]?.[0]) && h.texts[t][0] >= 0) &&
     typeof h.bad === 'object' &&
     h.bad !== null &&
     typeof h.dirs === 'object' &&
@@ -174,8 +153,6 @@ function parseHeader(bytes: Buffer): { h: CatalogHeader; start: number } | null 
     [h.scopes, h.subjects, h.evs, h.dates, h.lcs].every(Array.isArray);
   return ok ? { h, start: nl + 1 } : null;
 }
-
-type Section = Float64Array | Uint32Array | Int32Array | Int8Array | Buffer;
 
 /**
  * The cache as saved (without its delta), its sections views of `bytes`; null when not a whole
@@ -190,52 +167,35 @@ function parseCache(bytes: Buffer): CatalogFile | null {
   if (bytes.byteOffset % 8 !== 0) bytes = Buffer.from(new Uint8Array(bytes));
   const at = new Map<string, Section>();
   let off = head.start;
-  for (const [name, type, count] of layout(h.n, h.sizes)) {
+  for (const [name, type, count] of layout(h.n, h.texts)) {
     off = align8(off);
-    const end = off + count * WIDTH[type];
+    const end = off + count * (type?.BYTES_PER_ELEMENT ?? 1);
     if (end > bytes.length) return null;
-    const base = bytes.byteOffset + off;
-    const view: Section =
-      type === 'f64'
-        ? new Float64Array(bytes.buffer, base, count)
-        : type === 'u32'
-          ? new Uint32Array(bytes.buffer, base, count)
-          : type === 'i32'
-            ? new Int32Array(bytes.buffer, base, count)
-            : type === 'i8'
-              ? new Int8Array(bytes.buffer, base, count)
-              : bytes.subarray(off, end);
-    at.set(name, view);
+    at.set(name, type ? new type(bytes.buffer, bytes.byteOffset + off, count) : bytes.subarray(off, end));
     off = end;
   }
   if (off !== bytes.length) return null;
   const get = <T extends Section>(name: string): T => at.get(name) as T;
-  // A text table whose starts do not end where its bytes do is not one our writer saved.
-  const texts = (name: string, starts: string, i: number, ascii = h.ascii[i] === true, gap = 0): ByteTexts | null => {
-    const t = get<Uint32Array>(starts);
-    return t[0] === 0 && t[h.n] === h.sizes[i] ? new ByteTexts(get(name), t, ascii, gap) : null;
-  };
-  const [paths, upd, dup, crt, lines] = [
-    texts('paths', 'pathStarts', 0),
-    texts('upd', 'updStarts', 1),
-    texts('dup', 'dupStarts', 2),
-    texts('crt', 'crtStarts', 3),
-    texts('rows', 'rowStarts', 4, true, 1), // rows are saved as ASCII JSON
-  ];
-  if (!paths || !upd || !dup || !crt || !lines) return null;
+  const texts = {} as Record<TextTable, ByteTexts>;
+  for (const t of TEXTS) {
+    const starts = get<Uint32Array>(`${t}Starts`);
+    // A text table whose starts do not end where its bytes do is not one our writer saved.
+    if (starts[0] !== 0 || starts[h.n] !== h.texts[t][0]) return null;
+    texts[t] = new ByteTexts(get(t), starts, h.texts[t][1] === true);
+  }
   const { evs, dates, lcs, scopes, subjects } = h;
-  const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, get(k)])) as Pick<CachedColumns, (typeof NUMERIC_COLUMNS)[number]>;
-  const cols: CachedColumns = { ...numbers, evs, dates, lcs, scopes, subjects, upd, dup, crt };
+  const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, get(k)])) as Pick<CachedColumns, NumericColumn>;
+  const { paths, upd, dup, crt, rows } = texts;
   let oids: string | undefined;
   return {
     id: h.id,
     deltaLines: 0,
     paths,
     st: get('st'),
-    lines,
+    lines: rows,
     bad: h.bad,
     dirs: h.dirs,
-    cols,
+    cols: { ...numbers, evs, dates, lcs, scopes, subjects, upd, dup, crt },
     nodup: h.nodup === true,
     uniqueUpTo: h.nodup === true ? 0 : -1,
     content: h.id,
@@ -295,52 +255,42 @@ export class CatalogCache {
   }
 
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
-  save(s: CatalogContent): string {
-    const n = s.files.length;
-    // The columns are made from the rows here, the one place that needs them all.
-    const enc = encodeColumns(s.lines.map((line, i) => rowMeta(line, Boolean(s.bad[i]))));
-    const texts = [encodeTexts(s.files), encodeTexts(enc.upd), encodeTexts(enc.dup), encodeTexts(enc.crt)];
-    const lines = s.lines.map(asciiJson);
-    const rowStarts = new Uint32Array(n + 1);
-    let end = 0;
-    lines.forEach((line, i) => (rowStarts[i + 1] = end += line.length + 1));
-    const [paths, upd, dup, crt] = texts;
-    // Not savable as read back (unsorted paths, or a string that does not survive the trip): no cache.
-    if (!paths || !upd || !dup || !crt || !s.files.every((f, i) => i === 0 || s.files[i - 1]! < f))
-      return nodeCrypto().createHash('sha1').update(JSON.stringify(s.files)).digest('hex').slice(0, 16);
-    const rows = Buffer.from(n ? `${lines.join('\n')}\n` : '', 'latin1');
-    const sections: Record<string, ArrayBufferView> = {
-      ...Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, enc[k]])),
-      st: Float64Array.from(s.st),
-      rowStarts,
-      pathStarts: paths.starts,
-      updStarts: upd.starts,
-      dupStarts: dup.starts,
-      crtStarts: crt.starts,
-      paths: paths.bytes,
-      upd: upd.bytes,
-      dup: dup.bytes,
-      crt: crt.bytes,
-      oids: Buffer.from(s.oids.map((b) => (b.length === 40 ? b : NO_BLOB)).join(''), 'latin1'),
-      rows,
-    };
+  save(f: CatalogFile): string {
+    const n = f.paths.length;
+    const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
+    const files = all(f.paths);
+    const lines = all(f.lines);
+    // The columns are made again from the rows (their tables keep only the values in use).
+    const enc = encodeColumns(lines.map((line, i) => rowMeta(line, Boolean(f.bad[i]))));
+    const strings: Record<TextTable, string[]> = { paths: files, upd: enc.upd, dup: enc.dup, crt: enc.crt, rows: lines.map(asciiJson) };
+    const sections: Record<string, ArrayBufferView> = { st: f.st, oids: Buffer.from(f.oids(), 'latin1') };
+    for (const k of NUMERIC_COLUMNS) sections[k] = enc[k];
+    const texts = {} as CatalogHeader['texts'];
+    for (const t of TEXTS) {
+      const e = encodeTexts(strings[t]);
+      // Not savable as read back (a string that does not survive the trip, or unsorted paths): no cache.
+      if (!e || (t === 'paths' && !files.every((p, i) => i === 0 || files[i - 1]! < p)))
+        return nodeCrypto().createHash('sha1').update(JSON.stringify(files)).digest('hex').slice(0, 16);
+      sections[`${t}Starts`] = e.starts;
+      sections[t] = e.bytes;
+      texts[t] = [e.bytes.length, e.ascii];
+    }
     const core = {
       n,
       le: endianness() === 'LE',
-      bad: s.bad,
-      dirs: s.dirs,
-      ...(s.nodup ? { nodup: true } : {}),
+      bad: f.bad,
+      dirs: f.dirs,
+      ...(f.nodup ? { nodup: true } : {}),
       scopes: enc.scopes,
       subjects: enc.subjects,
       evs: enc.evs,
       lcs: enc.lcs,
       dates: enc.dates,
-      sizes: [paths.bytes.length, upd.bytes.length, dup.bytes.length, crt.bytes.length, rows.length],
-      ascii: [paths.ascii, upd.ascii, dup.ascii, crt.ascii],
+      texts,
     };
     const hash = nodeCrypto().createHash('sha1').update(JSON.stringify(core));
     const body: Buffer[] = [];
-    for (const [name] of layout(n, core.sizes as CatalogHeader['sizes'])) {
+    for (const [name] of layout(n, texts)) {
       const v = sections[name];
       if (!v) throw new Error(`catalog cache: no section ${name}`);
       const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);

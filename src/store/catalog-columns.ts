@@ -1,7 +1,6 @@
 /**
- * The fields filters and ranking read, kept in the catalog cache as columns beside the metadata
- * rows: parsing 10K rows to test them would be most of a cold `list` or `query`. A cached entry's
- * metadata is a `ColumnMeta`, which parses its row only when asked for another field.
+ * The fields filters and ranking read, kept as columns beside the metadata rows: parsing 10K rows
+ * would be most of a cold `list` or `query`. A `ColumnMeta` parses its row only for another field.
  */
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
@@ -11,9 +10,8 @@ import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
- * The columns of a loaded cache: numbers in typed arrays, repeated strings as codes into tables,
- * the rest as Texts made on demand. `updMs` is `updated_at` in ms when in `toISOString`'s form
- * (whose text order is time order), else NaN: comparing by it makes no string.
+ * Numbers in typed arrays, repeated strings as codes into tables, the rest as Texts. `updMs`:
+ * `updated_at` in ms when in `toISOString`'s form (text order is time order), else NaN.
  */
 export interface CachedColumns {
   kind: Int8Array;
@@ -40,16 +38,34 @@ export interface CachedColumns {
   subjects: string[];
 }
 
-/** The columns that are numbers (typed arrays), as named in the cache file. */
-export const NUMERIC_COLUMNS = ['kind', 'status', 'conf', 'ev', 'updMs', 'scope', 'subject', 'vf', 'vt', 'imp0', 'lc'] as const;
+/** The columns that are numbers, with their typed arrays (named so in the cache file). */
+export const NUMERIC = {
+  kind: Int8Array,
+  status: Int8Array,
+  conf: Float64Array,
+  ev: Int32Array,
+  updMs: Float64Array,
+  scope: Int32Array,
+  subject: Int32Array,
+  vf: Int32Array,
+  vt: Int32Array,
+  imp0: Float64Array,
+  lc: Int32Array,
+} as const;
+export type NumericColumn = keyof typeof NUMERIC;
+export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
+
+/** Numeric columns for `n` positions, zeroed. */
+export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
+  return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
+}
 
 /** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
 /**
- * The columns of these metadata (null: a file without any), as a loaded cache holds them, the
- * strings still plain. Codes start from `tables` (which they may extend: its codes stay valid).
- * -1 in `kind` marks a position without columns (a bad file, or a value they cannot hold).
+ * The columns of these metadata (null: a bad file), the strings still plain, coded on from
+ * `tables` (whose codes stay valid). -1 in `kind`: no columns (a bad file, or a value they cannot hold).
  */
 export function encodeColumns(
   metas: readonly (EntryMeta | null)[],
@@ -57,22 +73,12 @@ export function encodeColumns(
 ): EncodedColumns {
   const n = metas.length;
   const c: EncodedColumns = {
-    kind: new Int8Array(n),
-    status: new Int8Array(n),
-    conf: new Float64Array(n),
-    ev: new Int32Array(n),
+    ...numericColumns(n),
     evs: [...(tables?.evs ?? [])],
     upd: [],
-    updMs: new Float64Array(n),
-    scope: new Int32Array(n),
-    subject: new Int32Array(n),
-    vf: new Int32Array(n),
-    vt: new Int32Array(n),
     dates: [...(tables?.dates ?? [])],
     dup: [],
     crt: [],
-    imp0: new Float64Array(n),
-    lc: new Int32Array(n),
     lcs: [...(tables?.lcs ?? [])],
     scopes: [...(tables?.scopes ?? [])],
     subjects: [...(tables?.subjects ?? [])],
@@ -142,7 +148,7 @@ export function item<T>(table: ArrayLike<T>, code: number | undefined, what: str
 
 const EVIDENCE_OF: { type: EvidenceType }[][] = [];
 
-/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use; as the parsed row would behave. */
+/** A cached entry's metadata: fields from the columns, the rest from its row parsed on first use. */
 export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
@@ -163,7 +169,7 @@ export class ColumnMeta implements EntryMeta {
     if (typeof file === 'string') this.path = file;
   }
 
-  /** Makes this the metadata of position `at` instead: a reader of thousands of entries that keeps none moves one object along. */
+  /** Moves to position `at`: a reader of thousands of entries that keeps none moves one object along. */
   moveTo(at: number): this {
     this.at = at;
     this.path = typeof this.file === 'string' ? this.file : undefined;

@@ -7,14 +7,14 @@
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
-import { encodeColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
 /** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
 
-/** Changes go to the delta up to this many files at once, until it holds this many lines or a twentieth of the files. */
+/** Up to this many changes at once go to the delta, until it holds this many lines or a twentieth of the files. */
 const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
 
@@ -24,7 +24,7 @@ export function deltaFits(count: number, deltaLines: number, files: number): boo
 }
 
 /** One file's state in a delta line: `[size, mtimeMs, ctimeMs, row, problems, blob]`. */
-type FileState = [number, number, number, string, Problem[] | null, string];
+export type FileState = [number, number, number, string, Problem[] | null, string];
 
 /** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
 export function asciiJson(text: string): string {
@@ -32,9 +32,9 @@ export function asciiJson(text: string): string {
 }
 
 /**
- * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`. The
- * delta is only appended to and a line states a file whole, so a reader that finds this very line
- * k-th holds that content (a line appended by another process in between takes its place).
+ * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`: the
+ * delta is only appended to and a line states a file whole, so finding this very line k-th means
+ * holding that content.
  */
 export function contentAfter(base: string, k: number, line: string): string {
   return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
@@ -55,7 +55,7 @@ function contentParts(content: string): { base: string; lines: number; check?: s
   return m?.[1] ? { base: m[1], lines: m[2] === undefined ? 0 : Number(m[2]), check: m[3] } : null;
 }
 
-/** 64 bits of a line (two 32-bit lanes: FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
+/** 64 bits of a line (FNV-1a and a multiply-rotate mix), as 16 hex digits: a check, not a defence. */
 function lineHash(line: string): string {
   let a = 0x811c9dc5;
   let b = 0x9747b28c;
@@ -159,7 +159,7 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
 }
 
 /** One merge of the sorted base with the changed files: unchanged runs are typed-array copies, their texts left in place (MergedTexts). */
-function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
+export function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
   const fresh = encodeColumns(
@@ -168,23 +168,7 @@ function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>)
   );
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
-  const cols: CachedColumns = {
-    ...fresh,
-    kind: new Int8Array(count),
-    status: new Int8Array(count),
-    conf: new Float64Array(count),
-    ev: new Int32Array(count),
-    updMs: new Float64Array(count),
-    scope: new Int32Array(count),
-    subject: new Int32Array(count),
-    vf: new Int32Array(count),
-    vt: new Int32Array(count),
-    imp0: new Float64Array(count),
-    lc: new Int32Array(count),
-    upd: c.upd,
-    dup: c.dup,
-    crt: c.crt,
-  };
+  const cols: CachedColumns = { ...fresh, ...numericColumns(count), upd: c.upd, dup: c.dup, crt: c.crt };
   const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
   const st = new Float64Array(3 * count);
   const from = new Int32Array(count); // a base position, or -1 - (index into the new files)

@@ -1,7 +1,6 @@
 /**
  * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files
- * on top of the last snapshot; the maps it keeps between batches are updated in place, so a batch
- * costs what its files do.
+ * on top of the last snapshot, keeping its maps between batches: a batch costs what its files do.
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
@@ -34,24 +33,29 @@ interface Batch {
   removed: string[];
 }
 
-/** The state behind the snapshot `refreshPaths` returned last. */
-class LiveState {
-  readonly byFile: Map<string, StoredEntry>;
-  readonly byKey = new Map<string, StoredEntry>();
-  readonly bad: Map<string, BadFile>;
-  /** Key → files skipped because an earlier-sorting file has that key. */
-  readonly dups = new Map<string, Set<string>>();
+export class LiveCatalog {
+  /** The snapshot returned last, and its entries by file and key, bad files, and skipped duplicates by key. */
+  private snap: CatalogSnapshot | undefined;
+  private byFile = new Map<string, StoredEntry>();
+  private byKey = new Map<string, StoredEntry>();
+  private bad = new Map<string, BadFile>();
+  private dups = new Map<string, Set<string>>();
   /** Live entries by project and duplicate hash, so a write does not scan every entry (built on first use). */
-  dupIndex: DupIndex | undefined;
+  private dupIndex: DupIndex | undefined;
 
   constructor(
-    public snap: CatalogSnapshot,
-    private readonly read: (rel: string) => StoredEntry | BadFile | undefined,
-  ) {
-    for (const se of snap.entries) this.byKey.set(se.key, se);
+    private readonly root: string,
+    private readonly recent: RecentEntries | undefined,
+  ) {}
+
+  /** Takes the maps from a snapshot this did not return. */
+  private reset(snap: CatalogSnapshot): void {
+    this.byKey = new Map(snap.entries.map((se) => [se.key, se]));
+    this.dups = new Map();
     for (const rel of snap.duplicates ?? []) this.dupsOf(keyOfFile(rel)).add(rel);
     this.byFile = new Map(snap.entries.map((se) => [se.file, se]));
     this.bad = new Map(snap.bad.map((b) => [b.file, b]));
+    this.dupIndex = undefined;
   }
 
   private dupsOf(key: string): Set<string> {
@@ -60,13 +64,13 @@ class LiveState {
     return set;
   }
 
-  loseDup(key: string, rel: string): void {
+  private loseDup(key: string, rel: string): void {
     const set = this.dups.get(key);
     if (set?.delete(rel) && set.size === 0) this.dups.delete(key);
   }
 
   /** The entry of `key` leaves (its file changed or went): an earlier-skipped duplicate may take over. */
-  release(key: string, batch: Batch): void {
+  private release(key: string, batch: Batch): void {
     const { byFile, byKey, bad } = this;
     byKey.delete(key);
     const set = this.dups.get(key);
@@ -74,7 +78,7 @@ class LiveState {
     for (const rel of [...set].sort()) {
       set.delete(rel);
       bad.delete(rel);
-      const r = this.read(rel);
+      const r = this.readStored(rel);
       if (r instanceof StoredEntry) {
         byFile.set(rel, r);
         byKey.set(key, r);
@@ -89,7 +93,7 @@ class LiveState {
   }
 
   /** `se` claims its key: the file that sorts first keeps it, the other is skipped as a duplicate. */
-  claim(se: StoredEntry, batch: Batch): void {
+  private claim(se: StoredEntry, batch: Batch): void {
     const { byFile, byKey, bad } = this;
     const holder = byKey.get(se.key);
     if (!holder || holder.file === se.file) {
@@ -110,7 +114,7 @@ class LiveState {
     }
   }
 
-  findDuplicate(project: string, dup: string): string | undefined {
+  private findDuplicate(project: string, dup: string): string | undefined {
     if (!this.dupIndex) {
       this.dupIndex = new Map();
       for (const se of this.byKey.values()) indexDup(this.dupIndex, se, true);
@@ -121,7 +125,7 @@ class LiveState {
   }
 
   /** After a batch: each touched key with the entry that holds it now (null: none), the duplicate lookup kept in step. */
-  settle(before: Map<string, StoredEntry | undefined>): Map<string, StoredEntry | null> {
+  private settle(before: Map<string, StoredEntry | undefined>): Map<string, StoredEntry | null> {
     const touched = new Map<string, StoredEntry | null>();
     for (const [key, was] of before) {
       const now = this.byKey.get(key);
@@ -133,15 +137,6 @@ class LiveState {
     }
     return touched;
   }
-}
-
-export class LiveCatalog {
-  private live: LiveState | undefined;
-
-  constructor(
-    private readonly root: string,
-    private readonly recent: RecentEntries | undefined,
-  ) {}
 
   /**
    * Re-reads only `files` (relative paths; others than entry files ignored) on top of `prev`, the
@@ -149,8 +144,8 @@ export class LiveCatalog {
    * next full refresh.
    */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
-    const live = this.live?.snap === prev ? this.live : new LiveState(prev, (rel) => this.readStored(rel));
-    const { byFile, byKey, bad } = live;
+    if (this.snap !== prev) this.reset(prev);
+    const { byFile, byKey, bad } = this;
     const batch: Batch = { changed: [], removed: [] };
     /** The entry each touched key had before this batch. */
     const before = new Map<string, StoredEntry | undefined>();
@@ -172,8 +167,8 @@ export class LiveCatalog {
       if (!before.has(key)) before.set(key, byKey.get(key));
       if (old) {
         byFile.delete(rel);
-        live.release(key, batch);
-      } else live.loseDup(key, rel);
+        this.release(key, batch);
+      } else this.loseDup(key, rel);
       const wasBad = bad.delete(rel);
       if (!st?.isFile()) {
         if (old || wasBad) batch.removed.push(rel);
@@ -182,22 +177,21 @@ export class LiveCatalog {
       }
       const r = this.readStored(rel, st);
       batch.changed.push(rel);
-      if (r instanceof StoredEntry) live.claim(r, batch);
+      if (r instanceof StoredEntry) this.claim(r, batch);
       else if (r) bad.set(rel, r);
     }
-    const duplicates = [...live.dups.values()].flatMap((set) => [...set]);
+    const duplicates = [...this.dups.values()].flatMap((set) => [...set]);
     const snap: CatalogSnapshot = {
       entries: [...byFile.values()],
       bad: [...bad.values()],
       changed: [...new Set(batch.changed)],
       removed: [...new Set(batch.removed)],
-      touched: live.settle(before),
+      touched: this.settle(before),
       ...(duplicates.length ? { duplicates } : {}),
       byKey,
-      findDuplicate: (project, dup) => live.findDuplicate(project, dup),
+      findDuplicate: (project, dup) => this.findDuplicate(project, dup),
     };
-    live.snap = snap;
-    this.live = live;
+    this.snap = snap;
     return snap;
   }
 

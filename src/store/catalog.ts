@@ -1,15 +1,15 @@
 /**
- * The catalog: every entry file of the workspace, validated once and cached in the local state
- * (catalog-cache.ts; docs/ARCHITECTURE.md, "The catalog on disk"). A command checks the files
- * (catalog-scan.ts), re-reads only the changed ones and records what moved; a watcher-fed process
- * follows batches of paths (catalog-live.ts). The files are the truth: a missing or corrupt cache
- * is rebuilt, and deleting the local state loses nothing.
+ * The catalog: every entry file, validated once and cached in the local state (catalog-cache.ts;
+ * docs/ARCHITECTURE.md). A command checks the files (catalog-scan.ts) and re-reads the changed
+ * ones; the daemon follows its watcher's batches (catalog-live.ts). The files are the truth: a
+ * missing or corrupt cache is rebuilt.
  */
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { CatalogCache, contentOf, contentPosition, deltaFits, type CatalogFile } from './catalog-cache.js';
+import { CatalogCache, contentPosition, deltaFits, emptyCatalog, type CatalogFile } from './catalog-cache.js';
+import { mergeChanges } from './catalog-delta.js';
 import { lowerBoundText } from './texts.js';
 import { writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
@@ -17,7 +17,7 @@ import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.
 import { CachedEntries } from './cached-entries.js';
 import { CatalogScan, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { LiveCatalog } from './catalog-live.js';
-import { RecentEntries, dropDuplicates, entryPath, metaRow, type CatalogSnapshot } from './stored-entry.js';
+import { RecentEntries, dropDuplicates, entryPath, metaRow, type BadFile, type CatalogSnapshot } from './stored-entry.js';
 import type { Workspace } from './workspace.js';
 
 export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
@@ -38,13 +38,11 @@ export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
-  /** What the last full refresh found, for `noteWritten`. */
   private found: Found | undefined;
-  /** Keep what a refresh found for `noteWritten` (a long-lived watcher-fed process does not need it). */
+  /** Keep what a refresh found for `noteWritten` (a watcher-fed process does not need it). */
   private notesWrites: boolean;
-  /** Entries keep their full text once read (see StoredEntry); in a long-lived process only the last few hundred. */
+  /** In a long-lived process, entries keep their full text only among the last few hundred read. */
   private readonly recent: RecentEntries | undefined;
-
   /** The real time, for how long ago a folder last changed (a test moves it on; a fixed command clock must not). */
   private readonly wallClock: () => number;
 
@@ -63,73 +61,51 @@ export class Catalog {
 
   /** Checks every entry file against the cache (catalog-scan.ts), re-reads the changed ones, and records what moved. */
   refresh(): CatalogSnapshot {
-    const cache = this.cache.load();
-    const scan = new CatalogScan(this.ws, cache, cache ? this.viewedClean(cache) : undefined, this.wallClock(), this.recent).run();
-    const { next, bad, changed } = scan;
-    const removed = scan.removed();
-    // Every cached file unchanged: what was found is the cache itself, copied only if it must be saved whole.
-    const reused = scan.unchanged ? cache! : undefined;
-    if (reused) reused.dirs = next.dirs;
-    else scan.build();
-    // The cache as loaded holds the entries: made when asked for.
-    const lazy = reused ? new CachedEntries(reused, this.ws.root, this.recent) : undefined;
-    // Files that lose their id to another: none when nothing changed since a cache that had none.
-    const noted = reused?.nodup === true; // as the cache says: nothing to note in its delta
-    const knownUnique = reused !== undefined && (noted || this.noIdShared(reused));
-    const unique = knownUnique ? { entries: scan.entries } : dropDuplicates(lazy ? lazy.all() : scan.entries, bad);
-    next.nodup = !unique.duplicates;
-    if (reused) reused.nodup = next.nodup;
-    const { id, deltaLines, contentId } = this.record(cache, scan, removed, reused);
-    // Looked for files that lose their id (the delta made the cache unsure) and found none: the
-    // delta says so, for the next process, as of the lines before it.
-    if (reused && !noted && next.nodup && id === reused.id) this.cache.appendDelta(id, [['#nodup', deltaLines]]);
-    if (this.notesWrites) this.found = { id, foundContent: contentId, contentId, notedBlobs: new Map() };
-    const changedSince = cache
+    const loaded = this.cache.load();
+    const file = loaded ?? emptyCatalog();
+    const scan = new CatalogScan(this.ws, file, loaded ? this.viewedClean(loaded) : undefined, this.wallClock()).run();
+    const { changes, changed, removed, newDirs } = scan;
+    const changedSince = loaded
       ? (id: string): string[] | undefined => {
-          const at = contentPosition(cache, id);
-          return at === undefined ? undefined : [...new Set([...cache.changeLog.slice(at), ...changed, ...removed])];
+          const at = contentPosition(loaded, id);
+          return at === undefined ? undefined : [...new Set([...loaded.changeLog.slice(at), ...changed, ...removed])];
         }
       : undefined;
-    const snap: CatalogSnapshot = { ...unique, bad, changed, removed, contentId, changedSince };
-    if (lazy && knownUnique) {
-      snap.cached = lazy;
-      Object.defineProperty(snap, 'entries', { get: () => lazy.all(), enumerable: true, configurable: true });
+    // Nothing changed since a cache that says (in its delta) no file loses its id: nothing to look for.
+    const unchanged = loaded !== null && changes.size === 0;
+    const noted = unchanged && file.nodup;
+    const knownUnique = noted || (unchanged && this.noIdShared(file));
+    if (changes.size) mergeChanges(file, changes);
+    file.dirs = scan.dirs;
+    // The entries are made from the cache when asked for.
+    const cached = new CachedEntries(file, this.ws.root, this.recent, scan.read);
+    const bad: BadFile[] = Object.entries(file.bad).map(([i, problems]) => ({ file: file.paths.get(Number(i)), problems }));
+    bad.push(...scan.links);
+    const dups = knownUnique ? undefined : dropDuplicates(cached.all(), bad);
+    file.nodup = !dups?.duplicates;
+    const moved = changes.size + newDirs.length;
+    let { id, deltaLines, content: contentId } = file;
+    if (!loaded || !deltaFits(moved, file.deltaLines, file.paths.length)) id = contentId = this.cache.save(file);
+    else if (moved) {
+      const rows = [...changes].map(([rel, state]) => (state ? [rel, ...state] : [rel]));
+      for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
+      const after = this.cache.appendDelta(id, rows, contentId);
+      if (after === null) id = contentId = this.cache.save(file);
+      else [deltaLines, contentId] = [deltaLines + rows.length, after];
     }
+    // Looked for files that lose their id (the delta made the cache unsure) and found none: the
+    // delta says so, for the next process, as of the lines before it.
+    if (unchanged && !noted && file.nodup && id === loaded.id) this.cache.appendDelta(id, [['#nodup', deltaLines]]);
+    if (this.notesWrites) this.found = { id, foundContent: contentId, contentId, notedBlobs: new Map() };
+    if (dups?.duplicates) return { ...dups, bad, changed, removed, contentId, changedSince };
+    const snap: CatalogSnapshot = { entries: [], bad, changed, removed, contentId, changedSince, cached };
+    Object.defineProperty(snap, 'entries', { get: () => cached.all(), enumerable: true, configurable: true });
     return snap;
   }
 
-  /** Records what the scan found: appended to the delta while it fits, else the whole cache saved. */
-  private record(
-    cache: CatalogFile | null,
-    scan: CatalogScan,
-    removed: string[],
-    reused: CatalogFile | undefined,
-  ): { id: string; deltaLines: number; contentId: string } {
-    const { next, newDirs, changedAt } = scan;
-    const moved = scan.changed.length + removed.length + newDirs.length;
-    const save = (): { id: string; deltaLines: number; contentId: string } => {
-      const id = this.cache.save(reused ? contentOf(reused) : next);
-      return { id, deltaLines: 0, contentId: id };
-    };
-    if (!cache || !deltaFits(moved, cache.deltaLines, reused ? reused.paths.length : next.files.length)) return save();
-    if (!moved) return { id: cache.id, deltaLines: cache.deltaLines, contentId: cache.content };
-    const rows: unknown[][] = changedAt.map((at) => [
-      next.files[at],
-      ...next.st.slice(3 * at, 3 * at + 3),
-      next.lines[at],
-      next.bad[at] ?? null,
-      next.oids[at],
-    ]);
-    for (const rel of removed) rows.push([rel]);
-    for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
-    const after = this.cache.appendDelta(cache.id, rows, cache.content);
-    return after === null ? save() : { id: cache.id, deltaLines: cache.deltaLines + rows.length, contentId: after };
-  }
-
   /**
-   * Whether no file of the cache as loaded loses its id to another, from the files changed since
-   * that was last known (`uniqueUpTo`): one of a pair would be among them, so each is looked for
-   * under its project's other sections (a few lookups instead of an entry made per file).
+   * Whether no file of the cache loses its id to another: one of a pair would be among the files
+   * changed since that was last known (`uniqueUpTo`), so only those are looked up.
    */
   private noIdShared(file: CatalogFile): boolean {
     if (file.uniqueUpTo < 0) return false;
@@ -167,10 +143,9 @@ export class Catalog {
   }
 
   /**
-   * Our writer has just written (or removed) these files, validated before writing: their stamps
-   * and metadata go to the delta now, so the next command re-reads none of them (the next refresh
-   * folds a delta past its bound into a new base). `written`: the text written to each file, so
-   * one that still holds it is not parsed again. A no-op in a process that has not refreshed.
+   * Our writer has just written (or removed) these files, validated: their stamps and metadata go
+   * to the delta, so the next command re-reads none. `written`: the text of each, so a file still
+   * holding it is not parsed again. A no-op in a process that has not refreshed.
    */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
@@ -206,10 +181,9 @@ export class Catalog {
   }
 
   /**
-   * After a memory commit replaced git's index with one that differs only at the files this
-   * process noted (git made them from the files as written): a listing recorded as matching the
-   * content the refresh found matches the content after those files just as well, so the record
-   * moves on to both and the next command need not list again. Anything else leaves it.
+   * After a memory commit whose new git index differs only at the files this process noted: a
+   * listing recorded as matching the content found matches the content after them too, so the
+   * record moves on and the next command need not list again.
    */
   carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;

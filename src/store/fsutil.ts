@@ -7,6 +7,20 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync
 import { dirname, join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
 
+/** Random bytes for temp names, drawn a few hundred names at a time (a large apply writes thousands of files). */
+let pool: Buffer | undefined;
+let poolAt = 0;
+
+/** 12 random hex digits. */
+function tempName(): string {
+  if (!pool || poolAt >= pool.length) {
+    pool = nodeCrypto().randomBytes(6 * 256);
+    poolAt = 0;
+  }
+  poolAt += 6;
+  return pool.toString('hex', poolAt - 6, poolAt);
+}
+
 export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
   writeFileAtomicWith(file, (fd) => writeFileSync(fd, data), opts); // writeFileSync loops until every byte is written
 }
@@ -16,7 +30,7 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   const dir = dirname(file);
   if (!opts.dirExists) mkdirSync(dir, { recursive: true });
   // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
-  const tmp = join(dir, `.${nodeCrypto().randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dir, `.${tempName()}.tmp`);
   // O_EXCL: a new file, never whatever (a link) might already sit at that name.
   const fd = openSync(tmp, 'wx', opts.mode ?? 0o644);
   try {

@@ -115,10 +115,7 @@ export class MemoryCommit {
     if (paths.length === 0) return null;
     if (message.includes('\0')) throw new ValidationError([{ path: 'commit message', message: 'must not contain a NUL byte' }], 'write');
     mkdirSync(this.repo.stateDir, { recursive: true });
-    const sign = this.repo.run(['config', '--type=bool', 'commit.gpgsign']).then(
-      (v) => v.trim() === 'true',
-      () => false, // unset
-    );
+    const sign = this.repo.signsCommits();
     sign.catch(() => undefined);
     // (A writer that moves HEAD without git's index lock makes the next attempt redo the commit.)
     let msg = message;

@@ -56,7 +56,7 @@ export function headFromFiles(gitDir: string): string | null {
     const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
     if (!head.startsWith('ref: ')) return /^[0-9a-f]{40,64}$/.test(head) ? head : null;
     const ref = head.slice(5).trim();
-    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    const common = commonDir(gitDir);
     for (const dir of [gitDir, common]) {
       try {
         const sha = readFileSync(join(dir, ref), 'utf8').trim();
@@ -73,6 +73,67 @@ export function headFromFiles(gitDir: string): string | null {
   }
 }
 
+/** The common dir of `gitDir` (a linked worktree's names the main one's; else itself). */
+function commonDir(gitDir: string): string {
+  return existsSync(join(gitDir, 'commondir')) ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+}
+
+/**
+ * Every file whose change can change what git's config says in this repository: those `git
+ * config -z --show-origin --list` (`list`, run in `top`) read, includes followed; the files
+ * their include paths name, found or not; the places git reads when they exist (system, global,
+ * local, worktree), which may appear later; and HEAD, which an `includeIf "onbranch:"` reads.
+ */
+export function configFiles(list: string, gitDir: string, top: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const home = env.HOME ?? '';
+  const files = new Set([join(gitDir, 'HEAD'), join(commonDir(gitDir), 'config'), join(gitDir, 'config.worktree')]);
+  if (!env.GIT_CONFIG_NOSYSTEM) for (const f of env.GIT_CONFIG_SYSTEM ? [env.GIT_CONFIG_SYSTEM] : ['/etc/gitconfig', '/usr/local/etc/gitconfig']) files.add(f);
+  for (const f of env.GIT_CONFIG_GLOBAL
+    ? [env.GIT_CONFIG_GLOBAL]
+    : [join(home, '.gitconfig'), join(env.XDG_CONFIG_HOME || join(home, '.config'), 'git', 'config')])
+    files.add(f);
+  if (env.GIT_CONFIG) files.add(env.GIT_CONFIG);
+  const items = list.split('\0');
+  for (let i = 0; i + 1 < items.length; i += 2) {
+    if (!items[i]!.startsWith('file:')) continue; // the command line, a blob
+    const origin = resolve(top, items[i]!.slice(5));
+    files.add(origin);
+    const [key = '', value] = items[i + 1]!.split('\n');
+    if (value && /^include(if\..*)?\.path$/i.test(key)) files.add(value.startsWith('~/') ? join(home, value.slice(2)) : resolve(dirname(origin), value));
+  }
+  return [...files].map((f) => resolve(top, f));
+}
+
+/**
+ * `key`'s last value in `list` (`git config -z --list` output) as a boolean, the plain forms git
+ * accepts (a key with no `=` is true; unset is false); undefined for any other form.
+ */
+export function configBool(list: string, key: string): boolean | undefined {
+  let value: string | undefined | null = null;
+  for (const item of list.split('\0')) {
+    const nl = item.indexOf('\n');
+    if ((nl < 0 ? item : item.slice(0, nl)) === key) value = nl < 0 ? undefined : item.slice(nl + 1).toLowerCase();
+  }
+  if (value === null || value === '' || value === 'false' || value === 'no' || value === 'off' || value === '0') return false;
+  if (value === undefined || value === 'true' || value === 'yes' || value === 'on' || value === '1') return true;
+  return undefined;
+}
+
+/**
+ * What the file system says of `files` (identity, size, times; absent ones too), to tell later
+ * whether any changed; null when one changed at or after `since` (ms), as its time then cannot
+ * tell a later change within the same tick from this one.
+ */
+export function filesStamp(files: string[], since = Infinity): string | null {
+  let stamp = '';
+  for (const f of files) {
+    const st = statSync(f, { throwIfNoEntry: false, bigint: true });
+    if (st && Number(st.ctimeMs > st.mtimeMs ? st.ctimeMs : st.mtimeMs) >= since) return null;
+    stamp += st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}\n` : '-\n';
+  }
+  return stamp;
+}
+
 /**
  * A value from the repository's own config file (`<git dir>/config`, or the common dir's for a
  * worktree), read as git writes it: `[section "sub"]` then `key = value`, with `\"` and `\\`
@@ -81,8 +142,7 @@ export function headFromFiles(gitDir: string): string | null {
 export function configValue(gitDir: string, section: string, subsection: string, key: string): string | undefined {
   let text: string;
   try {
-    const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
-    text = readFileSync(join(common, 'config'), 'utf8');
+    text = readFileSync(join(commonDir(gitDir), 'config'), 'utf8');
   } catch {
     return undefined;
   }

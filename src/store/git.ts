@@ -7,9 +7,10 @@ import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } 
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
-import { configValue, findGitDir, writeBlocker } from './git-state.js';
+import { configBool, configFiles, configValue, filesStamp, findGitDir, writeBlocker } from './git-state.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
+import { gitHelper, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
 
@@ -25,25 +26,35 @@ function hasCoreWorktree(gitDir: string): boolean {
 }
 
 /**
- * Runs git in `cwd` with `input` on stdin; resolves with stdout, rejects with git's message (a
- * GitError), or with InterruptedError when git was stopped by SIGINT or SIGTERM (a Ctrl-C reaches
- * the whole process group: git stops first, and the write must end as interrupted, not failed).
+ * Runs git in `cwd` with `input` on stdin (from the helper process when `helper`, see
+ * git-helper.ts); resolves with stdout, rejects with git's message (a GitError), or with
+ * InterruptedError when git was stopped by SIGINT or SIGTERM (a Ctrl-C reaches the whole process
+ * group: git stops first, and the write must end as interrupted, not failed).
  */
-async function exec(cwd: string, args: string[], input: string | Buffer = '', env: Record<string, string> = {}): Promise<Buffer> {
+async function exec(cwd: string, args: string[], input: string | Buffer = '', env: Record<string, string> = {}, helper = false): Promise<Buffer> {
+  const r = helper
+    ? await gitHelper()
+        .run(cwd, args, input, gitEnv(env))
+        .catch((e: Error) => ({ error: e.message }) as GitOutcome)
+    : await spawnGit(cwd, args, input, env);
+  if (r.error !== undefined) throw new GitError(`cannot run git: ${r.error}`);
+  if (r.code === 0) return r.out;
+  if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') throw new InterruptedError(r.signal);
+  const text = r.err.toString('utf8').trim();
+  throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
+}
+
+/** git, spawned by this process. */
+async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>): Promise<GitOutcome> {
   const { spawn } = await import('node:child_process'); // not at start-up: read-only commands rarely spawn
-  return new Promise((done, fail) => {
+  return new Promise((done) => {
     const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => fail(new GitError(`cannot run git: ${e.message}`)));
-    child.on('close', (code, signal) => {
-      if (code === 0) return done(Buffer.concat(out));
-      if (signal === 'SIGINT' || signal === 'SIGTERM') return fail(new InterruptedError(signal));
-      const text = Buffer.concat(err).toString('utf8').trim();
-      fail(new GitError(text || `git ${args[0]} ${signal ? `was stopped by ${signal}` : `exited with ${code}`}`));
-    });
+    child.on('error', (e) => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message }));
+    child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
     child.stdin.on('error', () => undefined); // git exiting early is reported through close
     child.stdin.end(input);
   });
@@ -56,8 +67,17 @@ export class GitRepo {
   readonly indexFile: string;
   private readonly ownIndexEnv: Record<string, string>;
   private name: Promise<string | null> | undefined;
+  /** commit.gpgsign as git last read it, and the stamp of the config files it came from (see signsCommits). */
+  private signing: { files: string[]; stamp: string; value: boolean } | undefined;
 
-  private constructor(toplevel: string, gitDir: string, indexFile: string, custom: boolean) {
+  private constructor(
+    toplevel: string,
+    gitDir: string,
+    indexFile: string,
+    custom: boolean,
+    /** Whether git is started from the helper process (git-helper.ts): for long-lived processes. */
+    private readonly helper: boolean,
+  ) {
     this.toplevel = toplevel;
     this.gitDir = gitDir;
     this.indexFile = indexFile;
@@ -67,14 +87,16 @@ export class GitRepo {
   /**
    * The repository holding `dir`, or null when `dir` is not inside a git work tree. When the
    * environment names a repository (GIT_DIR, GIT_WORK_TREE...) that git cannot use, git's reason.
+   * `helper`: see the constructor.
    */
-  static async open(dir: string): Promise<GitRepo | null> {
+  static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
+    const helper = opts.helper ?? false;
     // The common case without a git process: a `.git` folder in an ancestor, no variable that
     // moves the repository or index, and a work tree that is the folder holding `.git`.
     const found = hasGitLocation() ? null : findGitDir(dir);
     if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
       const gitDir = realpathSync(found);
-      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), false);
+      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), false, helper);
     }
     let out: string;
     try {
@@ -85,7 +107,7 @@ export class GitRepo {
     }
     const [top, gitDir, index] = out.trim().split('\n');
     if (!top || !gitDir || !index) return null;
-    return new GitRepo(top, gitDir, resolve(dir, index), Boolean(process.env.GIT_INDEX_FILE));
+    return new GitRepo(top, gitDir, resolve(dir, index), Boolean(process.env.GIT_INDEX_FILE), helper);
   }
 
   /** Path relative to the repository top level, "/"-separated. */
@@ -95,7 +117,7 @@ export class GitRepo {
 
   /** Runs git in the top folder (stdout as bytes); `env` is added to the user's. */
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env });
+    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env }, this.helper);
   }
 
   /** Runs git with `input` on stdin (and `env` added); resolves with stdout, rejects with git's message. */
@@ -119,6 +141,26 @@ export class GitRepo {
       () => null,
     );
     return this.name;
+  }
+
+  /**
+   * Whether git signs commits here (`commit.gpgsign`, which `commit-tree` leaves to its caller).
+   * A long-lived process asks git again only when a config file it may read changed (see
+   * configFiles: includes, files that may appear, HEAD for `onbranch:`).
+   */
+  async signsCommits(): Promise<boolean> {
+    const known = this.signing;
+    if (known && filesStamp(known.files) === known.stamp) return known.value;
+    const asked = Date.now();
+    const list = await this.run(['config', '-z', '--show-origin', '--list']).catch(() => null);
+    if (list === null) return false; // as git reads it, a config git cannot read signs nothing (commit-tree then fails on it)
+    let value = configBool(list, 'commit.gpgsign');
+    if (value === undefined) value = (await this.run(['config', '--type=bool', 'commit.gpgsign']).catch(() => '')).trim() === 'true'; // git's reading of an unusual value
+    const files = configFiles(list, this.gitDir, this.toplevel);
+    // A file changed just before git read it may change again unseen within its time's tick: not kept.
+    const stamp = filesStamp(files, asked - 2000);
+    this.signing = stamp === null ? undefined : { files, stamp, value };
+    return value;
   }
 
   /**

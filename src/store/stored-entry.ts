@@ -11,7 +11,6 @@ import type { MemoryEntry } from '../core/schema.js';
 import { shown } from '../core/redact.js';
 import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
-import { ColumnMeta } from './catalog-columns.js';
 import type { CachedEntries } from './cached-entries.js';
 
 export { metaRow } from './meta-row.js';
@@ -74,11 +73,6 @@ export class StoredEntry {
   private keep(e: MemoryEntry): void {
     if (this.recent) this.recent.set(this, e);
     else this.full = e;
-  }
-
-  /** Whether this entry's metadata might contain `text`: a substring test on its cached row while unparsed, else true. */
-  mentions(text: string): boolean {
-    return this.meta instanceof ColumnMeta ? (this.meta.unparsed?.includes(text) ?? true) : true;
   }
 
   /** The whole entry, read from its file when not held (it was validated when its stamp was cached). */

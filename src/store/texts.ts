@@ -10,15 +10,13 @@ export interface Texts {
   equals(i: number, s: string, from: number, to: number): boolean;
 }
 
-/** Texts in a buffer: string `i` is the bytes [starts[i], starts[i + 1] - gap). */
+/** Texts in a buffer: string `i` is the bytes [starts[i], starts[i + 1]). */
 export class ByteTexts implements Texts {
   constructor(
     private readonly bytes: Buffer,
     private readonly starts: Uint32Array,
     /** Every byte below 0x80: read as latin1 (a straight copy), else decoded as UTF-8. */
     private readonly ascii: boolean,
-    /** Bytes after each string that are not part of it (a row's newline). */
-    private readonly gap = 0,
   ) {}
 
   get length(): number {
@@ -26,12 +24,12 @@ export class ByteTexts implements Texts {
   }
 
   get(i: number): string {
-    return this.bytes.toString(this.ascii ? 'latin1' : 'utf8', this.starts[i], (this.starts[i + 1] ?? 0) - this.gap);
+    return this.bytes.toString(this.ascii ? 'latin1' : 'utf8', this.starts[i], this.starts[i + 1]);
   }
 
   // Compared as strings made natively: a loop over characters runs interpreted in a cold process.
   equals(i: number, s: string, from: number, to: number): boolean {
-    if (this.ascii && (this.starts[i + 1] ?? 0) - this.gap - (this.starts[i] ?? 0) !== to - from) return false;
+    if (this.ascii && (this.starts[i + 1] ?? 0) - (this.starts[i] ?? 0) !== to - from) return false;
     return this.get(i) === s.slice(from, to);
   }
 }

@@ -122,25 +122,20 @@ export class Workspace {
     if (lexical.startsWith('..') || isAbsolute(lexical)) {
       throw new UnsafePathError(`${what} ${full} is outside the workspace root ${this.root}`, what);
     }
-    let probe = full;
-    while (!existsSync(probe)) {
-      const up = dirname(probe);
-      if (up === probe) break;
-      probe = up;
-    }
-    const real = realpathSync(probe);
-    const r = relative(this.realRoot, real);
-    if (r.startsWith('..') || isAbsolute(r)) {
-      throw new UnsafePathError(`${what} ${this.rel(probe)} resolves outside the workspace root (symlink to ${real})`, what);
+    const { probe, real } = this.realOf(full);
+    if (real.startsWith('..') || isAbsolute(real)) {
+      throw new UnsafePathError(`${what} ${this.rel(probe)} resolves outside the workspace root (symlink to ${realpathSync(probe)})`, what);
     }
     return full;
   }
 
-  /**
-   * Refuses a path that is not a memory path: under `ai-memory/` or `ai-context/` of this root,
-   * lexically and after following symlinks (a symlinked project folder pointing at `src/` is
-   * refused too). Every file a write or a recovery touches passes this.
-   */
+  /** The nearest existing folder or file at or above `full`, and where it really is, relative to the real root. */
+  private realOf(full: string): { probe: string; real: string } {
+    let probe = full;
+    while (!existsSync(probe) && dirname(probe) !== probe) probe = dirname(probe);
+    return { probe, real: relative(this.realRoot, realpathSync(probe)) };
+  }
+
   /**
    * assertMemoryPath for many files: the symlink checks (a walk up to the nearest existing folder
    * and a realpath) run once per folder; the lexical checks once per file.
@@ -161,6 +156,11 @@ export class Workspace {
     }
   }
 
+  /**
+   * Refuses a path that is not a memory path: under `ai-memory/` or `ai-context/` of this root,
+   * lexically and after following symlinks (a symlinked project folder pointing at `src/` is
+   * refused too). Every file a write or a recovery touches passes this.
+   */
   assertMemoryPath(abs: string): string {
     const full = this.assertInside(abs, 'memory path');
     const lexical = this.rel(full);
@@ -168,10 +168,9 @@ export class Workspace {
     if ((top !== MEMORY_DIR && top !== CONTEXT_DIR) || lexical === top) {
       throw new UnsafePathError(`${lexical} is not a memory path (under ${MEMORY_DIR}/ or ${CONTEXT_DIR}/)`, 'memory path');
     }
-    let probe = dirname(full);
-    while (!existsSync(probe)) probe = dirname(probe);
-    const real = relative(this.realRoot, realpathSync(probe)).split(sep);
-    if (real[0] !== top && !(real.length === 1 && real[0] === '' && probe === this.root)) {
+    const { probe, real } = this.realOf(dirname(full));
+    const parts = real.split(sep);
+    if (parts[0] !== top && !(parts.length === 1 && parts[0] === '' && probe === this.root)) {
       throw new UnsafePathError(`${lexical} resolves outside ${top}/ (through a symlink)`, 'memory path');
     }
     return full;

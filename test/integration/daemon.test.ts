@@ -220,7 +220,7 @@ describe('memory daemon', () => {
     });
     expect(e.json().created_at).toBe('2026-05-01T00:00:00.000Z');
     expect(writes()).toBe(3);
-    // The writes above regenerate ai-context 2 s later, in a job of the daemon's own: its commit
+    // The writes above regenerate ai-context once quiet for 2 s, in a job of the daemon's own: its commit
     // neither re-reads every entry file (a full refresh stalls a 100K-entry daemon for a second)
     // nor is taken for a caller's write.
     const fullBefore = await until('a heartbeat after the writes', () => status(dir)?.full_refreshes);

@@ -310,3 +310,34 @@ describe('memory commits in every kind of repository', () => {
     c.check?.(ws, env);
   });
 });
+
+describe('signing follows the config as it is at each commit', () => {
+  it('commit.gpgsign turned on and off in an included file between two writes of one process', async () => {
+    const root = join(testdir(), 'r');
+    const ws = repo(root);
+    const key = join(root, 'key');
+    const svc = new MemoryService({ cwd: ws, agent: 'matrix', env: { HOME: home } });
+    const signed = async (summary: string): Promise<string> => {
+      await svc.create(entry({ summary }), { project: 'demo' });
+      return g(ws, {}, 'log', '--format=%G?', '-1').trim();
+    };
+    expect(await signed('The first write registers the merge driver (the config changes).')).toBe('N');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'matrix', '-f', key]);
+    writeFileSync(join(root, 'allowed'), `matrix@example.com ${readFileSync(`${key}.pub`, 'utf8')}`);
+    for (const [k, v] of [
+      ['gpg.format', 'ssh'],
+      ['user.signingkey', `${key}.pub`],
+      ['gpg.ssh.allowedSignersFile', join(root, 'allowed')],
+      ['include.path', join(root, 'signing.inc')], // absent at first
+    ] as const)
+      g(ws, {}, 'config', k, v);
+    // Config files changed in the last 2 s are read again at every commit: past that, what git
+    // read is kept until a file changes, which this checks.
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await signed('Written before signing was asked for.')).toBe('N');
+    writeFileSync(join(root, 'signing.inc'), '[commit]\n\tgpgsign = true\n');
+    expect(await signed('Written once the included file asks for signing.')).toBe('G');
+    writeFileSync(join(root, 'signing.inc'), '[commit]\n\tgpgsign = false\n');
+    expect(await signed('Written once it no longer does.')).toBe('N');
+  });
+});

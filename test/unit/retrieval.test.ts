@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LINK_SHARE, SUBJECT_SHARE, focusSubjects, fuse, linkLifts } from '../../src/core/retrieval.js';
+import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue } from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
 import { processTerm, queryTokenize } from '../../src/index/options.js';
@@ -27,6 +27,8 @@ describe('the analyzer', () => {
   it('drops stopwords from a query, unless nothing else is left', () => {
     expect(queryTokenize('What did the team decide about caching?')).toEqual(['team', 'decide', 'caching']);
     expect(queryTokenize('what is this')).toEqual(['what', 'is', 'this']);
+    expect(queryTokenize('What did we ship in May 2024?')).toEqual(['ship', 'May', '2024']); // the month
+    expect(queryTokenize('May I ask what may break the cache')).toEqual(['ask', 'break', 'cache']);
   });
 
   it('stems English words on both sides, and keeps identifiers with digits as they are', () => {
@@ -40,6 +42,15 @@ describe('the analyzer', () => {
     expect([...ix.search('deploying billing').keys()]).toEqual(['p/A']);
   });
 
+  it('brings irregular verb forms and plurals to their base, on both sides', () => {
+    expect(['built', 'builds', 'building'].map(processTerm)).toEqual(Array(3).fill(processTerm('build')));
+    expect([processTerm('went'), processTerm('gone'), processTerm('Children')]).toEqual(['go', 'go', 'child']);
+    expect(processTerm('won')).toBe('won'); // as in won't: left as it is
+    const ix = indexOf({ A: 'we built the parser in a week', B: 'the build script needs node 20' });
+    expect([...ix.search('what did we build the parser with').keys()].sort()).toEqual(['p/A', 'p/B']);
+    expect([...indexOf({ A: 'two children asked' }).search('child').keys()]).toEqual(['p/A']);
+  });
+
   it('scores by content words: an entry full of function words does not win', () => {
     const ix = indexOf({
       A: 'the cache of the service is where the team did what they had to do',
@@ -47,6 +58,30 @@ describe('the analyzer', () => {
     });
     const hits = [...ix.search('what did the team use for the cache eviction').entries()].sort((a, b) => b[1] - a[1]);
     expect(hits[0]?.[0]).toBe('p/B');
+  });
+});
+
+describe('the time cue', () => {
+  it('asks only of a question that asks when, and raises only what the question reached, by its time words', () => {
+    expect(timeCue('When did we move the build to pnpm?')).toBeDefined();
+    expect(timeCue('how long did the migration take')).toBeDefined();
+    expect(timeCue('what did we decide about the build')).toBeUndefined();
+    expect(timeCue('why is the build slow when cold')).toBeUndefined();
+    const ix = indexOf({ A: 'we moved the build to pnpm last month', B: 'the build moved to pnpm then', C: 'lunch last week was good' });
+    const text = 'When did we move the build to pnpm?';
+    const { sids, scores } = ix.rawHits(text);
+    const before = new Map([...sids].map((sid, i) => [ix.keyOf(sid), scores[i]!]));
+    addTimeCue(sids, scores, ix.rawHits(timeCue(text)!));
+    const after = new Map([...sids].map((sid, i) => [ix.keyOf(sid), scores[i]!]));
+    expect([...after.keys()].sort()).toEqual(['p/A', 'p/B']); // C says when, but not about the question
+    expect(after.get('p/B')).toBe(before.get('p/B'));
+    const best = Math.max(...before.values());
+    const gain = after.get('p/A')! - before.get('p/A')!;
+    expect(gain).toBeGreaterThan(0);
+    expect(gain).toBeLessThanOrEqual(TIME_CUE_SHARE * best);
+    // It now ranks first, as the entry that says when.
+    expect(after.get('p/A')).toBeGreaterThan(after.get('p/B')!);
+    expect(before.get('p/A')).toBeLessThan(before.get('p/B')!);
   });
 });
 

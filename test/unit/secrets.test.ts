@@ -71,6 +71,16 @@ describe('secret scan', () => {
     const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAw8Jx1\n-----END RSA PRIVATE KEY-----';
     expect((await scanFields([{ path: 'content', text: key }])).map((f) => f.rule)).toContain('private-key');
   });
+
+  it('scans a text held by several fields once and names every field that holds it', async () => {
+    const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAw8Jx2\n-----END RSA PRIVATE KEY-----';
+    const found = await scanFields([
+      { path: 'a', text: key },
+      { path: 'b', text: 'plain words' },
+      { path: 'c', text: key },
+    ]);
+    expect(found.filter((f) => f.rule === 'private-key').map((f) => f.path)).toEqual(['a', 'c']);
+  });
 });
 
 describe('the assignment rule on hostile input', () => {

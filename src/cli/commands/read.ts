@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs';
 import * as uc from '../../service/use-cases.js';
 import type { QueryFilters } from '../../core/query.js';
-import { ENTRY_KEY_ORDER } from '../../core/constants.js';
+import { entryLines, orderEntry } from '../../core/entry.js';
 import { UsageError } from '../../core/errors.js';
 import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
@@ -94,29 +94,14 @@ function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched 
 
 function showHuman(k: Cli, a: A, id: string, project?: string): void {
   const s = uc.show(...k.open(a), id, { project });
-  const e = s.entry as MemoryEntry & Record<string, unknown>;
-  const lines: string[] = [];
-  const pad = (k: string): string => k.padEnd(16);
-  lines.push(`${pad('project')}${s.project}`, `${pad('file')}${s.file}`);
-  for (const k of ENTRY_KEY_ORDER) {
-    const v = e[k];
-    if (k === 'evidence') {
-      lines.push(`${pad('evidence')}${e.evidence.length ? '' : '(none)'}`);
-      for (const ev of e.evidence) lines.push(`  - ${ev.type.padEnd(11)}${ev.uri}${ev.note ? `  (${ev.note})` : ''}`);
-    } else if (k === 'content') {
-      lines.push(
-        `${pad('content')}${String(v)
-          .split('\n')
-          .join(`\n${' '.repeat(16)}`)}`,
-      );
-    } else if (Array.isArray(v)) lines.push(`${pad(k)}${v.length ? v.join(', ') : '(none)'}`);
-    else if (v !== undefined) lines.push(`${pad(k)}${v === null ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
-  }
   const c = s.computed;
-  lines.push(
-    `${pad('computed')}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
+  const flags = c.flags.length ? c.flags.join(', ') : 'none';
+  k.out(
+    [
+      ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
+      `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${flags}`,
+    ].join('\n'),
   );
-  k.out(lines.join('\n'));
 }
 
 function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {

@@ -1,15 +1,8 @@
 /**
- * The provider-format catalogue, kept as data: one JSON file per family in `rules/secrets/` at
- * the package root, one rule per line (`id`, lower-case `keywords`, `pattern`, optional `flags`,
- * capture `group` and named `check`). Read once, when the secret scan is first used; each
- * pattern is compiled the first time its keywords call for it.
- *
- * A check names what the value must also be, as words joined by spaces: `entropy>=3.5` (bits
- * per character), `len>=24`, `digits>=8` (a run of digits, as the ids inside Slack tokens),
- * `digit`, `mixed` (lower case, upper case and a digit), `random` (two of the three),
- * `b64-id-colon` (base64 of a numeric id, a colon and the secret, as Atlassian's Data Center
- * tokens are). Every rule also refuses values of low entropy for their length (`glc_1111…`,
- * `4b1dXXXX…` in documentation), unless its check says `any`.
+ * The provider-format catalogue, kept as data: one JSON file per family in `rules/secrets/`, read
+ * when the scan is first used; each pattern compiled when its keywords first call for it. A
+ * rule's `check` names what the value must also be (the words of `predicate`); every rule also
+ * refuses values of low entropy for their length, unless its check says `any`.
  */
 import { readFileSync } from 'node:fs';
 import { entropy, type Rule } from './checks.js';
@@ -57,10 +50,7 @@ function predicate(word: string, where: string): (v: string) => boolean {
   throw new Error(`${where}: unknown check "${word}"`);
 }
 
-/**
- * Random values of 16 characters or more have well over 2.5 bits per character (hex: ~3.7,
- * base 62: ~4.3, a Slack token with its numeric ids: ~3); below that is a pattern someone typed.
- */
+/** Random values of 16 characters or more have well over 2.5 bits per character; below that is a pattern someone typed. */
 const notTyped = (v: string): boolean => v.length < 16 || entropy(v) >= 2.5;
 
 function compile(r: RuleData, where: string): Rule {

@@ -167,13 +167,9 @@ const NOT_A_VALUE_SUFFIX = new Set([
 ]);
 
 /**
- * Whether a name (`client_secret`, `DB-PASSWORD`, `x_api_key_2`, `gitterToken`) holds a key-like
- * part made of whole segments: the name is split at `_`, `-`, `.` and camelCase humps, and each
- * run of up to four segments (a key-like word has at most three, `refresh_token` for instance)
- * is tried with `_` between them. A public key (`public_key`, `pub`) and names that hold an id,
- * a path or a setting about the secret (`token_url`, `CREDENTIALS_ID`) are not key-like.
- * Linear in the name's length. Names repeat within a text and across the fields of a write:
- * each is judged once.
+ * Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part made of
+ * whole segments (runs of up to four, joined by `_`). A public key's name, or one about an id,
+ * a path or a setting (`token_url`, `CREDENTIALS_ID`), is not key-like. Each name is judged once.
  */
 export const isKeylikeName = judgedOnce((name) => keylikeName(name));
 

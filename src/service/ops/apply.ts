@@ -146,7 +146,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       },
     };
     const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
-    const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, p.project, r0.value.entry!) : null;
+    const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
     const mine = secrets[i]!; // prepare scans every update: one list each
     const found = again ? [...mine, { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : mine;
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
@@ -193,7 +193,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     if (u.entry) {
       newId = st.nextId(nowDate.getTime());
       const e = buildEntry(u.entry, newId, now, agent);
-      st.write(tx, e);
+      st.write(tx, e, true);
       dupKeys.set(duplicateHash(e), newId);
       tx.change({ op: 'create', id: newId, summary: e.summary, agent });
     }
@@ -220,16 +220,15 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
 /**
  * Why a create restates an entry of the project that no longer holds (superseded or deprecated,
  * same subject, a summary of the same words), or null: the next session's context would list
- * the old fact and the new one as current. Only rows that mention the subject are looked at.
+ * the old fact and the new one as current. Only the project's retired entries of that subject are looked at.
  */
-function recreates(st: BatchState, project: string, entry: { subject: string; summary: string }): string | null {
+function recreates(st: BatchState, entry: { subject: string; summary: string }): string | null {
+  const retired = st.retired(entry.subject);
+  if (!retired.length) return null;
   const { words, jaccard } = modules.similarity();
   const mine = new Set(words(entry.summary));
-  const needle = JSON.stringify(entry.subject);
-  for (const se of st.snap.entries) {
-    if (se.project !== project || !se.mentions(needle) || se.meta.subject !== entry.subject) continue;
+  for (const se of retired) {
     const status = se.meta.status;
-    if (status !== 'superseded' && status !== 'deprecated') continue;
     if (jaccard(mine, new Set(words(se.entry.summary))) < 0.8) continue;
     const by = se.meta.superseded_by ? st.getEntry(se.meta.superseded_by) : undefined;
     const what =

@@ -20,10 +20,11 @@ export class BatchState {
   private readonly project: string;
   /** Entries by id: this project's first, then the first of another project's (built on first use). */
   private byIdMap: Map<string, StoredEntry> | undefined;
+  private retiredMap: Map<string, StoredEntry[]> | undefined;
   readonly dupKeys: ReturnType<typeof duplicateIndex>;
   private readonly working = new Map<string, MemoryEntry>();
   /** A fresh random part per id (not ULID's monotonic counter): ids of one batch differ early, so short prefixes stay unique. */
-  readonly nextId = (time: number): string => modules.ulid().ulid(time);
+  readonly nextId = idMaker();
 
   constructor(snap: CatalogSnapshot, project: string, updates: number) {
     this.snap = snap;
@@ -46,6 +47,25 @@ export class BatchState {
     return this.byIdMap;
   }
 
+  /**
+   * The project's superseded and deprecated entries with this subject, from a map made on first
+   * use by one pass (status and subject are columns of the catalog: no row is parsed for it).
+   */
+  retired(subject: string): StoredEntry[] {
+    if (!this.retiredMap) {
+      this.retiredMap = new Map();
+      for (const se of this.snap.entries) {
+        if (se.project !== this.project) continue;
+        const status = se.meta.status;
+        if (status !== 'superseded' && status !== 'deprecated') continue;
+        const list = this.retiredMap.get(se.meta.subject);
+        if (list) list.push(se);
+        else this.retiredMap.set(se.meta.subject, [se]);
+      }
+    }
+    return this.retiredMap.get(subject) ?? [];
+  }
+
   getEntry = (id: string): MemoryEntry | undefined => {
     const w = this.working.get(id);
     if (w) return w;
@@ -60,11 +80,28 @@ export class BatchState {
     return se && se.project !== this.project ? se.project : undefined;
   }
 
-  /** Stages `e`. */
-  write(tx: WriteTx, e: MemoryEntry): void {
+  /** Stages `e` (`fresh`: created under an id just made). */
+  write(tx: WriteTx, e: MemoryEntry, fresh = false): void {
     this.working.set(e.id, e);
-    tx.put(e);
+    tx.put(e, { fresh });
   }
+}
+
+/**
+ * Makes ids: ULIDs whose random part comes from a pool of random bytes filled a few kilobytes at
+ * a time (ulid asks the system for one byte per character, and detects its source per id).
+ */
+export function idMaker(): (time: number) => string {
+  const pool = new Uint8Array(4096);
+  let at = pool.length;
+  const prng = (): number => {
+    if (at === pool.length) {
+      globalThis.crypto.getRandomValues(pool);
+      at = 0;
+    }
+    return pool[at++]! / 256;
+  };
+  return (time) => modules.ulid().ulid(time, prng);
 }
 
 /**
@@ -161,11 +198,10 @@ export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapsh
 }
 
 /**
- * The live entries of a project by duplicate key, for one apply. A batch of a few
- * updates looks each key up in the entries' raw catalog rows (a substring test per row, parsing
- * only the rows that mention the key: parsing every row made a create's cost grow with the
- * store); a larger batch builds the whole map once. Changes made by the batch
- * itself are kept on top.
+ * The live entries of a project by duplicate key, for one apply: the daemon's map, kept by its
+ * watcher; else a batch of a few updates compares each key with the catalog's duplicate-key
+ * column (no row is decoded or parsed for it), and a larger batch builds the whole map once.
+ * Changes made by the batch itself are kept on top.
  */
 function duplicateIndex(
   snap: CatalogSnapshot,
@@ -184,9 +220,8 @@ function duplicateIndex(
       }
       return all.get(k);
     }
-    const needle = `"${k}"`;
     let found: string | undefined;
-    for (const se of entries) if (se.project === project && se.mentions(needle) && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
+    for (const se of entries) if (se.project === project && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
     own.set(k, found ?? null);
     return found;
   };

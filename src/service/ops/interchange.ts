@@ -14,7 +14,7 @@ import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { MAX_BATCH } from './apply.js';
-import { scanGroups, warnIfLarge } from './batch.js';
+import { idMaker, scanGroups, warnIfLarge } from './batch.js';
 
 export interface ImportResult {
   applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
@@ -68,7 +68,7 @@ export async function importEntries(
   const seen = new Map<string, number>();
   const agent = await caller.agent(engine);
   const nowDate = caller.now();
-  const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
+  const nextId = idMaker(); // random parts, as in batch.ts
   /** Entries made from input-shaped documents (or copied under new ids): created, never merged. */
   const fresh = new Set<string>();
   docs.forEach((doc, i) => {
@@ -196,7 +196,7 @@ export async function importEntries(
       if (related.length < e.related_entries.length) warnings.push(`[${index}] ${e.id}: dropped related entries that are neither imported nor stored`);
       let next: MemoryEntry = { ...e, superseded_by: e.superseded_by ? resolve(e.superseded_by) : null, related_entries: [...new Set(related)] };
       if (old && onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, next); // the same field-level merge as the git merge driver
-      tx.put(next, old ? { from: join(engine.ws.root, old.file) } : {});
+      tx.put(next, old ? { from: join(engine.ws.root, old.file) } : { fresh: fresh.has(e.id) });
       tx.change({ op: 'import', id: e.id, summary: next.summary });
       imported.push({ index, id: e.id, action });
     }

@@ -108,18 +108,24 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   // a candidate, whether or not it shares a word with the text.
   if (o.semantic) {
     const sim = o.semantic.similarity;
-    const lexOf = new Map<T, number>();
-    for (let j = 0; j < ents.length; j++) lexOf.set(ents[j]!, rel[j]!);
+    const lexAt = new Map<T, number>();
+    for (let j = 0; j < ents.length; j++) lexAt.set(ents[j]!, j);
+    // Per entry that passes: its lexical relevance (-1: not a hit) and similarity (NaN: no vector),
+    // in arrays of plain numbers (one lookup of each per entry: a query reads every entry here).
     const all: T[] = [];
-    const sims: (number | undefined)[] = [];
+    const lexs: number[] = [];
+    const sims: number[] = [];
     let lo = Infinity;
     let hi = -Infinity;
     for (const h of reach.all()) {
       if (!passes(h)) continue;
       const s = sim(reach.key(h));
+      const j = lexAt.get(h);
       all.push(h);
-      sims.push(s);
-      if (s !== undefined) {
+      lexs.push(j === undefined ? -1 : rel[j]!);
+      if (s === undefined) sims.push(NaN);
+      else {
+        sims.push(s);
         if (s < lo) lo = s;
         if (s > hi) hi = s;
       }
@@ -127,9 +133,10 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     const fused = new Float64Array(all.length);
     const meaningOnly: number[] = [];
     for (let j = 0; j < all.length; j++) {
-      const h = all[j]!;
-      const f = (fused[j] = fuse(lexOf.get(h) ?? 0, sims[j], lo, hi));
-      if (!lexOf.has(h) && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
+      const lex = lexs[j]!;
+      const s = sims[j]!;
+      const f = (fused[j] = fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi));
+      if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
     }
     // An entry that shares no word with the text is a match only if its meaning is close, and
     // only the closest few hundred of those: the rest cannot reach a page, and would only cost
@@ -139,15 +146,18 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     rel = [];
     weightOf = undefined;
     for (let j = 0; j < all.length; j++) {
-      const h = all[j]!;
       const f = fused[j]!;
-      if (lexOf.has(h) || f >= keepAbove) {
-        ents.push(h);
+      if (lexs[j]! >= 0 || f >= keepAbove) {
+        ents.push(all[j]!);
         rel.push(f);
       }
     }
   }
-  focusSubjects(rel, (j) => `${reach.project(ents[j]!)}\u0000${reach.meta(ents[j]!).subject}`);
+  focusSubjects(
+    rel,
+    (j) => reach.meta(ents[j]!).subject,
+    (j) => reach.project(ents[j]!),
+  );
   // (relevance as the kept hits have it; when the filters dropped every hit, of the best dropped one)
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);

@@ -7,7 +7,9 @@ import type { DecayConfig } from '../../core/lifecycle.js';
 import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, matchesFilters, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
-import type { CatalogSnapshot } from '../../store/catalog.js';
+import type { AnchorStatus } from '../../core/anchors.js';
+import { addTimeCue, timeCue } from '../../core/retrieval.js';
+import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -68,11 +70,11 @@ export interface QueryResult {
  * with the window's entries the check found stale; only when a verdict changed is the rest of the
  * window told too and the window ranked again.
  */
-function byEvidenceNow<R extends Cand>(engine: Engine, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
+function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStatus, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
   const wide = rank(cands, 2 * limit);
   const staleNow = (r: R): boolean => {
     if (!r.entry.evidence.some((e) => e.type !== 'assumption')) return false;
-    const s = evidenceStatusOf(engine, r.se);
+    const s = statusOf(r.se);
     return s === 'changed' || s === 'missing';
   };
   const verdicts = new Map<R, boolean>();
@@ -90,7 +92,9 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
   const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
-  const { snap, index, indexStats } = engine.rm.load(text, opts.refresh !== false, false, undefined, caller.warn);
+  const cue = timeCue(text);
+  // (a one-shot query loads only the postings its text reaches: the time words' too)
+  const { snap, index, indexStats } = engine.rm.load(cue ? `${text}\n${cue}` : text, opts.refresh !== false, false, undefined, caller.warn);
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
   const staleKeys = engine.evidenceCache.staleKeys();
@@ -106,6 +110,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const { sids, scores } = index.rawHits(text);
+    if (cue) addTimeCue(sids, scores, index.rawHits(cue));
     const found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
     cands.push(...found.cands);
     linked = found.linked;
@@ -138,10 +143,17 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     if (!cfg) cfgs.set(c.project, (cfg = engine.decayConfig(c.project, caller.now())));
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
-  // Rank on metadata; read the full entries of the results only.
-  const ranked: QueryHit[] = byEvidenceNow(engine, cands, (cs, n) => rankEntries<EntryMeta, Cand>(cs, nowMs, hasText, n, lifecycle), limit)
+  // Rank on metadata; read the full entries of the results only. Each entry's evidence is told
+  // once (its files looked at), for the ranking and the output alike.
+  const statuses = new Map<StoredEntry, AnchorStatus>();
+  const statusOf = (se: StoredEntry): AnchorStatus => {
+    let s = statuses.get(se);
+    if (s === undefined) statuses.set(se, (s = evidenceStatusOf(engine, se)));
+    return s;
+  };
+  const ranked: QueryHit[] = byEvidenceNow(statusOf, cands, (cs, n) => rankEntries<EntryMeta, Cand>(cs, nowMs, hasText, n, lifecycle), limit)
     .slice(offset)
-    .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: evidenceStatusOf(engine, se) }));
+    .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: statusOf(se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   // Boost on retrieval: a result counts as a retrieval (local usage, never a commit).
   if (opts.record !== false)
