@@ -220,6 +220,46 @@ for (const n of sizes) {
     const count = bigN.toLocaleString('en-US');
     row(n, `apply ${count} creates end to end (${applied} applied)`, applyBig, `write ${count} files + bare commit`, writeFloor + bareCommit, 'ms', quick ? undefined : '<= 5000');
   }
+  // The daemon's peak resident memory (VmHWM) as a user meets it, default settings: started where
+  // the workspace has no local state (a fresh clone), through its start-up work (index build,
+  // vectors, decay, freshness, the first evidence check) until idle; then started again with the
+  // state that run left. On a copy of the workspace: the figures below keep theirs.
+  {
+    const fdir = `${dir}-fresh`;
+    execFileSync('cp', ['-a', dir, fdir]);
+    const stateDir = stateDirOf(fdir).dir;
+    rmSync(stateDir, { recursive: true, force: true });
+    const peakRun = async (label) => {
+      const t0 = performance.now();
+      const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: fdir, env, stdio: 'ignore' });
+      const paths = daemonPaths(stateDir);
+      for (;;) {
+        const res = await request(paths, 'status', {}, 1000);
+        const st = res && 'result' in res ? res.result : undefined;
+        const sem = st?.semantic;
+        const jobsDone = st && ['decay', 'evidence', 'freshness'].every((j) => st.jobs?.[j]?.runs >= 1);
+        if (jobsDone && (!sem?.enabled || (sem.state === 'ready' && sem.vectors_current >= sem.entries))) break;
+        if (sem && ['failed'].includes(sem.state)) throw new Error(`bench: semantic search failed (${sem.error ?? ''})`);
+        if (performance.now() - t0 > Math.max(300_000, n * 30)) throw new Error(`bench: daemon (${label}) never finished its start-up work`);
+        await new Promise((res2) => setTimeout(res2, 100));
+      }
+      await waitIdle(child.pid, Math.max(60_000, n * 2));
+      const ms = performance.now() - t0;
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kib = (k) => Number(status.match(new RegExp(`${k}:\\s+(\\d+)`))?.[1] ?? 0) / 1024;
+      const cpu = cpuMs(child.pid);
+      child.kill('SIGTERM');
+      await new Promise((res2) => child.on('exit', res2));
+      return { ms, peak: kib('VmHWM'), rss: kib('VmRSS'), cpu };
+    };
+    const fresh = await peakRun('no local state');
+    row(n, 'daemon peak resident memory, first start with no local state (index build, vectors, start-up jobs)', fresh.peak, undefined, undefined, 'MiB', '<= 200');
+    row(n, 'daemon first start with no local state to idle, wall', fresh.ms);
+    if (fresh.cpu !== null) row(n, 'daemon first start with no local state to idle, its CPU time', fresh.cpu);
+    const warm = await peakRun('local state present');
+    row(n, 'daemon peak resident memory, start with local state', warm.peak, undefined, undefined, 'MiB', '<= 200');
+    rmSync(fdir, { recursive: true, force: true });
+  }
   // The daemon: start time, cold CLI queries through it, edit -> searchable latency, memory.
   {
     const paths = daemonPaths(stateDirOf(dir).dir);

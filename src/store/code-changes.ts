@@ -5,6 +5,9 @@
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
+import { spawn } from 'node:child_process';
+import { GitError } from '../core/errors.js';
+import { gitEnv } from './git-env.js';
 import type { GitRepo } from './git.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
@@ -42,6 +45,55 @@ export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<stri
 export async function addHunks(git: GitRepo, sides: string[], fates: Map<string, FileFate>, want: (p: string) => boolean): Promise<void> {
   const paths = hunkPaths(fates, want);
   if (paths.length) withHunks(fates, parsePatch(await git.gitStdin(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
+}
+
+/**
+ * Each of `names` (blob ids or `rev:path`) that git has, to `onText` as `cat-file --batch` streams
+ * it: nothing of git's output outlives the object it holds, so reading thousands of objects holds
+ * one at a time (an output gathered whole across awaits is kept until a full collection).
+ */
+export function streamTexts(git: GitRepo, names: string[], onText: (name: string, text: string) => void): Promise<void> {
+  const want = [...new Set(names)];
+  if (!want.length) return Promise.resolve();
+  return new Promise((done, fail) => {
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: git.toplevel, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    let next = 0;
+    let size = -1; // the object being read, or -1 between objects
+    let held: Buffer[] = [];
+    let heldBytes = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      held.push(chunk);
+      heldBytes += chunk.length;
+      if (size >= 0 && heldBytes < size + 1) return;
+      const buf = held.length === 1 ? chunk : Buffer.concat(held);
+      let at = 0;
+      for (;;) {
+        if (size < 0) {
+          const nl = buf.indexOf(10, at);
+          if (nl < 0) break;
+          const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
+          at = nl + 1;
+          if (!m) {
+            next++; // "<name> missing"
+            continue;
+          }
+          size = Number(m[1]);
+        }
+        if (buf.length - at < size + 1) break;
+        onText(want[next++]!, buf.toString('utf8', at, at + size));
+        at += size + 1;
+        size = -1;
+      }
+      held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
+      heldBytes = buf.length - at;
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    child.on('error', (e) => fail(new GitError(`cannot run git: ${e.message}`)));
+    child.on('close', (code) => (code === 0 ? done() : fail(new GitError(err.trim() || `git cat-file exited with ${code}`))));
+    child.stdin.on('error', () => undefined); // git exiting early is reported through close
+    child.stdin.end(`${want.join('\n')}\n`);
+  });
 }
 
 /** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
@@ -134,21 +186,25 @@ export async function evidenceSince(
   for (let k = 0; k < maxVersions && pending.size; k++) {
     const names: string[] = [];
     for (const id of pending.keys()) names.push(...(versions.get(id)![k]?.blobs ?? []));
-    const texts = names.length ? await readTexts(git, names) : new Map<string, string>();
+    // Only what each version says (its URIs and confirmation) is kept, and its text read a chunk
+    // at a time: the first check of 10K entries would otherwise hold every file's bytes and text at once.
+    const said = new Map<string, { seen: string; uris: string[] }>();
+    await streamTexts(git, names, (b, t) => {
+      try {
+        const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+        said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
+      } catch {
+        /* not an entry there: nothing held */
+      }
+    });
     for (const [id, st] of pending) {
       const v = versions.get(id)![k];
       let held = new Set<string>();
       for (const b of v?.blobs ?? []) {
-        const t = texts.get(b);
-        if (t === undefined) continue;
-        try {
-          const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
-          const seen = confirmation(e);
-          st.seen ??= seen;
-          if (seen === st.seen) held = new Set((e.evidence ?? []).map((x) => String(x.uri)));
-        } catch {
-          /* not an entry there: nothing held */
-        }
+        const e = said.get(b);
+        if (e === undefined) continue;
+        st.seen ??= e.seen;
+        if (e.seen === st.seen) held = new Set(e.uris);
       }
       for (const u of [...st.uris]) {
         if (v && held.has(u)) continue;

@@ -39,6 +39,8 @@ describe('npm run bench -- --quick', () => {
       'edit -> searchable through the daemon (p50)',
       'edit -> searchable through the daemon (p99)',
       'daemon resident memory',
+      'daemon peak resident memory, first start with no local state (index build, vectors, start-up jobs)',
+      'daemon peak resident memory, start with local state',
       'embedding throughput, static table (in process)',
       'daemon start to a vector for every entry (default settings)',
       'query end to end through the daemon, semantic on (p50)',

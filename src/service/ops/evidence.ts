@@ -52,10 +52,24 @@ export async function validateEvidence(
   engine: Engine,
   caller: Caller,
   projectName?: string,
-  opts: { offline?: boolean; timeoutMs?: number; urlTtlMs?: number; fix?: boolean; onProgress?: (done: number, total: number) => void } = {},
-): Promise<EvidenceReport> {
+  opts: {
+    offline?: boolean;
+    timeoutMs?: number;
+    urlTtlMs?: number;
+    fix?: boolean;
+    onProgress?: (done: number, total: number) => void;
+    /** false: counts only (`entries` left empty, `stale_entries` set), for a caller that shows no rows (the daemon). */
+    rows?: boolean;
+  } = {},
+): Promise<EvidenceReport & { stale_entries?: number }> {
   const projects = caller.readProjects(engine, projectName);
   const entries = engine.snapshot(caller.warn).entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
+  // Each entry's file is read once, and only its evidence and confirmation kept: a long-lived
+  // process holds few entries, and holding every one's text at once would swell its heap.
+  const cited = entries.map((se) => {
+    const e = se.entry;
+    return { se, evidence: e.evidence, seen: confirmation(e) };
+  });
   const cache = engine.evidenceCache.load();
   const now = caller.now();
   const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
@@ -63,8 +77,8 @@ export async function validateEvidence(
   const remotes = git ? (await remoteUrls(git)).map(modules.evidenceCheck().remoteRepo).filter((r): r is { host: string; repo: string } => r !== null) : [];
   const plan = modules.evidenceCheck().planCheck;
   const items: AnchorItem[] = [];
-  for (const se of entries) {
-    const anchors = se.entry.evidence.flatMap((ev) => {
+  for (const { se, evidence } of cited) {
+    const anchors = evidence.flatMap((ev) => {
       const p = plan(ev.type, ev.uri);
       return p.kind === 'file' ? [{ uri: ev.uri, anchor: p.anchor }] : [];
     });
@@ -109,10 +123,11 @@ export async function validateEvidence(
   const records = engine.evidenceCache.allAnchors();
   const fixes = new Map<string, { from: string; to: string }[]>();
   let done = 0;
-  for (const se of entries) {
+  let staleEntries = 0;
+  for (const { se, evidence, seen } of cited) {
     const rows: EvidenceRow[] = [];
     const recs: AnchorRecord[] = [];
-    for (const ev of se.entry.evidence) {
+    for (const ev of evidence) {
       const a = found.get(se.key)?.get(ev.uri);
       let row: EvidenceRow;
       if (a) {
@@ -133,14 +148,15 @@ export async function validateEvidence(
     const reasons = rows.filter((r) => r.status === 'stale').map((r) => `${r.uri}: ${r.reason}`);
     if (reasons.length) stale[se.key] = reasons;
     else delete stale[se.key];
-    const seen = confirmation(se.entry);
+    if (reasons.length) staleEntries++;
     if (recs.length)
       records.set(
         se.key,
         recs.map((r) => ({ ...r, seen })),
       );
     else records.delete(se.key);
-    report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
+    if (opts.rows !== false) report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
+    found.delete(se.key); // what is reported is kept, not the whole result
     opts.onProgress?.(++done, entries.length);
     // Let a long-lived process (the daemon) answer queries while a long check runs.
     if (done % 200 === 0) await new Promise((r) => setImmediate(r));
@@ -150,7 +166,7 @@ export async function validateEvidence(
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
   engine.evidenceCache.save({ v: 1, checks: merged, stale });
   engine.evidenceCache.saveAnchors(records);
-  return report;
+  return opts.rows === false ? { ...report, stale_entries: staleEntries } : report;
 }
 
 /** Rewrites the URIs that moved, one commit per project; their records then describe the new URIs. */
