@@ -38,8 +38,8 @@ export class CachedEntries {
     private readonly file: CatalogFile,
     private readonly root: string,
     private readonly recent?: RecentEntries,
-    /** Entries read whole while the cache was checked, by path. */
-    private readonly read?: ReadonlyMap<string, MemoryEntry>,
+    /** Entries read whole while the cache was checked, by path: each handed to its entry once, then dropped (a first start reads every file). */
+    private readonly read?: Map<string, MemoryEntry>,
   ) {
     const n = file.paths.length;
     const bad = Object.keys(file.bad)
@@ -237,7 +237,9 @@ export class CachedEntries {
     const f = this.file;
     const rel = f.paths.get(p);
     const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : metaFromRow(JSON.parse(f.lines.get(p)) as unknown[]);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, this.read?.get(rel), this.recent));
+    const full = this.read?.get(rel);
+    this.read?.delete(rel);
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, full, this.recent));
   }
 
   /** Every entry, in path order. */

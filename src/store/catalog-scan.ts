@@ -53,6 +53,8 @@ export class CatalogScan {
     private readonly cache: CatalogFile,
     private readonly clean: Uint8Array | undefined,
     private readonly listedAt: number,
+    /** How many of the entries read it keeps (the last ones): a long-lived process holds no more (RecentEntries), and a first start reads every file. */
+    private readonly keepRead = Infinity,
   ) {
     this.kept = new Uint8Array(cache.paths.length);
   }
@@ -137,6 +139,7 @@ export class CatalogScan {
       ? { ...linkProblem(rel, 'entry files must be regular files'), blob: '' }
       : readEntryFile(abs, rel, section, name.slice(0, -'.json'.length), true);
     if (r.entry) this.read.set(rel, r.entry);
+    if (this.read.size > this.keepRead) this.read.delete(this.read.keys().next().value!);
     const row = r.entry ? JSON.stringify(metaRow(entryMeta(r.entry))) : '';
     this.changes.set(rel, [st.size, st.mtimeMs, st.ctimeMs, row, r.entry ? null : (r.problems ?? []), r.blob ?? '']);
     this.changed.push(rel);
