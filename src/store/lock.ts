@@ -164,7 +164,7 @@ function dropOwner(lock: string): void {
 }
 
 /** Whether process `pid` exists (EPERM: it does, as another user's). */
-export function alive(pid: number): boolean {
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -87,25 +87,6 @@ export function appendQueryLog(ws: Workspace, q: QueryLogInput, keepText: boolea
   }
 }
 
-/** The lines of an earlier version's query log (text and filters as typed) as this version keeps them by default. */
-export function sanitizeQueryLine(ws: Workspace, text: string): string {
-  const key = queryKey(ws, true);
-  if (!key) return '';
-  const out: string[] = [];
-  for (const line of text.split('\n')) {
-    try {
-      // (Their filters held every value, subject and scope included.)
-      const r = JSON.parse(line) as Partial<QueryLogInput>;
-      if (typeof r?.time !== 'string') continue;
-      const q = { result_count: 0, execution_ms: 0, ...r, text: String(r.text ?? ''), filters: r.filters ?? {} } as QueryLogInput;
-      out.push(JSON.stringify(recordOf(key, q, false)));
-    } catch {
-      /* a torn line */
-    }
-  }
-  return out.length ? `${out.join('\n')}\n` : '';
-}
-
 /**
  * A function naming the hashed values of the log (`subject_hash`, `scope_hash`) by the values
  * among `known` (the subjects and scopes of the entries: committed, so nothing is told that the

@@ -14,9 +14,6 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UnsafePathError } from '../core/errors.js';
 
-/** Where earlier versions kept local state, in the work tree (see legacy-state.ts). */
-export const LEGACY_LOCAL_DIR = '.bass-agents';
-
 export interface StateDirs {
   /** The workspace's own state folder. */
   dir: string;

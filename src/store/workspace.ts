@@ -6,17 +6,14 @@
  */
 import { existsSync, lstatSync, readdirSync, realpathSync as realpathJs } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { MemoryError, NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
+import { NotFoundError, UnsafePathError, UsageError } from '../core/errors.js';
 import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
 import { showable, shown } from '../core/redact.js';
 import { LEGACY_PROJECT_PATTERN, RESERVED_PROJECT_NAMES, newProjectProblem } from '../core/names.js';
-import { lazy } from '../lazy.js';
 import { MEMORY_DIR } from './root.js';
-import { checkStateFolder, LEGACY_LOCAL_DIR, readNoFollow, stateDirOf, type StateDirs } from './state-dir.js';
+import { checkStateFolder, readNoFollow, stateDirOf, type StateDirs } from './state-dir.js';
 
 export { findRoot, MEMORY_DIR } from './root.js';
-
-const legacyState = lazy<typeof import('./legacy-state.js')>('./store/legacy-state.js');
 
 // One realpath(3) call, not a JS walk with an lstat per path component (writes check every path).
 const realpathSync = realpathJs.native;
@@ -78,15 +75,6 @@ export class Workspace {
         `${MEMORY_DIR} is a symbolic link; bass-agents reads and writes memory only in a real ${MEMORY_DIR}/ folder of the repository: replace it with the folder`,
         MEMORY_DIR,
       );
-    }
-    // Earlier versions kept local state in the work tree: moved out once, or left alone (legacy-state.ts).
-    if (lstatSync(join(this.root, LEGACY_LOCAL_DIR), { throwIfNoEntry: false })) {
-      try {
-        legacyState().settleLegacyState(this);
-      } catch (err) {
-        if (err instanceof MemoryError) throw err; // our own state folder failed its check
-        process.stderr.write(`note: could not move the local state of an earlier version out of ${LEGACY_LOCAL_DIR}/: ${(err as Error).message}\n`);
-      }
     }
   }
 
