@@ -11,7 +11,8 @@ import { Catalog, type CatalogSnapshot } from '../store/catalog.js';
 import { readConfig } from '../store/config.js';
 import { EvidenceCache } from '../store/evidence-cache.js';
 import { GitRepo } from '../store/git.js';
-import { findGitDir, sparseProblem } from '../store/git-state.js';
+import { sparseProblem } from '../store/git-state.js';
+import { gitDirOf } from '../store/state-dir.js';
 import { LogReader } from '../store/local-log.js';
 import { SessionStore } from '../store/sessions.js';
 import { UsageStore } from '../store/usage.js';
@@ -110,7 +111,7 @@ export class Engine {
   /** Memory that git keeps out of a sparse checkout would be missing from every read and write: refused (once per engine). */
   checkSparse(): void {
     if (this.sparseChecked) return;
-    const gitDir = findGitDir(this.ws.root);
+    const gitDir = gitDirOf(this.ws.root)?.gitDir;
     const why = gitDir ? sparseProblem(gitDir, this.ws.root) : null;
     if (why) throw new ConflictError(`refusing to use memory here: ${why}`);
     this.sparseChecked = true;

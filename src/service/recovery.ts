@@ -81,7 +81,7 @@ export async function recoverWrite(
   let kept = 0;
   let undone = 0;
   if (paths.length) {
-    const { blobs } = await git.blobsAt(
+    const blobs = await git.blobsAt(
       'HEAD',
       paths.map((p) => p.repo),
     );
@@ -105,7 +105,7 @@ export async function recoverWrite(
         indexWaitMs,
       );
   }
-  await git.sweepLeftovers();
+  git.sweepLeftovers();
   if (kept + undone + ignored) {
     appendLog(engine.ws, 'events', { time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit });
   }

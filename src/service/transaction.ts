@@ -18,7 +18,7 @@ import { BusyError, ConflictError, InterruptedError, ValidationError, type Probl
 import type { MemoryEntry } from '../core/schema.js';
 import type { SecretFinding } from '../core/secrets.js';
 import { writeFileAtomic } from '../store/fsutil.js';
-import { findGitDir, type GitRepo } from '../store/git.js';
+import type { GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
@@ -29,7 +29,7 @@ import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries
 import { modules, type Engine } from './engine.js';
 import type { Caller } from './caller.js';
 import { recoverWrite } from './recovery.js';
-import { stateDirOf as localStateOf } from '../store/state-dir.js';
+import { gitDirOf, stateDirOf as localStateOf } from '../store/state-dir.js';
 
 /** Files written between two journal lines and two checks for a signal. */
 const CHUNK = 256;
@@ -247,7 +247,7 @@ export class WriteTx {
   private async keepCommittedFiles(git: GitRepo): Promise<void> {
     const defaults = [...this.staged].filter(([, s]) => s.unlessInHead).map(([abs]) => abs);
     if (!defaults.length) return;
-    const { blobs } = await git.blobsAt(
+    const blobs = await git.blobsAt(
       'HEAD',
       defaults.map((f) => git.repoPath(f)),
     );
@@ -383,8 +383,8 @@ export async function withWrite<T>(
  * command asks before it runs, so a read after a kill does not show the dead writer's files).
  */
 export function hasPendingJournal(root: string): boolean {
-  const gitDir = findGitDir(root);
-  if (gitDir !== null) return existsSync(join(gitDir, 'bass-agents', 'journal'));
+  const gitDir = gitDirOf(root)?.gitDir;
+  if (gitDir) return existsSync(join(gitDir, 'bass-agents', 'journal'));
   return existsSync(join(localStateOf(root).dir, 'state', 'journal'));
 }
 

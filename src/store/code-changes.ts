@@ -5,9 +5,6 @@
  * each evidence URI of an entry was written: the commit that put it there, from memory's history.
  */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
-import { spawn } from 'node:child_process';
-import { GitError } from '../core/errors.js';
-import { gitEnv } from './git-env.js';
 import type { GitRepo } from './git.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
@@ -52,47 +49,38 @@ export async function addHunks(git: GitRepo, sides: string[], fates: Map<string,
  * it: nothing of git's output outlives the object it holds, so reading thousands of objects holds
  * one at a time (an output gathered whole across awaits is kept until a full collection).
  */
-export function streamTexts(git: GitRepo, names: string[], onText: (name: string, text: string) => void): Promise<void> {
+export async function streamTexts(git: GitRepo, names: string[], onText: (name: string, text: string) => void): Promise<void> {
   const want = [...new Set(names)];
-  if (!want.length) return Promise.resolve();
-  return new Promise((done, fail) => {
-    const child = spawn('git', ['cat-file', '--batch'], { cwd: git.toplevel, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-    let next = 0;
-    let size = -1; // the object being read, or -1 between objects
-    let held: Buffer[] = [];
-    let heldBytes = 0;
-    child.stdout.on('data', (chunk: Buffer) => {
-      held.push(chunk);
-      heldBytes += chunk.length;
-      if (size >= 0 && heldBytes < size + 1) return;
-      const buf = held.length === 1 ? chunk : Buffer.concat(held);
-      let at = 0;
-      for (;;) {
-        if (size < 0) {
-          const nl = buf.indexOf(10, at);
-          if (nl < 0) break;
-          const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
-          at = nl + 1;
-          if (!m) {
-            next++; // "<name> missing"
-            continue;
-          }
-          size = Number(m[1]);
+  if (!want.length) return;
+  let next = 0;
+  let size = -1; // the object being read, or -1 between objects
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  await git.exec(['cat-file', '--batch'], `${want.join('\n')}\n`, {}, (chunk) => {
+    held.push(chunk);
+    heldBytes += chunk.length;
+    if (size >= 0 && heldBytes < size + 1) return;
+    const buf = held.length === 1 ? chunk : Buffer.concat(held);
+    let at = 0;
+    for (;;) {
+      if (size < 0) {
+        const nl = buf.indexOf(10, at);
+        if (nl < 0) break;
+        const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
+        at = nl + 1;
+        if (!m) {
+          next++; // "<name> missing"
+          continue;
         }
-        if (buf.length - at < size + 1) break;
-        onText(want[next++]!, buf.toString('utf8', at, at + size));
-        at += size + 1;
-        size = -1;
+        size = Number(m[1]);
       }
-      held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
-      heldBytes = buf.length - at;
-    });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    child.on('error', (e) => fail(new GitError(`cannot run git: ${e.message}`)));
-    child.on('close', (code) => (code === 0 ? done() : fail(new GitError(err.trim() || `git cat-file exited with ${code}`))));
-    child.stdin.on('error', () => undefined); // git exiting early is reported through close
-    child.stdin.end(`${want.join('\n')}\n`);
+      if (buf.length - at < size + 1) break;
+      onText(want[next++]!, buf.toString('utf8', at, at + size));
+      at += size + 1;
+      size = -1;
+    }
+    held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
+    heldBytes = buf.length - at;
   });
 }
 
@@ -117,20 +105,6 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
   if (paths.length) {
     segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
-  }
-  return out;
-}
-
-/** The blob id of each of `paths` (repository paths) at `rev`, in one `ls-tree` (absent: none there). */
-export async function blobsAt(git: GitRepo, rev: string, paths: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < paths.length; i += 1000) {
-    const listing = await git.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', LITERAL);
-    for (const rec of listing.split('\0')) {
-      const tab = rec.indexOf('\t');
-      const [, blob] = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab)) ?? [];
-      if (blob) out.set(rec.slice(tab + 1), blob);
-    }
   }
   return out;
 }

@@ -1,12 +1,12 @@
 /**
- * Results of evidence checks, local: `cache/evidence.json` of the local state folder.
- * Per URI (with the file's stamp for paths, so an edit re-checks) the status and reason; per
- * entry (`project/id`) the reasons it is stale, which queries read to flag and down-rank.
- * The stale keys alone are also written to `evidence-stale.json`: every query needs them, and
- * at 10K checked entries the whole file is large enough to slow a cold query. What the check
- * found for each URI of an entry (`AnchorRecord`, for its status at read time) is in
- * `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`), sorted by key: a read finds the lines
- * of its few results by binary search over the bytes and decodes and parses only those.
+ * Results of evidence checks, local, in `cache/` of the local state folder: per URI in
+ * `evidence.json` (with the file's stamp for paths, so an edit re-checks) the status and reason;
+ * per entry (`project/id`) in `evidence-stale.json` the reasons it is stale, which every query
+ * reads to flag and down-rank (its own small file: at 10K checked entries the checks are large
+ * enough to slow a cold query). What the check found for each URI of an entry (`AnchorRecord`,
+ * for its status at read time) is in `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`),
+ * sorted by key: a read finds the lines of its few results by binary search over the bytes and
+ * decodes and parses only those. Each file is read once per version (its stamp).
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,43 +29,69 @@ export interface EvidenceCacheFile {
   stale: Record<string, string[]>;
 }
 
-export class EvidenceCache {
-  private file: string;
-  private staleFile: string;
-  private memo: { stamp: string; data: EvidenceCacheFile; staleKeys?: Set<string> } | undefined;
-  /** The stale keys read from evidence-stale.json, by the stamp of the evidence.json they describe. */
-  private keysMemo: { stamp: string; keys: Set<string> } | undefined;
+const CHECKS = 'evidence.json';
+const STALE = 'evidence-stale.json';
+const ANCHORS = 'evidence-anchors.txt';
+/** The version of the first two files' layout: a file of another version is not read (the next check rewrites it). */
+const VERSION = 2;
 
-  private readonly ws: Workspace;
-  private anchorsFile: string;
-  private anchorsMemo: { stamp: string; bytes: Buffer; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined;
+export class EvidenceCache {
+  private readonly dir: string;
+  private readonly memo = new Map<string, { stamp: string; value: unknown }>();
   /** Statuses told from a file's content at read time, by entry, URI and the file's stamp. */
   readonly statusMemo = new Map<string, AnchorStatus>();
 
-  constructor(ws: Workspace) {
-    this.ws = ws;
-    this.file = join(ws.localDir, 'cache', 'evidence.json');
-    this.staleFile = join(ws.localDir, 'cache', 'evidence-stale.json');
-    this.anchorsFile = join(ws.localDir, 'cache', 'evidence-anchors.txt');
+  constructor(private readonly ws: Workspace) {
+    this.dir = join(ws.localDir, 'cache');
+  }
+
+  /** A file of this cache parsed by `parse`, once per version of it; undefined when missing or unreadable. */
+  private read<T>(name: string, parse: (bytes: Buffer) => T): T | undefined {
+    this.ws.local('cache'); // checked before anything in it is read
+    const file = join(this.dir, name);
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (!st) return undefined;
+    const stamp = `${st.size}:${st.mtimeMs}`;
+    const hit = this.memo.get(name);
+    if (hit?.stamp === stamp) return hit.value as T | undefined;
+    let value: T | undefined;
+    try {
+      value = parse(readNoFollow(file));
+    } catch {
+      /* corrupt, or gone meanwhile: as if missing */
+    }
+    this.memo.set(name, { stamp, value });
+    return value;
+  }
+
+  private write(name: string, data: string): void {
+    this.ws.ensureLocal({ force: true });
+    this.ws.local('cache', true);
+    writeFileAtomic(join(this.dir, name), data, { fsync: false });
+    this.memo.delete(name);
+  }
+
+  /** The `field` of one of the versioned files, and its keys. */
+  private section<T extends object>(name: string, field: string): { value: T; keys: Set<string> } | undefined {
+    return this.read(name, (b) => {
+      const d = JSON.parse(b.toString('utf8')) as Record<string, unknown>;
+      const value = d[field];
+      if (d.v !== VERSION || typeof value !== 'object' || value === null) throw new Error('another version');
+      return { value: value as T, keys: new Set(Object.keys(value)) };
+    });
+  }
+
+  private anchorBytes(): { bytes: Buffer; byKey: Map<string, Map<string, AnchorRecord> | undefined> } | undefined {
+    return this.read(ANCHORS, (bytes) => {
+      if (this.statusMemo.size > 50_000) this.statusMemo.clear();
+      return { bytes, byKey: new Map() };
+    });
   }
 
   /** What the last check recorded for each URI of the entry `key` (project/id), by URI. */
   anchorsOf(key: string): Map<string, AnchorRecord> | undefined {
-    this.ws.local('cache'); // checked before anything in it is read
-    const st = statSync(this.anchorsFile, { throwIfNoEntry: false });
-    if (!st) return undefined;
-    const stamp = `${st.size}:${st.mtimeMs}`;
-    if (this.anchorsMemo?.stamp !== stamp) {
-      let bytes: Buffer = Buffer.alloc(0);
-      try {
-        bytes = readNoFollow(this.anchorsFile);
-      } catch {
-        /* gone meanwhile: no records */
-      }
-      this.anchorsMemo = { stamp, bytes, byKey: new Map() };
-      if (this.statusMemo.size > 50_000) this.statusMemo.clear();
-    }
-    const m = this.anchorsMemo;
+    const m = this.anchorBytes();
+    if (!m) return undefined;
     if (m.byKey.has(key)) return m.byKey.get(key);
     // The lines are sorted by key (as bytes): a binary search over the bytes finds the entry's line,
     // and only that line is decoded and parsed (a read wants a few of 10K).
@@ -97,14 +123,7 @@ export class EvidenceCache {
   /** Every entry's records (for a check of some projects to keep the others'). */
   allAnchors(): Map<string, AnchorRecord[]> {
     const out = new Map<string, AnchorRecord[]>();
-    let text = '';
-    try {
-      this.ws.local('cache');
-      text = readNoFollow(this.anchorsFile, 'utf8');
-    } catch {
-      return out;
-    }
-    for (const line of text.split('\n')) {
+    for (const line of this.anchorBytes()?.bytes.toString('utf8').split('\n') ?? []) {
       const tab = line.indexOf('\t');
       if (tab < 0) continue;
       try {
@@ -117,71 +136,32 @@ export class EvidenceCache {
   }
 
   saveAnchors(records: Map<string, AnchorRecord[]>): void {
-    this.ws.ensureLocal({ force: true });
-    this.ws.local('cache', true);
-    const lines: string[] = [];
     // Each key's bytes made once (not twice per comparison: 10K keys made ~280K buffers).
     const keys = [...records.keys()].map((k) => ({ k, b: Buffer.from(k) })).sort((x, y) => Buffer.compare(x.b, y.b));
+    const lines: string[] = [];
     for (const { k } of keys) {
       const rs = records.get(k)!;
       if (rs.length && !/[\t\n]/.test(k)) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
     }
-    writeFileAtomic(this.anchorsFile, lines.join(''), { fsync: false });
-    this.anchorsMemo = undefined;
+    this.write(ANCHORS, lines.join(''));
     this.statusMemo.clear();
   }
 
   load(): EvidenceCacheFile {
-    this.ws.local('cache'); // checked before anything in it is read
-    const st = statSync(this.file, { throwIfNoEntry: false });
-    if (!st) return { v: 1, checks: {}, stale: {} };
-    const stamp = `${st.size}:${st.mtimeMs}`;
-    if (this.memo?.stamp === stamp) return this.memo.data;
-    try {
-      const data = JSON.parse(readNoFollow(this.file, 'utf8')) as EvidenceCacheFile;
-      if (data.v === 1 && data.checks && data.stale) {
-        this.memo = { stamp, data };
-        return data;
-      }
-    } catch {
-      /* corrupt: start over */
-    }
-    return { v: 1, checks: {}, stale: {} };
+    return {
+      v: 1,
+      checks: this.section<EvidenceCacheFile['checks']>(CHECKS, 'checks')?.value ?? {},
+      stale: this.section<EvidenceCacheFile['stale']>(STALE, 'stale')?.value ?? {},
+    };
   }
 
-  /** Keys of entries flagged stale (built once per version of the file: queries ask on every call). */
+  /** Keys of entries flagged stale (one set per version of the file: queries ask on every call). */
   staleKeys(): Set<string> {
-    if (!this.memo) {
-      // A process that has not read the whole cache reads just the keys, when they match it, once
-      // per version of evidence.json (a daemon asks on every query).
-      this.ws.local('cache');
-      const st = statSync(this.file, { throwIfNoEntry: false });
-      if (!st) return new Set();
-      const stamp = `${st.size}:${st.mtimeMs}`;
-      if (this.keysMemo?.stamp === stamp) return this.keysMemo.keys;
-      try {
-        const small = JSON.parse(readNoFollow(this.staleFile, 'utf8')) as { of: string; keys: string[] };
-        if (small.of === stamp && Array.isArray(small.keys)) {
-          this.keysMemo = { stamp, keys: new Set(small.keys) };
-          return this.keysMemo.keys;
-        }
-      } catch {
-        /* missing or corrupt: read the whole cache below */
-      }
-    }
-    const data = this.load();
-    if (this.memo?.data === data) return (this.memo.staleKeys ??= new Set(Object.keys(data.stale)));
-    return new Set(Object.keys(data.stale));
+    return this.section(STALE, 'stale')?.keys ?? new Set();
   }
 
   save(data: EvidenceCacheFile): void {
-    this.ws.ensureLocal({ force: true });
-    this.ws.local('cache', true);
-    writeFileAtomic(this.file, `${JSON.stringify(data)}\n`, { fsync: false });
-    this.memo = undefined;
-    this.keysMemo = undefined;
-    // Names the version of evidence.json it summarizes: a stale summary is never believed.
-    const st = statSync(this.file);
-    writeFileAtomic(this.staleFile, JSON.stringify({ of: `${st.size}:${st.mtimeMs}`, keys: Object.keys(data.stale) }), { fsync: false });
+    this.write(CHECKS, `${JSON.stringify({ v: VERSION, checks: data.checks })}\n`);
+    this.write(STALE, `${JSON.stringify({ v: VERSION, stale: data.stale })}\n`);
   }
 }

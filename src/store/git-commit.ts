@@ -354,23 +354,15 @@ export class MemoryCommit {
   }
 
   /**
-   * Sets the user's index at `paths` to the files as they are, by git (which takes the index
-   * lock itself), retrying while another git process holds it, up to `waitMs`. Used by recovery.
+   * Sets the user's index at `paths` to the files as they are, under git's index lock (waiting up
+   * to `waitMs` for another git process to release it). Used by recovery.
    */
   async syncIndexPaths(paths: string[], waitMs: number): Promise<void> {
     if (!paths.length || !existsSync(this.repo.indexFile)) return;
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.repo.gitStdin(UPDATE, paths.join('\0') + '\0');
-        return;
-      } catch (err) {
-        if (!/index\.lock/.test(String(err))) throw err;
-        if (Date.now() - started >= waitMs)
-          throw new BusyError(`another git process holds ${this.shown(`${this.repo.indexFile}.lock`)} (git's index lock); try again once it is done`);
-        await new Promise((r) => setTimeout(r, Math.min(100, 10 * (attempt + 1))));
-      }
-    }
+    await this.withIndexLock({ indexLockWaitMs: waitMs }, async (index) => {
+      await this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index.file });
+      return true;
+    });
   }
 }
 

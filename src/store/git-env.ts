@@ -3,6 +3,7 @@
  * paths made absolute (git runs in the top folder), and no editor or pager. Its own module so the
  * thin client can use it without the rest of the git code.
  */
+import { readNoFollow } from './state-dir.js';
 
 /** Variables that point git at another repository, work tree, index or object store. */
 const LOCATION = /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE)$/;
@@ -29,7 +30,7 @@ export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boole
   if (hasGitLocation(env)) return false;
   let theirs = '';
   try {
-    theirs = readLocalText(`${daemonDir}/${GIT_ENV_FILE}`).trim();
+    theirs = readNoFollow(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim();
   } catch {
     /* the daemon has none */
   }
@@ -54,18 +55,4 @@ export function gitEnv(extra: Record<string, string> = {}): Record<string, strin
   }
   // (No editor: git's own default would be vi, waiting on a terminal nobody sees.)
   return { ...out, GIT_EDITOR: ':', ...extra };
-}
-
-/**
- * A file of local state as text, never through a link (state-dir.ts's readNoFollow, for the thin
- * client's few reads without loading that module).
- */
-export function readLocalText(file: string): string {
-  const fs = process.getBuiltinModule('node:fs');
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  try {
-    return fs.readFileSync(fd, 'utf8');
-  } finally {
-    fs.closeSync(fd);
-  }
 }

@@ -1,32 +1,10 @@
 /**
- * What git's own files say, read with the file system alone (no git process): where the git dir
- * is, whether a write may commit on this checkout now, and which commit HEAD names; and whether
+ * What git's own files say, read with the file system alone (no git process): whether a write may commit on this checkout now, and which commit HEAD names; and whether
  * a sparse checkout keeps memory out of the work tree (a git process only in a sparse checkout).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gitEnv } from './git-env.js';
-
-/**
- * The git dir of the repository holding `start`, found with the file system alone (no git
- * process): the one GIT_DIR names, else the nearest `.git` folder up, or the folder a `.git` file
- * (worktree, submodule) names. Null outside git.
- */
-export function findGitDir(start: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.GIT_DIR) return resolve(env.GIT_DIR);
-  for (let dir = start; ;) {
-    const dotGit = join(dir, '.git');
-    const st = statSync(dotGit, { throwIfNoEntry: false });
-    if (st?.isDirectory()) return dotGit;
-    if (st?.isFile()) {
-      const [, to] = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8')) ?? [];
-      return to ? resolve(dir, to.trim()) : null;
-    }
-    const up = dirname(dir);
-    if (up === dir) return null;
-    dir = up;
-  }
-}
 
 /**
  * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD

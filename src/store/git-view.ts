@@ -18,7 +18,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
-import { gitEnv, readLocalText } from './git-env.js';
+import { gitEnv } from './git-env.js';
+import { readNoFollow } from './state-dir.js';
 
 /** What a view says about the cached files. */
 export interface ViewMatch {
@@ -73,7 +74,7 @@ export function indexFileChecksum(file: string): string | null {
 /** The recorded listing match in `cacheDir`, if any. */
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
   try {
-    const r = JSON.parse(readLocalText(`${cacheDir}/${VIEW_RECORD}`)) as { index?: unknown; content?: unknown };
+    const r = JSON.parse(readNoFollow(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
     return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
   } catch {
     return undefined;

@@ -7,14 +7,13 @@ import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } 
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
-import { configBool, configFiles, configValue, filesStamp, findGitDir, writeBlocker } from './git-state.js';
+import { configBool, configFiles, configValue, filesStamp, writeBlocker } from './git-state.js';
+import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
 import { gitHelper, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
-
-export { findGitDir } from './git-state.js';
 
 /** Whether the repository's config names another work tree (`core.worktree`): then git must say where. */
 function hasCoreWorktree(gitDir: string): boolean {
@@ -31,12 +30,20 @@ function hasCoreWorktree(gitDir: string): boolean {
  * InterruptedError when git was stopped by SIGINT or SIGTERM (a Ctrl-C reaches the whole process
  * group: git stops first, and the write must end as interrupted, not failed).
  */
-async function exec(cwd: string, args: string[], input: string | Buffer = '', env: Record<string, string> = {}, helper = false): Promise<Buffer> {
-  const r = helper
-    ? await gitHelper()
-        .run(cwd, args, input, gitEnv(env))
-        .catch((e: Error) => ({ error: e.message }) as GitOutcome)
-    : await spawnGit(cwd, args, input, env);
+async function exec(
+  cwd: string,
+  args: string[],
+  input: string | Buffer = '',
+  env: Record<string, string> = {},
+  helper = false,
+  onOut?: (d: Buffer) => void,
+): Promise<Buffer> {
+  const r =
+    helper && !onOut
+      ? await gitHelper()
+          .run(cwd, args, input, gitEnv(env))
+          .catch((e: Error) => ({ error: e.message }) as GitOutcome)
+      : await spawnGit(cwd, args, input, env, onOut);
   if (r.error !== undefined) throw new GitError(`cannot run git: ${r.error}`);
   if (r.code === 0) return r.out;
   if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') throw new InterruptedError(r.signal);
@@ -44,14 +51,14 @@ async function exec(cwd: string, args: string[], input: string | Buffer = '', en
   throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
 }
 
-/** git, spawned by this process. */
-async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>): Promise<GitOutcome> {
+/** git, spawned by this process; its output goes to `onOut` as it comes when given. */
+async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>, onOut?: (d: Buffer) => void): Promise<GitOutcome> {
   const { spawn } = await import('node:child_process'); // not at start-up: read-only commands rarely spawn
   return new Promise((done) => {
     const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stdout.on('data', onOut ?? ((d: Buffer) => out.push(d)));
     child.stderr.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e) => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message }));
     child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
@@ -93,7 +100,7 @@ export class GitRepo {
     const helper = opts.helper ?? false;
     // The common case without a git process: a `.git` folder in an ancestor, no variable that
     // moves the repository or index, and a work tree that is the folder holding `.git`.
-    const found = hasGitLocation() ? null : findGitDir(dir);
+    const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
     if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
       const gitDir = realpathSync(found);
       return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), false, helper);
@@ -115,9 +122,9 @@ export class GitRepo {
     return relative(this.toplevel, abs).split(sep).join('/');
   }
 
-  /** Runs git in the top folder (stdout as bytes); `env` is added to the user's. */
-  async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env }, this.helper);
+  /** Runs git in the top folder (stdout as bytes, or to `onOut` as it comes); `env` is added to the user's. */
+  async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
+    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env }, this.helper, onOut);
   }
 
   /** Runs git with `input` on stdin (and `env` added); resolves with stdout, rejects with git's message. */
@@ -185,16 +192,23 @@ export class GitRepo {
     return join(this.gitDir, 'bass-agents');
   }
 
-  /** HEAD (or `rev`) and the blob it holds at each path (absent: not in the map), in one process. */
-  async blobsAt(rev: string, paths: string[]): Promise<{ head: string | null; blobs: Map<string, string> }> {
-    const check = (await this.gitStdin(['cat-file', '--batch-check'], [rev, ...paths.map((p) => `${rev}:${p}`)].join('\n') + '\n')).split('\n');
-    const [, head = null] = /^([0-9a-f]{40,64}) commit /.exec(check[0] ?? '') ?? [];
-    const blobs = new Map<string, string>();
-    paths.forEach((p, i) => {
-      const [, blob] = /^([0-9a-f]{40,64}) blob /.exec(check[i + 1] ?? '') ?? [];
-      if (blob) blobs.set(p, blob);
-    });
-    return { head, blobs };
+  /** The blob id of each of `paths` (repository paths) at `rev`, by `ls-tree` (absent: none there, or an unborn HEAD). */
+  async blobsAt(rev: string, paths: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < paths.length; i += 1000) {
+      const listing = await this.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', { GIT_LITERAL_PATHSPECS: '1' }).catch(
+        async (err: unknown) => {
+          if (rev === 'HEAD' && !(await this.head())) return '';
+          throw err;
+        },
+      );
+      for (const rec of listing.split('\0')) {
+        const tab = rec.indexOf('\t');
+        const [, blob] = /^\d+ blob ([0-9a-f]+)$/.exec(rec.slice(0, tab)) ?? [];
+        if (blob) out.set(rec.slice(tab + 1), blob);
+      }
+    }
+    return out;
   }
 
   /** The blob ids git gives these files (paths from the top folder; clean filters applied, nothing written), in one process. */
@@ -242,32 +256,19 @@ export class GitRepo {
   }
 
   /**
-   * Removes what killed writers of ours left in git: private refs under refs/bass-agents/ (older
-   * versions made them) and temporary index files. Called with the write lock held, when no
-   * writer of ours can be mid-commit.
+   * Removes the temporary index files killed writers of ours left in git. Called with the write
+   * lock held, when no writer of ours can be mid-commit.
    */
-  async sweepLeftovers(): Promise<number> {
-    let n = 0;
-    const refs = (await this.run(['for-each-ref', '--format=%(refname)', 'refs/bass-agents/']).catch(() => '')).split('\n').filter(Boolean);
-    if (refs.length) {
-      await this.gitStdin(['update-ref', '--stdin'], refs.map((r) => `delete ${r}\n`).join('')).catch(() => undefined);
-      n += refs.length;
-    }
-    for (const dir of new Set([this.stateDir, this.gitDir, dirname(this.indexFile)])) {
+  sweepLeftovers(): void {
+    for (const dir of new Set([this.stateDir, dirname(this.indexFile)])) {
       let names: string[] = [];
       try {
         names = readdirSync(dir);
       } catch {
         continue;
       }
-      for (const f of names) {
-        if (/^(marks-|index-|bass-agents-marks-)\d+-[0-9a-f]+$|\.bass-agents-\d+-[0-9a-f]+$/.test(f)) {
-          rmSync(join(dir, f), { force: true });
-          n++;
-        }
-      }
+      for (const f of names) if (/^index-\d+-[0-9a-f]+$|\.bass-agents-\d+-[0-9a-f]+$/.test(f)) rmSync(join(dir, f), { force: true });
     }
-    return n;
   }
 
   /** Why memory must not be committed on this checkout now, or null (see writeBlocker in git-state.ts). */
@@ -275,28 +276,18 @@ export class GitRepo {
     return writeBlocker(this.gitDir);
   }
 
-  /** The repository-local git config value of `key`, or null. */
-  async config(key: string): Promise<string | null> {
-    return (await this.run(['config', '--local', '--get', key]).catch(() => '')).trim() || null;
-  }
-
-  /** Sets a repository-local config value. */
-  async setConfig(key: string, value: string): Promise<void> {
-    await this.run(['config', '--local', key, value]);
-  }
-
   /** Registers `command` as our merge driver in the repository's local config, unless it already is. */
   async ensureMergeDriver(driver: string, command: string): Promise<void> {
     // Read from the config file first: a write need not start git to learn it is registered.
     if (configValue(this.gitDir, 'merge', driver, 'driver') === command) return;
-    if ((await this.config(`merge.${driver}.driver`)) === command) return;
-    await this.setConfig(`merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry');
-    await this.setConfig(`merge.${driver}.driver`, command);
+    if ((await this.run(['config', '--local', '--get', `merge.${driver}.driver`]).catch(() => '')).trim() === command) return;
+    await this.run(['config', '--local', `merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry']);
+    await this.run(['config', '--local', `merge.${driver}.driver`, command]);
   }
 
   /** Registers the textconv of a diff driver in the repository's local config (idempotent). */
   async ensureDiffDriver(driver: string, command: string): Promise<void> {
     if (configValue(this.gitDir, 'diff', driver, 'textconv') === command) return;
-    await this.setConfig(`diff.${driver}.textconv`, command);
+    await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
   }
 }

@@ -1,5 +1,4 @@
-// The evidence cache's stale-key summary: read alone by one-shot queries, never believed when it
-// does not describe the current evidence.json.
+// The evidence cache: stale keys read alone by one-shot queries, anchor records found by binary search.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,25 +7,23 @@ import { Workspace } from '../../src/store/workspace.js';
 import { testdir, stateDir } from '../helpers/repo.js';
 
 describe('EvidenceCache', () => {
-  it('answers staleKeys from the summary, and from the whole cache when the summary is missing or out of date', () => {
+  it('answers staleKeys from its own small file; a file of another version or a corrupt one is not believed', () => {
     const dir = testdir();
     const ws = new Workspace(dir);
     const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
     new EvidenceCache(ws).save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['src/a.ts: gone'], 'p/B': ['src/a.ts: gone'] } });
-    const summary = join(stateDir(dir), 'cache/evidence-stale.json');
-    expect(JSON.parse(readFileSync(summary, 'utf8')).keys).toEqual(['p/A', 'p/B']);
+    const small = join(stateDir(dir), 'cache/evidence-stale.json');
+    expect(Object.keys(JSON.parse(readFileSync(small, 'utf8')).stale)).toEqual(['p/A', 'p/B']);
     expect([...new EvidenceCache(ws).staleKeys()].sort()).toEqual(['p/A', 'p/B']);
+    expect(new EvidenceCache(ws).load().checks).toEqual({ 'src/a.ts': check });
 
-    // Someone rewrote evidence.json without the summary: the summary no longer matches and is ignored.
-    const whole = join(stateDir(dir), 'cache/evidence.json');
-    writeFileSync(whole, JSON.stringify({ v: 1, checks: {}, stale: { 'p/C': ['x'] } }));
-    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
-    rmSync(summary);
-    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
-    writeFileSync(summary, '{ broken');
-    expect([...new EvidenceCache(ws).staleKeys()]).toEqual(['p/C']);
-    rmSync(whole);
+    writeFileSync(small, JSON.stringify({ of: '1:2', keys: ['p/C'] })); // an earlier layout: rewritten by the next check
     expect([...new EvidenceCache(ws).staleKeys()]).toEqual([]);
+    writeFileSync(small, '{ broken');
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual([]);
+    rmSync(small);
+    expect([...new EvidenceCache(ws).staleKeys()]).toEqual([]);
+    expect(new EvidenceCache(ws).load().checks).toEqual({ 'src/a.ts': check });
   });
 
   it('one long-lived instance reads the summary once per version of the cache, and sees a new version', () => {

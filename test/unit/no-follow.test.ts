@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VectorStore } from '../../src/index/vectors.js';
-import { readLocalText } from '../../src/store/git-env.js';
+import { readNoFollow } from '../../src/store/state-dir.js';
 import { readViewRecord, VIEW_RECORD } from '../../src/store/git-view.js';
 
 describe('local state files behind a link', () => {
@@ -35,7 +35,7 @@ describe('local state files behind a link', () => {
     expect(readViewRecord(cache)).toBeUndefined();
 
     writeFileSync(join(real, 'env'), 'GIT_AUTHOR_NAME=x\n');
-    expect(readLocalText(join(real, 'env'))).toContain('GIT_AUTHOR_NAME');
-    expect(() => readLocalText(plant('env'))).toThrow(/ELOOP|link/);
+    expect(readNoFollow(join(real, 'env'), 'utf8')).toContain('GIT_AUTHOR_NAME');
+    expect(() => readNoFollow(plant('env'), 'utf8')).toThrow(/ELOOP|link/);
   });
 });

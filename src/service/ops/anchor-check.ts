@@ -20,7 +20,7 @@ import {
   type FileFate,
 } from '../../core/anchors.js';
 import { declarationLines } from '../../core/symbols.js';
-import { blobsAt, evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
+import { evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
 import type { Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
@@ -93,7 +93,7 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
     const want = [
       ...new Set(followed.filter((f) => f.at && wantsText(f.anchor) && (f.status === 'current' || f.status === 'moved')).map((f) => toRepo(f.target.path))),
     ];
-    const blobOf = want.length ? await blobsAt(git, head, want) : new Map<string, string>();
+    const blobOf = want.length ? await git.blobsAt(head, want) : new Map<string, string>();
     const texts = await readTexts(git, [...blobOf.values()]);
     for (const [p, b] of blobOf) if (texts.has(b)) headTexts.set(`${head}:${p}`, texts.get(b)!);
   }
