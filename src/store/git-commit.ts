@@ -35,18 +35,9 @@ import { writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
 /** How the commit index is kept, whatever the repository asks of the user's index: one plain file of every path. */
-const OWN_INDEX = [
-  '-c',
-  'core.splitIndex=false',
-  '-c',
-  'core.untrackedCache=false',
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.sparseCheckout=false',
-  '-c',
-  'index.sparse=false',
-];
+const OWN_INDEX = ['core.splitIndex=false', 'core.untrackedCache=false', 'core.fsmonitor=false', 'core.sparseCheckout=false', 'index.sparse=false'].flatMap(
+  (c) => ['-c', c],
+);
 
 /** What `update-index` gets for a set of paths: added or updated from the working tree, or removed when gone. */
 const UPDATE = ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'];

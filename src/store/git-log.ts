@@ -97,15 +97,12 @@ export async function memoryLog(
 /** URLs of the repository's remotes. */
 export async function remoteUrls(repo: GitRepo): Promise<string[]> {
   try {
-    const out = await repo.run(['remote', '-v']);
-    return [
-      ...new Set(
-        out
-          .split('\n')
-          .map((l) => l.split(/\s+/)[1])
-          .filter((u): u is string => Boolean(u)),
-      ),
-    ];
+    const urls = new Set<string>();
+    for (const line of (await repo.run(['remote', '-v'])).split('\n')) {
+      const url = line.split(/\s+/)[1];
+      if (url) urls.add(url);
+    }
+    return [...urls];
   } catch {
     return [];
   }

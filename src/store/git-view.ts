@@ -85,19 +85,10 @@ export function readViewRecord(cacheDir: string): { index: string; content: stri
 const SETTLE_WAIT_MS = 500;
 
 /** Settings that make git compare stat data the way the catalog would, whatever the repository says. */
-const GIT_SETTINGS = [
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.checkStat=default',
-  '-c',
-  'core.trustctime=true',
-  '-c',
-  'core.ignoreStat=false',
-  // One thread: more took the core the CLI was loading on.
-  '-c',
-  'core.preloadIndex=false',
-];
+// (One thread: more took the core the CLI was loading on.)
+const GIT_SETTINGS = ['core.fsmonitor=false', 'core.checkStat=default', 'core.trustctime=true', 'core.ignoreStat=false', 'core.preloadIndex=false'].flatMap(
+  (c) => ['-c', c],
+);
 
 let scratchFiles = 0;
 

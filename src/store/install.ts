@@ -59,32 +59,18 @@ const DEP_SCRIPT = 'node_modules/bass-agents/bin/bass-agents.cjs';
 /** How an agent client, started in the project, starts bass-agents (see the module comment). */
 export function launcherFor(root: string, env: NodeJS.ProcessEnv = process.env): Launcher {
   const at = installOf(root, env);
-  switch (at.kind) {
-    case 'dependency':
-      return {
-        words: ['npx', '--no-install', 'bass-agents'],
-        shell: 'npx --no-install bass-agents',
-        claudeHook: `node "$CLAUDE_PROJECT_DIR"/${DEP_SCRIPT}`,
-        rootHook: `node ${DEP_SCRIPT}`,
-        cli: 'npx bass-agents',
-        portable: true,
-      };
-    case 'global':
-      return { words: ['bass-agents'], shell: 'bass-agents', claudeHook: 'bass-agents', rootHook: 'bass-agents', cli: 'bass-agents', portable: true };
-    case 'checkout':
-      return {
-        words: ['node', at.rel],
-        shell: `node ${shellWord(at.rel)}`,
-        claudeHook: `node "$CLAUDE_PROJECT_DIR"/${shellWord(at.rel)}`,
-        rootHook: `node ${shellWord(at.rel)}`,
-        cli: `node ${at.rel}`,
-        portable: true,
-      };
-    case 'elsewhere': {
-      const line = [process.execPath, at.bin].map(shellWord).join(' ');
-      return { words: [process.execPath, at.bin], shell: line, claudeHook: line, rootHook: line, cli: line, portable: false };
-    }
+  if (at.kind === 'global')
+    return { words: ['bass-agents'], shell: 'bass-agents', claudeHook: 'bass-agents', rootHook: 'bass-agents', cli: 'bass-agents', portable: true };
+  if (at.kind === 'elsewhere') {
+    const line = [process.execPath, at.bin].map(shellWord).join(' ');
+    return { words: [process.execPath, at.bin], shell: line, claudeHook: line, rootHook: line, cli: line, portable: false };
   }
+  // A script in the project: hooks run it by its path there.
+  const script = shellWord(at.kind === 'dependency' ? DEP_SCRIPT : at.rel);
+  const hooks = { claudeHook: `node "$CLAUDE_PROJECT_DIR"/${script}`, rootHook: `node ${script}`, portable: true };
+  if (at.kind === 'dependency')
+    return { words: ['npx', '--no-install', 'bass-agents'], shell: 'npx --no-install bass-agents', cli: 'npx bass-agents', ...hooks };
+  return { words: ['node', at.rel], shell: `node ${script}`, cli: `node ${at.rel}`, ...hooks };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The write journal of one transaction: the files it is about to touch, fsynced before any is,
  * and what it got to (its commit, git's index lock). A writer killed part way leaves it; the next
- * writer, under the same lock, finishes or undoes that work (`recoverWrite`, service/transaction.ts).
+ * writer, under the same lock, finishes or undoes that work (`recoverWrite`, service/recovery.ts).
  *
  * It lives in the local state, never in a tracked folder, and is trusted only with this
  * repository's own token (random, never committed) and only for memory paths, checked again.
@@ -11,9 +11,9 @@
  * when git's index lock is taken, `{"commit": sha}` once HEAD points at the new commit. A line
  * cut short by a kill is ignored: nothing it announced had been touched yet.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { nodeCrypto } from '../node-crypto.js';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { nodeCrypto } from '../node-crypto.js';
 import { writeFileAtomic } from './fsutil.js';
 
 const VERSION = 2;
@@ -26,17 +26,14 @@ export interface IndexLockNote {
 }
 
 export interface JournalState {
-  token: string;
-  pid: number;
   root: string;
-  head: string | null;
   paths: string[];
   commit: string | null;
   indexLock: IndexLockNote | null;
 }
 
-/** This repository's journal token: created once in `dir` (mode 0600), never committed. */
-export function stateToken(dir: string): string {
+/** This repository's journal token (made once in `dir`, 0600, never committed); null when there is none and `make` is false. */
+function stateToken(dir: string, make: boolean): string | null {
   const file = join(dir, TOKEN);
   try {
     const t = readFileSync(file, 'utf8').trim();
@@ -44,31 +41,28 @@ export function stateToken(dir: string): string {
   } catch {
     /* first write here */
   }
-  mkdirSync(dir, { recursive: true });
+  if (!make) return null;
   const t = nodeCrypto().randomBytes(16).toString('hex');
   writeFileAtomic(file, `${t}\n`, { mode: 0o600 });
   return t;
 }
 
 export class Journal {
-  private fd: number;
-  private readonly file: string;
   private closed = false;
 
-  private constructor(file: string, fd: number) {
-    this.file = file;
-    this.fd = fd;
-  }
+  private constructor(
+    private readonly file: string,
+    private readonly fd: number,
+  ) {}
 
   /** Starts the journal of a transaction (the previous one was recovered or never existed). */
   static begin(dir: string, header: { root: string; head: string | null }): Journal {
     mkdirSync(dir, { recursive: true });
-    const token = stateToken(dir);
+    const token = stateToken(dir, true);
     const file = join(dir, JOURNAL);
-    const fd = openSync(file, 'w', 0o600);
-    const j = new Journal(file, fd);
+    const j = new Journal(file, openSync(file, 'w', 0o600));
     // Made durable with the first paths (one fsync covers both), before any file is touched.
-    j.append({ v: VERSION, token, pid: process.pid, root: header.root, head: header.head }, false);
+    j.append({ v: VERSION, token, pid: process.pid, ...header }, false);
     return j;
   }
 
@@ -79,9 +73,7 @@ export class Journal {
    */
   private append(record: Record<string, unknown>, durable = true): void {
     if (this.closed) throw new Error('journal is closed');
-    const buf = Buffer.from(`${JSON.stringify(record)}\n`);
-    let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    writeFileSync(this.fd, `${JSON.stringify(record)}\n`);
     if (durable) fsyncSync(this.fd);
   }
 
@@ -108,11 +100,7 @@ export class Journal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      closeSync(this.fd);
-    } catch {
-      /* already closed */
-    }
+    closeSync(this.fd);
   }
 }
 
@@ -124,38 +112,22 @@ export class Journal {
 export function readJournal(dir: string): { state: JournalState } | { untrusted: string } | null {
   const file = join(dir, JOURNAL);
   if (!existsSync(file)) return null;
-  let text: string;
+  let lines: string[];
   try {
-    text = readFileSync(file, 'utf8');
+    lines = readFileSync(file, 'utf8').split('\n');
   } catch (err) {
     return { untrusted: `cannot read it (${(err as Error).message})` };
   }
-  const lines = text.split('\n');
+  const state: JournalState = { root: '', paths: [], commit: null, indexLock: null };
   let header: Record<string, unknown>;
   try {
     header = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
   } catch {
-    // A kill before the header was durable: nothing was touched yet.
-    return { state: { token: '', pid: 0, root: '', head: null, paths: [], commit: null, indexLock: null } };
+    return { state }; // a kill before the header was durable: nothing was touched yet
   }
-  let token = '';
-  try {
-    token = readFileSync(join(dir, TOKEN), 'utf8').trim();
-  } catch {
-    /* no token: nothing of ours was ever written here */
-  }
-  if (header.v !== VERSION || typeof header.token !== 'string' || !token || header.token !== token) {
-    return { untrusted: 'it does not carry this repository\u2019s token' };
-  }
-  const state: JournalState = {
-    token,
-    pid: Number(header.pid) || 0,
-    root: typeof header.root === 'string' ? header.root : '',
-    head: typeof header.head === 'string' ? header.head : null,
-    paths: [],
-    commit: null,
-    indexLock: null,
-  };
+  const token = stateToken(dir, false);
+  if (header.v !== VERSION || !token || header.token !== token) return { untrusted: 'it does not carry this repository\u2019s token' };
+  if (typeof header.root === 'string') state.root = header.root;
   for (const line of lines.slice(1)) {
     if (!line) continue;
     let rec: Record<string, unknown>;

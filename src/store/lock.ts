@@ -55,6 +55,9 @@ export async function withLock<T>(
   const timeout = opts.timeoutMs ?? lockTimeout(opts.env ?? process.env);
   const lockfilePath = join(dir ?? join(ws.localDir, 'locks'), `${name}.lock`);
   const started = Date.now();
+  // Concurrent writes are logged for debugging (who waited, how long).
+  const note = (level: string, event: string, extra: object = {}): void =>
+    appendLog(ws, 'events', { time: new Date().toISOString(), level, event, lock: name, pid: process.pid, ...extra, waited_ms: Date.now() - started });
   let release: (() => Promise<void>) | undefined;
   let compromised: Error | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -70,18 +73,7 @@ export async function withLock<T>(
         },
       });
       writeOwner(lockfilePath);
-      if (attempt > 0) {
-        // Concurrent writes are logged for debugging (who waited, how long).
-        appendLog(ws, 'events', {
-          time: new Date().toISOString(),
-          level: 'info',
-          event: 'lock_waited',
-          lock: name,
-          pid: process.pid,
-          attempts: attempt,
-          waited_ms: Date.now() - started,
-        });
-      }
+      if (attempt > 0) note('info', 'lock_waited', { attempts: attempt });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
@@ -89,14 +81,7 @@ export async function withLock<T>(
       // next command after a kill -9 finishes or undoes the dead writer's work at once.
       if (takeOverFromDeadOwner(lockfilePath)) continue;
       if (Date.now() - started >= timeout) {
-        appendLog(ws, 'events', {
-          time: new Date().toISOString(),
-          level: 'warn',
-          event: 'lock_timeout',
-          lock: name,
-          pid: process.pid,
-          waited_ms: Date.now() - started,
-        });
+        note('warn', 'lock_timeout');
         throw new BusyError(`another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`);
       }
       // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps
@@ -135,32 +120,31 @@ function ownerFile(lock: string): string {
   return `${lock}.owner`;
 }
 
+function readOwner(lock: string): Owner | null {
+  try {
+    return JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
+  } catch {
+    return null;
+  }
+}
+
 function writeOwner(lock: string): void {
   try {
     const owner: Owner = { pid: process.pid, host: hostname(), ino: statSync(lock).ino };
     writeFileAtomic(ownerFile(lock), JSON.stringify(owner), { fsync: false });
   } catch {
-    /* without it, a killed holder's lock goes stale by age, as before */
+    /* without it, a killed holder's lock goes stale by age */
   }
 }
 
 /** Whether the lock at `lock` is still the one this process took (its owner file names us and the folder's inode). */
 function stillHeld(lock: string): boolean {
-  try {
-    const owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
-    return owner.pid === process.pid && owner.ino === statSync(lock).ino;
-  } catch {
-    return false;
-  }
+  const owner = readOwner(lock);
+  return owner?.pid === process.pid && owner.ino === statSync(lock, { throwIfNoEntry: false })?.ino;
 }
 
 function dropOwner(lock: string): void {
-  try {
-    const owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
-    if (owner.pid === process.pid) rmSync(ownerFile(lock), { force: true });
-  } catch {
-    /* not ours, or gone */
-  }
+  if (readOwner(lock)?.pid === process.pid) rmSync(ownerFile(lock), { force: true });
 }
 
 /** Whether process `pid` exists (EPERM: it does, as another user's). */
@@ -179,15 +163,9 @@ function alive(pid: number): boolean {
  * holder's (same inode); a lock someone took in the meantime is put back.
  */
 function takeOverFromDeadOwner(lock: string): boolean {
-  let owner: Owner;
-  let ino: number;
-  try {
-    owner = JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
-    ino = statSync(lock).ino;
-  } catch {
-    return false;
-  }
-  if (owner.host !== hostname() || owner.ino !== ino || owner.pid === process.pid || alive(owner.pid)) return false;
+  const owner = readOwner(lock);
+  const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
+  if (!owner || owner.host !== hostname() || owner.ino !== ino || owner.pid === process.pid || alive(owner.pid)) return false;
   const aside = `${lock}.dead-${process.pid}-${Date.now()}`;
   try {
     renameSync(lock, aside);

@@ -34,18 +34,11 @@ export function checkSession(name: string): string {
 }
 
 export class SessionStore {
-  private dir: string;
-
-  private readonly ws: Workspace;
-
-  constructor(ws: Workspace) {
-    this.ws = ws;
-    this.dir = join(ws.localDir, 'sessions');
-  }
+  constructor(private readonly ws: Workspace) {}
 
   private file(session: string, make = false): string {
-    this.ws.local('sessions', make); // checked before anything in it is read or written
-    return join(this.dir, `${checkSession(session)}.json`);
+    // (The folder is checked before anything in it is read or written.)
+    return join(this.ws.local('sessions', make), `${checkSession(session)}.json`);
   }
 
   exists(session: string): boolean {

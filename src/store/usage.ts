@@ -29,23 +29,16 @@ interface LogLine {
 }
 
 export class UsageStore {
-  private dir: string;
+  private readonly dir: string;
+  private readonly snapshotFile: string;
+  private readonly logFile: string;
   /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
   private cache: { snapshot: string; log?: { ino: number; size: number }; usage: Map<string, Usage> } | undefined;
 
-  private readonly ws: Workspace;
-
-  constructor(ws: Workspace) {
-    this.ws = ws;
+  constructor(private readonly ws: Workspace) {
     this.dir = join(ws.localDir, 'state');
-  }
-
-  private get snapshotFile(): string {
-    return join(this.dir, 'usage.json');
-  }
-
-  private get logFile(): string {
-    return join(this.dir, 'retrievals.jsonl');
+    this.snapshotFile = join(this.dir, 'usage.json');
+    this.logFile = join(this.dir, 'retrievals.jsonl');
   }
 
   /** Records that `keys` were returned by a query at `time`. */
