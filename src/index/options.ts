@@ -7,7 +7,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { stemmer } from 'stemmer';
 
 /** The version of the snapshot format (snapshot-file.ts); part of the options hash. */
-export const SNAPSHOT_VERSION = 6;
+export const SNAPSHOT_VERSION = 7;
 
 export interface Doc {
   key: string;

@@ -35,13 +35,6 @@ export interface SyncPlan {
   size: number;
 }
 
-export interface SyncReport {
-  loaded: boolean;
-  added: number;
-  replaced: number;
-  removed: number;
-}
-
 /** A compaction is due past this many postings in the delta or discarded documents, or an eighth of the base. */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
@@ -141,23 +134,12 @@ export class SearchIndex {
 
   /** What making the index hold exactly `docs` takes: documents to add, to replace (by stamp), keys to discard. */
   plan(docs: IndexedDoc[]): SyncPlan {
-    const add: IndexedDoc[] = [];
-    const replace: IndexedDoc[] = [];
-    let seen = 0;
-    for (const d of docs) {
-      const old = this.stamps.get(d.key);
-      if (old === undefined) add.push(d);
-      else {
-        seen++;
-        if (old !== d.stamp) replace.push(d);
-      }
-    }
-    const discard: string[] = [];
-    if (seen < this.stamps.size) {
+    const p = this.planKeys(docs.map((d) => [d.key, d]));
+    if (docs.length - p.add.length < this.stamps.size) {
       const keys = new Set(docs.map((d) => d.key));
-      for (const k of this.stamps.keys()) if (!keys.has(k)) discard.push(k);
+      for (const k of this.stamps.keys()) if (!keys.has(k)) p.discard.push(k);
     }
-    return { add, replace, discard, size: add.length + replace.length + discard.length };
+    return { ...p, size: p.size + p.discard.length };
   }
 
   /** The plan for some keys only (a watcher batch): each with the document holding it now, or null. */
@@ -175,13 +157,12 @@ export class SearchIndex {
     return { add, replace, discard, size: add.length + replace.length + discard.length };
   }
 
-  /** How many of `docs` the index would have to add, replace or discard. */
-  drift(docs: IndexedDoc[]): number {
-    return this.plan(docs).size;
-  }
-
   /** Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet moment). */
-  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferCompact?: boolean } = {}): SyncReport {
+  sync(
+    docs: IndexedDoc[],
+    plan: SyncPlan = this.plan(docs),
+    opts: { deferCompact?: boolean } = {},
+  ): { loaded: boolean; added: number; replaced: number; removed: number } {
     let n = 0;
     const bounded = (): void => {
       if (++n % 1024 !== 0) return;

@@ -7,29 +7,29 @@
  * back (switching back to a branch) finds the vector it left: vectors no entry uses are kept too,
  * the most recently used first, up to as many as there are entries.
  *
- * File: `MAGIC`, the header's byte length (12 digits) and `\n`, a JSON header (model, dims, the
- * hash of each row, and per entry its key, stamp and row), zero padding to a multiple of 4
- * bytes, then the rows as little-endian float32. A file of another model, another dimension or
- * a broken one is ignored (the vectors are computed again), never fatal.
+ * File: `v8.serialize` of the model, dims, the hash of each row, per entry its key, stamp and
+ * row, and the rows as one Float32Array. A file of another model, another dimension or a broken
+ * one is ignored (the vectors are computed again), never fatal.
  */
 import { nodeCrypto } from '../node-crypto.js';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicWith } from '../store/fsutil.js';
+import { deserialize, serialize } from 'node:v8';
+import { writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 
-const MAGIC = 'BASS-AGENTS-VECTORS-2\n';
-const LEN_DIGITS = 12;
+const VERSION = 3;
 /** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
 const SPARE_MIN = 1024;
 
-interface Header {
+interface Saved {
+  v: number;
   model: string;
   dims: number;
   hashes: string[];
   keys: string[];
   stamps: string[];
   rows: number[];
+  data: Float32Array;
 }
 
 /** The hash of a text as embedded (its vector is reused while it is the same). */
@@ -59,49 +59,36 @@ export class VectorStore {
     return join(localDir, 'cache', 'vectors.bin');
   }
 
-  /** The vectors saved for `model`; an empty store when the file is missing, broken or of another model. */
-  static load(file: string, model: string, dims: number): VectorStore {
-    const store = new VectorStore(model, dims);
+  /** The vectors saved for `model` (any model when not given); an empty store when the file is missing, broken or of another model. */
+  static load(file: string, model?: string, dims?: number): VectorStore {
+    const store = new VectorStore(model ?? '', dims ?? 0);
     try {
-      const buf = readNoFollow(file);
-      if (buf.toString('latin1', 0, MAGIC.length) !== MAGIC) return store;
-      const len = Number(buf.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
-      const start = MAGIC.length + LEN_DIGITS + 1;
-      if (!Number.isInteger(len) || len <= 0 || start + len > buf.length) return store;
-      const h = JSON.parse(buf.toString('utf8', start, start + len)) as Header;
+      const h = deserialize(readNoFollow(file)) as Saved;
       const n = h.hashes?.length;
-      if (h.model !== model || h.dims !== dims || !Array.isArray(h.hashes) || h.keys?.length !== h.stamps?.length || h.keys.length !== h.rows?.length)
+      if (h.v !== VERSION || typeof h.model !== 'string' || !Number.isInteger(h.dims) || (model !== undefined && (h.model !== model || h.dims !== dims)))
         return store;
-      const body = Math.ceil((start + len) / 4) * 4;
-      if (buf.length !== body + n * dims * 4 || h.rows.some((r) => !(r >= 0 && r < n))) return store;
-      store.data = new Float32Array(Math.max(n, 64) * dims);
-      // Copied out of the file's buffer: its offset need not be aligned for a Float32Array view.
-      store.data.set(new Float32Array(buf.buffer.slice(buf.byteOffset + body, buf.byteOffset + body + n * dims * 4)));
-      h.hashes.forEach((hash, r) => store.byHash.set(String(hash), r));
+      if (!Array.isArray(h.hashes) || h.keys?.length !== h.stamps?.length || h.keys.length !== h.rows?.length || h.rows.some((r) => !(r >= 0 && r < n)))
+        return store;
+      if (!(h.data instanceof Float32Array) || h.data.length !== n * h.dims) return store;
+      const loaded = new VectorStore(h.model, h.dims);
+      loaded.data = new Float32Array(Math.max(n, 64) * h.dims);
+      loaded.data.set(h.data);
+      h.hashes.forEach((hash, r) => loaded.byHash.set(hash, r));
       h.keys.forEach((key, i) => {
-        const hash = String(h.hashes[h.rows[i] ?? -1]);
-        store.entries.set(key, { stamp: String(h.stamps[i]), hash, row: store.byHash.get(hash) ?? -1 });
+        const hash = h.hashes[h.rows[i]!]!; // rows checked above
+        loaded.entries.set(key, { stamp: h.stamps[i]!, hash, row: loaded.byHash.get(hash) ?? -1 });
       });
-      store.used = n;
-      return store;
+      loaded.used = n;
+      return loaded;
     } catch {
-      return new VectorStore(model, dims);
+      return store;
     }
   }
 
   /** The saved store, whatever its model; null when there is none or it is broken. */
   static loadAny(file: string): VectorStore | null {
-    try {
-      const head = readNoFollow(file);
-      const len = Number(head.toString('latin1', MAGIC.length, MAGIC.length + LEN_DIGITS));
-      const start = MAGIC.length + LEN_DIGITS + 1;
-      const h = JSON.parse(head.toString('utf8', start, start + len)) as Header;
-      if (typeof h.model !== 'string' || !Number.isInteger(h.dims)) return null;
-      const s = VectorStore.load(file, h.model, h.dims);
-      return s.vectors || h.hashes.length === 0 ? s : null;
-    } catch {
-      return null;
-    }
+    const s = VectorStore.load(file);
+    return s.model ? s : null;
   }
 
   /** Entries with a vector. */
@@ -226,20 +213,12 @@ export class VectorStore {
       stamps.push(e.stamp);
       rows.push(place.get(e.hash)!);
     }
-    const header = Buffer.from(JSON.stringify({ model: this.model, dims: this.dims, hashes: kept, keys, stamps, rows } satisfies Header), 'utf8');
-    const head = Buffer.from(`${MAGIC}${String(header.length).padStart(LEN_DIGITS, '0')}\n`, 'latin1');
-    const pad = (4 - ((head.length + header.length) % 4)) % 4;
-    const body = new Float32Array(kept.length * this.dims);
+    const data = new Float32Array(kept.length * this.dims);
     kept.forEach((h, i) => {
       const r = this.byHash.get(h)!;
-      body.set(this.data.subarray(r * this.dims, (r + 1) * this.dims), i * this.dims);
+      data.set(this.data.subarray(r * this.dims, (r + 1) * this.dims), i * this.dims);
     });
-    writeFileAtomicWith(file, (fd) => {
-      writeFileSync(fd, head);
-      writeFileSync(fd, header);
-      if (pad) writeFileSync(fd, Buffer.alloc(pad));
-      writeFileSync(fd, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
-    });
+    writeFileAtomic(file, serialize({ v: VERSION, model: this.model, dims: this.dims, hashes: kept, keys, stamps, rows, data } satisfies Saved));
     this.changed = false;
     return true;
   }

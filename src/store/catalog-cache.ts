@@ -1,16 +1,17 @@
 /**
- * `cache/catalog.bin` (docs/ARCHITECTURE.md, "The catalog on disk"): a JSON header line, then
- * each entry file's sorted path, stat numbers, git blob id, filter columns and metadata row as
- * typed arrays and byte strings; `catalog.delta` (catalog-delta.ts) holds small changes on top.
- * Reading it makes no string per file (texts.ts). A missing, corrupt or foreign cache reads as none.
+ * `cache/catalog.bin`, the catalog's base (docs/ARCHITECTURE.md): the 16-digit id of what follows,
+ * then `v8.serialize` of each entry file's sorted path, stat numbers, git blob id, filter columns
+ * and metadata row as typed arrays and byte strings (texts.ts: reading it makes no string per
+ * file); `catalog.delta` (catalog-delta.ts) holds small changes on top. A missing, corrupt or
+ * foreign cache reads as none.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { rmSync } from 'node:fs';
+import { deserialize, serialize } from 'node:v8';
 import { appendNoFollow, readNoFollow } from './state-dir.js';
-import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, type CachedColumns, type NumericColumn } from './catalog-columns.js';
+import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, TABLES, type CachedColumns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
@@ -18,8 +19,9 @@ import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 16;
+const CATALOG_VERSION = 17;
 const CACHE_FILE = 'catalog.bin';
+const ID_LENGTH = 16;
 
 /**
  * A section folder as listed: its ctime and inode before the listing, and when that was. Any
@@ -35,46 +37,22 @@ export const DIR_SETTLE_MS = 2_000;
 const TEXTS = ['paths', 'upd', 'dup', 'crt', 'rows'] as const;
 type TextTable = (typeof TEXTS)[number];
 
-/** The header line: what is not per file, and how long the byte sections after it are. */
-interface CatalogHeader {
+/** What catalog.bin holds after its id. */
+interface Saved {
   v: number;
-  /** A hash of the rest: the base that lines of `catalog.delta` name. */
-  id: string;
-  n: number;
-  /** The machine's byte order (the cache never leaves it). */
-  le: boolean;
   /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
   /** No file loses its id to another file of its project. */
-  nodup?: boolean;
-  /** The tables the columns' codes index. */
-  scopes: string[];
-  subjects: string[];
-  evs: string[];
-  dates: string[];
-  lcs: string[];
-  /** Each text table's byte length, and whether it is ASCII (read as latin1, a straight copy). */
-  texts: Record<TextTable, [bytes: number, ascii: boolean]>;
+  nodup: boolean;
+  st: Float64Array;
+  oids: Buffer;
+  cols: Omit<CachedColumns, 'upd' | 'dup' | 'crt'>;
+  /** Each text table: its bytes, where each text starts, and whether every byte is ASCII. */
+  texts: Record<TextTable, [bytes: Buffer, starts: Uint32Array, ascii: boolean]>;
 }
 
-type Section = Float64Array | Uint32Array | Int32Array | Int8Array | Buffer;
-type ArrayType = { new (buffer: ArrayBufferLike, offset: number, length: number): Section; BYTES_PER_ELEMENT: number };
-
-/** The sections after the header line, in order, each at a multiple of 8 bytes: typed array (none: bytes) and count. */
-function layout(n: number, texts: CatalogHeader['texts']): [name: string, type: ArrayType | null, count: number][] {
-  return [
-    ['st', Float64Array, 3 * n],
-    ...Object.entries(NUMERIC).map(([k, type]) => [k, type, n] as [string, ArrayType, number]),
-    ...TEXTS.map((t) => [`${t}Starts`, Uint32Array, n + 1] as [string, ArrayType, number]),
-    ...TEXTS.map((t) => [t, null, texts[t][0]] as [string, null, number]),
-    ['oids', null, 40 * n],
-  ];
-}
-
-const align8 = (x: number): number => (x + 7) & ~7;
-
-/** The cache as loaded: the header's tables and the sections with the delta applied, still sorted by path. */
+/** The cache as loaded: the base's sections with the delta applied, still sorted by path. */
 export interface CatalogFile {
   id: string;
   /** Lines of `catalog.delta` applied on top of the base. */
@@ -90,9 +68,8 @@ export interface CatalogFile {
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
   cols: CachedColumns;
+  /** The base knew no file to lose its id to another (only files of the delta can have changed that). */
   nodup: boolean;
-  /** How many of `changeLog` came before no file was known to lose its id (`nodup`, a `#nodup` line); -1: never. */
-  uniqueUpTo: number;
   /** The id of this content (see contentAfter). */
   content: string;
   /** The files the delta's file lines name, in order: those after a content id's count may differ from it. */
@@ -127,82 +104,48 @@ export function emptyCatalog(): CatalogFile {
     dirs: {},
     cols,
     nodup: false,
-    uniqueUpTo: -1,
     content: '',
     changeLog: [],
     changeLines: [],
   };
 }
 
-/** The header line of `bytes`, if it is one this version wrote on this machine; and where the sections start. */
-function parseHeader(bytes: Buffer): { h: CatalogHeader; start: number } | null {
-  const nl = bytes.indexOf(10);
-  if (nl < 0) return null;
-  const h = JSON.parse(bytes.toString('latin1', 0, nl)) as CatalogHeader;
-  const ok =
-    h.v === CATALOG_VERSION &&
-    h.le === (endianness() === 'LE') &&
-    typeof h.id === 'string' &&
-    Number.isInteger(h.n) &&
-    h.n >= 0 &&
-    TEXTS.every((t) => Number.isInteger(h.texts?.[t]?.[0]) && h.texts[t][0] >= 0) &&
-    typeof h.bad === 'object' &&
-    h.bad !== null &&
-    typeof h.dirs === 'object' &&
-    h.dirs !== null &&
-    [h.scopes, h.subjects, h.evs, h.dates, h.lcs].every(Array.isArray);
-  return ok ? { h, start: nl + 1 } : null;
-}
-
 /**
- * The cache as saved (without its delta), its sections views of `bytes`; null when not a whole
- * cache. Our writer's output is consistent by construction: a file cut short or padded is caught
- * by its size, and each text table must end where its bytes do.
+ * The base as saved, or null when it is not one this version wrote: every section must have its
+ * type and a length that fits the number of files, and each text table end where its bytes do.
  */
 function parseCache(bytes: Buffer): CatalogFile | null {
-  const head = parseHeader(bytes);
-  if (!head) return null;
-  const { h } = head;
-  // The sections are views of the bytes, which must then start at a multiple of 8.
-  if (bytes.byteOffset % 8 !== 0) bytes = Buffer.from(new Uint8Array(bytes));
-  const at = new Map<string, Section>();
-  let off = head.start;
-  for (const [name, type, count] of layout(h.n, h.texts)) {
-    off = align8(off);
-    const end = off + count * (type?.BYTES_PER_ELEMENT ?? 1);
-    if (end > bytes.length) return null;
-    at.set(name, type ? new type(bytes.buffer, bytes.byteOffset + off, count) : bytes.subarray(off, end));
-    off = end;
-  }
-  if (off !== bytes.length) return null;
-  const get = <T extends Section>(name: string): T => at.get(name) as T;
+  const id = bytes.toString('latin1', 0, ID_LENGTH);
+  const s = deserialize(bytes.subarray(ID_LENGTH)) as Saved;
+  if (s?.v !== CATALOG_VERSION || !(s.st instanceof Float64Array) || !Buffer.isBuffer(s.oids) || typeof s.bad !== 'object' || typeof s.dirs !== 'object')
+    return null;
+  const n = s.st.length / 3;
+  if (!Number.isInteger(n) || s.oids.length !== 40 * n) return null;
+  for (const k of NUMERIC_COLUMNS) if (!(s.cols?.[k] instanceof NUMERIC[k]) || s.cols[k].length !== n) return null;
+  if (!TABLES.every((t) => Array.isArray(s.cols[t]))) return null;
   const texts = {} as Record<TextTable, ByteTexts>;
   for (const t of TEXTS) {
-    const starts = get<Uint32Array>(`${t}Starts`);
-    // A text table whose starts do not end where its bytes do is not one our writer saved.
-    if (starts[0] !== 0 || starts[h.n] !== h.texts[t][0]) return null;
-    texts[t] = new ByteTexts(get(t), starts, h.texts[t][1] === true);
+    const [b, starts, ascii] = s.texts?.[t] ?? [];
+    if (!Buffer.isBuffer(b) || !(starts instanceof Uint32Array) || starts.length !== n + 1 || starts[0] !== 0 || starts[n] !== b.length) return null;
+    texts[t] = new ByteTexts(b, starts, ascii === true);
   }
-  const { evs, dates, lcs, scopes, subjects } = h;
-  const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, get(k)])) as Pick<CachedColumns, NumericColumn>;
   const { paths, upd, dup, crt, rows } = texts;
   let oids: string | undefined;
   return {
-    id: h.id,
+    id,
     deltaLines: 0,
     paths,
-    st: get('st'),
+    st: s.st,
     lines: rows,
-    bad: h.bad,
-    dirs: h.dirs,
-    cols: { ...numbers, evs, dates, lcs, scopes, subjects, upd, dup, crt },
-    nodup: h.nodup === true,
-    uniqueUpTo: h.nodup === true ? 0 : -1,
-    content: h.id,
+    bad: s.bad,
+    dirs: s.dirs,
+    cols: { ...s.cols, upd, dup, crt },
+    nodup: s.nodup === true,
+    content: id,
     changeLog: [],
     changeLines: [],
     // The blob ids as one string, made when first asked for (a listing to match).
-    oids: () => (oids ??= get<Buffer>('oids').toString('latin1')),
+    oids: () => (oids ??= s.oids.toString('latin1')),
   };
 }
 
@@ -256,61 +199,27 @@ export class CatalogCache {
 
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
   save(f: CatalogFile): string {
-    const n = f.paths.length;
     const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
     const files = all(f.paths);
     const lines = all(f.lines);
     // The columns are made again from the rows (their tables keep only the values in use).
-    const enc = encodeColumns(lines.map((line, i) => rowMeta(line, Boolean(f.bad[i]))));
-    const strings: Record<TextTable, string[]> = { paths: files, upd: enc.upd, dup: enc.dup, crt: enc.crt, rows: lines.map(asciiJson) };
-    const sections: Record<string, ArrayBufferView> = { st: f.st, oids: Buffer.from(f.oids(), 'latin1') };
-    for (const k of NUMERIC_COLUMNS) sections[k] = enc[k];
-    const texts = {} as CatalogHeader['texts'];
+    const { upd, dup, crt, ...cols } = encodeColumns(lines.map((line, i) => rowMeta(line, Boolean(f.bad[i]))));
+    const strings: Record<TextTable, string[]> = { paths: files, upd, dup, crt, rows: lines.map(asciiJson) };
+    const texts = {} as Saved['texts'];
     for (const t of TEXTS) {
       const e = encodeTexts(strings[t]);
       // Not savable as read back (a string that does not survive the trip, or unsorted paths): no cache.
       if (!e || (t === 'paths' && !files.every((p, i) => i === 0 || files[i - 1]! < p)))
-        return nodeCrypto().createHash('sha1').update(JSON.stringify(files)).digest('hex').slice(0, 16);
-      sections[`${t}Starts`] = e.starts;
-      sections[t] = e.bytes;
-      texts[t] = [e.bytes.length, e.ascii];
+        return nodeCrypto().createHash('sha1').update(JSON.stringify(files)).digest('hex').slice(0, ID_LENGTH);
+      texts[t] = [e.bytes, e.starts, e.ascii];
     }
-    const core = {
-      n,
-      le: endianness() === 'LE',
-      bad: f.bad,
-      dirs: f.dirs,
-      ...(f.nodup ? { nodup: true } : {}),
-      scopes: enc.scopes,
-      subjects: enc.subjects,
-      evs: enc.evs,
-      lcs: enc.lcs,
-      dates: enc.dates,
-      texts,
-    };
-    const hash = nodeCrypto().createHash('sha1').update(JSON.stringify(core));
-    const body: Buffer[] = [];
-    for (const [name] of layout(n, texts)) {
-      const v = sections[name];
-      if (!v) throw new Error(`catalog cache: no section ${name}`);
-      const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-      hash.update(b);
-      body.push(b);
-    }
-    const id = hash.digest('hex').slice(0, 16);
+    const saved: Saved = { v: CATALOG_VERSION, bad: f.bad, dirs: f.dirs, nodup: f.nodup, st: f.st, oids: Buffer.from(f.oids(), 'latin1'), cols, texts };
+    const body = serialize(saved);
+    const id = nodeCrypto().createHash('sha1').update(body).digest('hex').slice(0, ID_LENGTH);
     try {
       if (!this.ws.ensureLocal()) return id;
       this.ws.local('cache', true);
-      const head = Buffer.from(`${asciiJson(JSON.stringify({ v: CATALOG_VERSION, id, ...core }))}\n`, 'latin1');
-      const parts: Buffer[] = [head];
-      let off = head.length;
-      for (const b of body) {
-        const pad = align8(off) - off;
-        if (pad) parts.push(Buffer.alloc(pad));
-        parts.push(b);
-        off += pad + b.length;
-      }
-      writeFileAtomic(this.cacheFile, Buffer.concat(parts), { fsync: false });
+      writeFileAtomic(this.cacheFile, Buffer.concat([Buffer.from(id, 'latin1'), body]), { fsync: false });
       rmSync(this.deltaFile, { force: true });
     } catch {
       /* a cache that cannot be saved only costs speed */

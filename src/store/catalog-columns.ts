@@ -10,35 +10,11 @@ import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
- * Numbers in typed arrays, repeated strings as codes into tables, the rest as Texts. `updMs`:
- * `updated_at` in ms when in `toISOString`'s form (text order is time order), else NaN.
+ * The columns that are numbers, with their typed arrays. `ev`: codes into `evs` (evidence types
+ * as digits, indexes into EVIDENCE_TYPES, in order); `vf`, `vt`: into `dates`, -1 for null; `lc`:
+ * into `lcs` (the lifecycle as JSON), -1 for none; `updMs`: `updated_at` in ms when in
+ * `toISOString`'s form (text order is time order), else NaN.
  */
-export interface CachedColumns {
-  kind: Int8Array;
-  status: Int8Array;
-  conf: Float64Array;
-  /** Codes into `evs`: evidence types as digits (indexes into EVIDENCE_TYPES), in order. */
-  ev: Int32Array;
-  evs: string[];
-  upd: Texts;
-  updMs: Float64Array;
-  scope: Int32Array;
-  subject: Int32Array;
-  /** Codes into `dates`, -1 for null. */
-  vf: Int32Array;
-  vt: Int32Array;
-  dates: string[];
-  dup: Texts;
-  crt: Texts;
-  imp0: Float64Array;
-  /** Codes into `lcs` (the lifecycle as JSON), -1 for none. */
-  lc: Int32Array;
-  lcs: string[];
-  scopes: string[];
-  subjects: string[];
-}
-
-/** The columns that are numbers, with their typed arrays (named so in the cache file). */
 export const NUMERIC = {
   kind: Int8Array,
   status: Int8Array,
@@ -54,6 +30,15 @@ export const NUMERIC = {
 } as const;
 export type NumericColumn = keyof typeof NUMERIC;
 export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
+/** The tables the codes index. */
+export const TABLES = ['evs', 'dates', 'lcs', 'scopes', 'subjects'] as const;
+
+/** Numbers in typed arrays, repeated strings as codes into tables, the rest as Texts. */
+export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]> & {
+    upd: Texts;
+    dup: Texts;
+    crt: Texts;
+  };
 
 /** Numeric columns for `n` positions, zeroed. */
 export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
@@ -61,16 +46,13 @@ export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
 }
 
 /** What encodeColumns makes: the typed and coded columns, the strings still plain. */
-export type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
+type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
 /**
  * The columns of these metadata (null: a bad file), the strings still plain, coded on from
  * `tables` (whose codes stay valid). -1 in `kind`: no columns (a bad file, or a value they cannot hold).
  */
-export function encodeColumns(
-  metas: readonly (EntryMeta | null)[],
-  tables?: Pick<CachedColumns, 'evs' | 'dates' | 'lcs' | 'scopes' | 'subjects'>,
-): EncodedColumns {
+export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pick<CachedColumns, (typeof TABLES)[number]>): EncodedColumns {
   const n = metas.length;
   const c: EncodedColumns = {
     ...numericColumns(n),

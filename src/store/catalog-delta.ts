@@ -2,8 +2,7 @@
  * `catalog.delta`: small changes appended on top of the cache's base instead of rewriting it, and
  * the content ids they chain. One JSON array per line, each naming its base:
  * `[id, file, size, mtimeMs, ctimeMs, row, problems, blob]` sets a file, `[id, file]`
- * removes one, `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing, and
- * `[id, "#nodup", k]` says no file lost its id to another as of the first k lines.
+ * removes one, and `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing.
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
@@ -71,11 +70,11 @@ function lineHash(line: string): string {
 /** The lines to append for `rows` on base `id`, and the content id after them, counted on from `content`. */
 export function deltaLinesOf(id: string, rows: unknown[][], content: string): { lines: string[]; content: string } {
   const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
-  // Only lines about files change the content (a folder's listing, a note on duplicates do not).
+  // Only lines about files change the content (a folder's listing does not).
   let k = contentParts(content)?.lines ?? 0;
   let last: string | undefined;
   rows.forEach((r, i) => {
-    if (r[0] === '#dir' || r[0] === '#nodup') return;
+    if (r[0] === '#dir') return;
     k++;
     last = lines[i];
   });
@@ -85,8 +84,6 @@ export function deltaLinesOf(id: string, rows: unknown[][], content: string): { 
 /** Applies the lines of `text` that name this base, in order; a torn or foreign line is skipped. The arrays stay sorted. */
 export function applyDelta(file: CatalogFile, text: string): void {
   const changes = new Map<string, FileState | null>();
-  let nodup = file.nodup;
-  let uniqueUpTo = file.nodup ? 0 : -1;
   for (const raw of text.split('\n')) {
     let d: unknown;
     try {
@@ -96,15 +93,6 @@ export function applyDelta(file: CatalogFile, text: string): void {
     }
     if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
     const [, rel, ...rest] = d as [string, string, ...unknown[]];
-    if (rel === '#nodup') {
-      // Valid only if the lines before it are those it was written after.
-      if (rest[0] === file.deltaLines) {
-        nodup = true;
-        uniqueUpTo = file.changeLog.length;
-      }
-      file.deltaLines++;
-      continue;
-    }
     if (rel === '#dir') {
       const [dir, ctime, ino, at] = rest;
       if (typeof dir === 'string' && typeof ctime === 'number' && typeof ino === 'number' && typeof at === 'number') {
@@ -116,14 +104,11 @@ export function applyDelta(file: CatalogFile, text: string): void {
     const state = rest.length ? fileState(rest) : null;
     if (state === undefined) continue;
     changes.set(rel, state);
-    nodup = false;
     file.deltaLines++;
     file.changeLog.push(rel);
     file.changeLines.push(raw);
     file.content = contentAfter(file.id, file.changeLog.length, raw);
   }
-  file.nodup = nodup;
-  file.uniqueUpTo = uniqueUpTo;
   if (changes.size) mergeChanges(file, changes);
 }
 

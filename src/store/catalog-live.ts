@@ -1,47 +1,29 @@
 /**
  * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files
  * on top of the last snapshot, keeping its maps between batches: a batch costs what its files do.
+ * The files that can share a key (`project/id`) are that id's file in each section, so each key
+ * a batch touched is settled among those alone: the file whose path sorts first keeps it.
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { duplicateProblem, entryPath, keyOfFile, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
+import { SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
+import { duplicateProblem, entryPath, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
 
-type DupIndex = Map<string, StoredEntry | Set<StoredEntry>>;
-
-/** Adds or removes a live entry (one per slot is the rule; a set only where hand edits made more). */
-function indexDup(idx: DupIndex, se: StoredEntry, add: boolean): void {
-  if (se.meta.status === 'superseded') return;
-  const slot = `${se.project}\0${se.meta.dup}`;
-  const had = idx.get(slot);
-  if (add) {
-    if (!had) idx.set(slot, se);
-    else if (had instanceof Set) had.add(se);
-    else if (had !== se) idx.set(slot, new Set([had, se]));
-  } else if (had === se) idx.delete(slot);
-  else if (had instanceof Set && had.delete(se)) {
-    const [only] = had;
-    if (had.size === 1 && only) idx.set(slot, only);
-  }
-}
-
-/** What one batch found: files read again, and files gone. */
-interface Batch {
-  changed: string[];
-  removed: string[];
-}
+const linkProblem = (rel: string): BadFile => ({ file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
 
 export class LiveCatalog {
-  /** The snapshot returned last, and its entries by file and key, bad files, and skipped duplicates by key. */
+  /** The snapshot returned last. */
   private snap: CatalogSnapshot | undefined;
-  private byFile = new Map<string, StoredEntry>();
+  /** Every entry file read, usable or not: a skipped duplicate keeps its entry, to take its key back. */
+  private files = new Map<string, StoredEntry | BadFile>();
   private byKey = new Map<string, StoredEntry>();
-  private bad = new Map<string, BadFile>();
-  private dups = new Map<string, Set<string>>();
+  /** Each skipped duplicate, with the file that keeps its key. */
+  private dups = new Map<string, string>();
   /** Live entries by project and duplicate hash, so a write does not scan every entry (built on first use). */
-  private dupIndex: DupIndex | undefined;
+  private dupIndex: Map<string, StoredEntry[]> | undefined;
 
   constructor(
     private readonly root: string,
@@ -50,92 +32,37 @@ export class LiveCatalog {
 
   /** Takes the maps from a snapshot this did not return. */
   private reset(snap: CatalogSnapshot): void {
+    const skipped = new Set(snap.duplicates);
+    this.files = new Map(snap.entries.map((se) => [se.file, se]));
+    for (const b of snap.bad) if (!skipped.has(b.file)) this.files.set(b.file, b);
     this.byKey = new Map(snap.entries.map((se) => [se.key, se]));
     this.dups = new Map();
-    for (const rel of snap.duplicates ?? []) this.dupsOf(keyOfFile(rel)).add(rel);
-    this.byFile = new Map(snap.entries.map((se) => [se.file, se]));
-    this.bad = new Map(snap.bad.map((b) => [b.file, b]));
+    for (const rel of skipped) {
+      const r = this.readStored(rel);
+      if (r) this.files.set(rel, r);
+      if (r instanceof StoredEntry) this.dups.set(rel, this.byKey.get(r.key)?.file ?? rel);
+    }
     this.dupIndex = undefined;
   }
 
-  private dupsOf(key: string): Set<string> {
-    let set = this.dups.get(key);
-    if (!set) this.dups.set(key, (set = new Set()));
-    return set;
-  }
-
-  private loseDup(key: string, rel: string): void {
-    const set = this.dups.get(key);
-    if (set?.delete(rel) && set.size === 0) this.dups.delete(key);
-  }
-
-  /** The entry of `key` leaves (its file changed or went): an earlier-skipped duplicate may take over. */
-  private release(key: string, batch: Batch): void {
-    const { byFile, byKey, bad } = this;
-    byKey.delete(key);
-    const set = this.dups.get(key);
-    if (!set) return;
-    for (const rel of [...set].sort()) {
-      set.delete(rel);
-      bad.delete(rel);
-      const r = this.readStored(rel);
-      if (r instanceof StoredEntry) {
-        byFile.set(rel, r);
-        byKey.set(key, r);
-        batch.changed.push(rel);
-        break;
-      }
-      if (r) bad.set(rel, r);
-      else batch.removed.push(rel);
-    }
-    if (set.size === 0) this.dups.delete(key);
-    else for (const rel of set) bad.set(rel, duplicateProblem(rel, byKey.get(key)?.file ?? rel));
-  }
-
-  /** `se` claims its key: the file that sorts first keeps it, the other is skipped as a duplicate. */
-  private claim(se: StoredEntry, batch: Batch): void {
-    const { byFile, byKey, bad } = this;
-    const holder = byKey.get(se.key);
-    if (!holder || holder.file === se.file) {
-      byFile.set(se.file, se);
-      byKey.set(se.key, se);
-      return;
-    }
-    const [keep, skip] = se.file < holder.file ? [se, holder] : [holder, se];
-    byFile.delete(skip.file);
-    byFile.set(keep.file, keep);
-    byKey.set(keep.key, keep);
-    const set = this.dupsOf(se.key);
-    set.add(skip.file);
-    bad.set(skip.file, duplicateProblem(skip.file, keep.file));
-    if (skip === holder) {
-      batch.changed.push(holder.file);
-      for (const rel of set) if (rel !== skip.file) bad.set(rel, duplicateProblem(rel, keep.file));
-    }
+  private indexDup(se: StoredEntry | undefined, add: boolean): void {
+    if (!this.dupIndex || !se || se.meta.status === 'superseded') return;
+    const slot = `${se.project}\0${se.meta.dup}`;
+    const list = this.dupIndex.get(slot);
+    if (add) this.dupIndex.set(slot, [...(list ?? []), se]);
+    else if (list)
+      this.dupIndex.set(
+        slot,
+        list.filter((o) => o !== se),
+      );
   }
 
   private findDuplicate(project: string, dup: string): string | undefined {
     if (!this.dupIndex) {
       this.dupIndex = new Map();
-      for (const se of this.byKey.values()) indexDup(this.dupIndex, se, true);
+      for (const se of this.byKey.values()) this.indexDup(se, true);
     }
-    const found = this.dupIndex.get(`${project}\0${dup}`);
-    if (!found) return undefined;
-    return found instanceof Set ? found.values().next().value?.meta.id : found.meta.id;
-  }
-
-  /** After a batch: each touched key with the entry that holds it now (null: none), the duplicate lookup kept in step. */
-  private settle(before: Map<string, StoredEntry | undefined>): Map<string, StoredEntry | null> {
-    const touched = new Map<string, StoredEntry | null>();
-    for (const [key, was] of before) {
-      const now = this.byKey.get(key);
-      touched.set(key, now ?? null);
-      if (this.dupIndex && was !== now) {
-        if (was) indexDup(this.dupIndex, was, false);
-        if (now) indexDup(this.dupIndex, now, true);
-      }
-    }
-    return touched;
+    return this.dupIndex.get(`${project}\0${dup}`)?.[0]?.meta.id;
   }
 
   /**
@@ -145,15 +72,14 @@ export class LiveCatalog {
    */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
     if (this.snap !== prev) this.reset(prev);
-    const { byFile, byKey, bad } = this;
-    const batch: Batch = { changed: [], removed: [] };
-    /** The entry each touched key had before this batch. */
-    const before = new Map<string, StoredEntry | undefined>();
+    const changed: string[] = [];
+    const removed: string[] = [];
+    /** The keys the batch touched, with their project and id. */
+    const keys = new Map<string, [project: string, id: string]>();
     const viaLink = this.linkTest();
     for (const rel of new Set(files)) {
       const where = entryPath(rel);
       if (!where) continue;
-      const key = `${where.project}/${where.id}`;
       const projectDir = `${MEMORY_DIR}/${where.project}`;
       let st: Stats | undefined;
       try {
@@ -161,34 +87,51 @@ export class LiveCatalog {
       } catch {
         st = undefined;
       }
-      const old = byFile.get(rel);
-      if (st?.isFile() && old && old.stamp === stampOf(st)) continue;
-      // The file is no longer what it was: it gives up its key (or its place among the duplicates).
-      if (!before.has(key)) before.set(key, byKey.get(key));
-      if (old) {
-        byFile.delete(rel);
-        this.release(key, batch);
-      } else this.loseDup(key, rel);
-      const wasBad = bad.delete(rel);
-      if (!st?.isFile()) {
-        if (old || wasBad) batch.removed.push(rel);
-        if (st?.isSymbolicLink()) bad.set(rel, { file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
+      const old = this.files.get(rel);
+      // (A skipped duplicate is read again: the one a reset read may be newer than its batch.)
+      if (st?.isFile() && old instanceof StoredEntry && old.stamp === stampOf(st) && !this.dups.has(rel)) continue;
+      keys.set(`${where.project}/${where.id}`, [where.project, where.id]);
+      this.files.delete(rel);
+      if (st?.isFile()) {
+        changed.push(rel);
+        const r = this.readStored(rel, st);
+        if (r) this.files.set(rel, r);
         continue;
       }
-      const r = this.readStored(rel, st);
-      batch.changed.push(rel);
-      if (r instanceof StoredEntry) this.claim(r, batch);
-      else if (r) bad.set(rel, r);
+      if (old) removed.push(rel);
+      if (st?.isSymbolicLink()) this.files.set(rel, linkProblem(rel));
     }
-    const duplicates = [...this.dups.values()].flatMap((set) => [...set]);
+    const touched = new Map<string, StoredEntry | null>();
+    for (const [key, [project, id]] of keys) {
+      const was = this.byKey.get(key);
+      let holder: StoredEntry | undefined;
+      for (const section of SECTIONS_IN_PATH_ORDER) {
+        const rel = `${MEMORY_DIR}/${project}/${section}/${id}.json`;
+        const f = this.files.get(rel);
+        this.dups.delete(rel);
+        if (!(f instanceof StoredEntry)) continue;
+        if (holder) this.dups.set(rel, holder.file);
+        else holder = f;
+      }
+      if (holder) this.byKey.set(key, holder);
+      else this.byKey.delete(key);
+      if (was !== holder) {
+        this.indexDup(was, false);
+        this.indexDup(holder, true);
+      }
+      touched.set(key, holder ?? null);
+    }
+    const bad: BadFile[] = [];
+    for (const f of this.files.values()) if (!(f instanceof StoredEntry)) bad.push(f);
+    for (const [rel, holder] of this.dups) bad.push(duplicateProblem(rel, holder));
     const snap: CatalogSnapshot = {
-      entries: [...byFile.values()],
-      bad: [...bad.values()],
-      changed: [...new Set(batch.changed)],
-      removed: [...new Set(batch.removed)],
-      touched: this.settle(before),
-      ...(duplicates.length ? { duplicates } : {}),
-      byKey,
+      entries: [...this.byKey.values()],
+      bad,
+      changed,
+      removed,
+      touched,
+      ...(this.dups.size ? { duplicates: [...this.dups.keys()] } : {}),
+      byKey: this.byKey,
       findDuplicate: (project, dup) => this.findDuplicate(project, dup),
     };
     this.snap = snap;

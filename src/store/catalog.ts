@@ -71,31 +71,26 @@ export class Catalog {
           return at === undefined ? undefined : [...new Set([...loaded.changeLog.slice(at), ...changed, ...removed])];
         }
       : undefined;
-    // Nothing changed since a cache that says (in its delta) no file loses its id: nothing to look for.
-    const unchanged = loaded !== null && changes.size === 0;
-    const noted = unchanged && file.nodup;
-    const knownUnique = noted || (unchanged && this.noIdShared(file));
     if (changes.size) mergeChanges(file, changes);
     file.dirs = scan.dirs;
     // The entries are made from the cache when asked for.
     const cached = new CachedEntries(file, this.ws.root, this.recent, scan.read);
     const bad: BadFile[] = Object.entries(file.bad).map(([i, problems]) => ({ file: file.paths.get(Number(i)), problems }));
     bad.push(...scan.links);
-    const dups = knownUnique ? undefined : dropDuplicates(cached.all(), bad);
-    file.nodup = !dups?.duplicates;
+    const dups = this.noIdShared(file, [...file.changeLog, ...changed]) ? undefined : dropDuplicates(cached.all(), bad);
     const moved = changes.size + newDirs.length;
     let { id, deltaLines, content: contentId } = file;
-    if (!loaded || !deltaFits(moved, file.deltaLines, file.paths.length)) id = contentId = this.cache.save(file);
-    else if (moved) {
+    // A base that had shared ids is saved again once they are gone, so the next refresh need not look.
+    if (!loaded || !deltaFits(moved, deltaLines, file.paths.length) || (!file.nodup && !dups?.duplicates)) {
+      file.nodup = !dups?.duplicates;
+      id = contentId = this.cache.save(file);
+    } else if (moved) {
       const rows = [...changes].map(([rel, state]) => (state ? [rel, ...state] : [rel]));
       for (const [dir, r] of newDirs) rows.push(['#dir', dir, ...r]);
       const after = this.cache.appendDelta(id, rows, contentId);
       if (after === null) id = contentId = this.cache.save(file);
       else [deltaLines, contentId] = [deltaLines + rows.length, after];
     }
-    // Looked for files that lose their id (the delta made the cache unsure) and found none: the
-    // delta says so, for the next process, as of the lines before it.
-    if (unchanged && !noted && file.nodup && id === loaded.id) this.cache.appendDelta(id, [['#nodup', deltaLines]]);
     if (this.notesWrites) this.found = { id, foundContent: contentId, contentId, notedBlobs: new Map() };
     if (dups?.duplicates) return { ...dups, bad, changed, removed, contentId, changedSince };
     const snap: CatalogSnapshot = { entries: [], bad, changed, removed, contentId, changedSince, cached };
@@ -104,16 +99,16 @@ export class Catalog {
   }
 
   /**
-   * Whether no file of the cache loses its id to another: one of a pair would be among the files
-   * changed since that was last known (`uniqueUpTo`), so only those are looked up.
+   * Whether no file loses its id to another: the base knew none to, so one of a pair would be
+   * among the files changed since (`changed`), and only their names in other sections are looked up.
    */
-  private noIdShared(file: CatalogFile): boolean {
-    if (file.uniqueUpTo < 0) return false;
+  private noIdShared(file: CatalogFile, changed: string[]): boolean {
+    if (!file.nodup) return false;
     const has = (rel: string): boolean => {
       const at = lowerBoundText(file.paths, rel);
       return at < file.paths.length && file.paths.equals(at, rel, 0, rel.length);
     };
-    for (const rel of new Set(file.changeLog.slice(file.uniqueUpTo))) {
+    for (const rel of new Set(changed)) {
       const where = entryPath(rel);
       if (!where) return false;
       if (!has(rel)) continue; // removed
