@@ -120,51 +120,11 @@ const KEYLIKE =
 const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
 
 /** Last name segments that make a key-like name hold something else: `token_url`, `password_file`, `CREDENTIALS_ID`. */
-const NOT_A_VALUE_SUFFIX = new Set([
-  'id',
-  'ids',
-  'name',
-  'names',
-  'file',
-  'files',
-  'path',
-  'dir',
-  'url',
-  'uri',
-  'endpoint',
-  'type',
-  'length',
-  'len',
-  'ref',
-  'var',
-  'env',
-  'header',
-  'field',
-  'prefix',
-  'suffix',
-  'format',
-  'mode',
-  'count',
-  'size',
-  'policy',
-  'rotation',
-  'expiry',
-  'expires',
-  'ttl',
-  'hint',
-  'label',
-  'provider',
-  'source',
-  'location',
-  'store',
-  'version',
-  'hash',
-  'digest',
-  'fingerprint',
-  'algorithm',
-  'enabled',
-  'required',
-]);
+const NOT_A_VALUE_SUFFIX = new Set(
+  'id ids name names file files path dir url uri endpoint type length len ref var env header field prefix suffix format mode count size policy rotation expiry expires ttl hint label provider source location store version hash digest fingerprint algorithm enabled required'.split(
+    ' ',
+  ),
+);
 
 /**
  * Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part made of
@@ -337,6 +297,26 @@ export const encodesUserPassword = (v: string): boolean => {
   const text = decodeBase64Text(v);
   return text !== null && isUserPassword(text);
 };
+
+/**
+ * The spans of a pattern whose alternatives each capture a pair, a name or user then a value or
+ * password (the groups an alternative did not reach are skipped; the value may be empty, then the
+ * first is the secret), where `ok` holds.
+ */
+export function pairSpans(re: RegExp, ok: (first: string, value: string) => boolean) {
+  return (text: string): Span[] => {
+    const out: Span[] = [];
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      const [first = '', second = ''] = m.slice(1).filter((g) => g !== undefined);
+      if (!ok(first, second)) continue;
+      const value = second || first;
+      const start = m.index + m[0].lastIndexOf(value);
+      out.push({ start, end: start + value.length });
+    }
+    return out;
+  };
+}
 
 export function decodeURIComponentSafe(v: string): string {
   try {

@@ -14,6 +14,7 @@ import {
   isPlaceholder,
   isWordLike,
   looksLikeSecretValue,
+  pairSpans,
   randomToken,
   type Rule,
   type Span,
@@ -44,24 +45,6 @@ function isJwt(v: string): boolean {
   const h = jsonObject(header);
   if (!h || (typeof h.alg !== 'string' && typeof h.enc !== 'string')) return false;
   return jsonObject(payload) !== null || payload.length >= 16;
-}
-
-/** `user:password` found by a rule that captured both (group 1 and 2): the password's span. */
-function pairSpans(re: RegExp, ok: (user: string, password: string) => boolean) {
-  return (text: string): Span[] => {
-    const out: Span[] = [];
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      // The groups the alternative that matched filled: user and password (curl's may be empty).
-      const [user = '', password = ''] = m.slice(1).filter((g) => g !== undefined);
-      if (!ok(user, password)) continue;
-      const value = password || user;
-      const all = m[0];
-      const start = m.index + all.lastIndexOf(value);
-      out.push({ start, end: start + value.length });
-    }
-    return out;
-  };
 }
 
 /** `curl -u user:password`, `--user=…`, `-uuser:…`, `--proxy-user`, httpie's `-a`; an API key as the user with no password counts too. */
