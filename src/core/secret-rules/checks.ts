@@ -69,25 +69,16 @@ const DOCUMENTED_EXAMPLES = [
   'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
 ];
 
-/** How much of `v` is covered by runs of one repeated character (4 or more). */
-function repeatedShare(v: string): number {
-  let covered = 0;
-  for (let i = 0; i < v.length;) {
-    let j = i + 1;
-    while (j < v.length && v[j] === v[i]) j++;
-    if (j - i >= 4) covered += j - i;
-    i = j;
-  }
-  return covered / v.length;
-}
-
-/** How much of `v` is covered by ascending or descending runs (`123456`, `abcdef`, `fedcba`) of 4 or more. */
-function sequentialShare(v: string): number {
+/**
+ * How much of `v` is covered by runs of 4 or more characters each `step` from the one before, for
+ * one of `steps`: 0 for one repeated character, 1 and -1 for counting runs (`123456`, `fedcba`).
+ */
+function runShare(v: string, steps: readonly number[]): number {
   let covered = 0;
   for (let i = 0; i < v.length;) {
     let j = i + 1;
     const step = v.charCodeAt(i + 1) - v.charCodeAt(i);
-    if (step === 1 || step === -1) while (j < v.length && v.charCodeAt(j) - v.charCodeAt(j - 1) === step) j++;
+    if (steps.includes(step)) while (j < v.length && v.charCodeAt(j) - v.charCodeAt(j - 1) === step) j++;
     if (j - i >= 4) covered += j - i;
     i = j;
   }
@@ -104,7 +95,7 @@ export function isPlaceholder(value: string): boolean {
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
   // Mostly one repeated character or a counting run: `AAAAAAAA`, `1234567890`, `abcdefgh`. (A
   // real token may start with a run, as Twitter's bearer tokens do: the rest must be random.)
-  if (v.length >= 6 && (repeatedShare(v) >= 0.6 || sequentialShare(v) >= 0.7)) return true;
+  if (v.length >= 6 && (runShare(v, [0]) >= 0.6 || runShare(v, [1, -1]) >= 0.7)) return true;
   if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
     return true;
   return false;
@@ -286,16 +277,10 @@ export function decodeBase64Text(b64: string): string | null {
   return printable / text.length >= 0.95 ? text : null;
 }
 
-/** `user:password` with a real-looking password (the decoded form of Basic auth and docker's `auth`). */
-const isUserPassword = (s: string): boolean => {
-  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(s.trim()) ?? [];
-  return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
-};
-
-/** Base64 of `user:password` (Basic auth, docker's `auth`). */
+/** Base64 of `user:password` with a real-looking password (Basic auth, docker's `auth`). */
 export const encodesUserPassword = (v: string): boolean => {
-  const text = decodeBase64Text(v);
-  return text !== null && isUserPassword(text);
+  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(decodeBase64Text(v)?.trim() ?? '') ?? [];
+  return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
 };
 
 /**
