@@ -3,6 +3,7 @@
  * summarize. Applying one supersedes the originals (they are preserved).
  */
 import { CONTENT_MAX, type STRATEGIES, SUMMARY_MAX } from './constants.js';
+import { cut } from './entry.js';
 import type { MemoryEntry } from './schema.js';
 import { UnionFind, candidatePairs, decide, similarity, vectorize, type PairDecision } from './similarity.js';
 
@@ -41,8 +42,6 @@ export interface ConsolidationPlan {
 
 const textOf = (e: MemoryEntry): string => `${e.summary} ${e.subject.replace(/[._:/-]/g, ' ')} ${e.tags.join(' ')} ${e.content}`;
 
-const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
-
 function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: MemoryEntry) => number): MemoryEntry {
   const by = [...members];
   if (strategy === 'keep_oldest') by.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
@@ -70,14 +69,14 @@ export function mergedEntry(
   };
   const content =
     strategy === 'merge_content'
-      ? clip([kept.content, ...others.map((o) => o.content).filter((c) => c && c !== kept.content)].join('\n\n'), CONTENT_MAX)
+      ? cut([kept.content, ...others.map((o) => o.content).filter((c) => c && c !== kept.content)].join('\n\n'), CONTENT_MAX)
       : kept.content;
   const entry: Record<string, unknown> = {
     section: kept.section,
     kind: kept.kind,
     subject: kept.subject,
     scope: kept.scope,
-    summary: clip(`${kept.summary}`, SUMMARY_MAX),
+    summary: cut(`${kept.summary}`, SUMMARY_MAX),
     content,
     tags: union((m) => m.tags, String),
     confidence: Math.max(...members.map((m) => m.confidence)),
@@ -104,8 +103,8 @@ export function summaryEntry(subject: string, members: MemoryEntry[]): Record<st
     kind: 'other',
     subject,
     scope: best.scope,
-    summary: clip(`Summary of ${members.length} entries about ${subject}`, SUMMARY_MAX),
-    content: clip(lines.join('\n'), CONTENT_MAX),
+    summary: cut(`Summary of ${members.length} entries about ${subject}`, SUMMARY_MAX),
+    content: cut(lines.join('\n'), CONTENT_MAX),
     tags: ['summary'],
     confidence: Math.round(Math.min(...members.map((m) => m.confidence)) * 100) / 100,
     evidence: [...new Map(members.flatMap((m) => m.evidence).map((e) => [`${e.type}\u0000${e.uri}`, e])).values()].slice(0, 20),

@@ -7,33 +7,16 @@ import type { NormalizedInput } from './validate.js';
 
 /** Builds a new stored entry from a validated create input. `now` is an ISO timestamp. */
 export function buildEntry(input: NormalizedInput, id: string, now: string, createdBy: string): MemoryEntry {
-  const entry: MemoryEntry = {
+  const { review_interval, ...rest } = input;
+  return orderEntry({
+    ...rest,
     id,
-    section: input.section,
-    kind: input.kind,
-    subject: input.subject,
-    scope: input.scope,
-    summary: input.summary,
-    content: input.content,
-    tags: input.tags,
-    confidence: input.confidence,
-    evidence: input.evidence,
-    status: input.status,
     superseded_by: null,
-    related_entries: input.related_entries,
-    valid_from: input.valid_from,
-    valid_to: input.valid_to,
+    ...(review_interval != null ? { review_interval } : {}),
     created_by: createdBy,
     created_at: now,
     updated_at: now,
-  };
-  if (input.review_interval != null) entry.review_interval = input.review_interval;
-  if (input.lifecycle) entry.lifecycle = input.lifecycle;
-  return entry;
-}
-
-function orderEvidence(e: Evidence): Evidence {
-  return { type: e.type, uri: e.uri, note: e.note };
+  });
 }
 
 /** The entry with its keys in the fixed schema order (unknown keys dropped, absent optionals omitted). */
@@ -42,7 +25,7 @@ export function orderEntry(entry: MemoryEntry): MemoryEntry {
   for (const k of ENTRY_KEY_ORDER) {
     const v = entry[k];
     if (v === undefined) continue;
-    out[k] = k === 'evidence' ? (v as Evidence[]).map(orderEvidence) : v;
+    out[k] = k === 'evidence' ? (v as Evidence[]).map(({ type, uri, note }) => ({ type, uri, note })) : v;
   }
   return out as MemoryEntry;
 }
@@ -99,11 +82,11 @@ export interface CommitChange {
 
 const SUBJECT_MAX = 72;
 
+/** `s` cut to `max` characters, an ellipsis marking the cut. */
+export const cut = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
+
 /** `s` on one line, cut to `max` characters. */
-export function clip(s: string, max: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
-}
+export const clip = (s: string, max: number): string => cut(s.replace(/\s+/g, ' ').trim(), max);
 
 /**
  * A commit message for one write or a batch: a one-line subject

@@ -1,33 +1,23 @@
 /** Candidate memories from free text, pure: regex patterns with a base confidence each, deduplicated. */
 import { SUMMARY_MAX, SUBJECT_MAX, type Kind, type Section } from './constants.js';
+import { cut } from './entry.js';
 import { jaccard, words } from './similarity.js';
 
-export type PatternType = 'decision' | 'definition' | 'important' | 'solution' | 'error' | 'explicit' | 'pattern';
-
-/** The extraction patterns, most specific first. */
-export const EXTRACTION_PATTERNS: readonly { re: RegExp; confidence: number; type: PatternType }[] = [
-  { re: /(?:decided|chose|going with|selected|will use)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'decision' },
-  { re: /(.+?)\s+(?:is|are|means|refers to)\s+(.+?)(?:\.|$)/gim, confidence: 0.6, type: 'definition' },
-  { re: /(?:important|note|remember|key point):\s*(.+?)(?:\.|$)/gim, confidence: 0.9, type: 'important' },
-  { re: /(?:the (?:fix|solution|approach) (?:is|was))\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'solution' },
-  { re: /(?:the (?:issue|problem|bug) was)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'error' },
-  { re: /(?:save|remember|note|store)(?:\s+that)?\s+(.+?)(?:\.|$)/gim, confidence: 0.95, type: 'explicit' },
-  { re: /(?:the trick is|the key is|pattern:)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'pattern' },
+/** The extraction patterns, most specific first, with the section and kind of the memories each finds. */
+const EXTRACTION_PATTERNS = [
+  { re: /(?:decided|chose|going with|selected|will use)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'decision', section: 'decisions', kind: 'decision' },
+  { re: /(.+?)\s+(?:is|are|means|refers to)\s+(.+?)(?:\.|$)/gim, confidence: 0.6, type: 'definition', section: 'learnings', kind: 'other' },
+  { re: /(?:important|note|remember|key point):\s*(.+?)(?:\.|$)/gim, confidence: 0.9, type: 'important', section: 'observations', kind: 'other' },
+  { re: /(?:the (?:fix|solution|approach) (?:is|was))\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'solution', section: 'learnings', kind: 'runbook_step' },
+  { re: /(?:the (?:issue|problem|bug) was)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'error', section: 'observations', kind: 'incident' },
+  { re: /(?:save|remember|note|store)(?:\s+that)?\s+(.+?)(?:\.|$)/gim, confidence: 0.95, type: 'explicit', section: 'observations', kind: 'other' },
+  { re: /(?:the trick is|the key is|pattern:)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'pattern', section: 'learnings', kind: 'other' },
   // Beyond the documented list: how fixes and post-mortems are usually written.
-  { re: /\b(?:fixed|resolved)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'solution' },
-  { re: /\broot cause (?:was|is)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'error' },
-];
+  { re: /\b(?:fixed|resolved)\s+(.+?)(?:\.|$)/gim, confidence: 0.8, type: 'solution', section: 'learnings', kind: 'runbook_step' },
+  { re: /\broot cause (?:was|is)\s+(.+?)(?:\.|$)/gim, confidence: 0.85, type: 'error', section: 'observations', kind: 'incident' },
+] as const satisfies readonly { re: RegExp; confidence: number; type: string; section: Section; kind: Kind }[];
 
-/** Where each pattern's memories go. */
-export const PATTERN_TARGET: Record<PatternType, { section: Section; kind: Kind }> = {
-  decision: { section: 'decisions', kind: 'decision' },
-  definition: { section: 'learnings', kind: 'other' },
-  important: { section: 'observations', kind: 'other' },
-  solution: { section: 'learnings', kind: 'runbook_step' },
-  error: { section: 'observations', kind: 'incident' },
-  explicit: { section: 'observations', kind: 'other' },
-  pattern: { section: 'learnings', kind: 'other' },
-};
+type Pattern = (typeof EXTRACTION_PATTERNS)[number];
 
 export const EXTRACT_LIMITS = { maxTextLength: 50_000, maxCandidates: 20, minConfidence: 0.5, dedupThreshold: 0.9, defaultImportance: 0.4 };
 
@@ -48,7 +38,7 @@ export interface Candidate {
   text: string;
   /** The whole sentence the match sits in: what a reader needs, not the fragment after the keyword. */
   sentence: string;
-  type: PatternType;
+  type: Pattern['type'];
   confidence: number;
   start: number;
   end: number;
@@ -154,15 +144,15 @@ export const EXTRACTED_CONFIDENCE_MAX = 0.9;
 
 /** The create input of a candidate: a draft with `assumption` evidence pointing at the source. */
 export function candidateEntry(c: Candidate, source: string, known: readonly string[] = []): Record<string, unknown> {
-  const target = PATTERN_TARGET[c.type];
+  // Patterns of one type share their section and kind.
+  const target = EXTRACTION_PATTERNS.find((p) => p.type === c.type)!;
   const whole = c.sentence || c.text;
-  const summary = whole.length <= SUMMARY_MAX ? whole : `${whole.slice(0, SUMMARY_MAX - 1)}…`;
   return {
     section: target.section,
     kind: target.kind,
     subject: subjectOf(whole, known),
     scope: 'repo',
-    summary,
+    summary: cut(whole, SUMMARY_MAX),
     content: whole,
     tags: ['extracted', c.type],
     confidence: Math.min(c.confidence, EXTRACTED_CONFIDENCE_MAX),

@@ -24,24 +24,25 @@ export function health(s: Statistics): Health {
   const n = Math.max(1, s.total_entries);
   const active = Math.max(1, s.entries_by_status.active ?? 0);
   const expiring = s.entries_approaching_expiry.length;
-  const levels = {
-    avg_confidence: s.total_entries === 0 ? 'green' : s.avg_confidence >= 0.7 ? 'green' : s.avg_confidence >= 0.5 ? 'yellow' : 'red',
-    low_confidence: band(s.low_confidence_count / n, 0.1, 0.25),
-    stale_evidence: band(s.stale_evidence_count / n, 0, 0.05),
-    superseded: band(s.superseded_percentage, 30, 50),
+  // Each metric's level, and the words that say why.
+  const metrics: Record<Exclude<keyof Health, 'overall' | 'reasons'>, [Level, string]> = {
+    avg_confidence: [
+      s.total_entries === 0 || s.avg_confidence >= 0.7 ? 'green' : s.avg_confidence >= 0.5 ? 'yellow' : 'red',
+      `average confidence ${s.avg_confidence.toFixed(2)}`,
+    ],
+    low_confidence: [
+      band(s.low_confidence_count / n, 0.1, 0.25),
+      `${s.low_confidence_count} of ${s.total_entries} low-confidence (${pct(s.low_confidence_count / n)})`,
+    ],
+    stale_evidence: [band(s.stale_evidence_count / n, 0, 0.05), `${s.stale_evidence_count} of ${s.total_entries} with stale evidence`],
+    superseded: [band(s.superseded_percentage, 30, 50), `${s.superseded_percentage}% superseded (memory compact)`],
     // Expiry is a state entry's normal life: a warning when a tenth of the live entries expire within the week, never an issue.
-    expiring: expiring / active > 0.1 ? 'yellow' : 'green',
-  } as Record<Exclude<keyof Health, 'overall' | 'reasons'>, Level>;
-  const words: Record<keyof typeof levels, string> = {
-    avg_confidence: `average confidence ${s.avg_confidence.toFixed(2)}`,
-    low_confidence: `${s.low_confidence_count} of ${s.total_entries} low-confidence (${pct(s.low_confidence_count / n)})`,
-    stale_evidence: `${s.stale_evidence_count} of ${s.total_entries} with stale evidence`,
-    superseded: `${s.superseded_percentage}% superseded (memory compact)`,
-    expiring: `${expiring} of ${s.entries_by_status.active ?? 0} active expiring within 7 days`,
+    expiring: [expiring / active > 0.1 ? 'yellow' : 'green', `${expiring} of ${s.entries_by_status.active ?? 0} active expiring within 7 days`],
   };
+  const levels = Object.fromEntries(Object.entries(metrics).map(([k, [level]]) => [k, level])) as Record<keyof typeof metrics, Level>;
   const all = Object.values(levels);
   const overall: Level = all.includes('red') ? 'red' : all.includes('yellow') ? 'yellow' : 'green';
-  const reasons = overall === 'green' ? [] : (Object.keys(levels) as (keyof typeof levels)[]).filter((k) => levels[k] === overall).map((k) => words[k]);
+  const reasons = overall === 'green' ? [] : Object.values(metrics).flatMap(([level, words]) => (level === overall ? [words] : []));
   return { ...levels, overall, reasons };
 }
 

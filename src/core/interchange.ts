@@ -2,6 +2,7 @@
 import { nodeCrypto } from '../node-crypto.js';
 import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
+import { cut } from './entry.js';
 import type { MemoryEntry } from './schema.js';
 import { shown } from './redact.js';
 import { ulidFromDigest } from './names.js';
@@ -26,17 +27,23 @@ export function parseExport(text: string, source: string): unknown[] {
   } catch (err) {
     if (trimmed.startsWith('[')) throw new ValidationError([{ path: source, message: `not valid JSON (${(err as Error).message})` }], 'import');
   }
-  const out: unknown[] = [];
   const problems: Problem[] = [];
-  trimmed.split('\n').forEach((line, i) => {
+  const out = jsonLines(trimmed, source, problems).map((l) => l.value);
+  if (problems.length) throw new ValidationError(problems, 'import');
+  return out;
+}
+
+/** The JSON value of each line that is not blank, with where it is; a line that is not JSON is a problem naming it. */
+function jsonLines(text: string, source: string, problems: Problem[]): { at: string; value: unknown }[] {
+  const out: { at: string; value: unknown }[] = [];
+  text.split('\n').forEach((line, i) => {
     if (!line.trim()) return;
     try {
-      out.push(JSON.parse(line));
+      out.push({ at: `${source}:${i + 1}`, value: JSON.parse(line) });
     } catch (err) {
       problems.push({ path: `${source}:${i + 1}`, message: `not valid JSON (${(err as Error).message})` });
     }
   });
-  if (problems.length) throw new ValidationError(problems, 'import');
   return out;
 }
 
@@ -58,36 +65,33 @@ export function parseMcpMemory(text: string, source: string): { entities: McpEnt
   const entities = new Map<string, McpEntity>();
   const relations: McpRelation[] = [];
   const problems: Problem[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    const at = `${source}:${i + 1}`;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch (err) {
-      problems.push({ path: at, message: `not valid JSON (${(err as Error).message})` });
-      return;
-    }
+  for (const { at, value } of jsonLines(text, source, problems)) {
+    const o = (value ?? {}) as Record<string, unknown>;
     if (o.type === 'entity') {
-      if (typeof o.name !== 'string' || !o.name.trim()) return void problems.push({ path: `${at}: name`, message: 'must be a non-empty string' });
+      if (typeof o.name !== 'string' || !o.name.trim()) {
+        problems.push({ path: `${at}: name`, message: 'must be a non-empty string' });
+        continue;
+      }
       const obs = Array.isArray(o.observations) ? o.observations.filter((x): x is string => typeof x === 'string') : [];
       const prev = entities.get(o.name);
       if (prev) prev.observations.push(...obs);
       else entities.set(o.name, { name: o.name, entityType: typeof o.entityType === 'string' ? o.entityType : 'entity', observations: obs });
     } else if (o.type === 'relation') {
-      if (typeof o.from !== 'string' || typeof o.to !== 'string') return void problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
+      if (typeof o.from !== 'string' || typeof o.to !== 'string') {
+        problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
+        continue;
+      }
       relations.push({ from: o.from, to: o.to, relationType: typeof o.relationType === 'string' ? o.relationType : 'related_to' });
     } else {
       problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${shown(o.type)})` });
     }
-  });
+  }
   if (problems.length) throw new ValidationError(problems, 'MCP memory file');
   return { entities: [...entities.values()], relations };
 }
 
-const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 const slug = (s: string, n: number): string =>
-  clip(
+  cut(
     s
       .trim()
       .toLowerCase()
@@ -111,11 +115,11 @@ export function mcpMemoryToEntries(
     const rels = graph.relations.filter((r) => (r.from === ent.name || r.to === ent.name) && names.has(r.from) && names.has(r.to));
     const relLines = rels.map((r) => `- ${r.from} ${r.relationType} ${r.to}`);
     const obsLines = ent.observations.map((o) => `- ${o}`);
-    const content = clip(
+    const content = cut(
       [...obsLines, ...(relLines.length ? ['', 'Relations:', ...relLines] : [])].join('\n') || `${ent.name} (${ent.entityType})`,
       CONTENT_MAX,
     );
-    const summary = clip(`${ent.name} (${ent.entityType})${ent.observations[0] ? `: ${ent.observations[0]}` : ''}`.replace(/\s+/g, ' '), SUMMARY_MAX);
+    const summary = cut(`${ent.name} (${ent.entityType})${ent.observations[0] ? `: ${ent.observations[0]}` : ''}`.replace(/\s+/g, ' '), SUMMARY_MAX);
     const related = [...new Set(rels.map((r) => idOf(r.from === ent.name ? r.to : r.from)))].filter((id) => id !== idOf(ent.name));
     return {
       id: idOf(ent.name),

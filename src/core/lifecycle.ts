@@ -35,14 +35,13 @@ export interface DecayConfig extends CurveParams {
   /** Long-term entries whose importance is below this are archived once unused this long. */
   archive_below_importance: number;
   retention_days: number;
-  /** Per-section and per-memory-type overrides: a curve and/or its parameters. */
-  sections?: Partial<Record<string, CurveOverride>>;
-  memory_types?: Partial<Record<MemoryType, CurveOverride>>;
+  /** Per-section and per-memory-type overrides: a curve, its threshold and/or its parameters (config-schema.ts allows only those). */
+  sections?: Partial<Record<string, DecayOverrides>>;
+  memory_types?: Partial<Record<MemoryType, DecayOverrides>>;
 }
 
-/** A section's or memory type's own curve and/or its parameters. */
-type CurveOverride = Partial<Pick<DecayConfig, 'curve' | 'forget_threshold'>> & DeepPartial<CurveParams>;
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T[K] };
+/** Settings of a decay block (a project's, a section's, a memory type's). */
+type DecayOverrides = Partial<Omit<DecayConfig, keyof CurveParams>> & { [K in keyof CurveParams]?: Partial<CurveParams[K]> };
 
 // ts-fsrs loads only when the fsrs6 curve is used: every CLI command imports this module.
 const tsFsrs = lazy<typeof import('ts-fsrs')>('ts-fsrs');
@@ -113,10 +112,7 @@ export interface LifecycleState {
 
 /** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
 export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType {
-  if (e.lifecycle?.memory_type) return e.lifecycle.memory_type;
-  if (e.section === 'decisions') return 'semantic';
-  if (e.section === 'learnings') return 'procedural';
-  return 'episodic';
+  return e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
 }
 
 const TECH_TERMS =
@@ -187,16 +183,9 @@ export function configFor(cfg: DecayConfig, section: string, type: MemoryType): 
   if (!m) configMemo.set(cfg, (m = new Map<string, DecayConfig>()));
   const key = `${section}\u0000${type}`;
   let hit = m.get(key);
-  if (!hit) m.set(key, (hit = mergeConfig(cfg, section, type)));
+  if (!hit) m.set(key, (hit = overlay(overlay(cfg, cfg.sections?.[section]), cfg.memory_types?.[type])));
   return hit;
 }
-
-function mergeConfig(cfg: DecayConfig, section: string, type: MemoryType): DecayConfig {
-  return overlay(overlay(cfg, cfg.sections?.[section]), cfg.memory_types?.[type]);
-}
-
-/** Settings of a decay block (a project's, a section's, a memory type's). */
-type DecayOverrides = Partial<Omit<DecayConfig, keyof CurveParams>> & DeepPartial<CurveParams>;
 
 /** `o` over `base`: the settings it gives, and each curve's parameters merged one by one. */
 function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {

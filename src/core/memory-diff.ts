@@ -73,21 +73,7 @@ export interface MemoryDiff {
 const ENTRY_PATH = /^ai-memory\/([^/]+)\/(decisions|state|observations|learnings)\/([^/]+)\.json$/;
 
 /** Fields a reviewer reads first; the rest follow in the file's order. */
-const FIELD_ORDER = [
-  'status',
-  'superseded_by',
-  'summary',
-  'content',
-  'kind',
-  'subject',
-  'scope',
-  'confidence',
-  'tags',
-  'evidence',
-  'valid_from',
-  'valid_to',
-  'related_entries',
-];
+const FIELD_ORDER = 'status superseded_by summary content kind subject scope confidence tags evidence valid_from valid_to related_entries'.split(' ');
 /** Fields that change on every write and say nothing to a reviewer. */
 const QUIET = new Set(['updated_at']);
 

@@ -34,24 +34,14 @@ const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) 
  * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
  * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
  */
-export interface FilterParts {
-  projects?: string[];
-  sections?: Section[];
-  kinds?: Kind[];
-  /** The scopes an entry may have (undefined: any). */
-  scopes?: Set<string>;
-  subject?: string;
-  tags?: string[];
-  status: Status[] | 'any';
-  minConfidence: number;
-  since?: string;
-  until?: string;
-  dateField: 'created_at' | 'updated_at';
-  /** Whether an entry outside its validity window is kept; else `inWindow` decides. */
-  includeExpired: boolean;
-  /** Whether an entry with these validity bounds is valid now. */
-  inWindow: (validFrom: string | null, validTo: string | null) => boolean;
-}
+export type FilterParts = Omit<QueryFilters, 'scope' | keyof Defaults> &
+  Required<Defaults> & {
+    /** The scopes an entry may have (undefined: any). */
+    scopes?: Set<string>;
+    /** Whether an entry with these validity bounds is valid now (asked only without `includeExpired`). */
+    inWindow: (validFrom: string | null, validTo: string | null) => boolean;
+  };
+type Defaults = Pick<QueryFilters, 'status' | 'minConfidence' | 'dateField' | 'includeExpired'>;
 
 export function filterParts(f: QueryFilters, now: number): FilterParts {
   const nowIso = new Date(now).toISOString();

@@ -3,10 +3,10 @@
  * normalised form and its decoded base64 blobs (secretlint's preset runs beside it in
  * service/secret-scan.ts). A finding never carries the secret; every rule runs in linear time.
  */
-import { RULES, decodeBase64Text, type Rule, type Span } from './secret-rules/index.js';
+import { RULES, type Rule, type Span } from './secret-rules/index.js';
+import { decodeBase64Text, decodeURIComponentSafe, isPlaceholder } from './secret-rules/checks.js';
 
-export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/index.js';
-import { isPlaceholder } from './secret-rules/index.js';
+export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/checks.js';
 
 export interface SecretFinding {
   /** Field path, e.g. `entry.content` or `[2].entry.evidence[0].uri`. */
@@ -147,40 +147,23 @@ function rewrite(t: Rewritten, re: RegExp, replace: (m: RegExpExecArray) => stri
   return { text, from };
 }
 
-function decodeEscapes(m: RegExpExecArray): string {
-  try {
-    return decodeURIComponent(m[0]);
-  } catch {
-    return m[0];
-  }
-}
+/** The steps of normalising, in order: zero-width characters and soft hyphens dropped, line continuations and string concatenations (`"ghp_" + "…"`) joined, URL escapes decoded. */
+const NORMALISING: [RegExp, (m: RegExpExecArray) => string][] = [
+  [/[\u200B-\u200D\u2060\uFEFF\u00AD]+/g, () => ''],
+  [/\\\r?\n[ \t]*/g, () => ''],
+  [/(["'`])[ \t]*(?:\+|\.|\|\|)[ \t]*(?:\r?\n[ \t]*)?\1/g, () => ''],
+  [/(?:%[0-9A-Fa-f]{2})+/g, (m) => decodeURIComponentSafe(m[0])],
+];
 
-/**
- * The text once normalised: zero-width characters and soft hyphens dropped, line continuations
- * and string concatenations (`"ghp_" + "…"`) joined, URL escapes decoded. Null when that changes
- * nothing.
- */
+/** The text once normalised, or null when that changes nothing (every step that applies shortens it). */
 function normalised(text: string): Rewritten | null {
   // The identity map is made only when a step applies (most texts need none).
   let t: Rewritten | null = null;
-  const steps: [RegExp, (m: RegExpExecArray) => string][] = [
-    [/[\u200B-\u200D\u2060\uFEFF\u00AD]+/g, () => ''],
-    [/\\\r?\n[ \t]*/g, () => ''],
-    [/(["'`])[ \t]*(?:\+|\.|\|\|)[ \t]*(?:\r?\n[ \t]*)?\1/g, () => ''],
-    [/(?:%[0-9A-Fa-f]{2})+/g, decodeEscapes],
-  ];
-  let changed = false;
-  for (const [re, fn] of steps) {
+  for (const [re, fn] of NORMALISING) {
     re.lastIndex = 0;
-    if (!re.test(t?.text ?? text)) continue;
-    t ??= { text, from: Array.from({ length: text.length }, (_, i) => i) };
-    const next = rewrite(t, re, fn);
-    if (next.text !== t.text) {
-      t = next;
-      changed = true;
-    }
+    if (re.test(t?.text ?? text)) t = rewrite(t ?? { text, from: Array.from({ length: text.length }, (_, i) => i) }, re, fn);
   }
-  return changed ? t : null;
+  return t && t.text !== text ? t : null;
 }
 
 /** Runs every rule over one field's text, its normalised form and its decoded base64 blobs. */

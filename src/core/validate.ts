@@ -35,6 +35,9 @@ export interface ValidationContext {
 const STRONG_KINDS = new Set(['decision', 'requirement', 'invariant']);
 const STRONG_EVIDENCE = new Set(['code', 'artifact', 'ticket', 'doc']);
 
+/** Field `f` of the entry at `prefix` (e.g. `[2].entry`). */
+const fieldAt = (prefix: string, f: string): string => (prefix ? `${prefix}.${f}` : f);
+
 /** `evidence[0].uri` from zod's `['evidence', 0, 'uri']`. */
 export function fieldPath(parts: readonly PropertyKey[], prefix = ''): string {
   let out = prefix;
@@ -89,7 +92,7 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
 
 /** Rules between fields (each field's own limits are in the schema). `p` is the path prefix (e.g. `entry.`). */
 function fieldRules(e: EntryInput | MemoryEntry, p: string, out: Problem[]): void {
-  const at = (f: string): string => (p ? `${p}.${f}` : f);
+  const at = (f: string): string => fieldAt(p, f);
   (e.evidence ?? []).forEach((ev, i) => {
     const msg = checkEvidenceUri(ev.type, ev.uri);
     if (msg) out.push({ path: at(`evidence[${i}].uri`), message: `${msg} (type ${ev.type})` });
@@ -120,16 +123,12 @@ function policyOf(input: unknown, as: 'input' | 'stored', prefix: string): Probl
 
 /** The write policy for an entry about to become (or stay) live. */
 function policyRules(e: z.infer<typeof PolicyFields>, p: string, out: Problem[]): void {
-  const at = (f: string): string => (p ? `${p}.${f}` : f);
-  const status = e.status ?? 'active';
-  if (status === 'draft') return; // Drafts may omit evidence.
   const evidence = e.evidence ?? [];
+  if (e.status === 'draft') return; // Drafts may omit evidence.
   if (evidence.length === 0) {
-    out.push({ path: at('evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
-    return;
-  }
-  if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
-    out.push({ path: at('evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
+    out.push({ path: fieldAt(p, 'evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
+  } else if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
+    out.push({ path: fieldAt(p, 'evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
   }
 }
 
@@ -158,7 +157,7 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
     const dup = ctx.findDuplicate(duplicateHash(e));
     if (dup) {
       errors.push({
-        path: prefix ? `${prefix}.summary` : 'summary',
+        path: fieldAt(prefix, 'summary'),
         message: `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`,
       });
     }
@@ -187,12 +186,9 @@ export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryE
   const errors: Problem[] = [];
   fieldRules(e, prefix, errors);
   if (e.status === 'active') policyRules(e, prefix, errors);
-  const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
-  if (e.status === 'superseded' && !e.superseded_by) {
-    errors.push({ path: at('superseded_by'), message: 'is required when status is "superseded"' });
-  }
-  if (e.status !== 'superseded' && e.superseded_by) {
-    errors.push({ path: at('superseded_by'), message: 'must be null unless status is "superseded"' });
+  if ((e.status === 'superseded') !== Boolean(e.superseded_by)) {
+    const message = e.superseded_by ? 'must be null unless status is "superseded"' : 'is required when status is "superseded"';
+    errors.push({ path: fieldAt(prefix, 'superseded_by'), message });
   }
   if (errors.length) return { ok: false, errors };
   return { ok: true, value: e, errors: [] };
@@ -210,60 +206,37 @@ export interface ValidUpdate {
 export function validateUpdate(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<ValidUpdate> {
   const shaped = parseWith(MemoryUpdateSchema, input, prefix);
   if (!shaped.ok) return shaped;
-  const u = shaped.value;
-  const at = (f: string): string => (prefix ? `${prefix}.${f}` : f);
+  const { operation: op, entry: given, target_id: target, superseded_by: by } = shaped.value;
   const errors: Problem[] = [];
+  const problem = (f: string, message: string): number => errors.push({ path: fieldAt(prefix, f), message });
+  if (op === 'create') {
+    if (target !== undefined) problem('target_id', 'is only used by supersede and deprecate');
+  } else if (!target) problem('target_id', `is required for operation "${op}"`);
+  else if (!ID_PATTERN.test(target)) problem('target_id', 'is not a memory id');
+  else if (ctx.getEntry) {
+    const t = ctx.getEntry(target);
+    if (!t) problem('target_id', `no entry with id ${shown(target, { bare: true })}`);
+    else if (t.status === 'superseded') problem('target_id', `entry ${target} is already superseded by ${t.superseded_by}`);
+    else if (op === 'deprecate' && t.status === 'deprecated') problem('target_id', `entry ${target} is already deprecated`);
+  }
   let entry: NormalizedInput | undefined;
-
-  if (u.operation !== 'create') {
-    if (!u.target_id) errors.push({ path: at('target_id'), message: `is required for operation "${u.operation}"` });
-    else if (!ID_PATTERN.test(u.target_id)) errors.push({ path: at('target_id'), message: 'is not a memory id' });
-    else if (ctx.getEntry) {
-      const target = ctx.getEntry(u.target_id);
-      if (!target) errors.push({ path: at('target_id'), message: `no entry with id ${shown(u.target_id, { bare: true })}` });
-      else if (target.status === 'superseded') {
-        errors.push({ path: at('target_id'), message: `entry ${u.target_id} is already superseded by ${target.superseded_by}` });
-      } else if (u.operation === 'deprecate' && target.status === 'deprecated') {
-        errors.push({ path: at('target_id'), message: `entry ${u.target_id} is already deprecated` });
-      }
-    }
-  } else if (u.target_id !== undefined) {
-    errors.push({ path: at('target_id'), message: 'is only used by supersede and deprecate' });
+  if (op === 'create' && given === undefined) problem('entry', 'is required for operation "create"');
+  else if (op !== 'deprecate' && given !== undefined) {
+    const r = validateEntryInput(given, ctx, fieldAt(prefix, 'entry'));
+    if (r.ok) entry = r.value;
+    else errors.push(...r.errors);
   }
-
-  if (u.operation === 'create' || (u.operation === 'supersede' && u.entry !== undefined)) {
-    if (u.entry === undefined) errors.push({ path: at('entry'), message: 'is required for operation "create"' });
-    else {
-      const r = validateEntryInput(u.entry, ctx, at('entry'));
-      if (r.ok) entry = r.value;
-      else errors.push(...r.errors);
-    }
+  if (op === 'supersede') {
+    if (given === undefined && !by)
+      problem('entry', 'is required for operation "supersede" (the replacement entry), unless superseded_by names an existing one');
+    if (given !== undefined && by) problem('superseded_by', 'give either entry (a new replacement) or superseded_by (an existing one), not both');
+    if (by && by === target) problem('superseded_by', 'an entry cannot supersede itself');
+    else if (by && ctx.getEntry && !ctx.getEntry(by)) problem('superseded_by', `no entry with id ${shown(by, { bare: true })}`);
   }
-  if (u.operation === 'supersede') {
-    if (u.entry === undefined && !u.superseded_by) {
-      errors.push({ path: at('entry'), message: 'is required for operation "supersede" (the replacement entry), unless superseded_by names an existing one' });
-    }
-    if (u.entry !== undefined && u.superseded_by) {
-      errors.push({ path: at('superseded_by'), message: 'give either entry (a new replacement) or superseded_by (an existing one), not both' });
-    }
-    if (u.superseded_by) {
-      if (u.superseded_by === u.target_id) errors.push({ path: at('superseded_by'), message: 'an entry cannot supersede itself' });
-      else if (ctx.getEntry && !ctx.getEntry(u.superseded_by)) {
-        errors.push({ path: at('superseded_by'), message: `no entry with id ${shown(u.superseded_by, { bare: true })}` });
-      }
-    }
-  }
-  if (u.operation === 'deprecate' && u.entry !== undefined) {
-    errors.push({ path: at('entry'), message: 'is not used by operation "deprecate"' });
-  }
-  if (u.operation !== 'supersede' && u.superseded_by !== undefined) {
-    errors.push({ path: at('superseded_by'), message: 'is only used by operation "supersede"' });
-  }
+  if (op === 'deprecate' && given !== undefined) problem('entry', 'is not used by operation "deprecate"');
+  if (op !== 'supersede' && by !== undefined) problem('superseded_by', 'is only used by operation "supersede"');
   if (errors.length) return { ok: false, errors };
-  const value: ValidUpdate = { operation: u.operation };
-  if (entry) value.entry = entry;
-  if (u.target_id) value.target_id = u.target_id;
-  if (u.superseded_by) value.superseded_by = u.superseded_by;
+  const value: ValidUpdate = { operation: op, ...(entry && { entry }), ...(target && { target_id: target }), ...(by && { superseded_by: by }) };
   return { ok: true, value, errors: [] };
 }
 

@@ -69,25 +69,16 @@ const DOCUMENTED_EXAMPLES = [
   'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
 ];
 
-/** How much of `v` is covered by runs of one repeated character (4 or more). */
-function repeatedShare(v: string): number {
-  let covered = 0;
-  for (let i = 0; i < v.length;) {
-    let j = i + 1;
-    while (j < v.length && v[j] === v[i]) j++;
-    if (j - i >= 4) covered += j - i;
-    i = j;
-  }
-  return covered / v.length;
-}
-
-/** How much of `v` is covered by ascending or descending runs (`123456`, `abcdef`, `fedcba`) of 4 or more. */
-function sequentialShare(v: string): number {
+/**
+ * How much of `v` is covered by runs of 4 or more characters each `step` from the one before, for
+ * one of `steps`: 0 for one repeated character, 1 and -1 for counting runs (`123456`, `fedcba`).
+ */
+function runShare(v: string, steps: readonly number[]): number {
   let covered = 0;
   for (let i = 0; i < v.length;) {
     let j = i + 1;
     const step = v.charCodeAt(i + 1) - v.charCodeAt(i);
-    if (step === 1 || step === -1) while (j < v.length && v.charCodeAt(j) - v.charCodeAt(j - 1) === step) j++;
+    if (steps.includes(step)) while (j < v.length && v.charCodeAt(j) - v.charCodeAt(j - 1) === step) j++;
     if (j - i >= 4) covered += j - i;
     i = j;
   }
@@ -104,7 +95,7 @@ export function isPlaceholder(value: string): boolean {
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
   // Mostly one repeated character or a counting run: `AAAAAAAA`, `1234567890`, `abcdefgh`. (A
   // real token may start with a run, as Twitter's bearer tokens do: the rest must be random.)
-  if (v.length >= 6 && (repeatedShare(v) >= 0.6 || sequentialShare(v) >= 0.7)) return true;
+  if (v.length >= 6 && (runShare(v, [0]) >= 0.6 || runShare(v, [1, -1]) >= 0.7)) return true;
   if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
     return true;
   return false;
@@ -120,51 +111,11 @@ const KEYLIKE =
 const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
 
 /** Last name segments that make a key-like name hold something else: `token_url`, `password_file`, `CREDENTIALS_ID`. */
-const NOT_A_VALUE_SUFFIX = new Set([
-  'id',
-  'ids',
-  'name',
-  'names',
-  'file',
-  'files',
-  'path',
-  'dir',
-  'url',
-  'uri',
-  'endpoint',
-  'type',
-  'length',
-  'len',
-  'ref',
-  'var',
-  'env',
-  'header',
-  'field',
-  'prefix',
-  'suffix',
-  'format',
-  'mode',
-  'count',
-  'size',
-  'policy',
-  'rotation',
-  'expiry',
-  'expires',
-  'ttl',
-  'hint',
-  'label',
-  'provider',
-  'source',
-  'location',
-  'store',
-  'version',
-  'hash',
-  'digest',
-  'fingerprint',
-  'algorithm',
-  'enabled',
-  'required',
-]);
+const NOT_A_VALUE_SUFFIX = new Set(
+  'id ids name names file files path dir url uri endpoint type length len ref var env header field prefix suffix format mode count size policy rotation expiry expires ttl hint label provider source location store version hash digest fingerprint algorithm enabled required'.split(
+    ' ',
+  ),
+);
 
 /**
  * Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part made of
@@ -326,17 +277,31 @@ export function decodeBase64Text(b64: string): string | null {
   return printable / text.length >= 0.95 ? text : null;
 }
 
-/** `user:password` with a real-looking password (the decoded form of Basic auth and docker's `auth`). */
-const isUserPassword = (s: string): boolean => {
-  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(s.trim()) ?? [];
+/** Base64 of `user:password` with a real-looking password (Basic auth, docker's `auth`). */
+export const encodesUserPassword = (v: string): boolean => {
+  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(decodeBase64Text(v)?.trim() ?? '') ?? [];
   return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
 };
 
-/** Base64 of `user:password` (Basic auth, docker's `auth`). */
-export const encodesUserPassword = (v: string): boolean => {
-  const text = decodeBase64Text(v);
-  return text !== null && isUserPassword(text);
-};
+/**
+ * The spans of a pattern whose alternatives each capture a pair, a name or user then a value or
+ * password (the groups an alternative did not reach are skipped; the value may be empty, then the
+ * first is the secret), where `ok` holds.
+ */
+export function pairSpans(re: RegExp, ok: (first: string, value: string) => boolean) {
+  return (text: string): Span[] => {
+    const out: Span[] = [];
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      const [first = '', second = ''] = m.slice(1).filter((g) => g !== undefined);
+      if (!ok(first, second)) continue;
+      const value = second || first;
+      const start = m.index + m[0].lastIndexOf(value);
+      out.push({ start, end: start + value.length });
+    }
+    return out;
+  };
+}
 
 export function decodeURIComponentSafe(v: string): string {
   try {

@@ -13,32 +13,17 @@ import {
   isKeylikeName,
   looksLikeSecretValue,
   mentionsKeyWord,
+  pairSpans,
   randomToken,
   type Rule,
-  type Span,
 } from './checks.js';
 import { PROVIDER_CONTEXT_RULES } from './provider-context.js';
 import { STRUCTURED_RULES } from './structured.js';
 
 const KEY_WORDS = ['key', 'secret', 'token', 'pass', 'pwd', 'cred', 'auth'];
 
-/**
- * Spans of values beside key-like names, for a pattern whose alternatives each capture a name
- * then a value (the groups an alternative did not reach are skipped).
- */
-function keyedValues(re: RegExp) {
-  return (text: string): Span[] => {
-    const out: Span[] = [];
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      const [name = '', value = ''] = m.slice(1).filter((g) => g !== undefined);
-      if (!isKeylikeName(name.replace(/^.*:/, '')) || !looksLikeSecretValue(value)) continue;
-      const start = m.index + m[0].lastIndexOf(value);
-      out.push({ start, end: start + value.length });
-    }
-    return out;
-  };
-}
+/** Values beside key-like names (a `prefix:` before the name is left out). */
+const keyedValues = (re: RegExp) => pairSpans(re, (name, value) => isKeylikeName(name.replace(/^.*:/, '')) && looksLikeSecretValue(value));
 
 export const CONTEXT_RULES: readonly Rule[] = [
   ...STRUCTURED_RULES,

@@ -6,9 +6,8 @@
 import type { Rule } from './checks.js';
 import { loadCatalogue } from './catalogue.js';
 import { CONTEXT_RULES } from './context.js';
-import { SHAPE_RULES } from './shapes.js';
 
-export { decodeBase64Text, entropy, isKeylikeName, isPlaceholder, type Rule, type Span } from './checks.js';
+export type { Rule, Span } from './checks.js';
 
 /** In this order: of two rules that find the same span, the first names it (provider formats before context rules). */
-export const RULES: readonly Rule[] = [...loadCatalogue(), ...SHAPE_RULES, ...CONTEXT_RULES];
+export const RULES: readonly Rule[] = [...loadCatalogue(), ...CONTEXT_RULES];

@@ -1,7 +1,8 @@
 /**
- * Secret rules that read a credential's structure: JWTs (the header decoded), passwords in URLs
- * and connection strings, Basic authorization (decoded to `user:password`), `curl -u`, .netrc,
- * .npmrc, docker's config.json and Kubernetes Secrets (the values decoded).
+ * Secret rules that know a key by its shape, whoever issued it (JWTs, PEM private keys and their
+ * bare bodies, age and 1Password keys), then those that read a credential's structure: JWTs (the
+ * header decoded), passwords in URLs and connection strings, Basic authorization (decoded to
+ * `user:password`), `curl -u`, .netrc, .npmrc, docker's config.json and Kubernetes Secrets.
  */
 import {
   PLACEHOLDER_PASSWORDS,
@@ -14,10 +15,32 @@ import {
   isPlaceholder,
   isWordLike,
   looksLikeSecretValue,
+  pairSpans,
   randomToken,
   type Rule,
   type Span,
 } from './checks.js';
+
+/**
+ * PEM private keys with a body: an empty BEGIN/END pair in documentation is not a key. The body
+ * may sit in a JSON string (a service account file), its line breaks written as `\n`; header
+ * lines (`Proc-Type: …`) are skipped.
+ */
+function pemPrivateKeys(text: string): Span[] {
+  const out: Span[] = [];
+  const begin = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/g;
+  for (let m = begin.exec(text); m; m = begin.exec(text)) {
+    const after = text.slice(m.index + m[0].length, m.index + m[0].length + 600).replace(/\\[nr]/g, '\n');
+    const [body = ''] = after.split('-----');
+    const base64 = body
+      .split('\n')
+      .filter((l) => !l.includes(': '))
+      .join('')
+      .replace(/\s/g, '');
+    if (/^[A-Za-z0-9+/=]{16,}/.test(base64)) out.push({ start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
 
 /** A password as written beside a user name: not a placeholder, a variable or the user name again. */
 export const realPassword = (v: string, user = ''): boolean =>
@@ -44,24 +67,6 @@ function isJwt(v: string): boolean {
   const h = jsonObject(header);
   if (!h || (typeof h.alg !== 'string' && typeof h.enc !== 'string')) return false;
   return jsonObject(payload) !== null || payload.length >= 16;
-}
-
-/** `user:password` found by a rule that captured both (group 1 and 2): the password's span. */
-function pairSpans(re: RegExp, ok: (user: string, password: string) => boolean) {
-  return (text: string): Span[] => {
-    const out: Span[] = [];
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      // The groups the alternative that matched filled: user and password (curl's may be empty).
-      const [user = '', password = ''] = m.slice(1).filter((g) => g !== undefined);
-      if (!ok(user, password)) continue;
-      const value = password || user;
-      const all = m[0];
-      const start = m.index + all.lastIndexOf(value);
-      out.push({ start, end: start + value.length });
-    }
-    return out;
-  };
 }
 
 /** `curl -u user:password`, `--user=…`, `-uuser:…`, `--proxy-user`, httpie's `-a`; an API key as the user with no password counts too. */
@@ -138,6 +143,16 @@ const basicValue = (v: string): boolean => {
 };
 
 export const STRUCTURED_RULES: readonly Rule[] = [
+  { id: 'jwt', keywords: ['eyj'], re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { id: 'private-key', keywords: ['private key'], scan: pemPrivateKeys },
+  {
+    // The base64 body of a private key without its BEGIN line: DER of PKCS#1 RSA, PKCS#8, SEC1 EC, Ed25519.
+    id: 'private-key-body',
+    keywords: ['mii', 'mhcc', 'mc4c', 'mig'],
+    re: /\b(?:MII[A-Za-z0-9+/]{2}(?:IBAAK|AIBAAK|IBADAN|gIBADAN)|MIG[A-Za-z0-9+/]IBADAT|MHcCAQEE|MC4CAQAwBQYDK2Vw)[A-Za-z0-9+/]{24,}/g,
+  },
+  { id: 'age-secret-key', keywords: ['age-secret-key-1'], re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g },
+  { id: 'onepassword-token', keywords: ['ops_eyj'], re: /\bops_eyJ[A-Za-z0-9+/=_-]{200,}/g },
   {
     id: 'json-web-token',
     keywords: ['eyj', 'eyai', 'ewo', 'ew0k'],
