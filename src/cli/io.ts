@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Argv, Options } from 'yargs';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Caller } from '../service/caller.js';
@@ -18,6 +19,26 @@ export interface GlobalArgs {
   agent?: string;
   allowDetached?: boolean;
 }
+
+/** A command's parsed arguments. */
+export type Args = GlobalArgs & Record<string, unknown>;
+
+/**
+ * One command: its yargs command string (each positional in it is a string, an array for
+ * `<name..>`), its options (a positional's too, by name), and what it does.
+ */
+export interface Command {
+  cmd: string;
+  /** false: run by programs (git, agent clients), not listed in help. */
+  describe: string | false;
+  options?: Record<string, Options>;
+  /** Options several commands share (the query filters), declared before `options`. */
+  build?: <T>(y: Argv<T>) => Argv<T>;
+  run(k: Cli, a: Args): unknown;
+}
+
+/** `--file`: a JSON document to read. */
+export const JSON_FILE: Options = { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' };
 
 /** What a positional `-` (stdin or stdout) becomes on the way through yargs (see normalizeArgv). */
 export const STDIO_ARG = '\u0000-';
@@ -79,6 +100,12 @@ export class Cli {
 
   printJson(value: unknown): void {
     this.caller.stdout.write(jsonText(value));
+  }
+
+  /** `value` as JSON with --json, else the human `text`. */
+  print(a: GlobalArgs, value: unknown, text: string): void {
+    if (a.json) this.printJson(value);
+    else this.out(text);
   }
 
   warn(message: string): void {
