@@ -105,7 +105,7 @@ export class Cli {
   /** `value` as JSON with --json, else the human `text`. */
   print(a: GlobalArgs, value: unknown, text: string): void {
     if (a.json) this.printJson(value);
-    else this.out(text);
+    else if (text) this.out(text);
   }
 
   warn(message: string): void {
@@ -219,33 +219,15 @@ const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 /** Problems printed one per line before the rest are counted. */
 const MAX_PROBLEM_LINES = 20;
 
-/** The offset of the first byte that breaks UTF-8. */
+/** The offset of the first byte that breaks UTF-8: where the first replacement character that was not in the input stands. */
 function firstInvalidUtf8(buf: Buffer): number {
-  const d = new TextDecoder('utf-8', { fatal: true });
-  let lo = 0;
-  let hi = buf.length;
-  // The longest valid prefix, by halving (a decoder has no offset of its own).
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    try {
-      d.decode(buf.subarray(0, mid));
-      lo = mid;
-    } catch {
-      // A prefix may end inside a valid multi-byte character: allow up to 3 bytes of slack.
-      let ok = false;
-      for (let k = 1; k <= 3 && mid + k <= buf.length && !ok; k++) {
-        try {
-          d.decode(buf.subarray(0, mid + k));
-          ok = true;
-        } catch {
-          /* still broken */
-        }
-      }
-      if (ok) lo = mid;
-      else hi = mid - 1;
-    }
+  const text = buf.toString('utf8');
+  for (let i = text.indexOf('\uFFFD'); i >= 0; i = text.indexOf('\uFFFD', i + 1)) {
+    // What precedes it decoded cleanly, so its UTF-8 length is the offset.
+    const at = Buffer.byteLength(text.slice(0, i));
+    if (buf[at] !== 0xef || buf[at + 1] !== 0xbf || buf[at + 2] !== 0xbd) return at;
   }
-  return lo;
+  return buf.length;
 }
 
 /**

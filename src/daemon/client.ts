@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
-import { UnsafePathError, type MemoryError } from '../core/errors.js';
+import { UnsafePathError } from '../core/errors.js';
 import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -151,7 +151,7 @@ export async function request<M extends Method>(
   method: M,
   params: Request<M>['params'],
   timeoutMs = 2000,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | undefined> {
+): Promise<{ result: Methods[M]['result'] } | { error: WireError } | undefined> {
   const r = await exchange(paths, method, params, timeoutMs);
   return r && 'lost' in r ? undefined : r;
 }
@@ -223,7 +223,7 @@ async function exchange<M extends Method>(
   method: M,
   params: Request<M>['params'],
   timeoutMs: number,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+): Promise<{ result: Methods[M]['result'] } | { error: WireError } | { lost: true } | undefined> {
   try {
     if (!checkSocketDir(paths) || !existsSync(paths.socket)) return undefined;
   } catch {
@@ -240,7 +240,7 @@ async function exchange<M extends Method>(
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, a cost on every call the thin client hands over.
   const { connect } = process.getBuiltinModule('node:net');
-  type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
+  type Out = { result: Methods[M]['result'] } | { error: WireError } | undefined;
   return new Promise((resolve) => {
     let done = false;
     let sent = false;
@@ -261,7 +261,7 @@ async function exchange<M extends Method>(
           if ('declined' in msg) {
             sent = false;
             finish(undefined);
-          } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
+          } else finish('error' in msg ? { error: msg.error } : { result: msg.result });
         } catch {
           finish(undefined);
         }

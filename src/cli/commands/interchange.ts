@@ -136,8 +136,11 @@ export const interchangeCommands: Command[] = [
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, text);
       }
-      if (a.json) k.printJson({ project: a.project, format, count: entries.length, out: target });
-      else k.out(`exported ${entries.length} entries of ${String(a.project)} to ${target} (${format})`);
+      k.print(
+        a,
+        { project: a.project, format, count: entries.length, out: target },
+        `exported ${entries.length} entries of ${String(a.project)} to ${target} (${format})`,
+      );
     },
   },
   {

@@ -4,7 +4,7 @@
 import * as uc from '../../service/use-cases.js';
 import { UsageError } from '../../core/errors.js';
 import { CURVES, type Curve } from '../../core/lifecycle.js';
-import { type Args, clip, type Cli, type Command } from '../io.js';
+import { type Args, clip, type Command } from '../io.js';
 
 const num = (a: Args, name: string): number | undefined => {
   const v = a[name];
@@ -13,9 +13,8 @@ const num = (a: Args, name: string): number | undefined => {
   return v;
 };
 
-function printEntries(k: Cli, r: { project: string; entries: { id: string; summary: string }[]; commit: string | null }, verb: string): void {
-  for (const e of r.entries) k.out(`${verb} ${e.id}  ${clip(e.summary, 70)}`);
-  if (r.commit) k.out(`commit ${r.commit.slice(0, 12)}`);
+function entriesText(r: { entries: { id: string; summary: string }[]; commit: string | null }, verb: string): string {
+  return [...r.entries.map((e) => `${verb} ${e.id}  ${clip(e.summary, 70)}`), ...(r.commit ? [`commit ${r.commit.slice(0, 12)}`] : [])].join('\n');
 }
 
 export const lifecycleCommands: Command[] = [
@@ -103,8 +102,7 @@ export const lifecycleCommands: Command[] = [
         boostType: a['boost-type'] as 'additive' | 'multiplicative' | 'set_value' | undefined,
         amount: num(a, 'amount'),
       });
-      if (a.json) k.printJson(r);
-      else printEntries(k, r, 'reinforced');
+      k.print(a, r, entriesText(r, 'reinforced'));
     },
   },
   {
@@ -112,8 +110,7 @@ export const lifecycleCommands: Command[] = [
     describe: 'promote an episodic memory to semantic (it stops decaying)',
     async run(k, a) {
       const r = await uc.promote(...k.open(a), String(a.id), { project: a.project });
-      if (a.json) k.printJson(r);
-      else printEntries(k, r, 'promoted');
+      k.print(a, r, entriesText(r, 'promoted'));
     },
   },
   {
@@ -121,8 +118,11 @@ export const lifecycleCommands: Command[] = [
     describe: 'bring back a forgotten entry: archived ones become active, deleted ones return from git history',
     async run(k, a) {
       const r = await uc.restore(...k.open(a), String(a.id), { project: a.project });
-      if (a.json) k.printJson(r);
-      else k.out(`restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      k.print(
+        a,
+        r,
+        `restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+      );
     },
   },
   {
@@ -131,8 +131,7 @@ export const lifecycleCommands: Command[] = [
     options: { type: { type: 'string', describe: 'relationship name, recorded in the operation log' } },
     async run(k, a) {
       const r = await uc.link(...k.open(a), String(a.a), String(a.b), { project: a.project, type: a.type as string | undefined });
-      if (a.json) k.printJson(r);
-      else k.out(r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}` : 'already linked');
+      k.print(a, r, r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}` : 'already linked');
     },
   },
   {

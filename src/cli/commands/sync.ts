@@ -154,8 +154,7 @@ export const syncCommands: Command[] = [
         push: a.push === true,
         forcePushBranch: a['force-push-branch'] === true,
       });
-      if (a.json) k.printJson(r);
-      else k.out(`${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
+      k.print(a, r, `${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
       for (const b of r.bad) for (const p of b.problems) k.caller.stderr.write(`warning: ${p.path}: ${p.message}\n`);
       if (r.not_pushed_because?.length) {
         k.caller.stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
