@@ -11,9 +11,6 @@ import { writeTools } from './tools/write.js';
 export const TOOLS: readonly Tool[] = [...readTools, ...writeTools, ...maintainTools];
 const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 
-/** Tools that write: a caller whose git would commit differently runs them itself (see daemonMayWrite). */
-export const WRITING_TOOLS: ReadonlySet<string> = new Set(['memory_create', 'memory_deprecate', 'memory_apply', 'memory_maintain']);
-
 export async function runTool(engine: Engine, caller: Caller, call: ToolCall): Promise<Record<string, unknown>> {
   const tool = BY_NAME.get(call.tool);
   if (!tool) throw new UsageError(`unknown tool ${JSON.stringify(call.tool)}`);
