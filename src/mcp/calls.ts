@@ -2,7 +2,7 @@
 import { UsageError } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
-import type { Session, Tool, ToolCall } from './result.js';
+import type { Tool, ToolCall } from './result.js';
 import { maintainTools } from './tools/maintain.js';
 import { readTools } from './tools/read.js';
 import { writeTools } from './tools/write.js';
@@ -14,9 +14,7 @@ const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 export async function runTool(engine: Engine, caller: Caller, call: ToolCall): Promise<Record<string, unknown>> {
   const tool = BY_NAME.get(call.tool);
   if (!tool) throw new UsageError(`unknown tool ${JSON.stringify(call.tool)}`);
-  const session: Session = {
-    project: (p) => p ?? call.project ?? undefined,
-    agent: async () => call.agent ?? (await caller.agent(engine)),
-  };
-  return tool.body(engine, caller, call.args, session);
+  // created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user.
+  const as = call.agent ? caller.with({ agent: call.agent }) : caller;
+  return tool.body(engine, as, { ...call.args, project: (call.args.project as string | undefined) ?? call.project ?? undefined });
 }
