@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Argv, Options } from 'yargs';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Caller } from '../service/caller.js';
@@ -18,6 +19,26 @@ export interface GlobalArgs {
   agent?: string;
   allowDetached?: boolean;
 }
+
+/** A command's parsed arguments. */
+export type Args = GlobalArgs & Record<string, unknown>;
+
+/**
+ * One command: its yargs command string (each positional in it is a string, an array for
+ * `<name..>`), its options (a positional's too, by name), and what it does.
+ */
+export interface Command {
+  cmd: string;
+  /** false: run by programs (git, agent clients), not listed in help. */
+  describe: string | false;
+  options?: Record<string, Options>;
+  /** Options several commands share (the query filters), declared before `options`. */
+  build?: <T>(y: Argv<T>) => Argv<T>;
+  run(k: Cli, a: Args): unknown;
+}
+
+/** `--file`: a JSON document to read. */
+export const JSON_FILE: Options = { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' };
 
 /** What a positional `-` (stdin or stdout) becomes on the way through yargs (see normalizeArgv). */
 export const STDIO_ARG = '\u0000-';
@@ -79,6 +100,12 @@ export class Cli {
 
   printJson(value: unknown): void {
     this.caller.stdout.write(jsonText(value));
+  }
+
+  /** `value` as JSON with --json, else the human `text`. */
+  print(a: GlobalArgs, value: unknown, text: string): void {
+    if (a.json) this.printJson(value);
+    else if (text) this.out(text);
   }
 
   warn(message: string): void {
@@ -192,33 +219,15 @@ const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 /** Problems printed one per line before the rest are counted. */
 const MAX_PROBLEM_LINES = 20;
 
-/** The offset of the first byte that breaks UTF-8. */
+/** The offset of the first byte that breaks UTF-8: where the first replacement character that was not in the input stands. */
 function firstInvalidUtf8(buf: Buffer): number {
-  const d = new TextDecoder('utf-8', { fatal: true });
-  let lo = 0;
-  let hi = buf.length;
-  // The longest valid prefix, by halving (a decoder has no offset of its own).
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    try {
-      d.decode(buf.subarray(0, mid));
-      lo = mid;
-    } catch {
-      // A prefix may end inside a valid multi-byte character: allow up to 3 bytes of slack.
-      let ok = false;
-      for (let k = 1; k <= 3 && mid + k <= buf.length && !ok; k++) {
-        try {
-          d.decode(buf.subarray(0, mid + k));
-          ok = true;
-        } catch {
-          /* still broken */
-        }
-      }
-      if (ok) lo = mid;
-      else hi = mid - 1;
-    }
+  const text = buf.toString('utf8');
+  for (let i = text.indexOf('\uFFFD'); i >= 0; i = text.indexOf('\uFFFD', i + 1)) {
+    // What precedes it decoded cleanly, so its UTF-8 length is the offset.
+    const at = Buffer.byteLength(text.slice(0, i));
+    if (buf[at] !== 0xef || buf[at + 1] !== 0xbf || buf[at + 2] !== 0xbd) return at;
   }
-  return lo;
+  return buf.length;
 }
 
 /**

@@ -2,19 +2,19 @@
  * The `bass-agents` CLI: yargs root, global options, and the one place that turns errors into
  * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
  */
-import yargs, { type Argv } from 'yargs';
+import yargs, { type Argv, type PositionalOptions } from 'yargs';
 import { NotFoundError, UsageError } from '../core/errors.js';
-import { registerContext } from './commands/context.js';
-import { registerInterchange } from './commands/interchange.js';
-import { registerConsolidation } from './commands/consolidation.js';
-import { registerDaemon } from './commands/daemon.js';
-import { registerDashboard } from './commands/dashboard.js';
-import { registerSync } from './commands/sync.js';
-import { registerLifecycle } from './commands/lifecycle.js';
-import { registerMcp } from './commands/mcp.js';
-import { registerRead } from './commands/read.js';
-import { registerWrite } from './commands/write.js';
-import { Cli, STDIO_ARG, ownEngine, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
+import { consolidationCommands } from './commands/consolidation.js';
+import { contextCommands } from './commands/context.js';
+import { daemonCommands } from './commands/daemon.js';
+import { dashboardCommands } from './commands/dashboard.js';
+import { interchangeCommands } from './commands/interchange.js';
+import { lifecycleCommands } from './commands/lifecycle.js';
+import { mcpCommands } from './commands/mcp.js';
+import { readCommands } from './commands/read.js';
+import { syncCommands } from './commands/sync.js';
+import { writeCommands } from './commands/write.js';
+import { Cli, STDIO_ARG, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
 import { Caller } from '../service/caller.js';
 import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { workspaceFound } from '../store/root.js';
@@ -47,39 +47,38 @@ const READS = new Set([
   'validate-evidence',
 ]);
 
-function defineCommands(y: Argv<GlobalArgs>, k: Cli): void {
-  let m = registerWrite(y, k);
-  m = registerRead(m, k);
-  m = registerContext(m, k);
-  m = registerInterchange(m, k);
-  m = registerLifecycle(m, k);
-  m = registerConsolidation(m, k);
-  m = registerDaemon(m, k);
-  m = registerDashboard(m, k);
-  m = registerSync(m, k);
-  registerMcp(m, k);
+const COMMANDS: readonly Command[] = [
+  ...writeCommands,
+  ...readCommands,
+  ...contextCommands,
+  ...interchangeCommands,
+  ...lifecycleCommands,
+  ...consolidationCommands,
+  ...daemonCommands,
+  ...dashboardCommands,
+  ...syncCommands,
+  ...mcpCommands,
+];
+
+/** Defines `commands` on `y`: the positionals of each command string as strings, then its options. */
+function defineCommands(y: Argv<GlobalArgs>, k: Cli, commands: readonly Command[]): void {
+  for (const c of commands) {
+    const build = (b: Argv<GlobalArgs>): Argv<GlobalArgs> => {
+      const positionals = [...c.cmd.matchAll(/[<[]([\w-]+)(\.\.)?[>\]]/g)];
+      for (const [, name, rest] of positionals)
+        b.positional(name!, { type: 'string', ...(rest ? { array: true } : {}), ...c.options?.[name!] } as PositionalOptions);
+      b = c.build ? c.build(b) : b;
+      for (const [name, o] of Object.entries(c.options ?? {})) if (!positionals.some((p) => p[1] === name)) b.option(name, o);
+      return b;
+    };
+    y.command(c.cmd, c.describe as string, build, async (a) => {
+      await c.run(k, a);
+    });
+  }
 }
 
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
-
-/**
- * What the register functions (which only chain `.command()`) are handed to define just the
- * command called `name`: yargs runs the `memory` builder, which defines all forty commands, on
- * every command line, a fair part of a daemon's short request.
- */
-function onlyCommand(y: Argv<GlobalArgs>, name: string): { view: Argv<GlobalArgs>; found: () => boolean } {
-  let found = false;
-  const view = {
-    command(cmd: string, ...rest: unknown[]) {
-      if (cmd.split(' ', 1)[0] !== name) return view;
-      found = true;
-      (y.command as (...a: unknown[]) => unknown)(cmd, ...rest);
-      return view;
-    },
-  };
-  return { view: view as unknown as Argv<GlobalArgs>, found: () => found };
-}
 
 /**
  * The memory command a command line names (`memory <name> ...`), when only that one need be
@@ -107,9 +106,10 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<Global
     if (await recoverIfPending(k, argv)) dropGitView();
     else await settleGitView();
   });
-  // A name that is no command gets them all, for yargs' "did you mean".
-  const one = only ? onlyCommand(y, only) : undefined;
-  if (!one || (defineCommands(one.view, k), !one.found())) defineCommands(y, k);
+  // yargs runs this builder on every command line (a fair part of a daemon's short request), so
+  // only the command named is defined; a name that is no command gets them all, for "did you mean".
+  const named = COMMANDS.filter((c) => c.cmd.split(' ', 1)[0] === only);
+  defineCommands(y, k, named.length ? named : COMMANDS);
   y.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
   return y;
 }

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
-import { UnsafePathError, type MemoryError } from '../core/errors.js';
+import { UnsafePathError } from '../core/errors.js';
 import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, errorFromWire, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
@@ -78,11 +78,9 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
 
 /**
  * Node flags of a daemon that `daemon start` spawns: a young generation of 2 MB semispaces
- * instead of up to 16 MB (a burst of writes grows them, and the pages stay resident: 13-23 MiB
- * more at 10K entries, measured after 40 writes and 10 queries). The daemon's garbage is short
- * lived and its pauses stay well under a millisecond. `--expose-gc`: its scheduled jobs start and
- * end with a full collection (jobs.ts), or a first start's jobs grow the heap on the index
- * build's garbage.
+ * instead of up to 16 MB (a burst of writes grows them, and the pages stay resident; the daemon's
+ * garbage is short lived). `--expose-gc`: its scheduled jobs start and end with a full collection
+ * (jobs.ts), or a first start's jobs grow the heap on the index build's garbage.
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--expose-gc'];
 
@@ -151,7 +149,7 @@ export async function request<M extends Method>(
   method: M,
   params: Request<M>['params'],
   timeoutMs = 2000,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | undefined> {
+): Promise<{ result: Methods[M]['result'] } | { error: WireError } | undefined> {
   const r = await exchange(paths, method, params, timeoutMs);
   return r && 'lost' in r ? undefined : r;
 }
@@ -223,7 +221,7 @@ async function exchange<M extends Method>(
   method: M,
   params: Request<M>['params'],
   timeoutMs: number,
-): Promise<{ result: Methods[M]['result'] } | { error: MemoryError } | { lost: true } | undefined> {
+): Promise<{ result: Methods[M]['result'] } | { error: WireError } | { lost: true } | undefined> {
   try {
     if (!checkSocketDir(paths) || !existsSync(paths.socket)) return undefined;
   } catch {
@@ -240,7 +238,7 @@ async function exchange<M extends Method>(
   // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
   // starts Node's ES module loader, a cost on every call the thin client hands over.
   const { connect } = process.getBuiltinModule('node:net');
-  type Out = { result: Methods[M]['result'] } | { error: MemoryError } | undefined;
+  type Out = { result: Methods[M]['result'] } | { error: WireError } | undefined;
   return new Promise((resolve) => {
     let done = false;
     let sent = false;
@@ -261,7 +259,7 @@ async function exchange<M extends Method>(
           if ('declined' in msg) {
             sent = false;
             finish(undefined);
-          } else finish('error' in msg ? { error: errorFromWire(msg.error) } : { result: msg.result });
+          } else finish('error' in msg ? { error: msg.error } : { result: msg.result });
         } catch {
           finish(undefined);
         }

@@ -1,21 +1,9 @@
 /**
  * The daemon's socket protocol, shared by the server and the CLI's client: every method with the
- * types of its parameters and result, the wire form of errors (class and exit code kept), and
+ * types of its parameters and result, the wire form of errors, and
  * the limits of a message. One request or reply per line of JSON.
  */
-import {
-  BusyError,
-  ConflictError,
-  GitError,
-  InterruptedError,
-  MemoryError,
-  NotFoundError,
-  UnsafePathError,
-  UsageError,
-  ValidationError,
-  type ErrorCode,
-  type Problem,
-} from '../core/errors.js';
+import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Engine } from '../service/engine.js';
 
@@ -79,30 +67,9 @@ export const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
 /** The longest reply the CLI reads (the output of a command line run by the daemon, a whole `list --json`). */
 export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
-const CLASSES: Record<string, { prototype: MemoryError }> = {
-  ValidationError,
-  ConflictError,
-  UsageError,
-  NotFoundError,
-  BusyError,
-  UnsafePathError,
-  GitError,
-  InterruptedError,
-  MemoryError,
-};
-
 export function errorToWire(err: unknown): WireError {
   if (err instanceof MemoryError) return { name: err.name, code: err.code, message: err.message, problems: err.problems, exitCode: err.exitCode };
   return { name: 'Error', code: 'E_INTERNAL', message: err instanceof Error ? err.message : String(err), problems: [], exitCode: 1 };
-}
-
-/** The error a reply carries, as the class the daemon threw (so `instanceof` and exit codes hold). */
-export function errorFromWire(e: WireError): MemoryError {
-  const err = new MemoryError(e.code, e.message, e.exitCode, e.problems ?? []);
-  const cls = CLASSES[e.name];
-  if (cls) Object.setPrototypeOf(err, cls.prototype);
-  Object.defineProperty(err, 'name', { value: cls ? e.name : 'MemoryError', enumerable: false });
-  return err;
 }
 
 /** Parses one request line: a UsageError (never a crash) for anything that is not a request. */

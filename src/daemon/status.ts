@@ -28,36 +28,18 @@ export interface DaemonMetrics {
 /** Decay metrics and the daemon's own. */
 export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics {
   const registry = new prom.Registry();
-  const r = [registry];
+  const counter = (name: string, help: string): Counter => new prom.Counter({ name, help, registers: [registry] });
+  const histogram = (name: string, help: string, buckets: number[]): Histogram => new prom.Histogram({ name, help, buckets, registers: [registry] });
   return {
     registry,
-    forgotten: new prom.Counter({ name: 'forgotten_entries_total', help: 'Entries forgotten by decay (archived or deleted)', registers: r }),
-    decayDuration: new prom.Histogram({
-      name: 'decay_processing_duration_seconds',
-      help: 'Duration of decay passes',
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: r,
-    }),
-    indexEntries: new prom.Gauge({ name: 'index_entries', help: 'Entries in the text index', registers: r }),
-    queryDuration: new prom.Histogram({
-      name: 'query_duration_seconds',
-      help: 'Queries answered by the daemon',
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: r,
-    }),
-    watchEvents: new prom.Counter({ name: 'watch_events_total', help: 'File events from the watcher', registers: r }),
-    parseErrors: new prom.Counter({
-      name: 'parse_errors_total',
-      help: 'Entry files that failed to parse or validate (each new bad version once)',
-      registers: r,
-    }),
-    driftFixed: new prom.Counter({ name: 'reconcile_drift_fixed_total', help: 'Changes found by reconcile that the watcher had not reported', registers: r }),
-    groupCommits: new prom.Histogram({
-      name: 'write_group_size',
-      help: 'Caller writes committed together in one group commit',
-      buckets: [1, 2, 4, 8, 16, 32],
-      registers: r,
-    }),
+    forgotten: counter('forgotten_entries_total', 'Entries forgotten by decay (archived or deleted)'),
+    decayDuration: histogram('decay_processing_duration_seconds', 'Duration of decay passes', [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+    indexEntries: new prom.Gauge({ name: 'index_entries', help: 'Entries in the text index', registers: [registry] }),
+    queryDuration: histogram('query_duration_seconds', 'Queries answered by the daemon', [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]),
+    watchEvents: counter('watch_events_total', 'File events from the watcher'),
+    parseErrors: counter('parse_errors_total', 'Entry files that failed to parse or validate (each new bad version once)'),
+    driftFixed: counter('reconcile_drift_fixed_total', 'Changes found by reconcile that the watcher had not reported'),
+    groupCommits: histogram('write_group_size', 'Caller writes committed together in one group commit', [1, 2, 4, 8, 16, 32]),
   };
 }
 

@@ -2,7 +2,7 @@
 import { UsageError } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
-import type { Session, Tool, ToolCall } from './result.js';
+import type { Tool, ToolCall } from './result.js';
 import { maintainTools } from './tools/maintain.js';
 import { readTools } from './tools/read.js';
 import { writeTools } from './tools/write.js';
@@ -11,15 +11,10 @@ import { writeTools } from './tools/write.js';
 export const TOOLS: readonly Tool[] = [...readTools, ...writeTools, ...maintainTools];
 const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 
-/** Tools that write: a caller whose git would commit differently runs them itself (see daemonMayWrite). */
-export const WRITING_TOOLS: ReadonlySet<string> = new Set(['memory_create', 'memory_deprecate', 'memory_apply', 'memory_maintain']);
-
 export async function runTool(engine: Engine, caller: Caller, call: ToolCall): Promise<Record<string, unknown>> {
   const tool = BY_NAME.get(call.tool);
   if (!tool) throw new UsageError(`unknown tool ${JSON.stringify(call.tool)}`);
-  const session: Session = {
-    project: (p) => p ?? call.project ?? undefined,
-    agent: async () => call.agent ?? (await caller.agent(engine)),
-  };
-  return tool.body(engine, caller, call.args, session);
+  // created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user.
+  const as = call.agent ? caller.with({ agent: call.agent }) : caller;
+  return tool.body(engine, as, { ...call.args, project: (call.args.project as string | undefined) ?? call.project ?? undefined });
 }

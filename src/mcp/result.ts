@@ -1,16 +1,9 @@
-/** What every tool module shares: a call's defaults, and how a result or an error (the CLI's words) goes back. */
+/** What every tool module shares: what a call carries, and how a result or an error (the CLI's words) goes back. */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape } from 'zod';
 import { MemoryError, formatProblem } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
-
-export interface Session {
-  /** The project a call names, else the server's `--project`. */
-  project(p?: string): string | undefined;
-  /** created_by: --agent, then BASS_AGENTS_AGENT, then the MCP client's name, then the git user. */
-  agent(): Promise<string>;
-}
 
 /** What the server asks a daemon (or itself) to run: a tool, its arguments and the server's defaults. */
 export interface ToolCall {
@@ -21,12 +14,15 @@ export interface ToolCall {
   agent: string | null;
 }
 
-/** A tool: what clients are told of it (its name, schema, hints), and what it does with a call's (schema-checked) arguments. */
+/**
+ * A tool: what clients are told of it (its name, schema, hints), and what it does with a call's
+ * (schema-checked) arguments, `project` defaulting to the server's, as the call's agent.
+ */
 export interface Tool {
   name: string;
   config: { title: string; description: string; inputSchema: ZodRawShape; outputSchema?: ZodRawShape | z.ZodType; annotations: ToolAnnotations };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body(engine: Engine, caller: Caller, args: any, s: Session): Record<string, unknown> | Promise<Record<string, unknown>>;
+  body(engine: Engine, caller: Caller, args: any): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 export const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;

@@ -13,7 +13,7 @@ import { daemonFor, handOver, runningPid } from '../daemon/client.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { findRoot } from '../store/workspace.js';
-import { TOOLS, WRITING_TOOLS, runTool } from './calls.js';
+import { TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
 import { errorResult, guard, type ToolCall } from './result.js';
 
@@ -40,8 +40,7 @@ Record when you learned something the next agent needs and cannot see in the cod
 When an entry no longer holds, do not add a second one: memory_create with supersedes replaces it, memory_deprecate retires it. The write-memory prompt has the full guide.`;
 
 /** A tool call run by the daemon (`memory mcp-call`); undefined when the server must run it itself (no daemon, not delivered). */
-async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall): Promise<CallToolResult | undefined> {
-  const writes = WRITING_TOOLS.has(call.tool);
+async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall, writes: boolean): Promise<CallToolResult | undefined> {
   const stdin = (): Buffer => Buffer.from(JSON.stringify(call));
   const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
   if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
@@ -86,7 +85,9 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
         project: opts.project ?? null,
         agent: pickAgent(opts.agent, env.BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? null,
       };
-      return (await viaDaemon(root, cwd, env, call).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
+      // A tool that writes is not read-only: a caller whose git would commit differently runs it itself (see daemonMayWrite).
+      const writes = !tool.config.annotations.readOnlyHint;
+      return (await viaDaemon(root, cwd, env, call, writes).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
     });
   }
   registerResources(server, () => [engine(), caller]);

@@ -4,14 +4,11 @@
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Argv } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { openNoFollow } from '../../store/state-dir.js';
-import { type GlobalArgs, type Cli } from '../io.js';
-
-type A = GlobalArgs & Record<string, unknown>;
+import type { Command } from '../io.js';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.cjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -23,19 +20,19 @@ function ms(v: unknown, name: string): number | undefined {
   return n;
 }
 
-export function registerDaemon(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
-  return y.command(
-    'daemon <action>',
-    'the background daemon: start (detached), stop, status, run (foreground)',
-    (c) =>
-      c
-        .positional('action', { type: 'string', choices: ['start', 'stop', 'status', 'run'], demandOption: true })
-        .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (0 = any free port)' })
-        .option('heartbeat', { type: 'string', describe: 'status heartbeat and scheduler tick (default 2000 ms)' })
-        .option('reconcile', { type: 'string', describe: 'full reconcile of files against the index (default 5m)' })
-        .option('freshness', { type: 'string', describe: 'freshness check interval (default 1h)' })
-        .option('evidence', { type: 'string', describe: 'evidence validation interval (default 24h)' }),
-    async (a: A) => {
+export const daemonCommands: Command[] = [
+  {
+    cmd: 'daemon <action>',
+    describe: 'the background daemon: start (detached), stop, status, run (foreground)',
+    options: {
+      action: { choices: ['start', 'stop', 'status', 'run'] },
+      'metrics-port': { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (0 = any free port)' },
+      heartbeat: { type: 'string', describe: 'status heartbeat and scheduler tick (default 2000 ms)' },
+      reconcile: { type: 'string', describe: 'full reconcile of files against the index (default 5m)' },
+      freshness: { type: 'string', describe: 'freshness check interval (default 1h)' },
+      evidence: { type: 'string', describe: 'evidence validation interval (default 24h)' },
+    },
+    async run(k, a) {
       const [engine] = k.open(a);
       engine.ws.local('daemon'); // checked before anything in it is read
       const paths = daemonPaths(engine.ws.localDir);
@@ -128,8 +125,8 @@ export function registerDaemon(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
         ].join('\n'),
       );
     },
-  );
-}
+  },
+];
 
 function semanticLine(s: Record<string, unknown> | null | undefined): string {
   if (!s) return 'unknown';

@@ -1,7 +1,6 @@
 /**
  * Read commands: list, query, show, prepare-task.
  */
-import type { Argv } from 'yargs';
 import * as uc from '../../service/use-cases.js';
 import type { QueryFilters } from '../../core/query.js';
 import { entryLines, orderEntry } from '../../core/entry.js';
@@ -10,9 +9,9 @@ import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
 import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type GlobalArgs, clip, type Cli } from '../io.js';
+import { type Args, clip, type Cli, type Command, JSON_FILE } from '../io.js';
 
-type A = GlobalArgs & FilterArgs & Record<string, unknown>;
+type A = Args & FilterArgs;
 
 async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
   const [engine, caller] = k.open(a);
@@ -92,115 +91,103 @@ function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched 
   if (rest > 0) k.caller.stderr.write(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)\n`);
 }
 
-function showHuman(k: Cli, a: A, id: string, project?: string): void {
-  const s = uc.show(...k.open(a), id, { project });
-  const c = s.computed;
-  const flags = c.flags.length ? c.flags.join(', ') : 'none';
-  k.out(
-    [
-      ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
-      `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${flags}`,
-    ].join('\n'),
-  );
-}
-
 function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {
   if (!a || !b) return [];
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof MemoryEntry>;
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }
 
-export function registerRead(y: Argv<GlobalArgs>, k: Cli): Argv<GlobalArgs> {
-  return y
-    .command(
-      'list [project]',
-      'list entries (same filters as query, no text), highest confidence first',
-      (c) =>
-        filterOptions(c.positional('project', { type: 'string' }))
-          .option('summary-only', { type: 'boolean' })
-          .option('include-related', { type: 'boolean' })
-          .option('debug', { type: 'boolean' }),
-      async (a: A) => {
-        const { hits, matched } = await runQuery(k, a, '', false); // browsing is not a retrieval
-        renderHits(k, hits, a, false, matched);
+export const readCommands: Command[] = [
+  {
+    cmd: 'list [project]',
+    describe: 'list entries (same filters as query, no text), highest confidence first',
+    build: filterOptions,
+    options: { 'summary-only': { type: 'boolean' }, 'include-related': { type: 'boolean' }, debug: { type: 'boolean' } },
+    async run(k, a: A) {
+      const { hits, matched } = await runQuery(k, a, '', false); // browsing is not a retrieval
+      renderHits(k, hits, a, false, matched);
+    },
+  },
+  {
+    cmd: 'query <text>',
+    describe: 'search memory: filters first, then relevance weighed by confidence, evidence quality, recency and freshness',
+    build: filterOptions,
+    options: {
+      'summary-only': { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' },
+      'include-related': { type: 'boolean', describe: 'follow related_entries' },
+      debug: { type: 'boolean', describe: 'print execution time and counts to stderr' },
+      semantic: {
+        type: 'boolean',
+        describe: 'without a daemon, load the embedding model here to rank by meaning too (~1.5 s); a running daemon always does',
       },
-    )
-    .command(
-      'query <text>',
-      'search memory: filters first, then relevance weighed by confidence, evidence quality, recency and freshness',
-      (c) =>
-        filterOptions(c.positional('text', { type: 'string', demandOption: true }))
-          .option('summary-only', { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' })
-          .option('include-related', { type: 'boolean', describe: 'follow related_entries' })
-          .option('debug', { type: 'boolean', describe: 'print execution time and counts to stderr' })
-          .option('semantic', {
-            type: 'boolean',
-            describe: 'without a daemon, load the embedding model here to rank by meaning too (~1.5 s); a running daemon always does',
-          })
-          .option('session', { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' }),
-      async (a: A) => {
-        const [engine, caller] = k.open(a);
-        const { hits, matched } = await runQuery(k, a, String(a.text ?? ''));
-        const session = a.session ? uc.sessionHits(engine, caller, String(a.session), String(a.text ?? '')) : [];
-        if (session.length && a.json) {
-          const st = session.map((e) => ({
-            id: e.id,
-            summary: e.summary,
-            content: e.content,
-            subject: e.subject,
-            tags: e.tags,
-            created_at: e.created_at,
-            expires_at: e.expires_at,
-            meta: { short_term: true, session: a.session, importance: e.importance, project: e.project },
-          }));
-          return k.printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
+      session: { type: 'string', describe: 'also the unexpired short-term memories of this session (first, flagged short_term)' },
+    },
+    async run(k, a: A) {
+      const [engine, caller] = k.open(a);
+      const { hits, matched } = await runQuery(k, a, String(a.text ?? ''));
+      const session = a.session ? uc.sessionHits(engine, caller, String(a.session), String(a.text ?? '')) : [];
+      if (session.length && a.json) {
+        const st = session.map((e) => ({
+          id: e.id,
+          summary: e.summary,
+          content: e.content,
+          subject: e.subject,
+          tags: e.tags,
+          created_at: e.created_at,
+          expires_at: e.expires_at,
+          meta: { short_term: true, session: a.session, importance: e.importance, project: e.project },
+        }));
+        return k.printJson([...st, ...hits.map((h) => hitJson(h, Boolean(a['summary-only'])))]);
+      }
+      for (const e of session) k.out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
+      renderHits(k, hits, a, true, matched);
+    },
+  },
+  {
+    cmd: 'show <id>',
+    describe: 'every field of an entry (--history: its versions from git)',
+    options: { history: { type: 'boolean', describe: 'list every committed version' } },
+    async run(k, a) {
+      const [engine, caller] = k.open(a);
+      const id = String(a.id);
+      if (a.history) {
+        const versions = await uc.history(engine, caller, id, { project: a.project });
+        if (a.json) return k.printJson(versions);
+        if (versions.length === 0) return k.out(`${id} has no committed history (not in a git repository, or not committed yet)`);
+        for (const v of versions) {
+          // What this commit changed: against its first parent's version, not the line below (another branch's).
+          const older = v.before;
+          const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
+          const what =
+            v.entry === null ? 'removed' : older ? `${v.merge ? 'merged' : 'changed'}: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
+          k.out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
         }
-        for (const e of session) k.out(`[short-term, expires ${e.expires_at.slice(0, 16).replace('T', ' ')}] ${e.id}  ${clip(e.summary, 90)}`);
-        renderHits(k, hits, a, true, matched);
-      },
-    )
-    .command(
-      'show <id>',
-      'every field of an entry (--history: its versions from git)',
-      (c) => c.positional('id', { type: 'string', demandOption: true }).option('history', { type: 'boolean', describe: 'list every committed version' }),
-      async (a: A) => {
-        const [engine, caller] = k.open(a);
-        const id = String(a.id);
-        if (a.history) {
-          const versions = await uc.history(engine, caller, id, { project: a.project });
-          if (a.json) return k.printJson(versions);
-          if (versions.length === 0) return k.out(`${id} has no committed history (not in a git repository, or not committed yet)`);
-          for (const v of versions) {
-            // What this commit changed: against its first parent's version, not the line below (another branch's).
-            const older = v.before;
-            const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
-            const what =
-              v.entry === null ? 'removed' : older ? `${v.merge ? 'merged' : 'changed'}: ${changed.join(', ') || '(nothing but updated_at)'}` : 'created';
-            k.out(`${v.date}  ${v.commit.slice(0, 12)}  ${v.author}  ${what}${v.entry ? `  [status ${v.entry.status}]` : ''}\n    ${v.subject}`);
-          }
-          return;
-        }
-        if (a.json) {
-          const s = uc.show(engine, caller, id, { project: a.project });
-          return k.printJson({ ...s.entry, computed: s.computed });
-        }
-        showHuman(k, a, id, a.project);
-      },
-    )
-    .command(
-      'prepare-task [project]',
-      'fill memory_context of an AgentTask JSON (when memory_enabled is true) and print it',
-      (c) =>
-        c
-          .positional('project', { type: 'string' })
-          .option('file', { alias: 'f', type: 'string', describe: 'AgentTask JSON file, or - for stdin' })
-          .option('full', { type: 'boolean', describe: 'include full content (default: summaries)' }),
-      async (a: A) => {
-        const task = k.readJsonInput(a.file as string | undefined);
-        const [engine, caller] = k.open(a);
-        // A daemon (a watched engine) answers from the catalog its watcher keeps current.
-        const options = { project: (a.project as string) || undefined, full: Boolean(a.full), ...(engine.watched ? { refresh: false } : {}) };
-        k.printJson(uc.prepareTask(engine, caller, task, options));
-      },
-    );
-}
+        return;
+      }
+      const s = uc.show(engine, caller, id, { project: a.project });
+      if (a.json) return k.printJson({ ...s.entry, computed: s.computed });
+      const c = s.computed;
+      k.out(
+        [
+          ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
+          `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    cmd: 'prepare-task [project]',
+    describe: 'fill memory_context of an AgentTask JSON (when memory_enabled is true) and print it',
+    options: {
+      file: { ...JSON_FILE, describe: 'AgentTask JSON file, or - for stdin' },
+      full: { type: 'boolean', describe: 'include full content (default: summaries)' },
+    },
+    run(k, a) {
+      const task = k.readJsonInput(a.file as string | undefined);
+      const [engine, caller] = k.open(a);
+      // A daemon (a watched engine) answers from the catalog its watcher keeps current.
+      const options = { project: (a.project as string) || undefined, full: Boolean(a.full), ...(engine.watched ? { refresh: false } : {}) };
+      k.printJson(uc.prepareTask(engine, caller, task, options));
+    },
+  },
+];

@@ -37,8 +37,8 @@ export const maintainTools: Tool[] = [
       inputSchema: maintainArgs,
       annotations: WRITE,
     },
-    async body(engine, caller, a: MaintainArgs, s) {
-      const project = s.project(a.project);
+    async body(engine, caller, a: MaintainArgs) {
+      const { project } = a;
       const need = <T>(v: T | undefined, name: string): T => {
         if (v === undefined) throw new UsageError(`${a.action} needs ${name}`);
         return v;

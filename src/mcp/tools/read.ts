@@ -7,7 +7,7 @@ import type { Engine } from '../../service/engine.js';
 import type { QueryOptions } from '../../service/ops/query.js';
 import { semanticFor } from '../../service/semantic.js';
 import * as uc from '../../service/use-cases.js';
-import { READ, projectArg, type Session, type Tool } from '../result.js';
+import { READ, projectArg, type Tool } from '../result.js';
 
 /** Default character budget of one `memory_query` answer (about 2K tokens). */
 export const DEFAULT_MAX_CHARS = 8000;
@@ -34,12 +34,12 @@ const queryArgs = {
 type QueryArgs = { [K in keyof typeof queryArgs]?: z.infer<(typeof queryArgs)[K]> };
 
 /** One page of hits (no text: browse), within the budget; a search's delivered page counts as retrieved. */
-function pageOf(engine: Engine, caller: Caller, s: Session, a: QueryArgs, semantic?: QueryOptions['semantic']): Record<string, unknown> {
+function pageOf(engine: Engine, caller: Caller, a: QueryArgs, semantic?: QueryOptions['semantic']): Record<string, unknown> {
   const text = a.query?.trim() ?? '';
   // The CLI's own parser, so a bad filter is refused in the same words.
   const filters: QueryFilters = {
     ...parseFilters({ ...a, minConfidence: a.min_confidence }, caller.now()),
-    projects: caller.readProjects(engine, s.project(a.project)),
+    projects: caller.readProjects(engine, a.project),
   };
   // Only the page this answer delivers counts as retrieved (below), not every hit.
   const r = uc.query(engine, caller, text, filters, {
@@ -77,10 +77,10 @@ export const readTools: Tool[] = [
       outputSchema: z.looseObject({ results: z.array(z.record(z.string(), z.unknown())), total: z.number(), next_offset: z.number().nullable() }),
       annotations: READ,
     },
-    async body(engine, caller, a: QueryArgs, s) {
+    async body(engine, caller, a: QueryArgs) {
       // Meaning too, once the model (started with the engine, in a worker thread) is ready.
       const semantic = a.query?.trim() ? await semanticFor(engine, caller, a.query).catch(() => undefined) : undefined;
-      return pageOf(engine, caller, s, a, semantic);
+      return pageOf(engine, caller, a, semantic);
     },
   },
   {
@@ -91,8 +91,8 @@ export const readTools: Tool[] = [
       inputSchema: { id: z.string(), project: projectArg, related: z.boolean().optional() },
       annotations: READ,
     },
-    body(engine, caller, a: { id: string; project?: string; related?: boolean }, s) {
-      const shown = uc.show(engine, caller, a.id, { project: s.project(a.project) });
+    body(engine, caller, a: { id: string; project?: string; related?: boolean }) {
+      const shown = uc.show(engine, caller, a.id, { project: a.project });
       if (!a.related) return { ...shown };
       const related = uc
         .related(engine, caller, shown.entry.id, { project: shown.project })

@@ -14,13 +14,11 @@ export const writeTools: Tool[] = [
       inputSchema: { entry: objectArg, supersedes: z.string().optional(), force: z.boolean().optional(), project: projectArg },
       annotations: WRITE,
     },
-    async body(engine, caller, a: { entry: Obj; supersedes?: string; force?: boolean; project?: string }, s) {
-      const agent = await s.agent();
-      if (a.supersedes === undefined) return { ...(await uc.create(engine, caller, a.entry, { project: s.project(a.project), agent, force: a.force })) };
-      const target = uc.locate(engine, caller, a.supersedes, s.project(a.project));
+    async body(engine, caller, a: { entry: Obj; supersedes?: string; force?: boolean; project?: string }) {
+      if (a.supersedes === undefined) return { ...(await uc.create(engine, caller, a.entry, { project: a.project, force: a.force })) };
+      const target = uc.locate(engine, caller, a.supersedes, a.project);
       const r = await uc.apply(engine, caller, [{ operation: 'supersede', target_id: target.entry.id, entry: a.entry }], {
         project: target.project,
-        agent,
         atomic: true,
         label: 'supersede',
       });
@@ -36,8 +34,8 @@ export const writeTools: Tool[] = [
       inputSchema: { id: z.string(), project: projectArg },
       annotations: { ...WRITE, idempotentHint: true },
     },
-    async body(engine, caller, a: { id: string; project?: string }, s) {
-      return { ...(await uc.deprecate(engine, caller, a.id, { project: s.project(a.project) })) };
+    async body(engine, caller, a: { id: string; project?: string }) {
+      return { ...(await uc.deprecate(engine, caller, a.id, { project: a.project })) };
     },
   },
   {
@@ -49,8 +47,8 @@ export const writeTools: Tool[] = [
       inputSchema: { updates: z.array(objectArg).min(1), project: projectArg },
       annotations: WRITE,
     },
-    async body(engine, caller, a: { updates: Obj[]; project?: string }, s) {
-      return { ...(await uc.apply(engine, caller, a.updates, { project: s.project(a.project), agent: await s.agent() })) };
+    async body(engine, caller, a: { updates: Obj[]; project?: string }) {
+      return { ...(await uc.apply(engine, caller, a.updates, { project: a.project })) };
     },
   },
 ];
