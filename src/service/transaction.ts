@@ -57,12 +57,8 @@ interface WriteOptions {
   agent?: string;
   /** What the audit log names as the operation of a refused secret. */
   operation: string;
-  /**
-   * Write the files and make no commit: the resolution of a merge the user has in progress
-   * (`doctor --fix`), which their own merge commit records.
-   */
+  /** Write the files and make no commit: the resolution of a merge the user has in progress (`doctor --fix`). */
   noCommit?: boolean;
-  /** Files written so far, of all (a progress bar for large batches). */
   onProgress?: (done: number, total: number, phase: 'write') => void;
 }
 
@@ -83,7 +79,6 @@ export class WriteTx {
     private readonly caller: Caller,
     private readonly opts: WriteOptions & { agent: string },
     private readonly git: GitRepo | null,
-    /** Where the lock and the journal live (stateDirOf). */
     private readonly stateDir: string,
     private readonly signals: SignalTrap | null,
   ) {
@@ -112,7 +107,6 @@ export class WriteTx {
     return abs;
   }
 
-  /** Stages the removal of a memory file. */
   remove(abs: string): void {
     this.staged.set(abs, { text: null });
   }

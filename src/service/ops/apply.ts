@@ -120,6 +120,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   const applied: AppliedUpdate[] = [];
   const skipped: ApplyResult['skipped'] = [];
   const { getEntry, dupKeys } = st;
+  const at = (i: number, field: string): string => (prefixOf(i) ? `${prefixOf(i)}.${field}` : field);
 
   // Validate everything first when atomic, so nothing is written for a rejected batch.
   const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
@@ -129,13 +130,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       await tx.checkpoint();
     }
     const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
-    const prefix = prefixOf(i);
     const foreign = st.otherProject(u?.target_id) ?? st.otherProject(u?.superseded_by);
     if (foreign) {
-      validated.push({
-        ok: false as const,
-        errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${p.project}` }],
-      });
+      validated.push({ ok: false as const, errors: [{ path: at(i, 'target_id'), message: `entry belongs to project ${foreign}, not ${p.project}` }] });
       continue;
     }
     const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
@@ -146,10 +143,10 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
         return id && id !== exclude ? id : undefined;
       },
     };
-    const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
+    const r0 = modules.validation().validateUpdate(raw, vctx, prefixOf(i));
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
     const mine = secrets[i]!; // prepare scans every update: one list each
-    const found = again ? [...mine, { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : mine;
+    const found = again ? [...mine, { path: at(i, 'entry.summary'), message: again }] : mine;
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
     // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
     validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
@@ -167,28 +164,19 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       continue;
     }
     const u = first.value;
-    if (u.operation !== 'create' && u.target_id) {
-      const target = getEntry(u.target_id);
-      if (!target || target.status === 'superseded' || (u.operation === 'deprecate' && target.status === 'deprecated')) {
-        skipped.push({ index: i, errors: [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }] });
-        continue;
-      }
-    }
-    if (u.operation === 'supersede' && !u.entry && u.superseded_by) {
+    const problem = ((): Problem | null => {
+      const was = u.operation !== 'create' && u.target_id ? getEntry(u.target_id) : undefined;
+      if (u.operation !== 'create' && u.target_id && (!was || was.status === 'superseded' || (u.operation === 'deprecate' && was.status === 'deprecated')))
+        return { path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` };
       // The replacement must be live, and must not itself lead back to the target (a cycle).
-      const problem = supersedeProblem(u.target_id!, u.superseded_by, getEntry);
-      if (problem) {
-        skipped.push({ index: i, errors: [{ path: `${prefixOf(i) ? `${prefixOf(i)}.` : ''}superseded_by`, message: problem }] });
-        continue;
-      }
-    }
-    if (u.entry) {
-      const key = duplicateHash(u.entry);
-      const dup = dupKeys.get(key);
-      if (dup && dup !== u.target_id) {
-        skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
-        continue;
-      }
+      const why = u.operation === 'supersede' && !u.entry && u.superseded_by ? supersedeProblem(u.target_id!, u.superseded_by, getEntry) : null;
+      if (why) return { path: at(i, 'superseded_by'), message: why };
+      const dup = u.entry && dupKeys.get(duplicateHash(u.entry));
+      return dup && dup !== u.target_id ? { path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` } : null;
+    })();
+    if (problem) {
+      skipped.push({ index: i, errors: [problem] });
+      continue;
     }
     let newId: string | undefined;
     if (u.entry) {
