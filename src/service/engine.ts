@@ -24,9 +24,8 @@ import { SAVE_EVERY_MS, Semantic } from './semantic.js';
 import { WriteQueue } from './write-queue.js';
 
 export interface EngineOptions {
-  /** Folder to start root discovery from (default: process.cwd()). */
+  /** Where root discovery starts (default: process.cwd()), or the root itself (`--root`). */
   cwd?: string;
-  /** Explicit workspace root (`--root`). */
   root?: string;
   /** The environment that locates the workspace and its local state (the process's). */
   env?: NodeJS.ProcessEnv;
@@ -82,8 +81,6 @@ export class Engine {
   semantic: Semantic | null = null;
   /** Whether this process made sure of the merge driver (once: see withWrite). */
   mergeDriverChecked = false;
-  /** The snapshot the last `snapshot()` returned. */
-  lastSnap: CatalogSnapshot | undefined;
   private gitRepo: Promise<GitRepo | null> | undefined;
   private sparseChecked = false;
 
@@ -131,7 +128,6 @@ export class Engine {
   refreshSnapshot(warn: WarningSink = () => undefined): CatalogSnapshot {
     this.checkSparse();
     const snap = this.catalog.refresh();
-    this.lastSnap = snap;
     for (const b of snap.bad) {
       for (const p of b.problems) warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
     }
@@ -180,8 +176,8 @@ export class Engine {
   }
 
   /** Stops the model and saves the vectors computed so far. */
-  async closeSemantic(): Promise<void> {
-    await this.semantic?.close();
+  closeSemantic(): Promise<void> {
+    return this.semantic?.close() ?? Promise.resolve();
   }
 
   /** Computes the vectors entries lack, in the background (the daemon calls this after each refresh). */

@@ -17,17 +17,16 @@ import type { QueryOptions } from './ops/query.js';
 /** A long-lived process saves the vectors about this often while it computes them, and on close. */
 export const SAVE_EVERY_MS = 30_000;
 
-export type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
+type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
 
-export interface SemanticStatus {
+interface SemanticStatus {
   /** Whether semantic search answers queries (some project has it on and the model is loaded). */
   enabled: boolean;
   state: SemanticState;
   model: string | null;
-  /** Entries that should have a vector (projects with semantic search on), and how many do. */
+  /** Entries that should have a vector (projects with semantic search on), how many do, and their bytes. */
   entries: number;
   vectors_current: number;
-  /** Memory the vectors take, in bytes. */
   vector_bytes: number;
   error?: string;
 }
@@ -37,8 +36,6 @@ export const embeddedText = (e: { summary: string }): string => e.summary;
 
 /** An entry whose vector is missing or out of date; its text is read when it is embedded (or when its hash had to be checked). */
 interface Pending {
-  key: string;
-  stamp: string;
   se: StoredEntry;
   text?: string;
 }
@@ -61,15 +58,6 @@ export class Semantic {
 
   constructor(engine: Engine) {
     this.engine = engine;
-  }
-
-  /** Whether a project has semantic search on (`query.semantic` is not `off`). */
-  enabledFor(project: string): boolean {
-    try {
-      return this.engine.projectConfig(project).query.semantic !== 'off';
-    } catch {
-      return true;
-    }
   }
 
   /** Uses `embedder` (null: the model is not installed) and loads the vectors cached for its model. */
@@ -112,7 +100,7 @@ export class Semantic {
     const on = new Map<string, boolean>();
     const enabled = (project: string): boolean => {
       let yes = on.get(project);
-      if (yes === undefined) on.set(project, (yes = this.enabledFor(project)));
+      if (yes === undefined) on.set(project, (yes = semanticOn(this.engine, project)));
       return yes;
     };
     const out: Pending[] = [];
@@ -122,7 +110,7 @@ export class Semantic {
     const look = (se: StoredEntry): void => {
       let text: string | undefined;
       if (deferReads ? !store.isStamped(se.key, se.stamp) : !store.isCurrent(se.key, se.stamp, () => textHash((text = embeddedText(se.entry)))))
-        out.push({ key: se.key, stamp: se.stamp, se, text });
+        out.push({ se, text });
     };
     const touched = this.touched;
     if (consume && touched && snap.byKey) {
@@ -189,14 +177,14 @@ export class Semantic {
           });
           if (!ready.length) continue;
           // A text whose vector is stored (a stamp that moved, another branch's text) is linked, not embedded.
-          const fresh = ready.filter((p) => !this.store!.isCurrent(p.key, p.stamp, () => textHash(p.text!)));
+          const fresh = ready.filter((p) => !this.store!.isCurrent(p.se.key, p.se.stamp, () => textHash(p.text!)));
           const vectors = fresh.length
             ? await this.embedder!.embed(
                 fresh.map((p) => p.text!),
                 'background',
               )
             : [];
-          fresh.forEach((p, k) => this.store!.put(p.key, p.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
+          fresh.forEach((p, k) => this.store!.put(p.se.key, p.se.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
@@ -281,9 +269,17 @@ export interface SemanticReport {
   model: string | null;
 }
 
+/** Whether a project has semantic search on (`query.semantic` is not `off`). */
+function semanticOn(engine: Engine, project: string): boolean {
+  try {
+    return engine.projectConfig(project).query.semantic !== 'off';
+  } catch {
+    return true;
+  }
+}
+
 export function semanticReport(engine: Engine, entries: readonly StoredEntry[], installed: boolean): SemanticReport {
-  const sem = new Semantic(engine);
-  const off = engine.ws.listProjects().filter((p) => !sem.enabledFor(p));
+  const off = engine.ws.listProjects().filter((p) => !semanticOn(engine, p));
   const mine = entries.filter((se) => !off.includes(se.project));
   engine.ws.local('cache');
   const store = VectorStore.loadAny(VectorStore.path(engine.ws.localDir));

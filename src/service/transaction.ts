@@ -50,18 +50,15 @@ interface Staged {
   unlessInHead?: boolean;
 }
 
-export interface WriteOptions {
-  /** The project the commit message names (null: a write outside any one project). */
+interface WriteOptions {
+  /** The project the commit message names. */
   project: string;
-  agent: string;
+  /** The writer (default: the caller's, caller.agent). */
+  agent?: string;
   /** What the audit log names as the operation of a refused secret. */
   operation: string;
-  /**
-   * Write the files and make no commit: the resolution of a merge the user has in progress
-   * (`doctor --fix`), which their own merge commit records.
-   */
+  /** Write the files and make no commit: the resolution of a merge the user has in progress (`doctor --fix`). */
   noCommit?: boolean;
-  /** Files written so far, of all (a progress bar for large batches). */
   onProgress?: (done: number, total: number, phase: 'write') => void;
 }
 
@@ -80,9 +77,8 @@ export class WriteTx {
   constructor(
     private readonly engine: Engine,
     private readonly caller: Caller,
-    private readonly opts: WriteOptions,
+    private readonly opts: WriteOptions & { agent: string },
     private readonly git: GitRepo | null,
-    /** Where the lock and the journal live (stateDirOf). */
     private readonly stateDir: string,
     private readonly signals: SignalTrap | null,
   ) {
@@ -111,7 +107,6 @@ export class WriteTx {
     return abs;
   }
 
-  /** Stages the removal of a memory file. */
   remove(abs: string): void {
     this.staged.set(abs, { text: null });
   }
@@ -343,6 +338,7 @@ export async function withWrite<T>(
   fn: (tx: WriteTx) => Promise<T> | T,
 ): Promise<{ value: T; commit: string | null }> {
   const git = await engine.git();
+  const agent = opts.agent ?? (await caller.agent(engine));
   // A repository whose memory asks for the field-level merge driver gets it registered by any
   // write (a clone that never ran init would otherwise merge entries with conflict markers), and
   // so does the write that lays down the attributes (a project's first, without init).
@@ -365,7 +361,7 @@ export async function withWrite<T>(
       await recoverWrite(engine, caller, git, stateDir);
       const signals = engine.longLived ? null : trapSignals();
       try {
-        const tx = new WriteTx(engine, caller, opts, git, stateDir, signals);
+        const tx = new WriteTx(engine, caller, { ...opts, agent }, git, stateDir, signals);
         const value = await fn(tx);
         const commit = await tx.finish();
         await drivers();

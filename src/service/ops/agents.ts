@@ -8,6 +8,7 @@ import type { QueryFilters } from '../../core/query.js';
 import type { AgentTask } from '../../core/schema.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
+import { recordDelivered } from './entries.js';
 import { query } from './query.js';
 
 /** Fills `memory_context` with at most 10 entries when `memory_enabled` is true. */
@@ -24,10 +25,7 @@ export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts:
   if (hits.length === 0 && text) hits = query(engine, caller, '', filters, { limit: 30, refresh: opts.refresh, record: false }).results;
   hits.sort((a, b) => b.entry.confidence - a.entry.confidence || evidenceQuality(b.entry) - evidenceQuality(a.entry) || b.score - a.score);
   const chosen = hits.slice(0, 10);
-  engine.usage.recordRetrievals(
-    chosen.map((h) => `${h.project}/${h.entry.id}`),
-    caller.now().toISOString(),
-  );
+  recordDelivered(engine, caller, chosen);
   const context = chosen.map((h) => {
     const meta = { evidence_status: h.evidence_status };
     if (opts.full) return { ...h.entry, meta };

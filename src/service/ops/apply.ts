@@ -76,6 +76,7 @@ export function appliedOne(r: ApplyResult, label: string): AppliedUpdate {
 
 /** A batch checked and scanned before it takes the lock. */
 interface Prepared {
+  caller: Caller;
   updates: unknown[];
   opts: ApplyOptions;
   project: string;
@@ -108,7 +109,7 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
     ),
     { project, agent, operation: opts.label ?? 'apply' },
   );
-  return { updates, opts, project, agent, secrets, prefixOf };
+  return { caller, updates, opts, project, agent, secrets, prefixOf };
 }
 
 /** Applies one prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
@@ -119,6 +120,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   const applied: AppliedUpdate[] = [];
   const skipped: ApplyResult['skipped'] = [];
   const { getEntry, dupKeys } = st;
+  const at = (i: number, field: string): string => (prefixOf(i) ? `${prefixOf(i)}.${field}` : field);
 
   // Validate everything first when atomic, so nothing is written for a rejected batch.
   const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
@@ -128,13 +130,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       await tx.checkpoint();
     }
     const u = raw as { operation?: string; target_id?: string; superseded_by?: string };
-    const prefix = prefixOf(i);
     const foreign = st.otherProject(u?.target_id) ?? st.otherProject(u?.superseded_by);
     if (foreign) {
-      validated.push({
-        ok: false as const,
-        errors: [{ path: `${prefix ? `${prefix}.` : ''}target_id`, message: `entry belongs to project ${foreign}, not ${p.project}` }],
-      });
+      validated.push({ ok: false as const, errors: [{ path: at(i, 'target_id'), message: `entry belongs to project ${foreign}, not ${p.project}` }] });
       continue;
     }
     const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
@@ -145,10 +143,10 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
         return id && id !== exclude ? id : undefined;
       },
     };
-    const r0 = modules.validation().validateUpdate(raw, vctx, prefix);
+    const r0 = modules.validation().validateUpdate(raw, vctx, prefixOf(i));
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
     const mine = secrets[i]!; // prepare scans every update: one list each
-    const found = again ? [...mine, { path: `${prefix ? `${prefix}.` : ''}entry.summary`, message: again }] : mine;
+    const found = again ? [...mine, { path: at(i, 'entry.summary'), message: again }] : mine;
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
     // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
     validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
@@ -166,28 +164,19 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       continue;
     }
     const u = first.value;
-    if (u.operation !== 'create' && u.target_id) {
-      const target = getEntry(u.target_id);
-      if (!target || target.status === 'superseded' || (u.operation === 'deprecate' && target.status === 'deprecated')) {
-        skipped.push({ index: i, errors: [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }] });
-        continue;
-      }
-    }
-    if (u.operation === 'supersede' && !u.entry && u.superseded_by) {
+    const problem = ((): Problem | null => {
+      const was = u.operation !== 'create' && u.target_id ? getEntry(u.target_id) : undefined;
+      if (u.operation !== 'create' && u.target_id && (!was || was.status === 'superseded' || (u.operation === 'deprecate' && was.status === 'deprecated')))
+        return { path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` };
       // The replacement must be live, and must not itself lead back to the target (a cycle).
-      const problem = supersedeProblem(u.target_id!, u.superseded_by, getEntry);
-      if (problem) {
-        skipped.push({ index: i, errors: [{ path: `${prefixOf(i) ? `${prefixOf(i)}.` : ''}superseded_by`, message: problem }] });
-        continue;
-      }
-    }
-    if (u.entry) {
-      const key = duplicateHash(u.entry);
-      const dup = dupKeys.get(key);
-      if (dup && dup !== u.target_id) {
-        skipped.push({ index: i, errors: [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
-        continue;
-      }
+      const why = u.operation === 'supersede' && !u.entry && u.superseded_by ? supersedeProblem(u.target_id!, u.superseded_by, getEntry) : null;
+      if (why) return { path: at(i, 'superseded_by'), message: why };
+      const dup = u.entry && dupKeys.get(duplicateHash(u.entry));
+      return dup && dup !== u.target_id ? { path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` } : null;
+    })();
+    if (problem) {
+      skipped.push({ index: i, errors: [problem] });
+      continue;
     }
     let newId: string | undefined;
     if (u.entry) {
@@ -239,20 +228,14 @@ function recreates(st: BatchState, entry: { subject: string; summary: string }):
 }
 
 /** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
-function afterBatch(
-  engine: Engine,
-  caller: Caller,
-  p: Prepared,
-  snap: CatalogSnapshot,
-  r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] },
-): void {
-  const time = caller.now().toISOString();
+function afterBatch(engine: Engine, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
+  const time = p.caller.now().toISOString();
   appendLogs(
     engine.ws,
     'events',
     r.skipped.map((s) => ({ time, level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors })),
   );
-  warnIfLarge(caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
+  warnIfLarge(p.caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
 }
 
 /**
@@ -263,71 +246,67 @@ export function apply(engine: Engine, caller: Caller, updates: unknown, opts: Ap
   return engine.writes.submit(caller, updates, opts);
 }
 
-/** One prepared batch in its own transaction. */
-async function applyOne(engine: Engine, caller: Caller, p: Prepared): Promise<ApplyResult> {
-  const { value, commit } = await withWrite(
-    engine,
-    caller,
-    { project: p.project, agent: p.agent, operation: p.opts.label ?? 'apply', onProgress: p.opts.onProgress },
-    async (tx) => {
-      const st = new BatchState(engine.snapshot(caller.warn), p.project, p.updates.length);
-      return { ...(await applyIn(tx, st, p)), snap: st.snap };
-    },
-  );
-  afterBatch(engine, caller, p, value.snap, value);
-  return { applied: value.applied, skipped: value.skipped, commit, project: p.project };
-}
-
-/** A caller for a group's transaction: the first one's settings, and its warnings told to every caller of the group. */
-function groupCaller(first: Caller, callers: Caller[]): Caller {
-  if (callers.length === 1) return first;
-  const warn = (m: string): void => callers.forEach((c) => c.warn(m));
-  return Object.assign(Object.create(first) as Caller, { warn });
-}
-
 /**
  * Group commit (write-queue.ts): batches of several callers for the same project (any agents),
- * applied in one transaction and one commit. Each caller gets its own result (or its own error:
- * an atomic batch that fails validation fails alone). When the transaction itself fails, each
- * batch is tried again on its own, so one caller's problem never becomes another's.
+ * applied in one transaction and one commit, each caller getting its own result or error. An
+ * atomic batch that fails validation fails alone; when the transaction itself fails, each batch
+ * is tried again on its own, so one caller's problem never becomes another's.
  */
 export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(ApplyResult | Error)[]> {
-  const prepared: (Prepared | Error)[] = [];
-  for (const b of batches) prepared.push(await prepare(engine, b.caller, b.updates, b.opts).catch((err: Error) => err));
-  const ready = prepared.filter((p): p is Prepared => !(p instanceof Error));
-  const out: (ApplyResult | Error)[] = prepared.map((p) => (p instanceof Error ? p : new Error('not applied')));
-  const callerOf = (p: Prepared): Caller => batches[prepared.indexOf(p)]!.caller; // one prepared per batch
-  const one = async (p: Prepared): Promise<void> => {
-    out[prepared.indexOf(p)] = await applyOne(engine, callerOf(p), p).catch((e: Error) => e);
-  };
-  const first = ready[0];
-  if (!first) return out;
-  if (ready.length === 1) return one(first).then(() => out);
-  if (ready.some((p) => p.project !== first.project)) throw new UsageError('a group commit takes batches of one project');
-  const caller = groupCaller(callerOf(first), ready.map(callerOf));
-  // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
-  const agents = [...new Set(ready.map((p) => p.agent))].join(', ');
-  try {
-    const { value, commit } = await withWrite(engine, caller, { project: first.project, agent: agents, operation: 'apply' }, async (tx) => {
-      const st = new BatchState(
-        engine.snapshot(caller.warn),
-        first.project,
-        ready.reduce((n, p) => n + p.updates.length, 0),
-      );
-      const results: { p: Prepared; r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | Error }[] = [];
-      for (const p of ready) results.push({ p, r: await applyIn(tx, st, p).catch((err: Error) => err) });
-      return { results, snap: st.snap };
-    });
-    for (const { p, r } of value.results) {
-      if (r instanceof Error) out[prepared.indexOf(p)] = r;
-      else {
-        afterBatch(engine, callerOf(p), p, value.snap, r);
-        out[prepared.indexOf(p)] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
-      }
-    }
-  } catch {
-    for (const p of ready) await one(p);
+  const out: (ApplyResult | Error)[] = [];
+  const ready: (Prepared & { k: number })[] = [];
+  for (const [k, b] of batches.entries()) {
+    const p = await prepare(engine, b.caller, b.updates, b.opts).catch((err: Error) => err);
+    if (p instanceof Error) out[k] = p;
+    else ready.push({ ...p, k });
   }
+  if (new Set(ready.map((p) => p.project)).size > 1) throw new UsageError('a group commit takes batches of one project');
+  const together = async (group: typeof ready): Promise<void> => {
+    const first = group[0]!; // never called empty
+    const single = group.length === 1 ? first.opts : undefined;
+    // The first caller's settings, with the transaction's warnings told to every caller of the group.
+    const caller = single
+      ? first.caller
+      : Object.assign(Object.create(first.caller) as Caller, { warn: (m: string) => group.forEach((p) => p.caller.warn(m)) });
+    // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
+    const agent = [...new Set(group.map((p) => p.agent))].join(', ');
+    try {
+      const { value, commit } = await withWrite(
+        engine,
+        caller,
+        { project: first.project, agent, operation: single?.label ?? 'apply', onProgress: single?.onProgress },
+        async (tx) => {
+          const st = new BatchState(
+            engine.snapshot(caller.warn),
+            first.project,
+            group.reduce((n, p) => n + p.updates.length, 0),
+          );
+          const results: (Awaited<ReturnType<typeof applyIn>> | ValidationError)[] = [];
+          for (const p of group) {
+            results.push(
+              await applyIn(tx, st, p).catch((err: unknown) => {
+                if (err instanceof ValidationError) return err;
+                throw err;
+              }),
+            );
+          }
+          return { results, snap: st.snap };
+        },
+      );
+      for (const [i, p] of group.entries()) {
+        const r = value.results[i]!; // one result per batch
+        if (r instanceof Error) out[p.k] = r;
+        else {
+          afterBatch(engine, p, value.snap, r);
+          out[p.k] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
+        }
+      }
+    } catch (err) {
+      if (single) out[first.k] = err as Error;
+      else for (const p of group) await together([p]);
+    }
+  };
+  if (ready.length) await together(ready);
   return out;
 }
 
@@ -373,16 +352,11 @@ export async function deprecate(
   return apply(engine, caller, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
-/** An AgentResult, schema-checked. */
-export function parseAgentResult(result: unknown): ReturnType<typeof modules.schemas>['AgentResultSchema']['_output'] {
-  const parsed = modules.validation().parseWith(modules.schemas().AgentResultSchema, result);
-  if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
-  return parsed.value;
-}
-
 /** Applies `memory_updates` of an AgentResult: valid ones as one commit, invalid ones skipped. */
 export async function applyResult(engine: Engine, caller: Caller, result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
-  const r = parseAgentResult(result);
+  const parsed = modules.validation().parseWith(modules.schemas().AgentResultSchema, result);
+  if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
+  const r = parsed.value;
   const updates = r.memory_updates ?? [];
   const agent = opts.agent ?? caller.explicitAgent ?? r.agent_id ?? r.agent ?? undefined;
   const project = opts.project ?? r.project;

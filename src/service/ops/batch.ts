@@ -170,14 +170,14 @@ export async function rewriteEntries(
 ): Promise<string[]> {
   const byProject = new Map<string, typeof items>();
   for (const it of items) {
+    // All checked before the first project's commit (the transaction checks again).
     const checked = modules.validation().validateStoredEntry(it.entry);
     if (!checked.ok) throw new ValidationError(checked.errors, `entry ${it.entry.id}`);
     byProject.set(it.project, [...(byProject.get(it.project) ?? []), it]);
   }
   const commits: string[] = [];
-  const agent = items.length ? await caller.agent(engine) : '';
   for (const [project, list] of byProject) {
-    const { commit } = await withWrite(engine, caller, { project, agent, operation, noCommit: noCommit(project) }, (tx) => {
+    const { commit } = await withWrite(engine, caller, { project, operation, noCommit: noCommit(project) }, (tx) => {
       for (const { abs, entry, op, summary } of list) {
         tx.put(entry, { from: abs });
         tx.change({ op, id: entry.id, summary });

@@ -74,89 +74,63 @@ export async function doctor(
 }> {
   const snap = engine.catalog.refresh();
   const problems: DoctorProblem[] = [];
+  const add = (check: string, file: string, path: string, message: string, level?: 'warning'): number =>
+    problems.push({ check, ...(level ? { level } : {}), file, path, message });
+  // A problem's path that names its file (`<file>: field`): the field alone here.
+  const within = (file: string, path: string): string => (path.startsWith(file) ? path.slice(file.length).replace(/^:\s*/, '') : path);
   const marked = conflictedFiles(engine);
   const conflicted = new Set(marked);
   for (const file of await unmergedFiles(engine)) {
     if (conflicted.has(file)) continue; // its markers are reported below
     conflicted.add(file);
-    problems.push({
-      check: 'unmerged',
+    add(
+      'unmerged',
       file,
-      path: '',
-      message: file.endsWith('.json')
+      '',
+      file.endsWith('.json')
         ? "is unmerged in git's index (the merge driver did not run); `bass-agents memory doctor --fix` merges the two sides field by field and marks it resolved (by hand: `git checkout -m <file>` redoes the merge with the driver, then `git add <file>`)"
         : "is unmerged in git's index; take either side (`git checkout --theirs <file>`), run `bass-agents memory sync-context <project>` and `git add <file>`",
-    });
+    );
   }
   problems.push(...(await driverProblems(engine)));
   for (const file of marked) {
     if (problems.some((p) => p.file === file)) continue;
-    problems.push({
-      check: 'conflict',
+    add(
+      'conflict',
       file,
-      path: '',
-      message:
-        'holds git conflict markers (merged without the bass-agents merge driver); `bass-agents memory doctor --fix` merges the two sides field by field',
-    });
+      '',
+      'holds git conflict markers (merged without the bass-agents merge driver); `bass-agents memory doctor --fix` merges the two sides field by field',
+    );
   }
-  for (const b of snap.bad) {
-    if (conflicted.has(b.file)) continue;
-    // A catalog problem names its file in its path (`<file>: confidence`): the field alone here.
-    for (const p of b.problems)
-      problems.push({
-        check: 'entry file',
-        file: b.file,
-        path: p.path.startsWith(b.file) ? p.path.slice(b.file.length).replace(/^:\s*/, '') : p.path,
-        message: p.message,
-      });
-  }
+  for (const b of snap.bad) if (!conflicted.has(b.file)) for (const p of b.problems) add('entry file', b.file, within(b.file, p.path), p.message);
   const byId = new Map(snap.entries.map((se) => [se.meta.id, se]));
   const dups = new Map<string, StoredEntry>();
   for (const se of snap.entries) {
     const m = se.meta;
     if (isLegacyId(m.id))
-      problems.push({
-        check: 'ids',
-        level: 'warning',
-        file: se.file,
-        path: 'id',
-        message: 'is not a ULID (an earlier version imported it): the entry stays readable; new entries and imports take ULIDs only',
-      });
+      add('ids', se.file, 'id', 'is not a ULID (an earlier version imported it): the entry stays readable; new entries and imports take ULIDs only', 'warning');
     if (m.superseded_by && !byId.has(m.superseded_by))
-      problems.push({
-        check: 'links',
-        file: se.file,
-        path: 'superseded_by',
-        message: `points at ${shown(m.superseded_by, { bare: true })}, which does not exist`,
-      });
-    for (const r of m.related_entries)
-      if (!byId.has(r))
-        problems.push({ check: 'links', file: se.file, path: 'related_entries', message: `lists ${shown(r, { bare: true })}, which does not exist` });
+      add('links', se.file, 'superseded_by', `points at ${shown(m.superseded_by, { bare: true })}, which does not exist`);
+    for (const r of m.related_entries) if (!byId.has(r)) add('links', se.file, 'related_entries', `lists ${shown(r, { bare: true })}, which does not exist`);
     if (m.status !== 'superseded' && m.status !== 'archived') {
       const k = `${se.project}\u0000${m.dup}`;
       const other = dups.get(k);
-      if (other)
-        problems.push({ check: 'duplicates', file: se.file, path: 'summary', message: `duplicates ${other.meta.id} (same subject, scope and summary)` });
+      if (other) add('duplicates', se.file, 'summary', `duplicates ${other.meta.id} (same subject, scope and summary)`);
       else dups.set(k, se);
     }
   }
-  const groups = snap.entries.map((se) => modules.secretRules().secretFields(se.entry, se.file));
-  const { scanFields } = modules.secretScan();
-  for (const f of await scanFields(groups.flat())) {
+  const { secretFields, findingMessage } = modules.secretRules();
+  for (const f of await modules.secretScan().scanFields(snap.entries.flatMap((se) => secretFields(se.entry, se.file)))) {
     const file = snap.entries.find((se) => f.path.startsWith(`${se.file}.`))?.file ?? f.path;
-    problems.push({ check: 'secrets', file, path: f.path.slice(file.length + 1), message: modules.secretRules().findingMessage(f) });
+    add('secrets', file, f.path.slice(file.length + 1), findingMessage(f));
   }
   for (const project of engine.ws.listProjects()) {
+    const abs = engine.ws.configPath(project);
     try {
-      readConfig(engine.ws.configPath(project), project, caller.now().toISOString());
+      readConfig(abs, project, caller.now().toISOString());
     } catch (err) {
       const e = err as ValidationError;
-      const abs = engine.ws.configPath(project);
-      for (const p of e.problems ?? [{ path: '', message: e.message }]) {
-        // Its path names the file (`<file>: key`): the key alone here.
-        const path = p.path.startsWith(abs) ? p.path.slice(abs.length).replace(/^:\s*/, '') : p.path;
-        problems.push({ check: 'config', file: engine.ws.rel(abs), path, message: p.message });
-      }
+      for (const p of e.problems ?? [{ path: '', message: e.message }]) add('config', engine.ws.rel(abs), within(abs, p.path), p.message);
     }
   }
   const { modelInstalled } = await import('../embedder.js');
@@ -179,33 +153,16 @@ async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
   if (!git || !existsSync(attrs) || !readFileSync(attrs, 'utf8').includes(`merge=${MERGE_DRIVER}`)) return [];
   const command = (await git.run(['config', '--get', `merge.${MERGE_DRIVER}.driver`]).catch(() => '')).trim();
   const fix = '`bass-agents memory doctor --fix` (or `memory init <project>`) registers it for this installation';
-  if (!command)
-    return [
-      {
-        check: 'merge driver',
-        level: 'warning',
-        file: engine.ws.rel(attrs),
-        path: '',
-        message: `names the merge driver ${MERGE_DRIVER}, which this clone has not registered; ${fix}`,
-      },
-    ];
   // The program and script it names, when they are paths (absolute, or in the work tree: git runs drivers from its top).
   const missing = (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? [])
     .slice(0, 2)
     .map((w) => w.replace(/^['"]|['"]$/g, ''))
     .filter((w) => w.includes('/'))
     .find((w) => !existsSync(resolve(git.toplevel, w)));
-  return missing
-    ? [
-        {
-          check: 'merge driver',
-          level: 'warning',
-          file: engine.ws.rel(attrs),
-          path: '',
-          message: `git's merge driver runs ${missing}, which does not exist; ${fix}`,
-        },
-      ]
-    : [];
+  const message = !command
+    ? `names the merge driver ${MERGE_DRIVER}, which this clone has not registered; ${fix}`
+    : missing && `git's merge driver runs ${missing}, which does not exist; ${fix}`;
+  return message ? [{ check: 'merge driver', level: 'warning', file: engine.ws.rel(attrs), path: '', message }] : [];
 }
 
 /** `memory check-freshness`: expired, soon-expiring and review-due entries. */

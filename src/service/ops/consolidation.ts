@@ -90,12 +90,11 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const merged: { group: number; id: string; superseded: string[] }[] = [];
   const summaries: { group: number; id: string }[] = [];
   const linked: { group: number; ids: string[] }[] = [];
-  const agent = await caller.agent(engine);
   // A plan is a file people review and edit: what it creates is checked like any new entry
   // (schema here, duplicates below, secrets by the transaction, which refuses the whole plan).
   const live = new Map<string, string>();
   for (const se of engine.snapshot(caller.warn).entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
-  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'compact' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project, operation: 'compact' }, (tx) => {
     const nowIso = tx.nowIso;
     const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
     for (const [gi, g] of plan.groups.entries()) {
@@ -122,7 +121,7 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
         continue;
       }
       const id = nextId(Date.parse(nowIso));
-      const created = buildEntry(input.value, id, nowIso, agent);
+      const created = buildEntry(input.value, id, nowIso, tx.agent);
       const dup = live.get(duplicateHash(created));
       if (dup && !(g.action === 'merge' && members.some((m) => m.id === dup))) {
         skipped.push({ group: gi, reason: `its result duplicates entry ${dup} (same subject, scope and summary)` });

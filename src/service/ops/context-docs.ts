@@ -46,8 +46,7 @@ export async function syncContext(
   const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
   let commit: string | null = null;
   if (changed) {
-    const agent = await caller.agent(engine);
-    ({ commit } = await withWrite(engine, caller, { project, agent, operation: 'sync-context' }, (tx) => {
+    ({ commit } = await withWrite(engine, caller, { project, operation: 'sync-context' }, (tx) => {
       tx.putFile(file, r.text);
       tx.change({ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }, false);
     }));

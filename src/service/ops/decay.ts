@@ -128,8 +128,7 @@ export async function decay(
   }
   let commit: string | null = null;
   if (opts.apply) {
-    const agent = await caller.agent(engine);
-    const done = await withWrite(engine, caller, { project, agent, operation: 'decay' }, (tx) => {
+    const done = await withWrite(engine, caller, { project, operation: 'decay' }, (tx) => {
       let forgotten = 0;
       for (const se of forget) {
         const abs = join(engine.ws.root, se.file);
@@ -139,7 +138,7 @@ export async function decay(
         forgotten++;
         tx.change(
           { op: 'forget', id: se.meta.id, summary: `${cfg.forget_action} (${cfg.curve} below ${threshold})` },
-          { time: tx.nowIso, op: 'forget', action: cfg.forget_action, id: se.meta.id, project, agent },
+          { time: tx.nowIso, op: 'forget', action: cfg.forget_action, id: se.meta.id, project, agent: tx.agent },
         );
       }
       return forgotten;

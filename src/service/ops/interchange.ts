@@ -129,6 +129,8 @@ export async function importEntries(
     for (const se of snap.entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
     const imported: ImportResult['applied'] = [];
     const skipped: ImportResult['skipped'] = [];
+    const skip = (index: number, id: string, field: string, message: string): number =>
+      skipped.push({ index, id, errors: [{ path: `[${index}].${field}`, message }] });
     // First what goes in (and what a skipped duplicate stands for), then the links, then the files.
     const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: ImportResult['applied'][number]['action'] }[] = [];
     const standsFor = new Map<string, string>();
@@ -138,32 +140,20 @@ export async function importEntries(
         const dup = live.get(duplicateHash(e));
         if (dup) {
           standsFor.set(e.id, dup);
-          skipped.push({ index, id: e.id, errors: [{ path: `[${index}].summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }] });
+          skip(index, e.id, 'summary', `duplicates entry ${dup} (same subject, scope and summary)`);
           continue;
         }
         live.set(duplicateHash(e), e.id);
       }
       const old = existing.get(e.id);
       const bad = unreadable.get(e.id);
-      if (bad) {
-        skipped.push({
-          index,
-          id: e.id,
-          errors: [{ path: `[${index}].id`, message: `${bad} holds this id and cannot be read: fix it first (memory doctor)` }],
-        });
-        continue;
-      }
-      if (old && old.project !== project) {
-        const message = `an entry with this id exists in project ${old.project}; --reassign-ids imports a copy under a new id`;
-        skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message }] });
-        continue;
-      }
-      if (old && onConflict === 'skip') {
+      if (bad) skip(index, e.id, 'id', `${bad} holds this id and cannot be read: fix it first (memory doctor)`);
+      else if (old && old.project !== project)
+        skip(index, e.id, 'id', `an entry with this id exists in project ${old.project}; --reassign-ids imports a copy under a new id`);
+      else if (old && onConflict === 'skip') {
         standsFor.set(e.id, e.id);
-        skipped.push({ index, id: e.id, errors: [{ path: `[${index}].id`, message: 'an entry with this id exists (--on-conflict skip)' }] });
-        continue;
-      }
-      going.push({ e, index, old, action: !old ? 'created' : onConflict === 'merge' ? 'merged' : 'overwritten' });
+        skip(index, e.id, 'id', 'an entry with this id exists (--on-conflict skip)');
+      } else going.push({ e, index, old, action: !old ? 'created' : onConflict === 'merge' ? 'merged' : 'overwritten' });
     }
     // Links must name an entry that is imported here or stored; a superseded entry whose
     // successor is neither is not imported (it would dangle), a related entry that is neither is dropped.
@@ -178,11 +168,7 @@ export async function importEntries(
         if (!inBatch.has(g.e.id) || !g.e.superseded_by || resolve(g.e.superseded_by)) continue;
         inBatch.delete(g.e.id);
         changed = true;
-        skipped.push({
-          index: g.index,
-          id: g.e.id,
-          errors: [{ path: `[${g.index}].superseded_by`, message: `names ${g.e.superseded_by}, which is neither imported nor stored (it would dangle)` }],
-        });
+        skip(g.index, g.e.id, 'superseded_by', `names ${g.e.superseded_by}, which is neither imported nor stored (it would dangle)`);
       }
     }
     const warnings: string[] = [];

@@ -37,15 +37,13 @@ async function rewrite(
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(engine, caller, first, projectName).project;
-  const agent = await caller.agent(engine);
-  const { value, commit } = await withWrite(engine, caller, { project, agent, operation: op }, (tx) => {
+  // (the transaction validates what it writes)
+  const { value, commit } = await withWrite(engine, caller, { project, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
       const found = locate(engine, caller, id, project);
       const next = edit(found.entry, project);
       if (!next) continue;
-      const checked = modules.validation().validateStoredEntry(next);
-      if (!checked.ok) throw new ValidationError(checked.errors, `entry ${id}`);
       tx.put(next, { from: join(engine.ws.root, found.file) });
       tx.change({ op, id: next.id, summary: next.summary });
       out.push(next);
@@ -113,10 +111,9 @@ export async function restore(
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
-  const agent = await caller.agent(engine);
-  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'restore' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project, operation: 'restore' }, (tx) => {
     tx.put(entry);
-    tx.change({ op: 'restore', id, summary: entry.summary }, { time: now, op: 'restore', id, project, agent });
+    tx.change({ op: 'restore', id, summary: entry.summary });
   });
   return { project, entry, commit, from: 'history' };
 }

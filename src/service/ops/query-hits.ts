@@ -1,8 +1,8 @@
 /**
- * How a text query's hits (the index's document numbers) become entries, three ways: a
- * long-lived process through a table built once per catalog and index version; a one-shot query
- * by entry number of the catalog cache as loaded, placed where the index snapshot records them
- * (checked by key); else by key. Each hands its `Reach` to textCandidates (query-text.ts).
+ * How a text query's hits (the index's document numbers) become entries, two ways: a one-shot
+ * query by entry number of the catalog cache as loaded, placed where the index snapshot records
+ * them (checked by key); else through a table built once per catalog and index version. Each
+ * hands its `Reach` to textCandidates (query-text.ts).
  */
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
@@ -16,22 +16,14 @@ import { textCandidates, type Reach, type TextArgs, type TextHits } from './quer
 /** The candidates of the hits `sids` (scored `args.scores`) of `index` over the entries of `snap`. */
 export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchIndex, sids: ArrayLike<number>, args: TextArgs): TextHits {
   const cached = snap.cached;
-  if (engine.longLived) {
-    const bySid = engine.rm.sidTable(snap, index);
-    return textCandidates(
-      entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap), args.staleKeys.size > 0),
-      (i) => bySid[sids[i]!], // textCandidates asks only for i < sids.length (here and below)
-      args,
-    );
-  }
-  if (cached) {
+  if (cached && !engine.longLived) {
     // By entry number: an entry object is made only for what is kept (a query reaches thousands).
     // A snapshot saved from this very catalog content places each document exactly; one saved
     // from another content holding the same entries (or none) is checked hit by hit, by key.
     const exact = index.inSync && index.savedFrom !== undefined && index.savedFrom === snap.contentId;
     let byKey: Map<string, number> | undefined;
     const hitAt = (i: number): number | undefined => {
-      const sid = sids[i]!;
+      const sid = sids[i]!; // textCandidates asks only for i < sids.length
       const j = index.entryAt(sid);
       if (exact && j !== undefined && j < cached.count) return j;
       const key = index.keyOf(sid) ?? '';
@@ -44,15 +36,10 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     };
     return textCandidates(cachedReach(cached), hitAt, args);
   }
-  const hitAt = (i: number): StoredEntry | undefined => {
-    const key = index.keyOf(sids[i]!);
-    const at = index.entryAt(sids[i]!);
-    const se = at === undefined ? undefined : snap.entries[at];
-    return se && se.key === key ? se : engine.rm.keyed(snap).get(key ?? '');
-  };
+  const bySid = engine.rm.sidTable(snap, index);
   return textCandidates(
-    entriesReach(snap.entries, () => engine.rm.keyed(snap)),
-    hitAt,
+    entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap)),
+    (i) => bySid[sids[i]!],
     args,
   );
 }
@@ -81,11 +68,8 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-/**
- * `byKey`: the entries by key, made when first asked for; `staleByEntry`: stale evidence is told
- * by entry, from that map, rather than by each hit's key.
- */
-function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>, staleByEntry = false): Reach<StoredEntry> {
+/** `byKey`: the entries by key, made when first asked for (stale evidence is told by entry, from it). */
+function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>): Reach<StoredEntry> {
   return {
     meta: (se) => se.meta,
     project: (se) => se.project,
@@ -93,15 +77,13 @@ function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<
     key: (se) => se.key,
     all: () => entries,
     byId: (project, id) => byKey().get(`${project}/${id}`),
-    staleSet: staleByEntry
-      ? (keys) => {
-          const stale = new Set<StoredEntry>();
-          for (const k of keys) {
-            const se = byKey().get(k);
-            if (se) stale.add(se);
-          }
-          return (se) => stale.has(se);
-        }
-      : undefined,
+    staleSet: (keys) => {
+      const stale = new Set<StoredEntry>();
+      for (const k of keys) {
+        const se = byKey().get(k);
+        if (se) stale.add(se);
+      }
+      return (se) => stale.has(se);
+    },
   };
 }

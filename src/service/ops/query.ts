@@ -14,15 +14,14 @@ import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
+import { recordDelivered } from './entries.js';
 import { evidenceStatusOf } from './evidence-status.js';
 import { textHits } from './query-hits.js';
 import type { Cand, TextArgs } from './query-text.js';
 
-/** The longest query text accepted: longer ones are refused, not truncated. */
-export const MAX_QUERY_LENGTH = 4096;
-
-/** The deepest page: ranking cost grows with offset + limit. */
-export const MAX_OFFSET = 10_000;
+/** The longest query text accepted (longer ones are refused, not truncated), and the deepest page (ranking cost grows with offset + limit). */
+const MAX_QUERY_LENGTH = 4096;
+const MAX_OFFSET = 10_000;
 
 export interface QueryOptions {
   limit?: number;
@@ -33,10 +32,7 @@ export interface QueryOptions {
   record?: boolean;
   /** Re-read changed files before answering (default true). */
   refresh?: boolean;
-  /**
-   * Semantic search: the cosine similarity of the query's vector to an entry's (undefined when
-   * the entry has none yet). The caller embeds the query (a daemon, or `--semantic`).
-   */
+  /** Semantic search, from the caller's embedding of the query (semanticFor). */
   semantic?: TextArgs['semantic'];
 }
 
@@ -113,10 +109,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
   const staleKeys = engine.evidenceCache.staleKeys();
-  const cands: Cand[] = [];
-  let matchedCount = 0;
-  let semanticUsed = false;
-  let linked: [string, string][] = [];
+  let found: { cands: Cand[]; matched: number; linked?: [string, string][]; semantic?: boolean };
   // A page of at most MAX_RESULTS from `offset`: the ranking goes that far, the page is its tail.
   const offset = Math.max(0, Math.min(Math.floor(opts.offset ?? 0), MAX_OFFSET));
   const limit = Math.max(0, Math.min(opts.limit ?? MAX_RESULTS, MAX_RESULTS)) + offset;
@@ -126,11 +119,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const { sids, scores } = index.rawHits(text);
     if (cue) addTimeCue(sids, scores, timeCueOf(index, cue));
-    const found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
-    cands.push(...found.cands);
-    linked = found.linked;
-    matchedCount = found.matched;
-    semanticUsed = found.semantic;
+    found = textHits(engine, snap, index, sids, { scores, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
@@ -138,16 +127,17 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
     const passed = ce.passing(parts, accept);
     const page = ce.firstInOrder(passed, 2 * limit, nowMs, staleAt); // a window: see `byEvidenceNow`
-    for (const { at } of page) {
+    const cands = page.map(({ at }): Cand => {
       const j = passed[at]!; // the page holds places of passed
       const se = ce.at(j);
-      cands.push({ project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(j) : false });
-    }
-    matchedCount = passed.length;
+      return { project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(j) : false };
+    });
+    found = { cands, matched: passed.length };
   } else {
-    for (const se of snap.entries)
-      if (accept(se.meta, se.project)) cands.push({ project: se.project, entry: se.meta, se, stale: staleKeys.size > 0 && staleKeys.has(se.key) });
-    matchedCount = cands.length;
+    const cands = snap.entries
+      .filter((se) => accept(se.meta, se.project))
+      .map((se): Cand => ({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) }));
+    found = { cands, matched: cands.length };
   }
   // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
   // the candidates ranking needs them for.
@@ -166,26 +156,21 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     if (s === undefined) statuses.set(se, (s = evidenceStatusOf(engine, se)));
     return s;
   };
-  const ranked: QueryHit[] = byEvidenceNow(statusOf, cands, (cs, n) => rankEntries<EntryMeta, Cand>(cs, nowMs, hasText, n, lifecycle), limit)
+  const ranked: QueryHit[] = byEvidenceNow(statusOf, found.cands, (cs, n) => rankEntries<EntryMeta, Cand>(cs, nowMs, hasText, n, lifecycle), limit)
     .slice(offset)
     .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: statusOf(se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
-  // Boost on retrieval: a result counts as a retrieval (local usage, never a commit).
-  if (opts.record !== false)
-    engine.usage.recordRetrievals(
-      ranked.map((r) => `${r.project}/${r.entry.id}`),
-      caller.now().toISOString(),
-    );
+  if (opts.record !== false) recordDelivered(engine, caller, ranked);
   const ms = performance.now() - t0;
   return {
     results: ranked,
     stats: {
       execution_ms: Math.round(ms * 100) / 100,
       entries_scanned: snap.cached ? snap.cached.count : snap.entries.length,
-      entries_matched_filters: matchedCount,
+      entries_matched_filters: found.matched,
       entries_returned: ranked.length,
-      semantic: semanticUsed,
-      linked: linked.filter(([id]) => ranked.some((r) => r.entry.id === id)),
+      semantic: found.semantic ?? false,
+      linked: (found.linked ?? []).filter(([id]) => ranked.some((r) => r.entry.id === id)),
       index: indexStats,
     },
   };

@@ -20,14 +20,13 @@ export async function init(
 ): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
   engine.ws.projectDir(project); // validates the name and the path
   const mergeDriver = await registerMergeDriver(engine, caller);
-  const agent = await caller.agent(engine);
-  const { value: created, commit } = await withWrite(engine, caller, { project, agent, operation: 'init' }, (tx) => {
+  const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
     const created = !engine.ws.isInitialized(project);
     tx.ensureProject();
     const attrs = join(engine.ws.memoryDir, '.gitattributes');
     const text = mergeDriver ? gitAttributesText(attrs) : null;
     if (text !== null) tx.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
-    tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent } : false);
+    tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent: tx.agent } : false);
     return created;
   });
   return { project, created, commit, path: engine.ws.rel(engine.ws.projectDir(project)), merge_driver: mergeDriver };
@@ -84,8 +83,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   }
   const context = join(engine.ws.contextDir, `${project}.md`);
   if (existsSync(context)) files.push(context);
-  const agent = await caller.agent(engine);
-  const { commit } = await withWrite(engine, caller, { project, agent, operation: 'remove-project' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project, operation: 'remove-project' }, (tx) => {
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });

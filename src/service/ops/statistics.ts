@@ -72,7 +72,7 @@ export function getStatistics(
   opts: { refresh?: boolean } = {},
 ): Statistics {
   const projects = project ? [caller.project(engine, project, true)] : undefined;
-  const snap = opts.refresh === false ? (engine.rm.current ?? engine.lastSnap ?? engine.snapshot(caller.warn)) : engine.snapshot(caller.warn);
+  const snap = opts.refresh === false ? (engine.rm.current ?? engine.snapshot(caller.warn)) : engine.snapshot(caller.warn);
   const operations = engine.logs.read<OperationRecord>(engine.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
   const queries = namedQueries(
     engine,
