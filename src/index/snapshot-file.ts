@@ -137,8 +137,8 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
       }
       base = { terms: chosen.map((i) => terms[i]!), tOff: nOff, pDoc: new Uint32Array(nOff[chosen.length]!), pFt: new Uint16Array(nOff[chosen.length]!) };
       for (const [j, i] of chosen.entries()) {
-        postings(tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pDoc.subarray(nOff[j]!));
-        postings(2 * h.postings + tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pFt.subarray(nOff[j]!));
+        postings(tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pDoc.subarray(nOff[j]));
+        postings(2 * h.postings + tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pFt.subarray(nOff[j]));
       }
     }
     if (!checkPostings(base, n, h.fields)) return null;
