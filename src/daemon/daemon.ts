@@ -281,31 +281,49 @@ class Daemon {
         );
       }
     };
+    const settle = async (): Promise<void> => {
+      await this.watcher.checkHead();
+      this.watcher.flush();
+    };
     this.server = new DaemonServer({
-      engine,
-      runner: opts.runner,
       log,
-      metrics,
+      root: engine.ws.root,
       clock: engine.env.BASS_AGENTS_NOW || null,
-      settle: async () => {
-        await this.watcher.checkHead();
-        this.watcher.flush();
+      handlers: {
+        ping: async () => ({ pid: process.pid }),
+        status: async () => {
+          // Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold.
+          const m = process.memoryUsage();
+          return {
+            ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
+            semantic: semanticStatus(engine) ?? status.semantic,
+            rss_bytes: m.rss,
+            heap_used_bytes: m.heapUsed,
+            heap_total_bytes: m.heapTotal,
+            array_buffers_bytes: m.arrayBuffers,
+            metrics: await metrics.registry.getMetricsAsJSON(),
+          };
+        },
+        notify: async (p) => {
+          await settle();
+          this.refresh('notify', new Set((Array.isArray(p.files) ? p.files.map(String) : []).map((f) => engine.ws.rel(f))));
+          return { ok: true };
+        },
+        cli: async (p) => {
+          await settle(); // the command reads the catalog the watcher keeps: with every change seen so far
+          const command = p.argv[1] ?? null;
+          const end = command === 'query' ? metrics.queryDuration.startTimer() : undefined;
+          const t0 = performance.now();
+          const r = await opts.runner(p, engine);
+          end?.();
+          log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
+          return r;
+        },
+        stop: async () => {
+          setImmediate(() => void this.shutdown('stop request'));
+          return { stopping: true };
+        },
       },
-      notify: (files) => this.refresh('notify', new Set(files.map((f) => engine.ws.rel(f)))),
-      status: async () => {
-        // Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold.
-        const m = process.memoryUsage();
-        return {
-          ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
-          semantic: semanticStatus(engine) ?? status.semantic,
-          rss_bytes: m.rss,
-          heap_used_bytes: m.heapUsed,
-          heap_total_bytes: m.heapTotal,
-          array_buffers_bytes: m.arrayBuffers,
-          metrics: await metrics.registry.getMetricsAsJSON(),
-        };
-      },
-      stop: () => void this.shutdown('stop request'),
     });
     if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH) {
       log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');

@@ -1,30 +1,26 @@
 /**
- * The daemon's socket server: one JSON request per line (see protocol.ts). Command lines of thin
- * clients are run by the runner the CLI handed the daemon, against the daemon's one engine, so
- * their writes meet in the engine's write queue (group commit) like any other writer's.
+ * The daemon's socket server: one JSON request per line (see protocol.ts), each answered by the
+ * daemon's handler of its method (daemon.ts); command lines of another workspace or another
+ * fixed clock are declined.
  */
 import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
-import type { Engine } from '../service/engine.js';
-import { MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Methods, type Reply, type Request, type Runner } from './protocol.js';
+import { MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
 import { LineReader } from './framing.js';
-import type { DaemonMetrics } from './status.js';
+
+/** What the daemon does for each method: the server only frames, checks and answers. */
+export type Handlers = { [M in Method]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> };
 
 export interface ServerDeps {
-  engine: Engine;
-  runner: Runner;
+  handlers: Handlers;
   log: Logger;
-  metrics: DaemonMetrics;
+  /** The daemon's workspace root: a command line of another is declined. */
+  root: string;
   /** The daemon's own fixed clock (BASS_AGENTS_NOW), if any: callers on another are declined. */
   clock: string | null;
-  /** Brings the catalog and index up to date with what the watcher saw and with HEAD. */
-  settle(): Promise<void>;
-  notify(files: string[]): void;
-  status(): Promise<Record<string, unknown>>;
-  stop(): void;
 }
 
 export class DaemonServer {
@@ -88,39 +84,11 @@ export class DaemonServer {
       if (why) return { id: req.id, declined: why };
     }
     try {
-      return { id: req.id, result: await this.dispatch(req) };
+      const handle = this.deps.handlers[req.method] as (p: unknown) => Promise<Methods[Method]['result']>;
+      return { id: req.id, result: await handle(req.params) };
     } catch (err) {
       if (!(err instanceof Error && 'exitCode' in err)) this.deps.log.error({ event: 'error', where: `request ${req.method}`, err: (err as Error)?.message });
       return { id: req.id, error: errorToWire(err) };
-    }
-  }
-
-  private async dispatch(req: Request): Promise<Methods[keyof Methods]['result']> {
-    switch (req.method) {
-      case 'ping':
-        return { pid: process.pid };
-      case 'status':
-        return this.deps.status();
-      case 'notify': {
-        const p = req.params as Request<'notify'>['params'];
-        await this.deps.settle();
-        this.deps.notify(Array.isArray(p.files) ? p.files.map(String) : []);
-        return { ok: true };
-      }
-      case 'cli': {
-        const p = req.params as CliParams;
-        await this.deps.settle(); // the command reads the catalog the watcher keeps: with every change seen so far
-        const command = p.argv[1] ?? null;
-        const end = command === 'query' ? this.deps.metrics.queryDuration.startTimer() : undefined;
-        const t0 = performance.now();
-        const r = await this.deps.runner(p, this.deps.engine);
-        end?.();
-        this.deps.log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
-        return r;
-      }
-      case 'stop':
-        setImmediate(() => this.deps.stop());
-        return { stopping: true };
     }
   }
 
@@ -131,7 +99,7 @@ export class DaemonServer {
     }
     if (p.env === null || typeof p.env !== 'object' || Object.values(p.env).some((v) => typeof v !== 'string')) return 'not a command line';
     try {
-      return realpathSync(p.root) === realpathSync(this.deps.engine.ws.root) ? null : 'another workspace';
+      return realpathSync(p.root) === realpathSync(this.deps.root) ? null : 'another workspace';
     } catch {
       return 'another workspace';
     }

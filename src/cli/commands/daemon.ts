@@ -55,10 +55,7 @@ export const daemonCommands: Command[] = [
       }
       if (action === 'start') {
         const running = runningPid(paths);
-        if (running) {
-          if (a.json) return k.printJson({ running: true, pid: running, started: false });
-          return k.out(`already running (pid ${running})`);
-        }
+        if (running) return k.print(a, { running: true, pid: running, started: false }, `already running (pid ${running})`);
         engine.ws.ensureLocal({ force: true });
         engine.ws.local('logs', true);
         const logFd = openNoFollow(`${paths.log}.stderr`, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
@@ -72,17 +69,12 @@ export const daemonCommands: Command[] = [
         const deadline = Date.now() + 20_000;
         while (Date.now() < deadline) {
           const st = readStatus(paths);
-          if (st && st.pid === child.pid && !st.stopped_at) {
-            if (a.json) return k.printJson({ running: true, pid: child.pid, started: true });
-            return k.out(`daemon started (pid ${child.pid}); logs in ${paths.log}`);
-          }
+          if (st && st.pid === child.pid && !st.stopped_at)
+            return k.print(a, { running: true, pid: child.pid, started: true }, `daemon started (pid ${child.pid}); logs in ${paths.log}`);
           if (child.pid && !isAlive(child.pid)) {
             // Several starts at once: one daemon took the pid file and ours stood down.
             const other = runningPid(paths);
-            if (other && other !== child.pid) {
-              if (a.json) return k.printJson({ running: true, pid: other, started: false });
-              return k.out(`already running (pid ${other})`);
-            }
+            if (other && other !== child.pid) return k.print(a, { running: true, pid: other, started: false }, `already running (pid ${other})`);
             break;
           }
           await sleep(50);
@@ -91,16 +83,12 @@ export const daemonCommands: Command[] = [
       }
       if (action === 'stop') {
         const pid = runningPid(paths);
-        if (!pid) {
-          if (a.json) return k.printJson({ running: false, stopped: false });
-          return k.out('not running');
-        }
+        if (!pid) return k.print(a, { running: false, stopped: false }, 'not running');
         process.kill(pid, 'SIGTERM');
         const deadline = Date.now() + 30_000;
         while (Date.now() < deadline && isAlive(pid)) await sleep(50);
         if (isAlive(pid)) throw new UsageError(`the daemon (pid ${pid}) did not stop within 30 s`);
-        if (a.json) return k.printJson({ running: false, stopped: true, pid });
-        return k.out(`daemon stopped (pid ${pid})`);
+        return k.print(a, { running: false, stopped: true, pid }, `daemon stopped (pid ${pid})`);
       }
       // status
       const pid = runningPid(paths);
