@@ -105,6 +105,24 @@ export function queryTokenize(text: string): string[] {
   return content.length ? content : all;
 }
 
+/**
+ * A question's names (a person, a product, a class: "what did Alice decide about Redis") are its
+ * most specific words, yet a store about them holds them often, so their frequency alone gives
+ * them little weight: a word written with a capital letter anywhere but at a sentence's start
+ * weighs `NAME_BOOST` times as much. Returns those words' terms.
+ */
+export const NAME_BOOST = 2;
+export function namedTerms(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const sentence of text.split(/[.!?]\s|\n/))
+    tokenize(sentence).forEach((w, i) => {
+      if (i === 0 || w.length < 2 || !/^\p{Lu}/u.test(w) || STOPWORDS.has(w.toLowerCase())) return;
+      const t = processTerm(w);
+      if (t) out.add(t);
+    });
+  return out;
+}
+
 export const INDEX_OPTIONS: Options<Doc> = {
   idField: 'key',
   fields: ['summary', 'content', 'subject', 'tags', 'kind', 'scope'],

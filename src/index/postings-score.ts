@@ -1,7 +1,7 @@
 /**
  * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
- * scores it: BM25+ with its parameters, per field boosts, prefix and fuzzy derived terms weighted
- * as it weights them, a term's document frequency counted over live documents only, and the
+ * scores it: BM25+ with its parameters, per field and per term boosts (`boostTerm`), prefix and
+ * fuzzy derived terms weighted as it weights them, a term's document frequency counted over live documents only, and the
  * final score multiplied by the number of distinct query terms matched. The work arrays, one
  * slot per document number, are kept between queries.
  */
@@ -92,10 +92,11 @@ export class PostingScorer {
     terms.forEach((term, i) => {
       const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
       const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
+      const boost = typeof so.boostTerm === 'function' ? so.boostTerm(term, i, terms) : 1;
       const source = sources.indexOf(term);
       this.nCur = 0;
       const exact = ix.ids.get(term);
-      if (exact !== undefined) this.termResults(ix, bm25, 1, exact);
+      if (exact !== undefined) this.termResults(ix, bm25, 1, boost, exact);
       let fuzzyMatches: Map<string, [number, number]> | undefined;
       if (fz) {
         const f = fz === true ? 0.2 : fz;
@@ -107,10 +108,11 @@ export class PostingScorer {
           const distance = t.length - term.length;
           if (!distance) continue;
           fuzzyMatches?.delete(t);
-          this.termResults(ix, bm25, (weights.prefix * t.length) / (t.length + 0.3 * distance), id);
+          this.termResults(ix, bm25, (weights.prefix * t.length) / (t.length + 0.3 * distance), boost, id);
         }
       }
-      for (const [t, [id, distance]] of fuzzyMatches ?? []) if (distance) this.termResults(ix, bm25, (weights.fuzzy * t.length) / (t.length + distance), id);
+      for (const [t, [id, distance]] of fuzzyMatches ?? [])
+        if (distance) this.termResults(ix, bm25, (weights.fuzzy * t.length) / (t.length + distance), boost, id);
       // The OR combinator: a document's total is the running sum of its per-term scores, in query
       // order. (`!`: j < nCur <= size, the length of every work array.)
       for (let j = 0; j < this.nCur; j++) {
@@ -152,7 +154,7 @@ export class PostingScorer {
    * (`!` on the typed arrays: every posting, field and document number indexes within them, as
    * PostingIndex builds them; `avg` has one length per field.)
    */
-  private termResults(ix: ScoredTables, bm25: { k: number; b: number; d: number }, termWeight: number, t: number): void {
+  private termResults(ix: ScoredTables, bm25: { k: number; b: number; d: number }, termWeight: number, termBoost: number, t: number): void {
     const { F, count: N, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms } = ix;
     const { cur, curList, fieldStart, liveIn } = this;
     const { k, b, d } = bm25;
@@ -190,8 +192,8 @@ export class PostingScorer {
       if (matching === 0) continue;
       const avgLen = avg[f]!;
       const idf = Math.log(1 + (N - matching + 0.5) / (matching + 0.5));
-      // termWeight * termBoost * fieldBoost * docBoost * rawScore, with termBoost = docBoost = 1 (exact in floating point).
-      const w = termWeight * 1 * boosts[f]!;
+      // termWeight * termBoost * fieldBoost * docBoost * rawScore, with docBoost = 1 (exact in floating point).
+      const w = termWeight * termBoost * boosts[f]!;
       const add = (doc: number, tf: number): void => {
         const raw = idf * (d + (tf * (k + 1)) / (tf + k * (1 - b + (b * lens[doc * F + f]!) / avgLen)));
         if (cur[doc] === 0) curList[this.nCur++] = doc;

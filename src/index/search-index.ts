@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 import type { MemoryEntry } from '../core/schema.js';
-import { INDEX_OPTIONS, docOf } from './options.js';
+import { INDEX_OPTIONS, NAME_BOOST, docOf, namedTerms } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
 import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark } from './snapshot-file.js';
@@ -217,9 +217,10 @@ export class SearchIndex {
     return out;
   }
 
-  /** Every document `text` reaches, by number, with MiniSearch's score, unsorted. */
+  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
   rawHits(text: string): ScoredHits {
-    return this.ix.score(text);
+    const named = namedTerms(text);
+    return this.ix.score(text, named.size ? { boostTerm: (term) => (named.has(term) ? NAME_BOOST : 1) } : {});
   }
 
   /** One more than the largest document number in use (see rawHits). */

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue, timeCueHits } from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
-import { processTerm, queryTokenize } from '../../src/index/options.js';
+import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/index/options.js';
 import { VectorStore, textHash } from '../../src/index/vectors.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
@@ -58,6 +58,19 @@ describe('the analyzer', () => {
     });
     const hits = [...ix.search('what did the team use for the cache eviction').entries()].sort((a, b) => b[1] - a[1]);
     expect(hits[0]?.[0]).toBe('p/B');
+  });
+
+  it("weighs a question's names twice: words written with a capital letter anywhere but at a sentence's start", () => {
+    expect([...namedTerms('What did Alice decide about Redis? The cache. Bob left')]).toEqual([processTerm('Alice'), processTerm('Redis')]);
+    expect(namedTerms('Alice fixed it. Then it broke. I saw The end')).toEqual(new Set()); // sentence starts, a letter, a stopword
+    expect(NAME_BOOST).toBe(2);
+    const ix = indexOf({ A: 'alice wrote the notes', B: 'fix the parser', C: 'alice and the parser fix' });
+    const plain = ix.search('what did alice fix');
+    const named = ix.search('what did Alice fix');
+    expect(named.get('p/A')).toBeCloseTo(NAME_BOOST * plain.get('p/A')!, 12);
+    expect(named.get('p/B')).toBe(plain.get('p/B'));
+    expect(named.get('p/C')! / plain.get('p/C')!).toBeGreaterThan(1);
+    expect(ix.search('Alice fix')).toEqual(plain); // the first word of a sentence: no telling a name from a capital
   });
 });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import MiniSearch from 'minisearch';
+import MiniSearch, { type SearchOptions } from 'minisearch';
 import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/search-index.js';
 import { boundedDistance, withinOneEdit } from '../../src/index/reachable.js';
 import { processTerm } from '../../src/index/options.js';
@@ -253,14 +253,14 @@ describe('PostingIndex against MiniSearch', () => {
   ];
   type Exec = { executeQuery: (q: string, o: object) => Map<number, { score: number; terms: string[] }> };
   /** MiniSearch's scores by key, as `search` gives them. */
-  const reference = (ms: MiniSearch, q: string): Map<string, number> => {
+  const reference = (ms: MiniSearch, q: string, o: SearchOptions = {}): Map<string, number> => {
     const ids = (ms as unknown as { _documentIds: Map<number, string> })._documentIds;
     const out = new Map<string, number>();
-    for (const [sid, r] of (ms as unknown as Exec).executeQuery(q, {})) out.set(ids.get(sid)!, r.score * r.terms.length);
+    for (const [sid, r] of (ms as unknown as Exec).executeQuery(q, o)) out.set(ids.get(sid)!, r.score * r.terms.length);
     return out;
   };
-  const ours = (ix: PostingIndex, q: string): Map<string, number> => {
-    const { sids, scores } = ix.score(q);
+  const ours = (ix: PostingIndex, q: string, o: SearchOptions = {}): Map<string, number> => {
+    const { sids, scores } = ix.score(q, o);
     return new Map([...sids].map((sid, i) => [ix.keyOf(sid)!, scores[i]!])); // one score per sid
   };
 
@@ -282,10 +282,15 @@ describe('PostingIndex against MiniSearch', () => {
       ix.discard(key);
     }
     void ms.vacuum({ batchSize: Number.POSITIVE_INFINITY }); // synchronous up to its end with one batch
+    // Term boosts (a query's names weigh more: namedTerms) on exact, prefix and typo matches alike.
+    const boosted: SearchOptions = { boostTerm: (t) => (t === 'invoic' || t === 'kafka' ? 2 : t === 'retr' ? 0.5 : 1) };
     const check = (label: string): void => {
-      for (const q of shapes) {
-        const want = reference(ms, q);
-        const got = ours(ix, q);
+      for (const [q, o] of [
+        ...shapes.map((q) => [q, {}] as const),
+        ...['kafka invoic retr', 'invoic tok', 'deploymnet kafka'].map((q) => [q, boosted] as const),
+      ]) {
+        const want = reference(ms, q, o);
+        const got = ours(ix, q, o);
         expect(got.size, `${label}: ${q}`).toBe(want.size);
         for (const [k, v] of want) expect(got.get(k), `${label}: ${q} ${k}`).toBe(v);
       }
