@@ -199,7 +199,7 @@ function mergeConfig(cfg: DecayConfig, section: string, type: MemoryType): Decay
 type DecayOverrides = Partial<Omit<DecayConfig, keyof CurveParams>> & DeepPartial<CurveParams>;
 
 /** `o` over `base`: the settings it gives, and each curve's parameters merged one by one. */
-function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {
+export function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {
   if (!o) return base;
   return {
     ...base,

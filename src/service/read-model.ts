@@ -9,6 +9,7 @@ import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { entryPath, keyOfFile } from '../store/stored-entry.js';
 import { SECTIONS } from '../core/constants.js';
 import { MEMORY_DIR } from '../store/root.js';
+import { lowerBoundBy } from '../core/sorted.js';
 import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
 
@@ -24,13 +25,21 @@ function docOf(se: StoredEntry): IndexedDoc {
 
 /**
  * The keys of these files with the entry that holds each now (null: none), for an index plan;
- * undefined without the catalog cache as loaded. A file that is no entry (gone, unusable, a
- * duplicate) may leave its key to a file of the same id in another section.
+ * undefined when the snapshot's entries are not in path order. A file that is no entry (gone,
+ * unusable, a duplicate) may leave its key to a file of the same id in another section.
  */
 function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
+  let find: (rel: string) => StoredEntry | undefined;
   const cached = snap.cached;
-  if (!cached) return undefined;
-  const find = (rel: string): StoredEntry | undefined => cached.find(rel);
+  if (cached) find = (rel) => cached.find(rel);
+  else {
+    const entries = snap.entries;
+    for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
+    find = (rel) => {
+      const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+      return se?.file === rel ? se : undefined;
+    };
+  }
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
     const where = entryPath(rel);
