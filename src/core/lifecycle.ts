@@ -188,7 +188,7 @@ export function configFor(cfg: DecayConfig, section: string, type: MemoryType): 
 }
 
 /** `o` over `base`: the settings it gives, and each curve's parameters merged one by one. */
-function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {
+export function overlay(base: DecayConfig, o: DecayOverrides | undefined): DecayConfig {
   if (!o) return base;
   return {
     ...base,

@@ -25,8 +25,8 @@ function docOf(se: StoredEntry): IndexedDoc {
 
 /**
  * The keys of these files with the entry that holds each now (null: none), for an index plan;
- * undefined when the snapshot's entries are not in path order. A file that is no entry (gone, unusable, a
- * duplicate) may leave its key to a file of the same id in another section.
+ * undefined when the snapshot's entries are not in path order. A file that is no entry (gone,
+ * unusable, a duplicate) may leave its key to a file of the same id in another section.
  */
 function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
   let find: (rel: string) => StoredEntry | undefined;

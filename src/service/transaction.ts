@@ -97,13 +97,9 @@ export class WriteTx {
     let dir = this.sectionDirs.get(entry.section);
     if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.engine.ws.sectionDir(this.project, entry.section)));
     const abs = join(dir, `${entry.id}.json`);
-    if (opts.from && opts.from !== abs) this.remove(opts.from);
-    this.staged.set(abs, {
-      text: serializeEntry(entry),
-      entry,
-      previous: opts.from && opts.from !== abs ? opts.from : undefined,
-      fresh: opts.fresh,
-    });
+    const previous = opts.from !== abs ? opts.from : undefined;
+    if (previous) this.remove(previous);
+    this.staged.set(abs, { text: serializeEntry(entry), entry, previous, fresh: opts.fresh });
     return abs;
   }
 

@@ -197,6 +197,13 @@ export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapsh
   }
 }
 
+/** The ids of a project's live (not superseded) entries by duplicate key. */
+export function liveByDup(entries: readonly StoredEntry[], project: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const se of entries) if (se.project === project && se.meta.status !== 'superseded') m.set(se.meta.dup, se.meta.id);
+  return m;
+}
+
 /**
  * The live entries of a project by duplicate key, for one apply: the daemon's map, kept by its
  * watcher; else a batch of a few updates compares each key with the catalog's duplicate-key
@@ -213,13 +220,7 @@ function duplicateIndex(
   let all: Map<string, string> | undefined;
   const lookup = (k: string): string | undefined => {
     if (snap.findDuplicate) return snap.findDuplicate(project, k); // the daemon's, kept by its watcher
-    if (updates > 4) {
-      if (!all) {
-        all = new Map();
-        for (const se of entries) if (se.project === project && se.meta.status !== 'superseded') all.set(se.meta.dup, se.meta.id);
-      }
-      return all.get(k);
-    }
+    if (updates > 4) return (all ??= liveByDup(entries, project)).get(k);
     let found: string | undefined;
     for (const se of entries) if (se.project === project && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
     own.set(k, found ?? null);

@@ -14,6 +14,7 @@ import { memoryLog } from '../../store/git-log.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
+import { idMaker, liveByDup } from './batch.js';
 import { locate } from './entries.js';
 
 export interface ApplyPlanReport {
@@ -75,12 +76,8 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
   }
   const project = caller.project(engine, plan.project, true);
-  const current = new Map(
-    engine
-      .snapshot(caller.warn)
-      .entries.filter((se) => se.project === project)
-      .map((se) => [se.meta.id, se.meta]),
-  );
+  const mine = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
+  const current = new Map(mine.map((se) => [se.meta.id, se.meta]));
   const skipped: { group: number; reason: string }[] = [];
   plan.groups.forEach((g, gi) => {
     if (g.action === 'review') return;
@@ -92,11 +89,10 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const linked: { group: number; ids: string[] }[] = [];
   // A plan is a file people review and edit: what it creates is checked like any new entry
   // (schema here, duplicates below, secrets by the transaction, which refuses the whole plan).
-  const live = new Map<string, string>();
-  for (const se of engine.snapshot(caller.warn).entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
+  const live = liveByDup(mine, project);
   const { commit } = await withWrite(engine, caller, { project, operation: 'compact' }, (tx) => {
     const nowIso = tx.nowIso;
-    const nextId = (time: number): string => modules.ulid().ulid(time); // random parts, as in batch.ts
+    const nextId = idMaker();
     for (const [gi, g] of plan.groups.entries()) {
       if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
       const members = g.members.map((m) => locate(engine, caller, m.id, project).entry);
@@ -154,11 +150,10 @@ export async function log(
   const projects = projectName ? [caller.project(engine, projectName, true)] : engine.ws.listProjects();
   const git = await engine.git();
   if (!git) return [];
-  const out = await memoryLog(
+  return memoryLog(
     git,
     projects.map((p) => `ai-memory/${p}`),
     opts.limit ?? 50,
     opts.op,
   );
-  return out;
 }

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, resolveDecay, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type Curve, type MemoryType } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { readNoFollow } from '../../store/state-dir.js';
@@ -66,23 +66,13 @@ export async function decay(
   projectName: string | undefined,
   opts: {
     apply?: boolean;
-    overrides?: Parameters<typeof resolveDecay>[0];
+    overrides?: Parameters<typeof overlay>[1];
     onBatch?: (done: number, total: number) => boolean | void;
     resumeAfter?: string;
   } = {},
 ): Promise<DecayReport> {
   const project = caller.project(engine, projectName, true);
-  const base = engine.decayConfig(project, caller.now());
-  const cfg = opts.overrides
-    ? resolveDecay({
-        ...base,
-        ...opts.overrides,
-        exponential: { ...base.exponential, ...opts.overrides.exponential },
-        half_life: { ...base.half_life, ...opts.overrides.half_life },
-        periodic: { ...base.periodic, ...opts.overrides.periodic },
-        fsrs6: { ...base.fsrs6, ...opts.overrides.fsrs6 },
-      })
-    : base;
+  const cfg = overlay(engine.decayConfig(project, caller.now()), opts.overrides);
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const t0 = performance.now();
   const nowDate = caller.now();

@@ -56,15 +56,13 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
   if (range) {
     if (range.startsWith('-')) throw new UsageError(`${range} is not a range (A..B, A...B or a commit)`);
     const three = range.split('...');
-    if (three.length === 2) {
-      const [a, b] = [three[0] || 'HEAD', three[1] || 'HEAD'];
+    const ends = three.length === 2 ? three : range.split('..');
+    if (ends.length === 2) {
+      const [a, b] = ends.map((r) => r || 'HEAD') as [string, string];
       const head = await mustVerify(git, b);
-      return { base: { rev: await mergeBase(git, await mustVerify(git, a), head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
-    }
-    const two = range.split('..');
-    if (two.length === 2) {
-      const [a, b] = [two[0] || 'HEAD', two[1] || 'HEAD'];
-      return { base: { rev: await mustVerify(git, a), label: a }, head: { rev: await mustVerify(git, b), label: b } };
+      const from = await mustVerify(git, a);
+      if (three.length !== 2) return { base: { rev: from, label: a }, head: { rev: head, label: b } };
+      return { base: { rev: await mergeBase(git, from, head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
     }
     const head = await mustVerify(git, 'HEAD');
     return { base: { rev: await mergeBase(git, await mustVerify(git, range), head), label: `merge-base(${range}, HEAD)` }, head: { rev: head, label: 'HEAD' } };

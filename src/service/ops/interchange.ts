@@ -14,7 +14,7 @@ import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { MAX_BATCH } from './apply.js';
-import { idMaker, scanGroups, warnIfLarge } from './batch.js';
+import { idMaker, liveByDup, scanGroups, warnIfLarge } from './batch.js';
 
 export interface ImportResult {
   applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
@@ -125,8 +125,7 @@ export async function importEntries(
       const at = entryPath(b.file);
       if (at && at.project === project) unreadable.set(at.id, b.file);
     }
-    const live = new Map<string, string>();
-    for (const se of snap.entries) if (se.project === project && se.meta.status !== 'superseded') live.set(se.meta.dup, se.meta.id);
+    const live = liveByDup(snap.entries, project);
     const imported: ImportResult['applied'] = [];
     const skipped: ImportResult['skipped'] = [];
     const skip = (index: number, id: string, field: string, message: string): number =>

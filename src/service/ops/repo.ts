@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
 import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
-import { ensureDrivers, gitAttributesText } from '../../store/entries.js';
+import { ensureDrivers } from '../../store/entries.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
@@ -22,10 +22,7 @@ export async function init(
   const mergeDriver = await registerMergeDriver(engine, caller);
   const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
     const created = !engine.ws.isInitialized(project);
-    tx.ensureProject();
-    const attrs = join(engine.ws.memoryDir, '.gitattributes');
-    const text = mergeDriver ? gitAttributesText(attrs) : null;
-    if (text !== null) tx.putFile(attrs, text, { unlessInHead: !existsSync(attrs) });
+    tx.ensureProject(); // with the merge driver's attributes in a git repository
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent: tx.agent } : false);
     return created;
   });
