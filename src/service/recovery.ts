@@ -6,7 +6,7 @@
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { GitRepo } from '../store/git.js';
-import { INDEX_LOCK_WAIT_MS } from '../store/git-commit.js';
+import { INDEX_LOCK_WAIT_MS, MemoryCommit } from '../store/git-commit.js';
 import { clearJournal, readJournal } from '../store/journal.js';
 import { appendLog } from '../store/local-log.js';
 import { Workspace } from '../store/workspace.js';
@@ -100,7 +100,7 @@ export async function recoverWrite(
     await git.checkoutFromHead(restore);
     sweepTempFiles(new Set(paths.map((p) => dirname(p.abs))));
     if (st.indexLock)
-      await git.syncIndexPaths(
+      await new MemoryCommit(git).syncIndexPaths(
         paths.map((p) => p.repo),
         indexWaitMs,
       );

@@ -4,28 +4,28 @@
  */
 import { z } from 'zod';
 
+/** An optional group of optional settings, no others. */
+const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape).partial().strict().optional();
+
 const curve = z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']);
 const curveParams = {
-  exponential: z.object({ stability_hours: z.number().positive() }).partial().strict().optional(),
-  half_life: z
-    .object({
-      function: z.enum(['exponential', 'linear', 'step']),
-      half_life_days: z.number().min(1).max(365),
-      min_importance: z.number().min(0).max(0.5),
-      access_weight: z.number().min(0).max(1),
-    })
-    .partial()
-    .strict()
-    .optional(),
-  periodic: z
-    .object({ base_rate: z.number().gt(0).lt(1), max_rate: z.number().gt(0).max(1), period_days: z.number().positive(), floor: z.number().min(0).max(1) })
-    .partial()
-    .strict()
-    .optional(),
-  fsrs6: z.object({ stability_days: z.number().positive() }).partial().strict().optional(),
+  exponential: group({ stability_hours: z.number().positive() }),
+  half_life: group({
+    function: z.enum(['exponential', 'linear', 'step']),
+    half_life_days: z.number().min(1).max(365),
+    min_importance: z.number().min(0).max(0.5),
+    access_weight: z.number().min(0).max(1),
+  }),
+  periodic: group({
+    base_rate: z.number().gt(0).lt(1),
+    max_rate: z.number().gt(0).max(1),
+    period_days: z.number().positive(),
+    floor: z.number().min(0).max(1),
+  }),
+  fsrs6: group({ stability_days: z.number().positive() }),
 };
 const override = z.object({ curve: curve.optional(), forget_threshold: z.number().min(0).max(1).optional(), ...curveParams }).strict();
-export const DecaySchema = z
+const DecaySchema = z
   .object({
     curve: curve.optional(),
     forget_threshold: z.number().min(0).max(1).optional(),
@@ -56,10 +56,7 @@ export const ProjectConfigSchema = z
      * post-commit through git (a failing pre-commit or commit-msg refuses the write), for teams
      * whose hooks vet every commit.
      */
-    commit: z
-      .object({ hooks: z.enum(['none', 'run']).optional() })
-      .strict()
-      .optional(),
+    commit: group({ hooks: z.enum(['none', 'run']) }),
     query: z
       .object({
         /** A query slower than this logs a performance warning. */
@@ -77,20 +74,14 @@ export const ProjectConfigSchema = z
     /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
     /** The session context (`memory context`, `sync-context`): its size in characters (default 8), most useful entries first. */
-    context: z
-      .object({ budget: z.number().int().min(500).optional() })
-      .strict()
-      .optional(),
+    context: group({ budget: z.number().int().min(500) }),
     /** Consolidation: subjects with this many live entries get a summary in the compaction plan. */
-    compact: z
-      .object({ summarize_at: z.number().int().min(2).optional() })
-      .strict()
-      .optional(),
+    compact: group({ summarize_at: z.number().int().min(2) }),
     /**
      * The local query log keeps, by default, no query text and no filter values (a keyed hash of
      * each instead); `query_text: true` keeps them as typed.
      */
-    logging: z.object({ query_text: z.boolean().optional() }).strict().optional(),
+    logging: group({ query_text: z.boolean() }),
   })
   .passthrough();
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;

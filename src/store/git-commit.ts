@@ -48,11 +48,6 @@ const TOGETHER = 64;
 /** How long a memory commit waits, by default, for another git process to release the index lock. */
 export const INDEX_LOCK_WAIT_MS = 10_000;
 
-/** The user's index as found under git's lock, and where the changed copy goes. */
-interface IndexCopy {
-  file: string;
-}
-
 /** HEAD (null: unborn) and its tree, as the commit index mirrors it. */
 interface Base {
   head: string | null;
@@ -118,7 +113,7 @@ export class MemoryCommit {
         hooks,
         async (index) => {
           const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
-          const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index.file });
+          const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
           // A few paths: the user's index copy is updated while git makes the commit. Many: after,
           // when git finds their blobs written and only hashes the files (both at once would
           // write every blob twice).
@@ -275,7 +270,7 @@ export class MemoryCommit {
    */
   private async withIndexLock(
     hooks: CommitHooks,
-    fn: (index: IndexCopy) => Promise<boolean>,
+    fn: (index: string) => Promise<boolean>,
     installed?: (before: string | null, after: string | null) => void,
   ): Promise<boolean> {
     const indexFile = this.repo.indexFile;
@@ -321,7 +316,7 @@ export class MemoryCommit {
         utimesSync(next, st.atime, Math.floor(st.mtimeMs / 1000));
       }
       const before = indexFileChecksum(indexFile); // null without an index
-      const ok = await fn({ file: next });
+      const ok = await fn(next);
       if (ok) {
         inodes.push(statSync(next).ino);
         hooks.onIndexLock?.({ inodes });
@@ -351,7 +346,7 @@ export class MemoryCommit {
   async syncIndexPaths(paths: string[], waitMs: number): Promise<void> {
     if (!paths.length || !existsSync(this.repo.indexFile)) return;
     await this.withIndexLock({ indexLockWaitMs: waitMs }, async (index) => {
-      await this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index.file });
+      await this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
       return true;
     });
   }

@@ -179,14 +179,6 @@ export class GitRepo {
     return new MemoryCommit(this).commit(absPaths, message, hooks);
   }
 
-  /**
-   * Sets the user's index at these paths to the files as they are (added, or removed when gone),
-   * by git, waiting up to `waitMs` for another git process to release the index. Used by recovery.
-   */
-  async syncIndexPaths(paths: string[], waitMs: number): Promise<void> {
-    return new MemoryCommit(this).syncIndexPaths(paths, waitMs);
-  }
-
   /** Where our own state lives inside the git dir (write lock, journal, the commit index). */
   get stateDir(): string {
     return join(this.gitDir, 'bass-agents');

@@ -11,15 +11,10 @@ import type { Workspace } from './workspace.js';
 
 export type LogName = 'operations' | 'queries' | 'audit' | 'events';
 
-export function logPath(ws: Workspace, name: LogName): string {
+/** A log's file, its folder checked (and made when `make`). */
+function logPath(ws: Workspace, name: LogName, make = false): string {
   // The audit log keeps the name the documented contract gives it (JSON lines inside).
-  return join(ws.localDir, 'logs', name === 'audit' ? 'audit.log' : `${name}.jsonl`);
-}
-
-/** The same, with its folder checked (and made when `make`). */
-function checkedLogPath(ws: Workspace, name: LogName, make = false): string {
-  ws.local('logs', make);
-  return logPath(ws, name);
+  return join(ws.local('logs', make), name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 
 export function appendLog(ws: Workspace, name: LogName, record: object): void {
@@ -33,7 +28,7 @@ export function appendLogs(ws: Workspace, name: LogName, records: object[]): voi
     // Writes log what they did or refused wherever they run; a query in a folder that holds no
     // memory leaves nothing behind.
     if (!ws.ensureLocal({ force: name !== 'queries' })) return;
-    appendNoFollow(checkedLogPath(ws, name, true), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    appendNoFollow(logPath(ws, name, true), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   } catch {
     /* logging must never fail a command */
   }
@@ -71,7 +66,7 @@ export class LogReader {
 
   read<T>(ws: Workspace, name: LogName): T[] {
     const c = this.cache.get(name);
-    const r = readAppended(checkedLogPath(ws, name), c);
+    const r = readAppended(logPath(ws, name), c);
     if (!r) {
       this.cache.delete(name);
       return [];

@@ -59,12 +59,6 @@ function keyOf(path: string): string {
   return `${name}-${process.getBuiltinModule('node:crypto').createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 }
 
-/** The user's state folder (XDG base directories: `$XDG_STATE_HOME`, an absolute path, else `~/.local/state`). */
-function userStateHome(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  return xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
-}
-
 /** Where the local state of the workspace at `root` lives (no folder is made or checked here). */
 export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): StateDirs {
   const found = gitDirOf(root, env);
@@ -84,7 +78,9 @@ export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): 
   } catch {
     /* keyed by the path as given */
   }
-  const base = userStateHome(env);
+  // The user's state folder (XDG base directories: `$XDG_STATE_HOME` when absolute, else `~/.local/state`).
+  const xdg = env.XDG_STATE_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   const dir = join(base, 'bass-agents', keyOf(real));
   return { dir, gitDir: null, base };
 }
