@@ -22,19 +22,13 @@ export interface FieldChange {
   [WHOLE]?: { from: unknown; to: unknown };
 }
 
-export interface EntryChange {
+export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject' | 'scope' | 'summary' | 'confidence' | 'superseded_by'>> {
   change: ChangeKind;
   project: string;
   section: string;
   id: string;
   file: string;
-  kind?: string;
-  subject?: string;
-  scope?: string;
-  summary?: string;
-  confidence?: number;
   evidence_types?: string[];
-  superseded_by?: string | null;
   /** Edited or moved: what changed, old → new (long texts shortened, risky values not shown). */
   fields?: FieldChange[];
 }
