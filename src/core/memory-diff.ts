@@ -72,7 +72,7 @@ const FIELD_ORDER = 'status superseded_by summary content kind subject scope con
 const QUIET = new Set(['updated_at']);
 
 /** The entry a file holds; null for no file, or one that is not a JSON object. */
-function parse(text: string | null): MemoryEntry | null {
+export function parse(text: string | null): MemoryEntry | null {
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as MemoryEntry;
