@@ -3,7 +3,9 @@
  * did to a cited location, and fingerprints that tell a moved range from a changed one without
  * git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
  */
-import { declarationLines, symbolExtent } from './symbols.js';
+import { declarationLines, splitLines, symbolExtent } from './symbols.js';
+
+export { splitLines } from './symbols.js';
 
 export type AnchorStatus = 'current' | 'moved' | 'changed' | 'missing';
 export type CodeChange = 'moved' | 'modified' | 'deleted';
@@ -220,12 +222,6 @@ function blockHash(hs: ArrayLike<number>, from: number, n: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < from + n; i++) h = Math.imul(h ^ hs[i]!, 0x01000193) >>> 0; // callers keep from + n <= hs.length
   return h;
-}
-
-export function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return lines;
 }
 
 /** A fingerprint of lines `s..e` of `text` (their count, the first line's hash and the block's). */

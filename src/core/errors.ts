@@ -26,6 +26,15 @@ export class MemoryError extends Error {
   }
 }
 
+/** An error class of one code and exit code, made from its message alone. */
+function messageOnly(code: ErrorCode, exitCode: number) {
+  return class extends MemoryError {
+    constructor(message: string) {
+      super(code, message, exitCode);
+    }
+  };
+}
+
 /** Input that fails the schema, the write policy or a secret scan (exit 1). */
 export class ValidationError extends MemoryError {
   constructor(problems: Problem[], subject = 'input') {
@@ -41,25 +50,13 @@ export class ConflictError extends MemoryError {
 }
 
 /** Wrong use of a command: missing argument, unknown project, bad option value (exit 2). */
-export class UsageError extends MemoryError {
-  constructor(message: string) {
-    super('E_USAGE', message, 2);
-  }
-}
+export class UsageError extends messageOnly('E_USAGE', 2) {}
 
 /** An id, project or file that does not exist (exit 3). */
-export class NotFoundError extends MemoryError {
-  constructor(message: string) {
-    super('E_NOT_FOUND', message, 3);
-  }
-}
+export class NotFoundError extends messageOnly('E_NOT_FOUND', 3) {}
 
 /** A lock that could not be taken in time (exit 4). */
-export class BusyError extends MemoryError {
-  constructor(message: string) {
-    super('E_BUSY', message, 4);
-  }
-}
+export class BusyError extends messageOnly('E_BUSY', 4) {}
 
 /** A path that would leave the workspace root (exit 1: the input is refused). */
 export class UnsafePathError extends MemoryError {
@@ -69,11 +66,7 @@ export class UnsafePathError extends MemoryError {
 }
 
 /** A git command that failed in a way the user must look at (exit 1). */
-export class GitError extends MemoryError {
-  constructor(message: string) {
-    super('E_GIT', message, 1);
-  }
-}
+export class GitError extends messageOnly('E_GIT', 1) {}
 
 /** A write stopped by SIGINT or SIGTERM at a clean point, its files put back (exit 130 or 143). */
 export class InterruptedError extends MemoryError {

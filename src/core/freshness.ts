@@ -32,8 +32,7 @@ export function checkFreshness(entries: readonly EntryLike[], now: number, days 
     if (e.status !== 'active') continue;
     if (e.valid_to) {
       const left = (Date.parse(e.valid_to) - now) / DAY_MS;
-      if (left < 0) out.push({ id: e.id, state: 'expired', subject: e.subject, valid_to: e.valid_to, days: round1(left) });
-      else if (left <= days) out.push({ id: e.id, state: 'expiring', subject: e.subject, valid_to: e.valid_to, days: round1(left) });
+      if (left <= days) out.push({ id: e.id, state: left < 0 ? 'expired' : 'expiring', subject: e.subject, valid_to: e.valid_to, days: round1(left) });
     }
     if (e.review_interval) {
       const every = durationMs(e.review_interval);

@@ -303,20 +303,15 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
     const p = periodicConfidence(boosted, days, retrievals, cfg.periodic);
     return state(boosted > 0 ? p.value / boosted : 0, p.value, p.rate ** p.periods, p.value, forget(p.value));
   }
-  let strength: number;
-  let factor: number;
-  switch (cfg.curve) {
-    case 'exponential':
-      factor = strength = exponentialStrength(elapsed / HOUR_MS, (lc.stability ?? cfg.exponential.stability_hours) * retrievalGrowth(retrievals));
-      break;
-    case 'half-life':
-      factor = halfLifeFactor(days, retrievals, importance, cfg.half_life);
-      strength = Math.max(cfg.half_life.min_importance, factor);
-      break;
-    case 'fsrs6':
-      factor = strength = fsrsRetrievability(days, (lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days) * retrievalGrowth(retrievals));
-      break;
-  }
+  const growth = retrievalGrowth(retrievals);
+  const factor =
+    cfg.curve === 'exponential'
+      ? exponentialStrength(elapsed / HOUR_MS, (lc.stability ?? cfg.exponential.stability_hours) * growth)
+      : cfg.curve === 'half-life'
+        ? halfLifeFactor(days, retrievals, importance, cfg.half_life)
+        : fsrsRetrievability(days, (lc.stability !== undefined ? lc.stability / 24 : cfg.fsrs6.stability_days) * growth);
+  // The half-life curve's strength is floored at its minimum importance.
+  const strength = cfg.curve === 'half-life' ? Math.max(cfg.half_life.min_importance, factor) : factor;
   return state(strength, boosted * strength, factor, strength, forget(strength));
 }
 

@@ -3,7 +3,7 @@
  * secret scan flags them. Also how `git diff` shows an entry file (the textconv).
  */
 import type { CitedCode, ChangeKind, EntryChange, FieldChange, MemoryDiff } from './memory-diff.js';
-import { WHOLE } from './memory-diff.js';
+import { WHOLE, parse } from './memory-diff.js';
 import { scanText } from './secrets.js';
 import { entryLines } from './entry.js';
 
@@ -149,11 +149,6 @@ export function renderMarkdown(d: MemoryDiff): string {
 
 /** An entry file as the textconv shows it; anything that is not a JSON object as it is. */
 export function entryAsText(text: string): string {
-  let e: unknown;
-  try {
-    e = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  return !e || typeof e !== 'object' || Array.isArray(e) ? text : `${entryLines(e as Record<string, unknown>, (k) => `${k}: `).join('\n')}\n`;
+  const e = parse(text);
+  return e ? `${entryLines(e, (k) => `${k}: `).join('\n')}\n` : text;
 }

@@ -22,19 +22,13 @@ export interface FieldChange {
   [WHOLE]?: { from: unknown; to: unknown };
 }
 
-export interface EntryChange {
+export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject' | 'scope' | 'summary' | 'confidence' | 'superseded_by'>> {
   change: ChangeKind;
   project: string;
   section: string;
   id: string;
   file: string;
-  kind?: string;
-  subject?: string;
-  scope?: string;
-  summary?: string;
-  confidence?: number;
   evidence_types?: string[];
-  superseded_by?: string | null;
   /** Edited or moved: what changed, old → new (long texts shortened, risky values not shown). */
   fields?: FieldChange[];
 }
@@ -78,7 +72,7 @@ const FIELD_ORDER = 'status superseded_by summary content kind subject scope con
 const QUIET = new Set(['updated_at']);
 
 /** The entry a file holds; null for no file, or one that is not a JSON object. */
-function parse(text: string | null): MemoryEntry | null {
+export function parse(text: string | null): MemoryEntry | null {
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as MemoryEntry;

@@ -4,25 +4,8 @@ import type { EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';
 import type { MemoryEntry } from './schema.js';
 
-/** Fields every pure decision (filters, ranking, stats, lifecycle) may read. */
-export type MetaFields =
-  | 'id'
-  | 'section'
-  | 'kind'
-  | 'subject'
-  | 'scope'
-  | 'tags'
-  | 'confidence'
-  | 'status'
-  | 'superseded_by'
-  | 'related_entries'
-  | 'valid_from'
-  | 'valid_to'
-  | 'review_interval'
-  | 'created_by'
-  | 'created_at'
-  | 'updated_at'
-  | 'lifecycle';
+/** Fields every pure decision (filters, ranking, stats, lifecycle) may read: all but the texts and evidence's. */
+export type MetaFields = Exclude<keyof MemoryEntry, 'summary' | 'content' | 'evidence'>;
 
 /** What pure code needs of an entry: a full MemoryEntry satisfies it. */
 export type EntryLike = Pick<MemoryEntry, MetaFields> & { evidence: readonly { type: EvidenceType }[] };

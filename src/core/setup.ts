@@ -132,12 +132,9 @@ function withHookGroup(file: string, text: string, event: string, group: Record<
 
 /** Claude Code's .claude/settings.json: the session-start hook that prints the context, and with `capture` the Stop reminder. */
 function claudeSettings(file: string, text: string | null, contextHook: string, stopHook: string | null): string {
-  let next = text ?? '';
-  parseJsonObject(file, text);
   const command = (c: string, timeout: number): Record<string, unknown> => ({ hooks: [{ type: 'command', command: c, timeout }] });
-  next = withHookGroup(file, next, 'SessionStart', { matcher: 'startup|resume|clear|compact', ...command(contextHook, 30) }, ' memory context ');
-  if (stopHook) next = withHookGroup(file, next, 'Stop', command(stopHook, 10), ' memory hook ');
-  return next;
+  const next = withHookGroup(file, text ?? '', 'SessionStart', { matcher: 'startup|resume|clear|compact', ...command(contextHook, 30) }, ' memory context ');
+  return stopHook ? withHookGroup(file, next, 'Stop', command(stopHook, 10), ' memory hook ') : next;
 }
 
 /** Codex's .codex/hooks.json and Cursor's .cursor/hooks.json: the Stop reminder of `--capture`. */

@@ -94,9 +94,15 @@ export function declarationLines(text: string, name: string, path: string): numb
 
 /** From the declaration on line `at` to the line before the next declaration of any name (or the end). */
 export function symbolExtent(text: string, path: string, at: number): [number, number] {
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const lines = splitLines(text);
   const any = patternFor(path, null);
   for (const [k, l] of lines.slice(at).entries()) if (any.test(l)) return [at, at + k];
   return [at, Math.max(at, lines.length)];
+}
+
+/** A text's lines, without the empty one after a final newline. */
+export function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
 }
