@@ -46,6 +46,9 @@ export interface DaemonOptions {
   debounceMs?: number;
 }
 
+/** Jobs wait at most this long for a pass computing vectors (a first start's: with the static table, seconds). */
+const SEMANTIC_FIRST_MS = 60_000;
+
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
 
@@ -262,6 +265,7 @@ class Daemon {
         freshnessMs: opts.freshnessMs ?? 60 * 60_000,
         evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
         gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
+        before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
       },
       () => this.refresh('batch'),
     );

@@ -88,7 +88,9 @@ export class DaemonServer {
       if (why) return { id: req.id, declined: why };
     }
     try {
-      return { id: req.id, result: await this.dispatch(req) };
+      // Background work waits while a caller's command is served (pings and status are not worth it).
+      const serve = req.method === 'cli' || req.method === 'notify';
+      return { id: req.id, result: serve ? await this.deps.engine.serve(() => this.dispatch(req)) : await this.dispatch(req) };
     } catch (err) {
       if (!(err instanceof Error && 'exitCode' in err)) this.deps.log.error({ event: 'error', where: `request ${req.method}`, err: (err as Error)?.message });
       return { id: req.id, error: errorToWire(err) };

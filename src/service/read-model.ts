@@ -20,7 +20,7 @@ const PARTIAL_DRIFT_SHARE = 0.02;
 
 /** An entry as the index takes it (its text read only if the index must index it). */
 function docOf(se: StoredEntry): IndexedDoc {
-  return { key: se.key, stamp: se.stamp, load: () => se.entry };
+  return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
 }
 
 /**

@@ -32,6 +32,16 @@ export interface SemanticStatus {
   error?: string;
 }
 
+/**
+ * A full collection, when the process was started with `--expose-gc` (the daemon): before and
+ * after a large pass (a first start's vectors, a scheduled job), so that it does not grow the
+ * heap on the garbage of the work before it, nor leave its own for the next.
+ */
+export const collectGarbage = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+/** A pass that embeds this many texts or more starts and ends with a full collection. */
+const LARGE_PASS = 1024;
+
 /** The text embedded for an entry. */
 export const embeddedText = (e: { summary: string }): string => e.summary;
 
@@ -173,15 +183,21 @@ export class Semantic {
         const background = opts.max === undefined;
         const missing = this.pending(snap, background, background).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
+        const large = missing.length >= LARGE_PASS;
+        if (large) collectGarbage();
         const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
-          // One job at a time, and the event loop between jobs: queries and writes go first.
-          if (i) await new Promise((r) => setImmediate(r));
+          // One job at a time, and the event loop between jobs: a caller's request that came in
+          // meanwhile is read, and runs alone (this waits until it is answered).
+          if (i) {
+            await new Promise((r) => setImmediate(r));
+            await this.engine.quiet();
+          }
           const chunk = missing.slice(i, i + step);
           // Read now; an entry whose file went bad since is left for the next refresh to sort out.
           const ready = chunk.filter((p) => {
             try {
-              p.text ??= embeddedText(p.se.entry);
+              p.text ??= embeddedText(p.se.readOnce());
               return true;
             } catch {
               return false;
@@ -200,6 +216,7 @@ export class Semantic {
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
+        if (large) collectGarbage();
       } while (this.again && !this.closed);
       this.state = 'ready';
       // A long-lived caller embeds an entry or two after every write: rewriting the whole file for
@@ -214,6 +231,12 @@ export class Semantic {
       })
       .finally(() => (this.running = null));
     return this.running;
+  }
+
+  /** Resolves once the model is loaded and no pass runs, or after `maxMs` (polled: for work that should not overlap a first pass). */
+  async settled(maxMs: number): Promise<void> {
+    for (const end = Date.now() + maxMs; (this.state === 'loading' || this.running) && !this.closed && Date.now() < end;)
+      await new Promise((r) => setTimeout(r, 100));
   }
 
   /** The similarity function of a query text, or undefined when semantic search cannot answer. */
