@@ -45,8 +45,12 @@ export interface SyncReport {
 /** A compaction is due past this many postings in the delta or discarded documents, or an eighth of the base. */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
-/** Within a large sync (a first build), past this many delta postings or half the base: the delta costs twice the base's bytes a posting. */
-const BUILD_DELTA_MAX = 2_000_000;
+/**
+ * Within a large sync (a first build), past this many delta postings or half the base: the delta
+ * costs several times the base's bytes a posting, and the arrays it outgrows are old-generation
+ * garbage (a first start's peak memory).
+ */
+const BUILD_DELTA_MAX = 1_000_000;
 
 export class SearchIndex {
   private ix: PostingIndex;
