@@ -184,13 +184,19 @@ export class SearchIndex {
     return this.plan(docs).size;
   }
 
-  /** Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet moment). */
-  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferCompact?: boolean } = {}): SyncReport {
+  /**
+   * Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet
+   * moment). `compacted`: called after each compaction within a large sync (the delta it leaves
+   * is garbage of the old generation, worth collecting before the next one grows).
+   */
+  sync(docs: IndexedDoc[], plan: SyncPlan = this.plan(docs), opts: { deferCompact?: boolean; compacted?: () => void } = {}): SyncReport {
     let n = 0;
     const bounded = (): void => {
       if (++n % 1024 !== 0) return;
       const p = this.ix.pending;
-      if (p.delta > Math.max(BUILD_DELTA_MAX, p.base / 2)) this.compact();
+      if (p.delta <= Math.max(BUILD_DELTA_MAX, p.base / 2)) return;
+      this.compact();
+      opts.compacted?.();
     };
     for (const d of plan.add) {
       this.ix.add(docOf(d.key, d.load()));

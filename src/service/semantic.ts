@@ -175,6 +175,7 @@ export class Semantic {
       // Off the caller's path: finding what needs a vector walks every entry (a daemon calls this
       // from its refresh, right before it answers a write).
       await new Promise((r) => setImmediate(r));
+      let collectAfter = false;
       do {
         this.again = false;
         const snap = latest();
@@ -183,8 +184,11 @@ export class Semantic {
         const background = opts.max === undefined;
         const missing = this.pending(snap, background, background).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
-        const large = missing.length >= LARGE_PASS;
-        if (large) collectGarbage();
+        if (missing.length >= LARGE_PASS) {
+          await this.engine.quiet(); // a caller's request is not kept waiting for the collection
+          collectGarbage();
+          collectAfter = true;
+        }
         const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
           // One job at a time, and the event loop between jobs: a caller's request that came in
@@ -216,13 +220,16 @@ export class Semantic {
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();
         }
-        if (large) collectGarbage();
       } while (this.again && !this.closed);
       this.state = 'ready';
       // A long-lived caller embeds an entry or two after every write: rewriting the whole file for
       // each would cost more than the embedding. It saves at most every SAVE_EVERY_MS, and on close.
       if (opts.saveEveryMs === undefined || Date.now() - this.lastSave > opts.saveEveryMs) this.save();
       else this.saveLater(opts.saveEveryMs);
+      if (collectAfter) {
+        await this.engine.quiet();
+        collectGarbage();
+      }
     };
     this.running = run()
       .catch((err: unknown) => {
