@@ -79,8 +79,9 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
 /**
  * Node flags of a daemon that `daemon start` spawns: a young generation of 2 MB semispaces
  * instead of up to 16 MB (a burst of writes grows them, and the pages stay resident; the daemon's
- * garbage is short lived). `--expose-gc`: its scheduled jobs start and end with a full collection
- * (jobs.ts), or a first start's jobs grow the heap on the index build's garbage.
+ * garbage is short lived). `--expose-gc`: its scheduled jobs and large passes computing vectors
+ * start and end with a full collection (collectGarbage), or a first start's work grows the heap
+ * on the index build's garbage.
  */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--expose-gc'];
 

@@ -46,6 +46,9 @@ export interface DaemonOptions {
   debounceMs?: number;
 }
 
+/** Jobs wait at most this long for a pass computing vectors (a first start's: with the static table, seconds). */
+const SEMANTIC_FIRST_MS = 60_000;
+
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
 
@@ -262,6 +265,7 @@ class Daemon {
         freshnessMs: opts.freshnessMs ?? 60 * 60_000,
         evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
         gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
+        before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
       },
       () => this.refresh('batch'),
     );
@@ -304,21 +308,24 @@ class Daemon {
             metrics: await metrics.registry.getMetricsAsJSON(),
           };
         },
-        notify: async (p) => {
-          await settle();
-          this.refresh('notify', new Set((Array.isArray(p.files) ? p.files.map(String) : []).map((f) => engine.ws.rel(f))));
-          return { ok: true };
-        },
-        cli: async (p) => {
-          await settle(); // the command reads the catalog the watcher keeps: with every change seen so far
-          const command = p.argv[1] ?? null;
-          const end = command === 'query' ? metrics.queryDuration.startTimer() : undefined;
-          const t0 = performance.now();
-          const r = await opts.runner(p, engine);
-          end?.();
-          log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
-          return r;
-        },
+        // Background work waits while a caller's command is served (engine.serve).
+        notify: (p) =>
+          engine.serve(async () => {
+            await settle();
+            this.refresh('notify', new Set((Array.isArray(p.files) ? p.files.map(String) : []).map((f) => engine.ws.rel(f))));
+            return { ok: true };
+          }),
+        cli: (p) =>
+          engine.serve(async () => {
+            await settle(); // the command reads the catalog the watcher keeps: with every change seen so far
+            const command = p.argv[1] ?? null;
+            const end = command === 'query' ? metrics.queryDuration.startTimer() : undefined;
+            const t0 = performance.now();
+            const r = await opts.runner(p, engine);
+            end?.();
+            log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
+            return r;
+          }),
         stop: async () => {
           setImmediate(() => void this.shutdown('stop request'));
           return { stopping: true };

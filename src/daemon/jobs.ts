@@ -15,6 +15,7 @@ import { readNoFollow } from '../store/state-dir.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
+import { collectGarbage } from '../service/semantic.js';
 import * as uc from '../service/use-cases.js';
 import type { DaemonPaths } from './client.js';
 import type { DaemonMetrics, DaemonStatus } from './status.js';
@@ -46,14 +47,9 @@ export interface JobOptions {
    * the user's checkout, rebase or commit needs it.
    */
   gitBusy?: () => boolean;
+  /** Work the jobs let finish first (a first start's vectors: their garbage and the jobs' would add up). */
+  before?: () => Promise<void>;
 }
-
-/**
- * A full collection before and after a scheduled job, when the daemon was started with
- * `--expose-gc` (DAEMON_NODE_FLAGS): the first jobs follow the index build, whose garbage V8 has
- * not collected yet, and each job would otherwise grow the heap on the last one's. A few a day.
- */
-const collect = (): void => (globalThis as { gc?: () => void }).gc?.();
 
 /**
  * ai-context regeneration waits until changes have been quiet this long (a burst of writes is
@@ -108,6 +104,7 @@ export class Jobs {
     this.chain = this.chain.then(async () => {
       // The user's git work first: jobs commit, so they wait until HEAD has been still a moment.
       while (this.opts.gitBusy?.() && !this.stopping) await new Promise((r) => setTimeout(r, 250));
+      await this.opts.before?.();
       if (this.stopping && name !== 'context') return;
       const job = this.state.jobs[name];
       try {
@@ -180,11 +177,13 @@ export class Jobs {
   private once(name: JobName, fn: () => Promise<void>): void {
     if (this.pending.has(name)) return;
     this.pending.add(name);
+    // A full collection before and after (see collectGarbage): the first jobs follow the index
+    // build, whose garbage V8 has not collected yet, and each would grow the heap on the last one's.
     void this.run(name, () => {
-      collect();
+      collectGarbage();
       return fn().finally(() => {
         this.pending.delete(name);
-        collect();
+        collectGarbage();
       });
     });
   }

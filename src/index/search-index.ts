@@ -38,8 +38,12 @@ export interface SyncPlan {
 /** A compaction is due past this many postings in the delta or discarded documents, or an eighth of the base. */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
-/** Within a large sync (a first build), past this many delta postings or half the base: the delta costs twice the base's bytes a posting. */
-const BUILD_DELTA_MAX = 2_000_000;
+/**
+ * Within a large sync (a first build), past this many delta postings or half the base: the delta
+ * costs several times the base's bytes a posting, and the arrays it outgrows are old-generation
+ * garbage (a first start's peak memory).
+ */
+const BUILD_DELTA_MAX = 1_000_000;
 
 export class SearchIndex {
   private ix: PostingIndex;
@@ -157,17 +161,23 @@ export class SearchIndex {
     return { add, replace, discard, size: add.length + replace.length + discard.length };
   }
 
-  /** Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet moment). */
+  /**
+   * Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet
+   * moment). `compacted`: called after each compaction within a large sync (the delta it leaves
+   * is garbage of the old generation, worth collecting before the next one grows).
+   */
   sync(
     docs: IndexedDoc[],
     plan: SyncPlan = this.plan(docs),
-    opts: { deferCompact?: boolean } = {},
+    opts: { deferCompact?: boolean; compacted?: () => void } = {},
   ): { loaded: boolean; added: number; replaced: number; removed: number } {
     let n = 0;
     const bounded = (): void => {
       if (++n % 1024 !== 0) return;
       const p = this.ix.pending;
-      if (p.delta > Math.max(BUILD_DELTA_MAX, p.base / 2)) this.compact();
+      if (p.delta <= Math.max(BUILD_DELTA_MAX, p.base / 2)) return;
+      this.compact();
+      opts.compacted?.();
     };
     for (const d of plan.add) {
       this.ix.add(docOf(d.key, d.load()));

@@ -83,6 +83,9 @@ export class Engine {
   mergeDriverChecked = false;
   private gitRepo: Promise<GitRepo | null> | undefined;
   private sparseChecked = false;
+  /** Callers' requests being served (a daemon's), and what waits for there to be none (see quiet). */
+  private serving = 0;
+  private onQuiet = new Set<() => void>();
 
   constructor(opts: EngineOptions = {}) {
     this.longLived = opts.longLived ?? false;
@@ -97,6 +100,34 @@ export class Engine {
     this.evidenceCache = new EvidenceCache(this.ws);
     this.rm = new ReadModel(this);
     this.writes = new WriteQueue(this);
+  }
+
+  /** Serves a caller's request: background work (vectors, the evidence check) waits while any is served. */
+  async serve<T>(request: () => Promise<T>): Promise<T> {
+    this.serving++;
+    try {
+      return await request();
+    } finally {
+      if (--this.serving === 0) for (const go of this.onQuiet) go();
+    }
+  }
+
+  /**
+   * Resolves once no caller's request is being served: background work calls it between its
+   * slices, so a request that comes in meanwhile runs alone. At most `maxMs`: a steady stream of
+   * requests slows background work down but never stops it.
+   */
+  quiet(maxMs = 200): Promise<void> {
+    if (!this.serving) return Promise.resolve();
+    return new Promise((resolve) => {
+      const go = (): void => {
+        clearTimeout(timer);
+        this.onQuiet.delete(go);
+        resolve();
+      };
+      const timer = setTimeout(go, maxMs);
+      this.onQuiet.add(go);
+    });
   }
 
   /** The git repository of the workspace, or null outside git (opened once). */

@@ -12,6 +12,7 @@ import { MEMORY_DIR } from '../store/root.js';
 import { lowerBoundBy } from '../core/sorted.js';
 import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
+import { collectGarbage } from './semantic.js';
 
 /** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
 const PARTIAL_DRIFT_MIN = 64;
@@ -20,7 +21,7 @@ const PARTIAL_DRIFT_SHARE = 0.02;
 
 /** An entry as the index takes it (its text read only if the index must index it). */
 function docOf(se: StoredEntry): IndexedDoc {
-  return { key: se.key, stamp: se.stamp, load: () => se.entry };
+  return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
 }
 
 /**
@@ -125,7 +126,7 @@ export class ReadModel {
     }
     let loaded = true;
     if (!index) ({ index, loaded } = SearchIndex.load(file));
-    const rep = index.sync(docsOf());
+    const rep = index.sync(docsOf(), undefined, { compacted: collectGarbage });
     this.state = { snap, index };
     if (save) this.saveIndex(index, save === 'drifted' ? 'drifted' : 'changed');
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };

@@ -31,6 +31,16 @@ interface SemanticStatus {
   error?: string;
 }
 
+/**
+ * A full collection, when the process was started with `--expose-gc` (the daemon): before and
+ * after a large pass (a first start's vectors, a scheduled job), so that it does not grow the
+ * heap on the garbage of the work before it, nor leave its own for the next.
+ */
+export const collectGarbage = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+/** A pass that embeds this many texts or more starts and ends with a full collection. */
+const LARGE_PASS = 1024;
+
 /** The text embedded for an entry. */
 export const embeddedText = (e: { summary: string }): string => e.summary;
 
@@ -153,6 +163,7 @@ export class Semantic {
       // Off the caller's path: finding what needs a vector walks every entry (a daemon calls this
       // from its refresh, right before it answers a write).
       await new Promise((r) => setImmediate(r));
+      let collectAfter = false;
       do {
         this.again = false;
         const snap = latest();
@@ -161,15 +172,24 @@ export class Semantic {
         const background = opts.max === undefined;
         const missing = this.pending(snap, background, background).slice(0, opts.max ?? Infinity);
         if (missing.length) this.state = 'indexing';
+        if (missing.length >= LARGE_PASS) {
+          await this.engine.quiet(); // a caller's request is not kept waiting for the collection
+          collectGarbage();
+          collectAfter = true;
+        }
         const step = this.embedder!.chunk;
         for (let i = 0; i < missing.length && !this.closed; i += step) {
-          // One job at a time, and the event loop between jobs: queries and writes go first.
-          if (i) await new Promise((r) => setImmediate(r));
+          // One job at a time, and the event loop between jobs: a caller's request that came in
+          // meanwhile is read, and runs alone (this waits until it is answered).
+          if (i) {
+            await new Promise((r) => setImmediate(r));
+            await this.engine.quiet();
+          }
           const chunk = missing.slice(i, i + step);
           // Read now; an entry whose file went bad since is left for the next refresh to sort out.
           const ready = chunk.filter((p) => {
             try {
-              p.text ??= embeddedText(p.se.entry);
+              p.text ??= embeddedText(p.se.readOnce());
               return true;
             } catch {
               return false;
@@ -194,6 +214,10 @@ export class Semantic {
       // each would cost more than the embedding. It saves at most every SAVE_EVERY_MS, and on close.
       if (opts.saveEveryMs === undefined || Date.now() - this.lastSave > opts.saveEveryMs) this.save();
       else this.saveLater(opts.saveEveryMs);
+      if (collectAfter) {
+        await this.engine.quiet();
+        collectGarbage();
+      }
     };
     this.running = run()
       .catch((err: unknown) => {
@@ -202,6 +226,12 @@ export class Semantic {
       })
       .finally(() => (this.running = null));
     return this.running;
+  }
+
+  /** Resolves once the model is loaded and no pass runs, or after `maxMs` (polled: for work that should not overlap a first pass). */
+  async settled(maxMs: number): Promise<void> {
+    for (const end = Date.now() + maxMs; (this.state === 'loading' || this.running) && !this.closed && Date.now() < end;)
+      await new Promise((r) => setTimeout(r, 100));
   }
 
   /** The similarity function of a query text, or undefined when semantic search cannot answer. */

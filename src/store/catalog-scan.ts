@@ -53,7 +53,11 @@ export class CatalogScan {
     private readonly cache: CatalogFile,
     private readonly clean: Uint8Array | undefined,
     private readonly listedAt: number,
-    /** How many of the entries read it keeps (the last ones): a long-lived process holds no more (RecentEntries), and a first start reads every file. */
+    /**
+     * How many of the entries read it keeps (the last ones). None in a long-lived process: a first
+     * start reads every file, and each entry kept a while outlives the young generation, so its
+     * garbage would grow the old one; the index reads each again once (StoredEntry.readOnce).
+     */
     private readonly keepRead = Infinity,
   ) {
     this.kept = new Uint8Array(cache.paths.length);
@@ -138,7 +142,7 @@ export class CatalogScan {
     const r = st.isSymbolicLink()
       ? { ...linkProblem(rel, 'entry files must be regular files'), blob: '' }
       : readEntryFile(abs, rel, section, name.slice(0, -'.json'.length), true);
-    if (r.entry) this.read.set(rel, r.entry);
+    if (r.entry && this.keepRead) this.read.set(rel, r.entry);
     if (this.read.size > this.keepRead) this.read.delete(this.read.keys().next().value!);
     const row = r.entry ? JSON.stringify(metaRow(entryMeta(r.entry))) : '';
     this.changes.set(rel, [st.size, st.mtimeMs, st.ctimeMs, row, r.entry ? null : (r.problems ?? []), r.blob ?? '']);

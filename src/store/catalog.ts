@@ -63,7 +63,7 @@ export class Catalog {
   refresh(): CatalogSnapshot {
     const loaded = this.cache.load();
     const file = loaded ?? emptyCatalog();
-    const scan = new CatalogScan(this.ws, file, loaded ? this.viewedClean(loaded) : undefined, this.wallClock(), this.recent && RECENT_ENTRIES).run();
+    const scan = new CatalogScan(this.ws, file, loaded ? this.viewedClean(loaded) : undefined, this.wallClock(), this.recent ? 0 : Infinity).run();
     const { changes, changed, removed, newDirs } = scan;
     const changedSince = loaded
       ? (id: string): string[] | undefined => {

@@ -79,6 +79,21 @@ export class StoredEntry {
   get entry(): MemoryEntry {
     const held = this.recent ? this.recent.get(this) : this.full;
     if (held) return held;
+    const parsed = this.read();
+    this.keep(parsed);
+    return parsed;
+  }
+
+  /**
+   * The whole entry for a pass over many (an index build, the vectors, the evidence check): in a
+   * long-lived process not kept among the recent few, which such a pass would push out, and where
+   * each entry would outlive the young generation, so its garbage would grow the old one.
+   */
+  readOnce(): MemoryEntry {
+    return this.recent ? (this.recent.get(this) ?? this.read()) : this.entry;
+  }
+
+  private read(): MemoryEntry {
     const abs = join(this.root, this.file);
     let parsed: MemoryEntry | undefined;
     try {
@@ -92,7 +107,6 @@ export class StoredEntry {
       if (!r.entry) throw new ValidationError(r.problems ?? [], 'entry file');
       parsed = r.entry;
     }
-    this.keep(parsed);
     return parsed;
   }
 }

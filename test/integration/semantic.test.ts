@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { Engine } from '../../src/service/engine.js';
 import { BIN, cleanGitEnv, cli, entry, git, gitdir, writeJson, stateDir } from '../helpers/repo.js';
 
 const ON = { BASS_AGENTS_SEMANTIC: 'auto' };
@@ -102,6 +103,22 @@ describe('semantic search', () => {
     expect(one.json()[0].id).toBe(db);
     expect(one.stderr).toContain('semantic search on');
   }, 120_000);
+
+  it('background work waits while a caller is served, at most a while, and goes on once none is', async () => {
+    const engine = new Engine({ root: gitdir(), longLived: true });
+    let release = (): void => undefined;
+    const served = engine.serve(() => new Promise<void>((r) => (release = r)));
+    let quiet = false;
+    void engine.quiet(60_000).then(() => (quiet = true));
+    await sleep(50);
+    expect(quiet).toBe(false);
+    // A steady stream of callers only slows it down: each wait ends after `maxMs`.
+    await engine.quiet(10);
+    release();
+    await served;
+    await sleep(0);
+    expect(quiet).toBe(true);
+  });
 
   it('a one-shot --semantic embeds at most 64 missing entries, says how many are left, and exits', () => {
     const dir = gitdir();

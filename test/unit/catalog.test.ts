@@ -525,6 +525,19 @@ describe('Catalog', () => {
     expect(fields(rebuilt)).toEqual(fields(fromDelta));
   });
 
+  it('a pass over a long-lived catalog (readOnce) holds no entry it reads; `entry` holds the recent ones', () => {
+    const { ws, put } = workspace();
+    for (let i = 0; i < 3; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));
+    const [a, b] = new Catalog(ws, { holdEntries: false }).refresh().entries;
+    expect(a!.readOnce().summary).toBe('entry 0');
+    // The same id and updated_at, another summary: a held entry would hide it.
+    put('E0', serializeEntry(entry('E0', 'entry 0 again')));
+    expect(a!.readOnce().summary).toBe('entry 0 again');
+    expect(b!.entry.summary).toBe('entry 1');
+    put('E1', serializeEntry(entry('E1', 'entry 1 again')));
+    expect([b!.entry.summary, b!.readOnce().summary]).toEqual(['entry 1', 'entry 1']);
+  });
+
   it('does not list a folder again while its ctime is the one it had, well before its last listing', () => {
     const { dir, ws, put } = workspace();
     for (let i = 0; i < 5; i++) put(`E${i}`, serializeEntry(entry(`E${i}`, `entry ${i}`)));

@@ -67,7 +67,7 @@ export async function validateEvidence(
   // Each entry's file is read once, and only its evidence and confirmation kept: a long-lived
   // process holds few entries, and holding every one's text at once would swell its heap.
   const cited = entries.map((se) => {
-    const e = se.entry;
+    const e = se.readOnce();
     return { se, evidence: e.evidence, seen: confirmation(e) };
   });
   const cache = engine.evidenceCache.load();
@@ -159,7 +159,10 @@ export async function validateEvidence(
     found.delete(se.key); // what is reported is kept, not the whole result
     opts.onProgress?.(++done, entries.length);
     // Let a long-lived process (the daemon) answer queries while a long check runs.
-    if (done % 200 === 0) await new Promise((r) => setImmediate(r));
+    if (done % 200 === 0) {
+      await new Promise((r) => setImmediate(r));
+      await engine.quiet();
+    }
   }
   if (opts.fix && fixes.size) Object.assign(report, await applyFixes(engine, caller, entries, fixes, records));
   // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
