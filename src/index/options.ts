@@ -105,13 +105,15 @@ export function queryTokenize(text: string): string[] {
   return content.length ? content : all;
 }
 
+/** How much more a query's name weighs than its other words (namedTerms). */
+export const NAME_BOOST = 2;
+
 /**
  * A question's names (a person, a product, a class: "what did Alice decide about Redis") are its
  * most specific words, yet a store about them holds them often, so their frequency alone gives
  * them little weight: a word written with a capital letter anywhere but at a sentence's start
  * weighs `NAME_BOOST` times as much. Returns those words' terms.
  */
-export const NAME_BOOST = 2;
 export function namedTerms(text: string): Set<string> {
   const out = new Set<string>();
   for (const sentence of text.split(/[.!?]\s|\n/))

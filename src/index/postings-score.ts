@@ -1,9 +1,9 @@
 /**
  * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
  * scores it: BM25+ with its parameters, per field and per term boosts (`boostTerm`), prefix and
- * fuzzy derived terms weighted as it weights them, a term's document frequency counted over live documents only, and the
- * final score multiplied by the number of distinct query terms matched. The work arrays, one
- * slot per document number, are kept between queries.
+ * fuzzy derived terms weighted as it weights them, a term's document frequency counted over live
+ * documents only, and the final score multiplied by the number of distinct query terms matched.
+ * The work arrays, one slot per document number, are kept between queries.
  */
 import type SearchableMap from 'minisearch/SearchableMap';
 import type { Options, SearchOptions } from 'minisearch';
