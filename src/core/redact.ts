@@ -1,17 +1,11 @@
-/**
- * How an error message shows a value the user gave: quoted when it is short and plainly not a
- * secret, otherwise only its length. Messages name fields, never echo what might be a key (a
- * subject, a scope, an id or a date can hold one as easily as content can).
- */
+/** How an error message shows a value the user gave: quoted when short and plainly not a secret (any field can hold a key), else only its length. */
 import { lazy } from '../lazy.js';
 
 // Loaded on the first message that shows a value: the rules are not needed on the happy path.
 const secrets = lazy<typeof import('./secrets.js')>('./core/secrets.js');
 
-/** The longest value an error message quotes. */
 const QUOTED_MAX = 40;
 
-/** Whether a message may quote `value`: short, and plainly not a secret. */
 export function showable(value: unknown): boolean {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   // A memory id (a ULID) is safe to print, random as it looks.

@@ -1,12 +1,8 @@
-/**
- * The secret scan's engine, pure: the rules of secret-rules/ over each field's raw text, its
- * normalised form and its decoded base64 blobs (secretlint's preset runs beside it in
- * service/secret-scan.ts). A finding never carries the secret; every rule runs in linear time.
- */
+/** The secret scan's engine, pure: the rules over each field's raw text, its normalised form and its decoded base64 blobs. */
 import { RULES, type Rule, type Span } from './secret-rules/index.js';
 import { decodeBase64Text, decodeURIComponentSafe, isPlaceholder } from './secret-rules/checks.js';
 
-export { entropy, isKeylikeName, isPlaceholder } from './secret-rules/checks.js';
+export { entropy, isPlaceholder } from './secret-rules/checks.js';
 
 export interface SecretFinding {
   /** Field path, e.g. `entry.content` or `[2].entry.evidence[0].uri`. */
@@ -25,7 +21,7 @@ export const MAX_SCANNED = 4096;
 /** Base64 runs decoded and scanned again, per text (the first ones). */
 const MAX_BLOBS = 64;
 
-function position(text: string, index: number): { line: number; column: number } {
+export function position(text: string, index: number): { line: number; column: number } {
   let line = 1;
   let last = -1;
   for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
@@ -35,11 +31,8 @@ function position(text: string, index: number): { line: number; column: number }
   return { line, column: index - last };
 }
 
-/**
- * Every rule's keywords in one trie: a text is walked once, and only the rules whose keywords it
- * holds run (hundreds of substring searches per field would cost more than the rules). A walk in
- * code, not one big alternation: nothing to compile before the first scan.
- */
+// Every rule's keywords in one trie: a text is walked once and only the rules whose keywords it holds run (hundreds of
+// substring searches per field would cost more than the rules); no big alternation to compile before the first scan.
 interface TrieNode {
   word?: string;
   next: Map<number, TrieNode>;
@@ -69,7 +62,6 @@ function keywordsIn(lower: string): Set<string> {
   return found;
 }
 
-/** The rules each keyword enables, and the rules that always run (no keywords). */
 const RULES_BY_KEYWORD = new Map<string, Rule[]>();
 for (const r of RULES) for (const k of r.keywords ?? []) RULES_BY_KEYWORD.set(k, [...(RULES_BY_KEYWORD.get(k) ?? []), r]);
 const ALWAYS = RULES.filter((r) => !r.keywords);
@@ -107,28 +99,25 @@ export function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
   return out;
 }
 
-/** Every rule over one text. */
 function runRules(text: string): (Span & { rule: string })[] {
   const rules = new Set<Rule>(ALWAYS);
   for (const k of keywordsIn(text.toLowerCase())) for (const r of RULES_BY_KEYWORD.get(k)!) rules.add(r);
   const out: (Span & { rule: string })[] = [];
-  // In catalogue order: of two rules that find the same span, the first in RULES names it.
+  // In RULES order: of two rules that find the same span, the first names it.
   for (const r of [...rules].sort((a, b) => RULE_ORDER.get(a)! - RULE_ORDER.get(b)!)) for (const s of runRule(r, text)) out.push(s);
   return out;
 }
 
-/** A text rewritten, with where each of its characters came from in the original. */
+/** A text rewritten, with the origin of each of its characters in the original. */
 interface Rewritten {
   text: string;
   from: number[];
 }
 
-/** Applies `re` → `replace` to `t`, keeping the origin of every character. */
 function rewrite(t: Rewritten, re: RegExp, replace: (m: RegExpExecArray) => string): Rewritten {
   let text = '';
   const from: number[] = [];
   let at = 0;
-  // t.from holds one origin per character of t.text, and every index read below is one of them.
   re.lastIndex = 0;
   for (let m = re.exec(t.text); m; m = re.exec(t.text)) {
     if (m[0] === '') {
@@ -166,7 +155,6 @@ function normalised(text: string): Rewritten | null {
   return t && t.text !== text ? t : null;
 }
 
-/** Runs every rule over one field's text, its normalised form and its decoded base64 blobs. */
 export function scanText(path: string, text: string): SecretFinding[] {
   if (text.length > MAX_SCANNED) {
     // Refused, not scanned: no stored field is this long, and scanning it would hold the writer.
@@ -216,10 +204,7 @@ export function dedupe(findings: SecretFinding[]): SecretFinding[] {
 /** Strings that cannot hold a secret and are many: ULIDs and ISO 8601 timestamps. */
 const PLAIN = /^(?:[0-7][0-9A-HJKMNP-TV-Z]{25}|\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?)$/;
 
-/**
- * Every string of a document with its path: whatever field a text sits in may be stored or shown,
- * so it is scanned. A key that is not a plain field name is named by position (it could be the secret).
- */
+/** Every string of a document with its path (any field may be stored or shown); a key that is not a plain name is named by position (it could be the secret). */
 export function secretFields(value: unknown, prefix = ''): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [];
   const walk = (v: unknown, path: string, depth: number): void => {

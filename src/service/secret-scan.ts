@@ -1,16 +1,8 @@
-/**
- * The secret scan of every write, import and validate: secretlint's recommend
- * preset (AWS ids enabled) and our own rules (src/core/secrets.ts) over each field's raw text,
- * never its JSON serialization (escaping can hide a key). Findings name field, rule and
- * position only.
- */
+/** The secret scan of every write, import and validate: secretlint's recommend preset and our rules over each field's raw text (JSON escaping can hide a key). */
 import { createRequire } from 'node:module';
-import { dedupe, isPlaceholder, scanText, type SecretFinding } from '../core/secrets.js';
+import { dedupe, isPlaceholder, position, scanText, type SecretFinding } from '../core/secrets.js';
 
-/**
- * secretlint's findings that our format knowledge contradicts: a Slack token carries long numeric
- * ids (`xoxb-12345-abcd234` in documentation is only shaped like one).
- */
+/** secretlint's findings that our format knowledge contradicts: a Slack token carries long numeric ids (`xoxb-12345-abcd234` is only shaped like one). */
 function plausible(rule: string, value: string): boolean {
   if (rule === 'slack' && /^xox/.test(value)) return value.length >= 24 && /\d{8,}/.test(value);
   return true;
@@ -22,12 +14,8 @@ type LintSource = typeof import('@secretlint/core').lintSource;
 type SecretlintConfig = Parameters<LintSource>[0]['options']['config'];
 let secretlint: { lintSource: LintSource; config: SecretlintConfig } | null | undefined;
 
-/**
- * secretlint's profiler is always on: every rule run leaves performance marks that it keeps and
- * searches on each new one, so a 100-update batch slows down quadratically and a long-lived
- * process grows without bound. We switch its `mark` off (it only feeds secretlint's own timing
- * report, which we never read).
- */
+// secretlint's profiler is always on: every rule run leaves marks it keeps and searches on each new one (a batch slows down
+// quadratically, a long-lived process grows without bound). Its `mark` only feeds a timing report we never read.
 function silenceProfiler(): void {
   try {
     const fromCore = createRequire(require.resolve('@secretlint/core'));
@@ -63,12 +51,7 @@ function loadSecretlint(): typeof secretlint {
 
 const SEPARATOR = '\n\n';
 
-/**
- * secretlint over many fields in one call (its cost is per call, not per character): the texts
- * are joined with blank lines and each finding is mapped back to the field it starts in.
- * Ids are shortened (`aws`, `github`, ...) and placeholders dropped. (The evaluation script
- * compares it alone with our rules.)
- */
+/** secretlint over many fields in one call (its cost is per call): texts joined by blank lines, each finding mapped back to the field it starts in. */
 export async function scanWithSecretlint(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
   const sl = loadSecretlint();
   const live = fields.filter((f) => f.text);
@@ -87,7 +70,6 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
   const out: SecretFinding[] = [];
   for (const m of r.messages) {
     if (m.type !== 'message') continue;
-    // `!`: 0 <= k < starts.length, and live has one start each.
     let k = starts.length - 1;
     while (k > 0 && starts[k]! > m.range[0]) k--;
     const f = live[k]!;
@@ -96,38 +78,21 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
     const value = f.text.slice(start, end);
     const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
     if (isPlaceholder(value) || !plausible(rule, value)) continue;
-    const before = f.text.slice(0, start);
-    const line = before.split('\n').length;
-    out.push({
-      path: f.path,
-      rule: `secretlint/${rule}`,
-      start,
-      end,
-      line,
-      column: start - before.lastIndexOf('\n'),
-    });
+    out.push({ path: f.path, rule: `secretlint/${rule}`, start, end, ...position(f.text, start) });
   }
   return out;
 }
 
-/**
- * Texts this process has scanned and found clean. A write scans its input before it takes the
- * lock (to report each update's problems) and the write transaction scans what it is about to
- * commit: the second scan of the same text is a lookup. Bounded; cleared when full.
- */
+// Texts this process found clean: a write scans its input before the lock (to report each update's problems) and again what
+// it commits; the second scan is a lookup. Bounded.
 const clean = new Set<string>();
 const CLEAN_MAX = 200_000;
 
-/** Whether this process has scanned `text` and found it clean (a caller can skip naming its field). */
 export function knownClean(text: string): boolean {
   return clean.has(text);
 }
 
-/**
- * Scans fields (`{path, text}`) with both detectors; one finding per overlapping span. Each
- * distinct text is scanned once (a batch repeats its sections, kinds, scopes and tags thousands
- * of times), and its findings are told for every field holding it.
- */
+/** Both detectors over fields, one finding per overlapping span; each distinct text is scanned once (a batch repeats sections, tags… thousands of times). */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {
   const holders = new Map<string, string[]>();
   for (const f of fields) {
@@ -137,7 +102,6 @@ export async function scanFields(fields: { path: string; text: string }[]): Prom
     else holders.set(f.text, [f.path]);
   }
   if (!holders.size) return [];
-  // Scanned under their index as path, then told for each holder.
   const texts = [...holders.keys()].map((text, i) => ({ path: String(i), text }));
   const own = texts.flatMap((f) => scanText(f.path, f.text));
   const byText = dedupe([...own, ...(await scanWithSecretlint(texts))]);

@@ -1,8 +1,4 @@
-/**
- * What the secret rules share: the shape of a rule, and the checks that tell a secret from a
- * placeholder, a code reference or an identifier (entropy, character classes, key-like names).
- * The rules themselves are data, one file per provider family, gathered in `index.ts`.
- */
+/** What the secret rules share: the shape of a rule, and the checks that tell a secret from a placeholder, a code reference or a name. */
 export interface Span {
   start: number;
   end: number;
@@ -15,23 +11,16 @@ export interface Rule {
   re?: RegExp;
   /** Capture group holding the secret value (default: the whole match). */
   group?: number;
-  /** Extra check on the value (entropy, character classes). */
   check?: (value: string) => boolean;
-  /** Extra check on the whole match (the name beside the value). */
+  /** Check on the whole match (the name beside the value). */
   matchCheck?: (m: RegExpExecArray) => boolean;
-  /**
-   * The value, matched right after `re` (a sticky pattern) once `matchCheck` passed: `re` then
-   * matches only the name and the operator, so a name that is not key-like costs nothing more.
-   */
+  /** The value, matched (sticky) right after `re` once `matchCheck` passed: a name that is not key-like costs nothing more. */
   value?: RegExp;
   /** A rule that is not one pattern: the spans of the secrets it finds. */
   scan?: (text: string) => Span[];
 }
 
-/**
- * `judge`, told once per text (bounded): the scan meets the same names and values again and
- * again, within a text and across the fields of a write.
- */
+/** `judge`, told once per text (bounded): a scan meets the same names and values again and again, within a text and across fields. */
 function judgedOnce(judge: (text: string) => boolean): (text: string) => boolean {
   const verdicts = new Map<string, boolean>();
   return (text) => {
@@ -69,10 +58,7 @@ const DOCUMENTED_EXAMPLES = [
   'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
 ];
 
-/**
- * How much of `v` is covered by runs of 4 or more characters each `step` from the one before, for
- * one of `steps`: 0 for one repeated character, 1 and -1 for counting runs (`123456`, `fedcba`).
- */
+/** The share of `v` in runs of 4+ characters each `step` (one of `steps`) from the one before: 0 repeats, 1 and -1 count. */
 function runShare(v: string, steps: readonly number[]): number {
   let covered = 0;
   for (let i = 0; i < v.length;) {
@@ -117,11 +103,7 @@ const NOT_A_VALUE_SUFFIX = new Set(
   ),
 );
 
-/**
- * Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part made of
- * whole segments (runs of up to four, joined by `_`). A public key's name, or one about an id,
- * a path or a setting (`token_url`, `CREDENTIALS_ID`), is not key-like. Each name is judged once.
- */
+/** Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part of up to four whole segments. */
 export const isKeylikeName = judgedOnce((name) => keylikeName(name));
 
 function keylikeName(name: string): boolean {
@@ -146,10 +128,7 @@ export function mentionsKeyWord(name: string): boolean {
   return secretNameSegments(name) !== null;
 }
 
-/**
- * A name's lower-case segments (split at `_`, `-`, `.` and camelCase humps), or null when the
- * name cannot be a secret's: a public key's, or one that ends in an id, a path or a setting.
- */
+/** A name's lower-case segments (split at `_-.` and camelCase), or null for a public key's name or one ending in an id, a path or a setting. */
 function secretNameSegments(name: string): string[] | null {
   const segs = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
@@ -176,10 +155,7 @@ export const isCodeReference = (v: string): boolean =>
 export const isIdentifierOrPath = (v: string): boolean =>
   /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^(?:\.{0,2}\/|~\/|[A-Za-z]:\\)/.test(v) || /^[a-z][a-z0-9+.-]*:\/\//i.test(v);
 
-/**
- * A value that reads as words, a name in code or a version rather than a random string:
- * `mysecretpassword`, `Secret123!`, `apiKeyValue`, `test_api_key_1`, `v1.2.3-beta`.
- */
+/** A value that reads as words, a name in code or a version: `mysecretpassword`, `Secret123!`, `apiKeyValue`, `v1.2.3-beta`. */
 export function isWordLike(v: string): boolean {
   if ((v.match(/[A-Z]/g)?.length ?? 0) > Math.max(2, v.length / 5)) return false;
   // Deterministic pieces (each piece is the longest run of its kind: no backtracking).
@@ -194,17 +170,14 @@ export function isWordLike(v: string): boolean {
   return true;
 }
 
+const LEET: Record<string, string> = { 0: 'o', 1: 'i', '!': 'i', '|': 'i', 3: 'e', 4: 'a', '@': 'a', 5: 's', $: 's', 7: 't' };
+
 /** A common test password, leetspeak undone (`P@ssw0rd123`, `s3cr3t!`, `Welcome1`). */
 const isTestPassword = (v: string): boolean => {
   if (v.length >= 20) return false;
   const plain = v
     .toLowerCase()
-    .replace(/0/g, 'o')
-    .replace(/[1!|]/g, 'i')
-    .replace(/3/g, 'e')
-    .replace(/[4@]/g, 'a')
-    .replace(/[5$]/g, 's')
-    .replace(/7/g, 't')
+    .replace(/[01!|34@5$7]/g, (c) => LEET[c]!)
     .replace(/[^a-z]+$/, '');
   return /^(?:my|your|the|super|test|dev|prod|local|default)?[-_]?(?:pas+(?:word|wd)?|secret|token|apikey|admin|root|welcome|letmein|qwerty|changeme|hunter|monkey|dragon|master|login|test|demo|sample|default)/.test(
     plain,
@@ -223,10 +196,7 @@ const isFileName = (v: string): boolean =>
   (/^[\w.-]+(?:\/[\w.-]+)+\/?$/.test(v) && v.split('/').every((p) => !p || isWordLike(p.replace(/\.\w{1,5}$/, '')))) ||
   /^[\w-]+\.(?:pem|key|json|txt|p12|pfx|crt|ya?ml|env|cfg|conf|ini|toml|xml|properties)$/i.test(v);
 
-/**
- * Base64 of something that is not a secret: prose (`dGhpcyBpcyBhIHRlc3Q=`), a placeholder or a
- * word (`cGFzc3dvcmQ=`, "password"), or `user:password` with a placeholder password.
- */
+/** Base64 of prose, a placeholder, a word (`cGFzc3dvcmQ=`) or `user:password` with a placeholder password. */
 const encodesNonSecret = (v: string): boolean => {
   if (v.length < 8 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return false;
   const t = decodeBase64Text(v)?.trim();
@@ -235,11 +205,7 @@ const encodesNonSecret = (v: string): boolean => {
   return /\s/.test(t) || PLACEHOLDER_PASSWORDS.test(secret) || isPlaceholder(secret) || (secret.length < 24 && isWordLike(secret));
 };
 
-/**
- * Generic assignments: the value must look like a credential, not a word, a reference, a name or a
- * test value. Told once per value (a text that repeats one assignment a thousand times must not
- * pay for every check a thousand times).
- */
+/** A value beside a key-like name that looks like a credential, not a word, a reference, a name or a test value. */
 export const looksLikeSecretValue = judgedOnce((v) => judgeValue(v));
 
 const judgeValue = (v: string): boolean =>
@@ -283,11 +249,7 @@ export const encodesUserPassword = (v: string): boolean => {
   return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
 };
 
-/**
- * The spans of a pattern whose alternatives each capture a pair, a name or user then a value or
- * password (the groups an alternative did not reach are skipped; the value may be empty, then the
- * first is the secret), where `ok` holds.
- */
+/** The spans of a pattern whose alternatives each capture a pair (name or user, then value or password; an empty value makes the first the secret) where `ok` holds. */
 export function pairSpans(re: RegExp, ok: (first: string, value: string) => boolean) {
   return (text: string): Span[] => {
     const out: Span[] = [];
