@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_SCANNED, runRule, scanText, secretFields } from '../dist/core/secrets.js';
-import { RULES } from '../dist/core/secret-rules/index.js';
+import { RULES } from '../dist/core/secret-rules/catalogue.js';
 import { scanFields, scanWithSecretlint } from '../dist/service/secret-scan.js';
 
 const corpus = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/secrets/corpus.json'), 'utf8'));

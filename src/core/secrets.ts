@@ -1,5 +1,5 @@
 /** The secret scan's engine, pure: the rules over each field's raw text, its normalised form and its decoded base64 blobs. */
-import { RULES, type Rule, type Span } from './secret-rules/index.js';
+import { RULES, type Rule, type Span } from './secret-rules/catalogue.js';
 import { decodeBase64Text, decodeURIComponentSafe, isPlaceholder } from './secret-rules/checks.js';
 
 export { entropy, isPlaceholder } from './secret-rules/checks.js';

@@ -2,15 +2,14 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runRule, scanText } from '../../src/core/secrets.js';
-import { RULES } from '../../src/core/secret-rules/index.js';
-import { FAMILIES } from '../../src/core/secret-rules/catalogue.js';
+import { FAMILIES, RULES } from '../../src/core/secret-rules/catalogue.js';
 
 const ROOT = join(__dirname, '../..');
 const corpus = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/secrets/corpus.json'), 'utf8')) as {
   positives: { provider: string; family: string; rule?: string; text: string }[];
   negatives: { kind: string; family: string; text: string }[];
 };
-const files = readdirSync(join(ROOT, 'rules/secrets')).filter((f) => f.endsWith('.json') && f !== 'providers.json');
+const files = readdirSync(join(ROOT, 'rules/secrets')).filter((f) => f.endsWith('.json') && !['providers.json', 'context.json'].includes(f));
 const catalogue = files.map(
   (f) => JSON.parse(readFileSync(join(ROOT, 'rules/secrets', f), 'utf8')) as { family: string; rules: { id: string; keywords: string[] }[] },
 );

@@ -1,11 +1,14 @@
 /**
- * The provider-format catalogue, kept as data: one JSON file per family in `rules/secrets/`, read
- * when the scan is first used; each pattern compiled when its keywords first call for it. A
- * rule's `check` names what the value must also be (the words of `predicate`); every rule also
- * refuses values of low entropy for their length, unless its check says `any`.
+ * The rule catalogue, kept as data (docs/secrets.md): one JSON file per provider family in `rules/secrets/`, then the
+ * context rules (`context.json`), read when the scan is first used; each pattern compiled when its keywords first call
+ * for it. Every pattern runs in linear time (no nested unbounded repeats).
  */
 import { readFileSync } from 'node:fs';
 import { entropy, type Rule } from './checks.js';
+import { CHECKS, MATCHES, PAIRS, SCANS, pairSpans } from './context.js';
+import { PROVIDER_CONTEXT_RULE } from './provider-context.js';
+
+export type { Rule, Span } from './checks.js';
 
 /** The families, in the order their rules are tried (of two rules that find the same span, the first names it). */
 export const FAMILIES =
@@ -14,51 +17,78 @@ export const FAMILIES =
 interface RuleData {
   id: string;
   keywords: string[];
-  pattern: string;
+  pattern?: string;
   flags?: string;
   group?: number;
+  /** Words naming what the value must also be (`entropy>=3.5`, `mixed`, a named check of context.ts). */
   check?: string;
+  match?: string;
+  /** The value's own pattern, matched (sticky) right after `pattern`. */
+  value?: string;
+  pairs?: string;
+  scan?: string;
+}
+
+/** Words of a check that take a number (`len>=24`). */
+const MEASURES: Record<string, (n: number) => (v: string) => boolean> = {
+  entropy: (n) => (v) => entropy(v) >= n,
+  len: (n) => (v) => v.length >= n,
+  digits: (n) => {
+    const run = new RegExp(`\\d{${n}}`);
+    return (v) => run.test(v);
+  },
+};
+
+const WORDS: Record<string, (v: string) => boolean> = {
+  digit: (v) => /\d/.test(v),
+  mixed: (v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v),
+  random: (v) => [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(v)).length >= 2,
+  any: () => true,
+  'b64-id-colon': (v) => /^\d{12}:/.test(Buffer.from(v, 'base64').toString('latin1')),
+  ...CHECKS,
+};
+
+/** A name of a table, or an error naming the rule. */
+function named<T>(table: Record<string, T>, name: string, where: string): T {
+  if (!Object.hasOwn(table, name)) throw new Error(`${where}: unknown name "${name}"`);
+  return table[name]!;
 }
 
 /** One word of a check, as a predicate on the value. */
 function predicate(word: string, where: string): (v: string) => boolean {
-  const [, name, n] = /^([a-z0-9-]+?)(?:>=(\d+(?:\.\d+)?))?$/.exec(word) ?? [];
-  const min = Number(n);
-  if (name === 'entropy' && n) return (v) => entropy(v) >= min;
-  if (name === 'len' && n) return (v) => v.length >= min;
-  if (name === 'digits' && n) {
-    const run = new RegExp(`\\d{${min}}`);
-    return (v) => run.test(v);
-  }
-  if (name === 'digit' && !n) return (v) => /\d/.test(v);
-  if (name === 'mixed' && !n) return (v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v);
-  if (name === 'random' && !n) return (v) => [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(v)).length >= 2;
-  if (name === 'any' && !n) return () => true;
-  if (name === 'b64-id-colon' && !n) return (v) => /^\d{12}:/.test(Buffer.from(v, 'base64').toString('latin1'));
-  throw new Error(`${where}: unknown check "${word}"`);
+  const [, name = '', n] = /^([a-z0-9-]+?)(?:>=(\d+(?:\.\d+)?))?$/.exec(word) ?? [];
+  return n ? named(MEASURES, name, where)(Number(n)) : named(WORDS, name || word, where);
 }
 
 /** Random values of 16 characters or more have well over 2.5 bits per character; below that is a pattern someone typed. */
 const notTyped = (v: string): boolean => v.length < 16 || entropy(v) >= 2.5;
 
 function compile(r: RuleData, where: string): Rule {
-  if (!r.id || !r.pattern || !r.keywords?.length) throw new Error(`${where}: a rule needs an id, keywords and a pattern`);
+  if (!r.id || !(r.pattern || r.scan) || !r.keywords?.length) throw new Error(`${where}: a rule needs an id, keywords and a pattern`);
   if (r.keywords.some((k) => k !== k.toLowerCase())) throw new Error(`${where}: keywords are lower case`);
   const words = (r.check ?? '').split(' ').filter(Boolean);
   const checks = words.map((w) => predicate(w, where));
   if (!words.includes('any')) checks.push(notTyped);
   const rule: Rule = { id: r.id, keywords: r.keywords, ...(r.group ? { group: r.group } : {}), check: (v) => checks.every((c) => c(v)) };
-  // Compiled on first use: a one-shot command that scans one entry compiles only the few rules
-  // whose keywords its text holds (the tests run every rule on its own sample).
+  if (r.match) rule.matchCheck = named(MATCHES, r.match, where);
+  if (r.value) rule.value = new RegExp(r.value, 'y');
+  if (r.scan) rule.scan = named(SCANS, r.scan, where);
+  if (r.pairs) {
+    const ok = named(PAIRS, r.pairs, where);
+    rule.scan = (text) => pairSpans(rule.re!, text, ok);
+  }
+  // Compiled on first use: a one-shot command that scans one entry compiles only the few rules its text calls for.
   let re: RegExp | undefined;
-  Object.defineProperty(rule, 're', { enumerable: true, get: () => (re ??= new RegExp(r.pattern, `g${r.flags ?? ''}`)) });
+  if (r.pattern) Object.defineProperty(rule, 're', { enumerable: true, get: () => (re ??= new RegExp(r.pattern!, `g${r.flags ?? ''}`)) });
   return rule;
 }
 
-/** Every family's rules, in FAMILIES order. */
-export function loadCatalogue(): Rule[] {
+/** Every rule, in order: the families', the context rules', then the provider named near a token. */
+export const RULES: readonly Rule[] = loadCatalogue();
+
+function loadCatalogue(): Rule[] {
   const seen = new Set<string>();
-  return FAMILIES.flatMap((family) => {
+  const rules = [...FAMILIES, 'context'].flatMap((family) => {
     const file = `rules/secrets/${family}.json`;
     // Read, not imported: the rules are data files of the package (two levels above dist/core/).
     const data = JSON.parse(readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8')) as { rules: RuleData[] };
@@ -69,4 +99,5 @@ export function loadCatalogue(): Rule[] {
       return rule;
     });
   });
+  return [...rules, PROVIDER_CONTEXT_RULE];
 }

@@ -243,28 +243,6 @@ export function decodeBase64Text(b64: string): string | null {
   return printable / text.length >= 0.95 ? text : null;
 }
 
-/** Base64 of `user:password` with a real-looking password (Basic auth, docker's `auth`). */
-export const encodesUserPassword = (v: string): boolean => {
-  const [, user, password] = /^([^\s:]{1,128}):(\S{3,256})$/.exec(decodeBase64Text(v)?.trim() ?? '') ?? [];
-  return password !== undefined && !PLACEHOLDER_PASSWORDS.test(password) && !isPlaceholder(password) && password !== user;
-};
-
-/** The spans of a pattern whose alternatives each capture a pair (name or user, then value or password; an empty value makes the first the secret) where `ok` holds. */
-export function pairSpans(re: RegExp, ok: (first: string, value: string) => boolean) {
-  return (text: string): Span[] => {
-    const out: Span[] = [];
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      const [first = '', second = ''] = m.slice(1).filter((g) => g !== undefined);
-      if (!ok(first, second)) continue;
-      const value = second || first;
-      const start = m.index + m[0].lastIndexOf(value);
-      out.push({ start, end: start + value.length });
-    }
-    return out;
-  };
-}
-
 export function decodeURIComponentSafe(v: string): string {
   try {
     return decodeURIComponent(v);

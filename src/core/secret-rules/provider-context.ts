@@ -162,4 +162,4 @@ function providerTokens(text: string): Span[] {
   return out;
 }
 
-export const PROVIDER_CONTEXT_RULES: readonly Rule[] = [{ id: 'provider-context', scan: providerTokens }];
+export const PROVIDER_CONTEXT_RULE: Rule = { id: 'provider-context', scan: providerTokens };
