@@ -1,4 +1,9 @@
 /** What the secret rules share: the shape of a rule, and the checks that tell a secret from a placeholder, a code reference or a name. */
+import { readFileSync } from 'node:fs';
+
+/** Word lists of the checks, kept with the context rules: keys published as examples in vendor documentation, name suffixes of non-secrets. */
+const WORDS = JSON.parse(readFileSync(new URL('../../../rules/secrets/context.json', import.meta.url), 'utf8')) as Record<string, string[]>;
+
 export interface Span {
   start: number;
   end: number;
@@ -49,15 +54,6 @@ export function classes(s: string): number {
   return [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
 }
 
-/** Keys published in vendor documentation as examples; never real. */
-const DOCUMENTED_EXAMPLES = [
-  'AKIAIOSFODNN7EXAMPLE',
-  'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-  'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
-  'sk_test_BQokikJOvBiI2HlWgH4olfQ2',
-  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
-];
-
 /** The share of `v` in runs of 4+ characters each `step` (one of `steps`) from the one before: 0 repeats, 1 and -1 count. */
 function runShare(v: string, steps: readonly number[]): number {
   let covered = 0;
@@ -75,7 +71,7 @@ function runShare(v: string, steps: readonly number[]): number {
 export function isPlaceholder(value: string): boolean {
   const v = value.trim();
   if (!v) return true;
-  for (const ex of DOCUMENTED_EXAMPLES) if (v.includes(ex)) return true;
+  for (const ex of WORDS.documented_examples!) if (v.includes(ex)) return true;
   if (/^(?:\[[^\]]*\]|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%[A-Z_]+%|\$[A-Z_][A-Z0-9_]*)$/.test(v)) return true;
   if (/[[<{]\s*[A-Za-z_][\w-]*\s*[\]>}]/.test(v) || /\$\{[^}]*\}|\{\{[^}]*\}\}/.test(v)) return true;
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
@@ -91,17 +87,11 @@ export function isPlaceholder(value: string): boolean {
 export const PLACEHOLDER_PASSWORDS =
   /^(?:pass(?:word|wd)?|pwd|secret|changeme|admin|root|test|user(?:name)?|guest|default|mypass(?:word)?|yourpass(?:word)?|p@ssw0rd|letmein|\*+|x+)$/i;
 
-const KEYLIKE =
-  '(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|creds?|auth|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)';
-
-const KEYLIKE_WHOLE = new RegExp(`^${KEYLIKE}$`, 'i');
+const KEYLIKE_WHOLE =
+  /^(?:api[_-]?key|apikey|api[_-]?secret|app[_-]?secret|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key|token|passwd|password|pwd|passphrase|credentials?|creds?|auth|master[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key|access[_-]?key|session[_-]?key|license[_-]?key|app[_-]?key|shared[_-]?secret|service[_-]?key|account[_-]?key|admin[_-]?key|write[_-]?key|deploy[_-]?key)$/i;
 
 /** Last name segments that make a key-like name hold something else: `token_url`, `password_file`, `CREDENTIALS_ID`. */
-const NOT_A_VALUE_SUFFIX = new Set(
-  'id ids name names file files path dir url uri endpoint type length len ref var env header field prefix suffix format mode count size policy rotation expiry expires ttl hint label provider source location store version hash digest fingerprint algorithm enabled required'.split(
-    ' ',
-  ),
-);
+const NOT_A_VALUE_SUFFIX = new Set(WORDS.not_a_value_suffix);
 
 /** Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part of up to four whole segments. */
 export const isKeylikeName = judgedOnce((name) => keylikeName(name));

@@ -8,29 +8,20 @@ import { readFileSync } from 'node:fs';
 import { classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, type Rule, type Span } from './checks.js';
 
 // The data file sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike.
-const DATA = JSON.parse(readFileSync(new URL('../../../rules/secrets/providers.json', import.meta.url), 'utf8')) as {
-  providers: string[];
-  weak: string[];
-};
+const DATA = JSON.parse(readFileSync(new URL('../../../rules/secrets/providers.json', import.meta.url), 'utf8')) as Record<string, string[]>;
 const STRONG = new Set(DATA.providers);
 const WEAK = new Set(DATA.weak);
+const SECRET_WORDS = new Set(DATA.secret_words);
+const NOT_SECRET_WORDS = new Set(DATA.not_secret_words);
+const RECORD_KEY = new Set(DATA.record_key);
+/** Object ids with a type prefix (Stripe's `cus_`, OpenAI's `run_`, Vercel's `dpl_`) and publishable keys (`pk_`). */
+const ID_PREFIX = new RegExp(`^(?:${DATA.id_prefixes!.join('|')})_`);
 /** The first five letters of each name of five or more: a word that starts with none of them names no provider glued to more. */
-const STEMS = new Set(DATA.providers.filter((p) => p.length >= 5).map((p) => p.slice(0, 5)));
+const STEMS = new Set(DATA.providers!.filter((p) => p.length >= 5).map((p) => p.slice(0, 5)));
 
 /** How far back (characters) a provider's name may sit from the value. */
 const WINDOW = 80;
 
-const SECRET_WORDS = new Set(
-  'key keys apikey token tokens secret secrets password passwd pass pwd credential credentials cred creds auth pat bearer access license private signing'.split(
-    ' ',
-  ),
-);
-/** A value that follows these words is an id or a digest, not a credential. */
-const NOT_SECRET_WORDS = new Set(
-  'id ids sid uuid guid deployment base record table form response track album playlist artist field view row item page document doc folder space site instance service app application list audience campaign template dataset model index collection database schema queue topic stream flow board card sheet post video asset product store shop location merchant commit commits sha sha1 sha256 sha512 hash digest checksum revision fingerprint integrity md5 etag version build release tag trace span request order invoice customer account user username email org organization tenant project workspace team channel issue ticket event message job run image file path url uri host domain region zone bucket name'.split(
-    ' ',
-  ),
-);
 /** Words glued after a provider's name in an identifier (`mailjetapikey`). */
 const GLUED = /(?:api|key|token|secret|pat|auth|password|pass|access|client|private|bot|app|_)+$/;
 
@@ -39,12 +30,6 @@ const CANDIDATE = /(?<![A-Za-z0-9_+/-])[A-Za-z0-9][A-Za-z0-9_+/-]{11,255}={0,2}(
 
 /** Hex, a UUID, or hex behind a short type prefix (Twilio's `AC…`/`MG…` ids): an id as often as a key. */
 const HEXISH = /^(?:[A-Za-z]{1,4}[-_]?)?(?:[0-9a-f]{16,}|[0-9A-F]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$|^[0-9a-f]+$/i;
-/** Object ids with a type prefix (Stripe's `cus_`, `price_`, OpenAI's `run_`, Vercel's `dpl_`) and publishable keys (`pk_`). */
-const ID_PREFIX =
-  /^(?:pk|price|prod|cus|pi|ch|sub|in|acct|evt|txn|po|re|seti|pm|src|tok|card|ba|btok|cs|dpl|prj|team|usr|user|org|ws|file|inv|plan|coupon|promo|tr|py|req|sess|msg|conv|thread|run|asst|ft|batch|vs|chatcmpl|resp)_/;
-/** Words that make the key or token after them a record's or a page's, not a credential. */
-const RECORD_KEY =
-  /^(?:file|object|primary|foreign|partition|sort|idempotency|cache|row|lookup|public|publishable|subscribe|response|page|next|continuation|pagination|sync|cursor|request)$/;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 /** Whether a value has a token's shape: random-looking, not a word, path, id or encoded prose (cheapest tests first). */
@@ -152,7 +137,7 @@ function providerTokens(text: string): Span[] {
     if (last.slice(-3).some((w) => /^(?:u|g)?uids?$|^s?ids?$/.test(w)) || (!secretWord && NOT_SECRET_WORDS.has(lastWord))) continue;
     if (last.some((w) => /^(?:commit|sha\d*|hash|digest|checksum|public|publishable)$/.test(w)) || ID_PREFIX.test(v)) continue;
     // A key that names a record, not a credential: `file key`, `primary key`, `idempotency key`.
-    if (/^(?:key|token)$/.test(lastWord) && RECORD_KEY.test(last.at(-2) ?? '')) continue;
+    if (/^(?:key|token)$/.test(lastWord) && RECORD_KEY.has(last.at(-2) ?? '')) continue;
     // A hex string or a UUID needs a secret word, unless it is the value of the provider's own name (`mailerlite: …`).
     const ownValue = kind === 'strong' && STRONG.has(lastWord) && /[:=][ \t"']*$/.test(before);
     if ((kind === 'weak' || HEXISH.test(v) || v.length < 16) && !secretWord && !ownValue) continue;
