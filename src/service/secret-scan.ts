@@ -2,29 +2,11 @@
 import { createRequire } from 'node:module';
 import { dedupe, isPlaceholder, position, scanText, type SecretFinding } from '../core/secrets.js';
 
-/** secretlint's findings that our format knowledge contradicts: a Slack token carries long numeric ids (`xoxb-12345-abcd234` is only shaped like one). */
-function plausible(rule: string, value: string): boolean {
-  if (rule === 'slack' && /^xox/.test(value)) return value.length >= 24 && /\d{8,}/.test(value);
-  return true;
-}
-
 const require = createRequire(import.meta.url);
 
 type LintSource = typeof import('@secretlint/core').lintSource;
 type SecretlintConfig = Parameters<LintSource>[0]['options']['config'];
 let secretlint: { lintSource: LintSource; config: SecretlintConfig } | null | undefined;
-
-// secretlint's profiler is always on: every rule run leaves marks it keeps and searches on each new one (a batch slows down
-// quadratically, a long-lived process grows without bound). Its `mark` only feeds a timing report we never read.
-function silenceProfiler(): void {
-  try {
-    const fromCore = createRequire(require.resolve('@secretlint/core'));
-    const { secretLintProfiler } = fromCore('@secretlint/profiler') as { secretLintProfiler: { mark: (m: unknown) => void } };
-    secretLintProfiler.mark = () => undefined;
-  } catch {
-    /* a different layout: slower, still correct */
-  }
-}
 
 /** Loads secretlint once (it is slow to load); null if it cannot be loaded, and our rules still run. */
 function loadSecretlint(): typeof secretlint {
@@ -41,10 +23,13 @@ function loadSecretlint(): typeof secretlint {
         },
       ],
     } as unknown as SecretlintConfig;
-    silenceProfiler();
     secretlint = { lintSource: core.lintSource, config };
+    // secretlint's profiler is always on: every rule run leaves marks it keeps and searches on each new one (a batch slows down
+    // quadratically, a long-lived process grows without bound). Its `mark` only feeds a timing report we never read.
+    const { secretLintProfiler } = createRequire(require.resolve('@secretlint/core'))('@secretlint/profiler') as { secretLintProfiler: { mark: () => void } };
+    secretLintProfiler.mark = () => undefined;
   } catch {
-    secretlint = null;
+    secretlint ??= null; // (loaded but the profiler not found: slower, still correct)
   }
   return secretlint;
 }
@@ -77,7 +62,8 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
     const end = Math.min(f.text.length, m.range[1] - starts[k]!);
     const value = f.text.slice(start, end);
     const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
-    if (isPlaceholder(value) || !plausible(rule, value)) continue;
+    // Our format knowledge contradicts secretlint here: a Slack token carries long numeric ids (`xoxb-12345-abcd234` is only shaped like one).
+    if (isPlaceholder(value) || (rule === 'slack' && /^xox/.test(value) && !(value.length >= 24 && /\d{8,}/.test(value)))) continue;
     out.push({ path: f.path, rule: `secretlint/${rule}`, start, end, ...position(f.text, start) });
   }
   return out;
@@ -88,9 +74,7 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
 const clean = new Set<string>();
 const CLEAN_MAX = 200_000;
 
-export function knownClean(text: string): boolean {
-  return clean.has(text);
-}
+export const knownClean = (text: string): boolean => clean.has(text);
 
 /** Both detectors over fields, one finding per overlapping span; each distinct text is scanned once (a batch repeats sections, tags… thousands of times). */
 export async function scanFields(fields: { path: string; text: string }[]): Promise<SecretFinding[]> {

@@ -38,6 +38,13 @@ function judgedOnce(judge: (text: string) => boolean): (text: string) => boolean
   };
 }
 
+/** An identifier's lower-case words, split at camelCase humps. */
+export const camelWords = (s: string): string[] =>
+  s
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(' ');
+
 /** Shannon entropy in bits per character. */
 export function entropy(s: string): number {
   const counts = new Map<string, number>();
@@ -94,9 +101,7 @@ const KEYLIKE_WHOLE =
 const NOT_A_VALUE_SUFFIX = new Set(WORDS.not_a_value_suffix);
 
 /** Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part of up to four whole segments. */
-export const isKeylikeName = judgedOnce((name) => keylikeName(name));
-
-function keylikeName(name: string): boolean {
+export const isKeylikeName = judgedOnce((name) => {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
@@ -110,7 +115,7 @@ function keylikeName(name: string): boolean {
     }
   }
   return false;
-}
+});
 
 /** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
 export function mentionsKeyWord(name: string): boolean {
@@ -120,11 +125,9 @@ export function mentionsKeyWord(name: string): boolean {
 
 /** A name's lower-case segments (split at `_-.` and camelCase), or null for a public key's name or one ending in an id, a path or a setting. */
 function secretNameSegments(name: string): string[] | null {
-  const segs = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .split(/[_.-]+/)
-    .filter(Boolean)
-    .map((s) => s.toLowerCase());
+  const segs = camelWords(name)
+    .flatMap((w) => w.split(/[_.-]+/))
+    .filter(Boolean);
   const last = segs.at(-1);
   if (last === undefined || NOT_A_VALUE_SUFFIX.has(last)) return null;
   return segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
@@ -196,25 +199,25 @@ const encodesNonSecret = (v: string): boolean => {
 };
 
 /** A value beside a key-like name that looks like a credential, not a word, a reference, a name or a test value. */
-export const looksLikeSecretValue = judgedOnce((v) => judgeValue(v));
-
-const judgeValue = (v: string): boolean =>
-  !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
-  !isCodeReference(v) &&
-  !isIdentifierOrPath(v) &&
-  !PLACEHOLDER_PASSWORDS.test(v) &&
-  !isPlaceholder(v) &&
-  !isTemplate(v) &&
-  !isFileName(v) &&
-  !countsUp(v) &&
-  !isTestPassword(v) &&
-  !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
-  !isWordLike(v) &&
-  // A digest named as such, or a value that says it is not for real use.
-  !/^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:-]|insecure|do[-_]?not[-_]?use|change[-_]?(?:me|it|this|in)/i.test(v) &&
-  !encodesNonSecret(v) &&
-  ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
-    (v.length >= 20 && entropy(v) >= 3.5));
+export const looksLikeSecretValue = judgedOnce(
+  (v) =>
+    !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
+    !isCodeReference(v) &&
+    !isIdentifierOrPath(v) &&
+    !PLACEHOLDER_PASSWORDS.test(v) &&
+    !isPlaceholder(v) &&
+    !isTemplate(v) &&
+    !isFileName(v) &&
+    !countsUp(v) &&
+    !isTestPassword(v) &&
+    !/^v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?$/.test(v) &&
+    !isWordLike(v) &&
+    // A digest named as such, or a value that says it is not for real use.
+    !/^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:-]|insecure|do[-_]?not[-_]?use|change[-_]?(?:me|it|this|in)/i.test(v) &&
+    !encodesNonSecret(v) &&
+    ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
+      (v.length >= 20 && entropy(v) >= 3.5)),
+);
 
 /** A random-looking token: long enough, several character classes, high entropy. */
 export const randomToken =

@@ -1,11 +1,9 @@
 /**
- * A provider's name a few words before a random-looking value (`MAILJET_API_KEY=…`): how tokens
- * of services with no fixed prefix are found (names: rules/secrets/providers.json). A name that is
- * also an English word, a hex string or a UUID counts only beside a secret word. Linear: each
- * candidate looks back over at most WINDOW characters.
+ * A provider's name a few words before a random-looking value (`MAILJET_API_KEY=…`), for services whose tokens have no
+ * fixed prefix (docs/secrets.md; words in rules/secrets/providers.json). Linear: each candidate looks back WINDOW characters.
  */
 import { readFileSync } from 'node:fs';
-import { classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, type Rule, type Span } from './checks.js';
+import { camelWords, classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, type Rule, type Span } from './checks.js';
 
 // The data file sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike.
 const DATA = JSON.parse(readFileSync(new URL('../../../rules/secrets/providers.json', import.meta.url), 'utf8')) as Record<string, string[]>;
@@ -50,11 +48,7 @@ function tokenShaped(v: string): boolean {
 /** How a lower-case word names a provider: 'strong', 'weak' or null. */
 const nameKind = (w: string): 'strong' | 'weak' | null => (STRONG.has(w) ? 'strong' : WEAK.has(w) ? 'weak' : null);
 
-/**
- * Where the text names a provider: each mention's end offset and kind, in one pass over its
- * words (identifiers split at camelCase humps; two words joined, `new relic`; a name glued to
- * more, `mailjetapikey`, `algoliasearch`).
- */
+/** Where the text names a provider, in one pass over its words (camelCase split; two joined, `new relic`; glued to more, `mailjetapikey`). */
 function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
   const out: { end: number; kind: 'strong' | 'weak' }[] = [];
   const run = /[A-Za-z0-9]{2,64}(?![A-Za-z0-9])/g;
@@ -63,12 +57,7 @@ function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
   for (let m = run.exec(text); m; m = run.exec(text)) {
     if (/^\d+$/.test(m[0])) continue;
     const lower = m[0].toLowerCase();
-    const parts = /[a-z0-9][A-Z]/.test(m[0])
-      ? m[0]
-          .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-          .toLowerCase()
-          .split(' ')
-      : [lower];
+    const parts = /[a-z0-9][A-Z]/.test(m[0]) ? camelWords(m[0]) : [lower];
     if (m.index - prevEnd > 2) prev = '';
     let kind: 'strong' | 'weak' | null = null;
     const consider = (w: string): void => {
@@ -89,7 +78,7 @@ function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
   return out;
 }
 
-/** Candidates checked in full per text (the first ones): text made of names and tokens costs no more than this. One finding refuses the write; a few name the places. */
+/** Candidates checked in full per text: text made of names and tokens costs no more than this (one finding refuses the write). */
 const MAX_CHECKED = 32;
 
 function providerTokens(text: string): Span[] {
@@ -124,12 +113,7 @@ function providerTokens(text: string): Span[] {
     // The words before the value (random-looking runs, such as another token, are not words).
     const last = (before.match(/[A-Za-z0-9]+/g) ?? [])
       .filter((r) => !(r.length > 12 && /\d/.test(r) && /[A-Za-z]/.test(r)))
-      .flatMap((r) =>
-        r
-          .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-          .toLowerCase()
-          .split(' '),
-      )
+      .flatMap(camelWords)
       .slice(-6);
     const secretWord = last.some((w) => SECRET_WORDS.has(w));
     const lastWord = last.at(-1) ?? '';
