@@ -1,11 +1,6 @@
-/**
- * The rule catalogue, kept as data (docs/secrets.md): one JSON file per provider family in `rules/secrets/`, then the
- * context rules (`context.json`), read when the scan is first used; each pattern compiled when its keywords first call
- * for it. Every pattern runs in linear time (no nested unbounded repeats).
- */
+/** The rule catalogue, kept as data in `rules/secrets/` (docs/secrets.md); every pattern runs in linear time (no nested unbounded repeats). */
 import { readFileSync } from 'node:fs';
-import { entropy, type Rule } from './checks.js';
-import { CHECKS, MATCHES, PAIRS, SCANS, pairSpans } from './context.js';
+import { CHECKS, MATCHES, PAIRS, SCANS, entropy, pairSpans, type Rule } from './checks.js';
 import { PROVIDER_CONTEXT_RULE } from './provider-context.js';
 
 export type { Rule, Span } from './checks.js';
@@ -20,10 +15,9 @@ interface RuleData {
   pattern?: string;
   flags?: string;
   group?: number;
-  /** Words naming what the value must also be (`entropy>=3.5`, `mixed`, a named check of context.ts). */
+  /** Words naming what the value must also be (`entropy>=3.5`, `mixed`, a check of checks.ts). */
   check?: string;
   match?: string;
-  /** The value's own pattern, matched (sticky) right after `pattern`. */
   value?: string;
   pairs?: string;
   scan?: string;
@@ -39,15 +33,6 @@ const MEASURES: Record<string, (n: number) => (v: string) => boolean> = {
   },
 };
 
-const WORDS: Record<string, (v: string) => boolean> = {
-  digit: (v) => /\d/.test(v),
-  mixed: (v) => /[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v),
-  random: (v) => [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(v)).length >= 2,
-  any: () => true,
-  'b64-id-colon': (v) => /^\d{12}:/.test(Buffer.from(v, 'base64').toString('latin1')),
-  ...CHECKS,
-};
-
 /** A name of a table, or an error naming the rule. */
 function named<T>(table: Record<string, T>, name: string, where: string): T {
   if (!Object.hasOwn(table, name)) throw new Error(`${where}: unknown name "${name}"`);
@@ -57,7 +42,7 @@ function named<T>(table: Record<string, T>, name: string, where: string): T {
 /** One word of a check, as a predicate on the value. */
 function predicate(word: string, where: string): (v: string) => boolean {
   const [, name = '', n] = /^([a-z0-9-]+?)(?:>=(\d+(?:\.\d+)?))?$/.exec(word) ?? [];
-  return n ? named(MEASURES, name, where)(Number(n)) : named(WORDS, name || word, where);
+  return n ? named(MEASURES, name, where)(Number(n)) : named(CHECKS, name || word, where);
 }
 
 /** Random values of 16 characters or more have well over 2.5 bits per character; below that is a pattern someone typed. */
