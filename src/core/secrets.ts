@@ -22,13 +22,8 @@ export const MAX_SCANNED = 4096;
 const MAX_BLOBS = 64;
 
 export function position(text: string, index: number): { line: number; column: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
-    line++;
-    last = i;
-  }
-  return { line, column: index - last };
+  const before = text.slice(0, index);
+  return { line: before.split('\n').length, column: index - before.lastIndexOf('\n') };
 }
 
 // Every rule's keywords in one trie: a text is walked once and only the rules whose keywords it holds run (hundreds of

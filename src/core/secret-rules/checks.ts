@@ -247,23 +247,6 @@ export function decodeURIComponentSafe(v: string): string {
   }
 }
 
-/** PEM private keys with a body (an empty BEGIN/END pair in documentation is not one), which may sit in a JSON string with `\n` line breaks. */
-function pemPrivateKeys(text: string): Span[] {
-  const out: Span[] = [];
-  const begin = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/g;
-  for (let m = begin.exec(text); m; m = begin.exec(text)) {
-    const after = text.slice(m.index + m[0].length, m.index + m[0].length + 600).replace(/\\[nr]/g, '\n');
-    const [body = ''] = after.split('-----');
-    const base64 = body
-      .split('\n')
-      .filter((l) => !l.includes(': '))
-      .join('')
-      .replace(/\s/g, '');
-    if (/^[A-Za-z0-9+/=]{16,}/.test(base64)) out.push({ start: m.index, end: m.index + m[0].length });
-  }
-  return out;
-}
-
 /** A password as written beside a user name: not a placeholder, a variable or the user name again. */
 const realPassword = (v: string, user = ''): boolean =>
   v.length >= 3 &&
@@ -385,6 +368,22 @@ export const CHECKS: Record<string, (v: string) => boolean> = {
 
 /** Named checks on the whole match (a rule's `match`). */
 export const MATCHES: Record<string, (m: RegExpExecArray) => boolean> = {
+  // A PEM private key's BEGIN line with a body (an empty BEGIN/END pair in documentation is not one; the body may sit in a
+  // JSON string with `\n` line breaks; header lines such as `Proc-Type: …` are skipped).
+  'pem-body': (m) => {
+    const end = m.index + m[0].length;
+    const [body = ''] = m.input
+      .slice(end, end + 600)
+      .replace(/\\[nr]/g, '\n')
+      .split('-----');
+    return /^[A-Za-z0-9+/=]{16,}/.test(
+      body
+        .split('\n')
+        .filter((l) => !l.includes(': '))
+        .join('')
+        .replace(/\s/g, ''),
+    );
+  },
   'url-password': (m) => realPassword(decodeURIComponentSafe(m[2] ?? ''), m[1]),
   // A name inside a colon-separated chain (`arn:aws:secretsmanager:…:secret:prod/db`) is not assigned anything.
   'keylike-assignment': (m) => isKeylikeName(m[1] ?? '') && !(m.input[m.index - 1] === ':' && !m[0].slice(m[1]!.length).includes('=')),
@@ -416,4 +415,4 @@ export function pairSpans(re: RegExp, text: string, ok: (first: string, value: s
 }
 
 /** Rules that are not one pattern (a rule's `scan`). */
-export const SCANS: Record<string, (text: string) => Span[]> = { 'pem-private-keys': pemPrivateKeys, 'kubernetes-secret-data': kubernetesSecretData };
+export const SCANS: Record<string, (text: string) => Span[]> = { 'kubernetes-secret-data': kubernetesSecretData };
