@@ -87,8 +87,7 @@ export function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
     if (isPlaceholder(value)) continue;
     if (rule.check && !rule.check(value)) continue;
     out.push({ start, end: start + value.length, rule: rule.id });
-    // A value found is passed over, as a pattern's own match would be: `a_token=a_token=…` is one
-    // finding, not one per `=` with every value running to the end of the text (quadratic).
+    // A value found is passed over: `a_token=a_token=…` is one finding, not one per `=` each running to the text's end (quadratic).
     if (rule.value) re.lastIndex = start + value.length;
   }
   return out;
@@ -157,18 +156,16 @@ export function scanText(path: string, text: string): SecretFinding[] {
   }
   const spans = runRules(text);
   const norm = normalised(text);
-  const base = norm ?? { text, from: [] as number[] };
-  if (norm) {
-    for (const s of runRules(norm.text)) {
-      const start = norm.from[s.start] ?? 0;
-      const end = (norm.from[Math.max(s.start, s.end - 1)] ?? start) + 1;
-      spans.push({ start, end, rule: s.rule });
-    }
-  }
+  /** A span of the normalised text, in the original's offsets. */
+  const back = (s: number, e: number): Span => {
+    const start = norm ? (norm.from[s] ?? 0) : s;
+    return { start, end: norm ? (norm.from[Math.max(s, e - 1)] ?? start) + 1 : e };
+  };
+  for (const s of norm ? runRules(norm.text) : []) spans.push({ ...back(s.start, s.end), rule: s.rule });
   // Base64 blobs: the decoded text, scanned once more (a token or `user:password` inside).
   const blobs = /(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,8192}={0,2}(?![A-Za-z0-9+/=_-])/g;
   let n = 0;
-  for (let m = blobs.exec(base.text); m && n < MAX_BLOBS; m = blobs.exec(base.text)) {
+  for (let m = blobs.exec(norm?.text ?? text); m && n < MAX_BLOBS; m = blobs.exec(norm?.text ?? text)) {
     // A word or a hex digest is not base64 text. (Three linear tests: `[A-Z].*[a-z]` is quadratic.)
     if (!/[+/=]/.test(m[0]) && !(/[A-Z]/.test(m[0]) && /[a-z]/.test(m[0]))) continue;
     const decoded = decodeBase64Text(m[0]);
@@ -176,10 +173,7 @@ export function scanText(path: string, text: string): SecretFinding[] {
     n++;
     const [found] = runRules(decoded);
     if (!found) continue;
-    const start = norm ? (norm.from[m.index] ?? 0) : m.index;
-    const last = m.index + m[0].length - 1;
-    const end = (norm ? (norm.from[last] ?? start) : last) + 1;
-    spans.push({ start, end, rule: `${found.rule} (base64)` });
+    spans.push({ ...back(m.index, m.index + m[0].length), rule: `${found.rule} (base64)` });
   }
   return dedupe(spans.map((s) => ({ path, rule: s.rule, start: s.start, end: s.end, ...position(text, s.start) })));
 }
@@ -210,10 +204,8 @@ export function secretFields(value: unknown, prefix = ''): { path: string; text:
     } else if (Array.isArray(v)) {
       v.forEach((x, i) => walk(x, `${path}[${i}]`, depth + 1));
     } else if (v && typeof v === 'object') {
-      let n = 0;
-      for (const [k, x] of Object.entries(v)) {
-        const key = /^[a-z][a-z0-9_]{0,39}$/.test(k) ? k : `(field ${n + 1})`;
-        n++;
+      for (const [i, [k, x]] of Object.entries(v).entries()) {
+        const key = /^[a-z][a-z0-9_]{0,39}$/.test(k) ? k : `(field ${i + 1})`;
         walk(x, path ? `${path}.${key}` : key, depth + 1);
       }
     }

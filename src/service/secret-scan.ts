@@ -69,8 +69,7 @@ export async function scanWithSecretlint(fields: { path: string; text: string }[
   return out;
 }
 
-// Texts this process found clean: a write scans its input before the lock (to report each update's problems) and again what
-// it commits; the second scan is a lookup. Bounded.
+// Texts found clean: a write scans its input before the lock (to report each update's problems), then what it commits.
 const clean = new Set<string>();
 const CLEAN_MAX = 200_000;
 

@@ -1,7 +1,4 @@
-/**
- * What the secret rules share: the shape of a rule, the checks that tell a secret from a placeholder, a code reference or a
- * name, and the named checks and scans the context rules (rules/secrets/context.json) call where a pattern cannot tell.
- */
+/** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
 
 /** Word lists of the checks, kept with the context rules: keys published as examples in vendor documentation, name suffixes of non-secrets. */
@@ -20,11 +17,9 @@ export interface Rule {
   /** Capture group holding the secret value (default: the whole match). */
   group?: number;
   check?: (value: string) => boolean;
-  /** Check on the whole match (the name beside the value). */
   matchCheck?: (m: RegExpExecArray) => boolean;
   /** The value, matched (sticky) right after `re` once `matchCheck` passed: a name that is not key-like costs nothing more. */
   value?: RegExp;
-  /** A rule that is not one pattern: the spans of the secrets it finds. */
   scan?: (text: string) => Span[];
 }
 
@@ -85,8 +80,7 @@ export function isPlaceholder(value: string): boolean {
   if (/^(?:\[[^\]]*\]|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%[A-Z_]+%|\$[A-Z_][A-Z0-9_]*)$/.test(v)) return true;
   if (/[[<{]\s*[A-Za-z_][\w-]*\s*[\]>}]/.test(v) || /\$\{[^}]*\}|\{\{[^}]*\}\}/.test(v)) return true;
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
-  // Mostly one repeated character or a counting run: `AAAAAAAA`, `1234567890`, `abcdefgh`. (A
-  // real token may start with a run, as Twitter's bearer tokens do: the rest must be random.)
+  // Mostly one repeated character or a counting run (a real token may start with one, as Twitter's bearer tokens do).
   if (v.length >= 6 && (runShare(v, [0]) >= 0.6 || runShare(v, [1, -1]) >= 0.7)) return true;
   if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
     return true;

@@ -89,8 +89,7 @@ function providerTokens(text: string): Span[] {
   CANDIDATE.lastIndex = 0;
   for (let m = CANDIDATE.exec(text); m && checked <= MAX_CHECKED && out.length < 4; m = CANDIDATE.exec(text)) {
     const v = m[0];
-    // After a word and a dot (a domain's or a file's tail), inside a path or an image reference
-    // (`registry/app:tag`), or in a colon chain (`spotify:track:…`).
+    // After a word and a dot (a domain's or a file's tail), in a path or an image reference (`registry/app:tag`), in a colon chain.
     const chunk = /[^\s"'`(<[{]*$/.exec(text.slice(Math.max(0, m.index - 120), m.index))![0];
     if (/(?:^|[^A-Za-z0-9_+/-])[A-Za-z]+\.$/.test(chunk) || (/\//.test(chunk) && !/[=@]$/.test(chunk)) || /:[^:]*:$/.test(chunk)) continue;
     // Letters and digits mixed, or long and mixed-case, before any further work (words are most candidates).
