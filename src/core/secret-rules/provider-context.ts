@@ -45,9 +45,6 @@ function tokenShaped(v: string): boolean {
   return text === null || !/\s/.test(text.trim());
 }
 
-/** How a lower-case word names a provider: 'strong', 'weak' or null. */
-const nameKind = (w: string): 'strong' | 'weak' | null => (STRONG.has(w) ? 'strong' : WEAK.has(w) ? 'weak' : null);
-
 /** Where the text names a provider, in one pass over its words (camelCase split; two joined, `new relic`; glued to more, `mailjetapikey`). */
 function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
   const out: { end: number; kind: 'strong' | 'weak' }[] = [];
@@ -61,8 +58,8 @@ function mentions(text: string): { end: number; kind: 'strong' | 'weak' }[] {
     if (m.index - prevEnd > 2) prev = '';
     let kind: 'strong' | 'weak' | null = null;
     const consider = (w: string): void => {
-      const k = nameKind(w);
-      if (k === 'strong' || (k && !kind)) kind = k;
+      if (STRONG.has(w)) kind = 'strong';
+      else if (WEAK.has(w) && !kind) kind = 'weak';
     };
     for (const p of parts) {
       consider(p);
