@@ -122,9 +122,11 @@ export function mentionsKeyWord(name: string): boolean {
 
 /** A name's lower-case segments (split at `_-.` and camelCase), or null for a public key's name or one ending in an id, a path or a setting. */
 function secretNameSegments(name: string): string[] | null {
-  const segs = camelWords(name)
-    .flatMap((w) => w.split(/[_.-]+/))
-    .filter(Boolean);
+  const segs = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .split(/[_.-]+/)
+    .filter(Boolean)
+    .map((s) => s.toLowerCase());
   const last = segs.at(-1);
   if (last === undefined || NOT_A_VALUE_SUFFIX.has(last)) return null;
   return segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
