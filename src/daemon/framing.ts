@@ -1,11 +1,8 @@
 /**
- * The daemon socket's framing, for both sides: one JSON message per line. Bytes are kept as they
- * arrive and each chunk is searched once for a newline, so reading a message costs time linear
- * in its size however it is cut; a message that grows past the limit is refused as soon as it
- * does, and what was kept of it is dropped.
+ * Splits the daemon socket's byte stream into lines of at most `max` bytes, for both sides. Each
+ * chunk is searched once for a newline (time linear in a message however it is cut); a line past
+ * the limit is refused as soon as it passes it.
  */
-
-/** Splits a byte stream into lines of at most `max` bytes (without the newline). */
 export class LineReader {
   private chunks: Buffer[] = [];
   private size = 0;
@@ -40,7 +37,7 @@ export class LineReader {
     }
   }
 
-  /** Stops reading (the connection is going away); what was kept is dropped. */
+  /** Stops reading; what was kept is dropped. */
   stop(): void {
     this.stopped = true;
     this.chunks = [];

@@ -1,8 +1,7 @@
 /**
- * The daemon's scheduled jobs : decay and forgetting per project,
- * freshness, evidence validation, and ai-context regeneration when context-worthy entries
- * change. One job runs at a time; a run is stopped between batches at shutdown and its cursor
- * saved, so the next start resumes. Due times read the service clock.
+ * The daemon's jobs: decay per project, freshness, evidence, and ai-context regeneration when
+ * context-worthy entries change. One at a time; stopped between batches at shutdown with its
+ * cursor saved for the next start. Due times read the service clock.
  */
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -22,7 +21,7 @@ import type { DaemonMetrics, DaemonStatus } from './status.js';
 
 interface JobState {
   last_run_at: string | null;
-  /** decay: the last id an interrupted run finished, per project. */
+  /** decay: where an interrupted run stopped, per project. */
   cursor?: Record<string, string>;
   runs: number;
   last_error?: string | null;
@@ -32,7 +31,7 @@ type JobName = 'decay' | 'freshness' | 'context' | 'evidence';
 
 interface State {
   jobs: Record<JobName, JobState>;
-  /** decay: last completed run per project (decay intervals are per project). */
+  /** decay: last completed run per project (intervals are per project). */
   decay_projects: Record<string, string>;
 }
 
@@ -41,38 +40,30 @@ const emptyJob = (): JobState => ({ last_run_at: null, runs: 0 });
 export interface JobOptions {
   freshnessMs: number;
   evidenceMs: number;
-  /**
-   * Whether someone is working with git in this repository right now (HEAD moved a moment ago):
-   * the daemon's own background commits wait, so that they do not hold git's index lock while
-   * the user's checkout, rebase or commit needs it.
-   */
+  /** Whether HEAD moved a moment ago: jobs' commits wait, not to hold git's index lock while the user's checkout or rebase needs it. */
   gitBusy?: () => boolean;
-  /** Work the jobs let finish first (a first start's vectors: their garbage and the jobs' would add up). */
+  /** Work the jobs let finish first (a first start's vectors: the two's garbage would add up). */
   before?: () => Promise<void>;
 }
 
-/**
- * ai-context regeneration waits until changes have been quiet this long (a burst of writes is
- * one regeneration and one commit, not one every few writes, each holding the write lock)...
- */
+/** ai-context regeneration waits for changes to be quiet this long (a burst is one commit)... */
 const CONTEXT_QUIET_MS = 2000;
-/** ...and at most this long after the first change it waits for (under a steady stream of writes). */
+/** ...but no longer than this after the first change (a steady stream of writes). */
 const CONTEXT_MAX_WAIT_MS = 30_000;
 
 export class Jobs {
   private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
   private chain: Promise<void> = Promise.resolve();
-  /** Jobs queued or running: a tick while one runs must not queue it again (a long check would pile up). */
+  /** Jobs queued or running: a tick must not queue one again (a long check would pile up). */
   private readonly pending = new Set<JobName>();
   private stopping = false;
   private readonly contextDue = new Set<string>();
   private contextTimer: NodeJS.Timeout | undefined;
-  /** When (performance.now()) the first change the armed regeneration waits for came. */
+  /** performance.now() of the first change the armed regeneration waits for. */
   private contextSince = 0;
 
   constructor(
     private readonly engine: Engine,
-    /** The daemon's own caller (its jobs' writes and warnings are its own). */
     private readonly caller: Caller,
     private readonly paths: DaemonPaths,
     private readonly log: Logger,
@@ -102,7 +93,6 @@ export class Jobs {
   /** Queues a job behind the one running; errors are recorded, never thrown. */
   run(name: JobName, fn: () => Promise<void>): Promise<void> {
     this.chain = this.chain.then(async () => {
-      // The user's git work first: jobs commit, so they wait until HEAD has been still a moment.
       while (this.opts.gitBusy?.() && !this.stopping) await new Promise((r) => setTimeout(r, 250));
       await this.opts.before?.();
       if (this.stopping && name !== 'context') return;
@@ -177,8 +167,7 @@ export class Jobs {
   private once(name: JobName, fn: () => Promise<void>): void {
     if (this.pending.has(name)) return;
     this.pending.add(name);
-    // A full collection before and after (see collectGarbage): the first jobs follow the index
-    // build, whose garbage V8 has not collected yet, and each would grow the heap on the last one's.
+    // A full collection before and after (see collectGarbage): each job would grow the heap on the last one's garbage.
     void this.run(name, () => {
       collectGarbage();
       return fn().finally(() => {
@@ -188,11 +177,7 @@ export class Jobs {
     });
   }
 
-  /**
-   * ai-context regeneration when context-worthy entries change, debounced per project: `snap`
-   * names the entries behind the changed files (a watcher batch's `touched`, or the whole
-   * snapshot after a full refresh).
-   */
+  /** Regenerates ai-context of projects whose context-worthy entries changed (`snap`: a batch's `touched`, or the whole snapshot). */
   scheduleContext(changedFiles: string[], snap: CatalogSnapshot | undefined): void {
     const now = this.now();
     const touched = snap?.touched;
@@ -215,7 +200,6 @@ export class Jobs {
     if (this.contextDue.size) this.armContext();
   }
 
-  /** (Re)arms the regeneration: CONTEXT_QUIET_MS from now, but no later than CONTEXT_MAX_WAIT_MS after the first change. */
   private armContext(): void {
     const now = performance.now();
     if (this.contextTimer) clearTimeout(this.contextTimer);
