@@ -1,6 +1,4 @@
-/**
- * extract, compact, log, remember and session.
- */
+/** extract, compact, log, remember and session. */
 import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
@@ -31,7 +29,7 @@ export const consolidationCommands: Command[] = [
         minConfidence: a['min-confidence'] as number | undefined,
         source: a.file ? fileArg(a.file) : 'text',
       });
-      // A candidate refused (a secret in it, an invalid field) is a rejected write: exit 1, like apply.
+      // A refused candidate (a secret, an invalid field) is a rejected write: exit 1, like apply.
       k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
       if (a.json) return k.printJson(r);
       if (!r.extractions.length) return k.out('no candidate memories found');
@@ -47,7 +45,7 @@ export const consolidationCommands: Command[] = [
         ),
       );
       r.extractions.forEach((x, i) => {
-        for (const p of x.skipped ?? []) k.caller.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
+        for (const p of x.skipped ?? []) k.err(`refused candidate ${i}: ${p.path}: ${p.message}`);
       });
       k.out(
         `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
@@ -67,7 +65,6 @@ export const consolidationCommands: Command[] = [
       const [engine, caller] = k.open(a);
       if (a.apply !== undefined) {
         const r = await uc.applyPlan(engine, caller, fileArg(a.apply));
-        // Like apply: a skipped group is a group not carried out.
         if (r.skipped.length) k.caller.setExitCode(1);
         if (a.json) return k.printJson(r);
         k.out(

@@ -1,6 +1,4 @@
-/**
- * sync-context, context, setup and stats.
- */
+/** sync-context, context, setup, hook and stats. */
 import * as uc from '../../service/use-cases.js';
 import { parseWhen } from '../../core/filters.js';
 import { stopAnswer } from '../../service/ops/capture.js';
@@ -62,7 +60,7 @@ export const contextCommands: Command[] = [
     describe: false, // run by agent clients (setup --capture), not by people
     options: { event: { choices: ['stop'], demandOption: true }, client: { type: 'string', choices: CLIENTS, demandOption: true } },
     async run(k, a) {
-      // A hook never fails its client: whatever goes wrong, it says nothing and exits 0.
+      // A hook never fails its client: on any problem it says nothing and exits 0.
       let reminder: string | null = null;
       try {
         reminder = await uc.stopReminder(...k.open(a), k.readTextInput('-').text);

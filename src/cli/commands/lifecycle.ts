@@ -1,6 +1,4 @@
-/**
- * Lifecycle commands: decay, reinforce, promote, restore, link, related.
- */
+/** Lifecycle commands: decay, reinforce, promote, restore, link, related. */
 import * as uc from '../../service/use-cases.js';
 import { UsageError } from '../../core/errors.js';
 import { CURVES, type Curve } from '../../core/lifecycle.js';
