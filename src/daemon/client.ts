@@ -8,8 +8,7 @@ import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError } from '../core/errors.js';
-import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
+import { LineReader, MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;

@@ -7,7 +7,7 @@ import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileS
 import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { MemoryError } from '../core/errors.js';
+import { BusyError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
@@ -42,11 +42,7 @@ const SEMANTIC_FIRST_MS = 60_000;
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
 
-class AlreadyRunning extends MemoryError {
-  constructor(pid: number) {
-    super('E_BUSY', `a daemon is already running for this workspace (pid ${pid})`, 4);
-  }
-}
+const alreadyRunning = (pid: number): BusyError => new BusyError(`a daemon is already running for this workspace (pid ${pid})`);
 
 /**
  * Takes the pid file: written whole, then linked into place (a link fails when it exists). A dead
@@ -65,7 +61,7 @@ function takePidFile(paths: DaemonPaths): void {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const pid = readPid(paths.pid);
-      if (pid !== null && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
+      if (pid !== null && pid !== process.pid && isAlive(pid)) throw alreadyRunning(pid);
       const lock = `${paths.pid}.takeover`;
       try {
         mkdirSync(lock);
@@ -84,7 +80,7 @@ function takePidFile(paths: DaemonPaths): void {
   } finally {
     rmSync(mine, { force: true });
   }
-  throw new AlreadyRunning(readPid(paths.pid) ?? -1);
+  throw alreadyRunning(readPid(paths.pid) ?? -1);
 }
 
 /** What callers compare their git identities and extra config with (see daemonMayWrite): a digest, never the values. */
@@ -307,10 +303,6 @@ class Daemon {
             log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
             return r;
           }),
-        stop: async () => {
-          setImmediate(() => void this.shutdown('stop request'));
-          return { stopping: true };
-        },
       },
     });
     if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH) {

@@ -1,4 +1,4 @@
-/** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits. */
+/** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits, framing. */
 import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Engine } from '../service/engine.js';
@@ -22,11 +22,10 @@ export interface Methods {
   notify: { params: { files: string[] }; result: { ok: true } };
   /** `output`: what the command printed, in order, as [fd, text] pieces. */
   cli: { params: CliParams; result: { output: [1 | 2, string][]; exitCode: number } };
-  stop: { params: Record<string, never>; result: { stopping: true } };
 }
 
 export type Method = keyof Methods;
-const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli', 'stop'];
+const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli'];
 
 export interface Request<M extends Method = Method> {
   id: number;
@@ -78,3 +77,55 @@ export function parseRequest(line: string): Request {
 
 /** Runs a client's command line on the daemon's engine: the CLI hands it over (the daemon never imports the CLI). */
 export type Runner = (params: CliParams, engine: Engine) => Promise<Methods['cli']['result']>;
+
+/**
+ * Splits the daemon socket's byte stream into lines of at most `max` bytes, for both sides. Each
+ * chunk is searched once for a newline (time linear in a message however it is cut); a line past
+ * the limit is refused as soon as it passes it.
+ */
+export class LineReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly max: number,
+    private readonly onLine: (line: string) => void,
+    /** A line passed `max` bytes: nothing more is read. */
+    private readonly onTooLong: (bytes: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (!this.stopped) {
+      const nl = chunk.indexOf(10, start);
+      const part = chunk.subarray(start, nl < 0 ? chunk.length : nl);
+      if (this.size + part.length > this.max) return this.refuse(this.size + part.length);
+      if (nl < 0) {
+        if (part.length) {
+          this.chunks.push(part);
+          this.size += part.length;
+        }
+        return;
+      }
+      // Decoded only once whole: a character cut between two chunks comes out right.
+      const line = this.chunks.length ? Buffer.concat([...this.chunks, part], this.size + part.length) : part;
+      this.chunks = [];
+      this.size = 0;
+      start = nl + 1;
+      this.onLine(line.toString('utf8'));
+    }
+  }
+
+  /** Stops reading; what was kept is dropped. */
+  stop(): void {
+    this.stopped = true;
+    this.chunks = [];
+    this.size = 0;
+  }
+
+  private refuse(bytes: number): void {
+    this.stop();
+    this.onTooLong(bytes);
+  }
+}

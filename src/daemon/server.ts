@@ -3,9 +3,8 @@ import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
-import { MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { LineReader, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
-import { LineReader } from './framing.js';
 
 export type Handlers = { [M in Method]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> };
 
