@@ -182,16 +182,17 @@ export class Cli {
     };
   }
 
+  /** The first of `lines`, then a count: thousands must not bury what follows. */
+  capped(lines: string[], write: (line: string) => void, more = 'problems'): void {
+    for (const line of lines.slice(0, MAX_LINES)) write(line);
+    if (lines.length > MAX_LINES) write(`… and ${lines.length - MAX_LINES} more ${more} (--json lists them all)`);
+  }
+
   /** Prints an error as CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
   reportError(err: unknown, json: boolean): number {
     const { stdout, stderr } = this.caller;
     if (err instanceof MemoryError) {
-      if (err.problems.length) {
-        // The first problems, then a count (--json has all).
-        for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) stderr.write(`error: ${formatProblem(p)}\n`);
-        const more = err.problems.length - MAX_PROBLEM_LINES;
-        if (more > 0) stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
-      } else stderr.write(`error: ${err.message}\n`);
+      this.capped(err.problems.length ? err.problems.map((p) => `error: ${formatProblem(p)}`) : [`error: ${err.message}`], (l) => this.err(l));
       if (json) stdout.write(jsonText({ error: err.toJSON() }));
       return err.exitCode;
     }
@@ -219,7 +220,8 @@ export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolea
 /** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
 const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 
-const MAX_PROBLEM_LINES = 20;
+/** Lines of problems printed before the rest are counted. */
+const MAX_LINES = 20;
 
 /** The offset of the first byte that breaks UTF-8: the first replacement character the input did not hold. */
 function firstInvalidUtf8(buf: Buffer): number {

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { handOver } from '../daemon/client.js';
+import { LOST_WRITE, handOver } from '../daemon/client.js';
 import { hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, MEMORY_DIR } from '../store/root.js';
@@ -88,7 +88,7 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   if (!r) return { stdin };
   if (r === 'lost') {
     if (!writes) return { stdin };
-    process.stderr.write('error: the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying\n');
+    process.stderr.write(`error: ${LOST_WRITE}\n`);
     return { exitCode: 1 };
   }
   for (const [fd, text] of r.output) print(fd === 1 ? 1 : 2, text);

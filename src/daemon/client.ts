@@ -143,6 +143,8 @@ export interface HandOver {
   columns?: number | null;
 }
 
+export const LOST_WRITE = 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying';
+
 /**
  * Hands a command line to the workspace's daemon: its output and exit code; undefined when the
  * caller must run it itself; `lost` when taken but never answered (a write may or may not be done).

@@ -7,7 +7,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
-import { daemonFor, handOver, runningPid } from '../daemon/client.js';
+import { LOST_WRITE, daemonFor, handOver, runningPid } from '../daemon/client.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { findRoot } from '../store/workspace.js';
@@ -41,13 +41,7 @@ async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call
   const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
   if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
   if (r === 'lost')
-    return errorResult(
-      new MemoryError(
-        'E_INTERNAL',
-        'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying',
-        1,
-      ),
-    );
+    return errorResult(new MemoryError('E_INTERNAL', LOST_WRITE, 1));
   let stdout = '';
   for (const [fd, text] of r.output) {
     if (fd === 1) stdout += text;

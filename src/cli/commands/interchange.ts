@@ -200,9 +200,10 @@ export const interchangeCommands: Command[] = [
         k.out(
           `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
         );
-        const lines = r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`));
-        for (const line of lines.slice(0, 20)) k.out(line);
-        if (lines.length > 20) k.out(`  … and ${lines.length - 20} more (--json lists them all)`);
+        k.capped(
+          r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`)),
+          (l) => k.out(l),
+        );
         for (const w of r.warnings) k.warn(w);
         if (r.applied.length === 0 && r.already_here) k.out(`nothing new: every entry is already in ${project}`);
       }

@@ -4,8 +4,6 @@ import type { ApplyResult } from '../../service/ops/apply.js';
 import { formatProblem } from '../../core/errors.js';
 import { JSON_FILE, type Cli, type Command } from '../io.js';
 
-const MAX_SKIPPED_LINES = 20;
-
 function renderApply(k: Cli, r: ApplyResult, json: boolean): number {
   if (json) k.printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit });
   else {
@@ -14,11 +12,8 @@ function renderApply(k: Cli, r: ApplyResult, json: boolean): number {
       else if (a.operation === 'supersede') k.out(`[${a.index}] superseded ${a.target_id} by ${a.id}`);
       else k.out(`[${a.index}] deprecated ${a.id}`);
     }
-    // The first problems, then a count: thousands must not bury the summary line.
     const lines = r.skipped.flatMap((s) => s.errors.map((p) => `skipped [${s.index}]: ${formatProblem(p)}`));
-    for (const line of lines.slice(0, MAX_SKIPPED_LINES)) k.err(`${line}`);
-    if (lines.length > MAX_SKIPPED_LINES)
-      k.err(`… and ${lines.length - MAX_SKIPPED_LINES} more problems in ${r.skipped.length} skipped updates (--json lists them all)`);
+    k.capped(lines, (l) => k.err(l), `problems in ${r.skipped.length} skipped updates`);
     k.out(
       r.commit
         ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)`
