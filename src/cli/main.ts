@@ -91,8 +91,7 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<Global
     if (await recoverIfPending(k, argv)) dropGitView();
     else await settleGitView();
   });
-  // Only the command named is defined (yargs runs this on every line, a fair part of a daemon's
-  // short request); a name that is no command gets them all, for "did you mean".
+  // Only the command named is defined (a fair part of a daemon's short request); no command: all, for "did you mean".
   const named = COMMANDS.filter((c) => c.cmd.split(' ', 1)[0] === only);
   defineCommands(y, k, named.length ? named : COMMANDS);
   y.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
@@ -244,11 +243,7 @@ export async function main(argv: string[], opts: RunOptions = {}): Promise<numbe
   return caller.exitCode;
 }
 
-/**
- * The runner a daemon is handed (commands/frontends.ts): a thin client's command line run by `main`
- * on the daemon's engine, as a caller made of the client's folder, BASS_AGENTS_* and stdin, its
- * output captured and sent back.
- */
+/** The runner a daemon is handed: a client's command line run by `main` on the daemon's engine, its output captured. */
 export async function runForClient(p: CliParams, engine: Engine, ownEnv: NodeJS.ProcessEnv = process.env): Promise<Methods['cli']['result']> {
   const output: [1 | 2, string][] = [];
   const print = (fd: 1 | 2, text: string): void => {

@@ -1,8 +1,4 @@
-/**
- * The thin client: with a daemon running, the everyday command lines are handed to it whole
- * (runForClient), so this process loads a few small modules, not the CLI. Anything else (no
- * daemon, help, settings only the full CLI honours) is left to bin/bass-agents.cjs's full CLI.
- */
+/** The thin client: with a daemon running, everyday command lines go to it whole; anything else is left to the full CLI. */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOST_WRITE, handOver } from '../daemon/client.js';
@@ -28,10 +24,7 @@ export interface ThinOutcome {
 /** Commands that start with a full catalog refresh, which git's view of the files spares. */
 const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']);
 
-/**
- * Starts git looking at the entry files while the full CLI loads (store/git-view.ts): for catalog
- * reads in a workspace with a catalog cache (whose rows it spares checking), git variables unset.
- */
+/** Starts git looking at the entry files while the full CLI loads (store/git-view.ts): catalog reads with a catalog cache, no git variables. */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
   if (!endsWhenDone(argv) || hasGitLocation(env)) return undefined;
   try {
@@ -99,9 +92,8 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
 const outputs: Record<1 | 2, 'direct' | 'stream' | 'closed'> = { 1: 'direct', 2: 'direct' };
 
 /**
- * Writes the daemon's output straight to the descriptor (making `process.stdout` loads Node's
- * stream modules, a fair part of a short call). A full non-blocking pipe gets this and all later
- * output through the stream, which waits, keeping the order; a reader gone (`| head`), nothing.
+ * Writes straight to the descriptor (`process.stdout` loads Node's streams, a fair part of a short
+ * call); after a full pipe refused, all goes through the stream, in order; a reader gone, nothing.
  */
 function print(fd: 1 | 2, text: string): void {
   if (outputs[fd] === 'closed') return;

@@ -1,7 +1,4 @@
-/**
- * The client side of the daemon: its files, whether it lives, one request over its socket. Every
- * failure is `undefined`, and the caller runs the command itself: the daemon is never a dependency.
- */
+/** The daemon's client side: its files, whether it lives, a request. Any failure is `undefined`: the caller runs the command itself. */
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -24,10 +21,7 @@ export interface DaemonPaths {
 /** Unix socket paths are limited to about 104-108 bytes. */
 export const MAX_SOCKET_PATH = 100;
 
-/**
- * The daemon's files in the local state folder; a socket path too long goes to a private folder
- * of this user's (docs/daemon.md), named by a hash of the state folder so every side finds it.
- */
+/** The daemon's files; a socket path too long goes to a private folder of this user's, named by a hash of the state folder (docs/daemon.md). */
 export function daemonPaths(localDir: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths {
   const dir = join(localDir, 'daemon');
   let socket = join(dir, 'daemon.sock');
@@ -94,7 +88,6 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The pid in a pid file, or null (no file, or not a pid). */
 export function readPid(file: string): number | null {
   try {
     const pid = Number(readNoFollow(file, 'utf8').trim());
@@ -104,7 +97,6 @@ export function readPid(file: string): number | null {
   }
 }
 
-/** The pid in the pid file, if that process is alive. */
 export function runningPid(paths: DaemonPaths): number | null {
   const pid = readPid(paths.pid);
   return pid !== null && isAlive(pid) ? pid : null;
@@ -145,10 +137,7 @@ export interface HandOver {
 
 export const LOST_WRITE = 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying';
 
-/**
- * Hands a command line to the workspace's daemon: its output and exit code; undefined when the
- * caller must run it itself; `lost` when taken but never answered (a write may or may not be done).
- */
+/** Hands a command line to the daemon: its output and exit code; undefined: run it yourself; `lost`: taken, never answered. */
 export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 'lost' | undefined> {
   if (Object.entries(o.env).some(([k, v]) => v && OWN_PROCESS_ENV.test(k)) || hasGitLocation(o.env)) return undefined;
   const paths = daemonFor(o.root, o.env);
@@ -165,8 +154,7 @@ export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 
     clock: o.env.BASS_AGENTS_NOW || null,
   };
   const r = await request(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
-  // An error reply: the daemon did not run it (an older daemon, a request it could not read); the
-  // command's own errors come back as its output.
+  // An error reply: the daemon did not run it (the command's own errors come back as its output).
   if (!r || 'error' in r) return undefined;
   return 'lost' in r ? 'lost' : r.result;
 }

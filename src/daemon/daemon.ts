@@ -1,8 +1,4 @@
-/**
- * The daemon (`memory daemon run`), one per workspace: catalog and index kept warm by a watcher
- * and reconciles, thin clients' command lines run on its one engine (server.ts), scheduled jobs
- * (jobs.ts), status (status.ts), graceful stop. Its files: docs/daemon.md.
- */
+/** The daemon, one per workspace: a warm catalog and index, clients' command lines on its one engine, jobs, status (docs/daemon.md). */
 import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
@@ -44,10 +40,7 @@ const GIT_QUIET_MS = 3000;
 
 const alreadyRunning = (pid: number): BusyError => new BusyError(`a daemon is already running for this workspace (pid ${pid})`);
 
-/**
- * Takes the pid file: written whole, then linked into place (a link fails when it exists). A dead
- * owner's is removed under a small lock, re-read there first: two starts never both remove it.
- */
+/** Takes the pid file, written whole and linked into place; a dead owner's goes under a small lock, re-read there (two starts never both remove it). */
 function takePidFile(paths: DaemonPaths): void {
   const mine = `${paths.pid}.${process.pid}`;
   writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 });
@@ -157,9 +150,8 @@ class Daemon {
   private refresh(reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): void {
     const { status, metrics, log } = this;
     const t0 = performance.now();
-    // The index snapshot is saved at stop, and at start or a reconcile only when further behind
-    // than a one-shot query patches up (a save holds the daemon). Batches re-read just their
-    // files, unless one is not an entry file (a folder came or went).
+    // The index is saved at stop, and at a reconcile only when further behind than a query patches up (a save holds the daemon).
+    // A batch re-reads its files, unless one is not an entry file (a folder came or went).
     const batch = reason === 'batch' || reason === 'notify';
     const only = batch && reported && [...reported].every((f) => entryPath(f) !== null) ? [...reported] : undefined;
     const r = this.engine.rm.refresh({ saveIndex: batch ? false : 'drifted', paths: only });

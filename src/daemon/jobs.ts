@@ -1,8 +1,4 @@
-/**
- * The daemon's jobs: decay per project, freshness, evidence, and ai-context regeneration when
- * context-worthy entries change. One at a time; stopped between batches at shutdown with its
- * cursor saved for the next start. Due times read the service clock.
- */
+/** The daemon's jobs (decay, freshness, evidence, ai-context), one at a time, resumable across a stop; due times read the service clock. */
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { isContextWorthy } from '../core/context.js';

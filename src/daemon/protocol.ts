@@ -78,11 +78,7 @@ export function parseRequest(line: string): Request {
 /** Runs a client's command line on the daemon's engine: the CLI hands it over (the daemon never imports the CLI). */
 export type Runner = (params: CliParams, engine: Engine) => Promise<Methods['cli']['result']>;
 
-/**
- * Splits the daemon socket's byte stream into lines of at most `max` bytes, for both sides. Each
- * chunk is searched once for a newline (time linear in a message however it is cut); a line past
- * the limit is refused as soon as it passes it.
- */
+/** Splits the socket's bytes into lines of at most `max` bytes, searching each chunk once (linear however a message is cut). */
 export class LineReader {
   private chunks: Buffer[] = [];
   private size = 0;

@@ -1,7 +1,6 @@
 /**
- * What the daemon reports about itself: `status.json` (its heartbeat), Prometheus metrics, recent
- * errors. Liveness is wall time, never the service clock: callers judge staleness by their own
- * wall clock, which a fixed BASS_AGENTS_NOW must not freeze.
+ * What the daemon reports: `status.json` (its heartbeat), metrics, recent errors. Liveness is wall
+ * time, never the service clock: a fixed BASS_AGENTS_NOW must not make a daemon look stale.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';

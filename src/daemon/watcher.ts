@@ -1,8 +1,6 @@
 /**
- * What the daemon watches, debounced into batches of paths: `ai-memory/`'s structure (chokidar,
- * depth 1), each section folder (fs.watch), and git's HEAD, whose move becomes a batch of the
- * memory paths the two commits differ in, and re-watches every section folder (a checkout may
- * have removed and restored one).
+ * What the daemon watches, in batches of paths: `ai-memory/`'s structure (chokidar), each section
+ * folder (fs.watch), and HEAD, whose move is a batch of the memory paths the commits differ in.
  */
 import { existsSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import type { FSWatcher } from 'chokidar';

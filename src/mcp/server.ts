@@ -39,18 +39,15 @@ When an entry no longer holds, do not add a second one: memory_create with super
 async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall, writes: boolean): Promise<CallToolResult | undefined> {
   const stdin = (): Buffer => Buffer.from(JSON.stringify(call));
   const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
-  if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
-  if (r === 'lost')
-    return errorResult(new MemoryError('E_INTERNAL', LOST_WRITE, 1));
+  if (r === 'lost') return writes ? errorResult(new MemoryError('E_INTERNAL', LOST_WRITE, 1)) : undefined; // (a read is simply run again)
+  // Not run, or failed before the tool ran (a tool's own errors are its result): run here, which says why.
+  if (!r || r.exitCode !== 0) return undefined;
   let stdout = '';
   for (const [fd, text] of r.output) {
     if (fd === 1) stdout += text;
     else process.stderr.write(text); // warnings, as the server's own engine would give them
   }
-  const doc = JSON.parse(stdout) as Record<string, unknown>;
-  if (r.exitCode === 0) return guard(() => doc);
-  const e = doc.error as { code: string; message: string; problems?: [] };
-  return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
+  return JSON.parse(stdout) as CallToolResult;
 }
 
 /** Serves until the client closes the stream; its own engine opens on first use (at once when no daemon runs). */

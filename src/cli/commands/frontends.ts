@@ -1,7 +1,7 @@
 /**
  * The long-lived front ends, each loaded only for its command: `daemon start|stop|status|run`
  * (`run` in the foreground, `start` detached), `mcp` (stdio) with `mcp-call` (how an MCP server has
- * a daemon run a tool call: the call as JSON on stdin, the result on stdout), and `dashboard`.
+ * a daemon run a tool call: the call as JSON on stdin, the CallToolResult on stdout), and `dashboard`.
  */
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -130,8 +130,8 @@ export const frontEndCommands: Command[] = [
     options: { file: JSON_FILE },
     async run(k, a) {
       const call = k.readJsonInput(a.file as string | undefined) as ToolCall;
-      const { runTool } = await import('../../mcp/calls.js');
-      k.printJson(await runTool(...k.open(a), call));
+      const [{ runTool }, { guard }] = await Promise.all([import('../../mcp/calls.js'), import('../../mcp/result.js')]);
+      k.printJson(await guard(() => runTool(...k.open(a), call))); // the tool's result, or its error as one
     },
   },
   {
