@@ -122,8 +122,10 @@ export class Cli {
     this.caller.stderr.write(`warning: ${message}\n`);
   }
 
-  table(rows: string[][], header: string[]): string {
-    return table(rows, header, this.caller.columns);
+  /** A table, and a line after it if any. */
+  table(rows: string[][], header: string[], after?: string): void {
+    this.out(table(rows, header, this.caller.columns));
+    if (after) this.out(after);
   }
 
   /** Reads a file (or `-`) as UTF-8: invalid bytes are refused with their offset (never replaced), and so is input over MAX_INPUT_BYTES. */

@@ -33,16 +33,14 @@ export const consolidationCommands: Command[] = [
       k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
       if (a.json) return k.printJson(r);
       if (!r.extractions.length) return k.out('no candidate memories found');
-      k.out(
-        k.table(
-          r.extractions.map((x) => [
-            x.type,
-            x.confidence.toFixed(2),
-            x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped',
-            clip(x.summary, 80),
-          ]),
-          ['PATTERN', 'CONF', 'STORED', 'SUMMARY'],
-        ),
+      k.table(
+        r.extractions.map((x) => [
+          x.type,
+          x.confidence.toFixed(2),
+          x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped',
+          clip(x.summary, 80),
+        ]),
+        ['PATTERN', 'CONF', 'STORED', 'SUMMARY'],
       );
       r.extractions.forEach((x, i) => {
         for (const p of x.skipped ?? []) k.err(`refused candidate ${i}: ${p.path}: ${p.message}`);
@@ -95,19 +93,17 @@ export const consolidationCommands: Command[] = [
       const rows = await uc.log(...k.open(a), a.project || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
       if (a.json) return k.printJson(rows);
       if (!rows.length) return k.out('no memory commits');
-      k.out(
-        k.table(
-          rows.map((r) => [
-            r.commit.slice(0, 12),
-            r.date.slice(0, 19).replace('T', ' '),
-            r.agent ?? '',
-            r.changes
-              .map((c) => `${c.op} ${c.id}`)
-              .join(', ')
-              .slice(0, 90),
-          ]),
-          ['COMMIT', 'DATE', 'AGENT', 'CHANGES'],
-        ),
+      k.table(
+        rows.map((r) => [
+          r.commit.slice(0, 12),
+          r.date.slice(0, 19).replace('T', ' '),
+          r.agent ?? '',
+          r.changes
+            .map((c) => `${c.op} ${c.id}`)
+            .join(', ')
+            .slice(0, 90),
+        ]),
+        ['COMMIT', 'DATE', 'AGENT', 'CHANGES'],
       );
     },
   },

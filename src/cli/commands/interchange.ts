@@ -48,26 +48,23 @@ export const interchangeCommands: Command[] = [
         `${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable); files: ${n.current} current, ${n.moved} moved, ${n.changed} changed, ${n.missing} missing`,
       );
       if (r.fixed?.length) {
-        k.out(
-          k.table(
-            r.fixed.map((f) => [f.id, f.from, f.to]),
-            ['FIXED', 'FROM', 'TO'],
-          ),
+        const where = r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)';
+        k.table(
+          r.fixed.map((f) => [f.id, f.from, f.to]),
+          ['FIXED', 'FROM', 'TO'],
+          `rewritten in ${where}`,
         );
-        k.out(`rewritten in ${r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)'}`);
       } else {
         const moved = r.entries.flatMap((e) => e.evidence.filter((x) => x.to).map((x) => [e.id, x.uri, x.to!]));
-        if (moved.length) k.out(`${k.table(moved, ['ID', 'MOVED', 'TO'])}\nrun validate-evidence --fix to rewrite them`);
+        if (moved.length) k.table(moved, ['ID', 'MOVED', 'TO'], 'run validate-evidence --fix to rewrite them');
       }
       const stale = r.entries.filter((e) => e.stale);
       if (stale.length) {
-        k.out(
-          k.table(
-            stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
-            ['ID', 'TYPE', 'URI', 'WHY STALE'],
-          ),
+        k.table(
+          stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
+          ['ID', 'TYPE', 'URI', 'WHY STALE'],
+          'stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them',
         );
-        k.out('stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them');
       }
     },
   },
@@ -81,17 +78,15 @@ export const interchangeCommands: Command[] = [
       const items = uc.checkFreshness(...k.open(a), { project: a.project || undefined, days });
       if (a.json) return k.printJson(items);
       if (items.length === 0) return k.out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
-      k.out(
-        k.table(
-          items.map((i) => [
-            i.state,
-            i.id,
-            i.subject,
-            i.state === 'review_due' ? `every ${i.review_interval}, ${i.days} d overdue` : `valid_to ${i.valid_to!.slice(0, 10)} (${i.days} d)`,
-            clip(i.summary, 60),
-          ]),
-          ['STATE', 'ID', 'SUBJECT', 'WHEN', 'SUMMARY'],
-        ),
+      k.table(
+        items.map((i) => [
+          i.state,
+          i.id,
+          i.subject,
+          i.state === 'review_due' ? `every ${i.review_interval}, ${i.days} d overdue` : `valid_to ${i.valid_to!.slice(0, 10)} (${i.days} d)`,
+          clip(i.summary, 60),
+        ]),
+        ['STATE', 'ID', 'SUBJECT', 'WHEN', 'SUMMARY'],
       );
     },
   },

@@ -78,7 +78,7 @@ function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched 
     ];
   });
   const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
-  k.out(k.table(rows, header));
+  k.table(rows, header);
   // Never a silent cap: say how many more matched (at most 50 are listed).
   const listed = hits.filter((h) => !h.related_to).length;
   const offset = Number(a.offset ?? 0);
