@@ -1,5 +1,5 @@
 /** What every command shares: input files (or stdin), JSON or human output, warnings, errors as one line per problem. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, Options } from 'yargs';
 import { KINDS, SECTIONS } from '../core/constants.js';
@@ -100,7 +100,9 @@ export class Cli {
     return [this.engine, c];
   }
 
-  out(text: string): void {
+  /** A line of text (lines, given an array). */
+  out(text: string | string[]): void {
+    if (Array.isArray(text)) text = text.join('\n');
     this.caller.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
@@ -130,10 +132,9 @@ export class Cli {
 
   /** Reads a file (or `-`) as UTF-8: invalid bytes are refused with their offset (never replaced), and so is input over MAX_INPUT_BYTES. */
   readTextInput(file: string): { text: string; source: string } {
+    const source = file === '-' ? 'stdin' : file;
     let buf: Buffer;
-    let source: string;
     if (file === '-') {
-      source = 'stdin';
       try {
         buf = this.caller.stdin ?? readFileSync(0);
       } catch {
@@ -141,12 +142,11 @@ export class Cli {
       }
     } else {
       const abs = resolve(this.caller.cwd, file);
-      if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
-      const st = statSync(abs);
+      const st = statSync(abs, { throwIfNoEntry: false });
+      if (!st) throw new NotFoundError(`input file ${file} does not exist`);
       if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
       if (st.size > MAX_INPUT_BYTES)
         throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (--file)` }], 'input');
-      source = file;
       buf = readFileSync(abs);
     }
     if (buf.length > MAX_INPUT_BYTES)

@@ -201,19 +201,6 @@ export function normalizeArgv(argv: string[]): string[] {
   return out;
 }
 
-/** This process as the caller of its own command line. */
-function processCaller(stdin?: Buffer): Caller {
-  return new Caller({
-    env: process.env,
-    cwd: process.cwd(),
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin,
-    stderrIsTTY: Boolean(process.stderr.isTTY),
-    columns: process.stdout.columns,
-  });
-}
-
 export interface RunOptions {
   /** Default: this process, whose exit code it sets. */
   caller?: Caller;
@@ -228,7 +215,8 @@ export interface RunOptions {
 /** Runs one command line; returns its exit code. */
 export async function main(argv: string[], opts: RunOptions = {}): Promise<number> {
   if (opts.gitView) offerGitView(opts.gitView);
-  const caller = opts.caller ?? processCaller(opts.stdin);
+  const { stdout, stderr } = process; // (env and folder: the Caller's defaults)
+  const caller = opts.caller ?? new Caller({ stdout, stderr, stdin: opts.stdin, stderrIsTTY: Boolean(stderr.isTTY), columns: stdout.columns });
   const k = new Cli(caller, opts.engines ?? ownEngine);
   const json = argv.includes('--json');
   try {

@@ -100,20 +100,18 @@ export const frontEndCommands: Command[] = [
       if (a.json) return k.printJson(doc);
       if (!pid) return k.out(st ? `not running (last stopped ${String(st.stopped_at ?? 'without cleanup')})` : 'not running');
       const s = st as Record<string, unknown>;
-      k.out(
-        [
-          `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
-          `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
-          `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
-          `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
-          `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
-            .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
-            .join('; ')}`,
-          `semantic search   ${semanticLine(s.semantic as Record<string, unknown> | null | undefined)}`,
-          ...(typeof s.rss_bytes === 'number' ? [`memory            ${Math.round(s.rss_bytes / 2 ** 20)} MiB resident`] : []),
-          `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
-        ].join('\n'),
-      );
+      k.out([
+        `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
+        `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
+        `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
+        `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
+        `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
+          .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
+          .join('; ')}`,
+        `semantic search   ${semanticLine(s.semantic as Record<string, unknown> | null | undefined)}`,
+        ...(typeof s.rss_bytes === 'number' ? [`memory            ${Math.round(s.rss_bytes / 2 ** 20)} MiB resident`] : []),
+        `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
+      ]);
     },
   },
   {

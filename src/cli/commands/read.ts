@@ -162,12 +162,10 @@ export const readCommands: Command[] = [
       const s = uc.show(engine, caller, id, { project: a.project });
       if (a.json) return k.printJson({ ...s.entry, computed: s.computed });
       const c = s.computed;
-      k.out(
-        [
-          ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
-          `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
-        ].join('\n'),
-      );
+      k.out([
+        ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
+        `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
+      ]);
     },
   },
   {

@@ -101,10 +101,7 @@ export const syncCommands: Command[] = [
       if (a.fix) {
         await uc.registerMergeDriver(engine, caller);
         const f = await uc.fixConflicts(engine, caller);
-        for (const x of f.fixed) {
-          if (x.merged) k.err(`fixed: ${x.file}: merged the two sides of its conflict`);
-          else k.err(`not fixed: ${x.file}: ${x.reason}`);
-        }
+        for (const x of f.fixed) k.err(x.merged ? `fixed: ${x.file}: merged the two sides of its conflict` : `not fixed: ${x.file}: ${x.reason}`);
         if (f.in_merge && f.fixed.some((x) => x.merged))
           k.err('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready');
         else if (f.resolved.length) k.err('the merged files are written and marked resolved (git add); commit them when you are ready');
@@ -119,8 +116,6 @@ export const syncCommands: Command[] = [
           k.out(
             `ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems${warnings ? ` (${warnings} warning${warnings > 1 ? 's' : ''})` : ''}`,
           );
-      }
-      if (!a.json) {
         const s = r.semantic;
         const off = s.projects_off.length ? `; off in config for ${s.projects_off.join(', ')}` : '';
         k.out(
