@@ -128,7 +128,7 @@ export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
 }
 
 /** yargs' own words for a bad command line, said the way the rest of the CLI says things. */
-export function humanUsage(msg: string, argv: string[] = [], known: string[] = []): string {
+function humanUsage(msg: string, argv: string[] = [], known: string[] = []): string {
   let m: RegExpExecArray | null;
   if ((m = /^Not enough non-option arguments: got (\d+), need at least (\d+)/.exec(msg))) {
     return `this command needs ${m[2]} argument${m[2] === '1' ? '' : 's'} and got ${m[1]} (its --help names them)`;
@@ -152,27 +152,16 @@ export function humanUsage(msg: string, argv: string[] = [], known: string[] = [
       .filter(Boolean)
       .join('; ');
   }
-  if ((m = /^Missing required arguments?: (.+)$/.exec(msg)))
-    return `${m[1]!
-      .split(', ')
-      .map((n) => `--${n}`)
-      .join(', ')} is required`;
+  if ((m = /^Missing required arguments?: (.+)$/.exec(msg))) return `${m[1]!.replace(/[^, ]+/g, '--$&')} is required`;
   if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
   return msg;
 }
 
 /** The known option nearest to `name` (at most a third of its letters different). */
-export function closest(name: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;
-  for (const k of known) {
-    const d = editDistance(name, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  return best;
+function closest(name: string, known: string[]): string | undefined {
+  const max = Math.max(1, Math.floor(name.length / 3));
+  const near = known.map((k) => [k, editDistance(name, k)] as const).filter(([, d]) => d <= max);
+  return near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
 }
 
 /** Levenshtein distance (two rows of b.length + 1 cells). */
