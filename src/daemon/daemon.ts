@@ -97,14 +97,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   await daemon.serve();
 }
 
-class Daemon {
-  private readonly engine: Engine;
+export class Daemon {
+  readonly engine: Engine;
   /** The daemon's own jobs' caller (warnings to its log); each client's command line has its own. */
-  private readonly own: Caller;
-  private readonly paths: DaemonPaths;
-  private readonly log: Logger;
-  private readonly metrics: DaemonMetrics;
-  private readonly status: DaemonStatus;
+  readonly own: Caller;
+  readonly paths: DaemonPaths;
+  readonly log: Logger;
+  readonly metrics: DaemonMetrics;
+  readonly status: DaemonStatus;
   private readonly heartbeatMs: number;
   private watcher!: DaemonWatcher;
   private jobs!: Jobs;
@@ -226,21 +226,13 @@ class Daemon {
         status.recordError(where, err);
       },
     });
-    this.jobs = new Jobs(
-      engine,
-      this.own,
-      this.paths,
-      log,
-      status,
-      metrics,
-      {
-        freshnessMs: opts.freshnessMs ?? 60 * 60_000,
-        evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
-        gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
-        before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
-      },
-      () => this.refresh('batch'),
-    );
+    this.jobs = new Jobs(this, {
+      freshnessMs: opts.freshnessMs ?? 60 * 60_000,
+      evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
+      gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
+      before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
+      afterWrite: () => this.refresh('batch'),
+    });
     await this.watcher.start();
   }
 

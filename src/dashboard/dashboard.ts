@@ -10,7 +10,6 @@ const require = createRequire(import.meta.url);
 
 type Range = '7d' | '30d' | 'all';
 const RANGE_LABEL: Record<Range, string> = { '7d': 'last 7 days', '30d': 'last 30 days', all: 'all time' };
-const COLOR: Record<Level, string> = { green: 'green', yellow: 'yellow', red: 'red' };
 
 /** `name  12 ██████` lines scaled to the largest value; `['', -1]` is a blank line. */
 function textBars(rows: [string, number][], width: number): string {
@@ -71,7 +70,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
   const n = (x: number): string => x.toLocaleString('en-US');
   const render = (s: Statistics): void => {
     const h = health(s);
-    const c = (level: Level, text: string): string => `{${COLOR[level]}-fg}${text}{/${COLOR[level]}-fg}`;
+    const c = (level: Level, text: string): string => `{${level}-fg}${text}{/${level}-fg}`; // a level is a blessed colour
     const active = s.entries_by_status.active ?? 0;
     summary.setContent(
       [
@@ -116,7 +115,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
       ],
     });
     const p = projects[projectIdx] ?? 'all projects';
-    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}${h.reasons.length ? `: ${h.reasons.join(', ')}` : ''}{/${COLOR[h.overall]}-fg}`;
+    const overall = c(h.overall, `● ${h.overall}${h.reasons.length ? `: ${h.reasons.join(', ')}` : ''}`);
     help.setContent(
       `${overall}  ${p} | ${RANGE_LABEL[range]}${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}\nr refresh  1 7 days  2 30 days  3 all time  p next project  q quit`,
     );

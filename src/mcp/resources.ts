@@ -1,9 +1,8 @@
 /** The resources and the `write-memory` prompt, read with the server's own engine (they are rare). */
-import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError, NotFoundError } from '../core/errors.js';
 import * as uc from '../service/use-cases.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
 

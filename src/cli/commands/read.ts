@@ -1,6 +1,5 @@
 /** Read commands: list, query, show, prepare-task. */
 import * as uc from '../../service/use-cases.js';
-import type { QueryFilters } from '../../core/query.js';
 import { entryLines, orderEntry } from '../../core/entry.js';
 import { UsageError } from '../../core/errors.js';
 import { shown } from '../../core/redact.js';
@@ -11,7 +10,7 @@ import { type Args, clip, type Cli, type Command, filterOptions, JSON_FILE } fro
 
 type A = Args & { limit?: number };
 
-async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
+async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; matched: number }> {
   const [engine, caller] = k.open(a);
   const filters = parseFilters(a, caller.now());
   filters.projects = caller.readProjects(engine, a.project);
@@ -47,7 +46,7 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
     for (const [id, by] of s.linked ?? []) k.err(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)`);
   }
   uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
-  return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
+  return { hits: r.results, matched: r.stats.entries_matched_filters };
 }
 
 function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
