@@ -4,23 +4,13 @@
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { writeFileAtomic } from '../store/fsutil.js';
 import type { DaemonPaths } from './client.js';
 
-export interface DaemonMetrics {
-  registry: Registry;
-  forgotten: Counter;
-  decayDuration: Histogram;
-  indexEntries: Gauge;
-  queryDuration: Histogram;
-  watchEvents: Counter;
-  parseErrors: Counter;
-  driftFixed: Counter;
-  groupCommits: Histogram;
-}
+export type DaemonMetrics = ReturnType<typeof createMetrics>;
 
-export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics {
+export function createMetrics(prom: typeof import('prom-client')) {
   const registry = new prom.Registry();
   const counter = (name: string, help: string): Counter => new prom.Counter({ name, help, registers: [registry] });
   const histogram = (name: string, help: string, buckets: number[]): Histogram => new prom.Histogram({ name, help, buckets, registers: [registry] });

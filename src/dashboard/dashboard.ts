@@ -19,12 +19,7 @@ function textBars(rows: [string, number][], width: number): string {
   return rows.map(([k, v]) => (v < 0 ? '' : `${k.padEnd(name)} ${String(v).padStart(4)} ${'█'.repeat(Math.round((v / max) * room))}`)).join('\n');
 }
 
-export interface DashboardOptions {
-  project?: string;
-  refreshMs?: number;
-}
-
-export async function runDashboard(engine: Engine, caller: Caller, opts: DashboardOptions = {}): Promise<void> {
+export async function runDashboard(engine: Engine, caller: Caller, opts: { project?: string; refreshMs?: number } = {}): Promise<void> {
   /* eslint-disable @typescript-eslint/no-explicit-any -- blessed-contrib has no type definitions */
   const blessed = require('blessed') as typeof import('blessed');
   const contrib = require('blessed-contrib');

@@ -15,14 +15,6 @@ import { TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
 import { errorResult, guard, type ToolCall } from './result.js';
 
-export interface McpOptions {
-  root?: string;
-  project?: string;
-  agent?: string;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-}
-
 const VERSION = '0.1.0';
 
 const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -51,7 +43,7 @@ async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call
 }
 
 /** Serves until the client closes the stream; its own engine opens on first use (at once when no daemon runs). */
-export async function serveStdio(opts: McpOptions = {}): Promise<void> {
+export async function serveStdio(opts: { root?: string; project?: string; agent?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const root = findRoot(cwd, opts.root, env);
