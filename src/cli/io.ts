@@ -100,7 +100,6 @@ export class Cli {
     return [this.engine, c];
   }
 
-  /** A line of text (lines, given an array). */
   out(text: string | string[]): void {
     if (Array.isArray(text)) text = text.join('\n');
     this.caller.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -222,7 +221,6 @@ export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolea
 /** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
 const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 
-/** Lines of problems printed before the rest are counted. */
 const MAX_LINES = 20;
 
 /** The offset of the first byte that breaks UTF-8: the first replacement character the input did not hold. */

@@ -201,7 +201,6 @@ export interface RunOptions {
   gitView?: GitViewRun;
 }
 
-/** Runs one command line; returns its exit code. */
 export async function main(argv: string[], opts: RunOptions = {}): Promise<number> {
   if (opts.gitView) offerGitView(opts.gitView);
   const { stdout, stderr } = process; // (env and folder: the Caller's defaults)

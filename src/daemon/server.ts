@@ -12,7 +12,7 @@ export interface ServerDeps {
   handlers: Handlers;
   log: Logger;
   root: string;
-  /** The daemon's own fixed clock (BASS_AGENTS_NOW), if any. */
+  /** BASS_AGENTS_NOW, if fixed. */
   clock: string | null;
 }
 
