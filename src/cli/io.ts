@@ -1,10 +1,8 @@
-/**
- * CLI plumbing shared by every command: reading input files (or stdin), printing JSON or human
- * output, warnings, and turning errors into one clear line per problem.
- */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+/** What every command shares: input files (or stdin), JSON or human output, warnings, errors as one line per problem. */
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, Options } from 'yargs';
+import { KINDS, SECTIONS } from '../core/constants.js';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Caller } from '../service/caller.js';
@@ -20,44 +18,55 @@ export interface GlobalArgs {
   allowDetached?: boolean;
 }
 
-/** A command's parsed arguments. */
 export type Args = GlobalArgs & Record<string, unknown>;
 
-/**
- * One command: its yargs command string (each positional in it is a string, an array for
- * `<name..>`), its options (a positional's too, by name), and what it does.
- */
+/** One command: its yargs command string (positionals are strings, `<name..>` an array), its options (a positional's too), what it does. */
 export interface Command {
   cmd: string;
-  /** false: run by programs (git, agent clients), not listed in help. */
+  /** false: run by programs (git, agent clients), not in help. */
   describe: string | false;
   options?: Record<string, Options>;
-  /** Options several commands share (the query filters), declared before `options`. */
+  /** Options several commands share (the query filters). */
   build?: <T>(y: Argv<T>) => Argv<T>;
   run(k: Cli, a: Args): unknown;
 }
 
-/** `--file`: a JSON document to read. */
 export const JSON_FILE: Options = { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' };
 
-/** What a positional `-` (stdin or stdout) becomes on the way through yargs (see normalizeArgv). */
+/** The query/list filters (CLI.md `memory query`); yargs' camelCase twins (minConfidence, ...) are core/filters.ts's input as they are. */
+export function filterOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option('section', { type: 'string', describe: `comma list of: ${SECTIONS.join(', ')}` })
+    .option('kind', { type: 'string', describe: `comma list of: ${KINDS.join(', ')}` })
+    .option('scope', { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' })
+    .option('subject', { type: 'string', describe: 'exact subject key' })
+    .option('tags', { type: 'string', describe: 'comma list; entries must carry all of them' })
+    .option('status', { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' })
+    .option('min-confidence', { type: 'number', describe: 'default 0.6' })
+    .option('since', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
+    .option('until', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
+    .option('date-field', { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' })
+    .option('include-expired', { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' })
+    .option('limit', { type: 'number', describe: 'at most this many results (max 50)' })
+    .option('offset', { type: 'number', describe: 'skip this many results first (the next page)' });
+}
+
+/** A positional `-` on its way through yargs (see normalizeArgv). */
 export const STDIO_ARG = '\u0000-';
 
-/** The value of a positional file argument, with `-` restored. */
 export function fileArg(v: unknown): string {
   const s = String(v ?? '');
   return s === STDIO_ARG ? '-' : s;
 }
 
-/** A value as the CLI prints JSON. */
-export function jsonText(value: unknown): string {
+function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** Where the engine of a command line comes from: the daemon's own, or one opened for this process. */
+/** The engine of a command line: the daemon's own, or one opened for this process. */
 export type EngineSource = (args: GlobalArgs, caller: Caller) => Engine;
 
-/** Opens the engine of a one-shot process; its writes tell a running daemon at once (best effort: its watcher would see them shortly anyway). */
+/** A one-shot process's engine: its writes tell a running daemon at once (best effort: its watcher sees them shortly anyway). */
 export const ownEngine: EngineSource = (args, caller) => {
   const engine: Engine = new Engine({
     root: args.root,
@@ -71,10 +80,7 @@ export const ownEngine: EngineSource = (args, caller) => {
   return engine;
 };
 
-/**
- * What every command of one command line uses: the caller (its folder, environment, standard
- * streams), the engine of the workspace it names, and the printing of results and warnings.
- */
+/** What a command line's commands use: the caller, the engine of the workspace it names, printing. */
 export class Cli {
   private engine: Engine | undefined;
 
@@ -83,7 +89,7 @@ export class Cli {
     private readonly engines: EngineSource,
   ) {}
 
-  /** The engine of the command's workspace, and the caller with the command's --agent and --allow-detached. */
+  /** The engine, and the caller with the command's --agent and --allow-detached. */
   open(args: GlobalArgs): [Engine, Caller] {
     const c = this.caller.with({
       ...(args.agent ? { agent: args.agent } : {}),
@@ -94,7 +100,8 @@ export class Cli {
     return [this.engine, c];
   }
 
-  out(text: string): void {
+  out(text: string | string[]): void {
+    if (Array.isArray(text)) text = text.join('\n');
     this.caller.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
@@ -108,23 +115,25 @@ export class Cli {
     else if (text) this.out(text);
   }
 
+  err(text: string): void {
+    this.caller.stderr.write(`${text}\n`);
+  }
+
   warn(message: string): void {
     this.caller.stderr.write(`warning: ${message}\n`);
   }
 
-  table(rows: string[][], header: string[]): string {
-    return table(rows, header, this.caller.columns);
+  /** A table, and a line after it if any. */
+  table(rows: string[][], header: string[], after?: string): void {
+    this.out(table(rows, header, this.caller.columns));
+    if (after) this.out(after);
   }
 
-  /**
-   * Reads a file (or `-` for stdin) as UTF-8 text; bytes that are not valid UTF-8 are refused with
-   * their offset (never silently replaced), and so is input over MAX_INPUT_BYTES.
-   */
+  /** Reads a file (or `-`) as UTF-8: invalid bytes are refused with their offset (never replaced), and so is input over MAX_INPUT_BYTES. */
   readTextInput(file: string): { text: string; source: string } {
+    const source = file === '-' ? 'stdin' : file;
     let buf: Buffer;
-    let source: string;
     if (file === '-') {
-      source = 'stdin';
       try {
         buf = this.caller.stdin ?? readFileSync(0);
       } catch {
@@ -132,12 +141,11 @@ export class Cli {
       }
     } else {
       const abs = resolve(this.caller.cwd, file);
-      if (!existsSync(abs)) throw new NotFoundError(`input file ${file} does not exist`);
-      const st = statSync(abs);
+      const st = statSync(abs, { throwIfNoEntry: false });
+      if (!st) throw new NotFoundError(`input file ${file} does not exist`);
       if (st.isDirectory()) throw new UsageError(`input file ${file} is a directory`);
       if (st.size > MAX_INPUT_BYTES)
         throw new ValidationError([{ path: file, message: `is ${st.size} bytes; at most ${MAX_INPUT_BYTES} are read (--file)` }], 'input');
-      source = file;
       buf = readFileSync(abs);
     }
     if (buf.length > MAX_INPUT_BYTES)
@@ -150,7 +158,7 @@ export class Cli {
     }
   }
 
-  /** Reads `--file F` (or `-` for stdin) as JSON; errors name the file and where the JSON broke. */
+  /** Reads `--file F` (or `-`) as JSON; errors name the file and where the JSON broke. */
   readJsonInput(file: string | undefined): unknown {
     if (file === undefined || file === '') throw new UsageError('--file is required (a JSON file, or - for stdin)');
     const { text, source } = this.readTextInput(file);
@@ -165,11 +173,7 @@ export class Cli {
     return doc;
   }
 
-  /**
-   * A progress bar on stderr for work that takes seconds (`phase` names the step: validating,
-   * writing), or undefined when stderr is not a terminal or the output is JSON: piped output stays
-   * clean. The bar ends its line when the last phase reaches its total.
-   */
+  /** A progress bar on stderr for work that takes seconds; none with --json or when stderr is no terminal. */
   progressBar(json: boolean, lastPhase: string): ((done: number, total: number, phase: string) => void) | undefined {
     if (json || !this.caller.stderrIsTTY) return undefined;
     return (done, total, phase) => {
@@ -179,16 +183,17 @@ export class Cli {
     };
   }
 
-  /** Prints an error the way CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
+  /** The first of `lines`, then a count: thousands must not bury what follows. */
+  capped(lines: string[], write: (line: string) => void, more = 'problems'): void {
+    for (const line of lines.slice(0, MAX_LINES)) write(line);
+    if (lines.length > MAX_LINES) write(`… and ${lines.length - MAX_LINES} more ${more} (--json lists them all)`);
+  }
+
+  /** Prints an error as CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
   reportError(err: unknown, json: boolean): number {
     const { stdout, stderr } = this.caller;
     if (err instanceof MemoryError) {
-      if (err.problems.length) {
-        // Hundreds of entries with the same problem: the first ones, then a count (--json has all).
-        for (const p of err.problems.slice(0, MAX_PROBLEM_LINES)) stderr.write(`error: ${formatProblem(p)}\n`);
-        const more = err.problems.length - MAX_PROBLEM_LINES;
-        if (more > 0) stderr.write(`error: … and ${more} more problem${more === 1 ? '' : 's'} (--json lists them all)\n`);
-      } else stderr.write(`error: ${err.message}\n`);
+      this.capped(err.problems.length ? err.problems.map((p) => `error: ${formatProblem(p)}`) : [`error: ${err.message}`], (l) => this.err(l));
       if (json) stdout.write(jsonText({ error: err.toJSON() }));
       return err.exitCode;
     }
@@ -199,7 +204,7 @@ export class Cli {
   }
 }
 
-/** Recovers a killed writer's journal before a command runs, when there is one (see main.ts): whether there was one. */
+/** Recovers a killed writer's journal before a command runs; whether there was one. */
 export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolean> {
   let root: string;
   try {
@@ -216,10 +221,9 @@ export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolea
 /** The most input one command reads (a file or stdin): larger input is refused, not truncated. */
 const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 
-/** Problems printed one per line before the rest are counted. */
-const MAX_PROBLEM_LINES = 20;
+const MAX_LINES = 20;
 
-/** The offset of the first byte that breaks UTF-8: where the first replacement character that was not in the input stands. */
+/** The offset of the first byte that breaks UTF-8: the first replacement character the input did not hold. */
 function firstInvalidUtf8(buf: Buffer): number {
   const text = buf.toString('utf8');
   for (let i = text.indexOf('\uFFFD'); i >= 0; i = text.indexOf('\uFFFD', i + 1)) {
@@ -230,10 +234,7 @@ function firstInvalidUtf8(buf: Buffer): number {
   return buf.length;
 }
 
-/**
- * Fixed-width table for human output. On a terminal, the last column (the summary) is cut to fit
- * its width, so rows never wrap into noise; piped output keeps every character.
- */
+/** A fixed-width table; on a terminal the last column is cut to fit its width, piped output keeps every character. */
 export function table(rows: string[][], header: string[], columns?: number): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));

@@ -1,36 +1,29 @@
-/**
- * The `bass-agents` CLI: yargs root, global options, and the one place that turns errors into
- * exit codes (CLI.md: 0 ok, 1 rejected, 2 usage, 3 not found, 4 busy).
- */
+/** The `bass-agents` CLI: yargs root, global options, and the one place errors become exit codes. */
 import yargs, { type Argv, type PositionalOptions } from 'yargs';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import { consolidationCommands } from './commands/consolidation.js';
 import { contextCommands } from './commands/context.js';
-import { daemonCommands } from './commands/daemon.js';
-import { dashboardCommands } from './commands/dashboard.js';
+import { frontEndCommands } from './commands/frontends.js';
 import { interchangeCommands } from './commands/interchange.js';
 import { lifecycleCommands } from './commands/lifecycle.js';
-import { mcpCommands } from './commands/mcp.js';
 import { readCommands } from './commands/read.js';
 import { syncCommands } from './commands/sync.js';
 import { writeCommands } from './commands/write.js';
 import { Cli, STDIO_ARG, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
+import type { CliParams, Methods } from '../daemon/protocol.js';
 import { Caller } from '../service/caller.js';
+import type { Engine } from '../service/engine.js';
 import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { workspaceFound } from '../store/root.js';
 
-/**
- * yargs renders the whole help text after every command "in case it is needed later" (string-width
- * work on every call). Our `.fail` handler prints its own one-line error and help is
- * rendered fresh for `--help`, so that cached copy is never used: it is not made.
- */
+/** yargs renders the whole help text after every command in case it is needed; our `.fail` and `--help` never use that copy. */
 function dropHelpCache(y: Argv<GlobalArgs>): void {
   const internal = (y as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.();
   const usage = internal?.getUsageInstance?.();
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
-/** Commands that read a workspace: outside of one they say so instead of reporting an empty one. */
+/** Commands that read a workspace: outside one they say so instead of reporting an empty one. */
 const READS = new Set([
   'list',
   'query',
@@ -54,13 +47,10 @@ const COMMANDS: readonly Command[] = [
   ...interchangeCommands,
   ...lifecycleCommands,
   ...consolidationCommands,
-  ...daemonCommands,
-  ...dashboardCommands,
+  ...frontEndCommands,
   ...syncCommands,
-  ...mcpCommands,
 ];
 
-/** Defines `commands` on `y`: the positionals of each command string as strings, then its options. */
 function defineCommands(y: Argv<GlobalArgs>, k: Cli, commands: readonly Command[]): void {
   for (const c of commands) {
     const build = (b: Argv<GlobalArgs>): Argv<GlobalArgs> => {
@@ -80,10 +70,7 @@ function defineCommands(y: Argv<GlobalArgs>, k: Cli, commands: readonly Command[
 /** Commands that must not take the write lock first: git runs the merge driver inside a merge. */
 const NO_RECOVERY = new Set(['merge-driver', 'completion', 'textconv']);
 
-/**
- * The memory command a command line names (`memory <name> ...`), when only that one need be
- * defined: not for help, version or completion text, which list commands.
- */
+/** The memory command a command line names, when only that one need be defined (help, version and completion list them all). */
 function namedCommand(argv: readonly string[]): string | undefined {
   const name = argv[0] === 'memory' ? argv[1] : undefined;
   if (!name || !/^[a-z][a-z-]*$/.test(name)) return undefined;
@@ -92,22 +79,19 @@ function namedCommand(argv: readonly string[]): string | undefined {
 
 function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<GlobalArgs> {
   dropHelpCache(y);
-  // A writer killed part way left a journal: finish or undo its work before this command reads
-  // or writes anything (a few stats when there is none).
+  // A writer killed part way left a journal: recover it before this command reads or writes.
   y.middleware(async (argv) => {
     const command = String(argv._[1] ?? '');
-    // Not found (3), like any other thing a read names that is not there.
     if (READS.has(command) && !workspaceFound(k.caller.cwd, argv.root, k.caller.env))
       throw new NotFoundError(
         `no workspace found: no folder from ${k.caller.cwd} up holds .git or ai-memory/; run \`bass-agents memory init <project>\` in your repository (or pass --root)`,
       );
     if (NO_RECOVERY.has(command)) return;
-    // Files a recovery puts back were written after git looked at them.
+    // Files a recovery put back were written after git looked at them.
     if (await recoverIfPending(k, argv)) dropGitView();
     else await settleGitView();
   });
-  // yargs runs this builder on every command line (a fair part of a daemon's short request), so
-  // only the command named is defined; a name that is no command gets them all, for "did you mean".
+  // Only the command named is defined (a fair part of a daemon's short request); no command: all, for "did you mean".
   const named = COMMANDS.filter((c) => c.cmd.split(' ', 1)[0] === only);
   defineCommands(y, k, named.length ? named : COMMANDS);
   y.demandCommand(1, 'name a memory command (see bass-agents memory --help)');
@@ -138,14 +122,13 @@ export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
     .wrap(Math.min(110, k.caller.columns || 100))
     .fail((msg, err, usage) => {
       if (err) throw err;
-      // The options this command knows (yargs' usage instance lists them), for "did you mean".
       const known = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});
       throw new UsageError(humanUsage(msg ?? 'invalid command line', argv, known));
     });
 }
 
 /** yargs' own words for a bad command line, said the way the rest of the CLI says things. */
-export function humanUsage(msg: string, argv: string[] = [], known: string[] = []): string {
+function humanUsage(msg: string, argv: string[] = [], known: string[] = []): string {
   let m: RegExpExecArray | null;
   if ((m = /^Not enough non-option arguments: got (\d+), need at least (\d+)/.exec(msg))) {
     return `this command needs ${m[2]} argument${m[2] === '1' ? '' : 's'} and got ${m[1]} (its --help names them)`;
@@ -169,32 +152,20 @@ export function humanUsage(msg: string, argv: string[] = [], known: string[] = [
       .filter(Boolean)
       .join('; ');
   }
-  if ((m = /^Missing required arguments?: (.+)$/.exec(msg)))
-    return `${m[1]!
-      .split(', ')
-      .map((n) => `--${n}`)
-      .join(', ')} is required`;
+  if ((m = /^Missing required arguments?: (.+)$/.exec(msg))) return `${m[1]!.replace(/[^, ]+/g, '--$&')} is required`;
   if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
   return msg;
 }
 
-/** The known option nearest to `name` (at most a third of its letters different), if any. */
-export function closest(name: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;
-  for (const k of known) {
-    const d = editDistance(name, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  return best;
+/** The known option nearest to `name` (at most a third of its letters different). */
+function closest(name: string, known: string[]): string | undefined {
+  const max = Math.max(1, Math.floor(name.length / 3));
+  const near = known.map((k) => [k, editDistance(name, k)] as const).filter(([, d]) => d <= max);
+  return near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
 }
 
-/** Levenshtein distance (two rows). */
+/** Levenshtein distance (two rows of b.length + 1 cells). */
 function editDistance(a: string, b: string): number {
-  // `!`: both rows hold b.length + 1 cells, filled left to right.
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
@@ -219,45 +190,55 @@ export function normalizeArgv(argv: string[]): string[] {
   return out;
 }
 
-/** The caller of a command line run by this process for itself: its own folder, environment and standard streams. */
-function processCaller(stdin?: Buffer): Caller {
-  return new Caller({
-    env: process.env,
-    cwd: process.cwd(),
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin,
-    stderrIsTTY: Boolean(process.stderr.isTTY),
-    columns: process.stdout.columns,
-  });
-}
-
 export interface RunOptions {
-  /** Who runs the command line (default: this process, whose exit code it sets). */
+  /** Default: this process, whose exit code it sets. */
   caller?: Caller;
-  /** The engine of the workspace (default: one opened for this command line). */
+  /** Default: an engine opened for this command line. */
   engines?: EngineSource;
   /** Standard input the thin client already read. */
   stdin?: Buffer;
-  /** git's view of the entry files, started before this CLI loaded (see store/git-view.ts). */
+  /** git's view of the entry files, started before this CLI loaded (store/git-view.ts). */
   gitView?: GitViewRun;
 }
 
-/** Runs one command line; returns its exit code. */
 export async function main(argv: string[], opts: RunOptions = {}): Promise<number> {
   if (opts.gitView) offerGitView(opts.gitView);
-  const caller = opts.caller ?? processCaller(opts.stdin);
+  const { stdout, stderr } = process; // (env and folder: the Caller's defaults)
+  const caller = opts.caller ?? new Caller({ stdout, stderr, stdin: opts.stdin, stderrIsTTY: Boolean(stderr.isTTY), columns: stdout.columns });
   const k = new Cli(caller, opts.engines ?? ownEngine);
   const json = argv.includes('--json');
   try {
     await buildCli(normalizeArgv(argv), k).parseAsync();
   } catch (err) {
     caller.setExitCode(k.reportError(err, json));
-    // The error first, then where to read more.
     if (err instanceof UsageError && !json) caller.stderr.write('(see bass-agents memory --help)\n');
   } finally {
     dropGitView(); // unused (a usage error, a command that reads no catalog): git is not waited for
   }
   if (!opts.caller && caller.exitCode) process.exitCode = caller.exitCode;
   return caller.exitCode;
+}
+
+/** The runner a daemon is handed: a client's command line run by `main` on the daemon's engine, its output captured. */
+export async function runForClient(p: CliParams, engine: Engine, ownEnv: NodeJS.ProcessEnv = process.env): Promise<Methods['cli']['result']> {
+  const output: [1 | 2, string][] = [];
+  const print = (fd: 1 | 2, text: string): void => {
+    const last = output[output.length - 1];
+    if (last && last[0] === fd) last[1] += text;
+    else output.push([fd, text]);
+  };
+  // The daemon's own settings (its --agent, its project) never stand in for the caller's.
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(ownEnv)) if (!k.startsWith('BASS_AGENTS_')) env[k] = v;
+  for (const [k, v] of Object.entries(p.env)) if (k.startsWith('BASS_AGENTS_')) env[k] = v;
+  const caller = new Caller({
+    env,
+    cwd: p.cwd,
+    stdout: { write: (t: string) => print(1, t) },
+    stderr: { write: (t: string) => print(2, t) },
+    stdin: p.stdin === null ? Buffer.alloc(0) : Buffer.from(p.stdin, 'base64'),
+    columns: typeof p.columns === 'number' && p.columns > 0 ? p.columns : undefined,
+  });
+  const exitCode = await main(p.argv, { caller, engines: () => engine });
+  return { output, exitCode };
 }

@@ -1,22 +1,17 @@
-/**
- * The CLI side of the daemon: where its files are, whether it is alive, and one request over its
- * Unix socket (newline-delimited JSON). Every failure returns `undefined` so the caller falls
- * back to running the command itself, silently: the daemon is an accelerator, never a dependency.
- */
+/** The daemon's client side: its files, whether it lives, a request. Any failure is `undefined`: the caller runs the command itself. */
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError } from '../core/errors.js';
-import { LineReader } from './framing.js';
-import { MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
+import { LineReader, MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
 
 export interface DaemonPaths {
   dir: string;
   pid: string;
   socket: string;
-  /** The private folder holding the socket when it is not in `dir` (a path too long for a socket there). */
+  /** The private folder holding the socket when `dir` is too deep for a socket path. */
   socketDir?: { base: string; dir: string };
   status: string;
   state: string;
@@ -26,12 +21,7 @@ export interface DaemonPaths {
 /** Unix socket paths are limited to about 104-108 bytes. */
 export const MAX_SOCKET_PATH = 100;
 
-/**
- * The daemon's files in the workspace's local state folder. Its socket too, unless that path is
- * too long for a socket: then a short one in a private folder of this user's (`$XDG_RUNTIME_DIR/
- * bass-agents/`, else `<tmp>/bass-agents-<uid>/`, 0700), named by a hash of the state folder, so
- * that the thin client, the CLI and the daemon find the same one.
- */
+/** The daemon's files; a socket path too long goes to a private folder of this user's, named by a hash of the state folder (docs/daemon.md). */
 export function daemonPaths(localDir: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths {
   const dir = join(localDir, 'daemon');
   let socket = join(dir, 'daemon.sock');
@@ -61,11 +51,7 @@ export function daemonPaths(localDir: string, env: NodeJS.ProcessEnv = process.e
   };
 }
 
-/**
- * Whether the socket's private folder (if it has one) is safe to use: a real folder of this
- * user's that no one else may enter; made (0700) when `make`. Anything else is refused
- * (UnsafePathError) rather than used: another user could have put a socket of theirs there.
- */
+/** Whether the socket's private folder (if any) is this user's alone (made 0700 when `make`); else refused: another user could plant a socket. */
 export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
   const sd = paths.socketDir;
   if (!sd) return true;
@@ -76,13 +62,7 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
   return true;
 }
 
-/**
- * Node flags of a daemon that `daemon start` spawns: a young generation of 2 MB semispaces
- * instead of up to 16 MB (a burst of writes grows them, and the pages stay resident; the daemon's
- * garbage is short lived). `--expose-gc`: its scheduled jobs and large passes computing vectors
- * start and end with a full collection (collectGarbage), or a first start's work grows the heap
- * on the index build's garbage.
- */
+/** Node flags of a spawned daemon: a small young generation, and full collections around jobs (docs/daemon.md, `daemon start`). */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--expose-gc'];
 
 /** Whether a signal reaches the process (a zombie's pid too: see isAlive). */
@@ -95,11 +75,7 @@ function signalReaches(pid: number): boolean {
   }
 }
 
-/**
- * Whether a process runs. A killed daemon whose parent exited stays a zombie until the system's
- * init reaps it (some container inits take their time), and a signal still reaches a zombie: on
- * Linux its state in /proc says it is gone.
- */
+/** Whether a process runs: a signal still reaches a zombie (a killed daemon some inits are slow to reap), so on Linux /proc decides. */
 export function isAlive(pid: number): boolean {
   if (!signalReaches(pid)) return false;
   try {
@@ -112,7 +88,6 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The pid in a pid file, or null (no file, or not a pid). */
 export function readPid(file: string): number | null {
   try {
     const pid = Number(readNoFollow(file, 'utf8').trim());
@@ -122,55 +97,27 @@ export function readPid(file: string): number | null {
   }
 }
 
-/** The pid in the pid file, if that process is alive. */
 export function runningPid(paths: DaemonPaths): number | null {
   const pid = readPid(paths.pid);
   return pid !== null && isAlive(pid) ? pid : null;
 }
 
-export interface DaemonStatus {
-  pid: number;
-  started_at: string;
-  heartbeat_at: string;
-  heartbeat_ms: number;
-  [k: string]: unknown;
-}
-
-export function readStatus(paths: DaemonPaths): DaemonStatus | null {
+export function readStatus(paths: DaemonPaths): { pid: number; heartbeat_at: string; heartbeat_ms: number; [k: string]: unknown } | null {
   try {
-    return JSON.parse(readNoFollow(paths.status, 'utf8')) as DaemonStatus;
+    return JSON.parse(readNoFollow(paths.status, 'utf8')) as ReturnType<typeof readStatus>;
   } catch {
     return null;
   }
 }
 
-/** Sends one request; resolves with the result, or undefined on any problem (no daemon, stale, timeout). */
-export async function request<M extends Method>(
-  paths: DaemonPaths,
-  method: M,
-  params: Request<M>['params'],
-  timeoutMs = 2000,
-): Promise<{ result: Methods[M]['result'] } | { error: WireError } | undefined> {
-  const r = await exchange(paths, method, params, timeoutMs);
-  return r && 'lost' in r ? undefined : r;
-}
-
-/** The daemon's files of the workspace at `root`; undefined without a sound state folder (no daemon can run there). */
+/** The daemon's files of the workspace at `root`; undefined without a sound state folder (the full CLI says why). */
 export function daemonFor(root: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths | undefined {
   try {
-    // One that fails its check is left to the full CLI, which says why.
     const state = stateDirOf(root, env);
     return checkStateFolder(state.base, state.dir, { deep: true }) ? daemonPaths(state.dir, env) : undefined;
   } catch {
     return undefined;
   }
-}
-
-/** What a daemon is told of the caller's environment: its BASS_AGENTS_* settings. */
-function callerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('BASS_AGENTS_') && v !== undefined) out[k] = v;
-  return out;
 }
 
 /** Settings only a command run in the caller's own process honours (git variables: see daemonMayWrite and hasGitLocation). */
@@ -188,12 +135,9 @@ export interface HandOver {
   columns?: number | null;
 }
 
-/**
- * Hands a command line to the workspace's daemon (the thin client, an MCP server): what it printed
- * and its exit code; undefined when the caller must run it itself (no daemon, a stale one, another
- * fixed clock, settings of its own, not delivered). `lost`: the daemon took it but no answer came
- * back; a read can simply be run again, a write may or may not have been done.
- */
+export const LOST_WRITE = 'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying';
+
+/** Hands a command line to the daemon: its output and exit code; undefined: run it yourself; `lost`: taken, never answered. */
 export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 'lost' | undefined> {
   if (Object.entries(o.env).some(([k, v]) => v && OWN_PROCESS_ENV.test(k)) || hasGitLocation(o.env)) return undefined;
   const paths = daemonFor(o.root, o.env);
@@ -204,24 +148,23 @@ export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 
     argv: o.argv,
     cwd: o.cwd,
     root: o.root,
-    env: callerEnv(o.env),
+    env: Object.fromEntries(Object.entries(o.env).filter(([k, v]) => k.startsWith('BASS_AGENTS_') && v !== undefined)) as Record<string, string>,
     stdin: stdin ? stdin.toString('base64') : null,
     columns: o.columns ?? null,
     clock: o.env.BASS_AGENTS_NOW || null,
   };
-  const r = await exchange(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
-  // An error reply means the daemon did not run the command at all (an older daemon without
-  // command lines, a request it could not read): every error of the command itself comes back as
-  // its output.
+  const r = await request(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
+  // An error reply: the daemon did not run it (the command's own errors come back as its output).
   if (!r || 'error' in r) return undefined;
   return 'lost' in r ? 'lost' : r.result;
 }
 
-async function exchange<M extends Method>(
+/** Sends one request: its result or error; undefined when not delivered (no daemon, stale, declined); `lost` when sent but never answered. */
+export async function request<M extends Method>(
   paths: DaemonPaths,
   method: M,
   params: Request<M>['params'],
-  timeoutMs: number,
+  timeoutMs = 2000,
 ): Promise<{ result: Methods[M]['result'] } | { error: WireError } | { lost: true } | undefined> {
   try {
     if (!checkSocketDir(paths) || !existsSync(paths.socket)) return undefined;
@@ -229,15 +172,12 @@ async function exchange<M extends Method>(
     return undefined;
   }
   const status = readStatus(paths);
-  // Stale: no heartbeat for three intervals (the process hung or was killed without cleanup; a
-  // zombie's heartbeat is stale too, so this path, taken by every call, reads nothing in /proc).
+  // Stale: no heartbeat for three intervals (a zombie's too, so this path reads nothing in /proc).
   if (!status || !signalReaches(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;
   const req: Request<M> = { id: 1, method, params };
   const line = `${JSON.stringify(req)}\n`;
-  // Larger than the daemon reads: not sent, the caller runs it itself.
   if (line.length > MAX_MESSAGE_BYTES || Buffer.byteLength(line) > MAX_MESSAGE_BYTES) return undefined;
-  // Only when a daemon is there to talk to; getBuiltinModule, not import(): a dynamic import
-  // starts Node's ES module loader, a cost on every call the thin client hands over.
+  // getBuiltinModule, not import(): a dynamic import starts Node's ES module loader on every call.
   const { connect } = process.getBuiltinModule('node:net');
   type Out = { result: Methods[M]['result'] } | { error: WireError } | undefined;
   return new Promise((resolve) => {
@@ -256,7 +196,7 @@ async function exchange<M extends Method>(
       (reply) => {
         try {
           const msg = JSON.parse(reply) as Reply<M>;
-          // Declined: this caller runs it itself (another fixed clock); nothing was done.
+          // Declined (another fixed clock): nothing was done.
           if ('declined' in msg) {
             sent = false;
             finish(undefined);

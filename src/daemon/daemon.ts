@@ -1,19 +1,9 @@
-/**
- * The daemon (`memory daemon run`), one per workspace: it keeps the catalog and the whole text
- * index warm from a watcher (watcher.ts) and full reconciles (counting the drift they fix), runs
- * thin clients' command lines on its one engine over a 0600 Unix socket (server.ts), runs
- * scheduled jobs with catch-up (jobs.ts), reports its status (status.ts), and stops gracefully:
- * the current batch finishes and the job cursor is saved for the next start.
- *
- * Its files, under `daemon/` of the local state folder: `daemon.pid` (a dead owner's is taken
- * over, so a kill -9 never blocks the next start), `daemon.sock` (see daemonPaths),
- * `status.json` (heartbeat), `state.json` (jobs); its log is `logs/daemon.log` (pino).
- */
+/** The daemon, one per workspace: a warm catalog and index, clients' command lines on its one engine, jobs, status (docs/daemon.md). */
 import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { MemoryError } from '../core/errors.js';
+import { BusyError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
@@ -28,42 +18,29 @@ import { DaemonStatus, createMetrics, serveMetrics, type DaemonMetrics } from '.
 import { DaemonWatcher } from './watcher.js';
 
 export interface DaemonOptions {
-  /** Runs a client's command line (the CLI's own main: cli/run.ts). */
   runner: Runner;
   root?: string;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   metricsPort?: number;
-  /** Milliseconds between heartbeats (status.json) and scheduler ticks. */
+  /** Heartbeat (status.json) and scheduler tick. */
   heartbeatMs?: number;
-  /** Milliseconds between full reconciles of files against the index. */
   reconcileMs?: number;
-  /** Milliseconds between freshness checks. */
   freshnessMs?: number;
-  /** Milliseconds between evidence validations. */
   evidenceMs?: number;
-  /** Debounce of watcher events into one batch. */
+  /** Watcher events within this many ms make one batch. */
   debounceMs?: number;
 }
 
-/** Jobs wait at most this long for a pass computing vectors (a first start's: with the static table, seconds). */
+/** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
 
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
 
-class AlreadyRunning extends MemoryError {
-  constructor(pid: number) {
-    super('E_BUSY', `a daemon is already running for this workspace (pid ${pid})`, 4);
-  }
-}
+const alreadyRunning = (pid: number): BusyError => new BusyError(`a daemon is already running for this workspace (pid ${pid})`);
 
-/**
- * Takes the pid file: written whole to a file of our own, then linked into place (a link fails
- * when the file exists, so no one ever reads it half written). A file whose process is gone is
- * removed under a small lock (a folder), re-read there first: two starts at once never both
- * remove it, and never remove a live daemon's file.
- */
+/** Takes the pid file, written whole and linked into place; a dead owner's goes under a small lock, re-read there (two starts never both remove it). */
 function takePidFile(paths: DaemonPaths): void {
   const mine = `${paths.pid}.${process.pid}`;
   writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 });
@@ -77,12 +54,12 @@ function takePidFile(paths: DaemonPaths): void {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const pid = readPid(paths.pid);
-      if (pid !== null && pid !== process.pid && isAlive(pid)) throw new AlreadyRunning(pid);
+      if (pid !== null && pid !== process.pid && isAlive(pid)) throw alreadyRunning(pid);
       const lock = `${paths.pid}.takeover`;
       try {
         mkdirSync(lock);
       } catch {
-        // Another start is taking it over (or died doing so, long ago): wait a little.
+        // Another start is taking it over (or died doing so long ago): wait.
         if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 5000) rmSync(lock, { recursive: true, force: true });
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
         continue;
@@ -96,7 +73,7 @@ function takePidFile(paths: DaemonPaths): void {
   } finally {
     rmSync(mine, { force: true });
   }
-  throw new AlreadyRunning(readPid(paths.pid) ?? -1);
+  throw alreadyRunning(readPid(paths.pid) ?? -1);
 }
 
 /** What callers compare their git identities and extra config with (see daemonMayWrite): a digest, never the values. */
@@ -120,15 +97,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   await daemon.serve();
 }
 
-/** One running daemon: start-up (constructor), watcher and jobs, socket, serving, shutdown. */
-class Daemon {
-  private readonly engine: Engine;
-  /** The daemon's own jobs write and warn as the daemon (its log); each client's command line has a caller of its own. */
-  private readonly own: Caller;
-  private readonly paths: DaemonPaths;
-  private readonly log: Logger;
-  private readonly metrics: DaemonMetrics;
-  private readonly status: DaemonStatus;
+export class Daemon {
+  readonly engine: Engine;
+  /** The daemon's own jobs' caller (warnings to its log); each client's command line has its own. */
+  readonly own: Caller;
+  readonly paths: DaemonPaths;
+  readonly log: Logger;
+  readonly metrics: DaemonMetrics;
+  readonly status: DaemonStatus;
   private readonly heartbeatMs: number;
   private watcher!: DaemonWatcher;
   private jobs!: Jobs;
@@ -141,7 +117,6 @@ class Daemon {
   private exited: () => void = () => undefined;
   private readonly done = new Promise<void>((resolve) => (this.exited = resolve));
 
-  /** Opens the engine and takes the pid file (one daemon per workspace), then the log, metrics and status. */
   constructor(
     private readonly opts: DaemonOptions,
     pino: typeof import('pino').pino,
@@ -175,10 +150,8 @@ class Daemon {
   private refresh(reason: 'start' | 'batch' | 'reconcile' | 'notify', reported?: Set<string>): void {
     const { status, metrics, log } = this;
     const t0 = performance.now();
-    // The index snapshot on disk is saved when the daemon stops, and at start or a reconcile only
-    // when it is further behind than a one-shot query patches up itself (a save holds the
-    // daemon for the whole write). Batches re-read just their files, unless one is not an entry
-    // file (a folder came or went).
+    // The index is saved at stop, and at a reconcile only when further behind than a query patches up (a save holds the daemon).
+    // A batch re-reads its files, unless one is not an entry file (a folder came or went).
     const batch = reason === 'batch' || reason === 'notify';
     const only = batch && reported && [...reported].every((f) => entryPath(f) !== null) ? [...reported] : undefined;
     const r = this.engine.rm.refresh({ saveIndex: batch ? false : 'drifted', paths: only });
@@ -206,13 +179,13 @@ class Daemon {
       }
     }
     if (changed.length) this.jobs.scheduleContext(changed, r.snap);
-    if (changed.length || reason === 'start') void this.engine.indexSemantic(); // new and changed entries get vectors, in the background
+    if (changed.length || reason === 'start') void this.engine.indexSemantic(); // vectors, in the background
     if (batch) this.scheduleCompaction();
     status.last_batch_ms = Math.round((performance.now() - t0) * 100) / 100;
     log.debug({ event: 'refresh', reason, changed: changed.length, ms: status.last_batch_ms });
   }
 
-  /** The index compaction batches deferred runs once they have been quiet for a second. */
+  /** Index compaction, once writes have been quiet for a second. */
   private scheduleCompaction(): void {
     if (this.compactTimer) clearTimeout(this.compactTimer);
     this.compactTimer = setTimeout(() => {
@@ -226,7 +199,7 @@ class Daemon {
     this.compactTimer.unref();
   }
 
-  /** A caller's write is searchable before the reply: its entry files are refreshed now (other files and the daemon's own writes come through the watcher). */
+  /** A caller's write is searchable before the reply (other files and the daemon's own writes come through the watcher). */
   private wrote(files: string[], caller: Caller): void {
     if (caller === this.own) return;
     const entryFiles = files.map((f) => this.engine.ws.rel(f)).filter((f) => entryPath(f) !== null);
@@ -235,7 +208,6 @@ class Daemon {
     this.refresh('notify', new Set(entryFiles));
   }
 
-  /** The watcher (ai-memory/ and HEAD) and the scheduled jobs. */
   async watch(): Promise<void> {
     const { engine, status, metrics, log, opts } = this;
     this.watcher = new DaemonWatcher(engine.ws, await engine.git(), opts.debounceMs ?? 40, {
@@ -254,25 +226,16 @@ class Daemon {
         status.recordError(where, err);
       },
     });
-    this.jobs = new Jobs(
-      engine,
-      this.own,
-      this.paths,
-      log,
-      status,
-      metrics,
-      {
-        freshnessMs: opts.freshnessMs ?? 60 * 60_000,
-        evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
-        gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
-        before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
-      },
-      () => this.refresh('batch'),
-    );
+    this.jobs = new Jobs(this, {
+      freshnessMs: opts.freshnessMs ?? 60 * 60_000,
+      evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
+      gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
+      before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
+      afterWrite: () => this.refresh('batch'),
+    });
     await this.watcher.start();
   }
 
-  /** The socket for thin clients' command lines, and the metrics endpoint when asked for. */
   async listen(): Promise<void> {
     const { engine, log, metrics, paths, status, opts } = this;
     engine.writes.onGroup = (group) => {
@@ -296,7 +259,6 @@ class Daemon {
       handlers: {
         ping: async () => ({ pid: process.pid }),
         status: async () => {
-          // Resident memory, and what of it the JavaScript heap and the buffers (the index's arrays) hold.
           const m = process.memoryUsage();
           return {
             ...(JSON.parse(readNoFollow(paths.status, 'utf8')) as Record<string, unknown>),
@@ -308,7 +270,6 @@ class Daemon {
             metrics: await metrics.registry.getMetricsAsJSON(),
           };
         },
-        // Background work waits while a caller's command is served (engine.serve).
         notify: (p) =>
           engine.serve(async () => {
             await settle();
@@ -317,7 +278,7 @@ class Daemon {
           }),
         cli: (p) =>
           engine.serve(async () => {
-            await settle(); // the command reads the catalog the watcher keeps: with every change seen so far
+            await settle(); // every change seen so far
             const command = p.argv[1] ?? null;
             const end = command === 'query' ? metrics.queryDuration.startTimer() : undefined;
             const t0 = performance.now();
@@ -326,10 +287,6 @@ class Daemon {
             log.info({ event: 'cli_run', command, exit: r.exitCode, ms: Math.round(performance.now() - t0) }, 'ran a command line for a caller');
             return r;
           }),
-        stop: async () => {
-          setImmediate(() => void this.shutdown('stop request'));
-          return { stopping: true };
-        },
       },
     });
     if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH) {
@@ -348,11 +305,10 @@ class Daemon {
     }
   }
 
-  /** Reconciles, starts semantic search and catches up on missed jobs; then serves until a stop request or a signal. */
+  /** Reconciles, starts semantic search, catches up on missed jobs; then serves until a stop. */
   serve(): Promise<void> {
     const { engine, log, status, watcher, jobs } = this;
     this.refresh('start', new Set());
-    // Semantic search: the model loads in a worker thread while queries are answered lexically.
     const semantic = engine.startSemantic(
       (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
       (err) => status.recordError('semantic', err),
@@ -374,7 +330,7 @@ class Daemon {
     };
     const reconcile = (): void => {
       try {
-        watcher.watchSections(); // a folder replaced or added without an event is watched from now on
+        watcher.watchSections(); // a folder replaced or added without an event
         watcher.flush();
         this.refresh('reconcile', new Set());
       } catch (err) {
@@ -386,14 +342,13 @@ class Daemon {
       setInterval(() => this.stopping || reconcile(), this.opts.reconcileMs ?? 5 * 60_000),
     );
     jobs.tick(); // catch up on jobs missed while the daemon was down
-    // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal nobody else listens to any
-    // more, which would kill the process in the middle of a graceful shutdown.
+    // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal no one else listens to, killing a graceful shutdown.
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     return this.done;
   }
 
-  /** The running job finishes its batch (its cursor is saved), vectors and index snapshot are saved, the socket and pid file go. */
+  /** The running job finishes its batch; vectors, index snapshot and job cursor are saved; socket and pid file go. */
   private async shutdown(why: string): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
@@ -405,12 +360,11 @@ class Daemon {
     this.http?.close();
     await this.jobs.stop();
     try {
-      await engine.closeSemantic(); // the vectors computed so far are saved
+      await engine.closeSemantic();
     } catch (err) {
       status.recordError('semantic', err);
     }
-    // The index snapshot, up to date with the files: what one-shot commands load while no daemon
-    // runs (a kill -9 skips it, and the next start re-syncs from file stamps).
+    // What one-shot commands load while no daemon runs (after a kill -9, the next start re-syncs from file stamps).
     try {
       engine.rm.flushIndex();
     } catch (err) {

@@ -1,28 +1,18 @@
-/**
- * The daemon's scheduled jobs : decay and forgetting per project,
- * freshness, evidence validation, and ai-context regeneration when context-worthy entries
- * change. One job runs at a time; a run is stopped between batches at shutdown and its cursor
- * saved, so the next start resumes. Due times read the service clock.
- */
+/** The daemon's jobs (decay, freshness, evidence, ai-context), one at a time, resumable across a stop; due times read the service clock. */
 import { existsSync } from 'node:fs';
-import type { Logger } from 'pino';
 import { isContextWorthy } from '../core/context.js';
 import { intervalMs } from '../core/lifecycle.js';
-import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
-import { keyOfFile } from '../store/catalog.js';
+import { keyOfFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
-import type { Caller } from '../service/caller.js';
-import type { Engine } from '../service/engine.js';
 import { collectGarbage } from '../service/semantic.js';
 import * as uc from '../service/use-cases.js';
-import type { DaemonPaths } from './client.js';
-import type { DaemonMetrics, DaemonStatus } from './status.js';
+import type { Daemon } from './daemon.js';
 
 interface JobState {
   last_run_at: string | null;
-  /** decay: the last id an interrupted run finished, per project. */
+  /** decay: where an interrupted run stopped, per project. */
   cursor?: Record<string, string>;
   runs: number;
   last_error?: string | null;
@@ -32,7 +22,7 @@ type JobName = 'decay' | 'freshness' | 'context' | 'evidence';
 
 interface State {
   jobs: Record<JobName, JobState>;
-  /** decay: last completed run per project (decay intervals are per project). */
+  /** decay: last completed run per project (intervals are per project). */
   decay_projects: Record<string, string>;
 }
 
@@ -41,68 +31,57 @@ const emptyJob = (): JobState => ({ last_run_at: null, runs: 0 });
 export interface JobOptions {
   freshnessMs: number;
   evidenceMs: number;
-  /**
-   * Whether someone is working with git in this repository right now (HEAD moved a moment ago):
-   * the daemon's own background commits wait, so that they do not hold git's index lock while
-   * the user's checkout, rebase or commit needs it.
-   */
+  /** Whether HEAD moved a moment ago: jobs' commits wait, not to hold git's index lock while the user's checkout or rebase needs it. */
   gitBusy?: () => boolean;
-  /** Work the jobs let finish first (a first start's vectors: their garbage and the jobs' would add up). */
+  /** Work the jobs let finish first (a first start's vectors: the two's garbage would add up). */
   before?: () => Promise<void>;
+  /** Brings the daemon's catalog and index up to date after a job's own writes. */
+  afterWrite: () => void;
 }
 
-/**
- * ai-context regeneration waits until changes have been quiet this long (a burst of writes is
- * one regeneration and one commit, not one every few writes, each holding the write lock)...
- */
+/** What the jobs use of their daemon (its own caller: jobs write and warn as the daemon). */
+type JobHost = Pick<Daemon, 'engine' | 'own' | 'paths' | 'log' | 'status' | 'metrics'>;
+
+/** ai-context regeneration waits for changes to be quiet this long (a burst is one commit)... */
 const CONTEXT_QUIET_MS = 2000;
-/** ...and at most this long after the first change it waits for (under a steady stream of writes). */
+/** ...but no longer than this after the first change (a steady stream of writes). */
 const CONTEXT_MAX_WAIT_MS = 30_000;
 
 export class Jobs {
   private state: State = { jobs: { decay: emptyJob(), freshness: emptyJob(), context: emptyJob(), evidence: emptyJob() }, decay_projects: {} };
   private chain: Promise<void> = Promise.resolve();
-  /** Jobs queued or running: a tick while one runs must not queue it again (a long check would pile up). */
+  /** Jobs queued or running: a tick must not queue one again (a long check would pile up). */
   private readonly pending = new Set<JobName>();
   private stopping = false;
   private readonly contextDue = new Set<string>();
   private contextTimer: NodeJS.Timeout | undefined;
-  /** When (performance.now()) the first change the armed regeneration waits for came. */
+  /** performance.now() of the first change the armed regeneration waits for. */
   private contextSince = 0;
 
   constructor(
-    private readonly engine: Engine,
-    /** The daemon's own caller (its jobs' writes and warnings are its own). */
-    private readonly caller: Caller,
-    private readonly paths: DaemonPaths,
-    private readonly log: Logger,
-    private readonly status: DaemonStatus,
-    private readonly metrics: DaemonMetrics,
+    private readonly d: JobHost,
     private readonly opts: JobOptions,
-    /** Brings the daemon's catalog and index up to date after a job's own writes. */
-    private readonly afterWrite: () => void,
   ) {
     try {
-      const saved = JSON.parse(readNoFollow(paths.state, 'utf8')) as Partial<State>;
+      const saved = JSON.parse(readNoFollow(d.paths.state, 'utf8')) as Partial<State>;
       this.state = { jobs: { ...this.state.jobs, ...saved.jobs }, decay_projects: saved.decay_projects ?? {} };
     } catch {
       /* first start */
     }
-    status.jobs = this.state.jobs;
+    d.status.jobs = this.state.jobs;
   }
 
   private now(): number {
-    return this.caller.now().getTime();
+    return this.d.own.now().getTime();
   }
 
   save(): void {
-    writeFileAtomic(this.paths.state, `${JSON.stringify(this.state, null, 2)}\n`, { fsync: true });
+    writeFileAtomic(this.d.paths.state, `${JSON.stringify(this.state, null, 2)}\n`, { fsync: true });
   }
 
   /** Queues a job behind the one running; errors are recorded, never thrown. */
   run(name: JobName, fn: () => Promise<void>): Promise<void> {
     this.chain = this.chain.then(async () => {
-      // The user's git work first: jobs commit, so they wait until HEAD has been still a moment.
       while (this.opts.gitBusy?.() && !this.stopping) await new Promise((r) => setTimeout(r, 250));
       await this.opts.before?.();
       if (this.stopping && name !== 'context') return;
@@ -112,52 +91,52 @@ export class Jobs {
         job.last_error = null;
       } catch (err) {
         job.last_error = (err as Error).message;
-        this.status.recordError(`job ${name}`, err);
+        this.d.status.recordError(`job ${name}`, err);
       }
       job.runs++;
-      job.last_run_at = this.caller.now().toISOString();
+      job.last_run_at = this.d.own.now().toISOString();
       this.save();
     });
     return this.chain;
   }
 
   private decayDue(project: string): boolean {
-    const every = intervalMs(this.engine.decayConfig(project, this.caller.now()).interval) ?? 86_400_000;
+    const every = intervalMs(this.d.engine.decayConfig(project, this.d.own.now()).interval) ?? 86_400_000;
     const last = this.state.decay_projects[project];
     return !last || this.now() - Date.parse(last) >= every || Boolean(this.state.jobs.decay.cursor?.[project]);
   }
 
   private async decay(): Promise<void> {
-    for (const project of this.engine.ws.listProjects()) {
+    for (const project of this.d.engine.ws.listProjects()) {
       if (this.stopping) return;
-      if (!this.engine.ws.isInitialized(project) || !this.decayDue(project)) continue;
+      if (!this.d.engine.ws.isInitialized(project) || !this.decayDue(project)) continue;
       const cursor = this.state.jobs.decay.cursor ?? (this.state.jobs.decay.cursor = {});
-      const end = this.metrics.decayDuration.startTimer();
-      const r = await uc.decay(this.engine, this.caller, project, { apply: true, resumeAfter: cursor[project], onBatch: () => !this.stopping });
+      const end = this.d.metrics.decayDuration.startTimer();
+      const r = await uc.decay(this.d.engine, this.d.own, project, { apply: true, resumeAfter: cursor[project], onBatch: () => !this.stopping });
       end();
-      this.metrics.forgotten.inc(r.forgotten);
+      this.d.metrics.forgotten.inc(r.forgotten);
       if (r.resume_after !== null) {
         cursor[project] = r.resume_after;
-        this.log.info({ event: 'decay_interrupted', project, resume_after: r.resume_after });
+        this.d.log.info({ event: 'decay_interrupted', project, resume_after: r.resume_after });
       } else {
         delete cursor[project];
-        this.state.decay_projects[project] = this.caller.now().toISOString();
+        this.state.decay_projects[project] = this.d.own.now().toISOString();
       }
-      this.log.info({ event: 'decay', project, analyzed: r.analyzed, forgotten: r.forgotten, ms: r.duration_ms, commit: r.commit });
-      this.afterWrite();
+      this.d.log.info({ event: 'decay', project, analyzed: r.analyzed, forgotten: r.forgotten, ms: r.duration_ms, commit: r.commit });
+      this.opts.afterWrite();
     }
   }
 
   private async freshness(): Promise<void> {
-    const items = uc.checkFreshness(this.engine, this.caller, { days: 7 });
-    this.status.expiring_entries = items.slice(0, 50).map((i) => ({ id: i.id, project: i.project, state: i.state, valid_to: i.valid_to }));
-    for (const i of items) this.log.info({ event: 'freshness', id: i.id, project: i.project, state: i.state, valid_to: i.valid_to, days: i.days });
+    const items = uc.checkFreshness(this.d.engine, this.d.own, { days: 7 });
+    this.d.status.expiring_entries = items.slice(0, 50).map((i) => ({ id: i.id, project: i.project, state: i.state, valid_to: i.valid_to }));
+    for (const i of items) this.d.log.info({ event: 'freshness', id: i.id, project: i.project, state: i.state, valid_to: i.valid_to, days: i.days });
   }
 
   private async evidence(): Promise<void> {
-    const r = await uc.validateEvidence(this.engine, this.caller, undefined, { timeoutMs: 5000, rows: false });
-    this.status.stale_evidence_entries = r.stale_entries ?? 0;
-    this.log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
+    const r = await uc.validateEvidence(this.d.engine, this.d.own, undefined, { timeoutMs: 5000, rows: false });
+    this.d.status.stale_evidence_entries = r.stale_entries ?? 0;
+    this.d.log.info({ event: 'evidence', checked: r.checked, ok: r.ok, stale: r.stale, unknown: r.unknown });
   }
 
   private due(job: JobState, every: number): boolean {
@@ -167,7 +146,7 @@ export class Jobs {
   /** The scheduler tick: starts the jobs that are due (and, at start, those missed while down). */
   tick(): void {
     if (this.stopping) return;
-    const ws = this.engine.ws;
+    const ws = this.d.engine.ws;
     if (ws.listProjects().some((p) => ws.isInitialized(p) && this.decayDue(p))) this.once('decay', () => this.decay());
     if (this.due(this.state.jobs.freshness, this.opts.freshnessMs)) this.once('freshness', () => this.freshness());
     if (this.due(this.state.jobs.evidence, this.opts.evidenceMs)) this.once('evidence', () => this.evidence());
@@ -177,8 +156,7 @@ export class Jobs {
   private once(name: JobName, fn: () => Promise<void>): void {
     if (this.pending.has(name)) return;
     this.pending.add(name);
-    // A full collection before and after (see collectGarbage): the first jobs follow the index
-    // build, whose garbage V8 has not collected yet, and each would grow the heap on the last one's.
+    // A full collection before and after (see collectGarbage): each job would grow the heap on the last one's garbage.
     void this.run(name, () => {
       collectGarbage();
       return fn().finally(() => {
@@ -188,11 +166,7 @@ export class Jobs {
     });
   }
 
-  /**
-   * ai-context regeneration when context-worthy entries change, debounced per project: `snap`
-   * names the entries behind the changed files (a watcher batch's `touched`, or the whole
-   * snapshot after a full refresh).
-   */
+  /** Regenerates ai-context of projects whose context-worthy entries changed (`snap`: a batch's `touched`, or the whole snapshot). */
   scheduleContext(changedFiles: string[], snap: CatalogSnapshot | undefined): void {
     const now = this.now();
     const touched = snap?.touched;
@@ -210,12 +184,11 @@ export class Jobs {
       if (!project || project === GLOBAL_PROJECT || this.contextDue.has(project)) continue;
       const se = entryOf(f);
       // A removed or demoted entry may have been in the context: regenerate unless it clearly never was.
-      if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.engine.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
+      if (!se || isContextWorthy(se.entry, now) || existsSync(`${this.d.engine.ws.contextDir}/${project}.md`)) this.contextDue.add(project);
     }
     if (this.contextDue.size) this.armContext();
   }
 
-  /** (Re)arms the regeneration: CONTEXT_QUIET_MS from now, but no later than CONTEXT_MAX_WAIT_MS after the first change. */
   private armContext(): void {
     const now = performance.now();
     if (this.contextTimer) clearTimeout(this.contextTimer);
@@ -226,9 +199,9 @@ export class Jobs {
       void this.run('context', async () => {
         for (const p of [...this.contextDue]) {
           this.contextDue.delete(p);
-          if (!this.engine.ws.isInitialized(p)) continue;
-          const r = await uc.syncContext(this.engine, this.caller, p);
-          if (r.changed) this.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
+          if (!this.d.engine.ws.isInitialized(p)) continue;
+          const r = await uc.syncContext(this.d.engine, this.d.own, p);
+          if (r.changed) this.d.log.info({ event: 'context_regenerated', project: p, commit: r.commit });
         }
       });
     }, wait);

@@ -1,26 +1,18 @@
-/**
- * The daemon's socket protocol, shared by the server and the CLI's client: every method with the
- * types of its parameters and result, the wire form of errors, and
- * the limits of a message. One request or reply per line of JSON.
- */
+/** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits, framing. */
 import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
 import { checkDepth } from '../core/limits.js';
 import type { Engine } from '../service/engine.js';
 
-/**
- * A command line a thin client hands over whole (bin/bass-agents.cjs): the daemon runs it as the
- * CLI would, with the caller's folder, environment (its BASS_AGENTS_* variables) and standard
- * input, and returns what the command printed and its exit code.
- */
+/** A command line a thin client hands over whole, run as the CLI would with the caller's folder, BASS_AGENTS_* and stdin. */
 export interface CliParams {
   argv: string[];
   cwd: string;
-  /** The workspace root the caller found: a daemon of another root declines. */
+  /** The caller's workspace root: a daemon of another declines. */
   root: string;
   env: Record<string, string>;
   /** Standard input, base64, when the command line reads it (`-`). */
   stdin: string | null;
-  /** The width of the caller's terminal, when its stdout is one (tables are cut to fit it). */
+  /** The caller's terminal width, when stdout is one. */
   columns?: number | null;
 }
 
@@ -28,28 +20,26 @@ export interface Methods {
   ping: { params: Record<string, never>; result: { pid: number } };
   status: { params: Record<string, never>; result: Record<string, unknown> };
   notify: { params: { files: string[] }; result: { ok: true } };
-  /** `output`: what the command printed, in order, as [1 (stdout) or 2 (stderr), text] pieces. */
+  /** `output`: what the command printed, in order, as [fd, text] pieces. */
   cli: { params: CliParams; result: { output: [1 | 2, string][]; exitCode: number } };
-  stop: { params: Record<string, never>; result: { stopping: true } };
 }
 
 export type Method = keyof Methods;
-const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli', 'stop'];
+const METHODS: readonly Method[] = ['ping', 'status', 'notify', 'cli'];
 
 export interface Request<M extends Method = Method> {
   id: number;
   method: M;
-  /** `clock`: the caller's fixed clock (BASS_AGENTS_NOW); a command line is run only on the daemon's own. */
+  /** The caller's fixed clock (BASS_AGENTS_NOW): a command line runs only on the daemon's own. */
   params: Methods[M]['params'] & { clock?: string | null };
 }
 
 export type Reply<M extends Method = Method> =
   | { id: number; result: Methods[M]['result'] }
   | { id: number; error: WireError }
-  /** Not for this daemon (another fixed clock): nothing was done; the caller runs it itself. */
+  /** Not for this daemon: nothing was done; the caller runs it itself. */
   | { id: number; declined: string };
 
-/** An error as it crosses the socket: its class, code, message, problems and exit code. */
 export interface WireError {
   name: string;
   code: ErrorCode;
@@ -58,13 +48,9 @@ export interface WireError {
   exitCode: number;
 }
 
-/**
- * The longest request the daemon reads. Its parse must not hold the daemon's other callers for
- * long (JSON.parse of 2 MiB takes some tens of milliseconds), so the CLI sends nothing larger:
- * a bigger write (an apply of thousands of updates) is done by the CLI itself, under the same lock.
- */
+/** The longest request the daemon reads: its parse must not hold other callers long; the CLI runs larger writes itself. */
 export const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
-/** The longest reply the CLI reads (the output of a command line run by the daemon, a whole `list --json`). */
+/** The longest reply the CLI reads (a whole `list --json`). */
 export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
 export function errorToWire(err: unknown): WireError {
@@ -72,7 +58,7 @@ export function errorToWire(err: unknown): WireError {
   return { name: 'Error', code: 'E_INTERNAL', message: err instanceof Error ? err.message : String(err), problems: [], exitCode: 1 };
 }
 
-/** Parses one request line: a UsageError (never a crash) for anything that is not a request. */
+/** Parses one request line: a UsageError for anything that is not a request. */
 export function parseRequest(line: string): Request {
   if (line.length > MAX_MESSAGE_BYTES) throw new UsageError(`request is ${line.length} bytes; at most ${MAX_MESSAGE_BYTES} are accepted`);
   let req: unknown;
@@ -89,5 +75,53 @@ export function parseRequest(line: string): Request {
   return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: r.params ?? {} };
 }
 
-/** Runs a client's command line against the daemon's engine: handed over by the CLI (the daemon never imports it). */
+/** Runs a client's command line on the daemon's engine: the CLI hands it over (the daemon never imports the CLI). */
 export type Runner = (params: CliParams, engine: Engine) => Promise<Methods['cli']['result']>;
+
+/** Splits the socket's bytes into lines of at most `max` bytes, searching each chunk once (linear however a message is cut). */
+export class LineReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly max: number,
+    private readonly onLine: (line: string) => void,
+    /** A line passed `max` bytes: nothing more is read. */
+    private readonly onTooLong: (bytes: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (!this.stopped) {
+      const nl = chunk.indexOf(10, start);
+      const part = chunk.subarray(start, nl < 0 ? chunk.length : nl);
+      if (this.size + part.length > this.max) return this.refuse(this.size + part.length);
+      if (nl < 0) {
+        if (part.length) {
+          this.chunks.push(part);
+          this.size += part.length;
+        }
+        return;
+      }
+      // Decoded only once whole: a character cut between two chunks comes out right.
+      const line = this.chunks.length ? Buffer.concat([...this.chunks, part], this.size + part.length) : part;
+      this.chunks = [];
+      this.size = 0;
+      start = nl + 1;
+      this.onLine(line.toString('utf8'));
+    }
+  }
+
+  /** Stops reading; what was kept is dropped. */
+  stop(): void {
+    this.stopped = true;
+    this.chunks = [];
+    this.size = 0;
+  }
+
+  private refuse(bytes: number): void {
+    this.stop();
+    this.onTooLong(bytes);
+  }
+}

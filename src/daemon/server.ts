@@ -1,25 +1,18 @@
-/**
- * The daemon's socket server: one JSON request per line (see protocol.ts), each answered by the
- * daemon's handler of its method (daemon.ts); command lines of another workspace or another
- * fixed clock are declined.
- */
+/** The daemon's socket server: frames and checks requests, declines another workspace's or clock's command lines, answers with daemon.ts's handlers. */
 import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
-import { MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { LineReader, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
-import { LineReader } from './framing.js';
 
-/** What the daemon does for each method: the server only frames, checks and answers. */
 export type Handlers = { [M in Method]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> };
 
 export interface ServerDeps {
   handlers: Handlers;
   log: Logger;
-  /** The daemon's workspace root: a command line of another is declined. */
   root: string;
-  /** The daemon's own fixed clock (BASS_AGENTS_NOW), if any: callers on another are declined. */
+  /** BASS_AGENTS_NOW, if fixed. */
   clock: string | null;
 }
 
@@ -28,7 +21,7 @@ export class DaemonServer {
 
   constructor(private readonly deps: ServerDeps) {}
 
-  /** Listens on the daemon's socket, made 0600 from the start (and its private folder 0700); returns its path. */
+  /** Listens on the socket, 0600 from the start (its private folder 0700); returns its path. */
   async listen(paths: DaemonPaths): Promise<string> {
     checkSocketDir(paths, true);
     rmSync(paths.socket, { force: true });
@@ -55,8 +48,7 @@ export class DaemonServer {
       MAX_MESSAGE_BYTES,
       (line) => void this.handle(line).then((reply) => sock.destroyed || sock.write(`${JSON.stringify(reply)}\n`)),
       (bytes) => {
-        // Refused as soon as it passes the limit: an error reply, and nothing more is read from
-        // this caller (its connection closes shortly, once it could read the reply).
+        // Refused as soon as it passes the limit: an error reply, nothing more read, then closed.
         sock.pause();
         sock.removeAllListeners('data');
         const err = new UsageError(`request is over ${MAX_MESSAGE_BYTES} bytes; the CLI does larger writes itself`);
@@ -78,7 +70,6 @@ export class DaemonServer {
       return { id: 0, error: errorToWire(err) };
     }
     if (req.method === 'cli') {
-      // A caller with another fixed clock (BASS_AGENTS_NOW) must be answered as of its own "now".
       const why =
         (req.params.clock ?? null) !== this.deps.clock ? 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' : this.declineCli(req.params as CliParams);
       if (why) return { id: req.id, declined: why };

@@ -1,32 +1,16 @@
 /**
- * What the daemon reports about itself: the counters behind `status.json` (the heartbeat the CLI
- * and the dashboard read), the Prometheus metrics, and the recent errors.
- *
- * NOTE: two clocks. Liveness (heartbeat, uptime, error times) is wall time: a caller decides a
- * daemon is stale by comparing the heartbeat with its own wall clock, which a fixed
- * `BASS_AGENTS_NOW` must not freeze. Everything the memory itself depends on (jobs due, decay)
- * reads the service clock.
+ * What the daemon reports: `status.json` (its heartbeat), metrics, recent errors. Liveness is wall
+ * time, never the service clock: a fixed BASS_AGENTS_NOW must not make a daemon look stale.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { writeFileAtomic } from '../store/fsutil.js';
 import type { DaemonPaths } from './client.js';
 
-export interface DaemonMetrics {
-  registry: Registry;
-  forgotten: Counter;
-  decayDuration: Histogram;
-  indexEntries: Gauge;
-  queryDuration: Histogram;
-  watchEvents: Counter;
-  parseErrors: Counter;
-  driftFixed: Counter;
-  groupCommits: Histogram;
-}
+export type DaemonMetrics = ReturnType<typeof createMetrics>;
 
-/** Decay metrics and the daemon's own. */
-export function createMetrics(prom: typeof import('prom-client')): DaemonMetrics {
+export function createMetrics(prom: typeof import('prom-client')) {
   const registry = new prom.Registry();
   const counter = (name: string, help: string): Counter => new prom.Counter({ name, help, registers: [registry] });
   const histogram = (name: string, help: string, buckets: number[]): Histogram => new prom.Histogram({ name, help, buckets, registers: [registry] });
@@ -62,19 +46,17 @@ export class DaemonStatus {
   bad_files = 0;
   last_reconcile_at: string | null = null;
   reconciles = 0;
-  /** Refreshes that stat'ed every entry file (start, reconcile, a batch with a folder in it, a HEAD move). */
+  /** Refreshes that stat'ed every entry file. */
   full_refreshes = 0;
   drift_fixed = 0;
   watch_events = 0;
   batches = 0;
   watcher_errors = 0;
-  /** HEAD or branch moves seen in the git dir (checkout, pull, reset): each one a full refresh. */
   head_moves = 0;
   last_batch_ms: number | null = null;
   expiring_entries: { id: string; project: string; state: string; valid_to: string | null }[] = [];
   stale_evidence_entries = 0;
   recent_errors: { time: string; where: string; message: string }[] = [];
-  /** Semantic search: state, model, vectors current (see service/semantic.ts). */
   semantic: unknown = null;
 
   private readonly startedAt = new Date();
@@ -95,7 +77,6 @@ export class DaemonStatus {
     this.log.error({ event: 'error', where, err: message });
   }
 
-  /** The heartbeat: `status.json`, rewritten atomically. */
   write(extra: Record<string, unknown> = {}): void {
     const { paths: _p, log: _l, startedAt, root, heartbeatMs, socket, metricsPort, jobs, ...counters } = this;
     const doc = {

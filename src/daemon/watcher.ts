@@ -1,10 +1,6 @@
 /**
- * What the daemon watches: the structure of `ai-memory/` (chokidar, depth 1: projects, sections,
- * config files), each section folder (one fs.watch each, whose events name the file), and git's
- * HEAD. Events are debounced into batches of paths. A HEAD move (checkout, pull, reset, a commit)
- * becomes a batch of exactly the memory paths that differ between the old and the new HEAD, and
- * every section folder is watched again: a checkout that removes and restores a folder no longer
- * leaves the daemon blind until the next reconcile.
+ * What the daemon watches, in batches of paths: `ai-memory/`'s structure (chokidar), each section
+ * folder (fs.watch), and HEAD, whose move is a batch of the memory paths the commits differ in.
  */
 import { existsSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import type { FSWatcher } from 'chokidar';
@@ -30,7 +26,6 @@ export class DaemonWatcher {
   private headPoll: NodeJS.Timeout | undefined;
   private head: string | null = null;
   private headCheck: Promise<void> | null = null;
-  /** HEAD moves seen (each one a batch of the paths it changed). */
   headMoves = 0;
   /** When (performance.now()) someone other than this daemon last moved HEAD. */
   lastHeadMoveAt = Number.NEGATIVE_INFINITY;
@@ -52,7 +47,7 @@ export class DaemonWatcher {
     if (!this.timer) this.timer = setTimeout(() => this.flush(), this.debounceMs);
   }
 
-  /** Hands over what is pending now (before a query or a write, so answers include it). */
+  /** Hands over what is pending now (before a command, so its answer includes it). */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -70,15 +65,12 @@ export class DaemonWatcher {
     const { watch } = await import('chokidar');
     const memRoot = this.ws.memoryDir;
     const ignored = (p: string): boolean => /(^|[/\\])\.bass-agents([/\\]|$)/.test(p) || /\.lock([/\\]|$)/.test(p) || /(^|[/\\])\.[^/\\]*\.tmp$/.test(p);
-    // chokidar watches the structure only: inside a section folder it would re-read the whole
-    // folder on every new file, a cost that grows with the folder. Section folders get an
-    // fs.watch each instead, whose events name the file. What either misses (an overflowing
-    // inotify queue, a folder replaced under it) the periodic reconcile finds, as drift.
-    // atomic: false: our batches already absorb editors' unlink/add pairs.
+    // Structure only: inside a section folder chokidar re-reads the whole folder on each new file
+    // (docs/daemon.md); what either watcher misses, the reconcile finds as drift. atomic: false:
+    // our batches already absorb editors' unlink/add pairs.
     this.chokidar = watch(memRoot, { ignored, ignoreInitial: true, persistent: true, atomic: false, depth: 1 });
     this.watchSections();
     this.chokidar.on('all', (event, file) => {
-      // A project or section folder came or went: watch what is there now.
       if (event === 'addDir' || event === 'unlinkDir') this.watchSections();
       this.event(event, this.rel(file));
     });
@@ -87,7 +79,7 @@ export class DaemonWatcher {
     this.watchHead();
   }
 
-  /** Watches every section folder there is (new ones too), and stops watching those gone. */
+  /** Watches every section folder there is, and stops watching those gone. */
   watchSections(): void {
     const want = new Set<string>();
     for (const project of this.ws.listProjects()) {
@@ -99,7 +91,7 @@ export class DaemonWatcher {
         try {
           const w = fsWatch(dir, { persistent: false }, (kind, name) => {
             const file = name ? String(name) : '';
-            // No name (some platforms): something changed in this folder; a full refresh finds it.
+            // No name (some platforms): the folder's path makes a full refresh.
             if (!file) this.event(kind, this.rel(dir));
             else if (file.endsWith('.json') && !file.startsWith('.')) this.event(kind, this.rel(join(dir, file)));
           });
@@ -122,7 +114,7 @@ export class DaemonWatcher {
     }
   }
 
-  /** git's HEAD: an fs.watch on the git dir for a quick reaction, and a poll of one second as the net. */
+  /** git's HEAD: an fs.watch on the git dir, and a one-second poll as the net. */
   private watchHead(): void {
     if (!this.git) return;
     this.head = headFromFiles(this.git.gitDir);
@@ -138,11 +130,7 @@ export class DaemonWatcher {
     this.headPoll.unref();
   }
 
-  /**
-   * Whether HEAD moved since last seen; if so, the memory paths that differ between the two
-   * commits become a batch (all of them: a full refresh, when git cannot say). Callers await it
-   * before answering, so no answer comes from an index known to be behind HEAD.
-   */
+  /** When HEAD moved, the memory paths the two commits differ in become a batch (a full refresh when git cannot say); callers await it before answering. */
   checkHead(): Promise<void> {
     if (!this.git) return Promise.resolve();
     if (this.headCheck) return this.headCheck;
@@ -166,7 +154,6 @@ export class DaemonWatcher {
         }
       }
       this.watchSections();
-      // A folder path (not an entry file) makes the batch a full refresh.
       for (const p of paths ?? [this.rel(this.ws.memoryDir)]) this.pending.add(p);
       this.flush();
     })().finally(() => {
@@ -175,14 +162,11 @@ export class DaemonWatcher {
     return this.headCheck;
   }
 
-  /**
-   * This daemon's own write moved HEAD from `parent` to `commit`, changing `files` (absolute): when
-   * HEAD was at `parent`, the move is known without asking git for the paths it changed.
-   */
+  /** This daemon's own commit moved HEAD from `parent`: its changed `files` are known without asking git. */
   ownCommit(commit: string, parent: string | null, files: string[]): void {
     if (this.headCheck || this.head !== parent) return; // someone else moved HEAD too: checkHead finds out
     this.head = commit;
-    // As checkHead's diff-tree would name them: memory paths only (ai-context/ is not indexed).
+    // Memory paths only, as checkHead's diff-tree names them.
     const memory = `${this.rel(this.ws.memoryDir)}/`;
     for (const f of files) if (this.rel(f).startsWith(memory)) this.pending.add(this.rel(f));
   }

@@ -10,9 +10,8 @@ const require = createRequire(import.meta.url);
 
 type Range = '7d' | '30d' | 'all';
 const RANGE_LABEL: Record<Range, string> = { '7d': 'last 7 days', '30d': 'last 30 days', all: 'all time' };
-const COLOR: Record<Level, string> = { green: 'green', yellow: 'yellow', red: 'red' };
 
-/** `name  12 ██████` lines, bars scaled to the largest value; `['', -1]` is a blank line between groups. */
+/** `name  12 ██████` lines scaled to the largest value; `['', -1]` is a blank line. */
 function textBars(rows: [string, number][], width: number): string {
   const name = Math.max(...rows.map(([k]) => k.length), 4);
   const max = Math.max(1, ...rows.map(([, v]) => v));
@@ -20,12 +19,7 @@ function textBars(rows: [string, number][], width: number): string {
   return rows.map(([k, v]) => (v < 0 ? '' : `${k.padEnd(name)} ${String(v).padStart(4)} ${'█'.repeat(Math.round((v / max) * room))}`)).join('\n');
 }
 
-export interface DashboardOptions {
-  project?: string;
-  refreshMs?: number;
-}
-
-export async function runDashboard(engine: Engine, caller: Caller, opts: DashboardOptions = {}): Promise<void> {
+export async function runDashboard(engine: Engine, caller: Caller, opts: { project?: string; refreshMs?: number } = {}): Promise<void> {
   /* eslint-disable @typescript-eslint/no-explicit-any -- blessed-contrib has no type definitions */
   const blessed = require('blessed') as typeof import('blessed');
   const contrib = require('blessed-contrib');
@@ -40,7 +34,6 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
   let lastError = '';
 
   const grid = new contrib.grid({ rows: 12, cols: 12, screen });
-  // 80x24: rows of 2 lines; summary/growth 8 lines, charts 8, tables 6, then one help line.
   const summary = grid.set(0, 0, 4, 4, blessed.box, { label: ' summary ', tags: true });
   const growth = grid.set(0, 4, 4, 8, contrib.line, {
     label: ' entries created per day ',
@@ -49,13 +42,10 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
     xPadding: 2,
     wholeNumbersOnly: true,
   });
-  // Sections and evidence types as labelled text bars: whole names at any width, and the
-  // terminal's own foreground colour (donuts were clipped at 80x24 and black on dark themes).
+  // Text bars, not donuts: whole names at 80x24, in the terminal's own foreground colour.
   const shares = grid.set(4, 0, 4, 4, blessed.box, { label: ' sections, evidence ', tags: true });
   const confidence = grid.set(4, 4, 4, 3, blessed.box, { label: ' confidence ', tags: true });
-  // Every expiring entry with its whole id (`memory show` takes it), scrolled with the arrow keys.
   const expiring = grid.set(4, 7, 4, 5, blessed.box, { label: ' expiring <= 7d ', tags: true, scrollable: true, alwaysScroll: true });
-  // Column widths follow the terminal: a quarter of it per grid span of 3, minus borders and spacing.
   const width = (span: number): number => Math.max(16, Math.floor(((Number(screen.width) || 80) * span) / 12) - 3);
   const table = (row: number, col: number, span: number, label: string, split: (w: number) => number[]): any =>
     grid.set(row, col, row === 8 ? 3 : 4, span, contrib.table, {
@@ -67,16 +57,15 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
       fg: 'white',
     });
   const agents = table(8, 0, 3, ' top agents ', (w) => [w - 5, 4]);
-  // Whole ids: `show` takes a unique prefix, and entries written in one batch differ only at the end.
+  // Whole ids: entries written in one batch differ only at the end.
   const ops = table(8, 3, 6, ' recent operations ', (w) => (w >= 44 ? [10, 27, w - 39] : [10, w - 11]));
   const queries = table(8, 9, 3, ' queried ', (w) => [w - 5, 4]);
-  // Two lines under the panels: the status and why, then the keys.
   const help = blessed.box({ parent: screen, bottom: 0, left: 0, height: 2, width: '100%', tags: true });
 
   const n = (x: number): string => x.toLocaleString('en-US');
   const render = (s: Statistics): void => {
     const h = health(s);
-    const c = (level: Level, text: string): string => `{${COLOR[level]}-fg}${text}{/${COLOR[level]}-fg}`;
+    const c = (level: Level, text: string): string => `{${level}-fg}${text}{/${level}-fg}`; // a level is a blessed colour
     const active = s.entries_by_status.active ?? 0;
     summary.setContent(
       [
@@ -89,7 +78,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
       ].join('\n'),
     );
     let days = s.entries_created_over_time.slice(-30);
-    // One day of data is one point, which a line chart cannot draw: start from the day before.
+    // A line chart cannot draw one point: start from the day before.
     if (days.length === 1) days = [{ date: new Date(Date.parse(days[0]!.date) - 86_400_000).toISOString().slice(0, 10), count: 0 }, ...days];
     const sup = new Map(s.entries_superseded_over_time.map((d) => [d.date, d.count]));
     const x = days.length ? days.map((d) => d.date.slice(5)) : ['-'];
@@ -121,8 +110,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: Dashboa
       ],
     });
     const p = projects[projectIdx] ?? 'all projects';
-    // The colour says how memory is; the words say why.
-    const overall = `{${COLOR[h.overall]}-fg}● ${h.overall}${h.reasons.length ? `: ${h.reasons.join(', ')}` : ''}{/${COLOR[h.overall]}-fg}`;
+    const overall = c(h.overall, `● ${h.overall}${h.reasons.length ? `: ${h.reasons.join(', ')}` : ''}`);
     help.setContent(
       `${overall}  ${p} | ${RANGE_LABEL[range]}${lastError ? `  {red-fg}${lastError}{/red-fg}` : ''}\nr refresh  1 7 days  2 30 days  3 all time  p next project  q quit`,
     );

@@ -1,4 +1,4 @@
-/** A tool call run where the engine is: in the server's process, or in a daemon as `memory mcp-call` (cli/commands/mcp.ts). */
+/** A tool call run where the engine is: in the server, or in a daemon as `memory mcp-call`. */
 import { UsageError } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
@@ -7,7 +7,6 @@ import { maintainTools } from './tools/maintain.js';
 import { readTools } from './tools/read.js';
 import { writeTools } from './tools/write.js';
 
-/** Every tool: reading, writing, and the rarely used rest behind one. */
 export const TOOLS: readonly Tool[] = [...readTools, ...writeTools, ...maintainTools];
 const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 

@@ -1,19 +1,13 @@
-/**
- * The resources and the `write-memory` prompt, read with the server's own engine (they are rare).
- * A missing resource is a resource-not-found error, a malformed one invalid params.
- */
-import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+/** The resources and the `write-memory` prompt, read with the server's own engine (they are rare). */
+import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError, NotFoundError } from '../core/errors.js';
 import * as uc from '../service/use-cases.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
 
-/** The MCP code for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;
 
-/** The write guide, served as the `write-memory` prompt. */
 const WRITE_GUIDE = `How to write a memory entry
 
 Fields of a create: section (decisions | state | observations | learnings), kind (decision, requirement, invariant, incident, metric, hypothesis, runbook_step, other), subject (a canonical key: billing.invoices, not "the invoice thing"), scope (repo, org, customer, service:<name>, environment:prod|staging), summary (one or two sentences a reader can act on), content (why it holds, how you know, what would change it), confidence (0 to 1), tags, evidence [{type: code|artifact|ticket|doc|log|screenshot|assumption, uri, note}].
@@ -24,7 +18,7 @@ Not good: a summary that narrates ("I looked at the code and..."), a subject wit
 
 State entries (section state) need valid_from and valid_to. Drafts (status draft) may omit evidence; they are promoted once confirmed.`;
 
-/** Runs a resource read, turning our errors into the protocol's. */
+/** Runs a resource read: a missing resource is resource-not-found, a malformed one invalid params. */
 function read<T>(uri: string, fn: () => T): T {
   try {
     return fn();
@@ -35,7 +29,6 @@ function read<T>(uri: string, fn: () => T): T {
   }
 }
 
-/** `local()`: the server's own engine and caller (opened on first use). */
 export function registerResources(server: McpServer, local: () => [Engine, Caller]): void {
   server.registerPrompt(
     'write-memory',

@@ -5,7 +5,7 @@ import { MemoryError, formatProblem } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
 
-/** What the server asks a daemon (or itself) to run: a tool, its arguments and the server's defaults. */
+/** A tool, its arguments and the server's defaults, for a daemon (or the server) to run. */
 export interface ToolCall {
   tool: string;
   args: Record<string, unknown>;
@@ -14,10 +14,7 @@ export interface ToolCall {
   agent: string | null;
 }
 
-/**
- * A tool: what clients are told of it (its name, schema, hints), and what it does with a call's
- * (schema-checked) arguments, `project` defaulting to the server's, as the call's agent.
- */
+/** A tool: what clients are told of it, and what it does with a call's (schema-checked) arguments. */
 export interface Tool {
   name: string;
   config: { title: string; description: string; inputSchema: ZodRawShape; outputSchema?: ZodRawShape | z.ZodType; annotations: ToolAnnotations };
@@ -28,7 +25,6 @@ export interface Tool {
 export const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 export const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
 
-/** A free-form JSON object argument (an entry, an update). */
 export const objectArg = z.record(z.string(), z.unknown());
 export const projectArg = z.string().optional();
 

@@ -1,15 +1,13 @@
 /**
- * `bass-agents memory mcp`: memory over the Model Context Protocol (stdio). Tool descriptions are
- * short because every agent session carries them. A call goes to the workspace's daemon when one
- * runs (one engine and one model for every session), else to this server's own engine. Nothing
- * but protocol goes to stdout.
+ * `memory mcp` (stdio): a tool call goes to the workspace's daemon when one runs, else to this
+ * server's own engine. Tool descriptions are short: every agent session carries them.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
-import { daemonFor, handOver, runningPid } from '../daemon/client.js';
+import { LOST_WRITE, daemonFor, handOver, runningPid } from '../daemon/client.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { findRoot } from '../store/workspace.js';
@@ -17,20 +15,10 @@ import { TOOLS, runTool } from './calls.js';
 import { registerResources } from './resources.js';
 import { errorResult, guard, type ToolCall } from './result.js';
 
-export interface McpOptions {
-  root?: string;
-  project?: string;
-  agent?: string;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-}
-
 const VERSION = '0.1.0';
 
-/** The largest JSON-RPC message the stdio server reads. */
 const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-/** What the server tells an agent when it connects: when to query, when to record, how to replace. */
 const INSTRUCTIONS = `The repository's durable memory: decisions, state, observations and learnings that other agents and people rely on, one reviewed JSON file per entry, committed to git.
 
 Query before you act: call memory_query with the task's words before changing code, answering a question about this project, or recording anything. Results are summaries; memory_show gives one entry whole. Trust high confidence with code or ticket evidence; treat low confidence as a hint.
@@ -43,28 +31,19 @@ When an entry no longer holds, do not add a second one: memory_create with super
 async function viaDaemon(root: string, cwd: string, env: NodeJS.ProcessEnv, call: ToolCall, writes: boolean): Promise<CallToolResult | undefined> {
   const stdin = (): Buffer => Buffer.from(JSON.stringify(call));
   const r = await handOver({ argv: ['memory', 'mcp-call', '--file', '-', '--json'], root, cwd, env, writes, stdin });
-  if (!r || (r === 'lost' && !writes)) return undefined; // (a read is simply run again here)
-  if (r === 'lost')
-    return errorResult(
-      new MemoryError(
-        'E_INTERNAL',
-        'the daemon took this write but gave no answer: it may or may not be done; check `bass-agents memory log` before retrying',
-        1,
-      ),
-    );
+  if (r === 'lost') return writes ? errorResult(new MemoryError('E_INTERNAL', LOST_WRITE, 1)) : undefined; // (a read is simply run again)
+  // Not run, or failed before the tool ran (a tool's own errors are its result): run here, which says why.
+  if (!r || r.exitCode !== 0) return undefined;
   let stdout = '';
   for (const [fd, text] of r.output) {
     if (fd === 1) stdout += text;
     else process.stderr.write(text); // warnings, as the server's own engine would give them
   }
-  const doc = JSON.parse(stdout) as Record<string, unknown>;
-  if (r.exitCode === 0) return guard(() => doc);
-  const e = doc.error as { code: string; message: string; problems?: [] };
-  return errorResult(e.code === 'E_INTERNAL' ? new Error(e.message) : new MemoryError(e.code as MemoryError['code'], e.message, r.exitCode, e.problems ?? []));
+  return JSON.parse(stdout) as CallToolResult;
 }
 
-/** Serves on stdio until the client closes the stream; its own engine opens on first use (at once when no daemon runs). */
-export async function serveStdio(opts: McpOptions = {}): Promise<void> {
+/** Serves until the client closes the stream; its own engine opens on first use (at once when no daemon runs). */
+export async function serveStdio(opts: { root?: string; project?: string; agent?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const root = findRoot(cwd, opts.root, env);
@@ -85,14 +64,12 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
         project: opts.project ?? null,
         agent: pickAgent(opts.agent, env.BASS_AGENTS_AGENT, server.server.getClientVersion()?.name) ?? null,
       };
-      // A tool that writes is not read-only: a caller whose git would commit differently runs it itself (see daemonMayWrite).
       const writes = !tool.config.annotations.readOnlyHint;
       return (await viaDaemon(root, cwd, env, call, writes).catch(() => undefined)) ?? guard(() => runTool(engine(), caller, call));
     });
   }
   registerResources(server, () => [engine(), caller]);
-  // A message over this size cannot be read (the stream cannot be resynchronized after it): the
-  // server says so on stderr and exits 1, rather than stopping without a word.
+  // A message over this size cannot be read (nor the stream resynchronized): say so and exit 1.
   const maxBytes = Number(process.env.BASS_AGENTS_MCP_MAX_MESSAGE_BYTES) || MAX_MCP_MESSAGE_BYTES;
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxBytes });
   let failed = false;
@@ -113,7 +90,6 @@ export async function serveStdio(opts: McpOptions = {}): Promise<void> {
   process.stdin.on('end', () => void server.close());
   await closed;
   await own?.closeSemantic().catch(() => undefined);
-  // While serving, the index snapshot is saved only once it drifted far (a save holds the process
-  // for the whole write); when the client goes, it is brought up to date for the next command.
+  // Saved while serving only once far behind (a save holds the process): brought up to date now for the next command.
   if (!failed) own?.rm.flushIndex();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineReader } from '../../src/daemon/framing.js';
+import { LineReader } from '../../src/daemon/protocol.js';
 
 describe('the daemon socket framing', () => {
   it('splits lines however the bytes are cut, a character cut in two included', () => {

@@ -1,6 +1,4 @@
-/**
- * extract, compact, log, remember and session.
- */
+/** extract, compact, log, remember and session. */
 import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
@@ -31,23 +29,21 @@ export const consolidationCommands: Command[] = [
         minConfidence: a['min-confidence'] as number | undefined,
         source: a.file ? fileArg(a.file) : 'text',
       });
-      // A candidate refused (a secret in it, an invalid field) is a rejected write: exit 1, like apply.
+      // A refused candidate (a secret, an invalid field) is a rejected write: exit 1, like apply.
       k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
       if (a.json) return k.printJson(r);
       if (!r.extractions.length) return k.out('no candidate memories found');
-      k.out(
-        k.table(
-          r.extractions.map((x) => [
-            x.type,
-            x.confidence.toFixed(2),
-            x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped',
-            clip(x.summary, 80),
-          ]),
-          ['PATTERN', 'CONF', 'STORED', 'SUMMARY'],
-        ),
+      k.table(
+        r.extractions.map((x) => [
+          x.type,
+          x.confidence.toFixed(2),
+          x.stored ? (x.id ?? '') : x.duplicate_of ? `duplicate of ${x.duplicate_of}` : x.skipped?.length ? 'refused' : r.dry_run ? '(dry run)' : 'skipped',
+          clip(x.summary, 80),
+        ]),
+        ['PATTERN', 'CONF', 'STORED', 'SUMMARY'],
       );
       r.extractions.forEach((x, i) => {
-        for (const p of x.skipped ?? []) k.caller.stderr.write(`refused candidate ${i}: ${p.path}: ${p.message}\n`);
+        for (const p of x.skipped ?? []) k.err(`refused candidate ${i}: ${p.path}: ${p.message}`);
       });
       k.out(
         `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
@@ -67,7 +63,6 @@ export const consolidationCommands: Command[] = [
       const [engine, caller] = k.open(a);
       if (a.apply !== undefined) {
         const r = await uc.applyPlan(engine, caller, fileArg(a.apply));
-        // Like apply: a skipped group is a group not carried out.
         if (r.skipped.length) k.caller.setExitCode(1);
         if (a.json) return k.printJson(r);
         k.out(
@@ -98,19 +93,17 @@ export const consolidationCommands: Command[] = [
       const rows = await uc.log(...k.open(a), a.project || undefined, { op: a.op as string | undefined, limit: a.limit as number | undefined });
       if (a.json) return k.printJson(rows);
       if (!rows.length) return k.out('no memory commits');
-      k.out(
-        k.table(
-          rows.map((r) => [
-            r.commit.slice(0, 12),
-            r.date.slice(0, 19).replace('T', ' '),
-            r.agent ?? '',
-            r.changes
-              .map((c) => `${c.op} ${c.id}`)
-              .join(', ')
-              .slice(0, 90),
-          ]),
-          ['COMMIT', 'DATE', 'AGENT', 'CHANGES'],
-        ),
+      k.table(
+        rows.map((r) => [
+          r.commit.slice(0, 12),
+          r.date.slice(0, 19).replace('T', ' '),
+          r.agent ?? '',
+          r.changes
+            .map((c) => `${c.op} ${c.id}`)
+            .join(', ')
+            .slice(0, 90),
+        ]),
+        ['COMMIT', 'DATE', 'AGENT', 'CHANGES'],
       );
     },
   },

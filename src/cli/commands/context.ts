@@ -1,6 +1,4 @@
-/**
- * sync-context, context, setup and stats.
- */
+/** sync-context, context, setup, hook and stats. */
 import * as uc from '../../service/use-cases.js';
 import { parseWhen } from '../../core/filters.js';
 import { stopAnswer } from '../../service/ops/capture.js';
@@ -62,7 +60,7 @@ export const contextCommands: Command[] = [
     describe: false, // run by agent clients (setup --capture), not by people
     options: { event: { choices: ['stop'], demandOption: true }, client: { type: 'string', choices: CLIENTS, demandOption: true } },
     async run(k, a) {
-      // A hook never fails its client: whatever goes wrong, it says nothing and exits 0.
+      // A hook never fails its client: on any problem it says nothing and exits 0.
       let reminder: string | null = null;
       try {
         reminder = await uc.stopReminder(...k.open(a), k.readTextInput('-').text);
@@ -89,19 +87,17 @@ export const contextCommands: Command[] = [
         Object.entries(o)
           .map(([k, v]) => f(k, v))
           .join(', ');
-      k.out(
-        [
-          `project            ${s.project ?? '(all)'}`,
-          `total entries      ${s.total_entries} (${pairs(Object.fromEntries(Object.entries(s.entries_by_status).filter(([, v]) => v)), (k, v) => `${v} ${k}`) || 'none'})`,
-          `by section         ${pairs(s.entries_by_section, (k, v) => `${k} ${v}`)}`,
-          `avg confidence     ${s.avg_confidence}  (${pairs(s.confidence_distribution, (k, v) => `${k}: ${v}`)})`,
-          `low confidence     ${s.low_confidence_count}`,
-          `superseded         ${s.superseded_percentage}%  (compaction candidates: ${s.compaction_candidates.count})`,
-          `expiring <= 7 days ${s.entries_approaching_expiry.length}`,
-          `top agents         ${s.most_active_agents.map((x) => `${x.agent} (${x.count})`).join(', ') || 'none'}`,
-          `queries            ${s.query_frequency_over_time.reduce((n, d) => n + d.count, 0)}; top subjects: ${s.most_queried_subjects.map((x) => `${x.subject} (${x.count})`).join(', ') || 'none'}`,
-        ].join('\n'),
-      );
+      k.out([
+        `project            ${s.project ?? '(all)'}`,
+        `total entries      ${s.total_entries} (${pairs(Object.fromEntries(Object.entries(s.entries_by_status).filter(([, v]) => v)), (k, v) => `${v} ${k}`) || 'none'})`,
+        `by section         ${pairs(s.entries_by_section, (k, v) => `${k} ${v}`)}`,
+        `avg confidence     ${s.avg_confidence}  (${pairs(s.confidence_distribution, (k, v) => `${k}: ${v}`)})`,
+        `low confidence     ${s.low_confidence_count}`,
+        `superseded         ${s.superseded_percentage}%  (compaction candidates: ${s.compaction_candidates.count})`,
+        `expiring <= 7 days ${s.entries_approaching_expiry.length}`,
+        `top agents         ${s.most_active_agents.map((x) => `${x.agent} (${x.count})`).join(', ') || 'none'}`,
+        `queries            ${s.query_frequency_over_time.reduce((n, d) => n + d.count, 0)}; top subjects: ${s.most_queried_subjects.map((x) => `${x.subject} (${x.count})`).join(', ') || 'none'}`,
+      ]);
     },
   },
 ];

@@ -1,23 +1,16 @@
-/**
- * check-freshness, export and import.
- */
+/** validate-evidence, check-freshness, export and import. */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as uc from '../../service/use-cases.js';
 import type { Engine } from '../../service/engine.js';
 import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
-import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type Args, clip, fileArg, type Command } from '../io.js';
-
-type A = Args & FilterArgs;
+import { parseFilters, type FilterInput } from '../../core/filters.js';
+import { clip, fileArg, filterOptions, type Command } from '../io.js';
 
 const FORMATS = ['json', 'jsonl', 'entries'] as const;
 
-/**
- * Exported memory is memory data, which stays inside the workspace root: a path outside it is
- * refused with where to write instead (under the root, or stdout to redirect anywhere).
- */
+/** Exported memory stays inside the workspace: a path outside is refused, naming where to write instead. */
 function insideForExport(engine: Engine, abs: string, what: string): string {
   try {
     return engine.ws.assertInside(abs, what);
@@ -41,7 +34,7 @@ export const interchangeCommands: Command[] = [
       offline: { type: 'boolean', describe: 'do not contact URLs (they stay "unknown")' },
       timeout: { type: 'number', describe: 'per-URL timeout in ms (default 5000)' },
     },
-    async run(k, a: A) {
+    async run(k, a) {
       const showProgress = k.progressBar(Boolean(a.json), 'checking');
       const r = await uc.validateEvidence(...k.open(a), a.project || undefined, {
         offline: Boolean(a.offline),
@@ -55,26 +48,23 @@ export const interchangeCommands: Command[] = [
         `${r.checked} evidence links checked: ${r.ok} ok, ${r.stale} stale, ${r.unknown} unknown (${r.skipped} assumptions not checkable); files: ${n.current} current, ${n.moved} moved, ${n.changed} changed, ${n.missing} missing`,
       );
       if (r.fixed?.length) {
-        k.out(
-          k.table(
-            r.fixed.map((f) => [f.id, f.from, f.to]),
-            ['FIXED', 'FROM', 'TO'],
-          ),
+        const where = r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)';
+        k.table(
+          r.fixed.map((f) => [f.id, f.from, f.to]),
+          ['FIXED', 'FROM', 'TO'],
+          `rewritten in ${where}`,
         );
-        k.out(`rewritten in ${r.commits?.map((c) => c.slice(0, 12)).join(', ') || 'the working tree (no commit)'}`);
       } else {
         const moved = r.entries.flatMap((e) => e.evidence.filter((x) => x.to).map((x) => [e.id, x.uri, x.to!]));
-        if (moved.length) k.out(`${k.table(moved, ['ID', 'MOVED', 'TO'])}\nrun validate-evidence --fix to rewrite them`);
+        if (moved.length) k.table(moved, ['ID', 'MOVED', 'TO'], 'run validate-evidence --fix to rewrite them');
       }
       const stale = r.entries.filter((e) => e.stale);
       if (stale.length) {
-        k.out(
-          k.table(
-            stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
-            ['ID', 'TYPE', 'URI', 'WHY STALE'],
-          ),
+        k.table(
+          stale.flatMap((e) => e.evidence.filter((x) => x.status === 'stale').map((x) => [e.id, x.type, clip(x.uri, 50), x.reason])),
+          ['ID', 'TYPE', 'URI', 'WHY STALE'],
+          'stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them',
         );
-        k.out('stale entries are flagged stale_evidence and ranked lower: re-check them, then update, supersede or reinforce them');
       }
     },
   },
@@ -82,23 +72,21 @@ export const interchangeCommands: Command[] = [
     cmd: 'check-freshness [project]',
     describe: 'entries whose valid_to is past or within --days (default 7), and entries due for review',
     options: { days: { type: 'number', describe: 'warning window in days (default 7)' } },
-    run(k, a: A) {
+    run(k, a) {
       const days = a.days as number | undefined;
       if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
       const items = uc.checkFreshness(...k.open(a), { project: a.project || undefined, days });
       if (a.json) return k.printJson(items);
       if (items.length === 0) return k.out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
-      k.out(
-        k.table(
-          items.map((i) => [
-            i.state,
-            i.id,
-            i.subject,
-            i.state === 'review_due' ? `every ${i.review_interval}, ${i.days} d overdue` : `valid_to ${i.valid_to!.slice(0, 10)} (${i.days} d)`,
-            clip(i.summary, 60),
-          ]),
-          ['STATE', 'ID', 'SUBJECT', 'WHEN', 'SUMMARY'],
-        ),
+      k.table(
+        items.map((i) => [
+          i.state,
+          i.id,
+          i.subject,
+          i.state === 'review_due' ? `every ${i.review_interval}, ${i.days} d overdue` : `valid_to ${i.valid_to!.slice(0, 10)} (${i.days} d)`,
+          clip(i.summary, 60),
+        ]),
+        ['STATE', 'ID', 'SUBJECT', 'WHEN', 'SUMMARY'],
       );
     },
   },
@@ -111,9 +99,9 @@ export const interchangeCommands: Command[] = [
       'min-confidence': { type: 'number', describe: 'default 0 for export' },
       status: { type: 'string', describe: 'comma list of statuses (default: any)' },
     },
-    async run(k, a: A) {
+    async run(k, a) {
       const [engine, caller] = k.open(a);
-      const filters = parseFilters(a, caller.now());
+      const filters = parseFilters(a as FilterInput, caller.now());
       if (a.status === undefined) filters.status = 'any';
       if (a['min-confidence'] === undefined) filters.minConfidence = 0;
       if (a['include-expired'] === undefined) filters.includeExpired = true;
@@ -160,7 +148,7 @@ export const interchangeCommands: Command[] = [
       },
       from: { type: 'string', choices: ['export', 'mcp-memory'], describe: 'input format (default: our own export)' },
     },
-    async run(k, a: A) {
+    async run(k, a) {
       const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
       const [engine, caller] = k.open(a);
       const project = String(a.project);
@@ -169,7 +157,7 @@ export const interchangeCommands: Command[] = [
       let docs: unknown[];
       if (src === '-') text = k.readTextInput('-').text;
       else {
-        // Reading a file the user names is fine wherever it is; only memory is written, inside.
+        // A file the user names is read wherever it is; only memory is written, inside.
         const abs = resolve(k.caller.cwd, src);
         const st = statSync(abs, { throwIfNoEntry: false });
         if (!st) throw new NotFoundError(`import path ${src} does not exist`);
@@ -199,7 +187,7 @@ export const interchangeCommands: Command[] = [
         source,
         onProgress: bar,
       });
-      // Asked for entries and got none, not because they are all here already: say so, exit 1.
+      // Entries asked for, none imported, and not because all are here already: exit 1.
       const failed = docs!.length > 0 && r.applied.length === 0 && !r.already_here;
       if (a.json) k.printJson(r);
       else {
@@ -207,16 +195,17 @@ export const interchangeCommands: Command[] = [
         k.out(
           `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
         );
-        const lines = r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`));
-        for (const line of lines.slice(0, 20)) k.out(line);
-        if (lines.length > 20) k.out(`  … and ${lines.length - 20} more (--json lists them all)`);
+        k.capped(
+          r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`)),
+          (l) => k.out(l),
+        );
         for (const w of r.warnings) k.warn(w);
         if (r.applied.length === 0 && r.already_here) k.out(`nothing new: every entry is already in ${project}`);
       }
       if (failed) {
         const elsewhere = r.skipped.some((s) => s.errors.some((e) => / exists in project /.test(e.message)));
-        k.caller.stderr.write(
-          `error: nothing was imported into ${project}${elsewhere ? ": the entries' ids belong to another project; --reassign-ids imports copies under new ids" : ' (every entry was skipped, see above)'}\n`,
+        k.err(
+          `error: nothing was imported into ${project}${elsewhere ? ": the entries' ids belong to another project; --reassign-ids imports copies under new ids" : ' (every entry was skipped, see above)'}`,
         );
         k.caller.setExitCode(1);
       }

@@ -1,6 +1,4 @@
-/**
- * Lifecycle commands: decay, reinforce, promote, restore, link, related.
- */
+/** Lifecycle commands: decay, reinforce, promote, restore, link, related. */
 import * as uc from '../../service/use-cases.js';
 import { UsageError } from '../../core/errors.js';
 import { CURVES, type Curve } from '../../core/lifecycle.js';
@@ -62,22 +60,20 @@ export const lifecycleCommands: Command[] = [
         `${r.project}: ${r.curve} curve, ${r.analyzed} live entries, ${r.changed} changed since ${r.previous_run_at ?? 'they were written'}, ${r.forgotten} below ${r.forget_threshold}`,
       );
       if (r.entries.length) {
-        k.out(
-          k.table(
-            r.entries
-              .slice(0, 50)
-              .map((e) => [
-                e.id,
-                e.memory_type,
-                e.before.toFixed(3),
-                e.after.toFixed(3),
-                e.factor.toFixed(3),
-                e.days_since_access.toFixed(1),
-                String(e.retrievals),
-                e.forget ? r.forget_action : '',
-              ]),
-            ['ID', 'TYPE', 'BEFORE', 'AFTER', 'FACTOR', 'DAYS', 'RETRIEVALS', 'FORGET'],
-          ),
+        k.table(
+          r.entries
+            .slice(0, 50)
+            .map((e) => [
+              e.id,
+              e.memory_type,
+              e.before.toFixed(3),
+              e.after.toFixed(3),
+              e.factor.toFixed(3),
+              e.days_since_access.toFixed(1),
+              String(e.retrievals),
+              e.forget ? r.forget_action : '',
+            ]),
+          ['ID', 'TYPE', 'BEFORE', 'AFTER', 'FACTOR', 'DAYS', 'RETRIEVALS', 'FORGET'],
         );
         if (r.entries.length > 50) k.out(`… ${r.entries.length - 50} more (--json lists all)`);
       }
@@ -142,11 +138,9 @@ export const lifecycleCommands: Command[] = [
       const r = uc.related(...k.open(a), String(a.id), { project: a.project, limit: num(a, 'limit') });
       if (a.json) return k.printJson(r.map((x) => ({ ...x.entry, meta: { relation: x.relation, score: x.score } })));
       if (!r.length) return k.out('no related entries');
-      k.out(
-        k.table(
-          r.map((x) => [x.id, x.relation, x.score.toFixed(3), x.entry.subject, clip(x.entry.summary, 70)]),
-          ['ID', 'RELATION', 'SCORE', 'SUBJECT', 'SUMMARY'],
-        ),
+      k.table(
+        r.map((x) => [x.id, x.relation, x.score.toFixed(3), x.entry.subject, clip(x.entry.summary, 70)]),
+        ['ID', 'RELATION', 'SCORE', 'SUBJECT', 'SUMMARY'],
       );
     },
   },

@@ -1,19 +1,16 @@
-/**
- * Read commands: list, query, show, prepare-task.
- */
+/** Read commands: list, query, show, prepare-task. */
 import * as uc from '../../service/use-cases.js';
-import type { QueryFilters } from '../../core/query.js';
 import { entryLines, orderEntry } from '../../core/entry.js';
 import { UsageError } from '../../core/errors.js';
 import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
-import { filterOptions, parseFilters, type FilterArgs } from '../filters.js';
-import { type Args, clip, type Cli, type Command, JSON_FILE } from '../io.js';
+import { parseFilters } from '../../core/filters.js';
+import { type Args, clip, type Cli, type Command, filterOptions, JSON_FILE } from '../io.js';
 
-type A = Args & FilterArgs;
+type A = Args & { limit?: number };
 
-async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; filters: QueryFilters; matched: number }> {
+async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; matched: number }> {
   const [engine, caller] = k.open(a);
   const filters = parseFilters(a, caller.now());
   filters.projects = caller.readProjects(engine, a.project);
@@ -21,38 +18,35 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
   if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
     throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
   const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
-  // A daemon (a watched engine) answers from the catalog and index its watcher keeps current.
+  // A daemon (a watched engine) answers from what its watcher keeps current, with the model it started, if any.
   const fromDaemon = engine.watched;
-  // (A daemon uses the model it started, if any: never one loaded for a single query.)
   const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
   const r = uc.query(engine, caller, text, filters, { ...options, semantic, ...(fromDaemon ? { refresh: false } : {}) });
   if (!fromDaemon && a.semantic) {
     const st = uc.semanticStatus(engine);
     if (!st || st.state === 'unavailable' || st.state === 'failed')
-      k.caller.stderr.write(`warning: semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical\n`);
+      k.warn(`semantic search is not available (${st?.error ?? 'the embedding table could not be loaded'}); the results are lexical`);
     else if (st.vectors_current < st.entries)
-      k.caller.stderr.write(
-        `warning: ${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)\n`,
+      k.warn(
+        `${st.entries - st.vectors_current} of ${st.entries} entries have no vector yet and were ranked by their words only; a running daemon computes them (bass-agents memory daemon start)`,
       );
   }
   const slow = uc.slowQueryMs(engine, caller, a.project);
   if (r.stats.execution_ms > slow) {
-    k.caller.stderr.write(
-      `warning: slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned\n`,
-    );
+    k.warn(`slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned`);
   }
   if (a.debug) {
     const s = r.stats;
     const idx = s.index
       ? `, index: ${s.index.loaded_snapshot ? 'snapshot loaded' : 'built'} (+${s.index.added} ~${s.index.replaced} -${s.index.removed})${s.index.partial ? ', only the postings this text reaches' : ''}${s.index.current ? ', built from exactly these entries' : ''}${s.index.files_since !== undefined ? `, synced by the ${s.index.files_since} files changed since it was saved` : ''}`
       : '';
-    k.caller.stderr.write(
-      `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}\n`,
+    k.err(
+      `debug: ${fromDaemon ? 'answered by the daemon, ' : ''}execution time ${s.execution_ms} ms, entries scanned ${s.entries_scanned}, matched filters ${s.entries_matched_filters}, entries returned ${s.entries_returned}, semantic search ${s.semantic ? 'on' : 'off'}${idx}`,
     );
-    for (const [id, by] of s.linked ?? []) k.caller.stderr.write(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)\n`);
+    for (const [id, by] of s.linked ?? []) k.err(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)`);
   }
   uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
-  return { hits: r.results, filters, matched: r.stats.entries_matched_filters };
+  return { hits: r.results, matched: r.stats.entries_matched_filters };
 }
 
 function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
@@ -83,12 +77,12 @@ function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched 
     ];
   });
   const header = ['ID', 'UPDATED', 'SECTION', 'KIND', 'SUBJECT', 'SCOPE', 'CONF', ...(withScore ? ['SCORE'] : []), 'SUMMARY'];
-  k.out(k.table(rows, header));
+  k.table(rows, header);
   // Never a silent cap: say how many more matched (at most 50 are listed).
   const listed = hits.filter((h) => !h.related_to).length;
   const offset = Number(a.offset ?? 0);
   const rest = matched - offset - listed;
-  if (rest > 0) k.caller.stderr.write(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)\n`);
+  if (rest > 0) k.err(`${rest} more match; the next page: --offset ${offset + listed} (or narrow the filters; at most 50 per page)`);
 }
 
 function changedFields(a: MemoryEntry | null, b: MemoryEntry | null): string[] {
@@ -155,7 +149,7 @@ export const readCommands: Command[] = [
         if (a.json) return k.printJson(versions);
         if (versions.length === 0) return k.out(`${id} has no committed history (not in a git repository, or not committed yet)`);
         for (const v of versions) {
-          // What this commit changed: against its first parent's version, not the line below (another branch's).
+          // Against the first parent's version, not the line below (maybe another branch's).
           const older = v.before;
           const changed = older ? changedFields(older, v.entry).filter((k) => k !== 'updated_at') : [];
           const what =
@@ -167,12 +161,10 @@ export const readCommands: Command[] = [
       const s = uc.show(engine, caller, id, { project: a.project });
       if (a.json) return k.printJson({ ...s.entry, computed: s.computed });
       const c = s.computed;
-      k.out(
-        [
-          ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
-          `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
-        ].join('\n'),
-      );
+      k.out([
+        ...entryLines({ project: s.project, file: s.file, ...orderEntry(s.entry) }),
+        `${'computed'.padEnd(16)}strength ${c.strength}, effective confidence ${c.effective_confidence} (${c.confidence_label}), retrievals ${c.retrieval_count}, flags: ${c.flags.length ? c.flags.join(', ') : 'none'}`,
+      ]);
     },
   },
   {
@@ -185,7 +177,6 @@ export const readCommands: Command[] = [
     run(k, a) {
       const task = k.readJsonInput(a.file as string | undefined);
       const [engine, caller] = k.open(a);
-      // A daemon (a watched engine) answers from the catalog its watcher keeps current.
       const options = { project: (a.project as string) || undefined, full: Boolean(a.full), ...(engine.watched ? { refresh: false } : {}) };
       k.printJson(uc.prepareTask(engine, caller, task, options));
     },

@@ -1,6 +1,4 @@
-/**
- * `memory merge-driver %O %A %B %P` (git calls it for ai-memory/**\/*.json) and `memory sync`.
- */
+/** merge-driver (git calls it for entry files), diff, textconv, doctor and sync. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { renderDiff } from '../../service/ops/diff.js';
@@ -24,7 +22,7 @@ function readSide(validateStoredEntry: Validate, file: string, label: string, pa
   return checked(validateStoredEntry, raw, path, label);
 }
 
-/** `raw` as a valid stored entry, else its problems named by the file and the side of the merge. */
+/** `raw` as a valid stored entry, else its problems named by file and side. */
 function checked(validateStoredEntry: Validate, raw: unknown, path: string, label: string): MemoryEntry {
   const r = validateStoredEntry(raw);
   if (!r.ok)
@@ -73,8 +71,8 @@ export const syncCommands: Command[] = [
       const left = d.cited_code.filter((c) => !c.touched);
       if (a['check-cited'] && left.length) {
         const ids = [...new Set(left.map((c) => c.id))];
-        k.caller.stderr.write(
-          `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)\n`,
+        k.err(
+          `${ids.length} ${ids.length === 1 ? 'memory cites' : 'memories cite'} code this change moved, modified or deleted and ${ids.length === 1 ? 'was' : 'were'} not updated: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}; update or supersede ${ids.length === 1 ? 'it' : 'them'}, or re-confirm with \`memory reinforce <id>\` (moved evidence: \`memory validate-evidence --fix\`)`,
         );
         k.caller.setExitCode(1);
       }
@@ -103,27 +101,21 @@ export const syncCommands: Command[] = [
       if (a.fix) {
         await uc.registerMergeDriver(engine, caller);
         const f = await uc.fixConflicts(engine, caller);
-        for (const x of f.fixed) {
-          if (x.merged) k.caller.stderr.write(`fixed: ${x.file}: merged the two sides of its conflict\n`);
-          else k.caller.stderr.write(`not fixed: ${x.file}: ${x.reason}\n`);
-        }
+        for (const x of f.fixed) k.err(x.merged ? `fixed: ${x.file}: merged the two sides of its conflict` : `not fixed: ${x.file}: ${x.reason}`);
         if (f.in_merge && f.fixed.some((x) => x.merged))
-          k.caller.stderr.write('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready\n');
-        else if (f.resolved.length) k.caller.stderr.write('the merged files are written and marked resolved (git add); commit them when you are ready\n');
-        for (const x of (await uc.fixLinks(engine, caller)).fixed) k.caller.stderr.write(`fixed: ${x.file}: ${x.change}\n`);
+          k.err('a merge is in progress: the merged files are written and marked resolved; finish the merge when you are ready');
+        else if (f.resolved.length) k.err('the merged files are written and marked resolved (git add); commit them when you are ready');
+        for (const x of (await uc.fixLinks(engine, caller)).fixed) k.err(`fixed: ${x.file}: ${x.change}`);
       }
       const r = await uc.doctor(engine, caller);
       if (a.json) k.printJson(r);
       else {
-        for (const p of r.problems)
-          k.caller.stderr.write(`${p.level ? `${p.level}: ` : ''}${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}\n`);
+        for (const p of r.problems) k.err(`${p.level ? `${p.level}: ` : ''}${p.check}: ${p.file}${p.path ? `: ${p.path}` : ''}: ${p.message}`);
         const warnings = r.problems.length;
         if (r.ok)
           k.out(
             `ok: ${r.checked.files} entry files in ${r.checked.projects} projects, no problems${warnings ? ` (${warnings} warning${warnings > 1 ? 's' : ''})` : ''}`,
           );
-      }
-      if (!a.json) {
         const s = r.semantic;
         const off = s.projects_off.length ? `; off in config for ${s.projects_off.join(', ')}` : '';
         k.out(
@@ -155,11 +147,11 @@ export const syncCommands: Command[] = [
         forcePushBranch: a['force-push-branch'] === true,
       });
       k.print(a, r, `${r.pulled ? 'pulled and merged' : 'up to date'}; ${r.pushed ? 'pushed' : 'not pushed'}${r.head ? ` (HEAD ${r.head.slice(0, 12)})` : ''}`);
-      for (const b of r.bad) for (const p of b.problems) k.caller.stderr.write(`warning: ${p.path}: ${p.message}\n`);
+      for (const b of r.bad) for (const p of b.problems) k.warn(`${p.path}: ${p.message}`);
       if (r.not_pushed_because?.length) {
-        k.caller.stderr.write(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:\n`);
-        for (const c of r.not_pushed_because) k.caller.stderr.write(`  ${c.commit.slice(0, 12)} ${c.subject}\n`);
-        k.caller.stderr.write('push them yourself when they are ready, or pass --force-push-branch to push the whole branch\n');
+        k.err(`error: not pushed: ${r.not_pushed_because.length} unpushed commit(s) change more than memory, and sync pushes memory only:`);
+        for (const c of r.not_pushed_because) k.err(`  ${c.commit.slice(0, 12)} ${c.subject}`);
+        k.err('push them yourself when they are ready, or pass --force-push-branch to push the whole branch');
       }
       if (r.bad.length || r.not_pushed_because?.length) k.caller.setExitCode(1);
     },

@@ -1,14 +1,8 @@
-/**
- * Write commands: init, create, apply, supersede, deprecate, apply-result, validate.
- * Each one parses → calls its use case → renders.
- */
+/** Write commands: init, remove-project, create, apply, apply-result, supersede, deprecate, validate. */
 import * as uc from '../../service/use-cases.js';
 import type { ApplyResult } from '../../service/ops/apply.js';
 import { formatProblem } from '../../core/errors.js';
 import { JSON_FILE, type Cli, type Command } from '../io.js';
-
-/** Problems of skipped updates printed one per line before the rest are counted. */
-const MAX_SKIPPED_LINES = 20;
 
 function renderApply(k: Cli, r: ApplyResult, json: boolean): number {
   if (json) k.printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit });
@@ -18,11 +12,8 @@ function renderApply(k: Cli, r: ApplyResult, json: boolean): number {
       else if (a.operation === 'supersede') k.out(`[${a.index}] superseded ${a.target_id} by ${a.id}`);
       else k.out(`[${a.index}] deprecated ${a.id}`);
     }
-    // The first problems, then a count: a batch of thousands must not bury its summary line.
     const lines = r.skipped.flatMap((s) => s.errors.map((p) => `skipped [${s.index}]: ${formatProblem(p)}`));
-    for (const line of lines.slice(0, MAX_SKIPPED_LINES)) k.caller.stderr.write(`${line}\n`);
-    if (lines.length > MAX_SKIPPED_LINES)
-      k.caller.stderr.write(`… and ${lines.length - MAX_SKIPPED_LINES} more problems in ${r.skipped.length} skipped updates (--json lists them all)\n`);
+    k.capped(lines, (l) => k.err(l), `problems in ${r.skipped.length} skipped updates`);
     k.out(
       r.commit
         ? `commit ${r.commit.slice(0, 12)} (${r.applied.length} applied, ${r.skipped.length} skipped)`
@@ -68,7 +59,6 @@ export const writeCommands: Command[] = [
       const input = k.readJsonInput(a.file as string | undefined);
       const [engine, caller] = k.open(a);
       const project = caller.project(engine, a.project || undefined);
-      // A large batch shows its progress on a terminal.
       const onProgress = Array.isArray(input) && input.length >= 500 ? k.progressBar(Boolean(a.json), 'write') : undefined;
       k.caller.setExitCode(renderApply(k, await uc.apply(engine, caller, input, { project, onProgress }), Boolean(a.json)));
     },
@@ -118,7 +108,7 @@ export const writeCommands: Command[] = [
       const r = await uc.validate(...k.open(a), input, { project: a.project || undefined });
       if (a.json) k.printJson(r);
       else if (r.ok) k.out('ok: valid');
-      else for (const p of r.errors) k.caller.stderr.write(`error: ${formatProblem(p)}\n`);
+      else for (const p of r.errors) k.err(`error: ${formatProblem(p)}`);
       k.caller.setExitCode(r.ok ? 0 : 1);
     },
   },

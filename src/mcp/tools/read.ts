@@ -41,7 +41,6 @@ function pageOf(engine: Engine, caller: Caller, a: QueryArgs, semantic?: QueryOp
     ...parseFilters({ ...a, minConfidence: a.min_confidence }, caller.now()),
     projects: caller.readProjects(engine, a.project),
   };
-  // Only the page this answer delivers counts as retrieved (below), not every hit.
   const r = uc.query(engine, caller, text, filters, {
     includeRelated: a.include_related,
     record: false,
@@ -78,7 +77,7 @@ export const readTools: Tool[] = [
       annotations: READ,
     },
     async body(engine, caller, a: QueryArgs) {
-      // Meaning too, once the model (started with the engine, in a worker thread) is ready.
+      // Meaning too, once the engine's model is ready.
       const semantic = a.query?.trim() ? await semanticFor(engine, caller, a.query).catch(() => undefined) : undefined;
       return pageOf(engine, caller, a, semantic);
     },

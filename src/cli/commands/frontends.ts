@@ -1,5 +1,7 @@
 /**
- * `memory daemon start|stop|status|run` (CLI.md): `run` stays in the foreground, `start` detaches.
+ * The long-lived front ends, each loaded only for its command: `daemon start|stop|status|run`
+ * (`run` in the foreground, `start` detached), `mcp` (stdio) with `mcp-call` (how an MCP server has
+ * a daemon run a tool call: the call as JSON on stdin, the CallToolResult on stdout), and `dashboard`.
  */
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -8,7 +10,8 @@ import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { openNoFollow } from '../../store/state-dir.js';
-import type { Command } from '../io.js';
+import type { ToolCall } from '../../mcp/result.js';
+import { JSON_FILE, type Command } from '../io.js';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.cjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -20,7 +23,7 @@ function ms(v: unknown, name: string): number | undefined {
   return n;
 }
 
-export const daemonCommands: Command[] = [
+export const frontEndCommands: Command[] = [
   {
     cmd: 'daemon <action>',
     describe: 'the background daemon: start (detached), stop, status, run (foreground)',
@@ -41,7 +44,7 @@ export const daemonCommands: Command[] = [
       const flags = ['metrics-port', 'heartbeat', 'reconcile', 'freshness', 'evidence'].flatMap((o) => (a[o] !== undefined ? [`--${o}`, String(a[o])] : []));
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
-        const { runForClient } = await import('../run.js');
+        const { runForClient } = await import('../main.js');
         await runDaemon({
           runner: runForClient,
           root: engine.ws.root,
@@ -90,7 +93,6 @@ export const daemonCommands: Command[] = [
         if (isAlive(pid)) throw new UsageError(`the daemon (pid ${pid}) did not stop within 30 s`);
         return k.print(a, { running: false, stopped: true, pid }, `daemon stopped (pid ${pid})`);
       }
-      // status
       const pid = runningPid(paths);
       const live = pid ? await request(paths, 'status', {}, 2000) : undefined;
       const st = live && 'result' in live ? live.result : readStatus(paths);
@@ -98,36 +100,64 @@ export const daemonCommands: Command[] = [
       if (a.json) return k.printJson(doc);
       if (!pid) return k.out(st ? `not running (last stopped ${String(st.stopped_at ?? 'without cleanup')})` : 'not running');
       const s = st as Record<string, unknown>;
-      k.out(
-        [
-          `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
-          `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
-          `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
-          `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
-          `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
-            .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
-            .join('; ')}`,
-          `semantic search   ${semanticLine(s.semantic as Record<string, unknown> | null | undefined)}`,
-          ...(typeof s.rss_bytes === 'number' ? [`memory            ${Math.round(s.rss_bytes / 2 ** 20)} MiB resident`] : []),
-          `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
-        ].join('\n'),
-      );
+      k.out([
+        `pid               ${pid}, up ${String(s.uptime_s)} s, heartbeat ${String(s.heartbeat_at)}`,
+        `files on disk     ${String(s.files_on_disk)} (${String(s.bad_files)} bad), entries indexed ${String(s.entries_indexed)}`,
+        `last reconcile    ${String(s.last_reconcile_at)} (${String(s.reconciles)} runs, drift fixed ${String(s.drift_fixed)})`,
+        `watcher           ${String(s.watch_events)} events in ${String(s.batches)} batches, ${String(s.watcher_errors)} errors`,
+        `jobs              ${Object.entries((s.jobs ?? {}) as Record<string, { last_run_at: string | null; runs: number }>)
+          .map(([k, v]) => `${k} ${v.runs}x (last ${v.last_run_at ?? 'never'})`)
+          .join('; ')}`,
+        `semantic search   ${semanticLine(s.semantic as Record<string, unknown> | null | undefined)}`,
+        ...(typeof s.rss_bytes === 'number' ? [`memory            ${Math.round(s.rss_bytes / 2 ** 20)} MiB resident`] : []),
+        `recent errors     ${((s.recent_errors as unknown[]) ?? []).length}`,
+      ]);
+    },
+  },
+  {
+    cmd: 'mcp',
+    describe: 'serve the memory to MCP clients (Claude Code, Cursor, ...) over stdio',
+    async run(k, a) {
+      const { serveStdio } = await import('../../mcp/server.js');
+      await serveStdio({ root: a.root, project: a.project, agent: a.agent, cwd: k.caller.cwd, env: k.caller.env });
+    },
+  },
+  {
+    cmd: 'mcp-call',
+    describe: false,
+    options: { file: JSON_FILE },
+    async run(k, a) {
+      const call = k.readJsonInput(a.file as string | undefined) as ToolCall;
+      const [{ runTool }, { guard }] = await Promise.all([import('../../mcp/calls.js'), import('../../mcp/result.js')]);
+      k.printJson(await guard(() => runTool(...k.open(a), call))); // the tool's result, or its error as one
+    },
+  },
+  {
+    cmd: 'dashboard [project]',
+    describe: 'the terminal dashboard: statistics, trends, quality, agents, queries, lifecycle (q quits)',
+    options: { refresh: { type: 'number', describe: 'auto-refresh interval in seconds (default 30)' } },
+    async run(k, a) {
+      if (!process.stdout.isTTY) throw new UsageError('the dashboard needs a terminal; use `memory stats --json` for the numbers');
+      const [engine, caller] = k.open(a);
+      const project = a.project || undefined;
+      if (project) caller.project(engine, project, true);
+      const { runDashboard } = await import('../../dashboard/dashboard.js');
+      await runDashboard(engine, caller, { project, refreshMs: a.refresh === undefined ? undefined : Number(a.refresh) * 1000 });
     },
   },
 ];
 
+/** Semantic states in which search is lexical, and why. */
+const LEXICAL: Record<string, string> = {
+  off: 'off (BASS_AGENTS_SEMANTIC=off, or every project has query.semantic: off)',
+  unavailable: 'off: the embedding table (with BASS_AGENTS_SEMANTIC=minilm: the optional model packages) could not be loaded (search is lexical)',
+  loading: 'loading the model (queries are lexical until it is ready)',
+};
+
 function semanticLine(s: Record<string, unknown> | null | undefined): string {
   if (!s) return 'unknown';
-  switch (s.state) {
-    case 'off':
-      return 'off (BASS_AGENTS_SEMANTIC=off, or every project has query.semantic: off)';
-    case 'unavailable':
-      return 'off: the embedding table (with BASS_AGENTS_SEMANTIC=minilm: the optional model packages) could not be loaded (search is lexical)';
-    case 'loading':
-      return 'loading the model (queries are lexical until it is ready)';
-    case 'failed':
-      return `failed: ${String(s.error ?? 'unknown error')} (search is lexical)`;
-    default:
-      return `${String(s.state)}, ${String(s.model)}: ${String(s.vectors_current)} of ${String(s.entries)} entries have a current vector`;
-  }
+  if (s.state === 'failed') return `failed: ${String(s.error ?? 'unknown error')} (search is lexical)`;
+  return (
+    LEXICAL[String(s.state)] ?? `${String(s.state)}, ${String(s.model)}: ${String(s.vectors_current)} of ${String(s.entries)} entries have a current vector`
+  );
 }
