@@ -1,9 +1,7 @@
 /**
- * `ai-memory/<project>/config.yaml`: project name, created_at and settings.
- * Read into a resolved config with defaults; a malformed file is an error naming the file and key.
- * The resolved config is cached under `cache/config/` of the local state folder by the file's
- * stamp, so a query does not load yaml and zod just to read one threshold. A config.yaml that is
- * a link is never read (it could point anywhere: a token file would end up in the cache).
+ * `ai-memory/<project>/config.yaml`, resolved with defaults; a malformed file is an error naming
+ * the file and key. Cached under `cache/config/` of the local state folder by the file's stamp,
+ * so a query does not load yaml and zod to read one threshold. A link is never read.
  */
 import { lstatSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -45,10 +43,10 @@ function parseConfig(file: string, project: string, now: string): ProjectConfig 
   return r.data;
 }
 
-/** In-process memo by file and stamp: a long-lived process reads config.yaml's stamp, not its cache file, per query. */
+/** A long-lived process reads config.yaml's stamp, not its cache file, per query. */
 const memo = new Map<string, { stamp: string; config: ProjectConfig }>();
 
-/** Reads a project's config.yaml; defaults when the file does not exist. `cacheDir` enables the stamp cache. */
+/** Defaults when the file does not exist; `cacheDir` enables the stamp cache. */
 export function readConfig(file: string, project: string, now: string, cacheDir?: string): ProjectConfig {
   const st = lstatSync(file, { throwIfNoEntry: false });
   if (!st) return defaultConfig(project, now);

@@ -1,12 +1,10 @@
 /**
- * Results of evidence checks, local, in `cache/` of the local state folder: per URI in
- * `evidence.json` (with the file's stamp for paths, so an edit re-checks) the status and reason;
- * per entry (`project/id`) in `evidence-stale.json` the reasons it is stale, which every query
- * reads to flag and down-rank (its own small file: at 10K checked entries the checks are large
- * enough to slow a cold query). What the check found for each URI of an entry (`AnchorRecord`,
- * for its status at read time) is in `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`),
- * sorted by key: a read finds the lines of its few results by binary search over the bytes and
- * decodes and parses only those. Each file is read once per version (its stamp).
+ * Results of evidence checks in `cache/` of the local state folder, each file read once per
+ * version (its stamp): per URI, `evidence.json`; per entry (`project/id`), the reasons it is
+ * stale in `evidence-stale.json`, which every query reads (its own small file: the checks at 10K
+ * slow a cold query); per entry, what the check found for each URI (`AnchorRecord`) in
+ * `evidence-anchors.txt`, a `key<TAB>JSON` line per entry sorted by key, so that a read finds
+ * its few results' lines by binary search over the bytes and parses only those.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +30,7 @@ export interface EvidenceCacheFile {
 const CHECKS = 'evidence.json';
 const STALE = 'evidence-stale.json';
 const ANCHORS = 'evidence-anchors.txt';
-/** The version of the first two files' layout: a file of another version is not read (the next check rewrites it). */
+/** The first two files' layout: another version is not read (the next check rewrites it). */
 const VERSION = 2;
 
 export class EvidenceCache {
@@ -45,9 +43,9 @@ export class EvidenceCache {
     this.dir = join(ws.localDir, 'cache');
   }
 
-  /** A file of this cache parsed by `parse`, once per version of it; undefined when missing or unreadable. */
+  /** A file parsed by `parse`, once per version of it; undefined when missing or unreadable. */
   private read<T>(name: string, parse: (bytes: Buffer) => T): T | undefined {
-    this.ws.local('cache'); // checked before anything in it is read
+    this.ws.local('cache'); // checked before it is read
     const file = join(this.dir, name);
     const st = statSync(file, { throwIfNoEntry: false });
     if (!st) return undefined;
@@ -71,7 +69,6 @@ export class EvidenceCache {
     this.memo.delete(name);
   }
 
-  /** The `field` of one of the versioned files, and its keys. */
   private section<T extends object>(name: string, field: string): { value: T; keys: Set<string> } | undefined {
     return this.read(name, (b) => {
       const d = JSON.parse(b.toString('utf8')) as Record<string, unknown>;
@@ -93,8 +90,6 @@ export class EvidenceCache {
     const m = this.anchorBytes();
     if (!m) return undefined;
     if (m.byKey.has(key)) return m.byKey.get(key);
-    // The lines are sorted by key (as bytes): a binary search over the bytes finds the entry's line,
-    // and only that line is decoded and parsed (a read wants a few of 10K).
     const b = m.bytes;
     const want = Buffer.from(key);
     let recs: Map<string, AnchorRecord> | undefined;
@@ -136,7 +131,7 @@ export class EvidenceCache {
   }
 
   saveAnchors(records: Map<string, AnchorRecord[]>): void {
-    // Each key's bytes made once (not twice per comparison: 10K keys made ~280K buffers).
+    // Each key's bytes made once, not twice per comparison.
     const keys = [...records.keys()].map((k) => ({ k, b: Buffer.from(k) })).sort((x, y) => Buffer.compare(x.b, y.b));
     const lines: string[] = [];
     for (const { k } of keys) {
@@ -155,7 +150,7 @@ export class EvidenceCache {
     };
   }
 
-  /** Keys of entries flagged stale (one set per version of the file: queries ask on every call). */
+  /** Keys of entries flagged stale (one set per version of the file). */
   staleKeys(): Set<string> {
     return this.section(STALE, 'stale')?.keys ?? new Set();
   }

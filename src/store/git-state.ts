@@ -1,7 +1,4 @@
-/**
- * What git's own files say, read with the file system alone (no git process): whether a write may commit on this checkout now, and which commit HEAD names; and whether
- * a sparse checkout keeps memory out of the work tree (a git process only in a sparse checkout).
- */
+/** What git's own files say, read without a git process (but in a sparse checkout). */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gitEnv } from './git-env.js';
@@ -28,7 +25,7 @@ export function writeBlocker(gitDir: string): string | null {
   return null;
 }
 
-/** HEAD's commit read from the git dir's files alone (no git process); null when unborn or unreadable. */
+/** HEAD's commit; null when unborn or unreadable. */
 export function headFromFiles(gitDir: string): string | null {
   try {
     const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
@@ -57,10 +54,9 @@ function commonDir(gitDir: string): string {
 }
 
 /**
- * Every file whose change can change what git's config says in this repository: those `git
- * config -z --show-origin --list` (`list`, run in `top`) read, includes followed; the files
- * their include paths name, found or not; the places git reads when they exist (system, global,
- * local, worktree), which may appear later; and HEAD, which an `includeIf "onbranch:"` reads.
+ * Every file whose change can change git's config here: those `git config -z --show-origin --list`
+ * (`list`, run in `top`) read; the files include paths name, found or not; the places git reads
+ * when they exist (they may appear later); and HEAD, which an `includeIf "onbranch:"` reads.
  */
 export function configFiles(list: string, gitDir: string, top: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const home = env.HOME ?? '';
@@ -82,10 +78,7 @@ export function configFiles(list: string, gitDir: string, top: string, env: Node
   return [...files].map((f) => resolve(top, f));
 }
 
-/**
- * `key`'s last value in `list` (`git config -z --list` output) as a boolean, the plain forms git
- * accepts (a key with no `=` is true; unset is false); undefined for any other form.
- */
+/** `key`'s last value in `git config -z --list` output, in git's plain boolean forms; undefined for any other form. */
 export function configBool(list: string, key: string): boolean | undefined {
   let value: string | undefined | null = null;
   for (const item of list.split('\0')) {
@@ -97,11 +90,7 @@ export function configBool(list: string, key: string): boolean | undefined {
   return undefined;
 }
 
-/**
- * What the file system says of `files` (identity, size, times; absent ones too), to tell later
- * whether any changed; null when one changed at or after `since` (ms), as its time then cannot
- * tell a later change within the same tick from this one.
- */
+/** A stamp of `files` (absent ones too); null when one changed at or after `since` (ms): its time cannot tell a later change in the same tick. */
 export function filesStamp(files: string[], since = Infinity): string | null {
   let stamp = '';
   for (const f of files) {
@@ -112,11 +101,7 @@ export function filesStamp(files: string[], since = Infinity): string | null {
   return stamp;
 }
 
-/**
- * A value from the repository's own config file (`<git dir>/config`, or the common dir's for a
- * worktree), read as git writes it: `[section "sub"]` then `key = value`, with `\"` and `\\`
- * escaped. Undefined when absent or not plainly there; callers then ask git.
- */
+/** A value of the repository's own config file as git writes it; undefined when not plainly there (callers then ask git). */
 export function configValue(gitDir: string, section: string, subsection: string, key: string): string | undefined {
   let text: string;
   try {
@@ -137,7 +122,7 @@ export function configValue(gitDir: string, section: string, subsection: string,
     const [, k, val] = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line) ?? [];
     if (k !== undefined && val !== undefined && k.toLowerCase() === key.toLowerCase()) {
       let v = val;
-      // A value git quoted as a whole (it does so for some characters), then its escapes.
+      // A value git quoted as a whole, then its escapes.
       if (v.length >= 2 && v.startsWith('"') && v.endsWith('"') && !v.endsWith('\\"')) v = v.slice(1, -1);
       value = v.replace(/\\(.)/g, '$1'); // the last one wins, as in git
     }
@@ -145,12 +130,7 @@ export function configValue(gitDir: string, section: string, subsection: string,
   return value;
 }
 
-/**
- * Why memory cannot be read or written on this checkout's sparse setup, or null: files under
- * `ai-memory/` of the workspace at `root` that git keeps out of the work tree (skip-worktree),
- * which a read would miss and a write would replace blind. Asks git (one `ls-files`) only when
- * the repository has a sparse-checkout file.
- */
+/** Why memory cannot be used on this sparse checkout, or null: files under `ai-memory/` git keeps out of the work tree would be missed or replaced blind. */
 export function sparseProblem(gitDir: string, root: string): string | null {
   if (!existsSync(join(gitDir, 'info', 'sparse-checkout'))) return null;
   const r = process.getBuiltinModule('node:child_process').spawnSync('git', ['ls-files', '-t', '-z', '--', 'ai-memory'], {

@@ -1,11 +1,9 @@
 /**
- * Local usage of entries (DESIGN.md "local = usage"): retrieval count and last access per
- * `project/id`, never committed. A query appends one line per result set to
- * `state/retrievals.jsonl` of the local state folder (O_APPEND: concurrent readers and writers are safe);
- * reading folds that log over the `usage.json` snapshot. `compact` (run by `memory decay --apply`,
- * and by any reader that finds the log past LOG_FOLD_BYTES) folds the log into the snapshot,
- * renaming the log first so appends made meanwhile are kept; one process at a time
- * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
+ * Local usage of entries (DESIGN.md "local = usage"), never committed: a query appends one line
+ * per result set to `state/retrievals.jsonl` (O_APPEND); reading folds that log over the
+ * `usage.json` snapshot. `compact` folds the log into the snapshot, renaming the log first so
+ * appends made meanwhile are kept; one process at a time (`usage.lock`, O_EXCL), so that two
+ * folds never start from the same old snapshot.
  */
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,10 +13,7 @@ import { readAppended } from './local-log.js';
 import { appendNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
-/**
- * A reader folds the log into the snapshot once it is this large: without a daemon (which folds
- * it with decay) every query appends a line, and every later one would parse them all.
- */
+/** A reader folds the log once it is this large: without a daemon every query appends a line, and every later one would parse them all. */
 const LOG_FOLD_BYTES = 256 * 1024;
 /** A fold lock older than this was left by a process that died while folding. */
 const STALE_LOCK_MS = 60_000;
@@ -32,7 +27,7 @@ export class UsageStore {
   private readonly dir: string;
   private readonly snapshotFile: string;
   private readonly logFile: string;
-  /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
+  /** What `load` last returned, and how far it had read (a long-lived process reads only new lines). */
   private cache: { snapshot: string; log?: { ino: number; size: number }; usage: Map<string, Usage> } | undefined;
 
   constructor(private readonly ws: Workspace) {
@@ -41,7 +36,6 @@ export class UsageStore {
     this.logFile = join(this.dir, 'retrievals.jsonl');
   }
 
-  /** Records that `keys` were returned by a query at `time`. */
   recordRetrievals(keys: string[], time: string): void {
     if (keys.length === 0 || !this.ws.ensureLocal()) return;
     this.ws.local('state', true);
@@ -79,12 +73,11 @@ export class UsageStore {
 
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
-    this.ws.local('state'); // checked before anything in it is read
+    this.ws.local('state'); // checked before it is read
     const log = statSync(this.logFile, { throwIfNoEntry: false });
     if (log && log.size > LOG_FOLD_BYTES) this.compact();
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
     const snapshot = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
-    // Same snapshot, same log file grown by appends: fold just the new lines.
     let c = this.cache?.snapshot === snapshot ? this.cache : undefined;
     let r: ReturnType<typeof readAppended> = null;
     try {
@@ -101,7 +94,7 @@ export class UsageStore {
     return c.usage;
   }
 
-  /** Folds the log into the snapshot; false when there was nothing to fold or another process is folding. */
+  /** False when there was nothing to fold or another process is folding. */
   compact(): boolean {
     if (!existsSync(this.logFile)) return false;
     const lock = join(this.dir, 'usage.lock');
