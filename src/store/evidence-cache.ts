@@ -1,10 +1,7 @@
 /**
- * Results of evidence checks in `cache/` of the local state folder, each file read once per
- * version (its stamp): per URI, `evidence.json`; per entry (`project/id`), the reasons it is
- * stale in `evidence-stale.json`, which every query reads (its own small file: the checks at 10K
- * slow a cold query); per entry, what the check found for each URI (`AnchorRecord`) in
- * `evidence-anchors.txt`, a `key<TAB>JSON` line per entry sorted by key, so that a read finds
- * its few results' lines by binary search over the bytes and parses only those.
+ * Results of evidence checks (docs/local-state.md), each file read once per version. The stale
+ * entries have a small file of their own (every query reads it; the checks at 10K slow a cold
+ * query); the anchors' lines are sorted by key, so a read parses only its results' lines.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';

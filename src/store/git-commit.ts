@@ -1,13 +1,9 @@
 /**
- * A memory commit by git's own plumbing (docs/ARCHITECTURE.md "Commits are git's"): exactly our
- * paths on top of HEAD, never the user's staged work, HEAD and the user's index moving together
- * under git's `index.lock`, so that a racing `git commit` waits or fails on the lock and never
- * records our files as deleted. The commit index (`<state dir>/commit-index`, ours alone) is read
- * from HEAD again only when HEAD is not the commit it last mirrored. With `commit.hooks: run`,
- * the objects are made before the lock is taken (a hook may run git commands that take it):
- * pre-commit (GIT_INDEX_FILE = the commit index: exactly what is committed) and commit-msg
- * between `update-index` and `write-tree`, post-commit once HEAD moved. A batch of any size is one
- * pass of each step.
+ * A memory commit by git's own plumbing (docs/ARCHITECTURE.md "Commits are git's"): a racing `git
+ * commit` waits or fails on git's `index.lock` and never records our files as deleted. The commit
+ * index is read from HEAD again only when HEAD is not the commit it last mirrored. With hooks, the
+ * objects are made before the lock is taken (a hook may run git commands that take it), pre-commit
+ * on the commit index (exactly what is committed). A batch of any size is one pass of each step.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -78,29 +74,27 @@ export class MemoryCommit {
     sign.catch(() => undefined);
     let msg = message;
     for (let attempt = 0; attempt < 5; attempt++) {
-      let out = { status: 'raced' } as Outcome;
       const early = hooks.runHooks && attempt === 0 ? await this.objects(paths, msg, sign, hooks, true) : undefined;
       if (early?.status === 'unchanged') return null;
-      await this.withIndexLock(
+      let made = early as Made | { status: 'unchanged' } | undefined;
+      const moved = await this.withIndexLock(
         hooks,
         async (index) => {
           const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
           const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
           // More: after it, when git finds their blobs written (both at once would write every blob twice).
-          const [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
-          if (made.status === 'unchanged') return ((out = made), false);
+          [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
+          if (made.status === 'unchanged') return false;
           if (paths.length > TOGETHER) await userIndex();
           msg = made.message;
-          const moved = await this.move(made, msg, hooks, attempt === 4);
-          out = moved ? { status: 'moved', commit: made.commit } : { status: 'raced' };
-          return moved;
+          return this.move(made, msg, hooks, attempt === 4);
         },
         (before, after) => hooks.onIndexInstalled?.({ before, after, paths }),
       );
-      if (out.status === 'unchanged') return null;
-      if (out.status === 'moved') {
+      if (made?.status === 'unchanged') return null;
+      if (moved && made) {
         if (hooks.runHooks) await this.hook('post-commit', [], {}, false).then((o) => o && hooks.warn?.(`post-commit hook: ${o}`));
-        return out.commit;
+        return made.commit;
       }
     }
     throw new GitError('git commit of memory failed: HEAD kept moving while committing');
@@ -299,8 +293,6 @@ export class MemoryCommit {
     });
   }
 }
-
-type Outcome = { status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string };
 
 interface Made {
   status: 'made';

@@ -1,16 +1,9 @@
 /**
  * git's view of the entry files for a one-shot command's catalog check (docs/benchmarks.md "Why
- * git checks the entry files"): `git diff-files` compares the index's stat data with each file,
- * with git's care for racily clean entries, on the other core while the CLI loads, instead of an
- * lstat per file. The first full refresh uses it once, only for files whose cached row was read
- * from the very blob git's index names; anything git is unsure of, or any failure, falls back to
- * the lstat check. Clean: a stage-0 regular file without assume-unchanged or skip-worktree
- * (`ls-files -v`) that `diff-files` does not name.
- *
- * When every cached file matched a listing (`complete`), `git-view.json` records the index's
- * checksum with that catalog content; while the index keeps it, later commands run only
- * `diff-files`, vouching for every file of that content but those git names and those the delta
- * changed since.
+ * git checks the entry files"): used once, only for files whose cached row was read from the very
+ * blob git's index names; anything git is unsure of, or any failure, falls back to lstat. Clean: a
+ * stage-0 regular file without assume-unchanged or skip-worktree that `diff-files` does not name.
+ * While the index keeps the checksum recorded in `git-view.json`, only `diff-files` runs.
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
@@ -83,21 +76,18 @@ let scratchFiles = 0;
 function gitOutput(cwd: string, args: string[], scratch?: string): { output: Promise<string | null>; stop: () => void } {
   const fs = process.getBuiltinModule('node:fs');
   let fd: number | undefined;
-  let path: string | undefined;
   if (scratch) {
+    const path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
     try {
-      path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
       fd = fs.openSync(path, 'wx+', 0o600); // a new file, never a link planted at the name
       fs.unlinkSync(path);
-      path = undefined;
     } catch {
-      if (fd === undefined) path = undefined; // no file: a pipe
+      /* no file: a pipe */
     }
   }
   const done = (): void => {
     if (fd !== undefined) fs.closeSync(fd);
-    if (path) fs.rmSync(path, { force: true });
-    fd = path = undefined;
+    fd = undefined;
   };
   let child: ChildProcess;
   try {

@@ -65,7 +65,6 @@ async function spawnGit(cwd: string, args: string[], input: string | Buffer, env
 }
 
 export class GitRepo {
-  private readonly ownIndexEnv: Record<string, string>;
   private name: Promise<string | null> | undefined;
   /** commit.gpgsign as git last read it, and the stamp of the config files it came from. */
   private signing: { files: string[]; stamp: string; value: boolean } | undefined;
@@ -73,14 +72,12 @@ export class GitRepo {
   private constructor(
     readonly toplevel: string,
     readonly gitDir: string,
-    /** The user's index: `<git dir>/index`, or the file GIT_INDEX_FILE names (made absolute). */
+    /** The user's index: `<git dir>/index`, or the file GIT_INDEX_FILE names (made absolute for git). */
     readonly indexFile: string,
-    custom: boolean,
+    private readonly indexEnv: Record<string, string>,
     /** git started from the helper process (git-helper.ts): for long-lived processes. */
     private readonly helper: boolean,
-  ) {
-    this.ownIndexEnv = custom ? { GIT_INDEX_FILE: indexFile } : {};
-  }
+  ) {}
 
   /** The repository holding `dir`, or null outside a work tree; git's reason when the environment names one (GIT_DIR...) git cannot use. */
   static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
@@ -89,7 +86,7 @@ export class GitRepo {
     const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
     if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
       const gitDir = realpathSync(found);
-      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), false, helper);
+      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), {}, helper);
     }
     let out: string;
     try {
@@ -100,7 +97,8 @@ export class GitRepo {
     }
     const [top, gitDir, index] = out.trim().split('\n');
     if (!top || !gitDir || !index) return null;
-    return new GitRepo(top, gitDir, resolve(dir, index), Boolean(process.env.GIT_INDEX_FILE), helper);
+    const indexFile = resolve(dir, index);
+    return new GitRepo(top, gitDir, indexFile, process.env.GIT_INDEX_FILE ? { GIT_INDEX_FILE: indexFile } : {}, helper);
   }
 
   /** Path relative to the repository top level, "/"-separated. */
@@ -110,7 +108,7 @@ export class GitRepo {
 
   /** Runs git in the top folder (stdout as bytes, or to `onOut` as it comes); `env` is added to the user's. */
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env }, this.helper, onOut);
+    return exec(this.toplevel, args, input, { ...this.indexEnv, ...env }, this.helper, onOut);
   }
 
   async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
@@ -270,9 +268,8 @@ export class GitRepo {
     await this.run(['config', '--local', `merge.${driver}.driver`, command]);
   }
 
-  /** Registers the textconv of a diff driver in the repository's local config (idempotent). */
+  /** Registers the textconv of a diff driver in the repository's local config, unless it already is. */
   async ensureDiffDriver(driver: string, command: string): Promise<void> {
-    if (configValue(this.gitDir, 'diff', driver, 'textconv') === command) return;
-    await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
+    if (configValue(this.gitDir, 'diff', driver, 'textconv') !== command) await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
   }
 }

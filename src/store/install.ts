@@ -1,10 +1,7 @@
 /**
- * How other programs start this installation of `bass-agents` from their plain PATH: an agent
- * client (MCP server and hooks, from committed configuration) and git (the merge and diff drivers,
- * from local config). A dev dependency runs through `npx --no-install` (hooks and git: the
- * package's script by its path in the project); a global install by name; a checkout of
- * bass-agents itself by its `bin/` path; anything else by this machine's absolute paths, not
- * portable. docs/mcp.md says why each file gets the form it gets.
+ * How an agent client (committed configuration) and git (local config) start this installation
+ * from their plain PATH: a dev dependency, a global install, a checkout of bass-agents itself, or
+ * else this machine's absolute paths (not portable). docs/mcp.md says why each gets its form.
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';

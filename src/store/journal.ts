@@ -1,9 +1,8 @@
 /**
- * The write journal of one transaction (docs/ARCHITECTURE.md "Journal and recovery"), trusted
- * only with this repository's own token (random, never committed). JSON lines: the header (`v`,
- * `token`, `pid`, `root`, `head`); then `{"paths": [...]}` per batch of files (workspace-relative),
- * `{"index_lock": …}` when git's index lock is taken, `{"commit": sha}` once HEAD moved. A line cut
- * short by a kill is ignored: nothing it announced had been touched yet.
+ * The write journal of one transaction (docs/ARCHITECTURE.md "Journal and recovery"): JSON lines,
+ * the header (`v`, `token`, `pid`, `root`, `head`), then `{"paths": [...]}` per batch of files,
+ * `{"index_lock": …}`, `{"commit": sha}`. A line cut short by a kill is ignored: nothing it
+ * announced had been touched yet.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

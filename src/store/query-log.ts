@@ -1,10 +1,7 @@
 /**
- * The query log's lines (`logs/queries.jsonl`). A query text or filter value can hold anything an
- * agent typed, a secret included, so by default a line keeps none: the text, subject and scope
- * become keyed hashes (HMAC-SHA-256 under a random key in local state, so that a log cannot be
- * matched against guesses computed elsewhere), the other filters are named, not given. Statistics
- * name a hashed subject or scope when an entry has it (`labelOf`). `logging: {query_text: true}`
- * keeps them as typed.
+ * The query log's lines (docs/local-state.md). A query text or filter value can hold a secret an
+ * agent typed, so by default a line keeps keyed hashes of them, under a key of this workspace's
+ * (a log cannot be matched against guesses made elsewhere), and names the other filters.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,9 +1,7 @@
 /**
- * Local usage of entries (DESIGN.md "local = usage"), never committed: a query appends one line
- * per result set to `state/retrievals.jsonl` (O_APPEND); reading folds that log over the
- * `usage.json` snapshot. `compact` folds the log into the snapshot, renaming the log first so
- * appends made meanwhile are kept; one process at a time (`usage.lock`, O_EXCL), so that two
- * folds never start from the same old snapshot.
+ * Local usage (DESIGN.md "local = usage", docs/local-state.md): the query log folded over the
+ * snapshot. `compact` renames the log before folding it, so appends made meanwhile are kept, and
+ * takes `usage.lock` (O_EXCL), so two folds never start from the same old snapshot.
  */
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
