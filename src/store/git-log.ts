@@ -84,7 +84,6 @@ export async function memoryLog(repo: GitRepo, paths: string[], limit: number, o
   return rows;
 }
 
-/** URLs of the repository's remotes. */
 export async function remoteUrls(repo: GitRepo): Promise<string[]> {
   try {
     const urls = new Set<string>();

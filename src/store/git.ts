@@ -101,7 +101,6 @@ export class GitRepo {
     return new GitRepo(top, gitDir, indexFile, process.env.GIT_INDEX_FILE ? { GIT_INDEX_FILE: indexFile } : {}, helper);
   }
 
-  /** Path relative to the repository top level, "/"-separated. */
   repoPath(abs: string): string {
     return relative(this.toplevel, abs).split(sep).join('/');
   }
@@ -148,7 +147,6 @@ export class GitRepo {
     return value;
   }
 
-  /** See MemoryCommit.commit. */
   async commitPaths(absPaths: string[], message: string, hooks: CommitHooks = {}): Promise<string | null> {
     return new MemoryCommit(this).commit(absPaths, message, hooks);
   }
@@ -255,7 +253,6 @@ export class GitRepo {
     }
   }
 
-  /** See writeBlocker in git-state.ts. */
   writeBlocker(): string | null {
     return writeBlocker(this.gitDir);
   }

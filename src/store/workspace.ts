@@ -50,32 +50,27 @@ export function linkRefused(rel: string, what: string, notLink = false): UnsafeP
 
 export class Workspace {
   readonly root: string;
-  private realRoot: string;
-
+  readonly memoryDir: string;
+  readonly contextDir: string;
   /** Local state (state-dir.ts): never in the work tree. */
   readonly state: StateDirs;
+  /** `state.dir`: read or write in it through `local()`. */
+  readonly localDir: string;
+  private realRoot: string;
 
   constructor(root: string, env: NodeJS.ProcessEnv = process.env) {
     this.root = resolve(root);
+    this.memoryDir = join(this.root, MEMORY_DIR);
+    this.contextDir = join(this.root, CONTEXT_DIR);
     this.realRoot = realpathSync(this.root);
     this.state = stateDirOf(this.root, env);
+    this.localDir = this.state.dir;
     if (lstatSync(this.memoryDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new UnsafePathError(
         `${MEMORY_DIR} is a symbolic link; bass-agents reads and writes memory only in a real ${MEMORY_DIR}/ folder of the repository: replace it with the folder`,
         MEMORY_DIR,
       );
     }
-  }
-
-  get memoryDir(): string {
-    return join(this.root, MEMORY_DIR);
-  }
-  /** Read or write in it through `local()`. */
-  get localDir(): string {
-    return this.state.dir;
-  }
-  get contextDir(): string {
-    return join(this.root, CONTEXT_DIR);
   }
 
   /** Path relative to the root with "/" separators (what git and messages use). */
