@@ -241,13 +241,10 @@ export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)));
-  const got = await Promise.race([o.view, late]);
+  const got = await Promise.race([o.view, new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)))]);
   clearTimeout(timer);
-  if (got === 'late') {
-    o.stop();
-    o.settled = null;
-  } else o.settled = got;
+  if (got === 'late') o.stop();
+  o.settled = got === 'late' ? null : got;
 }
 
 /** Forgets the offered view (files were written after git looked), stopping git. */

@@ -13,10 +13,8 @@ const VERSION = 2;
 const JOURNAL = 'journal';
 const TOKEN = 'token';
 
-interface IndexLockNote {
-  /** Inode numbers the lock file had while we held it (the empty lock, then the new index renamed onto it). */
-  inodes: number[];
-}
+/** `inodes`: those git's index lock file had while we held it (the empty lock, then the new index renamed onto it). */
+type IndexLockNote = { inodes: number[] };
 
 interface JournalState {
   root: string;

@@ -14,7 +14,6 @@ import { writeFileAtomic } from './fsutil.js';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
-import { appendLog } from './local-log.js';
 import type { Workspace } from './workspace.js';
 
 const properLockfile = lazy<typeof import('proper-lockfile')>('proper-lockfile');
@@ -40,9 +39,6 @@ export async function withLock<T>(
   const timeout = opts.timeoutMs ?? lockTimeout(opts.env ?? process.env);
   const lockfilePath = join(opts.dir, `${name}.lock`);
   const started = Date.now();
-  // Who waited, and how long.
-  const note = (level: string, event: string, extra: object = {}): void =>
-    appendLog(ws, 'events', { time: new Date().toISOString(), level, event, lock: name, pid: process.pid, ...extra, waited_ms: Date.now() - started });
   let release: (() => Promise<void>) | undefined;
   let compromised: Error | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -58,16 +54,13 @@ export async function withLock<T>(
         },
       });
       writeOwner(lockfilePath);
-      if (attempt > 0) note('info', 'lock_waited', { attempts: attempt });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       // The holder was killed: the next command after a kill -9 finishes or undoes its work at once, not in a minute.
       if (takeOverFromDeadOwner(lockfilePath)) continue;
-      if (Date.now() - started >= timeout) {
-        note('warn', 'lock_timeout');
+      if (Date.now() - started >= timeout)
         throw new BusyError(`another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`);
-      }
       // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps longer leaves it idle.
       const wait = Math.min(40, 4 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, wait));

@@ -80,8 +80,8 @@ export class Workspace {
 
   /** A path as messages show it: relative to the root when inside it (local state usually is not). */
   shownPath(abs: string): string {
-    const r = relative(this.root, abs);
-    return r.startsWith('..') || isAbsolute(r) ? abs : r.split(sep).join('/');
+    const r = this.rel(abs);
+    return r.startsWith('..') || isAbsolute(r) ? abs : r;
   }
 
   /** Refuses a path whose nearest existing ancestor resolves (through symlinks) outside the root. */
