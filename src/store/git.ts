@@ -2,7 +2,7 @@
  * Git, run as child processes in the user's environment (git-env.ts), so that GIT_* variables,
  * identities and extra config apply as to the user's own commands. Memory commits: git-commit.ts.
  */
-import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
@@ -13,15 +13,6 @@ import { gitEnv, hasGitLocation } from './git-env.js';
 import { gitHelper, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
-
-/** Whether the repository's config names another work tree (`core.worktree`): then git must say where. */
-function hasCoreWorktree(gitDir: string): boolean {
-  try {
-    return /^\s*worktree\s*=/im.test(readFileSync(join(gitDir, 'config'), 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 /**
  * git's stdout, or a GitError with git's message; InterruptedError when git was stopped by SIGINT
@@ -82,9 +73,14 @@ export class GitRepo {
   /** The repository holding `dir`, or null outside a work tree; git's reason when the environment names one (GIT_DIR...) git cannot use. */
   static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
     const helper = opts.helper ?? false;
-    // Without a git process in the common case: a `.git` folder above, no GIT_* location, no core.worktree.
+    // Without a git process in the common case: a `.git` folder above, no GIT_* location, no core.worktree (git must say where).
     const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
-    if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
+    if (
+      found &&
+      basename(found) === '.git' &&
+      statSync(found, { throwIfNoEntry: false })?.isDirectory() &&
+      configValue(found, 'core', '', 'worktree') === undefined
+    ) {
       const gitDir = realpathSync(found);
       return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), {}, helper);
     }

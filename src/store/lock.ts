@@ -1,11 +1,8 @@
 /**
- * The workspace write lock (proper-lockfile), taken around validate → write files → commit, so
- * duplicate checks see a stable store and two of our commits never race for git's `index.lock`.
- * Readers never take it: entry files are replaced atomically.
- *
- * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes).
- * A lock left by a killed process of this host is taken over at once (its owner file names the
- * process); `stale` is for the rest, and long: a lock taken from a live writer stalled by a
+ * The write lock (docs/ARCHITECTURE.md "The write path"), so duplicate checks see a stable store;
+ * readers never take it. NOTE: `stale` and `update` must be the same in every process
+ * (proper-lockfile compares mtimes). A killed holder on this host is taken over at once (its owner
+ * file names it); `stale` is for the rest, and long: a lock taken from a live writer stalled by a
  * loaded machine lets two write at once.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
