@@ -5,6 +5,7 @@
  */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
+import { tryOr } from './fsutil.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
 const FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative', '--no-abbrev'];
@@ -113,12 +114,9 @@ export async function evidenceSince(
     // Only what each version says is kept: 10K entries' texts at once would all be held.
     const said = new Map<string, { seen: string; uris: string[] }>();
     await git.streamBlobs(names, (b, bytes) => {
-      try {
-        const e = JSON.parse(bytes.toString('utf8')) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
-        said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
-      } catch {
-        /* not an entry there: nothing held */
-      }
+      type Said = { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+      const e = tryOr(() => JSON.parse(bytes.toString('utf8')) as Said, undefined); // none: not an entry there, nothing held
+      if (e) said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
     });
     for (const [id, st] of pending) {
       const v = versions.get(id)![k];

@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { UnsafePathError, ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
 import type { ProjectConfig } from './config-schema.js';
-import { stampOf, writeFileAtomic } from './fsutil.js';
+import { stampOf, tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
 export type { ProjectConfig } from './config-schema.js';
@@ -62,21 +62,13 @@ export function readConfig(file: string, project: string, now: string, cacheDir?
   const hit = memo.get(file);
   if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);
-  try {
-    const c = JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
-    if (c.stamp === stamp) {
-      memo.set(file, { stamp, config: c.config });
-      return c.config;
-    }
-  } catch {
-    /* no cache yet */
+  const c = tryOr(() => JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig }, undefined);
+  if (c?.stamp === stamp) {
+    memo.set(file, { stamp, config: c.config });
+    return c.config;
   }
   const cfg = parseConfig(file, project, now);
   memo.set(file, { stamp, config: cfg });
-  try {
-    writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false });
-  } catch {
-    /* a cache that cannot be saved only costs speed */
-  }
+  tryOr(() => writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false }), undefined);
   return cfg;
 }

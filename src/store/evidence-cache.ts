@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
 import type { EvidenceStatus } from '../core/evidence-check.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -49,12 +49,7 @@ export class EvidenceCache {
     const stamp = `${st.size}:${st.mtimeMs}`;
     const hit = this.memo.get(name);
     if (hit?.stamp === stamp) return hit.value as T | undefined;
-    let value: T | undefined;
-    try {
-      value = parse(readNoFollow(file));
-    } catch {
-      /* corrupt, or gone meanwhile: as if missing */
-    }
+    const value = tryOr(() => parse(readNoFollow(file)), undefined); // corrupt, or gone meanwhile: as if missing
     this.memo.set(name, { stamp, value });
     return value;
   }
@@ -98,11 +93,7 @@ export class EvidenceCache {
       if (tab < 0 || end < 0 || tab > end) break;
       const order = Buffer.compare(b.subarray(start, tab), want);
       if (order === 0) {
-        try {
-          recs = new Map((JSON.parse(b.toString('utf8', tab + 1, end)) as AnchorRecord[]).map((r) => [r.uri, r]));
-        } catch {
-          recs = undefined;
-        }
+        recs = tryOr(() => new Map((JSON.parse(b.toString('utf8', tab + 1, end)) as AnchorRecord[]).map((r) => [r.uri, r])), undefined);
         break;
       }
       if (order < 0) lo = end + 1;
@@ -117,12 +108,8 @@ export class EvidenceCache {
     const out = new Map<string, AnchorRecord[]>();
     for (const line of this.anchorBytes()?.bytes.toString('utf8').split('\n') ?? []) {
       const tab = line.indexOf('\t');
-      if (tab < 0) continue;
-      try {
-        out.set(line.slice(0, tab), JSON.parse(line.slice(tab + 1)) as AnchorRecord[]);
-      } catch {
-        /* a torn line: that entry is checked again */
-      }
+      const recs = tab < 0 ? undefined : tryOr(() => JSON.parse(line.slice(tab + 1)) as AnchorRecord[], undefined);
+      if (recs) out.set(line.slice(0, tab), recs); // (a torn line: that entry is checked again)
     }
     return out;
   }

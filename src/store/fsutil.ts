@@ -46,6 +46,15 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   }
 }
 
+/** `fn()`, or `fallback` when it throws: for reads whose failure means "none", and writes a failure of which only costs speed. */
+export function tryOr<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
+  }
+}
+
 /** `size:mtime:ctime` (ctime also changes when an editor puts the mtime back). */
 export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;

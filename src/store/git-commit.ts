@@ -12,7 +12,7 @@ import { BusyError, GitError, InterruptedError, ValidationError } from '../core/
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
 import { indexFileChecksum } from './git-view.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
 /** The commit index is one plain file of every path, whatever the repository asks of the user's. */
@@ -118,12 +118,7 @@ export class MemoryCommit {
   /** HEAD and its tree, with the commit index made to mirror it. */
   private async base(): Promise<Base> {
     const head = headFromFiles(this.repo.gitDir) ?? (await this.repo.head());
-    let mark: string[] = [];
-    try {
-      mark = readNoFollow(this.marker, 'utf8').trim().split(' ');
-    } catch {
-      /* never synced, or changed since */
-    }
+    const mark = tryOr(() => readNoFollow(this.marker, 'utf8').trim().split(' '), []); // none: never synced, or changed since
     rmSync(this.marker, { force: true }); // the commit index is about to change: not a mirror until HEAD moves
     if (head && mark[0] === head && mark[1] && existsSync(this.index)) return { head, tree: mark[1] };
     if (!head) {
@@ -152,11 +147,7 @@ export class MemoryCommit {
   }
 
   private mirror(commit: string, tree: string): void {
-    try {
-      writeFileAtomic(this.marker, `${commit} ${tree}\n`, { fsync: false, dirExists: true });
-    } catch {
-      /* the next commit reads HEAD's tree again */
-    }
+    tryOr(() => writeFileAtomic(this.marker, `${commit} ${tree}\n`, { fsync: false, dirExists: true }), undefined); // else the next commit reads HEAD's tree
   }
 
   /** Under git's index lock: HEAD moved from the parent to the commit (false: HEAD moved first). */

@@ -1,4 +1,5 @@
 /** The environment bass-agents runs git with (its own module for the thin client). */
+import { tryOr } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
 const LOCATION = /^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE)$/;
@@ -18,13 +19,7 @@ export const GIT_ENV_FILE = 'git-env';
 /** Not when the caller's git points elsewhere or writes other commits. */
 export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boolean {
   if (hasGitLocation(env)) return false;
-  let theirs = '';
-  try {
-    theirs = readNoFollow(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim();
-  } catch {
-    /* the daemon has none */
-  }
-  return theirs === gitWriterEnv(env);
+  return tryOr(() => readNoFollow(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim(), '') === gitWriterEnv(env);
 }
 
 export function hasGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gitEnv } from './git-env.js';
+import { tryOr } from './fsutil.js';
 
 /**
  * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD
@@ -9,12 +10,8 @@ import { gitEnv } from './git-env.js';
  * merge of the user's in progress (the commit would be spliced into their work).
  */
 export function writeBlocker(gitDir: string): string | null {
-  let head = '';
-  try {
-    head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
-  } catch {
-    return null;
-  }
+  const head = tryOr(() => readFileSync(join(gitDir, 'HEAD'), 'utf8').trim(), null);
+  if (head === null) return null;
   const has = (f: string): boolean => existsSync(join(gitDir, f));
   if (has('rebase-merge') || has('rebase-apply')) return 'a rebase is in progress (finish it with git rebase --continue or --abort)';
   if (has('CHERRY_PICK_HEAD')) return 'a cherry-pick is in progress (finish or abort it first)';
@@ -33,12 +30,8 @@ export function headFromFiles(gitDir: string): string | null {
     const ref = head.slice(5).trim();
     const common = commonDir(gitDir);
     for (const dir of [gitDir, common]) {
-      try {
-        const sha = readFileSync(join(dir, ref), 'utf8').trim();
-        if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
-      } catch {
-        /* packed, or in the common dir */
-      }
+      const sha = tryOr(() => readFileSync(join(dir, ref), 'utf8').trim(), ''); // '': packed, or in the common dir
+      if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
     }
     const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
     const [, sha] = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed) ?? [];
@@ -103,12 +96,7 @@ export function filesStamp(files: string[], since = Infinity): string | null {
 
 /** A value of the repository's own config file as git writes it; undefined when not plainly there (callers then ask git). */
 export function configValue(gitDir: string, section: string, subsection: string, key: string): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(join(commonDir(gitDir), 'config'), 'utf8');
-  } catch {
-    return undefined;
-  }
+  const text = tryOr(() => readFileSync(join(commonDir(gitDir), 'config'), 'utf8'), '');
   let inside = false;
   let value: string | undefined;
   for (const raw of text.split('\n')) {

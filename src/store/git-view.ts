@@ -10,6 +10,7 @@ import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
 import { gitEnv } from './git-env.js';
 import { readNoFollow } from './state-dir.js';
+import { tryOr } from './fsutil.js';
 
 interface ViewMatch {
   /** 1 at the position of each file git vouches for. */
@@ -54,12 +55,8 @@ export function indexFileChecksum(file: string): string | null {
 }
 
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
-  try {
-    const r = JSON.parse(readNoFollow(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
-    return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = tryOr(() => JSON.parse(readNoFollow(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown }, {});
+  return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
 }
 
 /** How long a command waits for git's view: a huge repository's index can take git longer than the lstats. */

@@ -7,6 +7,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Launcher } from '../core/setup.js';
+import { tryOr } from './fsutil.js';
 
 /** A shell word, quoted when it needs to be. */
 function shellWord(w: string): string {
@@ -17,13 +18,7 @@ export function installedBin(): string {
   return fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
 }
 
-const real = (p: string): string => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-};
+const real = (p: string): string => tryOr(() => realpathSync(p), p);
 
 type Install = { kind: 'dependency' } | { kind: 'global' } | { kind: 'checkout'; rel: string } | { kind: 'elsewhere'; bin: string };
 

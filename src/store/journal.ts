@@ -7,7 +7,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 
 const VERSION = 2;
 const JOURNAL = 'journal';
@@ -26,12 +26,8 @@ interface JournalState {
 /** This repository's journal token (made once in `dir`, 0600); null when there is none and not `make`. */
 function stateToken(dir: string, make: boolean): string | null {
   const file = join(dir, TOKEN);
-  try {
-    const t = readFileSync(file, 'utf8').trim();
-    if (/^[0-9a-f]{32}$/.test(t)) return t;
-  } catch {
-    /* first write here */
-  }
+  const old = tryOr(() => readFileSync(file, 'utf8').trim(), ''); // '': the first write here
+  if (/^[0-9a-f]{32}$/.test(old)) return old;
   if (!make) return null;
   const t = nodeCrypto().randomBytes(16).toString('hex');
   writeFileAtomic(file, `${t}\n`, { mode: 0o600 });

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
@@ -89,20 +89,15 @@ interface Owner {
 }
 
 function readOwner(lock: string): Owner | null {
-  try {
-    return JSON.parse(readFileSync(`${lock}.owner`, 'utf8')) as Owner;
-  } catch {
-    return null;
-  }
+  return tryOr(() => JSON.parse(readFileSync(`${lock}.owner`, 'utf8')) as Owner, null);
 }
 
+/** Without it, a killed holder's lock goes stale by age. */
 function writeOwner(lock: string): void {
-  try {
-    const owner: Owner = { pid: process.pid, host: hostname(), ino: statSync(lock).ino };
-    writeFileAtomic(`${lock}.owner`, JSON.stringify(owner), { fsync: false });
-  } catch {
-    /* without it, a killed holder's lock goes stale by age */
-  }
+  tryOr(
+    () => writeFileAtomic(`${lock}.owner`, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lock).ino } satisfies Owner), { fsync: false }),
+    undefined,
+  );
 }
 
 function stillHeld(lock: string): boolean {

@@ -2,7 +2,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -43,12 +43,7 @@ export class SessionStore {
 
   read(session: string, now: number): ShortTermEntry[] {
     const file = this.file(session);
-    let all: ShortTermEntry[] = [];
-    try {
-      all = JSON.parse(readNoFollow(file, 'utf8')) as ShortTermEntry[];
-    } catch {
-      return [];
-    }
+    const all = tryOr(() => JSON.parse(readNoFollow(file, 'utf8')) as ShortTermEntry[], []);
     const live = all.filter((e) => Date.parse(e.expires_at) > now);
     if (live.length !== all.length) this.write(session, live);
     return live;

@@ -8,6 +8,7 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, read
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UnsafePathError } from '../core/errors.js';
+import { tryOr } from './fsutil.js';
 
 export interface StateDirs {
   dir: string;
@@ -66,12 +67,7 @@ export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): 
         : join(gitDir, 'bass-agents', 'nested', keyOf(rel.split(sep).join('/')));
     return { dir, gitDir, base: gitDir };
   }
-  let real = root;
-  try {
-    real = realpathSync.native(root);
-  } catch {
-    /* keyed by the path as given */
-  }
+  const real = tryOr(() => realpathSync.native(root), root);
   const xdg = env.XDG_STATE_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   const dir = join(base, 'bass-agents', keyOf(real));

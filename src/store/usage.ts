@@ -6,7 +6,7 @@
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readAppended } from './local-log.js';
 import { appendNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
@@ -45,11 +45,7 @@ export class UsageStore {
   }
 
   private readSnapshot(): Map<string, Usage> {
-    try {
-      return new Map(Object.entries(JSON.parse(readNoFollow(this.snapshotFile, 'utf8')) as Record<string, Usage>));
-    } catch {
-      return new Map();
-    }
+    return new Map(Object.entries(tryOr(() => JSON.parse(readNoFollow(this.snapshotFile, 'utf8')) as Record<string, Usage>, {})));
   }
 
   private static fold(into: Map<string, Usage>, lines: string[]): void {
@@ -77,12 +73,7 @@ export class UsageStore {
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
     const snapshot = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
     let c = this.cache?.snapshot === snapshot ? this.cache : undefined;
-    let r: ReturnType<typeof readAppended> = null;
-    try {
-      r = readAppended(this.logFile, c?.log);
-    } catch {
-      /* usage is advisory: never fail a read for it */
-    }
+    const r = tryOr(() => readAppended(this.logFile, c?.log), null); // usage is advisory: never fail a read for it
     if (!c || !r || r.restarted) c = { snapshot, usage: this.readSnapshot() };
     if (r) {
       UsageStore.fold(c.usage, r.lines);
