@@ -1,7 +1,6 @@
-/** The zod schema of `config.yaml`, loaded only when a config file has to be parsed. */
+/** The zod schema of `config.yaml` (each setting: docs/configuration.md), loaded only when a config file has to be parsed. */
 import { z } from 'zod';
 
-/** An optional group of optional settings, no others. */
 const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape).partial().strict().optional();
 
 const curve = z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']);
@@ -48,24 +47,18 @@ export const ProjectConfigSchema = z
       .object({ autoCommit: z.boolean().default(true) })
       .strict()
       .default({ autoCommit: true }),
-    /** `hooks: run`: pre-commit, commit-msg and post-commit through git, for teams whose hooks vet every commit (default: none). */
     commit: group({ hooks: z.enum(['none', 'run']) }),
     query: z
       .object({
-        /** A query slower than this logs a performance warning. */
         slow_ms: z.number().positive().default(200),
-        /** Semantic search: `auto` (default) and `on` use it; `off` keeps this project lexical, its entries not embedded. */
         semantic: z.enum(['auto', 'on', 'off']).optional(),
       })
       .strict()
       .default({ slow_ms: 200 }),
     /** docs/lifecycle.md; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
-    /** The session context's size in characters. */
     context: group({ budget: z.number().int().min(500) }),
-    /** Consolidation: subjects with this many live entries get a summary in the compaction plan. */
     compact: group({ summarize_at: z.number().int().min(2) }),
-    /** `query_text: true`: the query log keeps text and filter values as typed (default: keyed hashes). */
     logging: group({ query_text: z.boolean() }),
   })
   .passthrough();

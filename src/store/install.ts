@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import type { Launcher } from '../core/setup.js';
 import { tryOr } from './fsutil.js';
 
-/** A shell word, quoted when it needs to be. */
 function shellWord(w: string): string {
   return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
 }

@@ -99,23 +99,15 @@ export function readJournal(dir: string): { state: JournalState } | { untrusted:
     return { untrusted: `cannot read it (${(err as Error).message})` };
   }
   const state: JournalState = { root: '', paths: [], commit: null, indexLock: null };
-  let header: Record<string, unknown>;
-  try {
-    header = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
-  } catch {
-    return { state }; // a kill before the header was durable: nothing was touched yet
-  }
+  const header = tryOr(() => JSON.parse(lines[0] ?? '') as Record<string, unknown>, undefined);
+  if (header === undefined) return { state }; // a kill before the header was durable: nothing was touched yet
   const token = stateToken(dir, false);
   if (header.v !== VERSION || !token || header.token !== token) return { untrusted: 'it does not carry this repository\u2019s token' };
   if (typeof header.root === 'string') state.root = header.root;
   for (const line of lines.slice(1)) {
     if (!line) continue;
-    let rec: Record<string, unknown>;
-    try {
-      rec = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      break; // cut short by a kill: what it named was not touched
-    }
+    const rec = tryOr(() => JSON.parse(line) as Record<string, unknown>, undefined);
+    if (rec === undefined) break; // cut short by a kill: what it named was not touched
     if (Array.isArray(rec.paths)) for (const p of rec.paths) if (typeof p === 'string') state.paths.push(p);
     if (typeof rec.commit === 'string') state.commit = rec.commit;
     const il = rec.index_lock as IndexLockNote | undefined;

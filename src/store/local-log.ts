@@ -5,6 +5,7 @@
 import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendNoFollow, openNoFollow } from './state-dir.js';
+import { tryOr } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
 type LogName = 'operations' | 'queries' | 'audit' | 'events';
@@ -21,13 +22,9 @@ export function appendLog(ws: Workspace, name: LogName, record: object): void {
 /** Several records in one write (a batch of 5,000 updates logs 5,000 lines). */
 export function appendLogs(ws: Workspace, name: LogName, records: object[]): void {
   if (!records.length) return;
-  try {
-    // A write logs wherever it runs; a query in a folder that holds no memory leaves nothing behind.
-    if (!ws.ensureLocal({ force: name !== 'queries' })) return;
-    appendNoFollow(logPath(ws, name, true), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  } catch {
-    /* logging must never fail a command */
-  }
+  // A write logs wherever it runs; a query in a folder that holds no memory leaves nothing behind. Never fails a command.
+  const line = (r: object): string => `${JSON.stringify(r)}\n`;
+  tryOr(() => ws.ensureLocal({ force: name !== 'queries' }) && appendNoFollow(logPath(ws, name, true), records.map(line).join('')), undefined);
 }
 
 /** The complete lines appended to `file` since `from` (inode and bytes read), or all when it was replaced or cut; null without a file. */
@@ -65,11 +62,8 @@ export class LogReader {
     }
     const records = !c || r.restarted ? [] : c.records;
     for (const line of r.lines) {
-      try {
-        records.push(JSON.parse(line));
-      } catch {
-        /* torn line */
-      }
+      const rec = tryOr(() => JSON.parse(line) as unknown, undefined); // none: a torn line
+      if (rec !== undefined) records.push(rec);
     }
     this.cache.set(name, { ino: r.ino, size: r.size, records });
     return records as T[];

@@ -131,11 +131,8 @@ function takeOverFromDeadOwner(lock: string): boolean {
     return false; // someone else took it over first
   }
   if (statSync(aside, { throwIfNoEntry: false })?.ino !== owner.ino) {
-    try {
-      renameSync(aside, lock); // not the dead holder's lock after all: give it back
-    } catch {
-      /* the path was taken meanwhile; that holder's own checks report it */
-    }
+    // Not the dead holder's lock after all: given back (unless the path was taken meanwhile: that holder's checks report it).
+    tryOr(() => renameSync(aside, lock), undefined);
     return false;
   }
   rmSync(aside, { recursive: true, force: true });

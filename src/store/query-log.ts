@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { QueryFilters } from '../core/query.js';
 import { nodeCrypto } from '../node-crypto.js';
 import { appendLogs } from './local-log.js';
+import { tryOr } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -71,12 +72,11 @@ function recordOf(key: Buffer | null, q: QueryLogInput, keepText: boolean): Reco
 }
 
 export function appendQueryLog(ws: Workspace, q: QueryLogInput, keepText: boolean): void {
-  try {
+  // Logging never fails a command.
+  tryOr(() => {
     const key = holdsValues(q) ? queryKey(ws, true) : null;
     if (key || ws.ensureLocal()) appendLogs(ws, 'queries', [recordOf(key, q, keepText)]);
-  } catch {
-    /* logging must never fail a command */
-  }
+  }, undefined);
 }
 
 /** Names a hashed value of the log by the value among `known` (committed subjects and scopes: nothing the repository does not say) with that hash. */

@@ -37,11 +37,7 @@ export class UsageStore {
   recordRetrievals(keys: string[], time: string): void {
     if (keys.length === 0 || !this.ws.ensureLocal()) return;
     this.ws.local('state', true);
-    try {
-      appendNoFollow(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`);
-    } catch {
-      /* usage is advisory: never fail a read for it */
-    }
+    tryOr(() => appendNoFollow(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`), undefined); // usage is advisory
   }
 
   private readSnapshot(): Map<string, Usage> {
@@ -50,12 +46,8 @@ export class UsageStore {
 
   private static fold(into: Map<string, Usage>, lines: string[]): void {
     for (const line of lines) {
-      let l: LogLine;
-      try {
-        l = JSON.parse(line) as LogLine;
-      } catch {
-        continue; // a torn last line
-      }
+      const l = tryOr(() => JSON.parse(line) as LogLine, undefined);
+      if (!l) continue; // a torn last line
       for (const k of l.k) {
         const u = into.get(k) ?? { retrievals: 0, last_accessed_at: null };
         u.retrievals++;
@@ -108,15 +100,12 @@ export class UsageStore {
       this.cache = undefined;
       return true;
     } catch {
-      // The lines go back to the log for the next fold (usage is advisory: never fail a read for it).
-      if (moved) {
-        try {
+      // The lines go back to the log for the next fold, or stay in the folding file (usage is advisory: never fail a read for it).
+      if (moved)
+        tryOr(() => {
           appendNoFollow(this.logFile, readNoFollow(folding));
           rmSync(folding, { force: true });
-        } catch {
-          /* left in the folding file */
-        }
-      }
+        }, undefined);
       return false;
     } finally {
       rmSync(lock, { force: true });

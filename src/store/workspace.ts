@@ -73,7 +73,6 @@ export class Workspace {
     }
   }
 
-  /** Path relative to the root with "/" separators (what git and messages use). */
   rel(abs: string): string {
     return relative(this.root, abs).split(sep).join('/');
   }
