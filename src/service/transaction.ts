@@ -24,7 +24,7 @@ import { checkId } from '../store/workspace.js';
 import { headFromFiles } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLogs } from '../store/local-log.js';
-import { ensureLocalDir, lockTimeout, withLock } from '../store/lock.js';
+import { lockTimeout, withLock } from '../store/lock.js';
 import { ensureDrivers, gitAttributesText, projectFiles } from '../store/entries.js';
 import { modules, type Engine } from './engine.js';
 import type { Caller } from './caller.js';
@@ -319,7 +319,7 @@ export function auditSecrets(engine: Engine, time: string, who: { operation: str
 /** Where the lock and the journal live: git's own folder, or `state/` of the local state folder outside git. */
 function stateDirOf(engine: Engine, git: GitRepo | null): string {
   if (git) return git.stateDir;
-  ensureLocalDir(engine.ws);
+  engine.ws.ensureLocal({ force: true });
   return engine.ws.local('state', true);
 }
 

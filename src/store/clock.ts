@@ -1,7 +1,4 @@
-/**
- * The one clock (DESIGN.md "Time"): `BASS_AGENTS_NOW=<ISO 8601>` fixes "now" for every command,
- * the daemon and tests. Pure code never calls this; it takes `now` as an argument.
- */
+/** The one clock (DESIGN.md "Time"): `BASS_AGENTS_NOW=<ISO 8601>` fixes "now" for every command, the daemon and tests. */
 import { UsageError } from '../core/errors.js';
 import { normalizeTimestamp } from '../core/time.js';
 

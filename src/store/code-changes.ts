@@ -1,11 +1,11 @@
 /**
- * What git says a change did to code: renames (git's rename detection), deletions and the `-U0`
- * hunks of edited files, for one `git diff` (the review view) or for many commits against one
- * (evidence written at different commits, checked against HEAD, in two git processes). And when
- * each evidence URI of an entry was written: the commit that put it there, from memory's history.
+ * What git says a change did to code: renames, deletions and the `-U0` hunks of edited files, for
+ * one `git diff` (the review view) or for many commits against one (evidence written at different
+ * commits, checked against HEAD); and the commit that put each evidence URI into an entry.
  */
 import { confirmation, parsePatch, parseRaw, type FileFate, type Hunk } from '../core/anchors.js';
 import type { GitRepo } from './git.js';
+import { tryOr } from './fsutil.js';
 
 /** Flags that keep a user's diff settings (prefixes, external tools, relative paths) out of what is parsed. */
 const FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative', '--no-abbrev'];
@@ -30,10 +30,7 @@ function hunkPaths(fates: Map<string, FileFate>, want: (p: string) => boolean): 
   return [...out];
 }
 
-/**
- * The fate of each changed path between the two sides `git diff <sides>` compares (`A B`,
- * `--cached A`, or `A` against the working tree).
- */
+/** The fate of each path changed between the sides `git diff <sides>` compares (`A B`, `--cached A`, `A`). */
 export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> {
   return parseRaw(await git.gitStdin(['diff', '--raw', '-z', ...FLAGS, ...sides], ''));
 }
@@ -44,55 +41,12 @@ export async function addHunks(git: GitRepo, sides: string[], fates: Map<string,
   if (paths.length) withHunks(fates, parsePatch(await git.gitStdin(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
 }
 
-/**
- * Each of `names` (blob ids or `rev:path`) that git has, to `onText` as `cat-file --batch` streams
- * it: nothing of git's output outlives the object it holds, so reading thousands of objects holds
- * one at a time (an output gathered whole across awaits is kept until a full collection).
- */
-export async function streamTexts(git: GitRepo, names: string[], onText: (name: string, text: string) => void): Promise<void> {
-  const want = [...new Set(names)];
-  if (!want.length) return;
-  let next = 0;
-  let size = -1; // the object being read, or -1 between objects
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  await git.exec(['cat-file', '--batch'], `${want.join('\n')}\n`, {}, (chunk) => {
-    held.push(chunk);
-    heldBytes += chunk.length;
-    if (size >= 0 && heldBytes < size + 1) return;
-    const buf = held.length === 1 ? chunk : Buffer.concat(held);
-    let at = 0;
-    for (;;) {
-      if (size < 0) {
-        const nl = buf.indexOf(10, at);
-        if (nl < 0) break;
-        const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
-        at = nl + 1;
-        if (!m) {
-          next++; // "<name> missing"
-          continue;
-        }
-        size = Number(m[1]);
-      }
-      if (buf.length - at < size + 1) break;
-      onText(want[next++]!, buf.toString('utf8', at, at + size));
-      at += size + 1;
-      size = -1;
-    }
-    held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
-    heldBytes = buf.length - at;
-  });
-}
-
 /** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
 function segments(out: string): string[] {
   return out.split('\x01').slice(1);
 }
 
-/**
- * The fate of each changed path from each of `since` to `head` (one `diff-tree --stdin` for the
- * names, one for the hunks of the paths `want` names), by since-commit.
- */
+/** By since-commit, the fate of each path changed from it to `head` (one `diff-tree --stdin` for names, one for hunks). */
 export async function fatesSince(git: GitRepo, head: string, since: string[], want: (p: string) => boolean): Promise<Map<string, Map<string, FileFate>>> {
   const out = new Map<string, Map<string, FileFate>>();
   const list = since.filter((s) => s !== head);
@@ -116,12 +70,9 @@ export async function readTexts(git: GitRepo, names: string[]): Promise<Map<stri
 }
 
 /**
- * Since when each evidence URI of each entry has held: the commit that put it in the entry, or
- * last confirmed it, after which every later version kept it (the oldest of the newest run of
- * versions holding it with the same `updated_at` and `lifecycle.reviewed_at`: an update or a
- * `reinforce` says someone looked again), or null when the committed entry does not hold it yet
- * (written in the working tree). `items`: the entry ids and their URIs; `memoryPaths`: the memory
- * folders to read history from.
+ * Per entry id and evidence URI (`items`), the commit since which it has held: the oldest of the
+ * newest run of versions holding it with the same `updated_at` and `lifecycle.reviewed_at` (an
+ * update or a `reinforce` says someone looked again); null when not committed yet.
  */
 export async function evidenceSince(
   git: GitRepo,
@@ -160,16 +111,12 @@ export async function evidenceSince(
   for (let k = 0; k < maxVersions && pending.size; k++) {
     const names: string[] = [];
     for (const id of pending.keys()) names.push(...(versions.get(id)![k]?.blobs ?? []));
-    // Only what each version says (its URIs and confirmation) is kept, and its text read a chunk
-    // at a time: the first check of 10K entries would otherwise hold every file's bytes and text at once.
+    // Only what each version says is kept: 10K entries' texts at once would all be held.
     const said = new Map<string, { seen: string; uris: string[] }>();
-    await streamTexts(git, names, (b, t) => {
-      try {
-        const e = JSON.parse(t) as { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
-        said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
-      } catch {
-        /* not an entry there: nothing held */
-      }
+    await git.streamBlobs(names, (b, bytes) => {
+      type Said = { evidence?: { uri?: string }[]; updated_at?: string; lifecycle?: { reviewed_at?: string } };
+      const e = tryOr(() => JSON.parse(bytes.toString('utf8')) as Said, undefined); // none: not an entry there, nothing held
+      if (e) said.set(b, { seen: confirmation(e), uris: (e.evidence ?? []).map((x) => String(x.uri)) });
     });
     for (const [id, st] of pending) {
       const v = versions.get(id)![k];

@@ -1,10 +1,6 @@
-/**
- * The zod schema of `config.yaml`, loaded only when a config file has to be parsed (the resolved
- * config is cached by file stamp, so most commands never load zod or yaml for it).
- */
+/** The zod schema of `config.yaml` (each setting: docs/configuration.md), loaded only when a config file has to be parsed. */
 import { z } from 'zod';
 
-/** An optional group of optional settings, no others. */
 const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape).partial().strict().optional();
 
 const curve = z.enum(['exponential', 'half-life', 'periodic', 'fsrs6']);
@@ -51,36 +47,18 @@ export const ProjectConfigSchema = z
       .object({ autoCommit: z.boolean().default(true) })
       .strict()
       .default({ autoCommit: true }),
-    /**
-     * Memory commits run no git hooks by default; `hooks: run` runs pre-commit, commit-msg and
-     * post-commit through git (a failing pre-commit or commit-msg refuses the write), for teams
-     * whose hooks vet every commit.
-     */
     commit: group({ hooks: z.enum(['none', 'run']) }),
     query: z
       .object({
-        /** A query slower than this logs a performance warning. */
         slow_ms: z.number().positive().default(200),
-        /**
-         * Semantic search (sentence vectors fused with the lexical score): `auto` (default) and
-         * `on` use it (the static table in the package, or the model with
-         * BASS_AGENTS_SEMANTIC=minilm); `off` keeps this project's search lexical and its entries
-         * are not embedded.
-         */
         semantic: z.enum(['auto', 'on', 'off']).optional(),
       })
       .strict()
       .default({ slow_ms: 200 }),
-    /** Lifecycle: see docs/lifecycle.md. Everything optional; defaults in src/core/lifecycle.ts. */
+    /** docs/lifecycle.md; defaults in src/core/lifecycle.ts. */
     decay: DecaySchema.optional(),
-    /** The session context (`memory context`, `sync-context`): its size in characters (default 8), most useful entries first. */
     context: group({ budget: z.number().int().min(500) }),
-    /** Consolidation: subjects with this many live entries get a summary in the compaction plan. */
     compact: group({ summarize_at: z.number().int().min(2) }),
-    /**
-     * The local query log keeps, by default, no query text and no filter values (a keyed hash of
-     * each instead); `query_text: true` keeps them as typed.
-     */
     logging: group({ query_text: z.boolean() }),
   })
   .passthrough();

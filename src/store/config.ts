@@ -1,16 +1,14 @@
 /**
- * `ai-memory/<project>/config.yaml`: project name, created_at and settings.
- * Read into a resolved config with defaults; a malformed file is an error naming the file and key.
- * The resolved config is cached under `cache/config/` of the local state folder by the file's
- * stamp, so a query does not load yaml and zod just to read one threshold. A config.yaml that is
- * a link is never read (it could point anywhere: a token file would end up in the cache).
+ * `ai-memory/<project>/config.yaml`, resolved with defaults; a malformed file is an error naming
+ * the file and key. Cached under `cache/config/` of the local state folder by the file's stamp,
+ * so a query does not load yaml and zod to read one threshold. A link is never read.
  */
 import { lstatSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { UnsafePathError, ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
 import type { ProjectConfig } from './config-schema.js';
-import { stampOf, writeFileAtomic } from './fsutil.js';
+import { stampOf, tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
 export type { ProjectConfig } from './config-schema.js';
@@ -45,10 +43,10 @@ function parseConfig(file: string, project: string, now: string): ProjectConfig 
   return r.data;
 }
 
-/** In-process memo by file and stamp: a long-lived process reads config.yaml's stamp, not its cache file, per query. */
+/** A long-lived process reads config.yaml's stamp, not its cache file, per query. */
 const memo = new Map<string, { stamp: string; config: ProjectConfig }>();
 
-/** Reads a project's config.yaml; defaults when the file does not exist. `cacheDir` enables the stamp cache. */
+/** Defaults when the file does not exist; `cacheDir` enables the stamp cache. */
 export function readConfig(file: string, project: string, now: string, cacheDir?: string): ProjectConfig {
   const st = lstatSync(file, { throwIfNoEntry: false });
   if (!st) return defaultConfig(project, now);
@@ -64,21 +62,13 @@ export function readConfig(file: string, project: string, now: string, cacheDir?
   const hit = memo.get(file);
   if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);
-  try {
-    const c = JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig };
-    if (c.stamp === stamp) {
-      memo.set(file, { stamp, config: c.config });
-      return c.config;
-    }
-  } catch {
-    /* no cache yet */
+  const c = tryOr(() => JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig }, undefined);
+  if (c?.stamp === stamp) {
+    memo.set(file, { stamp, config: c.config });
+    return c.config;
   }
   const cfg = parseConfig(file, project, now);
   memo.set(file, { stamp, config: cfg });
-  try {
-    writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false });
-  } catch {
-    /* a cache that cannot be saved only costs speed */
-  }
+  tryOr(() => writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false }), undefined);
   return cfg;
 }

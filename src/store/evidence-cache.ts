@@ -1,18 +1,13 @@
 /**
- * Results of evidence checks, local, in `cache/` of the local state folder: per URI in
- * `evidence.json` (with the file's stamp for paths, so an edit re-checks) the status and reason;
- * per entry (`project/id`) in `evidence-stale.json` the reasons it is stale, which every query
- * reads to flag and down-rank (its own small file: at 10K checked entries the checks are large
- * enough to slow a cold query). What the check found for each URI of an entry (`AnchorRecord`,
- * for its status at read time) is in `evidence-anchors.txt`, a line per entry (`key<TAB>JSON`),
- * sorted by key: a read finds the lines of its few results by binary search over the bytes and
- * decodes and parses only those. Each file is read once per version (its stamp).
+ * Results of evidence checks (docs/local-state.md), each file read once per version. The stale
+ * entries have a small file of their own (every query reads it; the checks at 10K slow a cold
+ * query); the anchors' lines are sorted by key, so a read parses only its results' lines.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
 import type { EvidenceStatus } from '../core/evidence-check.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -32,7 +27,7 @@ export interface EvidenceCacheFile {
 const CHECKS = 'evidence.json';
 const STALE = 'evidence-stale.json';
 const ANCHORS = 'evidence-anchors.txt';
-/** The version of the first two files' layout: a file of another version is not read (the next check rewrites it). */
+/** The first two files' layout: another version is not read (the next check rewrites it). */
 const VERSION = 2;
 
 export class EvidenceCache {
@@ -45,21 +40,16 @@ export class EvidenceCache {
     this.dir = join(ws.localDir, 'cache');
   }
 
-  /** A file of this cache parsed by `parse`, once per version of it; undefined when missing or unreadable. */
+  /** A file parsed by `parse`, once per version of it; undefined when missing or unreadable. */
   private read<T>(name: string, parse: (bytes: Buffer) => T): T | undefined {
-    this.ws.local('cache'); // checked before anything in it is read
+    this.ws.local('cache'); // checked before it is read
     const file = join(this.dir, name);
     const st = statSync(file, { throwIfNoEntry: false });
     if (!st) return undefined;
     const stamp = `${st.size}:${st.mtimeMs}`;
     const hit = this.memo.get(name);
     if (hit?.stamp === stamp) return hit.value as T | undefined;
-    let value: T | undefined;
-    try {
-      value = parse(readNoFollow(file));
-    } catch {
-      /* corrupt, or gone meanwhile: as if missing */
-    }
+    const value = tryOr(() => parse(readNoFollow(file)), undefined); // corrupt, or gone meanwhile: as if missing
     this.memo.set(name, { stamp, value });
     return value;
   }
@@ -71,7 +61,6 @@ export class EvidenceCache {
     this.memo.delete(name);
   }
 
-  /** The `field` of one of the versioned files, and its keys. */
   private section<T extends object>(name: string, field: string): { value: T; keys: Set<string> } | undefined {
     return this.read(name, (b) => {
       const d = JSON.parse(b.toString('utf8')) as Record<string, unknown>;
@@ -93,8 +82,6 @@ export class EvidenceCache {
     const m = this.anchorBytes();
     if (!m) return undefined;
     if (m.byKey.has(key)) return m.byKey.get(key);
-    // The lines are sorted by key (as bytes): a binary search over the bytes finds the entry's line,
-    // and only that line is decoded and parsed (a read wants a few of 10K).
     const b = m.bytes;
     const want = Buffer.from(key);
     let recs: Map<string, AnchorRecord> | undefined;
@@ -106,11 +93,7 @@ export class EvidenceCache {
       if (tab < 0 || end < 0 || tab > end) break;
       const order = Buffer.compare(b.subarray(start, tab), want);
       if (order === 0) {
-        try {
-          recs = new Map((JSON.parse(b.toString('utf8', tab + 1, end)) as AnchorRecord[]).map((r) => [r.uri, r]));
-        } catch {
-          recs = undefined;
-        }
+        recs = tryOr(() => new Map((JSON.parse(b.toString('utf8', tab + 1, end)) as AnchorRecord[]).map((r) => [r.uri, r])), undefined);
         break;
       }
       if (order < 0) lo = end + 1;
@@ -125,18 +108,14 @@ export class EvidenceCache {
     const out = new Map<string, AnchorRecord[]>();
     for (const line of this.anchorBytes()?.bytes.toString('utf8').split('\n') ?? []) {
       const tab = line.indexOf('\t');
-      if (tab < 0) continue;
-      try {
-        out.set(line.slice(0, tab), JSON.parse(line.slice(tab + 1)) as AnchorRecord[]);
-      } catch {
-        /* a torn line: that entry is checked again */
-      }
+      const recs = tab < 0 ? undefined : tryOr(() => JSON.parse(line.slice(tab + 1)) as AnchorRecord[], undefined);
+      if (recs) out.set(line.slice(0, tab), recs); // (a torn line: that entry is checked again)
     }
     return out;
   }
 
   saveAnchors(records: Map<string, AnchorRecord[]>): void {
-    // Each key's bytes made once (not twice per comparison: 10K keys made ~280K buffers).
+    // Each key's bytes made once, not twice per comparison.
     const keys = [...records.keys()].map((k) => ({ k, b: Buffer.from(k) })).sort((x, y) => Buffer.compare(x.b, y.b));
     const lines: string[] = [];
     for (const { k } of keys) {
@@ -155,7 +134,7 @@ export class EvidenceCache {
     };
   }
 
-  /** Keys of entries flagged stale (one set per version of the file: queries ask on every call). */
+  /** Keys of entries flagged stale (one set per version of the file). */
   staleKeys(): Set<string> {
     return this.section(STALE, 'stale')?.keys ?? new Set();
   }

@@ -1,7 +1,6 @@
 /**
- * Small file helpers. `writeFileAtomic` is the only way entry and state files are written:
- * temp file in the same directory, fsync, rename, so a reader (or a crash) sees the old file or
- * the new one, never a torn one.
+ * `writeFileAtomic` is the only way entry and state files are written: temp file in the same
+ * directory, fsync, rename, so a reader (or a crash) sees the old file or the new one.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,7 +10,6 @@ import { nodeCrypto } from '../node-crypto.js';
 let pool: Buffer | undefined;
 let poolAt = 0;
 
-/** 12 random hex digits. */
 function tempName(): string {
   if (!pool || poolAt >= pool.length) {
     pool = nodeCrypto().randomBytes(6 * 256);
@@ -22,17 +20,15 @@ function tempName(): string {
 }
 
 export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
-  writeFileAtomicWith(file, (fd) => writeFileSync(fd, data), opts); // writeFileSync loops until every byte is written
+  writeFileAtomicWith(file, (fd) => writeFileSync(fd, data), opts);
 }
 
-/** The same, with `write` writing the content to the temporary file's descriptor (for content streamed in pieces). */
+/** The same, with `write` writing the content to the temporary file's descriptor. */
 export function writeFileAtomicWith(file: string, write: (fd: number) => void, opts: { fsync?: boolean; mode?: number; dirExists?: boolean } = {}): void {
   const dir = dirname(file);
   if (!opts.dirExists) mkdirSync(dir, { recursive: true });
-  // NOTE: the temp name starts with "." and ends with ".tmp" so the watcher and git ignore it.
-  const tmp = join(dir, `.${tempName()}.tmp`);
-  // O_EXCL: a new file, never whatever (a link) might already sit at that name.
-  const fd = openSync(tmp, 'wx', opts.mode ?? 0o644);
+  const tmp = join(dir, `.${tempName()}.tmp`); // NOTE: "." and ".tmp": the watcher and git ignore it
+  const fd = openSync(tmp, 'wx', opts.mode ?? 0o644); // O_EXCL: never a link planted at that name
   try {
     write(fd);
     if (opts.fsync !== false) fsyncSync(fd);
@@ -50,17 +46,25 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   }
 }
 
-/** A file's `size:mtime:ctime`: it changes whenever the file does (ctime also when an editor puts the mtime back). */
+/** `fn()`, or `fallback` when it throws: for reads whose failure means "none", and writes a failure of which only costs speed. */
+export function tryOr<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
+  }
+}
+
+/** `size:mtime:ctime` (ctime also changes when an editor puts the mtime back). */
 export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
-/** Reads `len` bytes at `pos` of an open file (an error if the file ends first). */
+/** `len` bytes at `pos` of an open file (an error if the file ends first). */
 export function readAt(fd: number, pos: number, len: number): Buffer {
   return readInto(fd, pos, Buffer.allocUnsafe(len));
 }
 
-/** Fills `into` with the bytes at `pos` of an open file (an error if the file ends first). */
 export function readInto<T extends Uint8Array>(fd: number, pos: number, into: T): T {
   let got = 0;
   while (got < into.length) {

@@ -1,28 +1,9 @@
 /**
- * A memory commit, made by git's own plumbing: exactly our paths on top of HEAD, never the user's
- * staged work, with HEAD and the user's index moving together under git's `index.lock`, as `git
- * commit` does. git writes every object and index file, so clean filters, core.sharedRepository
- * (from any config file), object freshening, signing and identities follow git's rules.
- *
- * Holding git's index lock (so that no commit of the user's moves HEAD meanwhile):
- *  1. the commit index (`<state dir>/commit-index`, ours alone) mirrors HEAD's tree: it is read
- *     again (`read-tree`) only when HEAD is not the commit it was last synced to;
- *  2. `update-index --add --remove` of our paths, from the working tree, onto it: git hashes the
- *     files through their filters and writes or freshens the blobs;
- *  3. `write-tree`: nothing to commit when it is HEAD's tree;
- *  4. `commit-tree` (with -S when `commit.gpgsign` says so): git's identity (user.useConfigOnly,
- *     GIT_AUTHOR_*...) and signing; a failure refuses the write with git's reason;
- *  5. meanwhile, a copy of the user's index (or of the one GIT_INDEX_FILE names) gets our paths
- *     from the working tree by `update-index` (real stat data, git's racy-entry rules);
- *  6. `update-ref` moves HEAD by compare-and-swap, and the copy is renamed onto the lock and the
- *     lock onto the index. A `git commit` racing ours waits or fails on the lock, and never
- *     records our files as deleted.
- * With `commit.hooks: run`, steps 1-4 come before the lock is taken, with the pre-commit hook
- * (GIT_INDEX_FILE = the commit index, which holds exactly what is committed) and commit-msg
- * between 2 and 3 (a hook may run git commands that take the lock), and post-commit after 6.
- *
- * A batch of any size is one pass of each step. Nothing here waits for the user's index lock
- * longer than `indexLockWaitMs`, and it says once what it waits for.
+ * A memory commit by git's own plumbing (docs/ARCHITECTURE.md "Commits are git's"): a racing `git
+ * commit` waits or fails on git's `index.lock` and never records our files as deleted. The commit
+ * index is read from HEAD again only when HEAD is not the commit it last mirrored. With hooks, the
+ * objects are made before the lock is taken (a hook may run git commands that take it), pre-commit
+ * on the commit index (exactly what is committed). A batch of any size is one pass of each step.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -31,30 +12,27 @@ import { BusyError, GitError, InterruptedError, ValidationError } from '../core/
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
 import { indexFileChecksum } from './git-view.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 
-/** How the commit index is kept, whatever the repository asks of the user's index: one plain file of every path. */
+/** The commit index is one plain file of every path, whatever the repository asks of the user's. */
 const OWN_INDEX = ['core.splitIndex=false', 'core.untrackedCache=false', 'core.fsmonitor=false', 'core.sparseCheckout=false', 'index.sparse=false'].flatMap(
   (c) => ['-c', c],
 );
 
-/** What `update-index` gets for a set of paths: added or updated from the working tree, or removed when gone. */
 const UPDATE = ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'];
 
-/** Up to how many paths the user's index copy is updated while the commit's objects are made (see commit). */
+/** Up to this many paths, the user's index copy is updated while git makes the commit. */
 const TOGETHER = 64;
 
-/** How long a memory commit waits, by default, for another git process to release the index lock. */
 export const INDEX_LOCK_WAIT_MS = 10_000;
 
-/** HEAD (null: unborn) and its tree, as the commit index mirrors it. */
+/** HEAD (null: unborn) and its tree. */
 interface Base {
   head: string | null;
   tree: string | null;
 }
 
-/** Journal hooks of a commit and the commit's settings. */
 export interface CommitHooks {
   /** git's index lock is ours; `inodes` identify the lock file while we hold it (for recovery). */
   onIndexLock?: (note: { inodes: number[] }) => void;
@@ -64,17 +42,11 @@ export interface CommitHooks {
   onIndexInstalled?: (change: IndexChange) => void;
   /** Run the repository's pre-commit, commit-msg and post-commit hooks (`commit.hooks: run`). */
   runHooks?: boolean;
-  /** Says something to the user (a wait for git's index lock, a post-commit hook's output). */
   warn?: (message: string) => void;
-  /** How long to wait for another git process to release the user's index lock (default 10 s). */
   indexLockWaitMs?: number;
 }
 
-/**
- * See CommitHooks.onIndexInstalled: git set these paths (from the top folder) from the files as
- * the caller wrote them (or removed them); the checksums git keeps at the end of the index
- * before and after (null when there is none).
- */
+/** Our paths (from the top folder), and the index's trailing checksums before and after (null: none). */
 export interface IndexChange {
   before: string | null;
   after: string | null;
@@ -84,7 +56,7 @@ export interface IndexChange {
 export class MemoryCommit {
   private readonly index: string;
   private readonly marker: string;
-  /** Whether the user was told that this commit waits for git's index lock. */
+  /** Told the user once that this commit waits for git's index lock. */
   private waited = false;
 
   constructor(private readonly repo: GitRepo) {
@@ -92,10 +64,7 @@ export class MemoryCommit {
     this.marker = `${this.index}.head`;
   }
 
-  /**
-   * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD.
-   * Returns the new commit, or null when nothing changed. Retries when HEAD moved underneath.
-   */
+  /** The new commit of exactly `absPaths` (missing ones removed), or null when nothing changed; redone when HEAD moved underneath. */
   async commit(absPaths: string[], message: string, hooks: CommitHooks = {}): Promise<string | null> {
     const paths = [...new Set(absPaths.map((p) => this.repo.repoPath(p)))].sort();
     if (paths.length === 0) return null;
@@ -103,49 +72,39 @@ export class MemoryCommit {
     mkdirSync(this.repo.stateDir, { recursive: true });
     const sign = this.repo.signsCommits();
     sign.catch(() => undefined);
-    // (A writer that moves HEAD without git's index lock makes the next attempt redo the commit.)
     let msg = message;
     for (let attempt = 0; attempt < 5; attempt++) {
-      let out = { status: 'raced' } as Outcome;
       const early = hooks.runHooks && attempt === 0 ? await this.objects(paths, msg, sign, hooks, true) : undefined;
       if (early?.status === 'unchanged') return null;
-      await this.withIndexLock(
+      let made = early as Made | { status: 'unchanged' } | undefined;
+      const moved = await this.withIndexLock(
         hooks,
         async (index) => {
           const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
           const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
-          // A few paths: the user's index copy is updated while git makes the commit. Many: after,
-          // when git finds their blobs written and only hashes the files (both at once would
-          // write every blob twice).
-          const [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
-          if (made.status === 'unchanged') return ((out = made), false);
+          // More: after it, when git finds their blobs written (both at once would write every blob twice).
+          [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
+          if (made.status === 'unchanged') return false;
           if (paths.length > TOGETHER) await userIndex();
           msg = made.message;
-          const moved = await this.move(made, msg, hooks, attempt === 4);
-          out = moved ? { status: 'moved', commit: made.commit } : { status: 'raced' };
-          return moved;
+          return this.move(made, msg, hooks, attempt === 4);
         },
         (before, after) => hooks.onIndexInstalled?.({ before, after, paths }),
       );
-      if (out.status === 'unchanged') return null;
-      if (out.status === 'moved') {
+      if (made?.status === 'unchanged') return null;
+      if (moved && made) {
         if (hooks.runHooks) await this.hook('post-commit', [], {}, false).then((o) => o && hooks.warn?.(`post-commit hook: ${o}`));
-        return out.commit;
+        return made.commit;
       }
     }
     throw new GitError('git commit of memory failed: HEAD kept moving while committing');
   }
 
-  /** Runs git on the commit index. */
   private own(args: string[], input = ''): Promise<string> {
     return this.writing([...OWN_INDEX, ...args], input, { GIT_INDEX_FILE: this.index });
   }
 
-  /**
-   * Runs a git command that writes objects, again (up to three times) when git could not create
-   * an object's temporary file: a `git repack -d` / `gc` running beside us removes object folders
-   * it emptied, and git re-creates a folder only once.
-   */
+  /** A git command that writes objects, run up to three times: a `gc` beside us removes object folders it emptied, and git re-creates one only once. */
   private async writing(args: string[], input: string, env: Record<string, string> = {}): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -156,18 +115,10 @@ export class MemoryCommit {
     }
   }
 
-  /**
-   * HEAD and its tree, with the commit index mirroring that tree: kept from the last commit made
-   * here when HEAD is still that commit, else read again.
-   */
+  /** HEAD and its tree, with the commit index made to mirror it. */
   private async base(): Promise<Base> {
     const head = headFromFiles(this.repo.gitDir) ?? (await this.repo.head());
-    let mark: string[] = [];
-    try {
-      mark = readNoFollow(this.marker, 'utf8').trim().split(' ');
-    } catch {
-      /* never synced, or changed since */
-    }
+    const mark = tryOr(() => readNoFollow(this.marker, 'utf8').trim().split(' '), []); // none: never synced, or changed since
     rmSync(this.marker, { force: true }); // the commit index is about to change: not a mirror until HEAD moves
     if (head && mark[0] === head && mark[1] && existsSync(this.index)) return { head, tree: mark[1] };
     if (!head) {
@@ -178,7 +129,7 @@ export class MemoryCommit {
     return { head, tree: tree.trim() };
   }
 
-  /** The commit's objects, with nothing moved: the tree of HEAD with our paths set, and the commit. */
+  /** The tree of HEAD with our paths set, and the commit, with nothing moved. */
   private async objects(paths: string[], message: string, sign: Promise<boolean>, hooks: CommitHooks, first: boolean): Promise<Made | { status: 'unchanged' }> {
     const base = await this.base();
     await this.own(UPDATE, paths.join('\0') + '\0');
@@ -195,16 +146,11 @@ export class MemoryCommit {
     return { status: 'made', commit, head: base.head, tree, message: msg };
   }
 
-  /** Records that the commit index mirrors `commit`'s tree. */
   private mirror(commit: string, tree: string): void {
-    try {
-      writeFileAtomic(this.marker, `${commit} ${tree}\n`, { fsync: false, dirExists: true });
-    } catch {
-      /* the next commit reads HEAD's tree again */
-    }
+    tryOr(() => writeFileAtomic(this.marker, `${commit} ${tree}\n`, { fsync: false, dirExists: true }), undefined); // else the next commit reads HEAD's tree
   }
 
-  /** Under git's index lock: HEAD moved from the commit's parent to it (false: HEAD moved first, redo on the new HEAD). */
+  /** Under git's index lock: HEAD moved from the parent to the commit (false: HEAD moved first). */
   private async move(made: Made, message: string, hooks: CommitHooks, last: boolean): Promise<boolean> {
     const { commit, head } = made;
     try {
@@ -225,7 +171,7 @@ export class MemoryCommit {
     return true;
   }
 
-  /** Runs a hook through git (`git hook run`); its output. A failure refuses the write with that output, unless `strict` is false. */
+  /** A hook's output (`git hook run`); its failure refuses the write unless `strict` is false. */
   private async hook(name: string, args: string[], env: Record<string, string>, strict = true): Promise<string> {
     try {
       return (await this.repo.gitStdin(['hook', 'run', '--ignore-missing', name, ...(args.length ? ['--', ...args] : [])], '', env)).trim();
@@ -235,7 +181,7 @@ export class MemoryCommit {
     }
   }
 
-  /** pre-commit, on the commit index, then commit-msg on the message (which it may change): the message. */
+  /** pre-commit on the commit index, then commit-msg, which may change the message. */
   private async preCommit(message: string): Promise<string> {
     const env = { GIT_INDEX_FILE: this.index };
     await this.hook('pre-commit', [], env);
@@ -261,12 +207,9 @@ export class MemoryCommit {
   }
 
   /**
-   * Runs `fn` holding git's `index.lock`, the way git itself does: the lock file is created
-   * exclusively, `fn` gets a copy of the index to change (the copy keeps the index's own time,
-   * so that git still checks the entries that were racily clean), and when `fn` returns true the
-   * copy is renamed onto the lock and the lock onto the index, which releases it. Otherwise the
-   * lock is simply removed. Waits (saying so once) while another git process holds the lock;
-   * gives up with BusyError.
+   * Runs `fn` on a copy of the index holding git's `index.lock` as git does: when `fn` returns
+   * true the copy is renamed onto the lock and the lock onto the index, which releases it. The
+   * copy keeps the index's time, so that git still checks the entries that were racily clean.
    */
   private async withIndexLock(
     hooks: CommitHooks,
@@ -283,7 +226,8 @@ export class MemoryCommit {
         fd = openSync(lock, 'wx', 0o644);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const shown = this.shown(lock);
+        const rel = relative(this.repo.toplevel, lock).split(sep).join('/');
+        const shown = rel.startsWith('..') ? lock : rel;
         if (!this.waited) {
           this.waited = true;
           hooks.warn?.(`waiting up to ${waitMs / 1000} s for ${shown}: another git process holds git's index (an open commit editor, a running git command)`);
@@ -299,8 +243,7 @@ export class MemoryCommit {
     const inodes = [fstatSync(fd).ino];
     closeSync(fd);
     hooks.onIndexLock?.({ inodes });
-    // The copy goes where it can be renamed onto the lock: our state folder, or beside the index
-    // when that is on another file system (GIT_INDEX_FILE can name one).
+    // Where it can be renamed onto the lock: beside the index when GIT_INDEX_FILE names another file system.
     const tag = `${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
     const dir = dirname(indexFile);
     const next =
@@ -309,13 +252,12 @@ export class MemoryCommit {
         : join(dir, `${basename(indexFile)}.bass-agents-${tag}`);
     let done = false;
     try {
-      // Read under the lock: no other git process changes the index until we let go.
       const st = statSync(indexFile, { throwIfNoEntry: false });
       if (st) {
         copyFileSync(indexFile, next);
         utimesSync(next, st.atime, Math.floor(st.mtimeMs / 1000));
       }
-      const before = indexFileChecksum(indexFile); // null without an index
+      const before = indexFileChecksum(indexFile);
       const ok = await fn(next);
       if (ok) {
         inodes.push(statSync(next).ino);
@@ -333,16 +275,7 @@ export class MemoryCommit {
     }
   }
 
-  /** A path of git's to show: from the top folder when it is inside it. */
-  private shown(abs: string): string {
-    const r = relative(this.repo.toplevel, abs).split(sep).join('/');
-    return r.startsWith('..') ? abs : r;
-  }
-
-  /**
-   * Sets the user's index at `paths` to the files as they are, under git's index lock (waiting up
-   * to `waitMs` for another git process to release it). Used by recovery.
-   */
+  /** Recovery: the user's index at `paths` set to the files as they are, under git's index lock. */
   async syncIndexPaths(paths: string[], waitMs: number): Promise<void> {
     if (!paths.length || !existsSync(this.repo.indexFile)) return;
     await this.withIndexLock({ indexLockWaitMs: waitMs }, async (index) => {
@@ -352,9 +285,6 @@ export class MemoryCommit {
   }
 }
 
-type Outcome = { status: 'unchanged' | 'raced' } | { status: 'moved'; commit: string };
-
-/** A commit made and not yet on HEAD. */
 interface Made {
   status: 'made';
   commit: string;
@@ -363,7 +293,7 @@ interface Made {
   message: string;
 }
 
-/** Both results once both are done (neither left running when the other fails): the first failure is thrown. */
+/** Both results once both are done (neither left running when the other fails). */
 async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   const [x, y] = await Promise.allSettled([a, b]);
   if (x.status === 'rejected') throw x.reason;
@@ -371,7 +301,7 @@ async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
   return [x.value, y.value];
 }
 
-/** Throws the refusal of a write by git (signing, identity, a hook), with git's own words. */
+/** A refusal by git (signing, identity, a hook), in git's words. */
 function refused(what: string, err: unknown): never {
   if (err instanceof InterruptedError || err instanceof BusyError) throw err;
   throw new GitError(`${what}: ${(err as Error).message.trim()}`);

@@ -1,20 +1,16 @@
 /**
- * git started from a small helper process, for long-lived processes (the daemon, an MCP server).
- * Node's spawn forks the calling process and waits on its main thread until the child has
- * started git: from a process of a few hundred MiB the fork costs milliseconds of CPU, and on a
- * busy machine the wait stalls every other request the process serves. The helper, a bare node
- * process, makes the spawns instead; git runs exactly as it would from here (same arguments,
- * environment, folder and input), and the caller gets its exit and output.
+ * git started from a small helper process, for long-lived processes (the daemon, an MCP server):
+ * node's spawn forks the caller and waits on its main thread, which from a process of a few
+ * hundred MiB stalls every other request it serves. git runs exactly as it would from here.
  */
 import type { ChildProcess } from 'node:child_process';
 
-/** How a git process ended, and what it printed. */
 export interface GitOutcome {
   code: number | null;
   signal: NodeJS.Signals | null;
   out: Buffer;
   err: Buffer;
-  /** Set when git could not be started at all. */
+  /** git could not be started. */
   error?: string;
 }
 
@@ -90,7 +86,6 @@ class GitHelper {
 
 let shared: GitHelper | undefined;
 
-/** This process's helper (started with the first git it runs). */
 export function gitHelper(): GitHelper {
   return (shared ??= new GitHelper());
 }

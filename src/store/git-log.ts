@@ -1,7 +1,4 @@
-/**
- * Reading memory's history back from git: an entry's versions, the last version of a deleted
- * file, memory commits by their trailers, the remotes and whether a commit holds a path.
- */
+/** Reading memory's history back from git. */
 import { parseCommitTrailers } from '../core/entry.js';
 import type { GitRepo } from './git.js';
 
@@ -19,18 +16,12 @@ export interface HistoryVersion {
 }
 
 /**
- * Every commit that changed one file, newest first, with the file then and in the
- * commit's first parent. Full history: a merge that took one side's version whole still lists
- * the commits of the other side (git's default simplification would drop them).
+ * Every commit that changed one file, newest first, with the file then and in the first parent.
+ * Full history: git's default simplification would drop the other side of a merge that took one side whole.
  */
 export async function history(repo: GitRepo, absPath: string): Promise<HistoryVersion[]> {
   const p = repo.repoPath(absPath);
-  let log: string;
-  try {
-    log = await repo.run(['log', '--full-history', '--topo-order', '--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1e', '--', p]);
-  } catch {
-    return [];
-  }
+  const log = await repo.run(['log', '--full-history', '--topo-order', '--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1e', '--', p]).catch(() => '');
   const at = (rev: string): Promise<string | null> => repo.run(['show', `${rev}:${p}`]).catch(() => null);
   const versions: HistoryVersion[] = [];
   for (const rec of log.split('\x1e')) {
@@ -45,43 +36,23 @@ export async function history(repo: GitRepo, absPath: string): Promise<HistoryVe
   return versions;
 }
 
-/**
- * The last committed content of a file matching `pathspec` (a glob relative to the repository)
- * that is gone from HEAD: its path and bytes, from the parent of the commit that deleted it.
- */
+/** The last committed content of a deleted file matching `pathspec`, from the parent of the commit that deleted it. */
 export async function lastDeleted(repo: GitRepo, pathspec: string): Promise<{ path: string; content: string } | null> {
-  let out: string;
-  try {
-    out = await repo.run(['log', '--diff-filter=D', '--format=%x1e%H', '--name-only', '--', pathspec]);
-  } catch {
-    return null;
-  }
+  const out = await repo.run(['log', '--diff-filter=D', '--format=%x1e%H', '--name-only', '--', pathspec]).catch(() => '');
   for (const rec of out.split('\x1e')) {
     const [commit, path] = rec.trim().split('\n').filter(Boolean);
-    if (!commit || !path) continue;
-    try {
-      return { path, content: await repo.run(['show', `${commit}^:${path}`]) };
-    } catch {
-      continue;
-    }
+    const content = commit && path ? await repo.run(['show', `${commit}^:${path}`]).catch(() => null) : null;
+    if (path && content !== null) return { path, content };
   }
   return null;
 }
 
+type LogRow = { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] };
+
 /** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
-export async function memoryLog(
-  repo: GitRepo,
-  paths: string[],
-  limit: number,
-  op?: string,
-): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
-  let out: string;
-  try {
-    out = await repo.run(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]);
-  } catch {
-    return [];
-  }
-  const rows: { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[] = [];
+export async function memoryLog(repo: GitRepo, paths: string[], limit: number, op?: string): Promise<LogRow[]> {
+  const out = await repo.run(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]).catch(() => '');
+  const rows: LogRow[] = [];
   for (const rec of out.split('\x1e')) {
     const [commit, date, subject, body] = rec.split('\x1f');
     if (!commit?.trim() || !date) continue;
@@ -94,31 +65,17 @@ export async function memoryLog(
   return rows;
 }
 
-/** URLs of the repository's remotes. */
 export async function remoteUrls(repo: GitRepo): Promise<string[]> {
-  try {
-    const urls = new Set<string>();
-    for (const line of (await repo.run(['remote', '-v'])).split('\n')) {
-      const url = line.split(/\s+/)[1];
-      if (url) urls.add(url);
-    }
-    return [...urls];
-  } catch {
-    return [];
-  }
+  const out = await repo.run(['remote', '-v']).catch(() => '');
+  return [...new Set(out.split('\n').map((line) => line.split(/\s+/)[1] ?? ''))].filter(Boolean);
 }
 
-/** Whether `<commit>:<path>` exists here: true, false, or null when the commit itself is unknown (not fetched). */
+/** Whether `<commit>:<path>` exists; null when the commit itself is unknown (not fetched). */
 export async function hasPathAt(repo: GitRepo, commit: string, path: string): Promise<boolean | null> {
-  try {
-    await repo.run(['cat-file', '-e', `${commit}^{commit}`]);
-  } catch {
-    return null;
-  }
-  try {
-    await repo.run(['cat-file', '-e', `${commit}:${path}`]);
-    return true;
-  } catch {
-    return false;
-  }
+  const has = (name: string): Promise<boolean> =>
+    repo.run(['cat-file', '-e', name]).then(
+      () => true,
+      () => false,
+    );
+  return (await has(`${commit}^{commit}`)) ? has(`${commit}:${path}`) : null;
 }

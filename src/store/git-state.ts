@@ -1,10 +1,8 @@
-/**
- * What git's own files say, read with the file system alone (no git process): whether a write may commit on this checkout now, and which commit HEAD names; and whether
- * a sparse checkout keeps memory out of the work tree (a git process only in a sparse checkout).
- */
+/** What git's own files say, read without a git process (but in a sparse checkout). */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gitEnv } from './git-env.js';
+import { tryOr } from './fsutil.js';
 
 /**
  * Why memory must not be committed on this checkout now, or null when it may: a detached HEAD
@@ -12,12 +10,8 @@ import { gitEnv } from './git-env.js';
  * merge of the user's in progress (the commit would be spliced into their work).
  */
 export function writeBlocker(gitDir: string): string | null {
-  let head = '';
-  try {
-    head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
-  } catch {
-    return null;
-  }
+  const head = tryOr(() => readFileSync(join(gitDir, 'HEAD'), 'utf8').trim(), null);
+  if (head === null) return null;
   const has = (f: string): boolean => existsSync(join(gitDir, f));
   if (has('rebase-merge') || has('rebase-apply')) return 'a rebase is in progress (finish it with git rebase --continue or --abort)';
   if (has('CHERRY_PICK_HEAD')) return 'a cherry-pick is in progress (finish or abort it first)';
@@ -28,7 +22,7 @@ export function writeBlocker(gitDir: string): string | null {
   return null;
 }
 
-/** HEAD's commit read from the git dir's files alone (no git process); null when unborn or unreadable. */
+/** HEAD's commit; null when unborn or unreadable. */
 export function headFromFiles(gitDir: string): string | null {
   try {
     const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
@@ -36,12 +30,8 @@ export function headFromFiles(gitDir: string): string | null {
     const ref = head.slice(5).trim();
     const common = commonDir(gitDir);
     for (const dir of [gitDir, common]) {
-      try {
-        const sha = readFileSync(join(dir, ref), 'utf8').trim();
-        if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
-      } catch {
-        /* packed, or in the common dir */
-      }
+      const sha = tryOr(() => readFileSync(join(dir, ref), 'utf8').trim(), ''); // '': packed, or in the common dir
+      if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
     }
     const packed = readFileSync(join(common, 'packed-refs'), 'utf8');
     const [, sha] = new RegExp(`^([0-9a-f]{40,64}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed) ?? [];
@@ -57,10 +47,9 @@ function commonDir(gitDir: string): string {
 }
 
 /**
- * Every file whose change can change what git's config says in this repository: those `git
- * config -z --show-origin --list` (`list`, run in `top`) read, includes followed; the files
- * their include paths name, found or not; the places git reads when they exist (system, global,
- * local, worktree), which may appear later; and HEAD, which an `includeIf "onbranch:"` reads.
+ * Every file whose change can change git's config here: those `git config -z --show-origin --list`
+ * (`list`, run in `top`) read; the files include paths name, found or not; the places git reads
+ * when they exist (they may appear later); and HEAD, which an `includeIf "onbranch:"` reads.
  */
 export function configFiles(list: string, gitDir: string, top: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const home = env.HOME ?? '';
@@ -82,10 +71,7 @@ export function configFiles(list: string, gitDir: string, top: string, env: Node
   return [...files].map((f) => resolve(top, f));
 }
 
-/**
- * `key`'s last value in `list` (`git config -z --list` output) as a boolean, the plain forms git
- * accepts (a key with no `=` is true; unset is false); undefined for any other form.
- */
+/** `key`'s last value in `git config -z --list` output, in git's plain boolean forms; undefined for any other form. */
 export function configBool(list: string, key: string): boolean | undefined {
   let value: string | undefined | null = null;
   for (const item of list.split('\0')) {
@@ -97,11 +83,7 @@ export function configBool(list: string, key: string): boolean | undefined {
   return undefined;
 }
 
-/**
- * What the file system says of `files` (identity, size, times; absent ones too), to tell later
- * whether any changed; null when one changed at or after `since` (ms), as its time then cannot
- * tell a later change within the same tick from this one.
- */
+/** A stamp of `files` (absent ones too); null when one changed at or after `since` (ms): its time cannot tell a later change in the same tick. */
 export function filesStamp(files: string[], since = Infinity): string | null {
   let stamp = '';
   for (const f of files) {
@@ -112,18 +94,9 @@ export function filesStamp(files: string[], since = Infinity): string | null {
   return stamp;
 }
 
-/**
- * A value from the repository's own config file (`<git dir>/config`, or the common dir's for a
- * worktree), read as git writes it: `[section "sub"]` then `key = value`, with `\"` and `\\`
- * escaped. Undefined when absent or not plainly there; callers then ask git.
- */
+/** A value of the repository's own config file as git writes it; undefined when not plainly there (callers then ask git). */
 export function configValue(gitDir: string, section: string, subsection: string, key: string): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(join(commonDir(gitDir), 'config'), 'utf8');
-  } catch {
-    return undefined;
-  }
+  const text = tryOr(() => readFileSync(join(commonDir(gitDir), 'config'), 'utf8'), '');
   let inside = false;
   let value: string | undefined;
   for (const raw of text.split('\n')) {
@@ -137,7 +110,7 @@ export function configValue(gitDir: string, section: string, subsection: string,
     const [, k, val] = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line) ?? [];
     if (k !== undefined && val !== undefined && k.toLowerCase() === key.toLowerCase()) {
       let v = val;
-      // A value git quoted as a whole (it does so for some characters), then its escapes.
+      // A value git quoted as a whole, then its escapes.
       if (v.length >= 2 && v.startsWith('"') && v.endsWith('"') && !v.endsWith('\\"')) v = v.slice(1, -1);
       value = v.replace(/\\(.)/g, '$1'); // the last one wins, as in git
     }
@@ -145,12 +118,7 @@ export function configValue(gitDir: string, section: string, subsection: string,
   return value;
 }
 
-/**
- * Why memory cannot be read or written on this checkout's sparse setup, or null: files under
- * `ai-memory/` of the workspace at `root` that git keeps out of the work tree (skip-worktree),
- * which a read would miss and a write would replace blind. Asks git (one `ls-files`) only when
- * the repository has a sparse-checkout file.
- */
+/** Why memory cannot be used on this sparse checkout, or null: files under `ai-memory/` git keeps out of the work tree would be missed or replaced blind. */
 export function sparseProblem(gitDir: string, root: string): string | null {
   if (!existsSync(join(gitDir, 'info', 'sparse-checkout'))) return null;
   const r = process.getBuiltinModule('node:child_process').spawnSync('git', ['ls-files', '-t', '-z', '--', 'ai-memory'], {

@@ -1,58 +1,41 @@
 /**
- * git's view of the entry files, for a one-shot command's catalog check: `git diff-files`
- * compares the index's stat data with each file (with git's care for racily clean entries) in
- * its own process, on the other core, while the CLI loads (started by bin/bass-agents.cjs
- * through the thin client), instead of an lstat per file on the main thread. The first full
- * refresh uses it once, only for files whose cached row was read from the very blob git's index
- * names; anything git is unsure of, or any failure, falls back to the lstat check.
- *
- * Clean: a stage-0 regular file without assume-unchanged or skip-worktree (`ls-files -v`), that
- * `diff-files` does not name; git is told to compare full stat data and to ignore a file system
- * monitor, whatever the config says.
- *
- * When every cached file matched a listing (`complete`), the catalog records the index's
- * checksum (the last bytes of `.git/index`) with that catalog content in `git-view.json`; while
- * the index keeps that checksum, later commands skip the listing and run only `diff-files`,
- * vouching for every file of that content but those git names and those the delta changed since.
+ * git's view of the entry files for a one-shot command's catalog check (docs/benchmarks.md "Why
+ * git checks the entry files"): used once, only for files whose cached row was read from the very
+ * blob git's index names; anything git is unsure of, or any failure, falls back to lstat. Clean: a
+ * stage-0 regular file without assume-unchanged or skip-worktree that `diff-files` does not name.
+ * While the index keeps the checksum recorded in `git-view.json`, only `diff-files` runs.
  */
 import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
 import { gitEnv } from './git-env.js';
 import { readNoFollow } from './state-dir.js';
+import { tryOr } from './fsutil.js';
 
-/** What a view says about the cached files. */
-export interface ViewMatch {
+interface ViewMatch {
   /** 1 at the position of each file git vouches for. */
   clean: Uint8Array;
-  /** Every file had an index entry holding its cached blob (dirty or not): the listing vouches for the content as a whole. */
+  /** Every file had an index entry holding its cached blob (dirty or not). */
   complete: boolean;
 }
 
 export interface GitView {
-  /** The workspace root git ran in. */
   root: string;
   /** From a listing: the checksum of the index it was read from (unchanged while git ran), if known. */
   index?: string;
   /** Without a listing: the catalog content the recorded listing matched. */
   vouchedFor?: string;
-  /**
-   * Which of `files` (sorted paths) hold exactly the blob `blobs()` names for them (40 hex digits
-   * each). A listing is walked beside the list, both in path order; a recorded view asks
-   * `changedSince` which files may differ from its content (null when the catalog cannot say).
-   */
+  /** Which of `files` (sorted) hold exactly the blob `blobs()` names (40 hex digits each); a recorded view asks `changedSince`. */
   matching(files: Texts, blobs: () => string, changedSince?: (content: string) => readonly string[] | undefined): ViewMatch | null;
 }
 
-/** The file (in the catalog cache's folder) that records which catalog content matched which index. */
 export const VIEW_RECORD = 'git-view.json';
 
-/** The checksum at the end of git's index (hex); null without one (a worktree's `.git` file, `index.skipHash`). */
+/** The checksum at the end of git's index; null without one (a worktree's `.git` file, `index.skipHash`). */
 export function indexChecksum(root: string): string | null {
   return indexFileChecksum(`${root}/.git/index`);
 }
 
-/** The checksum at the end of the index file `file` (see indexChecksum). */
 export function indexFileChecksum(file: string): string | null {
   const fs = process.getBuiltinModule('node:fs');
   let fd: number | undefined;
@@ -71,50 +54,37 @@ export function indexFileChecksum(file: string): string | null {
   }
 }
 
-/** The recorded listing match in `cacheDir`, if any. */
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
-  try {
-    const r = JSON.parse(readNoFollow(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown };
-    return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = tryOr(() => JSON.parse(readNoFollow(`${cacheDir}/${VIEW_RECORD}`, 'utf8')) as { index?: unknown; content?: unknown }, {});
+  return typeof r.index === 'string' && typeof r.content === 'string' ? { index: r.index, content: r.content } : undefined;
 }
 
 /** How long a command waits for git's view: a huge repository's index can take git longer than the lstats. */
 const SETTLE_WAIT_MS = 500;
 
-/** Settings that make git compare stat data the way the catalog would, whatever the repository says. */
-// (One thread: more took the core the CLI was loading on.)
+/** git compares full stat data, ignores a file system monitor, and runs one thread (more took the core the CLI loads on). */
 const GIT_SETTINGS = ['core.fsmonitor=false', 'core.checkStat=default', 'core.trustctime=true', 'core.ignoreStat=false', 'core.preloadIndex=false'].flatMap(
   (c) => ['-c', c],
 );
 
 let scratchFiles = 0;
 
-/**
- * Runs git in `cwd`: its standard output, or null when it fails or is stopped. With `scratch`,
- * git writes into an unlinked file there rather than a pipe: a pipe holds 64 KB of a 1 MB
- * listing, and git would wait on it while this process is busy loading the CLI.
- */
+/** git's stdout, or null when it fails or is stopped; into an unlinked file in `scratch` rather than a pipe, which git fills while the CLI loads. */
 function gitOutput(cwd: string, args: string[], scratch?: string): { output: Promise<string | null>; stop: () => void } {
   const fs = process.getBuiltinModule('node:fs');
   let fd: number | undefined;
-  let path: string | undefined;
   if (scratch) {
+    const path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
     try {
-      path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
       fd = fs.openSync(path, 'wx+', 0o600); // a new file, never a link planted at the name
       fs.unlinkSync(path);
-      path = undefined;
     } catch {
-      if (fd === undefined) path = undefined; // no file: a pipe
+      /* no file: a pipe */
     }
   }
   const done = (): void => {
     if (fd !== undefined) fs.closeSync(fd);
-    if (path) fs.rmSync(path, { force: true });
-    fd = path = undefined;
+    fd = undefined;
   };
   let child: ChildProcess;
   try {
@@ -158,10 +128,9 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
 const HEAD = 52;
 
 /**
- * The view from `ls-files -v -s -z` (`<tag> <mode> <blob> <stage>\t<path>` records) and
- * `diff-files --name-only -z` (`dirty`): only tag `H`, a regular file's mode, a SHA-1 blob and
- * stage 0 count. git orders by bytes, the list by UTF-16 units; where they differ (past U+D7FF)
- * a file is only not vouched for.
+ * The view from `ls-files -v -s -z` and `diff-files --name-only -z` (`dirty`), walked beside the
+ * files in path order. git orders by bytes, the list by UTF-16 units; where they differ (past
+ * U+D7FF) a file is only not vouched for.
  */
 export function parseGitView(root: string, listed: string, dirty: string, index?: string): GitView {
   return {
@@ -233,7 +202,7 @@ export function startGitView(root: string, scratch?: string): GitViewRun {
     root,
     view: Promise.all([listed ? listed.output : '', dirty.output]).then(([l, d]) => {
       if (l === null || d === null) return null;
-      // The index git read is the one whose checksum was read before it started only if it still has it.
+      // The index git read is the one whose checksum was read first only if it still has it.
       const same = index !== null && indexChecksum(root) === index;
       if (recorded !== undefined) return same ? recordedGitView(root, recorded, d) : null;
       return parseGitView(root, l, d, same ? index : undefined);
@@ -245,22 +214,21 @@ export function startGitView(root: string, scratch?: string): GitViewRun {
   };
 }
 
-/** git at work on a view: what it will give, and how to stop it (a process waits for its children). */
+/** git at work on a view, and how to stop it (a process waits for its children). */
 export interface GitViewRun {
   root: string;
   view: Promise<GitView | null>;
   stop: () => void;
 }
 
-/** The id git gives a blob of these bytes (SHA-1 repositories; a SHA-256 one never matches, so never trusts the view). */
+/** git's id of a blob of these bytes (SHA-1: a SHA-256 repository never matches, so never trusts the view). */
 export function gitBlobId(bytes: Uint8Array): string {
   return nodeCrypto().createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
-/** The view offered to this process (at most one, used once). */
+/** The view offered to this process (bin/bass-agents.cjs hands the thin client's over), used once. */
 let offered: (GitViewRun & { settled?: GitView | null }) | undefined;
 
-/** Offers a view started earlier (bin/bass-agents.cjs hands the thin client's over). */
 export function offerGitView(run: GitViewRun): void {
   offered = run;
 }
@@ -270,16 +238,13 @@ export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)));
-  const got = await Promise.race([o.view, late]);
+  const got = await Promise.race([o.view, new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)))]);
   clearTimeout(timer);
-  if (got === 'late') {
-    o.stop();
-    o.settled = null;
-  } else o.settled = got;
+  if (got === 'late') o.stop();
+  o.settled = got === 'late' ? null : got;
 }
 
-/** Forgets the offered view (files were written after git looked), stopping git if it is still at work. */
+/** Forgets the offered view (files were written after git looked), stopping git. */
 export function dropGitView(): void {
   offered?.stop();
   offered = undefined;

@@ -1,9 +1,8 @@
 /**
  * Git, run as child processes in the user's environment (git-env.ts), so that GIT_* variables,
- * identities and extra config apply as to the user's own commands: the repository, its config,
- * what HEAD holds, the leftovers of killed writers. Memory commits: git-commit.ts.
+ * identities and extra config apply as to the user's own commands. Memory commits: git-commit.ts.
  */
-import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
@@ -15,20 +14,10 @@ import { gitHelper, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
 
-/** Whether the repository's config names another work tree (`core.worktree`): then git must say where. */
-function hasCoreWorktree(gitDir: string): boolean {
-  try {
-    return /^\s*worktree\s*=/im.test(readFileSync(join(gitDir, 'config'), 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Runs git in `cwd` with `input` on stdin (from the helper process when `helper`, see
- * git-helper.ts); resolves with stdout, rejects with git's message (a GitError), or with
- * InterruptedError when git was stopped by SIGINT or SIGTERM (a Ctrl-C reaches the whole process
- * group: git stops first, and the write must end as interrupted, not failed).
+ * git's stdout, or a GitError with git's message; InterruptedError when git was stopped by SIGINT
+ * or SIGTERM (a Ctrl-C reaches the whole process group: git stops first, and the write must end
+ * as interrupted, not failed).
  */
 async function exec(
   cwd: string,
@@ -51,7 +40,6 @@ async function exec(
   throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
 }
 
-/** git, spawned by this process; its output goes to `onOut` as it comes when given. */
 async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>, onOut?: (d: Buffer) => void): Promise<GitOutcome> {
   const { spawn } = await import('node:child_process'); // not at start-up: read-only commands rarely spawn
   return new Promise((done) => {
@@ -68,42 +56,33 @@ async function spawnGit(cwd: string, args: string[], input: string | Buffer, env
 }
 
 export class GitRepo {
-  readonly toplevel: string;
-  readonly gitDir: string;
-  /** The user's index: `<git dir>/index`, or the file GIT_INDEX_FILE names (made absolute). */
-  readonly indexFile: string;
-  private readonly ownIndexEnv: Record<string, string>;
   private name: Promise<string | null> | undefined;
-  /** commit.gpgsign as git last read it, and the stamp of the config files it came from (see signsCommits). */
+  /** commit.gpgsign as git last read it, and the stamp of the config files it came from. */
   private signing: { files: string[]; stamp: string; value: boolean } | undefined;
 
   private constructor(
-    toplevel: string,
-    gitDir: string,
-    indexFile: string,
-    custom: boolean,
-    /** Whether git is started from the helper process (git-helper.ts): for long-lived processes. */
+    readonly toplevel: string,
+    readonly gitDir: string,
+    /** The user's index: `<git dir>/index`, or the file GIT_INDEX_FILE names (made absolute for git). */
+    readonly indexFile: string,
+    private readonly indexEnv: Record<string, string>,
+    /** git started from the helper process (git-helper.ts): for long-lived processes. */
     private readonly helper: boolean,
-  ) {
-    this.toplevel = toplevel;
-    this.gitDir = gitDir;
-    this.indexFile = indexFile;
-    this.ownIndexEnv = custom ? { GIT_INDEX_FILE: indexFile } : {};
-  }
+  ) {}
 
-  /**
-   * The repository holding `dir`, or null when `dir` is not inside a git work tree. When the
-   * environment names a repository (GIT_DIR, GIT_WORK_TREE...) that git cannot use, git's reason.
-   * `helper`: see the constructor.
-   */
+  /** The repository holding `dir`, or null outside a work tree; git's reason when the environment names one (GIT_DIR...) git cannot use. */
   static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
     const helper = opts.helper ?? false;
-    // The common case without a git process: a `.git` folder in an ancestor, no variable that
-    // moves the repository or index, and a work tree that is the folder holding `.git`.
+    // Without a git process in the common case: a `.git` folder above, no GIT_* location, no core.worktree (git must say where).
     const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
-    if (found && basename(found) === '.git' && statSync(found, { throwIfNoEntry: false })?.isDirectory() && !hasCoreWorktree(found)) {
+    if (
+      found &&
+      basename(found) === '.git' &&
+      statSync(found, { throwIfNoEntry: false })?.isDirectory() &&
+      configValue(found, 'core', '', 'worktree') === undefined
+    ) {
       const gitDir = realpathSync(found);
-      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), false, helper);
+      return new GitRepo(realpathSync(dirname(found)), gitDir, join(gitDir, 'index'), {}, helper);
     }
     let out: string;
     try {
@@ -114,25 +93,23 @@ export class GitRepo {
     }
     const [top, gitDir, index] = out.trim().split('\n');
     if (!top || !gitDir || !index) return null;
-    return new GitRepo(top, gitDir, resolve(dir, index), Boolean(process.env.GIT_INDEX_FILE), helper);
+    const indexFile = resolve(dir, index);
+    return new GitRepo(top, gitDir, indexFile, process.env.GIT_INDEX_FILE ? { GIT_INDEX_FILE: indexFile } : {}, helper);
   }
 
-  /** Path relative to the repository top level, "/"-separated. */
   repoPath(abs: string): string {
     return relative(this.toplevel, abs).split(sep).join('/');
   }
 
   /** Runs git in the top folder (stdout as bytes, or to `onOut` as it comes); `env` is added to the user's. */
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.ownIndexEnv, ...env }, this.helper, onOut);
+    return exec(this.toplevel, args, input, { ...this.indexEnv, ...env }, this.helper, onOut);
   }
 
-  /** Runs git with `input` on stdin (and `env` added); resolves with stdout, rejects with git's message. */
   async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
     return (await this.exec(args, input, env)).toString('utf8');
   }
 
-  /** Runs a git command in the repository; resolves with stdout, rejects with git's message. */
   async run(args: string[]): Promise<string> {
     return this.gitStdin(args, '');
   }
@@ -150,11 +127,7 @@ export class GitRepo {
     return this.name;
   }
 
-  /**
-   * Whether git signs commits here (`commit.gpgsign`, which `commit-tree` leaves to its caller).
-   * A long-lived process asks git again only when a config file it may read changed (see
-   * configFiles: includes, files that may appear, HEAD for `onbranch:`).
-   */
+  /** `commit.gpgsign` (which `commit-tree` leaves to its caller), asked again only when a config file git may read changed. */
   async signsCommits(): Promise<boolean> {
     const known = this.signing;
     if (known && filesStamp(known.files) === known.stamp) return known.value;
@@ -170,11 +143,6 @@ export class GitRepo {
     return value;
   }
 
-  /**
-   * Commits exactly `absPaths` (files present are added, missing ones removed) on top of HEAD,
-   * moving HEAD and the user's index together (see git-commit.ts). The commit, or null when
-   * nothing changed.
-   */
   async commitPaths(absPaths: string[], message: string, hooks: CommitHooks = {}): Promise<string | null> {
     return new MemoryCommit(this).commit(absPaths, message, hooks);
   }
@@ -209,10 +177,7 @@ export class GitRepo {
     return (await this.gitStdin(['hash-object', '--stdin-paths'], paths.join('\n') + '\n')).trim().split('\n');
   }
 
-  /**
-   * Writes these files (paths from the top folder) as HEAD has them, as git checks them out
-   * (smudge filters, line endings), through a temporary index: the user's is not touched.
-   */
+  /** Writes these files (from the top folder) as git checks them out of HEAD, through a temporary index (the user's is not touched). */
   async checkoutFromHead(paths: string[]): Promise<void> {
     if (!paths.length) return;
     mkdirSync(this.stateDir, { recursive: true });
@@ -225,32 +190,53 @@ export class GitRepo {
     }
   }
 
-  /** The bytes of objects by name (ids, or `<rev>:<path>`), as stored, in one `cat-file --batch`. */
+  /** The bytes of objects by name (ids, or `<rev>:<path>`), in one `cat-file --batch`. */
   async readBlobs(names: string[]): Promise<Map<string, Buffer>> {
     const out = new Map<string, Buffer>();
-    const want = [...new Set(names)];
-    if (!want.length) return out;
-    const buf = await this.exec(['cat-file', '--batch'], `${want.join('\n')}\n`);
-    let at = 0;
-    for (const name of want) {
-      const nl = buf.indexOf(10, at);
-      if (nl < 0) break;
-      const m = /^([0-9a-f]+) \S+ (\d+)$/.exec(buf.subarray(at, nl).toString('utf8'));
-      if (!m) {
-        at = nl + 1; // "<name> missing"
-        continue;
-      }
-      const size = Number(m[2]);
-      out.set(name, buf.subarray(nl + 1, nl + 1 + size));
-      at = nl + 1 + size + 1;
-    }
+    await this.streamBlobs(names, (name, bytes) => out.set(name, bytes));
     return out;
   }
 
   /**
-   * Removes the temporary index files killed writers of ours left in git. Called with the write
-   * lock held, when no writer of ours can be mid-commit.
+   * Each of `names` that git has, to `onBlob` as `cat-file --batch` streams it: nothing of git's
+   * output outlives the object it holds, so reading thousands of objects holds one at a time.
    */
+  async streamBlobs(names: string[], onBlob: (name: string, bytes: Buffer) => void): Promise<void> {
+    const want = [...new Set(names)];
+    if (!want.length) return;
+    let next = 0;
+    let size = -1; // the object being read, or -1 between objects
+    let held: Buffer[] = [];
+    let heldBytes = 0;
+    await this.exec(['cat-file', '--batch'], `${want.join('\n')}\n`, {}, (chunk) => {
+      held.push(chunk);
+      heldBytes += chunk.length;
+      if (size >= 0 && heldBytes < size + 1) return;
+      const buf = held.length === 1 ? chunk : Buffer.concat(held);
+      let at = 0;
+      for (;;) {
+        if (size < 0) {
+          const nl = buf.indexOf(10, at);
+          if (nl < 0) break;
+          const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
+          at = nl + 1;
+          if (!m) {
+            next++; // "<name> missing"
+            continue;
+          }
+          size = Number(m[1]);
+        }
+        if (buf.length - at < size + 1) break;
+        onBlob(want[next++]!, buf.subarray(at, at + size));
+        at += size + 1;
+        size = -1;
+      }
+      held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
+      heldBytes = buf.length - at;
+    });
+  }
+
+  /** Removes the temporary index files killed writers of ours left (with the write lock held: no writer of ours is mid-commit). */
   sweepLeftovers(): void {
     for (const dir of new Set([this.stateDir, dirname(this.indexFile)])) {
       let names: string[] = [];
@@ -263,23 +249,20 @@ export class GitRepo {
     }
   }
 
-  /** Why memory must not be committed on this checkout now, or null (see writeBlocker in git-state.ts). */
   writeBlocker(): string | null {
     return writeBlocker(this.gitDir);
   }
 
-  /** Registers `command` as our merge driver in the repository's local config, unless it already is. */
+  /** Registers `command` as our merge driver in the repository's local config, unless it already is (read from the file first: no git process). */
   async ensureMergeDriver(driver: string, command: string): Promise<void> {
-    // Read from the config file first: a write need not start git to learn it is registered.
     if (configValue(this.gitDir, 'merge', driver, 'driver') === command) return;
     if ((await this.run(['config', '--local', '--get', `merge.${driver}.driver`]).catch(() => '')).trim() === command) return;
     await this.run(['config', '--local', `merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry']);
     await this.run(['config', '--local', `merge.${driver}.driver`, command]);
   }
 
-  /** Registers the textconv of a diff driver in the repository's local config (idempotent). */
+  /** Registers the textconv of a diff driver in the repository's local config, unless it already is. */
   async ensureDiffDriver(driver: string, command: string): Promise<void> {
-    if (configValue(this.gitDir, 'diff', driver, 'textconv') === command) return;
-    await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
+    if (configValue(this.gitDir, 'diff', driver, 'textconv') !== command) await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
   }
 }

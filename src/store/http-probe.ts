@@ -1,7 +1,4 @@
-/**
- * The one network probe: whether an evidence URL answers (HEAD, then GET when HEAD is refused),
- * with a timeout. Network trouble is "unknown", never "stale".
- */
+/** The one network probe. */
 import type { EvidenceStatus } from '../core/evidence-check.js';
 import { lazy } from '../lazy.js';
 

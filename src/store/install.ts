@@ -1,42 +1,26 @@
 /**
- * How other programs start this installation of `bass-agents`: an agent client (its MCP server
- * and hooks, from committed configuration), and git (the merge and diff drivers, from local
- * config). Each must start from that program's plain PATH, whatever the install:
- * - a dev dependency of the workspace (`npm install -D`, run through `npx`): clients run
- *   `npx --no-install bass-agents` (found from any folder of the project, after any `npm ci`, on
- *   any teammate's clone), hooks and git run the package's script by its path in the project;
- * - a global install (`npm install -g`, `npm link`): `bass-agents` by name;
- * - the workspace is a checkout of bass-agents itself: its `bin/` by its path in the checkout;
- * - anything else (a clone elsewhere, npx's cache): this machine's absolute paths, said to be
- *   not portable.
- * docs/mcp.md says why each file gets the form it gets.
+ * How an agent client (committed configuration) and git (local config) start this installation
+ * from their plain PATH: a dev dependency, a global install, a checkout of bass-agents itself, or
+ * else this machine's absolute paths (not portable). docs/mcp.md says why each gets its form.
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Launcher } from '../core/setup.js';
+import { tryOr } from './fsutil.js';
 
-/** A shell word, quoted when it needs to be. */
-export function shellWord(w: string): string {
+function shellWord(w: string): string {
   return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
 }
 
-/** This installation's command file. */
 export function installedBin(): string {
   return fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
 }
 
-const real = (p: string): string => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-};
+const real = (p: string): string => tryOr(() => realpathSync(p), p);
 
 type Install = { kind: 'dependency' } | { kind: 'global' } | { kind: 'checkout'; rel: string } | { kind: 'elsewhere'; bin: string };
 
-/** Where this installation is, as seen from the workspace `root`. */
 function installOf(root: string, env: NodeJS.ProcessEnv): Install {
   const bin = real(installedBin());
   const top = real(root);
@@ -56,7 +40,7 @@ function installOf(root: string, env: NodeJS.ProcessEnv): Install {
 
 const DEP_SCRIPT = 'node_modules/bass-agents/bin/bass-agents.cjs';
 
-/** How an agent client, started in the project, starts bass-agents (see the module comment). */
+/** How an agent client, started in the project, starts bass-agents. */
 export function launcherFor(root: string, env: NodeJS.ProcessEnv = process.env): Launcher {
   const at = installOf(root, env);
   if (at.kind === 'global')
@@ -74,11 +58,9 @@ export function launcherFor(root: string, env: NodeJS.ProcessEnv = process.env):
 }
 
 /**
- * The command line git runs for `args` (the merge driver, the diff driver's textconv): git runs
- * it from the top of the work tree, from local config. A path in the project (a dev dependency,
- * a checkout) survives `npm ci`, a moved checkout and a clone at another path; node is named by
- * its absolute path, since git started by an editor may not have node on its PATH (a write with
- * another node registers that one instead).
+ * The command line git runs from the top of the work tree for `args` (merge driver, textconv). A
+ * path in the project survives `npm ci`, a moved checkout and a clone elsewhere; node is named by
+ * its absolute path: git started by an editor may not have node on its PATH.
  */
 export function gitCommandFor(root: string, env: NodeJS.ProcessEnv, args: string): string {
   const at = installOf(root, env);

@@ -1,46 +1,33 @@
 /**
- * The write journal of one transaction: the files it is about to touch, fsynced before any is,
- * and what it got to (its commit, git's index lock). A writer killed part way leaves it; the next
- * writer, under the same lock, finishes or undoes that work (`recoverWrite`, service/recovery.ts).
- *
- * It lives in the local state, never in a tracked folder, and is trusted only with this
- * repository's own token (random, never committed) and only for memory paths, checked again.
- *
- * Format: JSON lines, appended. The first line is the header (`v`, `token`, `pid`, `root`,
- * `head`); then `{"paths": [...]}` per batch of files (workspace-relative), `{"index_lock": …}`
- * when git's index lock is taken, `{"commit": sha}` once HEAD points at the new commit. A line
- * cut short by a kill is ignored: nothing it announced had been touched yet.
+ * The write journal of one transaction (docs/ARCHITECTURE.md "Journal and recovery"): JSON lines,
+ * the header (`v`, `token`, `pid`, `root`, `head`), then `{"paths": [...]}` per batch of files,
+ * `{"index_lock": …}`, `{"commit": sha}`. A line cut short by a kill is ignored: nothing it
+ * announced had been touched yet.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 
 const VERSION = 2;
 const JOURNAL = 'journal';
 const TOKEN = 'token';
 
-export interface IndexLockNote {
-  /** Inode numbers the lock file had while we held it (the empty lock, then the new index renamed onto it). */
-  inodes: number[];
-}
+/** `inodes`: those git's index lock file had while we held it (the empty lock, then the new index renamed onto it). */
+type IndexLockNote = { inodes: number[] };
 
-export interface JournalState {
+interface JournalState {
   root: string;
   paths: string[];
   commit: string | null;
   indexLock: IndexLockNote | null;
 }
 
-/** This repository's journal token (made once in `dir`, 0600, never committed); null when there is none and `make` is false. */
+/** This repository's journal token (made once in `dir`, 0600); null when there is none and not `make`. */
 function stateToken(dir: string, make: boolean): string | null {
   const file = join(dir, TOKEN);
-  try {
-    const t = readFileSync(file, 'utf8').trim();
-    if (/^[0-9a-f]{32}$/.test(t)) return t;
-  } catch {
-    /* first write here */
-  }
+  const old = tryOr(() => readFileSync(file, 'utf8').trim(), ''); // '': the first write here
+  if (/^[0-9a-f]{32}$/.test(old)) return old;
   if (!make) return null;
   const t = nodeCrypto().randomBytes(16).toString('hex');
   writeFileAtomic(file, `${t}\n`, { mode: 0o600 });
@@ -55,21 +42,19 @@ export class Journal {
     private readonly fd: number,
   ) {}
 
-  /** Starts the journal of a transaction (the previous one was recovered or never existed). */
   static begin(dir: string, header: { root: string; head: string | null }): Journal {
     mkdirSync(dir, { recursive: true });
     const token = stateToken(dir, true);
     const file = join(dir, JOURNAL);
     const j = new Journal(file, openSync(file, 'w', 0o600));
-    // Made durable with the first paths (one fsync covers both), before any file is touched.
+    // Durable with the first paths (one fsync covers both).
     j.append({ v: VERSION, token, pid: process.pid, ...header }, false);
     return j;
   }
 
   /**
-   * Appends one line; `durable`: fsynced before the caller touches what it names. Notes about
-   * what git already did (its index lock, the commit) need not be: a killed process leaves them
-   * in the page cache for the next one, and after a power loss recovery reads HEAD itself.
+   * `durable`: fsynced before the caller touches what it names. Notes of what git already did need
+   * not be: a killed process leaves them in the page cache, and after a power loss recovery reads HEAD.
    */
   private append(record: Record<string, unknown>, durable = true): void {
     if (this.closed) throw new Error('journal is closed');
@@ -77,7 +62,6 @@ export class Journal {
     if (durable) fsyncSync(this.fd);
   }
 
-  /** Files (workspace-relative) about to be written or removed. */
   addPaths(paths: string[]): void {
     if (paths.length) this.append({ paths });
   }
@@ -90,7 +74,7 @@ export class Journal {
     this.append({ commit }, false);
   }
 
-  /** The work is done (committed, or undone): the journal goes. */
+  /** The work is done (committed, or undone). */
   end(): void {
     this.close();
     rmSync(this.file, { force: true });
@@ -104,11 +88,7 @@ export class Journal {
   }
 }
 
-/**
- * The journal a writer left in `dir`, or null when there is none. A journal without this
- * repository's token (copied in, written by an older version, corrupt) is reported as
- * `untrusted` and never acted on.
- */
+/** The journal a writer left in `dir`, or null; one without this repository's token is `untrusted`, never acted on. */
 export function readJournal(dir: string): { state: JournalState } | { untrusted: string } | null {
   const file = join(dir, JOURNAL);
   if (!existsSync(file)) return null;
@@ -119,23 +99,15 @@ export function readJournal(dir: string): { state: JournalState } | { untrusted:
     return { untrusted: `cannot read it (${(err as Error).message})` };
   }
   const state: JournalState = { root: '', paths: [], commit: null, indexLock: null };
-  let header: Record<string, unknown>;
-  try {
-    header = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
-  } catch {
-    return { state }; // a kill before the header was durable: nothing was touched yet
-  }
+  const header = tryOr(() => JSON.parse(lines[0] ?? '') as Record<string, unknown>, undefined);
+  if (header === undefined) return { state }; // a kill before the header was durable: nothing was touched yet
   const token = stateToken(dir, false);
   if (header.v !== VERSION || !token || header.token !== token) return { untrusted: 'it does not carry this repository\u2019s token' };
   if (typeof header.root === 'string') state.root = header.root;
   for (const line of lines.slice(1)) {
     if (!line) continue;
-    let rec: Record<string, unknown>;
-    try {
-      rec = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      break; // cut short by a kill: what it named was not touched
-    }
+    const rec = tryOr(() => JSON.parse(line) as Record<string, unknown>, undefined);
+    if (rec === undefined) break; // cut short by a kill: what it named was not touched
     if (Array.isArray(rec.paths)) for (const p of rec.paths) if (typeof p === 'string') state.paths.push(p);
     if (typeof rec.commit === 'string') state.commit = rec.commit;
     const il = rec.index_lock as IndexLockNote | undefined;
@@ -144,7 +116,6 @@ export function readJournal(dir: string): { state: JournalState } | { untrusted:
   return { state };
 }
 
-/** Removes the journal after recovery (or an untrusted one, once reported). */
 export function clearJournal(dir: string): void {
   rmSync(join(dir, JOURNAL), { force: true });
 }

@@ -1,19 +1,17 @@
 /**
- * Append-only local logs under `logs/` of the local state folder (never committed): the operation
- * log, the query log, the audit log. One JSON object per line; appends of one short line are
- * atomic enough for concurrent writers (O_APPEND), and a torn last line is skipped when reading.
- * Never through a link (state-dir.ts).
+ * Append-only local logs under `logs/` of the local state folder, one JSON object per line,
+ * appended with O_APPEND and never through a link; a torn last line is skipped when reading.
  */
 import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendNoFollow, openNoFollow } from './state-dir.js';
+import { tryOr } from './fsutil.js';
 import type { Workspace } from './workspace.js';
 
-export type LogName = 'operations' | 'queries' | 'audit' | 'events';
+type LogName = 'operations' | 'queries' | 'audit' | 'events';
 
-/** A log's file, its folder checked (and made when `make`). */
+/** A log's file (the audit log's name is the documented one), its folder checked and made when `make`. */
 function logPath(ws: Workspace, name: LogName, make = false): string {
-  // The audit log keeps the name the documented contract gives it (JSON lines inside).
   return join(ws.local('logs', make), name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 
@@ -21,24 +19,15 @@ export function appendLog(ws: Workspace, name: LogName, record: object): void {
   appendLogs(ws, name, [record]);
 }
 
-/** Appends several records in one write (a batch of 5,000 updates logs 5,000 lines). */
+/** Several records in one write (a batch of 5,000 updates logs 5,000 lines). */
 export function appendLogs(ws: Workspace, name: LogName, records: object[]): void {
   if (!records.length) return;
-  try {
-    // Writes log what they did or refused wherever they run; a query in a folder that holds no
-    // memory leaves nothing behind.
-    if (!ws.ensureLocal({ force: name !== 'queries' })) return;
-    appendNoFollow(logPath(ws, name, true), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  } catch {
-    /* logging must never fail a command */
-  }
+  // A write logs wherever it runs; a query in a folder that holds no memory leaves nothing behind. Never fails a command.
+  const line = (r: object): string => `${JSON.stringify(r)}\n`;
+  tryOr(() => ws.ensureLocal({ force: name !== 'queries' }) && appendNoFollow(logPath(ws, name, true), records.map(line).join('')), undefined);
 }
 
-/**
- * The complete lines appended to `file` since `from` (its inode and the bytes read then), or all
- * of them when it was replaced or cut (`restarted`); null when there is no file. Never through a
- * link; a line still being written waits for the next read.
- */
+/** The complete lines appended to `file` since `from` (inode and bytes read), or all when it was replaced or cut; null without a file. */
 export function readAppended(file: string, from?: { ino: number; size: number }): { lines: string[]; ino: number; size: number; restarted: boolean } | null {
   let fd: number;
   try {
@@ -60,7 +49,7 @@ export function readAppended(file: string, from?: { ino: number; size: number })
   }
 }
 
-/** Reads a log: only the lines appended since this reader's last read are parsed (a torn one is skipped). */
+/** Reads a log, parsing only the lines appended since this reader's last read. */
 export class LogReader {
   private cache = new Map<LogName, { ino: number; size: number; records: unknown[] }>();
 
@@ -73,11 +62,8 @@ export class LogReader {
     }
     const records = !c || r.restarted ? [] : c.records;
     for (const line of r.lines) {
-      try {
-        records.push(JSON.parse(line));
-      } catch {
-        /* torn line */
-      }
+      const rec = tryOr(() => JSON.parse(line) as unknown, undefined); // none: a torn line
+      if (rec !== undefined) records.push(rec);
     }
     this.cache.set(name, { ino: r.ino, size: r.size, records });
     return records as T[];

@@ -1,63 +1,41 @@
 /**
- * The workspace write lock (proper-lockfile). Every process that writes memory takes it around
- * validate-against-the-store → write files → commit, so duplicate checks see a stable store and
- * two of our commits never race for git's `index.lock`. Readers never take it: entry files are
- * replaced atomically, so a reader sees the old or the new file.
- *
- * NOTE: `stale` and `update` must be the same in every process (proper-lockfile compares mtimes).
- * A lock left by a killed process of this host is taken over at once (its owner file names the
- * process); `stale` is for the rest, and is long because a live holder stalled by a loaded
- * machine must not look dead: a lock taken from a live writer lets two write at once.
+ * The write lock (docs/ARCHITECTURE.md "The write path"), so duplicate checks see a stable store;
+ * readers never take it. NOTE: `stale` and `update` must be the same in every process
+ * (proper-lockfile compares mtimes). A killed holder on this host is taken over at once (its owner
+ * file names it); `stale` is for the rest, and long: a lock taken from a live writer stalled by a
+ * loaded machine lets two write at once.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
-import { appendLog } from './local-log.js';
 import type { Workspace } from './workspace.js';
 
 const properLockfile = lazy<typeof import('proper-lockfile')>('proper-lockfile');
 
-export const LOCK_STALE_MS = 60_000;
-export const LOCK_UPDATE_MS = 2_000;
-const DEFAULT_TIMEOUT_MS = 30_000;
+const LOCK_STALE_MS = 60_000;
+const LOCK_UPDATE_MS = 2_000;
 
-/** Makes the local state folder and its `locks/` (checked: see store/state-dir.ts). */
-export function ensureLocalDir(ws: Workspace): string {
-  ws.ensureLocal({ force: true });
-  ws.local('locks', true);
-  return ws.localDir;
-}
-
-/** How long a writer waits for a lock: `BASS_AGENTS_LOCK_TIMEOUT_MS` when set, else `fallback` (30 s). */
-export function lockTimeout(env: NodeJS.ProcessEnv, fallback = DEFAULT_TIMEOUT_MS): number {
+/** How long a writer waits for a lock: `BASS_AGENTS_LOCK_TIMEOUT_MS` when set, else `fallback`. */
+export function lockTimeout(env: NodeJS.ProcessEnv, fallback = 30_000): number {
   const raw = env.BASS_AGENTS_LOCK_TIMEOUT_MS;
   const n = raw ? Number(raw) : NaN;
   return Number.isFinite(n) && n >= 0 ? n : fallback;
 }
 
-/**
- * Runs `fn` holding the named lock; gives up with BusyError (exit 4) after the timeout. The lock
- * lives in `dir` (the write lock: under the git dir, see service/transaction.ts), by default in
- * `locks/` of the local state folder.
- */
+/** Runs `fn` holding the lock `<dir>/<name>.lock`; gives up with BusyError (exit 4) after the timeout. */
 export async function withLock<T>(
   ws: Workspace,
   name: string,
   fn: () => Promise<T>,
-  opts: { env?: NodeJS.ProcessEnv; dir?: string; timeoutMs?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; dir: string; timeoutMs?: number },
 ): Promise<T> {
-  const dir = opts.dir;
-  if (dir) mkdirSync(dir, { recursive: true });
-  else ensureLocalDir(ws);
+  mkdirSync(opts.dir, { recursive: true });
   const timeout = opts.timeoutMs ?? lockTimeout(opts.env ?? process.env);
-  const lockfilePath = join(dir ?? join(ws.localDir, 'locks'), `${name}.lock`);
+  const lockfilePath = join(opts.dir, `${name}.lock`);
   const started = Date.now();
-  // Concurrent writes are logged for debugging (who waited, how long).
-  const note = (level: string, event: string, extra: object = {}): void =>
-    appendLog(ws, 'events', { time: new Date().toISOString(), level, event, lock: name, pid: process.pid, ...extra, waited_ms: Date.now() - started });
   let release: (() => Promise<void>) | undefined;
   let compromised: Error | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -73,19 +51,14 @@ export async function withLock<T>(
         },
       });
       writeOwner(lockfilePath);
-      if (attempt > 0) note('info', 'lock_waited', { attempts: attempt });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      // The holder was killed: take its lock now rather than when it goes stale (a minute), so the
-      // next command after a kill -9 finishes or undoes the dead writer's work at once.
+      // The holder was killed: the next command after a kill -9 finishes or undoes its work at once, not in a minute.
       if (takeOverFromDeadOwner(lockfilePath)) continue;
-      if (Date.now() - started >= timeout) {
-        note('warn', 'lock_timeout');
+      if (Date.now() - started >= timeout)
         throw new BusyError(`another bass-agents process holds the ${name} lock (${lockfilePath}) and did not release it within ${timeout} ms; try again`);
-      }
-      // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps
-      // longer than that leaves the lock idle (eight writers polling slowly made a fraction of the writes).
+      // Short polls: a writer holds the lock for tens of milliseconds, and a waiter that sleeps longer leaves it idle.
       const wait = Math.min(40, 4 * 1.5 ** Math.min(attempt, 12)) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -106,9 +79,8 @@ export async function withLock<T>(
 }
 
 /**
- * Who holds a lock: `<lock>.owner` beside the lock folder (proper-lockfile removes the folder
- * with rmdir, so nothing may live inside it), naming the process, the host and the folder's
- * inode, which tells this holder's lock from a later one at the same path.
+ * Who holds a lock: `<lock>.owner` beside the lock folder (proper-lockfile removes the folder with
+ * rmdir), naming the process, the host and the folder's inode (this holder's lock, not a later one).
  */
 interface Owner {
   pid: number;
@@ -116,38 +88,28 @@ interface Owner {
   ino: number;
 }
 
-function ownerFile(lock: string): string {
-  return `${lock}.owner`;
-}
-
 function readOwner(lock: string): Owner | null {
-  try {
-    return JSON.parse(readFileSync(ownerFile(lock), 'utf8')) as Owner;
-  } catch {
-    return null;
-  }
+  return tryOr(() => JSON.parse(readFileSync(`${lock}.owner`, 'utf8')) as Owner, null);
 }
 
+/** Without it, a killed holder's lock goes stale by age. */
 function writeOwner(lock: string): void {
-  try {
-    const owner: Owner = { pid: process.pid, host: hostname(), ino: statSync(lock).ino };
-    writeFileAtomic(ownerFile(lock), JSON.stringify(owner), { fsync: false });
-  } catch {
-    /* without it, a killed holder's lock goes stale by age */
-  }
+  tryOr(
+    () => writeFileAtomic(`${lock}.owner`, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lock).ino } satisfies Owner), { fsync: false }),
+    undefined,
+  );
 }
 
-/** Whether the lock at `lock` is still the one this process took (its owner file names us and the folder's inode). */
 function stillHeld(lock: string): boolean {
   const owner = readOwner(lock);
   return owner?.pid === process.pid && owner.ino === statSync(lock, { throwIfNoEntry: false })?.ino;
 }
 
 function dropOwner(lock: string): void {
-  if (readOwner(lock)?.pid === process.pid) rmSync(ownerFile(lock), { force: true });
+  if (readOwner(lock)?.pid === process.pid) rmSync(`${lock}.owner`, { force: true });
 }
 
-/** Whether process `pid` exists (EPERM: it does, as another user's). */
+/** EPERM: it exists, as another user's. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -157,11 +119,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/**
- * Takes a lock whose holder is a process of this host that no longer exists. The folder is
- * renamed away (atomic: of two processes doing this, one succeeds) and checked to be the dead
- * holder's (same inode); a lock someone took in the meantime is put back.
- */
+/** Takes a dead holder's lock: renamed away (of two processes doing this, one succeeds), put back when not the dead holder's. */
 function takeOverFromDeadOwner(lock: string): boolean {
   const owner = readOwner(lock);
   const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
@@ -173,14 +131,11 @@ function takeOverFromDeadOwner(lock: string): boolean {
     return false; // someone else took it over first
   }
   if (statSync(aside, { throwIfNoEntry: false })?.ino !== owner.ino) {
-    try {
-      renameSync(aside, lock); // not the dead holder's lock after all: give it back
-    } catch {
-      /* the path was taken meanwhile; that holder's own checks report it */
-    }
+    // Not the dead holder's lock after all: given back (unless the path was taken meanwhile: that holder's checks report it).
+    tryOr(() => renameSync(aside, lock), undefined);
     return false;
   }
   rmSync(aside, { recursive: true, force: true });
-  rmSync(ownerFile(lock), { force: true });
+  rmSync(`${lock}.owner`, { force: true });
   return true;
 }

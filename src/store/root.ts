@@ -1,23 +1,16 @@
-/**
- * Where the workspace is: the folder names bass-agents uses and the root discovery every front
- * end shares (the thin client in cli/thin.ts too, which loads only this).
- */
+/** The root discovery every front end shares (the thin client too, which loads only this). */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 
 export const MEMORY_DIR = 'ai-memory';
 
-/**
- * Finds the workspace root: `--root`, then `BASS_AGENTS_ROOT`, then, when GIT_DIR or
- * GIT_WORK_TREE is set, the work tree git names, then the nearest folder up with `.git` or
- * `ai-memory/` (else `start`).
- */
+/** `--root`, `BASS_AGENTS_ROOT`, the work tree GIT_DIR / GIT_WORK_TREE name, else the nearest folder up with `.git` or `ai-memory/` (else `start`). */
 export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
   return discoverRoot(start, override, env) ?? resolve(start);
 }
 
-/** Whether there is a workspace here: a root named, or a folder from `start` up with `.git` or `ai-memory/`. */
+/** Whether a root is named or found. */
 export function workspaceFound(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, { ...env, BASS_AGENTS_ROOT: undefined }) !== null;
 }
@@ -30,8 +23,7 @@ function discoverRoot(start: string, override: string | undefined, env: NodeJS.P
     return r;
   }
   if (env.GIT_DIR || env.GIT_WORK_TREE) {
-    // git's own answer (a git process only in this case): the folder GIT_WORK_TREE or
-    // core.worktree names, or where GIT_DIR was given without one.
+    // git's own answer (core.worktree, or where GIT_DIR was given without one): a git process only here.
     const r = process.getBuiltinModule('node:child_process').spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: start, env, encoding: 'utf8' });
     const top = r.status === 0 ? r.stdout.trim() : '';
     if (top) return top;

@@ -1,11 +1,8 @@
-/**
- * Short-term memory: session-local entries under `sessions/<session>.json` of the local state folder,
- * never committed, each with an expiry. Expired entries are dropped whenever a session is read.
- */
+/** Short-term memory: `sessions/<session>.json` of the local state folder, each entry with an expiry, dropped when read after it. */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
@@ -37,7 +34,6 @@ export class SessionStore {
   constructor(private readonly ws: Workspace) {}
 
   private file(session: string, make = false): string {
-    // (The folder is checked before anything in it is read or written.)
     return join(this.ws.local('sessions', make), `${checkSession(session)}.json`);
   }
 
@@ -45,15 +41,9 @@ export class SessionStore {
     return existsSync(this.file(session));
   }
 
-  /** The unexpired entries of a session as of `now`; expired ones are removed from the file. */
   read(session: string, now: number): ShortTermEntry[] {
     const file = this.file(session);
-    let all: ShortTermEntry[] = [];
-    try {
-      all = JSON.parse(readNoFollow(file, 'utf8')) as ShortTermEntry[];
-    } catch {
-      return [];
-    }
+    const all = tryOr(() => JSON.parse(readNoFollow(file, 'utf8')) as ShortTermEntry[], []);
     const live = all.filter((e) => Date.parse(e.expires_at) > now);
     if (live.length !== all.length) this.write(session, live);
     return live;

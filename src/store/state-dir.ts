@@ -1,21 +1,16 @@
 /**
- * Where a workspace's local state lives (caches, logs, usage, sessions, plans, the daemon's
- * files), and the checks that keep it from being read or written through a link.
- *
- * Never in the work tree, where a cloned repository could plant it: in `<git dir>/bass-agents/`
- * (a linked worktree has its own), outside git in `$XDG_STATE_HOME/bass-agents/<name>-<hash>/`
- * (default `~/.local/state`). Found with the file system alone: the thin client spawns nothing.
- *
- * Every folder of ours is checked when a process first uses or makes it: a real folder owned by
- * this user (in a git dir, or the repository's owner), holding no link; a link is refused by name.
+ * Where a workspace's local state lives (docs/ARCHITECTURE.md "Local state"), found with the file
+ * system alone (the thin client spawns nothing), and the checks that keep it from being read or
+ * written through a link: every folder of ours is checked when a process first uses or makes it,
+ * a real folder owned by this user (in a git dir, or the repository's owner), holding no link.
  */
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UnsafePathError } from '../core/errors.js';
+import { tryOr } from './fsutil.js';
 
 export interface StateDirs {
-  /** The workspace's own state folder. */
   dir: string;
   /** The git dir holding `dir`, or null outside git (then `dir` is in the user's state folder). */
   gitDir: string | null;
@@ -23,7 +18,7 @@ export interface StateDirs {
   base: string;
 }
 
-/** The git dir holding `root` and its work tree's top, from `GIT_DIR` or the nearest `.git` up (folder or file); null outside git. */
+/** The git dir holding `root` and its work tree's top, from `GIT_DIR` or the nearest `.git` up; null outside git. */
 export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { gitDir: string; top: string } | null {
   if (env.GIT_DIR) {
     const gitDir = resolve(env.GIT_DIR);
@@ -59,12 +54,12 @@ function keyOf(path: string): string {
   return `${name}-${process.getBuiltinModule('node:crypto').createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 }
 
-/** Where the local state of the workspace at `root` lives (no folder is made or checked here). */
+/** Where the local state of the workspace at `root` lives (nothing made or checked). */
 export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): StateDirs {
   const found = gitDirOf(root, env);
   if (found) {
     const { gitDir, top } = found;
-    // A workspace below the work tree's top (its own ai-memory/ in a sub-folder) gets a folder of its own.
+    // A workspace below the work tree's top gets a folder of its own.
     const rel = relative(top, root);
     const dir =
       rel === '' || rel.startsWith('..') || isAbsolute(rel)
@@ -72,20 +67,13 @@ export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): 
         : join(gitDir, 'bass-agents', 'nested', keyOf(rel.split(sep).join('/')));
     return { dir, gitDir, base: gitDir };
   }
-  let real = root;
-  try {
-    real = realpathSync.native(root);
-  } catch {
-    /* keyed by the path as given */
-  }
-  // The user's state folder (XDG base directories: `$XDG_STATE_HOME` when absolute, else `~/.local/state`).
+  const real = tryOr(() => realpathSync.native(root), root);
   const xdg = env.XDG_STATE_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   const dir = join(base, 'bass-agents', keyOf(real));
   return { dir, gitDir: null, base };
 }
 
-/** Folders this process has checked (or made and checked). */
 const checked = new Set<string>();
 
 function refuseLink(at: string): never {
@@ -93,9 +81,9 @@ function refuseLink(at: string): never {
 }
 
 /**
- * Checks the folders from below `base` down to `dir` (made with `mode` when `make`), each once
- * per process; with `deep`, everything below `dir` too (but other workspaces' `nested/` state).
- * See the module comment. Returns whether `dir` exists. Throws UnsafePathError.
+ * Checks the folders from below `base` down to `dir` (made with `mode` when `make`), each once per
+ * process; with `deep`, everything below `dir` too (but other workspaces' `nested/` state).
+ * Whether `dir` exists.
  */
 export function checkStateFolder(base: string, dir: string, opts: { make?: boolean; mode?: number; deep?: boolean } = {}): boolean {
   // (Making trusts the memo only while the folder is there: it may have been removed since.)
@@ -104,7 +92,6 @@ export function checkStateFolder(base: string, dir: string, opts: { make?: boole
   const rel = relative(base, dir);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new UnsafePathError(`${dir} is not below ${base}`, 'local state');
   const uid = process.getuid?.();
-  // In a git dir, the repository's owner is trusted as much as the repository itself.
   let owners: number[] | undefined;
   const check = (at: string, deep: boolean): void => {
     // (A folder that goes while it is looked at, a lock another process releases, is simply gone.)
@@ -113,7 +100,7 @@ export function checkStateFolder(base: string, dir: string, opts: { make?: boole
     if (st.isSymbolicLink()) refuseLink(at);
     if (!st.isDirectory()) throw new UnsafePathError(`${at} is not a folder; bass-agents keeps its local state there: remove it`, 'local state');
     if (uid !== undefined) {
-      owners ??= [uid, lstatSync(base, { throwIfNoEntry: false })?.uid ?? uid];
+      owners ??= [uid, lstatSync(base, { throwIfNoEntry: false })?.uid ?? uid]; // a git dir's owner is trusted as the repository is
       if (!owners.includes(st.uid))
         throw new UnsafePathError(`${at} belongs to another user (uid ${st.uid}); bass-agents will not use it for its local state`, 'local state');
     }
@@ -149,7 +136,7 @@ export function checkStateFolder(base: string, dir: string, opts: { make?: boole
   return true;
 }
 
-/** Opens a file of local state without following a link at its last step (`flags` as numbers). */
+/** Opens a file of local state without following a link at its last step. */
 export function openNoFollow(file: string, flags: number, mode = 0o600): number {
   try {
     return openSync(file, flags | (constants.O_NOFOLLOW ?? 0), mode);
@@ -159,11 +146,11 @@ export function openNoFollow(file: string, flags: number, mode = 0o600): number 
   }
 }
 
-/** Appends to a file of local state (made 0600 if missing), never through a link. */
+/** Appends to a file of local state (made 0600), never through a link (every byte, at the end: O_APPEND). */
 export function appendNoFollow(file: string, data: string | Uint8Array): void {
   const fd = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
   try {
-    writeFileSync(fd, data); // (every byte, at the end: O_APPEND)
+    writeFileSync(fd, data);
   } finally {
     closeSync(fd);
   }

@@ -1,24 +1,17 @@
 /**
- * Local usage of entries (DESIGN.md "local = usage"): retrieval count and last access per
- * `project/id`, never committed. A query appends one line per result set to
- * `state/retrievals.jsonl` of the local state folder (O_APPEND: concurrent readers and writers are safe);
- * reading folds that log over the `usage.json` snapshot. `compact` (run by `memory decay --apply`,
- * and by any reader that finds the log past LOG_FOLD_BYTES) folds the log into the snapshot,
- * renaming the log first so appends made meanwhile are kept; one process at a time
- * (`usage.lock`, O_EXCL), so that two folds never start from the same old snapshot.
+ * Local usage (DESIGN.md "local = usage", docs/local-state.md): the query log folded over the
+ * snapshot. `compact` renames the log before folding it, so appends made meanwhile are kept, and
+ * takes `usage.lock` (O_EXCL), so two folds never start from the same old snapshot.
  */
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../core/lifecycle.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readAppended } from './local-log.js';
 import { appendNoFollow, readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
 
-/**
- * A reader folds the log into the snapshot once it is this large: without a daemon (which folds
- * it with decay) every query appends a line, and every later one would parse them all.
- */
+/** A reader folds the log once it is this large: without a daemon every query appends a line, and every later one would parse them all. */
 const LOG_FOLD_BYTES = 256 * 1024;
 /** A fold lock older than this was left by a process that died while folding. */
 const STALE_LOCK_MS = 60_000;
@@ -32,7 +25,7 @@ export class UsageStore {
   private readonly dir: string;
   private readonly snapshotFile: string;
   private readonly logFile: string;
-  /** What `load` last returned, and how far into which files it had read (a long-lived process reads only new lines). */
+  /** What `load` last returned, and how far it had read (a long-lived process reads only new lines). */
   private cache: { snapshot: string; log?: { ino: number; size: number }; usage: Map<string, Usage> } | undefined;
 
   constructor(private readonly ws: Workspace) {
@@ -41,33 +34,20 @@ export class UsageStore {
     this.logFile = join(this.dir, 'retrievals.jsonl');
   }
 
-  /** Records that `keys` were returned by a query at `time`. */
   recordRetrievals(keys: string[], time: string): void {
     if (keys.length === 0 || !this.ws.ensureLocal()) return;
     this.ws.local('state', true);
-    try {
-      appendNoFollow(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`);
-    } catch {
-      /* usage is advisory: never fail a read for it */
-    }
+    tryOr(() => appendNoFollow(this.logFile, `${JSON.stringify({ t: time, k: keys } satisfies LogLine)}\n`), undefined); // usage is advisory
   }
 
   private readSnapshot(): Map<string, Usage> {
-    try {
-      return new Map(Object.entries(JSON.parse(readNoFollow(this.snapshotFile, 'utf8')) as Record<string, Usage>));
-    } catch {
-      return new Map();
-    }
+    return new Map(Object.entries(tryOr(() => JSON.parse(readNoFollow(this.snapshotFile, 'utf8')) as Record<string, Usage>, {})));
   }
 
   private static fold(into: Map<string, Usage>, lines: string[]): void {
     for (const line of lines) {
-      let l: LogLine;
-      try {
-        l = JSON.parse(line) as LogLine;
-      } catch {
-        continue; // a torn last line
-      }
+      const l = tryOr(() => JSON.parse(line) as LogLine, undefined);
+      if (!l) continue; // a torn last line
       for (const k of l.k) {
         const u = into.get(k) ?? { retrievals: 0, last_accessed_at: null };
         u.retrievals++;
@@ -79,19 +59,13 @@ export class UsageStore {
 
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
-    this.ws.local('state'); // checked before anything in it is read
+    this.ws.local('state'); // checked before it is read
     const log = statSync(this.logFile, { throwIfNoEntry: false });
     if (log && log.size > LOG_FOLD_BYTES) this.compact();
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
     const snapshot = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
-    // Same snapshot, same log file grown by appends: fold just the new lines.
     let c = this.cache?.snapshot === snapshot ? this.cache : undefined;
-    let r: ReturnType<typeof readAppended> = null;
-    try {
-      r = readAppended(this.logFile, c?.log);
-    } catch {
-      /* usage is advisory: never fail a read for it */
-    }
+    const r = tryOr(() => readAppended(this.logFile, c?.log), null); // usage is advisory: never fail a read for it
     if (!c || !r || r.restarted) c = { snapshot, usage: this.readSnapshot() };
     if (r) {
       UsageStore.fold(c.usage, r.lines);
@@ -101,7 +75,7 @@ export class UsageStore {
     return c.usage;
   }
 
-  /** Folds the log into the snapshot; false when there was nothing to fold or another process is folding. */
+  /** False when there was nothing to fold or another process is folding. */
   compact(): boolean {
     if (!existsSync(this.logFile)) return false;
     const lock = join(this.dir, 'usage.lock');
@@ -126,15 +100,12 @@ export class UsageStore {
       this.cache = undefined;
       return true;
     } catch {
-      // The lines go back to the log for the next fold (usage is advisory: never fail a read for it).
-      if (moved) {
-        try {
+      // The lines go back to the log for the next fold, or stay in the folding file (usage is advisory: never fail a read for it).
+      if (moved)
+        tryOr(() => {
           appendNoFollow(this.logFile, readNoFollow(folding));
           rmSync(folding, { force: true });
-        } catch {
-          /* left in the folding file */
-        }
-      }
+        }, undefined);
       return false;
     } finally {
       rmSync(lock, { force: true });

@@ -1,8 +1,6 @@
 /**
- * The workspace on disk: root discovery, safe paths, projects.
- *
- * Every path this tool reads or writes is built here from validated names, and checked to stay
- * inside the workspace root, also after following symlinks.
+ * The workspace on disk: every path this tool reads or writes is built here from validated names,
+ * and checked to stay inside the workspace root, also after following symlinks.
  */
 import { existsSync, lstatSync, readdirSync, realpathSync as realpathJs } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -20,11 +18,7 @@ const realpathSync = realpathJs.native;
 
 export const CONTEXT_DIR = 'ai-context';
 export const GLOBAL_PROJECT = 'global';
-/**
- * Checks a project name before any path, commit message or output is built from it: a plain
- * folder name; a new project's a lower-case slug, no Windows device name, no secret
- * (`newProjectProblem`); a folder already there (`exists`) keeps working whatever its case.
- */
+/** A plain folder name, and for a new project a slug (`newProjectProblem`); a folder already there (`exists`) keeps working whatever its case. */
 export function checkProjectName(name: string, exists?: (name: string) => boolean): void {
   if (typeof name !== 'string' || name === '') throw new UsageError('project name is required');
   if (name.includes('\0') || name.includes('/') || name.includes('\\') || name === '.' || name === '..' || isAbsolute(name)) {
@@ -35,11 +29,7 @@ export function checkProjectName(name: string, exists?: (name: string) => boolea
   if (problem) throw new UsageError(`${showable(name) ? `project name ${JSON.stringify(name)}` : 'the project name given'} ${problem}`);
 }
 
-/**
- * Checks a memory id before a path or a message is built from it: a ULID, or an id an earlier
- * version imported (it may still name a stored entry). Anything else is refused without being
- * repeated.
- */
+/** A ULID, or an id an earlier version imported; anything else is refused without being repeated. */
 export function checkId(id: string, field = 'id'): void {
   if (typeof id === 'string' && ID_PATTERN.test(id)) return;
   if (typeof id === 'string' && (id.includes('/') || id.includes('\\') || id.includes('..') || id.includes('\0'))) {
@@ -48,7 +38,7 @@ export function checkId(id: string, field = 'id'): void {
   throw new UsageError(`${field} is not a memory id (a ULID such as 01J9ZQ4V6M3XK8T2R5N7B1C0DE)`);
 }
 
-/** The refusal of a committed path that is a link (or not what it must be): never followed out of the repository. */
+/** The refusal of a committed path that is a link (never followed out of the repository) or not what it must be. */
 export function linkRefused(rel: string, what: string, notLink = false): UnsafePathError {
   return new UnsafePathError(
     notLink
@@ -60,16 +50,21 @@ export function linkRefused(rel: string, what: string, notLink = false): UnsafeP
 
 export class Workspace {
   readonly root: string;
-  private realRoot: string;
-
-  /** Where local state lives (see state-dir.ts): never in the work tree. */
+  readonly memoryDir: string;
+  readonly contextDir: string;
+  /** Local state (state-dir.ts): never in the work tree. */
   readonly state: StateDirs;
+  /** `state.dir`: read or write in it through `local()`. */
+  readonly localDir: string;
+  private realRoot: string;
 
   constructor(root: string, env: NodeJS.ProcessEnv = process.env) {
     this.root = resolve(root);
+    this.memoryDir = join(this.root, MEMORY_DIR);
+    this.contextDir = join(this.root, CONTEXT_DIR);
     this.realRoot = realpathSync(this.root);
     this.state = stateDirOf(this.root, env);
-    // Memory is read from the repository itself: an ai-memory that is a link could point anywhere.
+    this.localDir = this.state.dir;
     if (lstatSync(this.memoryDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new UnsafePathError(
         `${MEMORY_DIR} is a symbolic link; bass-agents reads and writes memory only in a real ${MEMORY_DIR}/ folder of the repository: replace it with the folder`,
@@ -78,32 +73,17 @@ export class Workspace {
     }
   }
 
-  get memoryDir(): string {
-    return join(this.root, MEMORY_DIR);
-  }
-  /** The workspace's local state folder (see state-dir.ts); use `local()` to read or write in it. */
-  get localDir(): string {
-    return this.state.dir;
-  }
-  get contextDir(): string {
-    return join(this.root, CONTEXT_DIR);
-  }
-
-  /** Path relative to the root with "/" separators (what git and messages use). */
   rel(abs: string): string {
     return relative(this.root, abs).split(sep).join('/');
   }
 
   /** A path as messages show it: relative to the root when inside it (local state usually is not). */
   shownPath(abs: string): string {
-    const r = relative(this.root, abs);
-    return r.startsWith('..') || isAbsolute(r) ? abs : r.split(sep).join('/');
+    const r = this.rel(abs);
+    return r.startsWith('..') || isAbsolute(r) ? abs : r;
   }
 
-  /**
-   * Refuses a path whose existing part resolves (through symlinks) outside the root. Walks up
-   * to the nearest existing ancestor, so it also protects paths about to be created.
-   */
+  /** Refuses a path whose nearest existing ancestor resolves (through symlinks) outside the root. */
   assertInside(abs: string, what = 'path'): string {
     const full = resolve(abs);
     const lexical = relative(this.root, full);
@@ -117,17 +97,13 @@ export class Workspace {
     return full;
   }
 
-  /** The nearest existing folder or file at or above `full`, and where it really is, relative to the real root. */
   private realOf(full: string): { probe: string; real: string } {
     let probe = full;
     while (!existsSync(probe) && dirname(probe) !== probe) probe = dirname(probe);
     return { probe, real: relative(this.realRoot, realpathSync(probe)) };
   }
 
-  /**
-   * assertMemoryPath for many files: the symlink checks (a walk up to the nearest existing folder
-   * and a realpath) run once per folder; the lexical checks once per file.
-   */
+  /** assertMemoryPath for many files: the symlink checks once per folder. */
   assertMemoryPaths(files: string[]): void {
     const checkedDirs = new Map<string, string>();
     for (const abs of files) {
@@ -144,11 +120,7 @@ export class Workspace {
     }
   }
 
-  /**
-   * Refuses a path that is not a memory path: under `ai-memory/` or `ai-context/` of this root,
-   * lexically and after following symlinks (a symlinked project folder pointing at `src/` is
-   * refused too). Every file a write or a recovery touches passes this.
-   */
+  /** Refuses a path not under `ai-memory/` or `ai-context/`, lexically or through symlinks: every file a write touches passes this. */
   assertMemoryPath(abs: string): string {
     const full = this.assertInside(abs, 'memory path');
     const lexical = this.rel(full);
@@ -166,11 +138,7 @@ export class Workspace {
 
   private localReady = false;
 
-  /**
-   * Makes the local state folder when this folder holds memory; false when it does not (no
-   * `ai-memory/`): caches, logs and usage are then not written, so a read in a folder that is not
-   * a workspace leaves nothing behind. Checks it either way (see state-dir.ts).
-   */
+  /** Makes and checks the local state folder; false without `ai-memory/` (unless `force`): a read outside a workspace leaves nothing behind. */
   ensureLocal(opts: { force?: boolean } = {}): boolean {
     if (this.localReady) return true;
     if (!opts.force && !existsSync(this.memoryDir)) return false;
@@ -179,23 +147,16 @@ export class Workspace {
     return true;
   }
 
-  /**
-   * `<local state>/<sub>`, checked the first time this process uses it (a real folder of this
-   * user's, holding no link: the whole state folder is checked then), made when `make`.
-   */
+  /** `<local state>/<sub>`, checked the first time this process uses it (state-dir.ts), made when `make`. */
   local(sub: string, make = false): string {
     const dir = join(this.state.dir, sub);
-    if (this.checkLocal(make)) checkStateFolder(this.state.base, dir, { make, mode: this.stateMode });
+    if (this.checkLocal(make)) checkStateFolder(this.state.base, dir, { make, mode: this.state.gitDir ? 0o777 : 0o700 });
     return dir;
   }
 
   /** In the git dir, folders take the repository's own modes; in the user's state folder, 0700. */
-  private get stateMode(): number {
-    return this.state.gitDir ? 0o777 : 0o700;
-  }
-
   private checkLocal(make: boolean): boolean {
-    return checkStateFolder(this.state.base, this.state.dir, { make, mode: this.stateMode, deep: true });
+    return checkStateFolder(this.state.base, this.state.dir, { make, mode: this.state.gitDir ? 0o777 : 0o700, deep: true });
   }
 
   projectDir(project: string): string {
@@ -223,10 +184,9 @@ export class Workspace {
     return existsSync(this.configPath(project));
   }
 
-  /** Whether ai-memory/ holds a folder of this (already checked to be plain) name. */
   private readonly hasProjectFolder = (name: string): boolean => existsSync(join(this.memoryDir, name));
 
-  /** Project folders under ai-memory/ (with or without config.yaml), sorted; links to folders are in `linkedProjects`, never read. */
+  /** Project folders under ai-memory/, sorted; links to folders go to `linkedProjects`, never read. */
   listProjects(): string[] {
     if (!existsSync(this.memoryDir)) return [];
     const out: string[] = [];
@@ -240,14 +200,9 @@ export class Workspace {
     return out.sort();
   }
 
-  /** Names under ai-memory/ that would be projects but are links (as of the last `listProjects`): reported, never followed. */
   linkedProjects: string[] = [];
 
-  /**
-   * A committed file under ai-memory/ (`.gitattributes`, `.default`), or undefined when there is
-   * none. One that is a link, or not a regular file, is refused naming it: it could point out of
-   * the repository (a token file), and what is read here is cached and committed.
-   */
+  /** A committed file under ai-memory/ (`.gitattributes`, `.default`), or undefined; a link is refused (what is read here is cached and committed). */
   readMemoryFile(abs: string): string | undefined {
     const st = lstatSync(abs, { throwIfNoEntry: false });
     if (!st) return undefined;
@@ -256,10 +211,7 @@ export class Workspace {
     return readNoFollow(abs, 'utf8');
   }
 
-  /**
-   * The project a command works on (CLI.md): the one named, else `BASS_AGENTS_PROJECT`, else the
-   * only project (besides `global`), else the one in `ai-memory/.default`.
-   */
+  /** The one named, else `BASS_AGENTS_PROJECT`, else the only project (besides `global`), else `ai-memory/.default` (CLI.md). */
   resolveProject(explicit?: string, env: NodeJS.ProcessEnv = process.env, opts: { mustExist?: boolean } = {}): string {
     const chosen = explicit || env.BASS_AGENTS_PROJECT || undefined;
     if (chosen) {
