@@ -1,8 +1,7 @@
 /**
- * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files
- * on top of the last snapshot, keeping its maps between batches: a batch costs what its files do.
- * The files that can share a key (`project/id`) are that id's file in each section, so each key
- * a batch touched is settled among those alone: the file whose path sorts first keeps it.
+ * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files,
+ * keeping its maps between batches. Only an id's files in the sections can share its key, so each
+ * key a batch touched is settled among those alone: the file whose path sorts first keeps it.
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
@@ -10,19 +9,25 @@ import { entryMeta } from '../core/meta.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
-import { duplicateProblem, entryPath, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
-
-const linkProblem = (rel: string): BadFile => ({ file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
+import {
+  duplicateProblem,
+  entryPath,
+  linkProblem,
+  readEntryFile,
+  StoredEntry,
+  type BadFile,
+  type CatalogSnapshot,
+  type RecentEntries,
+} from './stored-entry.js';
 
 export class LiveCatalog {
-  /** The snapshot returned last. */
   private snap: CatalogSnapshot | undefined;
   /** Every entry file read, usable or not: a skipped duplicate keeps its entry, to take its key back. */
   private files = new Map<string, StoredEntry | BadFile>();
   private byKey = new Map<string, StoredEntry>();
   /** Each skipped duplicate, with the file that keeps its key. */
   private dups = new Map<string, string>();
-  /** Live entries by project and duplicate hash, so a write does not scan every entry (built on first use). */
+  /** Live entries by project and duplicate hash, so a write does not scan every entry. */
   private dupIndex: Map<string, StoredEntry[]> | undefined;
 
   constructor(
@@ -65,16 +70,11 @@ export class LiveCatalog {
     return this.dupIndex.get(`${project}\0${dup}`)?.[0]?.meta.id;
   }
 
-  /**
-   * Re-reads only `files` (relative paths; others than entry files ignored) on top of `prev`, the
-   * snapshot this returned last (else the maps are rebuilt from it). The cache file is left to the
-   * next full refresh.
-   */
+  /** Re-reads only `files` (relative; not entry files: ignored) on top of `prev` (if this did not return it, the maps are rebuilt from it). */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
     if (this.snap !== prev) this.reset(prev);
     const changed: string[] = [];
     const removed: string[] = [];
-    /** The keys the batch touched, with their project and id. */
     const keys = new Map<string, [project: string, id: string]>();
     const viaLink = this.linkTest();
     for (const rel of new Set(files)) {
@@ -99,7 +99,7 @@ export class LiveCatalog {
         continue;
       }
       if (old) removed.push(rel);
-      if (st?.isSymbolicLink()) this.files.set(rel, linkProblem(rel));
+      if (st?.isSymbolicLink()) this.files.set(rel, linkProblem(rel, 'entry files must be regular files'));
     }
     const touched = new Map<string, StoredEntry | null>();
     for (const [key, [project, id]] of keys) {
@@ -148,7 +148,7 @@ export class LiveCatalog {
     };
   }
 
-  /** Reads and validates one entry file: its StoredEntry, why it cannot be used, or undefined when it is gone. */
+  /** One entry file: its StoredEntry, why it cannot be used, or undefined when it is gone. */
   private readStored(rel: string, st?: Stats): StoredEntry | BadFile | undefined {
     const where = entryPath(rel);
     if (!where) return undefined;
