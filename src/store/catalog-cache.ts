@@ -80,29 +80,14 @@ export function blobAt(file: CatalogFile, i: number): string {
 
 /** No cache: what a first pass builds on. */
 export function emptyCatalog(): CatalogFile {
-  const none = new ByteTexts(Buffer.alloc(0), new Uint32Array(1), true);
-  const cols = { ...encodeColumns([]), upd: none, dup: none, crt: none };
-  return {
-    id: '',
-    deltaLines: 0,
-    paths: none,
-    st: new Float64Array(0),
-    oids: () => '',
-    lines: none,
-    bad: {},
-    dirs: {},
-    cols,
-    nodup: false,
-    content: '',
-    changeLog: [],
-    changeLines: [],
-  };
+  const none: Saved['texts']['paths'] = [Buffer.alloc(0), new Uint32Array(1), true];
+  const { upd: _u, dup: _d, crt: _c, ...cols } = encodeColumns([]);
+  const texts = { paths: none, upd: none, dup: none, crt: none, rows: none };
+  return parseCache('', { v: CATALOG_VERSION, bad: {}, dirs: {}, nodup: false, st: new Float64Array(0), oids: Buffer.alloc(0), cols, texts })!;
 }
 
 /** The base as saved, or null unless every section has the type and length this version writes. */
-function parseCache(bytes: Buffer): CatalogFile | null {
-  const id = bytes.toString('latin1', 0, ID_LENGTH);
-  const s = deserialize(bytes.subarray(ID_LENGTH)) as Saved;
+function parseCache(id: string, s: Saved): CatalogFile | null {
   if (s?.v !== CATALOG_VERSION || !(s.st instanceof Float64Array) || !Buffer.isBuffer(s.oids) || typeof s.bad !== 'object' || typeof s.dirs !== 'object')
     return null;
   const n = s.st.length / 3;
@@ -150,7 +135,8 @@ export class CatalogCache {
     this.ws.local?.('cache'); // checked before anything in it is read (state-dir.ts)
     let file: CatalogFile | null;
     try {
-      file = parseCache(readNoFollow(this.cacheFile));
+      const bytes = readNoFollow(this.cacheFile);
+      file = parseCache(bytes.toString('latin1', 0, ID_LENGTH), deserialize(bytes.subarray(ID_LENGTH)) as Saved);
     } catch {
       return null;
     }
