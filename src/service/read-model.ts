@@ -115,35 +115,24 @@ export class ReadModel {
   }
 
   /** Re-reads changed files (`paths`: a watcher batch's) and brings the whole index up to date. */
-  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): {
-    snap: CatalogSnapshot;
-    files: number;
-    indexed: number;
-    changed: string[];
-    removed: string[];
-    index: QueryStats['index'];
-  } {
+  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}) {
+    let snap: CatalogSnapshot;
+    let index: SearchIndex | null;
+    let stats: QueryStats['index'];
     if (opts.paths && this.state?.index) {
       // Costs what the batch's files do: the catalog says which keys they touched, the index
       // follows those (old postings are dropped by compactIndex, at a quiet moment).
-      const snap = this.engine.catalog.refreshPaths(this.state.snap, opts.paths);
+      const prev = this.state.snap;
+      snap = this.engine.catalog.refreshPaths(prev, opts.paths);
       this.engine.semantic?.noteTouched(snap.touched!.keys());
-      const index = this.state.index;
+      index = this.state.index;
       const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
-      const rep = index.sync([], index.planKeys(touched), { deferCompact: true });
+      stats = { loaded_snapshot: true, partial: false, ...index.sync([], index.planKeys(touched), { deferCompact: true }) };
+      this.followSidTable(prev, snap, index);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
-      return {
-        snap,
-        files: snap.entries.length + snap.bad.length,
-        indexed: index.size,
-        changed: snap.changed,
-        removed: snap.removed,
-        index: { loaded_snapshot: true, partial: false, ...rep },
-      };
-    }
-    const { snap, index, indexStats } = this.load('', true, true, opts.saveIndex ?? true);
-    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
+    } else ({ snap, index, indexStats: stats } = this.load('', true, true, opts.saveIndex ?? true));
+    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: stats };
   }
 
   /** Compacts the index if watcher batches left it worth it (the daemon calls this when idle). */
@@ -193,6 +182,23 @@ export class ReadModel {
     }
     this.bySid = { snap, index, gen: index.generation, table };
     return table;
+  }
+
+  /**
+   * Carries the document-number table to `snap` after a watcher batch: touched entries get their
+   * new numbers; a discarded document keeps a stale entry that no hit can name.
+   */
+  private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
+    const t = this.bySid;
+    if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
+    for (const [key, se] of snap.touched) {
+      if (!se) continue;
+      const sid = index.sidOf(key);
+      if (sid === undefined) continue;
+      while (t.table.length <= sid) t.table.push(undefined);
+      t.table[sid] = se;
+    }
+    this.bySid = { snap, index, gen: index.generation, table: t.table };
   }
 
   /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */

@@ -8,17 +8,8 @@ import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
-import {
-  duplicateProblem,
-  entryPath,
-  linkProblem,
-  readEntryFile,
-  StoredEntry,
-  type BadFile,
-  type CatalogSnapshot,
-  type RecentEntries,
-} from './stored-entry.js';
+import { linkProblem, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
+import { duplicateProblem, entryPath, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
 
 export class LiveCatalog {
   private snap: CatalogSnapshot | undefined;
@@ -53,13 +44,8 @@ export class LiveCatalog {
   private indexDup(se: StoredEntry | undefined, add: boolean): void {
     if (!this.dupIndex || !se || se.meta.status === 'superseded') return;
     const slot = `${se.project}\0${se.meta.dup}`;
-    const list = this.dupIndex.get(slot);
-    if (add) this.dupIndex.set(slot, [...(list ?? []), se]);
-    else if (list)
-      this.dupIndex.set(
-        slot,
-        list.filter((o) => o !== se),
-      );
+    const list = this.dupIndex.get(slot) ?? [];
+    this.dupIndex.set(slot, add ? [...list, se] : list.filter((o) => o !== se));
   }
 
   private findDuplicate(project: string, dup: string): string | undefined {

@@ -12,7 +12,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { DIR_SETTLE_MS, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import type { FileState } from './catalog-delta.js';
 import { MEMORY_DIR } from './root.js';
-import { linkProblem, metaRow, readEntryFile, type BadFile } from './stored-entry.js';
+import { metaRow, readEntryFile, type BadFile } from './stored-entry.js';
 import { lowerBoundText } from './texts.js';
 import type { Workspace } from './workspace.js';
 
@@ -25,6 +25,8 @@ function inPathOrder(names: readonly string[]): string[] {
 }
 
 export const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
+
+export const linkProblem = (rel: string, what: string): BadFile => ({ file: rel, problems: [{ path: rel, message: `is a symbolic link; ${what}` }] });
 
 export class CatalogScan {
   /** Each file read again (its new state) or gone (null), by path. */

@@ -154,8 +154,6 @@ export interface CatalogSnapshot {
   cached?: CachedEntries;
 }
 
-export const linkProblem = (rel: string, what: string): BadFile => ({ file: rel, problems: [{ path: rel, message: `is a symbolic link; ${what}` }] });
-
 /** Two files of one project with one id (a copy, a move merged with an edit): the first path keeps it. Never cached (not the file's alone). */
 export function duplicateProblem(rel: string, holder: string): BadFile {
   const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);

@@ -34,11 +34,8 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     return textCandidates(cachedReach(cached), hitAt, args);
   }
   const bySid = engine.rm.sidTable(snap, index);
-  return textCandidates(
-    entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap)),
-    (i) => bySid[sids[i]!],
-    args,
-  );
+  const byKey = (): ReadonlyMap<string, StoredEntry> => snap.byKey ?? engine.rm.keyed(snap);
+  return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
 }
 
 function cachedReach(ce: CachedEntries): Reach<number> {
@@ -73,5 +70,14 @@ function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<
     key: (se) => se.key,
     all: () => entries,
     byId: (project, id) => byKey().get(`${project}/${id}`),
+    // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
+    staleSet: (keys) => {
+      const stale = new Set<StoredEntry>();
+      for (const k of keys) {
+        const se = byKey().get(k);
+        if (se) stale.add(se);
+      }
+      return (se) => stale.has(se);
+    },
   };
 }

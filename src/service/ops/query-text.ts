@@ -33,6 +33,8 @@ export interface Reach<T> {
   byId(project: string, id: string): T | undefined;
   /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
+  /** Whether an entry's key is among `keys`, told without reading every hit's key (the same answers). */
+  staleSet?(keys: ReadonlySet<string>): (h: T) => boolean;
   /** `textWeight` of each of `hs`, told faster than one by one (the same numbers). */
   textWeights?(hs: readonly T[], now: number, staleOf: (h: T) => boolean): Float64Array;
 }
@@ -66,7 +68,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   const { scores, accept, staleKeys, nowMs, limit } = o;
   const mask = reach.passingSet?.(o.parts, accept);
   const passes = mask ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
-  const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (h) => staleKeys.has(reach.key(h));
+  const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
   // Every hit that passes the filters, with its lexical relevance (0..1 of the best one). Without
   // a faster way, each hit's metadata is read once, for the filters and its weight together
   // (at 100K entries a query reaches ~17,000 entries, and reading them twice costs cache misses).
