@@ -41,14 +41,11 @@ function touchedKeys(cached: CachedEntries, files: string[]): [string, IndexedDo
 }
 
 export class ReadModel {
-  private readonly engine: Engine;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
-  constructor(engine: Engine) {
-    this.engine = engine;
-  }
+  constructor(private readonly engine: Engine) {}
 
   /** The snapshot this process holds (the daemon's watcher keeps it current), if any. */
   get current(): CatalogSnapshot | undefined {

@@ -28,32 +28,27 @@ export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
 
 /** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
 export class StoredEntry {
-  readonly project: string;
-  /** Path relative to the workspace root. */
-  readonly file: string;
-  /** size:mtime:ctime of the file, or how to make it (most entries of a cold read never need it). */
-  private stampSrc: string | (() => string);
-  private root: string;
-  readonly meta: EntryMeta;
   /**
    * The whole entry once read; in a long-lived process only among the `recent` few, or the daemon
    * would hold every entry's text beside the index (held weakly, they outlive the young
    * generation and swell the heap until a full collection).
    */
   private full: MemoryEntry | undefined;
-  private readonly recent: RecentEntries | undefined;
+  private keyText: string | undefined;
 
-  constructor(root: string, project: string, file: string, stamp: string | (() => string), meta: EntryMeta, full?: MemoryEntry, recent?: RecentEntries) {
-    this.root = root;
-    this.project = project;
-    this.file = file;
-    this.stampSrc = stamp;
-    this.meta = meta;
-    this.recent = recent;
+  constructor(
+    private root: string,
+    readonly project: string,
+    /** Path relative to the workspace root. */
+    readonly file: string,
+    /** size:mtime:ctime of the file, or how to make it (most entries of a cold read never need it). */
+    private stampSrc: string | (() => string),
+    readonly meta: EntryMeta,
+    full?: MemoryEntry,
+    private readonly recent?: RecentEntries,
+  ) {
     if (full) this.keep(full);
   }
-
-  private keyText: string | undefined;
 
   get stamp(): string {
     if (typeof this.stampSrc !== 'string') this.stampSrc = this.stampSrc();
