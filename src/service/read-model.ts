@@ -22,10 +22,7 @@ function docOf(se: StoredEntry): IndexedDoc {
   return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
 }
 
-/**
- * The keys of these files with the entry that holds each now (null: none), for an index plan: a
- * file that is no entry may leave its key to a file of the same id in another section.
- */
+/** The keys of these files with the entry holding each now (null: none): a file that is no entry may leave its key to another section's. */
 function touchedKeys(cached: CachedEntries, files: string[]): [string, IndexedDoc | null][] {
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
@@ -93,8 +90,7 @@ export class ReadModel {
       // Nothing to sync: the next query need not look (SearchIndex.contentsFor).
       if (plan?.size === 0 && partial?.savedFrom !== undefined && snap.contentId !== undefined)
         SearchIndex.noteSameEntries(localDir, partial.savedFrom, snap.contentId);
-      // Patched here only when the next query will not compare every stamp again; else the whole
-      // index is synced and saved below, once, for the queries after this one.
+      // Patched here only when the next query will not compare every stamp again, else synced and saved below.
       const cheapNext = touched !== undefined || plan?.size === 0 || snap.contentId === undefined;
       if (partial && plan && cheapNext && plan.size <= Math.max(PARTIAL_DRIFT_MIN, (snap.cached?.count ?? snap.entries.length) * PARTIAL_DRIFT_SHARE)) {
         const rep = partial.sync(touched ? [] : docsOf(), plan);
@@ -181,10 +177,7 @@ export class ReadModel {
     return table;
   }
 
-  /**
-   * Carries the document-number table to `snap` after a watcher batch: touched entries get their
-   * new numbers; a discarded document keeps a stale entry that no hit can name.
-   */
+  /** Carries the document-number table over a watcher batch (a discarded document keeps a stale entry no hit can name). */
   private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
     const t = this.bySid;
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;

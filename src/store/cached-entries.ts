@@ -1,7 +1,4 @@
-/**
- * A full refresh's entries, made from the catalog cache only when asked for: filters and the
- * no-text order read the columns, and entry objects are made for the page only (`at`).
- */
+/** A full refresh's entries by number: filters and the no-text order read the cache's columns, and entry objects are made for the page only. */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
@@ -91,10 +88,7 @@ export class CachedEntries {
     return (this.runs = runs);
   }
 
-  /**
-   * The entries (by number) `accept` takes, told from the columns, project and section once per
-   * folder; tags, `created_at` dates and entries without columns go through `accept`.
-   */
+  /** The entries `accept` takes, told from the columns (tags, `created_at` dates and entries without columns: by `accept`). */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
     if (f.tags || ((f.since || f.until) && f.dateField !== 'updated_at')) {
@@ -168,7 +162,6 @@ export class CachedEntries {
     const onlyStale = entryFlags(plain, now, true);
     const probe = { confidence: 0, valid_from: null as string | null, valid_to: null as string | null };
     const qualityOf = new Map<string, number>();
-    // `!` on the columns: p is a position of the cache, and codes index their tables (see passing).
     js.forEach((j, i) => {
       const p = positions ? positions[j]! : j;
       const stale = staleAt ? staleAt(j) : false;

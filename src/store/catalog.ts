@@ -127,10 +127,7 @@ export class Catalog {
     return m?.clean;
   }
 
-  /**
-   * Our writer has just written (or removed) these validated files: their stamps and metadata go
-   * to the delta, so the next command re-reads none (`written`: what each holds, not parsed again).
-   */
+  /** Our writer has just written (or removed) these validated files: to the delta, so the next command re-reads none. */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
     if (!found) return;

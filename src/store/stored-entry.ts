@@ -26,13 +26,8 @@ export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
   return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
 }
 
-/** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
 export class StoredEntry {
-  /**
-   * The whole entry once read; in a long-lived process only among the `recent` few, or the daemon
-   * would hold every entry's text beside the index (held weakly, they outlive the young
-   * generation and swell the heap until a full collection).
-   */
+  /** The whole entry once read; in a long-lived process only among the `recent` few (held weakly, they would swell the old generation). */
   private full: MemoryEntry | undefined;
   private keyText: string | undefined;
 
@@ -74,10 +69,7 @@ export class StoredEntry {
     return parsed;
   }
 
-  /**
-   * The whole entry for a pass over many (index, vectors, evidence check): in a long-lived process
-   * not kept, or the pass would push out the recent few and its garbage outlive the young generation.
-   */
+  /** The whole entry for a pass over many (index, vectors, evidence): in a long-lived process not kept, to spare the recent few. */
   readOnce(): MemoryEntry {
     return this.recent ? (this.recent.get(this) ?? this.read()) : this.entry;
   }
@@ -121,7 +113,6 @@ export class RecentEntries {
   }
 }
 
-/** A file that could not be used, with why. */
 export interface BadFile {
   file: string;
   problems: Problem[];
