@@ -1,7 +1,6 @@
 /**
- * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files,
- * keeping its maps between batches. Only an id's files in the sections can share its key, so each
- * key a batch touched is settled among those alone: the file whose path sorts first keeps it.
+ * The daemon's catalog: a batch re-reads only its files, and each key it touched is settled among
+ * that id's files in the sections alone (the only ones that can share it; the first path keeps it).
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,7 @@
 /**
- * A full pass over the entry files against the catalog cache as loaded: the changed ones read
- * again as delta lines. A folder unchanged since its last listing (DirRecord) is not listed, a
- * file git's view vouches for not stat'ed; the rest get an lstat (a link is reported, never
- * followed) and, if the stamp moved, a read.
+ * A full pass over the entry files against the cache as loaded: a folder unchanged since its last
+ * listing is not listed, a file git's view vouches for not stat'ed; the rest get an lstat (a link is
+ * reported, never followed) and, if the stamp moved, a read (a delta line).
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
