@@ -1,7 +1,6 @@
 /**
- * The read model: the catalog snapshot and the text index a process holds between calls, kept
- * current from disk (one-shot processes) or by the daemon's watcher batches (`refresh` with
- * paths). Queries and every write's checks against the store read from it.
+ * The catalog snapshot and text index a process holds between calls, kept current from disk
+ * (one-shot processes) or by the daemon's watcher batches (`refresh` with paths).
  */
 import type { QueryStats } from './ops/query.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
@@ -14,9 +13,8 @@ import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
 import { collectGarbage } from './semantic.js';
 
-/** A one-shot query uses the partial snapshot while at most this many files changed since it was saved... */
+/** A one-shot query patches the partial snapshot while at most this many files, or this share of all, changed since it was saved. */
 const PARTIAL_DRIFT_MIN = 64;
-/** ...or this share of all entries, whichever is larger; past that it refreshes and saves the snapshot. */
 const PARTIAL_DRIFT_SHARE = 0.02;
 
 /** An entry as the index takes it (its text read only if the index must index it). */
@@ -25,22 +23,18 @@ function docOf(se: StoredEntry): IndexedDoc {
 }
 
 /**
- * The keys of these files with the entry that holds each now (null: none), for an index plan;
- * undefined when the snapshot's entries are not in path order. A file that is no entry (gone,
- * unusable, a duplicate) may leave its key to a file of the same id in another section.
+ * The keys of these files with the entry holding each now (null: none), undefined when the
+ * entries are not in path order: a file that is no entry may leave its key to another section's.
  */
 function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
-  let find: (rel: string) => StoredEntry | undefined;
   const cached = snap.cached;
-  if (cached) find = (rel) => cached.find(rel);
-  else {
-    const entries = snap.entries;
-    for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
-    find = (rel) => {
-      const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
-      return se?.file === rel ? se : undefined;
-    };
-  }
+  const entries = cached ? [] : snap.entries; // (made from `cached` only when asked for)
+  for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
+  const find = (rel: string): StoredEntry | undefined => {
+    if (cached) return cached.find(rel);
+    const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+    return se?.file === rel ? se : undefined;
+  };
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
     const where = entryPath(rel);
@@ -55,14 +49,11 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
 }
 
 export class ReadModel {
-  private readonly engine: Engine;
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
   private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
-  constructor(engine: Engine) {
-    this.engine = engine;
-  }
+  constructor(private readonly engine: Engine) {}
 
   /** The snapshot this process holds (the daemon's watcher keeps it current), if any. */
   get current(): CatalogSnapshot | undefined {
@@ -70,12 +61,10 @@ export class ReadModel {
   }
 
   /**
-   * The catalog and (when needed) the text index, refreshed from disk. A long-lived process (the
-   * daemon, an MCP server, a benchmark: `longLived`) keeps the whole index between queries;
-   * `refresh: false` reuses them without touching the disk, for a caller that tracks changes
-   * itself. A one-shot process answering one text query loads only the postings that text can
-   * reach (same scores, a fraction of the cost) unless the snapshot is far behind the files, in
-   * which case it loads the whole index, brings it up to date and saves it for the next process.
+   * The catalog and (when needed) the text index, refreshed from disk unless `refresh` is false. A
+   * long-lived process keeps the whole index between queries. A one-shot text query loads only
+   * the postings its text can reach (same scores) unless the snapshot is far behind the files:
+   * then it loads the whole index, brings it up to date and saves it for the next process.
    */
   load(
     text: string,
@@ -105,17 +94,14 @@ export class ReadModel {
         this.state = { snap, index: null };
         return { snap, index: partial, indexStats: { loaded_snapshot: true, partial: true, added: 0, replaced: 0, removed: 0, current: true } };
       }
-      // Else, when the snapshot was saved from a content this catalog went through, only the files
-      // changed since can differ: their keys are planned, not every entry's stamp compared.
+      // Saved from a content this catalog went through: only the files changed since are planned.
       const since = partial?.savedFrom !== undefined ? snap.changedSince?.(partial.savedFrom) : undefined;
       const touched = since && touchedKeys(snap, since);
       const plan = touched ? partial?.planKeys(touched) : partial?.plan(docsOf());
-      // Nothing to sync: the snapshot holds exactly these entries, so the next query need not look (see SearchIndex.contentsFor).
+      // Nothing to sync: the next query need not look (SearchIndex.contentsFor).
       if (plan?.size === 0 && partial?.savedFrom !== undefined && snap.contentId !== undefined)
         SearchIndex.noteSameEntries(localDir, partial.savedFrom, snap.contentId);
-      // Synced here only when the next query will not compare every stamp again: the changes are
-      // named by the catalog's delta, or there are none. Otherwise the whole index is brought up
-      // to date and saved below, once, for the queries after this one.
+      // Patched here only when the next query will not compare every stamp again, else synced and saved below.
       const cheapNext = touched !== undefined || plan?.size === 0 || snap.contentId === undefined;
       if (partial && plan && cheapNext && plan.size <= Math.max(PARTIAL_DRIFT_MIN, (snap.cached?.count ?? snap.entries.length) * PARTIAL_DRIFT_SHARE)) {
         const rep = partial.sync(touched ? [] : docsOf(), plan);
@@ -132,55 +118,35 @@ export class ReadModel {
     return { snap, index, indexStats: { loaded_snapshot: loaded, partial: false, added: rep.added, replaced: rep.replaced, removed: rep.removed } };
   }
 
-  /**
-   * Re-reads changed files and brings the whole index up to date (the daemon's watcher batches
-   * and reconciles call this): returns what changed.
-   */
-  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}): {
-    snap: CatalogSnapshot;
-    files: number;
-    indexed: number;
-    changed: string[];
-    removed: string[];
-    index: QueryStats['index'];
-  } {
+  /** Re-reads changed files (`paths`: a watcher batch's) and brings the whole index up to date. */
+  refresh(opts: { saveIndex?: boolean | 'drifted'; paths?: string[] } = {}) {
+    let snap: CatalogSnapshot;
+    let index: SearchIndex | null;
+    let stats: QueryStats['index'];
     if (opts.paths && this.state?.index) {
-      // A watcher batch: re-read just those files and update the index by key (dropping the old
-      // postings of replaced entries is left to compactIndex, at a quiet moment).
-      // Both cost what the batch's files do: the catalog keeps its maps between batches and says
-      // which keys the files touched; the index follows just those, and so does the query table.
+      // Costs what the batch's files do: the catalog says which keys they touched, the index
+      // follows those (old postings are dropped by compactIndex, at a quiet moment).
       const prev = this.state.snap;
-      const snap = this.engine.catalog.refreshPaths(prev, opts.paths);
+      snap = this.engine.catalog.refreshPaths(prev, opts.paths);
       this.engine.semantic?.noteTouched(snap.touched!.keys());
-      const index = this.state.index;
+      index = this.state.index;
       const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
-      const rep = index.sync([], index.planKeys(touched), { deferCompact: true });
+      stats = { loaded_snapshot: true, partial: false, ...index.sync([], index.planKeys(touched), { deferCompact: true }) };
       this.followSidTable(prev, snap, index);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
-      return {
-        snap,
-        files: snap.entries.length + snap.bad.length,
-        indexed: index.size,
-        changed: snap.changed,
-        removed: snap.removed,
-        index: { loaded_snapshot: true, partial: false, ...rep },
-      };
-    }
-    const { snap, index, indexStats } = this.load('', true, true, opts.saveIndex ?? true);
-    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: indexStats };
+    } else ({ snap, index, indexStats: stats } = this.load('', true, true, opts.saveIndex ?? true));
+    return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: stats };
   }
 
-  /** Compacts the index if watcher batches left it worth it (the daemon calls this when no batch came for a while). */
+  /** Compacts the index if watcher batches left it worth it (the daemon calls this when idle). */
   compactIndex(): boolean {
     return this.state?.index?.compactIfDue() ?? false;
   }
 
   /**
-   * Saves the index snapshot if it changed. `'drifted'`: only once it is further behind than a
-   * one-shot query patches up by itself (PARTIAL_DRIFT_*): a long-lived process calls it that way
-   * at its reconciles, because a save holds the process while it compacts and writes the whole
-   * index, and saves for good when it stops.
+   * Saves the index snapshot if it changed; `'drifted'`: only once it is further behind than a
+   * one-shot query patches up (a save holds a long-lived process while it writes the whole index).
    */
   saveIndex(index: SearchIndex | null = this.state?.index ?? null, when: 'changed' | 'drifted' = 'changed'): void {
     if (!index) return;
@@ -188,8 +154,7 @@ export class ReadModel {
     try {
       if (!this.engine.ws.ensureLocal()) return;
       this.engine.ws.local('cache', true);
-      // The index follows the snapshot this process holds: saved with its catalog content id, if
-      // it has one, and where each document's entry is among its entries.
+      // Saved with the catalog content id, if any, and each document's place among the entries.
       const snap = this.state?.index === index ? this.state.snap : undefined;
       let at: Map<string, number> | undefined;
       const mark = snap?.contentId
@@ -201,17 +166,13 @@ export class ReadModel {
     }
   }
 
-  /**
-   * For a long-lived process that is stopping: brings the index it holds up to date with the
-   * files and saves the snapshot, for the one-shot commands that come next. Nothing when it
-   * never loaded an index.
-   */
+  /** For a long-lived process that is stopping: the index it holds, synced and saved for the one-shot commands next. */
   flushIndex(): void {
     if (!this.state?.index) return;
     this.load('', true, true, true);
   }
 
-  /** Entries of a snapshot by MiniSearch document number, built once per snapshot and index version. */
+  /** Entries by document number, built once per snapshot and index version. */
   sidTable(snap: CatalogSnapshot, index: SearchIndex): (StoredEntry | undefined)[] {
     const t = this.bySid;
     if (t && t.snap === snap && t.index === index && t.gen === index.generation) return t.table;
@@ -227,11 +188,7 @@ export class ReadModel {
     return table;
   }
 
-  /**
-   * Carries the document-number table from `prev` to `snap` after a watcher batch: the entries
-   * the batch touched get their new numbers; numbers of discarded documents keep a stale entry
-   * that no hit can name (MiniSearch never returns a discarded document).
-   */
+  /** Carries the document-number table over a watcher batch (a discarded document keeps a stale entry no hit can name). */
   private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
     const t = this.bySid;
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;

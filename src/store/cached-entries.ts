@@ -1,8 +1,4 @@
-/**
- * A full refresh's entries, made from the catalog cache only when asked for: filters and the
- * no-text order read the columns (`peek` moves one object along), and objects are made for the
- * page only (`at`), not 10K of them for the collector to take back.
- */
+/** A full refresh's entries by number: filters and the no-text order read the cache's columns, and entry objects are made for the page only. */
 import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
@@ -26,7 +22,7 @@ interface FolderRun {
 export class CachedEntries {
   /** How many entries (files without problems). */
   readonly count: number;
-  /** The cache position of each entry, when some files have problems (else entry j is file j). */
+  /** The cache position of each entry when some files have problems (else entry j is file j). */
   private readonly positions: Int32Array | undefined;
   private readonly made: (StoredEntry | undefined)[];
   private list: StoredEntry[] | undefined;
@@ -38,7 +34,7 @@ export class CachedEntries {
     private readonly file: CatalogFile,
     private readonly root: string,
     private readonly recent?: RecentEntries,
-    /** Entries read whole while the cache was checked, by path: each handed to its entry once, then dropped (a first start reads every file). */
+    /** Entries read whole while the cache was checked, by path: each handed to its entry once, then dropped. */
     private readonly read?: Map<string, MemoryEntry>,
   ) {
     const n = file.paths.length;
@@ -56,7 +52,6 @@ export class CachedEntries {
     this.made = new Array<StoredEntry | undefined>(this.count);
   }
 
-  /** The cache position of entry `j`. */
   private positionOf(j: number): number {
     return this.positions ? item(this.positions, j, 'entry') : j;
   }
@@ -73,7 +68,7 @@ export class CachedEntries {
     throw new Error(`catalog cache: no folder for ${this.file.paths.get(p)}`);
   }
 
-  /** The runs of the sorted paths by folder, each found by a binary search (`ai-memory/<p>/<s>0` follows the folder: '0' follows '/'). */
+  /** The runs of the sorted paths by folder, each end found by a binary search ('0' follows '/'). */
   private folderRuns(): FolderRun[] {
     if (this.runs) return this.runs;
     const paths = this.file.paths;
@@ -93,11 +88,7 @@ export class CachedEntries {
     return (this.runs = runs);
   }
 
-  /**
-   * The entries (by number) that pass the filters: those `accept` (compileFilters) takes, read
-   * from the columns, project and section tested once per folder. Tags, `created_at` dates and
-   * entries without columns go through `accept`.
-   */
+  /** The entries `accept` takes, told from the columns (tags, `created_at` dates and entries without columns: by `accept`). */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
     if (f.tags || ((f.since || f.until) && f.dateField !== 'updated_at')) {
@@ -148,7 +139,7 @@ export class CachedEntries {
     return out;
   }
 
-  /** The first `n` of entries `js` in the no-text order (see firstByPriors), with their flags; `at` is a place in `js`. */
+  /** The first `n` of entries `js` in the no-text order, with their flags; `at` is a place in `js`. */
   firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
     const keys = this.priorKeysOf(js, now, staleAt);
     const upd = this.file.cols.upd;
@@ -171,7 +162,6 @@ export class CachedEntries {
     const onlyStale = entryFlags(plain, now, true);
     const probe = { confidence: 0, valid_from: null as string | null, valid_to: null as string | null };
     const qualityOf = new Map<string, number>();
-    // `!` on the columns: p is a position of the cache, and codes index their tables (see passing).
     js.forEach((j, i) => {
       const p = positions ? positions[j]! : j;
       const stale = staleAt ? staleAt(j) : false;
@@ -206,18 +196,11 @@ export class CachedEntries {
     return keys;
   }
 
-  /** The id of entry `j` (its file's name). */
   idOf(j: number): string {
     const f = this.file.paths.get(this.positionOf(j));
     return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);
   }
 
-  /** Whether `key` is entry `j`'s index key (`project/id`). */
-  hasKey(j: number, key: string): boolean {
-    return this.keyOf(j) === key;
-  }
-
-  /** The index key (`project/id`) of entry `j`. */
   keyOf(j: number): string {
     return `${this.projectOf(j)}/${this.idOf(j)}`;
   }
@@ -230,7 +213,7 @@ export class CachedEntries {
     return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
   }
 
-  /** Entry `j` (the same object every time, and in `all`). */
+  /** Entry `j` (the same object every time). */
   at(j: number): StoredEntry {
     if (this.made[j]) return this.made[j];
     const p = this.positionOf(j);
@@ -242,7 +225,6 @@ export class CachedEntries {
     return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, full, this.recent));
   }
 
-  /** Every entry, in path order. */
   all(): StoredEntry[] {
     if (!this.list) {
       const list = new Array<StoredEntry>(this.count);
@@ -252,13 +234,12 @@ export class CachedEntries {
     return this.list;
   }
 
-  /** The entry of the file at `rel` (a path relative to the root), if it is one. */
   find(rel: string): StoredEntry | undefined {
     const j = this.numberOf(rel);
     return j === undefined ? undefined : this.at(j);
   }
 
-  /** The number of the entry of the file at `rel`, if it is one. */
+  /** The number of the entry of the file at `rel` (relative to the root), if it is one. */
   numberOf(rel: string): number | undefined {
     const paths = this.file.paths;
     const p = lowerBoundText(paths, rel);

@@ -1,10 +1,4 @@
-/**
- * `cache/catalog.bin`, the catalog's base (docs/ARCHITECTURE.md): the 16-digit id of what follows,
- * then `v8.serialize` of each entry file's sorted path, stat numbers, git blob id, filter columns
- * and metadata row as typed arrays and byte strings (texts.ts: reading it makes no string per
- * file); `catalog.delta` (catalog-delta.ts) holds small changes on top. A missing, corrupt or
- * foreign cache reads as none.
- */
+/** `cache/catalog.bin`, the catalog's base (layout: docs/ARCHITECTURE.md, "The read path"); a missing, corrupt or foreign one reads as none. */
 import { nodeCrypto } from '../node-crypto.js';
 import { rmSync } from 'node:fs';
 import { deserialize, serialize } from 'node:v8';
@@ -24,31 +18,26 @@ const CACHE_FILE = 'catalog.bin';
 const ID_LENGTH = 16;
 
 /**
- * A section folder as listed: its ctime and inode before the listing, and when that was. Any
- * change to its names sets its ctime, so a folder with these, listed `DIR_SETTLE_MS` after its
- * ctime, still holds exactly the names listed then.
+ * A section folder as listed: its ctime and inode before the listing, and when. Any change to its
+ * names sets its ctime, so one listed `DIR_SETTLE_MS` after its ctime still holds those names
+ * (coarse timestamps, 2 s on FAT, could give a change right after a listing the listed ctime).
  */
 export type DirRecord = [ctimeMs: number, ino: number, listedAt: number];
-
-/** File systems with coarse timestamps (2 s on FAT) could give a change right after a listing the listed ctime. */
 export const DIR_SETTLE_MS = 2_000;
 
-/** The text tables, a string per file each: bytes and a table of starts (rows: ASCII JSON). */
+/** The text tables, a string per file each (rows: ASCII JSON). */
 const TEXTS = ['paths', 'upd', 'dup', 'crt', 'rows'] as const;
 type TextTable = (typeof TEXTS)[number];
 
 /** What catalog.bin holds after its id. */
 interface Saved {
   v: number;
-  /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
-  /** No file loses its id to another file of its project. */
   nodup: boolean;
   st: Float64Array;
   oids: Buffer;
   cols: Omit<CachedColumns, 'upd' | 'dup' | 'crt'>;
-  /** Each text table: its bytes, where each text starts, and whether every byte is ASCII. */
   texts: Record<TextTable, [bytes: Buffer, starts: Uint32Array, ascii: boolean]>;
 }
 
@@ -61,24 +50,24 @@ export interface CatalogFile {
   paths: Texts;
   /** size, mtimeMs, ctimeMs of file i at 3i .. 3i+2. */
   st: Float64Array;
-  /** The git blob id each file's row was read from, 40 hex digits per file (NO_BLOB: unknown), as one string. */
+  /** The git blob id of each file's row, 40 hex digits per file (NO_BLOB: unknown), as one string. */
   oids: () => string;
   /** The metadata row of each usable file (a JSON array), '' for a bad one. */
   lines: Texts;
+  /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
   cols: CachedColumns;
-  /** The base knew no file to lose its id to another (only files of the delta can have changed that). */
+  /** The base knew no file to lose its id to another of its project. */
   nodup: boolean;
   /** The id of this content (see contentAfter). */
   content: string;
-  /** The files the delta's file lines name, in order: those after a content id's count may differ from it. */
+  /** The files the delta's file lines name, in order, and each line's text. */
   changeLog: string[];
-  /** The text of each of the delta's file lines, parallel to `changeLog`. */
   changeLines: string[];
 }
 
-/** The stamp of file `i` (see stampOf), made from its stat numbers rather than kept as a string. */
+/** The stamp of file `i` (see stampOf). */
 export function stampAt(st: ArrayLike<number>, i: number): string {
   return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
 }
@@ -91,32 +80,14 @@ export function blobAt(file: CatalogFile, i: number): string {
 
 /** No cache: what a first pass builds on. */
 export function emptyCatalog(): CatalogFile {
-  const none = new ByteTexts(Buffer.alloc(0), new Uint32Array(1), true);
-  const cols = { ...encodeColumns([]), upd: none, dup: none, crt: none };
-  return {
-    id: '',
-    deltaLines: 0,
-    paths: none,
-    st: new Float64Array(0),
-    oids: () => '',
-    lines: none,
-    bad: {},
-    dirs: {},
-    cols,
-    nodup: false,
-    content: '',
-    changeLog: [],
-    changeLines: [],
-  };
+  const none: Saved['texts']['paths'] = [Buffer.alloc(0), new Uint32Array(1), true];
+  const { upd: _u, dup: _d, crt: _c, ...cols } = encodeColumns([]);
+  const texts = { paths: none, upd: none, dup: none, crt: none, rows: none };
+  return parseCache('', { v: CATALOG_VERSION, bad: {}, dirs: {}, nodup: false, st: new Float64Array(0), oids: Buffer.alloc(0), cols, texts })!;
 }
 
-/**
- * The base as saved, or null when it is not one this version wrote: every section must have its
- * type and a length that fits the number of files, and each text table end where its bytes do.
- */
-function parseCache(bytes: Buffer): CatalogFile | null {
-  const id = bytes.toString('latin1', 0, ID_LENGTH);
-  const s = deserialize(bytes.subarray(ID_LENGTH)) as Saved;
+/** The base as saved, or null unless every section has the type and length this version writes. */
+function parseCache(id: string, s: Saved): CatalogFile | null {
   if (s?.v !== CATALOG_VERSION || !(s.st instanceof Float64Array) || !Buffer.isBuffer(s.oids) || typeof s.bad !== 'object' || typeof s.dirs !== 'object')
     return null;
   const n = s.st.length / 3;
@@ -144,7 +115,6 @@ function parseCache(bytes: Buffer): CatalogFile | null {
     content: id,
     changeLog: [],
     changeLines: [],
-    // The blob ids as one string, made when first asked for (a listing to match).
     oids: () => (oids ??= s.oids.toString('latin1')),
   };
 }
@@ -160,12 +130,13 @@ export class CatalogCache {
     this.deltaFile = join(ws.localDir, 'cache', 'catalog.delta');
   }
 
-  /** The cache as saved, with the delta applied; null when missing, corrupt or foreign (rebuilt by the caller). */
+  /** The cache with its delta applied; null when missing, corrupt or foreign. */
   load(): CatalogFile | null {
     this.ws.local?.('cache'); // checked before anything in it is read (state-dir.ts)
     let file: CatalogFile | null;
     try {
-      file = parseCache(readNoFollow(this.cacheFile));
+      const bytes = readNoFollow(this.cacheFile);
+      file = parseCache(bytes.toString('latin1', 0, ID_LENGTH), deserialize(bytes.subarray(ID_LENGTH)) as Saved);
     } catch {
       return null;
     }
@@ -180,10 +151,7 @@ export class CatalogCache {
     return file;
   }
 
-  /**
-   * Appends changes to `catalog.delta` in one write (concurrent appenders do not interleave
-   * lines). The content id after them, counted on from `content`; null when not written.
-   */
+  /** Appends to `catalog.delta` in one write (appenders do not interleave); the content id after, null when not written. */
   appendDelta(id: string, rows: unknown[][], content = id): string | null {
     if (!rows.length) return content;
     const after = deltaLinesOf(id, rows, content);

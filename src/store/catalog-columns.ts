@@ -1,7 +1,4 @@
-/**
- * The fields filters and ranking read, kept as columns beside the metadata rows: parsing 10K rows
- * would be most of a cold `list` or `query`. A `ColumnMeta` parses its row only for another field.
- */
+/** The fields filters and ranking read, as columns beside the metadata rows: parsing 10K rows would be most of a cold `list` or `query`. */
 import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
@@ -10,10 +7,9 @@ import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
 
 /**
- * The columns that are numbers, with their typed arrays. `ev`: codes into `evs` (evidence types
- * as digits, indexes into EVIDENCE_TYPES, in order); `vf`, `vt`: into `dates`, -1 for null; `lc`:
- * into `lcs` (the lifecycle as JSON), -1 for none; `updMs`: `updated_at` in ms when in
- * `toISOString`'s form (text order is time order), else NaN.
+ * The numeric columns. `ev`: codes into `evs` (evidence types as digits of EVIDENCE_TYPES); `vf`,
+ * `vt`: into `dates`, -1 for null; `lc`: into `lcs` (lifecycle JSON), -1 for none; `updMs`:
+ * `updated_at` in ms when in `toISOString`'s form (text order is time order), else NaN.
  */
 export const NUMERIC = {
   kind: Int8Array,
@@ -30,28 +26,21 @@ export const NUMERIC = {
 } as const;
 export type NumericColumn = keyof typeof NUMERIC;
 export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
-/** The tables the codes index. */
 export const TABLES = ['evs', 'dates', 'lcs', 'scopes', 'subjects'] as const;
 
-/** Numbers in typed arrays, repeated strings as codes into tables, the rest as Texts. */
 export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]> & {
     upd: Texts;
     dup: Texts;
     crt: Texts;
   };
 
-/** Numeric columns for `n` positions, zeroed. */
 export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
   return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
 }
 
-/** What encodeColumns makes: the typed and coded columns, the strings still plain. */
 type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
-/**
- * The columns of these metadata (null: a bad file), the strings still plain, coded on from
- * `tables` (whose codes stay valid). -1 in `kind`: no columns (a bad file, or a value they cannot hold).
- */
+/** The columns of these metadata (null: a bad file), coded on from `tables`; -1 in `kind`: no columns (a value they cannot hold). */
 export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pick<CachedColumns, (typeof TABLES)[number]>): EncodedColumns {
   const n = metas.length;
   const c: EncodedColumns = {
@@ -103,7 +92,6 @@ export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pic
   return c;
 }
 
-/** Codes of a table's values, made when a new value must be encoded. */
 const tableCodes = new WeakMap<string[], Map<string, number>>();
 
 function codeIn(table: string[], value: string): number {
@@ -121,7 +109,7 @@ function codeIn(table: string[], value: string): number {
   return code;
 }
 
-/** `table[code]`; a code outside the table throws (a loaded cache is consistent by construction). */
+/** `table[code]`; a code outside it throws (a loaded cache is consistent by construction). */
 export function item<T>(table: ArrayLike<T>, code: number | undefined, what: string): T {
   const v = code === undefined ? undefined : table[code];
   if (v === undefined) throw new Error(`catalog cache: no ${what} numbered ${code}`);
@@ -135,15 +123,11 @@ export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
   private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
-  /** The row: undefined until read, null once parsed (a long-lived process would otherwise hold both). */
-  private text: string | null | undefined;
-  /** Path of the file relative to the root, once made. */
   private path: string | undefined;
 
   constructor(
     private readonly cols: CachedColumns,
     private at: number,
-    /** The rows this metadata's is at position `at` of. */
     private readonly rows: Texts,
     /** The file's path relative to the root, or the paths it is at position `at` of. */
     private readonly file: string | Texts,
@@ -155,17 +139,10 @@ export class ColumnMeta implements EntryMeta {
   moveTo(at: number): this {
     this.at = at;
     this.path = typeof this.file === 'string' ? this.file : undefined;
-    this.text = undefined;
     this.parsed = undefined;
     this.evidenceList = undefined;
     this.lifecycleValue = undefined;
     return this;
-  }
-
-  /** The row as text, while it has not been parsed (then undefined). */
-  get unparsed(): string | undefined {
-    if (this.text === undefined) this.text = this.rows.get(this.at);
-    return this.text ?? undefined;
   }
 
   /** Whether position `at` of `cols` has columns. */
@@ -173,8 +150,7 @@ export class ColumnMeta implements EntryMeta {
     return cols !== undefined && (cols.kind[at] ?? -1) >= 0;
   }
 
-  /** This position's number in column `c`. */
-  code(c: ArrayLike<number>): number {
+  private code(c: ArrayLike<number>): number {
     return item(c, this.at, 'position');
   }
 
@@ -184,11 +160,7 @@ export class ColumnMeta implements EntryMeta {
   }
 
   private get row(): EntryMeta {
-    if (!this.parsed) {
-      this.parsed = metaFromRow(JSON.parse(this.unparsed!) as unknown[]);
-      this.text = null;
-    }
-    return this.parsed;
+    return (this.parsed ??= metaFromRow(JSON.parse(this.rows.get(this.at)) as unknown[]));
   }
 
   private get rel(): string {
@@ -267,7 +239,6 @@ export class ColumnMeta implements EntryMeta {
     return this.code(this.cols.imp0);
   }
 
-  /** A plain object with every field (for code that copies or compares metadata). */
   toJSON(): EntryMeta {
     return this.row;
   }

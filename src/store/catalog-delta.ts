@@ -1,16 +1,16 @@
 /**
- * `catalog.delta`: small changes appended on top of the cache's base instead of rewriting it, and
- * the content ids they chain. One JSON array per line, each naming its base:
- * `[id, file, size, mtimeMs, ctimeMs, row, problems, blob]` sets a file, `[id, file]`
- * removes one, and `[id, "#dir", folder, ctimeMs, ino, listedAt]` records a folder's listing.
+ * `catalog.delta`: changes appended on top of the cache's base, and the content ids they chain.
+ * One JSON array per line, each naming its base: `[id, file, size, mtimeMs, ctimeMs, row,
+ * problems, blob]` sets a file, `[id, file]` removes one, `[id, "#dir", folder, ctimeMs, ino,
+ * listedAt]` records a folder's listing.
  */
 import type { Problem } from '../core/errors.js';
 import { metaFromRow } from './meta-row.js';
 import { encodeColumns, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
-import { MergedTexts, lowerBoundText } from './texts.js';
+import { MergedTexts, lowerBoundText, type Texts } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
-/** The blob id of a file whose blob is not known (git's own "no object"): never matches git's view. */
+/** The blob id of a file whose blob is not known (git's "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
 
 /** Up to this many changes at once go to the delta, until it holds this many lines or a twentieth of the files. */
@@ -22,24 +22,19 @@ export function deltaFits(count: number, deltaLines: number, files: number): boo
   return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
 }
 
-/** One file's state in a delta line: `[size, mtimeMs, ctimeMs, row, problems, blob]`. */
 export type FileState = [number, number, number, string, Problem[] | null, string];
 
-/** JSON with every character outside ASCII escaped, so that the text reads back exactly as latin1. */
+/** JSON with every character outside ASCII escaped, so it reads back exactly as latin1. */
 export function asciiJson(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
 }
 
-/**
- * The id of base `base` with the first `k` file lines of its delta, the k-th being `line`: the
- * delta is only appended to and a line states a file whole, so finding this very line k-th means
- * holding that content.
- */
+/** The id of `base` with the first `k` file lines of its delta, the k-th being `line` (the delta is only appended to, and a line states a file whole). */
 export function contentAfter(base: string, k: number, line: string): string {
   return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
 }
 
-/** How many of the delta's file lines `content` (an id from contentAfter) holds, if it is a content this loaded cache went through. */
+/** How many of the delta's file lines `content` holds, if this loaded cache went through it. */
 export function contentPosition(file: CatalogFile, content: string): number | undefined {
   const c = contentParts(content);
   if (c?.base !== file.id) return undefined;
@@ -48,7 +43,6 @@ export function contentPosition(file: CatalogFile, content: string): number | un
   return line !== undefined && lineHash(line) === c.check ? c.lines : undefined;
 }
 
-/** The parts of a content id (see contentAfter): a base's own id has no delta lines. */
 function contentParts(content: string): { base: string; lines: number; check?: string } | null {
   const m = /^([^+]+)(?:\+(\d+)\.([0-9a-f]{16}))?$/.exec(content);
   return m?.[1] ? { base: m[1], lines: m[2] === undefined ? 0 : Number(m[2]), check: m[3] } : null;
@@ -70,7 +64,6 @@ function lineHash(line: string): string {
 /** The lines to append for `rows` on base `id`, and the content id after them, counted on from `content`. */
 export function deltaLinesOf(id: string, rows: unknown[][], content: string): { lines: string[]; content: string } {
   const lines = rows.map((r) => asciiJson(JSON.stringify([id, ...r])));
-  // Only lines about files change the content (a folder's listing does not).
   let k = contentParts(content)?.lines ?? 0;
   let last: string | undefined;
   rows.forEach((r, i) => {
@@ -81,7 +74,7 @@ export function deltaLinesOf(id: string, rows: unknown[][], content: string): { 
   return { lines, content: last === undefined ? content : contentAfter(id, k, last) };
 }
 
-/** Applies the lines of `text` that name this base, in order; a torn or foreign line is skipped. The arrays stay sorted. */
+/** Applies the lines of `text` that name this base, in order; a torn or foreign line is skipped. */
 export function applyDelta(file: CatalogFile, text: string): void {
   const changes = new Map<string, FileState | null>();
   for (const raw of text.split('\n')) {
@@ -112,16 +105,15 @@ export function applyDelta(file: CatalogFile, text: string): void {
   if (changes.size) mergeChanges(file, changes);
 }
 
-/** A file line's state, or undefined when it is not one. */
 function fileState([size, mtime, ctime, row, problems, oid]: unknown[]): FileState | undefined {
   if (typeof size !== 'number' || typeof mtime !== 'number' || typeof ctime !== 'number' || typeof row !== 'string') return undefined;
   return [size, mtime, ctime, row, Array.isArray(problems) ? (problems as Problem[]) : null, typeof oid === 'string' ? oid : ''];
 }
 
-/** In order: a run of the base [from, to), or a file's new state. */
+/** A run of the base [from, to), or a file's new state. */
 type Part = { run: [from: number, to: number] } | { rel: string; state: FileState };
 
-/** The changes in path order, as runs of the base and new states (a removed file: a gap in the runs). */
+/** The changes in path order, as runs of the base and new states (a removed file: a gap). */
 function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): Part[] {
   const n = file.paths.length;
   const events: { at: number; rel: string; state: FileState | null; adds: boolean }[] = [];
@@ -143,24 +135,23 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
   return parts;
 }
 
-/** One merge of the sorted base with the changed files: unchanged runs are typed-array copies, their texts left in place (MergedTexts). */
+/** Merges the changed files into the sorted base: unchanged runs are typed-array copies, their texts left in place. */
 export function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
-  // The new files' columns, coded with the base's tables (which they may extend: the base's codes stay valid).
-  const fresh = encodeColumns(
-    parts.flatMap((p) => ('state' in p ? [rowMeta(p.state[3], Boolean(p.state[4]))] : [])),
-    file.cols,
-  );
+  const news = parts.filter((p): p is Extract<Part, { state: FileState }> => 'state' in p);
+  const rows = news.map((p) => p.state[3]);
+  const metas = news.map(({ state }) => rowMeta(state[3], Boolean(state[4])));
+  const fresh = encodeColumns(metas, file.cols);
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
   const cols: CachedColumns = { ...fresh, ...numericColumns(count), upd: c.upd, dup: c.dup, crt: c.crt };
   const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
   const st = new Float64Array(3 * count);
-  const from = new Int32Array(count); // a base position, or -1 - (index into the new files)
-  const extra = { paths: [] as string[], rows: [] as string[], upd: [] as string[], dup: [] as string[], crt: [] as string[] };
+  const from = new Int32Array(count); // a base position, or -1 - (index into `news`)
   const bad: Record<string, Problem[]> = {};
   const badAt = Object.entries(file.bad).map(([k, v]) => [Number(k), v] as const);
   let at = 0;
+  let k = 0;
   for (const p of parts) {
     if ('run' in p) {
       const [lo, hi] = p.run;
@@ -172,31 +163,26 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
       at += hi - lo;
       continue;
     }
-    const { rel, state } = p;
-    const k = extra.paths.length; // its place in `fresh`
+    const { state } = p;
     for (const key of NUMERIC_COLUMNS) cols[key][at] = fresh[key][k] ?? 0;
     oidParts.push(state[5].length === 40 ? state[5] : NO_BLOB);
     st.set([state[0], state[1], state[2]], 3 * at);
-    from[at] = -1 - k;
-    extra.paths.push(rel);
-    extra.rows.push(state[3]);
-    extra.upd.push(fresh.upd[k] ?? '');
-    extra.dup.push(fresh.dup[k] ?? '');
-    extra.crt.push(fresh.crt[k] ?? '');
+    from[at] = -1 - k++;
     if (state[4]) bad[at] = state[4];
     at++;
   }
-  cols.upd = new MergedTexts(c.upd, from, extra.upd);
-  cols.dup = new MergedTexts(c.dup, from, extra.dup);
-  cols.crt = new MergedTexts(c.crt, from, extra.crt);
+  const merged = (base: Texts, extra: string[]): Texts => new MergedTexts(base, from, extra);
+  [cols.upd, cols.dup, cols.crt] = [merged(c.upd, fresh.upd), merged(c.dup, fresh.dup), merged(c.crt, fresh.crt)];
   const baseOids = file.oids;
   let oids: string | undefined;
   Object.assign(file, {
-    paths: new MergedTexts(file.paths, from, extra.paths),
+    paths: merged(
+      file.paths,
+      news.map((p) => p.rel),
+    ),
     st,
-    // Made when first asked for, from the base's.
     oids: () => (oids ??= oidParts.map((p) => (typeof p === 'string' ? p : baseOids().slice(40 * p[0], 40 * p[1]))).join('')),
-    lines: new MergedTexts(file.lines, from, extra.rows),
+    lines: merged(file.lines, rows),
     bad,
     cols,
   });

@@ -1,28 +1,23 @@
 /**
- * The catalog of a watcher-fed process (the daemon): `refreshPaths` re-reads only a batch's files
- * on top of the last snapshot, keeping its maps between batches: a batch costs what its files do.
- * The files that can share a key (`project/id`) are that id's file in each section, so each key
- * a batch touched is settled among those alone: the file whose path sorts first keeps it.
+ * The daemon's catalog: a batch re-reads only its files, and each key it touched is settled among
+ * that id's files in the sections alone (the only ones that can share it; the first path keeps it).
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
 import { stampOf } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
-import { SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
+import { linkProblem, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { duplicateProblem, entryPath, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
 
-const linkProblem = (rel: string): BadFile => ({ file: rel, problems: [{ path: rel, message: 'is a symbolic link; entry files must be regular files' }] });
-
 export class LiveCatalog {
-  /** The snapshot returned last. */
   private snap: CatalogSnapshot | undefined;
   /** Every entry file read, usable or not: a skipped duplicate keeps its entry, to take its key back. */
   private files = new Map<string, StoredEntry | BadFile>();
   private byKey = new Map<string, StoredEntry>();
   /** Each skipped duplicate, with the file that keeps its key. */
   private dups = new Map<string, string>();
-  /** Live entries by project and duplicate hash, so a write does not scan every entry (built on first use). */
+  /** Live entries by project and duplicate hash, so a write does not scan every entry. */
   private dupIndex: Map<string, StoredEntry[]> | undefined;
 
   constructor(
@@ -48,13 +43,8 @@ export class LiveCatalog {
   private indexDup(se: StoredEntry | undefined, add: boolean): void {
     if (!this.dupIndex || !se || se.meta.status === 'superseded') return;
     const slot = `${se.project}\0${se.meta.dup}`;
-    const list = this.dupIndex.get(slot);
-    if (add) this.dupIndex.set(slot, [...(list ?? []), se]);
-    else if (list)
-      this.dupIndex.set(
-        slot,
-        list.filter((o) => o !== se),
-      );
+    const list = this.dupIndex.get(slot) ?? [];
+    this.dupIndex.set(slot, add ? [...list, se] : list.filter((o) => o !== se));
   }
 
   private findDuplicate(project: string, dup: string): string | undefined {
@@ -65,16 +55,11 @@ export class LiveCatalog {
     return this.dupIndex.get(`${project}\0${dup}`)?.[0]?.meta.id;
   }
 
-  /**
-   * Re-reads only `files` (relative paths; others than entry files ignored) on top of `prev`, the
-   * snapshot this returned last (else the maps are rebuilt from it). The cache file is left to the
-   * next full refresh.
-   */
+  /** Re-reads only `files` (relative; not entry files: ignored) on top of `prev` (if this did not return it, the maps are rebuilt from it). */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
     if (this.snap !== prev) this.reset(prev);
     const changed: string[] = [];
     const removed: string[] = [];
-    /** The keys the batch touched, with their project and id. */
     const keys = new Map<string, [project: string, id: string]>();
     const viaLink = this.linkTest();
     for (const rel of new Set(files)) {
@@ -99,7 +84,7 @@ export class LiveCatalog {
         continue;
       }
       if (old) removed.push(rel);
-      if (st?.isSymbolicLink()) this.files.set(rel, linkProblem(rel));
+      if (st?.isSymbolicLink()) this.files.set(rel, linkProblem(rel, 'entry files must be regular files'));
     }
     const touched = new Map<string, StoredEntry | null>();
     for (const [key, [project, id]] of keys) {
@@ -148,7 +133,7 @@ export class LiveCatalog {
     };
   }
 
-  /** Reads and validates one entry file: its StoredEntry, why it cannot be used, or undefined when it is gone. */
+  /** One entry file: its StoredEntry, why it cannot be used, or undefined when it is gone. */
   private readStored(rel: string, st?: Stats): StoredEntry | BadFile | undefined {
     const where = entryPath(rel);
     if (!where) return undefined;

@@ -1,9 +1,7 @@
 /**
- * A full pass over the entry files against the catalog cache as loaded (Catalog.refresh): which
- * cached files changed or went, read again as delta lines (catalog-delta.ts) that the cache then
- * takes in. A section folder whose ctime and inode are those of its last listing (see DirRecord)
- * is not listed again, and a file git's view vouches for (git-view.ts) is not stat'ed; everything
- * else gets an lstat (a link is reported, never followed) and, if its stamp moved, a read.
+ * A full pass over the entry files against the cache as loaded: a folder unchanged since its last
+ * listing is not listed, a file git's view vouches for not stat'ed; the rest get an lstat (a link is
+ * reported, never followed) and, if the stamp moved, a read (a delta line).
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,20 +25,16 @@ function inPathOrder(names: readonly string[]): string[] {
 
 export const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
 
-const linkProblem = (rel: string, what: string): BadFile => ({
-  file: rel,
-  problems: [{ path: rel, message: `is a symbolic link; ${what}` }],
-});
+export const linkProblem = (rel: string, what: string): BadFile => ({ file: rel, problems: [{ path: rel, message: `is a symbolic link; ${what}` }] });
 
 export class CatalogScan {
   /** Each file read again (its new state) or gone (null), by path. */
   readonly changes = new Map<string, FileState | null>();
-  /** The files read again, and gone. */
   readonly changed: string[] = [];
   readonly removed: string[] = [];
   /** The entries read again, whole (the cache holds only their metadata). */
   readonly read = new Map<string, MemoryEntry>();
-  /** Every folder's listing still valid, and those recorded by this pass (for the delta). */
+  /** Every folder's listing still valid, and those recorded by this pass. */
   readonly dirs: Record<string, DirRecord> = {};
   readonly newDirs: [string, DirRecord][] = [];
   /** Project and section folders that are links: reported, never followed. */
@@ -53,17 +47,13 @@ export class CatalogScan {
     private readonly cache: CatalogFile,
     private readonly clean: Uint8Array | undefined,
     private readonly listedAt: number,
-    /**
-     * How many of the entries read it keeps (the last ones). None in a long-lived process: a first
-     * start reads every file, and each entry kept a while outlives the young generation, so its
-     * garbage would grow the old one; the index reads each again once (StoredEntry.readOnce).
-     */
+    /** How many entries read it keeps (the last ones); none in a long-lived process (StoredEntry.readOnce says why). */
     private readonly keepRead = Infinity,
   ) {
     this.kept = new Uint8Array(cache.paths.length);
   }
 
-  /** Walks every section folder of every project, in the cache's order (paths sorted). */
+  /** Walks every section folder of every project, in the cache's order. */
   run(): this {
     for (const project of inPathOrder(this.ws.listProjects())) {
       const pdir = this.ws.projectDir(project);
@@ -84,7 +74,7 @@ export class CatalogScan {
     const cache = this.cache;
     const dirRel = `${MEMORY_DIR}/${project}/${section}`;
     const prefix = `${dirRel}/`;
-    // The cached files of this folder: one run of the sorted list ('0' is the character after '/').
+    // The cached files of this folder: one run of the sorted list ('0' follows '/').
     const lo = lowerBoundText(cache.paths, prefix);
     const hi = Math.max(lo, lowerBoundText(cache.paths, `${dirRel}0`));
     const dst = lstatSync(sdir, { throwIfNoEntry: false });
@@ -95,7 +85,6 @@ export class CatalogScan {
     }
     const rec = cache.dirs[dirRel];
     if (dst?.isDirectory() && rec && rec[0] === dst.ctimeMs && rec[1] === dst.ino && rec[0] + DIR_SETTLE_MS < rec[2]) {
-      // Still the names of its last listing: the cached ones.
       this.dirs[dirRel] = rec;
       for (let i = lo; i < hi; i++) {
         if (this.clean?.[i] === 1)
@@ -129,7 +118,6 @@ export class CatalogScan {
     const cache = this.cache;
     const name = rel.slice(rel.lastIndexOf('/') + 1);
     const abs = `${sdir}/${name}`; // sdir is normalized; join() costs a little on every file
-    // lstat, not stat: a link is reported, never followed.
     const st = i !== undefined && this.clean?.[i] === 1 ? undefined : lstatSync(abs, { throwIfNoEntry: false });
     if (st && !st.isFile() && !st.isSymbolicLink()) return;
     if (i !== undefined && (!st || (cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs))) {

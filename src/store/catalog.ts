@@ -1,9 +1,4 @@
-/**
- * The catalog: every entry file, validated once and cached in the local state (catalog-cache.ts;
- * docs/ARCHITECTURE.md). A command checks the files (catalog-scan.ts) and re-reads the changed
- * ones; the daemon follows its watcher's batches (catalog-live.ts). The files are the truth: a
- * missing or corrupt cache is rebuilt.
- */
+/** The catalog: every entry file, validated once and cached (docs/ARCHITECTURE.md, "The read path"); the files are the truth. */
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
@@ -25,12 +20,11 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found, for `noteWritten` and `carryGitView`: the base, and the content ids then and now. */
+/** What a full refresh found (base, content ids then and now), and the blob of each file noted since (null: removed). */
 interface Found {
   id: string;
   foundContent: string;
   contentId: string;
-  /** The blob of each file noted since the refresh (null: removed). */
   notedBlobs: Map<string, string | null>;
 }
 
@@ -39,11 +33,11 @@ export class Catalog {
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
   private found: Found | undefined;
-  /** Keep what a refresh found for `noteWritten` (a watcher-fed process does not need it). */
+  /** A watcher-fed process needs no `found`. */
   private notesWrites: boolean;
   /** In a long-lived process, entries keep their full text only among the last few hundred read. */
   private readonly recent: RecentEntries | undefined;
-  /** The real time, for how long ago a folder last changed (a test moves it on; a fixed command clock must not). */
+  /** For how long ago a folder changed: real time (a test moves it on; a fixed command clock must not). */
   private readonly wallClock: () => number;
 
   constructor(ws: Workspace, opts: { noteWrites?: boolean; holdEntries?: boolean; wallClock?: () => number } = {}) {
@@ -54,12 +48,12 @@ export class Catalog {
     this.cache = new CatalogCache(ws);
   }
 
-  /** Re-reads only `files` (paths relative to the root) on top of `prev`, the snapshot returned last (see catalog-live.ts). */
+  /** Re-reads only `files` on top of `prev`, the snapshot returned last (catalog-live.ts). */
   refreshPaths(prev: CatalogSnapshot, files: Iterable<string>): CatalogSnapshot {
     return (this.live ??= new LiveCatalog(this.ws.root, this.recent)).refreshPaths(prev, files);
   }
 
-  /** Checks every entry file against the cache (catalog-scan.ts), re-reads the changed ones, and records what moved. */
+  /** Checks every entry file against the cache, re-reads the changed ones, and records what moved. */
   refresh(): CatalogSnapshot {
     const loaded = this.cache.load();
     const file = loaded ?? emptyCatalog();
@@ -73,7 +67,6 @@ export class Catalog {
       : undefined;
     if (changes.size) mergeChanges(file, changes);
     file.dirs = scan.dirs;
-    // The entries are made from the cache when asked for.
     const cached = new CachedEntries(file, this.ws.root, this.recent, scan.read);
     const bad: BadFile[] = Object.entries(file.bad).map(([i, problems]) => ({ file: file.paths.get(Number(i)), problems }));
     bad.push(...scan.links);
@@ -98,10 +91,7 @@ export class Catalog {
     return snap;
   }
 
-  /**
-   * Whether no file loses its id to another: the base knew none to, so one of a pair would be
-   * among the files changed since (`changed`), and only their names in other sections are looked up.
-   */
+  /** Whether no file loses its id to another: the base knew none, so one of a pair is among `changed` (looked up in the other sections). */
   private noIdShared(file: CatalogFile, changed: string[]): boolean {
     if (!file.nodup) return false;
     const has = (rel: string): boolean => {
@@ -137,11 +127,7 @@ export class Catalog {
     return m?.clean;
   }
 
-  /**
-   * Our writer has just written (or removed) these files, validated: their stamps and metadata go
-   * to the delta, so the next command re-reads none. `written`: the text of each, so a file still
-   * holding it is not parsed again. A no-op in a process that has not refreshed.
-   */
+  /** Our writer has just written (or removed) these validated files: to the delta, so the next command re-reads none. */
   noteWritten(files: string[], written?: ReadonlyMap<string, { text: string | null; entry?: MemoryEntry }>): void {
     const found = this.found;
     if (!found) return;
@@ -175,11 +161,7 @@ export class Catalog {
     if (after !== null) found.contentId = after;
   }
 
-  /**
-   * After a memory commit whose new git index differs only at the files this process noted: a
-   * listing recorded as matching the content found matches the content after them too, so the
-   * record moves on and the next command need not list again.
-   */
+  /** After a memory commit that changed git's index only at the files noted here, git's view record moves on to the content after them. */
   carryGitView(change: { before: string | null; after: string | null; paths: string[] }): void {
     const found = this.found;
     if (!found?.foundContent || !found.contentId || !change.before || !change.after) return;

@@ -1,8 +1,4 @@
-/**
- * The files a project needs besides its entries (config.yaml, ai-memory/.gitignore, the merge
- * attributes), as contents to write. Nothing here writes: every file under ai-memory/ is written
- * by the write transaction (service/transaction.ts).
- */
+/** The files a project needs besides its entries, as contents for the write transaction to write, and git's drivers for them. */
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderConfig, defaultConfig } from './config.js';
@@ -14,10 +10,7 @@ import { linkRefused, type Workspace } from './workspace.js';
 /** Ignore rules committed inside ai-memory/: lock dirs and temp files never reach git. */
 const MEMORY_GITIGNORE = '# bass-agents memory: lock folders and temp files are never committed\n*.lock/\n.*.tmp\n';
 
-/**
- * The files that create a project: its config.yaml and ai-memory/.gitignore,
- * each only when missing. Empty when the project already exists.
- */
+/** The files that create a project (config.yaml, ai-memory/.gitignore), each only when missing. */
 export function projectFiles(ws: Workspace, project: string, now: string): { abs: string; text: string }[] {
   const out: { abs: string; text: string }[] = [];
   ws.projectDir(project); // validates the name and the path
@@ -28,7 +21,6 @@ export function projectFiles(ws: Workspace, project: string, now: string): { abs
   return out;
 }
 
-/** The merge driver's name in git config and .gitattributes. */
 export const MERGE_DRIVER = 'bass-agents-memory';
 // In ai-memory/.gitattributes (a memory path, so committing it never touches the user's files).
 const ATTR_LINE = `**/*.json merge=${MERGE_DRIVER}`;
@@ -50,10 +42,7 @@ export function gitAttributesText(file: string): string | null {
   return text;
 }
 
-/**
- * Registers the merge driver and the diff driver's textconv in the repository's local git
- * config, as this installation starts from git (store/install.ts); idempotent.
- */
+/** Registers the merge driver and the diff driver's textconv in the repository's local git config (idempotent). */
 export async function ensureDrivers(git: Pick<GitRepo, 'ensureMergeDriver' | 'ensureDiffDriver'>, root: string, env: NodeJS.ProcessEnv): Promise<void> {
   await git.ensureMergeDriver(MERGE_DRIVER, gitCommandFor(root, env, 'memory merge-driver %O %A %B %P'));
   // `git diff` and `git log -p` of an entry file show its fields, one per line (git appends the file).

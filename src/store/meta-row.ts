@@ -1,8 +1,4 @@
-/**
- * One catalog row: an entry's metadata as a JSON array in a fixed field order, and back. The
- * catalog cache keeps one row per file (catalog-cache.ts): an array, not an object, and parsed
- * only for the few entries a command reads beyond the columns.
- */
+/** One catalog row: an entry's metadata as a JSON array in a fixed field order (smaller and faster to parse than an object), and back. */
 import type { EntryMeta } from '../core/meta.js';
 
 export const META_KEYS = [

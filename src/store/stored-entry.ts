@@ -1,7 +1,4 @@
-/**
- * One entry file as the catalog holds it (where, its stamp, its metadata, the full entry read only
- * when asked for); the reading and checking of one entry file; the rule for two files with one id.
- */
+/** One entry file as the catalog holds it; the reading and checking of one; the rule for two files with one id. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS, type Section } from '../core/constants.js';
@@ -24,48 +21,36 @@ export function entryPath(rel: string): { project: string; section: Section; id:
   return { project, section: section as Section, id };
 }
 
-/** `project/id` of an entry file path (`ai-memory/<project>/<section>/<id>.json`): the key of the index and of local usage. */
+/** `project/id` of an entry file path: the key of the index and of local usage. */
 export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
   return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
 }
 
-/** One entry file: where it is, its stamp, its metadata, and the full entry on demand. */
 export class StoredEntry {
-  readonly project: string;
-  /** Path relative to the workspace root. */
-  readonly file: string;
-  /** size:mtime:ctime of the file, or how to make it (from the catalog cache's numbers: most entries of a cold read never need it). */
-  private stampSrc: string | (() => string);
-  private root: string;
-  /** Filter, ranking and statistics fields (from a cached row: ColumnMeta). */
-  readonly meta: EntryMeta;
-  /**
-   * The whole entry once read; in a long-lived process only among the `recent` few, or the daemon
-   * would hold every entry's text beside the index (held weakly, they outlive the young
-   * generation and swell the heap until a full collection).
-   */
+  /** The whole entry once read; in a long-lived process only among the `recent` few (held weakly, they would swell the old generation). */
   private full: MemoryEntry | undefined;
-  private readonly recent: RecentEntries | undefined;
+  private keyText: string | undefined;
 
-  constructor(root: string, project: string, file: string, stamp: string | (() => string), meta: EntryMeta, full?: MemoryEntry, recent?: RecentEntries) {
-    this.root = root;
-    this.project = project;
-    this.file = file;
-    this.stampSrc = stamp;
-    this.meta = meta;
-    this.recent = recent;
+  constructor(
+    private root: string,
+    readonly project: string,
+    /** Path relative to the workspace root. */
+    readonly file: string,
+    /** size:mtime:ctime of the file, or how to make it (most entries of a cold read never need it). */
+    private stampSrc: string | (() => string),
+    readonly meta: EntryMeta,
+    full?: MemoryEntry,
+    private readonly recent?: RecentEntries,
+  ) {
     if (full) this.keep(full);
   }
 
-  private keyText: string | undefined;
-
-  /** size:mtime:ctime of the file, which changes whenever the file does. */
   get stamp(): string {
     if (typeof this.stampSrc !== 'string') this.stampSrc = this.stampSrc();
     return this.stampSrc;
   }
 
-  /** `project/id`: the key of the index and of local usage (made on first use: a cold `list` of 10K entries asks for a few). */
+  /** `project/id` (made on first use: a cold `list` of 10K entries asks for a few). */
   get key(): string {
     return (this.keyText ??= keyOfFile(this.file, this.project));
   }
@@ -75,7 +60,7 @@ export class StoredEntry {
     else this.full = e;
   }
 
-  /** The whole entry, read from its file when not held (it was validated when its stamp was cached). */
+  /** The whole entry, read from its file when not held (validated when its stamp was cached). */
   get entry(): MemoryEntry {
     const held = this.recent ? this.recent.get(this) : this.full;
     if (held) return held;
@@ -84,11 +69,7 @@ export class StoredEntry {
     return parsed;
   }
 
-  /**
-   * The whole entry for a pass over many (an index build, the vectors, the evidence check): in a
-   * long-lived process not kept among the recent few, which such a pass would push out, and where
-   * each entry would outlive the young generation, so its garbage would grow the old one.
-   */
+  /** The whole entry for a pass over many (index, vectors, evidence): in a long-lived process not kept, to spare the recent few. */
   readOnce(): MemoryEntry {
     return this.recent ? (this.recent.get(this) ?? this.read()) : this.entry;
   }
@@ -111,7 +92,7 @@ export class StoredEntry {
   }
 }
 
-/** The entries read last, held for a long-lived process (least recently used first out). */
+/** The entries read last, for a long-lived process (least recently used first out). */
 export class RecentEntries {
   private readonly map = new Map<StoredEntry, MemoryEntry>();
   constructor(private readonly max: number) {}
@@ -132,7 +113,6 @@ export class RecentEntries {
   }
 }
 
-/** A file that could not be used, with why. */
 export interface BadFile {
   file: string;
   problems: Problem[];
@@ -145,25 +125,22 @@ export interface CatalogSnapshot {
   /** Files (relative) whose content changed since the cache was last saved, and removed ones. */
   changed: string[];
   removed: string[];
-  /** From `refreshPaths` only: each key a changed or removed file has, with the entry holding it now (null: none). */
-  touched?: Map<string, StoredEntry | null>;
   /** Files skipped because an earlier-sorting file of the project has the same id (also in `bad`). */
   duplicates?: string[];
-  /** From `refreshPaths` only, kept current by later batches: entries by key, and a live entry's id by duplicate hash. */
+  /** From `refreshPaths`: each key a changed or removed file has, with its entry now (null: none). */
+  touched?: Map<string, StoredEntry | null>;
+  /** From `refreshPaths`, kept current by later batches: entries by key, a live entry's id by duplicate hash. */
   byKey?: ReadonlyMap<string, StoredEntry>;
   findDuplicate?: (project: string, dup: string) => string | undefined;
-  /** From a full refresh only: the id of the cache content holding exactly these entries (an index saved with it is current for it). */
+  /** From a full refresh: the id of the cache content holding exactly these entries. */
   contentId?: string;
-  /** From a full refresh only: the files that may differ from content `contentId`, if this cache went through it. */
+  /** From a full refresh: the files that may differ from content `contentId`, if this cache went through it. */
   changedSince?: (contentId: string) => string[] | undefined;
-  /** From a full refresh that found no two files with one id: the entries made only when asked for (and `entries` on first use). */
+  /** From a full refresh with no shared ids: the entries by number (`entries` made from it on first use). */
   cached?: CachedEntries;
 }
 
-/**
- * Two files of one project with one id (a copy, a move merged with an edit): the file whose path
- * sorts first keeps it, the others are reported and skipped. Never cached (not the file's alone).
- */
+/** Two files of one project with one id (a copy, a move merged with an edit): the first path keeps it. Never cached (not the file's alone). */
 export function duplicateProblem(rel: string, holder: string): BadFile {
   const id = rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length);
   return {
@@ -172,7 +149,7 @@ export function duplicateProblem(rel: string, holder: string): BadFile {
   };
 }
 
-/** Moves every entry whose key an earlier-sorting file also has to `bad` (see duplicateProblem). */
+/** Moves every entry whose key an earlier-sorting file also has to `bad`. */
 export function dropDuplicates(entries: StoredEntry[], bad: BadFile[]): { entries: StoredEntry[]; duplicates?: string[] } {
   const holder = new Map<string, StoredEntry>();
   let dups: StoredEntry[] | undefined;

@@ -1,8 +1,4 @@
-/**
- * Strings by position, each made only when asked for: the catalog cache's texts stay bytes of the
- * file with a table of starts. A cold command looks at a few of 10K; making them all would be
- * most of what reading the cache costs.
- */
+/** Strings by position, each made only when asked for: a cold command looks at a few of 10K, and making them all would be most of what reading the cache costs. */
 export interface Texts {
   readonly length: number;
   get(i: number): string;
@@ -46,7 +42,6 @@ export class MergedTexts implements Texts {
     return this.from.length;
   }
 
-  /** Text `i`: its place in the base, or its own text. */
   private pick(i: number): number | string {
     const f = this.from[i];
     if (f === undefined) throw new RangeError(`no text at ${i}`);
@@ -76,12 +71,12 @@ export function firstNotBelow(n: number, below: (i: number) => boolean): number 
   return lo;
 }
 
-/** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
+/** Index of the first of `sorted` (JavaScript string order) not less than `key`. */
 export function lowerBoundText(sorted: Texts, key: string): number {
   return firstNotBelow(sorted.length, (i) => sorted.get(i) < key);
 }
 
-/** The UTF-8 bytes of the strings one after another and where each starts; null if one does not survive the trip (a lone surrogate). */
+/** The UTF-8 bytes of the strings and where each starts; null if one does not survive the trip (a lone surrogate). */
 export function encodeTexts(items: readonly string[]): { starts: Uint32Array; bytes: Buffer; ascii: boolean } | null {
   const joined = items.join('');
   const ascii = !/[^\x00-\x7f]/.test(joined);

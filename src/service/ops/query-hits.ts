@@ -1,8 +1,7 @@
 /**
- * How a text query's hits (the index's document numbers) become entries, two ways: a one-shot
- * query by entry number of the catalog cache as loaded, placed where the index snapshot records
- * them (checked by key); else through a table built once per catalog and index version. Each
- * hands its `Reach` to textCandidates (query-text.ts).
+ * How a text query's hits (document numbers) become entries: a one-shot query by entry number of
+ * the catalog cache as loaded (an entry object is made only for what is kept: a query reaches
+ * thousands), placed where the index snapshot records them; else by a table per snapshot.
  */
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
@@ -17,9 +16,7 @@ import { textCandidates, type Reach, type TextArgs, type TextHits } from './quer
 export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchIndex, sids: ArrayLike<number>, args: TextArgs): TextHits {
   const cached = snap.cached;
   if (cached && !engine.longLived) {
-    // By entry number: an entry object is made only for what is kept (a query reaches thousands).
-    // A snapshot saved from this very catalog content places each document exactly; one saved
-    // from another content holding the same entries (or none) is checked hit by hit, by key.
+    // A snapshot saved from this very content places each document exactly; else checked by key.
     const exact = index.inSync && index.savedFrom !== undefined && index.savedFrom === snap.contentId;
     let byKey: Map<string, number> | undefined;
     const hitAt = (i: number): number | undefined => {
@@ -27,7 +24,7 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
       const j = index.entryAt(sid);
       if (exact && j !== undefined && j < cached.count) return j;
       const key = index.keyOf(sid) ?? '';
-      if (j !== undefined && j < cached.count && cached.hasKey(j, key)) return j;
+      if (j !== undefined && j < cached.count && cached.keyOf(j) === key) return j;
       if (!byKey) {
         byKey = new Map();
         for (let k = 0; k < cached.count; k++) byKey.set(cached.keyOf(k), k);
@@ -37,11 +34,8 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     return textCandidates(cachedReach(cached), hitAt, args);
   }
   const bySid = engine.rm.sidTable(snap, index);
-  return textCandidates(
-    entriesReach(snap.entries, () => snap.byKey ?? engine.rm.keyed(snap)),
-    (i) => bySid[sids[i]!],
-    args,
-  );
+  const byKey = (): ReadonlyMap<string, StoredEntry> => snap.byKey ?? engine.rm.keyed(snap);
+  return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
 }
 
 function cachedReach(ce: CachedEntries): Reach<number> {
@@ -58,7 +52,6 @@ function cachedReach(ce: CachedEntries): Reach<number> {
       }
       return undefined;
     },
-    // From the columns: the filters once over every entry, the weights of the hits kept.
     passingSet: (parts, accept) => {
       const mask = new Uint8Array(ce.count);
       for (const j of ce.passing(parts, accept)) mask[j] = 1;
@@ -68,7 +61,7 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-/** `byKey`: the entries by key, made when first asked for (stale evidence is told by entry, from it). */
+/** `byKey`: the entries by key, made when first asked for. */
 function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>): Reach<StoredEntry> {
   return {
     meta: (se) => se.meta,
@@ -77,6 +70,7 @@ function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<
     key: (se) => se.key,
     all: () => entries,
     byId: (project, id) => byKey().get(`${project}/${id}`),
+    // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
     staleSet: (keys) => {
       const stale = new Set<StoredEntry>();
       for (const k of keys) {
