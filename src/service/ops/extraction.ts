@@ -1,7 +1,4 @@
-/**
- * `memory extract`: candidate memories from free text, stored as drafts through the
- * same batch as `memory apply`.
- */
+/** `memory extract`: candidate memories from free text, stored as drafts (one commit) unless `dryRun`; those an entry already says are not. */
 import type { Problem } from '../../core/errors.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -29,10 +26,6 @@ export interface ExtractReport {
   commit: string | null;
 }
 
-/**
- * `memory extract`: candidate memories from free text. Stored as drafts (one commit)
- * unless `dryRun`; candidates similar to an existing summary are not stored.
- */
 export async function extract(
   engine: Engine,
   caller: Caller,
@@ -71,7 +64,6 @@ export async function extract(
     if (!dup) updates.push({ index: extractions.length - 1, entry });
   }
   let commit: string | null = null;
-  // The extraction of the batch's update k (each update names the extraction it came from).
   const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {
     const r = await apply(
@@ -88,7 +80,7 @@ export async function extract(
     }
     for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
-    // A dry run stores nothing, but says the same about secrets as a real run would.
+    // A dry run says the same about secrets as a real run.
     const found = await scanGroups(
       engine,
       caller,
@@ -99,7 +91,7 @@ export async function extract(
       if (errors.length) at(i).skipped = errors;
     });
   }
-  // A candidate refused for a secret is not printed back: its text holds the secret.
+  // Never printed back: the text holds the secret.
   for (const x of extractions) {
     if (x.skipped?.some((p) => /looks like a secret/.test(p.message))) x.summary = '[withheld: it contains what looks like a secret]';
   }

@@ -1,7 +1,4 @@
-/**
- * Edits of existing entries: `reinforce`, `promote`, `restore`, `link`, and `related` (read).
- * Each edit is one transaction and one commit.
- */
+/** Edits of existing entries (`reinforce`, `promote`, `restore`, `link`), each one commit; and `related`. */
 import { join } from 'node:path';
 import { ConflictError, NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
 import type { CommitOp } from '../../core/entry.js';
@@ -24,7 +21,7 @@ export interface EditResult {
   commit: string | null;
 }
 
-/** Rewrites entries of one project in one transaction; `edit` returns the new entry or null to skip. */
+/** Entries of one project in one transaction; `edit` returns null to skip one. */
 async function rewrite(
   engine: Engine,
   caller: Caller,
@@ -37,7 +34,6 @@ async function rewrite(
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(engine, caller, first, projectName).project;
-  // (the transaction validates what it writes)
   const { value, commit } = await withWrite(engine, caller, { project, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
@@ -53,7 +49,7 @@ async function rewrite(
   return { project, entries: value, commit };
 }
 
-/** `memory reinforce`: strength to 1 and stability up, importance boosted on request; committed. */
+/** Strength to 1 and stability up, importance boosted on request. */
 export async function reinforce(
   engine: Engine,
   caller: Caller,
@@ -71,7 +67,7 @@ export async function reinforce(
   }));
 }
 
-/** Promotes an episodic memory to semantic: it stops decaying; confidence +0.1, at most 0.95. */
+/** Episodic to semantic: it stops decaying; confidence +0.1, at most 0.95. */
 export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EditResult> {
   return rewrite(engine, caller, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
@@ -84,10 +80,7 @@ export async function promote(engine: Engine, caller: Caller, id: string, opts: 
   });
 }
 
-/**
- * `memory restore <id>`: an archived entry becomes active again; a deleted one is brought back
- * from git history (the last committed version) as active.
- */
+/** An archived entry becomes active again; a deleted one comes back from git history, active. */
 export async function restore(
   engine: Engine,
   caller: Caller,
@@ -100,14 +93,14 @@ export async function restore(
     const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' }; // the edit keeps the one entry
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   const git = await engine.git();
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
-  const project = hit.path.split('/')[1]!; // ai-memory/<project>/…, as asked above
+  const project = hit.path.split('/')[1]!; // ai-memory/<project>/…
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
@@ -118,7 +111,7 @@ export async function restore(
   return { project, entry, commit, from: 'history' };
 }
 
-/** `memory link a b`: each in the other's related_entries, one commit. */
+/** Each in the other's related_entries. */
 export async function link(
   engine: Engine,
   caller: Caller,
@@ -140,7 +133,7 @@ export async function link(
   return r;
 }
 
-/** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
+/** Explicit links first, then lexically similar entries (summary, subject, tags). */
 export function related(
   engine: Engine,
   caller: Caller,

@@ -1,8 +1,4 @@
-/**
- * `memory setup <client> [project]`: writes the client's project configuration (see
- * core/setup.ts for what goes where). These are the user's own files, not memory: they are
- * written in place (atomically) and left for the user to review and commit; nothing is committed.
- */
+/** `memory setup <client> [project]`: the client's configuration (core/setup.ts), the user's own files: written in place, never committed. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
@@ -15,7 +11,6 @@ import type { Caller } from '../caller.js';
 export interface SetupResult {
   client: Client;
   project: string;
-  /** How the client starts the server. */
   command: string[];
   /** False when the command is a path of this machine only. */
   portable: boolean;
