@@ -15,17 +15,6 @@ export const SAVE_EVERY_MS = 30_000;
 
 type SemanticState = 'off' | 'unavailable' | 'loading' | 'indexing' | 'ready' | 'failed';
 
-interface SemanticStatus {
-  enabled: boolean;
-  state: SemanticState;
-  model: string | null;
-  /** Entries of projects with semantic search on, how many have a vector, and their bytes. */
-  entries: number;
-  vectors_current: number;
-  vector_bytes: number;
-  error?: string;
-}
-
 /** A full collection under `--expose-gc` (the daemon), around a large pass: it neither grows the heap on the garbage before it nor leaves its own. */
 export const collectGarbage = (): void => (globalThis as { gc?: () => void }).gc?.();
 
@@ -236,7 +225,8 @@ export class Semantic {
     }
   }
 
-  status(snap?: CatalogSnapshot): SemanticStatus {
+  /** `entries`: of projects with semantic search on. */
+  status(snap?: CatalogSnapshot) {
     if (snap && this.store && !this.running) this.pending(snap, false, true); // a status reads no entry file
     return {
       enabled: this.ready && this.state !== 'failed',
@@ -300,6 +290,6 @@ export async function semanticFor(engine: Engine, caller: Caller, text: string, 
 }
 
 /** null: none attached in this process. */
-export function semanticStatus(engine: Engine): SemanticStatus | null {
+export function semanticStatus(engine: Engine) {
   return engine.semantic?.status(engine.rm.current) ?? null;
 }

@@ -14,16 +14,6 @@ import { withWrite } from '../transaction.js';
 import { idMaker, liveByDup } from './batch.js';
 import { locate } from './entries.js';
 
-export interface ApplyPlanReport {
-  project: string;
-  plan: string;
-  merged: { group: number; id: string; superseded: string[] }[];
-  summaries: { group: number; id: string }[];
-  linked: { group: number; ids: string[] }[];
-  skipped: { group: number; reason: string }[];
-  commit: string | null;
-}
-
 /** The plan, written under `plans/` of the local state folder (nothing else changes). */
 export function compactPlan(
   engine: Engine,
@@ -56,7 +46,7 @@ export function compactPlan(
 }
 
 /** Merge and summarize groups create their entry (merge supersedes the members by it), link groups link; a group whose members changed is skipped. */
-export async function applyPlan(engine: Engine, caller: Caller, planFile: string): Promise<ApplyPlanReport> {
+export async function applyPlan(engine: Engine, caller: Caller, planFile: string) {
   // Read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
   let plan: ConsolidationPlan;

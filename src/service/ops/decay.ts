@@ -1,41 +1,13 @@
 /** `memory decay`. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type LifecycleState } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { readNoFollow } from '../../store/state-dir.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
-
-export interface DecayReport {
-  project: string;
-  curve: Curve;
-  forget_threshold: number;
-  forget_action: 'archive' | 'delete';
-  analyzed: number;
-  changed: number;
-  forgotten: number;
-  dry_run: boolean;
-  previous_run_at: string | null;
-  duration_ms: number;
-  /** Entries whose value moved since the previous run, or to forget. */
-  entries: {
-    id: string;
-    before: number;
-    after: number;
-    factor: number;
-    days_since_access: number;
-    retrievals: number;
-    memory_type: MemoryType;
-    forget: boolean;
-  }[];
-  promotion_candidates: string[];
-  /** `onBatch` stopped the run early: the last id done. */
-  resume_after: string | null;
-  commit: string | null;
-}
 
 function decayStateFile(engine: Engine, make = false): string {
   return join(engine.ws.local('state', make), 'decay.json');
@@ -64,7 +36,7 @@ export async function decay(
     onBatch?: (done: number, total: number) => boolean | void;
     resumeAfter?: string;
   } = {},
-): Promise<DecayReport> {
+) {
   const project = caller.project(engine, projectName, true);
   const cfg = overlay(engine.decayConfig(project, caller.now()), opts.overrides);
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
@@ -75,7 +47,12 @@ export async function decay(
   const lastMs = last ? Date.parse(last.last_run_at) : null;
   const usage = engine.usage.load();
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
-  const entries: DecayReport['entries'] = [];
+  // Entries whose value moved since the previous run, or to forget.
+  const entries: (Pick<LifecycleState, 'factor' | 'days_since_access' | 'retrievals' | 'memory_type' | 'forget'> & {
+    id: string;
+    before: number;
+    after: number;
+  })[] = [];
   const forget: StoredEntry[] = [];
   let changed = 0;
   let resumeAfter: string | null = null;
@@ -90,16 +67,8 @@ export async function decay(
       if (after.forget) forget.push(se);
       if (after.value !== before.value || after.forget) {
         changed += after.value !== before.value ? 1 : 0;
-        entries.push({
-          id: se.meta.id,
-          before: before.value,
-          after: after.value,
-          factor: after.factor,
-          days_since_access: after.days_since_access,
-          retrievals: after.retrievals,
-          memory_type: after.memory_type,
-          forget: after.forget,
-        });
+        const { factor, days_since_access, retrievals, memory_type } = after;
+        entries.push({ id: se.meta.id, before: before.value, after: after.value, factor, days_since_access, retrievals, memory_type, forget: after.forget });
       }
     }
     await new Promise((r) => setImmediate(r)); // between batches, other work (the daemon's queries) runs
@@ -148,7 +117,7 @@ export async function decay(
     previous_run_at: last?.last_run_at ?? null,
     duration_ms: Math.round((performance.now() - t0) * 100) / 100,
     entries,
-    resume_after: resumeAfter,
+    resume_after: resumeAfter, // `onBatch` stopped the run early: the last id done
     promotion_candidates: live.filter((se) => isPromotionCandidate(se.meta, usage.get(`${project}/${se.meta.id}`))).map((se) => se.meta.id),
     commit,
   };

@@ -15,12 +15,6 @@ import { withWrite } from '../transaction.js';
 import { locate } from './entries.js';
 import { query } from './query.js';
 
-export interface EditResult {
-  project: string;
-  entries: MemoryEntry[];
-  commit: string | null;
-}
-
 /** Entries of one project in one transaction; `edit` returns null to skip one. */
 async function rewrite(
   engine: Engine,
@@ -29,7 +23,7 @@ async function rewrite(
   projectName: string | undefined,
   op: CommitOp,
   edit: (e: MemoryEntry, project: string) => MemoryEntry | null,
-): Promise<EditResult> {
+) {
   const [first] = ids;
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
@@ -50,12 +44,7 @@ async function rewrite(
 }
 
 /** Strength to 1 and stability up, importance boosted on request. */
-export async function reinforce(
-  engine: Engine,
-  caller: Caller,
-  ids: string[],
-  opts: { project?: string; boostType?: BoostType; amount?: number } = {},
-): Promise<EditResult> {
+export async function reinforce(engine: Engine, caller: Caller, ids: string[], opts: { project?: string; boostType?: BoostType; amount?: number } = {}) {
   const now = caller.now().getTime();
   return rewrite(engine, caller, ids, opts.project, 'reinforce', (e, project) => ({
     ...e,
@@ -68,7 +57,7 @@ export async function reinforce(
 }
 
 /** Episodic to semantic: it stops decaying; confidence +0.1, at most 0.95. */
-export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EditResult> {
+export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   return rewrite(engine, caller, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
     return {
@@ -112,13 +101,7 @@ export async function restore(
 }
 
 /** Each in the other's related_entries. */
-export async function link(
-  engine: Engine,
-  caller: Caller,
-  aOrPrefix: string,
-  bOrPrefix: string,
-  opts: { project?: string; type?: string } = {},
-): Promise<EditResult> {
+export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}) {
   const la = locate(engine, caller, aOrPrefix, opts.project);
   const lb = locate(engine, caller, bOrPrefix, opts.project);
   const [a, b, pa, pb] = [la.entry.id, lb.entry.id, la.project, lb.project];
