@@ -5,34 +5,13 @@ import type { Caller } from '../caller.js';
 import { apply } from './apply.js';
 import { scanGroups } from './batch.js';
 
-export interface ExtractReport {
-  project: string;
-  candidates: number;
-  stored: number;
-  deduplicated_count: number;
-  dry_run: boolean;
-  truncated: boolean;
-  extractions: {
-    summary: string;
-    type: string;
-    confidence: number;
-    span: [number, number];
-    section: string;
-    stored: boolean;
-    duplicate_of: string | null;
-    id: string | null;
-    skipped?: Problem[];
-  }[];
-  commit: string | null;
-}
-
 export async function extract(
   engine: Engine,
   caller: Caller,
   projectName: string | undefined,
   text: string,
   opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
-): Promise<ExtractReport> {
+) {
   const project = caller.project(engine, projectName);
   const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
   const truncated = text.length > limit;
@@ -44,7 +23,17 @@ export async function extract(
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
-  const extractions: ExtractReport['extractions'] = [];
+  const extractions: {
+    summary: string;
+    type: string;
+    confidence: number;
+    span: [number, number];
+    section: string;
+    stored: boolean;
+    duplicate_of: string | null;
+    id: string | null;
+    skipped?: Problem[];
+  }[] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
   for (const c of cands) {
     // Known if either the matched words or their whole sentence say what an entry already says.

@@ -13,17 +13,6 @@ import { withWrite } from '../transaction.js';
 import { MAX_BATCH } from './apply.js';
 import { idMaker, liveByDup, scanGroups, warnIfLarge } from './batch.js';
 
-export interface ImportResult {
-  applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
-  skipped: { index: number; id: string; errors: Problem[] }[];
-  /** Links dropped: they named entries neither imported nor stored. */
-  warnings: string[];
-  /** Every skipped entry is already in the project (by id or as a duplicate). */
-  already_here: boolean;
-  commit: string | null;
-  project: string;
-}
-
 /** A project's entries (filtered) by id. */
 export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = caller.project(engine, project, true);
@@ -48,7 +37,7 @@ export async function importEntries(
     reassignIds?: boolean;
     onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
   } = {},
-): Promise<ImportResult> {
+) {
   const onConflict = opts.onConflict ?? 'skip';
   engine.ws.projectDir(project);
   if (docs.length > MAX_BATCH)
@@ -118,12 +107,12 @@ export async function importEntries(
       if (at && at.project === project) unreadable.set(at.id, b.file);
     }
     const live = liveByDup(snap.entries, project);
-    const imported: ImportResult['applied'] = [];
-    const skipped: ImportResult['skipped'] = [];
+    const imported: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[] = [];
+    const skipped: { index: number; id: string; errors: Problem[] }[] = [];
     const skip = (index: number, id: string, field: string, message: string): number =>
       skipped.push({ index, id, errors: [{ path: `[${index}].${field}`, message }] });
     // What goes in (and what a skipped duplicate stands for), then the links, then the files.
-    const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: ImportResult['applied'][number]['action'] }[] = [];
+    const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: (typeof imported)[number]['action'] }[] = [];
     const standsFor = new Map<string, string>();
     for (const [k, e] of entries.entries()) {
       const index = seen.get(e.id) ?? k;
@@ -162,7 +151,7 @@ export async function importEntries(
         skip(g.index, g.e.id, 'superseded_by', `names ${g.e.superseded_by}, which is neither imported nor stored (it would dangle)`);
       }
     }
-    const warnings: string[] = [];
+    const warnings: string[] = []; // links dropped: they named entries neither imported nor stored
     for (const [k, { e, index, old, action }] of going.entries()) {
       if (!inBatch.has(e.id)) continue;
       if (k % 200 === 0) {
@@ -182,5 +171,6 @@ export async function importEntries(
     return { imported, skipped, warnings, snap, already: skipped.length > 0 && skipped.every((x) => standsFor.has(x.id)) };
   });
   warnIfLarge(caller, project, value.snap, value.imported.filter((a) => a.action === 'created').length);
+  // already_here: every skipped entry is in the project (by id or as a duplicate).
   return { applied: value.imported, skipped: value.skipped, warnings: value.warnings, already_here: value.already, commit, project };
 }
