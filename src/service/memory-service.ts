@@ -1,7 +1,6 @@
 /** The TypeScript API: every use case bound to one engine and a default caller (`memory.create(entry)` is `create(engine, caller, entry)`). */
 import { Caller, type CallerOptions, type WarningSink } from './caller.js';
 import { Engine, type EngineOptions } from './engine.js';
-import { applyGroup, type ApplyOptions, type ApplyResult } from './ops/apply.js';
 import * as useCases from './use-cases.js';
 
 export type ServiceOptions = Omit<EngineOptions, 'onWrite' | 'onCommit'> & Omit<CallerOptions, 'warn'>;
@@ -24,13 +23,6 @@ export class MemoryService {
   constructor(opts: ServiceOptions = {}, warn?: WarningSink) {
     this.engine = new Engine(opts);
     this.caller = new Caller({ ...opts, warn });
-  }
-
-  applyGroup(batches: { updates: unknown; opts: ApplyOptions }[]): Promise<(ApplyResult | Error)[]> {
-    return applyGroup(
-      this.engine,
-      batches.map((b) => ({ ...b, caller: this.caller })),
-    );
   }
 }
 
