@@ -23,13 +23,9 @@ const LARGE_PASS = 1024;
 export const embeddedText = (e: { summary: string }): string => e.summary;
 
 /** An entry whose vector is missing or out of date; `text` once read. */
-interface Pending {
-  se: StoredEntry;
-  text?: string;
-}
+type Pending = { se: StoredEntry; text?: string };
 
 export class Semantic {
-  private readonly engine: Engine;
   private embedder: Embedder | null = null;
   private store: VectorStore | null = null;
   state: SemanticState = 'loading';
@@ -43,9 +39,7 @@ export class Semantic {
   private touched: Set<string> | null = null;
   private known = new Set<string>();
 
-  constructor(engine: Engine) {
-    this.engine = engine;
-  }
+  constructor(private readonly engine: Engine) {}
 
   /** `embedder` null: not installed. Loads the vectors cached for its model. */
   attach(embedder: Embedder | null, error?: string): void {
@@ -198,8 +192,7 @@ export class Semantic {
   }
 
   async similarity(text: string): Promise<((key: string) => number | undefined) | undefined> {
-    if (!this.ready || !text.trim() || this.state === 'failed') return undefined;
-    if (this.store!.size === 0) return undefined;
+    if (!this.ready || !text.trim() || this.state === 'failed' || this.store!.size === 0) return undefined;
     const [v] = await this.embedder!.embed([text], 'query');
     return v && this.store!.similarity(v);
   }

@@ -67,17 +67,9 @@ export function appliedOne(r: ApplyResult, label: string): AppliedUpdate {
 }
 
 /** A batch checked and scanned before it takes the lock. */
-interface Prepared {
-  caller: Caller;
-  updates: unknown[];
-  opts: ApplyOptions;
-  project: string;
-  agent: string;
-  secrets: Problem[][];
-  prefixOf: (i: number) => string;
-}
+type Prepared = Awaited<ReturnType<typeof prepare>>;
 
-async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions): Promise<Prepared> {
+async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions) {
   if (!Array.isArray(updates)) {
     throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
   }
@@ -99,7 +91,7 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
     ),
     { project, agent, operation: opts.label ?? 'apply' },
   );
-  return { caller, updates, opts, project, agent, secrets, prefixOf };
+  return { caller, updates: updates as unknown[], opts, project, agent, secrets, prefixOf };
 }
 
 /** One prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */

@@ -9,8 +9,6 @@ import { auditSecrets, withWrite, type WriteTx } from '../transaction.js';
 
 /** The store as one transaction's batches see it: entries by id, live entries by duplicate key, and what earlier updates wrote. */
 export class BatchState {
-  readonly snap: CatalogSnapshot;
-  private readonly project: string;
   /** This project's entry of an id first, else another project's. */
   private byIdMap: Map<string, StoredEntry> | undefined;
   private retiredMap: Map<string, StoredEntry[]> | undefined;
@@ -19,9 +17,11 @@ export class BatchState {
   /** A fresh random part per id (not ULID's monotonic counter): a batch's ids differ early, so short prefixes stay unique. */
   readonly nextId = idMaker();
 
-  constructor(snap: CatalogSnapshot, project: string, updates: number) {
-    this.snap = snap;
-    this.project = project;
+  constructor(
+    readonly snap: CatalogSnapshot,
+    private readonly project: string,
+    updates: number,
+  ) {
     this.dupKeys = duplicateIndex(snap, project, updates);
   }
 
