@@ -62,8 +62,14 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
       return entryPath(rel) ? 'is an entry file that cannot be read' : 'is not a file bass-agents knows';
     };
     throw new ConflictError(
-      `project ${project} holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} remove-project cannot account for (below); nothing was removed: fix or move them by hand`,
-      unknown.map((f) => ({ path: engine.ws.rel(f), message: why(engine.ws.rel(f)) })),
+      `project ${project} holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} remove-project cannot account for; nothing was removed`,
+      [
+        {
+          path: engine.ws.rel(dir),
+          message: `holds ${unknown.length} file${unknown.length === 1 ? '' : 's'} that remove-project cannot account for (below): nothing was removed; fix or move them by hand`,
+        },
+        ...unknown.map((f) => ({ path: engine.ws.rel(f), message: why(engine.ws.rel(f)) })),
+      ],
     );
   }
   const context = join(engine.ws.contextDir, `${project}.md`);
