@@ -130,7 +130,6 @@ export class Engine {
     return live ?? this.refreshSnapshot(warn);
   }
 
-  /** The catalog refreshed from the files; bad files are reported and skipped. */
   refreshSnapshot(warn: WarningSink = () => undefined): CatalogSnapshot {
     this.checkSparse();
     const snap = this.catalog.refresh();

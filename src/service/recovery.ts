@@ -105,7 +105,6 @@ export async function recoverWrite(
   return { kept, undone, ignored };
 }
 
-/** Our temp files (`.<hex>.tmp`) a killed writer left. */
 function sweepTempFiles(dirs: Set<string>): void {
   for (const dir of dirs) {
     let names: string[];

@@ -282,7 +282,6 @@ export async function semanticFor(engine: Engine, caller: Caller, text: string, 
   return similarity ? { similarity } : undefined;
 }
 
-/** null: none attached in this process. */
 export function semanticStatus(engine: Engine) {
   return engine.semantic?.status(engine.rm.current) ?? null;
 }

@@ -74,7 +74,6 @@ export class WriteTx {
     this.nowIso = this.now.toISOString();
   }
 
-  /** Stages an entry at its place; returns the absolute path. */
   put(entry: MemoryEntry, opts: { from?: string; fresh?: boolean } = {}): string {
     this.ensureProject();
     // A section folder is checked once (path checks add up over a large apply); finish() checks every file.
@@ -92,7 +91,6 @@ export class WriteTx {
     this.staged.set(abs, { text: null });
   }
 
-  /** Stages a memory file that is not an entry (config.yaml, .gitattributes, ai-context). */
   putFile(abs: string, text: string, opts: { unlessInHead?: boolean } = {}): void {
     this.staged.set(abs, { text, unlessInHead: opts.unlessInHead });
   }

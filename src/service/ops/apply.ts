@@ -278,7 +278,6 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   return out;
 }
 
-/** `memory supersede <id> --by <new-id>` (id prefixes accepted). */
 export async function supersede(engine: Engine, caller: Caller, idOrPrefix: string, byOrPrefix: string, opts: { project?: string } = {}): Promise<ApplyResult> {
   checkId(idOrPrefix);
   checkId(byOrPrefix, 'by');

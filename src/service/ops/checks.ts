@@ -19,7 +19,6 @@ import type { Caller } from '../caller.js';
 import { BatchState, scanGroups } from './batch.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
-/** `memory validate`: the validation function, against the store when a project exists. */
 export async function validate(engine: Engine, caller: Caller, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
   let vctx: ValidationContext = {};
   let project: string | undefined;
@@ -141,7 +140,6 @@ async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
   return message ? [{ check: 'merge driver', level: 'warning', file: engine.ws.rel(attrs), path: '', message }] : [];
 }
 
-/** `memory check-freshness`: expired, soon-expiring and review-due entries. */
 export function checkFreshness(
   engine: Engine,
   caller: Caller,

@@ -122,7 +122,6 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };
 }
 
-/** Memory commits from git trailers, newest first. */
 export async function log(
   engine: Engine,
   caller: Caller,

@@ -1,4 +1,3 @@
-/** `memory decay`. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type LifecycleState } from '../../core/lifecycle.js';

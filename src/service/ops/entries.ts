@@ -114,7 +114,6 @@ export function show(engine: Engine, caller: Caller, id: string, opts: { project
   };
 }
 
-/** Newest first. */
 export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
   const found = locate(engine, caller, id, opts.project);
   const git = await engine.git();

@@ -13,7 +13,6 @@ import { withWrite } from '../transaction.js';
 import { MAX_BATCH } from './apply.js';
 import { idMaker, liveByDup, scanGroups, warnIfLarge } from './batch.js';
 
-/** A project's entries (filtered) by id. */
 export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = caller.project(engine, project, true);
   const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime());

@@ -100,7 +100,6 @@ export async function restore(
   return { project, entry, commit, from: 'history' };
 }
 
-/** Each in the other's related_entries. */
 export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}) {
   const la = locate(engine, caller, aOrPrefix, opts.project);
   const lb = locate(engine, caller, bOrPrefix, opts.project);

@@ -25,9 +25,7 @@ export interface Reach<T> {
   project(h: T): string;
   entry(h: T): StoredEntry;
   key(h: T): string;
-  /** Every entry. */
   all(): Iterable<T>;
-  /** The entry of this id in this project, if there is one. */
   byId(project: string, id: string): T | undefined;
   /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;

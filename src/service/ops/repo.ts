@@ -9,7 +9,6 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-/** `memory init <project>`: idempotent; commits config.yaml when new. */
 export async function init(
   engine: Engine,
   caller: Caller,
