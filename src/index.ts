@@ -1,6 +1,4 @@
-/**
- * The public TypeScript API of bass-agents memory.
- */
+/** The public TypeScript API of bass-agents memory. */
 export { MemoryService } from './service/memory-service.js';
 export type { ServiceOptions, ApplyResult, QueryResult, QueryHit, ShownEntry, EntryVersion } from './service/memory-service.js';
 export * from './core/schema.js';

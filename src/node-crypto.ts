@@ -1,7 +1,4 @@
-/**
- * `node:crypto`, loaded on first use: importing it is a measurable part of every CLI start, and most
- * commands (a list, a query) hash nothing.
- */
+/** `node:crypto` on first use: importing it is a measurable part of a CLI start, and most commands hash nothing. */
 import type * as Crypto from 'node:crypto';
 
 let mod: typeof Crypto | undefined;

@@ -1,9 +1,4 @@
-/**
- * Who asks, per request: the writer's name, the environment, the default project, the clock, the
- * folder and the output sinks of one command line, MCP tool call or API call. The engine holds
- * what every request shares (engine.ts); a daemon builds a Caller for each request it runs, so one
- * caller's settings or warnings never reach another's.
- */
+/** Who asks, one per request (docs/ARCHITECTURE.md "One engine"): one caller's settings or warnings never reach another's. */
 import { userInfo } from 'node:os';
 import { UsageError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
@@ -11,31 +6,25 @@ import { clockFromEnv, type Clock } from '../store/clock.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import type { Engine } from './engine.js';
 
-/** Where text goes (a stream of this process, or a buffer sent back to a thin client). */
 export interface Sink {
   write(text: string): unknown;
 }
 
-/** Warnings for the front end to show (bad files, no git, performance). */
 export type WarningSink = (message: string) => void;
 
 export interface CallerOptions {
-  /** The writer named by `--agent` (else BASS_AGENTS_AGENT of `env`). */
+  /** `--agent` (else BASS_AGENTS_AGENT). */
   agent?: string;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   cwd?: string;
   stdout?: Sink;
   stderr?: Sink;
-  /** Standard input already read (a daemon runs the command of a thin client); else fd 0 is read. */
+  /** Standard input already read (a thin client's, in the daemon); else fd 0 is read. */
   stdin?: Buffer;
   stderrIsTTY?: boolean;
   columns?: number;
-  /**
-   * Write on a detached HEAD or while a rebase, merge, cherry-pick or bisect is in progress
-   * (`--allow-detached`, `BASS_AGENTS_ALLOW_DETACHED=1`). Refused by default: such a commit is
-   * lost on the next checkout or spliced into the user's rewritten history.
-   */
+  /** Write on a detached HEAD or mid-rebase/merge (refused by default: such a commit is lost or spliced into rewritten history). */
   allowDetached?: boolean;
   warn?: WarningSink;
 }
@@ -53,7 +42,6 @@ export class Caller {
   readonly columns: number | undefined;
   readonly allowDetached: boolean;
   readonly warn: WarningSink;
-  /** The writer named by --agent or BASS_AGENTS_AGENT, if any. */
   readonly explicitAgent: string | undefined;
   exitCode = 0;
   private agentName: string | undefined;
@@ -73,7 +61,6 @@ export class Caller {
     this.agentName = this.explicitAgent;
   }
 
-  /** The same caller with some options changed (a command line's --agent, say). */
   with(opts: CallerOptions): Caller {
     return new Caller({ ...this.opts, ...opts });
   }
@@ -99,12 +86,11 @@ export class Caller {
     return (this.agentName = pickAgent(git ? await git.userName() : null, os) ?? 'unknown');
   }
 
-  /** The agent name known without asking git (for audit records of read-only commands). */
+  /** Without asking git (audit records of read-only commands). */
   get knownAgent(): string {
     return this.agentName ?? 'unknown';
   }
 
-  /** Resolves the project for a command (CLI.md "--project"). */
   project(engine: Engine, explicit?: string, mustExist = false): string {
     engine.checkSparse();
     return engine.ws.resolveProject(explicit, this.env, { mustExist });

@@ -1,7 +1,4 @@
-/**
- * The embedding worker thread (see WorkerEmbedder): loads the model once, then embeds the texts
- * of each message and posts their vectors back, one message at a time.
- */
+/** The embedding worker thread (WorkerEmbedder): loads the model, then answers each message with its texts' vectors. */
 import { parentPort } from 'node:worker_threads';
 import { minilmEmbedder } from './embedder.js';
 
@@ -11,8 +8,7 @@ if (port) {
     const e = await minilmEmbedder();
     if (!e) port.postMessage({ error: 'the model packages are not installed' });
     else {
-      // WebAssembly runs a first, unoptimized tier until its functions are hot: warm them here so
-      // the first queries do not pay for it (a few hundred milliseconds, before `ready`).
+      // WebAssembly runs unoptimized until hot: warmed here so the first queries do not pay for it.
       for (let i = 0; i < 4; i++) await e.embed(['warm up', 'a longer sentence of a dozen words or so, to warm up every layer of the model']);
       port.on('message', (m: { id: number; texts: string[] }) => {
         e.embed(m.texts).then(

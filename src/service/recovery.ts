@@ -1,8 +1,4 @@
-/**
- * Recovery of a write that was cut off (a kill, a crash, a failure before HEAD moved): what its
- * journal names is finished or undone, in one pass whatever its size. Called by the write
- * transaction with the write lock held, and never otherwise.
- */
+/** Recovery of a write cut off before HEAD moved: called by the write transaction with the write lock held, never otherwise. */
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { GitRepo } from '../store/git.js';
@@ -14,15 +10,11 @@ import type { Engine } from './engine.js';
 import type { Caller } from './caller.js';
 
 /**
- * Finishes or undoes what a killed writer left (its journal is still there), in one pass of a
- * few git processes whatever its size: a journaled file git sees as HEAD's (through its clean
- * filters) was committed and is kept; any other is put back as HEAD has it (checked out by git),
- * or removed when HEAD has none. When the writer had taken git's index lock (it may have moved
- * HEAD without installing the index), the user's index is set from those files, and the lock is
- * removed if it is still the writer's; private refs and temp files are swept. A journal without
- * this repository's token, or naming anything but memory paths, is never acted on.
- * `indexWaitMs`: how long to wait for another git process to release the index (a read: 0; it
- * then leaves the journal for a later command, with the files already put back).
+ * Finishes or undoes a killed writer's journal in a few git processes: a journaled file git hashes
+ * to HEAD's blob is kept, any other put back as HEAD has it (or removed). A writer that held git's
+ * index lock may have moved HEAD without installing the index: the index is set from those files
+ * and the lock removed if still its. A journal without this repository's token, or naming anything
+ * but memory paths, is never acted on. `indexWaitMs` 0 (a read) leaves the journal for later.
  */
 export async function recoverWrite(
   engine: Engine,
@@ -72,7 +64,7 @@ export async function recoverWrite(
       ignored++;
     }
   }
-  // A writer killed while holding git's index lock: that lock file is still ours (same inode).
+  // Still the dead writer's index lock: the same inode.
   if (st.indexLock) {
     const lock = `${git.indexFile}.lock`;
     const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
@@ -113,7 +105,6 @@ export async function recoverWrite(
   return { kept, undone, ignored };
 }
 
-/** Removes our temp files (`.<hex>.tmp`) that a killed writer left in these folders. */
 function sweepTempFiles(dirs: Set<string>): void {
   for (const dir of dirs) {
     let names: string[];

@@ -1,16 +1,4 @@
-/**
- * The write transaction: the one place that takes the write lock, journals, writes memory files
- * and commits. Every write of every front end goes through `withWrite`:
- *
- *   refuse a detached HEAD or a rebase/merge/cherry-pick/bisect in progress → lock (in the git
- *   dir) → finish or undo what a killed writer left → `fn(tx)` stages entries and files →
- *   secret scan of every new or changed text field → validation of every staged entry → memory
- *   paths only → journal (fsynced before any file is touched) → atomic file writes, in chunks
- *   that a SIGINT/SIGTERM can stop → one git commit (HEAD and the user's index move together
- *   under git's index.lock) → operation log → journal removed.
- *
- * A failure or an interruption before HEAD moved puts every touched file back as HEAD has it.
- */
+/** The one write transaction, `withWrite`: its steps are docs/ARCHITECTURE.md "The write path". */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.js';
@@ -35,34 +23,32 @@ import { gitDirOf, stateDirOf as localStateOf } from '../store/state-dir.js';
 const CHUNK = 256;
 
 interface Staged {
-  /** New content, or null to remove the file. */
+  /** null: remove the file. */
   text: string | null;
   entry?: MemoryEntry;
-  /** The file this entry was read from when it moves (another section): its old texts count as known. */
+  /** The file a moved entry was read from: its old texts count as known to the secret scan. */
   previous?: string;
-  /** An entry under an id just made: no earlier version of it to compare texts with. */
+  /** Under an id just made: no earlier version to compare texts with. */
   fresh?: boolean;
   /**
-   * A default (config.yaml, .gitattributes...) staged because the file is missing from the work
-   * tree: dropped when HEAD holds the file (a sparse checkout or a deletion in the work tree hid
-   * it), so that a team's committed file is never replaced by defaults unseen.
+   * A default staged because the work tree lacks the file: dropped when HEAD holds it (a sparse
+   * checkout or a deletion hid it), so a team's committed file is never replaced unseen.
    */
   unlessInHead?: boolean;
 }
 
 interface WriteOptions {
-  /** The project the commit message names. */
   project: string;
-  /** The writer (default: the caller's, caller.agent). */
+  /** Default: caller.agent. */
   agent?: string;
-  /** What the audit log names as the operation of a refused secret. */
+  /** The operation the audit log names for a refused secret. */
   operation: string;
-  /** Write the files and make no commit: the resolution of a merge the user has in progress (`doctor --fix`). */
+  /** Files only, no commit: resolving a merge the user has in progress (`doctor --fix`). */
   noCommit?: boolean;
   onProgress?: (done: number, total: number, phase: 'write') => void;
 }
 
-/** What `fn` stages inside a transaction. Nothing touches the disk until `fn` returns. */
+/** What `fn` stages; nothing touches the disk until `fn` returns. */
 export class WriteTx {
   readonly project: string;
   readonly agent: string;
@@ -88,11 +74,9 @@ export class WriteTx {
     this.nowIso = this.now.toISOString();
   }
 
-  /** Stages an entry of this transaction's project at its place (`fresh`: under an id just made); returns the absolute path. */
   put(entry: MemoryEntry, opts: { from?: string; fresh?: boolean } = {}): string {
     this.ensureProject();
-    // The section folder is checked once per transaction (a path check walks and resolves the
-    // folders, which adds up over a large apply); finish() checks every file before writing.
+    // A section folder is checked once (path checks add up over a large apply); finish() checks every file.
     checkId(entry.id);
     let dir = this.sectionDirs.get(entry.section);
     if (dir === undefined) this.sectionDirs.set(entry.section, (dir = this.engine.ws.sectionDir(this.project, entry.section)));
@@ -107,15 +91,11 @@ export class WriteTx {
     this.staged.set(abs, { text: null });
   }
 
-  /** Stages a memory file that is not an entry (config.yaml, .gitattributes, ai-context); `unlessInHead`: see Staged. */
   putFile(abs: string, text: string, opts: { unlessInHead?: boolean } = {}): void {
     this.staged.set(abs, { text, unlessInHead: opts.unlessInHead });
   }
 
-  /**
-   * Creates the project's folder files with the first entry (once per transaction), and in a git
-   * repository the attributes that select the field-level merge driver, as `memory init` does.
-   */
+  /** The project's folder files, and in git the attributes that select the merge driver, as `memory init` lays them down. */
   ensureProject(): void {
     if (this.initialized) return;
     for (const f of projectFiles(this.engine.ws, this.project, this.nowIso)) if (!this.staged.has(f.abs)) this.putFile(f.abs, f.text, { unlessInHead: true });
@@ -127,11 +107,7 @@ export class WriteTx {
     this.initialized = true;
   }
 
-  /**
-   * Records a change for the commit message (a `Memory-Id`/`Memory-Op` pair) and, unless `log`
-   * is false, a line of the operation log: `log` (default: time, op, id, project, agent) with
-   * the commit appended.
-   */
+  /** A change for the commit's trailers and, unless `log` is false, a line of the operation log (the commit appended). */
   change(
     c: CommitChange,
     log: Record<string, unknown> | false = { time: this.nowIso, op: c.op, id: c.id, project: this.project, agent: c.agent ?? this.agent },
@@ -140,13 +116,12 @@ export class WriteTx {
     if (log) this.logRecords.push(log);
   }
 
-  /** Lets signals be handled (a long loop calls this now and then); throws when one came. */
+  /** Lets a signal in (long loops call this); throws when one came. */
   async checkpoint(): Promise<void> {
     await new Promise((r) => setImmediate(r));
     if (this.signals?.signal) throw new InterruptedError(this.signals.signal);
   }
 
-  /** Scans, validates, journals, writes and commits what was staged; the commit or null. */
   async finish(): Promise<string | null> {
     const { git, stateDir } = this;
     if (this.staged.size === 0) return null;
@@ -178,15 +153,14 @@ export class WriteTx {
               mkdirSync(dir, { recursive: true });
               made.add(dir);
             }
-            // With git the commit is the copy that counts, as durable as git makes its own commits
-            // (the journal covers a crash before it); without git, the file is fsynced.
+            // With git the commit is the durable copy (the journal covers a crash before it).
             writeFileAtomic(abs, s.text, { fsync: !useGit, dirExists: true });
           }
         }
         this.opts.onProgress?.(Math.min(files.length, i + CHUNK), files.length, 'write');
         await this.checkpoint();
       }
-      // Tell a running daemon right away (it would see the files through its watcher a little later).
+      // A running daemon hears now rather than from its watcher later.
       if (this.engine.onWrite) await this.engine.onWrite(files, this.caller).catch(() => undefined);
       let indexChange: IndexChange | undefined;
       const committing = useGit?.commitPaths(files, commitMessage(this.project, this.changes, this.agent), {
@@ -201,10 +175,9 @@ export class WriteTx {
           this.engine.onCommit?.(commit, parent, files);
         },
       });
-      committing?.catch(() => undefined); // awaited below; this only keeps it from being reported as unhandled meanwhile
+      committing?.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
       try {
-        // (A no-op in the daemon: its watcher keeps its catalog.) It runs before git does (the
-        // commit's first step awaits), so the files' texts are handed over rather than parsed again.
+        // Before git runs (its first step awaits): the texts are handed over, not parsed again.
         const texts = new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!]));
         this.engine.catalog.noteWritten([...texts.keys()], texts);
       } catch {
@@ -212,7 +185,7 @@ export class WriteTx {
       }
       const commit = (await committing) ?? null;
       try {
-        // The next command need not list every entry file with git again (a no-op in the daemon).
+        // Saves the next command a git listing of every entry file.
         if (indexChange) this.engine.catalog.carryGitView(indexChange);
       } catch {
         /* only costs the next command a listing */
@@ -227,14 +200,14 @@ export class WriteTx {
       return commit;
     } catch (err) {
       journal.close();
-      if (!moved) await recoverWrite(this.engine, this.caller, git, stateDir).catch(() => undefined); // undo this write's files now
-      // A Ctrl-C reaches git too (the whole process group): what stopped the write is the signal.
+      if (!moved) await recoverWrite(this.engine, this.caller, git, stateDir).catch(() => undefined);
+      // A Ctrl-C reaches git too (the process group): report the signal, not git's failure.
       if (!moved && this.signals?.signal && !(err instanceof InterruptedError)) throw new InterruptedError(this.signals.signal);
       throw err;
     }
   }
 
-  /** Drops the staged defaults of files HEAD holds (see Staged.unlessInHead): one git process, only when there are any. */
+  /** Drops staged defaults of files HEAD holds (Staged.unlessInHead). */
   private async keepCommittedFiles(git: GitRepo): Promise<void> {
     const defaults = [...this.staged].filter(([, s]) => s.unlessInHead).map(([abs]) => abs);
     if (!defaults.length) return;
@@ -245,19 +218,15 @@ export class WriteTx {
     for (const f of defaults) if (blobs.has(git.repoPath(f))) this.staged.delete(f);
   }
 
-  /**
-   * Every text field of every staged entry that is new or changed (against the file it replaces)
-   * is scanned; a finding refuses the whole transaction (exit 1), naming file, field and rule,
-   * never the value, and goes to the audit log.
-   */
+  /** New or changed text fields are scanned; a finding refuses the whole write, naming file, field and rule, never the value. */
   private async scanSecrets(): Promise<void> {
     const { secretFields, findingMessage } = modules.secretRules();
     const { knownClean, scanFields } = modules.secretScan();
-    // The agent's name goes into the commit message and the logs: it is scanned like a field.
+    // The agent's name goes into the commit and the logs: scanned like a field.
     const fields: { path: string; text: string }[] = [{ path: 'agent', text: this.agent }];
     for (const [abs, s] of this.staged) {
       if (!s.entry) continue;
-      // Texts scanned before the lock (all of a batch's, as a rule) need no name or comparison.
+      // Texts the pre-scan found clean need no comparison.
       const texts = secretFields(s.entry).filter((f) => !knownClean(f.text));
       if (!texts.length) continue;
       const known = new Set<string>();
@@ -281,7 +250,6 @@ export class WriteTx {
     );
   }
 
-  /** Every staged entry is a valid stored entry. */
   private validate(): void {
     const problems: Problem[] = [];
     for (const [abs, s] of this.staged) {
@@ -293,10 +261,7 @@ export class WriteTx {
   }
 }
 
-/**
- * Records refused secrets in the audit log: field, rule and position, never the value (nor the
- * writer's name when that is what holds one).
- */
+/** Audit log of refused secrets: field, rule and position, never the value (nor the writer's name when it holds one). */
 export function auditSecrets(engine: Engine, time: string, who: { operation: string; project?: string; agent: string }, findings: SecretFinding[]): void {
   const named = findings.some((f) => f.path === 'agent');
   appendLogs(
@@ -316,17 +281,14 @@ export function auditSecrets(engine: Engine, time: string, who: { operation: str
   );
 }
 
-/** Where the lock and the journal live: git's own folder, or `state/` of the local state folder outside git. */
+/** Where the lock and the journal live: the git dir, or the local state folder outside git. */
 function stateDirOf(engine: Engine, git: GitRepo | null): string {
   if (git) return git.stateDir;
   engine.ws.ensureLocal({ force: true });
   return engine.ws.local('state', true);
 }
 
-/**
- * Runs `fn` as one write: see the module comment. Returns what `fn` returned and the commit
- * (null when nothing changed, or outside git).
- */
+/** Runs `fn` as one write; the commit is null when nothing changed or outside git. */
 export async function withWrite<T>(
   engine: Engine,
   caller: Caller,
@@ -335,9 +297,8 @@ export async function withWrite<T>(
 ): Promise<{ value: T; commit: string | null }> {
   const git = await engine.git();
   const agent = opts.agent ?? (await caller.agent(engine));
-  // A repository whose memory asks for the field-level merge driver gets it registered by any
-  // write (a clone that never ran init would otherwise merge entries with conflict markers), and
-  // so does the write that lays down the attributes (a project's first, without init).
+  // Any write registers the merge driver the memory asks for (a clone that never ran init would
+  // merge entries with conflict markers), and so does the write that lays the attributes down.
   const drivers = async (): Promise<void> => {
     if (!git || engine.mergeDriverChecked || !existsSync(join(engine.ws.memoryDir, '.gitattributes'))) return;
     engine.mergeDriverChecked = true;
@@ -370,26 +331,19 @@ export async function withWrite<T>(
   );
 }
 
-/**
- * Whether a writer left a journal here, found with a few stats and no git process (every CLI
- * command asks before it runs, so a read after a kill does not show the dead writer's files).
- */
+/** Whether a writer left a journal here: a few stats, no git process (every CLI command asks first). */
 export function hasPendingJournal(root: string): boolean {
   const gitDir = gitDirOf(root)?.gitDir;
   if (gitDir) return existsSync(join(gitDir, 'bass-agents', 'journal'));
   return existsSync(join(localStateOf(root).dir, 'state', 'journal'));
 }
 
-/**
- * Recovers a journal left by a killed writer, if the write lock is free right now (a writer that
- * holds it is alive and finishes or recovers its own work). Returns null when there was nothing
- * to do or the lock was busy.
- */
+/** Recovers a killed writer's journal if the lock is free now (a holder is alive and recovers its own); null: nothing done. */
 export async function recoverPending(engine: Engine, caller: Caller): Promise<{ kept: number; undone: number; ignored: number } | null> {
   const git = await engine.git();
   const stateDir = stateDirOf(engine, git);
   try {
-    // (A read never waits for git's index lock: then the journal stays for a later command.)
+    // A read never waits for git's index lock: the journal then stays for a later command.
     return await withLock(engine.ws, 'write', () => recoverWrite(engine, caller, git, stateDir, 0), { env: caller.env, dir: stateDir, timeoutMs: 0 });
   } catch (err) {
     if (err instanceof BusyError) return null;
@@ -402,26 +356,16 @@ interface SignalTrap {
   release(): void;
 }
 
-/**
- * While a write holds the lock, SIGINT and SIGTERM only set a flag that the write checks between
- * chunks (then it puts its files back and exits 130/143). A second signal exits at once: the
- * journal lets the next writer finish the cleanup.
- */
+/** SIGINT/SIGTERM set a flag the write checks between chunks; a second exits at once (the journal lets the next writer clean up). */
 function trapSignals(): SignalTrap {
-  const trap: SignalTrap = {
-    signal: null,
-    release: () => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-    },
-  };
-  const on = (sig: 'SIGINT' | 'SIGTERM') => (): void => {
-    if (trap.signal) process.exit(sig === 'SIGINT' ? 130 : 143);
-    trap.signal = sig;
-  };
-  const onInt = on('SIGINT');
-  const onTerm = on('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((sig) => {
+    const h = (): void => {
+      if (trap.signal) process.exit(sig === 'SIGINT' ? 130 : 143);
+      trap.signal = sig;
+    };
+    process.on(sig, h);
+    return [sig, h] as const;
+  });
+  const trap: SignalTrap = { signal: null, release: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
   return trap;
 }

@@ -1,8 +1,4 @@
-/**
- * Every use case a front end calls, by the name the public API gives it: each one takes the
- * engine and the caller first, `(engine, caller, …)`. The CLI and the MCP tools call these;
- * MemoryService binds them to one engine and caller (memory-service.ts).
- */
+/** Every use case a front end calls, `(engine, caller, …)`, by its public API name. */
 export { prepareTask } from './ops/agents.js';
 export { create, apply, appliedOne, supersede, deprecate, applyResult } from './ops/apply.js';
 export { stopReminder } from './ops/capture.js';

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
+import { applyGroup } from '../../src/service/ops/apply.js';
 import { cleanGitEnv, cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
@@ -244,7 +245,7 @@ describe('group commit', () => {
     const svc = new MemoryService({ cwd: dir, agent: 'tester', env: { HOME: dir } });
     await svc.init('demo');
     const before = Number(git(dir, 'rev-list', '--count', 'HEAD').trim());
-    const results = await svc.applyGroup([
+    const batches = [
       { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
       {
         updates: [
@@ -256,7 +257,11 @@ describe('group commit', () => {
       { updates: [{ operation: 'create', entry: entry({ confidence: 7 }) }], opts: { project: 'demo', atomic: true, label: 'entry' } },
       // Sees the first caller's entry: a duplicate within the group is caught.
       { updates: [{ operation: 'create', entry: entry({ summary: 'First caller.' }) }], opts: { project: 'demo' } },
-    ]);
+    ];
+    const results = await applyGroup(
+      svc.engine,
+      batches.map((b) => ({ ...b, caller: svc.caller })),
+    );
     expect(Number(git(dir, 'rev-list', '--count', 'HEAD').trim())).toBe(before + 1);
     const [a, b, c, d] = results as [any, any, any, any];
     expect(a.applied).toHaveLength(1);

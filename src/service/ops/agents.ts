@@ -1,7 +1,4 @@
-/**
- * AgentTask integration: `memory prepare-task` fills `memory_context` with the
- * entries the task's goal finds.
- */
+/** `memory prepare-task`: an AgentTask's `memory_context` (at most 10 entries) from what its goal finds, when `memory_enabled`. */
 import { evidenceQuality } from '../../core/constants.js';
 import { ValidationError } from '../../core/errors.js';
 import type { QueryFilters } from '../../core/query.js';
@@ -11,7 +8,6 @@ import type { Caller } from '../caller.js';
 import { recordDelivered } from './entries.js';
 import { query } from './query.js';
 
-/** Fills `memory_context` with at most 10 entries when `memory_enabled` is true. */
 export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts: { project?: string; full?: boolean; refresh?: boolean } = {}): AgentTask {
   const parsed = modules.validation().parseWith(modules.schemas().AgentTaskSchema, task);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentTask');
@@ -20,7 +16,7 @@ export function prepareTask(engine: Engine, caller: Caller, task: unknown, opts:
   const projects = caller.readProjects(engine, opts.project ?? t.project);
   const filters: QueryFilters = { projects, status: ['active'], scope: t.scope, subject: t.subject };
   const text = t.goal ?? '';
-  // Only what goes into memory_context counts as retrieved (below), not every candidate.
+  // Only what goes into memory_context counts as retrieved, not every candidate.
   let hits = query(engine, caller, text, filters, { limit: 30, refresh: opts.refresh, record: false }).results;
   if (hits.length === 0 && text) hits = query(engine, caller, '', filters, { limit: 30, refresh: opts.refresh, record: false }).results;
   hits.sort((a, b) => b.entry.confidence - a.entry.confidence || evidenceQuality(b.entry) - evidenceQuality(a.entry) || b.score - a.score);

@@ -1,9 +1,7 @@
 /**
- * The git side of `validate-evidence` for file evidence: each URI is followed from the commit that
- * wrote it to HEAD through git's renames and diff hunks (one pass over memory's history, two
- * `diff-tree` processes for all commits), checked against HEAD's file (lines past its end, the
- * symbol's declaration), and then against the working tree: a file that differs from HEAD is
- * compared by content (the fingerprint of the cited lines). What it finds is recorded for reads.
+ * The git side of `validate-evidence`: each file URI followed from the commit that wrote it to
+ * HEAD through git's renames and hunks, checked against HEAD's file (lines past its end, the
+ * symbol), then against the working tree by content (the cited lines' fingerprint).
  */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,18 +28,17 @@ export interface AnchorItem {
   anchors: { uri: string; anchor: Anchor }[];
 }
 
-export interface AnchorResult {
+interface AnchorResult {
   /** In the working tree. */
   status: AnchorStatus;
   reason: string;
   record: AnchorRecord;
-  /** The URI `--fix` writes (the code's place at HEAD), when it moved. */
+  /** Moved: the URI `--fix` writes. */
   fix?: string;
 }
 
 const lineWord = (a: Anchor): string => (a.lines![0] === a.lines![1] ? `line ${a.lines![0]}` : `lines ${a.lines![0]}-${a.lines![1]}`);
 
-/** The status of every file anchor of `items`, by entry key and URI. */
 export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise<Map<string, Map<string, AnchorResult>>> {
   const git = await engine.git();
   const head = git ? await git.head() : null;
@@ -60,20 +57,19 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
     fates = await fatesSince(git, head, [...commits], (p) => hunksFor.has(p));
   }
 
-  // Where each anchor is at HEAD.
   const followed = items.flatMap((it) =>
     it.anchors.map(({ uri, anchor }) => {
       const at = since.get(it.id)?.get(uri) ?? null;
       const fate = at ? fates.get(at)?.get(toRepo(anchor.path)) : undefined;
       const f = followAnchor(anchor, fate);
       const to = f.to ? fromRepo(f.to.path) : anchor.path;
-      // Renamed out of the workspace: as good as gone from here.
+      // Renamed out of the workspace: gone from here.
       const status: AnchorStatus = to === null ? 'missing' : f.status;
       return { key: it.key, uri, anchor, at, fate, status, target: f.to && to ? { ...f.to, path: to } : anchor };
     }),
   );
-  // Lines the hunks touched may have moved elsewhere unchanged: look for them in HEAD's file.
-  // (Files are read by blob id: looking `rev:path` up walks a folder of maybe thousands of files.)
+  // Lines the hunks touched may have moved unchanged: looked for in HEAD's file, read by blob id
+  // (`rev:path` walks a folder of maybe thousands of files).
   const touched = followed.filter((f) => f.status === 'changed' && f.at && f.fate?.blobs);
   if (touched.length && git && head) {
     const texts = await readTexts(
@@ -98,13 +94,12 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
     for (const [p, b] of blobOf) if (texts.has(b)) headTexts.set(`${head}:${p}`, texts.get(b)!);
   }
   const files = new Map<string, { text: string | null; stamp: string; link: boolean }>();
-  /** A working-tree file: its text (null: none; '' when not read: a symbolic link, or only its presence is wanted). */
+  /** A working-tree file's text (null: none; '': not read, a link or only its presence wanted); links are never followed. */
   const worktree = (p: string, read: boolean): { text: string | null; stamp: string; link: boolean } => {
     let w = files.get(p);
     if (!w || (read && w.text === '' && !w.link)) {
       const st = lstatSync(join(engine.ws.root, p), { throwIfNoEntry: false });
       const link = st?.isSymbolicLink() ?? false;
-      // Symbolic links are not followed: they count as present, their content unread.
       const text = !st || (!link && !st.isFile()) ? null : link || !read ? '' : (readCited(engine.ws, join(engine.ws.root, p)) ?? '');
       files.set(p, (w = { text, stamp: st ? `${st.size}:${st.mtimeMs}` : '', link }));
     }
@@ -120,7 +115,7 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
     let reason = '';
     let record: AnchorRecord;
     if (!f.at || (wantsText(a) && headText === undefined && !f.fate && wt.text !== null)) {
-      // Written against the working tree (or cites a file HEAD does not have yet): nothing to follow.
+      // Written against the working tree, or a file HEAD lacks: nothing to follow.
       status = wt.link && wt.text !== null ? 'current' : statusInText(a, wt.text);
       const fp = a.lines && status === 'current' && wt.text ? fingerprint(wt.text, a.lines[0], a.lines[1]) : undefined;
       record = { uri: f.uri, status, ...(fp ? { fp } : {}), stamp: wt.stamp };
@@ -136,7 +131,7 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
         }
       }
       const ok = status === 'current' || status === 'moved';
-      // Where the code is, when not where the URI says (records are kept small: a line per entry).
+      // Where the code is, when not where the URI says (records stay small).
       record = {
         uri: f.uri,
         status,

@@ -1,15 +1,10 @@
-/**
- * Memory_Update batches: `create`, `apply`, `supersede`, `deprecate`,
- * `apply-result`. A batch is one transaction and one commit; invalid updates are reported and
- * skipped (with `atomic`, any invalid update rejects the batch).
- */
+/** Memory_Update batches (`create`, `apply`, `supersede`, `deprecate`, `apply-result`): invalid updates are skipped, or with `atomic` reject the batch. */
 import { ConflictError, UsageError, ValidationError, type Problem } from '../../core/errors.js';
 import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { ValidationContext } from '../../core/validate.js';
-import type { CatalogSnapshot } from '../../store/catalog.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
@@ -17,11 +12,9 @@ import type { Caller } from '../caller.js';
 import { withWrite, type WriteTx } from '../transaction.js';
 import type { Batch } from '../write-queue.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
-
 import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
 
-/** At most this many updates in one apply or import: past it, split the batch. */
 export const MAX_BATCH = 50_000;
 
 export interface AppliedUpdate {
@@ -44,13 +37,12 @@ export interface ApplyOptions {
   atomic?: boolean;
   label?: string;
   agent?: string;
-  /** Create even what re-creates a superseded or deprecated entry (`--force`). */
+  /** Create even what re-creates a retired entry (`--force`). */
   force?: boolean;
-  /** Updates checked, then files written (a progress bar for large batches). */
   onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
 }
 
-/** Creates one entry from the `entry` part of a Memory_Update (or a whole create update). */
+/** One entry, from an entry or a whole create update. */
 export async function create(
   engine: Engine,
   caller: Caller,
@@ -67,7 +59,7 @@ export async function create(
   return { entry: locate(engine, caller, appliedOne(r, 'entry').id, r.project).entry, commit: r.commit, project: r.project };
 }
 
-/** The one update of a one-update batch, or the problems that kept it out as the error. */
+/** The one update of a one-update batch; its problems thrown. */
 export function appliedOne(r: ApplyResult, label: string): AppliedUpdate {
   const [a] = r.applied;
   if (!a) throw new ValidationError(r.skipped[0]?.errors ?? [], label);
@@ -75,17 +67,9 @@ export function appliedOne(r: ApplyResult, label: string): AppliedUpdate {
 }
 
 /** A batch checked and scanned before it takes the lock. */
-interface Prepared {
-  caller: Caller;
-  updates: unknown[];
-  opts: ApplyOptions;
-  project: string;
-  agent: string;
-  secrets: Problem[][];
-  prefixOf: (i: number) => string;
-}
+type Prepared = Awaited<ReturnType<typeof prepare>>;
 
-async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions): Promise<Prepared> {
+async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions) {
   if (!Array.isArray(updates)) {
     throw new ValidationError([{ path: '(root)', message: 'must be a JSON array of Memory_Update objects' }], 'updates');
   }
@@ -96,12 +80,10 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
   engine.ws.projectDir(project);
   const agent = pickAgent(opts.agent) ?? (await caller.agent(engine));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
-  // Secrets first, on the raw text of each field: a hit makes that update invalid.
+  // Every string of each update; `memory create` names the entry's own fields (`content`).
   const secrets = await scanGroups(
     engine,
     caller,
-    // Every string of each update (its entry, target_id, superseded_by). `memory create` names
-    // the entry's own fields (`content`), like its validation errors.
     updates.map((u, i) =>
       opts.label === 'entry'
         ? modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry)
@@ -109,10 +91,10 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
     ),
     { project, agent, operation: opts.label ?? 'apply' },
   );
-  return { caller, updates, opts, project, agent, secrets, prefixOf };
+  return { caller, updates: updates as unknown[], opts, project, agent, secrets, prefixOf };
 }
 
-/** Applies one prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
+/** One prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
 async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }> {
   const { updates, opts, secrets, prefixOf, agent } = p;
   const nowDate = tx.now;
@@ -122,7 +104,8 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   const { getEntry, dupKeys } = st;
   const at = (i: number, field: string): string => (prefixOf(i) ? `${prefixOf(i)}.${field}` : field);
 
-  // Validate everything first when atomic, so nothing is written for a rejected batch.
+  // `memory create` was handed the entry: `summary`, not `entry.summary`.
+  const own = (ps: Problem[]): Problem[] => ps.map((p) => ({ ...p, path: p.path.replace(/^entry\.?/, '') || '(root)' }));
   const validated: ReturnType<ReturnType<typeof modules.validation>['validateUpdate']>[] = [];
   for (const [i, raw] of updates.entries()) {
     if (i % 512 === 511) {
@@ -145,18 +128,17 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     };
     const r0 = modules.validation().validateUpdate(raw, vctx, prefixOf(i));
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
-    const mine = secrets[i]!; // prepare scans every update: one list each
+    const mine = secrets[i]!; // one list per update
     const found = again ? [...mine, { path: at(i, 'entry.summary'), message: again }] : mine;
     const r: typeof r0 = found.length ? { ok: false, errors: [...(r0.ok ? [] : r0.errors), ...found] } : r0;
-    // `memory create` was handed just the entry: name its own fields (`summary`, not `entry.summary`).
-    validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: stripEntryPrefix(r.errors) } : r);
+    validated.push(opts.label === 'entry' && !r.ok ? { ok: false as const, errors: own(r.errors) } : r);
   }
   if (opts.atomic) {
     const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
     if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
   }
 
-  // Re-validate against the working state: earlier updates of this batch may have changed it.
+  // Against the working state: earlier updates of this batch may have changed it.
   for (const [i, first] of validated.entries()) {
     if (i % 512 === 511) await tx.checkpoint();
     if (!first.ok) {
@@ -168,7 +150,6 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       const was = u.operation !== 'create' && u.target_id ? getEntry(u.target_id) : undefined;
       if (u.operation !== 'create' && u.target_id && (!was || was.status === 'superseded' || (u.operation === 'deprecate' && was.status === 'deprecated')))
         return { path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` };
-      // The replacement must be live, and must not itself lead back to the target (a cycle).
       const why = u.operation === 'supersede' && !u.entry && u.superseded_by ? supersedeProblem(u.target_id!, u.superseded_by, getEntry) : null;
       if (why) return { path: at(i, 'superseded_by'), message: why };
       const dup = u.entry && dupKeys.get(duplicateHash(u.entry));
@@ -207,9 +188,8 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
 }
 
 /**
- * Why a create restates an entry of the project that no longer holds (superseded or deprecated,
- * same subject, a summary of the same words), or null: the next session's context would list
- * the old fact and the new one as current. Only the project's retired entries of that subject are looked at.
+ * Why a create restates a retired entry of the project (same subject, a summary of the same
+ * words), or null: the next session's context would list the old fact and the new as current.
  */
 function recreates(st: BatchState, entry: { subject: string; summary: string }): string | null {
   const retired = st.retired(entry.subject);
@@ -227,30 +207,15 @@ function recreates(st: BatchState, entry: { subject: string; summary: string }):
   return null;
 }
 
-/** After a batch's commit: its skipped updates go to the event log, and a large project is flagged. */
-function afterBatch(engine: Engine, p: Prepared, snap: CatalogSnapshot, r: { applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }): void {
-  const time = p.caller.now().toISOString();
-  appendLogs(
-    engine.ws,
-    'events',
-    r.skipped.map((s) => ({ time, level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, index: s.index, errors: s.errors })),
-  );
-  warnIfLarge(p.caller, p.project, snap, r.applied.filter((a) => a.operation === 'create').length);
-}
-
-/**
- * Applies a batch of Memory_Update as one commit: through the engine's write queue, so that the
- * batches of concurrent callers are committed together (write-queue.ts).
- */
+/** A batch as one commit, through the write queue: concurrent callers' batches commit together. */
 export function apply(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
   return engine.writes.submit(caller, updates, opts);
 }
 
 /**
- * Group commit (write-queue.ts): batches of several callers for the same project (any agents),
- * applied in one transaction and one commit, each caller getting its own result or error. An
- * atomic batch that fails validation fails alone; when the transaction itself fails, each batch
- * is tried again on its own, so one caller's problem never becomes another's.
+ * Group commit: batches of one project in one transaction, each with its own result or error. An
+ * atomic batch that fails validation fails alone; when the transaction fails, each batch is tried
+ * again alone, so one caller's problem never becomes another's.
  */
 export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(ApplyResult | Error)[]> {
   const out: (ApplyResult | Error)[] = [];
@@ -264,11 +229,11 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   const together = async (group: typeof ready): Promise<void> => {
     const first = group[0]!; // never called empty
     const single = group.length === 1 ? first.opts : undefined;
-    // The first caller's settings, with the transaction's warnings told to every caller of the group.
+    // The first caller's settings; the transaction's warnings go to every caller.
     const caller = single
       ? first.caller
       : Object.assign(Object.create(first.caller) as Caller, { warn: (m: string) => group.forEach((p) => p.caller.warn(m)) });
-    // Each change keeps its own writer (created_by, the operation log, the commit's Memory-Agent).
+    // Each change keeps its own writer (created_by, operation log, Memory-Agent).
     const agent = [...new Set(group.map((p) => p.agent))].join(', ');
     try {
       const { value, commit } = await withWrite(
@@ -297,7 +262,10 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
         const r = value.results[i]!; // one result per batch
         if (r instanceof Error) out[p.k] = r;
         else {
-          afterBatch(engine, p, value.snap, r);
+          const time = p.caller.now().toISOString();
+          const skips = r.skipped.map((s) => ({ time, level: 'warn', event: 'update_skipped', project: p.project, agent: p.agent, ...s }));
+          appendLogs(engine.ws, 'events', skips);
+          warnIfLarge(p.caller, p.project, value.snap, r.applied.filter((a) => a.operation === 'create').length);
           out[p.k] = { ...r, commit: r.applied.length ? commit : null, project: p.project };
         }
       }
@@ -310,7 +278,6 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
   return out;
 }
 
-/** `memory supersede <id> --by <new-id>` (unique id prefixes accepted for both). */
 export async function supersede(engine: Engine, caller: Caller, idOrPrefix: string, byOrPrefix: string, opts: { project?: string } = {}): Promise<ApplyResult> {
   checkId(idOrPrefix);
   checkId(byOrPrefix, 'by');
@@ -332,7 +299,7 @@ function safeEntry(engine: Engine, caller: Caller, id: string, project: string):
   }
 }
 
-/** `memory deprecate <id>` (a unique id prefix accepted). Deprecating a deprecated entry changes nothing. */
+/** `memory deprecate <id>`; a deprecated entry is left unchanged. */
 export async function deprecate(
   engine: Engine,
   caller: Caller,
@@ -343,7 +310,7 @@ export async function deprecate(
   const found = locate(engine, caller, idOrPrefix, opts.project);
   const id = found.entry.id;
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
-  // Superseded by an entry that does not exist (a dangling link): deprecating it is the repair.
+  // Superseded by an entry that does not exist: deprecating it is the link repair.
   const by = found.entry.superseded_by;
   if (by && !safeEntry(engine, caller, by, found.project)) {
     const r = await fixLinks(engine, caller, new Set([id]));
@@ -352,7 +319,7 @@ export async function deprecate(
   return apply(engine, caller, [{ operation: 'deprecate', target_id: id }], { project: found.project, atomic: true, label: 'deprecate' });
 }
 
-/** Applies `memory_updates` of an AgentResult: valid ones as one commit, invalid ones skipped. */
+/** An AgentResult's `memory_updates`: valid ones as one commit, invalid ones skipped. */
 export async function applyResult(engine: Engine, caller: Caller, result: unknown, opts: { project?: string; agent?: string } = {}): Promise<ApplyResult> {
   const parsed = modules.validation().parseWith(modules.schemas().AgentResultSchema, result);
   if (!parsed.ok) throw new ValidationError(parsed.errors, 'AgentResult');
@@ -362,8 +329,4 @@ export async function applyResult(engine: Engine, caller: Caller, result: unknow
   const project = opts.project ?? r.project;
   if (updates.length === 0) return { applied: [], skipped: [], commit: null, project: caller.project(engine, project) };
   return apply(engine, caller, updates, { project, agent });
-}
-
-function stripEntryPrefix(problems: Problem[]): Problem[] {
-  return problems.map((p) => ({ ...p, path: p.path.replace(/^entry\.?/, '') || '(root)' }));
 }

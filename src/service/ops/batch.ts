@@ -1,8 +1,4 @@
-/**
- * What every batch write shares: the view of the store a transaction's batches see (entries by
- * id, live entries by duplicate key, what earlier batches wrote), the supersede rules, the secret
- * scan of a batch's fields before it takes the lock, and the consolidation hint.
- */
+/** What every batch write shares: the store as a transaction's batches see it, the supersede rules, the secret pre-scan, the size hint. */
 import type { CommitOp } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
 import type { MemoryEntry } from '../../core/schema.js';
@@ -11,32 +7,29 @@ import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { auditSecrets, withWrite, type WriteTx } from '../transaction.js';
 
-/**
- * What the batches of one transaction see of the store: entries by id, live entries by
- * duplicate key, and what earlier batches (or earlier updates of the same batch) wrote.
- */
+/** The store as one transaction's batches see it: entries by id, live entries by duplicate key, and what earlier updates wrote. */
 export class BatchState {
-  readonly snap: CatalogSnapshot;
-  private readonly project: string;
-  /** Entries by id: this project's first, then the first of another project's (built on first use). */
+  /** This project's entry of an id first, else another project's. */
   private byIdMap: Map<string, StoredEntry> | undefined;
   private retiredMap: Map<string, StoredEntry[]> | undefined;
   readonly dupKeys: ReturnType<typeof duplicateIndex>;
   private readonly working = new Map<string, MemoryEntry>();
-  /** A fresh random part per id (not ULID's monotonic counter): ids of one batch differ early, so short prefixes stay unique. */
+  /** A fresh random part per id (not ULID's monotonic counter): a batch's ids differ early, so short prefixes stay unique. */
   readonly nextId = idMaker();
 
-  constructor(snap: CatalogSnapshot, project: string, updates: number) {
-    this.snap = snap;
-    this.project = project;
+  constructor(
+    readonly snap: CatalogSnapshot,
+    private readonly project: string,
+    updates: number,
+  ) {
     this.dupKeys = duplicateIndex(snap, project, updates);
   }
 
-  /** A pass over every entry, made only when an update names an id (a plain create names none). */
+  /** Made only when an update names an id (a plain create names none). */
   private get byId(): Map<string, StoredEntry> {
     if (!this.byIdMap) {
       const m = new Map<string, StoredEntry>();
-      // By id from the keys (project/id), so no entry's metadata row is parsed for it.
+      // From the keys (project/id): no metadata row is parsed.
       for (const se of this.snap.entries) {
         const id = se.key.slice(se.project.length + 1);
         const had = m.get(id);
@@ -47,10 +40,7 @@ export class BatchState {
     return this.byIdMap;
   }
 
-  /**
-   * The project's superseded and deprecated entries with this subject, from a map made on first
-   * use by one pass (status and subject are columns of the catalog: no row is parsed for it).
-   */
+  /** The project's superseded and deprecated entries of a subject (catalog columns: no row is parsed). */
   retired(subject: string): StoredEntry[] {
     if (!this.retiredMap) {
       this.retiredMap = new Map();
@@ -73,24 +63,20 @@ export class BatchState {
     return se && se.project === this.project ? se.entry : undefined;
   };
 
-  /** The project holding `id` when this project does not (an update may only name its own project's entries). */
+  /** The project holding `id` when this one does not (an update may name only its own project's entries). */
   otherProject(id: string | undefined): string | undefined {
     if (!id || this.working.has(id) || this.snap.byKey?.has(`${this.project}/${id}`)) return undefined;
     const se = this.byId.get(id);
     return se && se.project !== this.project ? se.project : undefined;
   }
 
-  /** Stages `e` (`fresh`: created under an id just made). */
   write(tx: WriteTx, e: MemoryEntry, fresh = false): void {
     this.working.set(e.id, e);
     tx.put(e, { fresh });
   }
 }
 
-/**
- * Makes ids: ULIDs whose random part comes from a pool of random bytes filled a few kilobytes at
- * a time (ulid asks the system for one byte per character, and detects its source per id).
- */
+/** ULIDs from a pool of random bytes (ulid asks the system for one byte per character and detects its source per id). */
 export function idMaker(): (time: number) => string {
   const pool = new Uint8Array(4096);
   let at = pool.length;
@@ -104,10 +90,7 @@ export function idMaker(): (time: number) => string {
   return (time) => modules.ulid().ulid(time, prng);
 }
 
-/**
- * Why `target` cannot be superseded by `by`: the replacement is not live (superseded,
- * deprecated, archived), or following its own `superseded_by` chain leads back to `target`.
- */
+/** Why `target` cannot be superseded by `by`: the replacement is not live, or its own chain leads back to `target`. */
 export function supersedeProblem(target: string, by: string, getEntry: (id: string) => MemoryEntry | undefined): string | null {
   const e = getEntry(by);
   if (!e) return null; // validation reports a missing replacement
@@ -123,10 +106,8 @@ export function supersedeProblem(target: string, by: string, getEntry: (id: stri
 }
 
 /**
- * Scans groups of fields for secrets before a write takes the lock; returns one problem list per
- * group, and throws when the writer's name (`who.agent`) holds one. Every hit goes to the audit
- * log with its field, rule and position, never the value. The write transaction scans
- * again what it commits (a lookup for these texts).
+ * The secret pre-scan, before the lock: one problem list per group; throws when the writer's name
+ * holds one (it goes into created_by, the commit and the logs). Hits go to the audit log.
  */
 export async function scanGroups(
   engine: Engine,
@@ -135,9 +116,7 @@ export async function scanGroups(
   who: { project?: string; agent: string; operation: string },
 ): Promise<Problem[][]> {
   const time = caller.now().toISOString();
-  // One scan for every group (paths are unique across groups), split back per group. The writer's
-  // name goes into created_by, the commit and the logs: a secret there refuses the whole write
-  // before anything records it.
+  // One scan for all groups (paths are unique across them), split back per group.
   const all = await modules.secretScan().scanFields([...groups.flat(), { path: 'agent', text: who.agent }]);
   const agent = all.find((f) => f.path === 'agent');
   const { findingMessage } = modules.secretRules();
@@ -156,11 +135,7 @@ export async function scanGroups(
   });
 }
 
-/**
- * Writes repaired entries over the files they were read from (`abs`): checked, then one
- * transaction and commit per project (`noCommit`: the files only, for a merge in progress).
- * Returns the commits made.
- */
+/** Repaired entries over the files they were read from: all checked first, then a commit per project (`noCommit`: files only, mid-merge). */
 export async function rewriteEntries(
   engine: Engine,
   caller: Caller,
@@ -170,7 +145,6 @@ export async function rewriteEntries(
 ): Promise<string[]> {
   const byProject = new Map<string, typeof items>();
   for (const it of items) {
-    // All checked before the first project's commit (the transaction checks again).
     const checked = modules.validation().validateStoredEntry(it.entry);
     if (!checked.ok) throw new ValidationError(checked.errors, `entry ${it.entry.id}`);
     byProject.set(it.project, [...(byProject.get(it.project) ?? []), it]);
@@ -197,7 +171,7 @@ export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapsh
   }
 }
 
-/** The ids of a project's live (not superseded) entries by duplicate key. */
+/** A project's not superseded entries' ids by duplicate key. */
 export function liveByDup(entries: readonly StoredEntry[], project: string): Map<string, string> {
   const m = new Map<string, string>();
   for (const se of entries) if (se.project === project && se.meta.status !== 'superseded') m.set(se.meta.dup, se.meta.id);
@@ -205,10 +179,8 @@ export function liveByDup(entries: readonly StoredEntry[], project: string): Map
 }
 
 /**
- * The live entries of a project by duplicate key, for one apply: the daemon's map, kept by its
- * watcher; else a batch of a few updates compares each key with the catalog's duplicate-key
- * column (no row is decoded or parsed for it), and a larger batch builds the whole map once.
- * Changes made by the batch itself are kept on top.
+ * A project's live entries by duplicate key for one apply, with the batch's own changes on top:
+ * the daemon's map; else a few updates each scan the catalog's column, a larger batch builds the map once.
  */
 function duplicateIndex(
   snap: CatalogSnapshot,
@@ -219,7 +191,7 @@ function duplicateIndex(
   const own = new Map<string, string | null>();
   let all: Map<string, string> | undefined;
   const lookup = (k: string): string | undefined => {
-    if (snap.findDuplicate) return snap.findDuplicate(project, k); // the daemon's, kept by its watcher
+    if (snap.findDuplicate) return snap.findDuplicate(project, k);
     if (updates > 4) return (all ??= liveByDup(entries, project)).get(k);
     let found: string | undefined;
     for (const se of entries) if (se.project === project && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;

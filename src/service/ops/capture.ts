@@ -1,25 +1,19 @@
 /**
- * `memory hook stop --client <client>`: the capture reminder that `setup … --capture` installs as
- * the client's Stop hook. When the session changed code and recorded nothing in memory, it asks
- * the agent once (per session) to record what it learned through the memory tool. It never
- * fails the client: any problem, or nothing to say, is silence and exit 0.
- *
- * "The session" starts at the first timestamp of the client's transcript (Claude Code and Codex
- * give its path; Cursor may), else at the last memory commit. Code changed: a file outside
- * ai-memory/ and ai-context/ that git reports modified or new, changed since then, or a commit
- * since then that touched other files. Recorded: a memory commit since then.
+ * `memory hook stop --client <client>`: when the session changed code and recorded nothing in
+ * memory, asks the agent once per session to record what it learned; any problem is silence.
+ * The session starts at the transcript's first timestamp, else at the last memory commit.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 
-export const CAPTURE_REMINDER =
+const CAPTURE_REMINDER =
   'This session changed code and recorded nothing in project memory. If you learned something the next agent needs ' +
   '(a decision and why, a fix, a pitfall), record it now with the memory_create tool (MCP server bass-agents-memory): ' +
   'one fact per entry, with evidence. If not, just stop.';
 
-/** What the client hands its Stop hook on stdin (the fields we read, of any of the three). */
+/** What the client hands its Stop hook (the fields we read, of any of the three). */
 interface StopInput {
   session_id?: unknown;
   conversation_id?: unknown;
@@ -28,7 +22,6 @@ interface StopInput {
   loop_count?: unknown;
 }
 
-/** The first timestamp in a transcript file (its first 64 KB), or null. */
 function transcriptStart(path: unknown): number | null {
   if (typeof path !== 'string' || !path) return null;
   try {
@@ -47,7 +40,6 @@ function transcriptStart(path: unknown): number | null {
   }
 }
 
-/** The reminder to give now, or null; a given reminder is remembered for the session. */
 export async function stopReminder(engine: Engine, _caller: Caller, raw: string): Promise<string | null> {
   let input: StopInput;
   try {
@@ -55,7 +47,7 @@ export async function stopReminder(engine: Engine, _caller: Caller, raw: string)
   } catch {
     return null;
   }
-  // A Stop that already follows a reminder (or any hook's continuation) is let through.
+  // A Stop that follows a hook's continuation is let through.
   if (input.stop_hook_active === true || (typeof input.loop_count === 'number' && input.loop_count > 0)) return null;
   const git = await engine.git();
   if (!git) return null;

@@ -2,7 +2,7 @@
  * Checks without writing: `memory validate` (an input against the schema, the write policy, the
  * store and the secret rules), `memory doctor` (the whole workspace), `memory check-freshness`.
  */
-import { semanticReport, type SemanticReport } from '../semantic.js';
+import { semanticReport } from '../semantic.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MERGE_DRIVER } from '../../store/entries.js';
@@ -19,7 +19,6 @@ import type { Caller } from '../caller.js';
 import { BatchState, scanGroups } from './batch.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
-/** `memory validate`: the validation function, against the store when a project exists. */
 export async function validate(engine: Engine, caller: Caller, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
   let vctx: ValidationContext = {};
   let project: string | undefined;
@@ -29,26 +28,19 @@ export async function validate(engine: Engine, caller: Caller, doc: unknown, opt
     project = undefined;
   }
   if (project && existsSync(join(engine.ws.memoryDir, project))) {
-    // The store as an apply into this project sees it.
     const st = new BatchState(engine.snapshot(caller.warn), project, Infinity);
     vctx = { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) };
   }
   const errors = modules.validation().validateDocument(doc, vctx);
-  // Secrets are reported before submission, with the paths validateDocument uses.
+  // Secrets too, with the paths validateDocument uses: every string of each item.
   const kind = modules.validation().documentKind(doc);
   const items = kind === 'array' ? (doc as unknown[]) : [doc];
-  // Every string of each item (an update's target_id as much as its entry's fields).
   const fields = items.map((item, i) => modules.secretRules().secretFields(item, kind === 'array' ? `[${i}]` : ''));
   errors.push(...(await scanGroups(engine, caller, fields, { agent: caller.knownAgent, operation: 'validate' })).flat());
   return { ok: errors.length === 0, errors };
 }
 
-// ---------------------------------------------------------------- doctor
-
-/**
- * One finding of doctor. A warning (a merge driver this clone lacks: it matters only when git
- * merges, and a CI checkout never registers one) is reported without failing the check.
- */
+/** A warning (a merge driver this clone lacks: a CI checkout never registers one) does not fail the check. */
 export interface DoctorProblem {
   check: string;
   level?: 'warning';
@@ -57,26 +49,12 @@ export interface DoctorProblem {
   message: string;
 }
 
-/**
- * `memory doctor`: checks the whole workspace without changing it: every entry file parses
- * and validates, its id matches its file name and its section its folder (the catalog does
- * this), superseded_by and related_entries point at existing entries, no two live entries
- * duplicate each other, no secret sits in an existing file, and every config.yaml is valid.
- */
-export async function doctor(
-  engine: Engine,
-  caller: Caller,
-): Promise<{
-  ok: boolean;
-  checked: { files: number; projects: number };
-  problems: DoctorProblem[];
-  semantic: SemanticReport;
-}> {
+/** `memory doctor`: the whole workspace checked (files, links, duplicates, secrets, configs, merge driver), nothing changed. */
+export async function doctor(engine: Engine, caller: Caller) {
   const snap = engine.catalog.refresh();
   const problems: DoctorProblem[] = [];
   const add = (check: string, file: string, path: string, message: string, level?: 'warning'): number =>
     problems.push({ check, ...(level ? { level } : {}), file, path, message });
-  // A problem's path that names its file (`<file>: field`): the field alone here.
   const within = (file: string, path: string): string => (path.startsWith(file) ? path.slice(file.length).replace(/^:\s*/, '') : path);
   const marked = conflictedFiles(engine);
   const conflicted = new Set(marked);
@@ -143,17 +121,14 @@ export async function doctor(
   };
 }
 
-/**
- * The merge driver this clone needs (its memory's .gitattributes names it): registered, and its
- * program there. Without it, git merges entries line by line and leaves conflicts.
- */
+/** The merge driver the memory's .gitattributes names: registered, and its program there (else git merges entries line by line). */
 async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
   const git = await engine.git();
   const attrs = join(engine.ws.memoryDir, '.gitattributes');
   if (!git || !existsSync(attrs) || !readFileSync(attrs, 'utf8').includes(`merge=${MERGE_DRIVER}`)) return [];
   const command = (await git.run(['config', '--get', `merge.${MERGE_DRIVER}.driver`]).catch(() => '')).trim();
   const fix = '`bass-agents memory doctor --fix` (or `memory init <project>`) registers it for this installation';
-  // The program and script it names, when they are paths (absolute, or in the work tree: git runs drivers from its top).
+  // The program and script it names, when paths (git runs drivers from the work tree's top).
   const missing = (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? [])
     .slice(0, 2)
     .map((w) => w.replace(/^['"]|['"]$/g, ''))
@@ -165,7 +140,6 @@ async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
   return message ? [{ check: 'merge driver', level: 'warning', file: engine.ws.rel(attrs), path: '', message }] : [];
 }
 
-/** `memory check-freshness`: expired, soon-expiring and review-due entries. */
 export function checkFreshness(
   engine: Engine,
   caller: Caller,

@@ -1,9 +1,7 @@
 /**
- * The memories a change invalidates (`memory diff`'s `cited_code`): the entries live on the base
- * side whose evidence cites code the change moved, modified or deleted. git says what changed
- * (names with rename detection, then `-U0` hunks of the cited files only); `git grep` lists the
- * evidence URIs of the entry files, and only the entries citing a changed path are read.
- * Evidence is read as the base side has it: keeping it current before is `validate-evidence`'s job.
+ * `memory diff`'s `cited_code`: the base side's live entries whose evidence cites code the change
+ * moved, modified or deleted (docs/ARCHITECTURE.md "Evidence that follows the code"). Evidence is
+ * read as the base side has it: keeping it current is `validate-evidence`'s job.
  */
 import { join } from 'node:path';
 import { citedChange, parseAnchor, parseRaw, type Anchor, type FileFate } from '../../core/anchors.js';
@@ -14,11 +12,11 @@ import type { GitRepo } from '../../store/git.js';
 import { modules, type Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
-export interface CitedOptions {
+interface CitedOptions {
   /** The base commit, and the arguments that make `git diff` compare the two sides. */
   base: string;
   sides: string[];
-  /** Ids of entries the change wrote. */
+  /** Ids the change wrote. */
   touched: Set<string>;
   project?: string;
 }
@@ -35,11 +33,9 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
     if (w !== null && !isMemory(w)) changed.add(w);
   }
   if (!changed.size) return [];
-  // The base side's entry files that cite a changed path. Most are as the working tree has them:
-  // one `git grep` of the work tree for a fixed string lists their evidence lines (a tree's grep
-  // inflates every blob: 7 times the CPU at 10K entries; a string per changed path, or a regular
-  // expression, cost several times as much again). Those that differ from the base side (the
-  // range's own memory changes, uncommitted ones) are read from the base side instead.
+  // The base side's entry files citing a changed path: one `git grep` of the work tree for a fixed
+  // string (a tree's grep inflates every blob; a string per path or a regex cost more still), and
+  // those that differ from the base side read from it instead.
   const memoryDir = git.repoPath(engine.ws.memoryDir);
   const [listing, differ] = await Promise.all([
     git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir], '').catch(() => ''), // exit 1: no match
@@ -81,20 +77,19 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   if (!cands.length) return [];
   const needHunks = new Set(cands.filter((c) => c.anchor.lines || c.anchor.symbol).map((c) => toRepo(c.anchor.path)));
   await addHunks(git, o.sides, fates, (p) => needHunks.has(p));
-  // The fates by workspace path; a file renamed out of the workspace is gone from it.
+  // By workspace path; renamed out of the workspace is gone.
   const wsFate = (p: string): FileFate | undefined => {
     const f = fates.get(toRepo(p));
     if (!f) return undefined;
     const to = toWs(f.to);
     return to === null ? { status: 'D', to: p } : { ...f, to };
   };
-  // Symbols need the file on both sides, and so does a line range the hunks touch (it may have
-  // moved elsewhere unchanged).
+  // Symbols need both sides' file, and so does a line range the hunks touch (it may have moved unchanged).
   const needsText = (c: (typeof cands)[number]): boolean =>
     wsFate(c.anchor.path)?.status !== 'D' &&
     Boolean(c.anchor.symbol || (c.anchor.lines && citedChange(c.anchor, wsFate(c.anchor.path))?.change === 'modified'));
   const withText = new Set(cands.filter(needsText));
-  // By blob id; a working-tree file (all zeros: git did not hash it) from the disk.
+  // By blob id; a working-tree file (all zeros: not hashed) from the disk.
   const fateOf = (c: (typeof cands)[number]): FileFate => fates.get(toRepo(c.anchor.path))!;
   const blobs = await readTexts(
     git,

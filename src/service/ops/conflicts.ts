@@ -1,10 +1,7 @@
 /**
- * `memory doctor --fix`: entry files that hold git conflict markers (merged without the
- * bass-agents merge driver), and entry files git holds unmerged (index stages 1-3: the driver
- * could not run), are merged field by field from the merge's own sides (the index's stages
- * while git has them, else the sides the markers hold), as the driver would have. Committed
- * like any write; while a merge is in progress, or while git holds the files unmerged, they are
- * written and marked resolved (`git add`), and the commit is left to the user.
+ * `memory doctor --fix`: entry files with conflict markers or unmerged in git's index are merged
+ * field by field from the merge's sides (index stages while git has them, else the markers'), as
+ * the driver would have. Mid-merge they are written and `git add`ed, the commit left to the user.
  */
 import { join } from 'node:path';
 import { conflictSides, hasConflictMarkers } from '../../core/conflicts.js';
@@ -24,7 +21,7 @@ export interface ConflictFix {
   reason?: string;
 }
 
-/** Memory files (workspace-relative) that git's index holds unmerged (stages 1-3). */
+/** Memory files (workspace-relative) unmerged in git's index. */
 export async function unmergedFiles(engine: Engine): Promise<string[]> {
   const git = await engine.git();
   if (!git) return [];
@@ -39,7 +36,6 @@ export async function unmergedFiles(engine: Engine): Promise<string[]> {
   return [...paths].map((p) => engine.ws.rel(join(git.toplevel, p))).sort();
 }
 
-/** Entry files (workspace-relative) whose content holds conflict markers. */
 export function conflictedFiles(engine: Engine): string[] {
   const snap = engine.catalog.refresh();
   return snap.bad
@@ -66,7 +62,6 @@ function parseSide(text: string | null, label: string): MemoryEntry | null {
   return r.value;
 }
 
-/** The sides of a conflicted file: git's index stages during a merge, else the markers' own. */
 async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<{ base: string | null; ours: string; theirs: string } | null> {
   if (git) {
     const path = git.repoPath(abs);
@@ -103,7 +98,7 @@ export async function fixConflicts(
         try {
           return parseSide(sides.base, 'the ancestor');
         } catch {
-          return null; // an unreadable ancestor: merge as two additions
+          return null; // unreadable ancestor: two additions
         }
       })();
       const merged = mergeEntry(base, ours, theirs);
@@ -114,7 +109,6 @@ export async function fixConflicts(
       fixed.push({ file, id: null, merged: false, reason: (err as Error).message });
     }
   }
-  // Files git holds unmerged are resolved in its index and left for the user's commit.
   const noCommit = (project: string): boolean => inMerge || items.some((i) => i.project === project && unmerged.includes(engine.ws.rel(i.abs)));
   const commits = await rewriteEntries(engine, caller, 'doctor --fix', items, noCommit);
   const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
@@ -123,10 +117,8 @@ export async function fixConflicts(
 }
 
 /**
- * `memory doctor --fix` (and `memory deprecate` of such an entry): links that name entries which
- * do not exist. An entry superseded by an entry that is gone becomes deprecated (it was replaced,
- * so it no longer holds, and nothing says by what); related entries that are gone are dropped.
- * One commit per project. `only`: just these ids.
+ * Links to entries that do not exist (`doctor --fix`, `deprecate` of such an entry): superseded
+ * by one gone, an entry becomes deprecated (replaced, by nothing known); gone related entries are dropped.
  */
 export async function fixLinks(
   engine: Engine,

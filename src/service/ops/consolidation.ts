@@ -1,7 +1,4 @@
-/**
- * Consolidation: `memory compact` writes a reviewable plan; `--apply PLAN`
- * carries it out in one transaction. `memory log` reads memory commits back from git.
- */
+/** `memory compact` (a reviewable plan; `--apply PLAN` carries it out in one commit) and `memory log`. */
 import { readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import type { ConsolidationPlan, Strategy } from '../../core/consolidate.js';
@@ -17,17 +14,7 @@ import { withWrite } from '../transaction.js';
 import { idMaker, liveByDup } from './batch.js';
 import { locate } from './entries.js';
 
-export interface ApplyPlanReport {
-  project: string;
-  plan: string;
-  merged: { group: number; id: string; superseded: string[] }[];
-  summaries: { group: number; id: string }[];
-  linked: { group: number; ids: string[] }[];
-  skipped: { group: number; reason: string }[];
-  commit: string | null;
-}
-
-/** `memory compact`: a reviewable consolidation plan written under `plans/` of the local state folder (nothing else changes). */
+/** The plan, written under `plans/` of the local state folder (nothing else changes). */
 export function compactPlan(
   engine: Engine,
   caller: Caller,
@@ -58,13 +45,9 @@ export function compactPlan(
   return { plan, path: engine.ws.shownPath(abs) };
 }
 
-/**
- * `memory compact --apply PLAN`: for each merge and summarize group, creates the new entry and
- * (merge) supersedes the originals by it; link groups are linked. One commit. A group whose
- * members changed since the plan was made is skipped and reported.
- */
-export async function applyPlan(engine: Engine, caller: Caller, planFile: string): Promise<ApplyPlanReport> {
-  // A plan the user names is read wherever it is (what it writes is memory, inside).
+/** Merge and summarize groups create their entry (merge supersedes the members by it), link groups link; a group whose members changed is skipped. */
+export async function applyPlan(engine: Engine, caller: Caller, planFile: string) {
+  // Read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
   let plan: ConsolidationPlan;
   try {
@@ -87,8 +70,7 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const merged: { group: number; id: string; superseded: string[] }[] = [];
   const summaries: { group: number; id: string }[] = [];
   const linked: { group: number; ids: string[] }[] = [];
-  // A plan is a file people review and edit: what it creates is checked like any new entry
-  // (schema here, duplicates below, secrets by the transaction, which refuses the whole plan).
+  // People edit plans: what one creates is checked like any new entry (secrets by the transaction).
   const live = liveByDup(mine, project);
   const { commit } = await withWrite(engine, caller, { project, operation: 'compact' }, (tx) => {
     const nowIso = tx.nowIso;
@@ -140,7 +122,6 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };
 }
 
-/** `memory log`: memory commits of a project from git trailers, newest first, optionally one operation. */
 export async function log(
   engine: Engine,
   caller: Caller,

@@ -1,7 +1,4 @@
-/**
- * `memory sync-context`: the ai-context document of a project, rendered as of now
- * (deterministic) and committed when it changed.
- */
+/** `memory sync-context`: a project's ai-context document as of now (deterministic), committed when it changed. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_CONTEXT_BUDGET, renderContextOf } from '../../core/context.js';
@@ -10,7 +7,6 @@ import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { evidenceStatusOf } from './evidence-status.js';
 
-/** The ai-context document of a project as of now, without writing it. */
 export function renderContext(
   engine: Engine,
   caller: Caller,
@@ -33,7 +29,6 @@ export function renderContext(
   };
 }
 
-/** `memory sync-context <project>`: writes ai-context/<project>.md, committing it when it changed. */
 export async function syncContext(
   engine: Engine,
   caller: Caller,

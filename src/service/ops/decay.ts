@@ -1,11 +1,6 @@
-/**
- * `memory decay`: strength or confidence of every live entry as of now against
- * the previous run; with `apply`, the entries below the threshold are forgotten (archived or
- * deleted) in one transaction.
- */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type LifecycleState } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { readNoFollow } from '../../store/state-dir.js';
@@ -13,39 +8,11 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-export interface DecayReport {
-  project: string;
-  curve: Curve;
-  forget_threshold: number;
-  forget_action: 'archive' | 'delete';
-  analyzed: number;
-  changed: number;
-  forgotten: number;
-  dry_run: boolean;
-  previous_run_at: string | null;
-  duration_ms: number;
-  /** Entries whose value moved since the previous run, and those to forget. */
-  entries: {
-    id: string;
-    before: number;
-    after: number;
-    factor: number;
-    days_since_access: number;
-    retrievals: number;
-    memory_type: MemoryType;
-    forget: boolean;
-  }[];
-  promotion_candidates: string[];
-  /** Set when `onBatch` stopped the run early: the last id done; the next run resumes after it. */
-  resume_after: string | null;
-  commit: string | null;
-}
-
 function decayStateFile(engine: Engine, make = false): string {
   return join(engine.ws.local('state', make), 'decay.json');
 }
 
-/** When decay last ran, per project (local: the daemon catches up from it). */
+/** When decay last ran, per project (the daemon catches up from it). */
 export function decayState(engine: Engine, _caller: Caller): Record<string, { last_run_at: string; forgotten_total: number }> {
   try {
     return JSON.parse(readNoFollow(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
@@ -55,10 +22,8 @@ export function decayState(engine: Engine, _caller: Caller): Record<string, { la
 }
 
 /**
- * `memory decay`: strength or confidence of every live entry of a project as of now, against
- * its value at the previous run. Dry run by default; `apply` forgets the
- * entries below the threshold (archive or delete) in one batch commit. Work is done in batches
- * of `batch_size` and `onBatch` hears after each (the daemon stops between batches).
+ * Strength or confidence of a project's live entries now against the previous run; `apply` forgets
+ * those below the threshold in one commit. `onBatch` hears after each `batch_size` (the daemon may stop there).
  */
 export async function decay(
   engine: Engine,
@@ -70,7 +35,7 @@ export async function decay(
     onBatch?: (done: number, total: number) => boolean | void;
     resumeAfter?: string;
   } = {},
-): Promise<DecayReport> {
+) {
   const project = caller.project(engine, projectName, true);
   const cfg = overlay(engine.decayConfig(project, caller.now()), opts.overrides);
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
@@ -81,12 +46,16 @@ export async function decay(
   const lastMs = last ? Date.parse(last.last_run_at) : null;
   const usage = engine.usage.load();
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
-  const entries: DecayReport['entries'] = [];
+  // Entries whose value moved since the previous run, or to forget.
+  const entries: (Pick<LifecycleState, 'factor' | 'days_since_access' | 'retrievals' | 'memory_type' | 'forget'> & {
+    id: string;
+    before: number;
+    after: number;
+  })[] = [];
   const forget: StoredEntry[] = [];
   let changed = 0;
   let resumeAfter: string | null = null;
-  // A stable order (by id), so an interrupted run resumes after the last id it finished even
-  // though the entries it forgot are no longer live.
+  // By id: an interrupted run resumes after its last id, though what it forgot is no longer live.
   live.sort((x, y) => (x.meta.id < y.meta.id ? -1 : x.meta.id > y.meta.id ? 1 : 0));
   const from = opts.resumeAfter ? live.findIndex((se) => se.meta.id > opts.resumeAfter!) : 0;
   for (let i = from < 0 ? live.length : from; i < live.length; i += cfg.batch_size) {
@@ -97,22 +66,14 @@ export async function decay(
       if (after.forget) forget.push(se);
       if (after.value !== before.value || after.forget) {
         changed += after.value !== before.value ? 1 : 0;
-        entries.push({
-          id: se.meta.id,
-          before: before.value,
-          after: after.value,
-          factor: after.factor,
-          days_since_access: after.days_since_access,
-          retrievals: after.retrievals,
-          memory_type: after.memory_type,
-          forget: after.forget,
-        });
+        const { factor, days_since_access, retrievals, memory_type } = after;
+        entries.push({ id: se.meta.id, before: before.value, after: after.value, factor, days_since_access, retrievals, memory_type, forget: after.forget });
       }
     }
     await new Promise((r) => setImmediate(r)); // between batches, other work (the daemon's queries) runs
     const done = Math.min(i + cfg.batch_size, live.length);
     if (opts.onBatch?.(done, live.length) === false && done < live.length) {
-      resumeAfter = live[done - 1]!.meta.id; // stopped between batches (done > i >= 0): a later run resumes after it
+      resumeAfter = live[done - 1]!.meta.id; // done > i >= 0
       break;
     }
   }
@@ -135,7 +96,7 @@ export async function decay(
     });
     commit = done.commit;
     const state = decayState(engine, caller);
-    // An interrupted run is not a completed one: the previous run time stays until it finishes.
+    // An interrupted run keeps the previous run time until it finishes.
     const prev = state[project];
     if (resumeAfter === null) state[project] = { last_run_at: nowDate.toISOString(), forgotten_total: (prev?.forgotten_total ?? 0) + done.value };
     else if (prev) prev.forgotten_total += done.value;
@@ -155,7 +116,7 @@ export async function decay(
     previous_run_at: last?.last_run_at ?? null,
     duration_ms: Math.round((performance.now() - t0) * 100) / 100,
     entries,
-    resume_after: resumeAfter,
+    resume_after: resumeAfter, // `onBatch` stopped the run early: the last id done
     promotion_candidates: live.filter((se) => isPromotionCandidate(se.meta, usage.get(`${project}/${se.meta.id}`))).map((se) => se.meta.id),
     commit,
   };

@@ -1,11 +1,8 @@
 /**
- * `memory diff [<range>] [--staged]`: the review view of a change to memory (core/memory-diff.ts
- * says what each change means; this reads both sides from git). Sides:
- *   - no range: what the current branch changes against its upstream (from their merge base),
- *     else against main or master, else the uncommitted memory changes against HEAD;
- *   - `A..B`: B against A; `A...B`: B against the merge base of A and B; `R`: as `R...HEAD`;
- *   - `--staged`: the index against HEAD.
- * Beside the memory changes, the memories whose cited code the range changed (cited-code.ts).
+ * `memory diff [<range>] [--staged]`: both sides read from git for core/memory-diff.ts, and the
+ * memories whose cited code the range changed (cited-code.ts). Without a range: the branch against
+ * its upstream's (else main's or master's) merge base, else the uncommitted changes against HEAD;
+ * `A..B`; `A...B` from their merge base; `R` as `R...HEAD`; `--staged`: the index against HEAD.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,11 +23,7 @@ const PATHS = ['ai-memory', 'ai-context'];
 type Side = { rev: string; label: string } | { index: true; label: string } | { worktree: true; label: string };
 
 async function verify(git: GitRepo, rev: string): Promise<string | null> {
-  try {
-    return (await git.gitStdin(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], '')).trim() || null;
-  } catch {
-    return null;
-  }
+  return (await git.gitStdin(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], '').catch(() => '')).trim() || null;
 }
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
@@ -47,7 +40,6 @@ async function mustVerify(git: GitRepo, rev: string): Promise<string> {
   return sha;
 }
 
-/** The two sides to compare. */
 async function sides(git: GitRepo, range: string | undefined, staged: boolean): Promise<{ base: Side; head: Side }> {
   if (staged) {
     if (range) throw new UsageError('give a range or --staged, not both');
@@ -69,12 +61,7 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
   }
   const head = await verify(git, 'HEAD');
   if (head) {
-    let upstream: string | null = null;
-    try {
-      upstream = (await git.gitStdin(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'], '')).trim() || null;
-    } catch {
-      upstream = null;
-    }
+    const upstream = (await git.gitStdin(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'], '').catch(() => '')).trim() || null;
     const branch = (await git.gitStdin(['rev-parse', '--abbrev-ref', 'HEAD'], '').catch(() => '')).trim();
     for (const other of [upstream, 'main', 'master']) {
       if (!other || other === branch) continue;
@@ -116,7 +103,7 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     rows.push(...untracked.map((path) => ({ status: 'A', path })));
   } else rows = nameStatus(await git.gitStdin([...args, baseRev, head.rev, '--', ...memoryPaths], ''));
 
-  // Paths relative to the workspace (the repository may be larger than it).
+  // Relative to the workspace (the repository may be larger).
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const rel = (p: string): string => (prefix && p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : p);
   const wanted = rows.filter((r) => !opts.project || rel(r.path).startsWith(`ai-memory/${opts.project}/`) || rel(r.path) === `ai-context/${opts.project}.md`);

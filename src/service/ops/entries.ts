@@ -1,7 +1,4 @@
-/**
- * Reading one entry: by id (`locate`), with values computed as of now (`show`), and its
- * committed versions (`show --history`).
- */
+/** One entry: by id (`locate`), with values as of now (`show`), its committed versions (`show --history`). */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS } from '../../core/constants.js';
@@ -43,12 +40,12 @@ export interface EntryVersion {
   author: string;
   subject: string;
   entry: MemoryEntry | null;
-  /** The entry in the commit's first parent: what this commit changed it from (null: it was not there). */
+  /** In the commit's first parent (null: not there). */
   before: MemoryEntry | null;
   merge: boolean;
 }
 
-/** Finds an entry file by id without scanning: one stat per project and section. */
+/** By id without scanning (a stat per project and section), or by a unique prefix as git takes a commit's. */
 export function locate(engine: Engine, caller: Caller, id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
   checkId(id);
   const projects = project ? [project] : engine.ws.listProjects();
@@ -62,7 +59,6 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
       return { project: p, file, entry: r.entry };
     }
   }
-  // A unique prefix of an id (as git takes a commit's): `show 01M834AVETYC`.
   if (id.length >= MIN_PREFIX) {
     const hits: { project: string; section: (typeof SECTIONS)[number]; id: string }[] = [];
     for (const p of projects) {
@@ -84,16 +80,14 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
     }
   }
   const where = project ? ` in project ${project}` : '';
-  // An id that matched nothing is repeated only when it is plainly not a secret (a token pasted as an id).
+  // Repeated only when plainly not a secret (a token pasted as an id).
   throw new NotFoundError(
     showable(id) ? `no memory entry with id ${id}${where}` : `no memory entry with the id given${where} (not repeated: it is long or looks like a secret)`,
   );
 }
 
-/** The shortest id prefix that is looked up (shorter ones must be whole ids). */
 const MIN_PREFIX = 4;
 
-/** `memory show <id>`: the entry and values computed as of now. */
 export function show(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): ShownEntry {
   const found = locate(engine, caller, id, opts.project);
   const now = caller.now().getTime();
@@ -120,7 +114,6 @@ export function show(engine: Engine, caller: Caller, id: string, opts: { project
   };
 }
 
-/** `memory show <id> --history`: every committed version of the entry, newest first. */
 export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
   const found = locate(engine, caller, id, opts.project);
   const git = await engine.git();
@@ -144,7 +137,7 @@ export async function history(engine: Engine, caller: Caller, id: string, opts: 
   }));
 }
 
-/** Counts results as retrieved (local usage, never a commit): those actually delivered for use. */
+/** Results delivered for use count as retrieved (local usage, never a commit). */
 export function recordDelivered(engine: Engine, caller: Caller, hits: { project: string; entry: { id: string } }[]): void {
   engine.usage.recordRetrievals(
     hits.map((h) => `${h.project}/${h.entry.id}`),

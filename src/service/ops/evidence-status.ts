@@ -1,10 +1,7 @@
 /**
- * `meta.evidence_status` at read time, without git: each URI's record from the last check (its
- * file's stamp then, where its lines were and their fingerprint) against the file now. A file
- * with the stamp the check saw keeps the check's status; a changed one is read and its cited
- * lines looked for by content (moved, or changed); a URI the check has not seen is current when
- * its file, lines or symbol exist, and so is one whose entry was updated or re-confirmed since the
- * check. Told once per file stamp in a process.
+ * `meta.evidence_status` at read time, without git: the last check's record per URI against the
+ * file now. The stamp the check saw keeps its status; a changed file's cited lines are looked for
+ * by content; a URI unchecked (or whose entry changed since) is current when its target exists.
  */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +11,6 @@ import { readNoFollow } from '../../store/state-dir.js';
 import type { Workspace } from '../../store/workspace.js';
 import type { Engine } from '../engine.js';
 
-/** The worst status of an entry's evidence (`current` when it has nothing checkable). */
 export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus {
   const recs = engine.evidenceCache.anchorsOf(se.key);
   const memo = engine.evidenceCache.statusMemo;
@@ -27,7 +23,7 @@ export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus 
     const rec = found && found.seen === seen ? found : undefined;
     const a = parseAnchor(ev.uri);
     if (!a) {
-      if (rec) out.push(rec.status); // a URL: as the last check found it
+      if (rec) out.push(rec.status); // a URL: as last checked
       continue;
     }
     const path = rec?.path ?? a.path;
@@ -59,10 +55,7 @@ export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus 
   return worstStatus(out);
 }
 
-/**
- * A cited file's text, never through a link and never from outside the workspace (a committed
- * folder link could point anywhere): undefined when it cannot be read so.
- */
+/** A cited file's text, never through a link nor from outside the workspace (a committed folder link could point anywhere). */
 export function readCited(ws: Workspace, abs: string): string | undefined {
   try {
     ws.assertInside(abs);

@@ -1,9 +1,4 @@
-/**
- * `memory validate-evidence [--fix]`: file evidence followed from the commit
- * that wrote it through git's renames and line shifts (anchor-check.ts), git permalinks of this
- * repository, URLs through the network probe; results cached; entries whose evidence changed or
- * is gone flagged (queries down-rank them). `--fix` rewrites evidence that moved, in one commit.
- */
+/** `memory validate-evidence [--fix]` (docs/ARCHITECTURE.md "Evidence that follows the code"). */
 import type { CatalogSnapshot } from '../../store/catalog.js';
 import { join } from 'node:path';
 import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
@@ -16,14 +11,14 @@ import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
 import { checkAnchors, type AnchorItem } from './anchor-check.js';
 
-export interface EvidenceRow {
+interface EvidenceRow {
   type: string;
   uri: string;
   status: EvidenceStatus;
   reason: string;
   /** File evidence: where its code is now against where it was written. */
   anchor?: AnchorStatus;
-  /** Moved: the URI it moved to (what `--fix` writes). */
+  /** Moved: what `--fix` writes. */
   to?: string;
 }
 
@@ -33,20 +28,17 @@ export interface EvidenceReport {
   stale: number;
   unknown: number;
   skipped: number;
-  /** File evidence by status: moved (fixable), changed (re-check), missing. */
   anchors: Record<AnchorStatus, number>;
   entries: { id: string; project: string; stale: boolean; evidence: EvidenceRow[] }[];
-  /** `--fix`: the URIs rewritten, and the commit of each project that had any. */
+  /** `--fix`: the URIs rewritten, and a commit per project. */
   fixed?: { id: string; project: string; from: string; to: string }[];
   commits?: string[];
 }
 
 /**
- * `memory validate-evidence`: file evidence through git (anchor-check.ts), git permalinks of this
- * repository for a reachable commit and path, URLs with HEAD (then GET) and a short timeout; an
- * unreachable network is "unknown", never "stale". URL results are cached for `urlTtlMs`; what
- * the check found for each URI is recorded for reads (`meta.evidence_status`); entries whose
- * evidence changed or is gone are flagged and down-ranked by queries.
+ * File evidence through git (anchor-check.ts), permalinks of this repository by commit and path,
+ * URLs by the network probe (unreachable: "unknown", never "stale"; cached for `urlTtlMs`). What
+ * is found per URI is recorded for reads; entries whose evidence changed or is gone are flagged.
  */
 export async function validateEvidence(
   engine: Engine,
@@ -58,14 +50,13 @@ export async function validateEvidence(
     urlTtlMs?: number;
     fix?: boolean;
     onProgress?: (done: number, total: number) => void;
-    /** false: counts only (`entries` left empty, `stale_entries` set), for a caller that shows no rows (the daemon). */
+    /** false: counts only (`stale_entries` set, no rows), for the daemon. */
     rows?: boolean;
   } = {},
 ): Promise<EvidenceReport & { stale_entries?: number }> {
   const projects = caller.readProjects(engine, projectName);
   const entries = engine.snapshot(caller.warn).entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
-  // Each entry's file is read once, and only its evidence and confirmation kept: a long-lived
-  // process holds few entries, and holding every one's text at once would swell its heap.
+  // Only evidence and confirmation are kept: every entry's text at once would swell a daemon's heap.
   const cited = entries.map((se) => {
     const e = se.readOnce();
     return { se, evidence: e.evidence, seen: confirmation(e) };
@@ -100,7 +91,7 @@ export async function validateEvidence(
         const has = await hasPathAt(git, p.commit, p.path);
         if (has === true) return { status: 'ok', reason: `commit ${p.commit.slice(0, 12)} has ${p.path}` };
         if (has === false) return { status: 'stale', reason: `commit ${p.commit.slice(0, 12)} has no ${p.path}` };
-        // The commit is not here (not fetched): ask the host like any URL.
+        // Not fetched here: ask the host like any URL.
       }
     }
     const url = p.kind === 'file' ? uri : p.url;
@@ -158,21 +149,21 @@ export async function validateEvidence(
     if (opts.rows !== false) report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
     found.delete(se.key); // what is reported is kept, not the whole result
     opts.onProgress?.(++done, entries.length);
-    // Let a long-lived process (the daemon) answer queries while a long check runs.
+    // A daemon answers queries while a long check runs.
     if (done % 200 === 0) {
       await new Promise((r) => setImmediate(r));
       await engine.quiet();
     }
   }
   if (opts.fix && fixes.size) Object.assign(report, await applyFixes(engine, caller, entries, fixes, records));
-  // Keep earlier results (other projects, URL checks still fresh), unless the cache grew large.
+  // Earlier results stay (other projects, fresh URL checks) unless the cache grew large.
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
   engine.evidenceCache.save({ v: 1, checks: merged, stale });
   engine.evidenceCache.saveAnchors(records);
   return opts.rows === false ? { ...report, stale_entries: staleEntries } : report;
 }
 
-/** Rewrites the URIs that moved, one commit per project; their records then describe the new URIs. */
+/** The URIs that moved, a commit per project; their records then describe the new URIs. */
 async function applyFixes(
   engine: Engine,
   caller: Caller,
@@ -186,7 +177,6 @@ async function applyFixes(
     if (!moves.size) return [];
     const e = se.entry;
     for (const [from, to] of moves) fixed.push({ id: e.id, project: se.project, from, to });
-    // The new URI names where the code is: what was recorded of the old one holds for it.
     records.set(
       se.key,
       (records.get(se.key) ?? []).map((r) => (moves.has(r.uri) ? { ...r, uri: moves.get(r.uri)!, status: 'current' as const, to: undefined } : r)),

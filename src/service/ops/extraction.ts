@@ -1,45 +1,17 @@
-/**
- * `memory extract`: candidate memories from free text, stored as drafts through the
- * same batch as `memory apply`.
- */
+/** `memory extract`: candidate memories from free text, stored as drafts (one commit) unless `dryRun`; those an entry already says are not. */
 import type { Problem } from '../../core/errors.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { apply } from './apply.js';
 import { scanGroups } from './batch.js';
 
-export interface ExtractReport {
-  project: string;
-  candidates: number;
-  stored: number;
-  deduplicated_count: number;
-  dry_run: boolean;
-  truncated: boolean;
-  extractions: {
-    summary: string;
-    type: string;
-    confidence: number;
-    span: [number, number];
-    section: string;
-    stored: boolean;
-    duplicate_of: string | null;
-    id: string | null;
-    skipped?: Problem[];
-  }[];
-  commit: string | null;
-}
-
-/**
- * `memory extract`: candidate memories from free text. Stored as drafts (one commit)
- * unless `dryRun`; candidates similar to an existing summary are not stored.
- */
 export async function extract(
   engine: Engine,
   caller: Caller,
   projectName: string | undefined,
   text: string,
   opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
-): Promise<ExtractReport> {
+) {
   const project = caller.project(engine, projectName);
   const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
   const truncated = text.length > limit;
@@ -51,7 +23,17 @@ export async function extract(
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
-  const extractions: ExtractReport['extractions'] = [];
+  const extractions: {
+    summary: string;
+    type: string;
+    confidence: number;
+    span: [number, number];
+    section: string;
+    stored: boolean;
+    duplicate_of: string | null;
+    id: string | null;
+    skipped?: Problem[];
+  }[] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
   for (const c of cands) {
     // Known if either the matched words or their whole sentence say what an entry already says.
@@ -71,7 +53,6 @@ export async function extract(
     if (!dup) updates.push({ index: extractions.length - 1, entry });
   }
   let commit: string | null = null;
-  // The extraction of the batch's update k (each update names the extraction it came from).
   const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {
     const r = await apply(
@@ -88,7 +69,7 @@ export async function extract(
     }
     for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
-    // A dry run stores nothing, but says the same about secrets as a real run would.
+    // A dry run says the same about secrets as a real run.
     const found = await scanGroups(
       engine,
       caller,
@@ -99,7 +80,7 @@ export async function extract(
       if (errors.length) at(i).skipped = errors;
     });
   }
-  // A candidate refused for a secret is not printed back: its text holds the secret.
+  // Never printed back: the text holds the secret.
   for (const x of extractions) {
     if (x.skipped?.some((p) => /looks like a secret/.test(p.message))) x.summary = '[withheld: it contains what looks like a secret]';
   }

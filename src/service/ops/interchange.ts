@@ -1,7 +1,4 @@
-/**
- * Interchange: `memory export` of a project's entries, `memory import` of stored
- * entries as one transaction (skip, overwrite or merge an id that exists).
- */
+/** `memory export` and `memory import` (one transaction; an id that exists is skipped, overwritten or merged). */
 import { join } from 'node:path';
 import { buildEntry } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
@@ -16,18 +13,6 @@ import { withWrite } from '../transaction.js';
 import { MAX_BATCH } from './apply.js';
 import { idMaker, liveByDup, scanGroups, warnIfLarge } from './batch.js';
 
-export interface ImportResult {
-  applied: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[];
-  skipped: { index: number; id: string; errors: Problem[] }[];
-  /** Links dropped because they named entries neither imported nor stored. */
-  warnings: string[];
-  /** Every skipped entry is already in the project (its id, or a duplicate of a live entry). */
-  already_here: boolean;
-  commit: string | null;
-  project: string;
-}
-
-/** `memory export`: a project's entries (filtered) sorted by id. */
 export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = caller.project(engine, project, true);
   const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime());
@@ -38,11 +23,7 @@ export function exportEntries(engine: Engine, caller: Caller, project: string, f
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/**
- * `memory import`: validates every entry (schema, write policy) before writing anything, then
- * writes them as one commit. An id that already exists is skipped, overwritten or merged
- * field by field; the report says what happened to each.
- */
+/** Every entry validated before anything is written, then one commit; the report says what happened to each. */
 export async function importEntries(
   engine: Engine,
   caller: Caller,
@@ -51,11 +32,11 @@ export async function importEntries(
   opts: {
     onConflict?: 'skip' | 'overwrite' | 'merge';
     source?: string;
-    /** Copy the stored entries under new ids (links between them follow). */
+    /** Copies under new ids (links between them follow). */
     reassignIds?: boolean;
     onProgress?: (done: number, total: number, phase: 'validate' | 'write') => void;
   } = {},
-): Promise<ImportResult> {
+) {
   const onConflict = opts.onConflict ?? 'skip';
   engine.ws.projectDir(project);
   if (docs.length > MAX_BATCH)
@@ -68,12 +49,12 @@ export async function importEntries(
   const seen = new Map<string, number>();
   const agent = await caller.agent(engine);
   const nowDate = caller.now();
-  const nextId = idMaker(); // random parts, as in batch.ts
-  /** Entries made from input-shaped documents (or copied under new ids): created, never merged. */
+  const nextId = idMaker();
+  /** Made from input-shaped documents or copied under new ids: created, never merged. */
   const fresh = new Set<string>();
   docs.forEach((doc, i) => {
     if (i % 200 === 0) opts.onProgress?.(i, docs.length, 'validate');
-    // An entry as `create` takes it (no id, status or timestamps) is imported as a create.
+    // Shaped as `create` takes it (no id, status or timestamps): imported as a create.
     const o = doc as Record<string, unknown> | null;
     if (o && typeof o === 'object' && !Array.isArray(o) && !('id' in o) && !('created_at' in o) && !('updated_at' in o) && !('status' in o)) {
       const r = modules.validation().validateEntryInput(o, {}, `[${i}]`);
@@ -86,7 +67,7 @@ export async function importEntries(
     }
     const r = modules.validation().validateStoredEntry(doc, `[${i}]`);
     if (!r.ok) return void problems.push(...r.errors);
-    // Ids from elsewhere become file names and commit trailers: only a ULID is taken as it is.
+    // Ids become file names and commit trailers: only a ULID is taken as it is.
     if (!opts.reassignIds && !isUlid(r.value.id)) {
       return void problems.push({ path: `[${i}].id`, message: 'is not a memory id (a ULID); --reassign-ids imports the entry under a new one' });
     }
@@ -96,7 +77,6 @@ export async function importEntries(
     entries.push(r.value);
   });
   if (opts.reassignIds) {
-    // Copies under new ids; superseded_by and related_entries that name a copied entry follow it.
     const renamed = new Map<string, string>();
     for (const e of entries) if (!fresh.has(e.id)) renamed.set(e.id, nextId(nowDate.getTime()));
     const to = (id: string): string => renamed.get(id) ?? id;
@@ -119,19 +99,19 @@ export async function importEntries(
   const { value, commit } = await withWrite(engine, caller, { project, agent, operation: 'import' }, async (tx) => {
     const snap = engine.snapshot(caller.warn);
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
-    // A file under an id that cannot be read (conflict markers, a newer version's field) is never written over.
+    // An unreadable file under an id is never written over.
     const unreadable = new Map<string, string>();
     for (const b of snap.bad) {
       const at = entryPath(b.file);
       if (at && at.project === project) unreadable.set(at.id, b.file);
     }
     const live = liveByDup(snap.entries, project);
-    const imported: ImportResult['applied'] = [];
-    const skipped: ImportResult['skipped'] = [];
+    const imported: { index: number; id: string; action: 'created' | 'overwritten' | 'merged' }[] = [];
+    const skipped: { index: number; id: string; errors: Problem[] }[] = [];
     const skip = (index: number, id: string, field: string, message: string): number =>
       skipped.push({ index, id, errors: [{ path: `[${index}].${field}`, message }] });
-    // First what goes in (and what a skipped duplicate stands for), then the links, then the files.
-    const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: ImportResult['applied'][number]['action'] }[] = [];
+    // What goes in (and what a skipped duplicate stands for), then the links, then the files.
+    const going: { e: MemoryEntry; index: number; old?: StoredEntry; action: (typeof imported)[number]['action'] }[] = [];
     const standsFor = new Map<string, string>();
     for (const [k, e] of entries.entries()) {
       const index = seen.get(e.id) ?? k;
@@ -154,8 +134,8 @@ export async function importEntries(
         skip(index, e.id, 'id', 'an entry with this id exists (--on-conflict skip)');
       } else going.push({ e, index, old, action: !old ? 'created' : onConflict === 'merge' ? 'merged' : 'overwritten' });
     }
-    // Links must name an entry that is imported here or stored; a superseded entry whose
-    // successor is neither is not imported (it would dangle), a related entry that is neither is dropped.
+    // Links must name an entry imported or stored: a superseded entry whose successor is neither
+    // is not imported (it would dangle), a related entry that is neither is dropped.
     const inBatch = new Set(going.map((g) => g.e.id));
     const resolve = (id: string): string | null => {
       const to = standsFor.get(id) ?? id;
@@ -170,7 +150,7 @@ export async function importEntries(
         skip(g.index, g.e.id, 'superseded_by', `names ${g.e.superseded_by}, which is neither imported nor stored (it would dangle)`);
       }
     }
-    const warnings: string[] = [];
+    const warnings: string[] = []; // links dropped: they named entries neither imported nor stored
     for (const [k, { e, index, old, action }] of going.entries()) {
       if (!inBatch.has(e.id)) continue;
       if (k % 200 === 0) {
@@ -180,7 +160,7 @@ export async function importEntries(
       const related = e.related_entries.map(resolve).filter((r): r is string => r !== null && r !== e.id);
       if (related.length < e.related_entries.length) warnings.push(`[${index}] ${e.id}: dropped related entries that are neither imported nor stored`);
       let next: MemoryEntry = { ...e, superseded_by: e.superseded_by ? resolve(e.superseded_by) : null, related_entries: [...new Set(related)] };
-      if (old && onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, next); // the same field-level merge as the git merge driver
+      if (old && onConflict === 'merge') next = modules.merge().mergeEntry(null, old.entry, next); // as the git merge driver does
       tx.put(next, old ? { from: join(engine.ws.root, old.file) } : { fresh: fresh.has(e.id) });
       tx.change({ op: 'import', id: e.id, summary: next.summary });
       imported.push({ index, id: e.id, action });
@@ -190,5 +170,6 @@ export async function importEntries(
     return { imported, skipped, warnings, snap, already: skipped.length > 0 && skipped.every((x) => standsFor.has(x.id)) };
   });
   warnIfLarge(caller, project, value.snap, value.imported.filter((a) => a.action === 'created').length);
+  // already_here: every skipped entry is in the project (by id or as a duplicate).
   return { applied: value.imported, skipped: value.skipped, warnings: value.warnings, already_here: value.already, commit, project };
 }

@@ -1,7 +1,4 @@
-/**
- * Edits of existing entries: `reinforce`, `promote`, `restore`, `link`, and `related` (read).
- * Each edit is one transaction and one commit.
- */
+/** Edits of existing entries (`reinforce`, `promote`, `restore`, `link`), each one commit; and `related`. */
 import { join } from 'node:path';
 import { ConflictError, NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
 import type { CommitOp } from '../../core/entry.js';
@@ -18,13 +15,7 @@ import { withWrite } from '../transaction.js';
 import { locate } from './entries.js';
 import { query } from './query.js';
 
-export interface EditResult {
-  project: string;
-  entries: MemoryEntry[];
-  commit: string | null;
-}
-
-/** Rewrites entries of one project in one transaction; `edit` returns the new entry or null to skip. */
+/** Entries of one project in one transaction; `edit` returns null to skip one. */
 async function rewrite(
   engine: Engine,
   caller: Caller,
@@ -32,12 +23,11 @@ async function rewrite(
   projectName: string | undefined,
   op: CommitOp,
   edit: (e: MemoryEntry, project: string) => MemoryEntry | null,
-): Promise<EditResult> {
+) {
   const [first] = ids;
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(engine, caller, first, projectName).project;
-  // (the transaction validates what it writes)
   const { value, commit } = await withWrite(engine, caller, { project, operation: op }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
@@ -53,13 +43,8 @@ async function rewrite(
   return { project, entries: value, commit };
 }
 
-/** `memory reinforce`: strength to 1 and stability up, importance boosted on request; committed. */
-export async function reinforce(
-  engine: Engine,
-  caller: Caller,
-  ids: string[],
-  opts: { project?: string; boostType?: BoostType; amount?: number } = {},
-): Promise<EditResult> {
+/** Strength to 1 and stability up, importance boosted on request. */
+export async function reinforce(engine: Engine, caller: Caller, ids: string[], opts: { project?: string; boostType?: BoostType; amount?: number } = {}) {
   const now = caller.now().getTime();
   return rewrite(engine, caller, ids, opts.project, 'reinforce', (e, project) => ({
     ...e,
@@ -71,8 +56,8 @@ export async function reinforce(
   }));
 }
 
-/** Promotes an episodic memory to semantic: it stops decaying; confidence +0.1, at most 0.95. */
-export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EditResult> {
+/** Episodic to semantic: it stops decaying; confidence +0.1, at most 0.95. */
+export async function promote(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   return rewrite(engine, caller, [id], opts.project, 'promote', (e) => {
     if (memoryTypeOf(e) === 'semantic') throw new ConflictError(`entry ${id} is already semantic`);
     return {
@@ -84,10 +69,7 @@ export async function promote(engine: Engine, caller: Caller, id: string, opts: 
   });
 }
 
-/**
- * `memory restore <id>`: an archived entry becomes active again; a deleted one is brought back
- * from git history (the last committed version) as active.
- */
+/** An archived entry becomes active again; a deleted one comes back from git history, active. */
 export async function restore(
   engine: Engine,
   caller: Caller,
@@ -100,14 +82,14 @@ export async function restore(
     const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' }; // the edit keeps the one entry
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   const git = await engine.git();
   const hit = git ? await lastDeleted(git, `ai-memory/${opts.project ?? '*'}/*/${id}.json`) : null;
   if (!hit) throw new NotFoundError(`no entry ${shown(id, { bare: true })} in the tree or in git history${opts.project ? ` of project ${opts.project}` : ''}`);
-  const project = hit.path.split('/')[1]!; // ai-memory/<project>/…, as asked above
+  const project = hit.path.split('/')[1]!; // ai-memory/<project>/…
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
@@ -118,14 +100,7 @@ export async function restore(
   return { project, entry, commit, from: 'history' };
 }
 
-/** `memory link a b`: each in the other's related_entries, one commit. */
-export async function link(
-  engine: Engine,
-  caller: Caller,
-  aOrPrefix: string,
-  bOrPrefix: string,
-  opts: { project?: string; type?: string } = {},
-): Promise<EditResult> {
+export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}) {
   const la = locate(engine, caller, aOrPrefix, opts.project);
   const lb = locate(engine, caller, bOrPrefix, opts.project);
   const [a, b, pa, pb] = [la.entry.id, lb.entry.id, la.project, lb.project];
@@ -140,7 +115,7 @@ export async function link(
   return r;
 }
 
-/** `memory related <id>`: explicit links first, then lexically similar entries (summary, subject, tags). */
+/** Explicit links first, then lexically similar entries (summary, subject, tags). */
 export function related(
   engine: Engine,
   caller: Caller,

@@ -1,15 +1,13 @@
 /**
- * The candidates of a text query from its hits: the filters, semantic fusion, the context
- * writers state (the subject of the best hits, the entries they link to), and the cut below
- * which a hit cannot reach the page. How a hit's document number becomes an entry is
- * query-hits.ts.
+ * A text query's candidates from its hits: filters, semantic fusion, the context writers state
+ * (the best hits' subject and links), and the cut below which a hit cannot reach the page.
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
 import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
-/** The most best hits whose links are followed. */
+/** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
 const LINKING_HITS = 64;
 
 export interface Cand extends Candidate<EntryMeta> {
@@ -27,9 +25,7 @@ export interface Reach<T> {
   project(h: T): string;
   entry(h: T): StoredEntry;
   key(h: T): string;
-  /** Every entry. */
   all(): Iterable<T>;
-  /** The entry of this id in this project, if there is one. */
   byId(project: string, id: string): T | undefined;
   /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
@@ -46,11 +42,10 @@ export interface TextArgs {
   staleKeys: ReadonlySet<string>;
   nowMs: number;
   limit: number;
-  /** The cosine similarity of the query's vector to an entry's (undefined: the entry has none yet). */
+  /** Cosine similarity to the query (undefined: no vector yet). */
   semantic?: { similarity: (key: string) => number | undefined };
 }
 
-/** What the text branch found: candidates, the entries raised by a link from a best hit (`[id, id of the hit]`), how many matched. */
 export interface TextHits {
   cands: Cand[];
   linked: [string, string][];
@@ -58,29 +53,21 @@ export interface TextHits {
   semantic: boolean;
 }
 
-/**
- * The candidates of a text query from its hits (`hitAt(i)`: the entry of hit i, with lexical
- * score `scores[i]`): the hits that pass the filters, fused with semantic similarity when asked
- * for, weighed by the context writers state, and only those that can still reach the first
- * `limit` (textFloor) made candidates.
- */
+/** `hitAt(i)`: the entry of hit i, of lexical score `scores[i]`. Only hits that can still reach the first `limit` become candidates. */
 export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | undefined, o: TextArgs): TextHits {
   const { scores, accept, staleKeys, nowMs, limit } = o;
   const mask = reach.passingSet?.(o.parts, accept);
   const passes = mask ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
   const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
-  // Every hit that passes the filters, with its lexical relevance (0..1 of the best one). Without
-  // a faster way, each hit's metadata is read once, for the filters and its weight together
-  // (at 100K entries a query reaches ~17,000 entries, and reading them twice costs cache misses).
-  // The best few hits the filters drop are kept aside: a superseded entry still matches the words
-  // of its time, and its replacement is context.
+  // Hits that pass, with relevance 0..1 of the best: each hit's metadata read once for filter and
+  // weight (a query reaches thousands; twice costs cache misses). The best few the filters drop
+  // are kept: a superseded entry matches the words of its time, and its replacement is context.
   let ents: T[] = [];
   let rel: number[] = [];
   let weightOf: number[] | undefined = reach.textWeights ? undefined : [];
   const dropped: { h: T; score: number }[] = [];
   let max = 0;
-  // `!` in the loops below: each index is bounded by its loop over arrays of one length (ents and
-  // rel grow together, as do all, sims and fused; weights is checked).
+  // `!` below: each index is bounded by a loop over arrays that grow together.
   for (let i = 0; i < scores.length; i++) {
     const h = hitAt(i);
     if (h === undefined) continue;
@@ -104,14 +91,12 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  // Semantic similarity, fused with the lexical score: every entry that passes the filters is
-  // a candidate, whether or not it shares a word with the text.
+  // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const sim = o.semantic.similarity;
     const lexAt = new Map<T, number>();
     for (let j = 0; j < ents.length; j++) lexAt.set(ents[j]!, j);
-    // Per entry that passes: its lexical relevance (-1: not a hit) and similarity (NaN: no vector),
-    // in arrays of plain numbers (one lookup of each per entry: a query reads every entry here).
+    // Per entry that passes: lexical relevance (-1: not a hit) and similarity (NaN: no vector).
     const all: T[] = [];
     const lexs: number[] = [];
     const sims: number[] = [];
@@ -138,9 +123,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
       const f = (fused[j] = fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi));
       if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
     }
-    // An entry that shares no word with the text is a match only if its meaning is close, and
-    // only the closest few hundred of those: the rest cannot reach a page, and would only cost
-    // ranking time (thousands at 10K entries).
+    // Meaning-only matches: the closest few hundred above a floor (the rest cannot reach a page).
     const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
     ents = [];
     rel = [];
@@ -158,12 +141,10 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     (j) => reach.meta(ents[j]!).subject,
     (j) => reach.project(ents[j]!),
   );
-  // (relevance as the kept hits have it; when the filters dropped every hit, of the best dropped one)
+  // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
-  // Weigh every hit by its priors, then make candidates only of the hits that can still reach
-  // the first `limit` (textFloor): at 100K entries a query reaches ~20,000 entries and a few
-  // hundred become candidates.
+  // Weigh every hit by its priors; only those that can reach the first `limit` become candidates.
   const n = ents.length;
   const bases = new Float64Array(n);
   const weights = reach.textWeights?.(ents, nowMs, staleOf) ?? weightOf;
@@ -171,7 +152,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   for (let j = 0; j < n; j++) {
     const h = ents[j]!;
     const r = rel[j]!;
-    // (entries raised into the hits by a link come after those weighed above)
+    // (entries raised by a link come after those weighed above)
     bases[j] = r * (weights && j < weights.length ? weights[j]! : textWeight(reach.meta(h), nowMs, staleOf(h)));
     if (r > top) top = r;
   }
@@ -188,13 +169,11 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
 }
 
 /**
- * The links of the best hits, raised (linkLifts): the entries their `related_entries` name, and
- * the entry that superseded them; and the replacement of the best few hits the filters dropped
- * (a superseded entry still matches the words of its time). Raised entries must pass the filters; those not among the
- * hits are added to `ents`. Returns `[id, id of the hit]` of each raise.
+ * Raises (linkLifts) what the best hits link to (related entries, their replacement) and the
+ * replacement of the best dropped hits; raised entries pass the filters, those not among the hits
+ * are added to `ents`. Returns `[id, id of the hit]` of each raise.
  */
 function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T) => boolean, dropped: { h: T; relevance: number }[]): [string, string][] {
-  // (at most LINKING_HITS of them: a query whose best hits tie by the thousand reads no thousand rows)
   const best = bestPlaces(rel).slice(0, LINKING_HITS);
   const from = [...best.map((j) => ({ h: ents[j]!, relevance: rel[j]!, kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
   const hits = from.map(({ h, relevance, kept }) => {

@@ -1,7 +1,4 @@
-/**
- * `memory list` and `memory query`: filters, optional text, ranking, limit;
- * the query log.
- */
+/** `memory list` and `memory query`: filters, optional text, ranking, limit; the query log. */
 import { UsageError } from '../../core/errors.js';
 import type { DecayConfig } from '../../core/lifecycle.js';
 import { lifecycleOf } from '../../core/lifecycle.js';
@@ -19,20 +16,19 @@ import { evidenceStatusOf } from './evidence-status.js';
 import { textHits } from './query-hits.js';
 import type { Cand, TextArgs } from './query-text.js';
 
-/** The longest query text accepted (longer ones are refused, not truncated), and the deepest page (ranking cost grows with offset + limit). */
+/** Longer texts are refused, not truncated; ranking cost grows with offset + limit. */
 const MAX_QUERY_LENGTH = 4096;
 const MAX_OFFSET = 10_000;
 
 export interface QueryOptions {
   limit?: number;
-  /** Skip this many of the ranked results first (paging: `limit` results from `offset`). */
   offset?: number;
   includeRelated?: boolean;
-  /** Count the results as retrievals (local usage; default true). `list` and resource listings do not. */
+  /** Count the results as retrievals (default true; `list` and resource listings do not). */
   record?: boolean;
-  /** Re-read changed files before answering (default true). */
+  /** Re-read changed files first (default true). */
   refresh?: boolean;
-  /** Semantic search, from the caller's embedding of the query (semanticFor). */
+  /** From semanticFor. */
   semantic?: TextArgs['semantic'];
 }
 
@@ -41,15 +37,10 @@ export interface QueryStats {
   entries_scanned: number;
   entries_matched_filters: number;
   entries_returned: number;
-  /** Whether semantic similarity was fused with the lexical score. */
   semantic: boolean;
-  /** Results raised by a link from one of the best hits (related_entries, superseded_by): `[id, id of the hit]`. */
+  /** Results raised by a link from one of the best hits: `[id, id of the hit]`. */
   linked: [string, string][];
-  /**
-   * `current`: the index snapshot was saved from this very catalog content (no stamp compared,
-   * nothing to sync); `files_since`: it was synced by the files changed since the content it was
-   * saved from, this many, rather than by every entry's stamp.
-   */
+  /** `current`: the index snapshot was saved from this catalog content; `files_since`: synced by this many changed files, not every stamp. */
   index: { loaded_snapshot: boolean; partial: boolean; added: number; replaced: number; removed: number; current?: boolean; files_since?: number } | null;
 }
 
@@ -61,11 +52,9 @@ export interface QueryResult {
 }
 
 /**
- * The first `limit` of `rank`, with stale evidence as the cited files say now rather than as the
- * last check found (its set only shortlists): a window of twice the page is ranked and the
- * evidence of the page's entries told at read time (no git; they are read for the output anyway),
- * with the window's entries the check found stale; only when a verdict changed is the rest of the
- * window told too and the window ranked again.
+ * The first `limit` of `rank`, with stale evidence as the cited files say now (the last check's
+ * set only shortlists): a window of twice the page is ranked, the page's entries and the window's
+ * stale ones told at read time; only when a verdict changed is the window told and ranked again.
  */
 function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStatus, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
   const wide = rank(cands, 2 * limit);
@@ -83,11 +72,7 @@ function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStat
   return rank(again, limit);
 }
 
-/**
- * The documents the time words reach, worked out once per index and version of it: the words
- * are always the same, and matching them (prefix and typo matches of some thirty words) costs
- * more than most questions.
- */
+/** The documents the time words reach, once per index version: matching some thirty words with prefixes and typos costs more than most questions. */
 const timeCues = new WeakMap<SearchIndex, { generation: number; hits: TimeCueHits }>();
 function timeCueOf(index: SearchIndex, words: string): TimeCueHits {
   const known = timeCues.get(index);
@@ -97,14 +82,13 @@ function timeCueOf(index: SearchIndex, words: string): TimeCueHits {
   return hits;
 }
 
-/** `memory list` and `memory query` share this: filters, optional text, ranking, limit. */
 export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
   const t0 = performance.now();
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
   const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
   const cue = timeCue(text);
-  // (a one-shot query loads only the postings its text reaches: the time words' too)
+  // A one-shot query loads only the postings its text (and the time words) reach.
   const { snap, index, indexStats } = engine.rm.load(cue ? `${text}\n${cue}` : text, opts.refresh !== false, false, undefined, caller.warn);
   const parts = filterParts(filters, nowMs);
   const accept = filtersOf(parts);
@@ -139,8 +123,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
       .map((se): Cand => ({ project: se.project, entry: se.meta, se, stale: staleKeys.has(se.key) }));
     found = { cands, matched: cands.length };
   }
-  // Decay strength and effective confidence (retrieval boosts, curve) as of now, computed for
-  // the candidates ranking needs them for.
+  // Strength and effective confidence as of now, for the candidates ranking needs them for.
   const usage = engine.usage.load();
   const cfgs = new Map<string, DecayConfig>();
   const lifecycle = (c: Cand): { strength: number; effective_confidence: number } => {
@@ -148,8 +131,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     if (!cfg) cfgs.set(c.project, (cfg = engine.decayConfig(c.project, caller.now())));
     return lifecycleOf(c.entry, usage.get(c.se.key), cfg, nowMs, c.entry.importance0);
   };
-  // Rank on metadata; read the full entries of the results only. Each entry's evidence is told
-  // once (its files looked at), for the ranking and the output alike.
+  // Rank on metadata, read only the results' entries; each entry's evidence is told once.
   const statuses = new Map<StoredEntry, AnchorStatus>();
   const statusOf = (se: StoredEntry): AnchorStatus => {
     let s = statuses.get(se);
@@ -198,11 +180,11 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
   results.push(...extra);
 }
 
-/** Appends a query to the local query log (statistics read it); its text only when the project's config asks (store/query-log.ts). */
+/** The local query log (statistics read it); its text only when the project's config asks. */
 export function logQuery(engine: Engine, caller: Caller, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
   let keepText = false;
   try {
-    // (A query with nothing to keep, a plain `list`, reads no config for it.)
+    // A plain `list` has nothing to keep: no config read.
     if (holdsValues(record)) keepText = engine.projectConfig(record.filters.projects?.[0] ?? caller.project(engine), caller.now()).logging?.query_text === true;
   } catch {
     /* no project, or an unreadable config: nothing kept */
@@ -210,7 +192,6 @@ export function logQuery(engine: Engine, caller: Caller, record: { text: string;
   appendQueryLog(engine.ws, { time: caller.now().toISOString(), ...record }, keepText);
 }
 
-/** Reads a project's slow-query threshold. */
 export function slowQueryMs(engine: Engine, caller: Caller, project?: string): number {
   try {
     const p = caller.project(engine, project);

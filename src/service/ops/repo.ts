@@ -1,7 +1,4 @@
-/**
- * The repository side: `memory init` (project files, merge driver), `memory remove-project`, and
- * `memory sync` (pull with the field-level merge driver, re-validate, push).
- */
+/** The repository side: `memory init`, `memory remove-project`, `memory sync`. */
 import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
@@ -12,17 +9,16 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-/** `memory init <project>`: idempotent; creates and commits config.yaml when new. */
 export async function init(
   engine: Engine,
   caller: Caller,
   project: string,
 ): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
-  engine.ws.projectDir(project); // validates the name and the path
+  engine.ws.projectDir(project); // validates the name
   const mergeDriver = await registerMergeDriver(engine, caller);
   const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
     const created = !engine.ws.isInitialized(project);
-    tx.ensureProject(); // with the merge driver's attributes in a git repository
+    tx.ensureProject();
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent: tx.agent } : false);
     return created;
   });
@@ -30,12 +26,9 @@ export async function init(
 }
 
 /**
- * `memory remove-project <project>`: removes a project that holds no entries (a mistaken `init`,
- * or what an import into the wrong project left), with its ai-context file, in one commit.
- * Entries are never deleted: a project that holds any is refused, and the entries are named. It
- * removes only what it can account for (config.yaml, empty section folders): any other file — an
- * entry it cannot read (conflict markers, a field of a newer version, broken JSON), a link, a file
- * it does not know — stops it, named, and nothing is removed.
+ * `memory remove-project <project>`: a project without entries (entries are never deleted), with
+ * its ai-context file, in one commit. Only config.yaml and empty folders are accounted for: any
+ * other file (an unreadable entry, a link, a file it does not know) stops it, named.
  */
 export async function removeProject(engine: Engine, caller: Caller, project: string): Promise<{ project: string; removed: string[]; commit: string | null }> {
   const dir = engine.ws.projectDir(project);
@@ -84,7 +77,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });
-  // The folders left empty go too (bottom up); one that still holds something stays.
+  // Folders left empty go too, bottom up.
   const prune = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) prune(join(d, e.name));
     try {
@@ -97,11 +90,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
-/**
- * Registers the memory merge driver in the repository's local git config (a fresh clone needs
- * this once: `memory init` does it, and so does any write in a repository whose memory asks for
- * it). Returns false outside git.
- */
+/** Registers the merge driver in the local git config (a fresh clone needs it once); false outside git. */
 export async function registerMergeDriver(engine: Engine, caller: Caller): Promise<boolean> {
   const git = await engine.git();
   if (!git) return false;
@@ -109,8 +98,7 @@ export async function registerMergeDriver(engine: Engine, caller: Caller): Promi
   return true;
 }
 
-/** An unpushed commit that is not a memory commit (it would be pushed along with memory). */
-export interface ForeignCommit {
+interface ForeignCommit {
   commit: string;
   subject: string;
 }
@@ -121,19 +109,15 @@ export interface SyncResult {
   head: string | null;
   bad: BadFile[];
   attempts: number;
-  /** With --push: the commits that kept the branch from being pushed (not memory commits). */
+  /** With --push: the commits (not memory commits) that kept the branch from being pushed. */
   not_pushed_because?: ForeignCommit[];
 }
 
 /**
- * `memory sync`: bring the upstream's memory in (entry files merge field by field through the
- * driver), re-validate what arrived, and with `push` push the branch, but only when every
- * unpushed commit is a memory commit (it changes nothing outside ai-memory/ and ai-context/);
- * otherwise it names the other commits and pushes nothing (`forcePushBranch` pushes anyway).
- * Refused while a merge, rebase, cherry-pick or bisect of the user's is in progress, HEAD is
- * detached, or memory paths are staged: sync never finishes or aborts work it did not start. A
- * merge of its own that git cannot finish is aborted, so nothing is left half-merged. A push
- * that loses a race pulls and tries again.
+ * `memory sync`: merge the upstream's memory in, re-validate, and with `push` push the branch only
+ * when every unpushed commit is a memory commit (else they are named; `forcePushBranch` pushes
+ * anyway). Refused mid-merge/rebase, detached or with memory staged: it never finishes or aborts
+ * work it did not start; its own merge that git cannot finish is aborted. A lost push race retries.
  */
 export async function sync(
   engine: Engine,
@@ -168,7 +152,7 @@ export async function sync(
         pulled = true;
       }
     } catch (err) {
-      // Only the merge this call started can be in progress here (sync refuses to start in one).
+      // Only this call's merge can be in progress here (sync refuses to start in one).
       const inMerge = await git.run(['rev-parse', '-q', '--verify', 'MERGE_HEAD']).then(
         () => true,
         () => false,
@@ -206,7 +190,7 @@ export async function sync(
   throw new BusyError(`sync gave up after 5 attempts: the remote branch kept moving`);
 }
 
-/** The commits a push of HEAD to `upstream` would carry that change anything besides memory. */
+/** Commits a push of HEAD to `upstream` would carry that change more than memory. */
 async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
   const range = (await git.run(['rev-parse', '-q', '--verify', upstream]).then(
     () => true,

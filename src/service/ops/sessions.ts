@@ -1,8 +1,4 @@
-/**
- * Short-term memory: `memory remember` (session-local and expiring, or a long-term draft
- * observation), the session's hits, and `memory session end` (what is important enough becomes
- * long-term, through the same batch as `memory apply`).
- */
+/** Short-term memory: `memory remember`, a session's hits, `memory session end`. */
 import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
 import { initialImportance, intervalMs, markedImportant } from '../../core/lifecycle.js';
 import { checkSession, type ShortTermEntry } from '../../store/sessions.js';
@@ -11,10 +7,7 @@ import type { Caller } from '../caller.js';
 import { apply, create } from './apply.js';
 import { scanGroups } from './batch.js';
 
-/**
- * `memory remember`: short-term (session-local, expiring, never committed) with `session`, else
- * a long-term draft observation committed like any entry.
- */
+/** Short-term (session-local, expiring, never committed) with `shortTerm`, else a committed draft observation. */
 export async function remember(
   engine: Engine,
   caller: Caller,
@@ -78,10 +71,7 @@ function knownSubject(engine: Engine, caller: Caller, project: string, text: str
   return modules.extraction().subjectOf(text, [...subjects].sort());
 }
 
-/**
- * The unexpired short-term entries of a session that match `text` (at least half of its words,
- * each as a prefix), best match first, then most important; no text: all of them.
- */
+/** A session's unexpired entries matching half of `text`'s words as prefixes (all, without text), best first, then most important. */
 export function sessionHits(engine: Engine, caller: Caller, session: string, text: string): ShortTermEntry[] {
   const now = caller.now().getTime();
   const entries = engine.sessions.read(session, now);
@@ -102,10 +92,7 @@ export function sessionHits(engine: Engine, caller: Caller, session: string, tex
   return hits.sort((a, b) => share.get(b.id)! - share.get(a.id)! || b.importance - a.importance || (a.created_at < b.created_at ? 1 : -1));
 }
 
-/**
- * `memory session end S`: short-term entries marked important, or whose importance reaches the
- * threshold, become long-term observations (one commit); the rest are dropped with the session.
- */
+/** Entries marked important or reaching the threshold become long-term observations; the rest go with the session. */
 export async function sessionEnd(
   engine: Engine,
   caller: Caller,
@@ -116,7 +103,6 @@ export async function sessionEnd(
   if (!engine.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
   const threshold = opts.threshold ?? 0.5;
   const entries = engine.sessions.read(session, caller.now().getTime());
-  // What its writer marked important is kept whatever the threshold.
   const keep = entries.filter((e) => e.important || e.importance >= threshold);
   const promoted: { short_term_id: string; id: string; project: string }[] = [];
   let commit: string | null = null;

@@ -1,8 +1,4 @@
-/**
- * `memory setup <client> [project]`: writes the client's project configuration (see
- * core/setup.ts for what goes where). These are the user's own files, not memory: they are
- * written in place (atomically) and left for the user to review and commit; nothing is committed.
- */
+/** `memory setup <client> [project]`: the client's configuration (core/setup.ts), the user's own files: written in place, never committed. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
@@ -12,25 +8,7 @@ import { launcherFor } from '../../store/install.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 
-export interface SetupResult {
-  client: Client;
-  project: string;
-  /** How the client starts the server. */
-  command: string[];
-  /** False when the command is a path of this machine only. */
-  portable: boolean;
-  dry_run: boolean;
-  capture: boolean;
-  files: { file: string; action: 'create' | 'update' | 'unchanged'; after: string }[];
-}
-
-export function setup(
-  engine: Engine,
-  caller: Caller,
-  client: string,
-  projectName: string | undefined,
-  opts: { dryRun?: boolean; capture?: boolean } = {},
-): SetupResult {
+export function setup(engine: Engine, caller: Caller, client: string, projectName: string | undefined, opts: { dryRun?: boolean; capture?: boolean } = {}) {
   const { CLIENTS, planSetup } = modules.setup();
   if (!(CLIENTS as readonly string[]).includes(client))
     throw new UsageError(`client must be one of: ${CLIENTS.join(', ')} (got ${JSON.stringify(client).slice(0, 40)})`);
@@ -49,7 +27,7 @@ export function setup(
     client: client as Client,
     project,
     command: launcher.words,
-    portable: launcher.portable,
+    portable: launcher.portable, // false: a path of this machine only
     dry_run: Boolean(opts.dryRun),
     capture: Boolean(opts.capture),
     files,

@@ -1,7 +1,4 @@
-/**
- * `memory stats`: the Statistics document, kept incrementally per project selection
- * in a long-lived process.
- */
+/** `memory stats`, kept incrementally per project selection in a long-lived process. */
 import {
   EntryAggregate,
   computeStatistics,
@@ -17,10 +14,10 @@ import { labelOf, TEXT_NOT_KEPT } from '../../store/query-log.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 
-/** Statistics aggregates per project selection, with the catalog snapshot they last followed. */
+/** Per project selection, with the snapshot they last followed. */
 export type Aggregates = Map<string, { agg: EntryAggregate; seen: Map<string, { stamp: string; meta: EntryMeta }>; snap?: CatalogSnapshot }>;
 
-/** A line of the query log (store/query-log.ts): the subject and scope as typed only when the config kept them. */
+/** A query log line: subject and scope as typed only when the config kept them. */
 type LoggedQuery = {
   time: string;
   subject?: string | null;
@@ -30,10 +27,7 @@ type LoggedQuery = {
   projects: string[] | null;
 };
 
-/**
- * The query log's subjects and scopes as statistics show them: as typed when kept, else the
- * entries' own subject or scope with that hash, else "(text not kept)".
- */
+/** Logged subjects and scopes as typed when kept, else the entries' own with that hash, else "(text not kept)". */
 function namedQueries(engine: Engine, snap: CatalogSnapshot, logged: LoggedQuery[]): QueryRecord[] {
   let subjectOf: ((h: string) => string | undefined) | undefined;
   let scopeOf: ((h: string) => string | undefined) | undefined;
@@ -59,10 +53,8 @@ function namedQueries(engine: Engine, snap: CatalogSnapshot, logged: LoggedQuery
 }
 
 /**
- * getStatistics: one project or all, optionally within a date range. Without a range
- * the entry counts come from an aggregate kept per project selection and updated only for the
- * entries whose files changed since the last call; logs are read incrementally.
- * `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
+ * Without a date range the counts come from an aggregate updated only for the entries changed since
+ * the last call. `refresh: false` (a caller that tracks changes itself) skips re-reading the files.
  */
 export function getStatistics(
   engine: Engine,
@@ -88,7 +80,7 @@ export function getStatistics(
   const key = projects ? projects.join(',') : '*';
   let st = engine.aggregates.get(key);
   if (!st) engine.aggregates.set(key, (st = { agg: new EntryAggregate(), seen: new Map() }));
-  // The same catalog snapshot as last time: no entry changed, only the logs are read again.
+  // The same snapshot as last time: no entry changed.
   if (st.snap === snap) return statisticsFrom(st.agg, { project: projects?.[0] ?? null, operations, queries, range, nowMs, staleIds });
   st.snap = snap;
   const mine = mineOf();
