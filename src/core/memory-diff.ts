@@ -6,20 +6,15 @@
 import type { CodeChange } from './anchors.js';
 import type { MemoryEntry } from './schema.js';
 import { duplicateHash } from './meta.js';
-import { shown } from './redact.js';
 import { scanText, secretFields } from './secrets.js';
 import { validateStoredEntry } from './validate.js';
 
 export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
 
-/** The whole values of a field change, for people (text and Markdown); JSON keeps `from`/`to`. */
-export const WHOLE: unique symbol = Symbol('whole values');
-
 export interface FieldChange {
   field: string;
   from: string;
   to: string;
-  [WHOLE]?: { from: unknown; to: unknown };
 }
 
 export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject' | 'scope' | 'summary' | 'confidence' | 'superseded_by'>> {
@@ -29,7 +24,7 @@ export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject
   id: string;
   file: string;
   evidence_types?: string[];
-  /** Edited or moved: what changed, old → new (long texts shortened, risky values not shown). */
+  /** Edited or moved: what changed, old → new. */
   fields?: FieldChange[];
 }
 
@@ -82,17 +77,15 @@ export function parse(text: string | null): MemoryEntry | null {
   }
 }
 
-/** A field's value in JSON (long texts shortened; a risky value only by its length). */
-function show(v: unknown): string {
+/** A value as a reviewer reads it: whole, unless the secret scan flags it. */
+export function whole(v: unknown, field: string): string {
   if (v === null || v === undefined) return '(none)';
-  if (typeof v === 'string') {
-    const one = v.replace(/\s+/g, ' ').trim();
-    const s = shown(one.length > 120 ? one.slice(0, 120) : one);
-    return one.length > 120 && s.startsWith('"') ? `${s.slice(0, -1)}…"` : s;
+  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'uri' in x)) {
+    return (v as { type?: string; uri?: string }[]).map((x, i) => `${x.type ?? '?'} ${whole(x.uri, `${field}[${i}].uri`)}`).join('; ') || '(none)';
   }
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return `[${v.map((x) => shown(x, { bare: true })).join(', ')}]`;
-  if (Array.isArray(v)) return `${v.length} item${v.length === 1 ? '' : 's'}`;
-  return shown(v);
+  const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? `[${v.join(', ')}]` : JSON.stringify(v);
+  const [first] = scanText(field, text);
+  return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
 }
 
 function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
@@ -101,12 +94,7 @@ function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
   for (const k of keys) {
     const x = (a as unknown as Record<string, unknown>)[k];
     const y = (b as unknown as Record<string, unknown>)[k];
-    if (JSON.stringify(x) === JSON.stringify(y)) continue;
-    if (k === 'evidence') {
-      const types = (e: unknown): string =>
-        Array.isArray(e) ? (e as { type?: string; uri?: string }[]).map((v) => `${v.type ?? '?'} ${shown(v.uri ?? '', { bare: true })}`).join('; ') : '(none)';
-      out.push({ field: k, from: types(x), to: types(y), [WHOLE]: { from: x, to: y } });
-    } else out.push({ field: k, from: show(x), to: show(y), [WHOLE]: { from: x, to: y } });
+    if (JSON.stringify(x) !== JSON.stringify(y)) out.push({ field: k, from: whole(x, k), to: whole(y, k) });
   }
   return out;
 }
