@@ -1,7 +1,4 @@
-/**
- * The filters of list and query, pure: what a caller asks for, the per-query work done once
- * (defaults, scope hierarchy, validity bounds), and the predicate every front end filters with.
- */
+/** The filters of list and query, pure: what a caller asks for, the per-query work done once, and the predicate every front end filters with. */
 import { visibleScopes } from './scope.js';
 import type { Kind, Section, Status } from './constants.js';
 import type { EntryLike } from './meta.js';
@@ -30,10 +27,7 @@ export interface QueryFilters {
 /** `YYYY-MM-DDTHH:MM:SS.sssZ`, which orders correctly as a string. */
 const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
 
-/**
- * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
- * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
- */
+/** The filters with the per-query work done (defaults, scope hierarchy, empty lists as none), for `filtersOf` and the catalog's columns alike. */
 export type FilterParts = Omit<QueryFilters, 'scope' | keyof Defaults> &
   Required<Defaults> & {
     /** The scopes an entry may have (undefined: any). */
@@ -64,15 +58,11 @@ export function filterParts(f: QueryFilters, now: number): FilterParts {
   };
 }
 
-/**
- * The filters as one predicate, with the
- * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
- */
+/** The filters as one predicate, the per-query work done once rather than per entry. */
 export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
   return filtersOf(filterParts(f, now));
 }
 
-/** The predicate of filters already prepared (see compileFilters). */
 export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
   const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
   return (e, project) => {
@@ -89,9 +79,4 @@ export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) =
     if (!includeExpired && (e.valid_to || e.valid_from) && !inWindow(e.valid_from, e.valid_to)) return false;
     return true;
   };
-}
-
-/** Whether an entry passes the filters (see compileFilters). */
-export function matchesFilters(e: EntryLike, project: string, f: QueryFilters, now: number): boolean {
-  return compileFilters(f, now)(e, project);
 }
