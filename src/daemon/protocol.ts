@@ -4,7 +4,7 @@
  * the limits of a message. One request or reply per line of JSON.
  */
 import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
-import { checkDepth } from '../core/limits.js';
+import { checkDepth } from '../core/errors.js';
 import type { Engine } from '../service/engine.js';
 
 /**

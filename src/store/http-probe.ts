@@ -2,10 +2,10 @@
  * The one network probe: whether an evidence URL answers (HEAD, then GET when HEAD is refused),
  * with a timeout. Network trouble is "unknown", never "stale".
  */
-import type { EvidenceStatus } from '../core/evidence-check.js';
+import type { EvidenceStatus } from '../core/evidence.js';
 import { lazy } from '../lazy.js';
 
-const evidenceCheck = lazy<typeof import('../core/evidence-check.js')>('./core/evidence-check.js');
+const evidenceCheck = lazy<typeof import('../core/evidence.js')>('./core/evidence.js');
 
 /** HEAD (GET when HEAD is refused) with a timeout; network trouble is unknown, never stale. */
 export async function probeUrl(url: string, timeoutMs: number): Promise<{ status: EvidenceStatus; reason: string }> {

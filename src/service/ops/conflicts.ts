@@ -7,7 +7,7 @@
  * written and marked resolved (`git add`), and the commit is left to the user.
  */
 import { join } from 'node:path';
-import { conflictSides, hasConflictMarkers } from '../../core/conflicts.js';
+import { conflictSides, hasConflictMarkers } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { mergeEntry } from '../../core/merge.js';
 import type { GitRepo } from '../../store/git.js';
