@@ -35,10 +35,7 @@ const SECRET_QUERY_PARAM =
 
 const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
-/**
- * Checks a repository-relative file path: relative, no NUL, no backslashes, no `..` that climbs
- * out of the repository. Returns an error message or null.
- */
+/** Why a repository-relative file path is refused (absolute, NUL, backslashes, `..` out of the repository), or null. */
 export function checkRepoPath(p: string): string | null {
   if (p.includes('\0')) return 'must not contain a NUL byte';
   if (p.includes('\\')) return 'must use "/" as the separator, not "\\"';

@@ -100,15 +100,11 @@ const slug = (s: string, n: number): string =>
     n,
   );
 
-/**
- * One entry per entity. Ids derive from the entity name, so a second import finds the same ids;
- * observations are unverified statements: evidence `assumption`, confidence 0.6.
- */
+/** One entry per entity, its id from the name (a second import finds the same ids); observations are unverified: `assumption`, confidence 0.6. */
 export function mcpMemoryToEntries(
   graph: { entities: McpEntity[]; relations: McpRelation[] },
   opts: { now: string; agent: string; source: string },
 ): MemoryEntry[] {
-  // A ULID made from the name's digest (earlier versions used `mcp-<digest>`, which stays readable).
   const idOf = (name: string): string => ulidFromDigest(nodeCrypto().createHash('sha1').update(name).digest('hex'));
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {

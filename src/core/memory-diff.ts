@@ -1,8 +1,4 @@
-/**
- * `memory diff`, the pure part: each entry file changed on the two sides becomes one change
- * (ChangeKind), with the warnings a reviewer needs (secrets named by field and rule, never
- * printed). Rendered by memory-diff-render.ts, or as JSON.
- */
+/** `memory diff`, the pure part: each entry file changed becomes one change, with the warnings a reviewer needs (secrets by field and rule). */
 import type { CodeChange } from './anchors.js';
 import type { MemoryEntry } from './schema.js';
 import { duplicateHash } from './meta.js';

@@ -10,17 +10,13 @@ const ARRAYS = ['tags', 'evidence', 'related_entries'] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-/**
- * A three-way merge of a set kept as a list: the base's items that both sides kept, then what
- * either side added (ours first). An item one side removed is gone even if the other kept it.
- */
+/** A three-way merge of a set kept as a list: the base's items both sides kept, then what either added (ours first). */
 export function mergeSet<T>(base: readonly T[] | undefined, ours: readonly T[] | undefined, theirs: readonly T[] | undefined): T[] {
   if (!base) return union(ours, theirs);
   const key = (x: T): string => JSON.stringify(x);
   const inBase = new Set(base.map(key));
   const inOurs = new Set((ours ?? []).map(key));
   const inTheirs = new Set((theirs ?? []).map(key));
-  // Every item either side has, in their order; a base item survives only if both kept it.
   return union(ours, theirs).filter((x) => !inBase.has(key(x)) || (inOurs.has(key(x)) && inTheirs.has(key(x))));
 }
 
@@ -82,10 +78,7 @@ export function hasConflictMarkers(text: string): boolean {
   return false;
 }
 
-/**
- * The texts of ours, theirs and (diff3 style only) the ancestor, each with the lines outside the
- * conflicts; null when the markers do not nest as git writes them.
- */
+/** The texts of ours, theirs and (diff3 only) the ancestor, each with the lines outside the conflicts; null when markers do not nest as git's. */
 export function conflictSides(text: string): { ours: string; theirs: string; base: string | null } | null {
   const ours: string[] = [];
   const theirs: string[] = [];

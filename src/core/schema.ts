@@ -1,8 +1,6 @@
 /**
- * The data model as zod schemas: the shape and each field's own limits (their messages are the
- * ones users see). Rules that need more than one field or the store (write policy, evidence URI
- * forms, duplicates) live in `validate.ts`. JSON Schema files in `schemas/` are generated from
- * these (scripts/gen-schemas.js).
+ * The data model as zod schemas: the shape and each field's own limits (their messages are what users see); rules
+ * across fields or needing the store live in `validate.ts`. `schemas/` is generated from these.
  */
 import { z } from 'zod';
 
@@ -180,5 +178,4 @@ export const AgentResultSchema = z
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 // Every key in the on-disk order is a MemoryEntry field (checked here, where the type exists).
-const _keyOrderCheck: readonly (keyof MemoryEntry)[] = ENTRY_KEY_ORDER;
-void _keyOrderCheck;
+void (ENTRY_KEY_ORDER satisfies readonly (keyof MemoryEntry)[]);

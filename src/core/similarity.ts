@@ -1,8 +1,4 @@
-/**
- * Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap, and union-find grouping.
- * Candidate pairs come from shared rare terms, so thousands of entries are not compared pair by pair.
- */
-
+/** Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap; candidate pairs share rare terms, so not all pairs are compared. */
 export interface Doc {
   id: string;
   text: string;
@@ -115,24 +111,4 @@ export function candidatePairs(v: Vectors, top = 8): [string, string][] {
     }
   }
   return out;
-}
-
-/** Union-find over ids. */
-export class UnionFind {
-  private parent = new Map<string, string>();
-
-  find(x: string): string {
-    let p = this.parent.get(x) ?? x;
-    if (p !== x) {
-      p = this.find(p);
-      this.parent.set(x, p);
-    }
-    return p;
-  }
-
-  union(a: string, b: string): void {
-    const pa = this.find(a);
-    const pb = this.find(b);
-    if (pa !== pb) this.parent.set(pa < pb ? pb : pa, pa < pb ? pa : pb);
-  }
 }
