@@ -81,28 +81,6 @@ export interface Usage {
   last_accessed_at: string | null;
 }
 
-export interface LifecycleState {
-  curve: Curve;
-  memory_type: MemoryType;
-  /** 0..1: how present the memory is now (1 right after writing, reading or reinforcing it). */
-  strength: number;
-  /** Confidence after retrieval boosts and decay (the periodic curve decays confidence itself). */
-  effective_confidence: number;
-  confidence_label: ReturnType<typeof confidenceLabel>;
-  importance: number;
-  days_since_access: number;
-  retrievals: number;
-  last_accessed_at: string | null;
-  /** The multiplier the curve applied (strength for strength curves, rate^periods for periodic). */
-  factor: number;
-  /** Why the entry does not decay, when it does not. */
-  exempt: 'protected' | 'decay_policy none' | 'semantic' | null;
-  threshold: number;
-  /** The value compared with the threshold: strength, or effective confidence for periodic. */
-  value: number;
-  forget: boolean;
-}
-
 /** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
 export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType {
   return e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
@@ -238,8 +216,12 @@ function timeMs(t: string): number {
   return v;
 }
 
-/** Strength and effective confidence of an entry as of `now` (ms); `baseImportance`: the initial one from content analysis. */
-export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5): LifecycleState {
+/**
+ * An entry's lifecycle as of `now` (ms): strength (0..1, 1 right after writing, reading or reinforcing), effective confidence
+ * (after boosts and decay), the curve's `factor`, and `value` (compared with the threshold: strength, or effective confidence
+ * for periodic). `baseImportance`: the initial one from content analysis.
+ */
+export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5) {
   const type = memoryTypeOf(e);
   const cfg = configFor(project, e.section, type);
   const lc: Lifecycle = e.lifecycle ?? NO_LIFECYCLE;
@@ -256,7 +238,7 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const exempt = lc.protected ? 'protected' : lc.decay_policy === 'none' ? 'decay_policy none' : type === 'semantic' ? 'semantic' : null;
-  const state = (strength: number, effective: number, factor: number, value: number, forget: boolean): LifecycleState => ({
+  const state = (strength: number, effective: number, factor: number, value: number, forget: boolean) => ({
     curve: cfg.curve,
     memory_type: type,
     strength: round(strength),

@@ -7,16 +7,8 @@ import type { StatisticsSchema } from './json-schema.js';
 
 export type OperationRecord = { time: string; op: string; id: string; project: string; agent: string };
 
-export interface QueryRecord {
-  time: string;
-  subject: string | null;
-  scope: string | null;
-}
-
-export interface DateRange {
-  start_date?: string;
-  end_date?: string;
-}
+export type QueryRecord = { time: string; subject: string | null; scope: string | null };
+export type DateRange = { start_date?: string; end_date?: string };
 
 export const CONFIDENCE_BUCKETS = ['0.0-0.2', '0.2-0.4', '0.4-0.6', '0.6-0.8', '0.8-1.0'] as const;
 
