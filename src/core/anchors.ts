@@ -100,25 +100,15 @@ export function parseRaw(out: string): Map<string, FileFate> {
   return fates;
 }
 
-/** A path as git prints it in a patch: C-quoted when it holds unusual characters. */
+/** A path as git prints it in a patch: C-quoted when it holds unusual characters (octal escapes are bytes of its UTF-8). */
 function unquote(p: string): string {
   if (!p.startsWith('"')) return p.replace(/\t$/, '');
-  const body = p.slice(1, p.lastIndexOf('"'));
-  const bytes: number[] = [];
-  const esc: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
-  for (let i = 0; i < body.length; i++) {
-    const c = body.charAt(i);
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const n = body.charAt(++i);
-    if (/[0-7]/.test(n)) {
-      bytes.push(parseInt(body.slice(i, i + 3), 8));
-      i += 2;
-    } else bytes.push(esc[n] ?? n.charCodeAt(0));
-  }
-  return Buffer.from(bytes).toString('utf8');
+  const esc: Record<string, string> = { n: '\n', t: '\t', a: '\x07', b: '\b', f: '\f', r: '\r', v: '\v' };
+  // The escapes are ASCII, so they are decoded over the text's bytes (one latin1 character each).
+  const bytes = Buffer.from(p.slice(1, p.lastIndexOf('"')), 'utf8')
+    .toString('latin1')
+    .replace(/\\([0-7]{3}|.)/g, (_, c: string) => (c.length === 3 ? String.fromCharCode(parseInt(c, 8)) : (esc[c] ?? c)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
 /** The hunks of each file of a `git diff -U0` patch, by old path. */

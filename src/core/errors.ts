@@ -26,11 +26,11 @@ export class MemoryError extends Error {
   }
 }
 
-/** An error class of one code and exit code, made from its message alone. */
+/** An error class of one code and exit code, made from its message (and problems, if any). */
 function messageOnly(code: ErrorCode, exitCode: number) {
   return class extends MemoryError {
-    constructor(message: string) {
-      super(code, message, exitCode);
+    constructor(message: string, problems: Problem[] = []) {
+      super(code, message, exitCode, problems);
     }
   };
 }
@@ -43,11 +43,7 @@ export class ValidationError extends MemoryError {
 }
 
 /** A state conflict: superseding a superseded entry, a duplicate, a lost race (exit 1). */
-export class ConflictError extends MemoryError {
-  constructor(message: string, problems: Problem[] = []) {
-    super('E_CONFLICT', message, 1, problems);
-  }
-}
+export class ConflictError extends messageOnly('E_CONFLICT', 1) {}
 
 /** Wrong use of a command: missing argument, unknown project, bad option value (exit 2). */
 export class UsageError extends messageOnly('E_USAGE', 2) {}

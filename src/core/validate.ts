@@ -244,16 +244,10 @@ export function documentKind(doc: unknown): 'update' | 'entry' | 'stored-entry' 
 /** `memory validate`: an entry, a Memory_Update, a stored entry, or an array of any of them. */
 export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Problem[] {
   const one = (d: unknown, prefix: string): Problem[] => {
-    switch (documentKind(d)) {
-      case 'update':
-        return validateUpdate(d, ctx, prefix).errors;
-      case 'stored-entry':
-        return validateStoredEntry(d, prefix).errors;
-      case 'array':
-        return [{ path: prefix || '(root)', message: 'nested arrays are not allowed' }];
-      default:
-        return validateEntryInput(d, ctx, prefix).errors;
-    }
+    const kind = documentKind(d);
+    if (kind === 'array') return [{ path: prefix || '(root)', message: 'nested arrays are not allowed' }];
+    if (kind === 'update') return validateUpdate(d, ctx, prefix).errors;
+    return kind === 'stored-entry' ? validateStoredEntry(d, prefix).errors : validateEntryInput(d, ctx, prefix).errors;
   };
   if (Array.isArray(doc)) {
     if (doc.length === 0) return [{ path: '(root)', message: 'the array is empty' }];
