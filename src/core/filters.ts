@@ -2,7 +2,7 @@
 import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from './constants.js';
 import { UsageError } from './errors.js';
 import type { QueryFilters } from './query.js';
-import { parseScope } from './scope.js';
+import { scopeProblem } from './query-filters.js';
 import { normalizeTimestamp } from './time.js';
 import { shown } from './redact.js';
 
@@ -55,8 +55,8 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   const kinds = oneOf<Kind>(a.kind, KINDS, 'kind');
   if (kinds) f.kinds = kinds;
   if (a.scope !== undefined) {
-    const p = parseScope(String(a.scope));
-    if ('error' in p) throw new UsageError(`scope ${p.error}`);
+    const problem = scopeProblem(String(a.scope));
+    if (problem) throw new UsageError(`scope ${problem}`);
     f.scope = String(a.scope);
   }
   if (a.subject !== undefined) f.subject = String(a.subject);

@@ -1,7 +1,27 @@
 /** The filters of list and query, pure: what a caller asks for, the per-query work done once, and the predicate every front end filters with. */
-import { visibleScopes } from './scope.js';
+import { shown } from './redact.js';
 import type { Kind, Section, Status } from './constants.js';
 import type { EntryLike } from './meta.js';
+
+// Scopes, broadest first: org > repo > service:<name> > environment:<env>; plus customer.
+const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** Why `scope` is not one of the allowed forms, or null. */
+export function scopeProblem(scope: string): string | null {
+  if (scope === 'repo' || scope === 'org' || scope === 'customer') return null;
+  const [, kind, name = ''] = /^(service|environment):(.*)$/.exec(scope) ?? [];
+  if (!kind) return `must be repo, org, customer, service:<name> or environment:<prod|staging> (got ${shown(scope)})`;
+  if (kind === 'service') return SERVICE_NAME.test(name) ? null : `service name must be letters, digits, ".", "_" or "-" (got ${shown(name)})`;
+  return name === 'prod' || name === 'staging' ? null : `environment must be prod or staging (got ${shown(name)})`;
+}
+
+/** The scopes a query for `scope` returns: a narrow scope also sees the broad ones above it (undefined: every scope). */
+export function visibleScopes(scope: string | undefined): Set<string> | undefined {
+  if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
+  // A scope sees itself and the broader scopes above it: org sees only org, repo sees repo and org.
+  if (scope === 'org') return new Set(['org']);
+  return new Set([scope, 'repo', 'org']);
+}
 
 export const DEFAULT_MIN_CONFIDENCE = 0.6;
 

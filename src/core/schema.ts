@@ -25,7 +25,7 @@ import {
 } from './constants.js';
 import { durationMs } from './freshness.js';
 import { shown } from './redact.js';
-import { parseScope } from './scope.js';
+import { scopeProblem } from './query-filters.js';
 import { normalizeTimestamp } from './time.js';
 
 /** The limit of a text, and the length of one over it. */
@@ -66,8 +66,8 @@ const written = {
     )
     .max(SUBJECT_MAX, atMost(SUBJECT_MAX)),
   scope: z.string().superRefine((v, ctx) => {
-    const p = parseScope(v);
-    if ('error' in p) ctx.addIssue({ code: 'custom', message: p.error });
+    const problem = scopeProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }),
   summary: z
     .string()
