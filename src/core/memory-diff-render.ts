@@ -1,7 +1,4 @@
-/**
- * `memory diff` for people, as text or Markdown (a pull-request comment): values whole unless the
- * secret scan flags them. Also how `git diff` shows an entry file (the textconv).
- */
+/** `memory diff` for people, as text or Markdown (a pull-request comment); also how `git diff` shows an entry file (the textconv). */
 import type { CitedCode, ChangeKind, EntryChange, MemoryDiff } from './memory-diff.js';
 import { parse, whole } from './memory-diff.js';
 import { entryLines } from './entry.js';

@@ -7,12 +7,6 @@ import { validateStoredEntry } from './validate.js';
 
 export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
 
-export interface FieldChange {
-  field: string;
-  from: string;
-  to: string;
-}
-
 export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject' | 'scope' | 'summary' | 'confidence' | 'superseded_by'>> {
   change: ChangeKind;
   project: string;
@@ -21,7 +15,7 @@ export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject
   file: string;
   evidence_types?: string[];
   /** Edited or moved: what changed, old → new. */
-  fields?: FieldChange[];
+  fields?: { field: string; from: string; to: string }[];
 }
 
 export interface DiffWarning {
@@ -84,15 +78,11 @@ export function whole(v: unknown, field: string): string {
   return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
 }
 
-function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
+function fieldChanges(a: MemoryEntry, b: MemoryEntry): NonNullable<EntryChange['fields']> {
+  const at = (e: MemoryEntry, k: string): unknown => (e as unknown as Record<string, unknown>)[k];
   const keys = [...new Set([...FIELD_ORDER, ...Object.keys(a), ...Object.keys(b)])].filter((k) => !QUIET.has(k));
-  const out: FieldChange[] = [];
-  for (const k of keys) {
-    const x = (a as unknown as Record<string, unknown>)[k];
-    const y = (b as unknown as Record<string, unknown>)[k];
-    if (JSON.stringify(x) !== JSON.stringify(y)) out.push({ field: k, from: whole(x, k), to: whole(y, k) });
-  }
-  return out;
+  const changed = keys.filter((k) => JSON.stringify(at(a, k)) !== JSON.stringify(at(b, k)));
+  return changed.map((k) => ({ field: k, from: whole(at(a, k), k), to: whole(at(b, k), k) }));
 }
 
 function describe(e: MemoryEntry, project: string, section: string, file: string, change: ChangeKind): EntryChange {

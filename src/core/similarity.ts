@@ -1,9 +1,4 @@
 /** Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap; candidate pairs share rare terms, so not all pairs are compared. */
-export interface Doc {
-  id: string;
-  text: string;
-}
-
 const STOP = new Set('a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '));
 
 export function words(text: string): string[] {
@@ -27,7 +22,7 @@ export interface Vectors {
   idf: Map<string, number>;
 }
 
-export function vectorize(docs: readonly Doc[]): Vectors {
+export function vectorize(docs: readonly { id: string; text: string }[]): Vectors {
   const tf = new Map<string, Map<string, number>>();
   const df = new Map<string, number>();
   const sets = new Map<string, Set<string>>();
