@@ -18,14 +18,8 @@ const TICKET_PATTERNS: RegExp[] = [
 const SENSITIVE_PATH = [
   /(^|\/)\.env(\.[^/]*)?$/i,
   /(^|\/)id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/i,
-  /(^|\/)\.aws\/credentials$/i,
-  /(^|\/)\.npmrc$/i,
-  /(^|\/)\.pypirc$/i,
-  /(^|\/)\.netrc$/i,
-  /(^|\/)\.git-credentials$/i,
+  /(^|\/)\.(npmrc|pypirc|netrc|git-credentials|aws\/credentials|docker\/config\.json|kube\/config)$/i,
   /(^|\/)\.ssh\//i,
-  /(^|\/)\.docker\/config\.json$/i,
-  /(^|\/)\.kube\/config$/i,
   /\.(pem|key|p12|pfx|keystore|jks)$/i,
 ];
 
