@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Argv, Options } from 'yargs';
 import { KINDS, SECTIONS } from '../core/constants.js';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
-import { checkDepth } from '../core/limits.js';
+import { checkDepth } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { hasPendingJournal, recoverPending } from '../service/transaction.js';

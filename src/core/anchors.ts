@@ -1,7 +1,6 @@
 /**
- * Evidence that follows the code, the pure part: URIs as anchors, git diff hunks, what a change
- * did to a cited location, and fingerprints that tell a moved range from a changed one without
- * git. The IO is in store/code-changes.ts and service/ops/evidence.ts.
+ * Evidence that follows the code, the pure part: URIs as anchors, git diff hunks, what a change did to a cited
+ * location, and fingerprints that tell a moved range from a changed one without git.
  */
 import { declarationLines, splitLines, symbolExtent } from './symbols.js';
 
@@ -59,10 +58,7 @@ export interface Hunk {
   newCount: number;
 }
 
-/**
- * Where lines `s..e` are after a change with these hunks (`git diff -U0`, in order), or null when
- * a hunk touches them (lines removed or replaced, or lines inserted between two of them).
- */
+/** Where lines `s..e` are after a change with these hunks (`git diff -U0`, in order); null when a hunk touches them. */
 export function mapLines(hunks: readonly Hunk[], s: number, e: number): [number, number] | null {
   let delta = 0;
   for (const h of hunks) {
@@ -87,10 +83,7 @@ export interface FileFate {
   blobs?: [string, string];
 }
 
-/**
- * `git diff --raw -z -M --no-abbrev` output: the fate of each old path, with its blob ids
- * (additions and copies are left out).
- */
+/** The fate of each old path in `git diff --raw -z -M --no-abbrev` output (additions and copies left out). */
 export function parseRaw(out: string): Map<string, FileFate> {
   const parts = out.split('\0');
   const fates = new Map<string, FileFate>();
@@ -107,25 +100,15 @@ export function parseRaw(out: string): Map<string, FileFate> {
   return fates;
 }
 
-/** A path as git prints it in a patch: C-quoted when it holds unusual characters. */
+/** A path as git prints it in a patch: C-quoted when it holds unusual characters (octal escapes are bytes of its UTF-8). */
 function unquote(p: string): string {
   if (!p.startsWith('"')) return p.replace(/\t$/, '');
-  const body = p.slice(1, p.lastIndexOf('"'));
-  const bytes: number[] = [];
-  const esc: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
-  for (let i = 0; i < body.length; i++) {
-    const c = body.charAt(i);
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const n = body.charAt(++i);
-    if (/[0-7]/.test(n)) {
-      bytes.push(parseInt(body.slice(i, i + 3), 8));
-      i += 2;
-    } else bytes.push(esc[n] ?? n.charCodeAt(0));
-  }
-  return Buffer.from(bytes).toString('utf8');
+  const esc: Record<string, string> = { n: '\n', t: '\t', a: '\x07', b: '\b', f: '\f', r: '\r', v: '\v' };
+  // The escapes are ASCII, so they are decoded over the text's bytes (one latin1 character each).
+  const bytes = Buffer.from(p.slice(1, p.lastIndexOf('"')), 'utf8')
+    .toString('latin1')
+    .replace(/\\([0-7]{3}|.)/g, (_, c: string) => (c.length === 3 ? String.fromCharCode(parseInt(c, 8)) : (esc[c] ?? c)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
 /** The hunks of each file of a `git diff -U0` patch, by old path. */
@@ -164,9 +147,8 @@ export function parsePatch(text: string): Map<string, Hunk[]> {
 // ---------------------------------------------------------------- what a change did
 
 /**
- * What a change did to the code an anchor cites, for a reviewer (null: left alone). A symbol
- * counts by its extent after the change, as `git log -L :<name>:<file>` takes it; `baseText` and
- * `headText` let a range the hunks touch be found moved elsewhere unchanged.
+ * What a change did to the code an anchor cites (null: left alone). A symbol counts by its extent after the change,
+ * as `git log -L :<name>:<file>` takes it; the texts let a range the hunks touch be found moved elsewhere unchanged.
  */
 export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: string, headText?: string): { change: CodeChange; to?: string } | null {
   if (!fate) return null;
@@ -177,7 +159,6 @@ export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: st
     const [at] = headText === undefined ? [] : declarationLines(headText, a.symbol, fate.to);
     if (at === undefined) return { change: 'deleted' };
     const to = renamed ? anchorUri({ ...a, path: fate.to }) : undefined;
-    // Its extent after the change, as `git log -L :<name>:<file>` takes it: touched by a hunk's new side?
     const [s, e] = symbolExtent(headText!, fate.to, at);
     const touched = hunks.some((h) => (h.newCount === 0 ? h.newStart >= s && h.newStart < e : h.newStart <= e && h.newStart + h.newCount - 1 >= s));
     if (touched) return { change: 'modified', ...(to ? { to } : {}) };
@@ -232,7 +213,7 @@ export function fingerprint(text: string, s: number, e: number): string {
   return `${hs.length}:${(hs[0] ?? 0).toString(36)}:${blockHash(hs, 0, hs.length).toString(36)}`;
 }
 
-/** Every line (1-based) where the lines a fingerprint was taken of start in `text`. */
+/** Every line (1-based) where the fingerprinted lines start in `text`. */
 function matches(text: string, fp: string): number[] {
   const [n, first, block] = fp.split(':');
   const count = Number(n);
@@ -244,10 +225,7 @@ function matches(text: string, fp: string): number[] {
   return out;
 }
 
-/**
- * Where the lines a fingerprint was taken of are in `text`: the start nearest to `near`, or null
- * when they are nowhere (their content changed).
- */
+/** Where the lines a fingerprint was taken of start in `text`, nearest to `near`; null when they are nowhere. */
 export function findFingerprint(text: string, fp: string, near: number): number | null {
   let best: number | null = null;
   for (const at of matches(text, fp)) if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
@@ -255,9 +233,8 @@ export function findFingerprint(text: string, fp: string, near: number): number 
 }
 
 /**
- * Where lines `s..e` of `before` are, unchanged and together, in `after` (a block moved away
- * from where the hunks left it): only when they appear there exactly once and hold text enough to
- * be told apart (20 letters or digits, the threshold `git blame -M` uses).
+ * Where lines `s..e` of `before` are, unchanged and together, in `after`: only when they appear there exactly once and
+ * hold text enough to be told apart (20 letters or digits, the threshold `git blame -M` uses).
  */
 export function relocate(before: string, after: string, s: number, e: number): [number, number] | null {
   const block = splitLines(before).slice(s - 1, e);
@@ -268,10 +245,7 @@ export function relocate(before: string, after: string, s: number, e: number): [
 
 // ---------------------------------------------------------------- status at read time
 
-/**
- * What the last evidence check found for one URI, kept locally so a read can tell its status from
- * the file alone (`stamp` empty: the file differed from HEAD, so every read looks at its content).
- */
+/** What the last evidence check found for one URI, kept locally so a read can tell its status from the file alone (`stamp` empty: differed from HEAD). */
 export interface AnchorRecord {
   uri: string;
   status: AnchorStatus;
@@ -290,10 +264,7 @@ export function confirmation(e: { updated_at?: string; lifecycle?: { reviewed_at
   return `${e.updated_at ?? ''}|${e.lifecycle?.reviewed_at ?? ''}`;
 }
 
-/**
- * The status of an anchor in a file's current text (null: no file), from what the last check
- * recorded (or, without a record, from the anchor alone: present or missing).
- */
+/** The status of an anchor in a file's current text (null: no file), from what the last check recorded (without one: present or missing). */
 export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord): AnchorStatus {
   if (text === null) return 'missing';
   const path = rec?.path ?? a.path;

@@ -1,11 +1,8 @@
-/**
- * Consolidation plans, pure: a reviewable JSON document of groups to merge, review, link or
- * summarize. Applying one supersedes the originals (they are preserved).
- */
+/** Consolidation plans, pure: a reviewable JSON document of groups to merge, review, link or summarize; applying one supersedes the originals. */
 import { CONTENT_MAX, type STRATEGIES, SUMMARY_MAX } from './constants.js';
 import { cut } from './entry.js';
 import type { MemoryEntry } from './schema.js';
-import { UnionFind, candidatePairs, decide, similarity, vectorize, type PairDecision } from './similarity.js';
+import { candidatePairs, decide, similarity, vectorize, type PairDecision } from './similarity.js';
 
 export type Strategy = (typeof STRATEGIES)[number];
 
@@ -123,8 +120,13 @@ export function buildPlan(
   const live = entries.filter((e) => e.status === 'active' && e.tags.every((t) => t !== 'summary'));
   const byId = new Map(live.map((e) => [e.id, e]));
   const v = vectorize(live.map((e) => ({ id: e.id, text: textOf(e) })));
-  const uf = new UnionFind();
-  const pairDecision = new Map<string, { d: PairDecision; s: number }>();
+  // Union-find over ids: pairs to merge or review join their groups.
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    while (parent.has(x)) x = parent.get(x)!;
+    return x;
+  };
+  const pairs: { a: string; b: string; d: PairDecision; s: number }[] = [];
   const links: { a: string; b: string; s: number }[] = [];
   for (const [a, b] of candidatePairs(v)) {
     // Only entries of the same section and scope are duplicates of each other.
@@ -138,13 +140,12 @@ export function buildPlan(
       if (!ea.related_entries.includes(b)) links.push({ a, b, s: s.combined });
       continue;
     }
-    uf.union(a, b);
-    pairDecision.set(`${a}\u0000${b}`, { d, s: s.combined });
+    if (find(a) !== find(b)) parent.set(find(a), find(b));
+    pairs.push({ a, b, d, s: s.combined });
   }
   const groups = new Map<string, { ids: Set<string>; first: string; merge: boolean; sims: number[] }>();
-  for (const [key, { d, s }] of pairDecision) {
-    const [a, b] = key.split('\u0000') as [string, string];
-    const root = uf.find(a);
+  for (const { a, b, d, s } of pairs) {
+    const root = find(a);
     const g = groups.get(root) ?? { ids: new Set<string>(), first: a, merge: true, sims: [] };
     g.ids.add(a).add(b);
     if (d !== 'merge') g.merge = false; // any pair below the merge bar sends the group to review

@@ -1,7 +1,4 @@
-/**
- * Constants of the data model without zod, so the read path (catalog, query, stats) can use them
- * without loading the schema library. `schema.ts` re-exports everything here.
- */
+/** Constants of the data model without zod, so the read path need not load the schema library; `schema.ts` re-exports them. */
 export const SECTIONS = ['decisions', 'state', 'observations', 'learnings'] as const;
 export const KINDS = ['decision', 'requirement', 'invariant', 'incident', 'metric', 'hypothesis', 'runbook_step', 'other'] as const;
 /** `archived` is set only by forgetting (the lifecycle); agents create `active` or `draft`. */
@@ -27,11 +24,7 @@ export const EVIDENCE_URI_MAX = 2048;
 
 /** A memory id: a ULID, 26 Crockford base32 characters (the first 0-7: 48 bits of time). Every new entry has one. */
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
-/**
- * An id of a stored entry: a ULID, or an id an earlier version let an import keep (letters,
- * digits, `_`, `-`, safe as a file name). Such entries stay readable, listable and nameable;
- * `memory doctor` reports them, and no new entry or import gets one.
- */
+/** An id of a stored entry: a ULID, or one an earlier import kept (safe as a file name); those stay readable, `doctor` reports them, none is new. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Key order of an entry file: the schema order, so every file reads the same and diffs stay small. */
@@ -76,5 +69,4 @@ export function evidenceQuality(entry: { evidence: readonly { type: EvidenceType
   return best;
 }
 
-/** Consolidation strategies. */
 export const STRATEGIES = ['keep_newest', 'keep_oldest', 'keep_highest_importance', 'merge_content'] as const;

@@ -1,7 +1,4 @@
-/**
- * Renders `ai-context/<project>.md` within a size budget. Deterministic (no timestamps, stable
- * order), so a pull request shows a context diff only when the memory or its cited code changed.
- */
+/** Renders `ai-context/<project>.md` within a size budget, deterministically: a PR shows a context diff only when memory or cited code changed. */
 import type { AnchorStatus } from './anchors.js';
 import { compareByPriors, confidenceLabel } from './query.js';
 import { SECTIONS } from './constants.js';
@@ -70,8 +67,7 @@ export function renderContextOf(
     '',
     '',
   ].join('\n');
-  // Entries are read and rendered in rank order only until their lines alone exceed the budget:
-  // no more of them can fit.
+  // Entries are read and rendered in rank order only until their lines alone exceed the budget: no more can fit.
   const lines: string[] = [];
   let total = 0;
   for (const w of worthy) {
@@ -89,15 +85,10 @@ export function renderContextOf(
         : '';
     return `${header}${renderBody(metas.slice(0, kept), lines)}${note}`;
   };
-  if (lines.length === worthy.length) {
-    const all = textOf(worthy.length);
-    if (all.length <= budget) return { text: all, included: worthy.length, omitted: 0 };
-  }
-  // The text shrinks as lower-ranked entries are dropped (each line is longer than the few
-  // characters the "left out" note can grow by), so the largest count that fits is found by
-  // bisection; with `total > budget`, keeping every line read cannot fit either.
-  let lo = 0; // textOf(0) is returned even when it does not fit
-  let hi = lines.length === worthy.length && total <= budget ? worthy.length - 1 : lines.length - 1;
+  // The text shrinks as lower-ranked entries are dropped (a line is longer than the few characters the note can grow
+  // by), so the largest count that fits is found by bisection (none fitting still gives textOf(0)).
+  let lo = 0;
+  let hi = lines.length;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
     if (textOf(mid).length <= budget) lo = mid;

@@ -1,6 +1,4 @@
-/**
- * Pure construction and serialization of entries, and the commit messages that record them.
- */
+/** Pure construction and serialization of entries, and the commit messages that record them. */
 import { ENTRY_KEY_ORDER } from './constants.js';
 import type { Evidence, MemoryEntry } from './schema.js';
 import type { NormalizedInput } from './validate.js';
@@ -35,11 +33,7 @@ export function serializeEntry(entry: MemoryEntry): string {
   return `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
 }
 
-/**
- * An entry as people read it (`show`, and `git diff` through the textconv `init` registers, which
- * labels `key: value`): one field per line, multi-line texts indented under it, evidence one item
- * per line, so a change reads as the fields that changed rather than one long JSON line.
- */
+/** An entry as people read it (`show`, and the textconv `git diff` uses): one field per line, so a change reads as the fields that changed. */
 export function entryLines(e: Record<string, unknown>, label = (k: string): string => k.padEnd(16)): string[] {
   const lines: string[] = [];
   for (const [k, v] of Object.entries(e)) {
@@ -89,9 +83,8 @@ export const cut = (s: string, max: number): string => (s.length <= max ? s : `$
 export const clip = (s: string, max: number): string => cut(s.replace(/\s+/g, ' ').trim(), max);
 
 /**
- * A commit message for one write or a batch: a one-line subject
- * (`memory(<project>): create <id>: <summary…>`) and trailers `Memory-Id`, `Memory-Op` (one pair
- * per change, in order) and `Memory-Agent`, so history, audit and statistics read back from git.
+ * A commit message for one write or a batch: a subject (`memory(<project>): create <id>: <summary…>`) and trailers
+ * `Memory-Id`, `Memory-Op` (a pair per change, in order) and `Memory-Agent`, so history, audit and statistics read back from git.
  */
 export function commitMessage(project: string, changes: CommitChange[], agent: string): string {
   let subject: string;
@@ -108,7 +101,6 @@ export function commitMessage(project: string, changes: CommitChange[], agent: s
     subject = `memory(${project}): ${entries} ${entries === 1 ? 'entry' : 'entries'} (${parts})`;
   }
   const trailers = changes.flatMap((c) => [`Memory-Id: ${c.id}`, `Memory-Op: ${c.op}`]);
-  // One commit of several writers (the daemon's group commit) names each of them.
   const agents = [...new Set(changes.map((c) => c.agent ?? agent))];
   trailers.push(`Memory-Agent: ${(agents.length ? agents : [agent]).join(', ').replace(/[\r\n]+/g, ' ')}`);
   return `${subject}\n\n${trailers.join('\n')}\n`;

@@ -1,4 +1,4 @@
-/** The named errors: a stable `code`, the CLI's exit code (CLI.md) and `data`; they serialize to JSON for `--json` and MCP. */
+/** The named errors: a stable `code`, the CLI's exit code (CLI.md) and `data`; they serialize to JSON for `--json` and MCP. And the depth limit. */
 
 /** One problem with an input, named by its field path (e.g. `evidence[0].uri`). */
 export interface Problem {
@@ -26,11 +26,11 @@ export class MemoryError extends Error {
   }
 }
 
-/** An error class of one code and exit code, made from its message alone. */
+/** An error class of one code and exit code, made from its message (and problems, if any). */
 function messageOnly(code: ErrorCode, exitCode: number) {
   return class extends MemoryError {
-    constructor(message: string) {
-      super(code, message, exitCode);
+    constructor(message: string, problems: Problem[] = []) {
+      super(code, message, exitCode, problems);
     }
   };
 }
@@ -43,11 +43,7 @@ export class ValidationError extends MemoryError {
 }
 
 /** A state conflict: superseding a superseded entry, a duplicate, a lost race (exit 1). */
-export class ConflictError extends MemoryError {
-  constructor(message: string, problems: Problem[] = []) {
-    super('E_CONFLICT', message, 1, problems);
-  }
-}
+export class ConflictError extends messageOnly('E_CONFLICT', 1) {}
 
 /** Wrong use of a command: missing argument, unknown project, bad option value (exit 2). */
 export class UsageError extends messageOnly('E_USAGE', 2) {}
@@ -77,4 +73,15 @@ export class InterruptedError extends MemoryError {
 
 export function formatProblem(p: Problem): string {
   return p.path ? `${p.path}: ${p.message}` : p.message;
+}
+
+/** Refuses input nested deeper than `max` (validation and merging recurse: a 5,000-deep document would overflow the stack); iterative itself. */
+export function checkDepth(value: unknown, what: string, max = 64): void {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d >= max) throw new ValidationError([{ path: what, message: `is nested more than ${max} levels deep` }], what);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  }
 }

@@ -1,5 +1,5 @@
-/** Evidence URI forms, pure: the right form for its type (whether it still resolves is `validate-evidence`'s job). */
-import { parseAnchor, SYMBOL_NAME } from './anchors.js';
+/** Evidence URIs, pure: the right form for its type, and how `validate-evidence` checks one and reads the outcome (the IO: service/ops/evidence.ts). */
+import { parseAnchor, SYMBOL_NAME, type Anchor } from './anchors.js';
 import type { EvidenceType } from './schema.js';
 
 /** Git permalinks: GitHub/Gitea `/blob/<ref>/<path>`, GitLab `/-/blob/`, Bitbucket `/src/<ref>/`, commits. */
@@ -18,14 +18,8 @@ const TICKET_PATTERNS: RegExp[] = [
 const SENSITIVE_PATH = [
   /(^|\/)\.env(\.[^/]*)?$/i,
   /(^|\/)id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/i,
-  /(^|\/)\.aws\/credentials$/i,
-  /(^|\/)\.npmrc$/i,
-  /(^|\/)\.pypirc$/i,
-  /(^|\/)\.netrc$/i,
-  /(^|\/)\.git-credentials$/i,
+  /(^|\/)\.(npmrc|pypirc|netrc|git-credentials|aws\/credentials|docker\/config\.json|kube\/config)$/i,
   /(^|\/)\.ssh\//i,
-  /(^|\/)\.docker\/config\.json$/i,
-  /(^|\/)\.kube\/config$/i,
   /\.(pem|key|p12|pfx|keystore|jks)$/i,
 ];
 
@@ -35,10 +29,7 @@ const SECRET_QUERY_PARAM =
 
 const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
-/**
- * Checks a repository-relative file path: relative, no NUL, no backslashes, no `..` that climbs
- * out of the repository. Returns an error message or null.
- */
+/** Why a repository-relative file path is refused (absolute, NUL, backslashes, `..` out of the repository), or null. */
 export function checkRepoPath(p: string): string | null {
   if (p.includes('\0')) return 'must not contain a NUL byte';
   if (p.includes('\\')) return 'must use "/" as the separator, not "\\"';
@@ -107,4 +98,43 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
       // artifact, log, screenshot: any URL or a repository file path.
       return url ? null : checkPathLike(uri);
   }
+}
+
+// ---------------------------------------------------------------- checking that it still resolves
+
+export type EvidenceStatus = 'ok' | 'stale' | 'unknown' | 'skipped';
+
+export type EvidenceCheck =
+  | { kind: 'file'; path: string; anchor: Anchor }
+  | { kind: 'permalink'; host: string; repo: string; commit: string; path: string; url: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'none'; reason: string };
+
+const PERMALINK = /^https?:\/\/([^/\s]+)\/(.+?)\/(?:-\/)?(?:blob|tree|raw|src)\/([0-9a-f]{7,40})\/([^#?\s]+)(?:#L(\d+)(?:-L?(\d+))?)?$/;
+
+export function planCheck(type: string, uri: string): EvidenceCheck {
+  if (type === 'assumption') return { kind: 'none', reason: 'an assumption has nothing to check' };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
+    const [, host, repo, commit, path] = PERMALINK.exec(uri) ?? [];
+    if (host && repo && commit && path) return { kind: 'permalink', host, repo: repo.replace(/\.git$/, ''), commit, path: decodeURIComponent(path), url: uri };
+    if (/^https?:\/\//i.test(uri)) return { kind: 'url', url: uri };
+    return { kind: 'none', reason: 'not a file path or an http(s) URL' };
+  }
+  if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z]:[\\/]/i.test(uri)) return { kind: 'none', reason: 'not a file path or an http(s) URL' };
+  const anchor = parseAnchor(uri) ?? { path: uri };
+  return { kind: 'file', path: anchor.path, anchor };
+}
+
+/** The `owner/repo` of a git remote URL (https or ssh form), lower-cased, or null. */
+export function remoteRepo(remoteUrl: string): { host: string; repo: string } | null {
+  const [, https, ssh, repo] = /^(?:https?:\/\/(?:[^@/]+@)?([^/]+)\/|(?:ssh:\/\/)?[^@]+@([^:/]+)[:/])(.+?)(?:\.git)?\/?$/.exec(remoteUrl.trim()) ?? [];
+  const host = https ?? ssh;
+  return host && repo ? { host: host.toLowerCase(), repo: repo.toLowerCase() } : null;
+}
+
+/** Reads an HTTP status: gone is stale; reachable is ok; auth walls and server trouble are unknown. */
+export function httpStatus(code: number): { status: EvidenceStatus; reason: string } {
+  if (code >= 200 && code < 400) return { status: 'ok', reason: `HTTP ${code}` };
+  if (code === 404 || code === 410) return { status: 'stale', reason: `HTTP ${code}: the page is gone` };
+  return { status: 'unknown', reason: `HTTP ${code}` };
 }

@@ -99,10 +99,8 @@ function telling(text: string): string[] {
 const sameTerm = (a: string, b: string): boolean => a.length >= 4 && b.length >= 4 && a.slice(0, 5) === b.slice(0, 5);
 
 /**
- * A subject key for a sentence: a subject the project already uses whose parts the sentence
- * names (`billing.invoices` for "invoice generation moved to hourly"), else a file path it names
- * (`src/billing/retry.ts` → `billing.retry`), a dotted key it names (`billing.invoices`), else its
- * first two telling words.
+ * A subject key for a sentence: a known subject whose parts it names ("invoice generation moved" → `billing.invoices`),
+ * else a file path it names (`src/billing/retry.ts` → `billing.retry`), a dotted key it names, else two telling words.
  */
 export function subjectOf(sentence: string, known: readonly string[] = []): string {
   const said = telling(sentence);

@@ -1,12 +1,8 @@
-/**
- * The one parsing of query filters and of agent names, pure, for every front end: the CLI's
- * options, the MCP tools' arguments and the daemon's requests give the same filters and refuse
- * the same input with the same words.
- */
+/** The one parsing of query filters and agent names, pure: every front end gives the same filters and refuses the same input in the same words. */
 import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from './constants.js';
 import { UsageError } from './errors.js';
 import type { QueryFilters } from './query.js';
-import { parseScope } from './scope.js';
+import { scopeProblem } from './query-filters.js';
 import { normalizeTimestamp } from './time.js';
 import { shown } from './redact.js';
 
@@ -59,8 +55,8 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   const kinds = oneOf<Kind>(a.kind, KINDS, 'kind');
   if (kinds) f.kinds = kinds;
   if (a.scope !== undefined) {
-    const p = parseScope(String(a.scope));
-    if ('error' in p) throw new UsageError(`scope ${p.error}`);
+    const problem = scopeProblem(String(a.scope));
+    if (problem) throw new UsageError(`scope ${problem}`);
     f.scope = String(a.scope);
   }
   if (a.subject !== undefined) f.subject = String(a.subject);
@@ -93,29 +89,18 @@ export function parseFilters(a: FilterInput, now: Date): QueryFilters {
   return f;
 }
 
-/** The longest agent name kept (created_by, the Memory-Agent trailer). */
-export const MAX_AGENT_LENGTH = 100;
-
 /**
- * An agent name as stored: trimmed, control characters (a newline would forge a commit trailer)
- * turned into spaces, at most MAX_AGENT_LENGTH characters; undefined when nothing is left.
+ * The first usable agent name among candidates, in order of precedence (flag, environment, client, git user, OS user), as
+ * stored: control characters (a newline would forge a commit trailer) turned into spaces, trimmed, at most 100 characters.
  */
-export function cleanAgentName(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-
-  const v = raw
-    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
-    .trim()
-    .slice(0, MAX_AGENT_LENGTH)
-    .trim();
-  return v || undefined;
-}
-
-/** The first usable name among candidates, in order of precedence (flag, environment, client, git user, OS user). */
 export function pickAgent(...candidates: unknown[]): string | undefined {
   for (const c of candidates) {
-    const v = cleanAgentName(c);
-    if (v) return v;
+    if (typeof c !== 'string') continue;
+    const v = c
+      .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+      .trim()
+      .slice(0, 100);
+    if (v) return v.trimEnd();
   }
   return undefined;
 }

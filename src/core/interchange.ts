@@ -2,10 +2,11 @@
 import { nodeCrypto } from '../node-crypto.js';
 import { CONTENT_MAX, SUBJECT_MAX, SUMMARY_MAX, TAG_MAX } from './constants.js';
 import { ValidationError, type Problem } from './errors.js';
-import { cut } from './entry.js';
+import { buildEntry, cut } from './entry.js';
 import type { MemoryEntry } from './schema.js';
 import { shown } from './redact.js';
 import { ulidFromDigest } from './names.js';
+import type { NormalizedInput } from './validate.js';
 
 export type ExportFormat = 'json' | 'jsonl';
 
@@ -100,15 +101,11 @@ const slug = (s: string, n: number): string =>
     n,
   );
 
-/**
- * One entry per entity. Ids derive from the entity name, so a second import finds the same ids;
- * observations are unverified statements: evidence `assumption`, confidence 0.6.
- */
+/** One entry per entity, its id from the name (a second import finds the same ids); observations are unverified: `assumption`, confidence 0.6. */
 export function mcpMemoryToEntries(
   graph: { entities: McpEntity[]; relations: McpRelation[] },
   opts: { now: string; agent: string; source: string },
 ): MemoryEntry[] {
-  // A ULID made from the name's digest (earlier versions used `mcp-<digest>`, which stays readable).
   const idOf = (name: string): string => ulidFromDigest(nodeCrypto().createHash('sha1').update(name).digest('hex'));
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {
@@ -121,8 +118,7 @@ export function mcpMemoryToEntries(
     );
     const summary = cut(`${ent.name} (${ent.entityType})${ent.observations[0] ? `: ${ent.observations[0]}` : ''}`.replace(/\s+/g, ' '), SUMMARY_MAX);
     const related = [...new Set(rels.map((r) => idOf(r.from === ent.name ? r.to : r.from)))].filter((id) => id !== idOf(ent.name));
-    return {
-      id: idOf(ent.name),
+    const entry: NormalizedInput = {
       section: 'observations',
       kind: 'other',
       subject: slug(ent.name, SUBJECT_MAX),
@@ -133,13 +129,10 @@ export function mcpMemoryToEntries(
       confidence: 0.6,
       evidence: [{ type: 'assumption', uri: `mcp-memory:${opts.source}#${ent.name}`, note: 'imported from the MCP memory server' }],
       status: 'active',
-      superseded_by: null,
       related_entries: related,
       valid_from: null,
       valid_to: null,
-      created_by: opts.agent,
-      created_at: opts.now,
-      updated_at: opts.now,
-    } satisfies MemoryEntry;
+    };
+    return buildEntry(entry, idOf(ent.name), opts.now, opts.agent);
   });
 }

@@ -1,7 +1,6 @@
 /**
- * The lifecycle math, pure: strength and effective confidence of an entry as of `now`, from its
- * committed parameters, its local usage and the project's decay configuration (four curves, each
- * below). Nothing is written on a tick: decay commits only when an entry is forgotten.
+ * The lifecycle math, pure: strength and effective confidence of an entry as of `now`, from its committed parameters,
+ * its local usage and the project's decay configuration. Nothing is written on a tick: decay commits only a forgetting.
  */
 import type { FSRS } from 'ts-fsrs';
 import { lazy } from '../lazy.js';
@@ -12,14 +11,13 @@ import type { Lifecycle } from './schema.js';
 export const CURVES = ['exponential', 'half-life', 'periodic', 'fsrs6'] as const;
 export type Curve = (typeof CURVES)[number];
 export type MemoryType = 'semantic' | 'episodic' | 'procedural';
-export type HalfLifeFunction = 'exponential' | 'linear' | 'step';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 export interface CurveParams {
   exponential: { stability_hours: number };
-  half_life: { function: HalfLifeFunction; half_life_days: number; min_importance: number; access_weight: number };
+  half_life: { function: 'exponential' | 'linear' | 'step'; half_life_days: number; min_importance: number; access_weight: number };
   periodic: { base_rate: number; max_rate: number; period_days: number; floor: number };
   fsrs6: { stability_days: number };
 }
@@ -48,12 +46,8 @@ const tsFsrs = lazy<typeof import('ts-fsrs')>('ts-fsrs');
 let engine: FSRS | undefined;
 const fsrs = (): FSRS => (engine ??= new (tsFsrs().FSRS)(tsFsrs().generatorParameters()));
 
-/** FSRS-6's default initial stability after a first "Good" review (w[2]), in days; a test keeps it equal to ts-fsrs's. */
-export const FSRS6_GOOD_INITIAL_STABILITY_DAYS = 2.3065;
-
 export const DEFAULT_DECAY: DecayConfig = {
-  // The gentlest curve by default: confidence fades 1-5 % a month and never below 0.10, so
-  // nothing is forgotten unless a project chooses a curve and threshold that forget.
+  // The gentlest curve: confidence fades 1-5 % a month, never below 0.10; nothing is forgotten unless a project chooses so.
   curve: 'periodic',
   forget_action: 'archive',
   interval: '24h',
@@ -63,15 +57,14 @@ export const DEFAULT_DECAY: DecayConfig = {
   exponential: { stability_hours: 24 },
   half_life: { function: 'exponential', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
   periodic: { base_rate: 0.95, max_rate: 0.99, period_days: 30, floor: 0.1 },
-  // FSRS-6's initial stability for a "Good" first review, in days.
-  fsrs6: { stability_days: FSRS6_GOOD_INITIAL_STABILITY_DAYS },
+  // FSRS-6's initial stability after a first "Good" review (w[2]), in days; a test keeps it equal to ts-fsrs's.
+  fsrs6: { stability_days: 2.3065 },
 };
 
 /**
- * Forgetting thresholds that mean the same for each curve ("rarely if ever useful now"):
- * e^(-t/S) < 0.1 after 2.3 S; the half-life blend is floored at 0.1, so just above it; the
- * periodic curve never goes below its 0.10 floor (it fades, it does not forget); FSRS-6's long
- * tail is at R = 0.5 only near 90 S, so 0.1 would never fire there.
+ * Forgetting thresholds that mean the same for each curve ("rarely if ever useful now"): e^(-t/S) < 0.1 after 2.3 S; the
+ * half-life blend is floored at 0.1, so just above it; periodic never goes below its 0.10 floor (it fades, it does not
+ * forget); FSRS-6's long tail reaches R = 0.5 only near 90 S, so 0.1 would never fire there.
  */
 export const FORGET_DEFAULTS: Record<Curve, number> = { exponential: 0.1, 'half-life': 0.15, periodic: 0.1, fsrs6: 0.5 };
 
@@ -86,28 +79,6 @@ export const RETRIEVAL_BOOST: Record<MemoryType, { boost: number; cap: number }>
 export interface Usage {
   retrievals: number;
   last_accessed_at: string | null;
-}
-
-export interface LifecycleState {
-  curve: Curve;
-  memory_type: MemoryType;
-  /** 0..1: how present the memory is now (1 right after writing, reading or reinforcing it). */
-  strength: number;
-  /** Confidence after retrieval boosts and decay (the periodic curve decays confidence itself). */
-  effective_confidence: number;
-  confidence_label: ReturnType<typeof confidenceLabel>;
-  importance: number;
-  days_since_access: number;
-  retrievals: number;
-  last_accessed_at: string | null;
-  /** The multiplier the curve applied (strength for strength curves, rate^periods for periodic). */
-  factor: number;
-  /** Why the entry does not decay, when it does not. */
-  exempt: 'protected' | 'decay_policy none' | 'semantic' | null;
-  threshold: number;
-  /** The value compared with the threshold: strength, or effective confidence for periodic. */
-  value: number;
-  forget: boolean;
 }
 
 /** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
@@ -139,7 +110,6 @@ const WORDS_CAP = 120;
 const TECH_CAP = 5;
 const WORD = /\S+/g;
 
-/** The words of `text` (runs of non-space), counted up to `cap`. */
 function countWords(text: string, cap: number): number {
   WORD.lastIndex = 0;
   let n = 0;
@@ -147,10 +117,7 @@ function countWords(text: string, cap: number): number {
   return n;
 }
 
-/**
- * Initial importance from content analysis: longer, more technical and weightier kinds
- * (decisions, invariants, incidents) score higher. 0.2..0.9.
- */
+/** Initial importance from content analysis (0.2..0.9): longer, more technical and weightier kinds score higher. */
 export function initialImportance(e: { summary: string; content: string; kind: string }): number {
   if (markedImportant(e.summary) || markedImportant(e.content)) return 0.9;
   const words = Math.min(WORDS_CAP, countWords(e.summary, WORDS_CAP) + countWords(e.content, WORDS_CAP));
@@ -163,12 +130,12 @@ export function initialImportance(e: { summary: string; content: string; kind: s
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
 
-/** Importance now: committed (or initial) plus 0.02 per retrieval , at most 1. */
+/** Importance now: committed (or initial) plus 0.02 per retrieval, at most 1. */
 export function importanceOf(committed: number, retrievals: number): number {
   return Math.min(1, Math.round((committed + 0.02 * retrievals) * 1000) / 1000);
 }
 
-/** Parses `30m`, `1h`, `24h`, `7d`, `2w` (or an ISO 8601 duration) into milliseconds; null if invalid. */
+/** Parses `30m`, `1h`, `24h`, `7d`, `2w` into milliseconds; null if invalid. */
 export function intervalMs(s: string): number | null {
   const m = /^(\d+(?:\.\d+)?)\s*(m|h|d|w)$/.exec(s.trim());
   if (m) return Number(m[1]) * { m: 60_000, h: HOUR_MS, d: DAY_MS, w: 7 * DAY_MS }[m[2] as 'm' | 'h' | 'd' | 'w'];
@@ -202,7 +169,6 @@ export function overlay(base: DecayConfig, o: DecayOverrides | undefined): Decay
 
 // ---------------------------------------------------------------- the curves
 
-/** E^(-t/S). */
 export function exponentialStrength(hours: number, stabilityHours: number): number {
   return Math.exp(-hours / stabilityHours);
 }
@@ -236,11 +202,6 @@ export function fsrsRetrievability(days: number, stabilityDays: number): number 
   return fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
 }
 
-/** Retrieval makes a memory more stable: ×(1 + 0.5 per retrieval), at most ×11. */
-function retrievalGrowth(retrievals: number): number {
-  return 1 + 0.5 * Math.min(retrievals, 20);
-}
-
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 const NO_LIFECYCLE: Lifecycle = Object.freeze({});
 
@@ -256,10 +217,11 @@ function timeMs(t: string): number {
 }
 
 /**
- * Strength and effective confidence of an entry as of `now` (ms). `baseImportance` is the
- * committed importance or the initial one from content analysis.
+ * An entry's lifecycle as of `now` (ms): strength (0..1, 1 right after writing, reading or reinforcing), effective confidence
+ * (after boosts and decay), the curve's `factor`, and `value` (compared with the threshold: strength, or effective confidence
+ * for periodic). `baseImportance`: the initial one from content analysis.
  */
-export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5): LifecycleState {
+export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: DecayConfig, now: number, baseImportance = 0.5) {
   const type = memoryTypeOf(e);
   const cfg = configFor(project, e.section, type);
   const lc: Lifecycle = e.lifecycle ?? NO_LIFECYCLE;
@@ -276,7 +238,7 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
   const threshold = cfg.forget_threshold ?? FORGET_DEFAULTS[cfg.curve];
   const exempt = lc.protected ? 'protected' : lc.decay_policy === 'none' ? 'decay_policy none' : type === 'semantic' ? 'semantic' : null;
-  const state = (strength: number, effective: number, factor: number, value: number, forget: boolean): LifecycleState => ({
+  const state = (strength: number, effective: number, factor: number, value: number, forget: boolean) => ({
     curve: cfg.curve,
     memory_type: type,
     strength: round(strength),
@@ -303,7 +265,7 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
     const p = periodicConfidence(boosted, days, retrievals, cfg.periodic);
     return state(boosted > 0 ? p.value / boosted : 0, p.value, p.rate ** p.periods, p.value, forget(p.value));
   }
-  const growth = retrievalGrowth(retrievals);
+  const growth = 1 + 0.5 * Math.min(retrievals, 20); // retrieval makes a memory more stable, at most ×11
   const factor =
     cfg.curve === 'exponential'
       ? exponentialStrength(elapsed / HOUR_MS, (lc.stability ?? cfg.exponential.stability_hours) * growth)

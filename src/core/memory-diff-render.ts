@@ -1,25 +1,7 @@
-/**
- * `memory diff` for people, as text or Markdown (a pull-request comment): values whole unless the
- * secret scan flags them. Also how `git diff` shows an entry file (the textconv).
- */
-import type { CitedCode, ChangeKind, EntryChange, FieldChange, MemoryDiff } from './memory-diff.js';
-import { WHOLE, parse } from './memory-diff.js';
-import { scanText } from './secrets.js';
+/** `memory diff` for people, as text or Markdown (a pull-request comment); also how `git diff` shows an entry file (the textconv). */
+import type { CitedCode, ChangeKind, EntryChange, MemoryDiff } from './memory-diff.js';
+import { parse, whole } from './memory-diff.js';
 import { entryLines } from './entry.js';
-
-/** A value as a reviewer reads it: whole, unless the secret scan flags it. */
-function whole(v: unknown, field: string): string {
-  if (v === null || v === undefined) return '(none)';
-  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'uri' in x)) {
-    return (v as { type?: string; uri?: string }[]).map((x, i) => `${x.type ?? '?'} ${whole(x.uri, `${field}[${i}].uri`)}`).join('; ') || '(none)';
-  }
-  const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? `[${v.join(', ')}]` : JSON.stringify(v);
-  const [first] = scanText(field, text);
-  return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
-}
-
-const fieldFrom = (f: FieldChange): string => (f[WHOLE] ? whole(f[WHOLE].from, f.field) : f.from);
-const fieldTo = (f: FieldChange): string => (f[WHOLE] ? whole(f[WHOLE].to, f.field) : f.to);
 
 const happened = (c: CitedCode): string => `${c.change}${c.to ? ` to ${c.to}` : ''}`;
 
@@ -74,7 +56,7 @@ export function renderText(d: MemoryDiff): string {
         lines.push(`    ${MARK[c.change]} ${headline(c)}`);
         if (c.summary) lines.push(...indent(whole(c.summary, 'summary'), 8));
         for (const f of c.fields ?? []) {
-          const [a, b] = [fieldFrom(f), fieldTo(f)];
+          const [a, b] = [f.from, f.to];
           if (!a.includes('\n') && !b.includes('\n')) lines.push(`        ${f.field}: ${a} -> ${b}`);
           else lines.push(`        ${f.field} before:`, ...indent(a, 12), `        ${f.field} after:`, ...indent(b, 12));
         }
@@ -119,7 +101,7 @@ export function renderMarkdown(d: MemoryDiff): string {
       const edits = list.filter((c) => c.fields?.length);
       for (const c of edits) {
         lines.push('', `<details><summary>${c.change} <code>${c.id}</code>: ${c.fields!.length} field${c.fields!.length === 1 ? '' : 's'}</summary>`, '');
-        for (const f of c.fields!) lines.push(`- \`${f.field}\`: ${mdCell(fieldFrom(f))} → ${mdCell(fieldTo(f))}`);
+        for (const f of c.fields!) lines.push(`- \`${f.field}\`: ${mdCell(f.from)} → ${mdCell(f.to)}`);
         lines.push('', '</details>');
       }
     }

@@ -1,26 +1,11 @@
-/**
- * `memory diff`, the pure part: each entry file changed on the two sides becomes one change
- * (ChangeKind), with the warnings a reviewer needs (secrets named by field and rule, never
- * printed). Rendered by memory-diff-render.ts, or as JSON.
- */
+/** `memory diff`, the pure part: each entry file changed becomes one change, with the warnings a reviewer needs (secrets by field and rule). */
 import type { CodeChange } from './anchors.js';
 import type { MemoryEntry } from './schema.js';
 import { duplicateHash } from './meta.js';
-import { shown } from './redact.js';
 import { scanText, secretFields } from './secrets.js';
 import { validateStoredEntry } from './validate.js';
 
 export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
-
-/** The whole values of a field change, for people (text and Markdown); JSON keeps `from`/`to`. */
-export const WHOLE: unique symbol = Symbol('whole values');
-
-export interface FieldChange {
-  field: string;
-  from: string;
-  to: string;
-  [WHOLE]?: { from: unknown; to: unknown };
-}
 
 export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject' | 'scope' | 'summary' | 'confidence' | 'superseded_by'>> {
   change: ChangeKind;
@@ -29,8 +14,8 @@ export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject
   id: string;
   file: string;
   evidence_types?: string[];
-  /** Edited or moved: what changed, old → new (long texts shortened, risky values not shown). */
-  fields?: FieldChange[];
+  /** Edited or moved: what changed, old → new. */
+  fields?: { field: string; from: string; to: string }[];
 }
 
 export interface DiffWarning {
@@ -82,33 +67,22 @@ export function parse(text: string | null): MemoryEntry | null {
   }
 }
 
-/** A field's value in JSON (long texts shortened; a risky value only by its length). */
-function show(v: unknown): string {
+/** A value as a reviewer reads it: whole, unless the secret scan flags it. */
+export function whole(v: unknown, field: string): string {
   if (v === null || v === undefined) return '(none)';
-  if (typeof v === 'string') {
-    const one = v.replace(/\s+/g, ' ').trim();
-    const s = shown(one.length > 120 ? one.slice(0, 120) : one);
-    return one.length > 120 && s.startsWith('"') ? `${s.slice(0, -1)}…"` : s;
+  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'uri' in x)) {
+    return (v as { type?: string; uri?: string }[]).map((x, i) => `${x.type ?? '?'} ${whole(x.uri, `${field}[${i}].uri`)}`).join('; ') || '(none)';
   }
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return `[${v.map((x) => shown(x, { bare: true })).join(', ')}]`;
-  if (Array.isArray(v)) return `${v.length} item${v.length === 1 ? '' : 's'}`;
-  return shown(v);
+  const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? `[${v.join(', ')}]` : JSON.stringify(v);
+  const [first] = scanText(field, text);
+  return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
 }
 
-function fieldChanges(a: MemoryEntry, b: MemoryEntry): FieldChange[] {
+function fieldChanges(a: MemoryEntry, b: MemoryEntry): NonNullable<EntryChange['fields']> {
+  const at = (e: MemoryEntry, k: string): unknown => (e as unknown as Record<string, unknown>)[k];
   const keys = [...new Set([...FIELD_ORDER, ...Object.keys(a), ...Object.keys(b)])].filter((k) => !QUIET.has(k));
-  const out: FieldChange[] = [];
-  for (const k of keys) {
-    const x = (a as unknown as Record<string, unknown>)[k];
-    const y = (b as unknown as Record<string, unknown>)[k];
-    if (JSON.stringify(x) === JSON.stringify(y)) continue;
-    if (k === 'evidence') {
-      const types = (e: unknown): string =>
-        Array.isArray(e) ? (e as { type?: string; uri?: string }[]).map((v) => `${v.type ?? '?'} ${shown(v.uri ?? '', { bare: true })}`).join('; ') : '(none)';
-      out.push({ field: k, from: types(x), to: types(y), [WHOLE]: { from: x, to: y } });
-    } else out.push({ field: k, from: show(x), to: show(y), [WHOLE]: { from: x, to: y } });
-  }
-  return out;
+  const changed = keys.filter((k) => JSON.stringify(at(a, k)) !== JSON.stringify(at(b, k)));
+  return changed.map((k) => ({ field: k, from: whole(at(a, k), k), to: whole(at(b, k), k) }));
 }
 
 function describe(e: MemoryEntry, project: string, section: string, file: string, change: ChangeKind): EntryChange {

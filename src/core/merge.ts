@@ -1,7 +1,7 @@
 /**
- * Three-way merge of one memory entry (the git merge driver), pure: an ending status wins over an
- * edit, sets merge against the ancestor, a field changed on both sides takes the later
- * updated_at's. The result is always a whole entry: never conflict markers inside JSON.
+ * Three-way merge of one memory entry (the git merge driver), pure: an ending status wins over an edit, sets merge
+ * against the ancestor, a field changed on both sides takes the later updated_at's; never conflict markers inside JSON.
+ * Also the conflict markers of a clone that never registered the driver, which `memory doctor --fix` merges.
  */
 import type { MemoryEntry } from './schema.js';
 
@@ -10,17 +10,13 @@ const ARRAYS = ['tags', 'evidence', 'related_entries'] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-/**
- * A three-way merge of a set kept as a list: the base's items that both sides kept, then what
- * either side added (ours first). An item one side removed is gone even if the other kept it.
- */
+/** A three-way merge of a set kept as a list: the base's items both sides kept, then what either added (ours first). */
 export function mergeSet<T>(base: readonly T[] | undefined, ours: readonly T[] | undefined, theirs: readonly T[] | undefined): T[] {
   if (!base) return union(ours, theirs);
   const key = (x: T): string => JSON.stringify(x);
   const inBase = new Set(base.map(key));
   const inOurs = new Set((ours ?? []).map(key));
   const inTheirs = new Set((theirs ?? []).map(key));
-  // Every item either side has, in their order; a base item survives only if both kept it.
   return union(ours, theirs).filter((x) => !inBase.has(key(x)) || (inOurs.has(key(x)) && inTheirs.has(key(x))));
 }
 
@@ -66,4 +62,44 @@ export function mergeEntry(base: MemoryEntry | null, ours: MemoryEntry, theirs: 
   out.updated_at = oursLater ? ours.updated_at : theirs.updated_at;
   out.created_at = ours.created_at <= theirs.created_at ? ours.created_at : theirs.created_at;
   return out as unknown as MemoryEntry;
+}
+
+const START = /^<{7}(?: |$)/;
+const BASE = /^\|{7}(?: |$)/;
+const MID = /^={7}$/;
+const END = /^>{7}(?: |$)/;
+
+export function hasConflictMarkers(text: string): boolean {
+  let open = false;
+  for (const line of text.split('\n')) {
+    if (START.test(line)) open = true;
+    else if (open && END.test(line)) return true;
+  }
+  return false;
+}
+
+/** The texts of ours, theirs and (diff3 only) the ancestor, each with the lines outside the conflicts; null when markers do not nest as git's. */
+export function conflictSides(text: string): { ours: string; theirs: string; base: string | null } | null {
+  const ours: string[] = [];
+  const theirs: string[] = [];
+  const base: string[] = [];
+  let sawBase = false;
+  let state: 'out' | 'ours' | 'base' | 'theirs' = 'out';
+  for (const line of text.split('\n')) {
+    if (state === 'out' && START.test(line)) state = 'ours';
+    else if (state === 'ours' && BASE.test(line)) {
+      state = 'base';
+      sawBase = true;
+    } else if ((state === 'ours' || state === 'base') && MID.test(line)) state = 'theirs';
+    else if (state === 'theirs' && END.test(line)) state = 'out';
+    else if (state === 'out') {
+      ours.push(line);
+      theirs.push(line);
+      base.push(line);
+    } else if (state === 'ours') ours.push(line);
+    else if (state === 'base') base.push(line);
+    else theirs.push(line);
+  }
+  if (state !== 'out') return null;
+  return { ours: ours.join('\n'), theirs: theirs.join('\n'), base: sawBase ? base.join('\n') : null };
 }

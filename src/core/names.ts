@@ -1,7 +1,4 @@
-/**
- * The rules for project names and memory ids, which become folders and commit messages. A
- * problem message never repeats the name: it may be a token pasted into the wrong place.
- */
+/** The rules for project names and memory ids (folders, commit messages); a problem never repeats the name: it may be a pasted token. */
 import { lazy } from '../lazy.js';
 import { ID_PATTERN, ULID_PATTERN } from './constants.js';
 
@@ -32,18 +29,12 @@ export function newProjectProblem(name: string): string | null {
 /** Whether `id` is a ULID, the only id a new entry may have. */
 export const isUlid = (id: unknown): id is string => typeof id === 'string' && ULID_PATTERN.test(id);
 
-/** Whether `id` can name a stored entry: a ULID, or an id an earlier version imported. */
-export const isStoredId = (id: unknown): id is string => typeof id === 'string' && ID_PATTERN.test(id);
-
 /** Whether `id` is an id an earlier version imported (readable, but no new entry gets one). */
-export const isLegacyId = (id: unknown): boolean => isStoredId(id) && !isUlid(id);
+export const isLegacyId = (id: unknown): boolean => typeof id === 'string' && ID_PATTERN.test(id) && !isUlid(id);
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-/**
- * A ULID-shaped id made from a hex digest (at least 33 digits): the same digest gives the same id,
- * so an import of the same outside records finds the same entries again.
- */
+/** A ULID-shaped id made from a hex digest (33 digits or more): an import of the same outside records finds the same entries again. */
 export function ulidFromDigest(hex: string): string {
   let n = BigInt(`0x${hex.slice(0, 33)}`); // 132 bits: 3 for the first character (0-7), 5 for each of the other 25
   let out = '';

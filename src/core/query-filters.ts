@@ -1,10 +1,27 @@
-/**
- * The filters of list and query, pure: what a caller asks for, the per-query work done once
- * (defaults, scope hierarchy, validity bounds), and the predicate every front end filters with.
- */
-import { visibleScopes } from './scope.js';
+/** The filters of list and query, pure: what a caller asks for, the per-query work done once, and the predicate every front end filters with. */
+import { shown } from './redact.js';
 import type { Kind, Section, Status } from './constants.js';
 import type { EntryLike } from './meta.js';
+
+// Scopes, broadest first: org > repo > service:<name> > environment:<env>; plus customer.
+const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** Why `scope` is not one of the allowed forms, or null. */
+export function scopeProblem(scope: string): string | null {
+  if (scope === 'repo' || scope === 'org' || scope === 'customer') return null;
+  const [, kind, name = ''] = /^(service|environment):(.*)$/.exec(scope) ?? [];
+  if (!kind) return `must be repo, org, customer, service:<name> or environment:<prod|staging> (got ${shown(scope)})`;
+  if (kind === 'service') return SERVICE_NAME.test(name) ? null : `service name must be letters, digits, ".", "_" or "-" (got ${shown(name)})`;
+  return name === 'prod' || name === 'staging' ? null : `environment must be prod or staging (got ${shown(name)})`;
+}
+
+/** The scopes a query for `scope` returns: a narrow scope also sees the broad ones above it (undefined: every scope). */
+export function visibleScopes(scope: string | undefined): Set<string> | undefined {
+  if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
+  // A scope sees itself and the broader scopes above it: org sees only org, repo sees repo and org.
+  if (scope === 'org') return new Set(['org']);
+  return new Set([scope, 'repo', 'org']);
+}
 
 export const DEFAULT_MIN_CONFIDENCE = 0.6;
 
@@ -30,10 +47,7 @@ export interface QueryFilters {
 /** `YYYY-MM-DDTHH:MM:SS.sssZ`, which orders correctly as a string. */
 const isCanonical = (t: string): boolean => t.length === 24 && t.charCodeAt(23) === 90 /* Z */ && t.charCodeAt(10) === 84; /* T */
 
-/**
- * The filters with the per-query work done (defaults, scope hierarchy, empty lists as none):
- * what `compileFilters` tests, and what a reader of the catalog's columns tests the same way.
- */
+/** The filters with the per-query work done (defaults, scope hierarchy, empty lists as none), for `filtersOf` and the catalog's columns alike. */
 export type FilterParts = Omit<QueryFilters, 'scope' | keyof Defaults> &
   Required<Defaults> & {
     /** The scopes an entry may have (undefined: any). */
@@ -64,15 +78,11 @@ export function filterParts(f: QueryFilters, now: number): FilterParts {
   };
 }
 
-/**
- * The filters as one predicate, with the
- * per-query work (scope hierarchy, defaults, validity bounds) done once rather than per entry.
- */
+/** The filters as one predicate, the per-query work done once rather than per entry. */
 export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
   return filtersOf(filterParts(f, now));
 }
 
-/** The predicate of filters already prepared (see compileFilters). */
 export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
   const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
   return (e, project) => {
@@ -89,9 +99,4 @@ export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) =
     if (!includeExpired && (e.valid_to || e.valid_from) && !inWindow(e.valid_from, e.valid_to)) return false;
     return true;
   };
-}
-
-/** Whether an entry passes the filters (see compileFilters). */
-export function matchesFilters(e: EntryLike, project: string, f: QueryFilters, now: number): boolean {
-  return compileFilters(f, now)(e, project);
 }

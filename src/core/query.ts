@@ -20,13 +20,12 @@ export function confidenceLabel(c: number): 'stated explicitly' | 'high confiden
   return 'uncertain';
 }
 
+// Most entries have no flag (or only stale evidence): shared frozen arrays, not one per candidate.
 const NO_FLAGS: Flag[] = Object.freeze([]) as unknown as Flag[];
-/** The other common case (evidence gone stale, nothing else), shared the same way. */
 const ONLY_STALE: Flag[] = Object.freeze(['stale_evidence']) as unknown as Flag[];
 
 /** Flags of an entry as of `now` (ms). `stale` comes from the evidence cache. */
 export function entryFlags(e: EntryLike, now: number, stale = false): Flag[] {
-  // Most entries have no flag: share one empty array instead of allocating one per candidate.
   if (e.confidence >= LOW_CONFIDENCE && !e.valid_to && !e.valid_from) return stale ? ONLY_STALE : NO_FLAGS;
   const flags: Flag[] = [];
   if (e.confidence < LOW_CONFIDENCE) flags.push('low_confidence');
@@ -80,12 +79,7 @@ export function compareByPriors(a: EntryLike, b: EntryLike): number {
   );
 }
 
-/**
- * With text, relevance leads and the priors only break near-ties: at most this share of the
- * score depends on the prior and demotions, and at most `STRENGTH_WEIGHT` on decay strength, so
- * a text match 25 % stronger than another always ranks above it, whatever their confidence,
- * evidence or age.
- */
+/** With text, relevance leads: at most these shares of the score come from the prior and from decay strength, so a match 25 % stronger always ranks above. */
 export const PRIOR_WEIGHT = 0.2;
 export const STRENGTH_WEIGHT = 0.05;
 
@@ -104,10 +98,7 @@ export function textWeightsOf(keys: PriorKeys): Float64Array {
   return out;
 }
 
-/**
- * Positions 0..count-1 of the `n` best by `better` (a strict order), in one pass: a bounded heap
- * whose root is the worst kept, so that nothing is sorted but the few kept. Returned in heap order.
- */
+/** Positions 0..count-1 of the `n` best by `better` (a strict order), in heap order: a bounded heap whose root is the worst kept: only the kept are sorted. */
 function bestPositions(count: number, n: number, better: (i: number, j: number) => boolean): number[] {
   // Every position read below is checked against heap.length (or is a parent of one that is).
   const heap: number[] = [];
@@ -149,21 +140,13 @@ export function nthLargest(values: Float64Array, n: number): number {
   return values[bestPositions(values.length, n, (i, j) => values[i]! > values[j]!)[0]!]!;
 }
 
-/**
- * A raw-score bound below which a text hit cannot reach the first `n` of `rankEntries`, so it need
- * not become a candidate: `rankEntries`' own cut in raw units (`bases`: raw score × textWeight),
- * lowered by more than one rounding step so that floating-point order never decides.
- */
+/** A raw-score bound below which a text hit cannot reach `rankEntries`' first `n` (`bases`: raw score × textWeight), lowered past one rounding step. */
 export function textFloor(bases: Float64Array, n: number, maxRelevance: number): number {
   if (!(n >= 1) || !Number.isFinite(n) || bases.length <= 2 * n || !(maxRelevance > 0)) return -Infinity;
   return (1 - STRENGTH_WEIGHT) * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
 }
 
-/**
- * The first `n` of `m` entries in the no-text order (demoted ones last, then compareByPriors,
- * ties in position order), with their flags. Each entry is read once through `entryAt` and its
- * keys go into arrays, so a list of 10K entries makes no object per entry.
- */
+/** The first `n` of `m` entries in the no-text order (demoted last, then compareByPriors, then position), with their flags; no object per entry. */
 export function firstByPriors(
   m: number,
   n: number,
@@ -194,7 +177,6 @@ export interface PriorKeys {
   updMs: Float64Array;
 }
 
-/** Room for the keys of `m` entries. */
 export function priorKeys(m: number): PriorKeys {
   return {
     flags: new Array<Flag[]>(m),
@@ -206,15 +188,11 @@ export function priorKeys(m: number): PriorKeys {
   };
 }
 
-/**
- * `firstByPriors` for keys already computed: `updAt(i)` is the text of entry i's updated_at,
- * asked for only where `updMs` cannot decide; `idAt` breaks the remaining ties.
- */
+/** `firstByPriors` for keys already computed: `updAt(i)` is asked only where `updMs` cannot decide; `idAt` breaks the remaining ties. */
 export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) => string, updAt: (i: number) => string): { at: number; flags: Flag[] }[] {
   const { d, conf, q, updMs } = keys;
   const m = d.length;
   // Positions are below m, the length of every key column.
-  /** Entry i's updated_at against entry j's, newer first, in the order of their texts. */
   const byUpdated = (i: number, j: number): number => {
     const a = updMs[i]!;
     const b = updMs[j]!;
@@ -231,42 +209,33 @@ export function firstByPriorKeys(keys: PriorKeys, n: number, idAt: (i: number) =
     const b = idAt(j);
     return a !== b ? a < b : i < j;
   };
-  // A page of a list needs the first n of thousands: selected (one comparison with the worst
-  // kept for most), not all sorted.
+  // A page needs the first n of thousands: selected, not all sorted.
   const page = bestPositions(m, Math.min(n, m), before).sort((i, j) => (i === j ? 0 : before(i, j) ? -1 : 1));
   return page.map((i) => ({ at: i, flags: keys.flags[i]! }));
 }
 
-/** Lifecycle values of a candidate, computed on demand by the caller. */
-export type LifecycleOf<C> = (c: C) => { strength: number; effective_confidence: number };
-
 /**
- * Ranks filtered candidates: without text in the priors' order (demoted last); with text,
- * relevance × scaled priors × scaled decay strength, ties by the priors. `lifecycle` is asked
- * for lazily: the strength factor is at most 1, so once a candidate's score without it is below
- * the `limit`-th best final score no later one can enter.
+ * Ranks filtered candidates: without text in the priors' order; with text, relevance × scaled priors × scaled
+ * strength. `lifecycle` is asked lazily: the strength factor is at most 1, so a base below the `limit`-th final score ends it.
  */
 export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   cands: C[],
   now: number,
   hasText: boolean,
   limit = Infinity,
-  lifecycle?: LifecycleOf<C>,
+  lifecycle?: (c: C) => { strength: number; effective_confidence: number },
 ): (C & Ranked<E>)[] {
   const n = Math.min(limit, cands.length);
   const baseOf = (c: C, flags: Flag[], q: number): number => {
     const p = priorOf(c.entry.confidence, q) * demotion(flags);
     return hasText ? (c.relevance ?? 0) * textPrior(p) : p;
   };
-  // The final score is base × a factor in [1 - STRENGTH_WEIGHT, 1]: a base below that share of the
-  // n-th best can never reach the top n, and is dropped before any object is made or sorted.
+  // The final score is base × a factor in [1 - STRENGTH_WEIGHT, 1]: a base below that share of the n-th best
+  // cannot reach the top n (compared rounded, as scores are, so a possible tie is kept).
   let floor = -Infinity;
   if (hasText && Number.isFinite(limit) && cands.length > 2 * n && n > 0) {
-    const bases = new Float64Array(cands.length);
-    cands.forEach((c, i) => (bases[i] = baseOf(c, entryFlags(c.entry, now, c.stale), evidenceQuality(c.entry))));
-    const nth = bases.sort()[cands.length - n]!; // 0 < n <= cands.length
-    // Compared as the rounded scores are: a candidate that could only tie is kept.
-    floor = Math.round((1 - STRENGTH_WEIGHT) * nth * 1e4) / 1e4;
+    const bases = Float64Array.from(cands, (c) => baseOf(c, entryFlags(c.entry, now, c.stale), evidenceQuality(c.entry)));
+    floor = Math.round((1 - STRENGTH_WEIGHT) * nthLargest(bases, n) * 1e4) / 1e4;
   }
   type K = { c: C; flags: Flag[]; base: number; score: number };
   const byPriors = (a: K, b: K): number => compareByPriors(a.c.entry, b.c.entry);
@@ -276,8 +245,7 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
       k.c.strength = lc.strength;
       k.c.effective_confidence = lc.effective_confidence;
     }
-    // Decay strength is a prior of text relevance (a fading memory ranks a little lower); the
-    // no-text order stays exactly the priors' order.
+    // Decay strength is a prior of text relevance only: the no-text order stays exactly the priors'.
     const s = hasText ? 1 - STRENGTH_WEIGHT * (1 - Math.min(1, Math.max(0, k.c.strength ?? 1))) : 1;
     k.score = Math.round(k.base * s * 1e4) / 1e4;
   };
@@ -334,10 +302,8 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
   }));
 }
 
-export const SUMMARY_FIELDS = ['id', 'summary', 'subject', 'scope', 'kind', 'confidence'] as const;
-
 /** The summary-only shape of a result. */
-export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, (typeof SUMMARY_FIELDS)[number]> {
+export function summaryOnly(e: MemoryEntry): Pick<MemoryEntry, 'id' | 'summary' | 'subject' | 'scope' | 'kind' | 'confidence'> {
   return { id: e.id, summary: e.summary, subject: e.subject, scope: e.scope, kind: e.kind, confidence: e.confidence };
 }
 

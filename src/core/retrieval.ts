@@ -1,16 +1,11 @@
 /**
- * How text relevance is put together before the priors (pure): lexical score, semantic similarity,
- * and the context writers state. Nothing here reads write order, time or ids: a store is not
- * written in the order its questions will be asked.
+ * How text relevance is put together before the priors (pure): lexical score, semantic similarity and the context
+ * writers state. Nothing here reads write order, time or ids: a store is not written in the order its questions are asked.
  */
 
 /** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
 export const SEMANTIC_WEIGHT = 0.5;
-/**
- * An entry that shares no word with the query is a match by meaning alone only when its fused
- * score reaches this (its similarity in the upper part of the range): the rest of the store is
- * not "more matches".
- */
+/** An entry that shares no word with the query is a match by meaning alone only when its fused score reaches this. */
 export const SEMANTIC_ONLY_MIN = 0.25;
 /** At most this many such entries (the closest) are candidates: more cannot reach a page of 50. */
 export const SEMANTIC_ONLY_MAX = 300;
@@ -22,11 +17,9 @@ export const SUBJECT_SHARE = 0.3;
 export const LINK_SHARE = 0.3;
 
 /**
- * A question that asks when ("when did we ...", "how long ...", "what year ...") is answered by
- * an entry that says when: among the entries its words reach, those with time words gain up to
- * `TIME_CUE_SHARE` of the best lexical score, by how well they match `TIME_WORDS` (scored as a
- * query of its own, so a time word every entry holds, such as a dated header's month, counts
- * for nearly nothing). English time words only; "may" is left out (a modal verb as often).
+ * A question that asks when is answered by an entry that says when: among the entries its words reach, those with
+ * time words gain up to this share of the best lexical score, by how well they match `TIME_WORDS` scored as a query of
+ * its own (so a time word every entry holds counts for nearly nothing). English only; "may" is a modal verb as often.
  */
 export const TIME_CUE_SHARE = 0.1;
 export const TIME_WORDS =
@@ -37,7 +30,6 @@ const ASKS_WHEN = /^\W*(?:when|since when|how long|what (?:time|date|day|year|mo
 /** The time words to score `text`'s hits by, when it asks when (see TIME_CUE_SHARE). */
 export const timeCue = (text: string): string | undefined => (ASKS_WHEN.test(text) ? TIME_WORDS : undefined);
 
-/** The documents the time words reach, with their scores, and the best of them. */
 export interface TimeCueHits {
   of: ReadonlyMap<number, number>;
   max: number;
@@ -63,10 +55,8 @@ export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: T
 }
 
 /**
- * Weighted score fusion: `lex` is the lexical score over the best one (0..1), `sim` a cosine
- * similarity, scaled by the lowest and highest similarity among the entries that passed the
- * filters. An entry without a vector (not embedded yet, or its project has semantic search off)
- * keeps its lexical score, so it is neither helped nor hurt.
+ * Weighted score fusion: `lex` is the lexical score over the best one (0..1), `sim` a cosine similarity scaled by the
+ * range among the filtered entries. An entry without a vector keeps its lexical score: neither helped nor hurt.
  */
 export function fuse(lex: number, sim: number | undefined, simMin: number, simMax: number, weight = SEMANTIC_WEIGHT): number {
   if (sim === undefined) return lex;
@@ -74,11 +64,7 @@ export function fuse(lex: number, sim: number | undefined, simMin: number, simMa
   return weight * s + (1 - weight) * lex;
 }
 
-/**
- * The places of the `n` largest positive values of `rel`, and of every other as large as the
- * n-th (among equals none is picked over another: their order is the index's, not the
- * writer's), largest first.
- */
+/** The places of the `n` largest positive values of `rel`, and of every other as large as the n-th (equals are not picked among), largest first. */
 export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   // i < rel.length, top holds places of rel, and it is read at k - 1 >= 0 and n - 1 < top.length.
   const top: number[] = [];
@@ -98,12 +84,7 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
-/**
- * Subject focus: every match of the subject (within its project) of one of the `CONTEXT_HITS`
- * best hits gains `SUBJECT_SHARE` of that hit's relevance, so that among equal matches those
- * about the query's subject come first. An entry the query did not reach gains nothing. Changes
- * `rel` in place.
- */
+/** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
 export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
   // By project, then subject: no string is made per match (a query reaches thousands).
   const best = new Map<string, Map<string, { rel: number; matches: number }>>();
@@ -132,11 +113,7 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
   });
 }
 
-/**
- * Context from links a writer stated: each of `hits` (the best few, with their relevance and the
- * entries they link to) raises every entry it links to to that entry's own relevance (`current`)
- * plus `LINK_SHARE` of the hit's; an entry keeps the best raise it gets. Returns the raises.
- */
+/** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */
 export function linkLifts<T>(
   hits: readonly { item: T; relevance: number; links: readonly T[] }[],
   current: (t: T) => number,

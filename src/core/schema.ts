@@ -1,8 +1,6 @@
 /**
- * The data model as zod schemas: the shape and each field's own limits (their messages are the
- * ones users see). Rules that need more than one field or the store (write policy, evidence URI
- * forms, duplicates) live in `validate.ts`. JSON Schema files in `schemas/` are generated from
- * these (scripts/gen-schemas.js).
+ * The data model as zod schemas: the shape and each field's own limits (their messages are what users see); rules
+ * across fields or needing the store live in `validate.ts`. `schemas/` is generated from these.
  */
 import { z } from 'zod';
 
@@ -27,7 +25,7 @@ import {
 } from './constants.js';
 import { durationMs } from './freshness.js';
 import { shown } from './redact.js';
-import { parseScope } from './scope.js';
+import { scopeProblem } from './query-filters.js';
 import { normalizeTimestamp } from './time.js';
 
 /** The limit of a text, and the length of one over it. */
@@ -68,8 +66,8 @@ const written = {
     )
     .max(SUBJECT_MAX, atMost(SUBJECT_MAX)),
   scope: z.string().superRefine((v, ctx) => {
-    const p = parseScope(v);
-    if ('error' in p) ctx.addIssue({ code: 'custom', message: p.error });
+    const problem = scopeProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }),
   summary: z
     .string()
@@ -180,5 +178,4 @@ export const AgentResultSchema = z
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 // Every key in the on-disk order is a MemoryEntry field (checked here, where the type exists).
-const _keyOrderCheck: readonly (keyof MemoryEntry)[] = ENTRY_KEY_ORDER;
-void _keyOrderCheck;
+void (ENTRY_KEY_ORDER satisfies readonly (keyof MemoryEntry)[]);

@@ -1,8 +1,7 @@
 /**
- * `memory setup <client>`, the pure part: what an agent client's configuration files should hold
- * to start the MCP server and get the context once. Only what bass-agents owns changes (its server
- * entry, its hooks, a marked block); the rest is kept byte for byte, and a file that cannot be
- * read as what it should be is refused, not overwritten.
+ * `memory setup <client>`, the pure part: what a client's configuration files should hold to start the MCP server and
+ * get the context once. Only what we own changes (server entry, hooks, a marked block); the rest is kept byte for byte,
+ * and a file that cannot be read as what it should be is refused, not overwritten.
  */
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
 import { UsageError } from './errors.js';
@@ -10,8 +9,7 @@ import { UsageError } from './errors.js';
 export const CLIENTS = ['claude-code', 'cursor', 'codex'] as const;
 export type Client = (typeof CLIENTS)[number];
 
-/** The name the MCP server is registered under in every client's configuration. */
-export const SERVER_NAME = 'bass-agents-memory';
+const SERVER_NAME = 'bass-agents-memory';
 
 /** How a client starts `bass-agents` (store/install.ts): each form is what comes before `memory …`. */
 export interface Launcher {
@@ -85,10 +83,7 @@ function parseJsonObject(file: string, text: string | null): Record<string, unkn
 
 const isEqualJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-/**
- * `text` with the value at `path` set, in the file's own layout: a file on one line gets the
- * value on that line; an indented one gets it indented the same way; a new file, two spaces.
- */
+/** `text` with the value at `path` set, in the file's own layout (one line, its indent, or two spaces for a new file). */
 function setJson(text: string | null, path: (string | number)[], value: unknown): string {
   const base = text === null || text.trim() === '' ? '{}\n' : text;
   const indent = /\n([ \t]+)\S/.exec(base)?.[1];
@@ -116,10 +111,7 @@ const ownsGroup = (m: unknown, marker: string): boolean => {
   return ((Array.isArray(hooks) ? hooks : [m]) as { command?: unknown }[]).some((h) => typeof h?.command === 'string' && h.command.includes(marker));
 };
 
-/**
- * A settings file with our hook entry set under `hooks.<event>` (replacing the one that runs a
- * command with `marker`, else added after the user's own).
- */
+/** A settings file with our hook entry set under `hooks.<event>` (replacing the one that runs `marker`, else after the user's own). */
 function withHookGroup(file: string, text: string, event: string, group: Record<string, unknown>, marker: string): string {
   const doc = parseJsonObject(file, text);
   const hooks = (doc.hooks ?? {}) as Record<string, unknown>;
@@ -145,20 +137,20 @@ function captureHooks(client: 'codex' | 'cursor', file: string, text: string | n
   return withHookGroup(file, next, 'stop', { command: hook }, ' memory hook ');
 }
 
-/** A TOML basic string (JSON's escapes are TOML's for these). */
-const tomlString = (s: string): string => JSON.stringify(s);
-
 /** Codex's project .codex/config.toml with our `[mcp_servers.…]` table in a marked block. */
 function codexConfig(file: string, text: string | null, server: { command: string; args: string[] }): string {
-  const table = [`[mcp_servers.${SERVER_NAME}]`, `command = ${tomlString(server.command)}`, `args = [${server.args.map(tomlString).join(', ')}]`].join('\n');
-  const outside = text === null ? '' : text.replace(new RegExp(`${escapeRe(TOML_BEGIN)}[\\s\\S]*?${escapeRe(TOML_END)}`), '');
+  // JSON strings are TOML basic strings: the escapes are the same.
+  const table = [
+    `[mcp_servers.${SERVER_NAME}]`,
+    `command = ${JSON.stringify(server.command)}`,
+    `args = [${server.args.map((a) => JSON.stringify(a)).join(', ')}]`,
+  ].join('\n');
+  const outside = withBlock(text, '', TOML_BEGIN, TOML_END); // the file with our block emptied
   if (outside.includes(`[mcp_servers.${SERVER_NAME}]`)) {
     throw new UsageError(`${file} already defines [mcp_servers.${SERVER_NAME}] outside setup's block; remove it or keep it, setup does not overwrite it`);
   }
   return withBlock(text, table, TOML_BEGIN, TOML_END);
 }
-
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Cursor's rule file, owned by setup as a whole (it says so in its first lines). */
 function cursorRule(file: string, text: string | null, body: string): string {

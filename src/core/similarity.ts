@@ -1,13 +1,4 @@
-/**
- * Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap, and union-find grouping.
- * Candidate pairs come from shared rare terms, so thousands of entries are not compared pair by pair.
- */
-
-export interface Doc {
-  id: string;
-  text: string;
-}
-
+/** Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap; candidate pairs share rare terms, so not all pairs are compared. */
 const STOP = new Set('a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '));
 
 export function words(text: string): string[] {
@@ -31,7 +22,7 @@ export interface Vectors {
   idf: Map<string, number>;
 }
 
-export function vectorize(docs: readonly Doc[]): Vectors {
+export function vectorize(docs: readonly { id: string; text: string }[]): Vectors {
   const tf = new Map<string, Map<string, number>>();
   const df = new Map<string, number>();
   const sets = new Map<string, Set<string>>();
@@ -115,24 +106,4 @@ export function candidatePairs(v: Vectors, top = 8): [string, string][] {
     }
   }
   return out;
-}
-
-/** Union-find over ids. */
-export class UnionFind {
-  private parent = new Map<string, string>();
-
-  find(x: string): string {
-    let p = this.parent.get(x) ?? x;
-    if (p !== x) {
-      p = this.find(p);
-      this.parent.set(x, p);
-    }
-    return p;
-  }
-
-  union(a: string, b: string): void {
-    const pa = this.find(a);
-    const pb = this.find(b);
-    if (pa !== pb) this.parent.set(pa < pb ? pb : pa, pa < pb ? pa : pb);
-  }
 }

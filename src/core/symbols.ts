@@ -1,15 +1,8 @@
-/**
- * Symbol anchors (`path#symbol=name`): where a file declares a name, by per-language declaration
- * patterns. A symbol's extent ends before the next declaration, as git's function-context rules cut a file.
- */
-
+/** Symbol anchors (`path#symbol=name`): where a file declares a name; an extent ends before the next declaration, as git's function context does. */
 const ID = '[A-Za-z_$][\\w$]*';
 const NOT_KEYWORD = '(?!(?:if|for|while|switch|catch|return|function|else|do|try|with|new|typeof|await|yield|super|this|throw|case|delete|void)\\b)';
 
-/**
- * Declaration patterns by language, and the file extensions they are for; `N` stands for the name.
- * `named`: only for a given name (too broad to cut extents with).
- */
+/** Declaration patterns by language (`N`: the name), and their file extensions; `named`: only for a given name (too broad to cut extents with). */
 type Lang = 'ts' | 'py' | 'go' | 'rs' | 'java';
 const LANGS: Record<Lang, { ext: string[]; all: string[]; named?: string[] }> = {
   ts: {
@@ -52,7 +45,6 @@ const LANGS: Record<Lang, { ext: string[]; all: string[]; named?: string[] }> = 
   },
 };
 
-/** The languages by file extension. */
 const EXT: Record<string, Lang> = Object.fromEntries(Object.entries(LANGS).flatMap(([l, { ext }]) => ext.map((e) => [e, l as Lang])));
 
 function langsOf(path: string): Lang[] {

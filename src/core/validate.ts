@@ -18,16 +18,11 @@ import { duplicateHash } from './meta.js';
 import { normalizeTimestamp } from './time.js';
 import { shown } from './redact.js';
 
-export { duplicateHash, duplicateKey } from './meta.js';
-export { normalizeTimestamp } from './time.js';
-
 export type Result<T> = { ok: true; value: T; errors: [] } | { ok: false; errors: Problem[] };
 
-/** What the validator may ask of the store: is there a live entry with this (subject, scope, summary)? */
+/** What the validator may ask of the store: the live entry a `duplicateHash` duplicates, an entry by id (supersede/deprecate targets). */
 export interface ValidationContext {
-  /** Takes `duplicateHash(entry)`; returns the id of the live entry it duplicates. */
   findDuplicate?: (hash: string) => string | undefined;
-  /** Looks up an existing entry by id (for supersede/deprecate targets). */
   getEntry?: (id: string) => MemoryEntry | undefined;
 }
 
@@ -35,7 +30,6 @@ export interface ValidationContext {
 const STRONG_KINDS = new Set(['decision', 'requirement', 'invariant']);
 const STRONG_EVIDENCE = new Set(['code', 'artifact', 'ticket', 'doc']);
 
-/** Field `f` of the entry at `prefix` (e.g. `[2].entry`). */
 const fieldAt = (prefix: string, f: string): string => (prefix ? `${prefix}.${f}` : f);
 
 /** `evidence[0].uri` from zod's `['evidence', 0, 'uri']`. */
@@ -142,10 +136,7 @@ export type NormalizedInput = EntryInput & {
   valid_to: string | null;
 };
 
-/**
- * Validates the `entry` of a create: shape, field rules, write policy, and (with a context)
- * duplicates. `prefix` names where the entry sits in the caller's document (e.g. `[2].entry`).
- */
+/** Validates the `entry` of a create: shape, field rules, write policy, and (with a context) duplicates; `prefix`: where it sits (`[2].entry`). */
 export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<NormalizedInput> {
   const shaped = parseWith(EntryInputSchema, input, prefix);
   if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'input', prefix)] };
@@ -240,11 +231,8 @@ export function validateUpdate(input: unknown, ctx: ValidationContext = {}, pref
   return { ok: true, value, errors: [] };
 }
 
-/** What `memory validate` was handed. */
-export type DocumentKind = 'update' | 'entry' | 'stored-entry' | 'array';
-
-/** Guesses what a document is: a Memory_Update has `operation`; a stored entry has `id`. */
-export function documentKind(doc: unknown): DocumentKind {
+/** Guesses what `memory validate` was handed: a Memory_Update has `operation`; a stored entry has `id`. */
+export function documentKind(doc: unknown): 'update' | 'entry' | 'stored-entry' | 'array' {
   if (Array.isArray(doc)) return 'array';
   if (doc && typeof doc === 'object') {
     if ('operation' in doc) return 'update';
@@ -256,16 +244,10 @@ export function documentKind(doc: unknown): DocumentKind {
 /** `memory validate`: an entry, a Memory_Update, a stored entry, or an array of any of them. */
 export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Problem[] {
   const one = (d: unknown, prefix: string): Problem[] => {
-    switch (documentKind(d)) {
-      case 'update':
-        return validateUpdate(d, ctx, prefix).errors;
-      case 'stored-entry':
-        return validateStoredEntry(d, prefix).errors;
-      case 'array':
-        return [{ path: prefix || '(root)', message: 'nested arrays are not allowed' }];
-      default:
-        return validateEntryInput(d, ctx, prefix).errors;
-    }
+    const kind = documentKind(d);
+    if (kind === 'array') return [{ path: prefix || '(root)', message: 'nested arrays are not allowed' }];
+    if (kind === 'update') return validateUpdate(d, ctx, prefix).errors;
+    return kind === 'stored-entry' ? validateStoredEntry(d, prefix).errors : validateEntryInput(d, ctx, prefix).errors;
   };
   if (Array.isArray(doc)) {
     if (doc.length === 0) return [{ path: '(root)', message: 'the array is empty' }];

@@ -1,6 +1,6 @@
 /** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits, framing. */
 import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
-import { checkDepth } from '../core/limits.js';
+import { checkDepth } from '../core/errors.js';
 import type { Engine } from '../service/engine.js';
 
 /** A command line a thin client hands over whole, run as the CLI would with the caller's folder, BASS_AGENTS_* and stdin. */

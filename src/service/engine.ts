@@ -35,7 +35,7 @@ export interface EngineOptions {
 
 // Modules of single commands load on first use: the engine is built by every CLI call.
 export const modules = {
-  evidenceCheck: lazy<typeof import('../core/evidence-check.js')>('./core/evidence-check.js'),
+  evidenceCheck: lazy<typeof import('../core/evidence.js')>('./core/evidence.js'),
   freshness: lazy<typeof import('../core/freshness.js')>('./core/freshness.js'),
   merge: lazy<typeof import('../core/merge.js')>('./core/merge.js'),
   consolidate: lazy<typeof import('../core/consolidate.js')>('./core/consolidate.js'),

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
-import type { EvidenceStatus } from '../core/evidence-check.js';
+import type { EvidenceStatus } from '../core/evidence.js';
 import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';

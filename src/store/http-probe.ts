@@ -1,8 +1,8 @@
 /** The one network probe. */
-import type { EvidenceStatus } from '../core/evidence-check.js';
+import type { EvidenceStatus } from '../core/evidence.js';
 import { lazy } from '../lazy.js';
 
-const evidenceCheck = lazy<typeof import('../core/evidence-check.js')>('./core/evidence-check.js');
+const evidenceCheck = lazy<typeof import('../core/evidence.js')>('./core/evidence.js');
 
 /** HEAD (GET when HEAD is refused) with a timeout; network trouble is unknown, never stale. */
 export async function probeUrl(url: string, timeoutMs: number): Promise<{ status: EvidenceStatus; reason: string }> {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateEntryInput, validateUpdate, validateStoredEntry, validateDocument, duplicateHash, normalizeTimestamp } from '../../src/core/validate.js';
+import { validateEntryInput, validateUpdate, validateStoredEntry, validateDocument } from '../../src/core/validate.js';
+import { duplicateHash } from '../../src/core/meta.js';
+import { normalizeTimestamp } from '../../src/core/time.js';
 import { checkEvidenceUri } from '../../src/core/evidence.js';
 import { buildEntry, serializeEntry, commitMessage, parseCommitTrailers } from '../../src/core/entry.js';
 import { entry } from '../helpers/repo.js';

@@ -2,7 +2,7 @@
 import type { CatalogSnapshot } from '../../store/catalog.js';
 import { join } from 'node:path';
 import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
-import type { EvidenceStatus } from '../../core/evidence-check.js';
+import type { EvidenceStatus } from '../../core/evidence.js';
 import type { CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { probeUrl } from '../../store/http-probe.js';
