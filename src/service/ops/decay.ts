@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay, type LifecycleState } from '../../core/lifecycle.js';
+import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
 import { readNoFollow } from '../../store/state-dir.js';
@@ -47,7 +47,7 @@ export async function decay(
   const usage = engine.usage.load();
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && (se.meta.status === 'active' || se.meta.status === 'draft'));
   // Entries whose value moved since the previous run, or to forget.
-  const entries: (Pick<LifecycleState, 'factor' | 'days_since_access' | 'retrievals' | 'memory_type' | 'forget'> & {
+  const entries: (Pick<ReturnType<typeof lifecycleOf>, 'factor' | 'days_since_access' | 'retrievals' | 'memory_type' | 'forget'> & {
     id: string;
     before: number;
     after: number;
