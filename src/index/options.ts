@@ -1,13 +1,7 @@
-/**
- * What the index indexes and how it analyzes text: the document of an entry, MiniSearch's
- * options, and the hash that names them in a snapshot (a change of either rebuilds it).
- */
+/** What the index indexes and how it analyzes text: the document of an entry, MiniSearch's options, and the name of both in a snapshot. */
 import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 import { stemmer } from 'stemmer';
-
-/** The version of the snapshot format (snapshot-file.ts); part of the options hash. */
-export const SNAPSHOT_VERSION = 7;
 
 export interface Doc {
   key: string;
@@ -147,28 +141,12 @@ export const INDEX_OPTIONS: Options<Doc> = {
 };
 
 /**
- * Names the tokenizer and term processing above: change it whenever they change, so an old
- * snapshot is rebuilt rather than misread. (Not their source text: the bundled CLI and dist/
- * hold the same functions formatted differently, and must share one snapshot.)
+ * Names the snapshot's layout (snapshot-file.ts), the fields, the tokenizer and term processing:
+ * change it whenever they change, so an old snapshot is rebuilt rather than misread. (Not their
+ * source text: the bundled CLI and dist/ hold the same functions formatted differently, and must
+ * share one snapshot.)
  */
-const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3';
-
-/**
- * Changes whenever the options above change, so an old snapshot is rebuilt rather than misread.
- * 48 bits of two FNV-1a-style hashes of their description, the second also mixing in positions
- * (not a cryptographic hash: nothing here is adversarial, and loading node:crypto would slow
- * every CLI start).
- */
-export const OPTIONS_HASH = ((text: string): string => {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x01000193) >>> 0;
-  }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0').slice(0, 4);
-})(JSON.stringify({ v: SNAPSHOT_VERSION, fields: INDEX_OPTIONS.fields, analyzer: ANALYZER }));
+export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3`;
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };

@@ -1,13 +1,11 @@
 /**
- * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
- * scores it: BM25+ with its parameters, per field and per term boosts (`boostTerm`), prefix and
- * fuzzy derived terms weighted as it weights them, a term's document frequency counted over live
- * documents only, and the final score multiplied by the number of distinct query terms matched.
- * The work arrays, one slot per document number, are kept between queries.
+ * Scoring a text against the posting index exactly as MiniSearch 7's `search` scores it: BM25+,
+ * field and term boosts, prefix and fuzzy terms weighted as it weights them, document frequency
+ * over live documents only, the score times the number of distinct query terms matched. The work
+ * arrays, one slot per document number, are kept between queries.
  */
-import type SearchableMap from 'minisearch/SearchableMap';
-import type { Options, SearchOptions } from 'minisearch';
-import type { Doc } from './options.js';
+import type { SearchOptions } from 'minisearch';
+import type { PostingIndex } from './postings.js';
 
 /** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
 export interface ScoredHits {
@@ -18,26 +16,6 @@ export interface ScoredHits {
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
 export const FIELD_SHIFT = 13;
 export const TF_MAX = (1 << FIELD_SHIFT) - 1;
-
-/** What scoring reads of the index (see PostingIndex for each). */
-export interface ScoredTables {
-  opts: Options<Doc>;
-  F: number;
-  count: number;
-  avg: number[];
-  lens: Uint16Array;
-  alive: Uint8Array;
-  boosts: number[];
-  pDoc: Uint32Array;
-  pFt: Uint16Array;
-  tOff: Uint32Array;
-  baseTerms: number;
-  delta: (number[] | undefined)[];
-  dead: number;
-  ids: Map<string, number>;
-  vocab: SearchableMap<number>;
-  next: number;
-}
 
 export class PostingScorer {
   private size = 0;
@@ -66,11 +44,8 @@ export class PostingScorer {
     this.size = size;
   }
 
-  /**
-   * Every document `text` reaches and the score MiniSearch's `search` would give it (an OR query
-   * with the index's search options), unsorted.
-   */
-  score(ix: ScoredTables, text: string, overrides: SearchOptions = {}): ScoredHits {
+  /** Every document `text` reaches with the score of MiniSearch's `search` (an OR query with the index's search options), unsorted. */
+  score(ix: PostingIndex, text: string, overrides: SearchOptions = {}): ScoredHits {
     const g = ix.opts;
     const so: SearchOptions = { ...g.searchOptions, ...overrides };
     const tokenize = so.tokenize ?? g.tokenize!;
@@ -149,12 +124,8 @@ export class PostingScorer {
     return { sids, scores };
   }
 
-  /**
-   * MiniSearch's termResults for one derived term `t`, into `cur`: field by field, in field order.
-   * (`!` on the typed arrays: every posting, field and document number indexes within them, as
-   * PostingIndex builds them; `avg` has one length per field.)
-   */
-  private termResults(ix: ScoredTables, bm25: { k: number; b: number; d: number }, termWeight: number, termBoost: number, t: number): void {
+  /** MiniSearch's termResults for one derived term `t`, into `cur`, field by field. (`!`: PostingIndex keeps every posting, field and document number within its arrays.) */
+  private termResults(ix: PostingIndex, bm25: { k: number; b: number; d: number }, termWeight: number, termBoost: number, t: number): void {
     const { F, count: N, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms } = ix;
     const { cur, curList, fieldStart, liveIn } = this;
     const { k, b, d } = bm25;
