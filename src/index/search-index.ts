@@ -11,7 +11,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, NAME_BOOST, docOf, namedTerms } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
-import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark } from './snapshot-file.js';
+import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark, type Loaded } from './snapshot-file.js';
 
 export type { ScoredHits } from './postings.js';
 
@@ -38,26 +38,23 @@ const COMPACT_DEAD_MIN = 2_000;
 const BUILD_DELTA_MAX = 1_000_000;
 
 export class SearchIndex {
-  private ix: PostingIndex;
-  private stamps: Map<string, string>;
   private dirty = false;
   /** Bumped whenever documents are added, replaced or discarded, or renumbered by a compaction. */
   generation = 0;
   /** Documents added, replaced or discarded since the snapshot was last saved or loaded. */
   unsavedChanges = 0;
-  /** Holds only the postings one query needs: searchable for that query, never saved. */
-  readonly partial: boolean;
   /** A partial index saved from the very catalog content the caller holds (see loadFor): nothing to sync, and no stamps to sync by. */
   inSync = false;
   /** The catalog content the snapshot was saved from, when it recorded one. */
   savedFrom: string | undefined;
   private pos: Uint32Array | undefined;
 
-  private constructor(ix: PostingIndex, stamps: Map<string, string>, partial = false) {
-    this.ix = ix;
-    this.stamps = stamps;
-    this.partial = partial;
-  }
+  /** `partial`: holds only the postings one query needs, searchable for that query, never saved. */
+  private constructor(
+    private ix: PostingIndex,
+    private stamps: Map<string, string>,
+    readonly partial = false,
+  ) {}
 
   static empty(): SearchIndex {
     return new SearchIndex(new PostingIndex(INDEX_OPTIONS), new Map());
@@ -87,11 +84,12 @@ export class SearchIndex {
     }
   }
 
-  private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
-    const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
+  private static of(loaded: Loaded, partial: boolean): SearchIndex {
     const stamps = new Map<string, string>();
     if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => stamps.set(key, loaded.stamps[d] ?? ''));
-    return new SearchIndex(ix, stamps, partial);
+    const index = new SearchIndex(PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base), stamps, partial);
+    ({ inSync: index.inSync, pos: index.pos, catalog: index.savedFrom } = loaded);
+    return index;
   }
 
   /** Loads a whole snapshot; an empty index when there is no usable one. */
@@ -103,12 +101,7 @@ export class SearchIndex {
   /** Loads the snapshot with only the postings `text` can reach (the whole index's scores for it); null when there is none. `catalog`: see contentsFor. */
   static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
     const loaded = readSnapshot(file, (terms) => reachableTerms(terms, text), catalog);
-    if (!loaded) return null;
-    const index = SearchIndex.of(loaded, true);
-    index.inSync = loaded.inSync === true;
-    index.pos = loaded.pos;
-    index.savedFrom = loaded.catalog;
-    return index;
+    return loaded && SearchIndex.of(loaded, true);
   }
 
   /** Where document `sid`'s entry is among the saved-from catalog's entries (a hint: the caller checks the key). */
@@ -164,14 +157,9 @@ export class SearchIndex {
       this.compact();
       opts.compacted?.();
     };
-    for (const d of plan.add) {
-      this.ix.add(docOf(d.key, d.load()));
-      this.stamps.set(d.key, d.stamp);
-      bounded();
-    }
-    for (const d of plan.replace) {
+    for (const d of [...plan.add, ...plan.replace]) {
       const doc = docOf(d.key, d.load());
-      this.ix.discard(d.key);
+      this.ix.discard(d.key); // a replaced document's old version
       this.ix.add(doc);
       this.stamps.set(d.key, d.stamp);
       bounded();

@@ -1,15 +1,11 @@
 /**
- * The sentence vectors of entries for semantic search, cached in local state
- * (`cache/vectors.bin`, never committed) by the content they were computed from: a vector is
- * stored once per embedded text (its hash), and each entry names the text hash it had at its
- * file's stamp. An entry whose stamp moved (a checkout, a rebase, a fresh clone with the cache
- * present) is current again as soon as its text hashes to a stored vector, and a text that comes
- * back (switching back to a branch) finds the vector it left: vectors no entry uses are kept too,
- * the most recently used first, up to as many as there are entries.
- *
- * File: `v8.serialize` of the model, dims, the hash of each row, per entry its key, stamp and
- * row, and the rows as one Float32Array. A file of another model, another dimension or a broken
- * one is ignored (the vectors are computed again), never fatal.
+ * The sentence vectors of entries, cached in local state (`cache/vectors.bin`) once per embedded
+ * text (its hash), each entry naming the text hash it had at its file's stamp. An entry whose
+ * stamp moved (a checkout, a rebase, a fresh clone) is current again as soon as its text hashes
+ * to a stored vector, and a text that comes back (switching back to a branch) finds the vector it
+ * left: vectors no entry uses are kept too, the most recently used first, up to as many as there
+ * are entries. A file of another model, another dimension or a broken one is ignored (the
+ * vectors are computed again), never fatal.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { join } from 'node:path';
@@ -21,6 +17,7 @@ const VERSION = 3;
 /** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
 const SPARE_MIN = 1024;
 
+/** The file: `v8.serialize` of this; per entry (keys, stamps) its row among `hashes`, the rows' vectors in `data`. */
 interface Saved {
   v: number;
   model: string;
@@ -38,8 +35,6 @@ export function textHash(text: string): string {
 }
 
 export class VectorStore {
-  readonly model: string;
-  readonly dims: number;
   /** Row of each text hash, least recently used first. */
   private byHash = new Map<string, number>();
   /** Each entry's stamp, the hash of its text at that stamp and the row of that text's vector (a row stays its text's while the text has an entry). */
@@ -47,11 +42,13 @@ export class VectorStore {
   private data: Float32Array;
   private free: number[] = [];
   private used = 0;
-  private changed = false;
+  /** Whether anything changed since it was loaded or saved. */
+  dirty = false;
 
-  constructor(model: string, dims: number) {
-    this.model = model;
-    this.dims = dims;
+  constructor(
+    readonly model: string,
+    readonly dims: number,
+  ) {
     this.data = new Float32Array(dims * 64);
   }
 
@@ -59,7 +56,7 @@ export class VectorStore {
     return join(localDir, 'cache', 'vectors.bin');
   }
 
-  /** The vectors saved for `model` (any model when not given); an empty store when the file is missing, broken or of another model. */
+  /** The vectors saved for `model` (any model when not given); an empty store (model '' when not given) when the file is missing, broken or of another model. */
   static load(file: string, model?: string, dims?: number): VectorStore {
     const store = new VectorStore(model ?? '', dims ?? 0);
     try {
@@ -85,12 +82,6 @@ export class VectorStore {
     }
   }
 
-  /** The saved store, whatever its model; null when there is none or it is broken. */
-  static loadAny(file: string): VectorStore | null {
-    const s = VectorStore.load(file);
-    return s.model ? s : null;
-  }
-
   /** Entries with a vector. */
   get size(): number {
     return this.entries.size;
@@ -99,11 +90,6 @@ export class VectorStore {
   /** Vectors held (one per distinct text, including those no entry uses now). */
   get vectors(): number {
     return this.byHash.size;
-  }
-
-  /** Whether anything changed since it was loaded or saved. */
-  get dirty(): boolean {
-    return this.changed;
   }
 
   /** The bytes the rows take in memory. */
@@ -127,8 +113,9 @@ export class VectorStore {
     const row = this.byHash.get(h);
     if (row === undefined) return false;
     this.entries.set(key, { stamp, hash: h, row });
-    this.touch(h);
-    this.changed = true;
+    this.byHash.delete(h); // now the most recently used
+    this.byHash.set(h, row);
+    this.dirty = true;
     return true;
   }
 
@@ -148,7 +135,7 @@ export class VectorStore {
     this.byHash.delete(hash);
     this.byHash.set(hash, row);
     this.entries.set(key, { stamp, hash, row });
-    this.changed = true;
+    this.dirty = true;
   }
 
   /** Forgets the entries whose key is not kept (their vectors stay, as spares). */
@@ -159,7 +146,7 @@ export class VectorStore {
       this.entries.delete(key);
       dropped++;
     }
-    if (dropped) this.changed = true;
+    if (dropped) this.dirty = true;
     return dropped;
   }
 
@@ -190,7 +177,7 @@ export class VectorStore {
 
   /** Writes the store (atomically) when anything changed: the vectors entries use, then the most recently used spares. */
   save(file: string): boolean {
-    if (!this.changed) return false;
+    if (!this.dirty) return false;
     const inUse = new Set<string>();
     for (const e of this.entries.values()) inUse.add(e.hash);
     let spares = Math.max(SPARE_MIN, this.entries.size);
@@ -219,14 +206,7 @@ export class VectorStore {
       data.set(this.data.subarray(r * this.dims, (r + 1) * this.dims), i * this.dims);
     });
     writeFileAtomic(file, serialize({ v: VERSION, model: this.model, dims: this.dims, hashes: kept, keys, stamps, rows, data } satisfies Saved));
-    this.changed = false;
+    this.dirty = false;
     return true;
-  }
-
-  /** Moves a vector to the most recently used end. */
-  private touch(hash: string): void {
-    const row = this.byHash.get(hash)!;
-    this.byHash.delete(hash);
-    this.byHash.set(hash, row);
   }
 }
