@@ -3,25 +3,12 @@ import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
 import { stemmer } from 'stemmer';
 
-export interface Doc {
-  key: string;
-  summary: string;
-  content: string;
-  subject: string;
-  tags: string;
-  kind: string;
-  scope: string;
-}
+export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string>;
 
 /** Splits on anything that is not a letter or digit, so `auth-service.tokens` → auth, service, tokens. */
 export const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
-/**
- * English function words: they match nearly every entry and carry no topic. A query drops them
- * (unless it is made of nothing else: "what is this" still finds something), so that "what did
- * the team decide about caching" is scored by decide, team and caching. Documents keep them:
- * dropping them from the index would buy little and make a stopword-only query find nothing.
- */
+/** English function words, which match nearly every entry: a query drops them (queryTokenize); documents keep them, so that a query of nothing else still finds something. */
 export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
@@ -38,10 +25,9 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 const ASCII_WORD = /^[a-z]+$/;
 
 /**
- * English irregular verb forms and plurals, which Porter's rules leave apart from their base
- * ("made" and "make", "went" and "go", "children" and "child"): each to its base, so "what did we
- * build" finds "we built". Forms that are also common words of another meaning are left out:
- * left, rose, saw, found, lay, bit, ground, and won (as in won't).
+ * English irregular verb forms and plurals, which Porter's rules leave apart from their base: each
+ * to its base ("what did we build" finds "we built"). Forms that are also common words of another
+ * meaning are left out: left, rose, saw, found, lay, bit, ground, and won (as in won't).
  */
 const IRREGULAR: ReadonlyMap<string, string> = new Map(
   (
@@ -70,12 +56,7 @@ const IRREGULAR: ReadonlyMap<string, string> = new Map(
     }),
 );
 
-/**
- * One term as the index stores it: lowercase, at least two characters unless it holds a digit,
- * and English words reduced to their stem (Porter's algorithm, the `stemmer` package), so
- * "deploys", "deployed" and "deploying" are one term. Identifiers with digits or non-ASCII
- * letters are kept as they are.
- */
+/** One term as the index stores it: lowercase, at least two characters unless it holds a digit, English words to their Porter stem; identifiers with digits or non-ASCII letters as they are. */
 export function processTerm(term: string): string | null {
   if (term.length < 2 && !/\d/.test(term)) return null;
   const t = IRREGULAR.get(term.toLowerCase()) ?? term.toLowerCase();
@@ -102,12 +83,7 @@ export function queryTokenize(text: string): string[] {
 /** How much more a query's name weighs than its other words (namedTerms). */
 export const NAME_BOOST = 2;
 
-/**
- * A question's names (a person, a product, a class: "what did Alice decide about Redis") are its
- * most specific words, yet a store about them holds them often, so their frequency alone gives
- * them little weight: a word written with a capital letter anywhere but at a sentence's start
- * weighs `NAME_BOOST` times as much. Returns those words' terms.
- */
+/** The terms of a text's names: words capitalised anywhere but at a sentence's start (why they weigh more: docs/ARCHITECTURE.md, the read path). */
 export function namedTerms(text: string): Set<string> {
   const out = new Set<string>();
   for (const sentence of text.split(/[.!?]\s|\n/))
@@ -132,19 +108,17 @@ export const INDEX_OPTIONS: Options<Doc> = {
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
-    // A term reached by prefix or by a typo counts for less than MiniSearch's defaults (0.375,
-    // 0.45): stemming already joins a word's own forms, so most of what a prefix adds is other
-    // words ("art" → "article").
+    // Below MiniSearch's 0.375 and 0.45: stemming already joins a word's own forms, so most of
+    // what a prefix adds is other words ("art" → "article").
     weights: { prefix: 0.2, fuzzy: 0.3 },
     combineWith: 'OR',
   },
 };
 
 /**
- * Names the snapshot's layout (snapshot-file.ts), the fields, the tokenizer and term processing:
- * change it whenever they change, so an old snapshot is rebuilt rather than misread. (Not their
- * source text: the bundled CLI and dist/ hold the same functions formatted differently, and must
- * share one snapshot.)
+ * Names the snapshot's layout (snapshot-file.ts), the fields and the analyzer: change it whenever
+ * they change, so an old snapshot is rebuilt, not misread. (Not their source text: the bundle
+ * and dist/ format the same functions differently, and share one snapshot.)
  */
 export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3`;
 
