@@ -6,6 +6,7 @@
  */
 import type { SearchOptions } from 'minisearch';
 import type { PostingIndex } from './postings.js';
+import { queryTerms } from './reachable.js';
 
 /** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
 export interface ScoredHits {
@@ -46,38 +47,22 @@ export class PostingScorer {
 
   /** Every document `text` reaches with the score of MiniSearch's `search` (an OR query with the index's search options), unsorted. */
   score(ix: PostingIndex, text: string, overrides: SearchOptions = {}): ScoredHits {
-    const g = ix.opts;
-    const so: SearchOptions = { ...g.searchOptions, ...overrides };
-    const tokenize = so.tokenize ?? g.tokenize!;
-    const processTerm = so.processTerm ?? g.processTerm!;
-    const terms = tokenize(text).flatMap((t) => {
-      const p = processTerm(t);
-      return Array.isArray(p) ? p.filter(Boolean) : p ? [p] : [];
-    });
-    const sources: string[] = [];
-    for (const t of terms) if (!sources.includes(t)) sources.push(t);
+    const so: SearchOptions = { ...ix.opts.searchOptions, ...overrides };
+    const terms = queryTerms(text, ix.opts, so);
+    const sources = [...new Set(terms.map((q) => q.term))];
     const weights = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
-    const maxFuzzy = so.maxFuzzy ?? 6;
     const bm25 = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
     this.ensure(ix.next, ix.F);
     const { cur, total, mask, curList, totList } = this;
     let nTot = 0;
     // A document's matched query terms as bits; past 31 distinct terms, counted the slow way.
     const matchedSets = sources.length > 31 ? new Map<number, Set<number>>() : null;
-    terms.forEach((term, i) => {
-      const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
-      const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
-      const boost = typeof so.boostTerm === 'function' ? so.boostTerm(term, i, terms) : 1;
+    for (const { term, boost, prefix, fuzzy } of terms) {
       const source = sources.indexOf(term);
       this.nCur = 0;
       const exact = ix.ids.get(term);
       if (exact !== undefined) this.termResults(ix, bm25, 1, boost, exact);
-      let fuzzyMatches: Map<string, [number, number]> | undefined;
-      if (fz) {
-        const f = fz === true ? 0.2 : fz;
-        const maxDistance = f < 1 ? Math.min(maxFuzzy, Math.round(term.length * f)) : f;
-        if (maxDistance) fuzzyMatches = ix.vocab.fuzzyGet(term, maxDistance);
-      }
+      const fuzzyMatches = fuzzy ? ix.vocab.fuzzyGet(term, fuzzy) : undefined;
       if (prefix) {
         for (const [t, id] of ix.vocab.atPrefix(term)) {
           const distance = t.length - term.length;
@@ -101,7 +86,7 @@ export class PostingScorer {
         } else mask[doc]! |= 1 << source;
         cur[doc] = 0;
       }
-    });
+    }
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);
     // `!`: j < nTot <= size, the length of every work array.
