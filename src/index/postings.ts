@@ -97,10 +97,13 @@ export class PostingIndex {
     const ix = new PostingIndex(opts);
     ix.keys = docs.keys;
     ix.lens = docs.lens;
-    ix.alive = Uint8Array.from(docs.keys, (k) => (k ? 1 : 0));
+    ix.alive = new Uint8Array(docs.keys.length);
+    docs.keys.forEach((k, d) => {
+      if (k) ix.alive[d] = 1;
+    });
+    ix.count = docs.keys.filter(Boolean).length;
     ix.byKeyMap = undefined;
     ix.next = docs.keys.length;
-    ix.count = ix.alive.reduce((n, a) => n + a, 0);
     ix.avg = [...docs.avg];
     ix.useBase(base);
     return ix;

@@ -69,6 +69,12 @@ function lines(text: string, n: number): string[] | null {
   return out.length === n ? out : null;
 }
 
+/** Whether every posting names a document below `docs` and a field of the index (a function of its own: V8 optimises its loop). */
+function inRange({ pDoc, pFt }: BaseTier, docs: number): boolean {
+  for (let i = 0; i < pDoc.length; i++) if (pDoc[i]! >= docs || pFt[i]! >>> FIELD_SHIFT >= FIELDS) return false;
+  return true;
+}
+
 export interface Loaded {
   docs: DocTables;
   /** Empty when `inSync`. */
@@ -127,7 +133,7 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
       postings(from, nOff[k]! - nOff[j]!, base.pDoc.subarray(nOff[j]));
       postings(2 * h.postings + from, nOff[k]! - nOff[j]!, base.pFt.subarray(nOff[j])); // pFt follows pDoc: in units of pFt
     }
-    for (let i = 0; i < total; i++) if (base.pDoc[i]! >= n || base.pFt[i]! >>> FIELD_SHIFT >= FIELDS) return null;
+    if (!inRange(base, n)) return null;
     return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined };
   } catch {
     return null;
