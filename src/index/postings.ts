@@ -15,8 +15,6 @@ export { FIELD_SHIFT, type ScoredHits } from './postings-score.js';
 const LEN_MAX = 0xffff;
 /** Distinct raw tokens remembered while adding documents before the cache starts over. */
 const RAW_CACHE = 500_000;
-/** A raw token whose terms are worked out at every occurrence (see rawOf). */
-const RAW_FIELD_DEPENDENT = -2;
 
 /** The base tier (also what a snapshot holds). */
 export interface BaseTier {
@@ -69,7 +67,6 @@ export class PostingIndex {
   private rawTerm = new Int32Array(0);
   private rawSeen = new Int32Array(0);
   private tf = new Int32Array(0);
-  private touched: number[] = [];
   /** Numbers each field added, so `rawSeen` tells whether a token was counted in this one. */
   private marks = 0;
   // Base postings (terms 0 .. baseTerms-1).
@@ -144,6 +141,7 @@ export class PostingIndex {
     this.alive[d] = 1;
     this.count++;
     const tokenize = this.opts.tokenize!;
+    const touched: number[] = [];
     if (this.rawIds.size >= RAW_CACHE || this.marks > 0x7fffffff - F) {
       this.rawIds.clear();
       this.rawSeen.fill(0);
@@ -155,20 +153,18 @@ export class PostingIndex {
       // Each token once through the raw-token cache: its term, and whether this field counted it yet.
       const mark = ++this.marks;
       let unique = 0;
-      const touched = this.touched;
       touched.length = 0;
       for (const token of tokens) {
         // `!`: rawOf sizes rawSeen and rawTerm past r, and termId sizes tf past every term.
-        const r = this.rawOf(token, field);
+        const r = this.rawOf(token);
         if (this.rawSeen[r] !== mark) {
           this.rawSeen[r] = mark;
           unique++;
         }
         const t = this.rawTerm[r]!;
-        if (t >= 0) {
-          if (this.tf[t] === 0) touched.push(t);
-          this.tf[t]!++;
-        } else if (t === RAW_FIELD_DEPENDENT) this.countTerms(token, field);
+        if (t < 0) continue;
+        if (this.tf[t] === 0) touched.push(t);
+        this.tf[t]!++;
       }
       this.lens[d * F + f] = Math.min(unique, LEN_MAX);
       // MiniSearch's running average, updated as it updates it (the same bits).
@@ -196,31 +192,21 @@ export class PostingIndex {
     return t;
   }
 
-  /** The raw-token number of `token`, whose term is `rawTerm[r]` (-1: dropped). Entries repeat their words: each distinct token is processed (stemmed) once per index, unless term processing depends on the field. */
-  private rawOf(token: string, field: string): number {
+  /**
+   * The raw-token number of `token`, whose term is `rawTerm[r]` (-1: dropped). Entries repeat
+   * their words: each distinct token is processed (stemmed) once per index, which holds because
+   * the analyzer gives one term or none and treats every field alike.
+   */
+  private rawOf(token: string): number {
     let r = this.rawIds.get(token);
     if (r !== undefined) return r;
     this.rawIds.set(token, (r = this.rawIds.size));
     this.rawTerm = grow(this.rawTerm, r + 1, (n) => new Int32Array(n));
     this.rawSeen = grow(this.rawSeen, r + 1, (n) => new Int32Array(n));
-    const processTerm = this.opts.processTerm!;
-    if (processTerm.length > 1) this.rawTerm[r] = RAW_FIELD_DEPENDENT;
-    else {
-      const p = processTerm(token, field);
-      this.rawTerm[r] = typeof p === 'string' && p ? this.termId(p) : Array.isArray(p) ? RAW_FIELD_DEPENDENT : -1;
-    }
+    const p = this.opts.processTerm!(token);
+    if (Array.isArray(p)) throw new Error('the posting index takes one term per token');
+    this.rawTerm[r] = p ? this.termId(p) : -1;
     return r;
-  }
-
-  /** Counts the terms of one token the slow way (a term processing that depends on the field or gives several terms). */
-  private countTerms(token: string, field: string): void {
-    const p = this.opts.processTerm!(token, field);
-    for (const term of Array.isArray(p) ? p : [p]) {
-      if (!term) continue;
-      const t = this.termId(term);
-      if (this.tf[t] === 0) this.touched.push(t);
-      this.tf[t]!++; // termId grew tf past t
-    }
   }
 
   /** Discards a document (MiniSearch's `discard`): its postings stay, unscored, until `compact`. */

@@ -1,22 +1,10 @@
 /**
- * The index snapshot's file format, `cache/index.bin`: the in-memory layout of PostingIndex
- * written as it is, so loading it is reading it.
- *
- *   MAGIC, the head's byte length in 12 digits and `\n`;
- *   the head, `v8.serialize` of the format (INDEX_FORMAT), byte order, counts, MiniSearch's
- *   running averages, the catalog mark (see Head.catalog), and the tables every load reads:
- *     terms   the sorted vocabulary, one term per line
- *     keys    each document's key, one per line, in document-number order
- *     stamps  each document's file stamp, one per line, in the same order
- *     lens    Uint16 per document and field: unique tokens (MiniSearch's field length)
- *     tOff    Uint32 per term + 1: where its postings start in pDoc/pFt
- *   then, from the next multiple of 8 bytes, the postings:
- *     pDoc    Uint32 per posting: the document number
- *     pFt     Uint16 per posting: field (top 3 bits) and term frequency
- *
- * A one-shot query reads the head and only the postings of the terms its text can reach
- * (positional reads). Anything inconsistent (a cut or foreign file, another format or byte
- * order, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
+ * The index snapshot, `cache/index.bin`: PostingIndex's tables as they are in memory, so loading
+ * it is reading it. MAGIC, the head's byte length in 12 digits and `\n`, the head (`v8.serialize`
+ * of Head: the tables every load reads), then from the next multiple of 8 bytes the postings,
+ * pDoc (Uint32 each) then pFt (Uint16 each). A one-shot query reads the head and the postings of
+ * the terms its text can reach only. Anything inconsistent (a cut or foreign file, another format
+ * or byte order, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
 import { closeSync, constants, fstatSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -36,10 +24,13 @@ interface Head {
   format: string;
   le: boolean;
   postings: number;
+  /** MiniSearch's running averages of field lengths. */
   avg: number[];
+  /** The sorted vocabulary; each document's key; each document's file stamp (one a line, documents in number order). */
   terms: string;
   keys: string;
   stamps: string;
+  /** Per document and field, unique tokens (MiniSearch's field length); per term and one more, where its postings start. */
   lens: Uint16Array;
   tOff: Uint32Array;
   /**
