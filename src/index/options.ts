@@ -1,26 +1,19 @@
 /** What the index indexes and how it analyzes text: the document of an entry, MiniSearch's options, and the name of both in a snapshot. */
 import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
+import { readFileSync } from 'node:fs';
 import { stemmer } from 'stemmer';
 
 export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string>;
+
+/** The analyzer's English word lists, kept as data (read, not imported: two levels above dist/index/). */
+const ENGLISH = JSON.parse(readFileSync(new URL('../../rules/english.json', import.meta.url), 'utf8')) as { stopwords: string[]; irregular: string[] };
 
 /** Splits on anything that is not a letter or digit, so `auth-service.tokens` → auth, service, tokens. */
 export const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
 /** English function words, which match nearly every entry: a query drops them (queryTokenize); documents keep them, so that a query of nothing else still finds something. */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  (
-    'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
-    'can could did do does doing down during each either else ever every few for from further had has have having ' +
-    'he her here hers herself him himself his how i if in into is it its itself just may me might more most much must ' +
-    'my myself neither no nor not now of off on once only or other our ours ourselves out over own per quite rather ' +
-    'same shall she should since so some still such than that the their theirs them themselves then there ' +
-    'these they this those though through thus to too under until up upon us very was we were what whatever when where whether which ' +
-    'while who whom whose why will with within without would yet you your yours yourself yourselves ' +
-    'aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren won wouldn ll re ve'
-  ).split(' '),
-);
+export const STOPWORDS: ReadonlySet<string> = new Set(ENGLISH.stopwords.join(' ').split(' '));
 
 const ASCII_WORD = /^[a-z]+$/;
 
@@ -30,25 +23,8 @@ const ASCII_WORD = /^[a-z]+$/;
  * meaning are left out: left, rose, saw, found, lay, bit, ground, and won (as in won't).
  */
 const IRREGULAR: ReadonlyMap<string, string> = new Map(
-  (
-    'arise:arose,arisen awake:awoke,awoken bear:bore,borne beat:beaten become:became begin:began,begun bend:bent ' +
-    'bite:bitten blow:blew,blown break:broke,broken breed:bred bring:brought build:built burn:burnt buy:bought ' +
-    'catch:caught choose:chose,chosen cling:clung come:came creep:crept deal:dealt dig:dug draw:drew,drawn ' +
-    'dream:dreamt drink:drank,drunk drive:drove,driven eat:ate,eaten fall:fell,fallen feed:fed feel:felt fight:fought ' +
-    'flee:fled fling:flung fly:flew,flown forbid:forbade,forbidden forget:forgot,forgotten forgive:forgave,forgiven ' +
-    'freeze:froze,frozen get:got,gotten give:gave,given go:went,gone grow:grew,grown hang:hung hear:heard hide:hid,hidden ' +
-    'hold:held keep:kept kneel:knelt know:knew,known lead:led leap:leapt learn:learnt lend:lent lose:lost make:made ' +
-    'mean:meant meet:met overcome:overcame pay:paid ride:rode,ridden ring:rang,rung rise:risen run:ran say:said ' +
-    'see:seen seek:sought sell:sold send:sent shake:shook,shaken shine:shone shoot:shot shrink:shrank,shrunk ' +
-    'sing:sang,sung sink:sank,sunk sit:sat sleep:slept slide:slid speak:spoke,spoken spend:spent spin:spun ' +
-    'spring:sprang,sprung stand:stood steal:stole,stolen stick:stuck sting:stung stink:stank strike:struck ' +
-    'strive:strove,striven swear:swore,sworn sweep:swept swim:swam,swum swing:swung take:took,taken teach:taught ' +
-    'tear:tore,torn tell:told think:thought throw:threw,thrown understand:understood wake:woke,woken wear:wore,worn ' +
-    'weave:wove,woven weep:wept write:wrote,written ' +
-    'child:children man:men woman:women person:people foot:feet tooth:teeth mouse:mice goose:geese wife:wives ' +
-    'knife:knives wolf:wolves half:halves shelf:shelves thief:thieves index:indices vertex:vertices matrix:matrices ' +
-    'analysis:analyses criterion:criteria'
-  )
+  ENGLISH.irregular
+    .join(' ')
     .split(' ')
     .flatMap((entry) => {
       const [base, forms] = entry.split(':') as [string, string];
