@@ -192,14 +192,6 @@ export class SearchIndex {
     this.generation++;
   }
 
-  /** Relevance per key for `text` (every document it reaches). */
-  search(text: string): Map<string, number> {
-    const out = new Map<string, number>();
-    const { sids, scores } = this.rawHits(text);
-    sids.forEach((sid, i) => out.set(this.ix.keyOf(sid)!, scores[i] ?? 0));
-    return out;
-  }
-
   /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
   rawHits(text: string): ScoredHits {
     const named = namedTerms(text);
