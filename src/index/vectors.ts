@@ -13,7 +13,7 @@ import { deserialize, serialize } from 'node:v8';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 
-const VERSION = 4;
+const VERSION = 3;
 /** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
 const SPARE_MIN = 1024;
 
