@@ -1,74 +1,30 @@
-/**
- * What the index indexes and how it analyzes text: the document of an entry, MiniSearch's
- * options, and the hash that names them in a snapshot (a change of either rebuilds it).
- */
+/** What the index indexes and how it analyzes text: the document of an entry, MiniSearch's options, and the name of both in a snapshot. */
 import type { Options } from 'minisearch';
 import type { MemoryEntry } from '../core/schema.js';
+import { readFileSync } from 'node:fs';
 import { stemmer } from 'stemmer';
 
-/** The version of the snapshot format (snapshot-file.ts); part of the options hash. */
-export const SNAPSHOT_VERSION = 7;
+export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string>;
 
-export interface Doc {
-  key: string;
-  summary: string;
-  content: string;
-  subject: string;
-  tags: string;
-  kind: string;
-  scope: string;
-}
+/** The analyzer's English word lists, kept as data (read, not imported: two levels above dist/index/). */
+const ENGLISH = JSON.parse(readFileSync(new URL('../../rules/english.json', import.meta.url), 'utf8')) as { stopwords: string[]; irregular: string[] };
 
 /** Splits on anything that is not a letter or digit, so `auth-service.tokens` → auth, service, tokens. */
 export const tokenize = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
-/**
- * English function words: they match nearly every entry and carry no topic. A query drops them
- * (unless it is made of nothing else: "what is this" still finds something), so that "what did
- * the team decide about caching" is scored by decide, team and caching. Documents keep them:
- * dropping them from the index would buy little and make a stopword-only query find nothing.
- */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  (
-    'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
-    'can could did do does doing down during each either else ever every few for from further had has have having ' +
-    'he her here hers herself him himself his how i if in into is it its itself just may me might more most much must ' +
-    'my myself neither no nor not now of off on once only or other our ours ourselves out over own per quite rather ' +
-    'same shall she should since so some still such than that the their theirs them themselves then there ' +
-    'these they this those though through thus to too under until up upon us very was we were what whatever when where whether which ' +
-    'while who whom whose why will with within without would yet you your yours yourself yourselves ' +
-    'aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren won wouldn ll re ve'
-  ).split(' '),
-);
+/** English function words, which match nearly every entry: a query drops them (queryTokenize); documents keep them, so that a query of nothing else still finds something. */
+export const STOPWORDS: ReadonlySet<string> = new Set(ENGLISH.stopwords.join(' ').split(' '));
 
 const ASCII_WORD = /^[a-z]+$/;
 
 /**
- * English irregular verb forms and plurals, which Porter's rules leave apart from their base
- * ("made" and "make", "went" and "go", "children" and "child"): each to its base, so "what did we
- * build" finds "we built". Forms that are also common words of another meaning are left out:
- * left, rose, saw, found, lay, bit, ground, and won (as in won't).
+ * English irregular verb forms and plurals, which Porter's rules leave apart from their base: each
+ * to its base ("what did we build" finds "we built"). Forms that are also common words of another
+ * meaning are left out: left, rose, saw, found, lay, bit, ground, and won (as in won't).
  */
 const IRREGULAR: ReadonlyMap<string, string> = new Map(
-  (
-    'arise:arose,arisen awake:awoke,awoken bear:bore,borne beat:beaten become:became begin:began,begun bend:bent ' +
-    'bite:bitten blow:blew,blown break:broke,broken breed:bred bring:brought build:built burn:burnt buy:bought ' +
-    'catch:caught choose:chose,chosen cling:clung come:came creep:crept deal:dealt dig:dug draw:drew,drawn ' +
-    'dream:dreamt drink:drank,drunk drive:drove,driven eat:ate,eaten fall:fell,fallen feed:fed feel:felt fight:fought ' +
-    'flee:fled fling:flung fly:flew,flown forbid:forbade,forbidden forget:forgot,forgotten forgive:forgave,forgiven ' +
-    'freeze:froze,frozen get:got,gotten give:gave,given go:went,gone grow:grew,grown hang:hung hear:heard hide:hid,hidden ' +
-    'hold:held keep:kept kneel:knelt know:knew,known lead:led leap:leapt learn:learnt lend:lent lose:lost make:made ' +
-    'mean:meant meet:met overcome:overcame pay:paid ride:rode,ridden ring:rang,rung rise:risen run:ran say:said ' +
-    'see:seen seek:sought sell:sold send:sent shake:shook,shaken shine:shone shoot:shot shrink:shrank,shrunk ' +
-    'sing:sang,sung sink:sank,sunk sit:sat sleep:slept slide:slid speak:spoke,spoken spend:spent spin:spun ' +
-    'spring:sprang,sprung stand:stood steal:stole,stolen stick:stuck sting:stung stink:stank strike:struck ' +
-    'strive:strove,striven swear:swore,sworn sweep:swept swim:swam,swum swing:swung take:took,taken teach:taught ' +
-    'tear:tore,torn tell:told think:thought throw:threw,thrown understand:understood wake:woke,woken wear:wore,worn ' +
-    'weave:wove,woven weep:wept write:wrote,written ' +
-    'child:children man:men woman:women person:people foot:feet tooth:teeth mouse:mice goose:geese wife:wives ' +
-    'knife:knives wolf:wolves half:halves shelf:shelves thief:thieves index:indices vertex:vertices matrix:matrices ' +
-    'analysis:analyses criterion:criteria'
-  )
+  ENGLISH.irregular
+    .join(' ')
     .split(' ')
     .flatMap((entry) => {
       const [base, forms] = entry.split(':') as [string, string];
@@ -76,12 +32,7 @@ const IRREGULAR: ReadonlyMap<string, string> = new Map(
     }),
 );
 
-/**
- * One term as the index stores it: lowercase, at least two characters unless it holds a digit,
- * and English words reduced to their stem (Porter's algorithm, the `stemmer` package), so
- * "deploys", "deployed" and "deploying" are one term. Identifiers with digits or non-ASCII
- * letters are kept as they are.
- */
+/** One term as the index stores it: lowercase, at least two characters unless it holds a digit, English words to their Porter stem; identifiers with digits or non-ASCII letters as they are. */
 export function processTerm(term: string): string | null {
   if (term.length < 2 && !/\d/.test(term)) return null;
   const t = IRREGULAR.get(term.toLowerCase()) ?? term.toLowerCase();
@@ -108,12 +59,7 @@ export function queryTokenize(text: string): string[] {
 /** How much more a query's name weighs than its other words (namedTerms). */
 export const NAME_BOOST = 2;
 
-/**
- * A question's names (a person, a product, a class: "what did Alice decide about Redis") are its
- * most specific words, yet a store about them holds them often, so their frequency alone gives
- * them little weight: a word written with a capital letter anywhere but at a sentence's start
- * weighs `NAME_BOOST` times as much. Returns those words' terms.
- */
+/** The terms of a text's names: words capitalised anywhere but at a sentence's start (why they weigh more: docs/ARCHITECTURE.md, the read path). */
 export function namedTerms(text: string): Set<string> {
   const out = new Set<string>();
   for (const sentence of text.split(/[.!?]\s|\n/))
@@ -138,37 +84,19 @@ export const INDEX_OPTIONS: Options<Doc> = {
     boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
-    // A term reached by prefix or by a typo counts for less than MiniSearch's defaults (0.375,
-    // 0.45): stemming already joins a word's own forms, so most of what a prefix adds is other
-    // words ("art" → "article").
+    // Below MiniSearch's 0.375 and 0.45: stemming already joins a word's own forms, so most of
+    // what a prefix adds is other words ("art" → "article").
     weights: { prefix: 0.2, fuzzy: 0.3 },
     combineWith: 'OR',
   },
 };
 
 /**
- * Names the tokenizer and term processing above: change it whenever they change, so an old
- * snapshot is rebuilt rather than misread. (Not their source text: the bundled CLI and dist/
- * hold the same functions formatted differently, and must share one snapshot.)
+ * Names the snapshot's layout (snapshot-file.ts), the fields and the analyzer: change it whenever
+ * they change, so an old snapshot is rebuilt, not misread. (Not their source text: the bundle
+ * and dist/ format the same functions differently, and share one snapshot.)
  */
-const ANALYZER = 'split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3';
-
-/**
- * Changes whenever the options above change, so an old snapshot is rebuilt rather than misread.
- * 48 bits of two FNV-1a-style hashes of their description, the second also mixing in positions
- * (not a cryptographic hash: nothing here is adversarial, and loading node:crypto would slow
- * every CLI start).
- */
-export const OPTIONS_HASH = ((text: string): string => {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x01000193) >>> 0;
-  }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0').slice(0, 4);
-})(JSON.stringify({ v: SNAPSHOT_VERSION, fields: INDEX_OPTIONS.fields, analyzer: ANALYZER }));
+export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3`;
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };

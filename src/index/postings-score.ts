@@ -1,13 +1,12 @@
 /**
- * Scoring a text against the posting index (postings.ts) exactly as MiniSearch 7's `search`
- * scores it: BM25+ with its parameters, per field and per term boosts (`boostTerm`), prefix and
- * fuzzy derived terms weighted as it weights them, a term's document frequency counted over live
- * documents only, and the final score multiplied by the number of distinct query terms matched.
- * The work arrays, one slot per document number, are kept between queries.
+ * Scoring a text against the posting index exactly as MiniSearch 7's `search` scores it: BM25+,
+ * field and term boosts, prefix and fuzzy terms weighted as it weights them, document frequency
+ * over live documents only, the score times the number of distinct query terms matched. The work
+ * arrays, one slot per document number, are kept between queries.
  */
-import type SearchableMap from 'minisearch/SearchableMap';
-import type { Options, SearchOptions } from 'minisearch';
-import type { Doc } from './options.js';
+import type { SearchOptions } from 'minisearch';
+import type { PostingIndex } from './postings.js';
+import { queryTerms } from './reachable.js';
 
 /** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
 export interface ScoredHits {
@@ -18,26 +17,6 @@ export interface ScoredHits {
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
 export const FIELD_SHIFT = 13;
 export const TF_MAX = (1 << FIELD_SHIFT) - 1;
-
-/** What scoring reads of the index (see PostingIndex for each). */
-export interface ScoredTables {
-  opts: Options<Doc>;
-  F: number;
-  count: number;
-  avg: number[];
-  lens: Uint16Array;
-  alive: Uint8Array;
-  boosts: number[];
-  pDoc: Uint32Array;
-  pFt: Uint16Array;
-  tOff: Uint32Array;
-  baseTerms: number;
-  delta: (number[] | undefined)[];
-  dead: number;
-  ids: Map<string, number>;
-  vocab: SearchableMap<number>;
-  next: number;
-}
 
 export class PostingScorer {
   private size = 0;
@@ -66,43 +45,24 @@ export class PostingScorer {
     this.size = size;
   }
 
-  /**
-   * Every document `text` reaches and the score MiniSearch's `search` would give it (an OR query
-   * with the index's search options), unsorted.
-   */
-  score(ix: ScoredTables, text: string, overrides: SearchOptions = {}): ScoredHits {
-    const g = ix.opts;
-    const so: SearchOptions = { ...g.searchOptions, ...overrides };
-    const tokenize = so.tokenize ?? g.tokenize!;
-    const processTerm = so.processTerm ?? g.processTerm!;
-    const terms = tokenize(text).flatMap((t) => {
-      const p = processTerm(t);
-      return Array.isArray(p) ? p.filter(Boolean) : p ? [p] : [];
-    });
-    const sources: string[] = [];
-    for (const t of terms) if (!sources.includes(t)) sources.push(t);
+  /** Every document `text` reaches with the score of MiniSearch's `search` (an OR query with the index's search options), unsorted. */
+  score(ix: PostingIndex, text: string, overrides: SearchOptions = {}): ScoredHits {
+    const so: SearchOptions = { ...ix.opts.searchOptions, ...overrides };
+    const terms = queryTerms(text, ix.opts, so);
+    const sources = [...new Set(terms.map((q) => q.term))];
     const weights = { fuzzy: 0.45, prefix: 0.375, ...so.weights };
-    const maxFuzzy = so.maxFuzzy ?? 6;
     const bm25 = { k: 1.2, b: 0.7, d: 0.5, ...so.bm25 };
     this.ensure(ix.next, ix.F);
     const { cur, total, mask, curList, totList } = this;
     let nTot = 0;
     // A document's matched query terms as bits; past 31 distinct terms, counted the slow way.
     const matchedSets = sources.length > 31 ? new Map<number, Set<number>>() : null;
-    terms.forEach((term, i) => {
-      const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
-      const prefix = typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true;
-      const boost = typeof so.boostTerm === 'function' ? so.boostTerm(term, i, terms) : 1;
+    for (const { term, boost, prefix, fuzzy } of terms) {
       const source = sources.indexOf(term);
       this.nCur = 0;
       const exact = ix.ids.get(term);
       if (exact !== undefined) this.termResults(ix, bm25, 1, boost, exact);
-      let fuzzyMatches: Map<string, [number, number]> | undefined;
-      if (fz) {
-        const f = fz === true ? 0.2 : fz;
-        const maxDistance = f < 1 ? Math.min(maxFuzzy, Math.round(term.length * f)) : f;
-        if (maxDistance) fuzzyMatches = ix.vocab.fuzzyGet(term, maxDistance);
-      }
+      const fuzzyMatches = fuzzy ? ix.vocab.fuzzyGet(term, fuzzy) : undefined;
       if (prefix) {
         for (const [t, id] of ix.vocab.atPrefix(term)) {
           const distance = t.length - term.length;
@@ -126,7 +86,7 @@ export class PostingScorer {
         } else mask[doc]! |= 1 << source;
         cur[doc] = 0;
       }
-    });
+    }
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);
     // `!`: j < nTot <= size, the length of every work array.
@@ -149,12 +109,8 @@ export class PostingScorer {
     return { sids, scores };
   }
 
-  /**
-   * MiniSearch's termResults for one derived term `t`, into `cur`: field by field, in field order.
-   * (`!` on the typed arrays: every posting, field and document number indexes within them, as
-   * PostingIndex builds them; `avg` has one length per field.)
-   */
-  private termResults(ix: ScoredTables, bm25: { k: number; b: number; d: number }, termWeight: number, termBoost: number, t: number): void {
+  /** MiniSearch's termResults for one derived term `t`, into `cur`, field by field. (`!`: PostingIndex keeps every posting, field and document number within its arrays.) */
+  private termResults(ix: PostingIndex, bm25: { k: number; b: number; d: number }, termWeight: number, termBoost: number, t: number): void {
     const { F, count: N, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms } = ix;
     const { cur, curList, fieldStart, liveIn } = this;
     const { k, b, d } = bm25;

@@ -1,28 +1,22 @@
 /**
- * The text index in memory. MiniSearch holds a Map per term and field of Maps of document to
- * frequency (tens of bytes a posting); here a posting is six bytes in two typed arrays (document
- * number; field and frequency in 16 bits), with MiniSearch's radix tree (`SearchableMap`) as the
- * vocabulary, so prefix and fuzzy matching are its own. The snapshot (snapshot-file.ts) is this
- * layout on disk.
- *
- * The *base* (every term's postings, contiguous, sorted by field) is immutable between
- * compactions; added documents go to a small *delta* (plain arrays per term and field), discarded
- * ones are marked dead until `compact` rebuilds the base. Scores are MiniSearch 7's, bit for bit
- * (postings-score.ts; tests check it).
+ * The text index in memory: a posting is six bytes in two typed arrays (document number; field
+ * and frequency in 16 bits) where MiniSearch holds tens of bytes in Maps, with MiniSearch's radix
+ * tree as the vocabulary for prefix and fuzzy matching. The *base* (postings contiguous per term,
+ * sorted by field) is immutable between compactions; added documents go to a small *delta*,
+ * discarded ones are marked dead until `compact`. Scores are MiniSearch 7's, bit for bit
+ * (postings-score.ts reads the fields not marked private).
  */
 import SearchableMap from 'minisearch/SearchableMap';
 import type { Options, SearchOptions } from 'minisearch';
 import type { Doc } from './options.js';
-import { FIELD_SHIFT, PostingScorer, TF_MAX, type ScoredHits, type ScoredTables } from './postings-score.js';
+import { FIELD_SHIFT, PostingScorer, TF_MAX, type ScoredHits } from './postings-score.js';
 
 export { FIELD_SHIFT, type ScoredHits } from './postings-score.js';
 const LEN_MAX = 0xffff;
 /** Distinct raw tokens remembered while adding documents before the cache starts over. */
 const RAW_CACHE = 500_000;
-/** A raw token whose terms are worked out at every occurrence (see rawOf). */
-const RAW_FIELD_DEPENDENT = -2;
 
-/** The base tier as typed arrays (also what a snapshot holds). */
+/** The base tier (also what a snapshot holds). */
 export interface BaseTier {
   /** Sorted vocabulary; the base postings of terms[t] are positions tOff[t] .. tOff[t+1]-1. */
   terms: string[];
@@ -31,7 +25,6 @@ export interface BaseTier {
   pFt: Uint16Array;
 }
 
-/** The document tables (also what a snapshot holds). */
 export interface DocTables {
   /** Key of each document number; '' for a discarded one. */
   keys: string[];
@@ -41,7 +34,7 @@ export interface DocTables {
   avg: number[];
 }
 
-function grow<T extends Uint8Array | Uint16Array>(a: T, need: number, make: (n: number) => T): T {
+function grow<T extends Uint8Array | Uint16Array | Int32Array>(a: T, need: number, make: (n: number) => T): T {
   if (need <= a.length) return a;
   const b = make(Math.max(need, Math.ceil(a.length * 1.5), 64));
   b.set(a);
@@ -50,39 +43,39 @@ function grow<T extends Uint8Array | Uint16Array>(a: T, need: number, make: (n: 
 
 export class PostingIndex {
   readonly fields: readonly string[];
-  private readonly F: number;
-  private readonly opts: Options<Doc>;
-  private readonly boosts: number[];
-  // Documents.
+  readonly F: number;
+  readonly opts: Options<Doc>;
+  readonly boosts: number[];
   private keys: string[] = [];
   /** Made on first use: a one-shot query goes from numbers to keys only. */
   private byKeyMap: Map<string, number> | undefined = new Map();
-  private lens: Uint16Array = new Uint16Array(0);
-  private alive: Uint8Array = new Uint8Array(0);
-  private next = 0;
-  private count = 0;
-  private avg: number[];
+  lens: Uint16Array = new Uint16Array(0);
+  alive: Uint8Array = new Uint8Array(0);
+  /** One more than the largest document number in use. */
+  next = 0;
+  /** Documents in the index. */
+  count = 0;
+  avg: number[];
   /** Documents discarded while their postings are still in the base or the delta. */
-  private dead = 0;
+  dead = 0;
   // Vocabulary: term → term number (a Map for exact lookups, the radix tree for prefix and fuzzy ones); terms[t] is its text.
-  private ids = new Map<string, number>();
-  private vocab = new SearchableMap<number>();
+  ids = new Map<string, number>();
+  vocab = new SearchableMap<number>();
+  private terms: string[] = [];
   // Adding documents: the raw-token cache (see rawOf) and per-term counts of the field at hand.
   private rawIds = new Map<string, number>();
   private rawTerm = new Int32Array(0);
   private rawSeen = new Int32Array(0);
   private tf = new Int32Array(0);
-  private touched: number[] = [];
   /** Numbers each field added, so `rawSeen` tells whether a token was counted in this one. */
   private marks = 0;
-  private terms: string[] = [];
   // Base postings (terms 0 .. baseTerms-1).
-  private baseTerms = 0;
-  private tOff: Uint32Array = new Uint32Array(1);
-  private pDoc: Uint32Array = new Uint32Array(0);
-  private pFt: Uint16Array = new Uint16Array(0);
-  // Delta postings: term * F + field → [doc, tf, doc, tf, ...].
-  private delta: (number[] | undefined)[] = [];
+  baseTerms = 0;
+  tOff: Uint32Array = new Uint32Array(1);
+  pDoc: Uint32Array = new Uint32Array(0);
+  pFt: Uint16Array = new Uint16Array(0);
+  /** Delta postings: term * F + field → [doc, tf, doc, tf, ...]. */
+  delta: (number[] | undefined)[] = [];
   private deltaCount = 0;
   private scorer: PostingScorer | undefined;
 
@@ -96,29 +89,20 @@ export class PostingIndex {
     this.boosts = this.fields.map((f) => (Object.prototype.hasOwnProperty.call(boost, f) ? boost[f] : 0) || 1);
   }
 
-  /** An index of these tables (a snapshot, whole or with some terms' postings only), which it takes as its own: they are not copied. */
+  /** An index of these tables (a snapshot, whole or with some terms' postings only), taken as its own, not copied. */
   static from(opts: Options<Doc>, docs: DocTables, base: BaseTier): PostingIndex {
     const ix = new PostingIndex(opts);
-    const n = docs.keys.length;
     ix.keys = docs.keys;
     ix.lens = docs.lens;
-    ix.alive = new Uint8Array(n);
-    let count = 0;
-    for (let d = 0; d < n; d++) {
-      if (!docs.keys[d]) continue;
-      ix.alive[d] = 1;
-      count++;
-    }
+    ix.alive = new Uint8Array(docs.keys.length);
+    docs.keys.forEach((k, d) => {
+      if (k) ix.alive[d] = 1;
+    });
+    ix.count = docs.keys.filter(Boolean).length;
     ix.byKeyMap = undefined;
-    ix.next = n;
-    ix.count = count;
+    ix.next = docs.keys.length;
     ix.avg = [...docs.avg];
-    ix.terms = base.terms;
-    ix.baseTerms = base.terms.length;
-    ix.tOff = base.tOff;
-    ix.pDoc = base.pDoc;
-    ix.pFt = base.pFt;
-    ix.setVocabulary(base.terms);
+    ix.useBase(base);
     return ix;
   }
 
@@ -130,16 +114,6 @@ export class PostingIndex {
       });
     }
     return this.byKeyMap;
-  }
-
-  /** Documents in the index. */
-  get documentCount(): number {
-    return this.count;
-  }
-
-  /** One more than the largest document number in use. */
-  get documentNumbers(): number {
-    return this.next;
   }
 
   /** Postings waiting in the delta, and discarded documents whose postings are still held. */
@@ -167,6 +141,7 @@ export class PostingIndex {
     this.alive[d] = 1;
     this.count++;
     const tokenize = this.opts.tokenize!;
+    const touched: number[] = [];
     if (this.rawIds.size >= RAW_CACHE || this.marks > 0x7fffffff - F) {
       this.rawIds.clear();
       this.rawSeen.fill(0);
@@ -178,20 +153,18 @@ export class PostingIndex {
       // Each token once through the raw-token cache: its term, and whether this field counted it yet.
       const mark = ++this.marks;
       let unique = 0;
-      const touched = this.touched;
       touched.length = 0;
       for (const token of tokens) {
         // `!`: rawOf sizes rawSeen and rawTerm past r, and termId sizes tf past every term.
-        const r = this.rawOf(token, field);
+        const r = this.rawOf(token);
         if (this.rawSeen[r] !== mark) {
           this.rawSeen[r] = mark;
           unique++;
         }
         const t = this.rawTerm[r]!;
-        if (t >= 0) {
-          if (this.tf[t] === 0) touched.push(t);
-          this.tf[t]!++;
-        } else if (t === RAW_FIELD_DEPENDENT) this.countTerms(token, field);
+        if (t < 0) continue;
+        if (this.tf[t] === 0) touched.push(t);
+        this.tf[t]!++;
       }
       this.lens[d * F + f] = Math.min(unique, LEN_MAX);
       // MiniSearch's running average, updated as it updates it (the same bits).
@@ -212,56 +185,28 @@ export class PostingIndex {
   private termId(term: string): number {
     let t = this.ids.get(term);
     if (t === undefined) {
-      t = this.terms.length;
-      this.terms.push(term);
-      this.ids.set(term, t);
+      this.ids.set(term, (t = this.terms.push(term) - 1));
       this.vocab.set(term, t);
-      if (t >= this.tf.length) {
-        const tf = new Int32Array(Math.max(1024, t * 2));
-        tf.set(this.tf);
-        this.tf = tf;
-      }
+      this.tf = grow(this.tf, t + 1, (n) => new Int32Array(n));
     }
     return t;
   }
 
   /**
    * The raw-token number of `token`, whose term is `rawTerm[r]` (-1: dropped). Entries repeat
-   * their words: each distinct token is processed (stemmed) once per index, unless term
-   * processing depends on the field.
+   * their words: each distinct token is processed (stemmed) once per index, which holds because
+   * the analyzer gives one term or none and treats every field alike.
    */
-  private rawOf(token: string, field: string): number {
+  private rawOf(token: string): number {
     let r = this.rawIds.get(token);
     if (r !== undefined) return r;
-    r = this.rawIds.size;
-    this.rawIds.set(token, r);
-    if (r >= this.rawTerm.length) {
-      const n = Math.max(1024, r * 2);
-      const rt = new Int32Array(n);
-      rt.set(this.rawTerm);
-      this.rawTerm = rt;
-      const rs = new Int32Array(n);
-      rs.set(this.rawSeen);
-      this.rawSeen = rs;
-    }
-    const processTerm = this.opts.processTerm!;
-    if (processTerm.length > 1) this.rawTerm[r] = RAW_FIELD_DEPENDENT;
-    else {
-      const p = processTerm(token, field);
-      this.rawTerm[r] = typeof p === 'string' && p ? this.termId(p) : Array.isArray(p) ? RAW_FIELD_DEPENDENT : -1;
-    }
+    this.rawIds.set(token, (r = this.rawIds.size));
+    this.rawTerm = grow(this.rawTerm, r + 1, (n) => new Int32Array(n));
+    this.rawSeen = grow(this.rawSeen, r + 1, (n) => new Int32Array(n));
+    const p = this.opts.processTerm!(token);
+    if (Array.isArray(p)) throw new Error('the posting index takes one term per token');
+    this.rawTerm[r] = p ? this.termId(p) : -1;
     return r;
-  }
-
-  /** Counts the terms of one token the slow way (a term processing that depends on the field or gives several terms). */
-  private countTerms(token: string, field: string): void {
-    const p = this.opts.processTerm!(token, field);
-    for (const term of Array.isArray(p) ? p : [p]) {
-      if (!term) continue;
-      const t = this.termId(term);
-      if (this.tf[t] === 0) this.touched.push(t);
-      this.tf[t]!++; // termId sized tf past t
-    }
   }
 
   /** Discards a document (MiniSearch's `discard`): its postings stay, unscored, until `compact`. */
@@ -320,21 +265,15 @@ export class PostingIndex {
         }
       }
     });
-    const terms = order.map(([t]) => this.terms[t] ?? '');
     this.keys = keys;
     this.byKeyMap = new Map(keys.map((k, d) => [k, d]));
     this.lens = lens;
     this.alive = new Uint8Array(keys.length).fill(1);
     this.next = keys.length;
     this.dead = 0;
-    this.terms = terms;
-    this.baseTerms = terms.length;
-    this.tOff = nOff;
-    this.pDoc = nDoc;
-    this.pFt = nFt;
     this.delta = [];
     this.deltaCount = 0;
-    this.setVocabulary(terms);
+    this.useBase({ terms: order.map(([t]) => this.terms[t] ?? ''), tOff: nOff, pDoc: nDoc, pFt: nFt });
     return remap;
   }
 
@@ -355,14 +294,17 @@ export class PostingIndex {
     return order.sort(([a], [b]) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
   }
 
-  private setVocabulary(terms: string[]): void {
-    this.ids = new Map();
-    this.vocab = new SearchableMap<number>();
-    // Term numbers change: the raw-token cache starts over, and the counts fit the vocabulary.
+  /** Takes `base` as the base tier and its terms as the whole vocabulary (term numbers change). */
+  private useBase(base: BaseTier): void {
+    ({ terms: this.terms, tOff: this.tOff, pDoc: this.pDoc, pFt: this.pFt } = base);
+    this.baseTerms = base.terms.length;
+    // Term numbers change: the raw-token cache starts over.
     this.rawIds.clear();
     this.rawSeen.fill(0);
-    this.tf = new Int32Array(Math.max(1024, terms.length * 2));
-    terms.forEach((term, t) => {
+    this.ids = new Map();
+    this.vocab = new SearchableMap<number>();
+    this.tf = new Int32Array(this.terms.length);
+    this.terms.forEach((term, t) => {
       this.ids.set(term, t);
       this.vocab.set(term, t);
     });
@@ -379,9 +321,6 @@ export class PostingIndex {
 
   /** Every document `text` reaches with MiniSearch's score, unsorted (postings-score.ts). */
   score(text: string, overrides: SearchOptions = {}): ScoredHits {
-    this.scorer ??= new PostingScorer();
-    const { opts, F, count, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms, delta, dead, ids, vocab, next } = this;
-    const tables: ScoredTables = { opts, F, count, avg, lens, alive, boosts, pDoc, pFt, tOff, baseTerms, delta, dead, ids, vocab, next };
-    return this.scorer.score(tables, text, overrides);
+    return (this.scorer ??= new PostingScorer()).score(this, text, overrides);
   }
 }

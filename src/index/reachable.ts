@@ -2,8 +2,8 @@
  * Which vocabulary terms a search can reach (exact, prefix, fuzzy by MiniSearch's own rules): a
  * one-shot query reads only their postings from the snapshot.
  */
-import type { Options } from 'minisearch';
-import { INDEX_OPTIONS, tokenize, type Doc } from './options.js';
+import type { Options, SearchOptions } from 'minisearch';
+import { INDEX_OPTIONS, type Doc } from './options.js';
 import { lowerBound } from '../core/sorted.js';
 
 /** Rows for boundedDistance, grown as needed (a query checks thousands of terms: no arrays per call). */
@@ -52,37 +52,40 @@ export function withinOneEdit(a: string, b: string): boolean {
   return true;
 }
 
-/**
- * Indexes of the vocabulary terms a search for `text` can reach, by the same tokenizer, term
- * processing, prefix and fuzzy rules MiniSearch applies (a superset is harmless: MiniSearch
- * re-checks every term against its own tree).
- */
-export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
-  const so = opts.searchOptions ?? {};
-  const tok = so.tokenize ?? opts.tokenize ?? tokenize;
-  const proc = so.processTerm ?? opts.processTerm ?? ((t: string) => t.toLowerCase());
-  const maxFuzzy = so.maxFuzzy ?? 6;
-  const out = new Set<number>();
-  const raw = tok(text);
-  const queryTerms = raw.flatMap((t) => {
-    const p = proc(t);
-    return p == null || p === false ? [] : Array.isArray(p) ? p : [p];
+/** A query's terms as MiniSearch's `search` derives them from `text`: each with its boost, whether prefixes match, and the greatest typo distance (0: none). */
+export function queryTerms(
+  text: string,
+  opts: Options<Doc>,
+  so: SearchOptions = opts.searchOptions ?? {},
+): { term: string; boost: number; prefix: boolean; fuzzy: number }[] {
+  const processTerm = so.processTerm ?? opts.processTerm!;
+  const terms = (so.tokenize ?? opts.tokenize!)(text).flatMap((t) => {
+    const p = processTerm(t);
+    return Array.isArray(p) ? p.filter(Boolean) : p ? [p] : [];
   });
-  queryTerms.forEach((q, i) => {
+  return terms.map((term, i) => {
+    const fz = typeof so.fuzzy === 'function' ? so.fuzzy(term, i, terms) : so.fuzzy || false;
+    const f = fz === true ? 0.2 : fz;
+    return {
+      term,
+      boost: typeof so.boostTerm === 'function' ? so.boostTerm(term, i, terms) : 1,
+      prefix: typeof so.prefix === 'function' ? so.prefix(term, i, terms) : so.prefix === true,
+      fuzzy: !f ? 0 : f < 1 ? Math.min(so.maxFuzzy ?? 6, Math.round(term.length * f)) : f,
+    };
+  });
+}
+
+/** Indexes of the vocabulary terms a search for `text` can reach by MiniSearch's rules (a superset is harmless: scoring looks every term up again). */
+export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
+  const out = new Set<number>();
+  for (const { term: q, prefix, fuzzy } of queryTerms(text, opts)) {
     const exact = lowerBound(terms, q);
     if (terms[exact] === q) out.add(exact);
-    const prefix = typeof so.prefix === 'function' ? so.prefix(q, i, queryTerms) : so.prefix;
     if (prefix) for (let k = exact; terms[k]?.startsWith(q); k++) out.add(k);
-    const fz = typeof so.fuzzy === 'function' ? so.fuzzy(q, i, queryTerms) : so.fuzzy;
-    if (fz) {
-      const f = fz === true ? 0.2 : fz;
-      const max = f < 1 ? Math.min(maxFuzzy, Math.round(q.length * f)) : f;
-      if (max > 0) {
-        terms.forEach((t, k) => {
-          if (Math.abs(t.length - q.length) <= max && boundedDistance(q, t, max) <= max) out.add(k);
-        });
-      }
-    }
-  });
+    if (fuzzy)
+      terms.forEach((t, k) => {
+        if (Math.abs(t.length - q.length) <= fuzzy && boundedDistance(q, t, fuzzy) <= fuzzy) out.add(k);
+      });
+  }
   return out;
 }

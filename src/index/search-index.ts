@@ -1,9 +1,8 @@
 /**
- * The full-text index (postings.ts) kept in step with the catalog: the documents it holds by key,
- * with the file stamp each was indexed from, and its snapshot `cache/index.bin` (snapshot-file.ts).
- * A long-lived process loads the snapshot whole; a one-shot query loads the document tables and
- * only the postings its text can reach, which gives the whole index's scores (BM25 needs only
- * counts). A corrupt or mismatched snapshot is rebuilt, never fatal.
+ * The text index kept in step with the catalog, by the file stamp each document was indexed
+ * from, and its snapshot `cache/index.bin`: a long-lived process loads it whole, a one-shot query
+ * only the postings its text can reach (BM25 needs only counts). A corrupt or mismatched snapshot
+ * is rebuilt, never fatal.
  */
 import { join } from 'node:path';
 import { writeFileAtomic } from '../store/fsutil.js';
@@ -12,10 +11,8 @@ import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, NAME_BOOST, docOf, namedTerms } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
 import { reachableTerms } from './reachable.js';
-import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark } from './snapshot-file.js';
+import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark, type Loaded } from './snapshot-file.js';
 
-export { INDEX_OPTIONS, OPTIONS_HASH } from './options.js';
-export { reachableTerms } from './reachable.js';
 export type { ScoredHits } from './postings.js';
 
 export interface IndexedDoc {
@@ -25,7 +22,6 @@ export interface IndexedDoc {
   load: () => MemoryEntry;
 }
 
-/** The record of contentsFor, beside the snapshot. */
 const SAME_ENTRIES = 'index-catalog.json';
 
 export interface SyncPlan {
@@ -38,36 +34,27 @@ export interface SyncPlan {
 /** A compaction is due past this many postings in the delta or discarded documents, or an eighth of the base. */
 const COMPACT_DELTA_MIN = 200_000;
 const COMPACT_DEAD_MIN = 2_000;
-/**
- * Within a large sync (a first build), past this many delta postings or half the base: the delta
- * costs several times the base's bytes a posting, and the arrays it outgrows are old-generation
- * garbage (a first start's peak memory).
- */
+/** Within a large sync (a first build) past this many delta postings or half the base: delta postings cost several times a base one, and the arrays they outgrow are old-generation garbage (a first start's peak memory). */
 const BUILD_DELTA_MAX = 1_000_000;
 
 export class SearchIndex {
-  private ix: PostingIndex;
-  private stamps: Map<string, string>;
   private dirty = false;
   /** Bumped whenever documents are added, replaced or discarded, or renumbered by a compaction. */
   generation = 0;
   /** Documents added, replaced or discarded since the snapshot was last saved or loaded. */
   unsavedChanges = 0;
-  /** Holds only the postings one query needs: searchable for that query, never saved. */
-  readonly partial: boolean;
   /** A partial index saved from the very catalog content the caller holds (see loadFor): nothing to sync, and no stamps to sync by. */
   inSync = false;
-
   /** The catalog content the snapshot was saved from, when it recorded one. */
   savedFrom: string | undefined;
-
   private pos: Uint32Array | undefined;
 
-  private constructor(ix: PostingIndex, stamps: Map<string, string>, partial = false) {
-    this.ix = ix;
-    this.stamps = stamps;
-    this.partial = partial;
-  }
+  /** `partial`: holds only the postings one query needs, searchable for that query, never saved. */
+  private constructor(
+    private ix: PostingIndex,
+    private stamps: Map<string, string>,
+    readonly partial = false,
+  ) {}
 
   static empty(): SearchIndex {
     return new SearchIndex(new PostingIndex(INDEX_OPTIONS), new Map());
@@ -77,11 +64,7 @@ export class SearchIndex {
     return join(localDir, 'cache', 'index.bin');
   }
 
-  /**
-   * The catalog contents a snapshot holding exactly the entries of `content` may have been saved
-   * from: that one, and one a query found to hold the same entries (noteSameEntries), so that a
-   * catalog saved as a new base keeps one-shot queries from comparing every stamp.
-   */
+  /** The catalog contents a snapshot holding exactly the entries of `content` may have been saved from: that one, and one a query found to hold the same entries (noteSameEntries), so that a catalog saved as a new base keeps one-shot queries from comparing every stamp. */
   static contentsFor(localDir: string, content: string | undefined): string[] {
     if (content === undefined) return [];
     try {
@@ -101,29 +84,24 @@ export class SearchIndex {
     }
   }
 
-  private static of(loaded: NonNullable<ReturnType<typeof readSnapshot>>, partial: boolean): SearchIndex {
-    const ix = PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base);
+  private static of(loaded: Loaded, partial: boolean): SearchIndex {
     const stamps = new Map<string, string>();
     if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => stamps.set(key, loaded.stamps[d] ?? ''));
-    return new SearchIndex(ix, stamps, partial);
+    const index = new SearchIndex(PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base), stamps, partial);
+    ({ inSync: index.inSync, pos: index.pos, catalog: index.savedFrom } = loaded);
+    return index;
   }
 
   /** Loads a whole snapshot; an empty index when there is no usable one. */
   static load(file: string): { index: SearchIndex; loaded: boolean } {
     const loaded = readSnapshot(file);
-    if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return { index: SearchIndex.empty(), loaded: false };
-    return { index: SearchIndex.of(loaded, false), loaded: true };
+    return loaded ? { index: SearchIndex.of(loaded, false), loaded: true } : { index: SearchIndex.empty(), loaded: false };
   }
 
   /** Loads the snapshot with only the postings `text` can reach (the whole index's scores for it); null when there is none. `catalog`: see contentsFor. */
   static loadFor(file: string, text: string, catalog: readonly string[] = []): SearchIndex | null {
     const loaded = readSnapshot(file, (terms) => reachableTerms(terms, text), catalog);
-    if (!loaded || loaded.header.fields !== INDEX_OPTIONS.fields.length) return null;
-    const index = SearchIndex.of(loaded, true);
-    index.inSync = loaded.inSync === true;
-    index.pos = loaded.pos;
-    index.savedFrom = loaded.header.catalog;
-    return index;
+    return loaded && SearchIndex.of(loaded, true);
   }
 
   /** Where document `sid`'s entry is among the saved-from catalog's entries (a hint: the caller checks the key). */
@@ -133,7 +111,7 @@ export class SearchIndex {
   }
 
   get size(): number {
-    return this.ix.documentCount;
+    return this.ix.count;
   }
 
   /** What making the index hold exactly `docs` takes: documents to add, to replace (by stamp), keys to discard. */
@@ -164,13 +142,13 @@ export class SearchIndex {
   /**
    * Carries out `plan`; compacts when due, unless `deferCompact` (the daemon compacts at a quiet
    * moment). `compacted`: called after each compaction within a large sync (the delta it leaves
-   * is garbage of the old generation, worth collecting before the next one grows).
+   * is old-generation garbage, worth collecting before the next one grows).
    */
   sync(
     docs: IndexedDoc[],
     plan: SyncPlan = this.plan(docs),
     opts: { deferCompact?: boolean; compacted?: () => void } = {},
-  ): { loaded: boolean; added: number; replaced: number; removed: number } {
+  ): { added: number; replaced: number; removed: number } {
     let n = 0;
     const bounded = (): void => {
       if (++n % 1024 !== 0) return;
@@ -179,14 +157,9 @@ export class SearchIndex {
       this.compact();
       opts.compacted?.();
     };
-    for (const d of plan.add) {
-      this.ix.add(docOf(d.key, d.load()));
-      this.stamps.set(d.key, d.stamp);
-      bounded();
-    }
-    for (const d of plan.replace) {
+    for (const d of [...plan.add, ...plan.replace]) {
       const doc = docOf(d.key, d.load());
-      this.ix.discard(d.key);
+      this.ix.discard(d.key); // a replaced document's old version
       this.ix.add(doc);
       this.stamps.set(d.key, d.stamp);
       bounded();
@@ -201,7 +174,7 @@ export class SearchIndex {
       this.unsavedChanges += plan.size;
       if (!opts.deferCompact) this.compactIfDue();
     }
-    return { loaded: true, added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
+    return { added: plan.add.length, replaced: plan.replace.length, removed: plan.discard.length };
   }
 
   /** Compacts when due; a partial index, never saved, does not. */
@@ -219,14 +192,6 @@ export class SearchIndex {
     this.generation++;
   }
 
-  /** Relevance per key for `text` (every document it reaches). */
-  search(text: string): Map<string, number> {
-    const out = new Map<string, number>();
-    const { sids, scores } = this.rawHits(text);
-    sids.forEach((sid, i) => out.set(this.ix.keyOf(sid)!, scores[i] ?? 0));
-    return out;
-  }
-
   /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
   rawHits(text: string): ScoredHits {
     const named = namedTerms(text);
@@ -235,7 +200,7 @@ export class SearchIndex {
 
   /** One more than the largest document number in use (see rawHits). */
   get documentNumbers(): number {
-    return this.ix.documentNumbers;
+    return this.ix.next;
   }
 
   /** The document key of a document number (see rawHits). */
@@ -258,7 +223,6 @@ export class SearchIndex {
       docs,
       docs.keys.map((k) => this.stamps.get(k) ?? ''),
       base,
-      this.ix.fields.length,
       catalog,
     );
     this.dirty = false;

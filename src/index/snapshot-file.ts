@@ -1,46 +1,36 @@
 /**
- * The index snapshot's file format, `cache/index.bin`: the in-memory layout of PostingIndex
- * written as it is, so loading it is reading it.
- *
- *   MAGIC, the head's byte length in 12 digits and `\n`;
- *   the head, `v8.serialize` of the version, options hash, byte order, counts, MiniSearch's
- *   running averages, the catalog mark (see Head.catalog), and the tables every load reads:
- *     terms   the sorted vocabulary, one term per line
- *     keys    each document's key, one per line, in document-number order
- *     stamps  each document's file stamp, one per line, in the same order
- *     lens    Uint16 per document and field: unique tokens (MiniSearch's field length)
- *     tOff    Uint32 per term + 1: where its postings start in pDoc/pFt
- *   then, from the next multiple of 8 bytes, the postings:
- *     pDoc    Uint32 per posting: the document number
- *     pFt     Uint16 per posting: field (top 3 bits) and term frequency
- *
- * A one-shot query reads the head and only the postings of the terms its text can reach
- * (positional reads). Anything inconsistent (a cut or foreign file, another version or byte
- * order, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
+ * The index snapshot, `cache/index.bin`: PostingIndex's tables as they are in memory, so loading
+ * it is reading it. MAGIC, the head's byte length in 12 digits and `\n`, the head (`v8.serialize`
+ * of Head: the tables every load reads), then from the next multiple of 8 bytes the postings,
+ * pDoc (Uint32 each) then pFt (Uint16 each). A one-shot query reads the head and the postings of
+ * the terms its text can reach only. Anything inconsistent (a cut or foreign file, another format
+ * or byte order, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
-import { closeSync, constants, fstatSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { deserialize, serialize } from 'node:v8';
 import { readAt, readInto, writeFileAtomicWith } from '../store/fsutil.js';
 import { openNoFollow } from '../store/state-dir.js';
-import { OPTIONS_HASH, SNAPSHOT_VERSION } from './options.js';
+import { INDEX_FORMAT, INDEX_OPTIONS } from './options.js';
 import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
 
 const MAGIC = 'BASS-AGENTS-INDEX\n';
 /** MAGIC and the head's length. */
 const PREFIX = MAGIC.length + 13;
 const LE = endianness() === 'LE';
+const FIELDS = INDEX_OPTIONS.fields.length;
 
-export interface Head {
-  v: number;
-  optionsHash: string;
+interface Head {
+  format: string;
   le: boolean;
-  fields: number;
   postings: number;
+  /** MiniSearch's running averages of field lengths. */
   avg: number[];
+  /** The sorted vocabulary; each document's key; each document's file stamp (one a line, documents in number order). */
   terms: string;
   keys: string;
   stamps: string;
+  /** Per document and field, unique tokens (MiniSearch's field length); per term and one more, where its postings start. */
   lens: Uint16Array;
   tOff: Uint32Array;
   /**
@@ -53,15 +43,14 @@ export interface Head {
   pos?: Uint32Array;
 }
 
-/** Whether a head is one this version wrote on a machine of this byte order, its tables of consistent sizes. */
+/** Whether a head is one of this format written on a machine of this byte order, its tables of consistent sizes. */
 function checkHead(h: Head): boolean {
-  if (h?.v !== SNAPSHOT_VERSION || h.optionsHash !== OPTIONS_HASH || h.le !== LE || !Number.isInteger(h.fields) || h.fields <= 0) return false;
-  if (!Number.isInteger(h.postings) || h.postings < 0 || !Array.isArray(h.avg) || h.avg.length !== h.fields || !h.avg.every((x) => typeof x === 'number'))
-    return false;
+  if (h?.format !== INDEX_FORMAT || h.le !== LE || !Number.isInteger(h.postings) || h.postings < 0) return false;
+  if (!Array.isArray(h.avg) || h.avg.length !== FIELDS || !h.avg.every((x) => typeof x === 'number')) return false;
   if (typeof h.terms !== 'string' || typeof h.keys !== 'string' || typeof h.stamps !== 'string') return false;
-  if (!(h.lens instanceof Uint16Array) || h.lens.length % h.fields !== 0 || !(h.tOff instanceof Uint32Array)) return false;
+  if (!(h.lens instanceof Uint16Array) || h.lens.length % FIELDS !== 0 || !(h.tOff instanceof Uint32Array)) return false;
   if (h.tOff[0] !== 0 || h.tOff[h.tOff.length - 1] !== h.postings) return false;
-  return h.pos === undefined || (h.pos instanceof Uint32Array && h.pos.length === h.lens.length / h.fields);
+  return h.pos === undefined || (h.pos instanceof Uint32Array && h.pos.length === h.lens.length / FIELDS);
 }
 
 /** The `n` lines of `text`, or null when it holds another number of them. */
@@ -71,24 +60,21 @@ function lines(text: string, n: number): string[] | null {
   return out.length === n ? out : null;
 }
 
-/** Checks the numbers a corrupt file could get wrong: offsets ascending, documents and fields in range. */
-function checkPostings(base: BaseTier, docs: number, fields: number): boolean {
-  const { tOff, pDoc, pFt } = base;
-  if (tOff.length !== base.terms.length + 1 || pFt.length !== pDoc.length) return false;
-  // `!`: within the lengths just checked.
-  for (let t = 0; t < base.terms.length; t++) if (tOff[t]! > tOff[t + 1]!) return false;
-  for (let i = 0; i < pDoc.length; i++) if (pDoc[i]! >= docs || pFt[i]! >>> FIELD_SHIFT >= fields) return false;
+/** Whether every posting names a document below `docs` and a field of the index (a function of its own: V8 optimises its loop). */
+function inRange({ pDoc, pFt }: BaseTier, docs: number): boolean {
+  for (let i = 0; i < pDoc.length; i++) if (pDoc[i]! >= docs || pFt[i]! >>> FIELD_SHIFT >= FIELDS) return false;
   return true;
 }
 
 export interface Loaded {
-  header: Head;
   docs: DocTables;
   /** Empty when `inSync`. */
   stamps: string[];
   base: BaseTier;
+  /** The catalog content the snapshot was saved from (see Head.catalog). */
+  catalog?: string;
   /** The snapshot holds exactly the documents of the caller's catalog (see readSnapshot): their stamps were not read. */
-  inSync?: boolean;
+  inSync: boolean;
   /** When `inSync`: each document's place among the caller's catalog entries (see Head.pos). */
   pos?: Uint32Array;
 }
@@ -111,38 +97,35 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
     const h = deserialize(readAt(fd, PREFIX, len)) as Head;
     const at = (PREFIX + len + 7) & ~7; // where the postings start
     if (!checkHead(h) || at + 6 * h.postings !== size) return null;
-    const n = h.lens.length / h.fields;
+    const n = h.lens.length / FIELDS;
     const inSync = typeof h.catalog === 'string' && catalog.includes(h.catalog);
     const keys = lines(h.keys, n);
     const stamps = inSync ? [] : lines(h.stamps, n);
     const terms = lines(h.terms, h.tOff.length - 1);
     if (!keys || !stamps || !terms) return null;
+    // `!`: every chosen term i < terms.length, so i + 1 < tOff.length; j <= chosen.length < nOff.length.
+    const { tOff } = h;
+    const chosen = pick ? [...new Set(pick(terms))].filter((i) => i >= 0 && i < terms.length).sort((a, b) => a - b) : terms.map((_, i) => i);
+    const nOff = new Uint32Array(chosen.length + 1);
+    for (const [j, i] of chosen.entries()) {
+      if (tOff[i]! > tOff[i + 1]!) return null;
+      nOff[j + 1] = nOff[j]! + (tOff[i + 1]! - tOff[i]!);
+    }
+    const total = nOff[chosen.length]!;
+    const base = { terms: chosen.map((i) => terms[i]!), tOff: nOff, pDoc: new Uint32Array(total), pFt: new Uint16Array(total) };
     const f = fd;
     const postings = (from: number, count: number, to: Uint32Array | Uint16Array): void => {
       if (count) readInto(f, at + from * to.BYTES_PER_ELEMENT, new Uint8Array(to.buffer, to.byteOffset, count * to.BYTES_PER_ELEMENT));
     };
-    let base: BaseTier;
-    if (!pick) {
-      base = { terms, tOff: h.tOff, pDoc: new Uint32Array(h.postings), pFt: new Uint16Array(h.postings) };
-      postings(0, h.postings, base.pDoc);
-      postings(2 * h.postings, h.postings, base.pFt); // after pDoc, in units of pFt
-    } else {
-      // `!`: every chosen term i < terms.length, so i + 1 < tOff.length; j < nOff.length - 1.
-      const { tOff } = h;
-      const chosen = [...new Set(pick(terms))].filter((i) => i >= 0 && i < terms.length).sort((a, b) => a - b);
-      const nOff = new Uint32Array(chosen.length + 1);
-      for (const [j, i] of chosen.entries()) {
-        if (tOff[i]! > tOff[i + 1]!) return null;
-        nOff[j + 1] = nOff[j]! + (tOff[i + 1]! - tOff[i]!);
-      }
-      base = { terms: chosen.map((i) => terms[i]!), tOff: nOff, pDoc: new Uint32Array(nOff[chosen.length]!), pFt: new Uint16Array(nOff[chosen.length]!) };
-      for (const [j, i] of chosen.entries()) {
-        postings(tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pDoc.subarray(nOff[j]));
-        postings(2 * h.postings + tOff[i]!, tOff[i + 1]! - tOff[i]!, base.pFt.subarray(nOff[j]));
-      }
+    // Adjacent terms' postings are adjacent in the file: one read per run (a whole load is one).
+    for (let j = 0, k = 1; j < chosen.length; j = k++) {
+      while (k < chosen.length && chosen[k] === chosen[k - 1]! + 1) k++;
+      const from = tOff[chosen[j]!]!;
+      postings(from, nOff[k]! - nOff[j]!, base.pDoc.subarray(nOff[j]));
+      postings(2 * h.postings + from, nOff[k]! - nOff[j]!, base.pFt.subarray(nOff[j])); // pFt follows pDoc: in units of pFt
     }
-    if (!checkPostings(base, n, h.fields)) return null;
-    return { header: h, docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, inSync, pos: inSync ? h.pos : undefined };
+    if (!inRange(base, n)) return null;
+    return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined };
   } catch {
     return null;
   } finally {
@@ -159,12 +142,10 @@ export interface CatalogMark {
   posOf: (key: string) => number | undefined;
 }
 
-export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, fields: number, catalog?: CatalogMark): void {
+export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, catalog?: CatalogMark): void {
   const head: Head = {
-    v: SNAPSHOT_VERSION,
-    optionsHash: OPTIONS_HASH,
+    format: INDEX_FORMAT,
     le: LE,
-    fields,
     postings: base.pDoc.length,
     avg: docs.avg,
     terms: base.terms.join('\n'),
@@ -175,22 +156,8 @@ export function writeSnapshot(file: string, docs: DocTables, stamps: string[], b
     ...(catalog ? { catalog: catalog.id, pos: Uint32Array.from(docs.keys, (k) => catalog.posOf(k) ?? NO_POS) } : {}),
   };
   const bytes = serialize(head);
-  writeFileAtomicWith(
-    file,
-    (fd) => {
-      let pos = 0;
-      const put = (b: Uint8Array): void => {
-        let off = 0;
-        while (off < b.length) off += writeSync(fd, b, off, b.length - off, pos + off);
-        pos += b.length;
-      };
-      const raw = (a: Uint16Array | Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      put(Buffer.from(`${MAGIC}${String(bytes.length).padStart(12, '0')}\n`, 'latin1'));
-      put(bytes);
-      if (pos % 8) put(new Uint8Array(8 - (pos % 8)));
-      put(raw(base.pDoc));
-      put(raw(base.pFt));
-    },
-    { fsync: false },
-  );
+  const pad = new Uint8Array((8 - ((PREFIX + bytes.length) % 8)) % 8);
+  const raw = (a: Uint16Array | Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const parts = [Buffer.from(`${MAGIC}${String(bytes.length).padStart(12, '0')}\n`, 'latin1'), bytes, pad, raw(base.pDoc), raw(base.pFt)];
+  writeFileAtomicWith(file, (fd) => parts.forEach((b) => writeFileSync(fd, b)), { fsync: false }); // each written whole, one after the other
 }

@@ -1,37 +1,30 @@
 /**
  * Sentence vectors from a static token table (models/minilm-l6-static.bin, made by
  * scripts/distill-static.js from all-MiniLM-L6-v2): a text is split into the model's WordPiece
- * tokens as the model itself splits it (BERT's lowercasing, accent stripping and punctuation
- * rules, then the longest vocabulary piece first), and its vector is the sum of its tokens' rows
- * (each already weighted by how rare the token is), scaled to unit length. No model runs: a text
- * costs microseconds, and the table loads in milliseconds.
+ * tokens as the model splits it, and its vector is the sum of its tokens' rows (each already
+ * weighted by how rare the token is), scaled to unit length. No model runs.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const MAGIC = 'BASS-STATIC-1\n';
 /** The table shipped in the package (`import.meta.url` names this file in dist/ and in the bundle alike). */
-export const STATIC_TABLE = fileURLToPath(new URL('../../models/minilm-l6-static.bin', import.meta.url));
+const STATIC_TABLE = fileURLToPath(new URL('../../models/minilm-l6-static.bin', import.meta.url));
 /** Words longer than this are one unknown token, as the model has them. */
 const MAX_WORD = 100;
 /** Words seen recently, with their rows: entries repeat their words. */
 const WORD_CACHE = 20_000;
 
 export class StaticEmbedding {
-  readonly model: string;
-  readonly dims: number;
-  private readonly rows: Map<string, number>;
-  private readonly scales: Float32Array;
-  private readonly table: Int8Array;
   private readonly words = new Map<string, number[]>();
 
-  private constructor(model: string, dims: number, vocab: string[], scales: Float32Array, table: Int8Array) {
-    this.model = model;
-    this.dims = dims;
-    this.rows = new Map(vocab.map((t, i) => [t, i]));
-    this.scales = scales;
-    this.table = table;
-  }
+  private constructor(
+    readonly model: string,
+    readonly dims: number,
+    private readonly rows: Map<string, number>,
+    private readonly scales: Float32Array,
+    private readonly table: Int8Array,
+  ) {}
 
   /** The table in `file`; throws when it is missing or not such a table. */
   static load(file = STATIC_TABLE): StaticEmbedding {
@@ -46,7 +39,7 @@ export class StaticEmbedding {
     // Copied out of the file's buffer: its offset need not be aligned for a Float32Array view.
     const scales = new Float32Array(buf.buffer.slice(buf.byteOffset + at, buf.byteOffset + at + h.rows * 4));
     const table = new Int8Array(buf.buffer, buf.byteOffset + at + h.rows * 4, h.rows * h.dims);
-    return new StaticEmbedding(h.model, h.dims, h.vocab, scales, table);
+    return new StaticEmbedding(h.model, h.dims, new Map(h.vocab.map((t, i) => [t, i])), scales, table);
   }
 
   /** The unit-length vector of `text` (all zeros when no token of it is in the vocabulary). */
@@ -92,49 +85,17 @@ export class StaticEmbedding {
   }
 }
 
-/**
- * BERT's basic tokenizer for an uncased model: control characters dropped, lowercase, accents
- * stripped, split on white space, and every punctuation mark and CJK ideograph a word of its own.
- */
+/** BERT's punctuation (ASCII symbols too) and CJK ideographs: each a token of its own. */
+const PUNCT = '!-/:-@\\[-`{-~\\p{P}\\u{4e00}-\\u{9fff}\\u{3400}-\\u{4dbf}\\u{20000}-\\u{2ceaf}\\u{f900}-\\u{faff}\\u{2f800}-\\u{2fa1f}';
+const TOKEN = new RegExp(`[${PUNCT}]|[^\\s${PUNCT}]+`, 'gu');
+
+/** BERT's basic tokenizer for an uncased model: lowercase, accents and control characters dropped, split on white space and around PUNCT. */
 export function basicTokens(text: string): string[] {
-  const ascii = /^[\x20-\x7e\t\n\r]*$/.test(text);
-  const t = ascii
+  const t = /^[\x20-\x7e\t\n\r]*$/.test(text)
     ? text.toLowerCase()
     : text
         .toLowerCase()
         .normalize('NFD')
-        .replace(/\p{Mn}/gu, '');
-  const out: string[] = [];
-  let word = '';
-  const flush = (): void => {
-    if (word) out.push(word);
-    word = '';
-  };
-  for (const c of t) {
-    const cp = c.codePointAt(0)!;
-    if (cp === 0x20 || cp === 0x09 || cp === 0x0a || cp === 0x0d || (!ascii && /\s/u.test(c))) flush();
-    else if (
-      (cp >= 33 && cp <= 47) ||
-      (cp >= 58 && cp <= 64) ||
-      (cp >= 91 && cp <= 96) ||
-      (cp >= 123 && cp <= 126) ||
-      (!ascii && (isCjk(cp) || /\p{P}/u.test(c)))
-    ) {
-      flush();
-      out.push(c);
-    } else if (ascii || !(cp === 0xfffd || /\p{Cc}|\p{Cf}/u.test(c))) word += c;
-  }
-  flush();
-  return out;
-}
-
-/** CJK ideographs, which BERT's tokenizer splits one by one. */
-function isCjk(cp: number): boolean {
-  return (
-    (cp >= 0x4e00 && cp <= 0x9fff) ||
-    (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x20000 && cp <= 0x2ceaf) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0x2f800 && cp <= 0x2fa1f)
-  );
+        .replace(/[\p{Mn}\p{Cc}\p{Cf}\ufffd]/gu, (c) => (/\s/u.test(c) ? c : ''));
+  return t.match(TOKEN) ?? [];
 }

@@ -1,15 +1,11 @@
 /**
- * The sentence vectors of entries for semantic search, cached in local state
- * (`cache/vectors.bin`, never committed) by the content they were computed from: a vector is
- * stored once per embedded text (its hash), and each entry names the text hash it had at its
- * file's stamp. An entry whose stamp moved (a checkout, a rebase, a fresh clone with the cache
- * present) is current again as soon as its text hashes to a stored vector, and a text that comes
- * back (switching back to a branch) finds the vector it left: vectors no entry uses are kept too,
- * the most recently used first, up to as many as there are entries.
- *
- * File: `v8.serialize` of the model, dims, the hash of each row, per entry its key, stamp and
- * row, and the rows as one Float32Array. A file of another model, another dimension or a broken
- * one is ignored (the vectors are computed again), never fatal.
+ * The sentence vectors of entries, cached in local state (`cache/vectors.bin`) once per embedded
+ * text (its hash), each entry naming the text hash it had at its file's stamp. An entry whose
+ * stamp moved (a checkout, a rebase, a fresh clone) is current again as soon as its text hashes
+ * to a stored vector, and a text that comes back (switching back to a branch) finds the vector it
+ * left: vectors no entry uses are kept too, the most recently used first, up to as many as there
+ * are entries. A file of another model, another dimension or a broken one is ignored (the
+ * vectors are computed again), never fatal.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { join } from 'node:path';
@@ -21,6 +17,7 @@ const VERSION = 3;
 /** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
 const SPARE_MIN = 1024;
 
+/** The file: `v8.serialize` of this; per entry (keys, stamps) its vector's place among `hashes`, the vectors one after the other in `data`. */
 interface Saved {
   v: number;
   model: string;
@@ -38,28 +35,23 @@ export function textHash(text: string): string {
 }
 
 export class VectorStore {
-  readonly model: string;
-  readonly dims: number;
-  /** Row of each text hash, least recently used first. */
-  private byHash = new Map<string, number>();
-  /** Each entry's stamp, the hash of its text at that stamp and the row of that text's vector (a row stays its text's while the text has an entry). */
-  private entries = new Map<string, { stamp: string; hash: string; row: number }>();
-  private data: Float32Array;
-  private free: number[] = [];
-  private used = 0;
-  private changed = false;
+  /** The vector of each text hash, least recently used first. */
+  private byHash = new Map<string, Float32Array>();
+  /** Each entry's stamp, the hash of its text at that stamp and that text's vector. */
+  private entries = new Map<string, { stamp: string; hash: string; vec: Float32Array }>();
+  /** Whether anything changed since it was loaded or saved. */
+  dirty = false;
 
-  constructor(model: string, dims: number) {
-    this.model = model;
-    this.dims = dims;
-    this.data = new Float32Array(dims * 64);
-  }
+  constructor(
+    readonly model: string,
+    readonly dims: number,
+  ) {}
 
   static path(localDir: string): string {
     return join(localDir, 'cache', 'vectors.bin');
   }
 
-  /** The vectors saved for `model` (any model when not given); an empty store when the file is missing, broken or of another model. */
+  /** The vectors saved for `model` (any model when not given); an empty store (model '' when not given) when the file is missing, broken or of another model. */
   static load(file: string, model?: string, dims?: number): VectorStore {
     const store = new VectorStore(model ?? '', dims ?? 0);
     try {
@@ -71,24 +63,13 @@ export class VectorStore {
         return store;
       if (!(h.data instanceof Float32Array) || h.data.length !== n * h.dims) return store;
       const loaded = new VectorStore(h.model, h.dims);
-      loaded.data = new Float32Array(Math.max(n, 64) * h.dims);
-      loaded.data.set(h.data);
-      h.hashes.forEach((hash, r) => loaded.byHash.set(hash, r));
-      h.keys.forEach((key, i) => {
-        const hash = h.hashes[h.rows[i]!]!; // rows checked above
-        loaded.entries.set(key, { stamp: h.stamps[i]!, hash, row: loaded.byHash.get(hash) ?? -1 });
-      });
-      loaded.used = n;
+      const vecs = h.hashes.map((_, r) => h.data.subarray(r * h.dims, (r + 1) * h.dims));
+      h.hashes.forEach((hash, r) => loaded.byHash.set(hash, vecs[r]!));
+      h.keys.forEach((key, i) => loaded.entries.set(key, { stamp: h.stamps[i]!, hash: h.hashes[h.rows[i]!]!, vec: vecs[h.rows[i]!]! })); // rows checked above
       return loaded;
     } catch {
       return store;
     }
-  }
-
-  /** The saved store, whatever its model; null when there is none or it is broken. */
-  static loadAny(file: string): VectorStore | null {
-    const s = VectorStore.load(file);
-    return s.model ? s : null;
   }
 
   /** Entries with a vector. */
@@ -101,20 +82,14 @@ export class VectorStore {
     return this.byHash.size;
   }
 
-  /** Whether anything changed since it was loaded or saved. */
-  get dirty(): boolean {
-    return this.changed;
-  }
-
-  /** The bytes the rows take in memory. */
+  /** The bytes the vectors take in memory. */
   get bytes(): number {
-    return this.data.byteLength;
+    return this.byHash.size * this.dims * 4;
   }
 
   /** Whether entry `key` has a vector stored at this file stamp (its text need not be read). */
   isStamped(key: string, stamp: string): boolean {
-    const e = this.entries.get(key);
-    return e !== undefined && e.stamp === stamp && this.byHash.has(e.hash);
+    return this.entries.get(key)?.stamp === stamp;
   }
 
   /**
@@ -124,31 +99,23 @@ export class VectorStore {
   isCurrent(key: string, stamp: string, hash: () => string): boolean {
     if (this.isStamped(key, stamp)) return true;
     const h = hash();
-    const row = this.byHash.get(h);
-    if (row === undefined) return false;
-    this.entries.set(key, { stamp, hash: h, row });
-    this.touch(h);
-    this.changed = true;
-    return true;
+    const vec = this.byHash.get(h);
+    if (vec) this.use(key, stamp, h, vec);
+    return vec !== undefined;
   }
 
   /** Stores the vector of a text (hash `hash`) as entry `key`'s at this stamp. */
   put(key: string, stamp: string, hash: string, vector: ArrayLike<number>): void {
     if (vector.length !== this.dims) throw new Error(`vector of ${vector.length} dimensions for a ${this.dims}-dimension store`);
-    let row = this.byHash.get(hash);
-    if (row === undefined) {
-      row = this.free.pop() ?? this.used++;
-      if ((row + 1) * this.dims > this.data.length) {
-        const grown = new Float32Array(Math.max((row + 1) * this.dims, this.data.length * 2));
-        grown.set(this.data);
-        this.data = grown;
-      }
-      this.data.set(vector, row * this.dims);
-    }
+    this.use(key, stamp, hash, this.byHash.get(hash) ?? Float32Array.from(vector));
+  }
+
+  /** Makes `vec` entry `key`'s at this stamp, and its text's vector the most recently used. */
+  private use(key: string, stamp: string, hash: string, vec: Float32Array): void {
     this.byHash.delete(hash);
-    this.byHash.set(hash, row);
-    this.entries.set(key, { stamp, hash, row });
-    this.changed = true;
+    this.byHash.set(hash, vec);
+    this.entries.set(key, { stamp, hash, vec });
+    this.dirty = true;
   }
 
   /** Forgets the entries whose key is not kept (their vectors stay, as spares). */
@@ -159,74 +126,39 @@ export class VectorStore {
       this.entries.delete(key);
       dropped++;
     }
-    if (dropped) this.changed = true;
+    if (dropped) this.dirty = true;
     return dropped;
   }
 
-  /**
-   * A similarity function for one query vector: the dot product (vectors are unit length),
-   * undefined without a vector. A query asks it for every entry: each row's product is computed
-   * once, on first use (entries of one text share a row), and an entry finds its row in one lookup.
-   */
+  /** A similarity function for one query vector: the dot product (vectors are unit length), undefined without a vector; one lookup per entry. */
   similarity(query: ArrayLike<number>): (key: string) => number | undefined {
-    const d = this.dims;
     const q = Float32Array.from(query);
-    const data = this.data;
-    // NaN: not computed yet. Rows added after this call (a vector computed meanwhile) have none.
-    const dots = new Float64Array(this.used).fill(NaN);
     return (key) => {
-      const r = this.entries.get(key)?.row;
-      if (r === undefined || r < 0 || r >= dots.length) return undefined;
-      let s = dots[r]!; // r < dots.length
-      if (s !== s) {
-        s = 0;
-        const o = r * d;
-        for (let k = 0; k < d; k++) s += q[k]! * data[o + k]!; // `!`: k < d, q's length and a row's
-        dots[r] = s;
-      }
+      const v = this.entries.get(key)?.vec;
+      if (!v) return undefined;
+      let s = 0;
+      for (let k = 0; k < q.length; k++) s += q[k]! * v[k]!; // `!`: k < dims, every vector's length
       return s;
     };
   }
 
   /** Writes the store (atomically) when anything changed: the vectors entries use, then the most recently used spares. */
   save(file: string): boolean {
-    if (!this.changed) return false;
+    if (!this.dirty) return false;
     const inUse = new Set<string>();
     for (const e of this.entries.values()) inUse.add(e.hash);
     let spares = Math.max(SPARE_MIN, this.entries.size);
-    const kept: string[] = [];
-    for (const hash of [...this.byHash.keys()].reverse()) {
-      if (inUse.has(hash)) kept.push(hash);
-      else if (spares-- > 0) kept.push(hash);
-      else {
-        this.free.push(this.byHash.get(hash)!);
-        this.byHash.delete(hash);
-      }
-    }
-    kept.reverse(); // least recently used first, as they are held
-    const place = new Map(kept.map((h, i) => [h, i]));
-    const keys: string[] = [];
-    const stamps: string[] = [];
-    const rows: number[] = [];
-    for (const [key, e] of this.entries) {
-      keys.push(key);
-      stamps.push(e.stamp);
-      rows.push(place.get(e.hash)!);
-    }
-    const data = new Float32Array(kept.length * this.dims);
-    kept.forEach((h, i) => {
-      const r = this.byHash.get(h)!;
-      data.set(this.data.subarray(r * this.dims, (r + 1) * this.dims), i * this.dims);
-    });
-    writeFileAtomic(file, serialize({ v: VERSION, model: this.model, dims: this.dims, hashes: kept, keys, stamps, rows, data } satisfies Saved));
-    this.changed = false;
+    for (const hash of [...this.byHash.keys()].reverse()) if (!inUse.has(hash) && spares-- <= 0) this.byHash.delete(hash);
+    const hashes = [...this.byHash.keys()]; // least recently used first, as they are held
+    const place = new Map(hashes.map((h, i) => [h, i]));
+    const data = new Float32Array(hashes.length * this.dims);
+    hashes.forEach((h, i) => data.set(this.byHash.get(h)!, i * this.dims));
+    const saved = [...this.entries];
+    const keys = saved.map(([key]) => key);
+    const stamps = saved.map(([, e]) => e.stamp);
+    const rows = saved.map(([, e]) => place.get(e.hash)!);
+    writeFileAtomic(file, serialize({ v: VERSION, model: this.model, dims: this.dims, hashes, keys, stamps, rows, data } satisfies Saved));
+    this.dirty = false;
     return true;
-  }
-
-  /** Moves a vector to the most recently used end. */
-  private touch(hash: string): void {
-    const row = this.byHash.get(hash)!;
-    this.byHash.delete(hash);
-    this.byHash.set(hash, row);
   }
 }

@@ -257,10 +257,10 @@ export function semanticReport(engine: Engine, entries: readonly StoredEntry[], 
   const off = engine.ws.listProjects().filter((p) => !semanticOn(engine, p));
   const mine = entries.filter((se) => !off.includes(se.project));
   engine.ws.local('cache');
-  const store = VectorStore.loadAny(VectorStore.path(engine.ws.localDir));
+  const store = VectorStore.load(VectorStore.path(engine.ws.localDir));
   let current = 0;
-  if (store) for (const se of mine) if (store.isCurrent(se.key, se.stamp, () => textHash(embeddedText(se.entry)))) current++;
-  return { model_installed: installed, projects_off: off, entries: mine.length, vectors_current: current, model: store?.model ?? null };
+  if (store.model) for (const se of mine) if (store.isCurrent(se.key, se.stamp, () => textHash(embeddedText(se.entry)))) current++;
+  return { model_installed: installed, projects_off: off, entries: mine.length, vectors_current: current, model: store.model || null };
 }
 
 /**

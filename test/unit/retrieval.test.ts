@@ -11,6 +11,7 @@ import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/in
 import { VectorStore, textHash } from '../../src/index/vectors.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
+import { searchOf } from '../helpers/search.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -39,7 +40,7 @@ describe('the analyzer', () => {
     expect(processTerm('a')).toBeNull();
     expect(processTerm('7')).toBe('7');
     const ix = indexOf({ A: 'we deployed the billing service on Fridays', B: 'the the the of of and to is' });
-    expect([...ix.search('deploying billing').keys()]).toEqual(['p/A']);
+    expect([...searchOf(ix, 'deploying billing').keys()]).toEqual(['p/A']);
   });
 
   it('brings irregular verb forms and plurals to their base, on both sides', () => {
@@ -47,8 +48,8 @@ describe('the analyzer', () => {
     expect([processTerm('went'), processTerm('gone'), processTerm('Children')]).toEqual(['go', 'go', 'child']);
     expect(processTerm('won')).toBe('won'); // as in won't: left as it is
     const ix = indexOf({ A: 'we built the parser in a week', B: 'the build script needs node 20' });
-    expect([...ix.search('what did we build the parser with').keys()].sort()).toEqual(['p/A', 'p/B']);
-    expect([...indexOf({ A: 'two children asked' }).search('child').keys()]).toEqual(['p/A']);
+    expect([...searchOf(ix, 'what did we build the parser with').keys()].sort()).toEqual(['p/A', 'p/B']);
+    expect([...searchOf(indexOf({ A: 'two children asked' }), 'child').keys()]).toEqual(['p/A']);
   });
 
   it('scores by content words: an entry full of function words does not win', () => {
@@ -56,7 +57,7 @@ describe('the analyzer', () => {
       A: 'the cache of the service is where the team did what they had to do',
       B: 'cache eviction uses LRU',
     });
-    const hits = [...ix.search('what did the team use for the cache eviction').entries()].sort((a, b) => b[1] - a[1]);
+    const hits = [...searchOf(ix, 'what did the team use for the cache eviction').entries()].sort((a, b) => b[1] - a[1]);
     expect(hits[0]?.[0]).toBe('p/B');
   });
 
@@ -65,12 +66,12 @@ describe('the analyzer', () => {
     expect(namedTerms('Alice fixed it. Then it broke. I saw The end')).toEqual(new Set()); // sentence starts, a letter, a stopword
     expect(NAME_BOOST).toBe(2);
     const ix = indexOf({ A: 'alice wrote the notes', B: 'fix the parser', C: 'alice and the parser fix' });
-    const plain = ix.search('what did alice fix');
-    const named = ix.search('what did Alice fix');
+    const plain = searchOf(ix, 'what did alice fix');
+    const named = searchOf(ix, 'what did Alice fix');
     expect(named.get('p/A')).toBeCloseTo(NAME_BOOST * plain.get('p/A')!, 12);
     expect(named.get('p/B')).toBe(plain.get('p/B'));
     expect(named.get('p/C')! / plain.get('p/C')!).toBeGreaterThan(1);
-    expect(ix.search('Alice fix')).toEqual(plain); // the first word of a sentence: no telling a name from a capital
+    expect(searchOf(ix, 'Alice fix')).toEqual(plain); // the first word of a sentence: no telling a name from a capital
   });
 });
 
@@ -152,6 +153,8 @@ describe('the static embedding table', () => {
 
   it('splits text as BERT does and gives deterministic unit vectors, without the model', () => {
     expect(basicTokens("Héllo, Wörld! don't 東京")).toEqual(['hello', ',', 'world', '!', 'don', "'", 't', '東', '京']);
+    // Format and control characters dropped inside a word, any white space splits, symbols and astral ideographs stand alone.
+    expect(basicTokens('a\u200bb\tc\u00a0d$e\x7ff\u{20001}g\ufffd。')).toEqual(['ab', 'c', 'd', '$', 'ef', '\u{20001}', 'g', '。']);
     expect(table.model).toBe('minilm-l6-v2-static-128');
     const a = table.embed('Deploys to production happen every Tuesday afternoon');
     const b = StaticEmbedding.load().embed('Deploys to production happen every Tuesday afternoon');

@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import MiniSearch, { type SearchOptions } from 'minisearch';
-import { INDEX_OPTIONS, SearchIndex, reachableTerms } from '../../src/index/search-index.js';
-import { boundedDistance, withinOneEdit } from '../../src/index/reachable.js';
-import { processTerm } from '../../src/index/options.js';
+import { SearchIndex } from '../../src/index/search-index.js';
+import { boundedDistance, reachableTerms, withinOneEdit } from '../../src/index/reachable.js';
+import { INDEX_OPTIONS, processTerm } from '../../src/index/options.js';
 import { PostingIndex } from '../../src/index/postings.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
+import { searchOf } from '../helpers/search.js';
 
 const WORDS =
   'invoice invoices invoicing retry retries retried kafka offset offsets cache cached latency deploy deployment rollback canary auth token tokens session sessions flaky test tests postgres migration migrations schema memory leak ledger billing'.split(
@@ -74,12 +75,8 @@ describe('SearchIndex snapshot', () => {
       expect(partial.partial).toBe(true);
       expect(partial.plan(later).size).toBe(5 + 5 + 4 + 3);
       partial.sync(later);
-      // What a one-shot query reads: rawHits of the partial index, keyed back.
-      const raw = partial.rawHits(q);
-      const viaRaw = new Map([...raw.sids].map((sid, i) => [partial.keyOf(sid)!, raw.scores[i]]));
-      expect(viaRaw, q).toEqual(partial.search(q));
-      const a = [...partial.search(q)].sort();
-      const b = [...whole.search(q)].sort();
+      const a = [...searchOf(partial, q)].sort();
+      const b = [...searchOf(whole, q)].sort();
       expect(a.length, q).toBe(b.length);
       for (let i = 0; i < a.length; i++) {
         const [[ka, sa], [kb, sb]] = [a[i]!, b[i]!]; // i < a.length, the length of b (above)
@@ -103,7 +100,7 @@ describe('SearchIndex snapshot', () => {
     const current = SearchIndex.loadFor(file, QUERIES[0], ['content-a'])!;
     expect(current.inSync).toBe(true);
     expect(current.plan([]).size).toBe(0); // no stamps: nothing to compare with
-    expect(current.search(QUERIES[0])).toEqual(full.search(QUERIES[0]));
+    expect(searchOf(current, QUERIES[0])).toEqual(searchOf(full, QUERIES[0]));
     const raw = current.rawHits(QUERIES[0]);
     expect(raw.sids.length).toBeGreaterThan(10);
     for (const sid of raw.sids) {
@@ -189,13 +186,13 @@ describe('SearchIndex snapshot', () => {
       undefined,
       { deferCompact: true },
     ); // replaced and discarded documents too
-    const before = new Map(QUERIES.map((q) => [q, idx.search(q)]));
+    const before = new Map(QUERIES.map((q) => [q, searchOf(idx, q)]));
     expect(idx.save(file, true)).toBe(true);
     const back = SearchIndex.load(file);
     expect(back.loaded).toBe(true);
     expect(back.index.size).toBe(190);
     expect(back.index.plan(Array.from({ length: 190 }, (_, i) => doc(i, i < 7 ? 1 : 0))).size).toBe(0);
-    for (const q of QUERIES) expect(back.index.search(q), q).toEqual(before.get(q));
+    for (const q of QUERIES) expect(searchOf(back.index, q), q).toEqual(before.get(q));
     // A posting naming a document past the end (a flipped byte) makes the file unusable, not a crash.
     const bytes = readFileSync(file);
     // The postings start at the first multiple of 8 after the magic line, the head's length and the head.
@@ -214,7 +211,7 @@ describe('SearchIndex snapshot', () => {
       undefined,
       { deferCompact: true },
     );
-    const before = new Map(QUERIES.map((q) => [q, idx.search(q)]));
+    const before = new Map(QUERIES.map((q) => [q, searchOf(idx, q)]));
     const gen = idx.generation;
     expect(idx.documentNumbers).toBe(120 + 34);
     idx.save(join(tempDir(), 'x.bin')); // a save compacts first
@@ -222,7 +219,7 @@ describe('SearchIndex snapshot', () => {
     expect(idx.documentNumbers).toBe(100);
     for (let i = 0; i < 100; i++) expect(idx.keyOf(idx.sidOf(`p/E${i}`)!)).toBe(`p/E${i}`);
     expect(idx.sidOf('p/E110')).toBeUndefined();
-    for (const q of QUERIES) expect(idx.search(q), q).toEqual(before.get(q));
+    for (const q of QUERIES) expect(searchOf(idx, q), q).toEqual(before.get(q));
   });
 });
 
@@ -323,7 +320,7 @@ describe('PostingIndex against MiniSearch', () => {
     si.sync(docs.slice(0, 380).map((d, i) => ({ key: d.key, stamp: 's', load: () => doc(i).load() })));
     si.save(file);
     const back = SearchIndex.load(file).index;
-    for (const q of shapes) expect(back.search(q), q).toEqual(si.search(q));
+    for (const q of shapes) expect(searchOf(back, q), q).toEqual(searchOf(si, q));
   });
 
   it("discarded documents do not count in a term's document frequency, whether or not the text reaches them", () => {
