@@ -55,6 +55,40 @@ async function spawnGit(cwd: string, args: string[], input: string | Buffer, env
   });
 }
 
+/** A reader of `cat-file --batch` output for objects `want`, in chunks of any size: each object found goes to `onBlob`. */
+function blobReader(want: string[], onBlob: (name: string, bytes: Buffer) => void): (chunk: Buffer) => void {
+  let next = 0;
+  let size = -1; // the object being read, or -1 between objects
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  return (chunk) => {
+    held.push(chunk);
+    heldBytes += chunk.length;
+    if (size >= 0 && heldBytes < size + 1) return;
+    const buf = held.length === 1 ? chunk : Buffer.concat(held);
+    let at = 0;
+    for (;;) {
+      if (size < 0) {
+        const nl = buf.indexOf(10, at);
+        if (nl < 0) break;
+        const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
+        at = nl + 1;
+        if (!m) {
+          next++; // "<name> missing"
+          continue;
+        }
+        size = Number(m[1]);
+      }
+      if (buf.length - at < size + 1) break;
+      onBlob(want[next++]!, buf.subarray(at, at + size));
+      at += size + 1;
+      size = -1;
+    }
+    held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
+    heldBytes = buf.length - at;
+  };
+}
+
 export class GitRepo {
   private name: Promise<string | null> | undefined;
   /** commit.gpgsign as git last read it, and the stamp of the config files it came from. */
@@ -190,10 +224,11 @@ export class GitRepo {
     }
   }
 
-  /** The bytes of objects by name (ids, or `<rev>:<path>`), in one `cat-file --batch`. */
+  /** The bytes of objects by name (ids, or `<rev>:<path>`), in one `cat-file --batch` (through the helper in a long-lived process). */
   async readBlobs(names: string[]): Promise<Map<string, Buffer>> {
     const out = new Map<string, Buffer>();
-    await this.streamBlobs(names, (name, bytes) => out.set(name, bytes));
+    const want = [...new Set(names)];
+    if (want.length) blobReader(want, (name, bytes) => out.set(name, bytes))(await this.exec(['cat-file', '--batch'], `${want.join('\n')}\n`));
     return out;
   }
 
@@ -203,37 +238,7 @@ export class GitRepo {
    */
   async streamBlobs(names: string[], onBlob: (name: string, bytes: Buffer) => void): Promise<void> {
     const want = [...new Set(names)];
-    if (!want.length) return;
-    let next = 0;
-    let size = -1; // the object being read, or -1 between objects
-    let held: Buffer[] = [];
-    let heldBytes = 0;
-    await this.exec(['cat-file', '--batch'], `${want.join('\n')}\n`, {}, (chunk) => {
-      held.push(chunk);
-      heldBytes += chunk.length;
-      if (size >= 0 && heldBytes < size + 1) return;
-      const buf = held.length === 1 ? chunk : Buffer.concat(held);
-      let at = 0;
-      for (;;) {
-        if (size < 0) {
-          const nl = buf.indexOf(10, at);
-          if (nl < 0) break;
-          const m = /^[0-9a-f]+ \S+ (\d+)$/.exec(buf.toString('latin1', at, nl));
-          at = nl + 1;
-          if (!m) {
-            next++; // "<name> missing"
-            continue;
-          }
-          size = Number(m[1]);
-        }
-        if (buf.length - at < size + 1) break;
-        onBlob(want[next++]!, buf.subarray(at, at + size));
-        at += size + 1;
-        size = -1;
-      }
-      held = at < buf.length ? [Buffer.from(buf.subarray(at))] : [];
-      heldBytes = buf.length - at;
-    });
+    if (want.length) await this.exec(['cat-file', '--batch'], `${want.join('\n')}\n`, {}, blobReader(want, onBlob));
   }
 
   /** Removes the temporary index files killed writers of ours left (with the write lock held: no writer of ours is mid-commit). */
