@@ -14,28 +14,42 @@ export interface GitOutcome {
   error?: string;
 }
 
-/** The helper's code: runs each git it is sent and sends back how it ended; exits with its parent. */
+/**
+ * Runs git to its end, never rejecting: how it ended and what it wrote (stdout to `onOut` as it
+ * comes, or into the file `stdout`; `signal` stops it). Synchronous up to git's start.
+ */
+export function spawnGit(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  o: { input?: string | Buffer; onOut?: (d: Buffer) => void; stdout?: number; signal?: AbortSignal } = {},
+): Promise<GitOutcome> {
+  return new Promise((done) => {
+    const failed = (e: Error): void => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message });
+    let child: ChildProcess;
+    try {
+      child = process
+        .getBuiltinModule('node:child_process')
+        .spawn('git', args, { cwd, env, stdio: ['pipe', o.stdout ?? 'pipe', 'pipe'], signal: o.signal, windowsHide: true });
+    } catch (e) {
+      return failed(e as Error);
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', o.onOut ?? ((d: Buffer) => out.push(d)));
+    child.stderr?.on('data', (d: Buffer) => err.push(d));
+    child.on('error', failed);
+    child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
+    child.stdin?.on('error', () => undefined); // git exiting early is reported through close
+    child.stdin?.end(o.input ?? '');
+  });
+}
+
+/** The helper's code: spawnGit's own source (it imports nothing), run for each git it is sent; exits with its parent. */
 const HELPER = `'use strict';
-const { spawn } = require('node:child_process');
+const spawnGit = ${spawnGit.toString()};
 process.on('disconnect', () => process.exit(0));
-process.on('message', ({ id, cwd, args, input, env }) => {
-  let sent = false;
-  const send = (m) => { if (!sent) { sent = true; process.send({ id, ...m }); } };
-  let child;
-  try {
-    child = spawn('git', args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-  } catch (e) {
-    return send({ error: String(e && e.message) });
-  }
-  const out = [];
-  const err = [];
-  child.stdout.on('data', (d) => out.push(d));
-  child.stderr.on('data', (d) => err.push(d));
-  child.on('error', (e) => send({ error: e.message }));
-  child.on('close', (code, signal) => send({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(input);
-});
+process.on('message', ({ id, cwd, args, input, env }) => spawnGit(cwd, args, env, { input }).then((o) => process.send({ id, ...o })));
 `;
 
 const toBuffer = (u: Uint8Array | undefined): Buffer => (u ? Buffer.from(u.buffer, u.byteOffset, u.byteLength) : Buffer.alloc(0));

@@ -10,7 +10,7 @@ import { configBool, configFiles, configValue, filesStamp, writeBlocker } from '
 import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
-import { gitHelper, type GitOutcome } from './git-helper.js';
+import { gitHelper, spawnGit, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
 
@@ -32,27 +32,12 @@ async function exec(
       ? await gitHelper()
           .run(cwd, args, input, gitEnv(env))
           .catch((e: Error) => ({ error: e.message }) as GitOutcome)
-      : await spawnGit(cwd, args, input, env, onOut);
+      : await spawnGit(cwd, args, gitEnv(env), { input, onOut });
   if (r.error !== undefined) throw new GitError(`cannot run git: ${r.error}`);
   if (r.code === 0) return r.out;
   if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') throw new InterruptedError(r.signal);
   const text = r.err.toString('utf8').trim();
   throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
-}
-
-async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>, onOut?: (d: Buffer) => void): Promise<GitOutcome> {
-  const { spawn } = await import('node:child_process'); // not at start-up: read-only commands rarely spawn
-  return new Promise((done) => {
-    const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', onOut ?? ((d: Buffer) => out.push(d)));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message }));
-    child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
-    child.stdin.on('error', () => undefined); // git exiting early is reported through close
-    child.stdin.end(input);
-  });
 }
 
 /** A reader of `cat-file --batch` output for objects `want`, in chunks of any size: each object found goes to `onBlob`. */
