@@ -54,18 +54,19 @@ process.on('message', ({ id, cwd, args, input, env }) => spawnGit(cwd, args, env
 
 const toBuffer = (u: Uint8Array | undefined): Buffer => (u ? Buffer.from(u.buffer, u.byteOffset, u.byteLength) : Buffer.alloc(0));
 
+/** Runs git as spawnGit does (never rejecting), from one helper process started on first use. */
 class GitHelper {
   private child: ChildProcess | undefined;
   private next = 0;
-  private readonly pending = new Map<number, { done: (o: GitOutcome) => void; fail: (e: Error) => void }>();
+  private readonly pending = new Map<number, (o: GitOutcome) => void>();
 
   run(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>): Promise<GitOutcome> {
     const child = this.start();
     const id = this.next++;
-    return new Promise((done, fail) => {
-      this.pending.set(id, { done, fail });
+    return new Promise((done) => {
+      this.pending.set(id, done);
       if (this.pending.size === 1) child.channel?.ref();
-      child.send({ id, cwd, args, input, env }, (e) => e && this.settle(id, undefined, e));
+      child.send({ id, cwd, args, input, env }, (e) => e && this.settle(id, { error: e.message }));
     });
   }
 
@@ -73,13 +74,11 @@ class GitHelper {
     if (this.child) return this.child;
     const { spawn } = process.getBuiltinModule('node:child_process');
     const child = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced', windowsHide: true });
-    child.on('message', (m: GitOutcome & { id: number; out?: Uint8Array; err?: Uint8Array }) =>
-      this.settle(m.id, { code: m.code ?? null, signal: m.signal ?? null, out: toBuffer(m.out), err: toBuffer(m.err), error: m.error }),
-    );
+    child.on('message', (m: Partial<GitOutcome> & { id: number }) => this.settle(m.id, m));
     const gone = (): void => {
       if (this.child !== child) return;
       this.child = undefined; // the next git starts a new helper
-      for (const id of [...this.pending.keys()]) this.settle(id, undefined, new Error('its helper process ended while git ran'));
+      for (const id of [...this.pending.keys()]) this.settle(id, { error: 'its helper process ended while git ran' });
     };
     child.on('exit', gone);
     child.on('error', gone);
@@ -88,13 +87,12 @@ class GitHelper {
     return (this.child = child);
   }
 
-  private settle(id: number, outcome: GitOutcome | undefined, err?: Error): void {
-    const p = this.pending.get(id);
-    if (!p) return;
+  private settle(id: number, m: Partial<GitOutcome>): void {
+    const done = this.pending.get(id);
+    if (!done) return;
     this.pending.delete(id);
     if (this.pending.size === 0) this.child?.channel?.unref();
-    if (outcome) p.done(outcome);
-    else p.fail(err!);
+    done({ code: m.code ?? null, signal: m.signal ?? null, out: toBuffer(m.out), err: toBuffer(m.err), error: m.error });
   }
 }
 

@@ -19,25 +19,12 @@ export type { CommitHooks } from './git-commit.js';
  * or SIGTERM (a Ctrl-C reaches the whole process group: git stops first, and the write must end
  * as interrupted, not failed).
  */
-async function exec(
-  cwd: string,
-  args: string[],
-  input: string | Buffer = '',
-  env: Record<string, string> = {},
-  helper = false,
-  onOut?: (d: Buffer) => void,
-): Promise<Buffer> {
-  const r =
-    helper && !onOut
-      ? await gitHelper()
-          .run(cwd, args, input, gitEnv(env))
-          .catch((e: Error) => ({ error: e.message }) as GitOutcome)
-      : await spawnGit(cwd, args, gitEnv(env), { input, onOut });
+function stdoutOf(r: GitOutcome, command: string | undefined): Buffer {
   if (r.error !== undefined) throw new GitError(`cannot run git: ${r.error}`);
   if (r.code === 0) return r.out;
   if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') throw new InterruptedError(r.signal);
   const text = r.err.toString('utf8').trim();
-  throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
+  throw new GitError(text || `git ${command} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
 }
 
 /** A reader of `cat-file --batch` output for objects `want`, in chunks of any size: each object found goes to `onBlob`. */
@@ -105,7 +92,9 @@ export class GitRepo {
     }
     let out: string;
     try {
-      out = (await exec(dir, ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index'])).toString('utf8');
+      out = stdoutOf(await spawnGit(dir, ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index'], gitEnv()), 'rev-parse').toString(
+        'utf8',
+      );
     } catch (err) {
       if (!hasGitLocation()) return null;
       throw new GitError(`git cannot use the repository its environment names (GIT_DIR, GIT_WORK_TREE): ${(err as Error).message}`);
@@ -122,7 +111,11 @@ export class GitRepo {
 
   /** Runs git in the top folder (stdout as bytes, or to `onOut` as it comes); `env` is added to the user's. */
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.indexEnv, ...env }, this.helper, onOut);
+    const e = gitEnv({ ...this.indexEnv, ...env });
+    return stdoutOf(
+      this.helper && !onOut ? await gitHelper().run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
+      args[0],
+    );
   }
 
   async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
