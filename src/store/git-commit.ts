@@ -104,7 +104,7 @@ export class MemoryCommit {
   private async writing(args: string[], input: string, env: Record<string, string> = {}): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.repo.gitStdin(args, input, env);
+        return await this.repo.run(args, input, env);
       } catch (err) {
         if (attempt >= 3 || !/unable to create temporary file|unable to write (new |loose )?(sha1 )?(object|file)/i.test((err as Error).message)) throw err;
       }
@@ -150,7 +150,7 @@ export class MemoryCommit {
   private async move(made: Made, hooks: CommitHooks, last: boolean): Promise<boolean> {
     const { commit, head, message } = made;
     try {
-      await this.repo.gitStdin(
+      await this.repo.run(
         ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
         head ? `update HEAD ${commit} ${head}\n` : `create HEAD ${commit}\n`,
       );
@@ -170,7 +170,7 @@ export class MemoryCommit {
   /** A hook's output (`git hook run`); its failure refuses the write unless `strict` is false. */
   private async hook(name: string, args: string[], env: Record<string, string>, strict = true): Promise<string> {
     try {
-      return (await this.repo.gitStdin(['hook', 'run', '--ignore-missing', name, ...(args.length ? ['--', ...args] : [])], '', env)).trim();
+      return (await this.repo.run(['hook', 'run', '--ignore-missing', name, ...(args.length ? ['--', ...args] : [])], '', env)).trim();
     } catch (err) {
       if (!strict && !(err instanceof InterruptedError)) return (err as Error).message;
       return refused(`the ${name} hook refused the memory commit (commit.hooks: run in config.yaml)`, err);

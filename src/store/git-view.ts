@@ -10,7 +10,7 @@ import { lowerBoundText, type Texts } from './texts.js';
 import { gitEnv } from './git-env.js';
 import { spawnGit } from './git-helper.js';
 import { readNoFollow } from './state-dir.js';
-import { tryOr } from './fsutil.js';
+import { readAt, tryOr } from './fsutil.js';
 
 interface ViewMatch {
   /** 1 at the position of each file git vouches for. */
@@ -38,20 +38,16 @@ export function indexChecksum(root: string): string | null {
 
 export function indexFileChecksum(file: string): string | null {
   const fs = process.getBuiltinModule('node:fs');
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const size = fs.fstatSync(fd).size;
-    if (size < 32) return null;
-    const tail = Buffer.alloc(20);
-    if (fs.readSync(fd, tail, 0, 20, size - 20) !== 20) return null;
-    const hex = tail.toString('hex');
-    return /^0+$/.test(hex) ? null : hex;
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
+  return tryOr(() => {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const hex = size < 32 ? '' : readAt(fd, size - 20, 20).toString('hex');
+      return /^0*$/.test(hex) ? null : hex;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }, null);
 }
 
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {

@@ -118,12 +118,9 @@ export class GitRepo {
     );
   }
 
-  async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
+  /** The same, as text. */
+  async run(args: string[], input: string | Buffer = '', env: Record<string, string> = {}): Promise<string> {
     return (await this.exec(args, input, env)).toString('utf8');
-  }
-
-  async run(args: string[]): Promise<string> {
-    return this.gitStdin(args, '');
   }
 
   async head(): Promise<string | null> {
@@ -168,7 +165,7 @@ export class GitRepo {
   async blobsAt(rev: string, paths: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < paths.length; i += 1000) {
-      const listing = await this.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', { GIT_LITERAL_PATHSPECS: '1' }).catch(
+      const listing = await this.run(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', { GIT_LITERAL_PATHSPECS: '1' }).catch(
         async (err: unknown) => {
           if (rev === 'HEAD' && !(await this.head())) return '';
           throw err;
@@ -186,7 +183,7 @@ export class GitRepo {
   /** The blob ids git gives these files (paths from the top folder; clean filters applied, nothing written), in one process. */
   async hashFiles(paths: string[]): Promise<string[]> {
     if (!paths.length) return [];
-    return (await this.gitStdin(['hash-object', '--stdin-paths'], paths.join('\n') + '\n')).trim().split('\n');
+    return (await this.run(['hash-object', '--stdin-paths'], paths.join('\n') + '\n')).trim().split('\n');
   }
 
   /** Writes these files (from the top folder) as git checks them out of HEAD, through a temporary index (the user's is not touched). */

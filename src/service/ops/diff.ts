@@ -23,12 +23,12 @@ const PATHS = ['ai-memory', 'ai-context'];
 type Side = { rev: string; label: string } | { index: true; label: string } | { worktree: true; label: string };
 
 async function verify(git: GitRepo, rev: string): Promise<string | null> {
-  return (await git.gitStdin(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], '').catch(() => '')).trim() || null;
+  return (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => '')).trim() || null;
 }
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
   try {
-    return (await git.gitStdin(['merge-base', a, b], '')).trim();
+    return (await git.run(['merge-base', a, b])).trim();
   } catch {
     throw new UsageError(`${a} and ${b} have no common history`);
   }
@@ -61,8 +61,8 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
   }
   const head = await verify(git, 'HEAD');
   if (head) {
-    const upstream = (await git.gitStdin(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'], '').catch(() => '')).trim() || null;
-    const branch = (await git.gitStdin(['rev-parse', '--abbrev-ref', 'HEAD'], '').catch(() => '')).trim();
+    const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim() || null;
+    const branch = (await git.run(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '')).trim();
     for (const other of [upstream, 'main', 'master']) {
       if (!other || other === branch) continue;
       const sha = await verify(git, other);
@@ -92,16 +92,16 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   let rows: { status: string; path: string }[];
   if (!hasBase) {
     // No commit yet: everything on the new side is new.
-    rows = (await git.gitStdin(['ls-files', '-z', '--', ...memoryPaths], ''))
+    rows = (await git.run(['ls-files', '-z', '--', ...memoryPaths]))
       .split('\0')
       .filter(Boolean)
       .map((path) => ({ status: 'A', path }));
-  } else if ('index' in head) rows = nameStatus(await git.gitStdin([...args, '--cached', baseRev, '--', ...memoryPaths], ''));
+  } else if ('index' in head) rows = nameStatus(await git.run([...args, '--cached', baseRev, '--', ...memoryPaths]));
   else if ('worktree' in head) {
-    rows = nameStatus(await git.gitStdin([...args, baseRev, '--', ...memoryPaths], ''));
-    const untracked = (await git.gitStdin(['ls-files', '--others', '--exclude-standard', '-z', '--', ...memoryPaths], '')).split('\0').filter(Boolean);
+    rows = nameStatus(await git.run([...args, baseRev, '--', ...memoryPaths]));
+    const untracked = (await git.run(['ls-files', '--others', '--exclude-standard', '-z', '--', ...memoryPaths])).split('\0').filter(Boolean);
     rows.push(...untracked.map((path) => ({ status: 'A', path })));
-  } else rows = nameStatus(await git.gitStdin([...args, baseRev, head.rev, '--', ...memoryPaths], ''));
+  } else rows = nameStatus(await git.run([...args, baseRev, head.rev, '--', ...memoryPaths]));
 
   // Relative to the workspace (the repository may be larger).
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
@@ -131,7 +131,7 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   if (projects.length && !('rev' in head)) {
     for (const se of engine.snapshot(caller.warn).entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
   } else if (projects.length && 'rev' in head) {
-    const listing = await git.gitStdin(
+    const listing = await git.run(
       ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))],
       '',
     );
