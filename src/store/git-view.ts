@@ -198,9 +198,7 @@ export function offerGitView(run: GitViewRun): void {
 export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;
-  let timer: NodeJS.Timeout | undefined;
-  const got = await Promise.race([o.view, new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)))]);
-  clearTimeout(timer);
+  const got = await Promise.race([o.view, new Promise<'late'>((res) => setTimeout(res, maxWaitMs, 'late').unref())]);
   if (got === 'late') o.stop();
   o.settled = got === 'late' ? null : got;
 }
