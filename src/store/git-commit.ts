@@ -7,7 +7,7 @@
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BusyError, GitError, InterruptedError, ValidationError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
@@ -218,7 +218,7 @@ export class MemoryCommit {
         fd = openSync(lock, 'wx', 0o644);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const rel = relative(this.repo.toplevel, lock).split(sep).join('/');
+        const rel = this.repo.repoPath(lock);
         const shown = rel.startsWith('..') ? lock : rel;
         if (!this.waited) {
           this.waited = true;

@@ -77,8 +77,7 @@ export class GitRepo {
   ) {}
 
   /** The repository holding `dir`, or null outside a work tree; git's reason when the environment names one (GIT_DIR...) git cannot use. */
-  static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
-    const helper = opts.helper ?? false;
+  static async open(dir: string, { helper = false }: { helper?: boolean } = {}): Promise<GitRepo | null> {
     // Without a git process in the common case: a `.git` folder above, no GIT_* location, no core.worktree (git must say where).
     const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
     if (
