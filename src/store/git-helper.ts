@@ -16,7 +16,8 @@ export interface GitOutcome {
 
 /**
  * Runs git to its end, never rejecting: how it ended and what it wrote (stdout to `onOut` as it
- * comes, or into the file `stdout`; `signal` stops it). Synchronous up to git's start.
+ * comes, or into the file `stdout`; `signal` stops it). Synchronous up to git's start. The helper
+ * runs its source alone: it must use no import and nothing of this module.
  */
 export function spawnGit(
   cwd: string,
