@@ -36,13 +36,8 @@ export interface DaemonOptions {
 /** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
 
-/**
- * Queries a new daemon answers for itself before its socket opens (semantic branch included once
- * the first vectors exist, waited for at most WARM_WAIT_MS): a process's first queries run cold
- * code at several times a warm query's cost, callers' first queries would pay it.
- */
+/** Queries a new daemon runs for itself before its socket opens, once it has vectors (waited for at most 2 s): a process's first queries run cold code, at several times a warm query's cost. */
 const WARM_QUERIES = 6;
-const WARM_WAIT_MS = 2000;
 
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
@@ -324,13 +319,12 @@ export class Daemon {
       (err) => status.recordError('semantic', err),
     );
     const entries = engine.rm.current?.entries ?? [];
-    if (!entries.length) return;
-    const end = Date.now() + WARM_WAIT_MS;
-    while (semantic && ['loading', 'ready', 'indexing'].includes(semantic.state) && !semantic.status().vector_bytes && Date.now() < end)
+    const end = Date.now() + 2000;
+    while (entries.length && semantic?.status().vector_bytes === 0 && ['loading', 'ready', 'indexing'].includes(semantic.state) && Date.now() < end)
       await new Promise((r) => setTimeout(r, 10));
-    for (let k = 1; k <= WARM_QUERIES; k++) {
+    // The first words of entries spread over the catalog: texts with hits, as callers' have.
+    for (let k = 1; k <= WARM_QUERIES && entries.length; k++) {
       try {
-        // The first words of entries spread over the catalog: texts with hits, as callers' have.
         const text = entries[Math.floor((entries.length * k) / (WARM_QUERIES + 1))]!.readOnce().summary.split(/\s+/).slice(0, 3).join(' ');
         query(engine, this.own, text, {}, { refresh: false, record: false, semantic: await semanticFor(engine, this.own, text) });
       } catch {
