@@ -40,17 +40,7 @@ export interface RenderedContext {
   omitted: number;
 }
 
-/** Renders the context file, ranked by the priors; over the budget, the lowest-ranked go first and the file says so. */
-export function renderContext(project: string, entries: MemoryEntry[], nowMs: number, budget = DEFAULT_CONTEXT_BUDGET): RenderedContext {
-  return renderContextOf(
-    project,
-    entries.map((e) => ({ meta: e, entry: () => e })),
-    nowMs,
-    budget,
-  );
-}
-
-/** renderContext that ranks by the metadata and reads the full text of only the entries that can fit. */
+/** The context file, ranked by the priors on the metadata (texts read only where they can fit); the lowest-ranked go first, said so. */
 export function renderContextOf(
   project: string,
   items: { meta: EntryLike; entry: () => MemoryEntry; evidence?: () => AnchorStatus }[],

@@ -42,16 +42,8 @@ export function fieldPath(parts: readonly PropertyKey[], prefix = ''): string {
   return out;
 }
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = input;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
-}
-
-function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
+/** Issues carry their input (`reportInput`): a field without one is missing. */
+function zodProblems(err: ZodError, prefix: string): Problem[] {
   const out: Problem[] = [];
   for (const issue of err.issues) {
     const base = fieldPath(issue.path, prefix);
@@ -64,7 +56,7 @@ function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
       continue;
     }
     let message = issue.message;
-    if (issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'is required';
+    if (issue.path.length > 0 && issue.input === undefined) message = 'is required';
     else if (issue.code === 'invalid_type') message = `must be ${issue.expected} (${issue.message.replace(/^Invalid input: /, '')})`;
     else if (issue.code === 'invalid_value' && 'values' in issue) {
       message = `must be one of: ${(issue.values as unknown[]).map(String).join(', ')}`;
@@ -79,9 +71,9 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, errors: [{ path: prefix || '(root)', message: 'must be a JSON object' }] };
   }
-  const r = schema.safeParse(input);
+  const r = schema.safeParse(input, { reportInput: true });
   if (r.success) return { ok: true, value: r.data, errors: [] };
-  return { ok: false, errors: zodProblems(r.error, prefix, input) };
+  return { ok: false, errors: zodProblems(r.error, prefix) };
 }
 
 /** Rules between fields (each field's own limits are in the schema). `p` is the path prefix (e.g. `entry.`). */
@@ -107,23 +99,25 @@ const PolicyFields = z.object({
   evidence: z.array(z.looseObject({ type: z.enum(EVIDENCE_TYPES) })).optional(),
 });
 
-/** The write policy's problems of an input whose fields broke their limits, listed beside those (a stored entry's only when active). */
-function policyOf(input: unknown, as: 'input' | 'stored', prefix: string): Problem[] {
-  const p = PolicyFields.safeParse(input);
-  const out: Problem[] = [];
-  if (p.success && (as === 'input' || p.data.status === 'active')) policyRules(p.data, prefix, out);
-  return out;
-}
-
-/** The write policy for an entry about to become (or stay) live. */
-function policyRules(e: z.infer<typeof PolicyFields>, p: string, out: Problem[]): void {
+/** The write policy for an entry about to become (or stay) live: an input unless a draft, a stored entry when active. */
+function policyRules(e: z.infer<typeof PolicyFields>, as: 'input' | 'stored', p: string, out: Problem[]): void {
   const evidence = e.evidence ?? [];
-  if (e.status === 'draft') return; // Drafts may omit evidence.
+  if (e.status === 'draft' || (as === 'stored' && e.status !== 'active')) return; // Drafts may omit evidence.
   if (evidence.length === 0) {
     out.push({ path: fieldAt(p, 'evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
   } else if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
     out.push({ path: fieldAt(p, 'evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
   }
+}
+
+/** Shape, rules between fields and write policy; an input whose fields broke their limits gets its policy problems listed beside those. */
+function checked<T extends EntryInput | MemoryEntry>(schema: ZodType<T>, input: unknown, as: 'input' | 'stored', prefix: string): { e?: T; errors: Problem[] } {
+  const shaped = parseWith(schema, input, prefix);
+  const errors = shaped.ok ? [] : shaped.errors;
+  if (shaped.ok) fieldRules(shaped.value, prefix, errors);
+  const policy = shaped.ok ? shaped.value : PolicyFields.safeParse(input).data;
+  if (policy) policyRules(policy, as, prefix, errors);
+  return { e: shaped.ok ? shaped.value : undefined, errors };
 }
 
 /** A create input, normalized: timestamps in canonical UTC, defaults filled in. */
@@ -138,22 +132,13 @@ export type NormalizedInput = EntryInput & {
 
 /** Validates the `entry` of a create: shape, field rules, write policy, and (with a context) duplicates; `prefix`: where it sits (`[2].entry`). */
 export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<NormalizedInput> {
-  const shaped = parseWith(EntryInputSchema, input, prefix);
-  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'input', prefix)] };
-  const e = shaped.value;
-  const errors: Problem[] = [];
-  fieldRules(e, prefix, errors);
-  policyRules(e, prefix, errors);
-  if (errors.length === 0 && ctx.findDuplicate) {
-    const dup = ctx.findDuplicate(duplicateHash(e));
-    if (dup) {
-      errors.push({
-        path: fieldAt(prefix, 'summary'),
-        message: `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`,
-      });
-    }
+  const { e, errors } = checked(EntryInputSchema, input, 'input', prefix);
+  const dup = e && errors.length === 0 ? ctx.findDuplicate?.(duplicateHash(e)) : undefined;
+  if (dup) {
+    const message = `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`;
+    errors.push({ path: fieldAt(prefix, 'summary'), message });
   }
-  if (errors.length) return { ok: false, errors };
+  if (!e || errors.length) return { ok: false, errors };
   return {
     ok: true,
     errors: [],
@@ -171,17 +156,12 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
 
 /** Validates a stored entry (a file on disk, an import): shape and field rules; policy for live ones. */
 export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryEntry> {
-  const shaped = parseWith(MemoryEntrySchema, input, prefix);
-  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'stored', prefix)] };
-  const e = shaped.value;
-  const errors: Problem[] = [];
-  fieldRules(e, prefix, errors);
-  if (e.status === 'active') policyRules(e, prefix, errors);
-  if ((e.status === 'superseded') !== Boolean(e.superseded_by)) {
+  const { e, errors } = checked(MemoryEntrySchema, input, 'stored', prefix);
+  if (e && (e.status === 'superseded') !== Boolean(e.superseded_by)) {
     const message = e.superseded_by ? 'must be null unless status is "superseded"' : 'is required when status is "superseded"';
     errors.push({ path: fieldAt(prefix, 'superseded_by'), message });
   }
-  if (errors.length) return { ok: false, errors };
+  if (!e || errors.length) return { ok: false, errors };
   return { ok: true, value: e, errors: [] };
 }
 
