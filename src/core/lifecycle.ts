@@ -130,11 +130,6 @@ export function initialImportance(e: { summary: string; content: string; kind: s
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
 
-/** Importance now: committed (or initial) plus 0.02 per retrieval, at most 1. */
-export function importanceOf(committed: number, retrievals: number): number {
-  return Math.min(1, Math.round((committed + 0.02 * retrievals) * 1000) / 1000);
-}
-
 /** Parses `30m`, `1h`, `24h`, `7d`, `2w` into milliseconds; null if invalid. */
 export function intervalMs(s: string): number | null {
   const m = /^(\d+(?:\.\d+)?)\s*(m|h|d|w)$/.exec(s.trim());
@@ -232,7 +227,8 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   let elapsed = Math.max(0, now - last);
   const daysSince = elapsed / DAY_MS;
   if (lc.decay_policy === 'aggressive') elapsed *= 2;
-  const importance = importanceOf(lc.importance ?? baseImportance, retrievals);
+  // Importance now: committed (or initial) plus 0.02 per retrieval, at most 1.
+  const importance = Math.min(1, Math.round(((lc.importance ?? baseImportance) + 0.02 * retrievals) * 1000) / 1000);
   // Retrieval boosts confidence by type, up to a cap; it never lowers it.
   const { boost, cap } = RETRIEVAL_BOOST[type];
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
