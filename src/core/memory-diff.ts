@@ -18,14 +18,6 @@ export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject
   fields?: { field: string; from: string; to: string }[];
 }
 
-export interface DiffWarning {
-  level: 'error' | 'warning';
-  project: string;
-  id: string | null;
-  file: string;
-  message: string;
-}
-
 /** A memory whose evidence cites code the change moved, modified or deleted. */
 export interface CitedCode {
   id: string;
@@ -43,7 +35,7 @@ export interface MemoryDiff {
   base: string;
   head: string;
   changes: EntryChange[];
-  warnings: DiffWarning[];
+  warnings: { level: 'error' | 'warning'; project: string; id: string | null; file: string; message: string }[];
   /** Memory paths that are not entry files (config.yaml, .gitattributes, ai-context/). */
   other_files: { file: string; status: 'added' | 'modified' | 'removed' }[];
   cited_code: CitedCode[];
@@ -109,9 +101,9 @@ export function diffMemory(
   live: Map<string, MemoryEntry[]> = new Map(),
 ): MemoryDiff {
   const changes: EntryChange[] = [];
-  const warnings: DiffWarning[] = [];
+  const warnings: MemoryDiff['warnings'] = [];
   const other: MemoryDiff['other_files'] = [];
-  const warn = (level: DiffWarning['level'], project: string, id: string | null, file: string, message: string): void => {
+  const warn = (level: 'error' | 'warning', project: string, id: string | null, file: string, message: string): void => {
     warnings.push({ level, project, id, file, message });
   };
   // An entry that changed section is one path removed and one added: the same id, moved.
