@@ -166,12 +166,7 @@ export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryE
 }
 
 /** A Memory_Update whose shape, fields and target are valid; `entry` is normalized when present. */
-export interface ValidUpdate {
-  operation: MemoryUpdate['operation'];
-  entry?: NormalizedInput;
-  target_id?: string;
-  superseded_by?: string;
-}
+export type ValidUpdate = Omit<MemoryUpdate, 'entry'> & { entry?: NormalizedInput };
 
 /** Validates one Memory_Update: create needs `entry`; supersede/deprecate need `target_id`. */
 export function validateUpdate(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<ValidUpdate> {
