@@ -1,7 +1,7 @@
 /** What every command shares: input files (or stdin), JSON or human output, warnings, errors as one line per problem. */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv, Options } from 'yargs';
+import type { Options } from 'yargs';
 import { KINDS, SECTIONS } from '../core/constants.js';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
 import { checkDepth } from '../core/errors.js';
@@ -26,30 +26,27 @@ export interface Command {
   /** false: run by programs (git, agent clients), not in help. */
   describe: string | false;
   options?: Record<string, Options>;
-  /** Options several commands share (the query filters). */
-  build?: <T>(y: Argv<T>) => Argv<T>;
   run(k: Cli, a: Args): unknown;
 }
 
 export const JSON_FILE: Options = { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' };
 
 /** The query/list filters (CLI.md `memory query`); yargs' camelCase twins (minConfidence, ...) are core/filters.ts's input as they are. */
-export function filterOptions<T>(y: Argv<T>): Argv<T> {
-  return y
-    .option('section', { type: 'string', describe: `comma list of: ${SECTIONS.join(', ')}` })
-    .option('kind', { type: 'string', describe: `comma list of: ${KINDS.join(', ')}` })
-    .option('scope', { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' })
-    .option('subject', { type: 'string', describe: 'exact subject key' })
-    .option('tags', { type: 'string', describe: 'comma list; entries must carry all of them' })
-    .option('status', { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' })
-    .option('min-confidence', { type: 'number', describe: 'default 0.6' })
-    .option('since', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
-    .option('until', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
-    .option('date-field', { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' })
-    .option('include-expired', { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' })
-    .option('limit', { type: 'number', describe: 'at most this many results (max 50)' })
-    .option('offset', { type: 'number', describe: 'skip this many results first (the next page)' });
-}
+export const FILTERS: Record<string, Options> = {
+  section: { type: 'string', describe: `comma list of: ${SECTIONS.join(', ')}` },
+  kind: { type: 'string', describe: `comma list of: ${KINDS.join(', ')}` },
+  scope: { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' },
+  subject: { type: 'string', describe: 'exact subject key' },
+  tags: { type: 'string', describe: 'comma list; entries must carry all of them' },
+  status: { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' },
+  'min-confidence': { type: 'number', describe: 'default 0.6' },
+  since: { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' },
+  until: { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' },
+  'date-field': { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' },
+  'include-expired': { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' },
+  limit: { type: 'number', describe: 'at most this many results (max 50)' },
+  offset: { type: 'number', describe: 'skip this many results first (the next page)' },
+};
 
 /** A positional `-` on its way through yargs (see normalizeArgv). */
 export const STDIO_ARG = '\u0000-';
@@ -57,6 +54,11 @@ export const STDIO_ARG = '\u0000-';
 export function fileArg(v: unknown): string {
   const s = String(v ?? '');
   return s === STDIO_ARG ? '-' : s;
+}
+
+/** `; commit <short id>` (or another wording) after a message, when the change made a commit. */
+export function commitNote(commit: string | null | undefined, lead = '; commit ', end = ''): string {
+  return commit ? `${lead}${commit.slice(0, 12)}${end}` : '';
 }
 
 function jsonText(value: unknown): string {

@@ -51,14 +51,22 @@ const COMMANDS: readonly Command[] = [
   ...syncCommands,
 ];
 
+/** yargs passes `--limit abc` on as NaN and a repeated option as an array: a usage error for every number option. */
+const oneNumber =
+  (name: string) =>
+  (v: unknown): number => {
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+    throw new UsageError(`--${name} must be a number${Array.isArray(v) ? ` (given ${v.length} times)` : ''}`);
+  };
+
 function defineCommands(y: Argv<GlobalArgs>, k: Cli, commands: readonly Command[]): void {
   for (const c of commands) {
     const build = (b: Argv<GlobalArgs>): Argv<GlobalArgs> => {
       const positionals = [...c.cmd.matchAll(/[<[]([\w-]+)(\.\.)?[>\]]/g)];
       for (const [, name, rest] of positionals)
         b.positional(name!, { type: 'string', ...(rest ? { array: true } : {}), ...c.options?.[name!] } as PositionalOptions);
-      b = c.build ? c.build(b) : b;
-      for (const [name, o] of Object.entries(c.options ?? {})) if (!positionals.some((p) => p[1] === name)) b.option(name, o);
+      for (const [name, o] of Object.entries(c.options ?? {}))
+        if (!positionals.some((p) => p[1] === name)) b.option(name, o.type === 'number' ? { ...o, coerce: oneNumber(name) } : o);
       return b;
     };
     y.command(c.cmd, c.describe as string, build, async (a) => {
@@ -121,9 +129,9 @@ export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
     .version()
     .wrap(Math.min(110, k.caller.columns || 100))
     .fail((msg, err, usage) => {
-      if (err) throw err;
+      if (err && err.name !== 'YError') throw err; // (a YError: an option's coerce refused its value)
       const known = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});
-      throw new UsageError(humanUsage(msg ?? 'invalid command line', argv, known));
+      throw new UsageError(humanUsage(msg ?? err?.message ?? 'invalid command line', argv, known));
     });
 }
 

@@ -3,7 +3,7 @@ import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
-import { clip, fileArg, type Cli, type Command } from '../io.js';
+import { clip, fileArg, type Cli, type Command, commitNote } from '../io.js';
 
 function readText(k: Cli, file: unknown, text: unknown): string {
   if (text !== undefined) return String(text);
@@ -45,9 +45,7 @@ export const consolidationCommands: Command[] = [
       r.extractions.forEach((x, i) => {
         for (const p of x.skipped ?? []) k.err(`refused candidate ${i}: ${p.path}: ${p.message}`);
       });
-      k.out(
-        `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
-      );
+      k.out(`${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${commitNote(r.commit)}`);
     },
   },
   {
@@ -66,7 +64,7 @@ export const consolidationCommands: Command[] = [
         if (r.skipped.length) k.caller.setExitCode(1);
         if (a.json) return k.printJson(r);
         k.out(
-          `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${commitNote(r.commit)}`,
         );
         for (const s of r.skipped) k.out(`  skipped group ${s.group}: ${s.reason}`);
         return;
@@ -139,7 +137,7 @@ export const consolidationCommands: Command[] = [
       k.out(
         r.short_term
           ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}`
-          : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          : `remembered ${r.id} as a draft observation${commitNote(r.commit)}`,
       );
     },
   },
@@ -150,9 +148,7 @@ export const consolidationCommands: Command[] = [
     async run(k, a) {
       const r = await uc.sessionEnd(...k.open(a), String(a.name), { threshold: a.threshold as number | undefined });
       if (a.json) return k.printJson(r);
-      k.out(
-        `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
-      );
+      k.out(`session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${commitNote(r.commit)}`);
     },
   },
 ];

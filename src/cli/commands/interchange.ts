@@ -6,7 +6,7 @@ import type { Engine } from '../../service/engine.js';
 import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { parseFilters, type FilterInput } from '../../core/filters.js';
-import { clip, fileArg, filterOptions, type Command } from '../io.js';
+import { clip, fileArg, FILTERS, type Command, commitNote } from '../io.js';
 
 const FORMATS = ['json', 'jsonl', 'entries'] as const;
 
@@ -93,8 +93,8 @@ export const interchangeCommands: Command[] = [
   {
     cmd: 'export <project> <out>',
     describe: "write a project's entries (sorted by id) as a JSON array, JSONL, or one file per entry; - for stdout",
-    build: filterOptions,
     options: {
+      ...FILTERS,
       format: { type: 'string', choices: FORMATS, describe: 'json (default), jsonl, or entries (a folder of <id>.json)' },
       'min-confidence': { type: 'number', describe: 'default 0 for export' },
       status: { type: 'string', describe: 'comma list of statuses (default: any)' },
@@ -193,7 +193,7 @@ export const interchangeCommands: Command[] = [
       else {
         const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
         k.out(
-          `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${commitNote(r.commit)}`,
         );
         k.capped(
           r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`)),

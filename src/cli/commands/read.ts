@@ -6,7 +6,7 @@ import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
 import { parseFilters } from '../../core/filters.js';
-import { type Args, clip, type Cli, type Command, filterOptions, JSON_FILE } from '../io.js';
+import { type Args, clip, type Cli, type Command, FILTERS, JSON_FILE } from '../io.js';
 
 type A = Args & { limit?: number };
 
@@ -95,8 +95,7 @@ export const readCommands: Command[] = [
   {
     cmd: 'list [project]',
     describe: 'list entries (same filters as query, no text), highest confidence first',
-    build: filterOptions,
-    options: { 'summary-only': { type: 'boolean' }, 'include-related': { type: 'boolean' }, debug: { type: 'boolean' } },
+    options: { ...FILTERS, 'summary-only': { type: 'boolean' }, 'include-related': { type: 'boolean' }, debug: { type: 'boolean' } },
     async run(k, a: A) {
       const { hits, matched } = await runQuery(k, a, '', false); // browsing is not a retrieval
       renderHits(k, hits, a, false, matched);
@@ -105,8 +104,8 @@ export const readCommands: Command[] = [
   {
     cmd: 'query <text>',
     describe: 'search memory: filters first, then relevance weighed by confidence, evidence quality, recency and freshness',
-    build: filterOptions,
     options: {
+      ...FILTERS,
       'summary-only': { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' },
       'include-related': { type: 'boolean', describe: 'follow related_entries' },
       debug: { type: 'boolean', describe: 'print execution time and counts to stderr' },
