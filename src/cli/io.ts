@@ -8,6 +8,7 @@ import { checkDepth } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { hasPendingJournal, recoverPending } from '../service/transaction.js';
+import { tryOr } from '../store/fsutil.js';
 import { findRoot } from '../store/workspace.js';
 
 export interface GlobalArgs {
@@ -47,14 +48,6 @@ export const FILTERS: Record<string, Options> = {
   limit: { type: 'number', describe: 'at most this many results (max 50)' },
   offset: { type: 'number', describe: 'skip this many results first (the next page)' },
 };
-
-/** A positional `-` on its way through yargs (see normalizeArgv). */
-export const STDIO_ARG = '\u0000-';
-
-export function fileArg(v: unknown): string {
-  const s = String(v ?? '');
-  return s === STDIO_ARG ? '-' : s;
-}
 
 /** `; commit <short id>` (or another wording) after a message, when the change made a commit. */
 export function commitNote(commit: string | null | undefined, lead = '; commit ', end = ''): string {
@@ -135,13 +128,8 @@ export class Cli {
   readTextInput(file: string): { text: string; source: string } {
     const source = file === '-' ? 'stdin' : file;
     let buf: Buffer;
-    if (file === '-') {
-      try {
-        buf = this.caller.stdin ?? readFileSync(0);
-      } catch {
-        buf = Buffer.alloc(0);
-      }
-    } else {
+    if (file === '-') buf = this.caller.stdin ?? tryOr(() => readFileSync(0), Buffer.alloc(0));
+    else {
       const abs = resolve(this.caller.cwd, file);
       const st = statSync(abs, { throwIfNoEntry: false });
       if (!st) throw new NotFoundError(`input file ${file} does not exist`);

@@ -9,7 +9,7 @@ import { lifecycleCommands } from './commands/lifecycle.js';
 import { readCommands } from './commands/read.js';
 import { syncCommands } from './commands/sync.js';
 import { writeCommands } from './commands/write.js';
-import { Cli, STDIO_ARG, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
+import { Cli, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
 import type { CliParams, Methods } from '../daemon/protocol.js';
 import { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
@@ -89,6 +89,7 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<Global
   dropHelpCache(y);
   // A writer killed part way left a journal: recover it before this command reads or writes.
   y.middleware(async (argv) => {
+    for (const [key, v] of Object.entries(argv)) if (v === STDIO_ARG) argv[key] = '-';
     const command = String(argv._[1] ?? '');
     if (READS.has(command) && !workspaceFound(k.caller.cwd, argv.root, k.caller.env))
       throw new NotFoundError(
@@ -145,31 +146,23 @@ function humanUsage(msg: string, argv: string[] = [], known: string[] = []): str
   if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
     const said = m[1]!.split(', '); // the group is not optional
     const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
+    const options = said.filter(isOption).map((n) => `${n.length === 1 ? '-' : '--'}${n}${didYouMean(n, known)}`);
     // yargs also names the camelCase twin of a dashed option (sumary-only, sumaryOnly): one is enough.
-    const dashed = said.filter(isOption);
-    const options = dashed.map((n) => {
-      const near = closest(n, known);
-      return `${n.length === 1 ? `-${n}` : `--${n}`}${near ? ` (did you mean --${near}?)` : ''}`;
-    });
-    const camel = new Set(dashed.map((n) => n.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())));
-    const words = said.filter((n) => !isOption(n) && !camel.has(n)).map((n) => JSON.stringify(n));
-    return [
-      options.length ? `unknown option${options.length > 1 ? 's' : ''} ${options.join(', ')}` : '',
-      words.length ? `unexpected argument${words.length > 1 ? 's' : ''} ${words.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join('; ');
+    const words = said.filter((n) => !isOption(n) && !isOption(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))).map((n) => JSON.stringify(n));
+    const list = (what: string, items: string[]): string => (items.length ? `${what}${items.length > 1 ? 's' : ''} ${items.join(', ')}` : '');
+    return [list('unknown option', options), list('unexpected argument', words)].filter(Boolean).join('; ');
   }
   if ((m = /^Missing required arguments?: (.+)$/.exec(msg))) return `${m[1]!.replace(/[^, ]+/g, '--$&')} is required`;
   if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
   return msg;
 }
 
-/** The known option nearest to `name` (at most a third of its letters different). */
-function closest(name: string, known: string[]): string | undefined {
+/** ` (did you mean --x?)` for the known option nearest to `name` (at most a third of its letters different), else nothing. */
+function didYouMean(name: string, known: string[]): string {
   const max = Math.max(1, Math.floor(name.length / 3));
   const near = known.map((k) => [k, editDistance(name, k)] as const).filter(([, d]) => d <= max);
-  return near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
+  const best = near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
+  return best ? ` (did you mean --${best}?)` : '';
 }
 
 /** Levenshtein distance (two rows of b.length + 1 cells). */
@@ -182,6 +175,9 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/** A positional `-` on its way through yargs (see normalizeArgv). */
+const STDIO_ARG = '\u0000-';
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {

@@ -3,13 +3,12 @@ import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
-import { clip, fileArg, type Cli, type Command, commitNote } from '../io.js';
+import { clip, type Cli, type Command, commitNote } from '../io.js';
 
 function readText(k: Cli, file: unknown, text: unknown): string {
   if (text !== undefined) return String(text);
   if (file === undefined) throw new UsageError('give --file F (or - for stdin) or --text "..."');
-  const f = fileArg(file);
-  return k.readTextInput(f).text;
+  return k.readTextInput(String(file)).text;
 }
 
 export const consolidationCommands: Command[] = [
@@ -27,7 +26,7 @@ export const consolidationCommands: Command[] = [
       const r = await uc.extract(...k.open(a), a.project || undefined, text, {
         dryRun: Boolean(a['dry-run']),
         minConfidence: a['min-confidence'] as number | undefined,
-        source: a.file ? fileArg(a.file) : 'text',
+        source: a.file ? String(a.file) : 'text',
       });
       // A refused candidate (a secret, an invalid field) is a rejected write: exit 1, like apply.
       k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
@@ -60,7 +59,7 @@ export const consolidationCommands: Command[] = [
     async run(k, a) {
       const [engine, caller] = k.open(a);
       if (a.apply !== undefined) {
-        const r = await uc.applyPlan(engine, caller, fileArg(a.apply));
+        const r = await uc.applyPlan(engine, caller, String(a.apply));
         if (r.skipped.length) k.caller.setExitCode(1);
         if (a.json) return k.printJson(r);
         k.out(
@@ -72,7 +71,7 @@ export const consolidationCommands: Command[] = [
       const { plan, path } = uc.compactPlan(engine, caller, a.project || undefined, {
         strategy: a.strategy as Strategy | undefined,
         summarizeAt: a['summarize-at'] as number | undefined,
-        file: a.plan === undefined ? undefined : fileArg(a.plan),
+        file: a.plan as string | undefined,
       });
       if (a.json) return k.printJson({ ...plan, path });
       const count = (k: string): number => plan.groups.filter((g) => g.action === k).length;
@@ -147,8 +146,7 @@ export const consolidationCommands: Command[] = [
     options: { action: { choices: ['end'] }, threshold: { type: 'number', describe: 'minimum importance to keep (default 0.5)' } },
     async run(k, a) {
       const r = await uc.sessionEnd(...k.open(a), String(a.name), { threshold: a.threshold as number | undefined });
-      if (a.json) return k.printJson(r);
-      k.out(`session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${commitNote(r.commit)}`);
+      k.print(a, r, `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${commitNote(r.commit)}`);
     },
   },
 ];

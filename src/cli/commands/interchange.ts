@@ -6,7 +6,7 @@ import type { Engine } from '../../service/engine.js';
 import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { parseFilters, type FilterInput } from '../../core/filters.js';
-import { clip, fileArg, FILTERS, type Command, commitNote } from '../io.js';
+import { clip, FILTERS, type Command, commitNote } from '../io.js';
 
 const FORMATS = ['json', 'jsonl', 'entries'] as const;
 
@@ -108,7 +108,7 @@ export const interchangeCommands: Command[] = [
       const { renderExport } = await import('../../core/interchange.js');
       const entries = uc.exportEntries(engine, caller, String(a.project), filters);
       const format = (a.format as (typeof FORMATS)[number] | undefined) ?? 'json';
-      const target = fileArg(a.out);
+      const target = String(a.out);
       if (format === 'entries') {
         if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
         const dir = insideForExport(engine, resolve(k.caller.cwd, target), 'export folder');
@@ -152,7 +152,7 @@ export const interchangeCommands: Command[] = [
       const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
       const [engine, caller] = k.open(a);
       const project = String(a.project);
-      const src = fileArg(a.in);
+      const src = String(a.in);
       let text: string | undefined;
       let docs: unknown[];
       if (src === '-') text = k.readTextInput('-').text;
