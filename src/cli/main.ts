@@ -181,17 +181,9 @@ const STDIO_ARG = '\u0000-';
 
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!; // i < argv.length
-    if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
-      out.push(`${a}=-`);
-      i++;
-    } else if (a === '-')
-      out.push(STDIO_ARG); // a positional `-` (import/export): yargs would read it as `true`
-    else out.push(a);
-  }
-  return out;
+  const takesDash = (i: number): boolean => argv[i + 1] === '-' && /^(--[\w-]+|-f)$/.test(argv[i] ?? '');
+  // A positional `-` (import/export) would be read as `true`.
+  return argv.flatMap((a, i) => (takesDash(i) ? [`${a}=-`] : a !== '-' ? [a] : takesDash(i - 1) ? [] : [STDIO_ARG]));
 }
 
 export interface RunOptions {

@@ -24,12 +24,9 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
   const blessed = require('blessed') as typeof import('blessed');
   const contrib = require('blessed-contrib');
   const screen = blessed.screen({ smartCSR: true, title: 'bass-agents memory', fullUnicode: true, autoPadding: true });
-  const projects: (string | undefined)[] = [undefined, ...engine.ws.listProjects()];
-  let projectIdx = Math.max(0, projects.indexOf(opts.project));
-  if (opts.project && projectIdx === 0) {
-    projects.splice(1, 0, opts.project);
-    projectIdx = 1;
-  }
+  const listed = engine.ws.listProjects();
+  const projects = [undefined, ...(opts.project && !listed.includes(opts.project) ? [opts.project] : []), ...listed];
+  let projectIdx = projects.indexOf(opts.project);
   let range: Range = 'all';
   let lastError = '';
 

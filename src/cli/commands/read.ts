@@ -8,16 +8,14 @@ import { hitJson, type QueryHit } from '../../core/query.js';
 import { parseFilters } from '../../core/filters.js';
 import { type Args, clip, type Cli, type Command, FILTERS, JSON_FILE } from '../io.js';
 
-type A = Args & { limit?: number };
+type A = Args & { limit?: number; offset?: number };
 
 async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; matched: number }> {
   const [engine, caller] = k.open(a);
   const filters = parseFilters(a, caller.now());
   filters.projects = caller.readProjects(engine, a.project);
-  const offset = a.offset;
-  if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
-    throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
-  const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
+  if (a.offset !== undefined && (!Number.isInteger(a.offset) || a.offset < 0)) throw new UsageError(`offset must be a whole number (got ${shown(a.offset)})`);
+  const options = { limit: a.limit, offset: a.offset, includeRelated: Boolean(a['include-related']), record };
   // A daemon (a watched engine) answers from what its watcher keeps current, with the model it started, if any.
   const fromDaemon = engine.watched;
   const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
@@ -32,9 +30,8 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
       );
   }
   const slow = uc.slowQueryMs(engine, caller, a.project);
-  if (r.stats.execution_ms > slow) {
+  if (r.stats.execution_ms > slow)
     k.warn(`slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned`);
-  }
   if (a.debug) {
     const s = r.stats;
     const idx = s.index
