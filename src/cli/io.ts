@@ -54,10 +54,6 @@ export function commitNote(commit: string | null | undefined, lead = '; commit '
   return commit ? `${lead}${commit.slice(0, 12)}${end}` : '';
 }
 
-function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
-}
-
 /** The engine of a command line: the daemon's own, or one opened for this process. */
 export type EngineSource = (args: GlobalArgs, caller: Caller) => Engine;
 
@@ -101,7 +97,7 @@ export class Cli {
   }
 
   printJson(value: unknown): void {
-    this.caller.stdout.write(jsonText(value));
+    this.caller.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }
 
   /** `value` as JSON with --json, else the human `text`. */
@@ -181,15 +177,14 @@ export class Cli {
 
   /** Prints an error as CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
   reportError(err: unknown, json: boolean): number {
-    const { stdout, stderr } = this.caller;
     if (err instanceof MemoryError) {
       this.capped(err.problems.length ? err.problems.map((p) => `error: ${formatProblem(p)}`) : [`error: ${err.message}`], (l) => this.err(l));
-      if (json) stdout.write(jsonText({ error: err.toJSON() }));
+      if (json) this.printJson({ error: err.toJSON() });
       return err.exitCode;
     }
     const e = err as Error;
-    stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
-    if (json) stdout.write(jsonText({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } }));
+    this.err(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.`);
+    if (json) this.printJson({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } });
     return 1;
   }
 }

@@ -1,4 +1,5 @@
 /** The daemon's socket server: frames and checks requests, declines another workspace's or clock's command lines, answers with daemon.ts's handlers. */
+import { once } from 'node:events';
 import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -28,10 +29,7 @@ export class DaemonServer {
     const server = (this.server = createServer((sock: Socket) => this.connection(sock)));
     const oldMask = process.umask(0o177);
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(paths.socket, () => resolve());
-      });
+      await once(server.listen(paths.socket), 'listening'); // (rejects on 'error')
     } finally {
       process.umask(oldMask);
     }

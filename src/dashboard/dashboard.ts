@@ -125,14 +125,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
     }
   };
 
-  let closed: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => (closed = resolve));
   const timer = setInterval(refresh, opts.refreshMs ?? 30_000);
-  screen.key(['q', 'C-c', 'escape'], () => {
-    clearInterval(timer);
-    screen.destroy(); // restores the terminal: normal buffer, cursor, modes
-    closed();
-  });
   screen.key(['r'], refresh);
   screen.key(['down', 'j'], () => (expiring.scroll(1), screen.render()));
   screen.key(['up', 'k'], () => (expiring.scroll(-1), screen.render()));
@@ -140,6 +133,12 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
   screen.key(['p'], () => ((projectIdx = (projectIdx + 1) % projects.length), refresh()));
   screen.on('resize', () => refresh());
   refresh();
-  await done;
+  await new Promise<void>((resolve) =>
+    screen.key(['q', 'C-c', 'escape'], () => {
+      clearInterval(timer);
+      screen.destroy(); // restores the terminal: normal buffer, cursor, modes
+      resolve();
+    }),
+  );
   /* eslint-enable @typescript-eslint/no-explicit-any */
 }

@@ -61,12 +61,7 @@ export const contextCommands: Command[] = [
     options: { event: { choices: ['stop'], demandOption: true }, client: { type: 'string', choices: CLIENTS, demandOption: true } },
     async run(k, a) {
       // A hook never fails its client: on any problem it says nothing and exits 0.
-      let reminder: string | null = null;
-      try {
-        reminder = await uc.stopReminder(...k.open(a), k.readTextInput('-').text);
-      } catch {
-        reminder = null;
-      }
+      const reminder = await (async () => uc.stopReminder(...k.open(a), k.readTextInput('-').text))().catch(() => null);
       const answer = stopAnswer(String(a.client), reminder);
       if (answer) k.out(answer);
     },

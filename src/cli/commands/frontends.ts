@@ -45,7 +45,7 @@ export const frontEndCommands: Command[] = [
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
         const { runForClient } = await import('../main.js');
-        await runDaemon({
+        return runDaemon({
           runner: runForClient,
           root: engine.ws.root,
           metricsPort: a['metrics-port'] as number | undefined,
@@ -54,7 +54,6 @@ export const frontEndCommands: Command[] = [
           freshnessMs: ms(a.freshness, 'freshness'),
           evidenceMs: ms(a.evidence, 'evidence'),
         });
-        return;
       }
       if (action === 'start') {
         const running = runningPid(paths);

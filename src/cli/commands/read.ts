@@ -47,14 +47,9 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
 }
 
 function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
-  if (a.json) {
-    k.printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
-    return;
-  }
-  if (hits.length === 0) {
-    k.out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
-    return;
-  }
+  if (a.json) return k.printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
+  if (hits.length === 0)
+    return k.out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
   if (a['summary-only']) {
     for (const h of hits) k.out(`${h.entry.id}  ${h.entry.kind}  ${h.entry.subject}  ${h.entry.scope}  ${h.entry.confidence.toFixed(2)}  ${h.entry.summary}`);
     return;
