@@ -1,13 +1,14 @@
 /** What every command shares: input files (or stdin), JSON or human output, warnings, errors as one line per problem. */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv, Options } from 'yargs';
+import type { Options } from 'yargs';
 import { KINDS, SECTIONS } from '../core/constants.js';
 import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
 import { checkDepth } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { hasPendingJournal, recoverPending } from '../service/transaction.js';
+import { tryOr } from '../store/fsutil.js';
 import { findRoot } from '../store/workspace.js';
 
 export interface GlobalArgs {
@@ -26,41 +27,31 @@ export interface Command {
   /** false: run by programs (git, agent clients), not in help. */
   describe: string | false;
   options?: Record<string, Options>;
-  /** Options several commands share (the query filters). */
-  build?: <T>(y: Argv<T>) => Argv<T>;
   run(k: Cli, a: Args): unknown;
 }
 
 export const JSON_FILE: Options = { alias: 'f', type: 'string', describe: 'JSON file, or - for stdin' };
 
 /** The query/list filters (CLI.md `memory query`); yargs' camelCase twins (minConfidence, ...) are core/filters.ts's input as they are. */
-export function filterOptions<T>(y: Argv<T>): Argv<T> {
-  return y
-    .option('section', { type: 'string', describe: `comma list of: ${SECTIONS.join(', ')}` })
-    .option('kind', { type: 'string', describe: `comma list of: ${KINDS.join(', ')}` })
-    .option('scope', { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' })
-    .option('subject', { type: 'string', describe: 'exact subject key' })
-    .option('tags', { type: 'string', describe: 'comma list; entries must carry all of them' })
-    .option('status', { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' })
-    .option('min-confidence', { type: 'number', describe: 'default 0.6' })
-    .option('since', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
-    .option('until', { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' })
-    .option('date-field', { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' })
-    .option('include-expired', { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' })
-    .option('limit', { type: 'number', describe: 'at most this many results (max 50)' })
-    .option('offset', { type: 'number', describe: 'skip this many results first (the next page)' });
-}
+export const FILTERS: Record<string, Options> = {
+  section: { type: 'string', describe: `comma list of: ${SECTIONS.join(', ')}` },
+  kind: { type: 'string', describe: `comma list of: ${KINDS.join(', ')}` },
+  scope: { type: 'string', describe: 'repo, org, customer, service:<name>, environment:<env> (adds repo and org)' },
+  subject: { type: 'string', describe: 'exact subject key' },
+  tags: { type: 'string', describe: 'comma list; entries must carry all of them' },
+  status: { type: 'string', describe: 'comma list of statuses, or "any" (default: active); any or draft also drop the confidence default' },
+  'min-confidence': { type: 'number', describe: 'default 0.6' },
+  since: { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' },
+  until: { type: 'string', describe: 'ISO 8601 timestamp, or an age: 30m, 24h, 7d, 2w' },
+  'date-field': { type: 'string', choices: ['updated_at', 'created_at'], describe: 'field --since/--until test (default updated_at)' },
+  'include-expired': { type: 'boolean', describe: 'include entries outside their valid_from..valid_to window' },
+  limit: { type: 'number', describe: 'at most this many results (max 50)' },
+  offset: { type: 'number', describe: 'skip this many results first (the next page)' },
+};
 
-/** A positional `-` on its way through yargs (see normalizeArgv). */
-export const STDIO_ARG = '\u0000-';
-
-export function fileArg(v: unknown): string {
-  const s = String(v ?? '');
-  return s === STDIO_ARG ? '-' : s;
-}
-
-function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+/** `; commit <short id>` (or another wording) after a message, when the change made a commit. */
+export function commitNote(commit: string | null | undefined, lead = '; commit ', end = ''): string {
+  return commit ? `${lead}${commit.slice(0, 12)}${end}` : '';
 }
 
 /** The engine of a command line: the daemon's own, or one opened for this process. */
@@ -106,7 +97,7 @@ export class Cli {
   }
 
   printJson(value: unknown): void {
-    this.caller.stdout.write(jsonText(value));
+    this.caller.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }
 
   /** `value` as JSON with --json, else the human `text`. */
@@ -133,13 +124,8 @@ export class Cli {
   readTextInput(file: string): { text: string; source: string } {
     const source = file === '-' ? 'stdin' : file;
     let buf: Buffer;
-    if (file === '-') {
-      try {
-        buf = this.caller.stdin ?? readFileSync(0);
-      } catch {
-        buf = Buffer.alloc(0);
-      }
-    } else {
+    if (file === '-') buf = this.caller.stdin ?? tryOr(() => readFileSync(0), Buffer.alloc(0));
+    else {
       const abs = resolve(this.caller.cwd, file);
       const st = statSync(abs, { throwIfNoEntry: false });
       if (!st) throw new NotFoundError(`input file ${file} does not exist`);
@@ -191,15 +177,14 @@ export class Cli {
 
   /** Prints an error as CLI.md says: one sentence per problem on stderr, `{"error": …}` on stdout with --json. */
   reportError(err: unknown, json: boolean): number {
-    const { stdout, stderr } = this.caller;
     if (err instanceof MemoryError) {
       this.capped(err.problems.length ? err.problems.map((p) => `error: ${formatProblem(p)}`) : [`error: ${err.message}`], (l) => this.err(l));
-      if (json) stdout.write(jsonText({ error: err.toJSON() }));
+      if (json) this.printJson({ error: err.toJSON() });
       return err.exitCode;
     }
     const e = err as Error;
-    stderr.write(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.\n`);
-    if (json) stdout.write(jsonText({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } }));
+    this.err(`error: internal error: ${e?.stack ?? String(err)}\nThis is a bug in bass-agents; please report it with the command you ran.`);
+    if (json) this.printJson({ error: { code: 'E_INTERNAL', message: e?.message ?? String(err), problems: [] } });
     return 1;
   }
 }

@@ -9,7 +9,7 @@ import { lifecycleCommands } from './commands/lifecycle.js';
 import { readCommands } from './commands/read.js';
 import { syncCommands } from './commands/sync.js';
 import { writeCommands } from './commands/write.js';
-import { Cli, STDIO_ARG, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
+import { Cli, ownEngine, type Command, type EngineSource, type GlobalArgs, recoverIfPending } from './io.js';
 import type { CliParams, Methods } from '../daemon/protocol.js';
 import { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
@@ -51,14 +51,22 @@ const COMMANDS: readonly Command[] = [
   ...syncCommands,
 ];
 
+/** yargs passes `--limit abc` on as NaN and a repeated option as an array: a usage error for every number option. */
+const oneNumber =
+  (name: string) =>
+  (v: unknown): number => {
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+    throw new UsageError(`--${name} must be a number${Array.isArray(v) ? ` (given ${v.length} times)` : ''}`);
+  };
+
 function defineCommands(y: Argv<GlobalArgs>, k: Cli, commands: readonly Command[]): void {
   for (const c of commands) {
     const build = (b: Argv<GlobalArgs>): Argv<GlobalArgs> => {
       const positionals = [...c.cmd.matchAll(/[<[]([\w-]+)(\.\.)?[>\]]/g)];
       for (const [, name, rest] of positionals)
         b.positional(name!, { type: 'string', ...(rest ? { array: true } : {}), ...c.options?.[name!] } as PositionalOptions);
-      b = c.build ? c.build(b) : b;
-      for (const [name, o] of Object.entries(c.options ?? {})) if (!positionals.some((p) => p[1] === name)) b.option(name, o);
+      for (const [name, o] of Object.entries(c.options ?? {}))
+        if (!positionals.some((p) => p[1] === name)) b.option(name, o.type === 'number' ? { ...o, coerce: oneNumber(name) } : o);
       return b;
     };
     y.command(c.cmd, c.describe as string, build, async (a) => {
@@ -81,6 +89,7 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<Global
   dropHelpCache(y);
   // A writer killed part way left a journal: recover it before this command reads or writes.
   y.middleware(async (argv) => {
+    for (const [key, v] of Object.entries(argv)) if (v === STDIO_ARG) argv[key] = '-';
     const command = String(argv._[1] ?? '');
     if (READS.has(command) && !workspaceFound(k.caller.cwd, argv.root, k.caller.env))
       throw new NotFoundError(
@@ -121,9 +130,9 @@ export function buildCli(argv: string[], k: Cli): Argv<GlobalArgs> {
     .version()
     .wrap(Math.min(110, k.caller.columns || 100))
     .fail((msg, err, usage) => {
-      if (err) throw err;
+      if (err && err.name !== 'YError') throw err; // (a YError: an option's coerce refused its value)
       const known = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});
-      throw new UsageError(humanUsage(msg ?? 'invalid command line', argv, known));
+      throw new UsageError(humanUsage(msg ?? err?.message ?? 'invalid command line', argv, known));
     });
 }
 
@@ -137,31 +146,23 @@ function humanUsage(msg: string, argv: string[] = [], known: string[] = []): str
   if ((m = /^Unknown arguments?: (.+)$/.exec(msg))) {
     const said = m[1]!.split(', '); // the group is not optional
     const isOption = (n: string): boolean => argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}`);
+    const options = said.filter(isOption).map((n) => `${n.length === 1 ? '-' : '--'}${n}${didYouMean(n, known)}`);
     // yargs also names the camelCase twin of a dashed option (sumary-only, sumaryOnly): one is enough.
-    const dashed = said.filter(isOption);
-    const options = dashed.map((n) => {
-      const near = closest(n, known);
-      return `${n.length === 1 ? `-${n}` : `--${n}`}${near ? ` (did you mean --${near}?)` : ''}`;
-    });
-    const camel = new Set(dashed.map((n) => n.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())));
-    const words = said.filter((n) => !isOption(n) && !camel.has(n)).map((n) => JSON.stringify(n));
-    return [
-      options.length ? `unknown option${options.length > 1 ? 's' : ''} ${options.join(', ')}` : '',
-      words.length ? `unexpected argument${words.length > 1 ? 's' : ''} ${words.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join('; ');
+    const words = said.filter((n) => !isOption(n) && !isOption(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))).map((n) => JSON.stringify(n));
+    const list = (what: string, items: string[]): string => (items.length ? `${what}${items.length > 1 ? 's' : ''} ${items.join(', ')}` : '');
+    return [list('unknown option', options), list('unexpected argument', words)].filter(Boolean).join('; ');
   }
   if ((m = /^Missing required arguments?: (.+)$/.exec(msg))) return `${m[1]!.replace(/[^, ]+/g, '--$&')} is required`;
   if ((m = /Argument: (\S+), Given: (.+), Choices: (.+)$/m.exec(msg))) return `--${m[1]} ${m[2]} is not one of: ${m[3]}`;
   return msg;
 }
 
-/** The known option nearest to `name` (at most a third of its letters different). */
-function closest(name: string, known: string[]): string | undefined {
+/** ` (did you mean --x?)` for the known option nearest to `name` (at most a third of its letters different), else nothing. */
+function didYouMean(name: string, known: string[]): string {
   const max = Math.max(1, Math.floor(name.length / 3));
   const near = known.map((k) => [k, editDistance(name, k)] as const).filter(([, d]) => d <= max);
-  return near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
+  const best = near.sort((x, y) => x[1] - y[1])[0]?.[0]; // (a stable sort: the first of equals)
+  return best ? ` (did you mean --${best}?)` : '';
 }
 
 /** Levenshtein distance (two rows of b.length + 1 cells). */
@@ -175,19 +176,14 @@ function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
+/** A positional `-` on its way through yargs (see normalizeArgv). */
+const STDIO_ARG = '\u0000-';
+
 /** yargs misreads a lone `-`: `--file -` (stdin, CLI.md) becomes `--file=-`, a positional `-` a marker. */
 export function normalizeArgv(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!; // i < argv.length
-    if (/^(--[\w-]+|-f)$/.test(a) && argv[i + 1] === '-') {
-      out.push(`${a}=-`);
-      i++;
-    } else if (a === '-')
-      out.push(STDIO_ARG); // a positional `-` (import/export): yargs would read it as `true`
-    else out.push(a);
-  }
-  return out;
+  const takesDash = (i: number): boolean => argv[i + 1] === '-' && /^(--[\w-]+|-f)$/.test(argv[i] ?? '');
+  // A positional `-` (import/export) would be read as `true`.
+  return argv.flatMap((a, i) => (takesDash(i) ? [`${a}=-`] : a !== '-' ? [a] : takesDash(i - 1) ? [] : [STDIO_ARG]));
 }
 
 export interface RunOptions {

@@ -49,11 +49,8 @@ function readsStdin(argv: string[]): boolean {
 }
 
 function rootOption(argv: string[]): string | undefined {
-  for (const [i, a] of argv.entries()) {
-    if (a === '--root') return argv[i + 1];
-    if (a.startsWith('--root=')) return a.slice('--root='.length);
-  }
-  return undefined;
+  const i = argv.findIndex((a) => a === '--root' || a.startsWith('--root='));
+  return i < 0 ? undefined : argv[i] === '--root' ? argv[i + 1] : argv[i]!.slice('--root='.length);
 }
 
 /** Hands the command line to the workspace's daemon; `exitCode` when it ran it. Never throws: any doubt leaves it to the full CLI. */

@@ -160,11 +160,9 @@ export async function request<M extends Method>(
   const { connect } = process.getBuiltinModule('node:net');
   type Out = { result: Methods[M]['result'] } | { error: WireError } | undefined;
   return new Promise((resolve) => {
-    let done = false;
     let sent = false;
+    // (Called again by the close that follows: resolve keeps the first answer.)
     const finish = (v: Out): void => {
-      if (done) return;
-      done = true;
       clearTimeout(timer);
       reader.stop();
       sock.destroy();
@@ -175,11 +173,8 @@ export async function request<M extends Method>(
       (reply) => {
         try {
           const msg = JSON.parse(reply) as Reply<M>;
-          // Declined (another fixed clock): nothing was done.
-          if ('declined' in msg) {
-            sent = false;
-            finish(undefined);
-          } else finish('error' in msg ? { error: msg.error } : { result: msg.result });
+          if ('declined' in msg) sent = false; // (another fixed clock): nothing was done
+          finish('declined' in msg ? undefined : 'error' in msg ? { error: msg.error } : { result: msg.result });
         } catch {
           finish(undefined);
         }

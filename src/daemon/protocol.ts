@@ -1,5 +1,5 @@
 /** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits, framing. */
-import { MemoryError, UsageError, type ErrorCode, type Problem } from '../core/errors.js';
+import { MemoryError, UsageError } from '../core/errors.js';
 import { checkDepth } from '../core/errors.js';
 import type { Engine } from '../service/engine.js';
 
@@ -40,20 +40,14 @@ export type Reply<M extends Method = Method> =
   /** Not for this daemon: nothing was done; the caller runs it itself. */
   | { id: number; declined: string };
 
-export interface WireError {
-  name: string;
-  code: ErrorCode;
-  message: string;
-  problems: Problem[];
-  exitCode: number;
-}
+export type WireError = ReturnType<typeof errorToWire>;
 
 /** The longest request the daemon reads: its parse must not hold other callers long; the CLI runs larger writes itself. */
 export const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
 /** The longest reply the CLI reads (a whole `list --json`). */
 export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
-export function errorToWire(err: unknown): WireError {
+export function errorToWire(err: unknown) {
   if (err instanceof MemoryError) return { name: err.name, code: err.code, message: err.message, problems: err.problems, exitCode: err.exitCode };
   return { name: 'Error', code: 'E_INTERNAL', message: err instanceof Error ? err.message : String(err), problems: [], exitCode: 1 };
 }
@@ -96,7 +90,11 @@ export class LineReader {
     while (!this.stopped) {
       const nl = chunk.indexOf(10, start);
       const part = chunk.subarray(start, nl < 0 ? chunk.length : nl);
-      if (this.size + part.length > this.max) return this.refuse(this.size + part.length);
+      const bytes = this.size + part.length;
+      if (bytes > this.max) {
+        this.stop();
+        return this.onTooLong(bytes);
+      }
       if (nl < 0) {
         if (part.length) {
           this.chunks.push(part);
@@ -118,10 +116,5 @@ export class LineReader {
     this.stopped = true;
     this.chunks = [];
     this.size = 0;
-  }
-
-  private refuse(bytes: number): void {
-    this.stop();
-    this.onTooLong(bytes);
   }
 }

@@ -1,9 +1,10 @@
 /** The daemon's socket server: frames and checks requests, declines another workspace's or clock's command lines, answers with daemon.ts's handlers. */
+import { once } from 'node:events';
 import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
-import { LineReader, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type CliParams, type Method, type Methods, type Reply, type Request } from './protocol.js';
+import { LineReader, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type Method, type Methods, type Reply, type Request } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
 
 export type Handlers = { [M in Method]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> };
@@ -28,10 +29,7 @@ export class DaemonServer {
     const server = (this.server = createServer((sock: Socket) => this.connection(sock)));
     const oldMask = process.umask(0o177);
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(paths.socket, () => resolve());
-      });
+      await once(server.listen(paths.socket), 'listening'); // (rejects on 'error')
     } finally {
       process.umask(oldMask);
     }
@@ -63,28 +61,23 @@ export class DaemonServer {
   }
 
   private async handle(line: string): Promise<Reply> {
-    let req: Request;
+    let req: Request | undefined;
     try {
       req = parseRequest(line);
-    } catch (err) {
-      return { id: 0, error: errorToWire(err) };
-    }
-    if (req.method === 'cli') {
-      const why =
-        (req.params.clock ?? null) !== this.deps.clock ? 'the caller runs on another fixed clock (BASS_AGENTS_NOW)' : this.declineCli(req.params as CliParams);
+      const why = req.method === 'cli' ? this.declineCli(req.params as Request<'cli'>['params']) : null;
       if (why) return { id: req.id, declined: why };
-    }
-    try {
       const handle = this.deps.handlers[req.method] as (p: unknown) => Promise<Methods[Method]['result']>;
       return { id: req.id, result: await handle(req.params) };
     } catch (err) {
-      if (!(err instanceof Error && 'exitCode' in err)) this.deps.log.error({ event: 'error', where: `request ${req.method}`, err: (err as Error)?.message });
-      return { id: req.id, error: errorToWire(err) };
+      if (req && !(err instanceof Error && 'exitCode' in err))
+        this.deps.log.error({ event: 'error', where: `request ${req.method}`, err: (err as Error)?.message });
+      return { id: req?.id ?? 0, error: errorToWire(err) };
     }
   }
 
-  /** Why a command line is not for this daemon (another workspace, or not a command line); null when it is. */
-  private declineCli(p: CliParams): string | null {
+  /** Why a command line is not for this daemon (another clock or workspace, or not a command line); null when it is. */
+  private declineCli(p: Request<'cli'>['params']): string | null {
+    if ((p.clock ?? null) !== this.deps.clock) return 'the caller runs on another fixed clock (BASS_AGENTS_NOW)';
     if (!p || !Array.isArray(p.argv) || !p.argv.every((a) => typeof a === 'string') || typeof p.cwd !== 'string' || typeof p.root !== 'string') {
       return 'not a command line';
     }

@@ -2,6 +2,7 @@
  * What the daemon reports: `status.json` (its heartbeat), metrics, recent errors. Liveness is wall
  * time, never the service clock: a fixed BASS_AGENTS_NOW must not make a daemon look stale.
  */
+import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter, Histogram, Registry } from 'prom-client';
@@ -33,10 +34,7 @@ export async function serveMetrics(registry: Registry, port: number): Promise<Ht
     if (req.url !== '/metrics') return void res.writeHead(404).end('not found\n');
     void registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text));
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(port, '127.0.0.1', () => resolve());
-  });
+  await once(http.listen(port, '127.0.0.1'), 'listening');
   return http;
 }
 

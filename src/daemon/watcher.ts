@@ -37,10 +37,6 @@ export class DaemonWatcher {
     private readonly hooks: WatcherHooks,
   ) {}
 
-  private rel(abs: string): string {
-    return this.ws.rel(abs).split('\\').join('/');
-  }
-
   private event(kind: string, relPath: string): void {
     this.hooks.onEvent(kind, relPath);
     this.pending.add(relPath);
@@ -72,7 +68,7 @@ export class DaemonWatcher {
     this.watchSections();
     this.chokidar.on('all', (event, file) => {
       if (event === 'addDir' || event === 'unlinkDir') this.watchSections();
-      this.event(event, this.rel(file));
+      this.event(event, this.ws.rel(file));
     });
     this.chokidar.on('error', (err) => this.hooks.onError('watcher', err));
     await new Promise<void>((resolve) => this.chokidar!.once('ready', () => resolve()));
@@ -92,14 +88,14 @@ export class DaemonWatcher {
           const w = fsWatch(dir, { persistent: false }, (kind, name) => {
             const file = name ? String(name) : '';
             // No name (some platforms): the folder's path makes a full refresh.
-            if (!file) this.event(kind, this.rel(dir));
-            else if (file.endsWith('.json') && !file.startsWith('.')) this.event(kind, this.rel(join(dir, file)));
+            if (!file) this.event(kind, this.ws.rel(dir));
+            else if (file.endsWith('.json') && !file.startsWith('.')) this.event(kind, this.ws.rel(join(dir, file)));
           });
           w.on('error', (err) => {
             w.close();
             this.sections.delete(dir);
             this.hooks.onError('watcher', err);
-            this.event('error', this.rel(dir)); // not an entry file: the next batch refreshes everything
+            this.event('error', this.ws.rel(dir)); // not an entry file: the next batch refreshes everything
           });
           this.sections.set(dir, w);
         } catch (err) {
@@ -148,13 +144,13 @@ export class DaemonWatcher {
           paths = out
             .split('\0')
             .filter(Boolean)
-            .map((p) => this.rel(join(this.git!.toplevel, p)));
+            .map((p) => this.ws.rel(join(this.git!.toplevel, p)));
         } catch {
           paths = null;
         }
       }
       this.watchSections();
-      for (const p of paths ?? [this.rel(this.ws.memoryDir)]) this.pending.add(p);
+      for (const p of paths ?? [this.ws.rel(this.ws.memoryDir)]) this.pending.add(p);
       this.flush();
     })().finally(() => {
       this.headCheck = null;
@@ -167,8 +163,8 @@ export class DaemonWatcher {
     if (this.headCheck || this.head !== parent) return; // someone else moved HEAD too: checkHead finds out
     this.head = commit;
     // Memory paths only, as checkHead's diff-tree names them.
-    const memory = `${this.rel(this.ws.memoryDir)}/`;
-    for (const f of files) if (this.rel(f).startsWith(memory)) this.pending.add(this.rel(f));
+    const memory = `${this.ws.rel(this.ws.memoryDir)}/`;
+    for (const f of files) if (this.ws.rel(f).startsWith(memory)) this.pending.add(this.ws.rel(f));
   }
 
   async close(): Promise<void> {

@@ -24,12 +24,9 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
   const blessed = require('blessed') as typeof import('blessed');
   const contrib = require('blessed-contrib');
   const screen = blessed.screen({ smartCSR: true, title: 'bass-agents memory', fullUnicode: true, autoPadding: true });
-  const projects: (string | undefined)[] = [undefined, ...engine.ws.listProjects()];
-  let projectIdx = Math.max(0, projects.indexOf(opts.project));
-  if (opts.project && projectIdx === 0) {
-    projects.splice(1, 0, opts.project);
-    projectIdx = 1;
-  }
+  const listed = engine.ws.listProjects();
+  const projects = [undefined, ...(opts.project && !listed.includes(opts.project) ? [opts.project] : []), ...listed];
+  let projectIdx = projects.indexOf(opts.project);
   let range: Range = 'all';
   let lastError = '';
 
@@ -128,14 +125,7 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
     }
   };
 
-  let closed: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => (closed = resolve));
   const timer = setInterval(refresh, opts.refreshMs ?? 30_000);
-  screen.key(['q', 'C-c', 'escape'], () => {
-    clearInterval(timer);
-    screen.destroy(); // restores the terminal: normal buffer, cursor, modes
-    closed();
-  });
   screen.key(['r'], refresh);
   screen.key(['down', 'j'], () => (expiring.scroll(1), screen.render()));
   screen.key(['up', 'k'], () => (expiring.scroll(-1), screen.render()));
@@ -143,6 +133,12 @@ export async function runDashboard(engine: Engine, caller: Caller, opts: { proje
   screen.key(['p'], () => ((projectIdx = (projectIdx + 1) % projects.length), refresh()));
   screen.on('resize', () => refresh());
   refresh();
-  await done;
+  await new Promise<void>((resolve) =>
+    screen.key(['q', 'C-c', 'escape'], () => {
+      clearInterval(timer);
+      screen.destroy(); // restores the terminal: normal buffer, cursor, modes
+      resolve();
+    }),
+  );
   /* eslint-enable @typescript-eslint/no-explicit-any */
 }

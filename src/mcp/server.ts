@@ -11,9 +11,8 @@ import { LOST_WRITE, daemonFor, handOver, runningPid } from '../daemon/client.js
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { findRoot } from '../store/workspace.js';
-import { TOOLS, runTool } from './calls.js';
+import { TOOLS, errorResult, guard, runTool, type ToolCall } from './calls.js';
 import { registerResources } from './resources.js';
-import { errorResult, guard, type ToolCall } from './result.js';
 
 const VERSION = '0.1.0';
 

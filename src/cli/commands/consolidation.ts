@@ -3,13 +3,12 @@ import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
-import { clip, fileArg, type Cli, type Command } from '../io.js';
+import { clip, type Cli, type Command, commitNote } from '../io.js';
 
 function readText(k: Cli, file: unknown, text: unknown): string {
   if (text !== undefined) return String(text);
   if (file === undefined) throw new UsageError('give --file F (or - for stdin) or --text "..."');
-  const f = fileArg(file);
-  return k.readTextInput(f).text;
+  return k.readTextInput(String(file)).text;
 }
 
 export const consolidationCommands: Command[] = [
@@ -27,7 +26,7 @@ export const consolidationCommands: Command[] = [
       const r = await uc.extract(...k.open(a), a.project || undefined, text, {
         dryRun: Boolean(a['dry-run']),
         minConfidence: a['min-confidence'] as number | undefined,
-        source: a.file ? fileArg(a.file) : 'text',
+        source: a.file ? String(a.file) : 'text',
       });
       // A refused candidate (a secret, an invalid field) is a rejected write: exit 1, like apply.
       k.caller.setExitCode(r.extractions.some((x) => x.skipped?.length) ? 1 : 0);
@@ -45,9 +44,7 @@ export const consolidationCommands: Command[] = [
       r.extractions.forEach((x, i) => {
         for (const p of x.skipped ?? []) k.err(`refused candidate ${i}: ${p.path}: ${p.message}`);
       });
-      k.out(
-        `${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
-      );
+      k.out(`${r.candidates} candidates, ${r.stored} stored as drafts, ${r.deduplicated_count} already known${commitNote(r.commit)}`);
     },
   },
   {
@@ -62,11 +59,11 @@ export const consolidationCommands: Command[] = [
     async run(k, a) {
       const [engine, caller] = k.open(a);
       if (a.apply !== undefined) {
-        const r = await uc.applyPlan(engine, caller, fileArg(a.apply));
+        const r = await uc.applyPlan(engine, caller, String(a.apply));
         if (r.skipped.length) k.caller.setExitCode(1);
         if (a.json) return k.printJson(r);
         k.out(
-          `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          `merged ${r.merged.length} groups, ${r.summaries.length} summaries, ${r.linked.length} links; skipped ${r.skipped.length}${commitNote(r.commit)}`,
         );
         for (const s of r.skipped) k.out(`  skipped group ${s.group}: ${s.reason}`);
         return;
@@ -74,7 +71,7 @@ export const consolidationCommands: Command[] = [
       const { plan, path } = uc.compactPlan(engine, caller, a.project || undefined, {
         strategy: a.strategy as Strategy | undefined,
         summarizeAt: a['summarize-at'] as number | undefined,
-        file: a.plan === undefined ? undefined : fileArg(a.plan),
+        file: a.plan as string | undefined,
       });
       if (a.json) return k.printJson({ ...plan, path });
       const count = (k: string): number => plan.groups.filter((g) => g.action === k).length;
@@ -139,7 +136,7 @@ export const consolidationCommands: Command[] = [
       k.out(
         r.short_term
           ? `remembered ${r.id} in session ${String(a.session)} until ${r.expires_at}`
-          : `remembered ${r.id} as a draft observation${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          : `remembered ${r.id} as a draft observation${commitNote(r.commit)}`,
       );
     },
   },
@@ -149,10 +146,7 @@ export const consolidationCommands: Command[] = [
     options: { action: { choices: ['end'] }, threshold: { type: 'number', describe: 'minimum importance to keep (default 0.5)' } },
     async run(k, a) {
       const r = await uc.sessionEnd(...k.open(a), String(a.name), { threshold: a.threshold as number | undefined });
-      if (a.json) return k.printJson(r);
-      k.out(
-        `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
-      );
+      k.print(a, r, `session ${r.session} ended: ${r.promoted.length} kept as long-term memory, ${r.dropped} dropped${commitNote(r.commit)}`);
     },
   },
 ];

@@ -2,7 +2,7 @@
 import * as uc from '../../service/use-cases.js';
 import { parseWhen } from '../../core/filters.js';
 import { stopAnswer } from '../../service/ops/capture.js';
-import type { Command } from '../io.js';
+import { commitNote, type Command } from '../io.js';
 
 const BUDGET = { type: 'number', describe: 'maximum size in characters (default: config.yaml context.budget, else 8000)' } as const;
 const CLIENTS = ['claude-code', 'cursor', 'codex'];
@@ -18,7 +18,7 @@ export const contextCommands: Command[] = [
       k.print(
         a,
         r,
-        `${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${r.commit ? ` commit ${r.commit.slice(0, 12)}` : ''}`,
+        `${r.changed ? 'wrote' : 'unchanged:'} ${r.path} (${r.included} entries${r.omitted ? `, ${r.omitted} left out by the size budget` : ''})${commitNote(r.commit, ' commit ')}`,
       );
     },
   },
@@ -61,12 +61,7 @@ export const contextCommands: Command[] = [
     options: { event: { choices: ['stop'], demandOption: true }, client: { type: 'string', choices: CLIENTS, demandOption: true } },
     async run(k, a) {
       // A hook never fails its client: on any problem it says nothing and exits 0.
-      let reminder: string | null = null;
-      try {
-        reminder = await uc.stopReminder(...k.open(a), k.readTextInput('-').text);
-      } catch {
-        reminder = null;
-      }
+      const reminder = await (async () => uc.stopReminder(...k.open(a), k.readTextInput('-').text))().catch(() => null);
       const answer = stopAnswer(String(a.client), reminder);
       if (answer) k.out(answer);
     },

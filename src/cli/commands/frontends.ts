@@ -10,7 +10,7 @@ import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
 import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { openNoFollow } from '../../store/state-dir.js';
-import type { ToolCall } from '../../mcp/result.js';
+import type { ToolCall } from '../../mcp/calls.js';
 import { JSON_FILE, type Command } from '../io.js';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.cjs');
@@ -45,7 +45,7 @@ export const frontEndCommands: Command[] = [
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
         const { runForClient } = await import('../main.js');
-        await runDaemon({
+        return runDaemon({
           runner: runForClient,
           root: engine.ws.root,
           metricsPort: a['metrics-port'] as number | undefined,
@@ -54,7 +54,6 @@ export const frontEndCommands: Command[] = [
           freshnessMs: ms(a.freshness, 'freshness'),
           evidenceMs: ms(a.evidence, 'evidence'),
         });
-        return;
       }
       if (action === 'start') {
         const running = runningPid(paths);
@@ -63,11 +62,8 @@ export const frontEndCommands: Command[] = [
         engine.ws.local('logs', true);
         const logFd = openNoFollow(`${paths.log}.stderr`, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
         const { spawn } = await import('node:child_process');
-        const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', engine.ws.root, ...flags], {
-          detached: true,
-          stdio: ['ignore', logFd, logFd],
-          env: process.env,
-        });
+        const argv = [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', engine.ws.root, ...flags];
+        const child = spawn(process.execPath, argv, { detached: true, stdio: ['ignore', logFd, logFd] });
         child.unref();
         const deadline = Date.now() + 20_000;
         while (Date.now() < deadline) {
@@ -128,7 +124,7 @@ export const frontEndCommands: Command[] = [
     options: { file: JSON_FILE },
     async run(k, a) {
       const call = k.readJsonInput(a.file as string | undefined) as ToolCall;
-      const [{ runTool }, { guard }] = await Promise.all([import('../../mcp/calls.js'), import('../../mcp/result.js')]);
+      const { runTool, guard } = await import('../../mcp/calls.js');
       k.printJson(await guard(() => runTool(...k.open(a), call))); // the tool's result, or its error as one
     },
   },

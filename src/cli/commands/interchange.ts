@@ -3,10 +3,10 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as uc from '../../service/use-cases.js';
 import type { Engine } from '../../service/engine.js';
-import { NotFoundError, UnsafePathError, UsageError } from '../../core/errors.js';
+import { UnsafePathError, UsageError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import { parseFilters, type FilterInput } from '../../core/filters.js';
-import { clip, fileArg, filterOptions, type Command } from '../io.js';
+import { clip, FILTERS, type Command, commitNote } from '../io.js';
 
 const FORMATS = ['json', 'jsonl', 'entries'] as const;
 
@@ -15,13 +15,9 @@ function insideForExport(engine: Engine, abs: string, what: string): string {
   try {
     return engine.ws.assertInside(abs, what);
   } catch (err) {
-    if (err instanceof UnsafePathError) {
-      throw new UnsafePathError(
-        `${err.message}: memory data stays inside the workspace; write it under ${engine.ws.root}, or to stdout with - and redirect it yourself`,
-        what,
-      );
-    }
-    throw err;
+    if (!(err instanceof UnsafePathError)) throw err;
+    const hint = `memory data stays inside the workspace; write it under ${engine.ws.root}, or to stdout with - and redirect it yourself`;
+    throw new UnsafePathError(`${err.message}: ${hint}`, what);
   }
 }
 
@@ -74,7 +70,7 @@ export const interchangeCommands: Command[] = [
     options: { days: { type: 'number', describe: 'warning window in days (default 7)' } },
     run(k, a) {
       const days = a.days as number | undefined;
-      if (days !== undefined && (!Number.isFinite(days) || days < 0)) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
+      if (days !== undefined && days < 0) throw new UsageError(`--days must be a number >= 0 (got ${String(a.days)})`);
       const items = uc.checkFreshness(...k.open(a), { project: a.project || undefined, days });
       if (a.json) return k.printJson(items);
       if (items.length === 0) return k.out(`nothing expired, expiring within ${days ?? 7} days, or due for review`);
@@ -93,8 +89,8 @@ export const interchangeCommands: Command[] = [
   {
     cmd: 'export <project> <out>',
     describe: "write a project's entries (sorted by id) as a JSON array, JSONL, or one file per entry; - for stdout",
-    build: filterOptions,
     options: {
+      ...FILTERS,
       format: { type: 'string', choices: FORMATS, describe: 'json (default), jsonl, or entries (a folder of <id>.json)' },
       'min-confidence': { type: 'number', describe: 'default 0 for export' },
       status: { type: 'string', describe: 'comma list of statuses (default: any)' },
@@ -108,7 +104,7 @@ export const interchangeCommands: Command[] = [
       const { renderExport } = await import('../../core/interchange.js');
       const entries = uc.exportEntries(engine, caller, String(a.project), filters);
       const format = (a.format as (typeof FORMATS)[number] | undefined) ?? 'json';
-      const target = fileArg(a.out);
+      const target = String(a.out);
       if (format === 'entries') {
         if (target === '-') throw new UsageError('--format entries writes a folder; name one instead of -');
         const dir = insideForExport(engine, resolve(k.caller.cwd, target), 'export folder');
@@ -152,48 +148,37 @@ export const interchangeCommands: Command[] = [
       const { mcpMemoryToEntries, parseExport, parseMcpMemory } = await import('../../core/interchange.js');
       const [engine, caller] = k.open(a);
       const project = String(a.project);
-      const src = fileArg(a.in);
-      let text: string | undefined;
-      let docs: unknown[];
-      if (src === '-') text = k.readTextInput('-').text;
-      else {
-        // A file the user names is read wherever it is; only memory is written, inside.
-        const abs = resolve(k.caller.cwd, src);
-        const st = statSync(abs, { throwIfNoEntry: false });
-        if (!st) throw new NotFoundError(`import path ${src} does not exist`);
-        if (st.isDirectory()) {
-          if (a.from === 'mcp-memory') throw new UsageError('--from mcp-memory reads a memory.jsonl file, not a folder');
-          const names = readdirSync(abs)
-            .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
-            .sort();
-          docs = names.map((n) => parseExport(k.readTextInput(join(abs, n)).text, join(src, n))).flat();
-        } else text = k.readTextInput(abs).text;
-      }
+      const src = String(a.in);
       const source = src === '-' ? 'stdin' : src;
-      if (text !== undefined) {
-        if (a.from === 'mcp-memory') {
-          const graph = parseMcpMemory(text, source);
-          docs = mcpMemoryToEntries(graph, {
-            now: caller.now().toISOString(),
-            agent: await caller.agent(engine),
-            source: src === '-' ? 'stdin' : basename(src),
-          });
-        } else docs = parseExport(text, source);
+      // A file the user names is read wherever it is; only memory is written, inside.
+      const abs = resolve(k.caller.cwd, src);
+      let docs: unknown[];
+      if (src !== '-' && statSync(abs, { throwIfNoEntry: false })?.isDirectory()) {
+        if (a.from === 'mcp-memory') throw new UsageError('--from mcp-memory reads a memory.jsonl file, not a folder');
+        const names = readdirSync(abs).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+        docs = names.sort().flatMap((n) => parseExport(k.readTextInput(join(abs, n)).text, join(src, n)));
+      } else {
+        const text = k.readTextInput(src).text;
+        if (a.from !== 'mcp-memory') docs = parseExport(text, source);
+        else {
+          const when = { now: caller.now().toISOString(), agent: await caller.agent(engine), source: src === '-' ? 'stdin' : basename(src) };
+          docs = mcpMemoryToEntries(parseMcpMemory(text, source), when);
+        }
       }
-      const bar = docs!.length >= 500 ? k.progressBar(Boolean(a.json), 'write') : undefined;
-      const r = await uc.importEntries(engine, caller, project, docs!, {
+      const bar = docs.length >= 500 ? k.progressBar(Boolean(a.json), 'write') : undefined;
+      const r = await uc.importEntries(engine, caller, project, docs, {
         onConflict: a['on-conflict'] as 'skip' | 'overwrite' | 'merge' | undefined,
         reassignIds: a['reassign-ids'] === true,
         source,
         onProgress: bar,
       });
       // Entries asked for, none imported, and not because all are here already: exit 1.
-      const failed = docs!.length > 0 && r.applied.length === 0 && !r.already_here;
+      const failed = docs.length > 0 && r.applied.length === 0 && !r.already_here;
       if (a.json) k.printJson(r);
       else {
         const by = (k: string): number => r.applied.filter((x) => x.action === k).length;
         k.out(
-          `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
+          `imported ${r.applied.length} entries into ${project} (${by('created')} new, ${by('overwritten')} overwritten, ${by('merged')} merged), skipped ${r.skipped.length}${commitNote(r.commit)}`,
         );
         k.capped(
           r.skipped.flatMap((s) => s.errors.map((e) => `  skipped ${s.id}: ${e.message}`)),

@@ -1,15 +1,21 @@
 /** Lifecycle commands: decay, reinforce, promote, restore, link, related. */
 import * as uc from '../../service/use-cases.js';
-import { UsageError } from '../../core/errors.js';
 import { CURVES, type Curve } from '../../core/lifecycle.js';
-import { type Args, clip, type Command } from '../io.js';
+import { clip, type Command, commitNote } from '../io.js';
 
-const num = (a: Args, name: string): number | undefined => {
-  const v = a[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new UsageError(`--${name} must be a number (got ${JSON.stringify(v)})`);
-  return v;
+/** Each curve's settings, as options of `decay` for one run: --stability-hours sets exponential.stability_hours. */
+const CURVE_OPTIONS: Record<string, string[]> = {
+  exponential: ['stability-hours'],
+  half_life: ['half-life-days', 'function', 'min-importance', 'access-weight'],
+  periodic: ['base-rate', 'max-rate', 'period-days', 'floor'],
+  fsrs6: ['stability-days'],
 };
+
+/** `o` without its undefined values; undefined when none is left. */
+function defined<T extends object>(o: T): T | undefined {
+  const e = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  return Object.keys(e).length ? e : undefined;
+}
 
 function entriesText(r: { entries: { id: string; summary: string }[]; commit: string | null }, verb: string): string {
   return [...r.entries.map((e) => `${verb} ${e.id}  ${clip(e.summary, 70)}`), ...(r.commit ? [`commit ${r.commit.slice(0, 12)}`] : [])].join('\n');
@@ -24,35 +30,19 @@ export const lifecycleCommands: Command[] = [
       curve: { type: 'string', choices: CURVES },
       'forget-threshold': { type: 'number' },
       'forget-action': { type: 'string', choices: ['archive', 'delete'] },
-      'stability-hours': { type: 'number', describe: 'exponential curve' },
-      'half-life-days': { type: 'number', describe: 'half-life curve' },
+      ...Object.fromEntries(
+        Object.entries(CURVE_OPTIONS).flatMap(([curve, names]) => names.map((n) => [n, { type: 'number', describe: `${curve.replace('_', '-')} curve` }])),
+      ),
       function: { type: 'string', choices: ['exponential', 'linear', 'step'], describe: 'half-life curve' },
-      'min-importance': { type: 'number', describe: 'half-life curve floor' },
-      'access-weight': { type: 'number', describe: 'half-life curve' },
-      'base-rate': { type: 'number', describe: 'periodic curve' },
-      'max-rate': { type: 'number', describe: 'periodic curve' },
-      'period-days': { type: 'number', describe: 'periodic curve' },
-      floor: { type: 'number', describe: 'periodic curve' },
-      'stability-days': { type: 'number', describe: 'fsrs6 curve' },
     },
     async run(k, a) {
-      const clean = <T extends object>(o: T): T | undefined => {
-        const e = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-        return Object.keys(e).length ? e : undefined;
-      };
-      const overrides = clean({
+      const overrides = defined({
         curve: a.curve as Curve | undefined,
-        forget_threshold: num(a, 'forget-threshold'),
+        forget_threshold: a['forget-threshold'] as number | undefined,
         forget_action: a['forget-action'] as 'archive' | 'delete' | undefined,
-        exponential: clean({ stability_hours: num(a, 'stability-hours') }),
-        half_life: clean({
-          half_life_days: num(a, 'half-life-days'),
-          function: a.function as 'exponential' | 'linear' | 'step' | undefined,
-          min_importance: num(a, 'min-importance'),
-          access_weight: num(a, 'access-weight'),
-        }),
-        periodic: clean({ base_rate: num(a, 'base-rate'), max_rate: num(a, 'max-rate'), period_days: num(a, 'period-days'), floor: num(a, 'floor') }),
-        fsrs6: clean({ stability_days: num(a, 'stability-days') }),
+        ...Object.fromEntries(
+          Object.entries(CURVE_OPTIONS).map(([curve, names]) => [curve, defined(Object.fromEntries(names.map((n) => [n.replaceAll('-', '_'), a[n]])))]),
+        ),
       });
       const r = await uc.decay(...k.open(a), a.project || undefined, { apply: Boolean(a.apply), overrides });
       if (a.json) return k.printJson(r);
@@ -81,7 +71,7 @@ export const lifecycleCommands: Command[] = [
         k.out(`promotion candidates (episodic, retrieved 5+ times, confidence > 0.6): ${r.promotion_candidates.join(', ')} — bass-agents memory promote <id>`);
       if (r.dry_run)
         k.out(r.forgotten ? `dry run: nothing changed; --apply would ${r.forget_action} ${r.forgotten} entries in one commit` : 'dry run: nothing changed');
-      else k.out(`${r.forgotten} entries ${r.forget_action === 'delete' ? 'deleted' : 'archived'}${r.commit ? ` in commit ${r.commit.slice(0, 12)}` : ''}`);
+      else k.out(`${r.forgotten} entries ${r.forget_action === 'delete' ? 'deleted' : 'archived'}${commitNote(r.commit, ' in commit ')}`);
     },
   },
   {
@@ -96,7 +86,7 @@ export const lifecycleCommands: Command[] = [
       const r = await uc.reinforce(...k.open(a), (a.ids as string[]).map(String), {
         project: a.project,
         boostType: a['boost-type'] as 'additive' | 'multiplicative' | 'set_value' | undefined,
-        amount: num(a, 'amount'),
+        amount: a.amount as number | undefined,
       });
       k.print(a, r, entriesText(r, 'reinforced'));
     },
@@ -114,11 +104,7 @@ export const lifecycleCommands: Command[] = [
     describe: 'bring back a forgotten entry: archived ones become active, deleted ones return from git history',
     async run(k, a) {
       const r = await uc.restore(...k.open(a), String(a.id), { project: a.project });
-      k.print(
-        a,
-        r,
-        `restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`,
-      );
+      k.print(a, r, `restored ${r.entry.id} from ${r.from === 'archive' ? 'the archive' : 'git history'}${commitNote(r.commit)}`);
     },
   },
   {
@@ -127,7 +113,7 @@ export const lifecycleCommands: Command[] = [
     options: { type: { type: 'string', describe: 'relationship name, recorded in the operation log' } },
     async run(k, a) {
       const r = await uc.link(...k.open(a), String(a.a), String(a.b), { project: a.project, type: a.type as string | undefined });
-      k.print(a, r, r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}` : 'already linked');
+      k.print(a, r, r.entries.length ? `linked ${String(a.a)} and ${String(a.b)}${commitNote(r.commit)}` : 'already linked');
     },
   },
   {
@@ -135,7 +121,7 @@ export const lifecycleCommands: Command[] = [
     describe: 'entries related to one: explicit links first, then lexically similar ones',
     options: { limit: { type: 'number' } },
     run(k, a) {
-      const r = uc.related(...k.open(a), String(a.id), { project: a.project, limit: num(a, 'limit') });
+      const r = uc.related(...k.open(a), String(a.id), { project: a.project, limit: a.limit as number | undefined });
       if (a.json) return k.printJson(r.map((x) => ({ ...x.entry, meta: { relation: x.relation, score: x.score } })));
       if (!r.length) return k.out('no related entries');
       k.table(

@@ -6,18 +6,16 @@ import { shown } from '../../core/redact.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { hitJson, type QueryHit } from '../../core/query.js';
 import { parseFilters } from '../../core/filters.js';
-import { type Args, clip, type Cli, type Command, filterOptions, JSON_FILE } from '../io.js';
+import { type Args, clip, type Cli, type Command, FILTERS, JSON_FILE } from '../io.js';
 
-type A = Args & { limit?: number };
+type A = Args & { limit?: number; offset?: number };
 
 async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hits: QueryHit[]; matched: number }> {
   const [engine, caller] = k.open(a);
   const filters = parseFilters(a, caller.now());
   filters.projects = caller.readProjects(engine, a.project);
-  const offset = a.offset;
-  if (offset !== undefined && (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0))
-    throw new UsageError(`offset must be a whole number (got ${shown(offset)})`);
-  const options = { limit: a.limit, offset: offset, includeRelated: Boolean(a['include-related']), record };
+  if (a.offset !== undefined && (!Number.isInteger(a.offset) || a.offset < 0)) throw new UsageError(`offset must be a whole number (got ${shown(a.offset)})`);
+  const options = { limit: a.limit, offset: a.offset, includeRelated: Boolean(a['include-related']), record };
   // A daemon (a watched engine) answers from what its watcher keeps current, with the model it started, if any.
   const fromDaemon = engine.watched;
   const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
@@ -32,9 +30,8 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
       );
   }
   const slow = uc.slowQueryMs(engine, caller, a.project);
-  if (r.stats.execution_ms > slow) {
+  if (r.stats.execution_ms > slow)
     k.warn(`slow query: ${r.stats.execution_ms} ms (threshold ${slow} ms, config query.slow_ms); ${r.stats.entries_scanned} entries scanned`);
-  }
   if (a.debug) {
     const s = r.stats;
     const idx = s.index
@@ -50,14 +47,9 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
 }
 
 function renderHits(k: Cli, hits: QueryHit[], a: A, withScore: boolean, matched = hits.length): void {
-  if (a.json) {
-    k.printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
-    return;
-  }
-  if (hits.length === 0) {
-    k.out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
-    return;
-  }
+  if (a.json) return k.printJson(hits.map((h) => hitJson(h, Boolean(a['summary-only']))));
+  if (hits.length === 0)
+    return k.out('no entries match (defaults: status active, confidence >= 0.6, valid now; see --status any, --min-confidence 0, --include-expired)');
   if (a['summary-only']) {
     for (const h of hits) k.out(`${h.entry.id}  ${h.entry.kind}  ${h.entry.subject}  ${h.entry.scope}  ${h.entry.confidence.toFixed(2)}  ${h.entry.summary}`);
     return;
@@ -95,8 +87,7 @@ export const readCommands: Command[] = [
   {
     cmd: 'list [project]',
     describe: 'list entries (same filters as query, no text), highest confidence first',
-    build: filterOptions,
-    options: { 'summary-only': { type: 'boolean' }, 'include-related': { type: 'boolean' }, debug: { type: 'boolean' } },
+    options: { ...FILTERS, 'summary-only': { type: 'boolean' }, 'include-related': { type: 'boolean' }, debug: { type: 'boolean' } },
     async run(k, a: A) {
       const { hits, matched } = await runQuery(k, a, '', false); // browsing is not a retrieval
       renderHits(k, hits, a, false, matched);
@@ -105,8 +96,8 @@ export const readCommands: Command[] = [
   {
     cmd: 'query <text>',
     describe: 'search memory: filters first, then relevance weighed by confidence, evidence quality, recency and freshness',
-    build: filterOptions,
     options: {
+      ...FILTERS,
       'summary-only': { type: 'boolean', describe: 'only id, summary, subject, scope, kind, confidence' },
       'include-related': { type: 'boolean', describe: 'follow related_entries' },
       debug: { type: 'boolean', describe: 'print execution time and counts to stderr' },

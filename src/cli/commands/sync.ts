@@ -25,12 +25,11 @@ function readSide(validateStoredEntry: Validate, file: string, label: string, pa
 /** `raw` as a valid stored entry, else its problems named by file and side. */
 function checked(validateStoredEntry: Validate, raw: unknown, path: string, label: string): MemoryEntry {
   const r = validateStoredEntry(raw);
-  if (!r.ok)
-    throw new ValidationError(
-      r.errors.map((p) => ({ ...p, path: `${path} (${label}): ${p.path}` })),
-      'merge',
-    );
-  return r.value;
+  if (r.ok) return r.value;
+  throw new ValidationError(
+    r.errors.map((p) => ({ ...p, path: `${path} (${label}): ${p.path}` })),
+    'merge',
+  );
 }
 
 export const syncCommands: Command[] = [

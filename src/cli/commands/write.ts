@@ -2,7 +2,7 @@
 import * as uc from '../../service/use-cases.js';
 import type { ApplyResult } from '../../service/ops/apply.js';
 import { formatProblem } from '../../core/errors.js';
-import { JSON_FILE, type Cli, type Command } from '../io.js';
+import { JSON_FILE, type Cli, type Command, commitNote } from '../io.js';
 
 function renderApply(k: Cli, r: ApplyResult, json: boolean): number {
   if (json) k.printJson({ applied: r.applied, skipped: r.skipped, commit: r.commit });
@@ -29,7 +29,7 @@ export const writeCommands: Command[] = [
     describe: 'create ai-memory/<project>/ with config.yaml and register the merge driver (idempotent; in a fresh clone only the driver)',
     async run(k, a) {
       const r = await uc.init(...k.open(a), String(a.project));
-      k.print(a, r, r.created ? `initialized ${r.path}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}` : `${r.path} is already initialized`);
+      k.print(a, r, r.created ? `initialized ${r.path}${commitNote(r.commit, ' (commit ', ')')}` : `${r.path} is already initialized`);
     },
   },
   {
@@ -37,7 +37,7 @@ export const writeCommands: Command[] = [
     describe: 'remove a project that holds no entries (a mistaken init or import), with its ai-context file, in one commit',
     async run(k, a) {
       const r = await uc.removeProject(...k.open(a), String(a.project));
-      k.print(a, r, `removed project ${r.project} (${r.removed.length} files)${r.commit ? `; commit ${r.commit.slice(0, 12)}` : ''}`);
+      k.print(a, r, `removed project ${r.project} (${r.removed.length} files)${commitNote(r.commit)}`);
     },
   },
   {
@@ -84,7 +84,7 @@ export const writeCommands: Command[] = [
       k.print(
         a,
         { applied: r.applied, skipped: r.skipped, commit: r.commit, entry },
-        `superseded ${String(a.id)} by ${String(a.by)}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`,
+        `superseded ${String(a.id)} by ${String(a.by)}${commitNote(r.commit, ' (commit ', ')')}`,
       );
     },
   },
@@ -95,7 +95,7 @@ export const writeCommands: Command[] = [
       const [engine, caller] = k.open(a);
       const r = await uc.deprecate(engine, caller, String(a.id), { project: a.project });
       const entry = uc.locate(engine, caller, String(a.id)).entry;
-      const text = r.unchanged ? `${String(a.id)} is already deprecated` : `deprecated ${String(a.id)}${r.commit ? ` (commit ${r.commit.slice(0, 12)})` : ''}`;
+      const text = r.unchanged ? `${String(a.id)} is already deprecated` : `deprecated ${String(a.id)}${commitNote(r.commit, ' (commit ', ')')}`;
       k.print(a, { applied: r.applied, skipped: r.skipped, commit: r.commit, entry }, text);
     },
   },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { UsageError } from '../../core/errors.js';
 import { parseWhen } from '../../core/filters.js';
 import * as uc from '../../service/use-cases.js';
-import { WRITE, objectArg, projectArg, type Tool } from '../result.js';
+import { WRITE, objectArg, projectArg, type Tool } from '../tool.js';
 
 const ACTIONS = ['validate', 'link', 'reinforce', 'extract', 'check_freshness', 'stats', 'decay', 'sync_context'] as const;
 

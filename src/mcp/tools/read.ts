@@ -7,7 +7,7 @@ import type { Engine } from '../../service/engine.js';
 import type { QueryOptions } from '../../service/ops/query.js';
 import { semanticFor } from '../../service/semantic.js';
 import * as uc from '../../service/use-cases.js';
-import { READ, projectArg, type Tool } from '../result.js';
+import { READ, projectArg, type Tool } from '../tool.js';
 
 /** Default character budget of one `memory_query` answer (about 2K tokens). */
 export const DEFAULT_MAX_CHARS = 8000;

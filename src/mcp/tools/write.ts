@@ -1,7 +1,7 @@
 /** The write tools: create (optionally superseding), deprecate, and a batch as one commit. */
 import { z } from 'zod';
 import * as uc from '../../service/use-cases.js';
-import { WRITE, objectArg, projectArg, type Tool } from '../result.js';
+import { WRITE, objectArg, projectArg, type Tool } from '../tool.js';
 
 export const writeTools: Tool[] = [
   {
