@@ -178,8 +178,7 @@ export class WriteTx {
       committing?.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
       try {
         // Before git runs (its first step awaits): the texts are handed over, not parsed again.
-        const texts = new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!]));
-        this.engine.catalog.noteWritten([...texts.keys()], texts);
+        this.engine.catalog.noteWritten(rels, new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!])));
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }

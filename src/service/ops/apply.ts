@@ -43,12 +43,7 @@ export interface ApplyOptions {
 }
 
 /** One entry, from an entry or a whole create update. */
-export async function create(
-  engine: Engine,
-  caller: Caller,
-  input: unknown,
-  opts: { project?: string; agent?: string; force?: boolean } = {},
-): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
+export async function create(engine: Engine, caller: Caller, input: unknown, opts: { project?: string; agent?: string; force?: boolean } = {}) {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
     const op = input.operation;

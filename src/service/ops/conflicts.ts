@@ -65,21 +65,14 @@ function parseSide(text: string | null, label: string): MemoryEntry | null {
 async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<{ base: string | null; ours: string; theirs: string } | null> {
   if (git) {
     const path = git.repoPath(abs);
-    const stage = (n: number): Promise<string | null> =>
-      git.run(['show', `:${n}:${path}`]).then(
-        (t) => t,
-        () => null,
-      );
+    const stage = (n: number): Promise<string | null> => git.run(['show', `:${n}:${path}`]).catch(() => null);
     const [base, ours, theirs] = await Promise.all([stage(1), stage(2), stage(3)]);
     if (ours !== null && theirs !== null) return { base, ours, theirs };
   }
   return conflictSides(text);
 }
 
-export async function fixConflicts(
-  engine: Engine,
-  caller: Caller,
-): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
+export async function fixConflicts(engine: Engine, caller: Caller) {
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
@@ -120,11 +113,7 @@ export async function fixConflicts(
  * Links to entries that do not exist (`doctor --fix`, `deprecate` of such an entry): superseded
  * by one gone, an entry becomes deprecated (replaced, by nothing known); gone related entries are dropped.
  */
-export async function fixLinks(
-  engine: Engine,
-  caller: Caller,
-  only?: ReadonlySet<string>,
-): Promise<{ fixed: { file: string; id: string; change: string }[]; commits: string[] }> {
+export async function fixLinks(engine: Engine, caller: Caller, only?: ReadonlySet<string>) {
   const snap = engine.catalog.refresh();
   const ids = new Set(snap.entries.map((se) => se.meta.id));
   const items: Parameters<typeof rewriteEntries>[3] = [];

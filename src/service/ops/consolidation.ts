@@ -20,7 +20,7 @@ export function compactPlan(
   caller: Caller,
   projectName: string | undefined,
   opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {},
-): { plan: ConsolidationPlan; path: string } {
+) {
   const project = caller.project(engine, projectName, true);
   const entries = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
   const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
@@ -122,12 +122,7 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };
 }
 
-export async function log(
-  engine: Engine,
-  caller: Caller,
-  projectName: string | undefined,
-  opts: { op?: string; limit?: number } = {},
-): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+export async function log(engine: Engine, caller: Caller, projectName: string | undefined, opts: { op?: string; limit?: number } = {}) {
   const projects = projectName ? [caller.project(engine, projectName, true)] : engine.ws.listProjects();
   const git = await engine.git();
   if (!git) return [];

@@ -7,12 +7,7 @@ import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 import { evidenceStatusOf } from './evidence-status.js';
 
-export function renderContext(
-  engine: Engine,
-  caller: Caller,
-  projectName: string,
-  opts: { budget?: number } = {},
-): { project: string; text: string; included: number; omitted: number } {
+export function renderContext(engine: Engine, caller: Caller, projectName: string, opts: { budget?: number } = {}) {
   const project = caller.project(engine, projectName, true);
   const items = engine
     .snapshot(caller.warn)
@@ -29,12 +24,7 @@ export function renderContext(
   };
 }
 
-export async function syncContext(
-  engine: Engine,
-  caller: Caller,
-  projectName: string,
-  opts: { budget?: number } = {},
-): Promise<{ path: string; changed: boolean; included: number; omitted: number; commit: string | null }> {
+export async function syncContext(engine: Engine, caller: Caller, projectName: string, opts: { budget?: number } = {}) {
   const r = renderContext(engine, caller, projectName, opts);
   const project = r.project;
   const file = engine.ws.assertInside(join(engine.ws.contextDir, `${project}.md`), 'context file');

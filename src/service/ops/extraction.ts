@@ -13,13 +13,13 @@ export async function extract(
   opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
 ) {
   const project = caller.project(engine, projectName);
-  const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
-  const truncated = text.length > limit;
-  if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limit} are read`);
-  const cands = modules
-    .extraction()
-    .extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence)
-    .slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
+  const { EXTRACT_LIMITS: limits, extractCandidates, findSimilar, candidateEntry } = modules.extraction();
+  const truncated = text.length > limits.maxTextLength;
+  if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limits.maxTextLength} are read`);
+  const cands = extractCandidates(text.slice(0, limits.maxTextLength), opts.minConfidence ?? limits.minConfidence).slice(
+    0,
+    opts.maxCandidates ?? limits.maxCandidates,
+  );
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
@@ -38,8 +38,8 @@ export async function extract(
   for (const c of cands) {
     // Known if either the matched words or their whole sentence say what an entry already says.
     const known = [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))];
-    const dup = modules.extraction().findSimilar(c.text, known) ?? modules.extraction().findSimilar(c.sentence || c.text, known);
-    const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text', subjects);
+    const dup = findSimilar(c.text, known) ?? findSimilar(c.sentence || c.text, known);
+    const entry = candidateEntry(c, opts.source ?? 'text', subjects);
     extractions.push({
       summary: String(entry.summary),
       type: c.type,

@@ -116,12 +116,7 @@ export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bO
 }
 
 /** Explicit links first, then lexically similar entries (summary, subject, tags). */
-export function related(
-  engine: Engine,
-  caller: Caller,
-  id: string,
-  opts: { project?: string; limit?: number } = {},
-): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
+export function related(engine: Engine, caller: Caller, id: string, opts: { project?: string; limit?: number } = {}) {
   const found = locate(engine, caller, id, opts.project);
   const limit = opts.limit ?? 10;
   const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];

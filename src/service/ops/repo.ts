@@ -9,11 +9,7 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-export async function init(
-  engine: Engine,
-  caller: Caller,
-  project: string,
-): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
+export async function init(engine: Engine, caller: Caller, project: string) {
   engine.ws.projectDir(project); // validates the name
   const mergeDriver = await registerMergeDriver(engine, caller);
   const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
@@ -152,12 +148,8 @@ export async function sync(
         pulled = true;
       }
     } catch (err) {
-      // Only this call's merge can be in progress here (sync refuses to start in one).
-      const inMerge = await git.run(['rev-parse', '-q', '--verify', 'MERGE_HEAD']).then(
-        () => true,
-        () => false,
-      );
-      if (inMerge) await git.run(['merge', '--abort']).catch(() => undefined);
+      // Only this call's merge can be in progress here (sync refuses to start in one); none: git refuses.
+      await git.run(['merge', '--abort']).catch(() => undefined);
       const said = String((err as Error).message)
         .split('\n')
         .map((l) => l.trim())
@@ -192,12 +184,10 @@ export async function sync(
 
 /** Commits a push of HEAD to `upstream` would carry that change more than memory. */
 async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
-  const range = (await git.run(['rev-parse', '-q', '--verify', upstream]).then(
-    () => true,
-    () => false,
-  ))
-    ? `${upstream}..HEAD`
-    : 'HEAD';
+  const range = await git.run(['rev-parse', '-q', '--verify', upstream]).then(
+    () => `${upstream}..HEAD`,
+    () => 'HEAD',
+  );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
   const foreign: ForeignCommit[] = [];
   for (const rec of out.split('\x1e')) {
