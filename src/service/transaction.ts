@@ -41,8 +41,6 @@ interface WriteOptions {
   project: string;
   /** Default: caller.agent. */
   agent?: string;
-  /** The operation the audit log names for a refused secret. */
-  operation: string;
   /** Files only, no commit: resolving a merge the user has in progress (`doctor --fix`). */
   noCommit?: boolean;
   onProgress?: (done: number, total: number, phase: 'write') => void;

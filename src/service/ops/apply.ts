@@ -231,28 +231,23 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
     // Each change keeps its own writer (created_by, operation log, Memory-Agent).
     const agent = [...new Set(group.map((p) => p.agent))].join(', ');
     try {
-      const { value, commit } = await withWrite(
-        engine,
-        caller,
-        { project: first.project, agent, operation: single?.label ?? 'apply', onProgress: single?.onProgress },
-        async (tx) => {
-          const st = new BatchState(
-            engine.snapshot(caller.warn),
-            first.project,
-            group.reduce((n, p) => n + p.updates.length, 0),
+      const { value, commit } = await withWrite(engine, caller, { project: first.project, agent, onProgress: single?.onProgress }, async (tx) => {
+        const st = new BatchState(
+          engine.snapshot(caller.warn),
+          first.project,
+          group.reduce((n, p) => n + p.updates.length, 0),
+        );
+        const results: (Awaited<ReturnType<typeof applyIn>> | ValidationError)[] = [];
+        for (const p of group) {
+          results.push(
+            await applyIn(tx, st, p).catch((err: unknown) => {
+              if (err instanceof ValidationError) return err;
+              throw err;
+            }),
           );
-          const results: (Awaited<ReturnType<typeof applyIn>> | ValidationError)[] = [];
-          for (const p of group) {
-            results.push(
-              await applyIn(tx, st, p).catch((err: unknown) => {
-                if (err instanceof ValidationError) return err;
-                throw err;
-              }),
-            );
-          }
-          return { results, snap: st.snap };
-        },
-      );
+        }
+        return { results, snap: st.snap };
+      });
       for (const [i, p] of group.entries()) {
         const r = value.results[i]!; // one result per batch
         if (r instanceof Error) out[p.k] = r;

@@ -76,7 +76,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
-  const items: Parameters<typeof rewriteEntries>[3] = [];
+  const items: Parameters<typeof rewriteEntries>[2] = [];
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
     const abs = join(engine.ws.root, file);
@@ -103,7 +103,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
     }
   }
   const noCommit = (project: string): boolean => inMerge || items.some((i) => i.project === project && unmerged.includes(engine.ws.rel(i.abs)));
-  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items, noCommit);
+  const commits = await rewriteEntries(engine, caller, items, noCommit);
   const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
   if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(engine.ws.root, f)))]);
   return { fixed, commits, in_merge: inMerge, resolved };
@@ -116,7 +116,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
 export async function fixLinks(engine: Engine, caller: Caller, only?: ReadonlySet<string>) {
   const snap = engine.catalog.refresh();
   const ids = new Set(snap.entries.map((se) => se.meta.id));
-  const items: Parameters<typeof rewriteEntries>[3] = [];
+  const items: Parameters<typeof rewriteEntries>[2] = [];
   const fixed: { file: string; id: string; change: string }[] = [];
   const now = caller.now().toISOString();
   for (const se of snap.entries) {
@@ -141,6 +141,6 @@ export async function fixLinks(engine: Engine, caller: Caller, only?: ReadonlySe
     items.push({ project: se.project, abs: join(engine.ws.root, se.file), entry, op: entry.status === 'deprecated' ? 'deprecate' : 'update', summary: change });
     fixed.push({ file: se.file, id: m.id, change });
   }
-  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items);
+  const commits = await rewriteEntries(engine, caller, items);
   return { fixed, commits };
 }

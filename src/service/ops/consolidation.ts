@@ -72,7 +72,7 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const linked: { group: number; ids: string[] }[] = [];
   // People edit plans: what one creates is checked like any new entry (secrets by the transaction).
   const live = liveByDup(mine, project);
-  const { commit } = await withWrite(engine, caller, { project, operation: 'compact' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     const nowIso = tx.nowIso;
     const nextId = idMaker();
     for (const [gi, g] of plan.groups.entries()) {

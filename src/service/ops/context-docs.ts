@@ -31,7 +31,7 @@ export async function syncContext(engine: Engine, caller: Caller, projectName: s
   const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
   let commit: string | null = null;
   if (changed) {
-    ({ commit } = await withWrite(engine, caller, { project, operation: 'sync-context' }, (tx) => {
+    ({ commit } = await withWrite(engine, caller, { project }, (tx) => {
       tx.putFile(file, r.text);
       tx.change({ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }, false);
     }));

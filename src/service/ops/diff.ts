@@ -112,24 +112,23 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     ...wanted.filter((r) => r.status !== 'A' && hasBase).map((r) => `${baseRev}:${r.path}`),
     ...('worktree' in head ? [] : wanted.filter((r) => r.status !== 'D').map((r) => headName(r.path))),
   ]);
-  const text = (b: Buffer | undefined): string | null => (b ? b.toString('utf8') : null);
   const files = wanted.map((r) => {
-    const before = r.status === 'A' || !hasBase ? null : text(blobs.get(`${baseRev}:${r.path}`));
+    const before = r.status === 'A' || !hasBase ? null : (blobs.get(`${baseRev}:${r.path}`)?.toString('utf8') ?? null);
     let after: string | null = null;
     if (r.status !== 'D') {
       if ('worktree' in head) {
         const abs = join(git.toplevel, r.path);
         after = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
-      } else after = text(blobs.get(headName(r.path)));
+      } else after = blobs.get(headName(r.path))?.toString('utf8') ?? null;
     }
     return { path: rel(r.path), before, after };
   });
 
   // The live entries of the touched projects on the new side, for duplicates.
-  const live = new Map<string, MemoryEntry[]>();
   const projects = [...new Set(files.map((f) => /^ai-memory\/([^/]+)\//.exec(f.path)?.[1]).filter((p): p is string => Boolean(p)))];
+  const live = new Map(projects.map((p) => [p, [] as MemoryEntry[]]));
   if (projects.length && !('rev' in head)) {
-    for (const se of engine.snapshot(caller.warn).entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
+    for (const se of engine.snapshot(caller.warn).entries) live.get(se.project)?.push(se.entry);
   } else if (projects.length && 'rev' in head) {
     const listing = await git.gitStdin(
       ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))],
@@ -138,11 +137,11 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     const names = listing.split('\0').filter((p) => p.endsWith('.json'));
     const all = await git.readBlobs(names.map((p) => `${head.rev}:${p}`));
     for (const p of names) {
-      const project = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1];
+      const list = live.get(/ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1] ?? '');
       const b = all.get(`${head.rev}:${p}`);
-      if (!project || !b) continue;
+      if (!list || !b) continue;
       try {
-        live.set(project, [...(live.get(project) ?? []), JSON.parse(b.toString('utf8')) as MemoryEntry]);
+        list.push(JSON.parse(b.toString('utf8')) as MemoryEntry);
       } catch {
         /* reported as a bad file if it is part of the change */
       }

@@ -175,6 +175,6 @@ async function applyFixes(
     const entry = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
     return [{ project: se.project, abs: join(engine.ws.root, se.file), entry, op: 'update' as const, summary: 'evidence moved with the code' }];
   });
-  const commits = await rewriteEntries(engine, caller, 'validate-evidence --fix', items);
+  const commits = await rewriteEntries(engine, caller, items);
   return { fixed, commits };
 }

@@ -96,7 +96,7 @@ export async function importEntries(
   );
   problems.push(...secrets.flat());
   if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
-  const { value, commit } = await withWrite(engine, caller, { project, agent, operation: 'import' }, async (tx) => {
+  const { value, commit } = await withWrite(engine, caller, { project, agent }, async (tx) => {
     const snap = engine.snapshot(caller.warn);
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
     // An unreadable file under an id is never written over.

@@ -28,7 +28,7 @@ async function rewrite(
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(engine, caller, first, projectName).project;
-  const { value, commit } = await withWrite(engine, caller, { project, operation: op }, (tx) => {
+  const { value, commit } = await withWrite(engine, caller, { project }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
       const found = locate(engine, caller, id, project);
@@ -93,7 +93,7 @@ export async function restore(
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
-  const { commit } = await withWrite(engine, caller, { project, operation: 'restore' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     tx.put(entry);
     tx.change({ op: 'restore', id, summary: entry.summary });
   });

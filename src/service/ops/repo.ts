@@ -12,7 +12,7 @@ import { withWrite } from '../transaction.js';
 export async function init(engine: Engine, caller: Caller, project: string) {
   engine.ws.projectDir(project); // validates the name
   const mergeDriver = await registerMergeDriver(engine, caller);
-  const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
+  const { value: created, commit } = await withWrite(engine, caller, { project }, (tx) => {
     const created = !engine.ws.isInitialized(project);
     tx.ensureProject();
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent: tx.agent } : false);
@@ -69,7 +69,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   }
   const context = join(engine.ws.contextDir, `${project}.md`);
   if (existsSync(context)) files.push(context);
-  const { commit } = await withWrite(engine, caller, { project, operation: 'remove-project' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });
