@@ -16,13 +16,7 @@ import type { Caller } from './caller.js';
  * and the lock removed if still its. A journal without this repository's token, or naming anything
  * but memory paths, is never acted on. `indexWaitMs` 0 (a read) leaves the journal for later.
  */
-export async function recoverWrite(
-  engine: Engine,
-  caller: Caller,
-  git: GitRepo | null,
-  stateDir: string,
-  indexWaitMs = INDEX_LOCK_WAIT_MS,
-): Promise<{ kept: number; undone: number; ignored: number } | null> {
+export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo | null, stateDir: string, indexWaitMs = INDEX_LOCK_WAIT_MS) {
   const found = readJournal(stateDir);
   if (found === null) return null;
   const time = caller.now().toISOString();

@@ -4,7 +4,6 @@ import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import type { ValidationContext } from '../../core/validate.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
@@ -76,23 +75,15 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
   const agent = pickAgent(opts.agent) ?? (await caller.agent(engine));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
   // Every string of each update; `memory create` names the entry's own fields (`content`).
-  const secrets = await scanGroups(
-    engine,
-    caller,
-    updates.map((u, i) =>
-      opts.label === 'entry'
-        ? modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry)
-        : modules.secretRules().secretFields(u, prefixOf(i)),
-    ),
-    { project, agent, operation: opts.label ?? 'apply' },
-  );
+  const { secretFields } = modules.secretRules();
+  const fields = updates.map((u, i) => (opts.label === 'entry' ? secretFields((u as { entry?: unknown } | null)?.entry) : secretFields(u, prefixOf(i))));
+  const secrets = await scanGroups(engine, caller, fields, { project, agent, operation: opts.label ?? 'apply' });
   return { caller, updates: updates as unknown[], opts, project, agent, secrets, prefixOf };
 }
 
 /** One prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
 async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }> {
   const { updates, opts, secrets, prefixOf, agent } = p;
-  const nowDate = tx.now;
   const now = tx.nowIso;
   const applied: AppliedUpdate[] = [];
   const skipped: ApplyResult['skipped'] = [];
@@ -114,14 +105,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       continue;
     }
     const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
-    const vctx: ValidationContext = {
-      getEntry,
-      findDuplicate: (k) => {
-        const id = dupKeys.get(k);
-        return id && id !== exclude ? id : undefined;
-      },
-    };
-    const r0 = modules.validation().validateUpdate(raw, vctx, prefixOf(i));
+    // A supersede's own target is no duplicate of its replacement.
+    const findDuplicate = (k: string): string | undefined => (dupKeys.get(k) === exclude ? undefined : dupKeys.get(k));
+    const r0 = modules.validation().validateUpdate(raw, { getEntry, findDuplicate }, prefixOf(i));
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
     const mine = secrets[i]!; // one list per update
     const found = again ? [...mine, { path: at(i, 'entry.summary'), message: again }] : mine;
@@ -156,7 +142,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     }
     let newId: string | undefined;
     if (u.entry) {
-      newId = st.nextId(nowDate.getTime());
+      newId = st.nextId(tx.now.getTime());
       const e = buildEntry(u.entry, newId, now, agent);
       st.write(tx, e, true);
       dupKeys.set(duplicateHash(e), newId);

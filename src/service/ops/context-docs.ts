@@ -13,15 +13,8 @@ export function renderContext(engine: Engine, caller: Caller, projectName: strin
     .snapshot(caller.warn)
     .entries.filter((se) => se.project === project)
     .map((se) => ({ meta: se.meta, entry: () => se.entry, evidence: () => evidenceStatusOf(engine, se) }));
-  return {
-    project,
-    ...renderContextOf(
-      project,
-      items,
-      caller.now().getTime(),
-      opts.budget ?? engine.projectConfig(project, caller.now()).context?.budget ?? DEFAULT_CONTEXT_BUDGET,
-    ),
-  };
+  const budget = opts.budget ?? engine.projectConfig(project, caller.now()).context?.budget ?? DEFAULT_CONTEXT_BUDGET;
+  return { project, ...renderContextOf(project, items, caller.now().getTime(), budget) };
 }
 
 export async function syncContext(engine: Engine, caller: Caller, projectName: string, opts: { budget?: number } = {}) {

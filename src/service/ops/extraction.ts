@@ -70,12 +70,8 @@ export async function extract(
     for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
     // A dry run says the same about secrets as a real run.
-    const found = await scanGroups(
-      engine,
-      caller,
-      updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)),
-      { project, agent: caller.knownAgent, operation: 'extract' },
-    );
+    const fields = updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`));
+    const found = await scanGroups(engine, caller, fields, { project, agent: caller.knownAgent, operation: 'extract' });
     found.forEach((errors, i) => {
       if (errors.length) at(i).skipped = errors;
     });

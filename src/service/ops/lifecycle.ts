@@ -70,19 +70,14 @@ export async function promote(engine: Engine, caller: Caller, id: string, opts: 
 }
 
 /** An archived entry becomes active again; a deleted one comes back from git history, active. */
-export async function restore(
-  engine: Engine,
-  caller: Caller,
-  id: string,
-  opts: { project?: string } = {},
-): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
+export async function restore(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   checkId(id);
   const now = caller.now().toISOString();
   try {
     const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' as const };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
@@ -97,7 +92,7 @@ export async function restore(
     tx.put(entry);
     tx.change({ op: 'restore', id, summary: entry.summary });
   });
-  return { project, entry, commit, from: 'history' };
+  return { project, entry, commit, from: 'history' as const };
 }
 
 export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}) {

@@ -42,14 +42,11 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   const config = engine.ws.configPath(project);
   const files: string[] = [];
   const unknown: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else (p === config && e.isFile() ? files : unknown).push(p);
-    }
-  };
-  walk(dir);
+  const dirs: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const p = join(e.parentPath, e.name);
+    (e.isDirectory() ? dirs : p === config && e.isFile() ? files : unknown).push(p);
+  }
   if (unknown.length) {
     const bad = new Map(snap.bad.map((b) => [b.file, b.problems[0]?.message] as const));
     const why = (rel: string): string => {
@@ -73,16 +70,14 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });
-  // Folders left empty go too, bottom up.
-  const prune = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) prune(join(d, e.name));
+  // Folders left empty go too, deepest first (a folder's path is longer than its parent's).
+  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) {
     try {
       rmdirSync(d);
     } catch {
       /* not empty */
     }
-  };
-  if (existsSync(dir)) prune(dir);
+  }
   return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
