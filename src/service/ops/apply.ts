@@ -81,8 +81,8 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
   return { caller, updates: updates as unknown[], opts, project, agent, secrets, prefixOf };
 }
 
-/** One prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
-async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }> {
+/** One prepared batch inside a transaction; an atomic batch with a problem stages nothing: its result is the error. */
+async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | ValidationError> {
   const { updates, opts, secrets, prefixOf, agent } = p;
   const now = tx.nowIso;
   const applied: AppliedUpdate[] = [];
@@ -116,7 +116,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   }
   if (opts.atomic) {
     const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
-    if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
+    if (bad.length) return new ValidationError(bad, opts.label ?? 'update');
   }
 
   // Against the working state: earlier updates of this batch may have changed it.
@@ -223,15 +223,8 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
           first.project,
           group.reduce((n, p) => n + p.updates.length, 0),
         );
-        const results: (Awaited<ReturnType<typeof applyIn>> | ValidationError)[] = [];
-        for (const p of group) {
-          results.push(
-            await applyIn(tx, st, p).catch((err: unknown) => {
-              if (err instanceof ValidationError) return err;
-              throw err;
-            }),
-          );
-        }
+        const results: Awaited<ReturnType<typeof applyIn>>[] = [];
+        for (const p of group) results.push(await applyIn(tx, st, p));
         return { results, snap: st.snap };
       });
       for (const [i, p] of group.entries()) {

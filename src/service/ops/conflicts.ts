@@ -4,9 +4,8 @@
  * the driver would have. Mid-merge they are written and `git add`ed, the commit left to the user.
  */
 import { join } from 'node:path';
-import { conflictSides, hasConflictMarkers } from '../../core/merge.js';
+import { conflictSides, hasConflictMarkers, mergeEntry } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { mergeEntry } from '../../core/merge.js';
 import type { GitRepo } from '../../store/git.js';
 import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';

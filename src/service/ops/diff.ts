@@ -49,15 +49,12 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
     if (range.startsWith('-')) throw new UsageError(`${range} is not a range (A..B, A...B or a commit)`);
     const three = range.split('...');
     const ends = three.length === 2 ? three : range.split('..');
-    if (ends.length === 2) {
-      const [a, b] = ends.map((r) => r || 'HEAD') as [string, string];
-      const head = await mustVerify(git, b);
-      const from = await mustVerify(git, a);
-      if (three.length !== 2) return { base: { rev: from, label: a }, head: { rev: head, label: b } };
-      return { base: { rev: await mergeBase(git, from, head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
-    }
-    const head = await mustVerify(git, 'HEAD');
-    return { base: { rev: await mergeBase(git, await mustVerify(git, range), head), label: `merge-base(${range}, HEAD)` }, head: { rev: head, label: 'HEAD' } };
+    // `R` alone is `R...HEAD`.
+    const [a, b] = (ends.length === 2 ? ends : [range, 'HEAD']).map((r) => r || 'HEAD') as [string, string];
+    const head = await mustVerify(git, b);
+    const from = await mustVerify(git, a);
+    if (ends.length === 2 && three.length !== 2) return { base: { rev: from, label: a }, head: { rev: head, label: b } };
+    return { base: { rev: await mergeBase(git, from, head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
   }
   const head = await verify(git, 'HEAD');
   if (head) {
@@ -88,20 +85,18 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   const baseRev = 'rev' in base ? base.rev : 'HEAD';
   const hasBase = (await verify(git, baseRev)) !== null;
   const memoryPaths = PATHS.map((p) => git.repoPath(join(engine.ws.root, p)));
-  const args = ['diff', '--name-status', '-z', '--no-renames'];
-  let rows: { status: string; path: string }[];
-  if (!hasBase) {
-    // No commit yet: everything on the new side is new.
-    rows = (await git.gitStdin(['ls-files', '-z', '--', ...memoryPaths], ''))
+  // What makes `git diff` compare the two sides; a new side's files as added.
+  const between = 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev];
+  const added = async (...args: string[]): Promise<{ status: string; path: string }[]> => {
+    const out = await git.gitStdin(['ls-files', ...args, '-z', '--', ...memoryPaths], '');
+    return out
       .split('\0')
       .filter(Boolean)
       .map((path) => ({ status: 'A', path }));
-  } else if ('index' in head) rows = nameStatus(await git.gitStdin([...args, '--cached', baseRev, '--', ...memoryPaths], ''));
-  else if ('worktree' in head) {
-    rows = nameStatus(await git.gitStdin([...args, baseRev, '--', ...memoryPaths], ''));
-    const untracked = (await git.gitStdin(['ls-files', '--others', '--exclude-standard', '-z', '--', ...memoryPaths], '')).split('\0').filter(Boolean);
-    rows.push(...untracked.map((path) => ({ status: 'A', path })));
-  } else rows = nameStatus(await git.gitStdin([...args, baseRev, head.rev, '--', ...memoryPaths], ''));
+  };
+  // No commit yet: everything on the new side is new.
+  const rows = hasBase ? nameStatus(await git.gitStdin(['diff', '--name-status', '-z', '--no-renames', ...between, '--', ...memoryPaths], '')) : await added();
+  if (hasBase && 'worktree' in head) rows.push(...(await added('--others', '--exclude-standard')));
 
   // Relative to the workspace (the repository may be larger).
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
@@ -152,7 +147,7 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     const touched = new Set(files.map((f) => /\/([^/]+)\.json$/.exec(f.path)?.[1]).filter((x): x is string => Boolean(x)));
     d.cited_code = await citedCode(engine, git, {
       base: baseRev,
-      sides: 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev],
+      sides: between,
       touched,
       project: opts.project,
     });
