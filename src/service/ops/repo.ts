@@ -121,8 +121,7 @@ export async function sync(
   if (blocked) throw new ConflictError(`refusing to sync: ${blocked}; sync leaves your own git work alone`);
   const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
-  const staged = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(Boolean);
-  const stagedMemory = staged.filter(isMemory);
+  const stagedMemory = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(isMemory);
   if (stagedMemory.length) {
     throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
   }

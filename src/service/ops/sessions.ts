@@ -23,11 +23,8 @@ export async function remember(
     if (!opts.session) throw new UsageError('--short-term needs --session NAME');
     const ttl = intervalMs(opts.ttl ?? '2h');
     if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
-    const [found = []] = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], {
-      project,
-      agent: await caller.agent(engine),
-      operation: 'remember',
-    });
+    const who = { project, agent: await caller.agent(engine), operation: 'remember' };
+    const [found = []] = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], who);
     if (found.length) throw new ValidationError(found, 'remember');
     const now = caller.now();
     const entries = engine.sessions.read(opts.session, now.getTime());

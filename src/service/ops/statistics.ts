@@ -19,8 +19,9 @@ type LoggedQuery = {
   projects: string[] | null;
 };
 
-/** Logged subjects and scopes as typed when kept, else the entries' own with that hash, else "(text not kept)". */
-function namedQueries(engine: Engine, snap: CatalogSnapshot, logged: LoggedQuery[]): QueryRecord[] {
+/** These projects' queries (undefined: all); subject and scope as typed when kept, else an entry's with that hash, else "(text not kept)". */
+function namedQueries(engine: Engine, snap: CatalogSnapshot, projects: string[] | undefined): QueryRecord[] {
+  const logged = engine.logs.read<LoggedQuery>(engine.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)));
   let subjectOf: ((h: string) => string | undefined) | undefined;
   let scopeOf: ((h: string) => string | undefined) | undefined;
   const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null => {
@@ -44,11 +45,7 @@ export function getStatistics(engine: Engine, caller: Caller, project: string | 
   const projects = project ? [caller.project(engine, project, true)] : undefined;
   const snap = opts.refresh === false ? (engine.rm.current ?? engine.snapshot(caller.warn)) : engine.snapshot(caller.warn);
   const operations = engine.logs.read<OperationRecord>(engine.ws, 'operations').filter((o) => !projects || projects.includes(o.project));
-  const queries = namedQueries(
-    engine,
-    snap,
-    engine.logs.read<LoggedQuery>(engine.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p))),
-  );
+  const queries = namedQueries(engine, snap, projects);
   const staleIds = new Set([...engine.evidenceCache.staleKeys()].map((k) => k.slice(k.indexOf('/') + 1)));
   const base = { project: projects?.[0] ?? null, operations, queries, range, nowMs: caller.now().getTime(), staleIds };
   const mine = (): StoredEntry[] => snap.entries.filter((se) => !projects || projects.includes(se.project));
