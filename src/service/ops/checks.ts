@@ -111,12 +111,11 @@ export async function doctor(engine: Engine, caller: Caller) {
     }
   }
   const { modelInstalled } = await import('../embedder.js');
-  const semantic = semanticReport(engine, snap.entries, await modelInstalled());
   return {
     ok: problems.every((p) => p.level === 'warning'),
     checked: { files: snap.entries.length + snap.bad.length, projects: engine.ws.listProjects().length },
     problems,
-    semantic,
+    semantic: semanticReport(engine, snap.entries, await modelInstalled()),
   };
 }
 
