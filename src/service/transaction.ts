@@ -208,11 +208,9 @@ export class WriteTx {
   private async keepCommittedFiles(git: GitRepo): Promise<void> {
     const defaults = [...this.staged].filter(([, s]) => s.unlessInHead).map(([abs]) => abs);
     if (!defaults.length) return;
-    const blobs = await git.blobsAt(
-      'HEAD',
-      defaults.map((f) => git.repoPath(f)),
-    );
-    for (const f of defaults) if (blobs.has(git.repoPath(f))) this.staged.delete(f);
+    const paths = defaults.map((f) => git.repoPath(f));
+    const blobs = await git.blobsAt('HEAD', paths);
+    for (const [k, f] of defaults.entries()) if (blobs.has(paths[k]!)) this.staged.delete(f);
   }
 
   /** New or changed text fields are scanned; a finding refuses the whole write, naming file, field and rule, never the value. */

@@ -125,11 +125,6 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
 export async function log(engine: Engine, caller: Caller, projectName: string | undefined, opts: { op?: string; limit?: number } = {}) {
   const projects = projectName ? [caller.project(engine, projectName, true)] : engine.ws.listProjects();
   const git = await engine.git();
-  if (!git) return [];
-  return memoryLog(
-    git,
-    projects.map((p) => `ai-memory/${p}`),
-    opts.limit ?? 50,
-    opts.op,
-  );
+  const paths = projects.map((p) => `ai-memory/${p}`);
+  return git ? memoryLog(git, paths, opts.limit ?? 50, opts.op) : [];
 }

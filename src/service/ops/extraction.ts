@@ -55,26 +55,16 @@ export async function extract(
   let commit: string | null = null;
   const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {
-    const r = await apply(
-      engine,
-      caller,
-      updates.map((u) => ({ operation: 'create', entry: u.entry })),
-      { project },
-    );
+    const creates = updates.map((u) => ({ operation: 'create', entry: u.entry }));
+    const r = await apply(engine, caller, creates, { project });
     commit = r.commit;
-    for (const a of r.applied) {
-      const x = at(a.index);
-      x.stored = true;
-      x.id = a.id;
-    }
+    for (const a of r.applied) Object.assign(at(a.index), { stored: true, id: a.id });
     for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
     // A dry run says the same about secrets as a real run.
     const fields = updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`));
     const found = await scanGroups(engine, caller, fields, { project, agent: caller.knownAgent, operation: 'extract' });
-    found.forEach((errors, i) => {
-      if (errors.length) at(i).skipped = errors;
-    });
+    for (const [i, errors] of found.entries()) if (errors.length) at(i).skipped = errors;
   }
   // Never printed back: the text holds the secret.
   for (const x of extractions) {
