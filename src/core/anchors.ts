@@ -4,8 +4,6 @@
  */
 import { declarationLines, splitLines, symbolExtent } from './symbols.js';
 
-export { splitLines } from './symbols.js';
-
 export type AnchorStatus = 'current' | 'moved' | 'changed' | 'missing';
 export type CodeChange = 'moved' | 'modified' | 'deleted';
 
@@ -225,13 +223,6 @@ function matches(text: string, fp: string): number[] {
   return out;
 }
 
-/** Where the lines a fingerprint was taken of start in `text`, nearest to `near`; null when they are nowhere. */
-export function findFingerprint(text: string, fp: string, near: number): number | null {
-  let best: number | null = null;
-  for (const at of matches(text, fp)) if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
-  return best;
-}
-
 /**
  * Where lines `s..e` of `before` are, unchanged and together, in `after`: only when they appear there exactly once and
  * hold text enough to be told apart (20 letters or digits, the threshold `git blame -M` uses).
@@ -272,7 +263,9 @@ export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord)
   if (!a.lines) return rec?.status === 'moved' ? 'moved' : 'current';
   if (rec?.status === 'changed') return 'changed';
   if (!rec?.fp) return a.lines[1] <= splitLines(text).length ? 'current' : 'missing';
-  const at = findFingerprint(text, rec.fp, (rec.lines ?? a.lines)[0]);
+  // Where the fingerprinted lines start now, nearest to where they were.
+  const near = (rec.lines ?? a.lines)[0];
+  const at = matches(text, rec.fp).reduce<number | null>((best, m) => (best === null || Math.abs(m - near) < Math.abs(best - near) ? m : best), null);
   if (at === null) return 'changed';
   return at === a.lines[0] && path === a.path ? 'current' : 'moved';
 }

@@ -6,13 +6,7 @@ import { candidatePairs, decide, similarity, vectorize, type PairDecision } from
 
 export type Strategy = (typeof STRATEGIES)[number];
 
-export interface PlanMember {
-  id: string;
-  summary: string;
-  confidence: number;
-  updated_at: string;
-  importance: number;
-}
+export type PlanMember = Pick<MemoryEntry, 'id' | 'summary' | 'confidence' | 'updated_at'> & { importance: number };
 
 export interface PlanGroup {
   action: 'merge' | 'review' | 'link' | 'summarize';

@@ -112,9 +112,7 @@ export function parseCommitTrailers(body: string): { changes: { id: string; op: 
   let agent: string | undefined;
   let pendingId: string | undefined;
   for (const line of body.split('\n')) {
-    const m = /^(Memory-Id|Memory-Op|Memory-Agent):\s*(.*)$/.exec(line.trim());
-    if (!m) continue;
-    const [, key, value] = m as unknown as [string, string, string];
+    const [, key, value = ''] = /^(Memory-Id|Memory-Op|Memory-Agent):\s*(.*)$/.exec(line.trim()) ?? [];
     if (key === 'Memory-Id') pendingId = value;
     else if (key === 'Memory-Op' && pendingId !== undefined) {
       changes.push({ id: pendingId, op: value });

@@ -114,13 +114,12 @@ const PERMALINK = /^https?:\/\/([^/\s]+)\/(.+?)\/(?:-\/)?(?:blob|tree|raw|src)\/
 
 export function planCheck(type: string, uri: string): EvidenceCheck {
   if (type === 'assumption') return { kind: 'none', reason: 'an assumption has nothing to check' };
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    const [, host, repo, commit, path] = PERMALINK.exec(uri) ?? [];
-    if (host && repo && commit && path) return { kind: 'permalink', host, repo: repo.replace(/\.git$/, ''), commit, path: decodeURIComponent(path), url: uri };
-    if (/^https?:\/\//i.test(uri)) return { kind: 'url', url: uri };
+  const [, host, repo, commit, path] = PERMALINK.exec(uri) ?? [];
+  if (host && repo && commit && path) return { kind: 'permalink', host, repo: repo.replace(/\.git$/, ''), commit, path: decodeURIComponent(path), url: uri };
+  if (/^https?:\/\//i.test(uri)) return { kind: 'url', url: uri };
+  // Another scheme (a drive letter is a path).
+  if (URL_SCHEME.test(uri) || (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z]:[\\/]/i.test(uri)))
     return { kind: 'none', reason: 'not a file path or an http(s) URL' };
-  }
-  if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^[a-z]:[\\/]/i.test(uri)) return { kind: 'none', reason: 'not a file path or an http(s) URL' };
   const anchor = parseAnchor(uri) ?? { path: uri };
   return { kind: 'file', path: anchor.path, anchor };
 }

@@ -1,6 +1,7 @@
 /** The one parsing of query filters and agent names, pure: every front end gives the same filters and refuses the same input in the same words. */
 import { KINDS, SECTIONS, STATUSES, type Kind, type Section, type Status } from './constants.js';
 import { UsageError } from './errors.js';
+import { intervalMs } from './lifecycle.js';
 import type { QueryFilters } from './query.js';
 import { scopeProblem } from './query-filters.js';
 import { normalizeTimestamp } from './time.js';
@@ -35,13 +36,11 @@ function oneOf<T extends string>(raw: string | string[] | undefined, allowed: re
   return parts as T[];
 }
 
-const AGE_UNITS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-
 /** A point in time: ISO 8601, or an age before `now` such as 30m, 12h, 7d, 2w. */
 export function parseWhen(raw: string | undefined, name: string, now: Date): string | undefined {
   if (raw === undefined) return undefined;
-  const rel = /^(\d+)([mhdw])$/.exec(String(raw).trim());
-  if (rel) return new Date(now.getTime() - Number(rel[1]) * AGE_UNITS[rel[2] as keyof typeof AGE_UNITS]).toISOString();
+  const age = intervalMs(String(raw));
+  if (age !== null) return new Date(now.getTime() - age).toISOString();
   const iso = normalizeTimestamp(String(raw));
   if (!iso) throw new UsageError(`${name} must be an ISO 8601 timestamp or an age such as 30m, 12h, 7d or 2w (got ${shown(raw)})`);
   return iso;

@@ -50,21 +50,10 @@ function jsonLines(text: string, source: string, problems: Problem[]): { at: str
 
 // ---------------------------------------------------------------- MCP memory server
 
-interface McpEntity {
-  name: string;
-  entityType: string;
-  observations: string[];
-}
-interface McpRelation {
-  from: string;
-  to: string;
-  relationType: string;
-}
-
 /** Parses the MCP memory server's memory.jsonl (`{"type":"entity",...}` / `{"type":"relation",...}` lines). */
-export function parseMcpMemory(text: string, source: string): { entities: McpEntity[]; relations: McpRelation[] } {
-  const entities = new Map<string, McpEntity>();
-  const relations: McpRelation[] = [];
+export function parseMcpMemory(text: string, source: string) {
+  const entities = new Map<string, { name: string; entityType: string; observations: string[] }>();
+  const relations: { from: string; to: string; relationType: string }[] = [];
   const problems: Problem[] = [];
   for (const { at, value } of jsonLines(text, source, problems)) {
     const o = (value ?? {}) as Record<string, unknown>;
@@ -102,10 +91,7 @@ const slug = (s: string, n: number): string =>
   );
 
 /** One entry per entity, its id from the name (a second import finds the same ids); observations are unverified: `assumption`, confidence 0.6. */
-export function mcpMemoryToEntries(
-  graph: { entities: McpEntity[]; relations: McpRelation[] },
-  opts: { now: string; agent: string; source: string },
-): MemoryEntry[] {
+export function mcpMemoryToEntries(graph: ReturnType<typeof parseMcpMemory>, opts: { now: string; agent: string; source: string }): MemoryEntry[] {
   const idOf = (name: string): string => ulidFromDigest(nodeCrypto().createHash('sha1').update(name).digest('hex'));
   const names = new Set(graph.entities.map((e) => e.name));
   return graph.entities.map((ent) => {

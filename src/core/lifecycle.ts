@@ -15,47 +15,36 @@ export type MemoryType = 'semantic' | 'episodic' | 'procedural';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-export interface CurveParams {
-  exponential: { stability_hours: number };
-  half_life: { function: 'exponential' | 'linear' | 'step'; half_life_days: number; min_importance: number; access_weight: number };
-  periodic: { base_rate: number; max_rate: number; period_days: number; floor: number };
-  fsrs6: { stability_days: number };
-}
-
-export interface DecayConfig extends CurveParams {
-  curve: Curve;
+/** The settings of a project's decay: the defaults' shape, a forget threshold, and overrides by section and memory type. */
+export interface DecayConfig extends Defaults {
   /** Below this (strictly) an entry is forgotten; default per curve (FORGET_DEFAULTS). */
   forget_threshold?: number;
-  forget_action: 'archive' | 'delete';
-  /** How often the daemon runs decay, e.g. `1h`, `24h`. */
-  interval: string;
-  batch_size: number;
-  /** Long-term entries whose importance is below this are archived once unused this long. */
-  archive_below_importance: number;
-  retention_days: number;
-  /** Per-section and per-memory-type overrides: a curve, its threshold and/or its parameters (config-schema.ts allows only those). */
   sections?: Partial<Record<string, DecayOverrides>>;
   memory_types?: Partial<Record<MemoryType, DecayOverrides>>;
 }
+type Defaults = typeof DEFAULT_DECAY;
+type CurveKey = 'exponential' | 'half_life' | 'periodic' | 'fsrs6';
 
-/** Settings of a decay block (a project's, a section's, a memory type's). */
-type DecayOverrides = Partial<Omit<DecayConfig, keyof CurveParams>> & { [K in keyof CurveParams]?: Partial<CurveParams[K]> };
+/** Settings of a decay block (a project's, a section's, a memory type's; config-schema.ts allows only a curve, its threshold and parameters below). */
+type DecayOverrides = Partial<Omit<DecayConfig, CurveKey>> & { [K in CurveKey]?: Partial<DecayConfig[K]> };
 
 // ts-fsrs loads only when the fsrs6 curve is used: every CLI command imports this module.
 const tsFsrs = lazy<typeof import('ts-fsrs')>('ts-fsrs');
 let engine: FSRS | undefined;
 const fsrs = (): FSRS => (engine ??= new (tsFsrs().FSRS)(tsFsrs().generatorParameters()));
 
-export const DEFAULT_DECAY: DecayConfig = {
+export const DEFAULT_DECAY = {
   // The gentlest curve: confidence fades 1-5 % a month, never below 0.10; nothing is forgotten unless a project chooses so.
-  curve: 'periodic',
-  forget_action: 'archive',
+  curve: 'periodic' as Curve,
+  forget_action: 'archive' as 'archive' | 'delete',
+  /** How often the daemon runs decay, e.g. `1h`, `24h`. */
   interval: '24h',
   batch_size: 1000,
+  /** Long-term entries whose importance is below this are archived once unused this long. */
   archive_below_importance: 0.15,
   retention_days: 180,
   exponential: { stability_hours: 24 },
-  half_life: { function: 'exponential', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
+  half_life: { function: 'exponential' as 'exponential' | 'linear' | 'step', half_life_days: 30, min_importance: 0.1, access_weight: 0.3 },
   periodic: { base_rate: 0.95, max_rate: 0.99, period_days: 30, floor: 0.1 },
   // FSRS-6's initial stability after a first "Good" review (w[2]), in days; a test keeps it equal to ts-fsrs's.
   fsrs6: { stability_days: 2.3065 },
@@ -130,11 +119,6 @@ export function initialImportance(e: { summary: string; content: string; kind: s
   return Math.round(Math.min(0.9, v) * 100) / 100;
 }
 
-/** Importance now: committed (or initial) plus 0.02 per retrieval, at most 1. */
-export function importanceOf(committed: number, retrievals: number): number {
-  return Math.min(1, Math.round((committed + 0.02 * retrievals) * 1000) / 1000);
-}
-
 /** Parses `30m`, `1h`, `24h`, `7d`, `2w` into milliseconds; null if invalid. */
 export function intervalMs(s: string): number | null {
   const m = /^(\d+(?:\.\d+)?)\s*(m|h|d|w)$/.exec(s.trim());
@@ -174,7 +158,7 @@ export function exponentialStrength(hours: number, stabilityHours: number): numb
 }
 
 /** The decay factor of the half-life curve (before the importance floor). */
-export function halfLifeFactor(days: number, accessCount: number, importance: number, p: CurveParams['half_life']): number {
+export function halfLifeFactor(days: number, accessCount: number, importance: number, p: DecayConfig['half_life']): number {
   const accessFactor = 1.5 ** Math.min(accessCount, 20);
   const h = p.half_life_days * accessFactor * (1 + importance);
   let time: number;
@@ -190,7 +174,7 @@ export function periodicConfidence(
   confidence: number,
   days: number,
   retrievals: number,
-  p: CurveParams['periodic'],
+  p: DecayConfig['periodic'],
 ): { value: number; rate: number; periods: number } {
   const rate = p.base_rate + (p.max_rate - p.base_rate) * Math.min(1, retrievals / 10);
   const periods = Math.floor(days / p.period_days);
@@ -232,7 +216,8 @@ export function lifecycleOf(e: EntryLike, usage: Usage | undefined, project: Dec
   let elapsed = Math.max(0, now - last);
   const daysSince = elapsed / DAY_MS;
   if (lc.decay_policy === 'aggressive') elapsed *= 2;
-  const importance = importanceOf(lc.importance ?? baseImportance, retrievals);
+  // Importance now: committed (or initial) plus 0.02 per retrieval, at most 1.
+  const importance = Math.min(1, Math.round(((lc.importance ?? baseImportance) + 0.02 * retrievals) * 1000) / 1000);
   // Retrieval boosts confidence by type, up to a cap; it never lowers it.
   const { boost, cap } = RETRIEVAL_BOOST[type];
   const boosted = Math.max(e.confidence, Math.min(cap, e.confidence + boost * retrievals));
@@ -318,9 +303,4 @@ export function reinforceLifecycle(
 /** Episodic memories retrieved at least 5 times with confidence above 0.6. */
 export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): boolean {
   return memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';
-}
-
-/** A project's `decay` block of config.yaml (validated), merged over the defaults. */
-export function resolveDecay(raw: DecayOverrides | undefined): DecayConfig {
-  return overlay(DEFAULT_DECAY, raw);
 }

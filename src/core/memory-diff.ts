@@ -18,14 +18,6 @@ export interface EntryChange extends Partial<Pick<MemoryEntry, 'kind' | 'subject
   fields?: { field: string; from: string; to: string }[];
 }
 
-export interface DiffWarning {
-  level: 'error' | 'warning';
-  project: string;
-  id: string | null;
-  file: string;
-  message: string;
-}
-
 /** A memory whose evidence cites code the change moved, modified or deleted. */
 export interface CitedCode {
   id: string;
@@ -43,7 +35,7 @@ export interface MemoryDiff {
   base: string;
   head: string;
   changes: EntryChange[];
-  warnings: DiffWarning[];
+  warnings: { level: 'error' | 'warning'; project: string; id: string | null; file: string; message: string }[];
   /** Memory paths that are not entry files (config.yaml, .gitattributes, ai-context/). */
   other_files: { file: string; status: 'added' | 'modified' | 'removed' }[];
   cited_code: CitedCode[];
@@ -109,31 +101,22 @@ export function diffMemory(
   live: Map<string, MemoryEntry[]> = new Map(),
 ): MemoryDiff {
   const changes: EntryChange[] = [];
-  const warnings: DiffWarning[] = [];
+  const warnings: MemoryDiff['warnings'] = [];
   const other: MemoryDiff['other_files'] = [];
-  const warn = (level: DiffWarning['level'], project: string, id: string | null, file: string, message: string): void => {
+  const warn = (level: 'error' | 'warning', project: string, id: string | null, file: string, message: string): void => {
     warnings.push({ level, project, id, file, message });
   };
   // An entry that changed section is one path removed and one added: the same id, moved.
-  const removedById = new Map<string, { path: string; entry: MemoryEntry }>();
-  const addedIds = new Set<string>();
-  for (const f of files) {
-    const m = ENTRY_PATH.exec(f.path);
-    if (!m) continue;
-    const after = parse(f.after);
-    const before = parse(f.before);
-    if (after && !before) addedIds.add(after.id ?? m[3]);
-    if (before && !after) removedById.set(before.id ?? m[3], { path: f.path, entry: before });
-  }
-  for (const f of files.sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    const [, project, section, idFromName] = ENTRY_PATH.exec(f.path) ?? [];
+  const sides = files.sort((x, y) => (x.path < y.path ? -1 : 1)).map((f) => ({ f, at: ENTRY_PATH.exec(f.path), b: parse(f.before), e: parse(f.after) }));
+  const removedById = new Map(sides.flatMap(({ at, b, e }) => (at && b && !e ? [[b.id ?? at[3], b] as const] : [])));
+  const addedIds = new Set(sides.flatMap(({ at, b, e }) => (at && e && !b ? [e.id ?? at[3]] : [])));
+  for (const { f, at, b, e } of sides) {
+    const [, project, section, idFromName] = at ?? [];
     if (!project || !section || !idFromName) {
       if (f.path.startsWith('ai-memory/') || f.path.startsWith('ai-context/'))
         other.push({ file: f.path, status: f.before === null ? 'added' : f.after === null ? 'removed' : 'modified' });
       continue;
     }
-    const b = parse(f.before);
-    const e = parse(f.after);
     if (f.after !== null && !e) {
       warn('error', project, idFromName, f.path, 'is not valid JSON: the entry cannot be read');
       continue;
@@ -147,7 +130,7 @@ export function diffMemory(
       warn('error', project, id, f.path, 'was deleted: entries are never deleted; supersede or deprecate it instead (restore the file)');
       continue;
     }
-    const old = b ?? removedById.get(e.id)?.entry ?? null;
+    const old = b ?? removedById.get(e.id) ?? null;
     let change: ChangeKind;
     if (!old) change = 'created';
     else if (old.status !== e.status && (e.status === 'superseded' || e.status === 'deprecated' || e.status === 'archived')) change = e.status;

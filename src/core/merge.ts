@@ -20,18 +20,9 @@ export function mergeSet<T>(base: readonly T[] | undefined, ours: readonly T[] |
   return union(ours, theirs).filter((x) => !inBase.has(key(x)) || (inOurs.has(key(x)) && inTheirs.has(key(x))));
 }
 
+/** The lists' items, each once (equal JSON is the same item), in order. */
 function union<T>(...lists: (readonly T[] | undefined)[]): T[] {
-  const seen = new Set<string>();
-  const out: T[] = [];
-  for (const l of lists)
-    for (const x of l ?? []) {
-      const k = JSON.stringify(x);
-      if (!seen.has(k)) {
-        seen.add(k);
-        out.push(x);
-      }
-    }
-  return out;
+  return [...new Map(lists.flatMap((l) => l ?? []).map((x) => [JSON.stringify(x), x])).values()];
 }
 
 export function mergeEntry(base: MemoryEntry | null, ours: MemoryEntry, theirs: MemoryEntry): MemoryEntry {

@@ -8,48 +8,38 @@ export function words(text: string): string[] {
     .filter((w) => w.length > 1 && !STOP.has(w));
 }
 
-export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+/** Shared words over all words of two word sets (a vector's keys are its words). */
+export function jaccard(a: ReadonlySet<string> | ReadonlyMap<string, number>, b: ReadonlySet<string> | ReadonlyMap<string, number>): number {
   if (a.size === 0 && b.size === 0) return 1;
   let inter = 0;
-  for (const w of a) if (b.has(w)) inter++;
+  for (const w of a.keys()) if (b.has(w)) inter++;
   return inter / (a.size + b.size - inter);
 }
 
-export interface Vectors {
-  /** Unit-length TF-IDF vector per doc. */
-  vec: Map<string, Map<string, number>>;
-  sets: Map<string, Set<string>>;
-  idf: Map<string, number>;
-}
+/** A unit-length TF-IDF vector per doc, by id. */
+export type Vectors = Map<string, Map<string, number>>;
 
 export function vectorize(docs: readonly { id: string; text: string }[]): Vectors {
-  const tf = new Map<string, Map<string, number>>();
+  const vec: Vectors = new Map();
   const df = new Map<string, number>();
-  const sets = new Map<string, Set<string>>();
   for (const d of docs) {
     const counts = new Map<string, number>();
     for (const w of words(d.text)) counts.set(w, (counts.get(w) ?? 0) + 1);
-    tf.set(d.id, counts);
-    sets.set(d.id, new Set(counts.keys()));
+    vec.set(d.id, counts);
     for (const w of counts.keys()) df.set(w, (df.get(w) ?? 0) + 1);
   }
-  const n = docs.length;
-  const idf = new Map<string, number>();
-  for (const [w, f] of df) idf.set(w, Math.log((1 + n) / (1 + f)) + 1);
-  const vec = new Map<string, Map<string, number>>();
-  for (const [id, counts] of tf) {
-    const v = new Map<string, number>();
+  // Each count becomes its weight, then the vector is scaled to unit length.
+  for (const v of vec.values()) {
     let norm = 0;
-    for (const [w, c] of counts) {
-      const x = (1 + Math.log(c)) * idf.get(w)!;
+    for (const [w, c] of v) {
+      const x = (1 + Math.log(c)) * (Math.log((1 + docs.length) / (1 + df.get(w)!)) + 1);
       v.set(w, x);
       norm += x * x;
     }
     norm = Math.sqrt(norm) || 1;
     for (const [w, x] of v) v.set(w, x / norm);
-    vec.set(id, v);
   }
-  return { vec, sets, idf };
+  return vec;
 }
 
 export function cosine(a: Map<string, number>, b: Map<string, number>): number {
@@ -64,8 +54,8 @@ export function cosine(a: Map<string, number>, b: Map<string, number>): number {
 
 /** Combined = (1 - w)·cosine + w·jaccard (w = content_weight, default 0.3). */
 export function similarity(v: Vectors, a: string, b: string, contentWeight = 0.3): { combined: number; cosine: number; overlap: number } {
-  const c = cosine(v.vec.get(a)!, v.vec.get(b)!);
-  const o = jaccard(v.sets.get(a)!, v.sets.get(b)!);
+  const c = cosine(v.get(a)!, v.get(b)!);
+  const o = jaccard(v.get(a)!, v.get(b)!);
   return { combined: (1 - contentWeight) * c + contentWeight * o, cosine: c, overlap: o };
 }
 
@@ -82,7 +72,7 @@ export function decide(s: { combined: number; overlap: number }): PairDecision {
 /** Pairs worth comparing (each once, `a < b`): docs that share one of their `top` highest-weighted terms. */
 export function candidatePairs(v: Vectors, top = 8): [string, string][] {
   const byTerm = new Map<string, string[]>();
-  for (const [id, vec] of v.vec) {
+  for (const [id, vec] of v) {
     const best = [...vec].sort((x, y) => y[1] - x[1]).slice(0, top);
     for (const [w] of best) {
       const l = byTerm.get(w);

@@ -166,26 +166,16 @@ export function computeStatistics(input: StatisticsInput & { entries: EntryLike[
 
 export type Level = 'green' | 'yellow' | 'red';
 
-export interface Health {
-  avg_confidence: Level;
-  low_confidence: Level;
-  stale_evidence: Level;
-  superseded: Level;
-  expiring: Level;
-  overall: Level;
-  /** Why the overall level is what it is: the metrics at that level, in words with their numbers. */
-  reasons: string[];
-}
-
 const band = (value: number, greenMax: number, yellowMax: number): Level => (value <= greenMax ? 'green' : value <= yellowMax ? 'yellow' : 'red');
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
-export function health(s: Statistics): Health {
+/** Each metric's level, the overall one, and why it is what it is (the metrics at that level, in words with their numbers). */
+export function health(s: Statistics) {
   const n = Math.max(1, s.total_entries);
   const active = Math.max(1, s.entries_by_status.active ?? 0);
   const expiring = s.entries_approaching_expiry.length;
   // Each metric's level, and the words that say why.
-  const metrics: Record<Exclude<keyof Health, 'overall' | 'reasons'>, [Level, string]> = {
+  const metrics = {
     avg_confidence: [
       s.total_entries === 0 || s.avg_confidence >= 0.7 ? 'green' : s.avg_confidence >= 0.5 ? 'yellow' : 'red',
       `average confidence ${s.avg_confidence.toFixed(2)}`,
@@ -198,7 +188,7 @@ export function health(s: Statistics): Health {
     superseded: [band(s.superseded_percentage, 30, 50), `${s.superseded_percentage}% superseded (memory compact)`],
     // Expiry is a state entry's normal life: a warning when a tenth of the live entries expire within the week, never an issue.
     expiring: [expiring / active > 0.1 ? 'yellow' : 'green', `${expiring} of ${s.entries_by_status.active ?? 0} active expiring within 7 days`],
-  };
+  } satisfies Record<string, [Level, string]>;
   const levels = Object.fromEntries(Object.entries(metrics).map(([k, [level]]) => [k, level])) as Record<keyof typeof metrics, Level>;
   const all = Object.values(levels);
   const overall: Level = all.includes('red') ? 'red' : all.includes('yellow') ? 'yellow' : 'green';

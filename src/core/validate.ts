@@ -79,6 +79,7 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, errors: [{ path: prefix || '(root)', message: 'must be a JSON object' }] };
   }
+  // (Asking zod to report each issue's input would double the cost of every parse.)
   const r = schema.safeParse(input);
   if (r.success) return { ok: true, value: r.data, errors: [] };
   return { ok: false, errors: zodProblems(r.error, prefix, input) };
@@ -107,23 +108,25 @@ const PolicyFields = z.object({
   evidence: z.array(z.looseObject({ type: z.enum(EVIDENCE_TYPES) })).optional(),
 });
 
-/** The write policy's problems of an input whose fields broke their limits, listed beside those (a stored entry's only when active). */
-function policyOf(input: unknown, as: 'input' | 'stored', prefix: string): Problem[] {
-  const p = PolicyFields.safeParse(input);
-  const out: Problem[] = [];
-  if (p.success && (as === 'input' || p.data.status === 'active')) policyRules(p.data, prefix, out);
-  return out;
-}
-
-/** The write policy for an entry about to become (or stay) live. */
-function policyRules(e: z.infer<typeof PolicyFields>, p: string, out: Problem[]): void {
+/** The write policy for an entry about to become (or stay) live: an input unless a draft, a stored entry when active. */
+function policyRules(e: z.infer<typeof PolicyFields>, as: 'input' | 'stored', p: string, out: Problem[]): void {
   const evidence = e.evidence ?? [];
-  if (e.status === 'draft') return; // Drafts may omit evidence.
+  if (e.status === 'draft' || (as === 'stored' && e.status !== 'active')) return; // Drafts may omit evidence.
   if (evidence.length === 0) {
     out.push({ path: fieldAt(p, 'evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
   } else if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
     out.push({ path: fieldAt(p, 'evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
   }
+}
+
+/** Shape, rules between fields and write policy; an input whose fields broke their limits gets its policy problems listed beside those. */
+function checked<T extends EntryInput | MemoryEntry>(schema: ZodType<T>, input: unknown, as: 'input' | 'stored', prefix: string): { e?: T; errors: Problem[] } {
+  const shaped = parseWith(schema, input, prefix);
+  const errors = shaped.ok ? [] : shaped.errors;
+  if (shaped.ok) fieldRules(shaped.value, prefix, errors);
+  const policy = shaped.ok ? shaped.value : PolicyFields.safeParse(input).data;
+  if (policy) policyRules(policy, as, prefix, errors);
+  return { e: shaped.ok ? shaped.value : undefined, errors };
 }
 
 /** A create input, normalized: timestamps in canonical UTC, defaults filled in. */
@@ -138,22 +141,13 @@ export type NormalizedInput = EntryInput & {
 
 /** Validates the `entry` of a create: shape, field rules, write policy, and (with a context) duplicates; `prefix`: where it sits (`[2].entry`). */
 export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<NormalizedInput> {
-  const shaped = parseWith(EntryInputSchema, input, prefix);
-  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'input', prefix)] };
-  const e = shaped.value;
-  const errors: Problem[] = [];
-  fieldRules(e, prefix, errors);
-  policyRules(e, prefix, errors);
-  if (errors.length === 0 && ctx.findDuplicate) {
-    const dup = ctx.findDuplicate(duplicateHash(e));
-    if (dup) {
-      errors.push({
-        path: fieldAt(prefix, 'summary'),
-        message: `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`,
-      });
-    }
+  const { e, errors } = checked(EntryInputSchema, input, 'input', prefix);
+  const dup = e && errors.length === 0 ? ctx.findDuplicate?.(duplicateHash(e)) : undefined;
+  if (dup) {
+    const message = `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`;
+    errors.push({ path: fieldAt(prefix, 'summary'), message });
   }
-  if (errors.length) return { ok: false, errors };
+  if (!e || errors.length) return { ok: false, errors };
   return {
     ok: true,
     errors: [],
@@ -171,27 +165,17 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
 
 /** Validates a stored entry (a file on disk, an import): shape and field rules; policy for live ones. */
 export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryEntry> {
-  const shaped = parseWith(MemoryEntrySchema, input, prefix);
-  if (!shaped.ok) return { ok: false, errors: [...shaped.errors, ...policyOf(input, 'stored', prefix)] };
-  const e = shaped.value;
-  const errors: Problem[] = [];
-  fieldRules(e, prefix, errors);
-  if (e.status === 'active') policyRules(e, prefix, errors);
-  if ((e.status === 'superseded') !== Boolean(e.superseded_by)) {
+  const { e, errors } = checked(MemoryEntrySchema, input, 'stored', prefix);
+  if (e && (e.status === 'superseded') !== Boolean(e.superseded_by)) {
     const message = e.superseded_by ? 'must be null unless status is "superseded"' : 'is required when status is "superseded"';
     errors.push({ path: fieldAt(prefix, 'superseded_by'), message });
   }
-  if (errors.length) return { ok: false, errors };
+  if (!e || errors.length) return { ok: false, errors };
   return { ok: true, value: e, errors: [] };
 }
 
 /** A Memory_Update whose shape, fields and target are valid; `entry` is normalized when present. */
-export interface ValidUpdate {
-  operation: MemoryUpdate['operation'];
-  entry?: NormalizedInput;
-  target_id?: string;
-  superseded_by?: string;
-}
+export type ValidUpdate = Omit<MemoryUpdate, 'entry'> & { entry?: NormalizedInput };
 
 /** Validates one Memory_Update: create needs `entry`; supersede/deprecate need `target_id`. */
 export function validateUpdate(input: unknown, ctx: ValidationContext = {}, prefix = ''): Result<ValidUpdate> {

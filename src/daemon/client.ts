@@ -1,11 +1,13 @@
 /** The daemon's client side: its files, whether it lives, a request. Any failure is `undefined`: the caller runs the command itself. */
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
-import { checkStateFolder, readNoFollow, stateDirOf } from '../store/state-dir.js';
+import { checkStateFolder, isAlive, readNoFollow, signalReaches, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError } from '../core/errors.js';
 import { LineReader, MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, type Method, type Methods, type Reply, type Request, type WireError } from './protocol.js';
+
+export { isAlive };
 
 export interface DaemonPaths {
   dir: string;
@@ -64,29 +66,6 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
 
 /** Node flags of a spawned daemon: a small young generation, and full collections around jobs (docs/daemon.md, `daemon start`). */
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--expose-gc'];
-
-/** Whether a signal reaches the process (a zombie's pid too: see isAlive). */
-function signalReaches(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Whether a process runs: a signal still reaches a zombie (a killed daemon some inits are slow to reap), so on Linux /proc decides. */
-export function isAlive(pid: number): boolean {
-  if (!signalReaches(pid)) return false;
-  try {
-    // The state follows the command name in parentheses, which may itself hold any character.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch (err) {
-    // Gone between the two checks, unless there is no /proc at all (not Linux).
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? !existsSync('/proc/self/stat') : true;
-  }
-}
 
 export function readPid(file: string): number | null {
   try {

@@ -1,6 +1,6 @@
 /** What every request to a workspace shares, one per workspace per process (docs/ARCHITECTURE.md "One engine"). */
 import { ConflictError } from '../core/errors.js';
-import { resolveDecay, type DecayConfig } from '../core/lifecycle.js';
+import { DEFAULT_DECAY, overlay, type DecayConfig } from '../core/lifecycle.js';
 import { lazy } from '../lazy.js';
 import { Catalog, type CatalogSnapshot } from '../store/catalog.js';
 import { readConfig } from '../store/config.js';
@@ -142,7 +142,7 @@ export class Engine {
   }
 
   decayConfig(project: string, now?: Date): DecayConfig {
-    return resolveDecay(this.projectConfig(project, now).decay);
+    return overlay(DEFAULT_DECAY, this.projectConfig(project, now).decay);
   }
 
   /**

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, MemoryCommit } from '../store/git-commit.js';
 import { clearJournal, readJournal } from '../store/journal.js';
-import { appendLog } from '../store/local-log.js';
+import { appendLogs } from '../store/local-log.js';
 import { Workspace } from '../store/workspace.js';
 import type { Engine } from './engine.js';
 import type { Caller } from './caller.js';
@@ -28,7 +28,7 @@ export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo 
       clearJournal(stateDir);
     }
     caller.warn(`ignored a write journal that this repository did not write (${found.untrusted}); it was moved to ${aside}`);
-    appendLog(engine.ws, 'events', { time, level: 'warn', event: 'journal_untrusted', reason: found.untrusted });
+    appendLogs(engine.ws, 'events', [{ time, level: 'warn', event: 'journal_untrusted', reason: found.untrusted }]);
     return { kept: 0, undone: 0, ignored: 0 };
   }
   const st = found.state;
@@ -91,7 +91,7 @@ export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo 
   }
   git.sweepLeftovers();
   if (kept + undone + ignored) {
-    appendLog(engine.ws, 'events', { time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit });
+    appendLogs(engine.ws, 'events', [{ time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit }]);
   }
   clearJournal(stateDir);
   return { kept, undone, ignored };

@@ -4,6 +4,7 @@
  * lexical score. An entry's summary is embedded: every entry has one, short enough for the model.
  */
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
+import { tryOr } from '../store/fsutil.js';
 import { VectorStore, textHash } from '../index/vectors.js';
 import type { Embedder } from './embedder.js';
 import type { Caller } from './caller.js';
@@ -145,23 +146,11 @@ export class Semantic {
           }
           const chunk = missing.slice(i, i + step);
           // A file gone bad since is left for the next refresh.
-          const ready = chunk.filter((p) => {
-            try {
-              p.text ??= embeddedText(p.se.readOnce());
-              return true;
-            } catch {
-              return false;
-            }
-          });
+          const ready = chunk.filter((p) => tryOr(() => typeof (p.text ??= embeddedText(p.se.readOnce())) === 'string', false));
           if (!ready.length) continue;
           // A text whose vector is stored (another stamp, another branch) is linked, not embedded.
           const fresh = ready.filter((p) => !this.store!.isCurrent(p.se.key, p.se.stamp, () => textHash(p.text!)));
-          const vectors = fresh.length
-            ? await this.embedder!.embed(
-                fresh.map((p) => p.text!),
-                'background',
-              )
-            : [];
+          const vectors = fresh.length ? await this.embedder!.embed(fresh.map((p) => p.text!)) : [];
           fresh.forEach((p, k) => this.store!.put(p.se.key, p.se.stamp, textHash(p.text!), vectors[k]!)); // one vector per text
           this.counts.current += ready.length;
           if (Date.now() - this.lastSave > (opts.saveEveryMs ?? SAVE_EVERY_MS)) this.save();

@@ -32,13 +32,13 @@ function hunkPaths(fates: Map<string, FileFate>, want: (p: string) => boolean): 
 
 /** The fate of each path changed between the sides `git diff <sides>` compares (`A B`, `--cached A`, `A`). */
 export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> {
-  return parseRaw(await git.gitStdin(['diff', '--raw', '-z', ...FLAGS, ...sides], ''));
+  return parseRaw(await git.run(['diff', '--raw', '-z', ...FLAGS, ...sides]));
 }
 
 /** Adds the hunks of the paths `want` names to their fates (one `git diff -U0`). */
 export async function addHunks(git: GitRepo, sides: string[], fates: Map<string, FileFate>, want: (p: string) => boolean): Promise<void> {
   const paths = hunkPaths(fates, want);
-  if (paths.length) withHunks(fates, parsePatch(await git.gitStdin(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
+  if (paths.length) withHunks(fates, parsePatch(await git.run(['diff', '-U0', ...FLAGS, ...sides, '--', ...paths], '', LITERAL)));
 }
 
 /** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
@@ -55,10 +55,10 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   const input = list.map((s) => `${head} ${s}\n`).join('');
   const tree = ['diff-tree', '--stdin', '--always', '-r', '--format=%x01%H', ...FLAGS];
   // --always: one segment per line of input, in order.
-  segments(await git.gitStdin([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i]!, parseRaw(seg.slice(seg.indexOf('\0') + 1))));
+  segments(await git.run([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i]!, parseRaw(seg.slice(seg.indexOf('\0') + 1))));
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
   if (paths.length) {
-    segments(await git.gitStdin([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
+    segments(await git.run([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
   }
   return out;
 }
@@ -80,9 +80,7 @@ export async function evidenceSince(
   memoryPaths: string[],
   maxVersions = 64,
 ): Promise<Map<string, Map<string, string | null>>> {
-  const log = await git
-    .gitStdin(['log', '--topo-order', '--no-renames', '--raw', '--no-abbrev', '-z', '--format=%x01%H', '--', ...memoryPaths], '')
-    .catch(() => '');
+  const log = await git.run(['log', '--topo-order', '--no-renames', '--raw', '--no-abbrev', '-z', '--format=%x01%H', '--', ...memoryPaths]).catch(() => '');
   // Per entry id, its commits newest first, with the blobs its file had there (none: removed).
   // Blobs are read by id: looking `commit:path` up walks a section folder of thousands of files.
   const versions = new Map<string, { commit: string; blobs: string[] }[]>();

@@ -63,12 +63,8 @@ export function readConfig(file: string, project: string, now: string, cacheDir?
   if (hit && hit.stamp === stamp) return hit.config;
   const cache = join(cacheDir, 'config', `${project}.json`);
   const c = tryOr(() => JSON.parse(readNoFollow(cache, 'utf8')) as { stamp: string; config: ProjectConfig }, undefined);
-  if (c?.stamp === stamp) {
-    memo.set(file, { stamp, config: c.config });
-    return c.config;
-  }
-  const cfg = parseConfig(file, project, now);
-  memo.set(file, { stamp, config: cfg });
-  tryOr(() => writeFileAtomic(cache, JSON.stringify({ stamp, config: cfg }), { fsync: false }), undefined);
-  return cfg;
+  const config = c?.stamp === stamp ? c.config : parseConfig(file, project, now);
+  if (c?.stamp !== stamp) tryOr(() => writeFileAtomic(cache, JSON.stringify({ stamp, config }), { fsync: false }), undefined);
+  memo.set(file, { stamp, config });
+  return config;
 }

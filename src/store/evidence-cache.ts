@@ -116,13 +116,9 @@ export class EvidenceCache {
 
   saveAnchors(records: Map<string, AnchorRecord[]>): void {
     // Each key's bytes made once, not twice per comparison.
-    const keys = [...records.keys()].map((k) => ({ k, b: Buffer.from(k) })).sort((x, y) => Buffer.compare(x.b, y.b));
-    const lines: string[] = [];
-    for (const { k } of keys) {
-      const rs = records.get(k)!;
-      if (rs.length && !/[\t\n]/.test(k)) lines.push(`${k}\t${JSON.stringify(rs)}\n`);
-    }
-    this.write(ANCHORS, lines.join(''));
+    const keys = [...records.keys()].filter((k) => records.get(k)!.length && !/[\t\n]/.test(k)).map((k) => ({ k, b: Buffer.from(k) }));
+    keys.sort((x, y) => Buffer.compare(x.b, y.b));
+    this.write(ANCHORS, keys.map(({ k }) => `${k}\t${JSON.stringify(records.get(k))}\n`).join(''));
     this.statusMemo.clear();
   }
 

@@ -30,15 +30,12 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   const tmp = join(dir, `.${tempName()}.tmp`); // NOTE: "." and ".tmp": the watcher and git ignore it
   const fd = openSync(tmp, 'wx', opts.mode ?? 0o644); // O_EXCL: never a link planted at that name
   try {
-    write(fd);
-    if (opts.fsync !== false) fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  try {
+    try {
+      write(fd);
+      if (opts.fsync !== false) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });

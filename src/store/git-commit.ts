@@ -7,7 +7,7 @@
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BusyError, GitError, InterruptedError, ValidationError } from '../core/errors.js';
 import type { GitRepo } from './git.js';
 import { headFromFiles } from './git-state.js';
@@ -75,24 +75,20 @@ export class MemoryCommit {
     let msg = message;
     for (let attempt = 0; attempt < 5; attempt++) {
       const early = hooks.runHooks && attempt === 0 ? await this.objects(paths, msg, sign, hooks, true) : undefined;
-      if (early?.status === 'unchanged') return null;
-      let made = early as Made | { status: 'unchanged' } | undefined;
-      const moved = await this.withIndexLock(
-        hooks,
-        async (index) => {
-          const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
-          const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
-          // More: after it, when git finds their blobs written (both at once would write every blob twice).
-          [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
-          if (made.status === 'unchanged') return false;
-          if (paths.length > TOGETHER) await userIndex();
-          msg = made.message;
-          return this.move(made, msg, hooks, attempt === 4);
-        },
-        (before, after) => hooks.onIndexInstalled?.({ before, after, paths }),
-      );
-      if (made?.status === 'unchanged') return null;
-      if (moved && made) {
+      if (early === null) return null;
+      let made = early as Made | null | undefined;
+      const moved = await this.withIndexLock(hooks, paths, async (index) => {
+        const making = early ? Promise.resolve(early) : this.objects(paths, msg, sign, hooks, false);
+        const userIndex = (): Promise<string> => this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
+        // More: after it, when git finds their blobs written (both at once would write every blob twice).
+        [made] = paths.length <= TOGETHER ? await settled(making, userIndex()) : [await making];
+        if (!made) return false;
+        if (paths.length > TOGETHER) await userIndex();
+        msg = made.message;
+        return this.move(made, hooks, attempt === 4);
+      });
+      if (!made) return null; // nothing changed
+      if (moved) {
         if (hooks.runHooks) await this.hook('post-commit', [], {}, false).then((o) => o && hooks.warn?.(`post-commit hook: ${o}`));
         return made.commit;
       }
@@ -108,7 +104,7 @@ export class MemoryCommit {
   private async writing(args: string[], input: string, env: Record<string, string> = {}): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.repo.gitStdin(args, input, env);
+        return await this.repo.run(args, input, env);
       } catch (err) {
         if (attempt >= 3 || !/unable to create temporary file|unable to write (new |loose )?(sha1 )?(object|file)/i.test((err as Error).message)) throw err;
       }
@@ -129,8 +125,8 @@ export class MemoryCommit {
     return { head, tree: tree.trim() };
   }
 
-  /** The tree of HEAD with our paths set, and the commit, with nothing moved. */
-  private async objects(paths: string[], message: string, sign: Promise<boolean>, hooks: CommitHooks, first: boolean): Promise<Made | { status: 'unchanged' }> {
+  /** The tree of HEAD with our paths set, and the commit, with nothing moved; null when the tree is HEAD's. */
+  private async objects(paths: string[], message: string, sign: Promise<boolean>, hooks: CommitHooks, first: boolean): Promise<Made | null> {
     const base = await this.base();
     await this.own(UPDATE, paths.join('\0') + '\0');
     let msg = message;
@@ -138,12 +134,12 @@ export class MemoryCommit {
     const tree = (await this.own(['write-tree'])).trim();
     if (tree === base.tree) {
       this.mirror(base.head!, tree);
-      return { status: 'unchanged' };
+      return null;
     }
     if (hooks.runHooks && first) await this.onlyOurs(paths, base, tree);
     const args = ['commit-tree', tree, ...(base.head ? ['-p', base.head] : []), ...((await sign) ? ['-S'] : [])];
     const commit = (await this.writing(args, msg.trimEnd() + '\n').catch((err: unknown) => refused('git could not make the commit', err))).trim();
-    return { status: 'made', commit, head: base.head, tree, message: msg };
+    return { commit, head: base.head, tree, message: msg };
   }
 
   private mirror(commit: string, tree: string): void {
@@ -151,10 +147,10 @@ export class MemoryCommit {
   }
 
   /** Under git's index lock: HEAD moved from the parent to the commit (false: HEAD moved first). */
-  private async move(made: Made, message: string, hooks: CommitHooks, last: boolean): Promise<boolean> {
-    const { commit, head } = made;
+  private async move(made: Made, hooks: CommitHooks, last: boolean): Promise<boolean> {
+    const { commit, head, message } = made;
     try {
-      await this.repo.gitStdin(
+      await this.repo.run(
         ['update-ref', '-m', `bass-agents: ${message.split('\n')[0]}`, '--stdin'],
         head ? `update HEAD ${commit} ${head}\n` : `create HEAD ${commit}\n`,
       );
@@ -174,7 +170,7 @@ export class MemoryCommit {
   /** A hook's output (`git hook run`); its failure refuses the write unless `strict` is false. */
   private async hook(name: string, args: string[], env: Record<string, string>, strict = true): Promise<string> {
     try {
-      return (await this.repo.gitStdin(['hook', 'run', '--ignore-missing', name, ...(args.length ? ['--', ...args] : [])], '', env)).trim();
+      return (await this.repo.run(['hook', 'run', '--ignore-missing', name, ...(args.length ? ['--', ...args] : [])], '', env)).trim();
     } catch (err) {
       if (!strict && !(err instanceof InterruptedError)) return (err as Error).message;
       return refused(`the ${name} hook refused the memory commit (commit.hooks: run in config.yaml)`, err);
@@ -211,11 +207,7 @@ export class MemoryCommit {
    * true the copy is renamed onto the lock and the lock onto the index, which releases it. The
    * copy keeps the index's time, so that git still checks the entries that were racily clean.
    */
-  private async withIndexLock(
-    hooks: CommitHooks,
-    fn: (index: string) => Promise<boolean>,
-    installed?: (before: string | null, after: string | null) => void,
-  ): Promise<boolean> {
+  private async withIndexLock(hooks: CommitHooks, paths: string[], fn: (index: string) => Promise<boolean>): Promise<boolean> {
     const indexFile = this.repo.indexFile;
     const lock = `${indexFile}.lock`;
     const waitMs = hooks.indexLockWaitMs ?? INDEX_LOCK_WAIT_MS;
@@ -226,7 +218,7 @@ export class MemoryCommit {
         fd = openSync(lock, 'wx', 0o644);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const rel = relative(this.repo.toplevel, lock).split(sep).join('/');
+        const rel = this.repo.repoPath(lock);
         const shown = rel.startsWith('..') ? lock : rel;
         if (!this.waited) {
           this.waited = true;
@@ -266,7 +258,7 @@ export class MemoryCommit {
         renameSync(next, lock); // still locked: the lock file is now the new index...
         renameSync(lock, indexFile); // ...and renaming it into place releases the lock, as git does
         done = true;
-        installed?.(before, after);
+        hooks.onIndexInstalled?.({ before, after, paths });
       }
       return ok;
     } finally {
@@ -278,7 +270,7 @@ export class MemoryCommit {
   /** Recovery: the user's index at `paths` set to the files as they are, under git's index lock. */
   async syncIndexPaths(paths: string[], waitMs: number): Promise<void> {
     if (!paths.length || !existsSync(this.repo.indexFile)) return;
-    await this.withIndexLock({ indexLockWaitMs: waitMs }, async (index) => {
+    await this.withIndexLock({ indexLockWaitMs: waitMs }, paths, async (index) => {
       await this.writing(UPDATE, paths.join('\0') + '\0', { GIT_INDEX_FILE: index });
       return true;
     });
@@ -286,7 +278,6 @@ export class MemoryCommit {
 }
 
 interface Made {
-  status: 'made';
   commit: string;
   head: string | null;
   tree: string;

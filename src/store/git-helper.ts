@@ -14,44 +14,60 @@ export interface GitOutcome {
   error?: string;
 }
 
-/** The helper's code: runs each git it is sent and sends back how it ended; exits with its parent. */
+/**
+ * Runs git to its end, never rejecting: how it ended and what it wrote (stdout to `onOut` as it
+ * comes, or into the file `stdout`; `signal` stops it). Synchronous up to git's start. The helper
+ * runs its source alone: it must use no import and nothing of this module.
+ */
+export function spawnGit(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  o: { input?: string | Buffer; onOut?: (d: Buffer) => void; stdout?: number; signal?: AbortSignal } = {},
+): Promise<GitOutcome> {
+  return new Promise((done) => {
+    const failed = (e: Error): void => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message });
+    let child: ChildProcess;
+    try {
+      child = process
+        .getBuiltinModule('node:child_process')
+        .spawn('git', args, { cwd, env, stdio: ['pipe', o.stdout ?? 'pipe', 'pipe'], signal: o.signal, windowsHide: true });
+    } catch (e) {
+      return failed(e as Error);
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', o.onOut ?? ((d: Buffer) => out.push(d)));
+    child.stderr?.on('data', (d: Buffer) => err.push(d));
+    child.on('error', failed);
+    child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
+    child.stdin?.on('error', () => undefined); // git exiting early is reported through close
+    child.stdin?.end(o.input ?? '');
+  });
+}
+
+/** The helper's code: spawnGit's own source (it imports nothing), run for each git it is sent; exits with its parent. */
 const HELPER = `'use strict';
-const { spawn } = require('node:child_process');
+const spawnGit = ${spawnGit.toString()};
 process.on('disconnect', () => process.exit(0));
-process.on('message', ({ id, cwd, args, input, env }) => {
-  let sent = false;
-  const send = (m) => { if (!sent) { sent = true; process.send({ id, ...m }); } };
-  let child;
-  try {
-    child = spawn('git', args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-  } catch (e) {
-    return send({ error: String(e && e.message) });
-  }
-  const out = [];
-  const err = [];
-  child.stdout.on('data', (d) => out.push(d));
-  child.stderr.on('data', (d) => err.push(d));
-  child.on('error', (e) => send({ error: e.message }));
-  child.on('close', (code, signal) => send({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(input);
-});
+process.on('message', ({ id, cwd, args, input, env }) => spawnGit(cwd, args, env, { input }).then((o) => process.send({ id, ...o })));
 `;
 
 const toBuffer = (u: Uint8Array | undefined): Buffer => (u ? Buffer.from(u.buffer, u.byteOffset, u.byteLength) : Buffer.alloc(0));
 
+/** Runs git as spawnGit does (never rejecting), from one helper process started on first use. */
 class GitHelper {
   private child: ChildProcess | undefined;
   private next = 0;
-  private readonly pending = new Map<number, { done: (o: GitOutcome) => void; fail: (e: Error) => void }>();
+  private readonly pending = new Map<number, (o: GitOutcome) => void>();
 
   run(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>): Promise<GitOutcome> {
     const child = this.start();
     const id = this.next++;
-    return new Promise((done, fail) => {
-      this.pending.set(id, { done, fail });
+    return new Promise((done) => {
+      this.pending.set(id, done);
       if (this.pending.size === 1) child.channel?.ref();
-      child.send({ id, cwd, args, input, env }, (e) => e && this.settle(id, undefined, e));
+      child.send({ id, cwd, args, input, env }, (e) => e && this.settle(id, { error: e.message }));
     });
   }
 
@@ -59,13 +75,11 @@ class GitHelper {
     if (this.child) return this.child;
     const { spawn } = process.getBuiltinModule('node:child_process');
     const child = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced', windowsHide: true });
-    child.on('message', (m: GitOutcome & { id: number; out?: Uint8Array; err?: Uint8Array }) =>
-      this.settle(m.id, { code: m.code ?? null, signal: m.signal ?? null, out: toBuffer(m.out), err: toBuffer(m.err), error: m.error }),
-    );
+    child.on('message', (m: Partial<GitOutcome> & { id: number }) => this.settle(m.id, m));
     const gone = (): void => {
       if (this.child !== child) return;
       this.child = undefined; // the next git starts a new helper
-      for (const id of [...this.pending.keys()]) this.settle(id, undefined, new Error('its helper process ended while git ran'));
+      for (const id of [...this.pending.keys()]) this.settle(id, { error: 'its helper process ended while git ran' });
     };
     child.on('exit', gone);
     child.on('error', gone);
@@ -74,13 +88,12 @@ class GitHelper {
     return (this.child = child);
   }
 
-  private settle(id: number, outcome: GitOutcome | undefined, err?: Error): void {
-    const p = this.pending.get(id);
-    if (!p) return;
+  private settle(id: number, m: Partial<GitOutcome>): void {
+    const done = this.pending.get(id);
+    if (!done) return;
     this.pending.delete(id);
     if (this.pending.size === 0) this.child?.channel?.unref();
-    if (outcome) p.done(outcome);
-    else p.fail(err!);
+    done({ code: m.code ?? null, signal: m.signal ?? null, out: toBuffer(m.out), err: toBuffer(m.err), error: m.error });
   }
 }
 

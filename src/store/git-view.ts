@@ -5,12 +5,12 @@
  * stage-0 regular file without assume-unchanged or skip-worktree that `diff-files` does not name.
  * While the index keeps the checksum recorded in `git-view.json`, only `diff-files` runs.
  */
-import type { ChildProcess } from 'node:child_process';
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
 import { gitEnv } from './git-env.js';
+import { spawnGit } from './git-helper.js';
 import { readNoFollow } from './state-dir.js';
-import { tryOr } from './fsutil.js';
+import { readAt, tryOr } from './fsutil.js';
 
 interface ViewMatch {
   /** 1 at the position of each file git vouches for. */
@@ -38,20 +38,16 @@ export function indexChecksum(root: string): string | null {
 
 export function indexFileChecksum(file: string): string | null {
   const fs = process.getBuiltinModule('node:fs');
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const size = fs.fstatSync(fd).size;
-    if (size < 32) return null;
-    const tail = Buffer.alloc(20);
-    if (fs.readSync(fd, tail, 0, 20, size - 20) !== 20) return null;
-    const hex = tail.toString('hex');
-    return /^0+$/.test(hex) ? null : hex;
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
+  return tryOr(() => {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const hex = size < 32 ? '' : readAt(fd, size - 20, 20).toString('hex');
+      return /^0*$/.test(hex) ? null : hex;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }, null);
 }
 
 export function readViewRecord(cacheDir: string): { index: string; content: string } | undefined {
@@ -72,56 +68,21 @@ let scratchFiles = 0;
 /** git's stdout, or null when it fails or is stopped; into an unlinked file in `scratch` rather than a pipe, which git fills while the CLI loads. */
 function gitOutput(cwd: string, args: string[], scratch?: string): { output: Promise<string | null>; stop: () => void } {
   const fs = process.getBuiltinModule('node:fs');
-  let fd: number | undefined;
-  if (scratch) {
-    const path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
-    try {
-      fd = fs.openSync(path, 'wx+', 0o600); // a new file, never a link planted at the name
-      fs.unlinkSync(path);
-    } catch {
-      /* no file: a pipe */
-    }
-  }
-  const done = (): void => {
-    if (fd !== undefined) fs.closeSync(fd);
-    fd = undefined;
-  };
-  let child: ChildProcess;
-  try {
-    const { spawn } = process.getBuiltinModule('node:child_process');
-    child = spawn('git', [...GIT_SETTINGS, ...args], {
-      cwd,
-      env: gitEnv({ GIT_OPTIONAL_LOCKS: '0' }) /* a read never takes git's index lock */,
-      stdio: ['ignore', fd ?? 'pipe', 'ignore'],
-      windowsHide: true,
-    });
-  } catch {
-    done();
-    return { output: Promise.resolve(null), stop: () => undefined };
-  }
-  const output = new Promise<string | null>((resolve) => {
-    const chunks: Buffer[] = [];
-    child.stdout?.on('data', (c: Buffer) => chunks.push(c));
-    child.on('error', () => {
-      done();
-      resolve(null);
-    });
-    child.on('close', (code) => {
-      try {
-        if (code !== 0) resolve(null);
-        else if (fd === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
-        else {
-          const bytes = Buffer.allocUnsafe(fs.fstatSync(fd).size);
-          resolve(bytes.toString('utf8', 0, fs.readSync(fd, bytes, 0, bytes.length, 0)));
-        }
-      } catch {
-        resolve(null);
-      } finally {
-        done();
-      }
-    });
-  });
-  return { output, stop: () => void child.kill() };
+  const path = `${scratch}/.git-view-${process.pid}-${++scratchFiles}.tmp`;
+  const fd = scratch ? tryOr(() => fs.openSync(path, 'wx+', 0o600), undefined) : undefined; // a new file, never a link planted at the name (none: a pipe)
+  if (fd !== undefined) tryOr(() => fs.unlinkSync(path), undefined);
+  const stop = new AbortController();
+  // A read never takes git's index lock.
+  const output = spawnGit(cwd, [...GIT_SETTINGS, ...args], gitEnv({ GIT_OPTIONAL_LOCKS: '0' }), { stdout: fd, signal: stop.signal })
+    .then((r) => {
+      if (r.code !== 0) return null;
+      if (fd === undefined) return r.out.toString('utf8');
+      const bytes = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+      return bytes.toString('utf8', 0, fs.readSync(fd, bytes, 0, bytes.length, 0));
+    })
+    .catch(() => null)
+    .finally(() => fd !== undefined && fs.closeSync(fd));
+  return { output, stop: () => stop.abort() };
 }
 
 /** `H 100644 <40-digit blob> 0\t`: a clean cached regular file's record up to its path. */
@@ -237,9 +198,7 @@ export function offerGitView(run: GitViewRun): void {
 export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const o = offered;
   if (!o || 'settled' in o) return;
-  let timer: NodeJS.Timeout | undefined;
-  const got = await Promise.race([o.view, new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), maxWaitMs)))]);
-  clearTimeout(timer);
+  const got = await Promise.race([o.view, new Promise<'late'>((res) => setTimeout(res, maxWaitMs, 'late').unref())]);
   if (got === 'late') o.stop();
   o.settled = got === 'late' ? null : got;
 }

@@ -10,7 +10,7 @@ import { configBool, configFiles, configValue, filesStamp, writeBlocker } from '
 import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
-import { gitHelper, type GitOutcome } from './git-helper.js';
+import { gitHelper, spawnGit, type GitOutcome } from './git-helper.js';
 
 export type { CommitHooks } from './git-commit.js';
 
@@ -19,40 +19,12 @@ export type { CommitHooks } from './git-commit.js';
  * or SIGTERM (a Ctrl-C reaches the whole process group: git stops first, and the write must end
  * as interrupted, not failed).
  */
-async function exec(
-  cwd: string,
-  args: string[],
-  input: string | Buffer = '',
-  env: Record<string, string> = {},
-  helper = false,
-  onOut?: (d: Buffer) => void,
-): Promise<Buffer> {
-  const r =
-    helper && !onOut
-      ? await gitHelper()
-          .run(cwd, args, input, gitEnv(env))
-          .catch((e: Error) => ({ error: e.message }) as GitOutcome)
-      : await spawnGit(cwd, args, input, env, onOut);
+function stdoutOf(r: GitOutcome, command: string | undefined): Buffer {
   if (r.error !== undefined) throw new GitError(`cannot run git: ${r.error}`);
   if (r.code === 0) return r.out;
   if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') throw new InterruptedError(r.signal);
   const text = r.err.toString('utf8').trim();
-  throw new GitError(text || `git ${args[0]} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
-}
-
-async function spawnGit(cwd: string, args: string[], input: string | Buffer, env: Record<string, string>, onOut?: (d: Buffer) => void): Promise<GitOutcome> {
-  const { spawn } = await import('node:child_process'); // not at start-up: read-only commands rarely spawn
-  return new Promise((done) => {
-    const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', onOut ?? ((d: Buffer) => out.push(d)));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => done({ code: null, signal: null, out: Buffer.alloc(0), err: Buffer.alloc(0), error: e.message }));
-    child.on('close', (code, signal) => done({ code, signal, out: Buffer.concat(out), err: Buffer.concat(err) }));
-    child.stdin.on('error', () => undefined); // git exiting early is reported through close
-    child.stdin.end(input);
-  });
+  throw new GitError(text || `git ${command} ${r.signal ? `was stopped by ${r.signal}` : `exited with ${r.code}`}`);
 }
 
 /** A reader of `cat-file --batch` output for objects `want`, in chunks of any size: each object found goes to `onBlob`. */
@@ -105,8 +77,7 @@ export class GitRepo {
   ) {}
 
   /** The repository holding `dir`, or null outside a work tree; git's reason when the environment names one (GIT_DIR...) git cannot use. */
-  static async open(dir: string, opts: { helper?: boolean } = {}): Promise<GitRepo | null> {
-    const helper = opts.helper ?? false;
+  static async open(dir: string, { helper = false }: { helper?: boolean } = {}): Promise<GitRepo | null> {
     // Without a git process in the common case: a `.git` folder above, no GIT_* location, no core.worktree (git must say where).
     const found = hasGitLocation() ? null : gitDirOf(dir)?.gitDir;
     if (
@@ -120,7 +91,9 @@ export class GitRepo {
     }
     let out: string;
     try {
-      out = (await exec(dir, ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index'])).toString('utf8');
+      out = stdoutOf(await spawnGit(dir, ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index'], gitEnv()), 'rev-parse').toString(
+        'utf8',
+      );
     } catch (err) {
       if (!hasGitLocation()) return null;
       throw new GitError(`git cannot use the repository its environment names (GIT_DIR, GIT_WORK_TREE): ${(err as Error).message}`);
@@ -137,15 +110,16 @@ export class GitRepo {
 
   /** Runs git in the top folder (stdout as bytes, or to `onOut` as it comes); `env` is added to the user's. */
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
-    return exec(this.toplevel, args, input, { ...this.indexEnv, ...env }, this.helper, onOut);
+    const e = gitEnv({ ...this.indexEnv, ...env });
+    return stdoutOf(
+      this.helper && !onOut ? await gitHelper().run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
+      args[0],
+    );
   }
 
-  async gitStdin(args: string[], input: string | Buffer, env: Record<string, string> = {}): Promise<string> {
+  /** The same, as text. */
+  async run(args: string[], input: string | Buffer = '', env: Record<string, string> = {}): Promise<string> {
     return (await this.exec(args, input, env)).toString('utf8');
-  }
-
-  async run(args: string[]): Promise<string> {
-    return this.gitStdin(args, '');
   }
 
   async head(): Promise<string | null> {
@@ -190,7 +164,7 @@ export class GitRepo {
   async blobsAt(rev: string, paths: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < paths.length; i += 1000) {
-      const listing = await this.gitStdin(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', { GIT_LITERAL_PATHSPECS: '1' }).catch(
+      const listing = await this.run(['ls-tree', '-z', '--full-tree', rev, '--', ...paths.slice(i, i + 1000)], '', { GIT_LITERAL_PATHSPECS: '1' }).catch(
         async (err: unknown) => {
           if (rev === 'HEAD' && !(await this.head())) return '';
           throw err;
@@ -208,7 +182,7 @@ export class GitRepo {
   /** The blob ids git gives these files (paths from the top folder; clean filters applied, nothing written), in one process. */
   async hashFiles(paths: string[]): Promise<string[]> {
     if (!paths.length) return [];
-    return (await this.gitStdin(['hash-object', '--stdin-paths'], paths.join('\n') + '\n')).trim().split('\n');
+    return (await this.run(['hash-object', '--stdin-paths'], paths.join('\n') + '\n')).trim().split('\n');
   }
 
   /** Writes these files (from the top folder) as git checks them out of HEAD, through a temporary index (the user's is not touched). */

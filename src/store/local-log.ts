@@ -15,10 +15,6 @@ function logPath(ws: Workspace, name: LogName, make = false): string {
   return join(ws.local('logs', make), name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 }
 
-export function appendLog(ws: Workspace, name: LogName, record: object): void {
-  appendLogs(ws, name, [record]);
-}
-
 /** Several records in one write (a batch of 5,000 updates logs 5,000 lines). */
 export function appendLogs(ws: Workspace, name: LogName, records: object[]): void {
   if (!records.length) return;

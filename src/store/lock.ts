@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { tryOr, writeFileAtomic } from './fsutil.js';
+import { isAlive } from './state-dir.js';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
@@ -67,13 +68,14 @@ export async function withLock<T>(
     const out = await fn();
     // proper-lockfile also calls a lock compromised when this process itself was too slow to
     // refresh it: that matters only if another process took it meanwhile.
-    if (compromised && !stillHeld(lockfilePath))
+    const owner = compromised ? readOwner(lockfilePath) : null;
+    if (compromised && !(owner?.pid === process.pid && owner.ino === statSync(lockfilePath, { throwIfNoEntry: false })?.ino))
       throw new BusyError(
         `another process took the ${name} lock (${lockfilePath}) while this write ran, after it went ${LOCK_STALE_MS / 1000} s without a refresh (${compromised.message}); check the result with \`bass-agents memory doctor\``,
       );
     return out;
   } finally {
-    dropOwner(lockfilePath);
+    if (readOwner(lockfilePath)?.pid === process.pid) rmSync(`${lockfilePath}.owner`, { force: true });
     await release().catch(() => undefined);
   }
 }
@@ -100,30 +102,11 @@ function writeOwner(lock: string): void {
   );
 }
 
-function stillHeld(lock: string): boolean {
-  const owner = readOwner(lock);
-  return owner?.pid === process.pid && owner.ino === statSync(lock, { throwIfNoEntry: false })?.ino;
-}
-
-function dropOwner(lock: string): void {
-  if (readOwner(lock)?.pid === process.pid) rmSync(`${lock}.owner`, { force: true });
-}
-
-/** EPERM: it exists, as another user's. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Takes a dead holder's lock: renamed away (of two processes doing this, one succeeds), put back when not the dead holder's. */
 function takeOverFromDeadOwner(lock: string): boolean {
   const owner = readOwner(lock);
   const ino = statSync(lock, { throwIfNoEntry: false })?.ino;
-  if (!owner || owner.host !== hostname() || owner.ino !== ino || owner.pid === process.pid || alive(owner.pid)) return false;
+  if (!owner || owner.host !== hostname() || owner.ino !== ino || owner.pid === process.pid || isAlive(owner.pid)) return false;
   const aside = `${lock}.dead-${process.pid}-${Date.now()}`;
   try {
     renameSync(lock, aside);

@@ -43,9 +43,12 @@ function queryKey(ws: Workspace, make: boolean): Buffer | null {
   }
 }
 
+/** The filters given a value, but the projects (which are logged as they are). */
+const valued = (f: QueryFilters): string[] => Object.keys(f).filter((k) => k !== 'projects' && f[k as keyof QueryFilters] !== undefined);
+
 /** Whether a query has text or filter values to keep out of the log. */
 export function holdsValues(q: Pick<QueryLogInput, 'text' | 'filters'>): boolean {
-  return q.text !== '' || Object.entries(q.filters).some(([k, v]) => k !== 'projects' && v !== undefined);
+  return q.text !== '' || valued(q.filters).length > 0;
 }
 
 function hashWith(key: Buffer | null, text: string | null | undefined, normalize = false): string | null {
@@ -65,10 +68,7 @@ function recordOf(key: Buffer | null, q: QueryLogInput, keepText: boolean): Reco
   };
   const tail = { result_count: q.result_count, execution_ms: q.execution_ms };
   if (keepText) return { ...common, text: q.text, subject: f.subject ?? null, scope: f.scope ?? null, filters: f, ...tail };
-  const used = Object.entries(f)
-    .filter(([k, v]) => k !== 'projects' && v !== undefined)
-    .map(([k]) => k);
-  return { ...common, filters: used, ...tail };
+  return { ...common, filters: valued(f), ...tail };
 }
 
 export function appendQueryLog(ws: Workspace, q: QueryLogInput, keepText: boolean): void {

@@ -2,9 +2,10 @@
  * Where a workspace's local state lives (docs/ARCHITECTURE.md "Local state"), found with the file
  * system alone (the thin client spawns nothing), and the checks that keep it from being read or
  * written through a link: every folder of ours is checked when a process first uses or makes it,
- * a real folder owned by this user (in a git dir, or the repository's owner), holding no link.
+ * a real folder owned by this user (in a git dir, or the repository's owner), holding no link. And
+ * whether the process a pid file or a lock's owner file names still runs.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UnsafePathError } from '../core/errors.js';
@@ -146,24 +147,47 @@ export function openNoFollow(file: string, flags: number, mode = 0o600): number 
   }
 }
 
-/** Appends to a file of local state (made 0600), never through a link (every byte, at the end: O_APPEND). */
-export function appendNoFollow(file: string, data: string | Uint8Array): void {
-  const fd = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+/** `fn` on a file of local state opened without following a link, closed after. */
+function withNoFollow<T>(file: string, flags: number, fn: (fd: number) => T): T {
+  const fd = openNoFollow(file, flags);
   try {
-    writeFileSync(fd, data);
+    return fn(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Appends to a file of local state (made 0600), never through a link (every byte, at the end: O_APPEND). */
+export function appendNoFollow(file: string, data: string | Uint8Array): void {
+  withNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, (fd) => writeFileSync(fd, data));
 }
 
 /** Reads a file of local state, never through a link (ENOENT as usual). */
 export function readNoFollow(file: string): Buffer;
 export function readNoFollow(file: string, encoding: 'utf8'): string;
 export function readNoFollow(file: string, encoding?: 'utf8'): Buffer | string {
-  const fd = openNoFollow(file, constants.O_RDONLY);
+  return withNoFollow(file, constants.O_RDONLY, (fd) => readFileSync(fd, encoding));
+}
+
+/** Whether a signal reaches the process (a zombie's pid too: see isAlive). */
+export function signalReaches(pid: number): boolean {
   try {
-    return encoding ? readFileSync(fd, encoding) : readFileSync(fd);
-  } finally {
-    closeSync(fd);
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether a process runs: a signal still reaches a zombie (a killed daemon some inits are slow to reap), so on Linux /proc decides. */
+export function isAlive(pid: number): boolean {
+  if (!signalReaches(pid)) return false;
+  try {
+    // The state follows the command name in parentheses, which may itself hold any character.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch (err) {
+    // Gone between the two checks, unless there is no /proc at all (not Linux).
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? !existsSync('/proc/self/stat') : true;
   }
 }

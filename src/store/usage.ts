@@ -60,8 +60,7 @@ export class UsageStore {
   /** Usage by `project/id` (shared: callers must not modify it). */
   load(): Map<string, Usage> {
     this.ws.local('state'); // checked before it is read
-    const log = statSync(this.logFile, { throwIfNoEntry: false });
-    if (log && log.size > LOG_FOLD_BYTES) this.compact();
+    if ((statSync(this.logFile, { throwIfNoEntry: false })?.size ?? 0) > LOG_FOLD_BYTES) this.compact();
     const snap = statSync(this.snapshotFile, { throwIfNoEntry: false });
     const snapshot = snap ? `${snap.size}:${snap.mtimeMs}` : '-';
     let c = this.cache?.snapshot === snapshot ? this.cache : undefined;

@@ -62,6 +62,8 @@ describe('memory daemon', () => {
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     const d = startDaemon(dir, ['--metrics-port', '0']);
     await ready(dir, d.child.pid!);
+    // The queries the daemon ran for itself at start (its warm-up) are recorded nowhere.
+    for (const f of ['state/retrievals.jsonl', 'logs/queries.jsonl']) expect(existsSync(join(stateDir(dir), f)), f).toBe(false);
 
     expect(debugQuery(dir, 'ledger')).toEqual({ via: true, ids: [id] });
     // A hand edit from outside (not through the CLI): searchable as soon as the watcher batch lands.

@@ -1,10 +1,19 @@
 // renderContext's budget: the largest number of top-ranked entries that fits, as the plain
 // "drop the lowest-ranked one and re-render" loop would find, without its quadratic cost.
 import { describe, expect, it } from 'vitest';
-import { isContextWorthy, renderContext, renderContextOf } from '../../src/core/context.js';
+import { isContextWorthy, renderContextOf } from '../../src/core/context.js';
 import { compareByPriors } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { storedEntry } from '../helpers/stored.js';
+
+/** The context of whole entries, each read as it is. */
+const renderContext = (project: string, entries: MemoryEntry[], now: number, budget: number) =>
+  renderContextOf(
+    project,
+    entries.map((e) => ({ meta: e, entry: () => e })),
+    now,
+    budget,
+  );
 
 let seed = 11;
 const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

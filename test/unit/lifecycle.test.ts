@@ -14,7 +14,7 @@ import {
   lifecycleOf,
   periodicConfidence,
   reinforceLifecycle,
-  resolveDecay,
+  overlay,
   type DecayConfig,
 } from '../../src/core/lifecycle.js';
 import type { EntryLike } from '../../src/core/meta.js';
@@ -158,7 +158,7 @@ describe('fsrs6', () => {
 
 describe('configuration', () => {
   it('per-section and per-memory-type overrides, per-project isolation by value', () => {
-    const c = resolveDecay({
+    const c = overlay(DEFAULT_DECAY, {
       curve: 'periodic',
       sections: { state: { curve: 'exponential', exponential: { stability_hours: 12 } } },
       memory_types: { procedural: { forget_threshold: 0.3 } },
@@ -166,7 +166,7 @@ describe('configuration', () => {
     expect(configFor(c, 'state', 'episodic')).toMatchObject({ curve: 'exponential', exponential: { stability_hours: 12 } });
     expect(configFor(c, 'observations', 'episodic').curve).toBe('periodic');
     expect(configFor(c, 'learnings', 'procedural').forget_threshold).toBe(0.3);
-    const reinforced = reinforceLifecycle(e(), resolveDecay({ curve: 'exponential' }), T0);
+    const reinforced = reinforceLifecycle(e(), overlay(DEFAULT_DECAY, { curve: 'exponential' }), T0);
     expect(reinforced.stability).toBe(48);
   });
   it('initial importance grows with length, technical terms and weighty kinds (004)', () => {

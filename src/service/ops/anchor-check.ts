@@ -10,14 +10,13 @@ import {
   fingerprint,
   followAnchor,
   relocate,
-  splitLines,
   statusInText,
   type Anchor,
   type AnchorRecord,
   type AnchorStatus,
   type FileFate,
 } from '../../core/anchors.js';
-import { declarationLines } from '../../core/symbols.js';
+import { declarationLines, splitLines } from '../../core/symbols.js';
 import { evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
 import type { Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';

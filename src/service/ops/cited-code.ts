@@ -37,8 +37,8 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   // those that differ from the base side read from it instead.
   const memoryDir = git.repoPath(engine.ws.memoryDir);
   const [listing, differ] = await Promise.all([
-    git.gitStdin(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir], '').catch(() => ''), // exit 1: no match
-    git.gitStdin(['diff', '--raw', '-z', '--no-abbrev', '--no-renames', o.base, '--', memoryDir], ''),
+    git.run(['grep', '-z', '-F', '--full-name', '--no-color', '"uri":', '--', memoryDir]).catch(() => ''), // exit 1: no match
+    git.run(['diff', '--raw', '-z', '--no-abbrev', '--no-renames', o.base, '--', memoryDir]),
   ]);
   const atBase = parseRaw(differ); // changed or removed since the base side: its blob there
   const texts = new Map<string, string>();

@@ -23,12 +23,12 @@ const PATHS = ['ai-memory', 'ai-context'];
 type Side = { rev: string; label: string } | { index: true; label: string } | { worktree: true; label: string };
 
 async function verify(git: GitRepo, rev: string): Promise<string | null> {
-  return (await git.gitStdin(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], '').catch(() => '')).trim() || null;
+  return (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => '')).trim() || null;
 }
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
   try {
-    return (await git.gitStdin(['merge-base', a, b], '')).trim();
+    return (await git.run(['merge-base', a, b])).trim();
   } catch {
     throw new UsageError(`${a} and ${b} have no common history`);
   }
@@ -58,8 +58,8 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
   }
   const head = await verify(git, 'HEAD');
   if (head) {
-    const upstream = (await git.gitStdin(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'], '').catch(() => '')).trim() || null;
-    const branch = (await git.gitStdin(['rev-parse', '--abbrev-ref', 'HEAD'], '').catch(() => '')).trim();
+    const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim() || null;
+    const branch = (await git.run(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '')).trim();
     for (const other of [upstream, 'main', 'master']) {
       if (!other || other === branch) continue;
       const sha = await verify(git, other);
@@ -88,14 +88,14 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   // What makes `git diff` compare the two sides; a new side's files as added.
   const between = 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev];
   const added = async (...args: string[]): Promise<{ status: string; path: string }[]> => {
-    const out = await git.gitStdin(['ls-files', ...args, '-z', '--', ...memoryPaths], '');
+    const out = await git.run(['ls-files', ...args, '-z', '--', ...memoryPaths]);
     return out
       .split('\0')
       .filter(Boolean)
       .map((path) => ({ status: 'A', path }));
   };
   // No commit yet: everything on the new side is new.
-  const rows = hasBase ? nameStatus(await git.gitStdin(['diff', '--name-status', '-z', '--no-renames', ...between, '--', ...memoryPaths], '')) : await added();
+  const rows = hasBase ? nameStatus(await git.run(['diff', '--name-status', '-z', '--no-renames', ...between, '--', ...memoryPaths])) : await added();
   if (hasBase && 'worktree' in head) rows.push(...(await added('--others', '--exclude-standard')));
 
   // Relative to the workspace (the repository may be larger).
@@ -125,10 +125,7 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   if (projects.length && !('rev' in head)) {
     for (const se of engine.snapshot(caller.warn).entries) live.get(se.project)?.push(se.entry);
   } else if (projects.length && 'rev' in head) {
-    const listing = await git.gitStdin(
-      ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))],
-      '',
-    );
+    const listing = await git.run(['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))]);
     const names = listing.split('\0').filter((p) => p.endsWith('.json'));
     const all = await git.readBlobs(names.map((p) => `${head.rev}:${p}`));
     for (const p of names) {

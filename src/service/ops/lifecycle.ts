@@ -7,7 +7,7 @@ import { MAX_RESULTS } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { shown } from '../../core/redact.js';
 import { lastDeleted } from '../../store/git-log.js';
-import { appendLog } from '../../store/local-log.js';
+import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -106,7 +106,7 @@ export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bO
     const other = e.id === a ? b : a;
     return e.related_entries.includes(other) ? null : { ...e, related_entries: [...e.related_entries, other], updated_at: now };
   });
-  if (opts.type) appendLog(engine.ws, 'operations', { time: now, op: 'link', id: a, to: b, type: opts.type, project: pa });
+  if (opts.type) appendLogs(engine.ws, 'operations', [{ time: now, op: 'link', id: a, to: b, type: opts.type, project: pa }]);
   return r;
 }
 

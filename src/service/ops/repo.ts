@@ -134,10 +134,10 @@ export async function sync(
   for (let attempt = 1; attempt <= 5; attempt++) {
     let pulled = false;
     try {
-      await git.gitStdin(['fetch', '--quiet', remote, branch], '');
+      await git.run(['fetch', '--quiet', remote, branch]);
       const behind = (await git.run(['rev-list', '--count', `HEAD..${remote}/${branch}`]).catch(() => '0')).trim();
       if (behind !== '0') {
-        await git.gitStdin(['merge', '--no-edit', '--quiet', `${remote}/${branch}`], '');
+        await git.run(['merge', '--no-edit', '--quiet', `${remote}/${branch}`]);
         if (git.writeBlocker()) throw new Error('the merge did not finish');
         pulled = true;
       }
@@ -165,7 +165,7 @@ export async function sync(
     const foreign = await foreignCommits(git, `${remote}/${branch}`, isMemory);
     if (foreign.length && !opts.forcePushBranch) return done(false, { not_pushed_because: foreign });
     try {
-      await git.gitStdin(['push', '--quiet', remote, `HEAD:${branch}`], '');
+      await git.run(['push', '--quiet', remote, `HEAD:${branch}`]);
       return done(true);
     } catch (err) {
       if (!/rejected|fetch first|non-fast-forward/i.test(String((err as Error).message)))
