@@ -3,6 +3,4 @@ import type * as Crypto from 'node:crypto';
 
 let mod: typeof Crypto | undefined;
 
-export function nodeCrypto(): typeof Crypto {
-  return (mod ??= process.getBuiltinModule('node:crypto'));
-}
+export const nodeCrypto = (): typeof Crypto => (mod ??= process.getBuiltinModule('node:crypto'));

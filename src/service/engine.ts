@@ -126,16 +126,13 @@ export class Engine {
 
   /** Every entry: in a watched process the watcher's snapshot (a refresh would stat every file and hold a second catalog), else refreshed. */
   snapshot(warn?: WarningSink): CatalogSnapshot {
-    const live = this.watched ? this.rm.current : undefined;
-    return live ?? this.refreshSnapshot(warn);
+    return (this.watched ? this.rm.current : undefined) ?? this.refreshSnapshot(warn);
   }
 
   refreshSnapshot(warn: WarningSink = () => undefined): CatalogSnapshot {
     this.checkSparse();
     const snap = this.catalog.refresh();
-    for (const b of snap.bad) {
-      for (const p of b.problems) warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
-    }
+    for (const b of snap.bad) for (const p of b.problems) warn(`skipping ${p.path.startsWith(b.file) ? '' : `${b.file}: `}${p.path}: ${p.message}`);
     return snap;
   }
 

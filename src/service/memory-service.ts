@@ -4,9 +4,6 @@ import { Engine, type EngineOptions } from './engine.js';
 import * as useCases from './use-cases.js';
 
 export type ServiceOptions = Omit<EngineOptions, 'onWrite' | 'onCommit'> & Omit<CallerOptions, 'warn'>;
-export type { ApplyResult } from './ops/apply.js';
-export type { EntryVersion, ShownEntry } from './ops/entries.js';
-export type { QueryHit, QueryResult } from './ops/query.js';
 
 type UseCases = typeof useCases;
 type Bound<F> = F extends (engine: Engine, caller: Caller, ...rest: infer R) => infer T ? (...rest: R) => T : never;

@@ -16,13 +16,7 @@ import type { Caller } from './caller.js';
  * and the lock removed if still its. A journal without this repository's token, or naming anything
  * but memory paths, is never acted on. `indexWaitMs` 0 (a read) leaves the journal for later.
  */
-export async function recoverWrite(
-  engine: Engine,
-  caller: Caller,
-  git: GitRepo | null,
-  stateDir: string,
-  indexWaitMs = INDEX_LOCK_WAIT_MS,
-): Promise<{ kept: number; undone: number; ignored: number } | null> {
+export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo | null, stateDir: string, indexWaitMs = INDEX_LOCK_WAIT_MS) {
   const found = readJournal(stateDir);
   if (found === null) return null;
   const time = caller.now().toISOString();
@@ -48,7 +42,7 @@ export async function recoverWrite(
     try {
       ws = new Workspace(st.root);
     } catch {
-      ws = engine.ws;
+      /* gone: this one's */
     }
   }
   const paths: { abs: string; repo: string }[] = [];
@@ -73,10 +67,8 @@ export async function recoverWrite(
   let kept = 0;
   let undone = 0;
   if (paths.length) {
-    const blobs = await git.blobsAt(
-      'HEAD',
-      paths.map((p) => p.repo),
-    );
+    const repoPaths = paths.map((p) => p.repo);
+    const blobs = await git.blobsAt('HEAD', repoPaths);
     const present = paths.filter((p) => statSync(p.abs, { throwIfNoEntry: false })?.isFile());
     const ids = new Map((await git.hashFiles(present.map((p) => p.repo))).map((id, i) => [present[i]!.repo, id])); // one hash per path
     const restore: string[] = [];
@@ -90,12 +82,12 @@ export async function recoverWrite(
       }
     }
     await git.checkoutFromHead(restore);
-    sweepTempFiles(new Set(paths.map((p) => dirname(p.abs))));
-    if (st.indexLock)
-      await new MemoryCommit(git).syncIndexPaths(
-        paths.map((p) => p.repo),
-        indexWaitMs,
-      );
+    // The killed writer's temporary files (fsutil's writeFileAtomic).
+    for (const dir of new Set(paths.map((p) => dirname(p.abs)))) {
+      const names = statSync(dir, { throwIfNoEntry: false })?.isDirectory() ? readdirSync(dir) : [];
+      for (const n of names) if (/^\.[0-9a-f]{12}\.tmp$/.test(n)) rmSync(join(dir, n), { force: true });
+    }
+    if (st.indexLock) await new MemoryCommit(git).syncIndexPaths(repoPaths, indexWaitMs);
   }
   git.sweepLeftovers();
   if (kept + undone + ignored) {
@@ -103,16 +95,4 @@ export async function recoverWrite(
   }
   clearJournal(stateDir);
   return { kept, undone, ignored };
-}
-
-function sweepTempFiles(dirs: Set<string>): void {
-  for (const dir of dirs) {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const n of names) if (/^\.[0-9a-f]{12}\.tmp$/.test(n)) rmSync(join(dir, n), { force: true });
-  }
 }

@@ -41,8 +41,6 @@ interface WriteOptions {
   project: string;
   /** Default: caller.agent. */
   agent?: string;
-  /** The operation the audit log names for a refused secret. */
-  operation: string;
   /** Files only, no commit: resolving a merge the user has in progress (`doctor --fix`). */
   noCommit?: boolean;
   onProgress?: (done: number, total: number, phase: 'write') => void;
@@ -178,8 +176,7 @@ export class WriteTx {
       committing?.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
       try {
         // Before git runs (its first step awaits): the texts are handed over, not parsed again.
-        const texts = new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!]));
-        this.engine.catalog.noteWritten([...texts.keys()], texts);
+        this.engine.catalog.noteWritten(rels, new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!])));
       } catch {
         /* a cache that cannot be updated only costs the next command a re-read */
       }
@@ -211,11 +208,9 @@ export class WriteTx {
   private async keepCommittedFiles(git: GitRepo): Promise<void> {
     const defaults = [...this.staged].filter(([, s]) => s.unlessInHead).map(([abs]) => abs);
     if (!defaults.length) return;
-    const blobs = await git.blobsAt(
-      'HEAD',
-      defaults.map((f) => git.repoPath(f)),
-    );
-    for (const f of defaults) if (blobs.has(git.repoPath(f))) this.staged.delete(f);
+    const paths = defaults.map((f) => git.repoPath(f));
+    const blobs = await git.blobsAt('HEAD', paths);
+    for (const [k, f] of defaults.entries()) if (blobs.has(paths[k]!)) this.staged.delete(f);
   }
 
   /** New or changed text fields are scanned; a finding refuses the whole write, naming file, field and rule, never the value. */

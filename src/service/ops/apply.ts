@@ -4,7 +4,6 @@ import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import type { ValidationContext } from '../../core/validate.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
@@ -43,12 +42,7 @@ export interface ApplyOptions {
 }
 
 /** One entry, from an entry or a whole create update. */
-export async function create(
-  engine: Engine,
-  caller: Caller,
-  input: unknown,
-  opts: { project?: string; agent?: string; force?: boolean } = {},
-): Promise<{ entry: MemoryEntry; commit: string | null; project: string }> {
+export async function create(engine: Engine, caller: Caller, input: unknown, opts: { project?: string; agent?: string; force?: boolean } = {}) {
   let entry = input;
   if (input && typeof input === 'object' && !Array.isArray(input) && 'operation' in input) {
     const op = input.operation;
@@ -81,23 +75,15 @@ async function prepare(engine: Engine, caller: Caller, updates: unknown, opts: A
   const agent = pickAgent(opts.agent) ?? (await caller.agent(engine));
   const prefixOf = (i: number): string => (opts.label && updates.length === 1 ? '' : `[${i}]`);
   // Every string of each update; `memory create` names the entry's own fields (`content`).
-  const secrets = await scanGroups(
-    engine,
-    caller,
-    updates.map((u, i) =>
-      opts.label === 'entry'
-        ? modules.secretRules().secretFields((u as { entry?: unknown } | null)?.entry)
-        : modules.secretRules().secretFields(u, prefixOf(i)),
-    ),
-    { project, agent, operation: opts.label ?? 'apply' },
-  );
+  const { secretFields } = modules.secretRules();
+  const fields = updates.map((u, i) => (opts.label === 'entry' ? secretFields((u as { entry?: unknown } | null)?.entry) : secretFields(u, prefixOf(i))));
+  const secrets = await scanGroups(engine, caller, fields, { project, agent, operation: opts.label ?? 'apply' });
   return { caller, updates: updates as unknown[], opts, project, agent, secrets, prefixOf };
 }
 
-/** One prepared batch inside a transaction; an atomic batch with a problem throws before it stages anything. */
-async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] }> {
+/** One prepared batch inside a transaction; an atomic batch with a problem stages nothing: its result is the error. */
+async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ applied: AppliedUpdate[]; skipped: ApplyResult['skipped'] } | ValidationError> {
   const { updates, opts, secrets, prefixOf, agent } = p;
-  const nowDate = tx.now;
   const now = tx.nowIso;
   const applied: AppliedUpdate[] = [];
   const skipped: ApplyResult['skipped'] = [];
@@ -119,14 +105,9 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       continue;
     }
     const exclude = u?.operation === 'supersede' ? u.target_id : undefined;
-    const vctx: ValidationContext = {
-      getEntry,
-      findDuplicate: (k) => {
-        const id = dupKeys.get(k);
-        return id && id !== exclude ? id : undefined;
-      },
-    };
-    const r0 = modules.validation().validateUpdate(raw, vctx, prefixOf(i));
+    // A supersede's own target is no duplicate of its replacement.
+    const findDuplicate = (k: string): string | undefined => (dupKeys.get(k) === exclude ? undefined : dupKeys.get(k));
+    const r0 = modules.validation().validateUpdate(raw, { getEntry, findDuplicate }, prefixOf(i));
     const again = r0.ok && r0.value.operation === 'create' && !opts.force ? recreates(st, r0.value.entry!) : null;
     const mine = secrets[i]!; // one list per update
     const found = again ? [...mine, { path: at(i, 'entry.summary'), message: again }] : mine;
@@ -135,7 +116,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
   }
   if (opts.atomic) {
     const bad = validated.flatMap((r) => (r.ok ? [] : r.errors));
-    if (bad.length) throw new ValidationError(bad, opts.label ?? 'update');
+    if (bad.length) return new ValidationError(bad, opts.label ?? 'update');
   }
 
   // Against the working state: earlier updates of this batch may have changed it.
@@ -161,7 +142,7 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     }
     let newId: string | undefined;
     if (u.entry) {
-      newId = st.nextId(nowDate.getTime());
+      newId = st.nextId(tx.now.getTime());
       const e = buildEntry(u.entry, newId, now, agent);
       st.write(tx, e, true);
       dupKeys.set(duplicateHash(e), newId);
@@ -236,28 +217,16 @@ export async function applyGroup(engine: Engine, batches: Batch[]): Promise<(App
     // Each change keeps its own writer (created_by, operation log, Memory-Agent).
     const agent = [...new Set(group.map((p) => p.agent))].join(', ');
     try {
-      const { value, commit } = await withWrite(
-        engine,
-        caller,
-        { project: first.project, agent, operation: single?.label ?? 'apply', onProgress: single?.onProgress },
-        async (tx) => {
-          const st = new BatchState(
-            engine.snapshot(caller.warn),
-            first.project,
-            group.reduce((n, p) => n + p.updates.length, 0),
-          );
-          const results: (Awaited<ReturnType<typeof applyIn>> | ValidationError)[] = [];
-          for (const p of group) {
-            results.push(
-              await applyIn(tx, st, p).catch((err: unknown) => {
-                if (err instanceof ValidationError) return err;
-                throw err;
-              }),
-            );
-          }
-          return { results, snap: st.snap };
-        },
-      );
+      const { value, commit } = await withWrite(engine, caller, { project: first.project, agent, onProgress: single?.onProgress }, async (tx) => {
+        const st = new BatchState(
+          engine.snapshot(caller.warn),
+          first.project,
+          group.reduce((n, p) => n + p.updates.length, 0),
+        );
+        const results: Awaited<ReturnType<typeof applyIn>>[] = [];
+        for (const p of group) results.push(await applyIn(tx, st, p));
+        return { results, snap: st.snap };
+      });
       for (const [i, p] of group.entries()) {
         const r = value.results[i]!; // one result per batch
         if (r instanceof Error) out[p.k] = r;

@@ -139,7 +139,6 @@ export async function scanGroups(
 export async function rewriteEntries(
   engine: Engine,
   caller: Caller,
-  operation: string,
   items: { project: string; abs: string; entry: MemoryEntry; op: CommitOp; summary: string }[],
   noCommit: (project: string) => boolean = () => false,
 ): Promise<string[]> {
@@ -151,7 +150,7 @@ export async function rewriteEntries(
   }
   const commits: string[] = [];
   for (const [project, list] of byProject) {
-    const { commit } = await withWrite(engine, caller, { project, operation, noCommit: noCommit(project) }, (tx) => {
+    const { commit } = await withWrite(engine, caller, { project, noCommit: noCommit(project) }, (tx) => {
       for (const { abs, entry, op, summary } of list) {
         tx.put(entry, { from: abs });
         tx.change({ op, id: entry.id, summary });

@@ -13,15 +13,6 @@ const CAPTURE_REMINDER =
   '(a decision and why, a fix, a pitfall), record it now with the memory_create tool (MCP server bass-agents-memory): ' +
   'one fact per entry, with evidence. If not, just stop.';
 
-/** What the client hands its Stop hook (the fields we read, of any of the three). */
-interface StopInput {
-  session_id?: unknown;
-  conversation_id?: unknown;
-  transcript_path?: unknown;
-  stop_hook_active?: unknown;
-  loop_count?: unknown;
-}
-
 function transcriptStart(path: unknown): number | null {
   if (typeof path !== 'string' || !path) return null;
   try {
@@ -41,9 +32,10 @@ function transcriptStart(path: unknown): number | null {
 }
 
 export async function stopReminder(engine: Engine, _caller: Caller, raw: string): Promise<string | null> {
-  let input: StopInput;
+  // What the client hands its Stop hook (session_id, conversation_id, transcript_path, stop_hook_active, loop_count: of any of the three).
+  let input: Record<string, unknown>;
   try {
-    input = JSON.parse(raw || '{}') as StopInput;
+    input = JSON.parse(raw || '{}') as Record<string, unknown>;
   } catch {
     return null;
   }

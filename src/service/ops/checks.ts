@@ -8,7 +8,6 @@ import { join, resolve } from 'node:path';
 import { MERGE_DRIVER } from '../../store/entries.js';
 import { EXPIRY_WARNING_DAYS } from '../../core/query.js';
 import type { ValidationError, Problem } from '../../core/errors.js';
-import type { FreshnessItem } from '../../core/freshness.js';
 import type { ValidationContext } from '../../core/validate.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
@@ -112,12 +111,11 @@ export async function doctor(engine: Engine, caller: Caller) {
     }
   }
   const { modelInstalled } = await import('../embedder.js');
-  const semantic = semanticReport(engine, snap.entries, await modelInstalled());
   return {
     ok: problems.every((p) => p.level === 'warning'),
     checked: { files: snap.entries.length + snap.bad.length, projects: engine.ws.listProjects().length },
     problems,
-    semantic,
+    semantic: semanticReport(engine, snap.entries, await modelInstalled()),
   };
 }
 
@@ -140,24 +138,15 @@ async function driverProblems(engine: Engine): Promise<DoctorProblem[]> {
   return message ? [{ check: 'merge driver', level: 'warning', file: engine.ws.rel(attrs), path: '', message }] : [];
 }
 
-export function checkFreshness(
-  engine: Engine,
-  caller: Caller,
-  opts: { project?: string; days?: number } = {},
-): (FreshnessItem & { project: string; summary: string })[] {
+export function checkFreshness(engine: Engine, caller: Caller, opts: { project?: string; days?: number } = {}) {
   const projects = caller.readProjects(engine, opts.project);
   const snap = engine.snapshot(caller.warn);
   const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
   const byId = new Map(mine.map((se) => [se.meta.id, se]));
-  return modules
-    .freshness()
-    .checkFreshness(
-      mine.map((se) => se.meta),
-      caller.now().getTime(),
-      opts.days ?? EXPIRY_WARNING_DAYS,
-    )
-    .map((item) => {
-      const se = byId.get(item.id)!;
-      return { ...item, project: se.project, summary: se.entry.summary };
-    });
+  const items = modules.freshness().checkFreshness(
+    mine.map((se) => se.meta),
+    caller.now().getTime(),
+    opts.days ?? EXPIRY_WARNING_DAYS,
+  );
+  return items.map((item) => ({ ...item, project: byId.get(item.id)!.project, summary: byId.get(item.id)!.entry.summary }));
 }

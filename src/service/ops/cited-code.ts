@@ -25,12 +25,11 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const toWs = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
   const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);
-  const isMemory = (p: string): boolean => /^(ai-memory|ai-context)\//.test(p);
   const fates = await diffFates(git, o.sides);
   const changed = new Set<string>();
   for (const p of fates.keys()) {
     const w = toWs(p);
-    if (w !== null && !isMemory(w)) changed.add(w);
+    if (w !== null && !/^(ai-memory|ai-context)\//.test(w)) changed.add(w); // code, not memory
   }
   if (!changed.size) return [];
   // The base side's entry files citing a changed path: one `git grep` of the work tree for a fixed

@@ -4,9 +4,8 @@
  * the driver would have. Mid-merge they are written and `git add`ed, the commit left to the user.
  */
 import { join } from 'node:path';
-import { conflictSides, hasConflictMarkers } from '../../core/merge.js';
+import { conflictSides, hasConflictMarkers, mergeEntry } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { mergeEntry } from '../../core/merge.js';
 import type { GitRepo } from '../../store/git.js';
 import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
@@ -65,25 +64,18 @@ function parseSide(text: string | null, label: string): MemoryEntry | null {
 async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<{ base: string | null; ours: string; theirs: string } | null> {
   if (git) {
     const path = git.repoPath(abs);
-    const stage = (n: number): Promise<string | null> =>
-      git.run(['show', `:${n}:${path}`]).then(
-        (t) => t,
-        () => null,
-      );
+    const stage = (n: number): Promise<string | null> => git.run(['show', `:${n}:${path}`]).catch(() => null);
     const [base, ours, theirs] = await Promise.all([stage(1), stage(2), stage(3)]);
     if (ours !== null && theirs !== null) return { base, ours, theirs };
   }
   return conflictSides(text);
 }
 
-export async function fixConflicts(
-  engine: Engine,
-  caller: Caller,
-): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
+export async function fixConflicts(engine: Engine, caller: Caller) {
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && git.writeBlocker() !== null;
-  const items: Parameters<typeof rewriteEntries>[3] = [];
+  const items: Parameters<typeof rewriteEntries>[2] = [];
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
     const abs = join(engine.ws.root, file);
@@ -110,7 +102,7 @@ export async function fixConflicts(
     }
   }
   const noCommit = (project: string): boolean => inMerge || items.some((i) => i.project === project && unmerged.includes(engine.ws.rel(i.abs)));
-  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items, noCommit);
+  const commits = await rewriteEntries(engine, caller, items, noCommit);
   const resolved = fixed.filter((f) => f.merged && unmerged.includes(f.file)).map((f) => f.file);
   if (resolved.length) await git!.run(['add', '--', ...resolved.map((f) => git!.repoPath(join(engine.ws.root, f)))]);
   return { fixed, commits, in_merge: inMerge, resolved };
@@ -120,14 +112,10 @@ export async function fixConflicts(
  * Links to entries that do not exist (`doctor --fix`, `deprecate` of such an entry): superseded
  * by one gone, an entry becomes deprecated (replaced, by nothing known); gone related entries are dropped.
  */
-export async function fixLinks(
-  engine: Engine,
-  caller: Caller,
-  only?: ReadonlySet<string>,
-): Promise<{ fixed: { file: string; id: string; change: string }[]; commits: string[] }> {
+export async function fixLinks(engine: Engine, caller: Caller, only?: ReadonlySet<string>) {
   const snap = engine.catalog.refresh();
   const ids = new Set(snap.entries.map((se) => se.meta.id));
-  const items: Parameters<typeof rewriteEntries>[3] = [];
+  const items: Parameters<typeof rewriteEntries>[2] = [];
   const fixed: { file: string; id: string; change: string }[] = [];
   const now = caller.now().toISOString();
   for (const se of snap.entries) {
@@ -152,6 +140,6 @@ export async function fixLinks(
     items.push({ project: se.project, abs: join(engine.ws.root, se.file), entry, op: entry.status === 'deprecated' ? 'deprecate' : 'update', summary: change });
     fixed.push({ file: se.file, id: m.id, change });
   }
-  const commits = await rewriteEntries(engine, caller, 'doctor --fix', items);
+  const commits = await rewriteEntries(engine, caller, items);
   return { fixed, commits };
 }

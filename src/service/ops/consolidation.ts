@@ -20,7 +20,7 @@ export function compactPlan(
   caller: Caller,
   projectName: string | undefined,
   opts: { strategy?: Strategy; summarizeAt?: number; file?: string } = {},
-): { plan: ConsolidationPlan; path: string } {
+) {
   const project = caller.project(engine, projectName, true);
   const entries = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
   const imp = new Map(entries.map((se) => [se.meta.id, se.meta.lifecycle?.importance ?? se.meta.importance0]));
@@ -72,7 +72,7 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const linked: { group: number; ids: string[] }[] = [];
   // People edit plans: what one creates is checked like any new entry (secrets by the transaction).
   const live = liveByDup(mine, project);
-  const { commit } = await withWrite(engine, caller, { project, operation: 'compact' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     const nowIso = tx.nowIso;
     const nextId = idMaker();
     for (const [gi, g] of plan.groups.entries()) {
@@ -122,19 +122,9 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };
 }
 
-export async function log(
-  engine: Engine,
-  caller: Caller,
-  projectName: string | undefined,
-  opts: { op?: string; limit?: number } = {},
-): Promise<{ commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] }[]> {
+export async function log(engine: Engine, caller: Caller, projectName: string | undefined, opts: { op?: string; limit?: number } = {}) {
   const projects = projectName ? [caller.project(engine, projectName, true)] : engine.ws.listProjects();
   const git = await engine.git();
-  if (!git) return [];
-  return memoryLog(
-    git,
-    projects.map((p) => `ai-memory/${p}`),
-    opts.limit ?? 50,
-    opts.op,
-  );
+  const paths = projects.map((p) => `ai-memory/${p}`);
+  return git ? memoryLog(git, paths, opts.limit ?? 50, opts.op) : [];
 }

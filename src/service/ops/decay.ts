@@ -79,7 +79,7 @@ export async function decay(
   }
   let commit: string | null = null;
   if (opts.apply) {
-    const done = await withWrite(engine, caller, { project, operation: 'decay' }, (tx) => {
+    const done = await withWrite(engine, caller, { project }, (tx) => {
       let forgotten = 0;
       for (const se of forget) {
         const abs = join(engine.ws.root, se.file);

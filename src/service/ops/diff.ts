@@ -49,15 +49,12 @@ async function sides(git: GitRepo, range: string | undefined, staged: boolean): 
     if (range.startsWith('-')) throw new UsageError(`${range} is not a range (A..B, A...B or a commit)`);
     const three = range.split('...');
     const ends = three.length === 2 ? three : range.split('..');
-    if (ends.length === 2) {
-      const [a, b] = ends.map((r) => r || 'HEAD') as [string, string];
-      const head = await mustVerify(git, b);
-      const from = await mustVerify(git, a);
-      if (three.length !== 2) return { base: { rev: from, label: a }, head: { rev: head, label: b } };
-      return { base: { rev: await mergeBase(git, from, head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
-    }
-    const head = await mustVerify(git, 'HEAD');
-    return { base: { rev: await mergeBase(git, await mustVerify(git, range), head), label: `merge-base(${range}, HEAD)` }, head: { rev: head, label: 'HEAD' } };
+    // `R` alone is `R...HEAD`.
+    const [a, b] = (ends.length === 2 ? ends : [range, 'HEAD']).map((r) => r || 'HEAD') as [string, string];
+    const head = await mustVerify(git, b);
+    const from = await mustVerify(git, a);
+    if (ends.length === 2 && three.length !== 2) return { base: { rev: from, label: a }, head: { rev: head, label: b } };
+    return { base: { rev: await mergeBase(git, from, head), label: `merge-base(${a}, ${b})` }, head: { rev: head, label: b } };
   }
   const head = await verify(git, 'HEAD');
   if (head) {
@@ -88,20 +85,18 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
   const baseRev = 'rev' in base ? base.rev : 'HEAD';
   const hasBase = (await verify(git, baseRev)) !== null;
   const memoryPaths = PATHS.map((p) => git.repoPath(join(engine.ws.root, p)));
-  const args = ['diff', '--name-status', '-z', '--no-renames'];
-  let rows: { status: string; path: string }[];
-  if (!hasBase) {
-    // No commit yet: everything on the new side is new.
-    rows = (await git.run(['ls-files', '-z', '--', ...memoryPaths]))
+  // What makes `git diff` compare the two sides; a new side's files as added.
+  const between = 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev];
+  const added = async (...args: string[]): Promise<{ status: string; path: string }[]> => {
+    const out = await git.run(['ls-files', ...args, '-z', '--', ...memoryPaths]);
+    return out
       .split('\0')
       .filter(Boolean)
       .map((path) => ({ status: 'A', path }));
-  } else if ('index' in head) rows = nameStatus(await git.run([...args, '--cached', baseRev, '--', ...memoryPaths]));
-  else if ('worktree' in head) {
-    rows = nameStatus(await git.run([...args, baseRev, '--', ...memoryPaths]));
-    const untracked = (await git.run(['ls-files', '--others', '--exclude-standard', '-z', '--', ...memoryPaths])).split('\0').filter(Boolean);
-    rows.push(...untracked.map((path) => ({ status: 'A', path })));
-  } else rows = nameStatus(await git.run([...args, baseRev, head.rev, '--', ...memoryPaths]));
+  };
+  // No commit yet: everything on the new side is new.
+  const rows = hasBase ? nameStatus(await git.run(['diff', '--name-status', '-z', '--no-renames', ...between, '--', ...memoryPaths])) : await added();
+  if (hasBase && 'worktree' in head) rows.push(...(await added('--others', '--exclude-standard')));
 
   // Relative to the workspace (the repository may be larger).
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
@@ -112,37 +107,33 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     ...wanted.filter((r) => r.status !== 'A' && hasBase).map((r) => `${baseRev}:${r.path}`),
     ...('worktree' in head ? [] : wanted.filter((r) => r.status !== 'D').map((r) => headName(r.path))),
   ]);
-  const text = (b: Buffer | undefined): string | null => (b ? b.toString('utf8') : null);
   const files = wanted.map((r) => {
-    const before = r.status === 'A' || !hasBase ? null : text(blobs.get(`${baseRev}:${r.path}`));
+    const before = r.status === 'A' || !hasBase ? null : (blobs.get(`${baseRev}:${r.path}`)?.toString('utf8') ?? null);
     let after: string | null = null;
     if (r.status !== 'D') {
       if ('worktree' in head) {
         const abs = join(git.toplevel, r.path);
         after = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
-      } else after = text(blobs.get(headName(r.path)));
+      } else after = blobs.get(headName(r.path))?.toString('utf8') ?? null;
     }
     return { path: rel(r.path), before, after };
   });
 
   // The live entries of the touched projects on the new side, for duplicates.
-  const live = new Map<string, MemoryEntry[]>();
   const projects = [...new Set(files.map((f) => /^ai-memory\/([^/]+)\//.exec(f.path)?.[1]).filter((p): p is string => Boolean(p)))];
+  const live = new Map(projects.map((p) => [p, [] as MemoryEntry[]]));
   if (projects.length && !('rev' in head)) {
-    for (const se of engine.snapshot(caller.warn).entries) if (projects.includes(se.project)) live.set(se.project, [...(live.get(se.project) ?? []), se.entry]);
+    for (const se of engine.snapshot(caller.warn).entries) live.get(se.project)?.push(se.entry);
   } else if (projects.length && 'rev' in head) {
-    const listing = await git.run(
-      ['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))],
-      '',
-    );
+    const listing = await git.run(['ls-tree', '-r', '-z', '--name-only', head.rev, '--', ...projects.map((p) => git.repoPath(join(engine.ws.memoryDir, p)))]);
     const names = listing.split('\0').filter((p) => p.endsWith('.json'));
     const all = await git.readBlobs(names.map((p) => `${head.rev}:${p}`));
     for (const p of names) {
-      const project = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1];
+      const list = live.get(/ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1] ?? '');
       const b = all.get(`${head.rev}:${p}`);
-      if (!project || !b) continue;
+      if (!list || !b) continue;
       try {
-        live.set(project, [...(live.get(project) ?? []), JSON.parse(b.toString('utf8')) as MemoryEntry]);
+        list.push(JSON.parse(b.toString('utf8')) as MemoryEntry);
       } catch {
         /* reported as a bad file if it is part of the change */
       }
@@ -153,7 +144,7 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     const touched = new Set(files.map((f) => /\/([^/]+)\.json$/.exec(f.path)?.[1]).filter((x): x is string => Boolean(x)));
     d.cited_code = await citedCode(engine, git, {
       base: baseRev,
-      sides: 'rev' in head ? [baseRev, head.rev] : 'index' in head ? ['--cached', baseRev] : [baseRev],
+      sides: between,
       touched,
       project: opts.project,
     });

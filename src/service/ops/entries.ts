@@ -139,8 +139,6 @@ export async function history(engine: Engine, caller: Caller, id: string, opts: 
 
 /** Results delivered for use count as retrieved (local usage, never a commit). */
 export function recordDelivered(engine: Engine, caller: Caller, hits: { project: string; entry: { id: string } }[]): void {
-  engine.usage.recordRetrievals(
-    hits.map((h) => `${h.project}/${h.entry.id}`),
-    caller.now().toISOString(),
-  );
+  const keys = hits.map((h) => `${h.project}/${h.entry.id}`);
+  engine.usage.recordRetrievals(keys, caller.now().toISOString());
 }

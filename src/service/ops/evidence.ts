@@ -77,11 +77,6 @@ export async function validateEvidence(
   }
   const found = await checkAnchors(engine, items);
   const checks: Record<string, CheckResult> = {};
-  const fresh = (key: string): CheckResult | undefined => {
-    const c = cache.checks[key];
-    return c && now.getTime() - Date.parse(c.checked_at) < ttl ? c : undefined;
-  };
-  const at = now.toISOString();
   const checkUrl = async (type: string, uri: string): Promise<{ status: EvidenceStatus; reason: string }> => {
     const p = plan(type, uri);
     if (p.kind === 'none') return { status: 'skipped', reason: p.reason };
@@ -95,10 +90,10 @@ export async function validateEvidence(
       }
     }
     const url = p.kind === 'file' ? uri : p.url;
-    const hit = fresh(url);
-    if (hit) return (checks[url] = hit);
+    const hit = cache.checks[url];
+    if (hit && now.getTime() - Date.parse(hit.checked_at) < ttl) return (checks[url] = hit);
     if (opts.offline) return { status: 'unknown', reason: 'not checked (--offline)' };
-    const r: CheckResult = { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: at };
+    const r: CheckResult = { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: now.toISOString() };
     return (checks[url] = r);
   };
   const report: EvidenceReport = {
@@ -125,12 +120,12 @@ export async function validateEvidence(
         row = { type: ev.type, uri: ev.uri, status: a.status === 'changed' || a.status === 'missing' ? 'stale' : 'ok', reason: a.reason, anchor: a.status };
         if (a.fix) row.to = a.fix;
         report.anchors[a.status]++;
-        recs.push(a.record);
+        recs.push({ ...a.record, seen });
         if (a.fix) fixes.set(se.key, [...(fixes.get(se.key) ?? []), { from: ev.uri, to: a.fix }]);
       } else {
         const r = await checkUrl(ev.type, ev.uri);
         row = { type: ev.type, uri: ev.uri, status: r.status, reason: r.reason };
-        if (r.status === 'stale') recs.push({ uri: ev.uri, status: 'missing' });
+        if (r.status === 'stale') recs.push({ uri: ev.uri, status: 'missing', seen });
       }
       report[row.status]++;
       if (row.status !== 'skipped') report.checked++;
@@ -140,11 +135,7 @@ export async function validateEvidence(
     if (reasons.length) stale[se.key] = reasons;
     else delete stale[se.key];
     if (reasons.length) staleEntries++;
-    if (recs.length)
-      records.set(
-        se.key,
-        recs.map((r) => ({ ...r, seen })),
-      );
+    if (recs.length) records.set(se.key, recs);
     else records.delete(se.key);
     if (opts.rows !== false) report.entries.push({ id: se.meta.id, project: se.project, stale: reasons.length > 0, evidence: rows });
     found.delete(se.key); // what is reported is kept, not the whole result
@@ -184,6 +175,6 @@ async function applyFixes(
     const entry = { ...e, evidence: e.evidence.map((ev) => (moves.has(ev.uri) ? { ...ev, uri: moves.get(ev.uri)! } : ev)) };
     return [{ project: se.project, abs: join(engine.ws.root, se.file), entry, op: 'update' as const, summary: 'evidence moved with the code' }];
   });
-  const commits = await rewriteEntries(engine, caller, 'validate-evidence --fix', items);
+  const commits = await rewriteEntries(engine, caller, items);
   return { fixed, commits };
 }

@@ -13,13 +13,13 @@ export async function extract(
   opts: { dryRun?: boolean; minConfidence?: number; source?: string; maxCandidates?: number } = {},
 ) {
   const project = caller.project(engine, projectName);
-  const limit = modules.extraction().EXTRACT_LIMITS.maxTextLength;
-  const truncated = text.length > limit;
-  if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limit} are read`);
-  const cands = modules
-    .extraction()
-    .extractCandidates(text.slice(0, limit), opts.minConfidence ?? modules.extraction().EXTRACT_LIMITS.minConfidence)
-    .slice(0, opts.maxCandidates ?? modules.extraction().EXTRACT_LIMITS.maxCandidates);
+  const { EXTRACT_LIMITS: limits, extractCandidates, findSimilar, candidateEntry } = modules.extraction();
+  const truncated = text.length > limits.maxTextLength;
+  if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limits.maxTextLength} are read`);
+  const cands = extractCandidates(text.slice(0, limits.maxTextLength), opts.minConfidence ?? limits.minConfidence).slice(
+    0,
+    opts.maxCandidates ?? limits.maxCandidates,
+  );
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
@@ -38,8 +38,8 @@ export async function extract(
   for (const c of cands) {
     // Known if either the matched words or their whole sentence say what an entry already says.
     const known = [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))];
-    const dup = modules.extraction().findSimilar(c.text, known) ?? modules.extraction().findSimilar(c.sentence || c.text, known);
-    const entry = modules.extraction().candidateEntry(c, opts.source ?? 'text', subjects);
+    const dup = findSimilar(c.text, known) ?? findSimilar(c.sentence || c.text, known);
+    const entry = candidateEntry(c, opts.source ?? 'text', subjects);
     extractions.push({
       summary: String(entry.summary),
       type: c.type,
@@ -55,30 +55,16 @@ export async function extract(
   let commit: string | null = null;
   const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {
-    const r = await apply(
-      engine,
-      caller,
-      updates.map((u) => ({ operation: 'create', entry: u.entry })),
-      { project },
-    );
+    const creates = updates.map((u) => ({ operation: 'create', entry: u.entry }));
+    const r = await apply(engine, caller, creates, { project });
     commit = r.commit;
-    for (const a of r.applied) {
-      const x = at(a.index);
-      x.stored = true;
-      x.id = a.id;
-    }
+    for (const a of r.applied) Object.assign(at(a.index), { stored: true, id: a.id });
     for (const sk of r.skipped) at(sk.index).skipped = sk.errors;
   } else if (updates.length) {
     // A dry run says the same about secrets as a real run.
-    const found = await scanGroups(
-      engine,
-      caller,
-      updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`)),
-      { project, agent: caller.knownAgent, operation: 'extract' },
-    );
-    found.forEach((errors, i) => {
-      if (errors.length) at(i).skipped = errors;
-    });
+    const fields = updates.map((u, i) => modules.secretRules().secretFields(u.entry, `[${i}].entry`));
+    const found = await scanGroups(engine, caller, fields, { project, agent: caller.knownAgent, operation: 'extract' });
+    for (const [i, errors] of found.entries()) if (errors.length) at(i).skipped = errors;
   }
   // Never printed back: the text holds the secret.
   for (const x of extractions) {

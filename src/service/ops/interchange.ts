@@ -88,15 +88,10 @@ export async function importEntries(
       entries[k] = { ...e, id, superseded_by: e.superseded_by ? to(e.superseded_by) : null, related_entries: e.related_entries.map(to) };
     });
   }
-  const secrets = await scanGroups(
-    engine,
-    caller,
-    docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`)),
-    { project, agent, operation: 'import' },
-  );
-  problems.push(...secrets.flat());
+  const fields = docs.map((d, i) => modules.secretRules().secretFields(d, `[${i}]`));
+  problems.push(...(await scanGroups(engine, caller, fields, { project, agent, operation: 'import' })).flat());
   if (problems.length) throw new ValidationError(problems, opts.source ?? 'import');
-  const { value, commit } = await withWrite(engine, caller, { project, agent, operation: 'import' }, async (tx) => {
+  const { value, commit } = await withWrite(engine, caller, { project, agent }, async (tx) => {
     const snap = engine.snapshot(caller.warn);
     const existing = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
     // An unreadable file under an id is never written over.

@@ -28,7 +28,7 @@ async function rewrite(
   if (first === undefined) throw new UsageError('name at least one entry id');
   for (const id of ids) checkId(id);
   const project = locate(engine, caller, first, projectName).project;
-  const { value, commit } = await withWrite(engine, caller, { project, operation: op }, (tx) => {
+  const { value, commit } = await withWrite(engine, caller, { project }, (tx) => {
     const out: MemoryEntry[] = [];
     for (const id of ids) {
       const found = locate(engine, caller, id, project);
@@ -70,19 +70,14 @@ export async function promote(engine: Engine, caller: Caller, id: string, opts: 
 }
 
 /** An archived entry becomes active again; a deleted one comes back from git history, active. */
-export async function restore(
-  engine: Engine,
-  caller: Caller,
-  id: string,
-  opts: { project?: string } = {},
-): Promise<{ project: string; entry: MemoryEntry; commit: string | null; from: 'archive' | 'history' }> {
+export async function restore(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   checkId(id);
   const now = caller.now().toISOString();
   try {
     const found = locate(engine, caller, id, opts.project);
     if (found.entry.status !== 'archived') throw new ConflictError(`entry ${id} is ${found.entry.status}, not archived or deleted; nothing to restore`);
     const r = await rewrite(engine, caller, [id], found.project, 'restore', (e) => ({ ...e, status: 'active', updated_at: now }));
-    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' };
+    return { project: r.project, entry: r.entries[0]!, commit: r.commit, from: 'archive' as const };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
@@ -93,11 +88,11 @@ export async function restore(
   const parsed = modules.validation().validateStoredEntry(JSON.parse(hit.content));
   if (!parsed.ok) throw new ValidationError(parsed.errors, `${hit.path} in history`);
   const entry: MemoryEntry = { ...parsed.value, status: 'active', superseded_by: null, updated_at: now };
-  const { commit } = await withWrite(engine, caller, { project, operation: 'restore' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     tx.put(entry);
     tx.change({ op: 'restore', id, summary: entry.summary });
   });
-  return { project, entry, commit, from: 'history' };
+  return { project, entry, commit, from: 'history' as const };
 }
 
 export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bOrPrefix: string, opts: { project?: string; type?: string } = {}) {
@@ -116,12 +111,7 @@ export async function link(engine: Engine, caller: Caller, aOrPrefix: string, bO
 }
 
 /** Explicit links first, then lexically similar entries (summary, subject, tags). */
-export function related(
-  engine: Engine,
-  caller: Caller,
-  id: string,
-  opts: { project?: string; limit?: number } = {},
-): { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] {
+export function related(engine: Engine, caller: Caller, id: string, opts: { project?: string; limit?: number } = {}) {
   const found = locate(engine, caller, id, opts.project);
   const limit = opts.limit ?? 10;
   const out: { id: string; relation: 'linked' | 'similar'; score: number; entry: MemoryEntry }[] = [];

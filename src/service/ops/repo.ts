@@ -9,14 +9,10 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-export async function init(
-  engine: Engine,
-  caller: Caller,
-  project: string,
-): Promise<{ project: string; created: boolean; commit: string | null; path: string; merge_driver: boolean }> {
+export async function init(engine: Engine, caller: Caller, project: string) {
   engine.ws.projectDir(project); // validates the name
   const mergeDriver = await registerMergeDriver(engine, caller);
-  const { value: created, commit } = await withWrite(engine, caller, { project, operation: 'init' }, (tx) => {
+  const { value: created, commit } = await withWrite(engine, caller, { project }, (tx) => {
     const created = !engine.ws.isInitialized(project);
     tx.ensureProject();
     tx.change({ op: 'init', id: project }, created ? { time: tx.nowIso, op: 'init', project, agent: tx.agent } : false);
@@ -46,14 +42,11 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   const config = engine.ws.configPath(project);
   const files: string[] = [];
   const unknown: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else (p === config && e.isFile() ? files : unknown).push(p);
-    }
-  };
-  walk(dir);
+  const dirs: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const p = join(e.parentPath, e.name);
+    (e.isDirectory() ? dirs : p === config && e.isFile() ? files : unknown).push(p);
+  }
   if (unknown.length) {
     const bad = new Map(snap.bad.map((b) => [b.file, b.problems[0]?.message] as const));
     const why = (rel: string): string => {
@@ -73,20 +66,18 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   }
   const context = join(engine.ws.contextDir, `${project}.md`);
   if (existsSync(context)) files.push(context);
-  const { commit } = await withWrite(engine, caller, { project, operation: 'remove-project' }, (tx) => {
+  const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     for (const f of files) tx.remove(f);
     tx.change({ op: 'remove-project', id: project });
   });
-  // Folders left empty go too, bottom up.
-  const prune = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) prune(join(d, e.name));
+  // Folders left empty go too, deepest first (a folder's path is longer than its parent's).
+  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) {
     try {
       rmdirSync(d);
     } catch {
       /* not empty */
     }
-  };
-  if (existsSync(dir)) prune(dir);
+  }
   return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
@@ -130,8 +121,7 @@ export async function sync(
   if (blocked) throw new ConflictError(`refusing to sync: ${blocked}; sync leaves your own git work alone`);
   const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
-  const staged = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(Boolean);
-  const stagedMemory = staged.filter(isMemory);
+  const stagedMemory = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(isMemory);
   if (stagedMemory.length) {
     throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
   }
@@ -152,12 +142,8 @@ export async function sync(
         pulled = true;
       }
     } catch (err) {
-      // Only this call's merge can be in progress here (sync refuses to start in one).
-      const inMerge = await git.run(['rev-parse', '-q', '--verify', 'MERGE_HEAD']).then(
-        () => true,
-        () => false,
-      );
-      if (inMerge) await git.run(['merge', '--abort']).catch(() => undefined);
+      // Only this call's merge can be in progress here (sync refuses to start in one); none: git refuses.
+      await git.run(['merge', '--abort']).catch(() => undefined);
       const said = String((err as Error).message)
         .split('\n')
         .map((l) => l.trim())
@@ -192,12 +178,10 @@ export async function sync(
 
 /** Commits a push of HEAD to `upstream` would carry that change more than memory. */
 async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
-  const range = (await git.run(['rev-parse', '-q', '--verify', upstream]).then(
-    () => true,
-    () => false,
-  ))
-    ? `${upstream}..HEAD`
-    : 'HEAD';
+  const range = await git.run(['rev-parse', '-q', '--verify', upstream]).then(
+    () => `${upstream}..HEAD`,
+    () => 'HEAD',
+  );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
   const foreign: ForeignCommit[] = [];
   for (const rec of out.split('\x1e')) {

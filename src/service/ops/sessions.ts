@@ -23,11 +23,8 @@ export async function remember(
     if (!opts.session) throw new UsageError('--short-term needs --session NAME');
     const ttl = intervalMs(opts.ttl ?? '2h');
     if (ttl === null) throw new UsageError(`--ttl must look like 30m, 2h, 1d or 1w (got ${JSON.stringify(opts.ttl)})`);
-    const [found = []] = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], {
-      project,
-      agent: await caller.agent(engine),
-      operation: 'remember',
-    });
+    const who = { project, agent: await caller.agent(engine), operation: 'remember' };
+    const [found = []] = await scanGroups(engine, caller, [modules.secretRules().secretFields(fields)], who);
     if (found.length) throw new ValidationError(found, 'remember');
     const now = caller.now();
     const entries = engine.sessions.read(opts.session, now.getTime());
@@ -48,20 +45,15 @@ export async function remember(
     engine.sessions.write(opts.session, [...entries, e]);
     return { short_term: true, id: e.id, project, expires_at: e.expires_at };
   }
-  const entry = {
-    section: 'observations',
-    kind: 'other',
-    subject: knownSubject(engine, caller, project, `${summary} ${String(fields.content ?? '')}`),
-    scope: 'repo',
-    content: summary,
-    confidence: 0.6,
-    evidence: [{ type: 'assumption', uri: 'remember:cli', note: 'remembered without evidence; confirm before relying on it' }],
-    status: 'draft',
-    ...fields,
-    summary,
-  };
-  const r = await create(engine, caller, entry, { project });
+  const subject = knownSubject(engine, caller, project, `${summary} ${String(fields.content ?? '')}`);
+  const entry = { ...observation(subject, 'remember:cli', 'remembered without evidence; confirm before relying on it'), content: summary, status: 'draft' };
+  const r = await create(engine, caller, { ...entry, ...fields, summary }, { project });
   return { short_term: false, id: r.entry.id, project: r.project, commit: r.commit };
+}
+
+/** An observation without evidence: what `remember` commits and what a session keeps. */
+function observation(subject: string, uri: string, note: string) {
+  return { section: 'observations', kind: 'other', subject, scope: 'repo', confidence: 0.6, evidence: [{ type: 'assumption', uri, note }] };
 }
 
 /** The subject a note is about: one the project already uses when the note names it, else its own telling words. */
@@ -93,12 +85,7 @@ export function sessionHits(engine: Engine, caller: Caller, session: string, tex
 }
 
 /** Entries marked important or reaching the threshold become long-term observations; the rest go with the session. */
-export async function sessionEnd(
-  engine: Engine,
-  caller: Caller,
-  session: string,
-  opts: { threshold?: number } = {},
-): Promise<{ session: string; promoted: { short_term_id: string; id: string; project: string }[]; dropped: number; commit: string | null }> {
+export async function sessionEnd(engine: Engine, caller: Caller, session: string, opts: { threshold?: number } = {}) {
   checkSession(session);
   if (!engine.sessions.exists(session)) throw new NotFoundError(`no short-term session ${session}`);
   const threshold = opts.threshold ?? 0.5;
@@ -115,15 +102,10 @@ export async function sessionEnd(
       list.map((e) => ({
         operation: 'create',
         entry: {
-          section: 'observations',
-          kind: 'other',
-          subject: e.subject,
-          scope: 'repo',
+          ...observation(e.subject, `session:${session}`, `kept from short-term memory (importance ${e.importance})`),
           summary: e.summary,
           content: e.content,
           tags: [...new Set([...e.tags, 'session'])],
-          confidence: 0.6,
-          evidence: [{ type: 'assumption', uri: `session:${session}`, note: `kept from short-term memory (importance ${e.importance})` }],
           lifecycle: { importance: e.importance, memory_type: 'episodic' },
         },
       })),
