@@ -8,7 +8,6 @@ import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
 import { firstNotBelow, lowerBoundText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
-import { metaFromRow } from './meta-row.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
 
 /** The cached files of one section folder: positions [start, end) of the sorted list. */
@@ -88,7 +87,7 @@ export class CachedEntries {
     return (this.runs = runs);
   }
 
-  /** The entries `accept` takes, told from the columns (tags, `created_at` dates and entries without columns: by `accept`). */
+  /** The entries `accept` takes, told from the columns (tags and `created_at` dates: by `accept`). */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
     if (f.tags || ((f.since || f.until) && f.dateField !== 'updated_at')) {
@@ -110,22 +109,16 @@ export class CachedEntries {
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
     const date = (d: number): string | null => (d < 0 ? null : dates[d]!);
     let end = -1;
-    let run: FolderRun | undefined;
     let inRun = false;
     for (let j = 0; j < this.count; j++) {
       const p = this.positionOf(j);
       if (p >= end) {
-        run = this.runOf(p);
+        const run = this.runOf(p);
         end = run.end;
         inRun = (!f.projects || f.projects.includes(run.project)) && (!f.sections || (f.sections as string[]).includes(run.section));
       }
-      if (!inRun || !run) continue;
-      const kind = c.kind[p]!;
-      if (kind < 0) {
-        if (accept(this.peek(j), run.project)) out.push(j);
-        continue;
-      }
-      if (kindOk && !kindOk[kind]) continue;
+      if (!inRun) continue;
+      if (kindOk && !kindOk[c.kind[p]!]) continue;
       if (scopeOk && !scopeOk[c.scope[p]!]) continue;
       if (subject !== -2 && c.subject[p] !== subject) continue;
       if (statusOk && !statusOk[c.status[p]!]) continue;
@@ -147,14 +140,14 @@ export class CachedEntries {
       keys,
       n,
       (k) => this.idOf(item(js, k, 'entry')),
-      (k) => keys.upd[k] ?? upd.get(this.positionOf(item(js, k, 'entry'))),
+      (k) => upd.get(this.positionOf(item(js, k, 'entry'))),
     );
   }
 
   /** The keys of the no-text order of entries `js`, from the columns (evidence quality once per evidence shape). */
   priorKeysOf(js: readonly number[], now: number, staleAt?: (j: number) => boolean): PriorKeys {
     const keys = priorKeys(js.length);
-    const { kind, conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
+    const { conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
     const positions = this.positions;
     // Without low confidence or validity bounds the only flag is stale evidence: those lists, taken once.
     const plain = { confidence: 1, valid_from: null, valid_to: null } as unknown as EntryLike;
@@ -165,15 +158,6 @@ export class CachedEntries {
     js.forEach((j, i) => {
       const p = positions ? positions[j]! : j;
       const stale = staleAt ? staleAt(j) : false;
-      if (kind[p]! < 0) {
-        const e = this.peek(j);
-        const flags = (keys.flags[i] = entryFlags(e, now, stale));
-        keys.d[i] = demotion(flags);
-        keys.conf[i] = e.confidence;
-        keys.q[i] = evidenceQuality(e);
-        keys.upd[i] = e.updated_at;
-        return;
-      }
       const cf = conf[p]!;
       const from = vf[p]! < 0 ? null : dates[vf[p]!]!;
       const to = vt[p]! < 0 ? null : dates[vt[p]!]!;
@@ -209,7 +193,6 @@ export class CachedEntries {
   peek(j: number): EntryMeta {
     const p = this.positionOf(j);
     const f = this.file;
-    if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
     return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
   }
 
@@ -219,7 +202,7 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     const rel = f.paths.get(p);
-    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : metaFromRow(JSON.parse(f.lines.get(p)) as unknown[]);
+    const meta = new ColumnMeta(f.cols, p, f.lines, rel);
     const full = this.read?.get(rel);
     this.read?.delete(rel);
     return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, full, this.recent));

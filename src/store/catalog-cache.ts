@@ -13,7 +13,7 @@ import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 17;
+const CATALOG_VERSION = 18;
 const CACHE_FILE = 'catalog.bin';
 const ID_LENGTH = 16;
 

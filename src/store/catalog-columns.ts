@@ -40,11 +40,10 @@ export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
 
 type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
-/** The columns of these metadata (null: a bad file), coded on from `tables`; -1 in `kind`: no columns (a value they cannot hold). */
+/** The columns of these metadata (null: a bad file, whose columns are never read), coded on from `tables`. */
 export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pick<CachedColumns, (typeof TABLES)[number]>): EncodedColumns {
-  const n = metas.length;
   const c: EncodedColumns = {
-    ...numericColumns(n),
+    ...numericColumns(metas.length),
     evs: [...(tables?.evs ?? [])],
     upd: [],
     dates: [...(tables?.dates ?? [])],
@@ -55,32 +54,16 @@ export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pic
     subjects: [...(tables?.subjects ?? [])],
   };
   const date = (d: string | null): number => (d === null ? -1 : codeIn(c.dates, d));
+  // Every meta is a validated entry's (the catalog holds no other), so each value has its code.
   metas.forEach((m, i) => {
-    const kind = m ? KINDS.indexOf(m.kind) : -1;
-    const status = m ? STATUSES.indexOf(m.status) : -1;
-    let ev = '';
-    if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
-    const ok =
-      m &&
-      kind >= 0 &&
-      status >= 0 &&
-      !ev.includes('-') &&
-      typeof m.confidence === 'number' &&
-      typeof m.created_at === 'string' &&
-      typeof m.importance0 === 'number' &&
-      (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
-    c.upd.push(ok ? m.updated_at : '');
-    c.dup.push(ok ? m.dup : '');
-    c.crt.push(ok ? m.created_at : '');
-    if (!ok) {
-      c.kind[i] = c.status[i] = c.ev[i] = c.scope[i] = c.subject[i] = c.vf[i] = c.vt[i] = c.lc[i] = -1;
-      c.updMs[i] = NaN;
-      return;
-    }
-    c.kind[i] = kind;
-    c.status[i] = status;
+    c.upd.push(m?.updated_at ?? '');
+    c.dup.push(m?.dup ?? '');
+    c.crt.push(m?.created_at ?? '');
+    if (!m) return;
+    c.kind[i] = KINDS.indexOf(m.kind);
+    c.status[i] = STATUSES.indexOf(m.status);
     c.conf[i] = m.confidence;
-    c.ev[i] = codeIn(c.evs, ev);
+    c.ev[i] = codeIn(c.evs, m.evidence.map((e) => EVIDENCE_TYPES.indexOf(e.type)).join(''));
     c.updMs[i] = canonicalMs(m.updated_at);
     c.scope[i] = codeIn(c.scopes, m.scope);
     c.subject[i] = codeIn(c.subjects, m.subject);
@@ -143,11 +126,6 @@ export class ColumnMeta implements EntryMeta {
     this.evidenceList = undefined;
     this.lifecycleValue = undefined;
     return this;
-  }
-
-  /** Whether position `at` of `cols` has columns. */
-  static usable(cols: CachedColumns | undefined, at: number): cols is CachedColumns {
-    return cols !== undefined && (cols.kind[at] ?? -1) >= 0;
   }
 
   private code(c: ArrayLike<number>): number {
