@@ -179,9 +179,9 @@ export class ReadModel {
     // Filled to its length first: assigning document numbers in any order to an empty array
     // would give V8 a dictionary-backed array, several times slower to index per hit.
     const table: (StoredEntry | undefined)[] = [];
-    for (let i = index.documentNumbers; i > 0; i--) table.push(undefined);
+    for (let i = index.next; i > 0; i--) table.push(undefined);
     for (const se of snap.entries) {
-      const sid = index.sidOf(se.key);
+      const sid = index.docOf(se.key);
       if (sid !== undefined) table[sid] = se;
     }
     this.bySid = { snap, index, gen: index.generation, table };
@@ -194,7 +194,7 @@ export class ReadModel {
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
     for (const [key, se] of snap.touched) {
       if (!se) continue;
-      const sid = index.sidOf(key);
+      const sid = index.docOf(key);
       if (sid === undefined) continue;
       while (t.table.length <= sid) t.table.push(undefined);
       t.table[sid] = se;
