@@ -1,5 +1,5 @@
 /** A full refresh's entries by number: filters and the no-text order read the cache's columns, and entry objects are made for the page only. */
-import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
+import { KINDS, SECTIONS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
@@ -217,9 +217,13 @@ export class CachedEntries {
     return this.list;
   }
 
-  find(rel: string): StoredEntry | undefined {
-    const j = this.numberOf(rel);
-    return j === undefined ? undefined : this.at(j);
+  /** The number of the entry `project/id`, in whichever section it is. */
+  byId(project: string, id: string): number | undefined {
+    for (const section of SECTIONS) {
+      const j = this.numberOf(`${MEMORY_DIR}/${project}/${section}/${id}.json`);
+      if (j !== undefined) return j;
+    }
+    return undefined;
   }
 
   /** The number of the entry of the file at `rel` (relative to the root), if it is one. */

@@ -5,9 +5,7 @@
  */
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
-import { SECTIONS } from '../../core/constants.js';
 import { textWeightsOf } from '../../core/query.js';
-import { MEMORY_DIR } from '../../store/root.js';
 import type { SearchIndex } from '../../index/search-index.js';
 import type { Engine } from '../engine.js';
 import { textCandidates, type Reach, type TextArgs, type TextHits } from './query-text.js';
@@ -45,13 +43,7 @@ function cachedReach(ce: CachedEntries): Reach<number> {
     entry: (j) => ce.at(j),
     key: (j) => ce.keyOf(j),
     all: () => Array.from({ length: ce.count }, (_, j) => j),
-    byId: (project, id) => {
-      for (const section of SECTIONS) {
-        const j = ce.numberOf(`${MEMORY_DIR}/${project}/${section}/${id}.json`);
-        if (j !== undefined) return j;
-      }
-      return undefined;
-    },
+    byId: (project, id) => ce.byId(project, id),
     passingSet: (parts, accept) => {
       const mask = new Uint8Array(ce.count);
       for (const j of ce.passing(parts, accept)) mask[j] = 1;
