@@ -35,7 +35,6 @@ function touchedKeys(cached: CachedEntries | undefined, files: string[]): [strin
 
 export class ReadModel {
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
-  private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
   constructor(private readonly engine: Engine) {}
@@ -185,11 +184,5 @@ export class ReadModel {
       t.table[sid] = se;
     }
     this.bySid = { snap, index, gen: index.generation, table: t.table };
-  }
-
-  /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
-  keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
-    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [se.key, se])) };
-    return this.byKey.map;
   }
 }

@@ -31,8 +31,9 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     };
     return textCandidates(cachedReach(cached), hitAt, args);
   }
+  // The index holds exactly the snapshot's entries: a key's entry is its document's.
   const bySid = engine.rm.sidTable(snap, index);
-  const byKey = (): ReadonlyMap<string, StoredEntry> => snap.byKey ?? engine.rm.keyed(snap);
+  const byKey = (key: string): StoredEntry | undefined => bySid[index.docOf(key) ?? -1];
   return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
 }
 
@@ -53,20 +54,19 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-/** `byKey`: the entries by key, made when first asked for. */
-function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>): Reach<StoredEntry> {
+function entriesReach(entries: readonly StoredEntry[], byKey: (key: string) => StoredEntry | undefined): Reach<StoredEntry> {
   return {
     meta: (se) => se.meta,
     project: (se) => se.project,
     entry: (se) => se,
     key: (se) => se.key,
     all: () => entries,
-    byId: (project, id) => byKey().get(`${project}/${id}`),
+    byId: (project, id) => byKey(`${project}/${id}`),
     // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
     staleSet: (keys) => {
       const stale = new Set<StoredEntry>();
       for (const k of keys) {
-        const se = byKey().get(k);
+        const se = byKey(k);
         if (se) stale.add(se);
       }
       return (se) => stale.has(se);
