@@ -6,7 +6,7 @@ import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
-import { firstNotBelow, lowerBoundText } from './texts.js';
+import { firstNotBelow, lowerBoundText, positionOfText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
 
@@ -228,9 +228,8 @@ export class CachedEntries {
 
   /** The number of the entry of the file at `rel` (relative to the root), if it is one. */
   numberOf(rel: string): number | undefined {
-    const paths = this.file.paths;
-    const p = lowerBoundText(paths, rel);
-    if (p === paths.length || !paths.equals(p, rel, 0, rel.length)) return undefined;
+    const p = positionOfText(this.file.paths, rel);
+    if (p === undefined) return undefined;
     const positions = this.positions;
     if (!positions) return p;
     const j = firstNotBelow(positions.length, (i) => positions[i]! < p);

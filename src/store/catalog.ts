@@ -5,7 +5,7 @@ import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { CatalogCache, contentPosition, deltaFits, emptyCatalog, type CatalogFile } from './catalog-cache.js';
 import { mergeChanges } from './catalog-delta.js';
-import { lowerBoundText } from './texts.js';
+import { positionOfText } from './texts.js';
 import { writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
@@ -94,10 +94,7 @@ export class Catalog {
   /** Whether no file loses its id to another: the base knew none, so one of a pair is among `changed` (looked up in the other sections). */
   private noIdShared(file: CatalogFile, changed: string[]): boolean {
     if (!file.nodup) return false;
-    const has = (rel: string): boolean => {
-      const at = lowerBoundText(file.paths, rel);
-      return at < file.paths.length && file.paths.equals(at, rel, 0, rel.length);
-    };
+    const has = (rel: string): boolean => positionOfText(file.paths, rel) !== undefined;
     for (const rel of new Set(changed)) {
       const where = entryPath(rel);
       if (!where) return false;
