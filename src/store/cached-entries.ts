@@ -192,8 +192,7 @@ export class CachedEntries {
   /** The metadata of entry `j`, to read and let go: one object moved along, valid until the next call. */
   peek(j: number): EntryMeta {
     const p = this.positionOf(j);
-    const f = this.file;
-    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
+    return (this.cursor ??= new ColumnMeta(this.file, p)).moveTo(p);
   }
 
   /** Entry `j` (the same object every time). */
@@ -202,19 +201,13 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     const rel = f.paths.get(p);
-    const meta = new ColumnMeta(f.cols, p, f.lines, rel);
     const full = this.read?.get(rel);
     this.read?.delete(rel);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, full, this.recent));
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), new ColumnMeta(f, p, rel), full, this.recent));
   }
 
   all(): StoredEntry[] {
-    if (!this.list) {
-      const list = new Array<StoredEntry>(this.count);
-      for (let j = 0; j < this.count; j++) list[j] = this.at(j);
-      this.list = list;
-    }
-    return this.list;
+    return (this.list ??= Array.from({ length: this.count }, (_, j) => this.at(j)));
   }
 
   /** The number of the entry `project/id`, in whichever section it is. */

@@ -5,6 +5,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
 import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
+import type { CatalogFile } from './catalog-cache.js';
 
 /**
  * The numeric columns. `ev`: codes into `evs` (evidence types as digits of EVIDENCE_TYPES); `vf`,
@@ -106,25 +107,21 @@ export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
   private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
-  private path: string | undefined;
+  private readonly cols: CachedColumns;
 
   constructor(
-    private readonly cols: CachedColumns,
+    private readonly file: CatalogFile,
     private at: number,
-    private readonly rows: Texts,
-    /** The file's path relative to the root, or the paths it is at position `at` of. */
-    private readonly file: string | Texts,
+    /** The file's path relative to the root, when known. */
+    private path?: string,
   ) {
-    if (typeof file === 'string') this.path = file;
+    this.cols = file.cols;
   }
 
   /** Moves to position `at`: a reader of thousands of entries that keeps none moves one object along. */
   moveTo(at: number): this {
     this.at = at;
-    this.path = typeof this.file === 'string' ? this.file : undefined;
-    this.parsed = undefined;
-    this.evidenceList = undefined;
-    this.lifecycleValue = undefined;
+    this.path = this.parsed = this.evidenceList = this.lifecycleValue = undefined;
     return this;
   }
 
@@ -138,11 +135,11 @@ export class ColumnMeta implements EntryMeta {
   }
 
   private get row(): EntryMeta {
-    return (this.parsed ??= metaFromRow(JSON.parse(this.rows.get(this.at)) as unknown[]));
+    return (this.parsed ??= metaFromRow(JSON.parse(this.file.lines.get(this.at)) as unknown[]));
   }
 
   private get rel(): string {
-    return (this.path ??= (this.file as Texts).get(this.at));
+    return (this.path ??= this.file.paths.get(this.at));
   }
 
   // The cache holds only files whose id matches their name and section their folder.
