@@ -12,7 +12,8 @@ import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.
 import { CachedEntries } from './cached-entries.js';
 import { CatalogScan, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { LiveCatalog } from './catalog-live.js';
-import { RecentEntries, dropDuplicates, entryPath, metaRow, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
+import { metaRow } from './catalog-columns.js';
+import { RecentEntries, dropDuplicates, entryPath, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
 import type { Workspace } from './workspace.js';
 
 export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
