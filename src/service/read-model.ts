@@ -5,8 +5,10 @@
 import type { QueryStats } from './ops/query.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
-import type { CachedEntries } from '../store/cached-entries.js';
 import { entryPath } from '../store/stored-entry.js';
+import { SECTIONS } from '../core/constants.js';
+import { MEMORY_DIR } from '../store/root.js';
+import { lowerBoundBy } from '../core/sorted.js';
 import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
 import { collectGarbage } from './semantic.js';
@@ -20,15 +22,29 @@ function docOf(se: StoredEntry): IndexedDoc {
   return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
 }
 
-/** The keys of these files with the entry holding each now (null: none); undefined without the cache's entries by number. */
-function touchedKeys(cached: CachedEntries | undefined, files: string[]): [string, IndexedDoc | null][] | undefined {
-  if (!cached) return undefined;
+/**
+ * The keys of these files with the entry holding each now (null: none), undefined when the
+ * entries are not in path order: a file that is no entry may leave its key to another section's.
+ */
+function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDoc | null][] | undefined {
+  const cached = snap.cached;
+  const entries = cached ? [] : snap.entries; // (made from `cached` only when asked for)
+  for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
+  const find = (project: string, id: string): StoredEntry | undefined => {
+    if (cached) return ((j) => (j === undefined ? undefined : cached.at(j)))(cached.byId(project, id));
+    for (const section of SECTIONS) {
+      const rel = `${MEMORY_DIR}/${project}/${section}/${id}.json`;
+      const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+      if (se?.file === rel) return se;
+    }
+    return undefined;
+  };
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
     const where = entryPath(rel);
     if (!where) continue;
-    const j = cached.byId(where.project, where.id);
-    out.set(`${where.project}/${where.id}`, j === undefined ? null : docOf(cached.at(j)));
+    const se = find(where.project, where.id);
+    out.set(`${where.project}/${where.id}`, se ? docOf(se) : null);
   }
   return [...out];
 }
@@ -80,7 +96,7 @@ export class ReadModel {
       }
       // Saved from a content this catalog went through: only the files changed since are planned.
       const since = partial?.savedFrom !== undefined ? snap.changedSince?.(partial.savedFrom) : undefined;
-      const touched = since && touchedKeys(snap.cached, since);
+      const touched = since && touchedKeys(snap, since);
       const plan = touched ? partial?.planKeys(touched) : partial?.plan(docsOf());
       // Nothing to sync: the next query need not look (SearchIndex.contentsFor).
       if (plan?.size === 0 && partial?.savedFrom !== undefined && snap.contentId !== undefined)
