@@ -89,21 +89,16 @@ export class PostingIndex {
     this.boosts = this.fields.map((f) => (Object.prototype.hasOwnProperty.call(boost, f) ? boost[f] : 0) || 1);
   }
 
-  /** An index of these tables (a snapshot, whole or with some terms' postings only), taken as its own, not copied. */
-  static from(opts: Options<Doc>, docs: DocTables, base: BaseTier): PostingIndex {
-    const ix = new PostingIndex(opts);
-    ix.keys = docs.keys;
-    ix.lens = docs.lens;
-    ix.alive = new Uint8Array(docs.keys.length);
-    docs.keys.forEach((k, d) => {
-      if (k) ix.alive[d] = 1;
-    });
-    ix.count = docs.keys.filter(Boolean).length;
-    ix.byKeyMap = undefined;
-    ix.next = docs.keys.length;
-    ix.avg = [...docs.avg];
-    ix.useBase(base);
-    return ix;
+  /** Takes these tables (a snapshot, whole or with some terms' postings only) as its own, not copied, in place of an empty index's. */
+  takeTables(docs: DocTables, base: BaseTier): void {
+    this.keys = docs.keys;
+    this.lens = docs.lens;
+    this.alive = Uint8Array.from(docs.keys, (k) => (k ? 1 : 0));
+    this.count = docs.keys.filter(Boolean).length;
+    this.byKeyMap = undefined;
+    this.next = docs.keys.length;
+    this.avg = [...docs.avg];
+    this.useBase(base);
   }
 
   private get byKey(): Map<string, number> {
@@ -214,8 +209,8 @@ export class PostingIndex {
     const d = this.byKey.get(key);
     if (d === undefined) return false;
     const F = this.F;
-    const count = this.count;
-    this.avg = this.avg.map((avg, f) => (count === 1 ? 0 : (avg * count - (this.lens[d * F + f] ?? 0)) / (count - 1)));
+    const n = this.count;
+    this.avg = this.avg.map((avg, f) => (n === 1 ? 0 : (avg * n - (this.lens[d * F + f] ?? 0)) / (n - 1)));
     this.byKey.delete(key);
     this.alive[d] = 0;
     this.keys[d] = '';
@@ -224,8 +219,8 @@ export class PostingIndex {
     return true;
   }
 
-  /** Rebuilds the base without discarded documents, renumbered 0..n-1 in order; returns old → new numbers (-1: discarded). */
-  compact(): Int32Array {
+  /** Rebuilds the base without discarded documents, renumbered 0..n-1 in order. */
+  compact(): void {
     const F = this.F;
     const remap = new Int32Array(this.next).fill(-1);
     const keys: string[] = [];
@@ -274,7 +269,6 @@ export class PostingIndex {
     this.delta = [];
     this.deltaCount = 0;
     this.useBase({ terms: order.map(([t]) => this.terms[t] ?? ''), tOff: nOff, pDoc: nDoc, pFt: nFt });
-    return remap;
   }
 
   /** The terms keeping live postings after `remap`, sorted by text, each with how many. (`!`: as in compact.) */

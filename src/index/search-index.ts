@@ -37,7 +37,8 @@ const COMPACT_DEAD_MIN = 2_000;
 /** Within a large sync (a first build) past this many delta postings or half the base: delta postings cost several times a base one, and the arrays they outgrow are old-generation garbage (a first start's peak memory). */
 const BUILD_DELTA_MAX = 1_000_000;
 
-export class SearchIndex {
+/** The posting index with the stamp each document was indexed from, kept in step with the catalog. */
+export class SearchIndex extends PostingIndex {
   private dirty = false;
   /** Bumped whenever documents are added, replaced or discarded, or renumbered by a compaction. */
   generation = 0;
@@ -48,16 +49,15 @@ export class SearchIndex {
   /** The catalog content the snapshot was saved from, when it recorded one. */
   savedFrom: string | undefined;
   private pos: Uint32Array | undefined;
+  private readonly stamps = new Map<string, string>();
 
   /** `partial`: holds only the postings one query needs, searchable for that query, never saved. */
-  private constructor(
-    private ix: PostingIndex,
-    private stamps: Map<string, string>,
-    readonly partial = false,
-  ) {}
+  private constructor(readonly partial = false) {
+    super(INDEX_OPTIONS);
+  }
 
   static empty(): SearchIndex {
-    return new SearchIndex(new PostingIndex(INDEX_OPTIONS), new Map());
+    return new SearchIndex();
   }
 
   static snapshotPath(localDir: string): string {
@@ -85,9 +85,9 @@ export class SearchIndex {
   }
 
   private static of(loaded: Loaded, partial: boolean): SearchIndex {
-    const stamps = new Map<string, string>();
-    if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => stamps.set(key, loaded.stamps[d] ?? ''));
-    const index = new SearchIndex(PostingIndex.from(INDEX_OPTIONS, loaded.docs, loaded.base), stamps, partial);
+    const index = new SearchIndex(partial);
+    index.takeTables(loaded.docs, loaded.base);
+    if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => index.stamps.set(key, loaded.stamps[d] ?? ''));
     ({ inSync: index.inSync, pos: index.pos, catalog: index.savedFrom } = loaded);
     return index;
   }
@@ -111,7 +111,7 @@ export class SearchIndex {
   }
 
   get size(): number {
-    return this.ix.count;
+    return this.count;
   }
 
   /** What making the index hold exactly `docs` takes: documents to add, to replace (by stamp), keys to discard. */
@@ -152,20 +152,20 @@ export class SearchIndex {
     let n = 0;
     const bounded = (): void => {
       if (++n % 1024 !== 0) return;
-      const p = this.ix.pending;
+      const p = this.pending;
       if (p.delta <= Math.max(BUILD_DELTA_MAX, p.base / 2)) return;
       this.compact();
       opts.compacted?.();
     };
     for (const d of [...plan.add, ...plan.replace]) {
       const doc = docOf(d.key, d.load());
-      this.ix.discard(d.key); // a replaced document's old version
-      this.ix.add(doc);
+      this.discard(d.key); // a replaced document's old version
+      this.add(doc);
       this.stamps.set(d.key, d.stamp);
       bounded();
     }
     for (const key of plan.discard) {
-      this.ix.discard(key);
+      this.discard(key);
       this.stamps.delete(key);
     }
     if (plan.size) {
@@ -179,45 +179,30 @@ export class SearchIndex {
 
   /** Compacts when due; a partial index, never saved, does not. */
   compactIfDue(): boolean {
-    const p = this.ix.pending;
+    const p = this.pending;
     if (this.partial || (p.delta <= Math.max(COMPACT_DELTA_MIN, p.base / 8) && p.dead <= Math.max(COMPACT_DEAD_MIN, this.size / 8))) return false;
     this.compact();
     return true;
   }
 
-  private compact(): void {
-    const p = this.ix.pending;
+  override compact(): void {
+    const p = this.pending;
     if (!p.delta && !p.dead) return;
-    this.ix.compact();
+    super.compact();
     this.generation++;
   }
 
   /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
   rawHits(text: string): ScoredHits {
     const named = namedTerms(text);
-    return this.ix.score(text, named.size ? { boostTerm: (term) => (named.has(term) ? NAME_BOOST : 1) } : {});
-  }
-
-  /** One more than the largest document number in use (see rawHits). */
-  get documentNumbers(): number {
-    return this.ix.next;
-  }
-
-  /** The document key of a document number (see rawHits). */
-  keyOf(sid: number): string | undefined {
-    return this.ix.keyOf(sid);
-  }
-
-  /** The document number of a key (see rawHits). */
-  sidOf(key: string): number | undefined {
-    return this.ix.docOf(key);
+    return this.score(text, named.size ? { boostTerm: (term) => (named.has(term) ? NAME_BOOST : 1) } : {});
   }
 
   /** Writes the snapshot (compacted first) when anything changed. `catalog`: the catalog content it holds exactly. */
   save(file: string, force = false, catalog?: CatalogMark): boolean {
     if (this.partial || (!this.dirty && !force)) return false;
     this.compact();
-    const { docs, base } = this.ix.tables();
+    const { docs, base } = this.tables();
     writeSnapshot(
       file,
       docs,

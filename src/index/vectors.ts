@@ -77,12 +77,7 @@ export class VectorStore {
     return this.entries.size;
   }
 
-  /** Vectors held (one per distinct text, including those no entry uses now). */
-  get vectors(): number {
-    return this.byHash.size;
-  }
-
-  /** The bytes the vectors take in memory. */
+  /** The bytes the vectors take in memory (one vector per distinct text, including those no entry uses now). */
   get bytes(): number {
     return this.byHash.size * this.dims * 4;
   }

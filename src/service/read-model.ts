@@ -5,7 +5,7 @@
 import type { QueryStats } from './ops/query.js';
 import { SearchIndex, type IndexedDoc } from '../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
-import { entryPath, keyOfFile } from '../store/stored-entry.js';
+import { entryPath } from '../store/stored-entry.js';
 import { SECTIONS } from '../core/constants.js';
 import { MEMORY_DIR } from '../store/root.js';
 import { lowerBoundBy } from '../core/sorted.js';
@@ -30,27 +30,27 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
   const cached = snap.cached;
   const entries = cached ? [] : snap.entries; // (made from `cached` only when asked for)
   for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.file < entries[i]!.file)) return undefined; // i < length
-  const find = (rel: string): StoredEntry | undefined => {
-    if (cached) return cached.find(rel);
-    const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
-    return se?.file === rel ? se : undefined;
+  const find = (project: string, id: string): StoredEntry | undefined => {
+    if (cached) return ((j) => (j === undefined ? undefined : cached.at(j)))(cached.byId(project, id));
+    for (const section of SECTIONS) {
+      const rel = `${MEMORY_DIR}/${project}/${section}/${id}.json`;
+      const se = entries[lowerBoundBy(entries, rel, (e) => e.file)];
+      if (se?.file === rel) return se;
+    }
+    return undefined;
   };
   const out = new Map<string, IndexedDoc | null>();
   for (const rel of files) {
     const where = entryPath(rel);
     if (!where) continue;
-    const key = keyOfFile(rel, where.project);
-    if (out.has(key)) continue;
-    let se = find(rel);
-    for (const section of SECTIONS) if (!se) se = find(`${MEMORY_DIR}/${where.project}/${section}/${where.id}.json`);
-    out.set(key, se ? docOf(se) : null);
+    const se = find(where.project, where.id);
+    out.set(`${where.project}/${where.id}`, se ? docOf(se) : null);
   }
   return [...out];
 }
 
 export class ReadModel {
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
-  private byKey: { snap: CatalogSnapshot; map: Map<string, StoredEntry> } | undefined;
   private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
 
   constructor(private readonly engine: Engine) {}
@@ -179,9 +179,9 @@ export class ReadModel {
     // Filled to its length first: assigning document numbers in any order to an empty array
     // would give V8 a dictionary-backed array, several times slower to index per hit.
     const table: (StoredEntry | undefined)[] = [];
-    for (let i = index.documentNumbers; i > 0; i--) table.push(undefined);
+    for (let i = index.next; i > 0; i--) table.push(undefined);
     for (const se of snap.entries) {
-      const sid = index.sidOf(se.key);
+      const sid = index.docOf(se.key);
       if (sid !== undefined) table[sid] = se;
     }
     this.bySid = { snap, index, gen: index.generation, table };
@@ -194,17 +194,11 @@ export class ReadModel {
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
     for (const [key, se] of snap.touched) {
       if (!se) continue;
-      const sid = index.sidOf(key);
+      const sid = index.docOf(key);
       if (sid === undefined) continue;
       while (t.table.length <= sid) t.table.push(undefined);
       t.table[sid] = se;
     }
     this.bySid = { snap, index, gen: index.generation, table: t.table };
-  }
-
-  /** Entries of a snapshot by index key (`project/id`), built once per snapshot. */
-  keyed(snap: CatalogSnapshot): Map<string, StoredEntry> {
-    if (this.byKey?.snap !== snap) this.byKey = { snap, map: new Map(snap.entries.map((se) => [se.key, se])) };
-    return this.byKey.map;
   }
 }

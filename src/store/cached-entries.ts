@@ -1,14 +1,13 @@
 /** A full refresh's entries by number: filters and the no-text order read the cache's columns, and entry objects are made for the page only. */
-import { KINDS, STATUSES, evidenceQuality } from '../core/constants.js';
+import { KINDS, SECTIONS, STATUSES, evidenceQuality } from '../core/constants.js';
 import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
 import { stampAt, type CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
-import { firstNotBelow, lowerBoundText } from './texts.js';
+import { firstNotBelow, lowerBoundText, positionOfText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
-import { metaFromRow } from './meta-row.js';
 import { StoredEntry, type RecentEntries } from './stored-entry.js';
 
 /** The cached files of one section folder: positions [start, end) of the sorted list. */
@@ -88,7 +87,7 @@ export class CachedEntries {
     return (this.runs = runs);
   }
 
-  /** The entries `accept` takes, told from the columns (tags, `created_at` dates and entries without columns: by `accept`). */
+  /** The entries `accept` takes, told from the columns (tags and `created_at` dates: by `accept`). */
   passing(f: FilterParts, accept: (e: EntryLike, project: string) => boolean): number[] {
     const out: number[] = [];
     if (f.tags || ((f.since || f.until) && f.dateField !== 'updated_at')) {
@@ -110,22 +109,16 @@ export class CachedEntries {
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
     const date = (d: number): string | null => (d < 0 ? null : dates[d]!);
     let end = -1;
-    let run: FolderRun | undefined;
     let inRun = false;
     for (let j = 0; j < this.count; j++) {
       const p = this.positionOf(j);
       if (p >= end) {
-        run = this.runOf(p);
+        const run = this.runOf(p);
         end = run.end;
         inRun = (!f.projects || f.projects.includes(run.project)) && (!f.sections || (f.sections as string[]).includes(run.section));
       }
-      if (!inRun || !run) continue;
-      const kind = c.kind[p]!;
-      if (kind < 0) {
-        if (accept(this.peek(j), run.project)) out.push(j);
-        continue;
-      }
-      if (kindOk && !kindOk[kind]) continue;
+      if (!inRun) continue;
+      if (kindOk && !kindOk[c.kind[p]!]) continue;
       if (scopeOk && !scopeOk[c.scope[p]!]) continue;
       if (subject !== -2 && c.subject[p] !== subject) continue;
       if (statusOk && !statusOk[c.status[p]!]) continue;
@@ -147,14 +140,14 @@ export class CachedEntries {
       keys,
       n,
       (k) => this.idOf(item(js, k, 'entry')),
-      (k) => keys.upd[k] ?? upd.get(this.positionOf(item(js, k, 'entry'))),
+      (k) => upd.get(this.positionOf(item(js, k, 'entry'))),
     );
   }
 
   /** The keys of the no-text order of entries `js`, from the columns (evidence quality once per evidence shape). */
   priorKeysOf(js: readonly number[], now: number, staleAt?: (j: number) => boolean): PriorKeys {
     const keys = priorKeys(js.length);
-    const { kind, conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
+    const { conf, vf, vt, ev, evs, updMs, dates } = this.file.cols;
     const positions = this.positions;
     // Without low confidence or validity bounds the only flag is stale evidence: those lists, taken once.
     const plain = { confidence: 1, valid_from: null, valid_to: null } as unknown as EntryLike;
@@ -165,15 +158,6 @@ export class CachedEntries {
     js.forEach((j, i) => {
       const p = positions ? positions[j]! : j;
       const stale = staleAt ? staleAt(j) : false;
-      if (kind[p]! < 0) {
-        const e = this.peek(j);
-        const flags = (keys.flags[i] = entryFlags(e, now, stale));
-        keys.d[i] = demotion(flags);
-        keys.conf[i] = e.confidence;
-        keys.q[i] = evidenceQuality(e);
-        keys.upd[i] = e.updated_at;
-        return;
-      }
       const cf = conf[p]!;
       const from = vf[p]! < 0 ? null : dates[vf[p]!]!;
       const to = vt[p]! < 0 ? null : dates[vt[p]!]!;
@@ -208,9 +192,7 @@ export class CachedEntries {
   /** The metadata of entry `j`, to read and let go: one object moved along, valid until the next call. */
   peek(j: number): EntryMeta {
     const p = this.positionOf(j);
-    const f = this.file;
-    if (!ColumnMeta.usable(f.cols, p)) return this.at(j).meta;
-    return (this.cursor ??= new ColumnMeta(f.cols, p, f.lines, f.paths)).moveTo(p);
+    return (this.cursor ??= new ColumnMeta(this.file, p)).moveTo(p);
   }
 
   /** Entry `j` (the same object every time). */
@@ -219,31 +201,28 @@ export class CachedEntries {
     const p = this.positionOf(j);
     const f = this.file;
     const rel = f.paths.get(p);
-    const meta = ColumnMeta.usable(f.cols, p) ? new ColumnMeta(f.cols, p, f.lines, rel) : metaFromRow(JSON.parse(f.lines.get(p)) as unknown[]);
     const full = this.read?.get(rel);
     this.read?.delete(rel);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), meta, full, this.recent));
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), new ColumnMeta(f, p, rel), full, this.recent));
   }
 
   all(): StoredEntry[] {
-    if (!this.list) {
-      const list = new Array<StoredEntry>(this.count);
-      for (let j = 0; j < this.count; j++) list[j] = this.at(j);
-      this.list = list;
-    }
-    return this.list;
+    return (this.list ??= Array.from({ length: this.count }, (_, j) => this.at(j)));
   }
 
-  find(rel: string): StoredEntry | undefined {
-    const j = this.numberOf(rel);
-    return j === undefined ? undefined : this.at(j);
+  /** The number of the entry `project/id`, in whichever section it is. */
+  byId(project: string, id: string): number | undefined {
+    for (const section of SECTIONS) {
+      const j = this.numberOf(`${MEMORY_DIR}/${project}/${section}/${id}.json`);
+      if (j !== undefined) return j;
+    }
+    return undefined;
   }
 
   /** The number of the entry of the file at `rel` (relative to the root), if it is one. */
   numberOf(rel: string): number | undefined {
-    const paths = this.file.paths;
-    const p = lowerBoundText(paths, rel);
-    if (p === paths.length || !paths.equals(p, rel, 0, rel.length)) return undefined;
+    const p = positionOfText(this.file.paths, rel);
+    if (p === undefined) return undefined;
     const positions = this.positions;
     if (!positions) return p;
     const j = firstNotBelow(positions.length, (i) => positions[i]! < p);

@@ -8,12 +8,12 @@ import type { Problem } from '../core/errors.js';
 import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, TABLES, type CachedColumns } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
-import { applyDelta, asciiJson, deltaLinesOf, NO_BLOB, rowMeta } from './catalog-delta.js';
+import { applyDelta, asciiJson, deltaLinesOf, rowMeta } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
 
 export { contentPosition, deltaFits } from './catalog-delta.js';
 
-const CATALOG_VERSION = 17;
+const CATALOG_VERSION = 18;
 const CACHE_FILE = 'catalog.bin';
 const ID_LENGTH = 16;
 
@@ -70,12 +70,6 @@ export interface CatalogFile {
 /** The stamp of file `i` (see stampOf). */
 export function stampAt(st: ArrayLike<number>, i: number): string {
   return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
-}
-
-/** The blob id the cache holds for file `i` ('' when not known). */
-export function blobAt(file: CatalogFile, i: number): string {
-  const b = file.oids().slice(40 * i, 40 * i + 40);
-  return b === NO_BLOB ? '' : b;
 }
 
 /** No cache: what a first pass builds on. */

@@ -3,8 +3,8 @@ import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/cons
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
-import { metaFromRow } from './meta-row.js';
 import type { Texts } from './texts.js';
+import type { CatalogFile } from './catalog-cache.js';
 
 /**
  * The numeric columns. `ev`: codes into `evs` (evidence types as digits of EVIDENCE_TYPES); `vf`,
@@ -40,11 +40,10 @@ export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
 
 type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
 
-/** The columns of these metadata (null: a bad file), coded on from `tables`; -1 in `kind`: no columns (a value they cannot hold). */
+/** The columns of these metadata (null: a bad file, whose columns are never read), coded on from `tables`. */
 export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pick<CachedColumns, (typeof TABLES)[number]>): EncodedColumns {
-  const n = metas.length;
   const c: EncodedColumns = {
-    ...numericColumns(n),
+    ...numericColumns(metas.length),
     evs: [...(tables?.evs ?? [])],
     upd: [],
     dates: [...(tables?.dates ?? [])],
@@ -55,32 +54,16 @@ export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pic
     subjects: [...(tables?.subjects ?? [])],
   };
   const date = (d: string | null): number => (d === null ? -1 : codeIn(c.dates, d));
+  // Every meta is a validated entry's (the catalog holds no other), so each value has its code.
   metas.forEach((m, i) => {
-    const kind = m ? KINDS.indexOf(m.kind) : -1;
-    const status = m ? STATUSES.indexOf(m.status) : -1;
-    let ev = '';
-    if (m) for (const e of m.evidence) ev += String(EVIDENCE_TYPES.indexOf(e.type));
-    const ok =
-      m &&
-      kind >= 0 &&
-      status >= 0 &&
-      !ev.includes('-') &&
-      typeof m.confidence === 'number' &&
-      typeof m.created_at === 'string' &&
-      typeof m.importance0 === 'number' &&
-      (m.lifecycle === undefined || (typeof m.lifecycle === 'object' && m.lifecycle !== null));
-    c.upd.push(ok ? m.updated_at : '');
-    c.dup.push(ok ? m.dup : '');
-    c.crt.push(ok ? m.created_at : '');
-    if (!ok) {
-      c.kind[i] = c.status[i] = c.ev[i] = c.scope[i] = c.subject[i] = c.vf[i] = c.vt[i] = c.lc[i] = -1;
-      c.updMs[i] = NaN;
-      return;
-    }
-    c.kind[i] = kind;
-    c.status[i] = status;
+    c.upd.push(m?.updated_at ?? '');
+    c.dup.push(m?.dup ?? '');
+    c.crt.push(m?.created_at ?? '');
+    if (!m) return;
+    c.kind[i] = KINDS.indexOf(m.kind);
+    c.status[i] = STATUSES.indexOf(m.status);
     c.conf[i] = m.confidence;
-    c.ev[i] = codeIn(c.evs, ev);
+    c.ev[i] = codeIn(c.evs, m.evidence.map((e) => EVIDENCE_TYPES.indexOf(e.type)).join(''));
     c.updMs[i] = canonicalMs(m.updated_at);
     c.scope[i] = codeIn(c.scopes, m.scope);
     c.subject[i] = codeIn(c.subjects, m.subject);
@@ -90,6 +73,44 @@ export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pic
     c.lc[i] = m.lifecycle === undefined ? -1 : codeIn(c.lcs, JSON.stringify(m.lifecycle));
   });
   return c;
+}
+
+/** A catalog row: an entry's metadata as a JSON array in a fixed field order (smaller and faster to parse than an object), and back. */
+export const META_KEYS = [
+  'id',
+  'section',
+  'kind',
+  'subject',
+  'scope',
+  'tags',
+  'confidence',
+  'evidence',
+  'status',
+  'superseded_by',
+  'related_entries',
+  'valid_from',
+  'valid_to',
+  'review_interval',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'lifecycle',
+  'dup',
+  'importance0',
+] as const satisfies readonly (keyof EntryMeta)[];
+
+export function metaRow(m: EntryMeta): unknown[] {
+  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
+}
+
+export function metaFromRow(v: unknown[]): EntryMeta {
+  // Every key set, in META_KEYS order, so that all metas share one shape; only the optional fields read null as absent.
+  const m: Record<string, unknown> = {};
+  META_KEYS.forEach((k, i) => {
+    const x = v[i];
+    m[k] = k === 'evidence' ? (x as string[]).map((type) => ({ type })) : x === null && (k === 'review_interval' || k === 'lifecycle') ? undefined : x;
+  });
+  return m as unknown as EntryMeta;
 }
 
 const tableCodes = new WeakMap<string[], Map<string, number>>();
@@ -123,31 +144,22 @@ export class ColumnMeta implements EntryMeta {
   private parsed: EntryMeta | undefined;
   private evidenceList: { type: EvidenceType }[] | undefined;
   private lifecycleValue: MemoryEntry['lifecycle'] | undefined;
-  private path: string | undefined;
+  private readonly cols: CachedColumns;
 
   constructor(
-    private readonly cols: CachedColumns,
+    private readonly file: CatalogFile,
     private at: number,
-    private readonly rows: Texts,
-    /** The file's path relative to the root, or the paths it is at position `at` of. */
-    private readonly file: string | Texts,
+    /** The file's path relative to the root, when known. */
+    private path?: string,
   ) {
-    if (typeof file === 'string') this.path = file;
+    this.cols = file.cols;
   }
 
   /** Moves to position `at`: a reader of thousands of entries that keeps none moves one object along. */
   moveTo(at: number): this {
     this.at = at;
-    this.path = typeof this.file === 'string' ? this.file : undefined;
-    this.parsed = undefined;
-    this.evidenceList = undefined;
-    this.lifecycleValue = undefined;
+    this.path = this.parsed = this.evidenceList = this.lifecycleValue = undefined;
     return this;
-  }
-
-  /** Whether position `at` of `cols` has columns. */
-  static usable(cols: CachedColumns | undefined, at: number): cols is CachedColumns {
-    return cols !== undefined && (cols.kind[at] ?? -1) >= 0;
   }
 
   private code(c: ArrayLike<number>): number {
@@ -160,11 +172,11 @@ export class ColumnMeta implements EntryMeta {
   }
 
   private get row(): EntryMeta {
-    return (this.parsed ??= metaFromRow(JSON.parse(this.rows.get(this.at)) as unknown[]));
+    return (this.parsed ??= metaFromRow(JSON.parse(this.file.lines.get(this.at)) as unknown[]));
   }
 
   private get rel(): string {
-    return (this.path ??= (this.file as Texts).get(this.at));
+    return (this.path ??= this.file.paths.get(this.at));
   }
 
   // The cache holds only files whose id matches their name and section their folder.

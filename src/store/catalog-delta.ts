@@ -5,8 +5,7 @@
  * listedAt]` records a folder's listing.
  */
 import type { Problem } from '../core/errors.js';
-import { metaFromRow } from './meta-row.js';
-import { encodeColumns, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, metaFromRow, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText, type Texts } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 

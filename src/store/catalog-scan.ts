@@ -11,7 +11,8 @@ import type { MemoryEntry } from '../core/schema.js';
 import { DIR_SETTLE_MS, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import type { FileState } from './catalog-delta.js';
 import { MEMORY_DIR } from './root.js';
-import { metaRow, readEntryFile, type BadFile } from './stored-entry.js';
+import { metaRow } from './catalog-columns.js';
+import { readEntryFile, type BadFile } from './stored-entry.js';
 import { lowerBoundText } from './texts.js';
 import type { Workspace } from './workspace.js';
 

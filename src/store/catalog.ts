@@ -5,14 +5,15 @@ import { entryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { CatalogCache, contentPosition, deltaFits, emptyCatalog, type CatalogFile } from './catalog-cache.js';
 import { mergeChanges } from './catalog-delta.js';
-import { lowerBoundText } from './texts.js';
+import { positionOfText } from './texts.js';
 import { writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
 import { CachedEntries } from './cached-entries.js';
 import { CatalogScan, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { LiveCatalog } from './catalog-live.js';
-import { RecentEntries, dropDuplicates, entryPath, metaRow, type BadFile, type CatalogSnapshot } from './stored-entry.js';
+import { metaRow } from './catalog-columns.js';
+import { RecentEntries, dropDuplicates, entryPath, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
 import type { Workspace } from './workspace.js';
 
 export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type CatalogSnapshot } from './stored-entry.js';
@@ -94,10 +95,7 @@ export class Catalog {
   /** Whether no file loses its id to another: the base knew none, so one of a pair is among `changed` (looked up in the other sections). */
   private noIdShared(file: CatalogFile, changed: string[]): boolean {
     if (!file.nodup) return false;
-    const has = (rel: string): boolean => {
-      const at = lowerBoundText(file.paths, rel);
-      return at < file.paths.length && file.paths.equals(at, rel, 0, rel.length);
-    };
+    const has = (rel: string): boolean => positionOfText(file.paths, rel) !== undefined;
     for (const rel of new Set(changed)) {
       const where = entryPath(rel);
       if (!where) return false;
@@ -135,25 +133,25 @@ export class Catalog {
     for (const rel of new Set(files)) {
       const where = entryPath(rel);
       if (!where) continue;
-      const st = lstatSync(join(this.ws.root, rel), { throwIfNoEntry: false });
+      const abs = join(this.ws.root, rel);
+      const st = lstatSync(abs, { throwIfNoEntry: false });
       if (!st?.isFile()) {
         found.notedBlobs.set(rel, null);
         rows.push([rel]);
         continue;
       }
       // Read after the lstat: a change in between leaves an older stamp, which the next refresh re-reads.
-      let entry: MemoryEntry;
-      let blob: string;
+      let r: { entry?: MemoryEntry; blob?: string };
       try {
-        const bytes = readFileSync(join(this.ws.root, rel));
-        const text = bytes.toString('utf8');
+        const bytes = readFileSync(abs);
         const w = written?.get(rel);
-        entry = w?.entry && w.text === text ? w.entry : (JSON.parse(text) as MemoryEntry);
-        blob = gitBlobId(bytes);
+        // The writer's own (validated) entry while the file holds exactly its text, else the file checked as a refresh checks it.
+        r = w?.entry && w.text === bytes.toString('utf8') ? { entry: w.entry, blob: gitBlobId(bytes) } : readEntryFile(abs, rel, where.section, where.id, true);
       } catch {
-        continue; // not what we wrote after all: the next refresh reads it
+        continue; // gone again: the next refresh sees it
       }
-      if (entry?.id !== where.id || entry.section !== where.section) continue;
+      const { entry, blob } = r;
+      if (!entry || !blob) continue;
       found.notedBlobs.set(rel, blob);
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, JSON.stringify(metaRow(entryMeta(entry))), null, blob]);
     }

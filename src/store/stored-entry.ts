@@ -10,8 +10,6 @@ import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
 import type { CachedEntries } from './cached-entries.js';
 
-export { metaRow } from './meta-row.js';
-
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
 
 /** The parts of an entry file's path (`ai-memory/<project>/<section>/<id>.json`), or null for any other path. */

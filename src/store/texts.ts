@@ -76,6 +76,12 @@ export function lowerBoundText(sorted: Texts, key: string): number {
   return firstNotBelow(sorted.length, (i) => sorted.get(i) < key);
 }
 
+/** The position of `key` in `sorted`, if it is there. */
+export function positionOfText(sorted: Texts, key: string): number | undefined {
+  const at = lowerBoundText(sorted, key);
+  return at < sorted.length && sorted.equals(at, key, 0, key.length) ? at : undefined;
+}
+
 /** The UTF-8 bytes of the strings and where each starts; null if one does not survive the trip (a lone surrogate). */
 export function encodeTexts(items: readonly string[]): { starts: Uint32Array; bytes: Buffer; ascii: boolean } | null {
   const joined = items.join('');

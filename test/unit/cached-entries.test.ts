@@ -130,7 +130,7 @@ describe('entries made from the catalog cache on demand', () => {
     expect(all.map((se) => [se.project, se.key])).toEqual(all.map((_, j) => [ce.projectOf(j), ce.keyOf(j)]));
     expect(all.length).toBeGreaterThan(350); // the rest are unusable: invalid, or evidence their kind does not accept
     const e123 = all[123]!; // more than 350, above
-    expect(ce.find(e123.file)).toBe(e123);
+    expect(ce.at(ce.byId(e123.project, e123.meta.id)!)).toBe(e123);
     expect(ce.numberOf(e123.file)).toBe(123);
     expect(ce.numberOf('ai-memory/nowhere/decisions/X.json')).toBeUndefined();
     const r = rng(11);

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, w
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
-import { blobAt, CatalogCache } from '../../src/store/catalog-cache.js';
+import { CatalogCache } from '../../src/store/catalog-cache.js';
 import { ByteTexts, encodeTexts, type Texts } from '../../src/store/texts.js';
 
 /** Paths as the catalog cache holds them. */
@@ -109,7 +109,7 @@ describe('git view', () => {
   it('in a real repository: a refresh with the view skips what git vouches for and still sees every change', async () => {
     const { dir, sdir, ws } = committedStore(4);
     const cache = new CatalogCache(ws).load()!;
-    expect(blobAt(cache, 0)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
+    expect(cache.oids().slice(0, 40)).toBe(git(dir, 'rev-parse', ':ai-memory/p/learnings/E0.json').trim());
     expect(gitBlobId(Buffer.from('hello\n'))).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
     const fresh = async (): Promise<number[]> => [...(await startGitView(dir).view)!.matching(cache.paths, cache.oids)!.clean];
     expect(await fresh()).toEqual([1, 1, 1, 1]);

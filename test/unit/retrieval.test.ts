@@ -214,7 +214,7 @@ describe('the vector cache', () => {
     expect(t.similarity(unit(0))('p/a')).toBe(1);
     // Another entry with the same text (an import under new ids, a fresh clone's stamps) shares it.
     expect(t.isCurrent('p/b', 'clone-1', () => textHash('on the branch'))).toBe(true);
-    expect(t.vectors).toBe(2);
+    expect(t.bytes).toBe(2 * 4 * 4); // two vectors of four dimensions
   });
 
   it('ignores a file of another model, another size, or a broken one', () => {

@@ -5,9 +5,7 @@
  */
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import type { CachedEntries } from '../../store/cached-entries.js';
-import { SECTIONS } from '../../core/constants.js';
 import { textWeightsOf } from '../../core/query.js';
-import { MEMORY_DIR } from '../../store/root.js';
 import type { SearchIndex } from '../../index/search-index.js';
 import type { Engine } from '../engine.js';
 import { textCandidates, type Reach, type TextArgs, type TextHits } from './query-text.js';
@@ -33,8 +31,9 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     };
     return textCandidates(cachedReach(cached), hitAt, args);
   }
+  // The index holds exactly the snapshot's entries: a key's entry is its document's.
   const bySid = engine.rm.sidTable(snap, index);
-  const byKey = (): ReadonlyMap<string, StoredEntry> => snap.byKey ?? engine.rm.keyed(snap);
+  const byKey = (key: string): StoredEntry | undefined => bySid[index.docOf(key) ?? -1];
   return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
 }
 
@@ -45,13 +44,7 @@ function cachedReach(ce: CachedEntries): Reach<number> {
     entry: (j) => ce.at(j),
     key: (j) => ce.keyOf(j),
     all: () => Array.from({ length: ce.count }, (_, j) => j),
-    byId: (project, id) => {
-      for (const section of SECTIONS) {
-        const j = ce.numberOf(`${MEMORY_DIR}/${project}/${section}/${id}.json`);
-        if (j !== undefined) return j;
-      }
-      return undefined;
-    },
+    byId: (project, id) => ce.byId(project, id),
     passingSet: (parts, accept) => {
       const mask = new Uint8Array(ce.count);
       for (const j of ce.passing(parts, accept)) mask[j] = 1;
@@ -61,20 +54,19 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-/** `byKey`: the entries by key, made when first asked for. */
-function entriesReach(entries: readonly StoredEntry[], byKey: () => ReadonlyMap<string, StoredEntry>): Reach<StoredEntry> {
+function entriesReach(entries: readonly StoredEntry[], byKey: (key: string) => StoredEntry | undefined): Reach<StoredEntry> {
   return {
     meta: (se) => se.meta,
     project: (se) => se.project,
     entry: (se) => se,
     key: (se) => se.key,
     all: () => entries,
-    byId: (project, id) => byKey().get(`${project}/${id}`),
+    byId: (project, id) => byKey(`${project}/${id}`),
     // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
     staleSet: (keys) => {
       const stale = new Set<StoredEntry>();
       for (const k of keys) {
-        const se = byKey().get(k);
+        const se = byKey(k);
         if (se) stale.add(se);
       }
       return (se) => stale.has(se);
