@@ -191,13 +191,8 @@ export class Cli {
 
 /** Recovers a killed writer's journal before a command runs; whether there was one. */
 export async function recoverIfPending(k: Cli, args: GlobalArgs): Promise<boolean> {
-  let root: string;
-  try {
-    root = findRoot(k.caller.cwd, args.root, k.caller.env);
-  } catch {
-    return false; // the command itself reports a bad --root
-  }
-  if (!hasPendingJournal(root)) return false;
+  const root = tryOr(() => findRoot(k.caller.cwd, args.root, k.caller.env), null); // (the command itself reports a bad --root)
+  if (root === null || !hasPendingJournal(root)) return false;
   const r = await recoverPending(...k.open(args));
   if (r && r.undone) k.warn(`a write that was cut off left ${r.undone} file(s) behind; they were put back as the last commit has them`);
   return true;

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOST_WRITE, handOver } from '../daemon/client.js';
+import { tryOr } from '../store/fsutil.js';
 import { hasGitLocation } from '../store/git-env.js';
 import { startGitView, type GitViewRun } from '../store/git-view.js';
 import { findRoot, MEMORY_DIR } from '../store/root.js';
@@ -57,21 +58,10 @@ function rootOption(argv: string[]): string | undefined {
 export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<ThinOutcome> {
   if (argv[0] !== 'memory' || !REMOTE.has(argv[1] ?? '')) return {};
   if (argv.some((a) => LOCAL_OPTIONS.test(a))) return {};
-  let root: string;
-  try {
-    root = findRoot(process.cwd(), rootOption(argv), env);
-  } catch {
-    return {};
-  }
+  const root = tryOr(() => findRoot(process.cwd(), rootOption(argv), env), null);
+  if (root === null) return {};
   let stdin: Buffer | undefined;
-  const input = (): Buffer | undefined => {
-    if (stdin || !readsStdin(argv)) return stdin;
-    try {
-      return (stdin = readFileSync(0));
-    } catch {
-      return (stdin = Buffer.alloc(0));
-    }
-  };
+  const input = (): Buffer | undefined => (readsStdin(argv) ? (stdin ??= tryOr(() => readFileSync(0), Buffer.alloc(0))) : undefined);
   const writes = WRITES.has(argv[1] ?? '');
   const columns = process.stdout.isTTY ? process.stdout.columns : null;
   const r = await handOver({ argv, root, cwd: process.cwd(), env, writes, stdin: input, columns }).catch(() => undefined);

@@ -2,6 +2,7 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { tryOr } from '../store/fsutil.js';
 import { daemonMayWrite, hasGitLocation } from '../store/git-env.js';
 import { checkStateFolder, isAlive, readNoFollow, signalReaches, stateDirOf } from '../store/state-dir.js';
 import { UnsafePathError } from '../core/errors.js';
@@ -34,12 +35,7 @@ export function daemonPaths(localDir: string, env: NodeJS.ProcessEnv = process.e
       runtime && isAbsolute(runtime)
         ? { base: runtime, dir: join(runtime, 'bass-agents') }
         : { base: tmpdir(), dir: join(tmpdir(), `bass-agents-${process.getuid?.() ?? 'user'}`) };
-    let real = localDir;
-    try {
-      real = realpathSync.native(localDir);
-    } catch {
-      /* hashed as given */
-    }
+    const real = tryOr(() => realpathSync.native(localDir), localDir); // (else hashed as given)
     socket = join(socketDir.dir, `${process.getBuiltinModule('node:crypto').createHash('sha256').update(real).digest('hex').slice(0, 24)}.sock`);
   }
   return {
@@ -68,12 +64,8 @@ export function checkSocketDir(paths: DaemonPaths, make = false): boolean {
 export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--expose-gc'];
 
 export function readPid(file: string): number | null {
-  try {
-    const pid = Number(readNoFollow(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
+  const pid = Number(tryOr(() => readNoFollow(file, 'utf8').trim(), ''));
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
 export function runningPid(paths: DaemonPaths): number | null {
@@ -82,21 +74,15 @@ export function runningPid(paths: DaemonPaths): number | null {
 }
 
 export function readStatus(paths: DaemonPaths): { pid: number; heartbeat_at: string; heartbeat_ms: number; [k: string]: unknown } | null {
-  try {
-    return JSON.parse(readNoFollow(paths.status, 'utf8')) as ReturnType<typeof readStatus>;
-  } catch {
-    return null;
-  }
+  return tryOr(() => JSON.parse(readNoFollow(paths.status, 'utf8')) as ReturnType<typeof readStatus>, null);
 }
 
 /** The daemon's files of the workspace at `root`; undefined without a sound state folder (the full CLI says why). */
 export function daemonFor(root: string, env: NodeJS.ProcessEnv = process.env): DaemonPaths | undefined {
-  try {
+  return tryOr(() => {
     const state = stateDirOf(root, env);
     return checkStateFolder(state.base, state.dir, { deep: true }) ? daemonPaths(state.dir, env) : undefined;
-  } catch {
-    return undefined;
-  }
+  }, undefined);
 }
 
 /** Settings only a command run in the caller's own process honours (git variables: see daemonMayWrite and hasGitLocation). */
@@ -145,11 +131,7 @@ export async function request<M extends Method>(
   params: Request<M>['params'],
   timeoutMs = 2000,
 ): Promise<{ result: Methods[M]['result'] } | { error: WireError } | { lost: true } | undefined> {
-  try {
-    if (!checkSocketDir(paths) || !existsSync(paths.socket)) return undefined;
-  } catch {
-    return undefined;
-  }
+  if (!tryOr(() => checkSocketDir(paths) && existsSync(paths.socket), false)) return undefined;
   const status = readStatus(paths);
   // Stale: no heartbeat for three intervals (a zombie's too, so this path reads nothing in /proc).
   if (!status || !signalReaches(status.pid) || Date.now() - Date.parse(status.heartbeat_at) > 3 * status.heartbeat_ms) return undefined;

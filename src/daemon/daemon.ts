@@ -18,20 +18,16 @@ import { DaemonServer } from './server.js';
 import { DaemonStatus, createMetrics, serveMetrics, type DaemonMetrics } from './status.js';
 import { DaemonWatcher } from './watcher.js';
 
+/** `daemon run`'s options: intervals in ms, by option name (heartbeat: status.json and the scheduler tick). */
 export interface DaemonOptions {
   runner: Runner;
-  root?: string;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  root: string;
   metricsPort?: number;
-  /** Heartbeat (status.json) and scheduler tick. */
-  heartbeatMs?: number;
-  reconcileMs?: number;
-  freshnessMs?: number;
-  evidenceMs?: number;
-  /** Watcher events within this many ms make one batch. */
-  debounceMs?: number;
+  intervals: Partial<Record<'heartbeat' | 'reconcile' | 'freshness' | 'evidence', number>>;
 }
+
+/** Watcher events within this many ms make one batch. */
+const DEBOUNCE_MS = 40;
 
 /** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
@@ -110,7 +106,6 @@ export class Daemon {
   readonly log: Logger;
   readonly metrics: DaemonMetrics;
   readonly status: DaemonStatus;
-  private readonly heartbeatMs: number;
   private watcher!: DaemonWatcher;
   private jobs!: Jobs;
   private server!: DaemonServer;
@@ -127,28 +122,24 @@ export class Daemon {
     pino: typeof import('pino').pino,
     prom: typeof import('prom-client'),
   ) {
-    const env = opts.env ?? process.env;
-    this.heartbeatMs = opts.heartbeatMs ?? 2000;
     this.engine = new Engine({
       root: opts.root,
-      cwd: opts.cwd,
-      env,
       longLived: true,
       watched: true,
       onWrite: async (files, caller) => this.wrote(files, caller),
       onCommit: (commit, parent, files) => this.watcher.ownCommit(commit, parent, files),
     });
     const ws = this.engine.ws;
-    this.paths = daemonPaths(ws.localDir, env);
+    this.paths = daemonPaths(ws.localDir);
     ws.ensureLocal({ force: true });
     ws.local('daemon', true);
     takePidFile(this.paths);
     ws.local('logs', true);
     const logFd = openNoFollow(this.paths.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
     this.log = pino({ base: { pid: process.pid } }, pino.destination({ dest: logFd, sync: true }));
-    this.own = new Caller({ env, warn: (m) => this.log.warn({ event: 'warning' }, m) });
+    this.own = new Caller({ warn: (m) => this.log.warn({ event: 'warning' }, m) });
     this.metrics = createMetrics(prom);
-    this.status = new DaemonStatus(this.paths, this.log, ws.root, this.heartbeatMs);
+    this.status = new DaemonStatus(this.paths, this.log, ws.root, opts.intervals.heartbeat ?? 2000);
   }
 
   /** Brings catalog and index up to date; `reported` names what the watcher saw (drift is the rest). */
@@ -195,11 +186,7 @@ export class Daemon {
     if (this.compactTimer) clearTimeout(this.compactTimer);
     this.compactTimer = setTimeout(() => {
       this.compactTimer = undefined;
-      try {
-        this.engine.rm.compactIndex();
-      } catch (err) {
-        this.status.recordError('index compaction', err);
-      }
+      void this.status.attempt('index compaction', () => this.engine.rm.compactIndex());
     }, 1000);
     this.compactTimer.unref();
   }
@@ -215,7 +202,7 @@ export class Daemon {
 
   async watch(): Promise<void> {
     const { engine, status, metrics, log, opts } = this;
-    this.watcher = new DaemonWatcher(engine.ws, await engine.git(), opts.debounceMs ?? 40, {
+    this.watcher = new DaemonWatcher(engine.ws, await engine.git(), DEBOUNCE_MS, {
       onBatch: (batch) => {
         this.refresh('batch', batch);
         status.batches++;
@@ -232,8 +219,8 @@ export class Daemon {
       },
     });
     this.jobs = new Jobs(this, {
-      freshnessMs: opts.freshnessMs ?? 60 * 60_000,
-      evidenceMs: opts.evidenceMs ?? 24 * 60 * 60_000,
+      freshnessMs: opts.intervals.freshness ?? 60 * 60_000,
+      evidenceMs: opts.intervals.evidence ?? 24 * 60 * 60_000,
       gitBusy: () => performance.now() - this.watcher.lastHeadMoveAt < GIT_QUIET_MS,
       before: async () => engine.semantic?.settled(SEMANTIC_FIRST_MS),
       afterWrite: () => this.refresh('batch'),
@@ -294,15 +281,9 @@ export class Daemon {
           }),
       },
     });
-    if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH) {
+    if (Buffer.byteLength(paths.socket) > MAX_SOCKET_PATH)
       log.warn({ event: 'no_socket', path: paths.socket }, 'socket path too long for this OS; command lines run in their own process');
-    } else {
-      try {
-        status.socket = await this.server.listen(paths);
-      } catch (err) {
-        status.recordError('socket', err);
-      }
-    }
+    else status.socket = (await status.attempt('socket', () => this.server.listen(paths))) ?? null;
     if (opts.metricsPort !== undefined) {
       this.http = await serveMetrics(metrics.registry, opts.metricsPort);
       const addr = this.http.address();
@@ -352,18 +333,15 @@ export class Daemon {
       status.write();
       jobs.tick();
     };
-    const reconcile = (): void => {
-      try {
+    const reconcile = (): Promise<unknown> =>
+      status.attempt('reconcile', () => {
         watcher.watchSections(); // a folder replaced or added without an event
         watcher.flush();
         this.refresh('reconcile', new Set());
-      } catch (err) {
-        status.recordError('reconcile', err);
-      }
-    };
+      });
     this.timers.push(
-      setInterval(() => this.stopping || heartbeat(), this.heartbeatMs),
-      setInterval(() => this.stopping || reconcile(), this.opts.reconcileMs ?? 5 * 60_000),
+      setInterval(() => this.stopping || heartbeat(), this.status.heartbeatMs),
+      setInterval(() => this.stopping || void reconcile(), this.opts.intervals.reconcile ?? 5 * 60_000),
     );
     jobs.tick(); // catch up on jobs missed while the daemon was down
     // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal no one else listens to, killing a graceful shutdown.
@@ -383,17 +361,9 @@ export class Daemon {
     this.server.close();
     this.http?.close();
     await this.jobs.stop();
-    try {
-      await engine.closeSemantic();
-    } catch (err) {
-      status.recordError('semantic', err);
-    }
+    await status.attempt('semantic', () => engine.closeSemantic());
     // What one-shot commands load while no daemon runs (after a kill -9, the next start re-syncs from file stamps).
-    try {
-      engine.rm.flushIndex();
-    } catch (err) {
-      status.recordError('index save', err);
-    }
+    await status.attempt('index save', () => engine.rm.flushIndex());
     await this.watcher.close();
     rmSync(paths.socket, { force: true });
     status.write({ stopped_at: new Date().toISOString() });

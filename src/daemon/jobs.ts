@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { isContextWorthy } from '../core/context.js';
 import { intervalMs } from '../core/lifecycle.js';
 import { keyOfFile, type CatalogSnapshot, type StoredEntry } from '../store/catalog.js';
-import { writeFileAtomic } from '../store/fsutil.js';
+import { tryOr, writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import { collectGarbage } from '../service/semantic.js';
@@ -62,12 +62,8 @@ export class Jobs {
     private readonly d: JobHost,
     private readonly opts: JobOptions,
   ) {
-    try {
-      const saved = JSON.parse(readNoFollow(d.paths.state, 'utf8')) as Partial<State>;
-      this.state = { jobs: { ...this.state.jobs, ...saved.jobs }, decay_projects: saved.decay_projects ?? {} };
-    } catch {
-      /* first start */
-    }
+    const saved = tryOr(() => JSON.parse(readNoFollow(d.paths.state, 'utf8')) as Partial<State> | null, null); // (else a first start)
+    this.state = { jobs: { ...this.state.jobs, ...saved?.jobs }, decay_projects: saved?.decay_projects ?? {} };
     d.status.jobs = this.state.jobs;
   }
 

@@ -4,6 +4,7 @@ import { chmodSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { UsageError } from '../core/errors.js';
+import { tryOr } from '../store/fsutil.js';
 import { LineReader, MAX_MESSAGE_BYTES, errorToWire, parseRequest, type Method, type Methods, type Reply, type Request } from './protocol.js';
 import { checkSocketDir, type DaemonPaths } from './client.js';
 
@@ -82,10 +83,6 @@ export class DaemonServer {
       return 'not a command line';
     }
     if (p.env === null || typeof p.env !== 'object' || Object.values(p.env).some((v) => typeof v !== 'string')) return 'not a command line';
-    try {
-      return realpathSync(p.root) === realpathSync(this.deps.root) ? null : 'another workspace';
-    } catch {
-      return 'another workspace';
-    }
+    return tryOr(() => realpathSync(p.root) === realpathSync(this.deps.root), false) ? null : 'another workspace';
   }
 }

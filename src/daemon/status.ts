@@ -66,13 +66,23 @@ export class DaemonStatus {
     private readonly paths: DaemonPaths,
     private readonly log: Logger,
     private readonly root: string,
-    private readonly heartbeatMs: number,
+    readonly heartbeatMs: number,
   ) {}
 
   recordError(where: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     this.recent_errors = [{ time: new Date().toISOString(), where, message }, ...this.recent_errors].slice(0, 20);
     this.log.error({ event: 'error', where, err: message });
+  }
+
+  /** Runs `fn`; what it throws is recorded as an error at `where`, never raised. */
+  async attempt<T>(where: string, fn: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await fn();
+    } catch (err) {
+      this.recordError(where, err);
+      return undefined;
+    }
   }
 
   write(extra: Record<string, unknown> = {}): void {

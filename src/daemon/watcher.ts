@@ -137,18 +137,9 @@ export class DaemonWatcher {
     this.headMoves++;
     this.lastHeadMoveAt = performance.now();
     this.headCheck = (async () => {
-      let paths: string[] | null = null;
-      if (before && now) {
-        try {
-          const out = await this.git!.run(['diff-tree', '-r', '--name-only', '-z', '--no-renames', before, now, '--', this.git!.repoPath(this.ws.memoryDir)]);
-          paths = out
-            .split('\0')
-            .filter(Boolean)
-            .map((p) => this.ws.rel(join(this.git!.toplevel, p)));
-        } catch {
-          paths = null;
-        }
-      }
+      const git = this.git!;
+      const diff = before && now ? git.run(['diff-tree', '-r', '--name-only', '-z', '--no-renames', before, now, '--', git.repoPath(this.ws.memoryDir)]) : null;
+      const paths = (await diff?.catch(() => null))?.split('\0').flatMap((p) => (p ? [this.ws.rel(join(git.toplevel, p))] : []));
       this.watchSections();
       for (const p of paths ?? [this.ws.rel(this.ws.memoryDir)]) this.pending.add(p);
       this.flush();

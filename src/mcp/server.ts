@@ -49,9 +49,7 @@ export async function serveStdio(opts: { root?: string; project?: string; agent?
   const caller = new Caller({ env, cwd, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
   let own = undefined as Engine | undefined;
   const engine = (): Engine => {
-    if (own) return own;
-    own = new Engine({ root, cwd, env, longLived: true });
-    own.startSemantic();
+    if (!own) (own = new Engine({ root, cwd, env, longLived: true })).startSemantic();
     return own;
   };
   const server = new McpServer({ name: 'bass-agents-memory', version: VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });

@@ -16,6 +16,8 @@ import { JSON_FILE, type Command } from '../io.js';
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/bass-agents.cjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+const INTERVALS = ['heartbeat', 'reconcile', 'freshness', 'evidence'] as const;
+
 function ms(v: unknown, name: string): number | undefined {
   if (v === undefined) return undefined;
   const n = intervalMs(String(v)) ?? (/^\d+$/.test(String(v)) ? Number(v) : null);
@@ -41,7 +43,7 @@ export const frontEndCommands: Command[] = [
       const paths = daemonPaths(engine.ws.localDir);
       const action = String(a.action);
       // What `start` hands on to the daemon it runs.
-      const flags = ['metrics-port', 'heartbeat', 'reconcile', 'freshness', 'evidence'].flatMap((o) => (a[o] !== undefined ? [`--${o}`, String(a[o])] : []));
+      const flags = ['metrics-port', ...INTERVALS].flatMap((o) => (a[o] !== undefined ? [`--${o}`, String(a[o])] : []));
       if (action === 'run') {
         const { runDaemon } = await import('../../daemon/daemon.js');
         const { runForClient } = await import('../main.js');
@@ -49,10 +51,7 @@ export const frontEndCommands: Command[] = [
           runner: runForClient,
           root: engine.ws.root,
           metricsPort: a['metrics-port'] as number | undefined,
-          heartbeatMs: ms(a.heartbeat, 'heartbeat'),
-          reconcileMs: ms(a.reconcile, 'reconcile'),
-          freshnessMs: ms(a.freshness, 'freshness'),
-          evidenceMs: ms(a.evidence, 'evidence'),
+          intervals: Object.fromEntries(INTERVALS.map((o) => [o, ms(a[o], o)])),
         });
       }
       if (action === 'start') {
