@@ -103,7 +103,8 @@ export class CachedEntries {
     // updated_at against the bounds: by the numbers where both have them (see CachedColumns.updMs), else by the texts.
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
-    const { upd, updMs, vf, vt, dates } = c;
+    const { updMs, vf, vt, dates } = c;
+    const upd = this.file.upd;
     // `!` on the columns: p is a position of the cache, and codes index their tables (see item).
     const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p]! < sinceMs : upd.get(p) < since!);
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
@@ -135,7 +136,7 @@ export class CachedEntries {
   /** The first `n` of entries `js` in the no-text order, with their flags; `at` is a place in `js`. */
   firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
     const keys = this.priorKeysOf(js, now, staleAt);
-    const upd = this.file.cols.upd;
+    const upd = this.file.upd;
     return firstByPriorKeys(
       keys,
       n,
