@@ -4,7 +4,7 @@ import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
-import { stampAt, type CatalogFile } from './catalog-cache.js';
+import type { CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
 import { firstNotBelow, lowerBoundText, positionOfText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
@@ -204,7 +204,8 @@ export class CachedEntries {
     const rel = f.paths.get(p);
     const full = this.read?.get(rel);
     this.read?.delete(rel);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), new ColumnMeta(f, p, rel), full, this.recent));
+    const stamp = (): string => `${f.st[3 * p]}:${f.st[3 * p + 1]}:${f.st[3 * p + 2]}`; // as stampOf makes it
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, stamp, new ColumnMeta(f, p, rel), full, this.recent));
   }
 
   all(): StoredEntry[] {

@@ -11,8 +11,6 @@ import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, rowMeta } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
 
-export { contentPosition, deltaFits } from './catalog-delta.js';
-
 const CATALOG_VERSION = 18;
 const CACHE_FILE = 'catalog.bin';
 const ID_LENGTH = 16;
@@ -57,11 +55,6 @@ export interface CatalogFile extends Record<TextTable, Texts> {
   /** The files the delta's file lines name, in order, and each line's text. */
   changeLog: string[];
   changeLines: string[];
-}
-
-/** The stamp of file `i` (see stampOf). */
-export function stampAt(st: ArrayLike<number>, i: number): string {
-  return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
 }
 
 /** No cache: what a first pass builds on. */
