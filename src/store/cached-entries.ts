@@ -136,13 +136,8 @@ export class CachedEntries {
   /** The first `n` of entries `js` in the no-text order, with their flags; `at` is a place in `js`. */
   firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
     const keys = this.priorKeysOf(js, now, staleAt);
-    const upd = this.file.upd;
-    return firstByPriorKeys(
-      keys,
-      n,
-      (k) => this.idOf(item(js, k, 'entry')),
-      (k) => upd.get(this.positionOf(item(js, k, 'entry'))),
-    );
+    const id = (k: number): string => this.idOf(item(js, k, 'entry'));
+    return firstByPriorKeys(keys, n, id, (k) => this.file.upd.get(this.positionOf(item(js, k, 'entry'))));
   }
 
   /** The keys of the no-text order of entries `js`, from the columns (evidence quality once per evidence shape). */

@@ -60,8 +60,8 @@ export interface CatalogFile extends Record<TextTable, Texts> {
 /** No cache: what a first pass builds on. */
 export function emptyCatalog(): CatalogFile {
   const none: Saved['texts']['paths'] = [Buffer.alloc(0), new Uint32Array(1), true];
-  const { upd: _u, dup: _d, crt: _c, ...cols } = encodeColumns([]);
   const texts = Object.fromEntries(TEXT_TABLES.map((t) => [t, none])) as Saved['texts'];
+  const cols = encodeColumns([]);
   return parseCache('', { v: CATALOG_VERSION, bad: {}, dirs: {}, nodup: false, st: new Float64Array(0), oids: Buffer.alloc(0), cols, texts })!;
 }
 
