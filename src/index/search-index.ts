@@ -203,13 +203,8 @@ export class SearchIndex extends PostingIndex {
     if (this.partial || (!this.dirty && !force)) return false;
     this.compact();
     const { docs, base } = this.tables();
-    writeSnapshot(
-      file,
-      docs,
-      docs.keys.map((k) => this.stamps.get(k) ?? ''),
-      base,
-      catalog,
-    );
+    const stamps = docs.keys.map((k) => this.stamps.get(k) ?? '');
+    writeSnapshot(file, docs, stamps, base, catalog);
     this.dirty = false;
     this.unsavedChanges = 0;
     return true;

@@ -4,7 +4,7 @@ import type { EntryLike, EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { LOW_CONFIDENCE, demotion, entryFlags, firstByPriorKeys, priorKeys, type Flag, type FilterParts, type PriorKeys } from '../core/query.js';
 import { canonicalMs } from '../core/time.js';
-import { stampAt, type CatalogFile } from './catalog-cache.js';
+import type { CatalogFile } from './catalog-cache.js';
 import { ColumnMeta, item } from './catalog-columns.js';
 import { firstNotBelow, lowerBoundText, positionOfText } from './texts.js';
 import { MEMORY_DIR } from './root.js';
@@ -103,7 +103,8 @@ export class CachedEntries {
     // updated_at against the bounds: by the numbers where both have them (see CachedColumns.updMs), else by the texts.
     const sinceMs = since ? canonicalMs(since) : NaN;
     const untilMs = until ? canonicalMs(until) : NaN;
-    const { upd, updMs, vf, vt, dates } = c;
+    const { updMs, vf, vt, dates } = c;
+    const upd = this.file.upd;
     // `!` on the columns: p is a position of the cache, and codes index their tables (see item).
     const beforeSince = (p: number): boolean => (sinceMs === sinceMs && updMs[p] === updMs[p] ? updMs[p]! < sinceMs : upd.get(p) < since!);
     const afterUntil = (p: number): boolean => (untilMs === untilMs && updMs[p] === updMs[p] ? updMs[p]! > untilMs : upd.get(p) > until!);
@@ -135,13 +136,8 @@ export class CachedEntries {
   /** The first `n` of entries `js` in the no-text order, with their flags; `at` is a place in `js`. */
   firstInOrder(js: readonly number[], n: number, now: number, staleAt?: (j: number) => boolean): { at: number; flags: Flag[] }[] {
     const keys = this.priorKeysOf(js, now, staleAt);
-    const upd = this.file.cols.upd;
-    return firstByPriorKeys(
-      keys,
-      n,
-      (k) => this.idOf(item(js, k, 'entry')),
-      (k) => upd.get(this.positionOf(item(js, k, 'entry'))),
-    );
+    const id = (k: number): string => this.idOf(item(js, k, 'entry'));
+    return firstByPriorKeys(keys, n, id, (k) => this.file.upd.get(this.positionOf(item(js, k, 'entry'))));
   }
 
   /** The keys of the no-text order of entries `js`, from the columns (evidence quality once per evidence shape). */
@@ -203,7 +199,8 @@ export class CachedEntries {
     const rel = f.paths.get(p);
     const full = this.read?.get(rel);
     this.read?.delete(rel);
-    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, () => stampAt(f.st, p), new ColumnMeta(f, p, rel), full, this.recent));
+    const stamp = (): string => `${f.st[3 * p]}:${f.st[3 * p + 1]}:${f.st[3 * p + 2]}`; // as stampOf makes it
+    return (this.made[j] = new StoredEntry(this.root, this.projectOf(j), rel, stamp, new ColumnMeta(f, p, rel), full, this.recent));
   }
 
   all(): StoredEntry[] {

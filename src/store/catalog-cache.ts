@@ -5,13 +5,11 @@ import { deserialize, serialize } from 'node:v8';
 import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
-import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, TABLES, type CachedColumns } from './catalog-columns.js';
+import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, TABLES, TEXT_TABLES, type CachedColumns, type TextTable } from './catalog-columns.js';
 import { writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, rowMeta } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
-
-export { contentPosition, deltaFits } from './catalog-delta.js';
 
 const CATALOG_VERSION = 18;
 const CACHE_FILE = 'catalog.bin';
@@ -25,10 +23,6 @@ const ID_LENGTH = 16;
 export type DirRecord = [ctimeMs: number, ino: number, listedAt: number];
 export const DIR_SETTLE_MS = 2_000;
 
-/** The text tables, a string per file each (rows: ASCII JSON). */
-const TEXTS = ['paths', 'upd', 'dup', 'crt', 'rows'] as const;
-type TextTable = (typeof TEXTS)[number];
-
 /** What catalog.bin holds after its id. */
 interface Saved {
   v: number;
@@ -37,23 +31,19 @@ interface Saved {
   nodup: boolean;
   st: Float64Array;
   oids: Buffer;
-  cols: Omit<CachedColumns, 'upd' | 'dup' | 'crt'>;
+  cols: CachedColumns;
   texts: Record<TextTable, [bytes: Buffer, starts: Uint32Array, ascii: boolean]>;
 }
 
 /** The cache as loaded: the base's sections with the delta applied, still sorted by path. */
-export interface CatalogFile {
+export interface CatalogFile extends Record<TextTable, Texts> {
   id: string;
   /** Lines of `catalog.delta` applied on top of the base. */
   deltaLines: number;
-  /** Paths relative to the root, sorted (JavaScript string order). */
-  paths: Texts;
   /** size, mtimeMs, ctimeMs of file i at 3i .. 3i+2. */
   st: Float64Array;
   /** The git blob id of each file's row, 40 hex digits per file (NO_BLOB: unknown), as one string. */
   oids: () => string;
-  /** The metadata row of each usable file (a JSON array), '' for a bad one. */
-  lines: Texts;
   /** Problems of the files that could not be used, by position. */
   bad: Record<string, Problem[]>;
   dirs: Record<string, DirRecord>;
@@ -67,16 +57,11 @@ export interface CatalogFile {
   changeLines: string[];
 }
 
-/** The stamp of file `i` (see stampOf). */
-export function stampAt(st: ArrayLike<number>, i: number): string {
-  return `${st[3 * i]}:${st[3 * i + 1]}:${st[3 * i + 2]}`;
-}
-
 /** No cache: what a first pass builds on. */
 export function emptyCatalog(): CatalogFile {
   const none: Saved['texts']['paths'] = [Buffer.alloc(0), new Uint32Array(1), true];
-  const { upd: _u, dup: _d, crt: _c, ...cols } = encodeColumns([]);
-  const texts = { paths: none, upd: none, dup: none, crt: none, rows: none };
+  const texts = Object.fromEntries(TEXT_TABLES.map((t) => [t, none])) as Saved['texts'];
+  const cols = encodeColumns([]);
   return parseCache('', { v: CATALOG_VERSION, bad: {}, dirs: {}, nodup: false, st: new Float64Array(0), oids: Buffer.alloc(0), cols, texts })!;
 }
 
@@ -88,23 +73,21 @@ function parseCache(id: string, s: Saved): CatalogFile | null {
   if (!Number.isInteger(n) || s.oids.length !== 40 * n) return null;
   for (const k of NUMERIC_COLUMNS) if (!(s.cols?.[k] instanceof NUMERIC[k]) || s.cols[k].length !== n) return null;
   if (!TABLES.every((t) => Array.isArray(s.cols[t]))) return null;
-  const texts = {} as Record<TextTable, ByteTexts>;
-  for (const t of TEXTS) {
+  const texts = {} as Record<TextTable, Texts>;
+  for (const t of TEXT_TABLES) {
     const [b, starts, ascii] = s.texts?.[t] ?? [];
     if (!Buffer.isBuffer(b) || !(starts instanceof Uint32Array) || starts.length !== n + 1 || starts[0] !== 0 || starts[n] !== b.length) return null;
     texts[t] = new ByteTexts(b, starts, ascii === true);
   }
-  const { paths, upd, dup, crt, rows } = texts;
   let oids: string | undefined;
   return {
     id,
     deltaLines: 0,
-    paths,
+    ...texts,
     st: s.st,
-    lines: rows,
     bad: s.bad,
     dirs: s.dirs,
-    cols: { ...s.cols, upd, dup, crt },
+    cols: s.cols,
     nodup: s.nodup === true,
     content: id,
     changeLog: [],
@@ -163,12 +146,12 @@ export class CatalogCache {
   save(f: CatalogFile): string {
     const all = (t: Texts): string[] => Array.from({ length: t.length }, (_, i) => t.get(i));
     const files = all(f.paths);
-    const lines = all(f.lines);
+    const lines = all(f.rows);
     // The columns are made again from the rows (their tables keep only the values in use).
     const { upd, dup, crt, ...cols } = encodeColumns(lines.map((line, i) => rowMeta(line, Boolean(f.bad[i]))));
     const strings: Record<TextTable, string[]> = { paths: files, upd, dup, crt, rows: lines.map(asciiJson) };
     const texts = {} as Saved['texts'];
-    for (const t of TEXTS) {
+    for (const t of TEXT_TABLES) {
       const e = encodeTexts(strings[t]);
       // Not savable as read back (a string that does not survive the trip, or unsorted paths): no cache.
       if (!e || (t === 'paths' && !files.every((p, i) => i === 0 || files[i - 1]! < p)))

@@ -3,7 +3,6 @@ import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/cons
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
-import type { Texts } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
 /**
@@ -28,17 +27,20 @@ export type NumericColumn = keyof typeof NUMERIC;
 export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
 export const TABLES = ['evs', 'dates', 'lcs', 'scopes', 'subjects'] as const;
 
-export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]> & {
-    upd: Texts;
-    dup: Texts;
-    crt: Texts;
-  };
+export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]>;
 
 export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
   return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
 }
 
-type EncodedColumns = Omit<CachedColumns, 'upd' | 'dup' | 'crt'> & { upd: string[]; dup: string[]; crt: string[] };
+/**
+ * The catalog's texts, a string per file each: `paths` relative to the root, sorted (JavaScript
+ * string order); `rows` each usable file's metadata row (a JSON array, saved as ASCII), '' for a bad one; the rest
+ * columns read as text (updated_at, the duplicate key, created_at).
+ */
+export const TEXT_TABLES = ['paths', 'upd', 'dup', 'crt', 'rows'] as const;
+export type TextTable = (typeof TEXT_TABLES)[number];
+type EncodedColumns = CachedColumns & Record<'upd' | 'dup' | 'crt', string[]>;
 
 /** The columns of these metadata (null: a bad file, whose columns are never read), coded on from `tables`. */
 export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pick<CachedColumns, (typeof TABLES)[number]>): EncodedColumns {
@@ -172,7 +174,7 @@ export class ColumnMeta implements EntryMeta {
   }
 
   private get row(): EntryMeta {
-    return (this.parsed ??= metaFromRow(JSON.parse(this.file.lines.get(this.at)) as unknown[]));
+    return (this.parsed ??= metaFromRow(JSON.parse(this.file.rows.get(this.at)) as unknown[]));
   }
 
   private get rel(): string {
@@ -205,7 +207,7 @@ export class ColumnMeta implements EntryMeta {
     return item(this.cols.subjects, this.code(this.cols.subject), 'subject');
   }
   get updated_at(): string {
-    return this.cols.upd.get(this.at);
+    return this.file.upd.get(this.at);
   }
   get valid_from(): string | null {
     return this.date(this.cols.vf);
@@ -237,7 +239,7 @@ export class ColumnMeta implements EntryMeta {
     return this.row.created_by;
   }
   get created_at(): string {
-    return this.parsed ? this.parsed.created_at : this.cols.crt.get(this.at);
+    return this.parsed ? this.parsed.created_at : this.file.crt.get(this.at);
   }
   get lifecycle(): MemoryEntry['lifecycle'] {
     if (this.parsed) return this.parsed.lifecycle;
@@ -245,7 +247,7 @@ export class ColumnMeta implements EntryMeta {
     return code < 0 ? undefined : (this.lifecycleValue ??= JSON.parse(item(this.cols.lcs, code, 'lifecycle')) as MemoryEntry['lifecycle']);
   }
   get dup(): string {
-    return this.cols.dup.get(this.at);
+    return this.file.dup.get(this.at);
   }
   get importance0(): number {
     return this.code(this.cols.imp0);

@@ -5,8 +5,8 @@
  * listedAt]` records a folder's listing.
  */
 import type { Problem } from '../core/errors.js';
-import { encodeColumns, metaFromRow, numericColumns, NUMERIC_COLUMNS, type CachedColumns } from './catalog-columns.js';
-import { MergedTexts, lowerBoundText, type Texts } from './texts.js';
+import { encodeColumns, metaFromRow, numericColumns, NUMERIC_COLUMNS, TEXT_TABLES, type CachedColumns, type TextTable } from './catalog-columns.js';
+import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
 
 /** The blob id of a file whose blob is not known (git's "no object"): never matches git's view. */
@@ -138,12 +138,12 @@ function mergePlan(file: CatalogFile, changes: Map<string, FileState | null>): P
 export function mergeChanges(file: CatalogFile, changes: Map<string, FileState | null>): void {
   const parts = mergePlan(file, changes);
   const news = parts.filter((p): p is Extract<Part, { state: FileState }> => 'state' in p);
-  const rows = news.map((p) => p.state[3]);
   const metas = news.map(({ state }) => rowMeta(state[3], Boolean(state[4])));
   const fresh = encodeColumns(metas, file.cols);
   const count = parts.reduce((sum, p) => sum + ('run' in p ? p.run[1] - p.run[0] : 1), 0);
   const c = file.cols;
-  const cols: CachedColumns = { ...fresh, ...numericColumns(count), upd: c.upd, dup: c.dup, crt: c.crt };
+  const { upd, dup, crt, ...tables } = fresh;
+  const cols: CachedColumns = { ...tables, ...numericColumns(count) };
   const oidParts: (readonly [lo: number, hi: number] | string)[] = [];
   const st = new Float64Array(3 * count);
   const from = new Int32Array(count); // a base position, or -1 - (index into `news`)
@@ -170,18 +170,13 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
     if (state[4]) bad[at] = state[4];
     at++;
   }
-  const merged = (base: Texts, extra: string[]): Texts => new MergedTexts(base, from, extra);
-  [cols.upd, cols.dup, cols.crt] = [merged(c.upd, fresh.upd), merged(c.dup, fresh.dup), merged(c.crt, fresh.crt)];
+  const added: Record<TextTable, string[]> = { paths: news.map((p) => p.rel), upd, dup, crt, rows: news.map((p) => p.state[3]) };
+  for (const t of TEXT_TABLES) file[t] = new MergedTexts(file[t], from, added[t]);
   const baseOids = file.oids;
   let oids: string | undefined;
   Object.assign(file, {
-    paths: merged(
-      file.paths,
-      news.map((p) => p.rel),
-    ),
     st,
     oids: () => (oids ??= oidParts.map((p) => (typeof p === 'string' ? p : baseOids().slice(40 * p[0], 40 * p[1]))).join('')),
-    lines: merged(file.lines, rows),
     bad,
     cols,
   });

@@ -4,7 +4,8 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/store/catalog.js';
-import { CatalogCache, contentPosition } from '../../src/store/catalog-cache.js';
+import { CatalogCache } from '../../src/store/catalog-cache.js';
+import { contentPosition } from '../../src/store/catalog-delta.js';
 import { ColumnMeta, META_KEYS } from '../../src/store/catalog-columns.js';
 import { Workspace } from '../../src/store/workspace.js';
 import { serializeEntry } from '../../src/core/entry.js';
