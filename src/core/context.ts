@@ -89,11 +89,7 @@ function renderBody(entries: Pick<MemoryEntry, 'section' | 'subject'>[], lines: 
     // Entries of this section grouped by subject, each group in rank order.
     const bySubject = new Map<string, string[]>();
     entries.forEach((e, i) => {
-      const line = lines[i]!; // textOf keeps at most lines.length entries
-      if (e.section !== section) return;
-      const group = bySubject.get(e.subject);
-      if (group) group.push(line);
-      else bySubject.set(e.subject, [line]);
+      if (e.section === section) bySubject.set(e.subject, [...(bySubject.get(e.subject) ?? []), lines[i]!]); // textOf keeps at most lines.length entries
     });
     if (!bySubject.size) continue;
     parts.push(`## ${section.charAt(0).toUpperCase()}${section.slice(1)}\n`);

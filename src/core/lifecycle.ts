@@ -279,8 +279,7 @@ export function reinforceLifecycle(
   now: number,
   opts: { boostType?: BoostType; amount?: number; baseImportance?: number } = {},
 ): Lifecycle {
-  const type = memoryTypeOf(e);
-  const cfg = configFor(project, e.section, type);
+  const cfg = configFor(project, e.section, memoryTypeOf(e));
   const lc: Lifecycle = { ...(e.lifecycle ?? {}) };
   const last = Math.max(Date.parse(e.updated_at), lc.reviewed_at ? Date.parse(lc.reviewed_at) : 0);
   const days = Math.max(0, (now - last) / DAY_MS);
