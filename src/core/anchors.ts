@@ -177,14 +177,10 @@ export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: st
 export function followAnchor(a: Anchor, fate: FileFate | undefined): { status: AnchorStatus; to?: Anchor } {
   if (fate?.status === 'D') return { status: 'missing' };
   const path = fate?.status === 'R' ? fate.to : a.path;
-  const moved = path !== a.path;
-  if (a.lines && fate) {
-    const mapped = mapLines(fate.hunks ?? [], a.lines[0], a.lines[1]);
-    if (!mapped) return { status: 'changed' };
-    if (moved || mapped[0] !== a.lines[0]) return { status: 'moved', to: { ...a, path, lines: mapped } };
-    return { status: 'current' };
-  }
-  return moved ? { status: 'moved', to: { ...a, path } } : { status: 'current' };
+  const lines = a.lines && fate ? mapLines(fate.hunks ?? [], a.lines[0], a.lines[1]) : a.lines;
+  if (lines === null) return { status: 'changed' };
+  if (path === a.path && lines?.[0] === a.lines?.[0]) return { status: 'current' };
+  return { status: 'moved', to: { ...a, path, ...(lines && { lines }) } };
 }
 
 // ---------------------------------------------------------------- fingerprints

@@ -1,6 +1,6 @@
 /** Renders `ai-context/<project>.md` within a size budget, deterministically: a PR shows a context diff only when memory or cited code changed. */
 import type { AnchorStatus } from './anchors.js';
-import { compareByPriors, confidenceLabel } from './query.js';
+import { compareByPriors, confidenceLabel, entryFlags } from './query.js';
 import { SECTIONS } from './constants.js';
 import type { MemoryEntry } from './schema.js';
 import type { EntryLike } from './meta.js';
@@ -13,9 +13,7 @@ export const DEFAULT_CONTEXT_BUDGET = 8_000;
 export function isContextWorthy(e: EntryLike, nowMs: number): boolean {
   if (e.status !== 'active' || e.confidence < CONTEXT_MIN_CONFIDENCE) return false;
   if (!e.evidence.some((ev) => ev.type === 'code' || ev.type === 'artifact')) return false;
-  if (e.valid_to && Date.parse(e.valid_to) < nowMs) return false;
-  if (e.valid_from && Date.parse(e.valid_from) > nowMs) return false;
-  return true;
+  return !entryFlags(e, nowMs).some((f) => f === 'expired' || f === 'not_yet_valid');
 }
 
 /** What an entry whose cited code changed or went says, so an agent re-checks before relying on it. */
@@ -89,11 +87,7 @@ function renderBody(entries: Pick<MemoryEntry, 'section' | 'subject'>[], lines: 
     // Entries of this section grouped by subject, each group in rank order.
     const bySubject = new Map<string, string[]>();
     entries.forEach((e, i) => {
-      const line = lines[i]!; // textOf keeps at most lines.length entries
-      if (e.section !== section) return;
-      const group = bySubject.get(e.subject);
-      if (group) group.push(line);
-      else bySubject.set(e.subject, [line]);
+      if (e.section === section) bySubject.set(e.subject, [...(bySubject.get(e.subject) ?? []), lines[i]!]); // textOf keeps at most lines.length entries
     });
     if (!bySubject.size) continue;
     parts.push(`## ${section.charAt(0).toUpperCase()}${section.slice(1)}\n`);

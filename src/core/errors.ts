@@ -9,16 +9,14 @@ export interface Problem {
 export type ErrorCode = 'E_VALIDATION' | 'E_CONFLICT' | 'E_USAGE' | 'E_NOT_FOUND' | 'E_BUSY' | 'E_UNSAFE_PATH' | 'E_GIT' | 'E_INTERRUPTED' | 'E_INTERNAL';
 
 export class MemoryError extends Error {
-  readonly code: ErrorCode;
-  readonly exitCode: number;
-  readonly problems: Problem[];
-
-  constructor(code: ErrorCode, message: string, exitCode: number, problems: Problem[] = []) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly exitCode: number,
+    readonly problems: Problem[] = [],
+  ) {
     super(message);
     this.name = new.target.name;
-    this.code = code;
-    this.exitCode = exitCode;
-    this.problems = problems;
   }
 
   toJSON(): { code: ErrorCode; message: string; problems: Problem[] } {

@@ -46,46 +46,38 @@ export function parseWhen(raw: string | undefined, name: string, now: Date): str
   return iso;
 }
 
-/** Parses filters; every refusal is a UsageError naming the filter and what it takes. */
+function checkedScope(scope: string): string {
+  const problem = scopeProblem(scope);
+  if (problem) throw new UsageError(`scope ${problem}`);
+  return scope;
+}
+
+/** Parses filters, leaving out those not given; every refusal is a UsageError naming the filter and what it takes. */
 export function parseFilters(a: FilterInput, now: Date): QueryFilters {
-  const f: QueryFilters = {};
-  const sections = oneOf<Section>(a.section, SECTIONS, 'section');
-  if (sections) f.sections = sections;
-  const kinds = oneOf<Kind>(a.kind, KINDS, 'kind');
-  if (kinds) f.kinds = kinds;
-  if (a.scope !== undefined) {
-    const problem = scopeProblem(String(a.scope));
-    if (problem) throw new UsageError(`scope ${problem}`);
-    f.scope = String(a.scope);
-  }
-  if (a.subject !== undefined) f.subject = String(a.subject);
-  if (a.tags !== undefined) f.tags = values(a.tags);
-  if (a.status !== undefined) {
-    f.status = values(a.status).join(',') === 'any' ? 'any' : oneOf<Status>(a.status, STATUSES, 'status');
-  }
-  const mc = a.minConfidence;
-  if (mc !== undefined) {
-    if (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1)
-      throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${shown(mc)})`);
-    f.minConfidence = mc;
-  } else if (f.status === 'any' || f.status?.includes('draft')) {
-    // Asking for drafts (or everything) asks for them whatever their confidence: drafts are
-    // usually below the 0.6 default, which would hide most of what was asked for.
-    f.minConfidence = 0;
-  }
-  const since = parseWhen(a.since, 'since', now);
-  if (since) f.since = since;
-  const until = parseWhen(a.until, 'until', now);
-  if (until) f.until = until;
-  if (a.dateField !== undefined) {
-    if (a.dateField !== 'created_at' && a.dateField !== 'updated_at')
-      throw new UsageError(`date field must be created_at or updated_at (got ${shown(a.dateField)})`);
-    f.dateField = a.dateField;
-  }
-  if (a.includeExpired) f.includeExpired = true;
+  const { minConfidence: mc, dateField } = a;
+  const status = a.status === undefined ? undefined : values(a.status).join(',') === 'any' ? 'any' : oneOf<Status>(a.status, STATUSES, 'status');
+  const f: QueryFilters = {
+    sections: oneOf<Section>(a.section, SECTIONS, 'section'),
+    kinds: oneOf<Kind>(a.kind, KINDS, 'kind'),
+    scope: a.scope === undefined ? undefined : checkedScope(String(a.scope)),
+    subject: a.subject === undefined ? undefined : String(a.subject),
+    tags: a.tags === undefined ? undefined : values(a.tags),
+    status,
+  };
+  if (mc !== undefined && (typeof mc !== 'number' || !Number.isFinite(mc) || mc < 0 || mc > 1))
+    throw new UsageError(`minimum confidence must be a number from 0 to 1 (got ${shown(mc)})`);
+  // Asking for drafts (or everything) asks for them whatever their confidence: drafts are
+  // usually below the 0.6 default, which would hide most of what was asked for.
+  f.minConfidence = mc ?? (status === 'any' || status?.includes('draft') ? 0 : undefined);
+  f.since = parseWhen(a.since, 'since', now);
+  f.until = parseWhen(a.until, 'until', now);
+  if (dateField !== undefined && dateField !== 'created_at' && dateField !== 'updated_at')
+    throw new UsageError(`date field must be created_at or updated_at (got ${shown(dateField)})`);
+  f.dateField = dateField;
+  f.includeExpired = a.includeExpired ? true : undefined;
   if (a.limit !== undefined && (typeof a.limit !== 'number' || !Number.isInteger(a.limit) || a.limit < 1))
     throw new UsageError(`limit must be a whole number of at least 1 (got ${shown(a.limit)})`);
-  return f;
+  return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined));
 }
 
 /**

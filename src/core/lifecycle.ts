@@ -122,8 +122,7 @@ export function initialImportance(e: { summary: string; content: string; kind: s
 /** Parses `30m`, `1h`, `24h`, `7d`, `2w` into milliseconds; null if invalid. */
 export function intervalMs(s: string): number | null {
   const m = /^(\d+(?:\.\d+)?)\s*(m|h|d|w)$/.exec(s.trim());
-  if (m) return Number(m[1]) * { m: 60_000, h: HOUR_MS, d: DAY_MS, w: 7 * DAY_MS }[m[2] as 'm' | 'h' | 'd' | 'w'];
-  return null;
+  return m ? Number(m[1]) * { m: 60_000, h: HOUR_MS, d: DAY_MS, w: 7 * DAY_MS }[m[2] as 'm' | 'h' | 'd' | 'w'] : null;
 }
 
 const configMemo = new WeakMap<DecayConfig, Map<string, DecayConfig>>();
@@ -279,8 +278,7 @@ export function reinforceLifecycle(
   now: number,
   opts: { boostType?: BoostType; amount?: number; baseImportance?: number } = {},
 ): Lifecycle {
-  const type = memoryTypeOf(e);
-  const cfg = configFor(project, e.section, type);
+  const cfg = configFor(project, e.section, memoryTypeOf(e));
   const lc: Lifecycle = { ...(e.lifecycle ?? {}) };
   const last = Math.max(Date.parse(e.updated_at), lc.reviewed_at ? Date.parse(lc.reviewed_at) : 0);
   const days = Math.max(0, (now - last) / DAY_MS);

@@ -71,11 +71,9 @@ export function hasConflictMarkers(text: string): boolean {
 
 /** The texts of ours, theirs and (diff3 only) the ancestor, each with the lines outside the conflicts; null when markers do not nest as git's. */
 export function conflictSides(text: string): { ours: string; theirs: string; base: string | null } | null {
-  const ours: string[] = [];
-  const theirs: string[] = [];
-  const base: string[] = [];
+  const sides = { ours: [] as string[], base: [] as string[], theirs: [] as string[] };
   let sawBase = false;
-  let state: 'out' | 'ours' | 'base' | 'theirs' = 'out';
+  let state: 'out' | keyof typeof sides = 'out';
   for (const line of text.split('\n')) {
     if (state === 'out' && START.test(line)) state = 'ours';
     else if (state === 'ours' && BASE.test(line)) {
@@ -83,14 +81,8 @@ export function conflictSides(text: string): { ours: string; theirs: string; bas
       sawBase = true;
     } else if ((state === 'ours' || state === 'base') && MID.test(line)) state = 'theirs';
     else if (state === 'theirs' && END.test(line)) state = 'out';
-    else if (state === 'out') {
-      ours.push(line);
-      theirs.push(line);
-      base.push(line);
-    } else if (state === 'ours') ours.push(line);
-    else if (state === 'base') base.push(line);
-    else theirs.push(line);
+    else for (const side of state === 'out' ? Object.values(sides) : [sides[state]]) side.push(line); // outside a conflict: every side's
   }
   if (state !== 'out') return null;
-  return { ours: ours.join('\n'), theirs: theirs.join('\n'), base: sawBase ? base.join('\n') : null };
+  return { ours: sides.ours.join('\n'), theirs: sides.theirs.join('\n'), base: sawBase ? sides.base.join('\n') : null };
 }

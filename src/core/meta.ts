@@ -1,6 +1,6 @@
 /** The part of an entry that filters, ranking and statistics need: without summary or content, so the catalog loads it fast. */
 import { nodeCrypto } from '../node-crypto.js';
-import type { EvidenceType } from './constants.js';
+import { ENTRY_KEY_ORDER, type EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';
 import type { MemoryEntry } from './schema.js';
 
@@ -40,27 +40,11 @@ export function duplicateHash(e: { subject: string; scope: string; summary: stri
 }
 
 export function entryMeta(e: MemoryEntry): EntryMeta {
-  const m: EntryMeta = {
-    id: e.id,
-    section: e.section,
-    kind: e.kind,
-    subject: e.subject,
-    scope: e.scope,
-    tags: e.tags,
-    confidence: e.confidence,
-    evidence: e.evidence.map((ev) => ({ type: ev.type })),
-    status: e.status,
-    superseded_by: e.superseded_by,
-    related_entries: e.related_entries,
-    valid_from: e.valid_from,
-    valid_to: e.valid_to,
-    created_by: e.created_by,
-    created_at: e.created_at,
-    updated_at: e.updated_at,
-    dup: duplicateHash(e),
-    importance0: initialImportance(e),
-  };
-  if (e.review_interval !== undefined) m.review_interval = e.review_interval;
-  if (e.lifecycle !== undefined) m.lifecycle = e.lifecycle;
-  return m;
+  const m: Record<string, unknown> = {};
+  // Every field but the texts, in the files' order; of evidence only the types.
+  for (const k of ENTRY_KEY_ORDER) if (k !== 'summary' && k !== 'content' && e[k] !== undefined) m[k] = e[k];
+  m.evidence = e.evidence.map((ev) => ({ type: ev.type }));
+  m.dup = duplicateHash(e);
+  m.importance0 = initialImportance(e);
+  return m as unknown as EntryMeta;
 }

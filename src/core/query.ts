@@ -146,25 +146,22 @@ export function textFloor(bases: Float64Array, n: number, maxRelevance: number):
   return (1 - STRENGTH_WEIGHT) * nthLargest(bases, n) * (1 - 1e-9) - 1.0001e-4 * maxRelevance;
 }
 
-/** The first `n` of `m` entries in the no-text order (demoted last, then compareByPriors, then position), with their flags; no object per entry. */
-export function firstByPriors(
-  m: number,
-  n: number,
-  now: number,
-  entryAt: (i: number) => EntryLike,
-  staleAt: (i: number) => boolean,
-  idAt: (i: number) => string,
-): { at: number; flags: Flag[] }[] {
-  const keys = priorKeys(m);
-  for (let i = 0; i < m; i++) {
-    const e = entryAt(i);
-    const flags = (keys.flags[i] = entryFlags(e, now, staleAt(i)));
+/** The first `n` of `cands` in the no-text order (demoted last, then compareByPriors, then position), with their flags; no object per entry. */
+export function firstByPriors(cands: readonly Pick<Candidate, 'entry' | 'stale'>[], n: number, now: number): { at: number; flags: Flag[] }[] {
+  const keys = priorKeys(cands.length);
+  cands.forEach(({ entry: e, stale }, i) => {
+    const flags = (keys.flags[i] = entryFlags(e, now, stale));
     keys.conf[i] = e.confidence;
     keys.q[i] = evidenceQuality(e);
     keys.d[i] = demotion(flags);
     keys.upd[i] = e.updated_at;
-  }
-  return firstByPriorKeys(keys, n, idAt, (i) => keys.upd[i]!); // filled above for every i < m
+  });
+  return firstByPriorKeys(
+    keys,
+    n,
+    (i) => cands[i]!.entry.id,
+    (i) => keys.upd[i]!,
+  ); // positions below cands.length, all filled above
 }
 
 /** The sort keys of the no-text order; updated_at as text (`upd`) or as `canonicalMs` (`updMs`, NaN where not known). */
@@ -278,18 +275,8 @@ export function rankEntries<E extends EntryLike, C extends Candidate<E>>(
     top.sort((a, b) => b.score - a.score || byPriors(a, b));
     top = top.slice(0, n);
   } else {
-    // firstByPriors asks for, and returns, positions below cands.length.
-    const cand = (i: number): C => cands[i]!;
-    const page = firstByPriors(
-      cands.length,
-      n,
-      now,
-      (i) => cand(i).entry,
-      (i) => cand(i).stale === true,
-      (i) => cand(i).entry.id,
-    );
-    top = page.map(({ at: i, flags }) => {
-      const c = cand(i);
+    top = firstByPriors(cands, n, now).map(({ at, flags }) => {
+      const c = cands[at]!; // a position of cands
       return { c, flags, base: baseOf(c, flags, evidenceQuality(c.entry)), score: 0 };
     });
     for (const k of top) apply(k);

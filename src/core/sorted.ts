@@ -1,9 +1,4 @@
-/** Index of the first of `sorted` (ascending, JavaScript string order) that is not less than `key`. */
-export function lowerBound(sorted: readonly string[], key: string): number {
-  return lowerBoundBy(sorted, key, (s) => s);
-}
-
-/** The same over items sorted by a string of theirs (`of`). */
+/** Index of the first of `sorted` (ascending by a string of theirs, `of`, in JavaScript string order) whose string is not less than `key`. */
 export function lowerBoundBy<T>(sorted: readonly T[], key: string, of: (item: T) => string): number {
   let lo = 0;
   let hi = sorted.length;

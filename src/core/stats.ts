@@ -198,7 +198,5 @@ export function health(s: Statistics) {
 
 /** The date range of a dashboard filter, as of `now`. */
 export function rangeFor(filter: '7d' | '30d' | 'all', now: Date): { start_date?: string } {
-  if (filter === 'all') return {};
-  const days = filter === '7d' ? 7 : 30;
-  return { start_date: new Date(now.getTime() - days * 86_400_000).toISOString() };
+  return filter === 'all' ? {} : { start_date: new Date(now.getTime() - (filter === '7d' ? 7 : 30) * 86_400_000).toISOString() };
 }

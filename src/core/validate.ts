@@ -20,6 +20,9 @@ import { shown } from './redact.js';
 
 export type Result<T> = { ok: true; value: T; errors: [] } | { ok: false; errors: Problem[] };
 
+const result = <T>(value: T | undefined, errors: Problem[]): Result<T> =>
+  value !== undefined && !errors.length ? { ok: true, value, errors: [] } : { ok: false, errors };
+
 /** What the validator may ask of the store: the live entry a `duplicateHash` duplicates, an entry by id (supersede/deprecate targets). */
 export interface ValidationContext {
   findDuplicate?: (hash: string) => string | undefined;
@@ -81,8 +84,7 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): R
   }
   // (Asking zod to report each issue's input would double the cost of every parse.)
   const r = schema.safeParse(input);
-  if (r.success) return { ok: true, value: r.data, errors: [] };
-  return { ok: false, errors: zodProblems(r.error, prefix, input) };
+  return result(r.data, r.success ? [] : zodProblems(r.error, prefix, input));
 }
 
 /** Rules between fields (each field's own limits are in the schema). `p` is the path prefix (e.g. `entry.`). */
@@ -147,11 +149,8 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
     const message = `duplicates entry ${dup} (same subject, scope and summary); supersede it instead of creating a copy`;
     errors.push({ path: fieldAt(prefix, 'summary'), message });
   }
-  if (!e || errors.length) return { ok: false, errors };
-  return {
-    ok: true,
-    errors: [],
-    value: {
+  return result(
+    e && {
       ...e,
       tags: e.tags ?? [],
       evidence: e.evidence ?? [],
@@ -160,7 +159,8 @@ export function validateEntryInput(input: unknown, ctx: ValidationContext = {}, 
       valid_from: e.valid_from ? normalizeTimestamp(e.valid_from) : null,
       valid_to: e.valid_to ? normalizeTimestamp(e.valid_to) : null,
     },
-  };
+    errors,
+  );
 }
 
 /** Validates a stored entry (a file on disk, an import): shape and field rules; policy for live ones. */
@@ -170,8 +170,7 @@ export function validateStoredEntry(input: unknown, prefix = ''): Result<MemoryE
     const message = e.superseded_by ? 'must be null unless status is "superseded"' : 'is required when status is "superseded"';
     errors.push({ path: fieldAt(prefix, 'superseded_by'), message });
   }
-  if (!e || errors.length) return { ok: false, errors };
-  return { ok: true, value: e, errors: [] };
+  return result(e, errors);
 }
 
 /** A Memory_Update whose shape, fields and target are valid; `entry` is normalized when present. */
@@ -210,9 +209,7 @@ export function validateUpdate(input: unknown, ctx: ValidationContext = {}, pref
   }
   if (op === 'deprecate' && given !== undefined) problem('entry', 'is not used by operation "deprecate"');
   if (op !== 'supersede' && by !== undefined) problem('superseded_by', 'is only used by operation "supersede"');
-  if (errors.length) return { ok: false, errors };
-  const value: ValidUpdate = { operation: op, ...(entry && { entry }), ...(target && { target_id: target }), ...(by && { superseded_by: by }) };
-  return { ok: true, value, errors: [] };
+  return result<ValidUpdate>({ operation: op, ...(entry && { entry }), ...(target && { target_id: target }), ...(by && { superseded_by: by }) }, errors);
 }
 
 /** Guesses what `memory validate` was handed: a Memory_Update has `operation`; a stored entry has `id`. */

@@ -4,7 +4,7 @@
  */
 import type { Options, SearchOptions } from 'minisearch';
 import { INDEX_OPTIONS, type Doc } from './options.js';
-import { lowerBound } from '../core/sorted.js';
+import { lowerBoundBy } from '../core/sorted.js';
 
 /** Rows for boundedDistance, grown as needed (a query checks thousands of terms: no arrays per call). */
 let prevRow = new Int32Array(64);
@@ -79,7 +79,7 @@ export function queryTerms(
 export function reachableTerms(terms: string[], text: string, opts: Options<Doc> = INDEX_OPTIONS): Set<number> {
   const out = new Set<number>();
   for (const { term: q, prefix, fuzzy } of queryTerms(text, opts)) {
-    const exact = lowerBound(terms, q);
+    const exact = lowerBoundBy(terms, q, (t) => t);
     if (terms[exact] === q) out.add(exact);
     if (prefix) for (let k = exact; terms[k]?.startsWith(q); k++) out.add(k);
     if (fuzzy)

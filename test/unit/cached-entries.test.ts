@@ -142,15 +142,11 @@ describe('entries made from the catalog cache on demand', () => {
       expect(passed, JSON.stringify(f)).toEqual(expected);
       const stale = new Set(all.filter((_, j) => j % 5 === 0).map((se) => se.key));
       const staleAt = (j: number): boolean => stale.has(ce.keyOf(j));
-      const entryAt = (k: number): (typeof all)[number] => all[passed[k]!]!; // k < passed.length; passed holds places of all
       for (const n of [1, 10, 50, passed.length + 3]) {
         const want = firstByPriors(
-          passed.length,
+          passed.map((j) => ({ entry: all[j]!.meta, stale: staleAt(j) })),
           n,
           NOW,
-          (k) => entryAt(k).meta,
-          (k) => staleAt(passed[k]!),
-          (k) => entryAt(k).meta.id,
         );
         const got = ce.firstInOrder(passed, n, NOW, staleAt);
         expect(got, JSON.stringify(f)).toEqual(want);

@@ -1,6 +1,5 @@
 /** The rule catalogue, kept as data in `rules/secrets/` (docs/secrets.md); every pattern runs in linear time (no nested unbounded repeats). */
-import { readFileSync } from 'node:fs';
-import { CHECKS, MATCHES, PAIRS, SCANS, entropy, pairSpans, type Rule } from './checks.js';
+import { CHECKS, MATCHES, PAIRS, SCANS, entropy, pairSpans, ruleData, type Rule } from './checks.js';
 import { PROVIDER_CONTEXT_RULE } from './provider-context.js';
 
 export type { Rule, Span } from './checks.js';
@@ -75,9 +74,7 @@ function loadCatalogue(): Rule[] {
   const seen = new Set<string>();
   const rules = [...FAMILIES, 'context'].flatMap((family) => {
     const file = `rules/secrets/${family}.json`;
-    // Read, not imported: the rules are data files of the package (two levels above dist/core/).
-    const data = JSON.parse(readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8')) as { rules: RuleData[] };
-    return data.rules.map((r, i) => {
+    return ruleData<{ rules: RuleData[] }>(family).rules.map((r, i) => {
       const rule = compile(r, `${file} rule ${i + 1}`);
       if (seen.has(rule.id)) throw new Error(`${file}: rule id ${rule.id} is used twice`);
       seen.add(rule.id);

@@ -1,8 +1,12 @@
 /** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
 
+/** A data file of `rules/secrets/`: read, not imported (it sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike). */
+export const ruleData = <T = Record<string, string[]>>(name: string): T =>
+  JSON.parse(readFileSync(new URL(`../../../rules/secrets/${name}.json`, import.meta.url), 'utf8')) as T;
+
 /** Word lists of the checks, kept with the context rules: keys published as examples in vendor documentation, name suffixes of non-secrets. */
-const WORDS = JSON.parse(readFileSync(new URL('../../../rules/secrets/context.json', import.meta.url), 'utf8')) as Record<string, string[]>;
+const WORDS = ruleData('context');
 
 export interface Span {
   start: number;

@@ -2,11 +2,9 @@
  * A provider's name a few words before a random-looking value (`MAILJET_API_KEY=…`), for services whose tokens have no
  * fixed prefix (docs/secrets.md; words in rules/secrets/providers.json). Linear: each candidate looks back WINDOW characters.
  */
-import { readFileSync } from 'node:fs';
-import { camelWords, classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, type Rule, type Span } from './checks.js';
+import { camelWords, classes, decodeBase64Text, entropy, isCodeReference, isPlaceholder, isWordLike, ruleData, type Rule, type Span } from './checks.js';
 
-// The data file sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike.
-const DATA = JSON.parse(readFileSync(new URL('../../../rules/secrets/providers.json', import.meta.url), 'utf8')) as Record<string, string[]>;
+const DATA = ruleData('providers');
 const STRONG = new Set(DATA.providers);
 const WEAK = new Set(DATA.weak);
 const SECRET_WORDS = new Set(DATA.secret_words);
