@@ -243,7 +243,7 @@ export class Daemon {
 
   async listen(): Promise<void> {
     const { engine, log, metrics, paths, status, opts } = this;
-    engine.writes.onGroup = (group) => {
+    engine.onGroup = (group) => {
       metrics.groupCommits.observe(group.length);
       for (const { batch, result: r } of group) {
         if (r instanceof Error || batch.caller === this.own) continue;

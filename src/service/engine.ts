@@ -13,10 +13,10 @@ import { SessionStore } from '../store/sessions.js';
 import { UsageStore } from '../store/usage.js';
 import { Workspace, findRoot } from '../store/workspace.js';
 import type { Caller, WarningSink } from './caller.js';
+import type { ApplyResult, Batch } from './ops/apply.js';
 import type { Aggregates } from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
 import { SAVE_EVERY_MS, Semantic } from './semantic.js';
-import { WriteQueue } from './write-queue.js';
 
 export interface EngineOptions {
   /** Where root discovery starts, or the root itself (`--root`). */
@@ -62,7 +62,8 @@ export class Engine {
   readonly onWrite: EngineOptions['onWrite'];
   readonly onCommit: EngineOptions['onCommit'];
   readonly rm: ReadModel;
-  readonly writes: WriteQueue;
+  /** Told each group commit's results (the daemon's log and metrics). */
+  onGroup: ((group: { batch: Batch; result: ApplyResult | Error }[]) => void) | undefined;
   readonly aggregates: Aggregates = new Map();
   semantic: Semantic | null = null;
   mergeDriverChecked = false;
@@ -83,7 +84,6 @@ export class Engine {
     this.sessions = new SessionStore(this.ws);
     this.evidenceCache = new EvidenceCache(this.ws);
     this.rm = new ReadModel(this);
-    this.writes = new WriteQueue(this);
   }
 
   /** Serves a caller's request: background work (vectors, the evidence check) waits while any is served. */
