@@ -49,42 +49,33 @@ export const modules = {
   setup: lazy<typeof import('../core/setup.js')>('./core/setup.js'),
 };
 
-export class Engine {
-  readonly ws: Workspace;
-  readonly env: NodeJS.ProcessEnv;
-  readonly catalog: Catalog;
-  readonly usage: UsageStore;
-  readonly sessions: SessionStore;
-  readonly evidenceCache: EvidenceCache;
+/** Holds the options before the fields built from them are initialized. */
+class Options {
+  constructor(protected readonly opts: EngineOptions = {}) {}
+}
+
+export class Engine extends Options {
+  readonly longLived = this.opts.longLived ?? false;
+  readonly watched = this.opts.watched ?? false;
+  readonly onWrite = this.opts.onWrite;
+  readonly onCommit = this.opts.onCommit;
+  readonly env = this.opts.env ?? process.env;
+  readonly ws = new Workspace(findRoot(this.opts.cwd ?? process.cwd(), this.opts.root, this.env), this.env);
+  readonly catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
+  readonly usage = new UsageStore(this.ws);
+  readonly sessions = new SessionStore(this.ws);
+  readonly evidenceCache = new EvidenceCache(this.ws);
   readonly logs = new LogReader();
-  readonly longLived: boolean;
-  readonly watched: boolean;
-  readonly onWrite: EngineOptions['onWrite'];
-  readonly onCommit: EngineOptions['onCommit'];
-  readonly rm: ReadModel;
+  readonly rm = new ReadModel(this);
+  readonly aggregates: Aggregates = new Map();
   /** Told each group commit's results (the daemon's log and metrics). */
   onGroup: ((group: { batch: Batch; result: ApplyResult | Error }[]) => void) | undefined;
-  readonly aggregates: Aggregates = new Map();
   semantic: Semantic | null = null;
   mergeDriverChecked = false;
   private gitRepo: Promise<GitRepo | null> | undefined;
   private sparseChecked = false;
   private serving = 0;
   private onQuiet = new Set<() => void>();
-
-  constructor(opts: EngineOptions = {}) {
-    this.longLived = opts.longLived ?? false;
-    this.watched = opts.watched ?? false;
-    this.onWrite = opts.onWrite;
-    this.onCommit = opts.onCommit;
-    this.env = opts.env ?? process.env;
-    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env), this.env);
-    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
-    this.usage = new UsageStore(this.ws);
-    this.sessions = new SessionStore(this.ws);
-    this.evidenceCache = new EvidenceCache(this.ws);
-    this.rm = new ReadModel(this);
-  }
 
   /** Serves a caller's request: background work (vectors, the evidence check) waits while any is served. */
   async serve<T>(request: () => Promise<T>): Promise<T> {
