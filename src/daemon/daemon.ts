@@ -384,7 +384,7 @@ export class Daemon {
     this.http?.close();
     await this.jobs.stop();
     try {
-      await engine.closeSemantic();
+      await engine.semantic?.close();
     } catch (err) {
       status.recordError('semantic', err);
     }

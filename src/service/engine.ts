@@ -164,10 +164,6 @@ export class Engine extends Options {
     return sem;
   }
 
-  closeSemantic(): Promise<void> {
-    return this.semantic?.close() ?? Promise.resolve();
-  }
-
   /** Computes missing vectors in the background (the daemon calls this after each refresh). */
   indexSemantic(): Promise<void> {
     return this.semantic?.index(() => this.rm.current ?? this.snapshot(), { saveEveryMs: SAVE_EVERY_MS }) ?? Promise.resolve();
