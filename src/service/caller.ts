@@ -38,7 +38,8 @@ class Options {
 
 export class Caller extends Options {
   readonly env = this.opts.env ?? process.env;
-  readonly clock = this.opts.clock ?? clockFromEnv(this.env);
+  /** The time now: BASS_AGENTS_NOW fixes it. */
+  readonly now: Clock = this.opts.clock ?? clockFromEnv(this.env);
   readonly cwd = this.opts.cwd ?? process.cwd();
   readonly stdout = this.opts.stdout ?? quiet;
   readonly stderr = this.opts.stderr ?? quiet;
@@ -57,10 +58,6 @@ export class Caller extends Options {
 
   setExitCode(code: number): void {
     this.exitCode = code;
-  }
-
-  now(): Date {
-    return this.clock();
   }
 
   /** The writer stored in created_by: --agent, BASS_AGENTS_AGENT, the git user, the OS user. */
