@@ -31,12 +31,12 @@ export interface CallerOptions {
 
 const quiet: Sink = { write: () => true };
 
-/** Holds the options before the fields built from them are initialized. */
-class Options {
-  constructor(protected readonly opts: CallerOptions = {}) {}
+/** Holds the options before a subclass's fields built from them are initialized (a parameter property would be assigned after them). */
+export class Options<O> {
+  constructor(protected readonly opts: O) {}
 }
 
-export class Caller extends Options {
+export class Caller extends Options<CallerOptions> {
   readonly env = this.opts.env ?? process.env;
   /** The time now: BASS_AGENTS_NOW fixes it. */
   readonly now: Clock = this.opts.clock ?? clockFromEnv(this.env);

@@ -12,7 +12,7 @@ import { LogReader } from '../store/local-log.js';
 import { SessionStore } from '../store/sessions.js';
 import { UsageStore } from '../store/usage.js';
 import { Workspace, findRoot } from '../store/workspace.js';
-import type { Caller, WarningSink } from './caller.js';
+import { Options, type Caller, type WarningSink } from './caller.js';
 import type { ApplyResult, Batch } from './ops/apply.js';
 import type { Aggregates } from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
@@ -49,12 +49,7 @@ export const modules = {
   setup: lazy<typeof import('../core/setup.js')>('./core/setup.js'),
 };
 
-/** Holds the options before the fields built from them are initialized. */
-class Options {
-  constructor(protected readonly opts: EngineOptions = {}) {}
-}
-
-export class Engine extends Options {
+export class Engine extends Options<EngineOptions> {
   readonly longLived = this.opts.longLived ?? false;
   readonly watched = this.opts.watched ?? false;
   readonly onWrite = this.opts.onWrite;
