@@ -230,7 +230,7 @@ export class Daemon {
 
   async listen(): Promise<void> {
     const { engine, log, metrics, paths, status, opts } = this;
-    engine.writes.onGroup = (group) => {
+    engine.onGroup = (group) => {
       metrics.groupCommits.observe(group.length);
       for (const { batch, result: r } of group) {
         if (r instanceof Error || batch.caller === this.own) continue;
@@ -361,7 +361,7 @@ export class Daemon {
     this.server.close();
     this.http?.close();
     await this.jobs.stop();
-    await status.attempt('semantic', () => engine.closeSemantic());
+    await status.attempt('semantic', () => engine.semantic?.close());
     // What one-shot commands load while no daemon runs (after a kill -9, the next start re-syncs from file stamps).
     await status.attempt('index save', () => engine.rm.flushIndex());
     await this.watcher.close();

@@ -86,7 +86,7 @@ export async function serveStdio(opts: { root?: string; project?: string; agent?
   await server.connect(transport);
   process.stdin.on('end', () => void server.close());
   await closed;
-  await own?.closeSemantic().catch(() => undefined);
+  await own?.semantic?.close().catch(() => undefined);
   // Saved while serving only once far behind (a save holds the process): brought up to date now for the next command.
   if (!failed) own?.rm.flushIndex();
 }

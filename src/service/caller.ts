@@ -31,35 +31,26 @@ export interface CallerOptions {
 
 const quiet: Sink = { write: () => true };
 
-export class Caller {
-  readonly env: NodeJS.ProcessEnv;
-  readonly clock: Clock;
-  readonly cwd: string;
-  readonly stdout: Sink;
-  readonly stderr: Sink;
-  readonly stdin: Buffer | undefined;
-  readonly stderrIsTTY: boolean;
-  readonly columns: number | undefined;
-  readonly allowDetached: boolean;
-  readonly warn: WarningSink;
-  readonly explicitAgent: string | undefined;
-  exitCode = 0;
-  private agentName: string | undefined;
+/** Holds the options before a subclass's fields built from them are initialized (a parameter property would be assigned after them). */
+export class Options<O> {
+  constructor(protected readonly opts: O) {}
+}
 
-  constructor(private readonly opts: CallerOptions = {}) {
-    this.env = opts.env ?? process.env;
-    this.clock = opts.clock ?? clockFromEnv(this.env);
-    this.cwd = opts.cwd ?? process.cwd();
-    this.stdout = opts.stdout ?? quiet;
-    this.stderr = opts.stderr ?? quiet;
-    this.stdin = opts.stdin;
-    this.stderrIsTTY = opts.stderrIsTTY ?? false;
-    this.columns = opts.columns;
-    this.allowDetached = opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
-    this.warn = opts.warn ?? (() => undefined);
-    this.explicitAgent = pickAgent(opts.agent, this.env.BASS_AGENTS_AGENT);
-    this.agentName = this.explicitAgent;
-  }
+export class Caller extends Options<CallerOptions> {
+  readonly env = this.opts.env ?? process.env;
+  /** The time now: BASS_AGENTS_NOW fixes it. */
+  readonly now: Clock = this.opts.clock ?? clockFromEnv(this.env);
+  readonly cwd = this.opts.cwd ?? process.cwd();
+  readonly stdout = this.opts.stdout ?? quiet;
+  readonly stderr = this.opts.stderr ?? quiet;
+  readonly stdin = this.opts.stdin;
+  readonly stderrIsTTY = this.opts.stderrIsTTY ?? false;
+  readonly columns = this.opts.columns;
+  readonly allowDetached = this.opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
+  readonly warn: WarningSink = this.opts.warn ?? (() => undefined);
+  readonly explicitAgent = pickAgent(this.opts.agent, this.env.BASS_AGENTS_AGENT);
+  exitCode = 0;
+  private agentName = this.explicitAgent;
 
   with(opts: CallerOptions): Caller {
     return new Caller({ ...this.opts, ...opts });
@@ -67,10 +58,6 @@ export class Caller {
 
   setExitCode(code: number): void {
     this.exitCode = code;
-  }
-
-  now(): Date {
-    return this.clock();
   }
 
   /** The writer stored in created_by: --agent, BASS_AGENTS_AGENT, the git user, the OS user. */

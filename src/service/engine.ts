@@ -12,11 +12,11 @@ import { LogReader } from '../store/local-log.js';
 import { SessionStore } from '../store/sessions.js';
 import { UsageStore } from '../store/usage.js';
 import { Workspace, findRoot } from '../store/workspace.js';
-import type { Caller, WarningSink } from './caller.js';
+import { Options, type Caller, type WarningSink } from './caller.js';
+import type { ApplyResult, Batch } from './ops/apply.js';
 import type { Aggregates } from './ops/statistics.js';
 import { ReadModel } from './read-model.js';
 import { SAVE_EVERY_MS, Semantic } from './semantic.js';
-import { WriteQueue } from './write-queue.js';
 
 export interface EngineOptions {
   /** Where root discovery starts, or the root itself (`--root`). */
@@ -49,42 +49,28 @@ export const modules = {
   setup: lazy<typeof import('../core/setup.js')>('./core/setup.js'),
 };
 
-export class Engine {
-  readonly ws: Workspace;
-  readonly env: NodeJS.ProcessEnv;
-  readonly catalog: Catalog;
-  readonly usage: UsageStore;
-  readonly sessions: SessionStore;
-  readonly evidenceCache: EvidenceCache;
+export class Engine extends Options<EngineOptions> {
+  readonly longLived = this.opts.longLived ?? false;
+  readonly watched = this.opts.watched ?? false;
+  readonly onWrite = this.opts.onWrite;
+  readonly onCommit = this.opts.onCommit;
+  readonly env = this.opts.env ?? process.env;
+  readonly ws = new Workspace(findRoot(this.opts.cwd ?? process.cwd(), this.opts.root, this.env), this.env);
+  readonly catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
+  readonly usage = new UsageStore(this.ws);
+  readonly sessions = new SessionStore(this.ws);
+  readonly evidenceCache = new EvidenceCache(this.ws);
   readonly logs = new LogReader();
-  readonly longLived: boolean;
-  readonly watched: boolean;
-  readonly onWrite: EngineOptions['onWrite'];
-  readonly onCommit: EngineOptions['onCommit'];
-  readonly rm: ReadModel;
-  readonly writes: WriteQueue;
+  readonly rm = new ReadModel(this);
   readonly aggregates: Aggregates = new Map();
+  /** Told each group commit's results (the daemon's log and metrics). */
+  onGroup: ((group: { batch: Batch; result: ApplyResult | Error }[]) => void) | undefined;
   semantic: Semantic | null = null;
   mergeDriverChecked = false;
   private gitRepo: Promise<GitRepo | null> | undefined;
   private sparseChecked = false;
   private serving = 0;
   private onQuiet = new Set<() => void>();
-
-  constructor(opts: EngineOptions = {}) {
-    this.longLived = opts.longLived ?? false;
-    this.watched = opts.watched ?? false;
-    this.onWrite = opts.onWrite;
-    this.onCommit = opts.onCommit;
-    this.env = opts.env ?? process.env;
-    this.ws = new Workspace(findRoot(opts.cwd ?? process.cwd(), opts.root, this.env), this.env);
-    this.catalog = new Catalog(this.ws, { noteWrites: !this.watched, holdEntries: !this.longLived });
-    this.usage = new UsageStore(this.ws);
-    this.sessions = new SessionStore(this.ws);
-    this.evidenceCache = new EvidenceCache(this.ws);
-    this.rm = new ReadModel(this);
-    this.writes = new WriteQueue(this);
-  }
 
   /** Serves a caller's request: background work (vectors, the evidence check) waits while any is served. */
   async serve<T>(request: () => Promise<T>): Promise<T> {
@@ -171,10 +157,6 @@ export class Engine {
         },
       );
     return sem;
-  }
-
-  closeSemantic(): Promise<void> {
-    return this.semantic?.close() ?? Promise.resolve();
   }
 
   /** Computes missing vectors in the background (the daemon calls this after each refresh). */

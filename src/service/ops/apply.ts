@@ -9,7 +9,6 @@ import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite, type WriteTx } from '../transaction.js';
-import type { Batch } from '../write-queue.js';
 import { BatchState, scanGroups, supersedeProblem, warnIfLarge } from './batch.js';
 import { fixLinks } from './conflicts.js';
 import { locate } from './entries.js';
@@ -188,9 +187,57 @@ function recreates(st: BatchState, entry: { subject: string; summary: string }):
   return null;
 }
 
-/** A batch as one commit, through the write queue: concurrent callers' batches commit together. */
+export interface Batch {
+  caller: Caller;
+  updates: unknown;
+  opts: ApplyOptions;
+}
+
+type Queued = Batch & { resolve: (r: ApplyResult) => void; reject: (err: unknown) => void };
+
+/** Each engine's batches waiting for the group commit under way (none: no commit runs). */
+const queues = new WeakMap<Engine, Queued[]>();
+
+/** A batch as one commit; batches that arrive while a commit runs join the next group, one commit per project. */
 export function apply(engine: Engine, caller: Caller, updates: unknown, opts: ApplyOptions = {}): Promise<ApplyResult> {
-  return engine.writes.submit(caller, updates, opts);
+  return new Promise((resolve, reject) => {
+    const queued = { caller, updates, opts, resolve, reject };
+    const queue = queues.get(engine);
+    if (queue) return void queue.push(queued);
+    queues.set(engine, [queued]);
+    void drain(engine);
+  });
+}
+
+async function drain(engine: Engine): Promise<void> {
+  const queue = queues.get(engine)!;
+  try {
+    while (queue.length) {
+      // Writes arriving right now join this group.
+      await new Promise((r) => setImmediate(r));
+      const groups = new Map<string, Queued[]>();
+      for (const w of queue.splice(0)) {
+        try {
+          // One commit per project and per leave to write on a detached HEAD.
+          const key = `${w.caller.project(engine, w.opts.project)}\u0000${w.caller.allowDetached}`;
+          groups.set(key, [...(groups.get(key) ?? []), w]);
+        } catch (err) {
+          w.reject(err);
+        }
+      }
+      for (const group of groups.values()) {
+        const results = await applyGroup(engine, group).catch((err: Error) => group.map(() => err));
+        const done = group.map((batch, k) => ({ batch, result: results[k] ?? new Error('not applied') }));
+        engine.onGroup?.(done);
+        for (const { batch, result } of done) {
+          if (result instanceof Error) batch.reject(result);
+          else batch.resolve(result);
+        }
+      }
+    }
+  } finally {
+    queues.delete(engine);
+  }
 }
 
 /**

@@ -22,12 +22,11 @@ export async function syncContext(engine: Engine, caller: Caller, projectName: s
   const project = r.project;
   const file = engine.ws.assertInside(join(engine.ws.contextDir, `${project}.md`), 'context file');
   const changed = !existsSync(file) || readFileSync(file, 'utf8') !== r.text;
-  let commit: string | null = null;
-  if (changed) {
-    ({ commit } = await withWrite(engine, caller, { project }, (tx) => {
-      tx.putFile(file, r.text);
-      tx.change({ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }, false);
-    }));
-  }
+  const { commit } = changed
+    ? await withWrite(engine, caller, { project }, (tx) => {
+        tx.putFile(file, r.text);
+        tx.change({ op: 'update', id: `ai-context/${project}.md`, summary: `sync-context (${r.included} entries)` }, false);
+      })
+    : { commit: null };
   return { path: engine.ws.rel(file), changed, included: r.included, omitted: r.omitted, commit };
 }
