@@ -4,6 +4,7 @@ import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
+import { tryOr } from '../../store/fsutil.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
 import { modules, type Engine } from '../engine.js';
@@ -228,11 +229,12 @@ async function drain(engine: Engine): Promise<void> {
       for (const group of groups.values()) {
         const results = await applyGroup(engine, group).catch((err: Error) => group.map(() => err));
         const done = group.map((batch, k) => ({ batch, result: results[k] ?? new Error('not applied') }));
-        engine.onGroup?.(done);
         for (const { batch, result } of done) {
           if (result instanceof Error) batch.reject(result);
           else batch.resolve(result);
         }
+        // The hook only records: a failure there must not strand the writers still queued.
+        tryOr(() => engine.onGroup?.(done), undefined);
       }
     }
   } finally {
