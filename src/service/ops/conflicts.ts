@@ -8,6 +8,7 @@ import { conflictSides, hasConflictMarkers } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { mergeEntry } from '../../core/merge.js';
 import type { GitRepo } from '../../store/git.js';
+import { writeBlocker } from '../../store/git-state.js';
 import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -82,7 +83,7 @@ export async function fixConflicts(
 ): Promise<{ fixed: ConflictFix[]; commits: string[]; in_merge: boolean; resolved: string[] }> {
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
-  const inMerge = git !== null && git.writeBlocker() !== null;
+  const inMerge = git !== null && writeBlocker(git.gitDir) !== null;
   const items: Parameters<typeof rewriteEntries>[3] = [];
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
