@@ -12,8 +12,6 @@ import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
 import { gitHelper, spawnGit, type GitOutcome } from './git-helper.js';
 
-export type { CommitHooks } from './git-commit.js';
-
 /**
  * git's stdout, or a GitError with git's message; InterruptedError when git was stopped by SIGINT
  * or SIGTERM (a Ctrl-C reaches the whole process group: git stops first, and the write must end
