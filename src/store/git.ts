@@ -110,7 +110,7 @@ export class GitRepo {
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
     const e = gitEnv({ ...this.indexEnv, ...env });
     return stdoutOf(
-      this.helper && !onOut ? await gitHelper().run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
+      this.helper && !onOut ? await gitHelper.run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
       args[0],
     );
   }
