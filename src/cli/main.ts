@@ -13,7 +13,7 @@ import { Cli, ownEngine, type Command, type EngineSource, type GlobalArgs, recov
 import type { CliParams, Methods } from '../daemon/protocol.js';
 import { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
-import { dropGitView, offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
+import { offerGitView, settleGitView, type GitViewRun } from '../store/git-view.js';
 import { workspaceFound } from '../store/root.js';
 
 /** yargs renders the whole help text after every command in case it is needed; our `.fail` and `--help` never use that copy. */
@@ -97,7 +97,7 @@ function memoryCommands(y: Argv<GlobalArgs>, k: Cli, only?: string): Argv<Global
       );
     if (NO_RECOVERY.has(command)) return;
     // Files a recovery put back were written after git looked at them.
-    if (await recoverIfPending(k, argv)) dropGitView();
+    if (await recoverIfPending(k, argv)) offerGitView();
     else await settleGitView();
   });
   // Only the command named is defined (a fair part of a daemon's short request); no command: all, for "did you mean".
@@ -209,7 +209,7 @@ export async function main(argv: string[], opts: RunOptions = {}): Promise<numbe
     caller.setExitCode(k.reportError(err, json));
     if (err instanceof UsageError && !json) caller.stderr.write('(see bass-agents memory --help)\n');
   } finally {
-    dropGitView(); // unused (a usage error, a command that reads no catalog): git is not waited for
+    offerGitView(); // unused (a usage error, a command that reads no catalog): git is not waited for
   }
   if (!opts.caller && caller.exitCode) process.exitCode = caller.exitCode;
   return caller.exitCode;

@@ -9,7 +9,7 @@ import { writeFileAtomic } from '../store/fsutil.js';
 import type { GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
-import { headFromFiles } from '../store/git-state.js';
+import { headFromFiles, writeBlocker } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
 import { appendLogs } from '../store/local-log.js';
 import { lockTimeout, withLock } from '../store/lock.js';
@@ -165,11 +165,11 @@ export class WriteTx {
         runHooks: this.engine.projectConfig(this.project, this.now).commit?.hooks === 'run',
         warn: (m) => this.caller.warn(m),
         indexLockWaitMs: lockTimeout(this.caller.env, INDEX_LOCK_WAIT_MS),
-        onIndexLock: (note) => journal.indexLock(note),
+        onIndexLock: (note) => journal.note({ index_lock: note }),
         onIndexInstalled: (change) => (indexChange = change),
         onCommitted: (commit, parent) => {
           moved = true;
-          journal.committed(commit);
+          journal.note({ commit });
           this.engine.onCommit?.(commit, parent, files);
         },
       });
@@ -301,7 +301,7 @@ export async function withWrite<T>(
   };
   await drivers();
   if (git && !caller.allowDetached && !opts.noCommit) {
-    const why = git.writeBlocker();
+    const why = writeBlocker(git.gitDir);
     if (why) throw new ConflictError(`refusing to write memory: ${why}; pass --allow-detached (or BASS_AGENTS_ALLOW_DETACHED=1) to write here anyway`);
   }
   engine.checkSparse();

@@ -63,12 +63,6 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   return out;
 }
 
-/** The text of blobs by id or `rev:path` (absent: no such object). */
-export async function readTexts(git: GitRepo, names: string[]): Promise<Map<string, string>> {
-  const blobs = await git.readBlobs(names);
-  return new Map([...blobs].map(([k, b]) => [k, b.toString('utf8')]));
-}
-
 /**
  * Per entry id and evidence URI (`items`), the commit since which it has held: the oldest of the
  * newest run of versions holding it with the same `updated_at` and `lifecycle.reviewed_at` (an

@@ -21,23 +21,19 @@ const curveParams = {
   fsrs6: group({ stability_days: z.number().positive() }),
 };
 const override = z.object({ curve: curve.optional(), forget_threshold: z.number().min(0).max(1).optional(), ...curveParams }).strict();
-const DecaySchema = z
-  .object({
-    curve: curve.optional(),
-    forget_threshold: z.number().min(0).max(1).optional(),
-    forget_action: z.enum(['archive', 'delete']).optional(),
-    interval: z
-      .string()
-      .regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w')
-      .optional(),
-    batch_size: z.number().int().min(1).optional(),
-    archive_below_importance: z.number().min(0).max(1).optional(),
-    retention_days: z.number().positive().optional(),
-    sections: z.partialRecord(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
-    memory_types: z.partialRecord(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
-    ...curveParams,
-  })
-  .strict();
+// The decay block: an override's settings, and the project-wide ones.
+const DecaySchema = override.extend({
+  forget_action: z.enum(['archive', 'delete']).optional(),
+  interval: z
+    .string()
+    .regex(/^\d+(?:\.\d+)?\s*(?:m|h|d|w)$/, 'must look like 30m, 1h, 24h, 7d or 2w')
+    .optional(),
+  batch_size: z.number().int().min(1).optional(),
+  archive_below_importance: z.number().min(0).max(1).optional(),
+  retention_days: z.number().positive().optional(),
+  sections: z.partialRecord(z.enum(['decisions', 'state', 'observations', 'learnings']), override).optional(),
+  memory_types: z.partialRecord(z.enum(['semantic', 'episodic', 'procedural']), override).optional(),
+});
 
 export const ProjectConfigSchema = z
   .object({

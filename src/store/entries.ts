@@ -43,8 +43,7 @@ export function gitAttributesText(file: string): string | null {
 }
 
 /** Registers the merge driver and the diff driver's textconv in the repository's local git config (idempotent). */
-export async function ensureDrivers(git: Pick<GitRepo, 'ensureMergeDriver' | 'ensureDiffDriver'>, root: string, env: NodeJS.ProcessEnv): Promise<void> {
-  await git.ensureMergeDriver(MERGE_DRIVER, gitCommandFor(root, env, 'memory merge-driver %O %A %B %P'));
+export async function ensureDrivers(git: GitRepo, root: string, env: NodeJS.ProcessEnv): Promise<void> {
   // `git diff` and `git log -p` of an entry file show its fields, one per line (git appends the file).
-  await git.ensureDiffDriver(MERGE_DRIVER, gitCommandFor(root, env, 'memory textconv'));
+  await git.ensureDrivers(MERGE_DRIVER, gitCommandFor(root, env, 'memory merge-driver %O %A %B %P'), gitCommandFor(root, env, 'memory textconv'));
 }

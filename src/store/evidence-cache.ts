@@ -18,7 +18,6 @@ export interface CheckResult {
 }
 
 export interface EvidenceCacheFile {
-  v: 1;
   checks: Record<string, CheckResult>;
   /** `project/id` → why its evidence is stale. */
   stale: Record<string, string[]>;
@@ -124,7 +123,6 @@ export class EvidenceCache {
 
   load(): EvidenceCacheFile {
     return {
-      v: 1,
       checks: this.section<EvidenceCacheFile['checks']>(CHECKS, 'checks')?.value ?? {},
       stale: this.section<EvidenceCacheFile['stale']>(STALE, 'stale')?.value ?? {},
     };

@@ -27,12 +27,6 @@ const TOGETHER = 64;
 
 export const INDEX_LOCK_WAIT_MS = 10_000;
 
-/** HEAD (null: unborn) and its tree. */
-interface Base {
-  head: string | null;
-  tree: string | null;
-}
-
 export interface CommitHooks {
   /** git's index lock is ours; `inodes` identify the lock file while we hold it (for recovery). */
   onIndexLock?: (note: { inodes: number[] }) => void;
@@ -111,8 +105,8 @@ export class MemoryCommit {
     }
   }
 
-  /** HEAD and its tree, with the commit index made to mirror it. */
-  private async base(): Promise<Base> {
+  /** HEAD (null: unborn) and its tree, with the commit index made to mirror it. */
+  private async base() {
     const head = headFromFiles(this.repo.gitDir) ?? (await this.repo.head());
     const mark = tryOr(() => readNoFollow(this.marker, 'utf8').trim().split(' '), []); // none: never synced, or changed since
     rmSync(this.marker, { force: true }); // the commit index is about to change: not a mirror until HEAD moves
@@ -126,17 +120,17 @@ export class MemoryCommit {
   }
 
   /** The tree of HEAD with our paths set, and the commit, with nothing moved; null when the tree is HEAD's. */
-  private async objects(paths: string[], message: string, sign: Promise<boolean>, hooks: CommitHooks, first: boolean): Promise<Made | null> {
+  private async objects(paths: string[], message: string, sign: Promise<boolean>, hooks: CommitHooks, first: boolean) {
     const base = await this.base();
     await this.own(UPDATE, paths.join('\0') + '\0');
     let msg = message;
     if (hooks.runHooks && first) msg = await this.preCommit(msg);
     const tree = (await this.own(['write-tree'])).trim();
     if (tree === base.tree) {
-      this.mirror(base.head!, tree);
+      this.mirror(base.head, tree);
       return null;
     }
-    if (hooks.runHooks && first) await this.onlyOurs(paths, base, tree);
+    if (hooks.runHooks && first) await this.onlyOurs(paths, base.tree, tree);
     const args = ['commit-tree', tree, ...(base.head ? ['-p', base.head] : []), ...((await sign) ? ['-S'] : [])];
     const commit = (await this.writing(args, msg.trimEnd() + '\n').catch((err: unknown) => refused('git could not make the commit', err))).trim();
     return { commit, head: base.head, tree, message: msg };
@@ -192,9 +186,9 @@ export class MemoryCommit {
   }
 
   /** After the hooks: the commit changes nothing but our paths (a hook may stage more). */
-  private async onlyOurs(paths: string[], base: Base, tree: string): Promise<void> {
-    const out = base.tree
-      ? await this.repo.run(['diff-tree', '-r', '--name-only', '-z', base.tree, tree])
+  private async onlyOurs(paths: string[], baseTree: string | null, tree: string): Promise<void> {
+    const out = baseTree
+      ? await this.repo.run(['diff-tree', '-r', '--name-only', '-z', baseTree, tree])
       : await this.repo.run(['ls-tree', '-r', '--name-only', '-z', tree]);
     const ours = new Set(paths);
     const other = out.split('\0').filter((p) => p && !ours.has(p));
@@ -277,12 +271,8 @@ export class MemoryCommit {
   }
 }
 
-interface Made {
-  commit: string;
-  head: string | null;
-  tree: string;
-  message: string;
-}
+/** A commit made and not yet moved to. */
+type Made = NonNullable<Awaited<ReturnType<MemoryCommit['objects']>>>;
 
 /** Both results once both are done (neither left running when the other fails). */
 async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {

@@ -97,8 +97,4 @@ class GitHelper {
   }
 }
 
-let shared: GitHelper | undefined;
-
-export function gitHelper(): GitHelper {
-  return (shared ??= new GitHelper());
-}
+export const gitHelper = new GitHelper();

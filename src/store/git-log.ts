@@ -2,28 +2,17 @@
 import { parseCommitTrailers } from '../core/entry.js';
 import type { GitRepo } from './git.js';
 
-export interface HistoryVersion {
-  commit: string;
-  date: string;
-  author: string;
-  subject: string;
-  /** The file at that commit; null where the commit removed it. */
-  content: string | null;
-  /** The file in the commit's first parent (null: not there). */
-  before: string | null;
-  /** A merge commit (its changes came from the other side). */
-  merge: boolean;
-}
-
 /**
- * Every commit that changed one file, newest first, with the file then and in the first parent.
- * Full history: git's default simplification would drop the other side of a merge that took one side whole.
+ * Every commit that changed one file, newest first, with the file then (`content`, null where the
+ * commit removed it) and in the first parent (`before`), and whether it is a merge (its changes
+ * came from the other side). Full history: git's default simplification would drop the other side
+ * of a merge that took one side whole.
  */
-export async function history(repo: GitRepo, absPath: string): Promise<HistoryVersion[]> {
+export async function history(repo: GitRepo, absPath: string) {
   const p = repo.repoPath(absPath);
   const log = await repo.run(['log', '--full-history', '--topo-order', '--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1e', '--', p]).catch(() => '');
   const at = (rev: string): Promise<string | null> => repo.run(['show', `${rev}:${p}`]).catch(() => null);
-  const versions: HistoryVersion[] = [];
+  const versions = [];
   for (const rec of log.split('\x1e')) {
     const [commit, parents, date, author, subject] = rec.trim().split('\x1f');
     if (!commit || !date) continue;
@@ -47,12 +36,10 @@ export async function lastDeleted(repo: GitRepo, pathspec: string): Promise<{ pa
   return null;
 }
 
-type LogRow = { commit: string; date: string; agent: string | null; subject: string; changes: { id: string; op: string }[] };
-
 /** Memory commits touching `paths`, newest first, with their Memory-Op trailers (optionally one op). */
-export async function memoryLog(repo: GitRepo, paths: string[], limit: number, op?: string): Promise<LogRow[]> {
+export async function memoryLog(repo: GitRepo, paths: string[], limit: number, op?: string) {
   const out = await repo.run(['log', '--format=%x1e%H%x1f%aI%x1f%s%x1f%b', '--', ...paths]).catch(() => '');
-  const rows: LogRow[] = [];
+  const rows = [];
   for (const rec of out.split('\x1e')) {
     const [commit, date, subject, body] = rec.split('\x1f');
     if (!commit?.trim() || !date) continue;

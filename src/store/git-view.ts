@@ -190,7 +190,9 @@ export function gitBlobId(bytes: Uint8Array): string {
 /** The view offered to this process (bin/bass-agents.cjs hands the thin client's over), used once. */
 let offered: (GitViewRun & { settled?: GitView | null }) | undefined;
 
-export function offerGitView(run: GitViewRun): void {
+/** Offers `run`; none forgets the offered view (unused, or files were written after git looked), stopping its git. */
+export function offerGitView(run?: GitViewRun): void {
+  if (!run) offered?.stop();
   offered = run;
 }
 
@@ -201,12 +203,6 @@ export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const got = await Promise.race([o.view, new Promise<'late'>((res) => setTimeout(res, maxWaitMs, 'late').unref())]);
   if (got === 'late') o.stop();
   o.settled = got === 'late' ? null : got;
-}
-
-/** Forgets the offered view (files were written after git looked), stopping git. */
-export function dropGitView(): void {
-  offered?.stop();
-  offered = undefined;
 }
 
 /** The settled view for `root`, once: later refreshes check every file again. */

@@ -6,13 +6,11 @@ import { mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
-import { configBool, configFiles, configValue, filesStamp, writeBlocker } from './git-state.js';
+import { configBool, configFiles, configValue, filesStamp } from './git-state.js';
 import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
 import { gitHelper, spawnGit, type GitOutcome } from './git-helper.js';
-
-export type { CommitHooks } from './git-commit.js';
 
 /**
  * git's stdout, or a GitError with git's message; InterruptedError when git was stopped by SIGINT
@@ -112,7 +110,7 @@ export class GitRepo {
   async exec(args: string[], input: string | Buffer = '', env: Record<string, string> = {}, onOut?: (d: Buffer) => void): Promise<Buffer> {
     const e = gitEnv({ ...this.indexEnv, ...env });
     return stdoutOf(
-      this.helper && !onOut ? await gitHelper().run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
+      this.helper && !onOut ? await gitHelper.run(this.toplevel, args, input, e) : await spawnGit(this.toplevel, args, e, { input, onOut }),
       args[0],
     );
   }
@@ -228,20 +226,16 @@ export class GitRepo {
     }
   }
 
-  writeBlocker(): string | null {
-    return writeBlocker(this.gitDir);
-  }
-
-  /** Registers `command` as our merge driver in the repository's local config, unless it already is (read from the file first: no git process). */
-  async ensureMergeDriver(driver: string, command: string): Promise<void> {
-    if (configValue(this.gitDir, 'merge', driver, 'driver') === command) return;
-    if ((await this.run(['config', '--local', '--get', `merge.${driver}.driver`]).catch(() => '')).trim() === command) return;
-    await this.run(['config', '--local', `merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry']);
-    await this.run(['config', '--local', `merge.${driver}.driver`, command]);
-  }
-
-  /** Registers the textconv of a diff driver in the repository's local config, unless it already is. */
-  async ensureDiffDriver(driver: string, command: string): Promise<void> {
-    if (configValue(this.gitDir, 'diff', driver, 'textconv') !== command) await this.run(['config', '--local', `diff.${driver}.textconv`, command]);
+  /** Registers our merge driver and its diff driver's textconv in the repository's local config, unless they already are (read from the file first: no git process). */
+  async ensureDrivers(driver: string, merge: string, textconv: string): Promise<void> {
+    const set = (key: string, value: string): Promise<string> => this.run(['config', '--local', key, value]);
+    const registered =
+      configValue(this.gitDir, 'merge', driver, 'driver') === merge ||
+      (await this.run(['config', '--local', '--get', `merge.${driver}.driver`]).catch(() => '')).trim() === merge;
+    if (!registered) {
+      await set(`merge.${driver}.name`, 'bass-agents memory: field-level merge of one entry');
+      await set(`merge.${driver}.driver`, merge);
+    }
+    if (configValue(this.gitDir, 'diff', driver, 'textconv') !== textconv) await set(`diff.${driver}.textconv`, textconv);
   }
 }

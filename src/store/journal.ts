@@ -66,12 +66,9 @@ export class Journal {
     if (paths.length) this.append({ paths });
   }
 
-  indexLock(note: IndexLockNote): void {
-    this.append({ index_lock: note }, false);
-  }
-
-  committed(commit: string): void {
-    this.append({ commit }, false);
+  /** What git already did (not fsynced: see append). */
+  note(record: { index_lock: IndexLockNote } | { commit: string }): void {
+    this.append(record, false);
   }
 
   /** The work is done (committed, or undone). */

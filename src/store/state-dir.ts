@@ -11,14 +11,6 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { UnsafePathError } from '../core/errors.js';
 import { tryOr } from './fsutil.js';
 
-export interface StateDirs {
-  dir: string;
-  /** The git dir holding `dir`, or null outside git (then `dir` is in the user's state folder). */
-  gitDir: string | null;
-  /** The folder above our own: the git dir, the common dir or the user's state folder, trusted as given. */
-  base: string;
-}
-
 /** The git dir holding `root` and its work tree's top, from `GIT_DIR` or the nearest `.git` up; null outside git. */
 export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { gitDir: string; top: string } | null {
   if (env.GIT_DIR) {
@@ -55,8 +47,12 @@ function keyOf(path: string): string {
   return `${name}-${process.getBuiltinModule('node:crypto').createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 }
 
-/** Where the local state of the workspace at `root` lives (nothing made or checked). */
-export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env): StateDirs {
+/**
+ * Where the local state of the workspace at `root` lives (nothing made or checked): `dir`, the git
+ * dir holding it (null outside git: `dir` is in the user's state folder), and `base`, the folder
+ * above our own (the git dir or the user's state folder), trusted as given.
+ */
+export function stateDirOf(root: string, env: NodeJS.ProcessEnv = process.env) {
   const found = gitDirOf(root, env);
   if (found) {
     const { gitDir, top } = found;

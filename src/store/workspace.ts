@@ -9,7 +9,7 @@ import { ID_PATTERN, SECTIONS, type Section } from '../core/constants.js';
 import { showable, shown } from '../core/redact.js';
 import { LEGACY_PROJECT_PATTERN, RESERVED_PROJECT_NAMES, newProjectProblem } from '../core/names.js';
 import { MEMORY_DIR } from './root.js';
-import { checkStateFolder, readNoFollow, stateDirOf, type StateDirs } from './state-dir.js';
+import { checkStateFolder, readNoFollow, stateDirOf } from './state-dir.js';
 
 export { findRoot, MEMORY_DIR } from './root.js';
 
@@ -53,7 +53,7 @@ export class Workspace {
   readonly memoryDir: string;
   readonly contextDir: string;
   /** Local state (state-dir.ts): never in the work tree. */
-  readonly state: StateDirs;
+  readonly state: ReturnType<typeof stateDirOf>;
   /** `state.dir`: read or write in it through `local()`. */
   readonly localDir: string;
   private realRoot: string;

@@ -11,7 +11,7 @@ describe('EvidenceCache', () => {
     const dir = testdir();
     const ws = new Workspace(dir);
     const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
-    new EvidenceCache(ws).save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['src/a.ts: gone'], 'p/B': ['src/a.ts: gone'] } });
+    new EvidenceCache(ws).save({ checks: { 'src/a.ts': check }, stale: { 'p/A': ['src/a.ts: gone'], 'p/B': ['src/a.ts: gone'] } });
     const small = join(stateDir(dir), 'cache/evidence-stale.json');
     expect(Object.keys(JSON.parse(readFileSync(small, 'utf8')).stale)).toEqual(['p/A', 'p/B']);
     expect([...new EvidenceCache(ws).staleKeys()].sort()).toEqual(['p/A', 'p/B']);
@@ -31,12 +31,12 @@ describe('EvidenceCache', () => {
     const ws = new Workspace(dir);
     const check = { status: 'stale' as const, reason: 'gone', checked_at: '2026-01-01T00:00:00Z' };
     const writer = new EvidenceCache(ws);
-    writer.save({ v: 1, checks: { 'src/a.ts': check }, stale: { 'p/A': ['gone'] } });
+    writer.save({ checks: { 'src/a.ts': check }, stale: { 'p/A': ['gone'] } });
     const reader = new EvidenceCache(ws);
     const first = reader.staleKeys();
     expect([...first]).toEqual(['p/A']);
     expect(reader.staleKeys()).toBe(first); // no re-read while evidence.json is unchanged
-    writer.save({ v: 1, checks: { 'src/a.ts': check, 'src/b.ts': check }, stale: { 'p/A': ['gone'], 'p/B': ['gone too'] } });
+    writer.save({ checks: { 'src/a.ts': check, 'src/b.ts': check }, stale: { 'p/A': ['gone'], 'p/B': ['gone too'] } });
     expect([...reader.staleKeys()].sort()).toEqual(['p/A', 'p/B']);
   });
 

@@ -17,7 +17,7 @@ import {
   type FileFate,
 } from '../../core/anchors.js';
 import { declarationLines, splitLines } from '../../core/symbols.js';
-import { evidenceSince, fatesSince, readTexts } from '../../store/code-changes.js';
+import { evidenceSince, fatesSince } from '../../store/code-changes.js';
 import type { Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
@@ -71,12 +71,9 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
   // (`rev:path` walks a folder of maybe thousands of files).
   const touched = followed.filter((f) => f.status === 'changed' && f.at && f.fate?.blobs);
   if (touched.length && git && head) {
-    const texts = await readTexts(
-      git,
-      touched.flatMap((f) => f.fate!.blobs!),
-    );
+    const texts = await git.readBlobs(touched.flatMap((f) => f.fate!.blobs!));
     for (const f of touched) {
-      const [was, now] = f.fate!.blobs!.map((b) => texts.get(b));
+      const [was, now] = f.fate!.blobs!.map((b) => texts.get(b)?.toString());
       const at = was !== undefined && now !== undefined ? relocate(was, now, f.anchor.lines![0], f.anchor.lines![1]) : null;
       const path = fromRepo(f.fate!.to);
       if (at && path !== null) Object.assign(f, { status: 'moved', target: { ...f.anchor, path, lines: at } });
@@ -89,8 +86,8 @@ export async function checkAnchors(engine: Engine, items: AnchorItem[]): Promise
       ...new Set(followed.filter((f) => f.at && wantsText(f.anchor) && (f.status === 'current' || f.status === 'moved')).map((f) => toRepo(f.target.path))),
     ];
     const blobOf = want.length ? await git.blobsAt(head, want) : new Map<string, string>();
-    const texts = await readTexts(git, [...blobOf.values()]);
-    for (const [p, b] of blobOf) if (texts.has(b)) headTexts.set(`${head}:${p}`, texts.get(b)!);
+    const texts = await git.readBlobs([...blobOf.values()]);
+    for (const [p, b] of blobOf) if (texts.has(b)) headTexts.set(`${head}:${p}`, texts.get(b)!.toString());
   }
   const files = new Map<string, { text: string | null; stamp: string; link: boolean }>();
   /** A working-tree file's text (null: none; '': not read, a link or only its presence wanted); links are never followed. */

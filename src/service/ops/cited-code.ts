@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { citedChange, parseAnchor, parseRaw, type Anchor, type FileFate } from '../../core/anchors.js';
 import type { CitedCode } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
-import { addHunks, diffFates, readTexts } from '../../store/code-changes.js';
+import { addHunks, diffFates } from '../../store/code-changes.js';
 import type { GitRepo } from '../../store/git.js';
 import { modules, type Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
@@ -51,11 +51,8 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
     const text = readCited(engine.ws, join(git.toplevel, file));
     if (text !== undefined) texts.set(file, text);
   }
-  const before = await readTexts(
-    git,
-    [...atBase.values()].map((f) => f.blobs![0]),
-  );
-  for (const [file, f] of atBase) if (before.has(f.blobs![0])) texts.set(file, before.get(f.blobs![0])!);
+  const before = await git.readBlobs([...atBase.values()].map((f) => f.blobs![0]));
+  for (const [file, f] of atBase) if (before.has(f.blobs![0])) texts.set(file, before.get(f.blobs![0])!.toString());
   const plan = modules.evidenceCheck().planCheck;
   const cands: { e: MemoryEntry; project: string; uri: string; anchor: Anchor }[] = [];
   for (const [n, text] of texts) {
@@ -90,18 +87,17 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   const withText = new Set(cands.filter(needsText));
   // By blob id; a working-tree file (all zeros: not hashed) from the disk.
   const fateOf = (c: (typeof cands)[number]): FileFate => fates.get(toRepo(c.anchor.path))!;
-  const blobs = await readTexts(
-    git,
+  const blobs = await git.readBlobs(
     [...withText].flatMap((c) => [...(c.anchor.lines ? [fateOf(c).blobs?.[0]] : []), fateOf(c).blobs?.[1]]).filter((b): b is string => !!b && !/^0+$/.test(b)),
   );
   const headText = (f: FileFate): string | undefined => {
     const b = f.blobs?.[1];
-    if (b && !/^0+$/.test(b)) return blobs.get(b);
+    if (b && !/^0+$/.test(b)) return blobs.get(b)?.toString();
     return readCited(engine.ws, join(git.toplevel, f.to));
   };
   const out: CitedCode[] = [];
   for (const c of cands) {
-    const texts = withText.has(c) ? [blobs.get(fateOf(c).blobs?.[0] ?? ''), headText(fateOf(c))] : [];
+    const texts = withText.has(c) ? [blobs.get(fateOf(c).blobs?.[0] ?? '')?.toString(), headText(fateOf(c))] : [];
     const r = citedChange(c.anchor, wsFate(c.anchor.path), texts[0], texts[1]);
     if (r)
       out.push({

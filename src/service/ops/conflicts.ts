@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { conflictSides, hasConflictMarkers, mergeEntry } from '../../core/merge.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { GitRepo } from '../../store/git.js';
+import { writeBlocker } from '../../store/git-state.js';
 import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -74,7 +75,7 @@ async function sidesOf(git: GitRepo | null, abs: string, text: string): Promise<
 export async function fixConflicts(engine: Engine, caller: Caller) {
   const git = await engine.git();
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
-  const inMerge = git !== null && git.writeBlocker() !== null;
+  const inMerge = git !== null && writeBlocker(git.gitDir) !== null;
   const items: Parameters<typeof rewriteEntries>[2] = [];
   const fixed: ConflictFix[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {

@@ -149,7 +149,7 @@ export async function validateEvidence(
   if (opts.fix && fixes.size) Object.assign(report, await applyFixes(engine, caller, entries, fixes, records));
   // Earlier results stay (other projects, fresh URL checks) unless the cache grew large.
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
-  engine.evidenceCache.save({ v: 1, checks: merged, stale });
+  engine.evidenceCache.save({ checks: merged, stale });
   engine.evidenceCache.saveAnchors(records);
   return opts.rows === false ? { ...report, stale_entries: staleEntries } : report;
 }

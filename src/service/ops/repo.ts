@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
 import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
+import { writeBlocker } from '../../store/git-state.js';
 import { ensureDrivers } from '../../store/entries.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -117,7 +118,7 @@ export async function sync(
 ): Promise<SyncResult> {
   const git = await engine.git();
   if (!git) throw new UsageError(`${engine.ws.root} is not a git repository: there is nothing to sync`);
-  const blocked = git.writeBlocker();
+  const blocked = writeBlocker(git.gitDir);
   if (blocked) throw new ConflictError(`refusing to sync: ${blocked}; sync leaves your own git work alone`);
   const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
@@ -138,7 +139,7 @@ export async function sync(
       const behind = (await git.run(['rev-list', '--count', `HEAD..${remote}/${branch}`]).catch(() => '0')).trim();
       if (behind !== '0') {
         await git.run(['merge', '--no-edit', '--quiet', `${remote}/${branch}`]);
-        if (git.writeBlocker()) throw new Error('the merge did not finish');
+        if (writeBlocker(git.gitDir)) throw new Error('the merge did not finish');
         pulled = true;
       }
     } catch (err) {
