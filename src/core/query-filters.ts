@@ -15,10 +15,9 @@ export function scopeProblem(scope: string): string | null {
   return name === 'prod' || name === 'staging' ? null : `environment must be prod or staging (got ${shown(name)})`;
 }
 
-/** The scopes a query for `scope` returns: a narrow scope also sees the broad ones above it (undefined: every scope). */
+/** The scopes a query for `scope` returns: a scope sees itself and the broader ones above it (org only org; repo repo and org; undefined: every scope). */
 export function visibleScopes(scope: string | undefined): Set<string> | undefined {
   if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
-  // A scope sees itself and the broader scopes above it: org sees only org, repo sees repo and org.
   if (scope === 'org') return new Set(['org']);
   return new Set([scope, 'repo', 'org']);
 }
@@ -78,11 +77,7 @@ export function filterParts(f: QueryFilters, now: number): FilterParts {
   };
 }
 
-/** The filters as one predicate, the per-query work done once rather than per entry. */
-export function compileFilters(f: QueryFilters, now: number): (e: EntryLike, project: string) => boolean {
-  return filtersOf(filterParts(f, now));
-}
-
+/** The filters as one predicate, the per-query work (`filterParts`) done once rather than per entry. */
 export function filtersOf(parts: FilterParts): (e: EntryLike, project: string) => boolean {
   const { projects, sections, kinds, scopes, subject, tags, status, minConfidence, since, until, dateField: field, includeExpired, inWindow } = parts;
   return (e, project) => {

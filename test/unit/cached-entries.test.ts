@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVIDENCE_TYPES, KINDS, SECTIONS } from '../../src/core/constants.js';
 import { serializeEntry } from '../../src/core/entry.js';
-import { compileFilters, filterParts, firstByPriors, rankEntries, type QueryFilters } from '../../src/core/query.js';
+import { filterParts, filtersOf, firstByPriors, rankEntries, type QueryFilters } from '../../src/core/query.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { Catalog } from '../../src/store/catalog.js';
 import { Workspace } from '../../src/store/workspace.js';
@@ -136,7 +136,7 @@ describe('entries made from the catalog cache on demand', () => {
     const r = rng(11);
     for (let round = 0; round < 300; round++) {
       const f = randomFilters(r);
-      const accept = compileFilters(f, NOW);
+      const accept = filtersOf(filterParts(f, NOW));
       const expected = all.flatMap((se, j) => (accept(se.meta, se.project) ? [j] : []));
       const passed = ce.passing(filterParts(f, NOW), accept);
       expect(passed, JSON.stringify(f)).toEqual(expected);
@@ -171,7 +171,7 @@ describe('entries made from the catalog cache on demand', () => {
       // Every entry made, filtered and ranked (no evidence is stale here; decay only labels).
       const snap = new Catalog(new Workspace(dir), { noteWrites: false }).refresh();
       expect(snap.cached, 'the cache was used').toBeDefined();
-      const accept = compileFilters(f, NOW);
+      const accept = filtersOf(filterParts(f, NOW));
       const cands = snap.entries.filter((se) => accept(se.meta, se.project)).map((se) => ({ project: se.project, entry: se.meta }));
       const want = rankEntries(cands, NOW, false, 50);
       expect(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { buildEntry } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
 import { duplicateHash } from '../../core/meta.js';
-import { compileFilters, type QueryFilters } from '../../core/query.js';
+import { filterParts, filtersOf, type QueryFilters } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { isUlid } from '../../core/names.js';
 import { entryPath, type StoredEntry } from '../../store/catalog.js';
@@ -15,7 +15,7 @@ import { idMaker, liveByDup, scanGroups, warnIfLarge } from './batch.js';
 
 export function exportEntries(engine: Engine, caller: Caller, project: string, filters: QueryFilters = {}): MemoryEntry[] {
   const p = caller.project(engine, project, true);
-  const accept = compileFilters({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime());
+  const accept = filtersOf(filterParts({ status: 'any', minConfidence: 0, includeExpired: true, ...filters, projects: [p] }, caller.now().getTime()));
   return engine
     .snapshot(caller.warn)
     .entries.filter((se) => accept(se.meta, se.project))

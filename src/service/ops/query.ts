@@ -3,7 +3,7 @@ import { UsageError } from '../../core/errors.js';
 import type { DecayConfig } from '../../core/lifecycle.js';
 import { lifecycleOf } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
-import { MAX_RESULTS, compileFilters, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
+import { MAX_RESULTS, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { AnchorStatus } from '../../core/anchors.js';
 import { addTimeCue, timeCue, timeCueHits, type TimeCueHits } from '../../core/retrieval.js';
 import type { SearchIndex } from '../../index/search-index.js';
@@ -172,7 +172,7 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
     for (const rid of r.entry.related_entries) {
       if (present.has(rid) || results.length + extra.length >= limit) continue;
       const se = byId.get(rid);
-      if (!se || !compileFilters(statusOnly, nowMs)(se.meta, se.project)) continue;
+      if (!se || !filtersOf(filterParts(statusOnly, nowMs))(se.meta, se.project)) continue;
       present.add(rid);
       for (const ranked of rankEntries([{ project: se.project, entry: se.entry }], nowMs, false)) extra.push({ ...ranked, score: 0, related_to: r.entry.id });
     }
