@@ -1,10 +1,11 @@
 /** The daemon, one per workspace: a warm catalog and index, clients' command lines on its one engine, jobs, status (docs/daemon.md). */
-import { closeSync, constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { BusyError } from '../core/errors.js';
 import { entryPath } from '../store/catalog.js';
+import { writeFileAtomic } from '../store/fsutil.js';
 import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
 import { Caller } from '../service/caller.js';
@@ -81,12 +82,7 @@ function recordGitEnv(paths: DaemonPaths): void {
   const file = join(paths.dir, GIT_ENV_FILE);
   const digest = gitWriterEnv();
   if (!digest) return rmSync(file, { force: true });
-  const fd = openNoFollow(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
-  try {
-    writeFileSync(fd, `${digest}\n`);
-  } finally {
-    closeSync(fd);
-  }
+  writeFileAtomic(file, `${digest}\n`, { mode: 0o600, fsync: false, dirExists: true }); // a rename replaces a planted link, never writes through it
 }
 
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
