@@ -5,6 +5,7 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { tryOr } from '../../store/fsutil.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 
@@ -15,7 +16,7 @@ const CAPTURE_REMINDER =
 
 function transcriptStart(path: unknown): number | null {
   if (typeof path !== 'string' || !path) return null;
-  try {
+  return tryOr(() => {
     const fd = openSync(path, 'r');
     try {
       const buf = Buffer.alloc(65_536);
@@ -26,19 +27,13 @@ function transcriptStart(path: unknown): number | null {
     } finally {
       closeSync(fd);
     }
-  } catch {
-    return null;
-  }
+  }, null);
 }
 
 export async function stopReminder(engine: Engine, _caller: Caller, raw: string): Promise<string | null> {
   // What the client hands its Stop hook (session_id, conversation_id, transcript_path, stop_hook_active, loop_count: of any of the three).
-  let input: Record<string, unknown>;
-  try {
-    input = JSON.parse(raw || '{}') as Record<string, unknown>;
-  } catch {
-    return null;
-  }
+  const input = tryOr(() => JSON.parse(raw || '{}') as Record<string, unknown> | null, null);
+  if (!input) return null;
   // A Stop that follows a hook's continuation is let through.
   if (input.stop_hook_active === true || (typeof input.loop_count === 'number' && input.loop_count > 0)) return null;
   const git = await engine.git();
