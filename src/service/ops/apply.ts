@@ -3,7 +3,6 @@ import { ConflictError, UsageError, ValidationError, type Problem } from '../../
 import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
-import type { MemoryEntry } from '../../core/schema.js';
 import { tryOr } from '../../store/fsutil.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
@@ -304,17 +303,11 @@ export async function supersede(engine: Engine, caller: Caller, idOrPrefix: stri
   const id = found.entry.id;
   const by = replacement.entry.id;
   if (id === by) throw new ConflictError(`entry ${id} cannot supersede itself`);
-  const problem = supersedeProblem(id, by, (x) => (x === by ? replacement.entry : x === id ? found.entry : safeEntry(engine, caller, x, found.project)));
+  const problem = supersedeProblem(id, by, (x) =>
+    x === by ? replacement.entry : x === id ? found.entry : tryOr(() => locate(engine, caller, x, found.project).entry, undefined),
+  );
   if (problem) throw new ConflictError(problem);
   return apply(engine, caller, [{ operation: 'supersede', target_id: id, superseded_by: by }], { project: found.project, atomic: true, label: 'supersede' });
-}
-
-function safeEntry(engine: Engine, caller: Caller, id: string, project: string): MemoryEntry | undefined {
-  try {
-    return locate(engine, caller, id, project).entry;
-  } catch {
-    return undefined;
-  }
 }
 
 /** `memory deprecate <id>`; a deprecated entry is left unchanged. */
@@ -330,7 +323,7 @@ export async function deprecate(
   if (found.entry.status === 'deprecated') return { applied: [], skipped: [], commit: null, project: found.project, unchanged: true };
   // Superseded by an entry that does not exist: deprecating it is the link repair.
   const by = found.entry.superseded_by;
-  if (by && !safeEntry(engine, caller, by, found.project)) {
+  if (by && !tryOr(() => locate(engine, caller, by, found.project), undefined)) {
     const r = await fixLinks(engine, caller, new Set([id]));
     return { applied: [{ index: 0, operation: 'deprecate', id, target_id: id }], skipped: [], commit: r.commits[0] ?? null, project: found.project };
   }
