@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { StaticEmbedding } from '../index/static-embedding.js';
+import { tryOr } from '../store/fsutil.js';
 
 export interface Embedder {
   /** Stored with the vectors: another model's are never mixed in. */
@@ -78,12 +79,8 @@ export async function minilmEmbedder(): Promise<Embedder | null> {
 }
 
 export function staticEmbedder(file?: string): Embedder | null {
-  let table: StaticEmbedding;
-  try {
-    table = StaticEmbedding.load(file);
-  } catch {
-    return null;
-  }
+  const table = tryOr(() => StaticEmbedding.load(file), null);
+  if (!table) return null;
   return {
     model: table.model,
     dims: table.dims,

@@ -8,6 +8,7 @@ import type { Problem } from '../core/errors.js';
 import { encodeColumns, metaFromRow, numericColumns, NUMERIC_COLUMNS, TEXT_TABLES, type CachedColumns, type TextTable } from './catalog-columns.js';
 import { MergedTexts, lowerBoundText } from './texts.js';
 import type { CatalogFile } from './catalog-cache.js';
+import { tryOr } from './fsutil.js';
 
 /** The blob id of a file whose blob is not known (git's "no object"): never matches git's view. */
 export const NO_BLOB = '0'.repeat(40);
@@ -185,9 +186,5 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
 /** The metadata of a row ('' or a bad file's: none). */
 export function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
   if (bad || !line) return null;
-  try {
-    return metaFromRow(JSON.parse(line) as unknown[]);
-  } catch {
-    return null;
-  }
+  return tryOr(() => metaFromRow(JSON.parse(line) as unknown[]), null);
 }

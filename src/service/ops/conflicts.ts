@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
+import { tryOr } from '../../store/fsutil.js';
 
 export interface ConflictFix {
   file: string;
@@ -38,15 +39,7 @@ export async function unmergedFiles(engine: Engine): Promise<string[]> {
 
 export function conflictedFiles(engine: Engine): string[] {
   const snap = engine.catalog.refresh();
-  return snap.bad
-    .map((b) => b.file)
-    .filter((f) => {
-      try {
-        return hasConflictMarkers(readFileSync(join(engine.ws.root, f), 'utf8'));
-      } catch {
-        return false;
-      }
-    });
+  return snap.bad.map((b) => b.file).filter((f) => tryOr(() => hasConflictMarkers(readFileSync(join(engine.ws.root, f), 'utf8')), false));
 }
 
 function parseSide(text: string | null, label: string): MemoryEntry | null {

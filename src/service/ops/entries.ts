@@ -12,6 +12,7 @@ import { checkId } from '../../store/workspace.js';
 import { showable } from '../../core/redact.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
+import { tryOr } from '../../store/fsutil.js';
 
 export interface ShownEntry {
   project: string;
@@ -119,13 +120,7 @@ export async function history(engine: Engine, caller: Caller, id: string, opts: 
   const git = await engine.git();
   if (!git) return [];
   const versions = await gitHistory(git, join(engine.ws.root, found.file));
-  const parse = (text: string | null): MemoryEntry | null => {
-    try {
-      return text ? (JSON.parse(text) as MemoryEntry) : null;
-    } catch {
-      return null;
-    }
-  };
+  const parse = (text: string | null): MemoryEntry | null => tryOr(() => (text ? (JSON.parse(text) as MemoryEntry) : null), null);
   return versions.map((v) => ({
     commit: v.commit,
     date: v.date,
