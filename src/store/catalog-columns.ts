@@ -1,5 +1,5 @@
 /** The fields filters and ranking read, as columns beside the metadata rows: parsing 10K rows would be most of a cold `list` or `query`. */
-import { EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
+import { ENTRY_KEY_ORDER, EVIDENCE_TYPES, KINDS, STATUSES, type EvidenceType } from '../core/constants.js';
 import type { EntryMeta } from '../core/meta.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { canonicalMs } from '../core/time.js';
@@ -78,28 +78,12 @@ export function encodeColumns(metas: readonly (EntryMeta | null)[], tables?: Pic
 }
 
 /** A catalog row: an entry's metadata as a JSON array in a fixed field order (smaller and faster to parse than an object), and back. */
-export const META_KEYS = [
-  'id',
-  'section',
-  'kind',
-  'subject',
-  'scope',
-  'tags',
-  'confidence',
-  'evidence',
-  'status',
-  'superseded_by',
-  'related_entries',
-  'valid_from',
-  'valid_to',
-  'review_interval',
-  'created_by',
-  'created_at',
-  'updated_at',
-  'lifecycle',
+// Every key of an entry file but the texts, in the files' order, then the fields derived from it.
+export const META_KEYS: readonly (keyof EntryMeta)[] = [
+  ...ENTRY_KEY_ORDER.filter((k): k is Exclude<typeof k, 'summary' | 'content'> => k !== 'summary' && k !== 'content'),
   'dup',
   'importance0',
-] as const satisfies readonly (keyof EntryMeta)[];
+];
 
 export function metaRow(m: EntryMeta): unknown[] {
   return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
