@@ -32,18 +32,26 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     return textCandidates(cachedReach(cached), hitAt, args);
   }
   // The index holds exactly the snapshot's entries: a key's entry is its document's.
-  const bySid = engine.rm.sidTable(snap, index);
-  const byKey = (key: string): StoredEntry | undefined => bySid[index.docOf(key) ?? -1];
-  return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
+  const at = engine.rm.sidTable(snap, index);
+  const of = (sid: number | undefined): number | undefined => {
+    const j = at[sid ?? -1] ?? -1;
+    return j >= 0 ? j : undefined;
+  };
+  return textCandidates(
+    entriesReach(snap.entries, (key) => of(index.docOf(key))),
+    (i) => of(sids[i]),
+    args,
+  );
 }
 
-function cachedReach(ce: CachedEntries): Reach<number> {
+function cachedReach(ce: CachedEntries): Reach {
   return {
+    count: ce.count,
     meta: (j) => ce.peek(j),
     project: (j) => ce.projectOf(j),
     entry: (j) => ce.at(j),
     key: (j) => ce.keyOf(j),
-    all: () => Array.from({ length: ce.count }, (_, j) => j),
+    list: () => ce.all(),
     byId: (project, id) => ce.byId(project, id),
     passingSet: (parts, accept) => {
       const mask = new Uint8Array(ce.count);
@@ -54,22 +62,22 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-function entriesReach(entries: readonly StoredEntry[], byKey: (key: string) => StoredEntry | undefined): Reach<StoredEntry> {
+/** `entries` by place; `numberOf` a key's place. */
+function entriesReach(entries: readonly StoredEntry[], numberOf: (key: string) => number | undefined): Reach {
+  const se = (j: number): StoredEntry => entries[j]!; // numbers are places of entries
   return {
-    meta: (se) => se.meta,
-    project: (se) => se.project,
-    entry: (se) => se,
-    key: (se) => se.key,
-    all: () => entries,
-    byId: (project, id) => byKey(`${project}/${id}`),
-    // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
+    count: entries.length,
+    meta: (j) => se(j).meta,
+    project: (j) => se(j).project,
+    entry: se,
+    key: (j) => se(j).key,
+    list: () => entries,
+    byId: (project, id) => numberOf(`${project}/${id}`),
+    // Stale evidence told by number: a mask of the hits' places, not a key string read per hit.
     staleSet: (keys) => {
-      const stale = new Set<StoredEntry>();
-      for (const k of keys) {
-        const se = byKey(k);
-        if (se) stale.add(se);
-      }
-      return (se) => stale.has(se);
+      const stale = new Uint8Array(entries.length);
+      for (const k of keys) stale[numberOf(k) ?? entries.length] = 1; // (past the end: dropped)
+      return (j) => stale[j] === 1;
     },
   };
 }
