@@ -140,7 +140,10 @@ export class VectorStore {
       const { vecs } = this.table?.list === list ? this.table : (this.table = { list, vecs: list.map((e) => this.entries.get(e.key)?.vec) });
       const out = new Float64Array(list.length); // (writes past its end are dropped)
       for (let i = 0; i < vecs.length; i += 4) {
-        const [a, b, c, d] = [vecs[i] ?? none, vecs[i + 1] ?? none, vecs[i + 2] ?? none, vecs[i + 3] ?? none];
+        const a = vecs[i] ?? none;
+        const b = vecs[i + 1] ?? none;
+        const c = vecs[i + 2] ?? none;
+        const d = vecs[i + 3] ?? none;
         let sa = 0;
         let sb = 0;
         let sc = 0;
@@ -152,7 +155,10 @@ export class VectorStore {
           sc += x * c[k]!;
           sd += x * d[k]!;
         }
-        [out[i], out[i + 1], out[i + 2], out[i + 3]] = [vecs[i] ? sa : NaN, vecs[i + 1] ? sb : NaN, vecs[i + 2] ? sc : NaN, vecs[i + 3] ? sd : NaN];
+        out[i] = vecs[i] ? sa : NaN;
+        out[i + 1] = vecs[i + 1] ? sb : NaN;
+        out[i + 2] = vecs[i + 2] ? sc : NaN;
+        out[i + 3] = vecs[i + 3] ? sd : NaN;
       }
       return out;
     };

@@ -112,15 +112,16 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       if (s < lo) lo = s; // (NaN, no vector: neither)
       if (s > hi) hi = s;
     }
-    const meaningOnly: number[] = [];
+    const meaningOnly = new Float64Array(count);
+    let m = 0;
     for (let h = 0; h < count; h++) {
       const lex = lexs[h]!;
       const s = sims[h]!;
       const f = (sims[h] = lex === lex ? fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi) : NaN);
-      if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
+      if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly[m++] = f;
     }
     // Meaning-only matches: the closest few hundred above a floor (the rest cannot reach a page).
-    const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
+    const keepAbove = m > SEMANTIC_ONLY_MAX ? nthLargest(meaningOnly.subarray(0, m), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
     ents = [];
     rel = [];
     for (let h = 0; h < count; h++) {
