@@ -58,7 +58,13 @@ export interface TextHits {
 /** `hitAt(i)`: the entry of hit i, of lexical score `scores[i]`. Only hits that can still reach the first `limit` become candidates. */
 export function textCandidates(reach: Reach, hitAt: (i: number) => number | undefined, o: TextArgs): TextHits {
   const { scores, accept, staleKeys, nowMs, limit } = o;
-  const mask = reach.passingSet?.(o.parts, accept);
+  let mask = reach.passingSet?.(o.parts, accept);
+  if (!mask && o.semantic) {
+    // Fused with similarity every entry is weighed: each told once, in entry order (the hits come in any).
+    const ok = new Uint8Array(reach.count);
+    for (let h = 0; h < ok.length; h++) ok[h] = Number(accept(reach.meta(h), reach.project(h)));
+    mask = (h) => ok[h] === 1;
+  }
   const passes = mask ?? ((h: number): boolean => accept(reach.meta(h), reach.project(h)));
   const staleOf: (h: number) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
   // Hits that pass, with relevance 0..1 of the best: each hit's metadata read once for filter and
