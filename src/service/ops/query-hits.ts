@@ -37,11 +37,21 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     const j = at[sid ?? -1] ?? -1;
     return j >= 0 ? j : undefined;
   };
-  return textCandidates(
-    entriesReach(snap.entries, (key) => of(index.docOf(key))),
-    (i) => of(sids[i]),
-    args,
-  );
+  // Entries of the catalog cache as loaded (no write since) are also told from its columns.
+  const reach = { ...entriesReach(snap.entries, (key) => of(index.docOf(key))), ...(cached && byColumns(cached)) };
+  return textCandidates(reach, (i) => of(sids[i]), args);
+}
+
+/** Filters and priors told from the catalog cache's columns, by entry number: faster for many, the same answers. */
+function byColumns(ce: CachedEntries): Pick<Reach, 'passingSet' | 'textWeights'> {
+  return {
+    passingSet: (parts, accept) => {
+      const mask = new Uint8Array(ce.count);
+      for (const j of ce.passing(parts, accept)) mask[j] = 1;
+      return (j) => mask[j] === 1;
+    },
+    textWeights: (js, now, staleAt) => textWeightsOf(ce.priorKeysOf(js, now, staleAt)),
+  };
 }
 
 function cachedReach(ce: CachedEntries): Reach {
@@ -53,12 +63,7 @@ function cachedReach(ce: CachedEntries): Reach {
     key: (j) => ce.keyOf(j),
     list: () => ce.all(),
     byId: (project, id) => ce.byId(project, id),
-    passingSet: (parts, accept) => {
-      const mask = new Uint8Array(ce.count);
-      for (const j of ce.passing(parts, accept)) mask[j] = 1;
-      return (j) => mask[j] === 1;
-    },
-    textWeights: (js, now, staleAt) => textWeightsOf(ce.priorKeysOf(js, now, staleAt)),
+    ...byColumns(ce),
   };
 }
 
