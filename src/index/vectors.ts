@@ -128,11 +128,7 @@ export class VectorStore {
     return dropped;
   }
 
-  /**
-   * A similarity function for one query vector: the dot product (vectors are unit length) with each
-   * entry of a list, NaN without a vector. Four entries are summed at once, each in the order it would
-   * be alone (the same numbers, without waiting on one sum).
-   */
+  /** For one query vector, the dot product (vectors are unit length) with each entry of a list, NaN without a vector; four sums at once, each in its own order (the same numbers, not waiting on one sum). */
   similarity(query: ArrayLike<number>): (list: readonly { key: string }[]) => Float64Array {
     const q = Float32Array.from(query);
     const none = new Float32Array(q.length);

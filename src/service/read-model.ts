@@ -183,20 +183,15 @@ export class ReadModel {
     return table;
   }
 
-  /**
-   * Carries the table over a watcher batch (`was`: each touched key's document before it): an entry
-   * keeps its place and new ones come last, in the batch's order; after a removal it is built again.
-   */
+  /** Carries the table over a watcher batch (`was`: each touched key's document before): an entry keeps its place, new ones come last; a removal: built again. */
   private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex, was: (number | undefined)[]): void {
     const t = this.bySid;
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
     let table = t.table;
     if (table.length < index.next) (table = new Int32Array(2 * index.next).fill(-1)).set(t.table);
     let added = prev.entries.length;
-    let k = 0;
-    for (const [key, se] of snap.touched) {
-      const old = was[k++];
-      const j = old === undefined ? added++ : (table[old] ?? -1);
+    for (const [k, [key, se]] of [...snap.touched].entries()) {
+      const j = was[k] === undefined ? added++ : (table[was[k]] ?? -1);
       if (!se || snap.entries[j] !== se) return; // (checked: a place that moved is never used)
       table[index.docOf(key) ?? table.length] = j;
     }

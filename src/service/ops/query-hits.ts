@@ -33,10 +33,7 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
   }
   // The index holds exactly the snapshot's entries: a key's entry is its document's.
   const at = engine.rm.sidTable(snap, index);
-  const of = (sid: number | undefined): number | undefined => {
-    const j = at[sid ?? -1] ?? -1;
-    return j >= 0 ? j : undefined;
-  };
+  const of = (sid: number | undefined): number | undefined => ((at[sid ?? -1] ?? -1) < 0 ? undefined : at[sid!]);
   // Entries of the catalog cache as loaded (no write since) are also told from its columns.
   const reach = { ...entriesReach(snap.entries, (key) => of(index.docOf(key))), ...(cached && byColumns(cached)) };
   return textCandidates(reach, (i) => of(sids[i]), args);
@@ -78,11 +75,5 @@ function entriesReach(entries: readonly StoredEntry[], numberOf: (key: string) =
     key: (j) => se(j).key,
     list: () => entries,
     byId: (project, id) => numberOf(`${project}/${id}`),
-    // Stale evidence told by number: a mask of the hits' places, not a key string read per hit.
-    staleSet: (keys) => {
-      const stale = new Uint8Array(entries.length);
-      for (const k of keys) stale[numberOf(k) ?? entries.length] = 1; // (past the end: dropped)
-      return (j) => stale[j] === 1;
-    },
   };
 }

@@ -14,11 +14,7 @@ export interface Cand extends Candidate<EntryMeta> {
   se: StoredEntry;
 }
 
-/**
- * How the text branch reaches entries: by number, 0 to `count` - 1, in a list fixed per snapshot
- * (an entry object is made only for what is kept: a query reaches thousands of entries and keeps
- * dozens, and tables by number cost no lookup by key).
- */
+/** How the text branch reaches entries: by number, 0 to `count` - 1 (a query reaches thousands and keeps dozens: tables by number, no lookup by key). */
 export interface Reach {
   count: number;
   /** The metadata of `j`, to read at once: it may be one object moved from entry to entry. */
@@ -31,8 +27,6 @@ export interface Reach {
   byId(project: string, id: string): number | undefined;
   /** Whether an entry passes the filters, told faster than `accept(meta(j), project(j))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (j: number) => boolean;
-  /** Whether an entry's key is among `keys`, told without reading every hit's key (the same answers). */
-  staleSet?(keys: ReadonlySet<string>): (j: number) => boolean;
   /** `textWeight` of each of `js`, told faster than one by one (the same numbers). */
   textWeights?(js: readonly number[], now: number, staleOf: (j: number) => boolean): Float64Array;
 }
@@ -66,7 +60,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     mask = (h) => ok[h] === 1;
   }
   const passes = mask ?? ((h: number): boolean => accept(reach.meta(h), reach.project(h)));
-  const staleOf: (h: number) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
+  const staleOf: (h: number) => boolean = staleKeys.size === 0 ? () => false : (h) => staleKeys.has(reach.key(h));
   // Hits that pass, with relevance 0..1 of the best: each hit's metadata read once for filter and
   // weight (a query reaches thousands; twice costs cache misses). The best few the filters drop
   // are kept: a superseded entry matches the words of its time, and its replacement is context.
@@ -81,13 +75,9 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     const h = hitAt(i);
     if (h === undefined) continue;
     const score = scores[i]!;
-    let ok: boolean;
-    if (mask) ok = mask(h);
-    else {
-      const meta = reach.meta(h);
-      ok = accept(meta, reach.project(h));
-      if (ok) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
-    }
+    const meta = mask ? undefined : reach.meta(h);
+    const ok = meta ? accept(meta, reach.project(h)) : mask!(h);
+    if (ok && meta) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
     if (!ok) {
       if (dropped.length < CONTEXT_HITS || score > dropped[CONTEXT_HITS - 1]!.score) {
         dropped.push({ h, score });
@@ -104,18 +94,15 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   if (o.semantic) {
     const count = reach.count;
     const sims = o.semantic.similarity(reach.list());
-    // Per entry: lexical relevance, -1 where it passes but is not a hit, NaN where it does not pass (hits passed above).
-    const lexs = new Float64Array(count).fill(NaN);
+    // Per entry: lexical relevance, -1 where it passes but is not a hit, NaN where it does not pass.
+    const lexs = new Float64Array(count);
+    for (let h = 0; h < count; h++) lexs[h] = passes(h) ? -1 : NaN;
     for (let j = 0; j < ents.length; j++) lexs[ents[j]!] = rel[j]!;
     let lo = Infinity;
     let hi = -Infinity;
     for (let h = 0; h < count; h++) {
-      if (lexs[h] !== lexs[h]) {
-        if (!passes(h)) continue;
-        lexs[h] = -1;
-      }
-      const s = sims[h]!;
-      if (s < lo) lo = s; // (NaN, no vector: neither)
+      const s = lexs[h] === lexs[h] ? sims[h]! : NaN; // (NaN: it does not pass, or has no vector; neither)
+      if (s < lo) lo = s;
       if (s > hi) hi = s;
     }
     const meaningOnly = new Float64Array(count);
@@ -137,11 +124,8 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       }
     }
   }
-  focusSubjects(
-    rel,
-    (j) => reach.meta(ents[j]!).subject,
-    (j) => reach.project(ents[j]!),
-  );
+  const subjectOf = (j: number): string => reach.meta(ents[j]!).subject; // (j < ents.length)
+  focusSubjects(rel, subjectOf, (j) => reach.project(ents[j]!));
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
