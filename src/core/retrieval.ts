@@ -86,31 +86,25 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
 
 /** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
 export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
-  // By project, then subject: no string is made per match (a query reaches thousands).
-  const best = new Map<string, Map<string, { rel: number; matches: number }>>();
-  const slotOf = (i: number, make: boolean): { rel: number; matches: number } | undefined => {
-    const project = projectOf(i);
-    let bySubject = best.get(project);
-    if (!bySubject) {
-      if (!make) return undefined;
-      best.set(project, (bySubject = new Map<string, { rel: number; matches: number }>()));
-    }
+  // By subject, then project: a match of no best subject is told by one lookup, and no string is made per match (a query reaches thousands).
+  type Slot = { rel: number; matches: number };
+  const best = new Map<string, Map<string, Slot>>();
+  for (const i of bestPlaces(rel)) {
     const subject = subjectOf(i);
-    let slot = bySubject.get(subject);
-    if (!slot && make) bySubject.set(subject, (slot = { rel: rel[i]!, matches: 0 })); // a place of rel
-    return slot;
-  };
-  for (const i of bestPlaces(rel)) slotOf(i, true);
+    if (!best.has(subject)) best.set(subject, new Map<string, Slot>());
+    const byProject = best.get(subject)!;
+    if (!byProject.has(projectOf(i))) byProject.set(projectOf(i), { rel: rel[i]!, matches: 0 }); // a place of rel
+  }
   if (!best.size) return;
   // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
-  const slots = Array.from({ length: rel.length }, (_, i) => {
-    const slot = slotOf(i, false);
-    if (slot) slot.matches++;
-    return slot;
-  });
-  slots.forEach((slot, i) => {
-    if (slot && slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
-  });
+  const slots: [number, Slot][] = [];
+  for (let i = 0; i < rel.length; i++) {
+    const slot = best.get(subjectOf(i))?.get(projectOf(i));
+    if (!slot) continue;
+    slots.push([i, slot]);
+    slot.matches++;
+  }
+  for (const [i, slot] of slots) if (slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
 }
 
 /** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */

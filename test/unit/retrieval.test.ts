@@ -193,9 +193,7 @@ describe('the vector cache', () => {
     expect(s.save(file)).toBe(false); // nothing changed
     const t = VectorStore.load(file, 'm', 4);
     expect(t.size).toBe(99);
-    expect(t.similarity(unit(2))('p/6')).toBe(1);
-    expect(t.similarity(unit(2))('p/7')).toBe(0);
-    expect(t.similarity(unit(2))('p/5')).toBeUndefined();
+    expect([...t.similarity(unit(2))(['p/6', 'p/7', 'p/5', 'p/10', 'p/98'].map((key) => ({ key })))]).toEqual([1, 0, NaN, 1, 1]);
     expect(t.isCurrent('p/6', 's6', () => 'never asked')).toBe(true);
     expect(t.isCurrent('p/6', 'moved', () => textHash('text 6'))).toBe(true);
     expect(t.isCurrent('p/6', 'moved again', () => textHash('new text'))).toBe(false);
@@ -211,7 +209,7 @@ describe('the vector cache', () => {
     // ...and back on main (a new stamp), the first text's vector is still there, also after a reload.
     const t = VectorStore.load(file, 'm', 4);
     expect(t.isCurrent('p/a', 'main-2', () => textHash('on main'))).toBe(true);
-    expect(t.similarity(unit(0))('p/a')).toBe(1);
+    expect(t.similarity(unit(0))([{ key: 'p/a' }])[0]).toBe(1);
     // Another entry with the same text (an import under new ids, a fresh clone's stamps) shares it.
     expect(t.isCurrent('p/b', 'clone-1', () => textHash('on the branch'))).toBe(true);
     expect(t.bytes).toBe(2 * 4 * 4); // two vectors of four dimensions
