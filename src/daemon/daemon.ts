@@ -33,7 +33,7 @@ const DEBOUNCE_MS = 40;
 /** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
 
-/** Queries a new daemon runs for itself before its socket opens, once it has vectors (waited for at most 2 s): a process's first queries run cold code, at several times a warm query's cost. */
+/** Queries a new daemon runs for itself once its socket is open and it has vectors (waited for at most 2 s), each after callers' requests: a process's first queries run cold code, at several times a warm query's cost. */
 const WARM_QUERIES = 6;
 
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
@@ -89,8 +89,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   const [{ pino }, prom] = await Promise.all([import('pino'), import('prom-client')]);
   const daemon = new Daemon(opts, pino, prom);
   await daemon.watch();
-  await daemon.start();
+  daemon.start();
   await daemon.listen();
+  void daemon.warm().catch(() => undefined); // warming only saves time: a failure costs none of the service
   await daemon.serve();
 }
 
@@ -287,20 +288,28 @@ export class Daemon {
     }
   }
 
-  /** Reconciles, starts semantic search, then warms the query code with queries of its own (recorded nowhere). */
-  async start(): Promise<void> {
+  /** Reconciles and starts semantic search. */
+  start(): void {
     const { engine, log, status } = this;
     this.refresh('start', new Set());
-    const semantic = engine.startSemantic(
+    engine.startSemantic(
       (model) => log.info({ event: 'semantic', model }, model ? 'semantic search on' : 'semantic search off: the model packages are not installed'),
       (err) => status.recordError('semantic', err),
     );
+  }
+
+  /** After the socket opens: warms the query code with queries of its own (recorded nowhere), each after callers' requests in flight. */
+  async warm(): Promise<void> {
+    const { engine } = this;
+    const semantic = engine.semantic;
     const entries = engine.rm.current?.entries ?? [];
     const end = Date.now() + 2000;
     while (entries.length && semantic?.status().vector_bytes === 0 && ['loading', 'ready', 'indexing'].includes(semantic.state) && Date.now() < end)
       await new Promise((r) => setTimeout(r, 10));
     // The first words of entries spread over the catalog: texts with hits, as callers' have.
     for (let k = 1; k <= WARM_QUERIES && entries.length; k++) {
+      await new Promise((r) => setImmediate(r)); // a request that came in meanwhile is read first
+      await engine.quiet();
       try {
         const text = entries[Math.floor((entries.length * k) / (WARM_QUERIES + 1))]!.readOnce().summary.split(/\s+/).slice(0, 3).join(' ');
         query(engine, this.own, text, {}, { refresh: false, record: false, semantic: await semanticFor(engine, this.own, text) });
@@ -308,6 +317,7 @@ export class Daemon {
         /* a file gone bad since: the next */
       }
     }
+    this.log.info({ event: 'warmed' });
   }
 
   /** Catches up on missed jobs; then serves until a stop. */

@@ -62,7 +62,9 @@ describe('memory daemon', () => {
     const base = git(dir, 'rev-parse', 'HEAD').trim();
     const d = startDaemon(dir, ['--metrics-port', '0']);
     await ready(dir, d.child.pid!);
-    // The queries the daemon ran for itself at start (its warm-up) are recorded nowhere.
+    // The queries the daemon ran for itself once its socket opened (its warm-up) are recorded nowhere.
+    const log = join(stateDir(dir), 'logs/daemon.log');
+    await until('warmed', () => existsSync(log) && readFileSync(log, 'utf8').includes('"event":"warmed"'));
     for (const f of ['state/retrievals.jsonl', 'logs/queries.jsonl']) expect(existsSync(join(stateDir(dir), f)), f).toBe(false);
 
     expect(debugQuery(dir, 'ledger')).toEqual({ via: true, ids: [id] });
