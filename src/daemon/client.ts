@@ -66,7 +66,7 @@ export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', 
 /**
  * A spawned daemon's environment: glibc's malloc gives each thread that allocates (V8's compiler
  * and GC threads) an arena of its own and keeps what they freed, so two arenas keep a long-lived
- * process's resident memory down at no cost measured (docs/daemon.md); a value the user set stays.
+ * process's resident memory down at no cost measured (docs/benchmarks.md, R15); a value the user set stays.
  */
 export const daemonEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({ MALLOC_ARENA_MAX: '2', ...env });
 
