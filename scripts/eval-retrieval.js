@@ -27,6 +27,7 @@
 //   --semantic on|off   cli mode: turn semantic search on or off in the workspace (default: the
 //                       project default); api mode: on fuses semantic similarity in (default off)
 //   --sample N          questions timed without the daemon (default 100)
+//                       (cli mode sets each p50 beside the p50 of `node -e 0` run between the queries)
 //   --shuffle           ingest each conversation's turns in a seeded random order (a store is
 //                       not written in conversation order; no ranking signal may depend on it)
 //   --seed N            the shuffle's seed (default 1)
@@ -175,14 +176,11 @@ function summarize(rows) {
   return { overall: agg(rows), by_category: by };
 }
 
-function nodeFloor(runs = 20) {
-  const ms = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    execFileSync(process.execPath, ['-e', '0']);
-    ms.push(performance.now() - t0);
-  }
-  return quantile(ms, 0.5);
+/** One `node -e 0` (ms): the floor a CLI query's time is set beside. */
+function nodeOnce() {
+  const t0 = performance.now();
+  execFileSync(process.execPath, ['-e', '0']);
+  return performance.now() - t0;
 }
 
 async function main() {
@@ -226,7 +224,7 @@ async function main() {
     const questions = convs.flatMap(questionsOf).slice(0, o.limit);
     log(`${questions.length} questions`);
     const rows = [];
-    const latency = { daemon: [], direct: [] };
+    const latency = { daemon: [], direct: [], floor: [], directFloor: [] };
     let semanticStatus = null;
     if (o.mode === 'api') {
       const { MemoryService } = await import('../dist/index.js');
@@ -253,6 +251,9 @@ async function main() {
         cli(dir, ['query', 'warm up', '--json', '--limit', '1']);
         let i = 0;
         for (const q of questions) {
+          // The floor is sampled between the queries (every fourth): on a shared machine the load moves within a
+          // minute, and a ratio must set like beside like.
+          if (i % 4 === 0) latency.floor.push(nodeOnce());
           const r = cli(dir, ['query', q.text, '--json', '--limit', '10', '--min-confidence', '0']);
           latency.daemon.push(r.ms);
           rows.push({ category: q.category, ...score(q, turnsOf(JSON.parse(r.out))) });
@@ -261,10 +262,13 @@ async function main() {
       } finally {
         cli(dir, ['daemon', 'stop']);
       }
-      for (const q of questions.slice(0, o.sample)) latency.direct.push(cli(dir, ['query', q.text, '--json', '--limit', '10', '--min-confidence', '0'], { BASS_AGENTS_NO_DAEMON: '1' }).ms);
+      for (const [j, q] of questions.slice(0, o.sample).entries()) {
+        if (j % 4 === 0) latency.directFloor.push(nodeOnce());
+        latency.direct.push(cli(dir, ['query', q.text, '--json', '--limit', '10', '--min-confidence', '0'], { BASS_AGENTS_NO_DAEMON: '1' }).ms);
+      }
     }
-    const floor = o.mode === 'cli' ? nodeFloor() : NaN;
-    const lat = (xs) => (xs.length ? { p50_ms: Math.round(quantile(xs, 0.5)), p95_ms: Math.round(quantile(xs, 0.95)), p50_vs_node: Math.round((quantile(xs, 0.5) / floor) * 100) / 100 } : null);
+    const floor = o.mode === 'cli' ? quantile(latency.floor, 0.5) : NaN;
+    const lat = (xs, floors) => (xs.length ? { p50_ms: Math.round(quantile(xs, 0.5)), p95_ms: Math.round(quantile(xs, 0.95)), p50_vs_node: Math.round((quantile(xs, 0.5) / quantile(floors, 0.5)) * 100) / 100 } : null);
     const result = {
       data: o.data,
       split: o.split,
@@ -276,7 +280,7 @@ async function main() {
       questions: questions.length,
       ...summarize(rows),
       semantic: semanticStatus,
-      latency: o.mode === 'cli' ? { node_e0_p50_ms: Math.round(floor), daemon: lat(latency.daemon), direct: lat(latency.direct) } : null,
+      latency: o.mode === 'cli' ? { node_e0_p50_ms: Math.round(floor), daemon: lat(latency.daemon, latency.floor), direct: lat(latency.direct, latency.directFloor) } : null,
     };
     const s = result.overall;
     process.stdout.write(`split ${o.split} (${result.conversations.join(', ')}), ${result.questions} questions, mode ${o.mode}, ingest order ${result.order}\n`);
@@ -284,7 +288,7 @@ async function main() {
     for (const [c, v] of Object.entries(result.by_category)) process.stdout.write(`${c.padEnd(12)} R@5 ${v.recall_at_5}  R@10 ${v.recall_at_10}  (n=${v.n})\n`);
     if (result.latency) {
       const l = result.latency;
-      process.stdout.write(`latency      node -e 0 p50 ${l.node_e0_p50_ms} ms; daemon p50 ${l.daemon?.p50_ms} ms (${l.daemon?.p50_vs_node}×) p95 ${l.daemon?.p95_ms}; without daemon p50 ${l.direct?.p50_ms} ms p95 ${l.direct?.p95_ms}\n`);
+      process.stdout.write(`latency      node -e 0 p50 ${l.node_e0_p50_ms} ms; daemon p50 ${l.daemon?.p50_ms} ms (${l.daemon?.p50_vs_node}×) p95 ${l.daemon?.p95_ms}; without daemon p50 ${l.direct?.p50_ms} ms (${l.direct?.p50_vs_node}×) p95 ${l.direct?.p95_ms}\n`);
     }
     if (semanticStatus) process.stdout.write(`semantic     ${JSON.stringify(semanticStatus)}\n`);
     if (o.json) writeFileSync(o.json, JSON.stringify(result, null, 2) + '\n');
