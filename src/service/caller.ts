@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { UsageError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
 import { clockFromEnv, type Clock } from '../store/clock.js';
+import { tryOr } from '../store/fsutil.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import type { Engine } from './engine.js';
 
@@ -64,12 +65,7 @@ export class Caller extends Options<CallerOptions> {
   async agent(engine: Engine): Promise<string> {
     if (this.agentName) return this.agentName;
     const git = await engine.git();
-    let os: string | undefined;
-    try {
-      os = userInfo().username;
-    } catch {
-      os = undefined;
-    }
+    const os = tryOr(() => userInfo().username, undefined);
     return (this.agentName = pickAgent(git ? await git.userName() : null, os) ?? 'unknown');
   }
 

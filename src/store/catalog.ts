@@ -6,7 +6,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { CatalogCache, emptyCatalog, type CatalogFile } from './catalog-cache.js';
 import { contentPosition, deltaFits, mergeChanges } from './catalog-delta.js';
 import { positionOfText } from './texts.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
 import { CachedEntries } from './cached-entries.js';
@@ -168,10 +168,7 @@ export class Catalog {
     if (record?.index !== change.before || record.content !== found.foundContent) return;
     if (change.paths.length !== found.notedBlobs.size) return;
     for (const p of change.paths) if (!found.notedBlobs.has(p)) return;
-    try {
-      writeFileAtomic(join(cacheDir, VIEW_RECORD), JSON.stringify({ index: change.after, content: found.contentId }), { fsync: false });
-    } catch {
-      /* only costs the next command a listing */
-    }
+    // A failure only costs the next command a listing.
+    tryOr(() => writeFileAtomic(join(cacheDir, VIEW_RECORD), JSON.stringify({ index: change.after, content: found.contentId }), { fsync: false }), undefined);
   }
 }

@@ -80,13 +80,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
       const theirs = parseSide(sides.theirs, 'their');
       if (!ours || !theirs) throw new Error('a side is empty');
       if (ours.id !== theirs.id) throw new Error(`the sides are different entries (${ours.id}, ${theirs.id})`);
-      const base = (() => {
-        try {
-          return parseSide(sides.base, 'the ancestor');
-        } catch {
-          return null; // unreadable ancestor: two additions
-        }
-      })();
+      const base = tryOr(() => parseSide(sides.base, 'the ancestor'), null); // null: an unreadable ancestor, two additions
       const merged = mergeEntry(base, ours, theirs);
       const summary = 'merged the two sides of a git conflict field by field';
       items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary });

@@ -64,13 +64,8 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
     const hits: { project: string; section: (typeof SECTIONS)[number]; id: string }[] = [];
     for (const p of projects) {
       for (const s of SECTIONS) {
-        let names: string[];
-        try {
-          names = readdirSync(join(engine.ws.memoryDir, p, s));
-        } catch {
-          continue;
-        }
-        for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
+        for (const n of tryOr(() => readdirSync(join(engine.ws.memoryDir, p, s)), []))
+          if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
       }
     }
     const [only] = hits;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { confirmation, parseAnchor, statusInText, worstStatus, type AnchorStatus } from '../../core/anchors.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { readNoFollow } from '../../store/state-dir.js';
+import { tryOr } from '../../store/fsutil.js';
 import type { Workspace } from '../../store/workspace.js';
 import type { Engine } from '../engine.js';
 
@@ -57,10 +58,5 @@ export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus 
 
 /** A cited file's text, never through a link nor from outside the workspace (a committed folder link could point anywhere). */
 export function readCited(ws: Workspace, abs: string): string | undefined {
-  try {
-    ws.assertInside(abs);
-    return readNoFollow(abs, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return tryOr(() => readNoFollow(ws.assertInside(abs), 'utf8'), undefined);
 }

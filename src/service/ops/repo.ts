@@ -6,6 +6,7 @@ import { entryPath, type BadFile } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
 import { writeBlocker } from '../../store/git-state.js';
 import { ensureDrivers } from '../../store/entries.js';
+import { tryOr } from '../../store/fsutil.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
@@ -72,13 +73,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
     tx.change({ op: 'remove-project', id: project });
   });
   // Folders left empty go too, deepest first (a folder's path is longer than its parent's).
-  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) {
-    try {
-      rmdirSync(d);
-    } catch {
-      /* not empty */
-    }
-  }
+  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) tryOr(() => rmdirSync(d), undefined); // fails when not empty
   return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
