@@ -88,15 +88,7 @@ export async function history(engine: Engine, caller: Caller, id: string, opts: 
   if (!git) return [];
   const versions = await gitHistory(git, join(engine.ws.root, found.file));
   const parse = (text: string | null): MemoryEntry | null => tryOr(() => (text ? (JSON.parse(text) as MemoryEntry) : null), null);
-  return versions.map((v) => ({
-    commit: v.commit,
-    date: v.date,
-    author: v.author,
-    subject: v.subject,
-    entry: parse(v.content),
-    before: parse(v.before),
-    merge: v.merge,
-  }));
+  return versions.map(({ content, before, merge, ...v }) => ({ ...v, entry: parse(content), before: parse(before), merge }));
 }
 
 /** Results delivered for use count as retrieved (local usage, never a commit). */
