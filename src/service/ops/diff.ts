@@ -28,11 +28,9 @@ async function verify(git: GitRepo, rev: string): Promise<string | null> {
 }
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
-  try {
-    return (await git.run(['merge-base', a, b])).trim();
-  } catch {
-    throw new UsageError(`${a} and ${b} have no common history`);
-  }
+  const out = await git.run(['merge-base', a, b]).catch(() => null);
+  if (out === null) throw new UsageError(`${a} and ${b} have no common history`);
+  return out.trim();
 }
 
 async function mustVerify(git: GitRepo, rev: string): Promise<string> {

@@ -85,11 +85,6 @@ export async function registerMergeDriver(engine: Engine, caller: Caller): Promi
   return true;
 }
 
-interface ForeignCommit {
-  commit: string;
-  subject: string;
-}
-
 export interface SyncResult {
   pulled: boolean;
   pushed: boolean;
@@ -97,7 +92,7 @@ export interface SyncResult {
   bad: BadFile[];
   attempts: number;
   /** With --push: the commits (not memory commits) that kept the branch from being pushed. */
-  not_pushed_because?: ForeignCommit[];
+  not_pushed_because?: { commit: string; subject: string }[];
 }
 
 /**
@@ -173,13 +168,13 @@ export async function sync(
 }
 
 /** Commits a push of HEAD to `upstream` would carry that change more than memory. */
-async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
+async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean) {
   const range = await git.run(['rev-parse', '-q', '--verify', upstream]).then(
     () => `${upstream}..HEAD`,
     () => 'HEAD',
   );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
-  const foreign: ForeignCommit[] = [];
+  const foreign: NonNullable<SyncResult['not_pushed_because']> = [];
   for (const rec of out.split('\x1e')) {
     const [head, ...paths] = rec.split('\n').filter(Boolean);
     if (!head) continue;
