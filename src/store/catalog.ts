@@ -21,19 +21,12 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found (base, content ids then and now), and the blob of each file noted since (null: removed). */
-interface Found {
-  id: string;
-  foundContent: string;
-  contentId: string;
-  notedBlobs: Map<string, string | null>;
-}
-
 export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
-  private found: Found | undefined;
+  /** What a full refresh found (base, content ids then and now), and the blob of each file noted since (null: removed). */
+  private found: { id: string; foundContent: string; contentId: string; notedBlobs: Map<string, string | null> } | undefined;
   /** A watcher-fed process needs no `found`. */
   private notesWrites: boolean;
   /** In a long-lived process, entries keep their full text only among the last few hundred read. */
