@@ -20,12 +20,9 @@ import { BatchState, scanGroups } from './batch.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
 export async function validate(engine: Engine, caller: Caller, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
-  let vctx: ValidationContext = {};
   const project = tryOr(() => caller.project(engine, opts.project), undefined);
-  if (project && existsSync(join(engine.ws.memoryDir, project))) {
-    const st = new BatchState(engine.snapshot(caller.warn), project, Infinity);
-    vctx = { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) };
-  }
+  const st = project && existsSync(join(engine.ws.memoryDir, project)) ? new BatchState(engine.snapshot(caller.warn), project, Infinity) : undefined;
+  const vctx: ValidationContext = st ? { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) } : {};
   const errors = modules.validation().validateDocument(doc, vctx);
   // Secrets too, with the paths validateDocument uses: every string of each item.
   const kind = modules.validation().documentKind(doc);
