@@ -13,16 +13,12 @@ import { tryOr } from '../../store/fsutil.js';
 import { modules, type Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
-interface CitedOptions {
-  /** The base commit, and the arguments that make `git diff` compare the two sides. */
-  base: string;
-  sides: string[];
-  /** Ids the change wrote. */
-  touched: Set<string>;
-  project?: string;
-}
-
-export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): Promise<CitedCode[]> {
+/** `o.base`: the base commit, `o.sides`: the arguments that make `git diff` compare the two sides, `o.touched`: ids the change wrote. */
+export async function citedCode(
+  engine: Engine,
+  git: GitRepo,
+  o: { base: string; sides: string[]; touched: Set<string>; project?: string },
+): Promise<CitedCode[]> {
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const toWs = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
   const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);

@@ -14,14 +14,6 @@ import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
 import { tryOr } from '../../store/fsutil.js';
 
-export interface ConflictFix {
-  file: string;
-  id: string | null;
-  merged: boolean;
-  /** Why a file could not be merged (a side that is not a valid entry). */
-  reason?: string;
-}
-
 /** Memory files (workspace-relative) unmerged in git's index. */
 export async function unmergedFiles(engine: Engine): Promise<string[]> {
   const git = await engine.git();
@@ -70,7 +62,8 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && writeBlocker(git.gitDir) !== null;
   const items: Parameters<typeof rewriteEntries>[2] = [];
-  const fixed: ConflictFix[] = [];
+  // `reason`: why a file could not be merged (a side that is not a valid entry).
+  const fixed: { file: string; id: string | null; merged: boolean; reason?: string }[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
     const abs = join(engine.ws.root, file);
     try {
