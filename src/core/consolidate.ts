@@ -39,9 +39,7 @@ function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: Memo
   else if (strategy === 'keep_highest_importance')
     by.sort((a, b) => importance(b) - importance(a) || b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   else by.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0)); // keep_newest, and the base of merge_content
-  const [kept] = by;
-  if (!kept) throw new Error('a merge group has no members');
-  return kept;
+  return by[0]!; // a merge group holds the two ends of a pair at least
 }
 
 /** The entry (create input) that replaces a merge group. */
@@ -87,8 +85,7 @@ export function mergedEntry(
 export function summaryEntry(subject: string, members: MemoryEntry[]): Record<string, unknown> {
   const sorted = [...members].sort((a, b) => b.confidence - a.confidence || (a.updated_at < b.updated_at ? 1 : -1));
   const lines = sorted.map((m) => `- ${m.summary.replace(/\s+/g, ' ')} (${m.id})`);
-  const [best] = sorted;
-  if (!best) throw new Error(`no entries to summarize about ${subject}`);
+  const best = sorted[0]!; // a subject is listed with its entries only
   return {
     section: 'learnings',
     kind: 'other',

@@ -1,6 +1,7 @@
 /** Evidence URIs, pure: the right form for its type, and how `validate-evidence` checks one and reads the outcome (the IO: service/ops/evidence.ts). */
 import { parseAnchor, SYMBOL_NAME, type Anchor } from './anchors.js';
 import type { EvidenceType } from './schema.js';
+import { tryOr } from '../try.js';
 
 /** Git permalinks: GitHub/Gitea `/blob/<ref>/<path>`, GitLab `/-/blob/`, Bitbucket `/src/<ref>/`, commits. */
 const GIT_PERMALINK = /^https?:\/\/[^/\s]+\/[^\s]+\/(?:-\/)?(?:blob|tree|src|raw|commit|commits)\/[^\s]+$/;
@@ -52,12 +53,8 @@ function checkSensitive(pathPart: string): string | null {
 
 /** Checks a URL for embedded credentials and token-bearing query strings. */
 export function checkUrlSafety(uri: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(uri);
-  } catch {
-    return 'is not a valid URL';
-  }
+  const u = tryOr(() => new URL(uri), null);
+  if (!u) return 'is not a valid URL';
   if (u.username || u.password) return 'must not embed credentials (user:password@host)';
   for (const key of u.searchParams.keys()) {
     if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;

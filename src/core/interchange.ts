@@ -57,23 +57,16 @@ export function parseMcpMemory(text: string, source: string) {
   const problems: Problem[] = [];
   for (const { at, value } of jsonLines(text, source, problems)) {
     const o = (value ?? {}) as Record<string, unknown>;
-    if (o.type === 'entity') {
-      if (typeof o.name !== 'string' || !o.name.trim()) {
-        problems.push({ path: `${at}: name`, message: 'must be a non-empty string' });
-        continue;
-      }
+    if (o.type !== 'entity' && o.type !== 'relation') problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${shown(o.type)})` });
+    else if (o.type === 'relation') {
+      if (typeof o.from !== 'string' || typeof o.to !== 'string') problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
+      else relations.push({ from: o.from, to: o.to, relationType: typeof o.relationType === 'string' ? o.relationType : 'related_to' });
+    } else if (typeof o.name !== 'string' || !o.name.trim()) problems.push({ path: `${at}: name`, message: 'must be a non-empty string' });
+    else {
       const obs = Array.isArray(o.observations) ? o.observations.filter((x): x is string => typeof x === 'string') : [];
       const prev = entities.get(o.name);
       if (prev) prev.observations.push(...obs);
       else entities.set(o.name, { name: o.name, entityType: typeof o.entityType === 'string' ? o.entityType : 'entity', observations: obs });
-    } else if (o.type === 'relation') {
-      if (typeof o.from !== 'string' || typeof o.to !== 'string') {
-        problems.push({ path: at, message: 'a relation needs string "from" and "to"' });
-        continue;
-      }
-      relations.push({ from: o.from, to: o.to, relationType: typeof o.relationType === 'string' ? o.relationType : 'related_to' });
-    } else {
-      problems.push({ path: `${at}: type`, message: `must be "entity" or "relation" (got ${shown(o.type)})` });
     }
   }
   if (problems.length) throw new ValidationError(problems, 'MCP memory file');

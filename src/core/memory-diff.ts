@@ -4,6 +4,7 @@ import type { MemoryEntry } from './schema.js';
 import { duplicateHash } from './meta.js';
 import { scanText, secretFields } from './secrets.js';
 import { validateStoredEntry } from './validate.js';
+import { tryOr } from '../try.js';
 
 export type ChangeKind = 'created' | 'superseded' | 'deprecated' | 'archived' | 'restored' | 'edited' | 'moved' | 'removed';
 
@@ -50,13 +51,8 @@ const QUIET = new Set(['updated_at']);
 
 /** The entry a file holds; null for no file, or one that is not a JSON object. */
 export function parse(text: string | null): MemoryEntry | null {
-  if (text === null) return null;
-  try {
-    const v = JSON.parse(text) as MemoryEntry;
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
+  const v = text === null ? null : tryOr(() => JSON.parse(text) as MemoryEntry | null, null);
+  return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
 }
 
 /** A value as a reviewer reads it: whole, unless the secret scan flags it. */

@@ -2,7 +2,8 @@
 import { userInfo } from 'node:os';
 import { UsageError } from '../core/errors.js';
 import { pickAgent } from '../core/filters.js';
-import { clockFromEnv, type Clock } from '../store/clock.js';
+import { normalizeTimestamp } from '../core/time.js';
+import { tryOr } from '../store/fsutil.js';
 import { GLOBAL_PROJECT } from '../store/workspace.js';
 import type { Engine } from './engine.js';
 
@@ -30,6 +31,18 @@ export interface CallerOptions {
 }
 
 const quiet: Sink = { write: () => true };
+
+export type Clock = () => Date;
+
+/** The one clock (DESIGN.md "Time"): `BASS_AGENTS_NOW=<ISO 8601>` fixes "now" for every command, the daemon and tests. */
+function clockFromEnv(env: NodeJS.ProcessEnv): Clock {
+  const fixed = env.BASS_AGENTS_NOW;
+  if (!fixed) return () => new Date();
+  const iso = normalizeTimestamp(fixed);
+  if (!iso) throw new UsageError(`BASS_AGENTS_NOW must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z (got ${JSON.stringify(fixed)})`);
+  const t = new Date(iso);
+  return () => new Date(t.getTime());
+}
 
 /** Holds the options before a subclass's fields built from them are initialized (a parameter property would be assigned after them). */
 export class Options<O> {
@@ -64,12 +77,7 @@ export class Caller extends Options<CallerOptions> {
   async agent(engine: Engine): Promise<string> {
     if (this.agentName) return this.agentName;
     const git = await engine.git();
-    let os: string | undefined;
-    try {
-      os = userInfo().username;
-    } catch {
-      os = undefined;
-    }
+    const os = tryOr(() => userInfo().username, undefined);
     return (this.agentName = pickAgent(git ? await git.userName() : null, os) ?? 'unknown');
   }
 

@@ -35,12 +35,9 @@ function requirePackage(name: string): unknown {
   const req = createRequire(import.meta.url);
   for (const dir of req.resolve.paths(name) ?? []) {
     const pkgDir = join(dir, name);
-    let pkg: { exports?: { '.'?: { import?: string } | string }; main?: string };
-    try {
-      pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as typeof pkg;
-    } catch {
-      continue;
-    }
+    type Manifest = { exports?: { '.'?: { import?: string } | string }; main?: string };
+    const pkg = tryOr(() => JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as Manifest, null);
+    if (!pkg) continue;
     const dot = pkg.exports?.['.'];
     const entry = (typeof dot === 'string' ? dot : dot?.import) ?? pkg.main ?? 'index.js';
     return req(join(pkgDir, entry));

@@ -6,6 +6,7 @@ import { INDEX_LOCK_WAIT_MS, MemoryCommit } from '../store/git-commit.js';
 import { clearJournal, readJournal } from '../store/journal.js';
 import { appendLogs } from '../store/local-log.js';
 import { Workspace } from '../store/workspace.js';
+import { tryOr } from '../store/fsutil.js';
 import type { Engine } from './engine.js';
 import type { Caller } from './caller.js';
 
@@ -37,14 +38,7 @@ export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo 
     return { kept: 0, undone: 0, ignored: 0 };
   }
   // The dead writer's workspace (normally this one) decides what its memory paths are.
-  let ws = engine.ws;
-  if (st.root && st.root !== ws.root) {
-    try {
-      ws = new Workspace(st.root);
-    } catch {
-      /* gone: this one's */
-    }
-  }
+  const ws = st.root && st.root !== engine.ws.root ? tryOr(() => new Workspace(st.root), engine.ws) : engine.ws; // gone: this one's
   const paths: { abs: string; repo: string }[] = [];
   let ignored = 0;
   for (const rel of new Set(st.paths)) {

@@ -5,7 +5,7 @@ import { commitMessage, serializeEntry, type CommitChange } from '../core/entry.
 import { BusyError, ConflictError, InterruptedError, ValidationError, type Problem } from '../core/errors.js';
 import type { MemoryEntry } from '../core/schema.js';
 import type { SecretFinding } from '../core/secrets.js';
-import { writeFileAtomic } from '../store/fsutil.js';
+import { tryOr, writeFileAtomic } from '../store/fsutil.js';
 import type { GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
 import { checkId } from '../store/workspace.js';
@@ -174,19 +174,11 @@ export class WriteTx {
         },
       });
       committing?.catch(() => undefined); // awaited below: not an unhandled rejection meanwhile
-      try {
-        // Before git runs (its first step awaits): the texts are handed over, not parsed again.
-        this.engine.catalog.noteWritten(rels, new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!])));
-      } catch {
-        /* a cache that cannot be updated only costs the next command a re-read */
-      }
+      // Before git runs (its first step awaits): the texts are handed over, not parsed again (a failure only costs the next command a re-read).
+      tryOr(() => this.engine.catalog.noteWritten(rels, new Map(files.map((f, k) => [rels[k]!, this.staged.get(f)!]))), undefined);
       const commit = (await committing) ?? null;
-      try {
-        // Saves the next command a git listing of every entry file.
-        if (indexChange) this.engine.catalog.carryGitView(indexChange);
-      } catch {
-        /* only costs the next command a listing */
-      }
+      // Saves the next command a git listing of every entry file.
+      if (indexChange) tryOr(() => this.engine.catalog.carryGitView(indexChange!), undefined);
       appendLogs(
         ws,
         'operations',
@@ -227,11 +219,8 @@ export class WriteTx {
       const known = new Set<string>();
       for (const old of s.fresh ? [] : [abs, s.previous]) {
         if (!old || !existsSync(old)) continue;
-        try {
-          for (const f of secretFields(JSON.parse(readFileSync(old, 'utf8')))) known.add(`${f.path}\u0000${f.text}`);
-        } catch {
-          /* unreadable old version: scan everything */
-        }
+        // An unreadable old version: everything is scanned.
+        for (const f of tryOr(() => secretFields(JSON.parse(readFileSync(old, 'utf8'))), [])) known.add(`${f.path}\u0000${f.text}`);
       }
       const rel = this.engine.ws.rel(abs);
       for (const f of texts) if (!known.has(`${f.path}\u0000${f.text}`)) fields.push({ path: `${rel}: ${f.path}`, text: f.text });

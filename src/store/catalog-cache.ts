@@ -6,7 +6,7 @@ import { appendNoFollow, readNoFollow } from './state-dir.js';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
 import { encodeColumns, NUMERIC, NUMERIC_COLUMNS, TABLES, TEXT_TABLES, type CachedColumns, type TextTable } from './catalog-columns.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { ByteTexts, encodeTexts, type Texts } from './texts.js';
 import { applyDelta, asciiJson, deltaLinesOf, rowMeta } from './catalog-delta.js';
 import type { Workspace } from './workspace.js';
@@ -110,21 +110,12 @@ export class CatalogCache {
   /** The cache with its delta applied; null when missing, corrupt or foreign. */
   load(): CatalogFile | null {
     this.ws.local?.('cache'); // checked before anything in it is read (state-dir.ts)
-    let file: CatalogFile | null;
-    try {
+    const file = tryOr(() => {
       const bytes = readNoFollow(this.cacheFile);
-      file = parseCache(bytes.toString('latin1', 0, ID_LENGTH), deserialize(bytes.subarray(ID_LENGTH)) as Saved);
-    } catch {
-      return null;
-    }
+      return parseCache(bytes.toString('latin1', 0, ID_LENGTH), deserialize(bytes.subarray(ID_LENGTH)) as Saved);
+    }, null);
     if (!file) return null;
-    let delta = '';
-    try {
-      delta = readNoFollow(this.deltaFile).toString('latin1');
-    } catch {
-      /* no delta */
-    }
-    applyDelta(file, delta);
+    applyDelta(file, tryOr(() => readNoFollow(this.deltaFile), Buffer.alloc(0)).toString('latin1'));
     return file;
   }
 

@@ -78,12 +78,7 @@ export function deltaLinesOf(id: string, rows: unknown[][], content: string): { 
 export function applyDelta(file: CatalogFile, text: string): void {
   const changes = new Map<string, FileState | null>();
   for (const raw of text.split('\n')) {
-    let d: unknown;
-    try {
-      d = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      continue;
-    }
+    const d = tryOr<unknown>(() => (raw ? JSON.parse(raw) : undefined), undefined);
     if (!Array.isArray(d) || d[0] !== file.id || typeof d[1] !== 'string') continue;
     const [, rel, ...rest] = d as [string, string, ...unknown[]];
     if (rel === '#dir') {

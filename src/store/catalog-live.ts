@@ -5,7 +5,7 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { entryMeta } from '../core/meta.js';
-import { stampOf } from './fsutil.js';
+import { stampOf, tryOr } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { linkProblem, SECTIONS_IN_PATH_ORDER } from './catalog-scan.js';
 import { duplicateProblem, entryPath, readEntryFile, StoredEntry, type BadFile, type CatalogSnapshot, type RecentEntries } from './stored-entry.js';
@@ -66,12 +66,7 @@ export class LiveCatalog {
       const where = entryPath(rel);
       if (!where) continue;
       const projectDir = `${MEMORY_DIR}/${where.project}`;
-      let st: Stats | undefined;
-      try {
-        st = viaLink(projectDir) || viaLink(`${projectDir}/${where.section}`) ? undefined : lstatSync(join(this.root, rel));
-      } catch {
-        st = undefined;
-      }
+      const st = tryOr(() => (viaLink(projectDir) || viaLink(`${projectDir}/${where.section}`) ? undefined : lstatSync(join(this.root, rel))), undefined);
       const old = this.files.get(rel);
       // (A skipped duplicate is read again: the one a reset read may be newer than its batch.)
       if (st?.isFile() && old instanceof StoredEntry && old.stamp === stampOf(st) && !this.dups.has(rel)) continue;
@@ -137,14 +132,8 @@ export class LiveCatalog {
   private readStored(rel: string, st?: Stats): StoredEntry | BadFile | undefined {
     const where = entryPath(rel);
     if (!where) return undefined;
-    if (!st) {
-      try {
-        st = lstatSync(join(this.root, rel));
-      } catch {
-        return undefined;
-      }
-      if (!st.isFile()) return undefined;
-    }
+    st ??= tryOr(() => lstatSync(join(this.root, rel)), undefined);
+    if (!st?.isFile()) return undefined;
     const r = readEntryFile(join(this.root, rel), rel, where.section, where.id);
     if (r.entry) return new StoredEntry(this.root, where.project, rel, stampOf(st), entryMeta(r.entry), r.entry, this.recent);
     return { file: rel, problems: r.problems ?? [] };

@@ -11,6 +11,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { DIR_SETTLE_MS, type CatalogFile, type DirRecord } from './catalog-cache.js';
 import type { FileState } from './catalog-delta.js';
 import { MEMORY_DIR } from './root.js';
+import { tryOr } from './fsutil.js';
 import { metaRow } from './catalog-columns.js';
 import { readEntryFile, type BadFile } from './stored-entry.js';
 import { lowerBoundText } from './texts.js';
@@ -94,12 +95,8 @@ export class CatalogScan {
       }
       return;
     }
-    let names: string[];
-    try {
-      names = readdirSync(sdir);
-    } catch {
-      return;
-    }
+    const names = tryOr(() => readdirSync(sdir), null);
+    if (!names) return;
     if (dst?.isDirectory() && dst.ctimeMs + DIR_SETTLE_MS < this.listedAt) {
       const r: DirRecord = [dst.ctimeMs, dst.ino, this.listedAt];
       this.dirs[dirRel] = r;

@@ -6,7 +6,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { CatalogCache, emptyCatalog, type CatalogFile } from './catalog-cache.js';
 import { contentPosition, deltaFits, mergeChanges } from './catalog-delta.js';
 import { positionOfText } from './texts.js';
-import { writeFileAtomic } from './fsutil.js';
+import { tryOr, writeFileAtomic } from './fsutil.js';
 import { MEMORY_DIR } from './root.js';
 import { gitBlobId, readViewRecord, takeGitView, VIEW_RECORD } from './git-view.js';
 import { CachedEntries } from './cached-entries.js';
@@ -21,19 +21,12 @@ export { StoredEntry, entryPath, keyOfFile, readEntryFile, type BadFile, type Ca
 /** Full entries a long-lived process keeps (its queries show the same few again and again). */
 const RECENT_ENTRIES = 512;
 
-/** What a full refresh found (base, content ids then and now), and the blob of each file noted since (null: removed). */
-interface Found {
-  id: string;
-  foundContent: string;
-  contentId: string;
-  notedBlobs: Map<string, string | null>;
-}
-
 export class Catalog {
   private ws: Workspace;
   private readonly cache: CatalogCache;
   private live: LiveCatalog | undefined;
-  private found: Found | undefined;
+  /** What a full refresh found (base, content ids then and now), and the blob of each file noted since (null: removed). */
+  private found: { id: string; foundContent: string; contentId: string; notedBlobs: Map<string, string | null> } | undefined;
   /** A watcher-fed process needs no `found`. */
   private notesWrites: boolean;
   /** In a long-lived process, entries keep their full text only among the last few hundred read. */
@@ -168,10 +161,7 @@ export class Catalog {
     if (record?.index !== change.before || record.content !== found.foundContent) return;
     if (change.paths.length !== found.notedBlobs.size) return;
     for (const p of change.paths) if (!found.notedBlobs.has(p)) return;
-    try {
-      writeFileAtomic(join(cacheDir, VIEW_RECORD), JSON.stringify({ index: change.after, content: found.contentId }), { fsync: false });
-    } catch {
-      /* only costs the next command a listing */
-    }
+    // A failure only costs the next command a listing.
+    tryOr(() => writeFileAtomic(join(cacheDir, VIEW_RECORD), JSON.stringify({ index: change.after, content: found.contentId }), { fsync: false }), undefined);
   }
 }

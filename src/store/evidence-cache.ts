@@ -1,15 +1,34 @@
 /**
  * Results of evidence checks (docs/local-state.md), each file read once per version. The stale
  * entries have a small file of their own (every query reads it; the checks at 10K slow a cold
- * query); the anchors' lines are sorted by key, so a read parses only its results' lines.
+ * query); the anchors' lines are sorted by key, so a read parses only its results' lines. And the network probe.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnchorRecord, AnchorStatus } from '../core/anchors.js';
 import type { EvidenceStatus } from '../core/evidence.js';
+import { lazy } from '../lazy.js';
 import { tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
 import type { Workspace } from './workspace.js';
+
+const evidenceCheck = lazy<typeof import('../core/evidence.js')>('./core/evidence.js');
+
+/** HEAD (GET when HEAD is refused) with a timeout; network trouble is unknown, never stale. */
+export async function probeUrl(url: string, timeoutMs: number): Promise<{ status: EvidenceStatus; reason: string }> {
+  for (const method of ['HEAD', 'GET']) {
+    try {
+      const res = await fetch(url, { method, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+      void res.body?.cancel();
+      if (method === 'HEAD' && (res.status === 405 || res.status === 501)) continue;
+      return evidenceCheck().httpStatus(res.status);
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      return { status: 'unknown', reason: `unreachable (${e.cause?.code ?? e.name})` };
+    }
+  }
+  return { status: 'unknown', reason: 'no answer' };
+}
 
 export interface CheckResult {
   status: EvidenceStatus;

@@ -6,6 +6,8 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync
 import { dirname, join } from 'node:path';
 import { nodeCrypto } from '../node-crypto.js';
 
+export { tryOr } from '../try.js';
+
 /** Random bytes for temp names, drawn a few hundred names at a time (a large apply writes thousands of files). */
 let pool: Buffer | undefined;
 let poolAt = 0;
@@ -40,15 +42,6 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
-  }
-}
-
-/** `fn()`, or `fallback` when it throws: for reads whose failure means "none", and writes a failure of which only costs speed. */
-export function tryOr<T>(fn: () => T, fallback: T): T {
-  try {
-    return fn();
-  } catch {
-    return fallback;
   }
 }
 

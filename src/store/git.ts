@@ -11,6 +11,7 @@ import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
 import { gitHelper, spawnGit, type GitOutcome } from './git-helper.js';
+import { tryOr } from './fsutil.js';
 
 /**
  * git's stdout, or a GitError with git's message; InterruptedError when git was stopped by SIGINT
@@ -216,13 +217,8 @@ export class GitRepo {
   /** Removes the temporary index files killed writers of ours left (with the write lock held: no writer of ours is mid-commit). */
   sweepLeftovers(): void {
     for (const dir of new Set([this.stateDir, dirname(this.indexFile)])) {
-      let names: string[] = [];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        continue;
-      }
-      for (const f of names) if (/^index-\d+-[0-9a-f]+$|\.bass-agents-\d+-[0-9a-f]+$/.test(f)) rmSync(join(dir, f), { force: true });
+      for (const f of tryOr(() => readdirSync(dir), []))
+        if (/^index-\d+-[0-9a-f]+$|\.bass-agents-\d+-[0-9a-f]+$/.test(f)) rmSync(join(dir, f), { force: true });
     }
   }
 

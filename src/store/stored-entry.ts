@@ -8,6 +8,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { shown } from '../core/redact.js';
 import { lazy } from '../lazy.js';
 import { gitBlobId } from './git-view.js';
+import { tryOr } from './fsutil.js';
 import type { CachedEntries } from './cached-entries.js';
 
 const validation = lazy<typeof import('../core/validate.js')>('./core/validate.js');
@@ -74,12 +75,7 @@ export class StoredEntry {
 
   private read(): MemoryEntry {
     const abs = join(this.root, this.file);
-    let parsed: MemoryEntry | undefined;
-    try {
-      parsed = JSON.parse(readFileSync(abs, 'utf8')) as MemoryEntry;
-    } catch {
-      parsed = undefined;
-    }
+    let parsed = tryOr(() => JSON.parse(readFileSync(abs, 'utf8')) as MemoryEntry | undefined, undefined);
     if (!parsed || parsed.id !== this.meta.id || parsed.updated_at !== this.meta.updated_at) {
       // The file changed after the catalog was read: validate it again rather than trust it.
       const r = readEntryFile(abs, this.file, this.meta.section, this.meta.id);

@@ -1,5 +1,6 @@
 /** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
+import { tryOr } from '../../try.js';
 
 /** A data file of `rules/secrets/`: read, not imported (it sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike). */
 export const ruleData = <T = Record<string, string[]>>(name: string): T =>
@@ -239,13 +240,7 @@ export function decodeBase64Text(b64: string): string | null {
   return printable / text.length >= 0.95 ? text : null;
 }
 
-export function decodeURIComponentSafe(v: string): string {
-  try {
-    return decodeURIComponent(v);
-  } catch {
-    return v;
-  }
-}
+export const decodeURIComponentSafe = (v: string): string => tryOr(() => decodeURIComponent(v), v);
 
 /** A password as written beside a user name: not a placeholder, a variable or the user name again. */
 const realPassword = (v: string, user = ''): boolean =>
@@ -257,12 +252,8 @@ const realPassword = (v: string, user = ''): boolean =>
   !/^(?:pass(?:word)?|secret|test|changeit|hunter2|foobar|qwerty|123456?|admin123|pa\$\$w0rd)\d{0,3}$/i.test(v);
 
 function jsonObject(b64url: string): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(b64url, 'base64url').toString('utf8'));
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
+  const v = tryOr<unknown>(() => JSON.parse(Buffer.from(b64url, 'base64url').toString('utf8')), null);
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 }
 
 /** A JWT (or JWE): a header that decodes to JSON naming its algorithm, then a payload. */

@@ -3,6 +3,7 @@ import { ConflictError, UsageError, ValidationError, type Problem } from '../../
 import { buildEntry } from '../../core/entry.js';
 import { pickAgent } from '../../core/filters.js';
 import { duplicateHash } from '../../core/meta.js';
+import type { ValidUpdate } from '../../core/validate.js';
 import { tryOr } from '../../store/fsutil.js';
 import { appendLogs } from '../../store/local-log.js';
 import { checkId } from '../../store/workspace.js';
@@ -118,27 +119,15 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
     if (bad.length) return new ValidationError(bad, opts.label ?? 'update');
   }
 
-  // Against the working state: earlier updates of this batch may have changed it.
-  for (const [i, first] of validated.entries()) {
-    if (i % 512 === 511) await tx.checkpoint();
-    if (!first.ok) {
-      skipped.push({ index: i, errors: first.errors });
-      continue;
-    }
-    const u = first.value;
-    const problem = ((): Problem | null => {
-      const was = u.operation !== 'create' && u.target_id ? getEntry(u.target_id) : undefined;
-      if (u.operation !== 'create' && u.target_id && (!was || was.status === 'superseded' || (u.operation === 'deprecate' && was.status === 'deprecated')))
-        return { path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` };
-      const why = u.operation === 'supersede' && !u.entry && u.superseded_by ? supersedeProblem(u.target_id!, u.superseded_by, getEntry) : null;
-      if (why) return { path: at(i, 'superseded_by'), message: why };
-      const dup = u.entry && dupKeys.get(duplicateHash(u.entry));
-      return dup && dup !== u.target_id ? { path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` } : null;
-    })();
-    if (problem) {
-      skipped.push({ index: i, errors: [problem] });
-      continue;
-    }
+  // One valid update against the working state (earlier updates of this batch may have changed it); what it returns is why it was skipped.
+  const applyOne = (i: number, u: ValidUpdate): Problem[] | undefined => {
+    const was = u.operation !== 'create' && u.target_id ? getEntry(u.target_id) : undefined;
+    if (u.operation !== 'create' && u.target_id && (!was || was.status === 'superseded' || (u.operation === 'deprecate' && was.status === 'deprecated')))
+      return [{ path: `[${i}].target_id`, message: `entry ${u.target_id} was changed earlier in this batch` }];
+    const why = u.operation === 'supersede' && !u.entry && u.superseded_by ? supersedeProblem(u.target_id!, u.superseded_by, getEntry) : null;
+    if (why) return [{ path: at(i, 'superseded_by'), message: why }];
+    const dup = u.entry && dupKeys.get(duplicateHash(u.entry));
+    if (dup && dup !== u.target_id) return [{ path: `[${i}].entry.summary`, message: `duplicates entry ${dup} (same subject, scope and summary)` }];
     let newId: string | undefined;
     if (u.entry) {
       newId = st.nextId(tx.now.getTime());
@@ -147,22 +136,23 @@ async function applyIn(tx: WriteTx, st: BatchState, p: Prepared): Promise<{ appl
       dupKeys.set(duplicateHash(e), newId);
       tx.change({ op: 'create', id: newId, summary: e.summary, agent });
     }
-    if (u.operation === 'create') {
-      applied.push({ index: i, operation: 'create', id: newId! });
-      continue;
-    }
+    if (u.operation === 'create') return void applied.push({ index: i, operation: 'create', id: newId! });
     const target = getEntry(u.target_id!)!;
     if (u.operation === 'supersede') {
       const by = newId ?? u.superseded_by!;
       st.write(tx, { ...target, status: 'superseded', superseded_by: by, updated_at: now });
       if (dupKeys.get(duplicateHash(target)) === target.id) dupKeys.delete(duplicateHash(target));
       tx.change({ op: 'supersede', id: target.id, summary: `superseded by ${by}`, agent });
-      applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
-    } else {
-      st.write(tx, { ...target, status: 'deprecated', updated_at: now });
-      tx.change({ op: 'deprecate', id: target.id, summary: target.summary, agent });
-      applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
+      return void applied.push({ index: i, operation: 'supersede', id: by, target_id: target.id, superseded_by: by });
     }
+    st.write(tx, { ...target, status: 'deprecated', updated_at: now });
+    tx.change({ op: 'deprecate', id: target.id, summary: target.summary, agent });
+    return void applied.push({ index: i, operation: 'deprecate', id: target.id, target_id: target.id });
+  };
+  for (const [i, r] of validated.entries()) {
+    if (i % 512 === 511) await tx.checkpoint();
+    const errors = r.ok ? applyOne(i, r.value) : r.errors;
+    if (errors) skipped.push({ index: i, errors });
   }
   return { applied, skipped };
 }

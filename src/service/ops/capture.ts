@@ -55,13 +55,7 @@ export async function stopReminder(engine: Engine, _caller: Caller, raw: string)
     .filter((l) => l.length > 3)
     .map((l) => l.slice(3))
     .filter((p) => !isMemory(p))
-    .some((p) => {
-      try {
-        return statSync(join(git.toplevel, p)).mtimeMs >= since;
-      } catch {
-        return true; // deleted in the work tree
-      }
-    });
+    .some((p) => tryOr(() => statSync(join(git.toplevel, p)).mtimeMs >= since, true)); // true: deleted in the work tree
   if (!changed && since > 0) {
     const committed = await git.run(['log', `--since=@${Math.floor(since / 1000)}`, '--name-only', '--format=']).catch(() => '');
     changed = committed.split('\n').some((p) => p && !isMemory(p));

@@ -11,6 +11,7 @@ import type { ValidationError, Problem } from '../../core/errors.js';
 import type { ValidationContext } from '../../core/validate.js';
 import type { StoredEntry } from '../../store/catalog.js';
 import { readConfig } from '../../store/config.js';
+import { tryOr } from '../../store/fsutil.js';
 import { isLegacyId } from '../../core/names.js';
 import { shown } from '../../core/redact.js';
 import { modules, type Engine } from '../engine.js';
@@ -19,17 +20,9 @@ import { BatchState, scanGroups } from './batch.js';
 import { conflictedFiles, unmergedFiles } from './conflicts.js';
 
 export async function validate(engine: Engine, caller: Caller, doc: unknown, opts: { project?: string } = {}): Promise<{ ok: boolean; errors: Problem[] }> {
-  let vctx: ValidationContext = {};
-  let project: string | undefined;
-  try {
-    project = caller.project(engine, opts.project);
-  } catch {
-    project = undefined;
-  }
-  if (project && existsSync(join(engine.ws.memoryDir, project))) {
-    const st = new BatchState(engine.snapshot(caller.warn), project, Infinity);
-    vctx = { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) };
-  }
+  const project = tryOr(() => caller.project(engine, opts.project), undefined);
+  const st = project && existsSync(join(engine.ws.memoryDir, project)) ? new BatchState(engine.snapshot(caller.warn), project, Infinity) : undefined;
+  const vctx: ValidationContext = st ? { getEntry: st.getEntry, findDuplicate: (k) => st.dupKeys.get(k) } : {};
   const errors = modules.validation().validateDocument(doc, vctx);
   // Secrets too, with the paths validateDocument uses: every string of each item.
   const kind = modules.validation().documentKind(doc);

@@ -9,19 +9,16 @@ import type { CitedCode } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { addHunks, diffFates } from '../../store/code-changes.js';
 import type { GitRepo } from '../../store/git.js';
+import { tryOr } from '../../store/fsutil.js';
 import { modules, type Engine } from '../engine.js';
 import { readCited } from './evidence-status.js';
 
-interface CitedOptions {
-  /** The base commit, and the arguments that make `git diff` compare the two sides. */
-  base: string;
-  sides: string[];
-  /** Ids the change wrote. */
-  touched: Set<string>;
-  project?: string;
-}
-
-export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): Promise<CitedCode[]> {
+/** `o.base`: the base commit, `o.sides`: the arguments that make `git diff` compare the two sides, `o.touched`: ids the change wrote. */
+export async function citedCode(
+  engine: Engine,
+  git: GitRepo,
+  o: { base: string; sides: string[]; touched: Set<string>; project?: string },
+): Promise<CitedCode[]> {
   const prefix = git.repoPath(engine.ws.root).replace(/^\.$/, '');
   const toWs = (p: string): string | null => (!prefix ? p : p.startsWith(`${prefix}/`) ? p.slice(prefix.length + 1) : null);
   const toRepo = (p: string): string => (prefix ? `${prefix}/${p}` : p);
@@ -58,13 +55,8 @@ export async function citedCode(engine: Engine, git: GitRepo, o: CitedOptions): 
   for (const [n, text] of texts) {
     const project = /ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(n)?.[1];
     if (!project || (o.project && project !== o.project)) continue;
-    let e: MemoryEntry;
-    try {
-      e = JSON.parse(text) as MemoryEntry;
-    } catch {
-      continue;
-    }
-    if ((e.status !== 'active' && e.status !== 'draft') || !Array.isArray(e.evidence)) continue;
+    const e = tryOr(() => JSON.parse(text) as MemoryEntry, null);
+    if (!e || (e.status !== 'active' && e.status !== 'draft') || !Array.isArray(e.evidence)) continue;
     for (const ev of e.evidence) {
       const p = plan(String(ev.type), String(ev.uri));
       if (p.kind === 'file' && changed.has(p.anchor.path)) cands.push({ e, project, uri: ev.uri, anchor: p.anchor });

@@ -14,14 +14,6 @@ import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
 import { tryOr } from '../../store/fsutil.js';
 
-export interface ConflictFix {
-  file: string;
-  id: string | null;
-  merged: boolean;
-  /** Why a file could not be merged (a side that is not a valid entry). */
-  reason?: string;
-}
-
 /** Memory files (workspace-relative) unmerged in git's index. */
 export async function unmergedFiles(engine: Engine): Promise<string[]> {
   const git = await engine.git();
@@ -70,7 +62,8 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
   const unmerged = (await unmergedFiles(engine)).filter((f) => f.endsWith('.json'));
   const inMerge = git !== null && writeBlocker(git.gitDir) !== null;
   const items: Parameters<typeof rewriteEntries>[2] = [];
-  const fixed: ConflictFix[] = [];
+  // `reason`: why a file could not be merged (a side that is not a valid entry).
+  const fixed: { file: string; id: string | null; merged: boolean; reason?: string }[] = [];
   for (const file of [...new Set([...conflictedFiles(engine), ...unmerged])].sort()) {
     const abs = join(engine.ws.root, file);
     try {
@@ -80,13 +73,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
       const theirs = parseSide(sides.theirs, 'their');
       if (!ours || !theirs) throw new Error('a side is empty');
       if (ours.id !== theirs.id) throw new Error(`the sides are different entries (${ours.id}, ${theirs.id})`);
-      const base = (() => {
-        try {
-          return parseSide(sides.base, 'the ancestor');
-        } catch {
-          return null; // unreadable ancestor: two additions
-        }
-      })();
+      const base = tryOr(() => parseSide(sides.base, 'the ancestor'), null); // null: an unreadable ancestor, two additions
       const merged = mergeEntry(base, ours, theirs);
       const summary = 'merged the two sides of a git conflict field by field';
       items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary });

@@ -75,48 +75,38 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
   const { commit } = await withWrite(engine, caller, { project }, (tx) => {
     const nowIso = tx.nowIso;
     const nextId = idMaker();
-    for (const [gi, g] of plan.groups.entries()) {
-      if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
+    // One group carried out; what it returns is why it was skipped.
+    const carry = (gi: number, g: ConsolidationPlan['groups'][number]): string | undefined => {
       const members = g.members.map((m) => locate(engine, caller, m.id, project).entry);
       if (g.action === 'link') {
         const [a, b] = members as [MemoryEntry, MemoryEntry];
         if (!a.related_entries.includes(b.id)) tx.put({ ...a, related_entries: [...a.related_entries, b.id], updated_at: nowIso });
         if (!b.related_entries.includes(a.id)) tx.put({ ...b, related_entries: [...b.related_entries, a.id], updated_at: nowIso });
         tx.change({ op: 'link', id: a.id, summary: `linked to ${b.id}` });
-        linked.push({ group: gi, ids: [a.id, b.id] });
-        continue;
+        return void linked.push({ group: gi, ids: [a.id, b.id] });
       }
-      if (!g.result || typeof g.result !== 'object') {
-        skipped.push({
-          group: gi,
-          reason: `action ${g.action} needs a result (the entry it creates); plans made before review groups carried one: run compact again`,
-        });
-        continue;
-      }
+      if (!g.result || typeof g.result !== 'object')
+        return `action ${g.action} needs a result (the entry it creates); plans made before review groups carried one: run compact again`;
       const input = modules.validation().validateEntryInput(g.result);
-      if (!input.ok) {
-        skipped.push({ group: gi, reason: input.errors.map((p) => `${p.path}: ${p.message}`).join('; ') });
-        continue;
-      }
+      if (!input.ok) return input.errors.map((p) => `${p.path}: ${p.message}`).join('; ');
       const id = nextId(Date.parse(nowIso));
       const created = buildEntry(input.value, id, nowIso, tx.agent);
       const dup = live.get(duplicateHash(created));
-      if (dup && !(g.action === 'merge' && members.some((m) => m.id === dup))) {
-        skipped.push({ group: gi, reason: `its result duplicates entry ${dup} (same subject, scope and summary)` });
-        continue;
-      }
+      if (dup && !(g.action === 'merge' && members.some((m) => m.id === dup))) return `its result duplicates entry ${dup} (same subject, scope and summary)`;
       live.set(duplicateHash(created), id);
       tx.put(created);
       tx.change({ op: 'consolidate', id, summary: created.summary });
-      if (g.action === 'summarize') {
-        summaries.push({ group: gi, id });
-        continue;
-      }
+      if (g.action === 'summarize') return void summaries.push({ group: gi, id });
       for (const m of members) {
         tx.put({ ...m, status: 'superseded', superseded_by: id, updated_at: nowIso });
         tx.change({ op: 'supersede', id: m.id, summary: `consolidated into ${id}` });
       }
-      merged.push({ group: gi, id, superseded: members.map((m) => m.id) });
+      return void merged.push({ group: gi, id, superseded: members.map((m) => m.id) });
+    };
+    for (const [gi, g] of plan.groups.entries()) {
+      if (skipped.some((sk) => sk.group === gi) || g.action === 'review') continue;
+      const reason = carry(gi, g);
+      if (reason) skipped.push({ group: gi, reason });
     }
   });
   return { project, plan: engine.ws.rel(abs), merged, summaries, linked, skipped, commit };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FORGET_DEFAULTS, isPromotionCandidate, lifecycleOf, overlay } from '../../core/lifecycle.js';
 import type { StoredEntry } from '../../store/catalog.js';
-import { writeFileAtomic } from '../../store/fsutil.js';
+import { tryOr, writeFileAtomic } from '../../store/fsutil.js';
 import { readNoFollow } from '../../store/state-dir.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -14,11 +14,7 @@ function decayStateFile(engine: Engine, make = false): string {
 
 /** When decay last ran, per project (the daemon catches up from it). */
 export function decayState(engine: Engine, _caller: Caller): Record<string, { last_run_at: string; forgotten_total: number }> {
-  try {
-    return JSON.parse(readNoFollow(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>;
-  } catch {
-    return {};
-  }
+  return tryOr(() => JSON.parse(readNoFollow(decayStateFile(engine), 'utf8')) as Record<string, { last_run_at: string; forgotten_total: number }>, {});
 }
 
 /**

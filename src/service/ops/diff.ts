@@ -11,6 +11,7 @@ import type { MemoryDiff } from '../../core/memory-diff.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { lazy } from '../../lazy.js';
 import type { GitRepo } from '../../store/git.js';
+import { tryOr } from '../../store/fsutil.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { citedCode } from './cited-code.js';
@@ -27,11 +28,9 @@ async function verify(git: GitRepo, rev: string): Promise<string | null> {
 }
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
-  try {
-    return (await git.run(['merge-base', a, b])).trim();
-  } catch {
-    throw new UsageError(`${a} and ${b} have no common history`);
-  }
+  const out = await git.run(['merge-base', a, b]).catch(() => null);
+  if (out === null) throw new UsageError(`${a} and ${b} have no common history`);
+  return out.trim();
 }
 
 async function mustVerify(git: GitRepo, rev: string): Promise<string> {
@@ -131,12 +130,8 @@ export async function memoryDiff(engine: Engine, caller: Caller, opts: { range?:
     for (const p of names) {
       const list = live.get(/ai-memory\/([^/]+)\/[^/]+\/[^/]+\.json$/.exec(p)?.[1] ?? '');
       const b = all.get(`${head.rev}:${p}`);
-      if (!list || !b) continue;
-      try {
-        list.push(JSON.parse(b.toString('utf8')) as MemoryEntry);
-      } catch {
-        /* reported as a bad file if it is part of the change */
-      }
+      // An unreadable one is reported as a bad file if it is part of the change.
+      if (list && b) tryOr(() => list.push(JSON.parse(b.toString('utf8')) as MemoryEntry), 0);
     }
   }
   const d = core().diffMemory({ base: base.label, head: head.label }, files, live);

@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SECTIONS } from '../../core/constants.js';
 import { NotFoundError, UsageError, ValidationError } from '../../core/errors.js';
-import { initialImportance, isPromotionCandidate, lifecycleOf, type Curve, type MemoryType } from '../../core/lifecycle.js';
+import { initialImportance, isPromotionCandidate, lifecycleOf } from '../../core/lifecycle.js';
 import { entryFlags } from '../../core/query.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { readEntryFile } from '../../store/catalog.js';
@@ -14,37 +14,9 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { tryOr } from '../../store/fsutil.js';
 
-export interface ShownEntry {
-  project: string;
-  file: string;
-  entry: MemoryEntry;
-  computed: {
-    strength: number;
-    effective_confidence: number;
-    confidence_label: string;
-    retrieval_count: number;
-    last_accessed_at: string | null;
-    flags: string[];
-    curve: Curve;
-    memory_type: MemoryType;
-    importance: number;
-    days_since_access: number;
-    decays: boolean;
-    forget_threshold: number;
-    promotion_candidate: boolean;
-  };
-}
-
-export interface EntryVersion {
-  commit: string;
-  date: string;
-  author: string;
-  subject: string;
-  entry: MemoryEntry | null;
-  /** In the commit's first parent (null: not there). */
-  before: MemoryEntry | null;
-  merge: boolean;
-}
+export type ShownEntry = ReturnType<typeof show>;
+/** One committed version; `before`: in the commit's first parent (null: not there). */
+export type EntryVersion = Awaited<ReturnType<typeof history>>[number];
 
 /** By id without scanning (a stat per project and section), or by a unique prefix as git takes a commit's. */
 export function locate(engine: Engine, caller: Caller, id: string, project?: string): { project: string; file: string; entry: MemoryEntry } {
@@ -64,13 +36,8 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
     const hits: { project: string; section: (typeof SECTIONS)[number]; id: string }[] = [];
     for (const p of projects) {
       for (const s of SECTIONS) {
-        let names: string[];
-        try {
-          names = readdirSync(join(engine.ws.memoryDir, p, s));
-        } catch {
-          continue;
-        }
-        for (const n of names) if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
+        for (const n of tryOr(() => readdirSync(join(engine.ws.memoryDir, p, s)), []))
+          if (n.startsWith(id) && n.endsWith('.json') && !n.startsWith('.')) hits.push({ project: p, section: s, id: n.slice(0, -5) });
       }
     }
     const [only] = hits;
@@ -89,7 +56,7 @@ export function locate(engine: Engine, caller: Caller, id: string, project?: str
 
 const MIN_PREFIX = 4;
 
-export function show(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): ShownEntry {
+export function show(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   const found = locate(engine, caller, id, opts.project);
   const now = caller.now().getTime();
   const e = found.entry;
@@ -115,21 +82,13 @@ export function show(engine: Engine, caller: Caller, id: string, opts: { project
   };
 }
 
-export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}): Promise<EntryVersion[]> {
+export async function history(engine: Engine, caller: Caller, id: string, opts: { project?: string } = {}) {
   const found = locate(engine, caller, id, opts.project);
   const git = await engine.git();
   if (!git) return [];
   const versions = await gitHistory(git, join(engine.ws.root, found.file));
   const parse = (text: string | null): MemoryEntry | null => tryOr(() => (text ? (JSON.parse(text) as MemoryEntry) : null), null);
-  return versions.map((v) => ({
-    commit: v.commit,
-    date: v.date,
-    author: v.author,
-    subject: v.subject,
-    entry: parse(v.content),
-    before: parse(v.before),
-    merge: v.merge,
-  }));
+  return versions.map(({ content, before, merge, ...v }) => ({ ...v, entry: parse(content), before: parse(before), merge }));
 }
 
 /** Results delivered for use count as retrieved (local usage, never a commit). */

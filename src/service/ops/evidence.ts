@@ -3,9 +3,8 @@ import type { CatalogSnapshot } from '../../store/catalog.js';
 import { join } from 'node:path';
 import { confirmation, type AnchorRecord, type AnchorStatus } from '../../core/anchors.js';
 import type { EvidenceStatus } from '../../core/evidence.js';
-import type { CheckResult } from '../../store/evidence-cache.js';
+import { probeUrl, type CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
-import { probeUrl } from '../../store/http-probe.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
@@ -20,19 +19,6 @@ interface EvidenceRow {
   anchor?: AnchorStatus;
   /** Moved: what `--fix` writes. */
   to?: string;
-}
-
-export interface EvidenceReport {
-  checked: number;
-  ok: number;
-  stale: number;
-  unknown: number;
-  skipped: number;
-  anchors: Record<AnchorStatus, number>;
-  entries: { id: string; project: string; stale: boolean; evidence: EvidenceRow[] }[];
-  /** `--fix`: the URIs rewritten, and a commit per project. */
-  fixed?: { id: string; project: string; from: string; to: string }[];
-  commits?: string[];
 }
 
 /**
@@ -53,7 +39,7 @@ export async function validateEvidence(
     /** false: counts only (`stale_entries` set, no rows), for the daemon. */
     rows?: boolean;
   } = {},
-): Promise<EvidenceReport & { stale_entries?: number }> {
+) {
   const projects = caller.readProjects(engine, projectName);
   const entries = engine.snapshot(caller.warn).entries.filter((se) => (!projects || projects.includes(se.project)) && se.meta.status !== 'superseded');
   // Only evidence and confirmation are kept: every entry's text at once would swell a daemon's heap.
@@ -96,14 +82,14 @@ export async function validateEvidence(
     const r: CheckResult = { ...(await probeUrl(url, opts.timeoutMs ?? 5000)), checked_at: now.toISOString() };
     return (checks[url] = r);
   };
-  const report: EvidenceReport = {
+  const report = {
     checked: 0,
     ok: 0,
     stale: 0,
     unknown: 0,
     skipped: 0,
     anchors: { current: 0, moved: 0, changed: 0, missing: 0 },
-    entries: [],
+    entries: [] as { id: string; project: string; stale: boolean; evidence: EvidenceRow[] }[],
   };
   const stale: Record<string, string[]> = { ...cache.stale };
   const records = engine.evidenceCache.allAnchors();
@@ -146,12 +132,13 @@ export async function validateEvidence(
       await engine.quiet();
     }
   }
-  if (opts.fix && fixes.size) Object.assign(report, await applyFixes(engine, caller, entries, fixes, records));
+  // `--fix`: the URIs rewritten, and a commit per project.
+  const fixedNow = opts.fix && fixes.size ? await applyFixes(engine, caller, entries, fixes, records) : undefined;
   // Earlier results stay (other projects, fresh URL checks) unless the cache grew large.
   const merged = Object.keys(cache.checks).length > 20_000 ? checks : { ...cache.checks, ...checks };
   engine.evidenceCache.save({ checks: merged, stale });
   engine.evidenceCache.saveAnchors(records);
-  return opts.rows === false ? { ...report, stale_entries: staleEntries } : report;
+  return { ...report, ...fixedNow, ...(opts.rows === false ? { stale_entries: staleEntries } : {}) };
 }
 
 /** The URIs that moved, a commit per project; their records then describe the new URIs. */
@@ -161,8 +148,8 @@ async function applyFixes(
   entries: CatalogSnapshot['entries'],
   fixes: Map<string, { from: string; to: string }[]>,
   records: Map<string, AnchorRecord[]>,
-): Promise<{ fixed: NonNullable<EvidenceReport['fixed']>; commits: string[] }> {
-  const fixed: NonNullable<EvidenceReport['fixed']> = [];
+) {
+  const fixed: { id: string; project: string; from: string; to: string }[] = [];
   const items = entries.flatMap((se) => {
     const moves = new Map(fixes.get(se.key)?.map((f) => [f.from, f.to]));
     if (!moves.size) return [];

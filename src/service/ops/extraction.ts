@@ -23,24 +23,14 @@ export async function extract(
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
-  const extractions: {
-    summary: string;
-    type: string;
-    confidence: number;
-    span: [number, number];
-    section: string;
-    stored: boolean;
-    duplicate_of: string | null;
-    id: string | null;
-    skipped?: Problem[];
-  }[] = [];
   const updates: { index: number; entry: Record<string, unknown> }[] = [];
-  for (const c of cands) {
+  const extractions = cands.map((c, index) => {
     // Known if either the matched words or their whole sentence say what an entry already says.
     const known = [...existing, ...updates.map((u, i) => ({ id: `candidate ${i}`, summary: String(u.entry.summary) }))];
     const dup = findSimilar(c.text, known) ?? findSimilar(c.sentence || c.text, known);
     const entry = candidateEntry(c, opts.source ?? 'text', subjects);
-    extractions.push({
+    if (!dup) updates.push({ index, entry });
+    return {
       summary: String(entry.summary),
       type: c.type,
       confidence: Number(entry.confidence),
@@ -48,10 +38,10 @@ export async function extract(
       section: String(entry.section),
       stored: false,
       duplicate_of: dup ?? null,
-      id: null,
-    });
-    if (!dup) updates.push({ index: extractions.length - 1, entry });
-  }
+      id: null as string | null,
+      skipped: undefined as Problem[] | undefined,
+    };
+  });
   let commit: string | null = null;
   const at = (k: number): (typeof extractions)[number] => extractions[updates[k]!.index]!;
   if (!opts.dryRun && updates.length) {

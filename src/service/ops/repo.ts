@@ -2,10 +2,11 @@
 import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BusyError, ConflictError, GitError, NotFoundError, UsageError } from '../../core/errors.js';
-import { entryPath, type BadFile } from '../../store/catalog.js';
+import { entryPath } from '../../store/catalog.js';
 import type { GitRepo } from '../../store/git.js';
 import { writeBlocker } from '../../store/git-state.js';
 import { ensureDrivers } from '../../store/entries.js';
+import { tryOr } from '../../store/fsutil.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
@@ -72,13 +73,7 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
     tx.change({ op: 'remove-project', id: project });
   });
   // Folders left empty go too, deepest first (a folder's path is longer than its parent's).
-  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) {
-    try {
-      rmdirSync(d);
-    } catch {
-      /* not empty */
-    }
-  }
+  for (const d of [...dirs.sort((x, y) => y.length - x.length), dir]) tryOr(() => rmdirSync(d), undefined); // fails when not empty
   return { project, removed: files.map((f) => engine.ws.rel(f)), commit };
 }
 
@@ -90,32 +85,13 @@ export async function registerMergeDriver(engine: Engine, caller: Caller): Promi
   return true;
 }
 
-interface ForeignCommit {
-  commit: string;
-  subject: string;
-}
-
-export interface SyncResult {
-  pulled: boolean;
-  pushed: boolean;
-  head: string | null;
-  bad: BadFile[];
-  attempts: number;
-  /** With --push: the commits (not memory commits) that kept the branch from being pushed. */
-  not_pushed_because?: ForeignCommit[];
-}
-
 /**
  * `memory sync`: merge the upstream's memory in, re-validate, and with `push` push the branch only
  * when every unpushed commit is a memory commit (else they are named; `forcePushBranch` pushes
  * anyway). Refused mid-merge/rebase, detached or with memory staged: it never finishes or aborts
  * work it did not start; its own merge that git cannot finish is aborted. A lost push race retries.
  */
-export async function sync(
-  engine: Engine,
-  caller: Caller,
-  opts: { remote?: string; branch?: string; push?: boolean; forcePushBranch?: boolean } = {},
-): Promise<SyncResult> {
+export async function sync(engine: Engine, caller: Caller, opts: { remote?: string; branch?: string; push?: boolean; forcePushBranch?: boolean } = {}) {
   const git = await engine.git();
   if (!git) throw new UsageError(`${engine.ws.root} is not a git repository: there is nothing to sync`);
   const blocked = writeBlocker(git.gitDir);
@@ -154,17 +130,18 @@ export async function sync(
       );
     }
     const snap = engine.snapshot(caller.warn);
-    const done = async (pushed: boolean, extra: Partial<SyncResult> = {}): Promise<SyncResult> => ({
+    // `foreign`, with --push: the commits (not memory commits) that kept the branch from being pushed.
+    const done = async (pushed: boolean, foreign?: { commit: string; subject: string }[]) => ({
       pulled,
       pushed,
       head: await git.head(),
       bad: snap.bad,
       attempts: attempt,
-      ...extra,
+      ...(foreign && { not_pushed_because: foreign }),
     });
     if (!opts.push) return done(false);
     const foreign = await foreignCommits(git, `${remote}/${branch}`, isMemory);
-    if (foreign.length && !opts.forcePushBranch) return done(false, { not_pushed_because: foreign });
+    if (foreign.length && !opts.forcePushBranch) return done(false, foreign);
     try {
       await git.run(['push', '--quiet', remote, `HEAD:${branch}`]);
       return done(true);
@@ -178,13 +155,13 @@ export async function sync(
 }
 
 /** Commits a push of HEAD to `upstream` would carry that change more than memory. */
-async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean): Promise<ForeignCommit[]> {
+async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: string) => boolean) {
   const range = await git.run(['rev-parse', '-q', '--verify', upstream]).then(
     () => `${upstream}..HEAD`,
     () => 'HEAD',
   );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
-  const foreign: ForeignCommit[] = [];
+  const foreign: { commit: string; subject: string }[] = [];
   for (const rec of out.split('\x1e')) {
     const [head, ...paths] = rec.split('\n').filter(Boolean);
     if (!head) continue;
