@@ -53,10 +53,11 @@ function loadCached(file, cache = 'cache') {
   return { exports: mod.exports, script };
 }
 
+/** The thin client, with its code cache (made after a warm-up run of it): a call the daemon answers spends a fair part of its own time compiling it. */
 function loadThin() {
   if (process.env.BASS_AGENTS_NO_BUNDLE) return null;
   try {
-    return require(join(dist, 'bundle', 'thin.cjs'));
+    return loadCached(join(dist, 'bundle', 'thin.cjs'))?.exports ?? null;
   } catch {
     return null;
   }

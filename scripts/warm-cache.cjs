@@ -30,7 +30,7 @@ function load(path) {
 globalThis.__bassAgentsLoadCached = load;
 const file = resolve(process.argv[2]);
 const { exports: cli, script } = load(file);
-const thin = require(join(file, '..', 'thin.cjs'));
+const { exports: thin, script: thinScript } = load(join(file, '..', 'thin.cjs'));
 
 const entry = (i) => ({
   section: i % 2 ? 'decisions' : 'learnings',
@@ -90,11 +90,15 @@ async function main() {
     await run(['memory', 'create', 'warm', '--file', '-'], stdin(entry(0)));
     await run(['memory', 'apply', 'warm', '--file', '-'], stdin([1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }))));
     await reads('warm');
+    // The thin client's way to a daemon, up to the socket it finds absent (it then leaves the command here).
+    const { BASS_AGENTS_NO_DAEMON: _, ...withDaemon } = process.env;
+    await thin.runThin(['memory', 'query', 'invoice retry', '--json'], withDaemon);
   } finally {
     process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   }
   writeFileSync(`${file}.cache`, script.createCachedData());
+  writeFileSync(join(file, '..', 'thin.cjs.cache'), thinScript.createCachedData());
   // The chunks the run loaded (scripts/bundle.js), each beside the bundle with its own cache.
   for (const [name, chunk] of Object.entries(globalThis.__bassAgentsScripts ?? {})) writeFileSync(join(file, '..', `${name}.cjs.cache`), chunk.createCachedData());
 }
