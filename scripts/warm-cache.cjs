@@ -9,8 +9,8 @@
 // that same script: `cli.cjs.read.cache` after list, query and show only (what the bin uses for
 // those reads: half the size, so a read deserializes ~5 ms less), then `cli.cjs.cache` after
 // init, create and apply as well; each chunk's (zod) from the script the bundle's own loader
-// made. Output is not shown; any failure leaves the plain caches scripts/bundle.js wrote before,
-// and says why.
+// made; the thin client's (thin.cjs.cache) after a run of its way to a daemon. Output is not shown;
+// any failure leaves the plain caches scripts/bundle.js wrote before, and says why.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
