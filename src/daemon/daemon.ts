@@ -32,8 +32,8 @@ const DEBOUNCE_MS = 40;
 /** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
 
-/** Command-line queries a new daemon runs for itself once its socket is open and it has vectors (waited for at most 2 s), each after callers' requests: a process's first queries run cold code, at several times a warm query's cost. */
-const WARM_QUERIES = 6;
+/** Command-line queries a new daemon runs for itself once its socket is open and it has vectors (waited for at most 2 s), each after callers' requests: a process's first twenty-odd queries run cold code, at two to four times a warm query's cost. */
+const WARM_QUERIES = 30;
 
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
