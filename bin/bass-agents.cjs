@@ -6,7 +6,7 @@
 //
 // 1. With a daemon running for the workspace, everyday command lines (create, query, list, ...)
 //    are handed to it whole (dist/bundle/thin.cjs, from src/cli/thin.ts): this process loads
-//    only that small file and prints what the daemon's run of the command printed.
+//    only that small file (with its code cache) and prints what the daemon's run of the command printed.
 // 2. Otherwise the CLI runs here, from dist/bundle/cli.cjs: one file built from dist/ with a V8
 //    code cache (scripts/bundle.js), which starts ~2x faster than resolving and compiling ~90 ES
 //    modules. Without a bundle (BASS_AGENTS_NO_BUNDLE=1, or a build that made none) it runs
@@ -53,10 +53,11 @@ function loadCached(file, cache = 'cache') {
   return { exports: mod.exports, script };
 }
 
+/** The thin client, with its code cache (made after a warm-up run of it): a call the daemon answers spends a fair part of its own time compiling it. */
 function loadThin() {
   if (process.env.BASS_AGENTS_NO_BUNDLE) return null;
   try {
-    return require(join(dist, 'bundle', 'thin.cjs'));
+    return loadCached(join(dist, 'bundle', 'thin.cjs'))?.exports ?? null;
   } catch {
     return null;
   }

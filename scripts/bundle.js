@@ -163,6 +163,8 @@ await build({
 // The thin client (src/cli/thin.ts): the few small modules a call handed to a running daemon
 // needs, as one CommonJS file that bin/bass-agents.cjs requires before anything else.
 await build({ ...common, entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')], outfile: THIN_OUT });
+// Its plain code cache (scripts/warm-cache.cjs makes a better one after a run of it).
+writeFileSync(`${THIN_OUT}.cache`, new Script(Module.wrap(readFileSync(THIN_OUT, 'latin1')), { filename: THIN_OUT }).createCachedData());
 for (const name of CHUNKS) {
   const out = join(OUT_DIR, `${name}.cjs`);
   await build({ ...common, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: ROOT, loader: 'js' }, outfile: out });

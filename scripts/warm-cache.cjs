@@ -9,8 +9,8 @@
 // that same script: `cli.cjs.read.cache` after list, query and show only (what the bin uses for
 // those reads: half the size, so a read deserializes ~5 ms less), then `cli.cjs.cache` after
 // init, create and apply as well; each chunk's (zod) from the script the bundle's own loader
-// made. Output is not shown; any failure leaves the plain caches scripts/bundle.js wrote before,
-// and says why.
+// made; the thin client's (thin.cjs.cache) after a run of its way to a daemon. Output is not shown;
+// any failure leaves the plain caches scripts/bundle.js wrote before, and says why.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -30,7 +30,7 @@ function load(path) {
 globalThis.__bassAgentsLoadCached = load;
 const file = resolve(process.argv[2]);
 const { exports: cli, script } = load(file);
-const thin = require(join(file, '..', 'thin.cjs'));
+const { exports: thin, script: thinScript } = load(join(file, '..', 'thin.cjs'));
 
 const entry = (i) => ({
   section: i % 2 ? 'decisions' : 'learnings',
@@ -90,11 +90,15 @@ async function main() {
     await run(['memory', 'create', 'warm', '--file', '-'], stdin(entry(0)));
     await run(['memory', 'apply', 'warm', '--file', '-'], stdin([1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }))));
     await reads('warm');
+    // The thin client's way to a daemon, up to the socket it finds absent (it then leaves the command here).
+    const { BASS_AGENTS_NO_DAEMON: _, ...withDaemon } = process.env;
+    await thin.runThin(['memory', 'query', 'invoice retry', '--json'], withDaemon);
   } finally {
     process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   }
   writeFileSync(`${file}.cache`, script.createCachedData());
+  writeFileSync(join(file, '..', 'thin.cjs.cache'), thinScript.createCachedData());
   // The chunks the run loaded (scripts/bundle.js), each beside the bundle with its own cache.
   for (const [name, chunk] of Object.entries(globalThis.__bassAgentsScripts ?? {})) writeFileSync(join(file, '..', `${name}.cjs.cache`), chunk.createCachedData());
 }

@@ -234,6 +234,7 @@ export async function runForClient(p: CliParams, engine: Engine, ownEnv: NodeJS.
     stderr: { write: (t: string) => print(2, t) },
     stdin: p.stdin === null ? Buffer.alloc(0) : Buffer.from(p.stdin, 'base64'),
     columns: typeof p.columns === 'number' && p.columns > 0 ? p.columns : undefined,
+    records: p.record !== false,
   });
   const exitCode = await main(p.argv, { caller, engines: () => engine });
   return { output, exitCode };

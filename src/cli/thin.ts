@@ -1,6 +1,7 @@
 /** The thin client: with a daemon running, everyday command lines go to it whole; anything else is left to the full CLI. */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { isatty } from 'node:tty';
 import { LOST_WRITE, handOver } from '../daemon/client.js';
 import { tryOr } from '../store/fsutil.js';
 import { hasGitLocation } from '../store/git-env.js';
@@ -63,7 +64,8 @@ export async function runThin(argv: string[], env: NodeJS.ProcessEnv = process.e
   let stdin: Buffer | undefined;
   const input = (): Buffer | undefined => (readsStdin(argv) ? (stdin ??= tryOr(() => readFileSync(0), Buffer.alloc(0))) : undefined);
   const writes = WRITES.has(argv[1] ?? '');
-  const columns = process.stdout.isTTY ? process.stdout.columns : null;
+  // (`process.stdout` sets up a stream, a fair part of a short call: only a terminal has columns.)
+  const columns = isatty(1) ? process.stdout.columns : null;
   const r = await handOver({ argv, root, cwd: process.cwd(), env, writes, stdin: input, columns }).catch(() => undefined);
   if (!r) return { stdin };
   if (r === 'lost') {

@@ -10,8 +10,7 @@ import { GIT_ENV_FILE, gitWriterEnv } from '../store/git-env.js';
 import { openNoFollow, readNoFollow } from '../store/state-dir.js';
 import { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
-import { query } from '../service/ops/query.js';
-import { semanticFor, semanticStatus } from '../service/semantic.js';
+import { semanticStatus } from '../service/semantic.js';
 import { MAX_SOCKET_PATH, daemonPaths, isAlive, readPid, type DaemonPaths } from './client.js';
 import { Jobs } from './jobs.js';
 import type { Runner } from './protocol.js';
@@ -33,8 +32,8 @@ const DEBOUNCE_MS = 40;
 /** Jobs wait at most this long for a first start's pass computing vectors. */
 const SEMANTIC_FIRST_MS = 60_000;
 
-/** Queries a new daemon runs for itself once its socket is open and it has vectors (waited for at most 2 s), each after callers' requests: a process's first queries run cold code, at several times a warm query's cost. */
-const WARM_QUERIES = 6;
+/** Command-line queries a new daemon runs for itself once its socket is open and it has vectors (waited for at most 2 s), each after callers' requests: a process's first twenty-odd queries run cold code, at two to four times a warm query's cost. */
+const WARM_QUERIES = 30;
 
 /** The daemon's background commits wait until nobody has moved HEAD for this long. */
 const GIT_QUIET_MS = 3000;
@@ -312,7 +311,9 @@ export class Daemon {
       await engine.quiet();
       try {
         const text = entries[Math.floor((entries.length * k) / (WARM_QUERIES + 1))]!.readOnce().summary.split(/\s+/).slice(0, 3).join(' ');
-        query(engine, this.own, text, {}, { refresh: false, record: false, semantic: await semanticFor(engine, this.own, text) });
+        // The callers' whole route (command line, query, output), recording nothing.
+        const root = engine.ws.root;
+        await this.opts.runner({ argv: ['memory', 'query', text, '--json'], cwd: root, root, env: {}, stdin: null, record: false }, engine);
       } catch {
         /* a file gone bad since: the next */
       }

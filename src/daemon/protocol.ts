@@ -14,6 +14,8 @@ export interface CliParams {
   stdin: string | null;
   /** The caller's terminal width, when stdout is one. */
   columns?: number | null;
+  /** false: no retrieval or query is recorded (the daemon's own warm-up). */
+  record?: boolean;
 }
 
 export interface Methods {

@@ -28,6 +28,8 @@ export interface CallerOptions {
   /** Write on a detached HEAD or mid-rebase/merge (refused by default: such a commit is lost or spliced into rewritten history). */
   allowDetached?: boolean;
   warn?: WarningSink;
+  /** false: its queries record no retrieval and no query log line (a daemon's own warm-up). */
+  records?: boolean;
 }
 
 const quiet: Sink = { write: () => true };
@@ -61,6 +63,7 @@ export class Caller extends Options<CallerOptions> {
   readonly columns = this.opts.columns;
   readonly allowDetached = this.opts.allowDetached ?? ['1', 'true', 'yes'].includes(String(this.env.BASS_AGENTS_ALLOW_DETACHED ?? '').toLowerCase());
   readonly warn: WarningSink = this.opts.warn ?? (() => undefined);
+  readonly records = this.opts.records ?? true;
   readonly explicitAgent = pickAgent(this.opts.agent, this.env.BASS_AGENTS_AGENT);
   exitCode = 0;
   private agentName = this.explicitAgent;

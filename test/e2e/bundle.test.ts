@@ -11,11 +11,12 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUNDLE = join(ROOT, 'dist/bundle/cli.cjs');
 
 describe('the bundled CLI', () => {
-  it('exists after the build, with its zod chunk, each with a code cache this Node accepts (the bundle two: all commands, and reads)', () => {
+  it('exists after the build, with its zod chunk and the thin client, each with a code cache this Node accepts (the bundle two: all commands, and reads)', () => {
     const caches: [string, string][] = [
       [BUNDLE, `${BUNDLE}.cache`],
       [BUNDLE, `${BUNDLE}.read.cache`],
       [join(dirname(BUNDLE), 'zod.cjs'), join(dirname(BUNDLE), 'zod.cjs.cache')],
+      [join(dirname(BUNDLE), 'thin.cjs'), join(dirname(BUNDLE), 'thin.cjs.cache')],
     ];
     for (const [file, cache] of caches) {
       expect(existsSync(file)).toBe(true);

@@ -15,7 +15,7 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
   const filters = parseFilters(a, caller.now());
   filters.projects = caller.readProjects(engine, a.project);
   if (a.offset !== undefined && (!Number.isInteger(a.offset) || a.offset < 0)) throw new UsageError(`offset must be a whole number (got ${shown(a.offset)})`);
-  const options = { limit: a.limit, offset: a.offset, includeRelated: Boolean(a['include-related']), record };
+  const options = { limit: a.limit, offset: a.offset, includeRelated: Boolean(a['include-related']), record: record && caller.records };
   // A daemon (a watched engine) answers from what its watcher keeps current, with the model it started, if any.
   const fromDaemon = engine.watched;
   const semantic = await uc.semanticFor(engine, caller, text, Boolean(a.semantic) && !fromDaemon);
@@ -42,7 +42,7 @@ async function runQuery(k: Cli, a: A, text: string, record = true): Promise<{ hi
     );
     for (const [id, by] of s.linked ?? []) k.err(`debug: ${id} raised by a link from ${by} (related_entries or superseded_by)`);
   }
-  uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
+  if (caller.records) uc.logQuery(engine, caller, { text, filters, result_count: r.results.length, execution_ms: r.stats.execution_ms });
   return { hits: r.results, matched: r.stats.entries_matched_filters };
 }
 
