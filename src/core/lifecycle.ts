@@ -3,7 +3,7 @@
  * its local usage and the project's decay configuration. Nothing is written on a tick: decay commits only a forgetting.
  */
 import type { FSRS } from 'ts-fsrs';
-import { lazy } from '../lazy.js';
+import { lazy, memo } from '../lazy.js';
 import { confidenceLabel } from './query.js';
 import type { EntryLike } from './meta.js';
 import type { Lifecycle } from './schema.js';
@@ -189,15 +189,7 @@ const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 const NO_LIFECYCLE: Lifecycle = Object.freeze({});
 
 /** Date.parse, memoized: the same few thousand timestamps are parsed on every query. */
-const parsed = new Map<string, number>();
-function timeMs(t: string): number {
-  let v = parsed.get(t);
-  if (v === undefined) {
-    if (parsed.size > 200_000) parsed.clear();
-    parsed.set(t, (v = Date.parse(t)));
-  }
-  return v;
-}
+const timeMs = memo(Date.parse, 200_000);
 
 /**
  * An entry's lifecycle as of `now` (ms): strength (0..1, 1 right after writing, reading or reinforcing), effective confidence

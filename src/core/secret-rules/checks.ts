@@ -1,5 +1,6 @@
 /** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
+import { memo } from '../../lazy.js';
 import { tryOr } from '../../try.js';
 
 /** A data file of `rules/secrets/`: read, not imported (it sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike). */
@@ -26,19 +27,6 @@ export interface Rule {
   /** The value, matched (sticky) right after `re` once `matchCheck` passed: a name that is not key-like costs nothing more. */
   value?: RegExp;
   scan?: (text: string) => Span[];
-}
-
-/** `judge`, told once per text (bounded): a scan meets the same names and values again and again, within a text and across fields. */
-function judgedOnce(judge: (text: string) => boolean): (text: string) => boolean {
-  const verdicts = new Map<string, boolean>();
-  return (text) => {
-    let yes = verdicts.get(text);
-    if (yes === undefined) {
-      if (verdicts.size >= 4096) verdicts.clear();
-      verdicts.set(text, (yes = judge(text)));
-    }
-    return yes;
-  };
 }
 
 /** An identifier's lower-case words, split at camelCase humps. */
@@ -103,7 +91,8 @@ const KEYLIKE_WHOLE =
 const NOT_A_VALUE_SUFFIX = new Set(WORDS.not_a_value_suffix);
 
 /** Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part of up to four whole segments. */
-export const isKeylikeName = judgedOnce((name) => {
+// Memoized (bounded), as is looksLikeSecretValue: a scan meets the same names and values again and again, within a text and across fields.
+export const isKeylikeName = memo((name: string) => {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
@@ -117,7 +106,7 @@ export const isKeylikeName = judgedOnce((name) => {
     }
   }
   return false;
-});
+}, 4096);
 
 /** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
 export function mentionsKeyWord(name: string): boolean {
@@ -203,8 +192,8 @@ const encodesNonSecret = (v: string): boolean => {
 };
 
 /** A value beside a key-like name that looks like a credential, not a word, a reference, a name or a test value. */
-export const looksLikeSecretValue = judgedOnce(
-  (v) =>
+export const looksLikeSecretValue = memo(
+  (v: string) =>
     !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
     !isCodeReference(v) &&
     !isIdentifierOrPath(v) &&
@@ -221,6 +210,7 @@ export const looksLikeSecretValue = judgedOnce(
     !encodesNonSecret(v) &&
     ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
       (v.length >= 20 && entropy(v) >= 3.5)),
+  4096,
 );
 
 /** A random-looking token: long enough, several character classes, high entropy. */
