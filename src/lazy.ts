@@ -14,16 +14,3 @@ export function lazy<T>(spec: string): () => T {
   let mod: T | undefined;
   return () => (mod ??= (preloaded()?.get(spec) as T | undefined) ?? (require(spec) as T));
 }
-
-/** `fn` with its results kept by argument, all dropped once `max` are kept: for pure functions met with the same values again and again. */
-export function memo<A, R>(fn: (a: A) => R, max: number): (a: A) => R {
-  const kept = new Map<A, R>();
-  return (a) => {
-    let r = kept.get(a);
-    if (r === undefined) {
-      if (kept.size >= max) kept.clear();
-      kept.set(a, (r = fn(a)));
-    }
-    return r;
-  };
-}

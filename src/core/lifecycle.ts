@@ -3,7 +3,8 @@
  * its local usage and the project's decay configuration. Nothing is written on a tick: decay commits only a forgetting.
  */
 import type { FSRS } from 'ts-fsrs';
-import { lazy, memo } from '../lazy.js';
+import { lazy } from '../lazy.js';
+import { memo } from '../try.js';
 import { confidenceLabel } from './query.js';
 import type { EntryLike } from './meta.js';
 import type { Lifecycle } from './schema.js';
@@ -79,9 +80,7 @@ const TECH_TERMS =
   /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
 
 /** A note its writer marked as important: "Important: …", "Critical: …", "IMPORTANT". */
-export function markedImportant(text: string): boolean {
-  return /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
-}
+export const markedImportant = (text: string): boolean => /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
 
 const KIND_WEIGHT: Record<string, number> = {
   decision: 0.2,
@@ -152,9 +151,7 @@ export function overlay(base: DecayConfig, o: DecayOverrides | undefined): Decay
 
 // ---------------------------------------------------------------- the curves
 
-export function exponentialStrength(hours: number, stabilityHours: number): number {
-  return Math.exp(-hours / stabilityHours);
-}
+export const exponentialStrength = (hours: number, stabilityHours: number): number => Math.exp(-hours / stabilityHours);
 
 /** The decay factor of the half-life curve (before the importance floor). */
 export function halfLifeFactor(days: number, accessCount: number, importance: number, p: DecayConfig['half_life']): number {
@@ -181,9 +178,7 @@ export function periodicConfidence(
 }
 
 /** FSRS-6 retrievability after `days` with stability `stabilityDays` (ts-fsrs). */
-export function fsrsRetrievability(days: number, stabilityDays: number): number {
-  return fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
-}
+export const fsrsRetrievability = (days: number, stabilityDays: number): number => fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
 
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 const NO_LIFECYCLE: Lifecycle = Object.freeze({});

@@ -1,5 +1,5 @@
 /** The part of an entry that filters, ranking and statistics need: without summary or content, so the catalog loads it fast. */
-import { memo } from '../lazy.js';
+import { memo } from '../try.js';
 import { nodeCrypto } from '../node-crypto.js';
 import { ENTRY_KEY_ORDER, type EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';

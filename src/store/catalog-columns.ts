@@ -85,9 +85,7 @@ export const META_KEYS: readonly (keyof EntryMeta)[] = [
   'importance0',
 ];
 
-export function metaRow(m: EntryMeta): unknown[] {
-  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
-}
+export const metaRow = (m: EntryMeta): unknown[] => META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
 
 export function metaFromRow(v: unknown[]): EntryMeta {
   // One literal with every key, in META_KEYS order: V8 gives all metas one compact shape (built by a loop of keyed stores they took more memory: benchmarks.md R14).

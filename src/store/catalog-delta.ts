@@ -30,9 +30,7 @@ export function asciiJson(text: string): string {
 }
 
 /** The id of `base` with the first `k` file lines of its delta, the k-th being `line` (the delta is only appended to, and a line states a file whole). */
-export function contentAfter(base: string, k: number, line: string): string {
-  return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
-}
+export const contentAfter = (base: string, k: number, line: string): string => (k === 0 ? base : `${base}+${k}.${lineHash(line)}`);
 
 /** How many of the delta's file lines `content` holds, if this loaded cache went through it. */
 export function contentPosition(file: CatalogFile, content: string): number | undefined {

@@ -1,7 +1,6 @@
 /** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
-import { memo } from '../../lazy.js';
-import { tryOr } from '../../try.js';
+import { memo, tryOr } from '../../try.js';
 
 /** A data file of `rules/secrets/`: read, not imported (it sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike). */
 export const ruleData = <T = Record<string, string[]>>(name: string): T =>
@@ -48,9 +47,7 @@ export function entropy(s: string): number {
   return h;
 }
 
-export function classes(s: string): number {
-  return [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
-}
+export const classes = (s: string): number => [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
 
 /** The share of `v` in runs of 4+ characters each `step` (one of `steps`) from the one before: 0 repeats, 1 and -1 count. */
 function runShare(v: string, steps: readonly number[]): number {
