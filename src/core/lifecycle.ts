@@ -72,9 +72,8 @@ export interface Usage {
 }
 
 /** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
-export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType {
-  return e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
-}
+export const memoryTypeOf = (e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType =>
+  e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
 
 const TECH_TERMS =
   /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
@@ -286,6 +285,5 @@ export function reinforceLifecycle(
 }
 
 /** Episodic memories retrieved at least 5 times with confidence above 0.6. */
-export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): boolean {
-  return memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';
-}
+export const isPromotionCandidate = (e: EntryLike, usage: Usage | undefined): boolean =>
+  memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';

@@ -29,9 +29,8 @@ export const TABLES = ['evs', 'dates', 'lcs', 'scopes', 'subjects'] as const;
 
 export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]>;
 
-export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
-  return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
-}
+export const numericColumns = (n: number): Pick<CachedColumns, NumericColumn> =>
+  Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
 
 /**
  * The catalog's texts, a string per file each: `paths` relative to the root, sorted (JavaScript
