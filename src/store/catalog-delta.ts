@@ -175,7 +175,5 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
 }
 
 /** The metadata of a row ('' or a bad file's: none). */
-export function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
-  if (bad || !line) return null;
-  return tryOr(() => metaFromRow(JSON.parse(line) as unknown[]), null);
-}
+export const rowMeta = (line: string, bad: boolean): ReturnType<typeof metaFromRow> | null =>
+  bad || !line ? null : tryOr(() => metaFromRow(JSON.parse(line) as unknown[]), null);

@@ -106,10 +106,8 @@ export const isKeylikeName = memo((name: string) => {
 }, 4096);
 
 /** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
-export function mentionsKeyWord(name: string): boolean {
-  if (!/key|secret|token|credential|signature|passphrase|auth/i.test(name)) return false;
-  return secretNameSegments(name) !== null;
-}
+export const mentionsKeyWord = (name: string): boolean =>
+  /key|secret|token|credential|signature|passphrase|auth/i.test(name) && secretNameSegments(name) !== null;
 
 /** A name's lower-case segments (split at `_-.` and camelCase), or null for a public key's name or one ending in an id, a path or a setting. */
 function secretNameSegments(name: string): string[] | null {
