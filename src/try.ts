@@ -6,3 +6,16 @@ export function tryOr<T>(fn: () => T, fallback: T): T {
     return fallback;
   }
 }
+
+/** `fn` with its results kept by argument, all dropped once `max` are kept: for pure functions met with the same values again and again. */
+export function memo<A, R>(fn: (a: A) => R, max: number): (a: A) => R {
+  const kept = new Map<A, R>();
+  return (a) => {
+    let r = kept.get(a);
+    if (r === undefined) {
+      if (kept.size >= max) kept.clear();
+      kept.set(a, (r = fn(a)));
+    }
+    return r;
+  };
+}

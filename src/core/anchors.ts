@@ -247,9 +247,8 @@ export interface AnchorRecord {
 }
 
 /** What says someone looked at an entry again: an update (`updated_at`) or `reinforce` (`lifecycle.reviewed_at`). */
-export function confirmation(e: { updated_at?: string; lifecycle?: { reviewed_at?: string } }): string {
-  return `${e.updated_at ?? ''}|${e.lifecycle?.reviewed_at ?? ''}`;
-}
+export const confirmation = (e: { updated_at?: string; lifecycle?: { reviewed_at?: string } }): string =>
+  `${e.updated_at ?? ''}|${e.lifecycle?.reviewed_at ?? ''}`;
 
 /** The status of an anchor in a file's current text (null: no file), from what the last check recorded (without one: present or missing). */
 export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord): AnchorStatus {

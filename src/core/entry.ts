@@ -29,9 +29,7 @@ export function orderEntry(entry: MemoryEntry): MemoryEntry {
 }
 
 /** The exact bytes of an entry file: fixed key order, 2-space indent, final newline. */
-export function serializeEntry(entry: MemoryEntry): string {
-  return `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
-}
+export const serializeEntry = (entry: MemoryEntry): string => `${JSON.stringify(orderEntry(entry), null, 2)}\n`;
 
 /** An entry as people read it (`show`, and the textconv `git diff` uses): one field per line, so a change reads as the fields that changed. */
 export function entryLines(e: Record<string, unknown>, label = (k: string): string => k.padEnd(16)): string[] {

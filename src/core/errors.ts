@@ -69,9 +69,7 @@ export class InterruptedError extends MemoryError {
   }
 }
 
-export function formatProblem(p: Problem): string {
-  return p.path ? `${p.path}: ${p.message}` : p.message;
-}
+export const formatProblem = (p: Problem): string => (p.path ? `${p.path}: ${p.message}` : p.message);
 
 /** Refuses input nested deeper than `max` (validation and merging recurse: a 5,000-deep document would overflow the stack); iterative itself. */
 export function checkDepth(value: unknown, what: string, max = 64): void {

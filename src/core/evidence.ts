@@ -47,9 +47,8 @@ export function checkRepoPath(p: string): string | null {
   return null;
 }
 
-function checkSensitive(pathPart: string): string | null {
-  return SENSITIVE_PATH.some((re) => re.test(pathPart)) ? 'points at a file that holds credentials; cite a non-secret file instead' : null;
-}
+const checkSensitive = (pathPart: string): string | null =>
+  SENSITIVE_PATH.some((re) => re.test(pathPart)) ? 'points at a file that holds credentials; cite a non-secret file instead' : null;
 
 /** Checks a URL for embedded credentials and token-bearing query strings. */
 export function checkUrlSafety(uri: string): string | null {

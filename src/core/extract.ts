@@ -88,12 +88,11 @@ const STOP = new Set(
 );
 
 /** The words of a text that tell what it is about (no function words, verbs of doing, or numbers). */
-function telling(text: string): string[] {
-  return text
+const telling = (text: string): string[] =>
+  text
     .toLowerCase()
     .split(/[^\p{L}\p{N}_-]+/u)
     .filter((w) => w.length > 2 && !STOP.has(w) && !/^\d+$/.test(w));
-}
 
 /** Two words are one term when they share their first five letters (invoice, invoices, invoicing). */
 const sameTerm = (a: string, b: string): boolean => a.length >= 4 && b.length >= 4 && a.slice(0, 5) === b.slice(0, 5);

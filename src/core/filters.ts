@@ -23,9 +23,7 @@ export interface FilterInput {
   limit?: number;
 }
 
-function values(raw: string | string[]): string[] {
-  return (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => String(s).trim()).filter(Boolean);
-}
+const values = (raw: string | string[]): string[] => (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => String(s).trim()).filter(Boolean);
 
 function oneOf<T extends string>(raw: string | string[] | undefined, allowed: readonly T[], name: string): T[] | undefined {
   if (raw === undefined) return undefined;

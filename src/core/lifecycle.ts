@@ -4,6 +4,7 @@
  */
 import type { FSRS } from 'ts-fsrs';
 import { lazy } from '../lazy.js';
+import { memo } from '../try.js';
 import { confidenceLabel } from './query.js';
 import type { EntryLike } from './meta.js';
 import type { Lifecycle } from './schema.js';
@@ -71,17 +72,14 @@ export interface Usage {
 }
 
 /** Memory type: committed, else by section (decisions are facts, learnings procedures, the rest events). */
-export function memoryTypeOf(e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType {
-  return e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
-}
+export const memoryTypeOf = (e: Pick<EntryLike, 'section' | 'lifecycle'>): MemoryType =>
+  e.lifecycle?.memory_type ?? (e.section === 'decisions' ? 'semantic' : e.section === 'learnings' ? 'procedural' : 'episodic');
 
 const TECH_TERMS =
   /\b(?:api|database|schema|migration|deploy|config|error|incident|latency|security|auth|token|cache|index|queue|retry|timeout|rollback|invariant|contract|version|release)\b/gi;
 
 /** A note its writer marked as important: "Important: …", "Critical: …", "IMPORTANT". */
-export function markedImportant(text: string): boolean {
-  return /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
-}
+export const markedImportant = (text: string): boolean => /^\s*(?:important|critical|note to self)\s*[:!-]/i.test(text) || /\bIMPORTANT\b/.test(text);
 
 const KIND_WEIGHT: Record<string, number> = {
   decision: 0.2,
@@ -152,9 +150,7 @@ export function overlay(base: DecayConfig, o: DecayOverrides | undefined): Decay
 
 // ---------------------------------------------------------------- the curves
 
-export function exponentialStrength(hours: number, stabilityHours: number): number {
-  return Math.exp(-hours / stabilityHours);
-}
+export const exponentialStrength = (hours: number, stabilityHours: number): number => Math.exp(-hours / stabilityHours);
 
 /** The decay factor of the half-life curve (before the importance floor). */
 export function halfLifeFactor(days: number, accessCount: number, importance: number, p: DecayConfig['half_life']): number {
@@ -181,23 +177,13 @@ export function periodicConfidence(
 }
 
 /** FSRS-6 retrievability after `days` with stability `stabilityDays` (ts-fsrs). */
-export function fsrsRetrievability(days: number, stabilityDays: number): number {
-  return fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
-}
+export const fsrsRetrievability = (days: number, stabilityDays: number): number => fsrs().forgetting_curve(Math.max(0, days), stabilityDays);
 
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 const NO_LIFECYCLE: Lifecycle = Object.freeze({});
 
 /** Date.parse, memoized: the same few thousand timestamps are parsed on every query. */
-const parsed = new Map<string, number>();
-function timeMs(t: string): number {
-  let v = parsed.get(t);
-  if (v === undefined) {
-    if (parsed.size > 200_000) parsed.clear();
-    parsed.set(t, (v = Date.parse(t)));
-  }
-  return v;
-}
+const timeMs = memo(Date.parse, 200_000);
 
 /**
  * An entry's lifecycle as of `now` (ms): strength (0..1, 1 right after writing, reading or reinforcing), effective confidence
@@ -299,6 +285,5 @@ export function reinforceLifecycle(
 }
 
 /** Episodic memories retrieved at least 5 times with confidence above 0.6. */
-export function isPromotionCandidate(e: EntryLike, usage: Usage | undefined): boolean {
-  return memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';
-}
+export const isPromotionCandidate = (e: EntryLike, usage: Usage | undefined): boolean =>
+  memoryTypeOf(e) === 'episodic' && (usage?.retrievals ?? 0) >= 5 && e.confidence > 0.6 && e.status === 'active';

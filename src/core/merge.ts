@@ -21,9 +21,7 @@ export function mergeSet<T>(base: readonly T[] | undefined, ours: readonly T[] |
 }
 
 /** The lists' items, each once (equal JSON is the same item), in order. */
-function union<T>(...lists: (readonly T[] | undefined)[]): T[] {
-  return [...new Map(lists.flatMap((l) => l ?? []).map((x) => [JSON.stringify(x), x])).values()];
-}
+const union = <T>(...lists: (readonly T[] | undefined)[]): T[] => [...new Map(lists.flatMap((l) => l ?? []).map((x) => [JSON.stringify(x), x])).values()];
 
 export function mergeEntry(base: MemoryEntry | null, ours: MemoryEntry, theirs: MemoryEntry): MemoryEntry {
   const oursLater = ours.updated_at >= theirs.updated_at;

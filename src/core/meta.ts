@@ -1,4 +1,5 @@
 /** The part of an entry that filters, ranking and statistics need: without summary or content, so the catalog loads it fast. */
+import { memo } from '../try.js';
 import { nodeCrypto } from '../node-crypto.js';
 import { ENTRY_KEY_ORDER, type EvidenceType } from './constants.js';
 import { initialImportance } from './lifecycle.js';
@@ -24,20 +25,10 @@ export function duplicateKey(e: { subject: string; scope: string; summary: strin
 }
 
 /** Digests by the raw fields: a write computes each new entry's several times (its checks, the catalog). */
-const dupMemo = new Map<string, string>();
-const DUP_MEMO_MAX = 10_000;
+const digestOf = memo((raw: string) => nodeCrypto().createHash('sha1').update(raw).digest('base64url').slice(0, 16), 10_000);
 
 /** A short digest of the duplicate key (collisions would need 2^64 entries). */
-export function duplicateHash(e: { subject: string; scope: string; summary: string }): string {
-  const raw = `${e.subject}\u0000${e.scope}\u0000${e.summary}`;
-  let h = dupMemo.get(raw);
-  if (h === undefined) {
-    h = nodeCrypto().createHash('sha1').update(duplicateKey(e)).digest('base64url').slice(0, 16);
-    if (dupMemo.size >= DUP_MEMO_MAX) dupMemo.clear();
-    dupMemo.set(raw, h);
-  }
-  return h;
-}
+export const duplicateHash = (e: { subject: string; scope: string; summary: string }): string => digestOf(duplicateKey(e));
 
 export function entryMeta(e: MemoryEntry): EntryMeta {
   const m: Record<string, unknown> = {};

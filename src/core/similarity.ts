@@ -1,12 +1,11 @@
 /** Lexical similarity, pure: TF-IDF cosine blended with Jaccard overlap; candidate pairs share rare terms, so not all pairs are compared. */
 const STOP = new Set('a an and are as at be by for from has have in is it its of on or that the this to was were will with we our not no but'.split(' '));
 
-export function words(text: string): string[] {
-  return text
+export const words = (text: string): string[] =>
+  text
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w.length > 1 && !STOP.has(w));
-}
 
 /** Shared words over all words of two word sets (a vector's keys are its words). */
 export function jaccard(a: ReadonlySet<string> | ReadonlyMap<string, number>, b: ReadonlySet<string> | ReadonlyMap<string, number>): number {

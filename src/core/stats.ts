@@ -15,13 +15,9 @@ export const CONFIDENCE_BUCKETS = ['0.0-0.2', '0.2-0.4', '0.4-0.6', '0.6-0.8', '
 /** The Statistics document: its one definition is the schema that `schemas/statistics.schema.json` is generated from. */
 export type Statistics = z.infer<typeof StatisticsSchema>;
 
-function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
-  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-}
+const zeroes = <K extends string>(keys: readonly K[]): Record<K, number> => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
-function inRange(t: string, r: DateRange): boolean {
-  return (!r.start_date || t >= r.start_date) && (!r.end_date || t <= r.end_date);
-}
+const inRange = (t: string, r: DateRange): boolean => (!r.start_date || t >= r.start_date) && (!r.end_date || t <= r.end_date);
 
 /** How often each value occurs (nulls left out). */
 function tally(values: Iterable<string | null>): Map<string, number> {

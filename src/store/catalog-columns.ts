@@ -29,9 +29,8 @@ export const TABLES = ['evs', 'dates', 'lcs', 'scopes', 'subjects'] as const;
 
 export type CachedColumns = { [K in NumericColumn]: InstanceType<(typeof NUMERIC)[K]> } & Record<(typeof TABLES)[number], string[]>;
 
-export function numericColumns(n: number): Pick<CachedColumns, NumericColumn> {
-  return Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
-}
+export const numericColumns = (n: number): Pick<CachedColumns, NumericColumn> =>
+  Object.fromEntries(NUMERIC_COLUMNS.map((k) => [k, new NUMERIC[k](n)])) as Pick<CachedColumns, NumericColumn>;
 
 /**
  * The catalog's texts, a string per file each: `paths` relative to the root, sorted (JavaScript
@@ -85,9 +84,7 @@ export const META_KEYS: readonly (keyof EntryMeta)[] = [
   'importance0',
 ];
 
-export function metaRow(m: EntryMeta): unknown[] {
-  return META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
-}
+export const metaRow = (m: EntryMeta): unknown[] => META_KEYS.map((k) => (k === 'evidence' ? m.evidence.map((e) => e.type) : (m[k] ?? null)));
 
 export function metaFromRow(v: unknown[]): EntryMeta {
   // One literal with every key, in META_KEYS order: V8 gives all metas one compact shape (built by a loop of keyed stores they took more memory: benchmarks.md R14).

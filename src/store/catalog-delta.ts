@@ -18,21 +18,17 @@ const DELTA_BATCH_MAX = 256;
 const DELTA_LINES_MIN = 1000;
 
 /** Whether `count` more changes still go to the delta rather than a rewrite of the whole cache. */
-export function deltaFits(count: number, deltaLines: number, files: number): boolean {
-  return count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
-}
+export const deltaFits = (count: number, deltaLines: number, files: number): boolean =>
+  count <= DELTA_BATCH_MAX && deltaLines + count <= Math.max(DELTA_LINES_MIN, files / 20);
 
 export type FileState = [number, number, number, string, Problem[] | null, string];
 
 /** JSON with every character outside ASCII escaped, so it reads back exactly as latin1. */
-export function asciiJson(text: string): string {
-  return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
-}
+export const asciiJson = (text: string): string =>
+  /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
 
 /** The id of `base` with the first `k` file lines of its delta, the k-th being `line` (the delta is only appended to, and a line states a file whole). */
-export function contentAfter(base: string, k: number, line: string): string {
-  return k === 0 ? base : `${base}+${k}.${lineHash(line)}`;
-}
+export const contentAfter = (base: string, k: number, line: string): string => (k === 0 ? base : `${base}+${k}.${lineHash(line)}`);
 
 /** How many of the delta's file lines `content` holds, if this loaded cache went through it. */
 export function contentPosition(file: CatalogFile, content: string): number | undefined {
@@ -179,7 +175,5 @@ export function mergeChanges(file: CatalogFile, changes: Map<string, FileState |
 }
 
 /** The metadata of a row ('' or a bad file's: none). */
-export function rowMeta(line: string, bad: boolean): ReturnType<typeof metaFromRow> | null {
-  if (bad || !line) return null;
-  return tryOr(() => metaFromRow(JSON.parse(line) as unknown[]), null);
-}
+export const rowMeta = (line: string, bad: boolean): ReturnType<typeof metaFromRow> | null =>
+  bad || !line ? null : tryOr(() => metaFromRow(JSON.parse(line) as unknown[]), null);

@@ -18,12 +18,11 @@ import { lowerBoundText } from './texts.js';
 import type { Workspace } from './workspace.js';
 
 /** Folder names in the order of the paths under them (`a-b/` sorts before `a/`). */
-function inPathOrder(names: readonly string[]): string[] {
-  return names
+const inPathOrder = (names: readonly string[]): string[] =>
+  names
     .map((n) => `${n}/`)
     .sort()
     .map((n) => n.slice(0, -1));
-}
 
 export const SECTIONS_IN_PATH_ORDER = inPathOrder(SECTIONS) as Section[];
 

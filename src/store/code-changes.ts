@@ -42,9 +42,7 @@ export async function addHunks(git: GitRepo, sides: string[], fates: Map<string,
 }
 
 /** Segments of a `diff-tree --stdin --always --format=%x01%H` output, one per input line. */
-function segments(out: string): string[] {
-  return out.split('\x01').slice(1);
-}
+const segments = (out: string): string[] => out.split('\x01').slice(1);
 
 /** By since-commit, the fate of each path changed from it to `head` (one `diff-tree --stdin` for names, one for hunks). */
 export async function fatesSince(git: GitRepo, head: string, since: string[], want: (p: string) => boolean): Promise<Map<string, Map<string, FileFate>>> {

@@ -21,9 +21,8 @@ export function defaultConfig(project: string, now: string): ProjectConfig {
   return { project, created_at: now, git: { autoCommit: true }, query: { slow_ms: 200 } };
 }
 
-export function renderConfig(cfg: ProjectConfig): string {
-  return `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${yaml().stringify(cfg)}`;
-}
+export const renderConfig = (cfg: ProjectConfig): string =>
+  `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${yaml().stringify(cfg)}`;
 
 function parseConfig(file: string, project: string, now: string): ProjectConfig {
   let raw: unknown;

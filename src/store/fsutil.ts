@@ -46,14 +46,10 @@ export function writeFileAtomicWith(file: string, write: (fd: number) => void, o
 }
 
 /** `size:mtime:ctime` (ctime also changes when an editor puts the mtime back). */
-export function stampOf(st: { size: number; mtimeMs: number; ctimeMs: number }): string {
-  return `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
+export const stampOf = (st: { size: number; mtimeMs: number; ctimeMs: number }): string => `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 
 /** `len` bytes at `pos` of an open file (an error if the file ends first). */
-export function readAt(fd: number, pos: number, len: number): Buffer {
-  return readInto(fd, pos, Buffer.allocUnsafe(len));
-}
+export const readAt = (fd: number, pos: number, len: number): Buffer => readInto(fd, pos, Buffer.allocUnsafe(len));
 
 export function readInto<T extends Uint8Array>(fd: number, pos: number, into: T): T {
   let got = 0;

@@ -17,10 +17,8 @@ export function gitWriterEnv(env: NodeJS.ProcessEnv = process.env): string {
 export const GIT_ENV_FILE = 'git-env';
 
 /** Not when the caller's git points elsewhere or writes other commits. */
-export function daemonMayWrite(env: NodeJS.ProcessEnv, daemonDir: string): boolean {
-  if (hasGitLocation(env)) return false;
-  return tryOr(() => readNoFollow(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim(), '') === gitWriterEnv(env);
-}
+export const daemonMayWrite = (env: NodeJS.ProcessEnv, daemonDir: string): boolean =>
+  !hasGitLocation(env) && tryOr(() => readNoFollow(`${daemonDir}/${GIT_ENV_FILE}`, 'utf8').trim(), '') === gitWriterEnv(env);
 
 export function hasGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {
   for (const [k, v] of Object.entries(env)) if (v && LOCATION.test(k)) return true;

@@ -42,9 +42,8 @@ export function headFromFiles(gitDir: string): string | null {
 }
 
 /** The common dir of `gitDir` (a linked worktree's names the main one's; else itself). */
-function commonDir(gitDir: string): string {
-  return existsSync(join(gitDir, 'commondir')) ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
-}
+const commonDir = (gitDir: string): string =>
+  existsSync(join(gitDir, 'commondir')) ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
 
 /**
  * Every file whose change can change git's config here: those `git config -z --show-origin --list`

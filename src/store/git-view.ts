@@ -32,9 +32,7 @@ export interface GitView {
 export const VIEW_RECORD = 'git-view.json';
 
 /** The checksum at the end of git's index; null without one (a worktree's `.git` file, `index.skipHash`). */
-export function indexChecksum(root: string): string | null {
-  return indexFileChecksum(`${root}/.git/index`);
-}
+export const indexChecksum = (root: string): string | null => indexFileChecksum(`${root}/.git/index`);
 
 export function indexFileChecksum(file: string): string | null {
   const fs = process.getBuiltinModule('node:fs');
@@ -183,9 +181,7 @@ export interface GitViewRun {
 }
 
 /** git's id of a blob of these bytes (SHA-1: a SHA-256 repository never matches, so never trusts the view). */
-export function gitBlobId(bytes: Uint8Array): string {
-  return nodeCrypto().createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-}
+export const gitBlobId = (bytes: Uint8Array): string => nodeCrypto().createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 
 /** The view offered to this process (bin/bass-agents.cjs hands the thin client's over), used once. */
 let offered: (GitViewRun & { settled?: GitView | null }) | undefined;

@@ -9,13 +9,9 @@ import { fileURLToPath } from 'node:url';
 import type { Launcher } from '../core/setup.js';
 import { tryOr } from './fsutil.js';
 
-function shellWord(w: string): string {
-  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
-}
+const shellWord = (w: string): string => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`);
 
-export function installedBin(): string {
-  return fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
-}
+export const installedBin = (): string => fileURLToPath(new URL('../../bin/bass-agents.cjs', import.meta.url));
 
 const real = (p: string): string => tryOr(() => realpathSync(p), p);
 

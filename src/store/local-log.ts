@@ -11,9 +11,7 @@ import type { Workspace } from './workspace.js';
 type LogName = 'operations' | 'queries' | 'audit' | 'events';
 
 /** A log's file (the audit log's name is the documented one), its folder checked and made when `make`. */
-function logPath(ws: Workspace, name: LogName, make = false): string {
-  return join(ws.local('logs', make), name === 'audit' ? 'audit.log' : `${name}.jsonl`);
-}
+const logPath = (ws: Workspace, name: LogName, make = false): string => join(ws.local('logs', make), name === 'audit' ? 'audit.log' : `${name}.jsonl`);
 
 /** Several records in one write (a batch of 5,000 updates logs 5,000 lines). */
 export function appendLogs(ws: Workspace, name: LogName, records: object[]): void {

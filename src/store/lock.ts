@@ -90,9 +90,7 @@ interface Owner {
   ino: number;
 }
 
-function readOwner(lock: string): Owner | null {
-  return tryOr(() => JSON.parse(readFileSync(`${lock}.owner`, 'utf8')) as Owner, null);
-}
+const readOwner = (lock: string): Owner | null => tryOr(() => JSON.parse(readFileSync(`${lock}.owner`, 'utf8')) as Owner, null);
 
 /** Without it, a killed holder's lock goes stale by age. */
 function writeOwner(lock: string): void {

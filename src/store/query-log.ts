@@ -47,9 +47,7 @@ function queryKey(ws: Workspace, make: boolean): Buffer | null {
 const valued = (f: QueryFilters): string[] => Object.keys(f).filter((k) => k !== 'projects' && f[k as keyof QueryFilters] !== undefined);
 
 /** Whether a query has text or filter values to keep out of the log. */
-export function holdsValues(q: Pick<QueryLogInput, 'text' | 'filters'>): boolean {
-  return q.text !== '' || valued(q.filters).length > 0;
-}
+export const holdsValues = (q: Pick<QueryLogInput, 'text' | 'filters'>): boolean => q.text !== '' || valued(q.filters).length > 0;
 
 function hashWith(key: Buffer | null, text: string | null | undefined, normalize = false): string | null {
   if (text === null || text === undefined || text === '' || !key) return null;

@@ -6,14 +6,12 @@ import { UsageError } from '../core/errors.js';
 export const MEMORY_DIR = 'ai-memory';
 
 /** `--root`, `BASS_AGENTS_ROOT`, the work tree GIT_DIR / GIT_WORK_TREE name, else the nearest folder up with `.git` or `ai-memory/` (else `start`). */
-export function findRoot(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return discoverRoot(start, override, env) ?? resolve(start);
-}
+export const findRoot = (start: string, override?: string, env: NodeJS.ProcessEnv = process.env): string =>
+  discoverRoot(start, override, env) ?? resolve(start);
 
 /** Whether a root is named or found. */
-export function workspaceFound(start: string, override?: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, { ...env, BASS_AGENTS_ROOT: undefined }) !== null;
-}
+export const workspaceFound = (start: string, override?: string, env: NodeJS.ProcessEnv = process.env): boolean =>
+  Boolean(override ?? env.BASS_AGENTS_ROOT) || discoverRoot(start, undefined, { ...env, BASS_AGENTS_ROOT: undefined }) !== null;
 
 function discoverRoot(start: string, override: string | undefined, env: NodeJS.ProcessEnv): string | null {
   const explicit = override ?? env.BASS_AGENTS_ROOT;

@@ -33,9 +33,7 @@ export function gitDirOf(root: string, env: NodeJS.ProcessEnv = process.env): { 
   }
 }
 
-function isGitDir(dir: string): boolean {
-  return statSync(join(dir, 'HEAD'), { throwIfNoEntry: false })?.isFile() === true;
-}
+const isGitDir = (dir: string): boolean => statSync(join(dir, 'HEAD'), { throwIfNoEntry: false })?.isFile() === true;
 
 /** A folder name for a path: a readable part and a short hash of the whole. */
 function keyOf(path: string): string {

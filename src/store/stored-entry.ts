@@ -21,9 +21,7 @@ export function entryPath(rel: string): { project: string; section: Section; id:
 }
 
 /** `project/id` of an entry file path: the key of the index and of local usage. */
-export function keyOfFile(rel: string, project = rel.split('/')[1]): string {
-  return `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
-}
+export const keyOfFile = (rel: string, project = rel.split('/')[1]): string => `${project}/${rel.slice(rel.lastIndexOf('/') + 1, -'.json'.length)}`;
 
 export class StoredEntry {
   /** The whole entry once read; in a long-lived process only among the `recent` few (held weakly, they would swell the old generation). */

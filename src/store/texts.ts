@@ -72,9 +72,7 @@ export function firstNotBelow(n: number, below: (i: number) => boolean): number 
 }
 
 /** Index of the first of `sorted` (JavaScript string order) not less than `key`. */
-export function lowerBoundText(sorted: Texts, key: string): number {
-  return firstNotBelow(sorted.length, (i) => sorted.get(i) < key);
-}
+export const lowerBoundText = (sorted: Texts, key: string): number => firstNotBelow(sorted.length, (i) => sorted.get(i) < key);
 
 /** The position of `key` in `sorted`, if it is there. */
 export function positionOfText(sorted: Texts, key: string): number | undefined {

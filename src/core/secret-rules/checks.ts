@@ -1,6 +1,6 @@
 /** What the secret rules share: a rule's shape, the checks that tell a secret from a placeholder, a reference or a name, and the named ones rules call. */
 import { readFileSync } from 'node:fs';
-import { tryOr } from '../../try.js';
+import { memo, tryOr } from '../../try.js';
 
 /** A data file of `rules/secrets/`: read, not imported (it sits at the package root; `import.meta.url` names this file in src/, dist/ and the bundle alike). */
 export const ruleData = <T = Record<string, string[]>>(name: string): T =>
@@ -28,19 +28,6 @@ export interface Rule {
   scan?: (text: string) => Span[];
 }
 
-/** `judge`, told once per text (bounded): a scan meets the same names and values again and again, within a text and across fields. */
-function judgedOnce(judge: (text: string) => boolean): (text: string) => boolean {
-  const verdicts = new Map<string, boolean>();
-  return (text) => {
-    let yes = verdicts.get(text);
-    if (yes === undefined) {
-      if (verdicts.size >= 4096) verdicts.clear();
-      verdicts.set(text, (yes = judge(text)));
-    }
-    return yes;
-  };
-}
-
 /** An identifier's lower-case words, split at camelCase humps. */
 export const camelWords = (s: string): string[] =>
   s
@@ -60,9 +47,7 @@ export function entropy(s: string): number {
   return h;
 }
 
-export function classes(s: string): number {
-  return [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
-}
+export const classes = (s: string): number => [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(s)).length;
 
 /** The share of `v` in runs of 4+ characters each `step` (one of `steps`) from the one before: 0 repeats, 1 and -1 count. */
 function runShare(v: string, steps: readonly number[]): number {
@@ -103,7 +88,8 @@ const KEYLIKE_WHOLE =
 const NOT_A_VALUE_SUFFIX = new Set(WORDS.not_a_value_suffix);
 
 /** Whether a name (`client_secret`, `DB-PASSWORD`, `gitterToken`) holds a key-like part of up to four whole segments. */
-export const isKeylikeName = judgedOnce((name) => {
+// Memoized (bounded), as is looksLikeSecretValue: a scan meets the same names and values again and again, within a text and across fields.
+export const isKeylikeName = memo((name: string) => {
   if (/[_.-]$/.test(name)) return false; // a name ends with a letter or digit (`password_` is not one)
   const segs = secretNameSegments(name);
   if (!segs) return false;
@@ -117,13 +103,11 @@ export const isKeylikeName = judgedOnce((name) => {
     }
   }
   return false;
-});
+}, 4096);
 
 /** Whether a name mentions a key word (`signing_key`, `webhookSecret`) and is not a public key's or an id's name. */
-export function mentionsKeyWord(name: string): boolean {
-  if (!/key|secret|token|credential|signature|passphrase|auth/i.test(name)) return false;
-  return secretNameSegments(name) !== null;
-}
+export const mentionsKeyWord = (name: string): boolean =>
+  /key|secret|token|credential|signature|passphrase|auth/i.test(name) && secretNameSegments(name) !== null;
 
 /** A name's lower-case segments (split at `_-.` and camelCase), or null for a public key's name or one ending in an id, a path or a setting. */
 function secretNameSegments(name: string): string[] | null {
@@ -203,8 +187,8 @@ const encodesNonSecret = (v: string): boolean => {
 };
 
 /** A value beside a key-like name that looks like a credential, not a word, a reference, a name or a test value. */
-export const looksLikeSecretValue = judgedOnce(
-  (v) =>
+export const looksLikeSecretValue = memo(
+  (v: string) =>
     !/^(?:true|false|null|none|nil|undefined|required|optional|string|number|env|secret|password|token|bearer|basic|yes|no|on|off)$/i.test(v) &&
     !isCodeReference(v) &&
     !isIdentifierOrPath(v) &&
@@ -221,6 +205,7 @@ export const looksLikeSecretValue = judgedOnce(
     !encodesNonSecret(v) &&
     ((v.length >= 8 && classes(v) >= 2 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(v) && !/^\d+(?:\.\d+)*$/.test(v) && entropy(v) >= 2.5) ||
       (v.length >= 20 && entropy(v) >= 3.5)),
+  4096,
 );
 
 /** A random-looking token: long enough, several character classes, high entropy. */

@@ -8,9 +8,7 @@ import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { withWrite } from '../transaction.js';
 
-function decayStateFile(engine: Engine, make = false): string {
-  return join(engine.ws.local('state', make), 'decay.json');
-}
+const decayStateFile = (engine: Engine, make = false): string => join(engine.ws.local('state', make), 'decay.json');
 
 /** When decay last ran, per project (the daemon catches up from it). */
 export function decayState(engine: Engine, _caller: Caller): Record<string, { last_run_at: string; forgotten_total: number }> {

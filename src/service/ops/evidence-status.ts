@@ -42,6 +42,4 @@ export function evidenceStatusOf(engine: Engine, se: StoredEntry): AnchorStatus 
 }
 
 /** A cited file's text, never through a link nor from outside the workspace (a committed folder link could point anywhere). */
-export function readCited(ws: Workspace, abs: string): string | undefined {
-  return tryOr(() => readNoFollow(ws.assertInside(abs), 'utf8'), undefined);
-}
+export const readCited = (ws: Workspace, abs: string): string | undefined => tryOr(() => readNoFollow(ws.assertInside(abs), 'utf8'), undefined);
