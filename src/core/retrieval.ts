@@ -13,6 +13,8 @@ export const SEMANTIC_ONLY_MAX = 300;
 export const CONTEXT_HITS = 3;
 /** A match about the same subject as one of the best hits gains this share of that hit's relevance. */
 export const SUBJECT_SHARE = 0.3;
+/** A match gains up to this share of its relevance by its subject's score as a document (liftBySubjectDocs). */
+export const SUBJECT_DOC_SHARE = 0.5;
 /** An entry a best hit links to (related_entries, superseded_by) gains this share of the hit's relevance. */
 export const LINK_SHARE = 0.3;
 
@@ -111,6 +113,36 @@ export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: numbe
   slots.forEach((slot, i) => {
     if (slot && slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
   });
+}
+
+/**
+ * The matches of one subject (within its project) as one document: each query term held by any of them scores its IDF
+ * (over `docs` documents), saturated by how many hold it (BM25's k 1.2, no length), if the subject holds two or more
+ * terms. In place, each match's relevance times 1 + SUBJECT_DOC_SHARE x its subject's score over the best subject's,
+ * then over the best match: a subject whose entries hold the query's terms between them gains, no one entry holding
+ * them all. `masks[i]`: the query terms match i holds, as bits.
+ */
+export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, subjectOf: (i: number) => string): void {
+  const df = new Array<number>(32).fill(0);
+  const held = new Map<string, number[]>();
+  const subjects = Array.from(masks, (m, i) => {
+    const s = subjectOf(i);
+    const n = held.get(s) ?? new Array<number>(32).fill(0);
+    held.set(s, n);
+    for (let t = 0; t < 32 && m >>> t; t++) {
+      n[t]! += (m >>> t) & 1; // t < 32: the length of both
+      df[t]! += (m >>> t) & 1;
+    }
+    return n;
+  });
+  const bm25 = (n: number[]): number =>
+    n.filter(Boolean).length < 2 ? 0 : n.reduce((v, c, t) => v + ((c * 2.2) / (c + 1.2)) * Math.log(1 + (docs - df[t]! + 0.5) / (df[t]! + 0.5)), 0);
+  const score = new Map([...held.values()].map((n) => [n, bm25(n)]));
+  const best = [...score.values()].reduce((a, b) => Math.max(a, b), 0);
+  if (!(best > 0)) return;
+  let top = 0;
+  rel.forEach((r, i) => (top = Math.max(top, (rel[i] = r * (1 + (SUBJECT_DOC_SHARE * score.get(subjects[i]!)!) / best)))));
+  rel.forEach((r, i) => (rel[i] = r / top));
 }
 
 /** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */

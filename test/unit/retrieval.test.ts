@@ -4,7 +4,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue, timeCueHits } from '../../src/core/retrieval.js';
+import {
+  LINK_SHARE,
+  SUBJECT_DOC_SHARE,
+  SUBJECT_SHARE,
+  TIME_CUE_SHARE,
+  addTimeCue,
+  focusSubjects,
+  fuse,
+  liftBySubjectDocs,
+  linkLifts,
+  timeCue,
+  timeCueHits,
+} from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
 import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/index/options.js';
@@ -126,6 +138,21 @@ describe('the context writers state', () => {
     const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
     focusSubjects(ties, (i) => (i === 4 || i === 5 ? 'late' : `s${i}`));
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
+  });
+
+  it('subjects as documents: a subject whose entries hold the query terms between them lifts its matches; one term is no lift', () => {
+    // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" holds both in one, "misc" only 1.
+    const subjects = ['trip', 'trip', 'work', 'misc', 'misc'];
+    const rel = [0.5, 0.5, 1, 0.6, 0.6];
+    liftBySubjectDocs(rel, [1, 2, 3, 1, 1], 100, (i) => subjects[i]!);
+    const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once); the best match, now 1
+    expect(rel[2]).toBeCloseTo(1);
+    expect(rel[0]).toBeCloseTo((0.5 * top) / top);
+    expect(rel[3]).toBeCloseTo(0.6 / top); // "misc" holds one term: no lift, so it falls below the trip entries
+    expect(rel[0]).toBeGreaterThan(rel[3]!);
+    const none = [0.4, 0.2];
+    liftBySubjectDocs(none, [1, 1], 100, () => 's');
+    expect(none).toEqual([0.4, 0.2]); // no subject holds two terms
   });
 
   it('links: an entry a best hit links to gains a share of its relevance, keeping the best raise', () => {

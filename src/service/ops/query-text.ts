@@ -4,7 +4,7 @@
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
-import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
+import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, liftBySubjectDocs, linkLifts } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -37,6 +37,9 @@ export interface Reach<T> {
 
 export interface TextArgs {
   scores: ArrayLike<number>;
+  /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
+  masks?: ArrayLike<number>;
+  docs?: number;
   parts: FilterParts;
   accept: (e: EntryLike, project: string) => boolean;
   staleKeys: ReadonlySet<string>;
@@ -64,6 +67,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
   // are kept: a superseded entry matches the words of its time, and its replacement is context.
   let ents: T[] = [];
   let rel: number[] = [];
+  const masks: number[] = [];
   let weightOf: number[] | undefined = reach.textWeights ? undefined : [];
   const dropped: { h: T; score: number }[] = [];
   let max = 0;
@@ -88,9 +92,11 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     }
     ents.push(h);
     rel.push(score);
+    masks.push(o.masks?.[i] ?? 0);
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
+  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, (j) => `${reach.project(ents[j]!)}\0${reach.meta(ents[j]!).subject}`);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const sim = o.semantic.similarity;
