@@ -86,63 +86,70 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
-/** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
-export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
-  // By project, then subject: no string is made per match (a query reaches thousands).
-  const best = new Map<string, Map<string, { rel: number; matches: number }>>();
-  const slotOf = (i: number, make: boolean): { rel: number; matches: number } | undefined => {
-    const project = projectOf(i);
-    let bySubject = best.get(project);
-    if (!bySubject) {
-      if (!make) return undefined;
-      best.set(project, (bySubject = new Map<string, { rel: number; matches: number }>()));
-    }
-    const subject = subjectOf(i);
-    let slot = bySubject.get(subject);
-    if (!slot && make) bySubject.set(subject, (slot = { rel: rel[i]!, matches: 0 })); // a place of rel
-    return slot;
-  };
-  for (const i of bestPlaces(rel)) slotOf(i, true);
-  if (!best.size) return;
+/** Each of `n` matches' subject within its project as a number, shared by the matches of one subject: no string is made per match (a query reaches thousands). */
+export function subjectGroups(n: number, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): Int32Array {
+  const ids = new Map<string, Map<string, number>>();
+  const out = new Int32Array(n);
+  for (let i = 0, next = 0; i < n; i++) {
+    const p = projectOf(i);
+    const bySubject = ids.get(p) ?? ids.set(p, new Map()).get(p)!;
+    const s = subjectOf(i);
+    out[i] = bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
+  }
+  return out;
+}
+
+/** Subject focus, in place: every match of the subject of one of the best hits (`group`: subjectGroups) gains `SUBJECT_SHARE` of that hit's relevance. */
+export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<number>): void {
+  const best = new Map<number, number>();
+  for (const i of bestPlaces(rel)) if (!best.has(group[i]!)) best.set(group[i]!, rel[i]!); // places of rel and group
+  const matches = new Map<number, number>();
+  for (let i = 0; i < rel.length && best.size; i++) if (best.has(group[i]!)) matches.set(group[i]!, (matches.get(group[i]!) ?? 0) + 1);
   // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
-  const slots = Array.from({ length: rel.length }, (_, i) => {
-    const slot = slotOf(i, false);
-    if (slot) slot.matches++;
-    return slot;
-  });
-  slots.forEach((slot, i) => {
-    if (slot && slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
-  });
+  for (let i = 0; i < rel.length && best.size; i++) if ((matches.get(group[i]!) ?? 0) > 1) rel[i]! += SUBJECT_SHARE * best.get(group[i]!)!;
 }
 
 /**
- * The matches of one subject (within its project) as one document: each query term held by any of them scores its IDF
- * (over `docs` documents), saturated by how many hold it (BM25's k 1.2, no length), if the subject holds two or more
- * terms. In place, each match's relevance times 1 + SUBJECT_DOC_SHARE x its subject's score over the best subject's,
- * then over the best match: a subject whose entries hold the query's terms between them gains, no one entry holding
- * them all. `masks[i]`: the query terms match i holds, as bits.
+ * The matches of one subject as one document (`group`: subjectGroups; `masks[i]`: the query terms match i holds, as
+ * bits): each term they hold scores its IDF over `docs` documents, saturated by how many hold it (BM25 without length),
+ * when they hold two terms or more. Each match's relevance is multiplied by 1 + SUBJECT_DOC_SHARE x its subject's
+ * score over the best one's, then scaled to the best match's: a subject whose entries hold the query's terms between
+ * them gains where no one entry holds them all.
  */
-export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, subjectOf: (i: number) => string): void {
-  const df = new Array<number>(32).fill(0);
-  const held = new Map<string, number[]>();
-  const subjects = Array.from(masks, (m, i) => {
-    const s = subjectOf(i);
-    const n = held.get(s) ?? new Array<number>(32).fill(0);
-    held.set(s, n);
-    for (let t = 0; t < 32 && m >>> t; t++) {
-      n[t]! += (m >>> t) & 1; // t < 32: the length of both
-      df[t]! += (m >>> t) & 1;
+export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
+  let all = 0;
+  let groups = 0;
+  for (let i = 0; i < rel.length; i++) {
+    all |= masks[i]!;
+    groups = Math.max(groups, group[i]! + 1);
+  }
+  const T = 32 - Math.clz32(all);
+  if (T < 2) return;
+  // (`!` below: i < rel.length, the length of masks and group; t < T; group[i] < groups.)
+  const held = new Int32Array(groups * T);
+  const df = new Int32Array(T);
+  for (let i = 0; i < rel.length; i++)
+    for (let t = 0; t < T; t++) {
+      held[group[i]! * T + t]! += (masks[i]! >>> t) & 1;
+      df[t]! += (masks[i]! >>> t) & 1;
     }
-    return n;
-  });
-  const bm25 = (n: number[]): number =>
-    n.filter(Boolean).length < 2 ? 0 : n.reduce((v, c, t) => v + ((c * 2.2) / (c + 1.2)) * Math.log(1 + (docs - df[t]! + 0.5) / (df[t]! + 0.5)), 0);
-  const score = new Map([...held.values()].map((n) => [n, bm25(n)]));
-  const best = [...score.values()].reduce((a, b) => Math.max(a, b), 0);
+  const idf = Array.from(df, (d) => Math.log(1 + (docs - d + 0.5) / (d + 0.5)));
+  const score = new Float64Array(groups);
+  let best = 0;
+  for (let g = 0; g < groups; g++) {
+    let terms = 0;
+    for (let t = 0; t < T; t++) {
+      const c = held[g * T + t]!;
+      terms += c ? 1 : 0;
+      score[g]! += (idf[t]! * c * 2.2) / (c + 1.2);
+    }
+    if (terms < 2) score[g] = 0;
+    best = Math.max(best, score[g]!);
+  }
   if (!(best > 0)) return;
   let top = 0;
-  rel.forEach((r, i) => (top = Math.max(top, (rel[i] = r * (1 + (SUBJECT_DOC_SHARE * score.get(subjects[i]!)!) / best)))));
-  rel.forEach((r, i) => (rel[i] = r / top));
+  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= 1 + (SUBJECT_DOC_SHARE * score[group[i]!]!) / best));
+  for (let i = 0; i < rel.length; i++) rel[i]! /= top;
 }
 
 /** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */

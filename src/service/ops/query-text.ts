@@ -4,7 +4,17 @@
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
-import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, liftBySubjectDocs, linkLifts } from '../../core/retrieval.js';
+import {
+  CONTEXT_HITS,
+  SEMANTIC_ONLY_MAX,
+  SEMANTIC_ONLY_MIN,
+  bestPlaces,
+  focusSubjects,
+  fuse,
+  liftBySubjectDocs,
+  linkLifts,
+  subjectGroups,
+} from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -96,7 +106,14 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, (j) => `${reach.project(ents[j]!)}\0${reach.meta(ents[j]!).subject}`);
+  const groupsOf = (): Int32Array =>
+    subjectGroups(
+      ents.length,
+      (j) => reach.meta(ents[j]!).subject,
+      (j) => reach.project(ents[j]!),
+    );
+  const groups = groupsOf();
+  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const sim = o.semantic.similarity;
@@ -142,11 +159,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
       }
     }
   }
-  focusSubjects(
-    rel,
-    (j) => reach.meta(ents[j]!).subject,
-    (j) => reach.project(ents[j]!),
-  );
+  focusSubjects(rel, o.semantic ? groupsOf() : groups);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
