@@ -86,17 +86,15 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
-/** Each of `n` matches' subject within its project as a number, shared by the matches of one subject: no string is made per match (a query reaches thousands). */
-export function subjectGroups(n: number, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): Int32Array {
+/** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
+export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
   const ids = new Map<string, Map<string, number>>();
-  const out = new Int32Array(n);
-  for (let i = 0, next = 0; i < n; i++) {
-    const p = projectOf(i);
+  let next = 0;
+  return Int32Array.from(matches, (m) => {
+    const [p, s] = [of.project(m), of.meta(m).subject];
     const bySubject = ids.get(p) ?? ids.set(p, new Map()).get(p)!;
-    const s = subjectOf(i);
-    out[i] = bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
-  }
-  return out;
+    return bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
+  });
 }
 
 /** Subject focus, in place: every match of the subject of one of the best hits (`group`: subjectGroups) gains `SUBJECT_SHARE` of that hit's relevance. */
@@ -110,46 +108,40 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
 }
 
 /**
- * The matches of one subject as one document (`group`: subjectGroups; `masks[i]`: the query terms match i holds, as
- * bits): each term they hold scores its IDF over `docs` documents, saturated by how many hold it (BM25 without length),
- * when they hold two terms or more. Each match's relevance is multiplied by 1 + SUBJECT_DOC_SHARE x its subject's
- * score over the best one's, then scaled to the best match's: a subject whose entries hold the query's terms between
- * them gains where no one entry holds them all.
+ * The matches of one subject (`group`: subjectGroups) as one document of the query terms they hold (`masks`: bits), each
+ * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length) when they hold two or more:
+ * each match's relevance times 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match.
  */
 export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
+  const n = rel.length;
   let all = 0;
-  let groups = 0;
-  for (let i = 0; i < rel.length; i++) {
-    all |= masks[i]!;
-    groups = Math.max(groups, group[i]! + 1);
-  }
+  for (let i = 0; i < n; i++) all |= masks[i]!;
   const T = 32 - Math.clz32(all);
   if (T < 2) return;
-  // (`!` below: i < rel.length, the length of masks and group; t < T; group[i] < groups.)
-  const held = new Int32Array(groups * T);
+  // (`!` below: i < n, the length of masks and group; group[i] <= i; t < T.)
+  const held = new Int32Array(n * T);
   const df = new Int32Array(T);
-  for (let i = 0; i < rel.length; i++)
+  for (let i = 0; i < n; i++)
     for (let t = 0; t < T; t++) {
       held[group[i]! * T + t]! += (masks[i]! >>> t) & 1;
       df[t]! += (masks[i]! >>> t) & 1;
     }
   const idf = Array.from(df, (d) => Math.log(1 + (docs - d + 0.5) / (d + 0.5)));
-  const score = new Float64Array(groups);
+  const score = new Float64Array(n);
   let best = 0;
-  for (let g = 0; g < groups; g++) {
+  for (let g = 0; g < n; g++) {
     let terms = 0;
     for (let t = 0; t < T; t++) {
       const c = held[g * T + t]!;
       terms += c ? 1 : 0;
       score[g]! += (idf[t]! * c * 2.2) / (c + 1.2);
     }
-    if (terms < 2) score[g] = 0;
-    best = Math.max(best, score[g]!);
+    best = Math.max(best, (score[g] = terms < 2 ? 0 : score[g]!));
   }
   if (!(best > 0)) return;
   let top = 0;
-  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= 1 + (SUBJECT_DOC_SHARE * score[group[i]!]!) / best));
-  for (let i = 0; i < rel.length; i++) rel[i]! /= top;
+  for (let i = 0; i < n; i++) top = Math.max(top, (rel[i]! *= 1 + (SUBJECT_DOC_SHARE * score[group[i]!]!) / best));
+  for (let i = 0; i < n; i++) rel[i]! /= top;
 }
 
 /** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */

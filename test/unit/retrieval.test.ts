@@ -122,13 +122,11 @@ describe('score fusion', () => {
 });
 
 describe('the context writers state', () => {
+  const bySubject = { meta: (subject: string) => ({ subject }), project: () => '' };
   it('subject focus: matches about the subject of a best hit gain a share of its relevance; nothing else, and no lone match, gains', () => {
     const subjects = ['auth', 'auth', 'billing', 'auth', 'ui', 'ui', 'ops'];
     const rel = [1, 0.2, 0.9, 0.1, 0.5, 0.45, 0.3];
-    focusSubjects(
-      rel,
-      subjectGroups(rel.length, (i) => subjects[i]!),
-    ); // places of rel: subjects has one each
+    focusSubjects(rel, subjectGroups(subjects, bySubject)); // places of rel: subjects has one each
     expect(rel[0]).toBeCloseTo(1 + SUBJECT_SHARE);
     expect(rel[1]).toBeCloseTo(0.2 + SUBJECT_SHARE); // auth, matched: now above the ops entry
     expect(rel[2]).toBe(0.9); // the only billing match: its subject says nothing its words did not
@@ -136,17 +134,11 @@ describe('the context writers state', () => {
     expect(rel[5]).toBeCloseTo(0.45 + SUBJECT_SHARE * 0.5);
     expect(rel[6]).toBe(0.3); // no best hit is about ops
     const none = [0, 0];
-    focusSubjects(
-      none,
-      subjectGroups(2, () => 's'),
-    );
+    focusSubjects(none, subjectGroups(['s', 's'], bySubject));
     expect(none).toEqual([0, 0]);
     // Equals are all among the best: none is picked over another by its place.
     const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
-    focusSubjects(
-      ties,
-      subjectGroups(ties.length, (i) => (i === 4 || i === 5 ? 'late' : `s${i}`)),
-    );
+    focusSubjects(ties, subjectGroups(['s0', 's1', 's2', 's3', 'late', 'late'], bySubject));
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
   });
 
@@ -154,32 +146,16 @@ describe('the context writers state', () => {
     // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" holds both in one, "misc" only 1.
     const subjects = ['trip', 'trip', 'work', 'misc', 'misc'];
     const rel = [0.5, 0.5, 1, 0.6, 0.6];
-    liftBySubjectDocs(
-      rel,
-      [1, 2, 3, 1, 1],
-      100,
-      subjectGroups(5, (i) => subjects[i]!),
-    );
+    liftBySubjectDocs(rel, [1, 2, 3, 1, 1], 100, subjectGroups(subjects, bySubject));
     const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once); the best match, now 1
     expect(rel[2]).toBeCloseTo(1);
     expect(rel[0]).toBeCloseTo((0.5 * top) / top);
     expect(rel[3]).toBeCloseTo(0.6 / top); // "misc" holds one term: no lift, so it falls below the trip entries
     expect(rel[0]).toBeGreaterThan(rel[3]!);
     // One subject name in two projects is two subjects.
-    expect([
-      ...subjectGroups(
-        3,
-        () => 's',
-        (i) => (i === 1 ? 'q' : 'p'),
-      ),
-    ]).toEqual([0, 1, 0]);
+    expect([...subjectGroups(['p', 'q', 'p'], { meta: () => ({ subject: 's' }), project: (p: string) => p })]).toEqual([0, 1, 0]);
     const none = [0.4, 0.2];
-    liftBySubjectDocs(
-      none,
-      [1, 1],
-      100,
-      subjectGroups(2, () => 's'),
-    );
+    liftBySubjectDocs(none, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
     expect(none).toEqual([0.4, 0.2]); // no subject holds two terms
   });
 

@@ -4,17 +4,8 @@
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
-import {
-  CONTEXT_HITS,
-  SEMANTIC_ONLY_MAX,
-  SEMANTIC_ONLY_MIN,
-  bestPlaces,
-  focusSubjects,
-  fuse,
-  liftBySubjectDocs,
-  linkLifts,
-  subjectGroups,
-} from '../../core/retrieval.js';
+import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
+import { liftBySubjectDocs, subjectGroups } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -106,13 +97,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  const groupsOf = (): Int32Array =>
-    subjectGroups(
-      ents.length,
-      (j) => reach.meta(ents[j]!).subject,
-      (j) => reach.project(ents[j]!),
-    );
-  const groups = groupsOf();
+  const groups = subjectGroups(ents, reach);
   if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
@@ -159,7 +144,7 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
       }
     }
   }
-  focusSubjects(rel, o.semantic ? groupsOf() : groups);
+  focusSubjects(rel, o.semantic ? subjectGroups(ents, reach) : groups);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
