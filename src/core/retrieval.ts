@@ -89,12 +89,14 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
 /** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
 export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
   const ids = new Map<string, Map<string, number>>();
-  let next = 0;
-  return Int32Array.from(matches, (m) => {
-    const [p, s] = [of.project(m), of.meta(m).subject];
+  const out = new Int32Array(matches.length);
+  for (let i = 0, next = 0; i < matches.length; i++) {
+    const p = of.project(matches[i]!); // i < matches.length
+    const s = of.meta(matches[i]!).subject;
     const bySubject = ids.get(p) ?? ids.set(p, new Map()).get(p)!;
-    return bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
-  });
+    out[i] = bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
+  }
+  return out;
 }
 
 /** Subject focus, in place: every match of the subject of one of the best hits (`group`: subjectGroups) gains `SUBJECT_SHARE` of that hit's relevance. */
