@@ -111,8 +111,8 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
 
 /**
  * The matches of one subject (`group`: subjectGroups) as one document of the query terms they hold (`masks`: bits), each
- * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length) when they hold two or more:
- * each match's relevance times 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match.
+ * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length): each match's relevance
+ * times 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match. A one-term query: none.
  */
 export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
   const n = rel.length;
@@ -132,13 +132,8 @@ export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs:
   const score = new Float64Array(n);
   let best = 0;
   for (let g = 0; g < n; g++) {
-    let terms = 0;
-    for (let t = 0; t < T; t++) {
-      const c = held[g * T + t]!;
-      terms += c ? 1 : 0;
-      score[g]! += (idf[t]! * c * 2.2) / (c + 1.2);
-    }
-    best = Math.max(best, (score[g] = terms < 2 ? 0 : score[g]!));
+    for (let t = 0; t < T; t++) score[g]! += (idf[t]! * held[g * T + t]! * 2.2) / (held[g * T + t]! + 1.2);
+    best = Math.max(best, score[g]!);
   }
   if (!(best > 0)) return;
   let top = 0;

@@ -142,21 +142,22 @@ describe('the context writers state', () => {
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
   });
 
-  it('subjects as documents: a subject whose entries hold the query terms between them lifts its matches; one term is no lift', () => {
-    // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" holds both in one, "misc" only 1.
-    const subjects = ['trip', 'trip', 'work', 'misc', 'misc'];
-    const rel = [0.5, 0.5, 1, 0.6, 0.6];
-    liftBySubjectDocs(rel, [1, 2, 3, 1, 1], 100, subjectGroups(subjects, bySubject));
-    const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once); the best match, now 1
+  it('subjects as documents: a subject whose entries hold the query terms between them lifts its matches; a one-term query does not', () => {
+    // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" both in one, "misc" only term 1 once.
+    const subjects = ['trip', 'trip', 'work', 'misc'];
+    const rel = [0.5, 0.5, 1, 0.55];
+    liftBySubjectDocs(rel, [1, 2, 3, 1], 100, subjectGroups(subjects, bySubject));
+    const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once): the best subject; "work" the best match, now 1
     expect(rel[2]).toBeCloseTo(1);
     expect(rel[0]).toBeCloseTo((0.5 * top) / top);
-    expect(rel[3]).toBeCloseTo(0.6 / top); // "misc" holds one term: no lift, so it falls below the trip entries
-    expect(rel[0]).toBeGreaterThan(rel[3]!);
+    const idf = (df: number): number => Math.log(1 + (100 - df + 0.5) / (df + 0.5));
+    expect(rel[3]).toBeCloseTo((0.55 * (1 + (SUBJECT_DOC_SHARE * idf(3)) / (idf(3) + idf(2)))) / top); // term 1: 3 hits hold it; 2: two
+    expect(rel[0]).toBeGreaterThan(rel[3]!); // below "misc" before
     // One subject name in two projects is two subjects.
     expect([...subjectGroups(['p', 'q', 'p'], { meta: () => ({ subject: 's' }), project: (p: string) => p })]).toEqual([0, 1, 0]);
-    const none = [0.4, 0.2];
-    liftBySubjectDocs(none, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
-    expect(none).toEqual([0.4, 0.2]); // no subject holds two terms
+    const one = [0.4, 0.2];
+    liftBySubjectDocs(one, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
+    expect(one).toEqual([0.4, 0.2]);
   });
 
   it('links: an entry a best hit links to gains a share of its relevance, keeping the best raise', () => {
