@@ -38,21 +38,14 @@ export interface TimeCueHits {
 }
 
 export function timeCueHits(cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): TimeCueHits {
-  const of = new Map<number, number>();
-  let max = 0;
-  for (let i = 0; i < cue.sids.length; i++) {
-    of.set(cue.sids[i]!, cue.scores[i]!); // i < cue.sids.length = cue.scores.length
-    max = Math.max(max, cue.scores[i]!);
-  }
-  return { of, max };
+  const of = new Map(Array.from(cue.sids, (sid, i) => [sid, cue.scores[i]!] as const)); // i < cue.sids.length = cue.scores.length
+  return { of, max: [...of.values()].reduce((a, b) => Math.max(a, b), 0) };
 }
 
 /** Adds the time cue to `scores` (of the documents `sids`) in place: only documents the query itself reached gain. */
 export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: TimeCueHits): void {
-  let max = 0;
-  for (const s of scores) max = Math.max(max, s);
   if (!(cue.max > 0)) return;
-  const w = (TIME_CUE_SHARE * max) / cue.max;
+  const w = (TIME_CUE_SHARE * scores.reduce((a, b) => Math.max(a, b), 0)) / cue.max;
   for (let i = 0; i < scores.length; i++) scores[i]! += w * (cue.of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
 }
 
