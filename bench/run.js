@@ -10,7 +10,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndex } from '../dist/index/search-index.js';
 import { MemoryService } from '../dist/service/memory-service.js';
-import { DAEMON_NODE_FLAGS, daemonPaths, request } from '../dist/daemon/client.js';
+import { DAEMON_NODE_FLAGS, daemonEnv, daemonPaths, request } from '../dist/daemon/client.js';
 import { stateDirOf } from '../dist/store/state-dir.js';
 import { serializeEntry } from '../dist/core/entry.js';
 import { staticEmbedder } from '../dist/service/embedder.js';
@@ -231,7 +231,7 @@ for (const n of sizes) {
     rmSync(stateDir, { recursive: true, force: true });
     const peakRun = async (label) => {
       const t0 = performance.now();
-      const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: fdir, env, stdio: 'ignore' });
+      const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: fdir, env: daemonEnv(env), stdio: 'ignore' });
       const paths = daemonPaths(stateDir);
       for (;;) {
         const res = await request(paths, 'status', {}, 1000);
@@ -266,7 +266,7 @@ for (const n of sizes) {
     const t0 = performance.now();
     // Lexical figures: the model stays unloaded here (semantic search is measured on its own below).
     // Started as `daemon start` starts it (its Node flags), in the foreground.
-    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env: { ...env, BASS_AGENTS_SEMANTIC: 'off' }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '500'], { cwd: dir, env: daemonEnv({ ...env, BASS_AGENTS_SEMANTIC: 'off' }), stdio: 'ignore' });
     for (;;) {
       const r = await request(paths, 'ping', {}, 500);
       if (r && 'result' in r) break;
@@ -373,7 +373,7 @@ for (const n of sizes) {
     for (let s = 0; s < starts; s++) {
       rmSync(VectorStore.path(stateDirOf(dir).dir), { force: true });
       const t0 = performance.now();
-      child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '200'], { cwd: dir, env, stdio: 'ignore' });
+      child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--heartbeat', '200'], { cwd: dir, env: daemonEnv(env), stdio: 'ignore' });
       let warmed = false;
       for (;;) {
         const res = await request(paths, 'status', {}, 1000);

@@ -79,6 +79,29 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
+/** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
+export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
+  // By subject, then project: a match of no best subject is told by one lookup, and no string is made per match (a query reaches thousands).
+  type Slot = { rel: number; matches: number };
+  const best = new Map<string, Map<string, Slot>>();
+  for (const i of bestPlaces(rel)) {
+    const subject = subjectOf(i);
+    if (!best.has(subject)) best.set(subject, new Map<string, Slot>());
+    const byProject = best.get(subject)!;
+    if (!byProject.has(projectOf(i))) byProject.set(projectOf(i), { rel: rel[i]!, matches: 0 }); // a place of rel
+  }
+  if (!best.size) return;
+  // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
+  const slots: [number, Slot][] = [];
+  for (let i = 0; i < rel.length; i++) {
+    const slot = best.get(subjectOf(i))?.get(projectOf(i));
+    if (!slot) continue;
+    slots.push([i, slot]);
+    slot.matches++;
+  }
+  for (const [i, slot] of slots) if (slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
+}
+
 /** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
 export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
   const ids = new Map<string, Map<string, number>>();
@@ -90,16 +113,6 @@ export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subj
     out[i] = bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
   }
   return out;
-}
-
-/** Subject focus, in place: every match of the subject of one of the best hits (`group`: subjectGroups) gains `SUBJECT_SHARE` of that hit's relevance. */
-export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<number>): void {
-  const best = new Map<number, number>();
-  for (const i of bestPlaces(rel)) if (!best.has(group[i]!)) best.set(group[i]!, rel[i]!); // places of rel and group
-  const matches = new Map<number, number>();
-  for (let i = 0; i < rel.length && best.size; i++) if (best.has(group[i]!)) matches.set(group[i]!, (matches.get(group[i]!) ?? 0) + 1);
-  // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
-  for (let i = 0; i < rel.length && best.size; i++) if ((matches.get(group[i]!) ?? 0) > 1) rel[i]! += SUBJECT_SHARE * best.get(group[i]!)!;
 }
 
 /**

@@ -41,6 +41,8 @@ export class VectorStore {
   private entries = new Map<string, { stamp: string; hash: string; vec: Float32Array }>();
   /** Whether anything changed since it was loaded or saved. */
   dirty = false;
+  /** The vectors of the last list of entries asked about (dropped at any change): a daemon asks with one list query after query. */
+  private table: { list: readonly { key: string }[]; vecs: (Float32Array | undefined)[] } | undefined;
 
   constructor(
     readonly model: string,
@@ -111,6 +113,7 @@ export class VectorStore {
     this.byHash.set(hash, vec);
     this.entries.set(key, { stamp, hash, vec });
     this.dirty = true;
+    this.table = undefined;
   }
 
   /** Forgets the entries whose key is not kept (their vectors stay, as spares). */
@@ -121,19 +124,39 @@ export class VectorStore {
       this.entries.delete(key);
       dropped++;
     }
-    if (dropped) this.dirty = true;
+    if (dropped) [this.dirty, this.table] = [true, undefined];
     return dropped;
   }
 
-  /** A similarity function for one query vector: the dot product (vectors are unit length), undefined without a vector; one lookup per entry. */
-  similarity(query: ArrayLike<number>): (key: string) => number | undefined {
+  /** For one query vector, the dot product (vectors are unit length) with each entry of a list, NaN without a vector; four sums at once, each in its own order (the same numbers, not waiting on one sum). */
+  similarity(query: ArrayLike<number>): (list: readonly { key: string }[]) => Float64Array {
     const q = Float32Array.from(query);
-    return (key) => {
-      const v = this.entries.get(key)?.vec;
-      if (!v) return undefined;
-      let s = 0;
-      for (let k = 0; k < q.length; k++) s += q[k]! * v[k]!; // `!`: k < dims, every vector's length
-      return s;
+    const none = new Float32Array(q.length);
+    return (list) => {
+      const { vecs } = this.table?.list === list ? this.table : (this.table = { list, vecs: list.map((e) => this.entries.get(e.key)?.vec) });
+      const out = new Float64Array(list.length); // (writes past its end are dropped)
+      for (let i = 0; i < vecs.length; i += 4) {
+        const a = vecs[i] ?? none;
+        const b = vecs[i + 1] ?? none;
+        const c = vecs[i + 2] ?? none;
+        const d = vecs[i + 3] ?? none;
+        let sa = 0;
+        let sb = 0;
+        let sc = 0;
+        let sd = 0;
+        for (let k = 0; k < q.length; k++) {
+          const x = q[k]!; // k < dims, every vector's length
+          sa += x * a[k]!;
+          sb += x * b[k]!;
+          sc += x * c[k]!;
+          sd += x * d[k]!;
+        }
+        out[i] = vecs[i] ? sa : NaN;
+        out[i + 1] = vecs[i + 1] ? sb : NaN;
+        out[i + 2] = vecs[i + 2] ? sc : NaN;
+        out[i + 3] = vecs[i + 3] ? sd : NaN;
+      }
+      return out;
     };
   }
 

@@ -51,7 +51,7 @@ function touchedKeys(snap: CatalogSnapshot, files: string[]): [string, IndexedDo
 
 export class ReadModel {
   private state: { snap: CatalogSnapshot; index: SearchIndex | null } | undefined;
-  private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: (StoredEntry | undefined)[] } | undefined;
+  private bySid: { snap: CatalogSnapshot; index: SearchIndex; gen: number; table: Int32Array } | undefined;
 
   constructor(private readonly engine: Engine) {}
 
@@ -129,10 +129,11 @@ export class ReadModel {
       const prev = this.state.snap;
       snap = this.engine.catalog.refreshPaths(prev, opts.paths);
       this.engine.semantic?.noteTouched(snap.touched!.keys());
-      index = this.state.index;
+      const ix = (index = this.state.index);
       const touched = [...snap.touched!].map(([key, se]) => [key, se && docOf(se)] as [string, IndexedDoc | null]);
+      const was = touched.map(([key]) => ix.docOf(key));
       stats = { loaded_snapshot: true, partial: false, ...index.sync([], index.planKeys(touched), { deferCompact: true }) };
-      this.followSidTable(prev, snap, index);
+      this.followSidTable(prev, snap, index, was);
       this.state = { snap, index };
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
     } else ({ snap, index, indexStats: stats } = this.load('', true, true, opts.saveIndex ?? true));
@@ -172,33 +173,28 @@ export class ReadModel {
     this.load('', true, true, true);
   }
 
-  /** Entries by document number, built once per snapshot and index version. */
-  sidTable(snap: CatalogSnapshot, index: SearchIndex): (StoredEntry | undefined)[] {
+  /** Each document's entry by its place among the snapshot's entries (-1: none), built once per snapshot and index version. */
+  sidTable(snap: CatalogSnapshot, index: SearchIndex): Int32Array {
     const t = this.bySid;
     if (t && t.snap === snap && t.index === index && t.gen === index.generation) return t.table;
-    // Filled to its length first: assigning document numbers in any order to an empty array
-    // would give V8 a dictionary-backed array, several times slower to index per hit.
-    const table: (StoredEntry | undefined)[] = [];
-    for (let i = index.next; i > 0; i--) table.push(undefined);
-    for (const se of snap.entries) {
-      const sid = index.docOf(se.key);
-      if (sid !== undefined) table[sid] = se;
-    }
+    const table = new Int32Array(index.next).fill(-1);
+    snap.entries.forEach((se, j) => (table[index.docOf(se.key) ?? table.length] = j)); // (past the end: dropped)
     this.bySid = { snap, index, gen: index.generation, table };
     return table;
   }
 
-  /** Carries the document-number table over a watcher batch (a discarded document keeps a stale entry no hit can name). */
-  private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex): void {
+  /** Carries the table over a watcher batch (`was`: each touched key's document before): an entry keeps its place, new ones come last; a removal: built again. */
+  private followSidTable(prev: CatalogSnapshot, snap: CatalogSnapshot, index: SearchIndex, was: (number | undefined)[]): void {
     const t = this.bySid;
     if (!t || t.snap !== prev || t.index !== index || !snap.touched) return;
-    for (const [key, se] of snap.touched) {
-      if (!se) continue;
-      const sid = index.docOf(key);
-      if (sid === undefined) continue;
-      while (t.table.length <= sid) t.table.push(undefined);
-      t.table[sid] = se;
+    let table = t.table;
+    if (table.length < index.next) (table = new Int32Array(2 * index.next).fill(-1)).set(t.table);
+    let added = prev.entries.length;
+    for (const [k, [key, se]] of [...snap.touched].entries()) {
+      const j = was[k] === undefined ? added++ : (table[was[k]] ?? -1);
+      if (!se || snap.entries[j] !== se) return; // (checked: a place that moved is never used)
+      table[index.docOf(key) ?? table.length] = j;
     }
-    this.bySid = { snap, index, gen: index.generation, table: t.table };
+    this.bySid = { snap, index, gen: index.generation, table };
   }
 }

@@ -180,7 +180,7 @@ export class Semantic {
       await new Promise((r) => setTimeout(r, 100));
   }
 
-  async similarity(text: string): Promise<((key: string) => number | undefined) | undefined> {
+  async similarity(text: string): Promise<ReturnType<VectorStore['similarity']> | undefined> {
     if (!this.ready || !text.trim() || this.state === 'failed' || this.store!.size === 0) return undefined;
     const [v] = await this.embedder!.embed([text], 'query');
     return v && this.store!.similarity(v);

@@ -281,8 +281,13 @@ describe('memory daemon', () => {
     const pid = firstOf(starts, 1)[0].json().pid;
     expect(cli(dir, ['daemon', 'start', '--json']).json()).toMatchObject({ running: true, started: false, pid });
     // Node runs it with a small young generation, and its jobs can ask for a full collection (DAEMON_NODE_FLAGS).
-    if (existsSync(`/proc/${pid}/cmdline`))
+    if (existsSync(`/proc/${pid}/cmdline`)) {
       expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['--max-semi-space-size=2', '--expose-gc']));
+      // ...and two malloc arenas (daemonEnv) unless the user chose a number.
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(
+        process.env.MALLOC_ARENA_MAX ? `MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}` : 'MALLOC_ARENA_MAX=2',
+      );
+    }
     const status = cli(dir, ['daemon', 'status', '--json']).json();
     expect(status).toMatchObject({ running: true, pid });
     expect(status.rss_bytes).toBeGreaterThan(status.heap_used_bytes);

@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../core/errors.js';
 import { intervalMs } from '../../core/lifecycle.js';
-import { DAEMON_NODE_FLAGS, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
+import { DAEMON_NODE_FLAGS, daemonEnv, daemonPaths, isAlive, readStatus, request, runningPid } from '../../daemon/client.js';
 import { openNoFollow } from '../../store/state-dir.js';
 import type { ToolCall } from '../../mcp/calls.js';
 import { JSON_FILE, type Command } from '../io.js';
@@ -62,7 +62,7 @@ export const frontEndCommands: Command[] = [
         const logFd = openNoFollow(`${paths.log}.stderr`, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
         const { spawn } = await import('node:child_process');
         const argv = [...DAEMON_NODE_FLAGS, BIN, 'memory', 'daemon', 'run', '--root', engine.ws.root, ...flags];
-        const child = spawn(process.execPath, argv, { detached: true, stdio: ['ignore', logFd, logFd] });
+        const child = spawn(process.execPath, argv, { detached: true, stdio: ['ignore', logFd, logFd], env: daemonEnv() });
         child.unref();
         const deadline = Date.now() + 20_000;
         while (Date.now() < deadline) {

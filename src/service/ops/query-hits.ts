@@ -32,19 +32,16 @@ export function textHits(engine: Engine, snap: CatalogSnapshot, index: SearchInd
     return textCandidates(cachedReach(cached), hitAt, args);
   }
   // The index holds exactly the snapshot's entries: a key's entry is its document's.
-  const bySid = engine.rm.sidTable(snap, index);
-  const byKey = (key: string): StoredEntry | undefined => bySid[index.docOf(key) ?? -1];
-  return textCandidates(entriesReach(snap.entries, byKey), (i) => bySid[sids[i]!], args);
+  const at = engine.rm.sidTable(snap, index);
+  const of = (sid: number | undefined): number | undefined => ((at[sid ?? -1] ?? -1) < 0 ? undefined : at[sid!]);
+  // Entries of the catalog cache as loaded (no write since) are also told from its columns.
+  const reach = { ...entriesReach(snap.entries, (key) => of(index.docOf(key))), ...(cached && byColumns(cached)) };
+  return textCandidates(reach, (i) => of(sids[i]), args);
 }
 
-function cachedReach(ce: CachedEntries): Reach<number> {
+/** Filters and priors told from the catalog cache's columns, by entry number: faster for many, the same answers. */
+function byColumns(ce: CachedEntries): Pick<Reach, 'passingSet' | 'textWeights'> {
   return {
-    meta: (j) => ce.peek(j),
-    project: (j) => ce.projectOf(j),
-    entry: (j) => ce.at(j),
-    key: (j) => ce.keyOf(j),
-    all: () => Array.from({ length: ce.count }, (_, j) => j),
-    byId: (project, id) => ce.byId(project, id),
     passingSet: (parts, accept) => {
       const mask = new Uint8Array(ce.count);
       for (const j of ce.passing(parts, accept)) mask[j] = 1;
@@ -54,22 +51,29 @@ function cachedReach(ce: CachedEntries): Reach<number> {
   };
 }
 
-function entriesReach(entries: readonly StoredEntry[], byKey: (key: string) => StoredEntry | undefined): Reach<StoredEntry> {
+function cachedReach(ce: CachedEntries): Reach {
   return {
-    meta: (se) => se.meta,
-    project: (se) => se.project,
-    entry: (se) => se,
-    key: (se) => se.key,
-    all: () => entries,
-    byId: (project, id) => byKey(`${project}/${id}`),
-    // Stale evidence told by entry: a Set of the hits' objects, not a key string read per hit.
-    staleSet: (keys) => {
-      const stale = new Set<StoredEntry>();
-      for (const k of keys) {
-        const se = byKey(k);
-        if (se) stale.add(se);
-      }
-      return (se) => stale.has(se);
-    },
+    count: ce.count,
+    meta: (j) => ce.peek(j),
+    project: (j) => ce.projectOf(j),
+    entry: (j) => ce.at(j),
+    key: (j) => ce.keyOf(j),
+    list: () => ce.all(),
+    byId: (project, id) => ce.byId(project, id),
+    ...byColumns(ce),
+  };
+}
+
+/** `entries` by place; `numberOf` a key's place. */
+function entriesReach(entries: readonly StoredEntry[], numberOf: (key: string) => number | undefined): Reach {
+  const se = (j: number): StoredEntry => entries[j]!; // numbers are places of entries
+  return {
+    count: entries.length,
+    meta: (j) => se(j).meta,
+    project: (j) => se(j).project,
+    entry: se,
+    key: (j) => se(j).key,
+    list: () => entries,
+    byId: (project, id) => numberOf(`${project}/${id}`),
   };
 }

@@ -15,25 +15,21 @@ export interface Cand extends Candidate<EntryMeta> {
   se: StoredEntry;
 }
 
-/**
- * How the text branch reaches entries: a handle `T` is an entry number of a snapshot that is the
- * catalog cache as loaded (an entry object is made only for what is kept: a query reaches
- * thousands of entries and keeps dozens), or the entry itself.
- */
-export interface Reach<T> {
-  /** The metadata of `h`, to read at once: it may be one object moved from entry to entry. */
-  meta(h: T): EntryMeta;
-  project(h: T): string;
-  entry(h: T): StoredEntry;
-  key(h: T): string;
-  all(): Iterable<T>;
-  byId(project: string, id: string): T | undefined;
-  /** Whether an entry passes the filters, told faster than `accept(meta(h), project(h))` for many (the same answers). */
-  passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (h: T) => boolean;
-  /** Whether an entry's key is among `keys`, told without reading every hit's key (the same answers). */
-  staleSet?(keys: ReadonlySet<string>): (h: T) => boolean;
-  /** `textWeight` of each of `hs`, told faster than one by one (the same numbers). */
-  textWeights?(hs: readonly T[], now: number, staleOf: (h: T) => boolean): Float64Array;
+/** How the text branch reaches entries: by number, 0 to `count` - 1 (a query reaches thousands and keeps dozens: tables by number, no lookup by key). */
+export interface Reach {
+  count: number;
+  /** The metadata of `j`, to read at once: it may be one object moved from entry to entry. */
+  meta(j: number): EntryMeta;
+  project(j: number): string;
+  entry(j: number): StoredEntry;
+  key(j: number): string;
+  /** The entries in their numbers' order, the same list query after query while they are unchanged (vectors are found by it). */
+  list(): readonly { key: string }[];
+  byId(project: string, id: string): number | undefined;
+  /** Whether an entry passes the filters, told faster than `accept(meta(j), project(j))` for many (the same answers). */
+  passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (j: number) => boolean;
+  /** `textWeight` of each of `js`, told faster than one by one (the same numbers). */
+  textWeights?(js: readonly number[], now: number, staleOf: (j: number) => boolean): Float64Array;
 }
 
 export interface TextArgs {
@@ -46,8 +42,8 @@ export interface TextArgs {
   staleKeys: ReadonlySet<string>;
   nowMs: number;
   limit: number;
-  /** Cosine similarity to the query (undefined: no vector yet). */
-  semantic?: { similarity: (key: string) => number | undefined };
+  /** Cosine similarity to the query of each entry of a list (NaN: no vector yet). */
+  semantic?: { similarity: (list: readonly { key: string }[]) => Float64Array };
 }
 
 export interface TextHits {
@@ -58,32 +54,35 @@ export interface TextHits {
 }
 
 /** `hitAt(i)`: the entry of hit i, of lexical score `scores[i]`. Only hits that can still reach the first `limit` become candidates. */
-export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | undefined, o: TextArgs): TextHits {
+export function textCandidates(reach: Reach, hitAt: (i: number) => number | undefined, o: TextArgs): TextHits {
   const { scores, accept, staleKeys, nowMs, limit } = o;
-  const mask = reach.passingSet?.(o.parts, accept);
-  const passes = mask ?? ((h: T): boolean => accept(reach.meta(h), reach.project(h)));
-  const staleOf: (h: T) => boolean = staleKeys.size === 0 ? () => false : (reach.staleSet?.(staleKeys) ?? ((h) => staleKeys.has(reach.key(h))));
+  let mask = reach.passingSet?.(o.parts, accept);
+  if (!mask && o.semantic) {
+    // Fused with similarity every entry is weighed: each told once, in entry order (the hits come in any).
+    const ok = new Uint8Array(reach.count);
+    for (let h = 0; h < ok.length; h++) ok[h] = Number(accept(reach.meta(h), reach.project(h)));
+    mask = (h) => ok[h] === 1;
+  }
+  const passes = mask ?? ((h: number): boolean => accept(reach.meta(h), reach.project(h)));
+  const staleOf: (h: number) => boolean = staleKeys.size === 0 ? () => false : (h) => staleKeys.has(reach.key(h));
   // Hits that pass, with relevance 0..1 of the best: each hit's metadata read once for filter and
   // weight (a query reaches thousands; twice costs cache misses). The best few the filters drop
   // are kept: a superseded entry matches the words of its time, and its replacement is context.
-  let ents: T[] = [];
+  let ents: number[] = [];
   let rel: number[] = [];
   const masks: number[] = [];
-  let weightOf: number[] | undefined = reach.textWeights ? undefined : [];
-  const dropped: { h: T; score: number }[] = [];
+  // (fused with similarity, the hits are weighed after the branch below)
+  const weightOf: number[] | undefined = reach.textWeights || o.semantic ? undefined : [];
+  const dropped: { h: number; score: number }[] = [];
   let max = 0;
   // `!` below: each index is bounded by a loop over arrays that grow together.
   for (let i = 0; i < scores.length; i++) {
     const h = hitAt(i);
     if (h === undefined) continue;
     const score = scores[i]!;
-    let ok: boolean;
-    if (mask) ok = mask(h);
-    else {
-      const meta = reach.meta(h);
-      ok = accept(meta, reach.project(h));
-      if (ok) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
-    }
+    const meta = mask ? undefined : reach.meta(h);
+    const ok = meta ? accept(meta, reach.project(h)) : mask!(h);
+    if (ok && meta) weightOf?.push(textWeight(meta, nowMs, staleOf(h)));
     if (!ok) {
       if (dropped.length < CONTEXT_HITS || score > dropped[CONTEXT_HITS - 1]!.score) {
         dropped.push({ h, score });
@@ -97,54 +96,43 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  const groups = subjectGroups(ents, reach);
-  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
+  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, subjectGroups(ents, reach));
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
-    const sim = o.semantic.similarity;
-    const lexAt = new Map<T, number>();
-    for (let j = 0; j < ents.length; j++) lexAt.set(ents[j]!, j);
-    // Per entry that passes: lexical relevance (-1: not a hit) and similarity (NaN: no vector).
-    const all: T[] = [];
-    const lexs: number[] = [];
-    const sims: number[] = [];
+    const count = reach.count;
+    const sims = o.semantic.similarity(reach.list());
+    // Per entry: lexical relevance, -1 where it passes but is not a hit, NaN where it does not pass.
+    const lexs = new Float64Array(count);
+    for (let h = 0; h < count; h++) lexs[h] = passes(h) ? -1 : NaN;
+    for (let j = 0; j < ents.length; j++) lexs[ents[j]!] = rel[j]!;
     let lo = Infinity;
     let hi = -Infinity;
-    for (const h of reach.all()) {
-      if (!passes(h)) continue;
-      const s = sim(reach.key(h));
-      const j = lexAt.get(h);
-      all.push(h);
-      lexs.push(j === undefined ? -1 : rel[j]!);
-      if (s === undefined) sims.push(NaN);
-      else {
-        sims.push(s);
-        if (s < lo) lo = s;
-        if (s > hi) hi = s;
-      }
+    for (let h = 0; h < count; h++) {
+      const s = lexs[h] === lexs[h] ? sims[h]! : NaN; // (NaN: it does not pass, or has no vector; neither)
+      if (s < lo) lo = s;
+      if (s > hi) hi = s;
     }
-    const fused = new Float64Array(all.length);
-    const meaningOnly: number[] = [];
-    for (let j = 0; j < all.length; j++) {
-      const lex = lexs[j]!;
-      const s = sims[j]!;
-      const f = (fused[j] = fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi));
-      if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly.push(f);
+    const meaningOnly = new Float64Array(count);
+    let m = 0;
+    for (let h = 0; h < count; h++) {
+      const lex = lexs[h]!;
+      const s = sims[h]!;
+      const f = (sims[h] = lex === lex ? fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi) : NaN);
+      if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly[m++] = f;
     }
     // Meaning-only matches: the closest few hundred above a floor (the rest cannot reach a page).
-    const keepAbove = meaningOnly.length > SEMANTIC_ONLY_MAX ? nthLargest(Float64Array.from(meaningOnly), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
+    const keepAbove = m > SEMANTIC_ONLY_MAX ? nthLargest(meaningOnly.subarray(0, m), SEMANTIC_ONLY_MAX) : SEMANTIC_ONLY_MIN;
     ents = [];
     rel = [];
-    weightOf = undefined;
-    for (let j = 0; j < all.length; j++) {
-      const f = fused[j]!;
-      if (lexs[j]! >= 0 || f >= keepAbove) {
-        ents.push(all[j]!);
-        rel.push(f);
+    for (let h = 0; h < count; h++) {
+      if (lexs[h]! >= 0 || sims[h]! >= keepAbove) {
+        ents.push(h);
+        rel.push(sims[h]!);
       }
     }
   }
-  focusSubjects(rel, o.semantic ? subjectGroups(ents, reach) : groups);
+  const subjectOf = (j: number): string => reach.meta(ents[j]!).subject; // (j < ents.length)
+  focusSubjects(rel, subjectOf, (j) => reach.project(ents[j]!));
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
@@ -177,14 +165,20 @@ export function textCandidates<T>(reach: Reach<T>, hitAt: (i: number) => T | und
  * replacement of the best dropped hits; raised entries pass the filters, those not among the hits
  * are added to `ents`. Returns `[id, id of the hit]` of each raise.
  */
-function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T) => boolean, dropped: { h: T; relevance: number }[]): [string, string][] {
+function raiseLinked(
+  reach: Reach,
+  ents: number[],
+  rel: number[],
+  passes: (h: number) => boolean,
+  dropped: { h: number; relevance: number }[],
+): [string, string][] {
   const best = bestPlaces(rel).slice(0, LINKING_HITS);
   const from = [...best.map((j) => ({ h: ents[j]!, relevance: rel[j]!, kept: true })), ...dropped.map((d) => ({ ...d, kept: false }))];
   const hits = from.map(({ h, relevance, kept }) => {
     const meta = reach.meta(h);
     const project = reach.project(h);
     const ids = [...(kept ? meta.related_entries : []), ...(meta.superseded_by ? [meta.superseded_by] : [])];
-    const links: T[] = [];
+    const links: number[] = [];
     for (const id of ids) {
       const t = reach.byId(project, id);
       if (t !== undefined && passes(t)) links.push(t);
@@ -192,7 +186,7 @@ function raiseLinked<T>(reach: Reach<T>, ents: T[], rel: number[], passes: (h: T
     return { item: h, relevance, links };
   });
   if (!hits.some((h) => h.links.length)) return [];
-  const place = new Map<T, number>();
+  const place = new Map<number, number>();
   const wanted = new Set(hits.flatMap((h) => h.links));
   for (const [j, h] of ents.entries()) if (wanted.has(h)) place.set(h, j);
   const out: [string, string][] = [];
