@@ -79,27 +79,15 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
-/** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
-export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
-  // By subject, then project: a match of no best subject is told by one lookup, and no string is made per match (a query reaches thousands).
-  type Slot = { rel: number; matches: number };
-  const best = new Map<string, Map<string, Slot>>();
-  for (const i of bestPlaces(rel)) {
-    const subject = subjectOf(i);
-    if (!best.has(subject)) best.set(subject, new Map<string, Slot>());
-    const byProject = best.get(subject)!;
-    if (!byProject.has(projectOf(i))) byProject.set(projectOf(i), { rel: rel[i]!, matches: 0 }); // a place of rel
-  }
-  if (!best.size) return;
+/** Subject focus, in place: every match of the subject (`group`: subjectGroups) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
+export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<number>): void {
+  // By group number (group[i] <= i < rel.length): typed arrays, no lookup by key per match (a query reaches thousands).
+  const lift = new Float64Array(rel.length);
+  for (const i of bestPlaces(rel)) lift[group[i]!] ||= rel[i]!; // best first: a subject's best hit gives its lift
   // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
-  const slots: [number, Slot][] = [];
-  for (let i = 0; i < rel.length; i++) {
-    const slot = best.get(subjectOf(i))?.get(projectOf(i));
-    if (!slot) continue;
-    slots.push([i, slot]);
-    slot.matches++;
-  }
-  for (const [i, slot] of slots) if (slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
+  const matches = new Int32Array(rel.length);
+  for (let i = 0; i < rel.length; i++) matches[group[i]!]!++;
+  for (let i = 0; i < rel.length; i++) if (matches[group[i]!]! > 1) rel[i]! += SUBJECT_SHARE * lift[group[i]!]!;
 }
 
 /** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */

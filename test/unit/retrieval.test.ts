@@ -126,7 +126,7 @@ describe('the context writers state', () => {
   it('subject focus: matches about the subject of a best hit gain a share of its relevance; nothing else, and no lone match, gains', () => {
     const subjects = ['auth', 'auth', 'billing', 'auth', 'ui', 'ui', 'ops'];
     const rel = [1, 0.2, 0.9, 0.1, 0.5, 0.45, 0.3];
-    focusSubjects(rel, (i) => subjects[i]!); // places of rel: subjects has one each
+    focusSubjects(rel, subjectGroups(subjects, bySubject));
     expect(rel[0]).toBeCloseTo(1 + SUBJECT_SHARE);
     expect(rel[1]).toBeCloseTo(0.2 + SUBJECT_SHARE); // auth, matched: now above the ops entry
     expect(rel[2]).toBe(0.9); // the only billing match: its subject says nothing its words did not
@@ -134,11 +134,11 @@ describe('the context writers state', () => {
     expect(rel[5]).toBeCloseTo(0.45 + SUBJECT_SHARE * 0.5);
     expect(rel[6]).toBe(0.3); // no best hit is about ops
     const none = [0, 0];
-    focusSubjects(none, () => 's');
+    focusSubjects(none, subjectGroups(['s', 's'], bySubject));
     expect(none).toEqual([0, 0]);
     // Equals are all among the best: none is picked over another by its place.
     const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
-    focusSubjects(ties, (i) => (i === 4 || i === 5 ? 'late' : `s${i}`));
+    focusSubjects(ties, subjectGroups(['s0', 's1', 's2', 's3', 'late', 'late'], bySubject));
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
   });
 

@@ -96,7 +96,8 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, subjectGroups(ents, reach));
+  const groups = subjectGroups(ents, reach);
+  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const count = reach.count;
@@ -131,8 +132,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       }
     }
   }
-  const subjectOf = (j: number): string => reach.meta(ents[j]!).subject; // (j < ents.length)
-  focusSubjects(rel, subjectOf, (j) => reach.project(ents[j]!));
+  focusSubjects(rel, o.semantic ? subjectGroups(ents, reach) : groups);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
