@@ -1,0 +1,160 @@
+/**
+ * Pseudo-relevance feedback: the words the best hits' summaries share beyond the query's are
+ * asked too, at a fraction of a query word's weight, and re-score the first pass's best hits
+ * (why, and the figures: docs/ARCHITECTURE.md, the read path). Read from each document's summary
+ * terms (a forward table kept with the index and its snapshot), so a query looks up a few hundred
+ * rows instead of scanning postings.
+ */
+import type { PostingIndex, ScoredHits } from './postings.js';
+import { FIELD_SHIFT, TF_MAX } from './postings-score.js';
+import { STOPWORDS, processTerm } from './options.js';
+import { nthLargest } from '../core/query.js';
+
+const E = (k: string, d: number): number => (process.env[k] === undefined ? d : Number(process.env[k]));
+/** Hits scoring at least `gap` of the best (at most `hits`) give feedback: their `terms` best words ask again at up to `weight` of a query word; the first pass's best `rescore` hits are scored again with them. */
+export const FEEDBACK = {
+  get gap() {
+    return E('PRF_GAP', 0.6);
+  },
+  get hits() {
+    return E('PRF_K', 20);
+  },
+  get terms() {
+    return E('PRF_M', 10);
+  },
+  get weight() {
+    return E('PRF_W', 0.1);
+  },
+  get rescore() {
+    return E('PRF_TOPN', 200);
+  },
+};
+
+/** A row entry: term number x 2^TF_BITS + its frequency in the summary (capped: BM25 saturates long before). */
+export const TF_BITS = 6;
+const TF_CAP = (1 << TF_BITS) - 1;
+
+/** Each document's summary terms, `row[off[d] .. off[d + 1] - 1]`, and each term's document frequency in the summary. */
+export interface Forward {
+  off: Uint32Array;
+  row: Uint32Array;
+  df: Uint32Array;
+}
+
+/** What feedback reads of some documents (`docs`: every row it will ask for): their rows, and a term's summary frequency and text. */
+export type SummaryTerms = (docs: readonly number[]) => { row(d: number): ArrayLike<number>; df(t: number): number; term(t: number): string };
+
+/** The row entries' term numbers and frequencies. */
+export const termOf = (x: number): number => Math.floor(x / (TF_CAP + 1));
+export const tfOf = (x: number): number => x & TF_CAP;
+/** A row of term → frequency, packed. */
+export const packRow = (tfs: Iterable<[number, number]>): Uint32Array => Uint32Array.from(tfs, ([t, tf]) => t * (TF_CAP + 1) + Math.min(tf, TF_CAP));
+
+/** The forward table of the summary field (fields[0]) from the postings: the base's field 0 comes first in each term's list. */
+export function forwardOf(ix: PostingIndex): Forward {
+  const { pDoc, pFt, tOff, alive, F, delta } = ix;
+  const each = (fn: (d: number, t: number, tf: number) => void): void => {
+    // (`!`: positions below tOff's ends, documents below `next`.)
+    for (let t = 0; t < ix.baseTerms; t++)
+      for (let i = tOff[t]!; i < tOff[t + 1]! && pFt[i]! >>> FIELD_SHIFT === 0; i++) if (alive[pDoc[i]!]) fn(pDoc[i]!, t, pFt[i]! & TF_MAX);
+    for (let s = 0; s < delta.length; s += F) {
+      const list = delta[s];
+      if (list) for (let j = 0; j < list.length; j += 2) if (alive[list[j]!]) fn(list[j]!, s / F, list[j + 1]!);
+    }
+  };
+  const off = new Uint32Array(ix.next + 1);
+  each((d) => off[d + 1]!++);
+  for (let d = 0; d < ix.next; d++) off[d + 1]! += off[d]!;
+  const at = off.slice(0, ix.next);
+  const row = new Uint32Array(off[ix.next]!);
+  const df = new Uint32Array(ix.ids.size);
+  each((d, t, tf) => {
+    row[at[d]!++] = t * (TF_CAP + 1) + Math.min(tf, TF_CAP);
+    df[t]!++;
+  });
+  return { off, row, df };
+}
+
+const STOP = new Set([...STOPWORDS].map((w) => processTerm(w)));
+
+/**
+ * `first` (with its masks: `boosts[s]` is the weight of the query's distinct term s) re-scored: each hit's coordination
+ * counts its matched terms by their weight (a name twice), and the best hits gain by the feedback terms their summaries hold.
+ */
+export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredHits, boosts: number[], query: Set<string>): ScoredHits {
+  const { sids, masks } = first;
+  if (!masks || boosts.length > 31) return first;
+  const n = sids.length;
+  const totals = new Float64Array(n);
+  const coord = new Float64Array(n);
+  const scores = new Float64Array(n);
+  let best = 0;
+  for (let i = 0; i < n; i++) {
+    let matched = 0;
+    for (let x = masks[i]!, s = 0; x; x >>>= 1, s++)
+      if (x & 1) {
+        matched++;
+        coord[i]! += boosts[s]!;
+      }
+    totals[i] = first.scores[i]! / (matched || 1);
+    best = Math.max(best, (scores[i] = totals[i]! * coord[i]!));
+  }
+  if (!(best > 0)) return { sids, scores, masks };
+  // Hits by score bounds, not by count: tied hits are all in or all out, whatever order the scorer met them in.
+  const rescoreMin = nthLargest(scores, FEEDBACK.rescore);
+  const giveMin = Math.max(FEEDBACK.gap * best, nthLargest(scores, FEEDBACK.hits));
+  const rescored: number[] = [];
+  const givers: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (scores[i]! >= rescoreMin) rescored.push(i);
+    if (scores[i]! >= giveMin) givers.push(i);
+  }
+  const { row: rowOf, df: dfOf, term } = src(rescored.map((i) => sids[i]!));
+  // The feedback words: by their share in each giving hit's summary, weighed by the hit's score, times their IDF.
+  // (Summed in the order of the hits' keys, and ties of weight by the word: the same bits in every process.)
+  const N = ix.count;
+  const F = ix.F;
+  const v = new Map<number, number>();
+  const keyOf = (i: number): string => ix.keyOf(sids[i]!) ?? '';
+  for (const i of givers.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
+    const row = rowOf(sids[i]!);
+    const len = ix.lens[sids[i]! * F] || 1;
+    for (let k = 0; k < row.length; k++) {
+      const t = termOf(row[k]!);
+      v.set(t, (v.get(t) ?? 0) + ((scores[i]! / best) * tfOf(row[k]!)) / len);
+    }
+  }
+  const words = [...v]
+    .map(([t, x]) => ({ t, w: term(t), x: x * Math.log(N / Math.max(1, dfOf(t))) }))
+    .filter(({ w, x }) => x > 0 && w.length >= 3 && !/\d/.test(w) && !STOP.has(w) && !query.has(w))
+    .sort((a, b) => b.x - a.x || (a.w < b.w ? -1 : 1))
+    .slice(0, FEEDBACK.terms);
+  if (!words.length) return { sids, scores, masks };
+  // Each feedback word scored in the summary as the index scores a query term (BM25+, the summary's boost), at its weight.
+  const { k, b, d } = { k: 1.2, b: 0.7, d: 0.5, ...ix.opts.searchOptions?.bm25 };
+  const place = new Map(words.map(({ t }, j) => [t, j]));
+  const fb = words.map(({ t, x }) => {
+    const df = Math.min(N, dfOf(t));
+    return { w: (FEEDBACK.weight * x) / words[0]!.x, idf: Math.log(1 + (N - df + 0.5) / (df + 0.5)) };
+  });
+  const tfs = new Float64Array(words.length);
+  for (const i of rescored) {
+    const row = rowOf(sids[i]!);
+    tfs.fill(0);
+    for (let j = 0; j < row.length; j++) {
+      const at = place.get(termOf(row[j]!));
+      if (at !== undefined) tfs[at] = tfOf(row[j]!);
+    }
+    const norm = k * (1 - b + (b * ix.lens[sids[i]! * F]!) / ix.avg[0]!);
+    let add = 0;
+    let more = 0;
+    // (`!`: j < words.length = fb.length = tfs.length.)
+    for (let j = 0; j < fb.length; j++) {
+      if (!tfs[j]) continue;
+      add += fb[j]!.w * ix.boosts[0]! * fb[j]!.idf * (d + (tfs[j]! * (k + 1)) / (tfs[j]! + norm));
+      more += fb[j]!.w;
+    }
+    scores[i] = (totals[i]! + add) * (coord[i]! + more);
+  }
+  return { sids, scores, masks };
+}
