@@ -1,54 +1,27 @@
 /**
- * Pseudo-relevance feedback: the words the best hits' summaries share beyond the query's are
- * asked too, at a fraction of a query word's weight, and re-score the first pass's best hits
- * (why, and the figures: docs/ARCHITECTURE.md, the read path). Read from each document's summary
- * terms (a forward table kept with the index and its snapshot), so a query looks up a few hundred
- * rows instead of scanning postings.
+ * Pseudo-relevance feedback (why, and its figures: docs/ARCHITECTURE.md, the read path): the words the best hits'
+ * summaries share ask again, lightly, re-scoring the first pass's best hits. They are read from a forward table of each
+ * document's summary terms kept with the index and its snapshot: a query looks up a few hundred rows, no postings.
  */
 import type { PostingIndex, ScoredHits } from './postings.js';
 import { FIELD_SHIFT, TF_MAX } from './postings-score.js';
 import { STOPWORDS, processTerm } from './options.js';
 import { nthLargest } from '../core/query.js';
 
-const E = (k: string, d: number): number => (process.env[k] === undefined ? d : Number(process.env[k]));
-/** Hits scoring at least `gap` of the best (at most `hits`) give feedback: their `terms` best words ask again at up to `weight` of a query word; the first pass's best `rescore` hits are scored again with them. */
-export const FEEDBACK = {
-  get gap() {
-    return E('PRF_GAP', 0.6);
-  },
-  get hits() {
-    return E('PRF_K', 20);
-  },
-  get terms() {
-    return E('PRF_M', 10);
-  },
-  get weight() {
-    return E('PRF_W', 0.1);
-  },
-  get rescore() {
-    return E('PRF_TOPN', 200);
-  },
-};
+/** Hits within `gap` of the best score (at most `hits`) give feedback: their `terms` best words ask again at up to `weight` of a query word, re-scoring the first pass's best `rescore` hits. */
+export const FEEDBACK = { gap: 0.65, hits: 20, terms: 15, weight: 0.1, rescore: 200 };
 
-/** A row entry: term number x 2^TF_BITS + its frequency in the summary (capped: BM25 saturates long before). */
+/** A row entry: term number x 2^TF_BITS + the term's frequency in the summary (capped: BM25 saturates long before). */
 export const TF_BITS = 6;
 const TF_CAP = (1 << TF_BITS) - 1;
+export const termOf = (x: number): number => Math.floor(x / (TF_CAP + 1));
+export const packRow = (tfs: Iterable<[number, number]>): Uint32Array => Uint32Array.from(tfs, ([t, tf]) => t * (TF_CAP + 1) + Math.min(tf, TF_CAP));
 
 /** Each document's summary terms, `row[off[d] .. off[d + 1] - 1]`, and each term's document frequency in the summary. */
-export interface Forward {
-  off: Uint32Array;
-  row: Uint32Array;
-  df: Uint32Array;
-}
+export type Forward = Record<'off' | 'row' | 'df', Uint32Array>;
 
-/** What feedback reads of some documents (`docs`: every row it will ask for): their rows, and a term's summary frequency and text. */
-export type SummaryTerms = (docs: readonly number[]) => { row(d: number): ArrayLike<number>; df(t: number): number; term(t: number): string };
-
-/** The row entries' term numbers and frequencies. */
-export const termOf = (x: number): number => Math.floor(x / (TF_CAP + 1));
-export const tfOf = (x: number): number => x & TF_CAP;
-/** A row of term → frequency, packed. */
-export const packRow = (tfs: Iterable<[number, number]>): Uint32Array => Uint32Array.from(tfs, ([t, tf]) => t * (TF_CAP + 1) + Math.min(tf, TF_CAP));
+/** What feedback reads of some documents (`docs`: every row it will ask for): their rows, and a term's summary document frequency and text. */
+export type SummaryTerms = (docs: readonly number[]) => { row: (d: number) => ArrayLike<number>; df: (t: number) => number; term: (t: number) => string };
 
 /** The forward table of the summary field (fields[0]) from the postings: the base's field 0 comes first in each term's list. */
 export function forwardOf(ix: PostingIndex): Forward {
@@ -57,10 +30,8 @@ export function forwardOf(ix: PostingIndex): Forward {
     // (`!`: positions below tOff's ends, documents below `next`.)
     for (let t = 0; t < ix.baseTerms; t++)
       for (let i = tOff[t]!; i < tOff[t + 1]! && pFt[i]! >>> FIELD_SHIFT === 0; i++) if (alive[pDoc[i]!]) fn(pDoc[i]!, t, pFt[i]! & TF_MAX);
-    for (let s = 0; s < delta.length; s += F) {
-      const list = delta[s];
-      if (list) for (let j = 0; j < list.length; j += 2) if (alive[list[j]!]) fn(list[j]!, s / F, list[j + 1]!);
-    }
+    for (let s = 0; s < delta.length; s += F)
+      for (let j = 0, list = delta[s] ?? []; j < list.length; j += 2) if (alive[list[j]!]) fn(list[j]!, s / F, list[j + 1]!);
   };
   const off = new Uint32Array(ix.next + 1);
   each((d) => off[d + 1]!++);
@@ -78,51 +49,37 @@ export function forwardOf(ix: PostingIndex): Forward {
 const STOP = new Set([...STOPWORDS].map((w) => processTerm(w)));
 
 /**
- * `first` (with its masks: `boosts[s]` is the weight of the query's distinct term s) re-scored: each hit's coordination
- * counts its matched terms by their weight (a name twice), and the best hits gain by the feedback terms their summaries hold.
+ * `first` (with its masks: `boosts[s]` weighs the query's distinct term s) re-scored: each hit's coordination counts its
+ * matched terms by their weight (a name twice, a feedback word its fraction), and the best hits gain by the feedback words
+ * their summaries hold. Hits are chosen by score bounds and summed in key order: the same bits in every process.
  */
 export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredHits, boosts: number[], query: Set<string>): ScoredHits {
   const { sids, masks } = first;
   if (!masks || boosts.length > 31) return first;
   const n = sids.length;
-  const totals = new Float64Array(n);
-  const coord = new Float64Array(n);
-  const scores = new Float64Array(n);
+  const [totals, coord, scores] = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
   let best = 0;
   for (let i = 0; i < n; i++) {
     let matched = 0;
-    for (let x = masks[i]!, s = 0; x; x >>>= 1, s++)
-      if (x & 1) {
-        matched++;
-        coord[i]! += boosts[s]!;
-      }
+    for (let x = masks[i]!, s = 0; x; x >>>= 1, s++) {
+      matched += x & 1;
+      coord[i]! += (x & 1) * boosts[s]!;
+    }
     totals[i] = first.scores[i]! / (matched || 1);
     best = Math.max(best, (scores[i] = totals[i]! * coord[i]!));
   }
-  if (!(best > 0)) return { sids, scores, masks };
-  // Hits by score bounds, not by count: tied hits are all in or all out, whatever order the scorer met them in.
   const rescoreMin = nthLargest(scores, FEEDBACK.rescore);
   const giveMin = Math.max(FEEDBACK.gap * best, nthLargest(scores, FEEDBACK.hits));
-  const rescored: number[] = [];
-  const givers: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (scores[i]! >= rescoreMin) rescored.push(i);
-    if (scores[i]! >= giveMin) givers.push(i);
-  }
+  const rescored = [...sids.keys()].filter((i) => scores[i]! >= rescoreMin);
   const { row: rowOf, df: dfOf, term } = src(rescored.map((i) => sids[i]!));
-  // The feedback words: by their share in each giving hit's summary, weighed by the hit's score, times their IDF.
-  // (Summed in the order of the hits' keys, and ties of weight by the word: the same bits in every process.)
+  // The feedback words: by their share of each giving hit's summary x the hit's score over the best, x their IDF.
   const N = ix.count;
-  const F = ix.F;
   const v = new Map<number, number>();
   const keyOf = (i: number): string => ix.keyOf(sids[i]!) ?? '';
-  for (const i of givers.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
+  for (const i of rescored.filter((i) => best > 0 && scores[i]! >= giveMin).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
     const row = rowOf(sids[i]!);
-    const len = ix.lens[sids[i]! * F] || 1;
-    for (let k = 0; k < row.length; k++) {
-      const t = termOf(row[k]!);
-      v.set(t, (v.get(t) ?? 0) + ((scores[i]! / best) * tfOf(row[k]!)) / len);
-    }
+    for (let j = 0; j < row.length; j++)
+      v.set(termOf(row[j]!), (v.get(termOf(row[j]!)) ?? 0) + ((scores[i]! / best) * (row[j]! & TF_CAP)) / (ix.lens[sids[i]! * ix.F] || 1));
   }
   const words = [...v]
     .map(([t, x]) => ({ t, w: term(t), x: x * Math.log(N / Math.max(1, dfOf(t))) }))
@@ -130,22 +87,22 @@ export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredH
     .sort((a, b) => b.x - a.x || (a.w < b.w ? -1 : 1))
     .slice(0, FEEDBACK.terms);
   if (!words.length) return { sids, scores, masks };
-  // Each feedback word scored in the summary as the index scores a query term (BM25+, the summary's boost), at its weight.
+  // Each scored in the summary as the index scores a query term (BM25+, the summary's boost), at its weight.
   const { k, b, d } = { k: 1.2, b: 0.7, d: 0.5, ...ix.opts.searchOptions?.bm25 };
   const place = new Map(words.map(({ t }, j) => [t, j]));
-  const fb = words.map(({ t, x }) => {
-    const df = Math.min(N, dfOf(t));
-    return { w: (FEEDBACK.weight * x) / words[0]!.x, idf: Math.log(1 + (N - df + 0.5) / (df + 0.5)) };
-  });
+  const fb = words.map(({ t, x }) => ({
+    w: (FEEDBACK.weight * x) / words[0]!.x,
+    idf: Math.log(1 + (N + 0.5 - Math.min(N, dfOf(t))) / (Math.min(N, dfOf(t)) + 0.5)),
+  }));
   const tfs = new Float64Array(words.length);
   for (const i of rescored) {
     const row = rowOf(sids[i]!);
     tfs.fill(0);
     for (let j = 0; j < row.length; j++) {
       const at = place.get(termOf(row[j]!));
-      if (at !== undefined) tfs[at] = tfOf(row[j]!);
+      if (at !== undefined) tfs[at] = row[j]! & TF_CAP;
     }
-    const norm = k * (1 - b + (b * ix.lens[sids[i]! * F]!) / ix.avg[0]!);
+    const norm = k * (1 - b + (b * ix.lens[sids[i]! * ix.F]!) / ix.avg[0]!);
     let add = 0;
     let more = 0;
     // (`!`: j < words.length = fb.length = tfs.length.)
