@@ -13,7 +13,7 @@ import { PostingIndex, type ScoredHits } from './postings.js';
 import { queryTerms, reachableTerms } from './reachable.js';
 import { forwardOf, packRow, termOf, withFeedback, type Forward, type SummaryTerms } from './feedback.js';
 import { lowerBoundBy } from '../core/sorted.js';
-import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark, type Loaded, type RowReader } from './snapshot-file.js';
+import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark, type Loaded } from './snapshot-file.js';
 
 export type { ScoredHits } from './postings.js';
 
@@ -91,8 +91,7 @@ export class SearchIndex extends PostingIndex {
     index.takeTables(loaded.docs, loaded.base);
     if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => index.stamps.set(key, loaded.stamps[d] ?? ''));
     ({ inSync: index.inSync, pos: index.pos, catalog: index.savedFrom } = loaded);
-    if ('off' in loaded.forward) index.forward = { generation: index.generation, table: loaded.forward };
-    else index.snapshotRows = loaded.forward;
+    index.snapshotRows = loaded.forward;
     return index;
   }
 
@@ -210,7 +209,7 @@ export class SearchIndex extends PostingIndex {
 
   private forward: { generation: number; table: Forward } | undefined;
   /** A partial index's rows, read from its snapshot (term numbers of the snapshot's vocabulary); those of documents a sync added, numbered alike (words the snapshot lacks after its). */
-  private snapshotRows: { read: RowReader; terms: string[]; docs: number } | undefined;
+  private snapshotRows: Loaded['forward'];
   private readonly added = new Map<number, Uint32Array>();
   private readonly extra = new Map<string, number>();
 

@@ -82,18 +82,11 @@ export interface Loaded {
   inSync: boolean;
   /** When `inSync`: each document's place among the caller's catalog entries (see Head.pos). */
   pos?: Uint32Array;
-  /** The summary terms: a whole load's, or a reader of some documents' rows and every term's df (term numbers of `terms`, the whole vocabulary). */
-  forward: Forward | { read: RowReader; terms: string[]; docs: number };
+  /** A partial load's reader of its best hits' summary terms and every term's df (term numbers of `terms`, the whole vocabulary); a whole load makes them again from its postings. */
+  forward?: { read: RowReader; terms: string[]; docs: number };
 }
 
 export type RowReader = (docs: readonly number[]) => { rows: Map<number, Uint32Array>; df: Uint32Array };
-
-/** Whether every row entry names a term below `terms` and the offsets are in order up to `rows` entries. */
-function rowsInRange(off: ArrayLike<number>, row: ArrayLike<number>, terms: number): boolean {
-  for (let d = 1; d < off.length; d++) if (off[d]! < off[d - 1]!) return false; // (d < off.length)
-  for (let i = 0; i < row.length; i++) if (row[i]! >>> TF_BITS >= terms) return false;
-  return off[0] === 0 && off[off.length - 1] === row.length;
-}
 
 /**
  * A reader of some documents' rows and the terms' df from the snapshot `file` as loaded (`same`: its fstat then): a
@@ -115,7 +108,7 @@ function rowReader(file: string, same: { ino: number; size: number; mtimeMs: num
         if (!(from! <= to! && to! <= rows)) continue;
         const row = new Uint32Array(to! - from!);
         if (row.length) readInto(fd, at + 4 * (n + 1) + 4 * from!, new Uint8Array(row.buffer));
-        if (rowsInRange([0, row.length], row, terms)) got.set(d, row);
+        if (row.every((x) => x >>> TF_BITS < terms)) got.set(d, row);
       }
     } catch {
       /* no rows: no feedback */
@@ -175,19 +168,8 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
       postings(2 * h.postings + from, nOff[k]! - nOff[j]!, base.pFt.subarray(nOff[j])); // pFt follows pDoc: in units of pFt
     }
     if (!inRange(base, n)) return null;
-    let forward: Loaded['forward'];
-    if (pick) forward = { read: rowReader(file, fstatSync(fd), fAt, n, h.rows, T), terms, docs: n };
-    else {
-      forward = { off: new Uint32Array(n + 1), row: new Uint32Array(h.rows), df: new Uint32Array(T) };
-      for (const [from, a] of [
-        [0, forward.off],
-        [n + 1, forward.row],
-        [n + 1 + h.rows, forward.df],
-      ] as const)
-        if (a.length) readInto(fd, fAt + 4 * from, new Uint8Array(a.buffer));
-      if (!rowsInRange(forward.off, forward.row, terms.length)) return null;
-    }
-    return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined, forward };
+    const forward = pick && { read: rowReader(file, fstatSync(fd), fAt, n, h.rows, T), terms, docs: n };
+    return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined, ...(forward && { forward }) };
   } catch {
     return null;
   } finally {
