@@ -94,11 +94,15 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
 export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
   const ids = new Map<string, Map<string, number>>();
   const out = new Int32Array(matches.length);
+  // (Matches come mostly from one project: its subjects' map is kept at hand.)
+  let [project, bySubject] = ['', new Map<string, number>()];
   for (let i = 0, next = 0; i < matches.length; i++) {
     const p = of.project(matches[i]!); // i < matches.length
+    if (p !== project || i === 0) [project, bySubject] = [p, ids.get(p) ?? ids.set(p, new Map()).get(p)!];
     const s = of.meta(matches[i]!).subject;
-    const bySubject = ids.get(p) ?? ids.set(p, new Map()).get(p)!;
-    out[i] = bySubject.get(s) ?? bySubject.set(s, next++).get(s)!;
+    const id = bySubject.get(s);
+    out[i] = id ?? next;
+    if (id === undefined) bySubject.set(s, next++);
   }
   return out;
 }

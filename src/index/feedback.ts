@@ -6,7 +6,6 @@
 import type { PostingIndex, ScoredHits } from './postings.js';
 import { FIELD_SHIFT, TF_MAX } from './postings-score.js';
 import { STOPWORDS, processTerm } from './options.js';
-import { nthLargest } from '../core/query.js';
 
 /** Hits within `gap` of the best score (at most `hits`) give feedback: their `terms` best words ask again at up to `weight` of a query word, re-scoring the first pass's best `rescore` hits. */
 export const FEEDBACK = { gap: 0.65, hits: 20, terms: 15, weight: 0.1, rescore: 200 };
@@ -57,26 +56,39 @@ export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredH
   const { sids, masks } = first;
   if (!masks || boosts.length > 31) return first;
   const n = sids.length;
-  const [totals, coord, scores] = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
-  let best = 0;
-  for (let i = 0; i < n; i++) {
+  const [totals, coord, scores] = [new Float64Array(n), new Float64Array(n), Float64Array.from(first.scores)];
+  const named = boosts.some((x) => x !== 1);
+  const weigh = (i: number): void => {
     let matched = 0;
     for (let x = masks[i]!, s = 0; x; x >>>= 1, s++) {
       matched += x & 1;
       coord[i]! += (x & 1) * boosts[s]!;
     }
     totals[i] = first.scores[i]! / (matched || 1);
-    best = Math.max(best, (scores[i] = totals[i]! * coord[i]!));
-  }
-  const rescoreMin = nthLargest(scores, FEEDBACK.rescore);
-  const giveMin = Math.max(FEEDBACK.gap * best, nthLargest(scores, FEEDBACK.hits));
-  const rescored = [...sids.keys()].filter((i) => scores[i]! >= rescoreMin);
+    if (named) scores[i] = totals[i] * coord[i]!;
+  };
+  // Without a name every term weighs 1: each hit's coordination is its count, as scored, and only the re-scored are weighed.
+  if (named) for (let i = 0; i < n; i++) weigh(i);
+  let best = 0;
+  for (let i = 0; i < n; i++) best = Math.max(best, scores[i]!);
+  // Tied hits are all in or all out, so a bound past `most` hits keeps only those above it.
+  const sorted = scores.slice().sort();
+  const bound = (at: number, most: number): ((x: number) => boolean) => {
+    const min = Math.max(at, sorted[n - most] ?? -Infinity);
+    let over = n - 1;
+    while (over >= 0 && sorted[over]! >= min) over--; // (over < n)
+    return n - 1 - over > most ? (x) => x > min : (x) => x >= min;
+  };
+  const [rescores, gives] = [bound(-Infinity, FEEDBACK.rescore), bound(FEEDBACK.gap * best, FEEDBACK.hits)];
+  const rescored: number[] = [];
+  for (let i = 0; i < n; i++) if (rescores(scores[i]!)) rescored.push(i);
+  if (!named) rescored.forEach(weigh);
   const { row: rowOf, df: dfOf, term } = src(rescored.map((i) => sids[i]!));
   // The feedback words: by their share of each giving hit's summary x the hit's score over the best, x their IDF.
   const N = ix.count;
   const v = new Map<number, number>();
   const keyOf = (i: number): string => ix.keyOf(sids[i]!) ?? '';
-  for (const i of rescored.filter((i) => best > 0 && scores[i]! >= giveMin).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
+  for (const i of rescored.filter((i) => best > 0 && gives(scores[i]!)).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
     const row = rowOf(sids[i]!);
     for (let j = 0; j < row.length; j++)
       v.set(termOf(row[j]!), (v.get(termOf(row[j]!)) ?? 0) + ((scores[i]! / best) * (row[j]! & TF_CAP)) / (ix.lens[sids[i]! * ix.F] || 1));
