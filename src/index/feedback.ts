@@ -45,12 +45,14 @@ export function forwardOf(ix: PostingIndex): Forward {
   return { off, row, df };
 }
 
+/** Words' weights add up as whole multiples of 1 / UNIT: integer sums, exact in any order (hits come in the order their ids gave them). */
+const UNIT = 2 ** 32;
 const STOP = new Set([...STOPWORDS].map((w) => processTerm(w)));
 
 /**
  * `first` (with its masks: `boosts[s]` weighs the query's distinct term s) re-scored: each hit's coordination counts its
  * matched terms by their weight (a name twice, a feedback word its fraction), and the best hits gain by the feedback words
- * their summaries hold. Hits are chosen by score bounds and summed in key order: the same bits in every process.
+ * their summaries hold. Hits are chosen by score bounds and words weighed in whole units: the same in any order, any process.
  */
 export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredHits, boosts: number[], query: Set<string>): ScoredHits {
   const { sids, masks } = first;
@@ -87,14 +89,13 @@ export function withFeedback(ix: PostingIndex, src: SummaryTerms, first: ScoredH
   // The feedback words: by their share of each giving hit's summary x the hit's score over the best, x their IDF.
   const N = ix.count;
   const v = new Map<number, number>();
-  const keyOf = (i: number): string => ix.keyOf(sids[i]!) ?? '';
-  for (const i of rescored.filter((i) => best > 0 && gives(scores[i]!)).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) {
+  for (const i of rescored.filter((i) => best > 0 && gives(scores[i]!))) {
     const row = rowOf(sids[i]!);
     for (let j = 0; j < row.length; j++)
-      v.set(termOf(row[j]!), (v.get(termOf(row[j]!)) ?? 0) + ((scores[i]! / best) * (row[j]! & TF_CAP)) / (ix.lens[sids[i]! * ix.F] || 1));
+      v.set(termOf(row[j]!), (v.get(termOf(row[j]!)) ?? 0) + Math.round((UNIT * scores[i]! * (row[j]! & TF_CAP)) / best / (ix.lens[sids[i]! * ix.F] || 1)));
   }
   const words = [...v]
-    .map(([t, x]) => ({ t, w: term(t), x: x * Math.log(N / Math.max(1, dfOf(t))) }))
+    .map(([t, x]) => ({ t, w: term(t), x: (x / UNIT) * Math.log(N / Math.max(1, dfOf(t))) }))
     .filter(({ w, x }) => x > 0 && w.length >= 3 && !/\d/.test(w) && !STOP.has(w) && !query.has(w))
     .sort((a, b) => b.x - a.x || (a.w < b.w ? -1 : 1))
     .slice(0, FEEDBACK.terms);
