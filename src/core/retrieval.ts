@@ -13,6 +13,8 @@ export const SEMANTIC_ONLY_MAX = 300;
 export const CONTEXT_HITS = 3;
 /** A match about the same subject as one of the best hits gains this share of that hit's relevance. */
 export const SUBJECT_SHARE = 0.3;
+/** A match gains up to this share of its relevance by its subject's score as a document (liftBySubjectDocs). */
+export const SUBJECT_DOC_SHARE = 0.5;
 /** An entry a best hit links to (related_entries, superseded_by) gains this share of the hit's relevance. */
 export const LINK_SHARE = 0.3;
 
@@ -36,21 +38,14 @@ export interface TimeCueHits {
 }
 
 export function timeCueHits(cue: { sids: ArrayLike<number>; scores: ArrayLike<number> }): TimeCueHits {
-  const of = new Map<number, number>();
-  let max = 0;
-  for (let i = 0; i < cue.sids.length; i++) {
-    of.set(cue.sids[i]!, cue.scores[i]!); // i < cue.sids.length = cue.scores.length
-    max = Math.max(max, cue.scores[i]!);
-  }
-  return { of, max };
+  const of = new Map(Array.from(cue.sids, (sid, i) => [sid, cue.scores[i]!] as const)); // i < cue.sids.length = cue.scores.length
+  return { of, max: [...of.values()].reduce((a, b) => Math.max(a, b), 0) };
 }
 
 /** Adds the time cue to `scores` (of the documents `sids`) in place: only documents the query itself reached gain. */
 export function addTimeCue(sids: ArrayLike<number>, scores: Float64Array, cue: TimeCueHits): void {
-  let max = 0;
-  for (const s of scores) max = Math.max(max, s);
   if (!(cue.max > 0)) return;
-  const w = (TIME_CUE_SHARE * max) / cue.max;
+  const w = (TIME_CUE_SHARE * scores.reduce((a, b) => Math.max(a, b), 0)) / cue.max;
   for (let i = 0; i < scores.length; i++) scores[i]! += w * (cue.of.get(sids[i]!) ?? 0); // i < scores.length = sids.length
 }
 
@@ -84,27 +79,64 @@ export function bestPlaces(rel: ArrayLike<number>, n = CONTEXT_HITS): number[] {
   return out;
 }
 
-/** Subject focus, in place: every match of the subject (within its project) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
-export function focusSubjects(rel: number[] | Float64Array, subjectOf: (i: number) => string, projectOf: (i: number) => string = () => ''): void {
-  // By subject, then project: a match of no best subject is told by one lookup, and no string is made per match (a query reaches thousands).
-  type Slot = { rel: number; matches: number };
-  const best = new Map<string, Map<string, Slot>>();
-  for (const i of bestPlaces(rel)) {
-    const subject = subjectOf(i);
-    if (!best.has(subject)) best.set(subject, new Map<string, Slot>());
-    const byProject = best.get(subject)!;
-    if (!byProject.has(projectOf(i))) byProject.set(projectOf(i), { rel: rel[i]!, matches: 0 }); // a place of rel
-  }
-  if (!best.size) return;
+/** Subject focus, in place: every match of the subject (`group`: subjectGroups) of one of the best hits gains `SUBJECT_SHARE` of that hit's relevance. */
+export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<number>): void {
+  // By group number (group[i] <= i < rel.length): typed arrays, no lookup by key per match (a query reaches thousands).
+  const lift = new Float64Array(rel.length);
+  for (const i of bestPlaces(rel)) lift[group[i]!] ||= rel[i]!; // best first: a subject's best hit gives its lift
   // Only where the query reached more than one entry of it: a lone match's subject says nothing its words did not.
-  const slots: [number, Slot][] = [];
-  for (let i = 0; i < rel.length; i++) {
-    const slot = best.get(subjectOf(i))?.get(projectOf(i));
-    if (!slot) continue;
-    slots.push([i, slot]);
-    slot.matches++;
+  const matches = new Int32Array(rel.length);
+  for (let i = 0; i < rel.length; i++) matches[group[i]!]!++;
+  for (let i = 0; i < rel.length; i++) if (matches[group[i]!]! > 1) rel[i]! += SUBJECT_SHARE * lift[group[i]!]!;
+}
+
+/** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
+export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
+  const ids = new Map<string, Map<string, number>>();
+  const out = new Int32Array(matches.length);
+  // (Matches come mostly from one project: its subjects' map is kept at hand.)
+  let [project, bySubject] = ['', new Map<string, number>()];
+  for (let i = 0, next = 0; i < matches.length; i++) {
+    const p = of.project(matches[i]!); // i < matches.length
+    if (p !== project || i === 0) [project, bySubject] = [p, ids.get(p) ?? ids.set(p, new Map()).get(p)!];
+    const s = of.meta(matches[i]!).subject;
+    const id = bySubject.get(s);
+    out[i] = id ?? next;
+    if (id === undefined) bySubject.set(s, next++);
   }
-  for (const [i, slot] of slots) if (slot.matches > 1) rel[i]! += SUBJECT_SHARE * slot.rel;
+  return out;
+}
+
+/**
+ * The matches of one subject (`group`: subjectGroups) as one document of the query terms they hold (`masks`: bits), each
+ * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length): each match's relevance
+ * times 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match. A one-term query: none.
+ */
+export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
+  const n = rel.length;
+  let all = 0;
+  for (let i = 0; i < n; i++) all |= masks[i]!;
+  const T = 32 - Math.clz32(all);
+  if (T < 2) return;
+  // (`!` below: i < n, the length of masks and group; group[i] <= i; t < T.)
+  const held = new Int32Array(n * T);
+  const df = new Int32Array(T);
+  for (let i = 0; i < n; i++)
+    for (let t = 0; t < T; t++) {
+      held[group[i]! * T + t]! += (masks[i]! >>> t) & 1;
+      df[t]! += (masks[i]! >>> t) & 1;
+    }
+  const idf = Array.from(df, (d) => Math.log(1 + (docs - d + 0.5) / (d + 0.5)));
+  const score = new Float64Array(n);
+  let best = 0;
+  for (let g = 0; g < n; g++) {
+    for (let t = 0; t < T; t++) score[g]! += (idf[t]! * held[g * T + t]! * 2.2) / (held[g * T + t]! + 1.2);
+    best = Math.max(best, score[g]!);
+  }
+  if (!(best > 0)) return;
+  let top = 0;
+  for (let i = 0; i < n; i++) top = Math.max(top, (rel[i]! *= 1 + (SUBJECT_DOC_SHARE * score[group[i]!]!) / best));
+  for (let i = 0; i < n; i++) rel[i]! /= top;
 }
 
 /** Context from stated links: each of the best `hits` raises every entry it links to by `LINK_SHARE` of its relevance; an entry keeps its best raise. */

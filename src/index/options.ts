@@ -96,7 +96,7 @@ export const INDEX_OPTIONS: Options<Doc> = {
  * they change, so an old snapshot is rebuilt, not misread. (Not their source text: the bundle
  * and dist/ format the same functions differently, and share one snapshot.)
  */
-export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/v3`;
+export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/summary-rows/v4`;
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };

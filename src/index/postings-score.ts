@@ -8,10 +8,11 @@ import type { SearchOptions } from 'minisearch';
 import type { PostingIndex } from './postings.js';
 import { queryTerms } from './reachable.js';
 
-/** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score. */
+/** Scores of every document a text reaches: `sids[i]` is a document number, `scores[i]` its score, `masks[i]` the query's distinct terms it holds as bits (0 past 31). */
 export interface ScoredHits {
   sids: Int32Array;
   scores: Float64Array;
+  masks?: Int32Array;
 }
 
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */
@@ -89,13 +90,14 @@ export class PostingScorer {
     }
     const sids = new Int32Array(nTot);
     const scores = new Float64Array(nTot);
+    const masks = new Int32Array(nTot);
     // `!`: j < nTot <= size, the length of every work array.
     for (let j = 0; j < nTot; j++) {
       const doc = totList[j]!;
       let matched = 0;
       if (matchedSets) matched = matchedSets.get(doc)?.size ?? 0;
       else {
-        let x = mask[doc]!;
+        let x = (masks[j] = mask[doc]!);
         while (x) {
           x &= x - 1;
           matched++;
@@ -106,7 +108,7 @@ export class PostingScorer {
       total[doc] = 0;
       mask[doc] = 0;
     }
-    return { sids, scores };
+    return { sids, scores, masks };
   }
 
   /** MiniSearch's termResults for one derived term `t`, into `cur`, field by field. (`!`: PostingIndex keeps every posting, field and document number within its arrays.) */

@@ -116,6 +116,10 @@ export class PostingIndex {
     return { delta: this.deltaCount, dead: this.dead, base: this.pDoc.length };
   }
 
+  termText(t: number): string {
+    return this.terms[t] ?? '';
+  }
+
   keyOf(doc: number): string | undefined {
     return this.alive[doc] ? this.keys[doc] : undefined;
   }

@@ -10,7 +10,9 @@ import { readNoFollow } from '../store/state-dir.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, NAME_BOOST, docOf, namedTerms } from './options.js';
 import { PostingIndex, type ScoredHits } from './postings.js';
-import { reachableTerms } from './reachable.js';
+import { queryTerms, reachableTerms } from './reachable.js';
+import { forwardOf, packRow, termOf, withFeedback, type Forward, type SummaryTerms } from './feedback.js';
+import { lowerBoundBy } from '../core/sorted.js';
 import { NO_POS, readSnapshot, writeSnapshot, type CatalogMark, type Loaded } from './snapshot-file.js';
 
 export type { ScoredHits } from './postings.js';
@@ -89,6 +91,7 @@ export class SearchIndex extends PostingIndex {
     index.takeTables(loaded.docs, loaded.base);
     if (!loaded.inSync) loaded.docs.keys.forEach((key, d) => index.stamps.set(key, loaded.stamps[d] ?? ''));
     ({ inSync: index.inSync, pos: index.pos, catalog: index.savedFrom } = loaded);
+    index.snapshotRows = loaded.forward;
     return index;
   }
 
@@ -160,7 +163,8 @@ export class SearchIndex extends PostingIndex {
     for (const d of [...plan.add, ...plan.replace]) {
       const doc = docOf(d.key, d.load());
       this.discard(d.key); // a replaced document's old version
-      this.add(doc);
+      const at = this.add(doc);
+      if (this.snapshotRows) this.added.set(at, this.snapshotRow(doc.summary, this.snapshotRows.terms));
       this.stamps.set(d.key, d.stamp);
       bounded();
     }
@@ -193,9 +197,63 @@ export class SearchIndex extends PostingIndex {
   }
 
   /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
-  rawHits(text: string): ScoredHits {
+  rawHits(text: string, feedback = false): ScoredHits {
     const named = namedTerms(text);
-    return this.score(text, named.size ? { boostTerm: (term) => (named.has(term) ? NAME_BOOST : 1) } : {});
+    const so = named.size ? { boostTerm: (term: string) => (named.has(term) ? NAME_BOOST : 1) } : {};
+    const first = this.score(text, so);
+    if (!feedback) return first;
+    const terms = queryTerms(text, this.opts, { ...this.opts.searchOptions, ...so });
+    const boosts = [...new Map(terms.map((q) => [q.term, q.boost])).values()]; // the scorer's distinct terms, in its order
+    return withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
+  }
+
+  private forward: { generation: number; table: Forward } | undefined;
+  /** A partial index's rows, read from its snapshot (term numbers of the snapshot's vocabulary); those of documents a sync added, numbered alike (words the snapshot lacks after its). */
+  private snapshotRows: Loaded['forward'];
+  private readonly added = new Map<number, Uint32Array>();
+  private readonly extra = new Map<string, number>();
+
+  /** The documents' summary terms (feedback.ts): the index's own, made again after a change. */
+  private forwardTable(): Forward {
+    if (this.forward?.generation !== this.generation) this.forward = { generation: this.generation, table: forwardOf(this) };
+    return this.forward.table;
+  }
+
+  private summaryTerms(): SummaryTerms {
+    const part = this.snapshotRows;
+    if (!part) {
+      const { off, row, df } = this.forwardTable();
+      return () => ({ row: (d) => row.subarray(off[d], off[d + 1]), df: (t) => df[t] ?? 0, term: (t) => this.termText(t) });
+    }
+    return (docs) => {
+      // Synced: the documents it dropped count out of the snapshot's df, those it added in.
+      const gone: number[] = [];
+      if (this.dead) for (let d = 0; d < part.docs; d++) if (!this.alive[d]) gone.push(d);
+      const { rows, df } = part.read([...docs.filter((d) => d < part.docs), ...gone]);
+      const adj = new Map<number, number>();
+      const count = (row: Uint32Array | undefined, by: number): void => row?.forEach((x) => adj.set(termOf(x), (adj.get(termOf(x)) ?? 0) + by));
+      for (const d of gone) count(rows.get(d), -1);
+      for (const [d, row] of this.added) if (this.alive[d]) count(row, 1);
+      const extra = [...this.extra.keys()];
+      return {
+        row: (d) => this.added.get(d) ?? rows.get(d) ?? [],
+        df: (t) => (df[t] ?? 0) + (adj.get(t) ?? 0),
+        term: (t) => part.terms[t] ?? extra[t - part.terms.length] ?? '',
+      };
+    };
+  }
+
+  /** A summary's terms in the numbering of the snapshot's vocabulary `terms`. */
+  private snapshotRow(summary: string, terms: string[]): Uint32Array {
+    const tfs = new Map<number, number>();
+    for (const token of this.opts.tokenize!(summary, 'summary')) {
+      const w = this.opts.processTerm!(token);
+      if (typeof w !== 'string' || !w) continue;
+      let t = lowerBoundBy(terms, w, (x) => x);
+      if (terms[t] !== w) t = terms.length + (this.extra.get(w) ?? this.extra.set(w, this.extra.size).get(w)!);
+      tfs.set(t, (tfs.get(t) ?? 0) + 1);
+    }
+    return packRow(tfs);
   }
 
   /** Writes the snapshot (compacted first) when anything changed. `catalog`: the catalog content it holds exactly. */
@@ -204,7 +262,7 @@ export class SearchIndex extends PostingIndex {
     this.compact();
     const { docs, base } = this.tables();
     const stamps = docs.keys.map((k) => this.stamps.get(k) ?? '');
-    writeSnapshot(file, docs, stamps, base, catalog);
+    writeSnapshot(file, docs, stamps, base, this.forwardTable(), catalog);
     this.dirty = false;
     this.unsavedChanges = 0;
     return true;

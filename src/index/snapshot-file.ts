@@ -2,8 +2,9 @@
  * The index snapshot, `cache/index.bin`: PostingIndex's tables as they are in memory, so loading
  * it is reading it. MAGIC, the head's byte length in 12 digits and `\n`, the head (`v8.serialize`
  * of Head: the tables every load reads), then from the next multiple of 8 bytes the postings,
- * pDoc (Uint32 each) then pFt (Uint16 each). A one-shot query reads the head and the postings of
- * the terms its text can reach only. Anything inconsistent (a cut or foreign file, another format
+ * pDoc (Uint32 each) then pFt (Uint16 each), then from the next multiple of 4 the summary terms of
+ * each document (feedback.ts: off, Uint32 per document and one more; row, Uint32 each; df, Uint32 per term). A
+ * one-shot query reads the head, the postings of the terms its text can reach and its best hits' rows only. Anything inconsistent (a cut or foreign file, another format
  * or byte order, numbers out of range) reads as no snapshot: it is rebuilt, never trusted.
  */
 import { closeSync, constants, fstatSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { readAt, readInto, writeFileAtomicWith } from '../store/fsutil.js';
 import { openNoFollow } from '../store/state-dir.js';
 import { INDEX_FORMAT, INDEX_OPTIONS } from './options.js';
 import { FIELD_SHIFT, type BaseTier, type DocTables } from './postings.js';
+import { TF_BITS, type Forward } from './feedback.js';
 
 const MAGIC = 'BASS-AGENTS-INDEX\n';
 /** MAGIC and the head's length. */
@@ -24,6 +26,8 @@ interface Head {
   format: string;
   le: boolean;
   postings: number;
+  /** Entries of the summary terms' rows. */
+  rows: number;
   /** MiniSearch's running averages of field lengths. */
   avg: number[];
   /** The sorted vocabulary; each document's key; each document's file stamp (one a line, documents in number order). */
@@ -46,6 +50,7 @@ interface Head {
 /** Whether a head is one of this format written on a machine of this byte order, its tables of consistent sizes. */
 function checkHead(h: Head): boolean {
   if (h?.format !== INDEX_FORMAT || h.le !== LE || !Number.isInteger(h.postings) || h.postings < 0) return false;
+  if (!Number.isInteger(h.rows) || h.rows < 0) return false;
   if (!Array.isArray(h.avg) || h.avg.length !== FIELDS || !h.avg.every((x) => typeof x === 'number')) return false;
   if (typeof h.terms !== 'string' || typeof h.keys !== 'string' || typeof h.stamps !== 'string') return false;
   if (!(h.lens instanceof Uint16Array) || h.lens.length % FIELDS !== 0 || !(h.tOff instanceof Uint32Array)) return false;
@@ -77,6 +82,41 @@ export interface Loaded {
   inSync: boolean;
   /** When `inSync`: each document's place among the caller's catalog entries (see Head.pos). */
   pos?: Uint32Array;
+  /** A partial load's reader of its best hits' summary terms and every term's df (term numbers of `terms`, the whole vocabulary); a whole load makes them again from its postings. */
+  forward?: { read: RowReader; terms: string[]; docs: number };
+}
+
+export type RowReader = (docs: readonly number[]) => { rows: Map<number, Uint32Array>; df: Uint32Array };
+
+/**
+ * A reader of some documents' rows and the terms' df from the snapshot `file` as loaded (`same`: its fstat then): a
+ * one-shot query's best hits are known only once it has scored. A file replaced since gives none (no feedback).
+ */
+function rowReader(file: string, same: { ino: number; size: number; mtimeMs: number }, at: number, n: number, rows: number, terms: number): RowReader {
+  return (docs) => {
+    const got = new Map<number, Uint32Array>();
+    const df = new Uint32Array(terms);
+    let fd: number | undefined;
+    try {
+      fd = openNoFollow(file, constants.O_RDONLY);
+      const st = fstatSync(fd);
+      if (st.ino !== same.ino || st.size !== same.size || st.mtimeMs !== same.mtimeMs) return { rows: got, df };
+      readInto(fd, at + 4 * (n + 1 + rows), new Uint8Array(df.buffer));
+      for (const d of docs) {
+        if (!(d >= 0 && d < n) || got.has(d)) continue;
+        const [from, to] = new Uint32Array(Uint8Array.from(readAt(fd, at + 4 * d, 8)).buffer);
+        if (!(from! <= to! && to! <= rows)) continue;
+        const row = new Uint32Array(to! - from!);
+        if (row.length) readInto(fd, at + 4 * (n + 1) + 4 * from!, new Uint8Array(row.buffer));
+        if (row.every((x) => x >>> TF_BITS < terms)) got.set(d, row);
+      }
+    } catch {
+      /* no rows: no feedback */
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    return { rows: got, df };
+  };
 }
 
 /**
@@ -96,8 +136,11 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
     const len = Number(prefix.slice(MAGIC.length, -1));
     const h = deserialize(readAt(fd, PREFIX, len)) as Head;
     const at = (PREFIX + len + 7) & ~7; // where the postings start
-    if (!checkHead(h) || at + 6 * h.postings !== size) return null;
+    if (!checkHead(h)) return null;
     const n = h.lens.length / FIELDS;
+    const fAt = (at + 6 * h.postings + 3) & ~3; // where the summary terms start
+    const T = h.tOff.length - 1;
+    if (fAt + 4 * (n + 1 + h.rows + T) !== size) return null;
     const inSync = typeof h.catalog === 'string' && catalog.includes(h.catalog);
     const keys = lines(h.keys, n);
     const stamps = inSync ? [] : lines(h.stamps, n);
@@ -125,7 +168,8 @@ export function readSnapshot(file: string, pick?: (terms: string[]) => Iterable<
       postings(2 * h.postings + from, nOff[k]! - nOff[j]!, base.pFt.subarray(nOff[j])); // pFt follows pDoc: in units of pFt
     }
     if (!inRange(base, n)) return null;
-    return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined };
+    const forward = pick && { read: rowReader(file, fstatSync(fd), fAt, n, h.rows, T), terms, docs: n };
+    return { docs: { keys, lens: h.lens, avg: h.avg }, stamps, base, catalog: h.catalog, inSync, pos: inSync ? h.pos : undefined, ...(forward && { forward }) };
   } catch {
     return null;
   } finally {
@@ -142,11 +186,12 @@ export interface CatalogMark {
   posOf: (key: string) => number | undefined;
 }
 
-export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, catalog?: CatalogMark): void {
+export function writeSnapshot(file: string, docs: DocTables, stamps: string[], base: BaseTier, forward: Forward, catalog?: CatalogMark): void {
   const head: Head = {
     format: INDEX_FORMAT,
     le: LE,
     postings: base.pDoc.length,
+    rows: forward.row.length,
     avg: docs.avg,
     terms: base.terms.join('\n'),
     keys: docs.keys.join('\n'),
@@ -158,6 +203,8 @@ export function writeSnapshot(file: string, docs: DocTables, stamps: string[], b
   const bytes = serialize(head);
   const pad = new Uint8Array((8 - ((PREFIX + bytes.length) % 8)) % 8);
   const raw = (a: Uint16Array | Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  const parts = [Buffer.from(`${MAGIC}${String(bytes.length).padStart(12, '0')}\n`, 'latin1'), bytes, pad, raw(base.pDoc), raw(base.pFt)];
+  const gap = new Uint8Array((6 * base.pDoc.length) % 4); // to a multiple of 4 after the postings (they start at one of 8)
+  const parts = [Buffer.from(`${MAGIC}${String(bytes.length).padStart(12, '0')}\n`, 'latin1'), bytes, pad, raw(base.pDoc), raw(base.pFt), gap];
+  parts.push(raw(forward.off), raw(forward.row), raw(forward.df));
   writeFileAtomicWith(file, (fd) => parts.forEach((b) => writeFileSync(fd, b)), { fsync: false }); // each written whole, one after the other
 }

@@ -44,7 +44,10 @@ describe('validate-evidence', () => {
     ];
     const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
       input: JSON.stringify(
-        docs.map(([summary, over], i) => ({ operation: 'create', entry: entry({ summary: `ledger note: ${summary}`, subject: `billing.n${i}`, ...over }) })),
+        docs.map(([what, over], i) => ({
+          operation: 'create',
+          entry: entry({ summary: `ledger note ${i}`, content: what, subject: `billing.n${i}`, ...over }),
+        })),
       ),
     });
     expect(r.code, r.stderr).toBe(0);
@@ -59,7 +62,7 @@ describe('validate-evidence', () => {
     expect(rep).toMatchObject({ checked: 9, ok: 4, stale: 4, unknown: 1 });
     expect((byId.get(ids[2]) as { evidence: { reason: string }[] }).evidence[0]?.reason).toMatch(/has 50 lines; the evidence cites line 90/);
 
-    // Stale entries are flagged and come after the fresh ones in a text query with equal relevance.
+    // Stale entries are flagged and come after the fresh ones in a text query with equal relevance (summaries alike: no feedback word).
     const hits = cli(dir, ['query', 'ledger note', '--json']).json();
     const flagged = hits.filter((h: { meta: { flags: string[] } }) => h.meta.flags.includes('stale_evidence')).map((h: { id: string }) => h.id);
     expect(flagged.sort()).toEqual([ids[1], ids[2], ids[4], ids[7]].sort());

@@ -4,7 +4,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LINK_SHARE, SUBJECT_SHARE, TIME_CUE_SHARE, addTimeCue, focusSubjects, fuse, linkLifts, timeCue, timeCueHits } from '../../src/core/retrieval.js';
+import {
+  LINK_SHARE,
+  SUBJECT_DOC_SHARE,
+  SUBJECT_SHARE,
+  TIME_CUE_SHARE,
+  addTimeCue,
+  focusSubjects,
+  fuse,
+  liftBySubjectDocs,
+  linkLifts,
+  subjectGroups,
+  timeCue,
+  timeCueHits,
+} from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
 import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/index/options.js';
@@ -109,10 +122,11 @@ describe('score fusion', () => {
 });
 
 describe('the context writers state', () => {
+  const bySubject = { meta: (subject: string) => ({ subject }), project: () => '' };
   it('subject focus: matches about the subject of a best hit gain a share of its relevance; nothing else, and no lone match, gains', () => {
     const subjects = ['auth', 'auth', 'billing', 'auth', 'ui', 'ui', 'ops'];
     const rel = [1, 0.2, 0.9, 0.1, 0.5, 0.45, 0.3];
-    focusSubjects(rel, (i) => subjects[i]!); // places of rel: subjects has one each
+    focusSubjects(rel, subjectGroups(subjects, bySubject));
     expect(rel[0]).toBeCloseTo(1 + SUBJECT_SHARE);
     expect(rel[1]).toBeCloseTo(0.2 + SUBJECT_SHARE); // auth, matched: now above the ops entry
     expect(rel[2]).toBe(0.9); // the only billing match: its subject says nothing its words did not
@@ -120,12 +134,30 @@ describe('the context writers state', () => {
     expect(rel[5]).toBeCloseTo(0.45 + SUBJECT_SHARE * 0.5);
     expect(rel[6]).toBe(0.3); // no best hit is about ops
     const none = [0, 0];
-    focusSubjects(none, () => 's');
+    focusSubjects(none, subjectGroups(['s', 's'], bySubject));
     expect(none).toEqual([0, 0]);
     // Equals are all among the best: none is picked over another by its place.
     const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
-    focusSubjects(ties, (i) => (i === 4 || i === 5 ? 'late' : `s${i}`));
+    focusSubjects(ties, subjectGroups(['s0', 's1', 's2', 's3', 'late', 'late'], bySubject));
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
+  });
+
+  it('subjects as documents: a subject whose entries hold the query terms between them lifts its matches; a one-term query does not', () => {
+    // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" both in one, "misc" only term 1 once.
+    const subjects = ['trip', 'trip', 'work', 'misc'];
+    const rel = [0.5, 0.5, 1, 0.55];
+    liftBySubjectDocs(rel, [1, 2, 3, 1], 100, subjectGroups(subjects, bySubject));
+    const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once): the best subject; "work" the best match, now 1
+    expect(rel[2]).toBeCloseTo(1);
+    expect(rel[0]).toBeCloseTo((0.5 * top) / top);
+    const idf = (df: number): number => Math.log(1 + (100 - df + 0.5) / (df + 0.5));
+    expect(rel[3]).toBeCloseTo((0.55 * (1 + (SUBJECT_DOC_SHARE * idf(3)) / (idf(3) + idf(2)))) / top); // term 1: 3 hits hold it; 2: two
+    expect(rel[0]).toBeGreaterThan(rel[3]!); // below "misc" before
+    // One subject name in two projects is two subjects.
+    expect([...subjectGroups(['p', 'q', 'p'], { meta: () => ({ subject: 's' }), project: (p: string) => p })]).toEqual([0, 1, 0]);
+    const one = [0.4, 0.2];
+    liftBySubjectDocs(one, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
+    expect(one).toEqual([0.4, 0.2]);
   });
 
   it('links: an entry a best hit links to gains a share of its relevance, keeping the best raise', () => {

@@ -75,15 +75,48 @@ describe('SearchIndex snapshot', () => {
       expect(partial.partial).toBe(true);
       expect(partial.plan(later).size).toBe(5 + 5 + 4 + 3);
       partial.sync(later);
-      const a = [...searchOf(partial, q)].sort();
-      const b = [...searchOf(whole, q)].sort();
-      expect(a.length, q).toBe(b.length);
-      for (let i = 0; i < a.length; i++) {
-        const [[ka, sa], [kb, sb]] = [a[i]!, b[i]!]; // i < a.length, the length of b (above)
-        expect(ka).toBe(kb);
-        expect(sa).toBeCloseTo(sb, 10);
+      // With feedback too: the partial index reads its best hits' summary terms from the snapshot, and counts the synced documents in and out.
+      for (const feedback of [false, true]) {
+        const a = [...searchOf(partial, q, feedback)].sort();
+        const b = [...searchOf(whole, q, feedback)].sort();
+        expect(a.length, q).toBe(b.length);
+        for (let i = 0; i < a.length; i++) {
+          const [[ka, sa], [kb, sb]] = [a[i]!, b[i]!]; // i < a.length, the length of b (above)
+          expect(ka).toBe(kb);
+          expect(sa).toBeCloseTo(sb, 10);
+        }
       }
       expect(partial.save(file)).toBe(false);
+    }
+  });
+
+  it('feedback: the words the best hits share raise the weaker hits that hold them too, in a whole and a partial index alike', () => {
+    const dir = tempDir();
+    const file = join(dir, 'index.bin');
+    const entry = (i: number, summary: string): { key: string; stamp: string; load: () => MemoryEntry } => {
+      const e = storedEntry({ id: `F${i}`, subject: `s${i}`, summary, content: summary, tags: [] });
+      return { key: `p/F${i}`, stamp: 's', load: () => e };
+    };
+    const summaries = ['kafka offset commit rebalance', 'kafka offset commit lag', 'kafka topic commit', 'kafka topic partition'];
+    const fillers = [
+      'postgres migration schema',
+      'auth token session',
+      'cache latency budget',
+      'deploy canary rollback',
+      'memory leak heap',
+      'flaky test retry',
+    ];
+    const ix = SearchIndex.empty();
+    ix.sync([...summaries, ...fillers].map((s, i) => entry(i, s)));
+    expect(ix.save(file, true)).toBe(true);
+    const q = 'kafka offset';
+    const plain = searchOf(ix, q);
+    expect(plain.get('p/F2')).toBe(plain.get('p/F3')); // the first pass cannot tell them apart
+    for (const index of [ix, SearchIndex.load(file).index, SearchIndex.loadFor(file, q)!]) {
+      const fed = searchOf(index, q, true);
+      expect(fed.get('p/F2')!).toBeGreaterThan(fed.get('p/F3')!); // "commit": in both best hits' summaries
+      expect(fed.get('p/F3')).toBeCloseTo(plain.get('p/F3')!, 10); // no feedback word: as it was
+      expect([...fed.keys()].sort()).toEqual([...plain.keys()].sort()); // it re-scores hits, it adds none
     }
   });
 

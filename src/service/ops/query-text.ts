@@ -5,6 +5,7 @@
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
 import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
+import { liftBySubjectDocs, subjectGroups } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -33,6 +34,9 @@ export interface Reach {
 
 export interface TextArgs {
   scores: ArrayLike<number>;
+  /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
+  masks?: ArrayLike<number>;
+  docs?: number;
   parts: FilterParts;
   accept: (e: EntryLike, project: string) => boolean;
   staleKeys: ReadonlySet<string>;
@@ -66,6 +70,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   // are kept: a superseded entry matches the words of its time, and its replacement is context.
   let ents: number[] = [];
   let rel: number[] = [];
+  const masks: number[] = [];
   // (fused with similarity, the hits are weighed after the branch below)
   const weightOf: number[] | undefined = reach.textWeights || o.semantic ? undefined : [];
   const dropped: { h: number; score: number }[] = [];
@@ -87,9 +92,12 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     }
     ents.push(h);
     rel.push(score);
+    masks.push(o.masks?.[i] ?? 0);
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
+  const groups = subjectGroups(ents, reach);
+  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const count = reach.count;
@@ -124,8 +132,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       }
     }
   }
-  const subjectOf = (j: number): string => reach.meta(ents[j]!).subject; // (j < ents.length)
-  focusSubjects(rel, subjectOf, (j) => reach.project(ents[j]!));
+  focusSubjects(rel, o.semantic ? subjectGroups(ents, reach) : groups);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
