@@ -107,6 +107,14 @@ export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subj
   return out;
 }
 
+/** `subjectGroups` of entry numbers from each entry's subject code (`codes.of`, below `codes.count`): the same numbers, no lookup by string. */
+export function groupsByCode(matches: readonly number[], codes: { of: Int32Array; count: number }): Int32Array {
+  const out = new Int32Array(matches.length);
+  const seen = new Int32Array(codes.count); // a code's group number + 1, once met
+  for (let i = 0, next = 0; i < matches.length; i++) out[i] = (seen[codes.of[matches[i]!]!] ||= ++next) - 1; // (entry numbers below codes.of.length)
+  return out;
+}
+
 /**
  * The matches of one subject (`group`: subjectGroups) as one document of the query terms they hold (`masks`: bits), each
  * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length): each match's relevance

@@ -15,6 +15,7 @@ import {
   liftBySubjectDocs,
   linkLifts,
   subjectGroups,
+  groupsByCode,
   timeCue,
   timeCueHits,
 } from '../../src/core/retrieval.js';
@@ -140,6 +141,15 @@ describe('the context writers state', () => {
     const ties = [0.5, 0.5, 0.5, 0.5, 0.5, 0.2];
     focusSubjects(ties, subjectGroups(['s0', 's1', 's2', 's3', 'late', 'late'], bySubject));
     expect(ties[5]).toBeCloseTo(0.2 + SUBJECT_SHARE * 0.5);
+    // By the entries' subject codes (the daemon's way): the same group numbers, in the order met.
+    const codes = { of: Int32Array.from(subjects, (s) => ['ops', 'ui', 'billing', 'auth'].indexOf(s)), count: 4 };
+    const order = [6, 3, 0, 4, 2, 5, 1];
+    expect([...groupsByCode(order, codes)]).toEqual([
+      ...subjectGroups(
+        order.map((j) => subjects[j]!),
+        bySubject,
+      ),
+    ]);
   });
 
   it('subjects as documents: a subject whose entries hold the query terms between them lifts its matches; a one-term query does not', () => {

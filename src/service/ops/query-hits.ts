@@ -64,10 +64,22 @@ function cachedReach(ce: CachedEntries): Reach {
   };
 }
 
+/** Each list of entries' subject codes (a list is not changed once made: a new snapshot makes a new one). */
+const codesOf = new WeakMap<readonly StoredEntry[], { of: Int32Array; count: number }>();
+
 /** `entries` by place; `numberOf` a key's place. */
 function entriesReach(entries: readonly StoredEntry[], numberOf: (key: string) => number | undefined): Reach {
   const se = (j: number): StoredEntry => entries[j]!; // numbers are places of entries
   return {
+    subjectCodes: () => {
+      let codes = codesOf.get(entries);
+      if (!codes) {
+        const ids = new Map<string, number>();
+        const of = Int32Array.from(entries, (e) => ids.get(`${e.project}/${e.meta.subject}`) ?? ids.set(`${e.project}/${e.meta.subject}`, ids.size).size - 1);
+        codesOf.set(entries, (codes = { of, count: ids.size }));
+      }
+      return codes;
+    },
     count: entries.length,
     meta: (j) => se(j).meta,
     project: (j) => se(j).project,

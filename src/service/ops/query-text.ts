@@ -5,7 +5,7 @@
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
 import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
-import { liftBySubjectDocs, subjectGroups } from '../../core/retrieval.js';
+import { groupsByCode, liftBySubjectDocs, subjectGroups } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -26,6 +26,8 @@ export interface Reach {
   /** The entries in their numbers' order, the same list query after query while they are unchanged (vectors are found by it). */
   list(): readonly { key: string }[];
   byId(project: string, id: string): number | undefined;
+  /** Each entry's subject within its project as a code (the same code, the same subject and project), when kept. */
+  subjectCodes?(): { of: Int32Array; count: number };
   /** Whether an entry passes the filters, told faster than `accept(meta(j), project(j))` for many (the same answers). */
   passingSet?(parts: FilterParts, accept: (e: EntryLike, project: string) => boolean): (j: number) => boolean;
   /** `textWeight` of each of `js`, told faster than one by one (the same numbers). */
@@ -96,7 +98,8 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  const groups = subjectGroups(ents, reach);
+  const groupsOf = (js: number[]): Int32Array => (reach.subjectCodes ? groupsByCode(js, reach.subjectCodes()) : subjectGroups(js, reach));
+  const groups = groupsOf(ents);
   if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
@@ -132,7 +135,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       }
     }
   }
-  focusSubjects(rel, o.semantic ? subjectGroups(ents, reach) : groups);
+  focusSubjects(rel, o.semantic ? groupsOf(ents) : groups);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
