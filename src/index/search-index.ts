@@ -160,11 +160,13 @@ export class SearchIndex extends PostingIndex {
       this.compact();
       opts.compacted?.();
     };
+    // A synced document's summary terms, for feedback: numbered as the partial index's snapshot, or the index's own (once added, a document's terms are in it).
+    const numberOf = this.snapshotRows ? this.snapshotNumber(this.snapshotRows.terms) : (w: string): number => this.ids.get(w)!;
     for (const d of [...plan.add, ...plan.replace]) {
       const doc = docOf(d.key, d.load());
       this.discard(d.key); // a replaced document's old version
       const at = this.add(doc);
-      if (this.snapshotRows) this.added.set(at, this.snapshotRow(doc.summary, this.snapshotRows.terms));
+      if (this.snapshotRows || this.forward) this.added.set(at, this.summaryRow(doc.summary, numberOf));
       this.stamps.set(d.key, d.stamp);
       bounded();
     }
@@ -194,6 +196,11 @@ export class SearchIndex extends PostingIndex {
     if (!p.delta && !p.dead) return;
     super.compact();
     this.generation++;
+    // Documents are numbered anew: the forward table is made again when next asked.
+    if (!this.snapshotRows) {
+      [this.forward, this.adjusted] = [undefined, undefined];
+      this.added.clear();
+    }
   }
 
   /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
@@ -207,23 +214,41 @@ export class SearchIndex extends PostingIndex {
     return withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
   }
 
-  private forward: { generation: number; table: Forward } | undefined;
+  /** The whole index's forward table, made at its first use after a compaction; documents synced since are in `added`, their counts in `adjusted`. */
+  private forward: Forward | undefined;
+  private adjusted: { generation: number; df: Map<number, number> } | undefined;
   /** A partial index's rows, read from its snapshot (term numbers of the snapshot's vocabulary); those of documents a sync added, numbered alike (words the snapshot lacks after its). */
   private snapshotRows: Loaded['forward'];
   private readonly added = new Map<number, Uint32Array>();
   private readonly extra = new Map<string, number>();
 
-  /** The documents' summary terms (feedback.ts): the index's own, made again after a change. */
+  /** The documents' summary terms (feedback.ts) as of the last compaction (or first use): a sync adds rows, it does not make the table again. */
   private forwardTable(): Forward {
-    if (this.forward?.generation !== this.generation) this.forward = { generation: this.generation, table: forwardOf(this) };
-    return this.forward.table;
+    if (!this.forward) [this.forward, this.adjusted] = [forwardOf(this), undefined];
+    return this.forward;
   }
 
   private summaryTerms(): SummaryTerms {
     const part = this.snapshotRows;
     if (!part) {
       const { off, row, df } = this.forwardTable();
-      return () => ({ row: (d) => row.subarray(off[d], off[d + 1]), df: (t) => df[t] ?? 0, term: (t) => this.termText(t) });
+      const inTable = off.length - 1;
+      if (this.adjusted?.generation !== this.generation) {
+        // The table's documents dropped since count out, those synced since in (as the partial index does below).
+        const adj = new Map<number, number>();
+        const count = (r: ArrayLike<number>, by: number): void => {
+          for (let j = 0; j < r.length; j++) adj.set(termOf(r[j]!), (adj.get(termOf(r[j]!)) ?? 0) + by);
+        };
+        for (let d = 0; d < inTable; d++) if (!this.alive[d]) count(row.subarray(off[d], off[d + 1]), -1);
+        for (const [d, r] of this.added) if (this.alive[d]) count(r, 1);
+        this.adjusted = { generation: this.generation, df: adj };
+      }
+      const adj = this.adjusted.df;
+      return () => ({
+        row: (d) => this.added.get(d) ?? (d < inTable ? row.subarray(off[d], off[d + 1]) : []),
+        df: (t) => (df[t] ?? 0) + (adj.get(t) ?? 0),
+        term: (t) => this.termText(t),
+      });
     }
     return (docs) => {
       // Synced: the documents it dropped count out of the snapshot's df, those it added in.
@@ -243,17 +268,24 @@ export class SearchIndex extends PostingIndex {
     };
   }
 
-  /** A summary's terms in the numbering of the snapshot's vocabulary `terms`. */
-  private snapshotRow(summary: string, terms: string[]): Uint32Array {
+  /** A summary's terms as a row, numbered by `numberOf`. */
+  private summaryRow(summary: string, numberOf: (w: string) => number): Uint32Array {
     const tfs = new Map<number, number>();
     for (const token of this.opts.tokenize!(summary, 'summary')) {
       const w = this.opts.processTerm!(token);
       if (typeof w !== 'string' || !w) continue;
-      let t = lowerBoundBy(terms, w, (x) => x);
-      if (terms[t] !== w) t = terms.length + (this.extra.get(w) ?? this.extra.set(w, this.extra.size).get(w)!);
+      const t = numberOf(w);
       tfs.set(t, (tfs.get(t) ?? 0) + 1);
     }
     return packRow(tfs);
+  }
+
+  /** A term's number in the snapshot's vocabulary `terms` (words it lacks after its). */
+  private snapshotNumber(terms: string[]): (w: string) => number {
+    return (w) => {
+      const t = lowerBoundBy(terms, w, (x) => x);
+      return terms[t] === w ? t : terms.length + (this.extra.get(w) ?? this.extra.set(w, this.extra.size).get(w)!);
+    };
   }
 
   /** Writes the snapshot (compacted first) when anything changed. `catalog`: the catalog content it holds exactly. */
