@@ -123,11 +123,15 @@ export function groupsByCode(matches: readonly number[], codes: { of: Int32Array
 export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
   const n = rel.length;
   let all = 0;
-  for (let i = 0; i < n; i++) all |= masks[i]!;
+  let G = 0; // subjects: group numbers are below it
+  for (let i = 0; i < n; i++) {
+    all |= masks[i]!;
+    G = Math.max(G, group[i]! + 1);
+  }
   const T = 32 - Math.clz32(all);
   if (T < 2) return;
-  // (`!` below: i < n, the length of masks and group; group[i] <= i; t < T.)
-  const held = new Int32Array(n * T);
+  // (`!` below: i < n, the length of masks and group; group[i] < G; t < T.)
+  const held = new Int32Array(G * T);
   const df = new Int32Array(T);
   for (let i = 0; i < n; i++)
     for (let t = 0; t < T; t++) {
@@ -135,9 +139,9 @@ export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs:
       df[t]! += (masks[i]! >>> t) & 1;
     }
   const idf = Array.from(df, (d) => Math.log(1 + (docs - d + 0.5) / (d + 0.5)));
-  const score = new Float64Array(n);
+  const score = new Float64Array(G);
   let best = 0;
-  for (let g = 0; g < n; g++) {
+  for (let g = 0; g < G; g++) {
     for (let t = 0; t < T; t++) score[g]! += (idf[t]! * held[g * T + t]! * 2.2) / (held[g * T + t]! + 1.2);
     best = Math.max(best, score[g]!);
   }
