@@ -90,6 +90,18 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
   for (let i = 0; i < rel.length; i++) if (matches[group[i]!]! > 1) rel[i]! += SUBJECT_SHARE * lift[group[i]!]!;
 }
 
+/**
+ * Lexical ranking only: each match's relevance times its summary's length over the average to this power, then over the
+ * best. BM25's length normalization favours short entries beyond their chance of answering, and the subject focus lifts a
+ * subject's short and long matches alike; the static vectors (a mean of more words lies closer to any query) lean long already.
+ */
+export const LENGTH_PRIOR = 0.3;
+export function weighByLength(rel: number[], lengths: readonly number[]): void {
+  let top = 0;
+  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= Math.max(lengths[i]!, 1e-3) ** LENGTH_PRIOR)); // (i < rel.length = lengths.length)
+  for (let i = 0; top > 0 && i < rel.length; i++) rel[i]! /= top;
+}
+
 /** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
 export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {
   const ids = new Map<string, Map<string, number>>();

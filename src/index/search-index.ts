@@ -203,7 +203,7 @@ export class SearchIndex extends PostingIndex {
     }
   }
 
-  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted. */
+  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted; with `feedback`, re-scored by it, and each hit's summary length. */
   rawHits(text: string, feedback = false): ScoredHits {
     const named = namedTerms(text);
     const so = named.size ? { boostTerm: (term: string) => (named.has(term) ? NAME_BOOST : 1) } : {};
@@ -211,7 +211,8 @@ export class SearchIndex extends PostingIndex {
     if (!feedback) return first;
     const terms = queryTerms(text, this.opts, { ...this.opts.searchOptions, ...so });
     const boosts = [...new Map(terms.map((q) => [q.term, q.boost])).values()]; // the scorer's distinct terms, in its order
-    return withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
+    const hits = withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
+    return { ...hits, lengths: Float64Array.from(hits.sids, (sid) => this.lens[sid * this.F]! / (this.avg[0] || 1)) };
   }
 
   /** The whole index's forward table, made at its first use after a compaction; documents synced since are in `added`, their counts in `adjusted`. */

@@ -5,7 +5,7 @@
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
 import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
-import { groupsByCode, liftBySubjectDocs, subjectGroups } from '../../core/retrieval.js';
+import { groupsByCode, liftBySubjectDocs, subjectGroups, weighByLength } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -39,6 +39,8 @@ export interface TextArgs {
   /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
   masks?: ArrayLike<number>;
   docs?: number;
+  /** Each hit's summary length over the average (weighByLength). */
+  lengths?: ArrayLike<number>;
   parts: FilterParts;
   accept: (e: EntryLike, project: string) => boolean;
   staleKeys: ReadonlySet<string>;
@@ -73,6 +75,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   let ents: number[] = [];
   let rel: number[] = [];
   const masks: number[] = [];
+  const lengths: number[] = [];
   // (fused with similarity, the hits are weighed after the branch below)
   const weightOf: number[] | undefined = reach.textWeights || o.semantic ? undefined : [];
   const dropped: { h: number; score: number }[] = [];
@@ -95,6 +98,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     ents.push(h);
     rel.push(score);
     masks.push(o.masks?.[i] ?? 0);
+    lengths.push(o.lengths?.[i] ?? 1);
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
@@ -136,6 +140,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     }
   }
   focusSubjects(rel, o.semantic ? groupsOf(ents) : groups);
+  if (!o.semantic && o.lengths) weighByLength(rel, lengths);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);
