@@ -91,14 +91,16 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
 }
 
 /**
- * Lexical ranking only: each match's relevance times its summary's length over the average to this power, then over the
+ * Lexical ranking only: each match's relevance times its summary's length (distinct words) to this power, then over the
  * best. BM25's length normalization favours short entries beyond their chance of answering, and the subject focus lifts a
- * subject's short and long matches alike; the static vectors (a mean of more words lies closer to any query) lean long already.
+ * subject's short and long matches alike. Fused with the static vectors, whose ranking leans long already, it lowered recall.
  */
 export const LENGTH_PRIOR = 0.3;
+const POWERS = Float64Array.from({ length: 512 }, (_, n) => Math.max(n, 1) ** LENGTH_PRIOR);
 export function weighByLength(rel: number[], lengths: readonly number[]): void {
   let top = 0;
-  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= Math.max(lengths[i]!, 1e-3) ** LENGTH_PRIOR)); // (i < rel.length = lengths.length)
+  // (i < rel.length = lengths.length)
+  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= POWERS[lengths[i]!] ?? lengths[i]! ** LENGTH_PRIOR));
   for (let i = 0; top > 0 && i < rel.length; i++) rel[i]! /= top;
 }
 

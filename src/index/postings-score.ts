@@ -13,8 +13,8 @@ export interface ScoredHits {
   sids: Int32Array;
   scores: Float64Array;
   masks?: Int32Array;
-  /** Each hit's summary length over the average summary's (weighByLength), when asked for. */
-  lengths?: Float64Array;
+  /** Each hit's summary length in distinct words (weighByLength), when asked for. */
+  lengths?: Uint16Array;
 }
 
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */

@@ -212,7 +212,9 @@ export class SearchIndex extends PostingIndex {
     const terms = queryTerms(text, this.opts, { ...this.opts.searchOptions, ...so });
     const boosts = [...new Map(terms.map((q) => [q.term, q.boost])).values()]; // the scorer's distinct terms, in its order
     const hits = withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
-    return { ...hits, lengths: Float64Array.from(hits.sids, (sid) => this.lens[sid * this.F]! / (this.avg[0] || 1)) };
+    const lengths = new Uint16Array(hits.sids.length);
+    for (let i = 0; i < lengths.length; i++) lengths[i] = this.lens[hits.sids[i]! * this.F]!; // (document numbers below `next`)
+    return { ...hits, lengths };
   }
 
   /** The whole index's forward table, made at its first use after a compaction; documents synced since are in `added`, their counts in `adjusted`. */

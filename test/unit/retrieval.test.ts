@@ -18,6 +18,8 @@ import {
   groupsByCode,
   timeCue,
   timeCueHits,
+  weighByLength,
+  LENGTH_PRIOR,
 } from '../../src/core/retrieval.js';
 import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.js';
 import { SearchIndex } from '../../src/index/search-index.js';
@@ -168,6 +170,20 @@ describe('the context writers state', () => {
     const one = [0.4, 0.2];
     liftBySubjectDocs(one, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
     expect(one).toEqual([0.4, 0.2]);
+  });
+
+  it('length prior (lexical ranking): a long match of the same words that BM25 put below a short one rises above it', () => {
+    const others = Object.fromEntries(['red', 'blue', 'green', 'gray', 'pink', 'teal', 'gold', 'navy'].map((c) => [c, `a ${c} door`]));
+    const ix = indexOf({ ...others, short: 'glass window', long: 'the glass window I made for the local church with my sister over the winter' });
+    const { sids, scores, lengths } = ix.rawHits('glass window', true);
+    const at = (id: string): number => [...sids].findIndex((sid) => ix.keyOf(sid) === `p/${id}`);
+    const rel = Array.from(scores, (s) => s / Math.max(...scores));
+    expect(rel[at('short')]).toBe(1);
+    expect([lengths![at('long')], lengths![at('short')]]).toEqual([13, 2]); // distinct words of each summary
+    weighByLength(rel, [...lengths!]);
+    expect(rel[at('long')]).toBe(1);
+    expect(rel[at('short')]).toBeCloseTo((scores[at('short')]! / scores[at('long')]!) * (2 / 13) ** LENGTH_PRIOR);
+    expect(rel[at('short')]).toBeLessThan(1);
   });
 
   it('links: an entry a best hit links to gains a share of its relevance, keeping the best raise', () => {

@@ -39,7 +39,7 @@ export interface TextArgs {
   /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
   masks?: ArrayLike<number>;
   docs?: number;
-  /** Each hit's summary length over the average (weighByLength). */
+  /** Each hit's summary length (weighByLength). */
   lengths?: ArrayLike<number>;
   parts: FilterParts;
   accept: (e: EntryLike, project: string) => boolean;
@@ -98,7 +98,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     ents.push(h);
     rel.push(score);
     masks.push(o.masks?.[i] ?? 0);
-    lengths.push(o.lengths?.[i] ?? 1);
+    lengths.push(o.lengths?.[i] ?? 0);
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
