@@ -5,6 +5,7 @@
  */
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
 import { UsageError } from './errors.js';
+import { orThrow } from '../try.js';
 
 export const CLIENTS = ['claude-code', 'cursor', 'codex'] as const;
 export type Client = (typeof CLIENTS)[number];
@@ -71,12 +72,10 @@ function withBlock(text: string | null, block: string, begin = BEGIN, end = END)
 
 function parseJsonObject(file: string, text: string | null): Record<string, unknown> {
   if (text === null || text.trim() === '') return {};
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${file} is not valid JSON (${(err as Error).message}); fix it by hand, setup does not overwrite it`);
-  }
+  const doc = orThrow<unknown>(
+    () => JSON.parse(text),
+    (err) => new UsageError(`${file} is not valid JSON (${err.message}); fix it by hand, setup does not overwrite it`),
+  );
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${file} must hold a JSON object; setup does not overwrite it`);
   return doc as Record<string, unknown>;
 }

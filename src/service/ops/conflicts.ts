@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
-import { tryOr } from '../../store/fsutil.js';
+import { orThrow, tryOr } from '../../try.js';
 
 /** Memory files (workspace-relative) unmerged in git's index. */
 export async function unmergedFiles(engine: Engine): Promise<string[]> {
@@ -36,12 +36,10 @@ export function conflictedFiles(engine: Engine): string[] {
 
 function parseSide(text: string | null, label: string): MemoryEntry | null {
   if (text === null || !text.trim()) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${label} side is not valid JSON (${(err as Error).message})`, { cause: err });
-  }
+  const raw = orThrow<unknown>(
+    () => JSON.parse(text),
+    (err) => new Error(`${label} side is not valid JSON (${err.message})`, { cause: err }),
+  );
   const r = modules.validation().validateStoredEntry(raw);
   if (!r.ok) throw new Error(`${label} side is not a valid entry (${r.errors.map((p) => `${p.path}: ${p.message}`).join('; ')})`);
   return r.value;

@@ -7,6 +7,7 @@ import { ValidationError } from '../../core/errors.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
+import { orThrow } from '../../try.js';
 import { memoryLog } from '../../store/git-log.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -49,12 +50,10 @@ export function compactPlan(
 export async function applyPlan(engine: Engine, caller: Caller, planFile: string) {
   // Read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
-  let plan: ConsolidationPlan;
-  try {
-    plan = JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan;
-  } catch (err) {
-    throw new ValidationError([{ path: planFile, message: `is not a readable plan (${(err as Error).message})` }], 'plan');
-  }
+  const plan = orThrow(
+    () => JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan,
+    (err) => new ValidationError([{ path: planFile, message: `is not a readable plan (${err.message})` }], 'plan'),
+  );
   if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
   }
