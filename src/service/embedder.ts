@@ -57,9 +57,7 @@ async function loadPackages(): Promise<ModelPackages | null> {
 }
 
 /** Whether the static table reads (`full`: whether the model packages are installed, without loading the model). */
-export async function modelInstalled(full = false): Promise<boolean> {
-  return full ? (await loadPackages()) !== null : staticEmbedder() !== null;
-}
+export const modelInstalled = async (full = false): Promise<boolean> => (full ? (await loadPackages()) !== null : staticEmbedder() !== null);
 
 /** all-MiniLM-L6-v2 in this thread; null when the packages are not installed. */
 export async function minilmEmbedder(): Promise<Embedder | null> {

@@ -18,9 +18,7 @@ const PARTIAL_DRIFT_MIN = 64;
 const PARTIAL_DRIFT_SHARE = 0.02;
 
 /** An entry as the index takes it (its text read only if the index must index it). */
-function docOf(se: StoredEntry): IndexedDoc {
-  return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
-}
+const docOf = (se: StoredEntry): IndexedDoc => ({ key: se.key, stamp: se.stamp, load: () => se.readOnce() });
 
 /**
  * The keys of these files with the entry holding each now (null: none), undefined when the
