@@ -159,9 +159,8 @@ export function buildPlan(
     const m = mergedEntry(members, strategy, opts.importance);
     out.push({ action: g.merge ? 'merge' : 'review', similarity: sim, members: members.map(member), kept: m.kept.id, result: m.entry });
   }
-  for (const l of links.sort((x, y) => y.s - x.s)) {
+  for (const l of links.sort((x, y) => y.s - x.s))
     out.push({ action: 'link', similarity: Math.round(l.s * 1000) / 1000, members: [member(byId.get(l.a)!), member(byId.get(l.b)!)] });
-  }
   const bySubject = new Map<string, MemoryEntry[]>();
   for (const e of live) bySubject.set(e.subject, [...(bySubject.get(e.subject) ?? []), e]);
   for (const [subject, members] of [...bySubject].sort((a, b) => b[1].length - a[1].length)) {

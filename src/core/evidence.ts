@@ -34,9 +34,7 @@ const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 export function checkRepoPath(p: string): string | null {
   if (p.includes('\0')) return 'must not contain a NUL byte';
   if (p.includes('\\')) return 'must use "/" as the separator, not "\\"';
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.startsWith('~')) {
-    return 'must be a path relative to the repository root, not an absolute path';
-  }
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.startsWith('~')) return 'must be a path relative to the repository root, not an absolute path';
   let depth = 0;
   for (const seg of p.split('/')) {
     if (seg === '..') depth--;
@@ -79,9 +77,7 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
   }
   switch (type) {
     case 'code':
-      if (url) {
-        return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
-      }
+      if (url) return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
       return checkPathLike(uri);
     case 'ticket':
       return TICKET_PATTERNS.some((re) => re.test(uri))

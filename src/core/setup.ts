@@ -145,9 +145,8 @@ function codexConfig(file: string, text: string | null, server: { command: strin
     `args = [${server.args.map((a) => JSON.stringify(a)).join(', ')}]`,
   ].join('\n');
   const outside = withBlock(text, '', TOML_BEGIN, TOML_END); // the file with our block emptied
-  if (outside.includes(`[mcp_servers.${SERVER_NAME}]`)) {
+  if (outside.includes(`[mcp_servers.${SERVER_NAME}]`))
     throw new UsageError(`${file} already defines [mcp_servers.${SERVER_NAME}] outside setup's block; remove it or keep it, setup does not overwrite it`);
-  }
   return withBlock(text, table, TOML_BEGIN, TOML_END);
 }
 

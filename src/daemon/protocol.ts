@@ -63,9 +63,8 @@ export function parseRequest(line: string): Request {
   );
   checkDepth(req, 'request');
   const r = req as Partial<Request>;
-  if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method)) {
+  if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method))
     throw new UsageError(`unknown method ${JSON.stringify((r as { method?: unknown } | null)?.method ?? null)}`);
-  }
   return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: r.params ?? {} };
 }
 

@@ -54,9 +54,8 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   // --always: one segment per line of input, in order.
   segments(await git.run([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i]!, parseRaw(seg.slice(seg.indexOf('\0') + 1))));
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
-  if (paths.length) {
+  if (paths.length)
     segments(await git.run([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
-  }
   return out;
 }
 

@@ -175,8 +175,7 @@ export function readEntryFile(
   if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })), blob };
   const problems: Problem[] = [];
   if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${shown(r.value.id)} but the file is named ${id}.json` });
-  if (r.value.section !== section) {
+  if (r.value.section !== section)
     problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
-  }
   return problems.length ? { problems, blob } : { entry: r.value, blob };
 }

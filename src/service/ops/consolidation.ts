@@ -54,9 +54,8 @@ export async function applyPlan(engine: Engine, caller: Caller, planFile: string
     () => JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan,
     (err) => new ValidationError([{ path: planFile, message: `is not a readable plan (${err.message})` }], 'plan'),
   );
-  if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
+  if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string')
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
-  }
   const project = caller.project(engine, plan.project, true);
   const mine = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
   const current = new Map(mine.map((se) => [se.meta.id, se.meta]));

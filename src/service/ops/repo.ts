@@ -99,9 +99,7 @@ export async function sync(engine: Engine, caller: Caller, opts: { remote?: stri
   const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
   const stagedMemory = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(isMemory);
-  if (stagedMemory.length) {
-    throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
-  }
+  if (stagedMemory.length) throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
   await registerMergeDriver(engine, caller);
   const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim();
   const remote = opts.remote ?? (upstream.includes('/') ? upstream.slice(0, upstream.indexOf('/')) : 'origin');
