@@ -41,8 +41,7 @@ export function checkRepoPath(p: string): string | null {
     else if (seg !== '' && seg !== '.') depth++;
     if (depth < 0) return 'must stay inside the repository (it climbs out with "..")';
   }
-  if (depth === 0) return 'must name a file';
-  return null;
+  return depth === 0 ? 'must name a file' : null;
 }
 
 const checkSensitive = (pathPart: string): string | null =>
@@ -126,6 +125,5 @@ export function remoteRepo(remoteUrl: string): { host: string; repo: string } | 
 /** Reads an HTTP status: gone is stale; reachable is ok; auth walls and server trouble are unknown. */
 export function httpStatus(code: number): { status: EvidenceStatus; reason: string } {
   if (code >= 200 && code < 400) return { status: 'ok', reason: `HTTP ${code}` };
-  if (code === 404 || code === 410) return { status: 'stale', reason: `HTTP ${code}: the page is gone` };
-  return { status: 'unknown', reason: `HTTP ${code}` };
+  return code === 404 || code === 410 ? { status: 'stale', reason: `HTTP ${code}: the page is gone` } : { status: 'unknown', reason: `HTTP ${code}` };
 }

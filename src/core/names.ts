@@ -21,8 +21,7 @@ export function newProjectProblem(name: string): string | null {
   if (!PROJECT_SLUG.test(name) || name.endsWith('.'))
     return 'must be 1-64 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit and not ending with "."';
   const [found] = secrets().scanText('project', name);
-  if (found) return `looks like a secret (rule ${found.rule}): choose another name`;
-  return null;
+  return found ? `looks like a secret (rule ${found.rule}): choose another name` : null;
 }
 
 /** Whether `id` is a ULID, the only id a new entry may have. */

@@ -66,8 +66,7 @@ function withBlock(text: string | null, block: string, begin = BEGIN, end = END)
   if (text === null || text.trim() === '') return `${body}\n`;
   const from = text.indexOf(begin);
   const to = text.indexOf(end, from);
-  if (from >= 0 && to >= 0) return `${text.slice(0, from)}${body}${text.slice(to + end.length)}`;
-  return `${text.replace(/\s*$/, '')}\n\n${body}\n`;
+  return from >= 0 && to >= 0 ? `${text.slice(0, from)}${body}${text.slice(to + end.length)}` : `${text.replace(/\s*$/, '')}\n\n${body}\n`;
 }
 
 function parseJsonObject(file: string, text: string | null): Record<string, unknown> {
@@ -100,8 +99,7 @@ function mcpServersJson(file: string, text: string | null, server: { command: st
   const servers = doc.mcpServers ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
     throw new UsageError(`${file}: mcpServers must be an object; setup does not overwrite it`);
-  if (text !== null && isEqualJson((servers as Record<string, unknown>)[SERVER_NAME], server)) return text;
-  return setJson(text, ['mcpServers', SERVER_NAME], server);
+  return text !== null && isEqualJson((servers as Record<string, unknown>)[SERVER_NAME], server) ? text : setJson(text, ['mcpServers', SERVER_NAME], server);
 }
 
 /** A hook entry runs one of our commands (`memory context …`, `memory hook …`): a group of hooks (Claude Code, Codex) or one hook (Cursor). */
@@ -117,8 +115,7 @@ function withHookGroup(file: string, text: string, event: string, group: Record<
   const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : null;
   if (!groups) return setJson(text, ['hooks', event], [group]);
   const at = groups.findIndex((m) => ownsGroup(m, marker));
-  if (at >= 0 && isEqualJson(groups[at], group)) return text;
-  return setJson(text, ['hooks', event, at >= 0 ? at : groups.length], group);
+  return at >= 0 && isEqualJson(groups[at], group) ? text : setJson(text, ['hooks', event, at >= 0 ? at : groups.length], group);
 }
 
 /** Claude Code's .claude/settings.json: the session-start hook that prints the context, and with `capture` the Stop reminder. */

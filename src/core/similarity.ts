@@ -64,8 +64,7 @@ export type PairDecision = 'merge' | 'review' | 'link' | 'separate';
 export function decide(s: { combined: number; overlap: number }): PairDecision {
   if (s.combined >= 0.9 && s.overlap >= 0.5) return 'merge';
   if (s.combined >= 0.8) return 'review';
-  if (s.combined >= 0.75) return 'link';
-  return 'separate';
+  return s.combined >= 0.75 ? 'link' : 'separate';
 }
 
 /** Pairs worth comparing (each once, `a < b`): docs that share one of their `top` highest-weighted terms. */

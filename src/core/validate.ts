@@ -227,8 +227,7 @@ export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Pro
     return kind === 'stored-entry' ? validateStoredEntry(d, prefix).errors : validateEntryInput(d, ctx, prefix).errors;
   };
   if (Array.isArray(doc)) {
-    if (doc.length === 0) return [{ path: '(root)', message: 'the array is empty' }];
-    return doc.flatMap((d, i) => one(d, `[${i}]`));
+    return doc.length === 0 ? [{ path: '(root)', message: 'the array is empty' }] : doc.flatMap((d, i) => one(d, `[${i}]`));
   }
   return one(doc, '');
 }

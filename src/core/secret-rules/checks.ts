@@ -117,8 +117,7 @@ function secretNameSegments(name: string): string[] | null {
     .filter(Boolean)
     .map((s) => s.toLowerCase());
   const last = segs.at(-1);
-  if (last === undefined || NOT_A_VALUE_SUFFIX.has(last)) return null;
-  return segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
+  return last === undefined || NOT_A_VALUE_SUFFIX.has(last) || segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
 }
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */

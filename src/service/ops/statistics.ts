@@ -25,8 +25,7 @@ function namedQueries(engine: Engine, snap: CatalogSnapshot, projects: string[] 
   let subjectOf: ((h: string) => string | undefined) | undefined;
   let scopeOf: ((h: string) => string | undefined) | undefined;
   const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null => {
-    if (kept !== undefined) return kept;
-    return hash ? (of()(hash) ?? TEXT_NOT_KEPT) : null;
+    return kept !== undefined ? kept : hash ? (of()(hash) ?? TEXT_NOT_KEPT) : null;
   };
   // Hashed only as far as a lookup needs (labelOf).
   const values = (field: 'subject' | 'scope', extra: string[]): Set<string> => new Set([...extra, ...snap.entries.map((se) => se.meta[field])]);
