@@ -72,9 +72,7 @@ export function isPlaceholder(value: string): boolean {
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
   // Mostly one repeated character or a counting run (a real token may start with one, as Twitter's bearer tokens do).
   if (v.length >= 6 && (runShare(v, [0]) >= 0.6 || runShare(v, [1, -1]) >= 0.7)) return true;
-  if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
-    return true;
-  return false;
+  return /example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v);
 }
 
 /** Words that stand in for a password in documentation (`postgres://user:password@host`). */
