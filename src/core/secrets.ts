@@ -170,8 +170,7 @@ export function scanText(path: string, text: string): SecretFinding[] {
     if (decoded === null || decoded.length < 8) continue;
     n++;
     const [found] = runRules(decoded);
-    if (!found) continue;
-    spans.push({ ...back(m.index, m.index + m[0].length), rule: `${found.rule} (base64)` });
+    if (found) spans.push({ ...back(m.index, m.index + m[0].length), rule: `${found.rule} (base64)` });
   }
   return dedupe(spans.map((s) => ({ path, rule: s.rule, start: s.start, end: s.end, ...position(text, s.start) })));
 }

@@ -96,7 +96,6 @@ export class WorkerEmbedder implements Embedder {
   model = '';
   dims = 0;
   readonly chunk = 1;
-  private readonly worker: Worker;
   private readonly queries: Job[] = [];
   private readonly background: Job[] = [];
   private inFlight: Job | null = null;
@@ -104,8 +103,7 @@ export class WorkerEmbedder implements Embedder {
   private failed: Error | null = null;
   private readonly readyP: Promise<void>;
 
-  private constructor(worker: Worker) {
-    this.worker = worker;
+  private constructor(private readonly worker: Worker) {
     this.readyP = new Promise<void>((resolve, reject) => {
       worker.once('message', (m: { ready?: boolean; model?: string; dims?: number; error?: string }) => {
         if (m.ready && m.model && m.dims) {
