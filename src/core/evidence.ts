@@ -52,9 +52,7 @@ export function checkUrlSafety(uri: string): string | null {
   const u = tryOr(() => new URL(uri), null);
   if (!u) return 'is not a valid URL';
   if (u.username || u.password) return 'must not embed credentials (user:password@host)';
-  for (const key of u.searchParams.keys()) {
-    if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;
-  }
+  for (const key of u.searchParams.keys()) if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;
   return checkSensitive(decodeURIComponent(u.pathname));
 }
 

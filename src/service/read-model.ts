@@ -167,8 +167,7 @@ export class ReadModel {
 
   /** For a long-lived process that is stopping: the index it holds, synced and saved for the one-shot commands next. */
   flushIndex(): void {
-    if (!this.state?.index) return;
-    this.load('', true, true, true);
+    if (this.state?.index) this.load('', true, true, true);
   }
 
   /** Each document's entry by its place among the snapshot's entries (-1: none), built once per snapshot and index version. */

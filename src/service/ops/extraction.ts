@@ -57,9 +57,8 @@ export async function extract(
     for (const [i, errors] of found.entries()) if (errors.length) at(i).skipped = errors;
   }
   // Never printed back: the text holds the secret.
-  for (const x of extractions) {
+  for (const x of extractions)
     if (x.skipped?.some((p) => /looks like a secret/.test(p.message))) x.summary = '[withheld: it contains what looks like a secret]';
-  }
   return {
     project,
     candidates: cands.length,
