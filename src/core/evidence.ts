@@ -68,10 +68,8 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
   if (uri.trim() !== uri) return 'must not start or end with white space';
   if (type === 'assumption') return null;
   const url = URL_SCHEME.test(uri);
-  if (url) {
-    const unsafe = checkUrlSafety(uri);
-    if (unsafe) return unsafe;
-  }
+  const unsafe = url ? checkUrlSafety(uri) : null;
+  if (unsafe) return unsafe;
   switch (type) {
     case 'code':
       if (url) return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';

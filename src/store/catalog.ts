@@ -108,13 +108,12 @@ export class Catalog {
       return at === undefined ? undefined : cache.changeLog.slice(at);
     });
     const record = join(this.ws.local('cache'), VIEW_RECORD);
-    try {
+    // A failure only costs the next command a listing.
+    tryOr(() => {
       if (view.index && m?.complete && this.ws.ensureLocal())
         writeFileAtomic(record, JSON.stringify({ index: view.index, content: cache.content }), { fsync: false });
       else if (view.vouchedFor !== undefined && !m) rmSync(record, { force: true });
-    } catch {
-      /* only costs the next command a listing */
-    }
+    }, undefined);
     return m?.clean;
   }
 
