@@ -44,10 +44,7 @@ export function vectorize(docs: readonly { id: string; text: string }[]): Vector
 export function cosine(a: Map<string, number>, b: Map<string, number>): number {
   const [small, big] = a.size <= b.size ? [a, b] : [b, a];
   let dot = 0;
-  for (const [w, x] of small) {
-    const y = big.get(w);
-    if (y !== undefined) dot += x * y;
-  }
+  for (const [w, x] of small) dot += x * (big.get(w) ?? 0); // adding an exact 0 changes no sum
   return dot;
 }
 

@@ -73,8 +73,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
       if (ours.id !== theirs.id) throw new Error(`the sides are different entries (${ours.id}, ${theirs.id})`);
       const base = tryOr(() => parseSide(sides.base, 'the ancestor'), null); // null: an unreadable ancestor, two additions
       const merged = mergeEntry(base, ours, theirs);
-      const summary = 'merged the two sides of a git conflict field by field';
-      items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary });
+      items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary: 'merged the two sides of a git conflict field by field' });
       fixed.push({ file, id: merged.id, merged: true });
     } catch (err) {
       fixed.push({ file, id: null, merged: false, reason: (err as Error).message });
