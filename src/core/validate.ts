@@ -226,8 +226,6 @@ export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Pro
     if (kind === 'update') return validateUpdate(d, ctx, prefix).errors;
     return kind === 'stored-entry' ? validateStoredEntry(d, prefix).errors : validateEntryInput(d, ctx, prefix).errors;
   };
-  if (Array.isArray(doc)) {
-    return doc.length === 0 ? [{ path: '(root)', message: 'the array is empty' }] : doc.flatMap((d, i) => one(d, `[${i}]`));
-  }
+  if (Array.isArray(doc)) return doc.length === 0 ? [{ path: '(root)', message: 'the array is empty' }] : doc.flatMap((d, i) => one(d, `[${i}]`));
   return one(doc, '');
 }

@@ -32,12 +32,11 @@ function parseConfig(file: string, project: string, now: string): ProjectConfig 
   );
   const withDefaults = { project, created_at: now, ...(raw as object) };
   const r = configSchema().ProjectConfigSchema.safeParse(withDefaults);
-  if (!r.success) {
+  if (!r.success)
     throw new ValidationError(
       r.error.issues.map((i) => ({ path: `${file}: ${validation().fieldPath(i.path)}`, message: i.message })),
       'config',
     );
-  }
   return r.data;
 }
 

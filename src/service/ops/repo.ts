@@ -33,14 +33,13 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   if (!existsSync(dir)) throw new NotFoundError(`project ${project} does not exist under ai-memory/`);
   const snap = engine.snapshot(caller.warn);
   const held = snap.entries.filter((se) => se.project === project);
-  if (held.length) {
+  if (held.length)
     throw new ConflictError(
       `project ${project} holds ${held.length} entr${held.length === 1 ? 'y' : 'ies'} (${held
         .slice(0, 3)
         .map((se) => se.meta.id)
         .join(', ')}${held.length > 3 ? ', ...' : ''}); entries are never deleted: deprecate them, or keep the project`,
     );
-  }
   const config = engine.ws.configPath(project);
   const files: string[] = [];
   const unknown: string[] = [];
