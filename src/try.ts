@@ -7,10 +7,10 @@ export function tryOr<T>(fn: () => T, fallback: T): T {
   }
 }
 
-/** `fn()`, or the error `fail` makes of what it throws: for parses whose failure the caller words (a file's, a request's). */
-export function orThrow<T>(fn: () => T, fail: (err: Error) => Error): T {
+/** `fn(input)`, or the error `fail` makes of what it throws: for parses whose failure the caller words (a file's, a request's). */
+export function orThrow<A, T>(fn: (input: A) => T, input: A, fail: (err: Error) => Error): T {
   try {
-    return fn();
+    return fn(input);
   } catch (err) {
     throw fail(err as Error);
   }

@@ -71,8 +71,9 @@ function withBlock(text: string | null, block: string, begin = BEGIN, end = END)
 
 function parseJsonObject(file: string, text: string | null): Record<string, unknown> {
   if (text === null || text.trim() === '') return {};
-  const doc = orThrow<unknown>(
-    () => JSON.parse(text),
+  const doc = orThrow<string, unknown>(
+    JSON.parse,
+    text,
     (err) => new UsageError(`${file} is not valid JSON (${err.message}); fix it by hand, setup does not overwrite it`),
   );
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${file} must hold a JSON object; setup does not overwrite it`);

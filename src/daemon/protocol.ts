@@ -57,10 +57,7 @@ export function errorToWire(err: unknown) {
 /** Parses one request line: a UsageError for anything that is not a request. */
 export function parseRequest(line: string): Request {
   if (line.length > MAX_MESSAGE_BYTES) throw new UsageError(`request is ${line.length} bytes; at most ${MAX_MESSAGE_BYTES} are accepted`);
-  const req = orThrow<unknown>(
-    () => JSON.parse(line),
-    () => new UsageError('request is not JSON'),
-  );
+  const req = orThrow<string, unknown>(JSON.parse, line, () => new UsageError('request is not JSON'));
   checkDepth(req, 'request');
   const r = req as Partial<Request>;
   if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method))

@@ -25,11 +25,10 @@ export function defaultConfig(project: string, now: string): ProjectConfig {
 export const renderConfig = (cfg: ProjectConfig): string =>
   `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${yaml().stringify(cfg)}`;
 
+const readYaml = (file: string): unknown => yaml().parse(readNoFollow(file, 'utf8')) ?? {};
+
 function parseConfig(file: string, project: string, now: string): ProjectConfig {
-  const raw = orThrow<unknown>(
-    () => yaml().parse(readNoFollow(file, 'utf8')) ?? {},
-    (err) => new ValidationError([{ path: file, message: `not valid YAML (${err.message.split('\n')[0]})` }], 'config'),
-  );
+  const raw = orThrow(readYaml, file, (err) => new ValidationError([{ path: file, message: `not valid YAML (${err.message.split('\n')[0]})` }], 'config'));
   const withDefaults = { project, created_at: now, ...(raw as object) };
   const r = configSchema().ProjectConfigSchema.safeParse(withDefaults);
   if (!r.success)

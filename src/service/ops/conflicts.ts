@@ -36,10 +36,7 @@ export function conflictedFiles(engine: Engine): string[] {
 
 function parseSide(text: string | null, label: string): MemoryEntry | null {
   if (text === null || !text.trim()) return null;
-  const raw = orThrow<unknown>(
-    () => JSON.parse(text),
-    (err) => new Error(`${label} side is not valid JSON (${err.message})`, { cause: err }),
-  );
+  const raw = orThrow<string, unknown>(JSON.parse, text, (err) => new Error(`${label} side is not valid JSON (${err.message})`, { cause: err }));
   const r = modules.validation().validateStoredEntry(raw);
   if (!r.ok) throw new Error(`${label} side is not a valid entry (${r.errors.map((p) => `${p.path}: ${p.message}`).join('; ')})`);
   return r.value;

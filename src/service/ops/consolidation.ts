@@ -46,14 +46,13 @@ export function compactPlan(
   return { plan, path: engine.ws.shownPath(abs) };
 }
 
+const readPlan = (file: string): ConsolidationPlan => JSON.parse(readFileSync(file, 'utf8')) as ConsolidationPlan;
+
 /** Merge and summarize groups create their entry (merge supersedes the members by it), link groups link; a group whose members changed is skipped. */
 export async function applyPlan(engine: Engine, caller: Caller, planFile: string) {
   // Read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
-  const plan = orThrow(
-    () => JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan,
-    (err) => new ValidationError([{ path: planFile, message: `is not a readable plan (${err.message})` }], 'plan'),
-  );
+  const plan = orThrow(readPlan, abs, (err) => new ValidationError([{ path: planFile, message: `is not a readable plan (${err.message})` }], 'plan'));
   if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string')
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
   const project = caller.project(engine, plan.project, true);
