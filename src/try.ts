@@ -7,6 +7,15 @@ export function tryOr<T>(fn: () => T, fallback: T): T {
   }
 }
 
+/** `fn(input)`, or the error `fail` makes of what it throws: for parses whose failure the caller words (a file's, a request's). */
+export function orThrow<A, T>(fn: (input: A) => T, input: A, fail: (err: Error) => Error): T {
+  try {
+    return fn(input);
+  } catch (err) {
+    throw fail(err as Error);
+  }
+}
+
 /** `fn` with its results kept by argument, all dropped once `max` are kept: for pure functions met with the same values again and again. */
 export function memo<A, R>(fn: (a: A) => R, max: number): (a: A) => R {
   const kept = new Map<A, R>();

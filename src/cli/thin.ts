@@ -26,9 +26,9 @@ export interface ThinOutcome {
 /** Commands that start with a full catalog refresh, which git's view of the files spares. */
 const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']);
 
-/** Starts git looking at the entry files while the full CLI loads (store/git-view.ts): catalog reads with a catalog cache, no git variables. */
+/** Starts git looking at the entry files while the full CLI loads (store/git-view.ts): catalog reads and writes with a catalog cache, no git variables. */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
-  if (!endsWhenDone(argv) || hasGitLocation(env)) return undefined;
+  if (!(endsWhenDone(argv) || (argv[0] === 'memory' && WRITES.has(argv[1] ?? ''))) || hasGitLocation(env)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     if (!existsSync(join(root, MEMORY_DIR))) return undefined;

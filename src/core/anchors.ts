@@ -43,8 +43,7 @@ export function anchorUri(a: Anchor): string {
   if (a.symbol) return `${a.path}#symbol=${a.symbol}`;
   if (!a.lines) return a.path;
   const [s, e] = a.lines;
-  if (a.colon) return `${a.path}:${s}${e !== s ? `-${e}` : ''}`;
-  return `${a.path}#L${s}${e !== s ? `-L${e}` : ''}`;
+  return a.colon ? `${a.path}:${s}${e !== s ? `-${e}` : ''}` : `${a.path}#L${s}${e !== s ? `-L${e}` : ''}`;
 }
 
 // ---------------------------------------------------------------- hunks
@@ -169,8 +168,7 @@ export function citedChange(a: Anchor, fate: FileFate | undefined, baseText?: st
   const mapped =
     mapLines(hunks, a.lines[0], a.lines[1]) ?? (baseText !== undefined && headText !== undefined ? relocate(baseText, headText, a.lines[0], a.lines[1]) : null);
   if (!mapped) return { change: 'modified', ...(renamed ? { to: fate.to } : {}) };
-  if (!renamed && mapped[0] === a.lines[0]) return null;
-  return { change: 'moved', to: anchorUri({ ...a, path: fate.to, lines: mapped }) };
+  return !renamed && mapped[0] === a.lines[0] ? null : { change: 'moved', to: anchorUri({ ...a, path: fate.to, lines: mapped }) };
 }
 
 /** Where an anchor's code is now, from its fate since the evidence was written: the status and, when moved, the new anchor. */
@@ -179,8 +177,7 @@ export function followAnchor(a: Anchor, fate: FileFate | undefined): { status: A
   const path = fate?.status === 'R' ? fate.to : a.path;
   const lines = a.lines && fate ? mapLines(fate.hunks ?? [], a.lines[0], a.lines[1]) : a.lines;
   if (lines === null) return { status: 'changed' };
-  if (path === a.path && lines?.[0] === a.lines?.[0]) return { status: 'current' };
-  return { status: 'moved', to: { ...a, path, ...(lines && { lines }) } };
+  return path === a.path && lines?.[0] === a.lines?.[0] ? { status: 'current' } : { status: 'moved', to: { ...a, path, ...(lines && { lines }) } };
 }
 
 // ---------------------------------------------------------------- fingerprints
@@ -261,6 +258,5 @@ export function statusInText(a: Anchor, text: string | null, rec?: AnchorRecord)
   // Where the fingerprinted lines start now, nearest to where they were.
   const near = (rec.lines ?? a.lines)[0];
   const at = matches(text, rec.fp).reduce<number | null>((best, m) => (best === null || Math.abs(m - near) < Math.abs(best - near) ? m : best), null);
-  if (at === null) return 'changed';
-  return at === a.lines[0] && path === a.path ? 'current' : 'moved';
+  return at === null ? 'changed' : at === a.lines[0] && path === a.path ? 'current' : 'moved';
 }

@@ -31,6 +31,8 @@ export interface ConsolidationPlan {
   superseded_candidates: string[];
 }
 
+const evidenceKey = (e: { type: string; uri: string }): string => `${e.type}\u0000${e.uri}`;
+
 const textOf = (e: MemoryEntry): string => `${e.summary} ${e.subject.replace(/[._:/-]/g, ' ')} ${e.tags.join(' ')} ${e.content}`;
 
 function choose(members: MemoryEntry[], strategy: Strategy, importance: (e: MemoryEntry) => number): MemoryEntry {
@@ -69,10 +71,7 @@ export function mergedEntry(
     content,
     tags: union((m) => m.tags, String),
     confidence: Math.max(...members.map((m) => m.confidence)),
-    evidence: union(
-      (m) => m.evidence,
-      (e) => `${e.type}\u0000${e.uri}`,
-    ),
+    evidence: union((m) => m.evidence, evidenceKey),
     related_entries: union((m) => m.related_entries, String).filter((r) => !members.some((m) => m.id === r)),
   };
   if (kept.valid_from) entry.valid_from = kept.valid_from;
@@ -95,7 +94,7 @@ export function summaryEntry(subject: string, members: MemoryEntry[]): Record<st
     content: cut(lines.join('\n'), CONTENT_MAX),
     tags: ['summary'],
     confidence: Math.round(Math.min(...members.map((m) => m.confidence)) * 100) / 100,
-    evidence: [...new Map(members.flatMap((m) => m.evidence).map((e) => [`${e.type}\u0000${e.uri}`, e])).values()].slice(0, 20),
+    evidence: [...new Map(members.flatMap((m) => m.evidence).map((e) => [evidenceKey(e), e])).values()].slice(0, 20),
     related_entries: sorted.map((m) => m.id),
   };
 }
@@ -159,9 +158,8 @@ export function buildPlan(
     const m = mergedEntry(members, strategy, opts.importance);
     out.push({ action: g.merge ? 'merge' : 'review', similarity: sim, members: members.map(member), kept: m.kept.id, result: m.entry });
   }
-  for (const l of links.sort((x, y) => y.s - x.s)) {
+  for (const l of links.sort((x, y) => y.s - x.s))
     out.push({ action: 'link', similarity: Math.round(l.s * 1000) / 1000, members: [member(byId.get(l.a)!), member(byId.get(l.b)!)] });
-  }
   const bySubject = new Map<string, MemoryEntry[]>();
   for (const e of live) bySubject.set(e.subject, [...(bySubject.get(e.subject) ?? []), e]);
   for (const [subject, members] of [...bySubject].sort((a, b) => b[1].length - a[1].length)) {

@@ -34,17 +34,14 @@ const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 export function checkRepoPath(p: string): string | null {
   if (p.includes('\0')) return 'must not contain a NUL byte';
   if (p.includes('\\')) return 'must use "/" as the separator, not "\\"';
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.startsWith('~')) {
-    return 'must be a path relative to the repository root, not an absolute path';
-  }
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.startsWith('~')) return 'must be a path relative to the repository root, not an absolute path';
   let depth = 0;
   for (const seg of p.split('/')) {
     if (seg === '..') depth--;
     else if (seg !== '' && seg !== '.') depth++;
     if (depth < 0) return 'must stay inside the repository (it climbs out with "..")';
   }
-  if (depth === 0) return 'must name a file';
-  return null;
+  return depth === 0 ? 'must name a file' : null;
 }
 
 const checkSensitive = (pathPart: string): string | null =>
@@ -55,9 +52,7 @@ export function checkUrlSafety(uri: string): string | null {
   const u = tryOr(() => new URL(uri), null);
   if (!u) return 'is not a valid URL';
   if (u.username || u.password) return 'must not embed credentials (user:password@host)';
-  for (const key of u.searchParams.keys()) {
-    if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;
-  }
+  for (const key of u.searchParams.keys()) if (SECRET_QUERY_PARAM.test(key)) return `must not carry a credential in its query string (parameter "${key}")`;
   return checkSensitive(decodeURIComponent(u.pathname));
 }
 
@@ -73,15 +68,11 @@ export function checkEvidenceUri(type: EvidenceType, uri: string): string | null
   if (uri.trim() !== uri) return 'must not start or end with white space';
   if (type === 'assumption') return null;
   const url = URL_SCHEME.test(uri);
-  if (url) {
-    const unsafe = checkUrlSafety(uri);
-    if (unsafe) return unsafe;
-  }
+  const unsafe = url ? checkUrlSafety(uri) : null;
+  if (unsafe) return unsafe;
   switch (type) {
     case 'code':
-      if (url) {
-        return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
-      }
+      if (url) return GIT_PERMALINK.test(uri) ? null : 'must be a git permalink (https://host/owner/repo/blob/<commit>/<path>) or a repository file path';
       return checkPathLike(uri);
     case 'ticket':
       return TICKET_PATTERNS.some((re) => re.test(uri))
@@ -130,6 +121,5 @@ export function remoteRepo(remoteUrl: string): { host: string; repo: string } | 
 /** Reads an HTTP status: gone is stale; reachable is ok; auth walls and server trouble are unknown. */
 export function httpStatus(code: number): { status: EvidenceStatus; reason: string } {
   if (code >= 200 && code < 400) return { status: 'ok', reason: `HTTP ${code}` };
-  if (code === 404 || code === 410) return { status: 'stale', reason: `HTTP ${code}: the page is gone` };
-  return { status: 'unknown', reason: `HTTP ${code}` };
+  return code === 404 || code === 410 ? { status: 'stale', reason: `HTTP ${code}: the page is gone` } : { status: 'unknown', reason: `HTTP ${code}` };
 }

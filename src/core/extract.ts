@@ -125,8 +125,7 @@ export function subjectOf(sentence: string, known: readonly string[] = []): stri
     if (key) return key.slice(0, SUBJECT_MAX);
   }
   const dotted = /\b[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*\b/.exec(sentence);
-  if (dotted && !/\.(?:com|org|io|net|md|ts|js|json)$/.test(dotted[0])) return dotted[0].slice(0, SUBJECT_MAX);
-  return said.slice(0, 2).join('.') || 'notes';
+  return dotted && !/\.(?:com|org|io|net|md|ts|js|json)$/.test(dotted[0]) ? dotted[0].slice(0, SUBJECT_MAX) : said.slice(0, 2).join('.') || 'notes';
 }
 
 /** The id of an existing summary at least `threshold` similar (Jaccard of words), if any. */

@@ -28,9 +28,7 @@ const values = (raw: string | string[]): string[] => (Array.isArray(raw) ? raw :
 function oneOf<T extends string>(raw: string | string[] | undefined, allowed: readonly T[], name: string): T[] | undefined {
   if (raw === undefined) return undefined;
   const parts = values(raw);
-  for (const p of parts) {
-    if (!(allowed as readonly string[]).includes(p)) throw new UsageError(`${name} ${shown(p)} is not one of: ${allowed.join(', ')}`);
-  }
+  for (const p of parts) if (!(allowed as readonly string[]).includes(p)) throw new UsageError(`${name} ${shown(p)} is not one of: ${allowed.join(', ')}`);
   return parts as T[];
 }
 

@@ -38,9 +38,8 @@ export function checkFreshness(entries: readonly EntryLike[], now: number, days 
       const every = durationMs(e.review_interval);
       if (every !== null) {
         const overdue = (now - (Date.parse(e.updated_at) + every)) / DAY_MS;
-        if (overdue >= 0) {
+        if (overdue >= 0)
           out.push({ id: e.id, state: 'review_due', subject: e.subject, valid_to: e.valid_to, days: round1(overdue), review_interval: e.review_interval });
-        }
       }
     }
   }

@@ -13,8 +13,7 @@ export type ExportFormat = 'json' | 'jsonl';
 /** Entries sorted by id, as a JSON array or one JSON object per line (git-friendly). */
 export function renderExport(entries: readonly MemoryEntry[], format: ExportFormat): string {
   const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  if (format === 'jsonl') return sorted.map((e) => JSON.stringify(e)).join('\n') + (sorted.length ? '\n' : '');
-  return `${JSON.stringify(sorted, null, 2)}\n`;
+  return format === 'jsonl' ? sorted.map((e) => JSON.stringify(e)).join('\n') + (sorted.length ? '\n' : '') : `${JSON.stringify(sorted, null, 2)}\n`;
 }
 
 /** Reads an export: a JSON array, a single JSON object, or JSONL. Errors name the line. */

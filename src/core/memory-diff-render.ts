@@ -66,9 +66,8 @@ export function renderText(d: MemoryDiff): string {
   if (d.other_files.length) lines.push('', 'other memory files', ...d.other_files.map((f) => `    ${f.status} ${f.file}`));
   if (d.cited_code.length) {
     lines.push('', `memories to re-check (the change moved, modified or deleted code they cite)`);
-    for (const c of d.cited_code) {
+    for (const c of d.cited_code)
       lines.push(`    ${c.touched ? '(updated here) ' : ''}${c.id}  ${c.project}  ${c.uri}: ${happened(c)}`, ...indent(whole(c.summary, 'summary'), 8));
-    }
   }
   if (d.warnings.length) lines.push('', 'for the reviewer', ...d.warnings.map((w) => `    ${w.level}: ${w.file}: ${w.message}`));
   return `${lines.join('\n')}\n`;

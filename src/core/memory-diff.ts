@@ -58,9 +58,8 @@ export function parse(text: string | null): MemoryEntry | null {
 /** A value as a reviewer reads it: whole, unless the secret scan flags it. */
 export function whole(v: unknown, field: string): string {
   if (v === null || v === undefined) return '(none)';
-  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'uri' in x)) {
+  if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'uri' in x))
     return (v as { type?: string; uri?: string }[]).map((x, i) => `${x.type ?? '?'} ${whole(x.uri, `${field}[${i}].uri`)}`).join('; ') || '(none)';
-  }
   const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((x) => typeof x === 'string') ? `[${v.join(', ')}]` : JSON.stringify(v);
   const [first] = scanText(field, text);
   return first ? `(hidden: looks like a secret, rule ${first.rule})` : text;
@@ -149,9 +148,8 @@ export function diffMemory(
     if (typeof e.confidence === 'number' && e.confidence < 0.6)
       warn('warning', project, e.id, f.path, `confidence ${e.confidence} is low: is it a hypothesis?`);
     const types = Array.isArray(e.evidence) ? e.evidence.map((x) => x.type) : [];
-    if ((e.kind === 'decision' || section === 'decisions') && types.length > 0 && types.every((t) => t === 'assumption')) {
+    if ((e.kind === 'decision' || section === 'decisions') && types.length > 0 && types.every((t) => t === 'assumption'))
       warn('warning', project, e.id, f.path, 'a decision resting on assumptions only: link the code, ticket or doc it is based on');
-    }
     if (section === 'state' && !e.valid_to) warn('warning', project, e.id, f.path, 'state without valid_to: when must it be checked again?');
     if (change === 'created') {
       const key = duplicateHash(e);

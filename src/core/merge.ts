@@ -81,6 +81,5 @@ export function conflictSides(text: string): { ours: string; theirs: string; bas
     else if (state === 'theirs' && END.test(line)) state = 'out';
     else for (const side of state === 'out' ? Object.values(sides) : [sides[state]]) side.push(line); // outside a conflict: every side's
   }
-  if (state !== 'out') return null;
-  return { ours: sides.ours.join('\n'), theirs: sides.theirs.join('\n'), base: sawBase ? sides.base.join('\n') : null };
+  return state !== 'out' ? null : { ours: sides.ours.join('\n'), theirs: sides.theirs.join('\n'), base: sawBase ? sides.base.join('\n') : null };
 }

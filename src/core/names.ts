@@ -18,12 +18,10 @@ export const RESERVED_PROJECT_NAMES: ReadonlySet<string> = new Set(['entries', '
 export function newProjectProblem(name: string): string | null {
   if (WINDOWS_DEVICE.test(name)) return 'is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension), where no folder can have it';
   if (RESERVED_PROJECT_NAMES.has(name)) return 'is reserved';
-  if (!PROJECT_SLUG.test(name) || name.endsWith('.')) {
+  if (!PROJECT_SLUG.test(name) || name.endsWith('.'))
     return 'must be 1-64 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit and not ending with "."';
-  }
   const [found] = secrets().scanText('project', name);
-  if (found) return `looks like a secret (rule ${found.rule}): choose another name`;
-  return null;
+  return found ? `looks like a secret (rule ${found.rule}): choose another name` : null;
 }
 
 /** Whether `id` is a ULID, the only id a new entry may have. */

@@ -18,8 +18,7 @@ export function scopeProblem(scope: string): string | null {
 /** The scopes a query for `scope` returns: a scope sees itself and the broader ones above it (org only org; repo repo and org; undefined: every scope). */
 export function visibleScopes(scope: string | undefined): Set<string> | undefined {
   if (scope === undefined || scope === '' || scope === 'any' || scope === '*') return undefined;
-  if (scope === 'org') return new Set(['org']);
-  return new Set([scope, 'repo', 'org']);
+  return scope === 'org' ? new Set(['org']) : new Set([scope, 'repo', 'org']);
 }
 
 export const DEFAULT_MIN_CONFIDENCE = 0.6;

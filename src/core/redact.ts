@@ -21,6 +21,5 @@ export function showable(value: unknown): boolean {
 /** `bare`: an id-like value printed as it is, without quotes, when it is safe to print. */
 export function shown(value: unknown, opts: { bare?: boolean } = {}): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  if (!showable(value)) return `a value of ${text.length} characters, not shown`;
-  return typeof value === 'string' && !opts.bare ? JSON.stringify(value) : text;
+  return !showable(value) ? `a value of ${text.length} characters, not shown` : typeof value === 'string' && !opts.bare ? JSON.stringify(value) : text;
 }

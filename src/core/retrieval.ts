@@ -3,8 +3,8 @@
  * writers state. Nothing here reads write order, time or ids: a store is not written in the order its questions are asked.
  */
 
-/** The weight of semantic similarity against the lexical score, both scaled to 0..1. */
-export const SEMANTIC_WEIGHT = 0.5;
+/** The weight of semantic similarity against the lexical score (subject focus included), both scaled to 0..1. */
+export const SEMANTIC_WEIGHT = 0.35;
 /** An entry that shares no word with the query is a match by meaning alone only when its fused score reaches this. */
 export const SEMANTIC_ONLY_MIN = 0.25;
 /** At most this many such entries (the closest) are candidates: more cannot reach a page of 50. */

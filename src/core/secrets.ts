@@ -96,10 +96,8 @@ export function runRule(rule: Rule, text: string): (Span & { rule: string })[] {
 function runRules(text: string): (Span & { rule: string })[] {
   const rules = new Set<Rule>(ALWAYS);
   for (const k of keywordsIn(text.toLowerCase())) for (const r of RULES_BY_KEYWORD.get(k)!) rules.add(r);
-  const out: (Span & { rule: string })[] = [];
   // In RULES order: of two rules that find the same span, the first names it.
-  for (const r of [...rules].sort((a, b) => RULE_ORDER.get(a)! - RULE_ORDER.get(b)!)) for (const s of runRule(r, text)) out.push(s);
-  return out;
+  return [...rules].sort((a, b) => RULE_ORDER.get(a)! - RULE_ORDER.get(b)!).flatMap((r) => runRule(r, text));
 }
 
 /** A text rewritten, with the origin of each of its characters in the original. */
@@ -172,8 +170,7 @@ export function scanText(path: string, text: string): SecretFinding[] {
     if (decoded === null || decoded.length < 8) continue;
     n++;
     const [found] = runRules(decoded);
-    if (!found) continue;
-    spans.push({ ...back(m.index, m.index + m[0].length), rule: `${found.rule} (base64)` });
+    if (found) spans.push({ ...back(m.index, m.index + m[0].length), rule: `${found.rule} (base64)` });
   }
   return dedupe(spans.map((s) => ({ path, rule: s.rule, start: s.start, end: s.end, ...position(text, s.start) })));
 }

@@ -5,6 +5,7 @@
  */
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
 import { UsageError } from './errors.js';
+import { orThrow } from '../try.js';
 
 export const CLIENTS = ['claude-code', 'cursor', 'codex'] as const;
 export type Client = (typeof CLIENTS)[number];
@@ -65,18 +66,16 @@ function withBlock(text: string | null, block: string, begin = BEGIN, end = END)
   if (text === null || text.trim() === '') return `${body}\n`;
   const from = text.indexOf(begin);
   const to = text.indexOf(end, from);
-  if (from >= 0 && to >= 0) return `${text.slice(0, from)}${body}${text.slice(to + end.length)}`;
-  return `${text.replace(/\s*$/, '')}\n\n${body}\n`;
+  return from >= 0 && to >= 0 ? `${text.slice(0, from)}${body}${text.slice(to + end.length)}` : `${text.replace(/\s*$/, '')}\n\n${body}\n`;
 }
 
 function parseJsonObject(file: string, text: string | null): Record<string, unknown> {
   if (text === null || text.trim() === '') return {};
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${file} is not valid JSON (${(err as Error).message}); fix it by hand, setup does not overwrite it`);
-  }
+  const doc = orThrow<string, unknown>(
+    JSON.parse,
+    text,
+    (err) => new UsageError(`${file} is not valid JSON (${err.message}); fix it by hand, setup does not overwrite it`),
+  );
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${file} must hold a JSON object; setup does not overwrite it`);
   return doc as Record<string, unknown>;
 }
@@ -101,8 +100,7 @@ function mcpServersJson(file: string, text: string | null, server: { command: st
   const servers = doc.mcpServers ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
     throw new UsageError(`${file}: mcpServers must be an object; setup does not overwrite it`);
-  if (text !== null && isEqualJson((servers as Record<string, unknown>)[SERVER_NAME], server)) return text;
-  return setJson(text, ['mcpServers', SERVER_NAME], server);
+  return text !== null && isEqualJson((servers as Record<string, unknown>)[SERVER_NAME], server) ? text : setJson(text, ['mcpServers', SERVER_NAME], server);
 }
 
 /** A hook entry runs one of our commands (`memory context …`, `memory hook …`): a group of hooks (Claude Code, Codex) or one hook (Cursor). */
@@ -118,8 +116,7 @@ function withHookGroup(file: string, text: string, event: string, group: Record<
   const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : null;
   if (!groups) return setJson(text, ['hooks', event], [group]);
   const at = groups.findIndex((m) => ownsGroup(m, marker));
-  if (at >= 0 && isEqualJson(groups[at], group)) return text;
-  return setJson(text, ['hooks', event, at >= 0 ? at : groups.length], group);
+  return at >= 0 && isEqualJson(groups[at], group) ? text : setJson(text, ['hooks', event, at >= 0 ? at : groups.length], group);
 }
 
 /** Claude Code's .claude/settings.json: the session-start hook that prints the context, and with `capture` the Stop reminder. */
@@ -146,9 +143,8 @@ function codexConfig(file: string, text: string | null, server: { command: strin
     `args = [${server.args.map((a) => JSON.stringify(a)).join(', ')}]`,
   ].join('\n');
   const outside = withBlock(text, '', TOML_BEGIN, TOML_END); // the file with our block emptied
-  if (outside.includes(`[mcp_servers.${SERVER_NAME}]`)) {
+  if (outside.includes(`[mcp_servers.${SERVER_NAME}]`))
     throw new UsageError(`${file} already defines [mcp_servers.${SERVER_NAME}] outside setup's block; remove it or keep it, setup does not overwrite it`);
-  }
   return withBlock(text, table, TOML_BEGIN, TOML_END);
 }
 

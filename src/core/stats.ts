@@ -27,9 +27,8 @@ function tally(values: Iterable<string | null>): Map<string, number> {
 }
 
 /** Counts by day, oldest first. */
-function perDay(m: Map<string, number>): { date: string; count: number }[] {
-  return [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
-}
+const perDay = (m: Map<string, number>): { date: string; count: number }[] =>
+  [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
 
 const series = (times: string[]): { date: string; count: number }[] => perDay(tally(times.map((t) => t.slice(0, 10))));
 

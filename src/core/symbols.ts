@@ -77,11 +77,7 @@ export function declarationLines(text: string, name: string, path: string): numb
   const last = name.slice(name.lastIndexOf('.') + 1);
   if (!text.includes(last)) return [];
   const re = patternFor(path, last);
-  const out: number[] = [];
-  text.split('\n').forEach((l, i) => {
-    if (l.includes(last) && re.test(l)) out.push(i + 1);
-  });
-  return out;
+  return text.split('\n').flatMap((l, i) => (l.includes(last) && re.test(l) ? [i + 1] : []));
 }
 
 /** From the declaration on line `at` to the line before the next declaration of any name (or the end). */

@@ -69,9 +69,7 @@ function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
     let message = issue.message;
     if (issue.path.length > 0 && valueAt(input, issue.path) === undefined) message = 'is required';
     else if (issue.code === 'invalid_type') message = `must be ${issue.expected} (${issue.message.replace(/^Invalid input: /, '')})`;
-    else if (issue.code === 'invalid_value' && 'values' in issue) {
-      message = `must be one of: ${(issue.values as unknown[]).map(String).join(', ')}`;
-    }
+    else if (issue.code === 'invalid_value' && 'values' in issue) message = `must be one of: ${(issue.values as unknown[]).map(String).join(', ')}`;
     out.push({ path: base || '(root)', message });
   }
   return out;
@@ -79,9 +77,8 @@ function zodProblems(err: ZodError, prefix: string, input: unknown): Problem[] {
 
 /** Checks `input` against a zod schema, returning problems with field paths (never throws). */
 export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix = ''): Result<T> {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
     return { ok: false, errors: [{ path: prefix || '(root)', message: 'must be a JSON object' }] };
-  }
   // (Asking zod to report each issue's input would double the cost of every parse.)
   const r = schema.safeParse(input);
   return result(r.data, r.success ? [] : zodProblems(r.error, prefix, input));
@@ -114,11 +111,10 @@ const PolicyFields = z.object({
 function policyRules(e: z.infer<typeof PolicyFields>, as: 'input' | 'stored', p: string, out: Problem[]): void {
   const evidence = e.evidence ?? [];
   if (e.status === 'draft' || (as === 'stored' && e.status !== 'active')) return; // Drafts may omit evidence.
-  if (evidence.length === 0) {
+  if (evidence.length === 0)
     out.push({ path: fieldAt(p, 'evidence'), message: 'needs at least one evidence object {type, uri, note} for an active entry (drafts may omit it)' });
-  } else if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type))) {
+  else if (STRONG_KINDS.has(e.kind) && !evidence.some((ev) => STRONG_EVIDENCE.has(ev.type)))
     out.push({ path: fieldAt(p, 'evidence'), message: `kind "${e.kind}" needs evidence of type code, artifact, ticket or doc` });
-  }
 }
 
 /** Shape, rules between fields and write policy; an input whose fields broke their limits gets its policy problems listed beside those. */
@@ -230,9 +226,6 @@ export function validateDocument(doc: unknown, ctx: ValidationContext = {}): Pro
     if (kind === 'update') return validateUpdate(d, ctx, prefix).errors;
     return kind === 'stored-entry' ? validateStoredEntry(d, prefix).errors : validateEntryInput(d, ctx, prefix).errors;
   };
-  if (Array.isArray(doc)) {
-    if (doc.length === 0) return [{ path: '(root)', message: 'the array is empty' }];
-    return doc.flatMap((d, i) => one(d, `[${i}]`));
-  }
+  if (Array.isArray(doc)) return doc.length === 0 ? [{ path: '(root)', message: 'the array is empty' }] : doc.flatMap((d, i) => one(d, `[${i}]`));
   return one(doc, '');
 }

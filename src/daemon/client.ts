@@ -127,8 +127,7 @@ export async function handOver(o: HandOver): Promise<Methods['cli']['result'] | 
   };
   const r = await request(paths, 'cli', params, o.writes ? 120_000 : 60_000).catch(() => undefined);
   // An error reply: the daemon did not run it (the command's own errors come back as its output).
-  if (!r || 'error' in r) return undefined;
-  return 'lost' in r ? 'lost' : r.result;
+  return !r || 'error' in r ? undefined : 'lost' in r ? 'lost' : r.result;
 }
 
 /** Sends one request: its result or error; undefined when not delivered (no daemon, stale, declined); `lost` when sent but never answered. */

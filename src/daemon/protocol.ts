@@ -1,6 +1,6 @@
 /** The daemon's socket protocol (one JSON request or reply per line): its methods, errors on the wire, message limits, framing. */
-import { MemoryError, UsageError } from '../core/errors.js';
-import { checkDepth } from '../core/errors.js';
+import { MemoryError, UsageError, checkDepth } from '../core/errors.js';
+import { orThrow } from '../try.js';
 import type { Engine } from '../service/engine.js';
 
 /** A command line a thin client hands over whole, run as the CLI would with the caller's folder, BASS_AGENTS_* and stdin. */
@@ -57,17 +57,11 @@ export function errorToWire(err: unknown) {
 /** Parses one request line: a UsageError for anything that is not a request. */
 export function parseRequest(line: string): Request {
   if (line.length > MAX_MESSAGE_BYTES) throw new UsageError(`request is ${line.length} bytes; at most ${MAX_MESSAGE_BYTES} are accepted`);
-  let req: unknown;
-  try {
-    req = JSON.parse(line);
-  } catch {
-    throw new UsageError('request is not JSON');
-  }
+  const req = orThrow<string, unknown>(JSON.parse, line, () => new UsageError('request is not JSON'));
   checkDepth(req, 'request');
   const r = req as Partial<Request>;
-  if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method)) {
+  if (!r || typeof r !== 'object' || typeof r.method !== 'string' || !(METHODS as string[]).includes(r.method))
     throw new UsageError(`unknown method ${JSON.stringify((r as { method?: unknown } | null)?.method ?? null)}`);
-  }
   return { id: typeof r.id === 'number' ? r.id : 0, method: r.method, params: r.params ?? {} };
 }
 

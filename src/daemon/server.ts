@@ -79,9 +79,8 @@ export class DaemonServer {
   /** Why a command line is not for this daemon (another clock or workspace, or not a command line); null when it is. */
   private declineCli(p: Request<'cli'>['params']): string | null {
     if ((p.clock ?? null) !== this.deps.clock) return 'the caller runs on another fixed clock (BASS_AGENTS_NOW)';
-    if (!p || !Array.isArray(p.argv) || !p.argv.every((a) => typeof a === 'string') || typeof p.cwd !== 'string' || typeof p.root !== 'string') {
+    if (!p || !Array.isArray(p.argv) || !p.argv.every((a) => typeof a === 'string') || typeof p.cwd !== 'string' || typeof p.root !== 'string')
       return 'not a command line';
-    }
     if (p.env === null || typeof p.env !== 'object' || Object.values(p.env).some((v) => typeof v !== 'string')) return 'not a command line';
     return tryOr(() => realpathSync(p.root) === realpathSync(this.deps.root), false) ? null : 'another workspace';
   }

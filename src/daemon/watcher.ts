@@ -9,6 +9,7 @@ import { SECTIONS } from '../core/constants.js';
 import type { GitRepo } from '../store/git.js';
 import { headFromFiles } from '../store/git-state.js';
 import type { Workspace } from '../store/workspace.js';
+import { tryOr } from '../try.js';
 
 export interface WatcherHooks {
   /** A batch of workspace-relative paths (entry files, or folders: a full refresh). */
@@ -114,14 +115,13 @@ export class DaemonWatcher {
   private watchHead(): void {
     if (!this.git) return;
     this.head = headFromFiles(this.git.gitDir);
-    try {
-      this.gitWatch = fsWatch(this.git.gitDir, { persistent: false }, (_kind, name) => {
+    // Without it the poll still runs.
+    tryOr(() => {
+      this.gitWatch = fsWatch(this.git!.gitDir, { persistent: false }, (_kind, name) => {
         if (name === 'HEAD' || name === 'packed-refs' || name === 'ORIG_HEAD') void this.checkHead();
       });
       this.gitWatch.on('error', () => this.gitWatch?.close());
-    } catch {
-      /* the poll still runs */
-    }
+    }, undefined);
     this.headPoll = setInterval(() => void this.checkHead(), 1000);
     this.headPoll.unref();
   }

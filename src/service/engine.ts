@@ -97,8 +97,7 @@ export class Engine extends Options<EngineOptions> {
   }
 
   git(): Promise<GitRepo | null> {
-    this.gitRepo ??= GitRepo.open(this.ws.root, { helper: this.longLived });
-    return this.gitRepo;
+    return (this.gitRepo ??= GitRepo.open(this.ws.root, { helper: this.longLived }));
   }
 
   /** Memory a sparse checkout leaves out would be missing from every read and write: refused. */

@@ -12,15 +12,14 @@ import { lowerBoundBy } from '../core/sorted.js';
 import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
 import { collectGarbage } from './semantic.js';
+import { tryOr } from '../try.js';
 
 /** A one-shot query patches the partial snapshot while at most this many files, or this share of all, changed since it was saved. */
 const PARTIAL_DRIFT_MIN = 64;
 const PARTIAL_DRIFT_SHARE = 0.02;
 
 /** An entry as the index takes it (its text read only if the index must index it). */
-function docOf(se: StoredEntry): IndexedDoc {
-  return { key: se.key, stamp: se.stamp, load: () => se.readOnce() };
-}
+const docOf = (se: StoredEntry): IndexedDoc => ({ key: se.key, stamp: se.stamp, load: () => se.readOnce() });
 
 /**
  * The keys of these files with the entry holding each now (null: none), undefined when the
@@ -152,7 +151,8 @@ export class ReadModel {
   saveIndex(index: SearchIndex | null = this.state?.index ?? null, when: 'changed' | 'drifted' = 'changed'): void {
     if (!index) return;
     if (when === 'drifted' && index.unsavedChanges <= Math.max(PARTIAL_DRIFT_MIN, index.size * PARTIAL_DRIFT_SHARE)) return;
-    try {
+    // A snapshot that cannot be saved only costs speed next time.
+    tryOr(() => {
       if (!this.engine.ws.ensureLocal()) return;
       this.engine.ws.local('cache', true);
       // Saved with the catalog content id, if any, and each document's place among the entries.
@@ -162,15 +162,12 @@ export class ReadModel {
         ? { id: snap.contentId, posOf: (key: string) => (at ??= new Map(snap.entries.map((se, i) => [se.key, i]))).get(key) }
         : undefined;
       index.save(SearchIndex.snapshotPath(this.engine.ws.localDir), false, mark);
-    } catch {
-      /* a snapshot that cannot be saved only costs speed next time */
-    }
+    }, undefined);
   }
 
   /** For a long-lived process that is stopping: the index it holds, synced and saved for the one-shot commands next. */
   flushIndex(): void {
-    if (!this.state?.index) return;
-    this.load('', true, true, true);
+    if (this.state?.index) this.load('', true, true, true);
   }
 
   /** Each document's entry by its place among the snapshot's entries (-1: none), built once per snapshot and index version. */

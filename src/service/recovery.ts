@@ -84,9 +84,7 @@ export async function recoverWrite(engine: Engine, caller: Caller, git: GitRepo 
     if (st.indexLock) await new MemoryCommit(git).syncIndexPaths(repoPaths, indexWaitMs);
   }
   git.sweepLeftovers();
-  if (kept + undone + ignored) {
-    appendLogs(engine.ws, 'events', [{ time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit }]);
-  }
+  if (kept + undone + ignored) appendLogs(engine.ws, 'events', [{ time, level: 'warn', event: 'journal_recovered', kept, undone, ignored, commit: st.commit }]);
   clearJournal(stateDir);
   return { kept, undone, ignored };
 }

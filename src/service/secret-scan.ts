@@ -1,33 +1,32 @@
 /** The secret scan of every write, import and validate: secretlint's recommend preset and our rules over each field's raw text (JSON escaping can hide a key). */
-import { createRequire } from 'node:module';
+import { lazy } from '../lazy.js';
 import { dedupe, isPlaceholder, position, scanText, type SecretFinding } from '../core/secrets.js';
-
-const require = createRequire(import.meta.url);
 
 type LintSource = typeof import('@secretlint/core').lintSource;
 type SecretlintConfig = Parameters<LintSource>[0]['options']['config'];
 let secretlint: { lintSource: LintSource; config: SecretlintConfig } | null | undefined;
+// Packages by name (not a `require` of this file's): the bundle serves all three from one chunk with a code cache (scripts/bundle.js).
+const core = lazy<typeof import('@secretlint/core')>('@secretlint/core');
+const preset = lazy<typeof import('@secretlint/secretlint-rule-preset-recommend')>('@secretlint/secretlint-rule-preset-recommend');
+const profiler = lazy<{ secretLintProfiler: { mark: () => void } }>('@secretlint/profiler');
 
 /** Loads secretlint once (it is slow to load); null if it cannot be loaded, and our rules still run. */
 function loadSecretlint(): typeof secretlint {
   if (secretlint !== undefined) return secretlint;
   try {
-    const core = require('@secretlint/core') as typeof import('@secretlint/core');
-    const preset = require('@secretlint/secretlint-rule-preset-recommend') as typeof import('@secretlint/secretlint-rule-preset-recommend');
     const config = {
       rules: [
         {
           id: '@secretlint/secretlint-rule-preset-recommend',
-          rule: preset.creator,
+          rule: preset().creator,
           rules: [{ id: '@secretlint/secretlint-rule-aws', options: { enableIDScanRule: true } }],
         },
       ],
     } as unknown as SecretlintConfig;
-    secretlint = { lintSource: core.lintSource, config };
+    secretlint = { lintSource: core().lintSource, config };
     // secretlint's profiler is always on: every rule run leaves marks it keeps and searches on each new one (a batch slows down
     // quadratically, a long-lived process grows without bound). Its `mark` only feeds a timing report we never read.
-    const { secretLintProfiler } = createRequire(require.resolve('@secretlint/core'))('@secretlint/profiler') as { secretLintProfiler: { mark: () => void } };
-    secretLintProfiler.mark = () => undefined;
+    profiler().secretLintProfiler.mark = () => undefined;
   } catch {
     secretlint ??= null; // (loaded but the profiler not found: slower, still correct)
   }

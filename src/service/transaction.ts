@@ -8,6 +8,7 @@ import type { SecretFinding } from '../core/secrets.js';
 import { tryOr, writeFileAtomic } from '../store/fsutil.js';
 import type { GitRepo } from '../store/git.js';
 import { INDEX_LOCK_WAIT_MS, type IndexChange } from '../store/git-commit.js';
+import { keepGitViewIf } from '../store/git-view.js';
 import { checkId } from '../store/workspace.js';
 import { headFromFiles, writeBlocker } from '../store/git-state.js';
 import { Journal } from '../store/journal.js';
@@ -299,7 +300,7 @@ export async function withWrite<T>(
     engine.ws,
     'write',
     async () => {
-      await recoverWrite(engine, caller, git, stateDir);
+      keepGitViewIf(!(await recoverWrite(engine, caller, git, stateDir)), engine.ws.root);
       const signals = engine.longLived ? null : trapSignals();
       try {
         const tx = new WriteTx(engine, caller, { ...opts, agent }, git, stateDir, signals);

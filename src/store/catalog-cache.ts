@@ -123,14 +123,12 @@ export class CatalogCache {
   appendDelta(id: string, rows: unknown[][], content = id): string | null {
     if (!rows.length) return content;
     const after = deltaLinesOf(id, rows, content);
-    try {
+    return tryOr(() => {
       if (!this.ws.ensureLocal()) return null;
       this.ws.local('cache', true);
       appendNoFollow(this.deltaFile, `${after.lines.join('\n')}\n`);
-    } catch {
-      return null;
-    }
-    return after.content;
+      return after.content;
+    }, null);
   }
 
   /** Rewrites the whole cache (a new base: the delta goes) and returns its id. */
@@ -152,14 +150,13 @@ export class CatalogCache {
     const saved: Saved = { v: CATALOG_VERSION, bad: f.bad, dirs: f.dirs, nodup: f.nodup, st: f.st, oids: Buffer.from(f.oids(), 'latin1'), cols, texts };
     const body = serialize(saved);
     const id = nodeCrypto().createHash('sha1').update(body).digest('hex').slice(0, ID_LENGTH);
-    try {
-      if (!this.ws.ensureLocal()) return id;
+    // A cache that cannot be saved only costs speed.
+    tryOr(() => {
+      if (!this.ws.ensureLocal()) return;
       this.ws.local('cache', true);
       writeFileAtomic(this.cacheFile, Buffer.concat([Buffer.from(id, 'latin1'), body]), { fsync: false });
       rmSync(this.deltaFile, { force: true });
-    } catch {
-      /* a cache that cannot be saved only costs speed */
-    }
+    }, undefined);
     return id;
   }
 }

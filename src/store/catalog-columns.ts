@@ -218,8 +218,7 @@ export class ColumnMeta implements EntryMeta {
     const codes = item(this.cols.evs, this.code(this.cols.ev), 'evidence shape');
     const type = (d: string): { type: EvidenceType } => ({ type: item(EVIDENCE_TYPES, +d, 'evidence type') });
     // One shared list per evidence shape when there is one type (most entries).
-    if (codes.length === 1) return (EVIDENCE_OF[+codes] ??= [type(codes)]);
-    return (this.evidenceList = [...codes].map(type));
+    return codes.length === 1 ? (EVIDENCE_OF[+codes] ??= [type(codes)]) : (this.evidenceList = [...codes].map(type));
   }
   get tags(): string[] {
     return this.row.tags;

@@ -104,7 +104,7 @@ export class LiveCatalog {
     const bad: BadFile[] = [];
     for (const f of this.files.values()) if (!(f instanceof StoredEntry)) bad.push(f);
     for (const [rel, holder] of this.dups) bad.push(duplicateProblem(rel, holder));
-    const snap: CatalogSnapshot = {
+    return (this.snap = {
       entries: [...this.byKey.values()],
       bad,
       changed,
@@ -113,9 +113,7 @@ export class LiveCatalog {
       ...(this.dups.size ? { duplicates: [...this.dups.keys()] } : {}),
       byKey: this.byKey,
       findDuplicate: (project, dup) => this.findDuplicate(project, dup),
-    };
-    this.snap = snap;
-    return snap;
+    });
   }
 
   /** Whether a folder is a link: files below a linked project or section are not read (the full refresh reports it). */

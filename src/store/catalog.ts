@@ -108,13 +108,12 @@ export class Catalog {
       return at === undefined ? undefined : cache.changeLog.slice(at);
     });
     const record = join(this.ws.local('cache'), VIEW_RECORD);
-    try {
+    // A failure only costs the next command a listing.
+    tryOr(() => {
       if (view.index && m?.complete && this.ws.ensureLocal())
         writeFileAtomic(record, JSON.stringify({ index: view.index, content: cache.content }), { fsync: false });
       else if (view.vouchedFor !== undefined && !m) rmSync(record, { force: true });
-    } catch {
-      /* only costs the next command a listing */
-    }
+    }, undefined);
     return m?.clean;
   }
 
@@ -133,17 +132,15 @@ export class Catalog {
         rows.push([rel]);
         continue;
       }
-      // Read after the lstat: a change in between leaves an older stamp, which the next refresh re-reads.
-      let r: { entry?: MemoryEntry; blob?: string };
-      try {
+      // Read after the lstat: a change in between leaves an older stamp, which the next refresh re-reads; gone again: the next refresh sees it.
+      const { entry, blob } = tryOr((): { entry?: MemoryEntry; blob?: string } => {
         const bytes = readFileSync(abs);
         const w = written?.get(rel);
         // The writer's own (validated) entry while the file holds exactly its text, else the file checked as a refresh checks it.
-        r = w?.entry && w.text === bytes.toString('utf8') ? { entry: w.entry, blob: gitBlobId(bytes) } : readEntryFile(abs, rel, where.section, where.id, true);
-      } catch {
-        continue; // gone again: the next refresh sees it
-      }
-      const { entry, blob } = r;
+        return w?.entry && w.text === bytes.toString('utf8')
+          ? { entry: w.entry, blob: gitBlobId(bytes) }
+          : readEntryFile(abs, rel, where.section, where.id, true);
+      }, {});
       if (!entry || !blob) continue;
       found.notedBlobs.set(rel, blob);
       rows.push([rel, st.size, st.mtimeMs, st.ctimeMs, JSON.stringify(metaRow(entryMeta(entry))), null, blob]);

@@ -31,9 +31,8 @@ function hunkPaths(fates: Map<string, FileFate>, want: (p: string) => boolean): 
 }
 
 /** The fate of each path changed between the sides `git diff <sides>` compares (`A B`, `--cached A`, `A`). */
-export async function diffFates(git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> {
-  return parseRaw(await git.run(['diff', '--raw', '-z', ...FLAGS, ...sides]));
-}
+export const diffFates = async (git: GitRepo, sides: string[]): Promise<Map<string, FileFate>> =>
+  parseRaw(await git.run(['diff', '--raw', '-z', ...FLAGS, ...sides]));
 
 /** Adds the hunks of the paths `want` names to their fates (one `git diff -U0`). */
 export async function addHunks(git: GitRepo, sides: string[], fates: Map<string, FileFate>, want: (p: string) => boolean): Promise<void> {
@@ -55,9 +54,8 @@ export async function fatesSince(git: GitRepo, head: string, since: string[], wa
   // --always: one segment per line of input, in order.
   segments(await git.run([...tree, '-z', '--raw'], input)).forEach((seg, i) => out.set(list[i]!, parseRaw(seg.slice(seg.indexOf('\0') + 1))));
   const paths = [...new Set([...out.values()].flatMap((f) => hunkPaths(f, want)))];
-  if (paths.length) {
+  if (paths.length)
     segments(await git.run([...tree, '-p', '-U0', '--', ...paths], input, LITERAL)).forEach((seg, i) => withHunks(out.get(list[i]!)!, parsePatch(seg)));
-  }
   return out;
 }
 

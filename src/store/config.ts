@@ -7,6 +7,7 @@ import { lstatSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { UnsafePathError, ValidationError } from '../core/errors.js';
 import { lazy } from '../lazy.js';
+import { orThrow } from '../try.js';
 import type { ProjectConfig } from './config-schema.js';
 import { stampOf, tryOr, writeFileAtomic } from './fsutil.js';
 import { readNoFollow } from './state-dir.js';
@@ -24,21 +25,17 @@ export function defaultConfig(project: string, now: string): ProjectConfig {
 export const renderConfig = (cfg: ProjectConfig): string =>
   `# bass-agents memory: settings of project "${cfg.project}" (committed; see docs/configuration.md)\n${yaml().stringify(cfg)}`;
 
+const readYaml = (file: string): unknown => yaml().parse(readNoFollow(file, 'utf8')) ?? {};
+
 function parseConfig(file: string, project: string, now: string): ProjectConfig {
-  let raw: unknown;
-  try {
-    raw = yaml().parse(readNoFollow(file, 'utf8')) ?? {};
-  } catch (err) {
-    throw new ValidationError([{ path: file, message: `not valid YAML (${(err as Error).message.split('\n')[0]})` }], 'config');
-  }
+  const raw = orThrow(readYaml, file, (err) => new ValidationError([{ path: file, message: `not valid YAML (${err.message.split('\n')[0]})` }], 'config'));
   const withDefaults = { project, created_at: now, ...(raw as object) };
   const r = configSchema().ProjectConfigSchema.safeParse(withDefaults);
-  if (!r.success) {
+  if (!r.success)
     throw new ValidationError(
       r.error.issues.map((i) => ({ path: `${file}: ${validation().fieldPath(i.path)}`, message: i.message })),
       'config',
     );
-  }
   return r.data;
 }
 

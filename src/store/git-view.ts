@@ -159,6 +159,7 @@ export function startGitView(root: string, scratch?: string): GitViewRun {
   const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory'], scratch);
   return {
     root,
+    index,
     view: Promise.all([listed ? listed.output : '', dirty.output]).then(([l, d]) => {
       if (l === null || d === null) return null;
       // The index git read is the one whose checksum was read first only if it still has it.
@@ -176,6 +177,8 @@ export function startGitView(root: string, scratch?: string): GitViewRun {
 /** git at work on a view, and how to stop it (a process waits for its children). */
 export interface GitViewRun {
   root: string;
+  /** The checksum of git's index before git looked (null: none). */
+  index: string | null;
   view: Promise<GitView | null>;
   stop: () => void;
 }
@@ -199,6 +202,11 @@ export async function settleGitView(maxWaitMs = SETTLE_WAIT_MS): Promise<void> {
   const got = await Promise.race([o.view, new Promise<'late'>((res) => setTimeout(res, maxWaitMs, 'late').unref())]);
   if (got === 'late') o.stop();
   o.settled = got === 'late' ? null : got;
+}
+
+/** A writer, under its lock, keeps the offered view only when nothing was recovered and git's index is still the one git looked at. */
+export function keepGitViewIf(ok: boolean, root: string): void {
+  if (offered && (!ok || offered.index === null || indexChecksum(root) !== offered.index)) offerGitView();
 }
 
 /** The settled view for `root`, once: later refreshes check every file again. */

@@ -30,8 +30,7 @@ function installOf(root: string, env: NodeJS.ProcessEnv): Install {
     if (existsSync(candidate) && real(candidate) === bin) return { kind: 'global' };
   }
   const rel = relative(top, bin);
-  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return { kind: 'checkout', rel: rel.split(sep).join('/') };
-  return { kind: 'elsewhere', bin };
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? { kind: 'checkout', rel: rel.split(sep).join('/') } : { kind: 'elsewhere', bin };
 }
 
 const DEP_SCRIPT = 'node_modules/bass-agents/bin/bass-agents.cjs';
@@ -62,6 +61,5 @@ export function gitCommandFor(root: string, env: NodeJS.ProcessEnv, args: string
   const at = installOf(root, env);
   const node = shellWord(process.execPath);
   if (at.kind === 'dependency') return `${node} ${DEP_SCRIPT} ${args}`;
-  if (at.kind === 'global') return `bass-agents ${args}`;
-  return `${node} ${shellWord(at.kind === 'checkout' ? at.rel : at.bin)} ${args}`;
+  return at.kind === 'global' ? `bass-agents ${args}` : `${node} ${shellWord(at.kind === 'checkout' ? at.rel : at.bin)} ${args}`;
 }

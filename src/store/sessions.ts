@@ -24,9 +24,8 @@ export interface ShortTermEntry {
 const SESSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function checkSession(name: string): string {
-  if (!SESSION_PATTERN.test(name) || name.includes('..')) {
+  if (!SESSION_PATTERN.test(name) || name.includes('..'))
     throw new UsageError(`session ${JSON.stringify(name)} must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
-  }
   return name;
 }
 

@@ -52,18 +52,15 @@ export class StoredEntry {
     return (this.keyText ??= keyOfFile(this.file, this.project));
   }
 
-  private keep(e: MemoryEntry): void {
+  private keep(e: MemoryEntry): MemoryEntry {
     if (this.recent) this.recent.set(this, e);
     else this.full = e;
+    return e;
   }
 
   /** The whole entry, read from its file when not held (validated when its stamp was cached). */
   get entry(): MemoryEntry {
-    const held = this.recent ? this.recent.get(this) : this.full;
-    if (held) return held;
-    const parsed = this.read();
-    this.keep(parsed);
-    return parsed;
+    return (this.recent ? this.recent.get(this) : this.full) ?? this.keep(this.read());
   }
 
   /** The whole entry for a pass over many (index, vectors, evidence): in a long-lived process not kept, to spare the recent few. */
@@ -89,12 +86,10 @@ export class RecentEntries {
   private readonly map = new Map<StoredEntry, MemoryEntry>();
   constructor(private readonly max: number) {}
 
+  /** The entry held for `se`, made the most recently used (set again: the size does not change). */
   get(se: StoredEntry): MemoryEntry | undefined {
     const e = this.map.get(se);
-    if (e) {
-      this.map.delete(se);
-      this.map.set(se, e);
-    }
+    if (e) this.set(se, e);
     return e;
   }
 
@@ -180,8 +175,7 @@ export function readEntryFile(
   if (!r.ok) return { problems: r.errors.map((p) => ({ path: `${rel}: ${p.path}`, message: p.message })), blob };
   const problems: Problem[] = [];
   if (r.value.id !== id) problems.push({ path: `${rel}: id`, message: `is ${shown(r.value.id)} but the file is named ${id}.json` });
-  if (r.value.section !== section) {
+  if (r.value.section !== section)
     problems.push({ path: `${rel}: section`, message: `is ${JSON.stringify(r.value.section)} but the file is in the ${section}/ folder` });
-  }
   return problems.length ? { problems, blob } : { entry: r.value, blob };
 }

@@ -11,11 +11,12 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUNDLE = join(ROOT, 'dist/bundle/cli.cjs');
 
 describe('the bundled CLI', () => {
-  it('exists after the build, with its zod chunk and the thin client, each with a code cache this Node accepts (the bundle two: all commands, and reads)', () => {
+  it('exists after the build, with its zod and secretlint chunks and the thin client, each with a code cache this Node accepts (the bundle two: all commands, and reads)', () => {
     const caches: [string, string][] = [
       [BUNDLE, `${BUNDLE}.cache`],
       [BUNDLE, `${BUNDLE}.read.cache`],
       [join(dirname(BUNDLE), 'zod.cjs'), join(dirname(BUNDLE), 'zod.cjs.cache')],
+      [join(dirname(BUNDLE), 'secretlint.cjs'), join(dirname(BUNDLE), 'secretlint.cjs.cache')],
       [join(dirname(BUNDLE), 'thin.cjs'), join(dirname(BUNDLE), 'thin.cjs.cache')],
     ];
     for (const [file, cache] of caches) {
@@ -75,8 +76,9 @@ describe('the bundled CLI', () => {
     // (dist/ paths may appear as the parent of a package require: externals resolve from there.)
     expect(traced.stderr).toMatch(/dist\/bundle\/cli\.cjs/);
     expect(traced.stderr).not.toMatch(/dist\/lazy\.js|load "[^"]*\/dist\/(?!bundle\/)/);
-    // The validator's zod comes from the bundle's own chunk, not from node_modules (~60 ms to load there).
-    expect(traced.stderr).not.toMatch(/node_modules\/zod/);
+    // The validator's zod and the scan's secretlint come from the bundle's own chunks, not from node_modules (~60 ms each to load there).
+    expect(traced.stderr).not.toMatch(/node_modules\/(zod|@secretlint)/);
+    expect(traced.stderr).toMatch(/dist\/bundle\/secretlint\.cjs/);
     expect(readFileSync(BUNDLE, 'utf8').startsWith("'use strict';")).toBe(true);
   });
 });

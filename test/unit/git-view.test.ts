@@ -15,6 +15,7 @@ function texts(items: string[]): Texts {
 import {
   gitBlobId,
   indexChecksum,
+  keepGitViewIf,
   offerGitView,
   parseGitView,
   recordedGitView,
@@ -100,7 +101,7 @@ describe('git view', () => {
 
   it("is waited for only so long: git still at work then is stopped, and the files are stat'ed instead", async () => {
     let stopped = 0;
-    offerGitView({ root: '/r', view: new Promise(() => undefined), stop: () => void stopped++ });
+    offerGitView({ root: '/r', index: null, view: new Promise(() => undefined), stop: () => void stopped++ });
     await settleGitView(20);
     expect(stopped).toBe(1);
     expect(takeGitView('/r')).toBeNull();
@@ -136,6 +137,26 @@ describe('git view', () => {
     expect(viewed.entries.find((e) => e.meta.id === 'E1')!.entry.summary).toBe('entry one, edited');
     // Used once: the next refresh stats every file again and re-reads the touched one.
     expect(new Catalog(ws).refresh().changed).toEqual(['ai-memory/p/learnings/E3.json']);
+  });
+
+  it("a writer under its lock keeps the view only while git's index is the one git looked at and nothing was recovered", async () => {
+    const { dir, sdir, ws } = committedStore(2);
+    const offered = async (): Promise<void> => {
+      offerGitView(startGitView(ws.root));
+      await settleGitView(60_000);
+    };
+    await offered();
+    keepGitViewIf(true, dir);
+    expect(takeGitView(dir)).not.toBeNull();
+    await offered();
+    keepGitViewIf(false, dir); // a recovery put files back
+    expect(takeGitView(dir)).toBeNull();
+    // Another writer's commit (here a user's staging) moved the index after git looked.
+    await offered();
+    writeFileSync(join(sdir, 'E1.json'), serializeEntry(entry('E1', 'entry one, staged')));
+    git(dir, 'add', '-A');
+    keepGitViewIf(true, dir);
+    expect(takeGitView(dir)).toBeNull();
   });
 
   it("records a listing every cached file matched, and later commands ask git only for what changed, until the index or the catalog's base moves", async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   LINK_SHARE,
+  SEMANTIC_WEIGHT,
   SUBJECT_DOC_SHARE,
   SUBJECT_SHARE,
   TIME_CUE_SHARE,
@@ -26,6 +27,10 @@ import { SearchIndex } from '../../src/index/search-index.js';
 import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/index/options.js';
 import { VectorStore, textHash } from '../../src/index/vectors.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
+import { entryMeta } from '../../src/core/meta.js';
+import { filterParts } from '../../src/core/query-filters.js';
+import type { StoredEntry } from '../../src/store/catalog.js';
+import { textCandidates, type Reach } from '../../src/service/ops/query-text.js';
 import { storedEntry } from '../helpers/stored.js';
 import { searchOf } from '../helpers/search.js';
 
@@ -118,9 +123,44 @@ describe('the time cue', () => {
 describe('score fusion', () => {
   it('weighs the scaled similarity and the lexical score; an entry without a vector keeps its lexical score', () => {
     expect(fuse(1, 0.9, 0.1, 0.9)).toBeCloseTo(1);
-    expect(fuse(0, 0.5, 0.1, 0.9)).toBeCloseTo(0.25);
+    expect(fuse(0, 0.5, 0.1, 0.9)).toBeCloseTo(SEMANTIC_WEIGHT / 2);
     expect(fuse(0.4, undefined, 0.1, 0.9)).toBe(0.4);
-    expect(fuse(0.4, 0.3, 0.3, 0.3)).toBeCloseTo(0.2); // one similarity: no spread to scale by
+    expect(fuse(0.4, 0.3, 0.3, 0.3)).toBeCloseTo(0.4 * (1 - SEMANTIC_WEIGHT)); // one similarity: no spread to scale by
+  });
+
+  it('the subjects to focus on are chosen by words, before similarity is fused in', () => {
+    // "cabin" is the best match by words; "lodge" holds the closest entry by meaning (it shares no
+    // word) and a weak match. The cabin's other match goes above the lodge's: a meaning-only match
+    // does not choose a subject for the words' matches.
+    const rows = [
+      { id: 'A', subject: 'cabin', lex: 10, sim: 0.1 },
+      { id: 'A2', subject: 'cabin', lex: 2, sim: 0.1 },
+      { id: 'M', subject: 'lodge', lex: 0, sim: 1 },
+      { id: 'W', subject: 'lodge', lex: 2.5, sim: 0.1 },
+      { id: 'F', subject: 'misc', lex: 0, sim: 0 },
+    ];
+    const metas = rows.map((r) => entryMeta(storedEntry({ id: r.id, subject: r.subject })));
+    const reach: Reach = {
+      count: rows.length,
+      meta: (j) => metas[j]!,
+      project: () => 'p',
+      entry: (j) => ({ project: 'p', key: `p/${rows[j]!.id}`, meta: metas[j]! }) as unknown as StoredEntry,
+      key: (j) => `p/${rows[j]!.id}`,
+      list: () => rows.map((r) => ({ key: `p/${r.id}` })),
+      byId: () => undefined,
+    };
+    const hits = rows.flatMap((r, j) => (r.lex ? [j] : []));
+    const { cands } = textCandidates(reach, (i) => hits[i], {
+      scores: hits.map((j) => rows[j]!.lex),
+      parts: filterParts({}, Date.parse('2026-02-01')),
+      accept: () => true,
+      staleKeys: new Set(),
+      nowMs: Date.parse('2026-02-01'),
+      limit: 10,
+      semantic: { similarity: () => Float64Array.from(rows, (r) => r.sim) },
+    });
+    const ranked = [...cands].sort((a, b) => (b.relevance ?? 0) - (a.relevance ?? 0)).map((c) => c.entry.id);
+    expect(ranked).toEqual(['A', 'M', 'A2', 'W']);
   });
 });
 

@@ -72,9 +72,7 @@ export function isPlaceholder(value: string): boolean {
   if (/x{4,}|X{4,}|\*{3,}|\.{3,}|\u2026/.test(v)) return true; // \u2026: an ellipsis
   // Mostly one repeated character or a counting run (a real token may start with one, as Twitter's bearer tokens do).
   if (v.length >= 6 && (runShare(v, [0]) >= 0.6 || runShare(v, [1, -1]) >= 0.7)) return true;
-  if (/example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v))
-    return true;
-  return false;
+  return /example|sample|placeholder|redacted|changeme|dummy|your[-_]?(?:api[-_]?)?(?:key|token|secret|password)|not[-_]?a[-_]?real|fake|<|>/i.test(v);
 }
 
 /** Words that stand in for a password in documentation (`postgres://user:password@host`). */
@@ -117,8 +115,7 @@ function secretNameSegments(name: string): string[] | null {
     .filter(Boolean)
     .map((s) => s.toLowerCase());
   const last = segs.at(-1);
-  if (last === undefined || NOT_A_VALUE_SUFFIX.has(last)) return null;
-  return segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
+  return last === undefined || NOT_A_VALUE_SUFFIX.has(last) || segs.some((s) => s === 'public' || s === 'pub' || s === 'pubkey') ? null : segs;
 }
 
 /** A reference to where a secret comes from (`process.env.X`, `config.apiKey`, `getToken()`), not a secret. */

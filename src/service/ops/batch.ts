@@ -1,6 +1,7 @@
 /** What every batch write shares: the store as a transaction's batches see it, the supersede rules, the secret pre-scan, the size hint. */
 import type { CommitOp } from '../../core/entry.js';
 import { ValidationError, type Problem } from '../../core/errors.js';
+import type { EntryMeta } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { modules, type Engine } from '../engine.js';
@@ -44,13 +45,11 @@ export class BatchState {
   retired(subject: string): StoredEntry[] {
     if (!this.retiredMap) {
       this.retiredMap = new Map();
-      for (const se of this.snap.entries) {
-        if (se.project !== this.project) continue;
-        const status = se.meta.status;
-        if (status !== 'superseded' && status !== 'deprecated') continue;
-        const list = this.retiredMap.get(se.meta.subject);
-        if (list) list.push(se);
-        else this.retiredMap.set(se.meta.subject, [se]);
+      for (const [meta, entry] of ofProject(this.snap, this.project)) {
+        if (meta.status !== 'superseded' && meta.status !== 'deprecated') continue;
+        const list = this.retiredMap.get(meta.subject);
+        if (list) list.push(entry());
+        else this.retiredMap.set(meta.subject, [entry()]);
       }
     }
     return this.retiredMap.get(subject) ?? [];
@@ -164,10 +163,21 @@ export async function rewriteEntries(
 /** Past 100 entries a project should be consolidated. */
 export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapshot, added: number): void {
   if (added === 0) return;
-  const count = snap.entries.filter((e) => e.project === project).length + added;
+  let count = added;
+  for (const _ of ofProject(snap, project)) count++;
   if (count > 100 && count - added <= 100) {
     caller.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
   }
+}
+
+/** A project's entries, each as its metadata (valid until the next) and its entry: from the catalog's columns when the snapshot has them, so a one-shot write makes only the entries it asks for. */
+function* ofProject(snap: CatalogSnapshot, project: string): Generator<[EntryMeta, () => StoredEntry]> {
+  const c = snap.cached;
+  if (!c) {
+    for (const se of snap.entries) if (se.project === project) yield [se.meta, () => se];
+    return;
+  }
+  for (let j = 0; j < c.count; j++) if (c.projectOf(j) === project) yield [c.peek(j), () => c.at(j)];
 }
 
 /** A project's not superseded entries' ids by duplicate key. */
@@ -186,14 +196,13 @@ function duplicateIndex(
   project: string,
   updates: number,
 ): { get(k: string): string | undefined; set(k: string, id: string): void; delete(k: string): void } {
-  const entries = snap.entries;
   const own = new Map<string, string | null>();
   let all: Map<string, string> | undefined;
   const lookup = (k: string): string | undefined => {
     if (snap.findDuplicate) return snap.findDuplicate(project, k);
-    if (updates > 4) return (all ??= liveByDup(entries, project)).get(k);
+    if (updates > 4) return (all ??= liveByDup(snap.entries, project)).get(k);
     let found: string | undefined;
-    for (const se of entries) if (se.project === project && se.meta.dup === k && se.meta.status !== 'superseded') found = se.meta.id;
+    for (const [meta] of ofProject(snap, project)) if (meta.dup === k && meta.status !== 'superseded') found = meta.id;
     own.set(k, found ?? null);
     return found;
   };

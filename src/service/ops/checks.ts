@@ -136,10 +136,7 @@ export function checkFreshness(engine: Engine, caller: Caller, opts: { project?:
   const snap = engine.snapshot(caller.warn);
   const mine = snap.entries.filter((se) => !projects || projects.includes(se.project));
   const byId = new Map(mine.map((se) => [se.meta.id, se]));
-  const items = modules.freshness().checkFreshness(
-    mine.map((se) => se.meta),
-    caller.now().getTime(),
-    opts.days ?? EXPIRY_WARNING_DAYS,
-  );
+  const metas = mine.map((se) => se.meta);
+  const items = modules.freshness().checkFreshness(metas, caller.now().getTime(), opts.days ?? EXPIRY_WARNING_DAYS);
   return items.map((item) => ({ ...item, project: byId.get(item.id)!.project, summary: byId.get(item.id)!.entry.summary }));
 }

@@ -84,8 +84,7 @@ export async function citedCode(
   );
   const headText = (f: FileFate): string | undefined => {
     const b = f.blobs?.[1];
-    if (b && !/^0+$/.test(b)) return blobs.get(b)?.toString();
-    return readCited(engine.ws, join(git.toplevel, f.to));
+    return b && !/^0+$/.test(b) ? blobs.get(b)?.toString() : readCited(engine.ws, join(git.toplevel, f.to));
   };
   const out: CitedCode[] = [];
   for (const c of cands) {

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { rewriteEntries } from './batch.js';
-import { tryOr } from '../../store/fsutil.js';
+import { orThrow, tryOr } from '../../try.js';
 
 /** Memory files (workspace-relative) unmerged in git's index. */
 export async function unmergedFiles(engine: Engine): Promise<string[]> {
@@ -36,12 +36,7 @@ export function conflictedFiles(engine: Engine): string[] {
 
 function parseSide(text: string | null, label: string): MemoryEntry | null {
   if (text === null || !text.trim()) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${label} side is not valid JSON (${(err as Error).message})`, { cause: err });
-  }
+  const raw = orThrow<string, unknown>(JSON.parse, text, (err) => new Error(`${label} side is not valid JSON (${err.message})`, { cause: err }));
   const r = modules.validation().validateStoredEntry(raw);
   if (!r.ok) throw new Error(`${label} side is not a valid entry (${r.errors.map((p) => `${p.path}: ${p.message}`).join('; ')})`);
   return r.value;
@@ -75,8 +70,7 @@ export async function fixConflicts(engine: Engine, caller: Caller) {
       if (ours.id !== theirs.id) throw new Error(`the sides are different entries (${ours.id}, ${theirs.id})`);
       const base = tryOr(() => parseSide(sides.base, 'the ancestor'), null); // null: an unreadable ancestor, two additions
       const merged = mergeEntry(base, ours, theirs);
-      const summary = 'merged the two sides of a git conflict field by field';
-      items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary });
+      items.push({ project: file.split('/')[1] ?? '', abs, entry: merged, op: 'update', summary: 'merged the two sides of a git conflict field by field' });
       fixed.push({ file, id: merged.id, merged: true });
     } catch (err) {
       fixed.push({ file, id: null, merged: false, reason: (err as Error).message });

@@ -7,6 +7,7 @@ import { ValidationError } from '../../core/errors.js';
 import { duplicateHash } from '../../core/meta.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import { writeFileAtomic } from '../../store/fsutil.js';
+import { orThrow } from '../../try.js';
 import { memoryLog } from '../../store/git-log.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
@@ -45,19 +46,15 @@ export function compactPlan(
   return { plan, path: engine.ws.shownPath(abs) };
 }
 
+const readPlan = (file: string): ConsolidationPlan => JSON.parse(readFileSync(file, 'utf8')) as ConsolidationPlan;
+
 /** Merge and summarize groups create their entry (merge supersedes the members by it), link groups link; a group whose members changed is skipped. */
 export async function applyPlan(engine: Engine, caller: Caller, planFile: string) {
   // Read wherever it is (what it writes is memory, inside).
   const abs = resolvePath(planFile);
-  let plan: ConsolidationPlan;
-  try {
-    plan = JSON.parse(readFileSync(abs, 'utf8')) as ConsolidationPlan;
-  } catch (err) {
-    throw new ValidationError([{ path: planFile, message: `is not a readable plan (${(err as Error).message})` }], 'plan');
-  }
-  if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string') {
+  const plan = orThrow(readPlan, abs, (err) => new ValidationError([{ path: planFile, message: `is not a readable plan (${err.message})` }], 'plan'));
+  if (plan?.version !== 1 || !Array.isArray(plan.groups) || typeof plan.project !== 'string')
     throw new ValidationError([{ path: planFile, message: 'is not a consolidation plan (version 1 with project and groups)' }], 'plan');
-  }
   const project = caller.project(engine, plan.project, true);
   const mine = engine.snapshot(caller.warn).entries.filter((se) => se.project === project);
   const current = new Map(mine.map((se) => [se.meta.id, se.meta]));

@@ -23,9 +23,8 @@ const PATHS = ['ai-memory', 'ai-context'];
 
 type Side = { rev: string; label: string } | { index: true; label: string } | { worktree: true; label: string };
 
-async function verify(git: GitRepo, rev: string): Promise<string | null> {
-  return (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => '')).trim() || null;
-}
+const verify = async (git: GitRepo, rev: string): Promise<string | null> =>
+  (await git.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => '')).trim() || null;
 
 async function mergeBase(git: GitRepo, a: string, b: string): Promise<string> {
   const out = await git.run(['merge-base', a, b]).catch(() => null);

@@ -7,6 +7,7 @@ import { probeUrl, type CheckResult } from '../../store/evidence-cache.js';
 import { hasPathAt, remoteUrls } from '../../store/git-log.js';
 import { modules, type Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
+import { collectGarbage } from '../semantic.js';
 import { rewriteEntries } from './batch.js';
 import { checkAnchors, type AnchorItem } from './anchor-check.js';
 
@@ -47,6 +48,8 @@ export async function validateEvidence(
     const e = se.readOnce();
     return { se, evidence: e.evidence, seen: confirmation(e) };
   });
+  // Every entry just read is garbage: collected at once in a daemon (elsewhere a no-op), whose first start peaked in this job.
+  collectGarbage();
   const cache = engine.evidenceCache.load();
   const now = caller.now();
   const ttl = opts.urlTtlMs ?? 24 * 3_600_000;
@@ -62,6 +65,7 @@ export async function validateEvidence(
     if (anchors.length) items.push({ key: se.key, id: se.meta.id, anchors });
   }
   const found = await checkAnchors(engine, items);
+  collectGarbage(); // (and every entry's versions read from git)
   const checks: Record<string, CheckResult> = {};
   const checkUrl = async (type: string, uri: string): Promise<{ status: EvidenceStatus; reason: string }> => {
     const p = plan(type, uri);

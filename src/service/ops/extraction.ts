@@ -16,10 +16,8 @@ export async function extract(
   const { EXTRACT_LIMITS: limits, extractCandidates, findSimilar, candidateEntry } = modules.extraction();
   const truncated = text.length > limits.maxTextLength;
   if (truncated) caller.warn(`text is ${text.length} characters; only the first ${limits.maxTextLength} are read`);
-  const cands = extractCandidates(text.slice(0, limits.maxTextLength), opts.minConfidence ?? limits.minConfidence).slice(
-    0,
-    opts.maxCandidates ?? limits.maxCandidates,
-  );
+  const max = opts.maxCandidates ?? limits.maxCandidates;
+  const cands = extractCandidates(text.slice(0, limits.maxTextLength), opts.minConfidence ?? limits.minConfidence).slice(0, max);
   const live = engine.snapshot(caller.warn).entries.filter((se) => se.project === project && se.meta.status !== 'superseded');
   const existing = live.map((se) => ({ id: se.meta.id, summary: se.entry.summary }));
   const subjects = [...new Set(live.map((se) => se.meta.subject))].sort();
@@ -57,9 +55,8 @@ export async function extract(
     for (const [i, errors] of found.entries()) if (errors.length) at(i).skipped = errors;
   }
   // Never printed back: the text holds the secret.
-  for (const x of extractions) {
+  for (const x of extractions)
     if (x.skipped?.some((p) => /looks like a secret/.test(p.message))) x.summary = '[withheld: it contains what looks like a secret]';
-  }
   return {
     project,
     candidates: cands.length,

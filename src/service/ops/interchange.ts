@@ -68,9 +68,8 @@ export async function importEntries(
     const r = modules.validation().validateStoredEntry(doc, `[${i}]`);
     if (!r.ok) return void problems.push(...r.errors);
     // Ids become file names and commit trailers: only a ULID is taken as it is.
-    if (!opts.reassignIds && !isUlid(r.value.id)) {
+    if (!opts.reassignIds && !isUlid(r.value.id))
       return void problems.push({ path: `[${i}].id`, message: 'is not a memory id (a ULID); --reassign-ids imports the entry under a new one' });
-    }
     const first = seen.get(r.value.id);
     if (first !== undefined) return void problems.push({ path: `[${i}].id`, message: `repeats the id of entry [${first}]` });
     seen.set(r.value.id, i);

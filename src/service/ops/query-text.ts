@@ -1,6 +1,6 @@
 /**
- * A text query's candidates from its hits: filters, semantic fusion, the context writers state
- * (the best hits' subject and links), and the cut below which a hit cannot reach the page.
+ * A text query's candidates from its hits: filters, the context writers state (the best hits'
+ * subject, then semantic fusion, then their links), and the cut below which a hit cannot reach the page.
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
@@ -102,9 +102,12 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
-  const groupsOf = (js: number[]): Int32Array => (reach.subjectCodes ? groupsByCode(js, reach.subjectCodes()) : subjectGroups(js, reach));
-  const groups = groupsOf(ents);
+  const groups = reach.subjectCodes ? groupsByCode(ents, reach.subjectCodes()) : subjectGroups(ents, reach);
   if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
+  // Before similarity is fused in: the words a question shares with a session choose the subjects
+  // to lift; similarity, which every entry has, near or not, ranks within and across them.
+  focusSubjects(rel, groups);
+  if (!o.semantic && o.lengths) weighByLength(rel, lengths);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const count = reach.count;
@@ -112,7 +115,8 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     // Per entry: lexical relevance, -1 where it passes but is not a hit, NaN where it does not pass.
     const lexs = new Float64Array(count);
     for (let h = 0; h < count; h++) lexs[h] = passes(h) ? -1 : NaN;
-    for (let j = 0; j < ents.length; j++) lexs[ents[j]!] = rel[j]!;
+    const top = rel.reduce((a, b) => Math.max(a, b), 0);
+    for (let j = 0; j < ents.length; j++) lexs[ents[j]!] = rel[j]! / (top || 1);
     let lo = Infinity;
     let hi = -Infinity;
     for (let h = 0; h < count; h++) {
@@ -139,8 +143,6 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
       }
     }
   }
-  focusSubjects(rel, o.semantic ? groupsOf(ents) : groups);
-  if (!o.semantic && o.lengths) weighByLength(rel, lengths);
   // Relevance of the kept hits' scale (if the filters dropped all, the best dropped one's).
   const scale = max || dropped[0]?.score;
   const linked = raiseLinked(reach, ents, rel, passes, scale ? dropped.map((d) => ({ h: d.h, relevance: Math.min(1, d.score / scale) })) : []);

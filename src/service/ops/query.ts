@@ -9,6 +9,7 @@ import { addTimeCue, timeCue, timeCueHits, type TimeCueHits } from '../../core/r
 import type { SearchIndex } from '../../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
+import { tryOr } from '../../try.js';
 import type { Engine } from '../engine.js';
 import type { Caller } from '../caller.js';
 import { recordDelivered } from './entries.js';
@@ -182,21 +183,12 @@ function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFi
 
 /** The local query log (statistics read it); its text only when the project's config asks. */
 export function logQuery(engine: Engine, caller: Caller, record: { text: string; filters: QueryFilters; result_count: number; execution_ms: number }): void {
-  let keepText = false;
-  try {
-    // A plain `list` has nothing to keep: no config read.
-    if (holdsValues(record)) keepText = engine.projectConfig(record.filters.projects?.[0] ?? caller.project(engine), caller.now()).logging?.query_text === true;
-  } catch {
-    /* no project, or an unreadable config: nothing kept */
-  }
+  // A plain `list` has nothing to keep: no config read. No project, or an unreadable config: nothing kept.
+  const keepText =
+    holdsValues(record) &&
+    tryOr(() => engine.projectConfig(record.filters.projects?.[0] ?? caller.project(engine), caller.now()).logging?.query_text === true, false);
   appendQueryLog(engine.ws, { time: caller.now().toISOString(), ...record }, keepText);
 }
 
-export function slowQueryMs(engine: Engine, caller: Caller, project?: string): number {
-  try {
-    const p = caller.project(engine, project);
-    return engine.projectConfig(p, caller.now()).query.slow_ms;
-  } catch {
-    return 200;
-  }
-}
+export const slowQueryMs = (engine: Engine, caller: Caller, project?: string): number =>
+  tryOr(() => engine.projectConfig(caller.project(engine, project), caller.now()).query.slow_ms, 200);

@@ -33,14 +33,13 @@ export async function removeProject(engine: Engine, caller: Caller, project: str
   if (!existsSync(dir)) throw new NotFoundError(`project ${project} does not exist under ai-memory/`);
   const snap = engine.snapshot(caller.warn);
   const held = snap.entries.filter((se) => se.project === project);
-  if (held.length) {
+  if (held.length)
     throw new ConflictError(
       `project ${project} holds ${held.length} entr${held.length === 1 ? 'y' : 'ies'} (${held
         .slice(0, 3)
         .map((se) => se.meta.id)
         .join(', ')}${held.length > 3 ? ', ...' : ''}); entries are never deleted: deprecate them, or keep the project`,
     );
-  }
   const config = engine.ws.configPath(project);
   const files: string[] = [];
   const unknown: string[] = [];
@@ -99,9 +98,7 @@ export async function sync(engine: Engine, caller: Caller, opts: { remote?: stri
   const memoryPrefixes = [engine.ws.memoryDir, engine.ws.contextDir].map((d) => `${git.repoPath(d)}/`);
   const isMemory = (path: string): boolean => memoryPrefixes.some((p) => path.startsWith(p));
   const stagedMemory = (await git.run(['diff', '--cached', '--name-only', '-z'])).split('\0').filter(isMemory);
-  if (stagedMemory.length) {
-    throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
-  }
+  if (stagedMemory.length) throw new ConflictError(`refusing to sync: memory files are staged (${stagedMemory.join(', ')}); commit or unstage them first`);
   await registerMergeDriver(engine, caller);
   const upstream = (await git.run(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).catch(() => '')).trim();
   const remote = opts.remote ?? (upstream.includes('/') ? upstream.slice(0, upstream.indexOf('/')) : 'origin');
@@ -161,12 +158,9 @@ async function foreignCommits(git: GitRepo, upstream: string, isMemory: (path: s
     () => 'HEAD',
   );
   const out = await git.run(['log', '--no-merges', '--format=%x1e%H%x1f%s', '--name-only', range]);
-  const foreign: { commit: string; subject: string }[] = [];
-  for (const rec of out.split('\x1e')) {
+  return out.split('\x1e').flatMap((rec) => {
     const [head, ...paths] = rec.split('\n').filter(Boolean);
-    if (!head) continue;
-    const [commit = '', subject = ''] = head.split('\x1f');
-    if (paths.some((p) => !isMemory(p))) foreign.push({ commit, subject });
-  }
-  return foreign;
+    const [commit = '', subject = ''] = (head ?? '').split('\x1f');
+    return head && paths.some((p) => !isMemory(p)) ? [{ commit, subject }] : [];
+  });
 }

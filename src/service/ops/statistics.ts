@@ -24,10 +24,8 @@ function namedQueries(engine: Engine, snap: CatalogSnapshot, projects: string[] 
   const logged = engine.logs.read<LoggedQuery>(engine.ws, 'queries').filter((q) => !projects || !q.projects || q.projects.some((p) => projects.includes(p)));
   let subjectOf: ((h: string) => string | undefined) | undefined;
   let scopeOf: ((h: string) => string | undefined) | undefined;
-  const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null => {
-    if (kept !== undefined) return kept;
-    return hash ? (of()(hash) ?? TEXT_NOT_KEPT) : null;
-  };
+  const name = (kept: string | null | undefined, hash: string | null | undefined, of: () => (h: string) => string | undefined): string | null =>
+    kept !== undefined ? kept : hash ? (of()(hash) ?? TEXT_NOT_KEPT) : null;
   // Hashed only as far as a lookup needs (labelOf).
   const values = (field: 'subject' | 'scope', extra: string[]): Set<string> => new Set([...extra, ...snap.entries.map((se) => se.meta[field])]);
   return logged.map((q) => ({
