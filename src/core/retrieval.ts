@@ -91,9 +91,9 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
 }
 
 /**
- * Lexical ranking only: each match's relevance times its summary's length (distinct words) to this power, then over the
- * best. BM25's length normalization favours short entries beyond their chance of answering, and the subject focus lifts a
- * subject's short and long matches alike. Fused with the static vectors, whose ranking leans long already, it lowered recall.
+ * After the subject focus, before similarity is fused in: each match's relevance times its summary's length (distinct
+ * words) to this power, then over the best. BM25's length normalization favours short entries beyond their chance of
+ * answering, and the subject focus lifts a subject's short and long matches alike.
  */
 export const LENGTH_PRIOR = 0.3;
 const POWERS = Float64Array.from({ length: 512 }, (_, n) => Math.max(n, 1) ** LENGTH_PRIOR);

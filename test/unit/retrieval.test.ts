@@ -212,7 +212,7 @@ describe('the context writers state', () => {
     expect(one).toEqual([0.4, 0.2]);
   });
 
-  it('length prior (lexical ranking): a long match of the same words that BM25 put below a short one rises above it', () => {
+  it('length prior (after the focus, before fusion): a long match of the same words that BM25 put below a short one rises above it', () => {
     const others = Object.fromEntries(['red', 'blue', 'green', 'gray', 'pink', 'teal', 'gold', 'navy'].map((c) => [c, `a ${c} door`]));
     const ix = indexOf({ ...others, short: 'glass window', long: 'the glass window I made for the local church with my sister over the winter' });
     const { sids, scores, lengths } = ix.rawHits('glass window', true);

@@ -107,7 +107,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   // Before similarity is fused in: the words a question shares with a session choose the subjects
   // to lift; similarity, which every entry has, near or not, ranks within and across them.
   focusSubjects(rel, groups);
-  if (!o.semantic && o.lengths) weighByLength(rel, lengths);
+  if (o.lengths) weighByLength(rel, lengths);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const count = reach.count;
