@@ -36,7 +36,7 @@ function findLazySpecs(dir, out = new Set()) {
   for (const d of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, d.name);
     if (d.isDirectory() && d.name !== 'bundle') findLazySpecs(p, out);
-    else if (d.name.endsWith('.js')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy\(\s*'([^']+)'\s*\)/g)) out.add(m[1]);
+    else if (d.name.endsWith('.js')) for (const m of readFileSync(p, 'utf8').matchAll(/\blazy\(\s*'([^']+)'\s*[,)]/g)) out.add(m[1]);
   }
   return out;
 }

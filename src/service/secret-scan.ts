@@ -5,10 +5,10 @@ import { dedupe, isPlaceholder, position, scanText, type SecretFinding } from '.
 type LintSource = typeof import('@secretlint/core').lintSource;
 type SecretlintConfig = Parameters<LintSource>[0]['options']['config'];
 let secretlint: { lintSource: LintSource; config: SecretlintConfig } | null | undefined;
-// Packages by name (not a `require` of this file's): the bundle serves all three from one chunk with a code cache (scripts/bundle.js).
+// Packages by name (not a `require` of this file's): the bundle serves all three from one chunk with a code cache (scripts/bundle.js); the profiler is core's own.
 const core = lazy<typeof import('@secretlint/core')>('@secretlint/core');
 const preset = lazy<typeof import('@secretlint/secretlint-rule-preset-recommend')>('@secretlint/secretlint-rule-preset-recommend');
-const profiler = lazy<{ secretLintProfiler: { mark: () => void } }>('@secretlint/profiler');
+const profiler = lazy<{ secretLintProfiler: { mark: () => void } }>('@secretlint/profiler', '@secretlint/core');
 
 /** Loads secretlint once (it is slow to load); null if it cannot be loaded, and our rules still run. */
 function loadSecretlint(): typeof secretlint {

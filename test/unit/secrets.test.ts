@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_SCANNED, isPlaceholder, scanText, secretFields } from '../../src/core/secrets.js';
@@ -65,6 +66,14 @@ describe('secret scan', () => {
       // A key that is not a field name is named by its position only.
       '[0].entry.(field 7)',
     ]);
+  });
+
+  it("switches off the profiler secretlint's core marks (the instance beside core), which would keep every mark of a long-lived process", async () => {
+    await scanFields([{ path: 'content', text: 'plain words' }]);
+    const beside = createRequire(require.resolve('@secretlint/core'));
+    const { secretLintProfiler } = beside('@secretlint/profiler') as { secretLintProfiler: { mark: unknown } };
+    expect(Object.prototype.hasOwnProperty.call(secretLintProfiler, 'mark')).toBe(true);
+    expect(secretLintProfiler.mark).not.toBe(Object.getPrototypeOf(secretLintProfiler).mark);
   });
 
   it('finds a private key that JSON escaping would hide (raw text, not the serialization)', async () => {
