@@ -61,7 +61,7 @@ describe('semantic search', () => {
     expect(cli(dir, ['daemon', 'start'], { env: ON }).code).toBe(0);
     onTestFinished(() => void cli(dir, ['daemon', 'stop']));
     const st = await untilReady(dir, 3);
-    expect(st.semantic).toMatchObject({ enabled: true, model: 'minilm-l6-v2-static-128', entries: 3, vectors_current: 3 });
+    expect(st.semantic).toMatchObject({ enabled: true, model: 'minilm-l6-v2-static-128-fit', entries: 3, vectors_current: 3 });
     expect(st.rss_bytes).toBeGreaterThan(0);
     // With a daemon, the CLI's query (--semantic too) is the daemon's: no table or model of its own.
     const r = cli(dir, ['query', QUESTION, '--json', '--debug', '--semantic'], { env: ON });

@@ -253,7 +253,7 @@ describe('the static embedding table', () => {
     expect(basicTokens("Héllo, Wörld! don't 東京")).toEqual(['hello', ',', 'world', '!', 'don', "'", 't', '東', '京']);
     // Format and control characters dropped inside a word, any white space splits, symbols and astral ideographs stand alone.
     expect(basicTokens('a\u200bb\tc\u00a0d$e\x7ff\u{20001}g\ufffd。')).toEqual(['ab', 'c', 'd', '$', 'ef', '\u{20001}', 'g', '。']);
-    expect(table.model).toBe('minilm-l6-v2-static-128');
+    expect(table.model).toBe('minilm-l6-v2-static-128-fit');
     const a = table.embed('Deploys to production happen every Tuesday afternoon');
     const b = StaticEmbedding.load().embed('Deploys to production happen every Tuesday afternoon');
     expect(a).toEqual(b);
