@@ -14,7 +14,11 @@ type Validate = typeof import('../../core/validate.js').validateStoredEntry;
 function readSide(validateStoredEntry: Validate, file: string, label: string, path: string, allowEmpty: boolean): MemoryEntry | null {
   const text = readFileSync(file, 'utf8');
   if (!text.trim() && allowEmpty) return null;
-  const raw = orThrow(JSON.parse, text, (err) => new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${err.message})` }], 'merge'));
+  const raw: unknown = orThrow(
+    JSON.parse,
+    text,
+    (err) => new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${err.message})` }], 'merge'),
+  );
   return checked(validateStoredEntry, raw, path, label);
 }
 
