@@ -3,12 +3,11 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Options } from 'yargs';
 import { KINDS, SECTIONS } from '../core/constants.js';
-import { MemoryError, NotFoundError, UsageError, ValidationError, formatProblem } from '../core/errors.js';
-import { checkDepth } from '../core/errors.js';
+import { MemoryError, NotFoundError, UsageError, ValidationError, checkDepth, formatProblem } from '../core/errors.js';
 import type { Caller } from '../service/caller.js';
 import { Engine } from '../service/engine.js';
 import { hasPendingJournal, recoverPending } from '../service/transaction.js';
-import { tryOr } from '../store/fsutil.js';
+import { orThrow, tryOr } from '../try.js';
 import { findRoot } from '../store/workspace.js';
 
 export interface GlobalArgs {
@@ -149,12 +148,7 @@ export class Cli {
     if (file === undefined || file === '') throw new UsageError('--file is required (a JSON file, or - for stdin)');
     const { text, source } = this.readTextInput(file);
     if (!text.trim()) throw new ValidationError([{ path: source, message: 'is empty (expected JSON)' }], 'input');
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch (err) {
-      throw new ValidationError([{ path: source, message: `is not valid JSON (${(err as Error).message})` }], 'input');
-    }
+    const doc: unknown = orThrow(JSON.parse, text, (err) => new ValidationError([{ path: source, message: `is not valid JSON (${err.message})` }], 'input'));
     checkDepth(doc, source);
     return doc;
   }

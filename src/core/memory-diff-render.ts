@@ -1,6 +1,5 @@
 /** `memory diff` for people, as text or Markdown (a pull-request comment); also how `git diff` shows an entry file (the textconv). */
-import type { CitedCode, ChangeKind, EntryChange, MemoryDiff } from './memory-diff.js';
-import { parse, whole } from './memory-diff.js';
+import { parse, whole, type CitedCode, type ChangeKind, type EntryChange, type MemoryDiff } from './memory-diff.js';
 import { entryLines } from './entry.js';
 
 const happened = (c: CitedCode): string => `${c.change}${c.to ? ` to ${c.to}` : ''}`;

@@ -1,7 +1,6 @@
 /** `memory dashboard [project]`: blessed-contrib panels of getStatistics, coloured by health in core/stats.ts; keys in its help line. */
 import { createRequire } from 'node:module';
-import { health, rangeFor, type Level } from '../core/stats.js';
-import type { Statistics } from '../core/stats.js';
+import { health, rangeFor, type Level, type Statistics } from '../core/stats.js';
 import type { Caller } from '../service/caller.js';
 import type { Engine } from '../service/engine.js';
 import { getStatistics } from '../service/ops/statistics.js';

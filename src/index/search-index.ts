@@ -5,7 +5,7 @@
  * is rebuilt, never fatal.
  */
 import { join } from 'node:path';
-import { writeFileAtomic } from '../store/fsutil.js';
+import { tryOr, writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 import type { MemoryEntry } from '../core/schema.js';
 import { INDEX_OPTIONS, NAME_BOOST, docOf, namedTerms } from './options.js';
@@ -69,21 +69,14 @@ export class SearchIndex extends PostingIndex {
   /** The catalog contents a snapshot holding exactly the entries of `content` may have been saved from: that one, and one a query found to hold the same entries (noteSameEntries), so that a catalog saved as a new base keeps one-shot queries from comparing every stamp. */
   static contentsFor(localDir: string, content: string | undefined): string[] {
     if (content === undefined) return [];
-    try {
-      const r = JSON.parse(readNoFollow(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown };
-      return r.to === content && typeof r.from === 'string' ? [content, r.from] : [content];
-    } catch {
-      return [content];
-    }
+    const r = tryOr(() => JSON.parse(readNoFollow(join(localDir, 'cache', SAME_ENTRIES), 'utf8')) as { from?: unknown; to?: unknown }, null);
+    return r?.to === content && typeof r.from === 'string' ? [content, r.from] : [content];
   }
 
   /** Notes that the index snapshot saved from catalog content `from` holds exactly the entries of content `to` (see contentsFor). */
   static noteSameEntries(localDir: string, from: string, to: string): void {
-    try {
-      writeFileAtomic(join(localDir, 'cache', SAME_ENTRIES), JSON.stringify({ from, to }), { fsync: false, dirExists: true });
-    } catch {
-      /* the next query compares stamps again */
-    }
+    // A failed write costs only speed: the next query compares stamps again.
+    tryOr(() => writeFileAtomic(join(localDir, 'cache', SAME_ENTRIES), JSON.stringify({ from, to }), { fsync: false, dirExists: true }), undefined);
   }
 
   private static of(loaded: Loaded, partial: boolean): SearchIndex {

@@ -234,11 +234,7 @@ export class Semantic {
 }
 
 function semanticOn(engine: Engine, project: string): boolean {
-  try {
-    return engine.projectConfig(project).query.semantic !== 'off';
-  } catch {
-    return true;
-  }
+  return tryOr(() => engine.projectConfig(project).query.semantic !== 'off', true);
 }
 
 /** What `memory doctor` reports about semantic search, without loading the model. */

@@ -3,6 +3,7 @@ import * as uc from '../../service/use-cases.js';
 import { STRATEGIES } from '../../core/constants.js';
 import type { Strategy } from '../../core/consolidate.js';
 import { UsageError } from '../../core/errors.js';
+import { tryOr } from '../../try.js';
 import { clip, type Cli, type Command, commitNote } from '../io.js';
 
 function readText(k: Cli, file: unknown, text: unknown): string {
@@ -117,14 +118,7 @@ export const consolidationCommands: Command[] = [
     },
     async run(k, a) {
       const raw = readText(k, a.file, a.text);
-      let input: string | Record<string, unknown> = raw;
-      if (raw.trim().startsWith('{')) {
-        try {
-          input = JSON.parse(raw) as Record<string, unknown>;
-        } catch {
-          input = raw;
-        }
-      }
+      const input = raw.trim().startsWith('{') ? tryOr((): string | Record<string, unknown> => JSON.parse(raw) as Record<string, unknown>, raw) : raw;
       if (a.session && !a['short-term']) throw new UsageError('--session is for short-term memory: add --short-term');
       const r = await uc.remember(...k.open(a), a.project || undefined, input, {
         shortTerm: Boolean(a['short-term']),

@@ -7,18 +7,18 @@ import { ValidationError } from '../../core/errors.js';
 import { serializeEntry } from '../../core/entry.js';
 import type { MemoryEntry } from '../../core/schema.js';
 import type { Command } from '../io.js';
+import { orThrow } from '../../try.js';
 
 type Validate = typeof import('../../core/validate.js').validateStoredEntry;
 
 function readSide(validateStoredEntry: Validate, file: string, label: string, path: string, allowEmpty: boolean): MemoryEntry | null {
   const text = readFileSync(file, 'utf8');
   if (!text.trim() && allowEmpty) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${(err as Error).message})` }], 'merge');
-  }
+  const raw: unknown = orThrow(
+    JSON.parse,
+    text,
+    (err) => new ValidationError([{ path: `${path} (${label})`, message: `is not valid JSON (${err.message})` }], 'merge'),
+  );
   return checked(validateStoredEntry, raw, path, label);
 }
 

@@ -81,11 +81,8 @@ export const writeCommands: Command[] = [
       const [engine, caller] = k.open(a);
       const r = await uc.supersede(engine, caller, String(a.id), String(a.by), { project: a.project });
       const entry = uc.locate(engine, caller, String(a.id)).entry;
-      k.print(
-        a,
-        { applied: r.applied, skipped: r.skipped, commit: r.commit, entry },
-        `superseded ${String(a.id)} by ${String(a.by)}${commitNote(r.commit, ' (commit ', ')')}`,
-      );
+      const text = `superseded ${String(a.id)} by ${String(a.by)}${commitNote(r.commit, ' (commit ', ')')}`;
+      k.print(a, { applied: r.applied, skipped: r.skipped, commit: r.commit, entry }, text);
     },
   },
   {

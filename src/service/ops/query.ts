@@ -1,7 +1,6 @@
 /** `memory list` and `memory query`: filters, optional text, ranking, limit; the query log. */
 import { UsageError } from '../../core/errors.js';
-import type { DecayConfig } from '../../core/lifecycle.js';
-import { lifecycleOf } from '../../core/lifecycle.js';
+import { lifecycleOf, type DecayConfig } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { AnchorStatus } from '../../core/anchors.js';
