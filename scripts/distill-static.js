@@ -7,8 +7,8 @@
 // Development only: the table is committed, and neither the build nor a user runs this.
 // The committed table is made with the defaults (steps 1-5; `npm run build` first: step 4 splits
 // sentences with dist/'s tokenizer): `node scripts/distill-static.js --raw /tmp/tokens.f32
-// --raw-corpus /tmp/wordnet.f32` (the model runs ~40 minutes of a core, once). `--words` is an
-// experiment that did not win on the dev split (docs/benchmarks.md, the tried table).
+// --raw-corpus /tmp/wordnet.f32` (the model's part runs once; its cost is in docs/benchmarks.md).
+// `--words` is an experiment that did not win on the dev split (docs/benchmarks.md, the tried table).
 //
 // 1. Every token of the model's WordPiece vocabulary is embedded once through the model, alone
 //    between [CLS] and [SEP], mean-pooled as the model pools a sentence. The engine takes text,
