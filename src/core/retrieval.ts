@@ -15,6 +15,21 @@ export const CONTEXT_HITS = 3;
 export const SUBJECT_SHARE = 0.3;
 /** A match gains up to this share of its relevance by its subject's score as a document (liftBySubjectDocs). */
 export const SUBJECT_DOC_SHARE = 0.5;
+/** A candidate gains up to this share of its fused score by how near its subject's nearest entry is (subjectNearness). */
+export const SUBJECT_SIM_SHARE = 0.2;
+/**
+ * Each subject's nearest entry by similarity (`sims`: cosine, NaN left out; `code`: each entry's subject, below `count`),
+ * over the range among subjects, cubed (only the nearest subjects count): a session that says what the question asks
+ * in one turn lifts its other turns, as the words' subject focus does.
+ */
+export function subjectNearness(sims: ArrayLike<number>, code: ArrayLike<number>, count: number): Float64Array {
+  const near = new Float64Array(count).fill(-Infinity);
+  for (let h = 0; h < sims.length; h++) if (sims[h]! > near[code[h]!]!) near[code[h]!] = sims[h]!; // (code[h] < count)
+  let [lo, hi] = [Infinity, -Infinity];
+  for (const x of near) if (x > -Infinity) [lo, hi] = [Math.min(lo, x), Math.max(hi, x)];
+  return near.map((x) => (x > -Infinity && hi > lo ? ((x - lo) / (hi - lo)) ** 3 : 0));
+}
+
 /** An entry a best hit links to (related_entries, superseded_by) gains this share of the hit's relevance. */
 export const LINK_SHARE = 0.3;
 

@@ -9,6 +9,7 @@ import {
   SEMANTIC_WEIGHT,
   SUBJECT_DOC_SHARE,
   SUBJECT_SHARE,
+  SUBJECT_SIM_SHARE,
   TIME_CUE_SHARE,
   addTimeCue,
   focusSubjects,
@@ -16,6 +17,7 @@ import {
   liftBySubjectDocs,
   linkLifts,
   subjectGroups,
+  subjectNearness,
   groupsByCode,
   timeCue,
   timeCueHits,
@@ -161,6 +163,44 @@ describe('score fusion', () => {
     });
     const ranked = [...cands].sort((a, b) => (b.relevance ?? 0) - (a.relevance ?? 0)).map((c) => c.entry.id);
     expect(ranked).toEqual(['A', 'M', 'A2', 'W']);
+  });
+
+  it("similarity's own subject focus: after fusion, the matches of a subject whose nearest entry is nearest gain", () => {
+    // Each subject's nearest entry over the range among subjects, cubed; no vector (NaN) is left out.
+    const near = subjectNearness([0.2, 0.9, NaN, 0.5, 0.1], [0, 0, 1, 1, 2], 3);
+    expect([...near].map((x) => +x.toFixed(6))).toEqual([1, 0.125, 0]);
+    // "garden" and "kitchen" each hold a match of the same words and nearness; a turn of the garden session says
+    // what the question asks in other words: the garden's match goes first, the kitchen's keeps its fused score.
+    const rows = [
+      { id: 'K', subject: 'kitchen', lex: 5, sim: 0.3 },
+      { id: 'G', subject: 'garden', lex: 5, sim: 0.3 },
+      { id: 'N', subject: 'garden', lex: 0, sim: 0.9 },
+      { id: 'F', subject: 'kitchen', lex: 0, sim: 0.1 },
+    ];
+    const metas = rows.map((r) => entryMeta(storedEntry({ id: r.id, subject: r.subject })));
+    const reach: Reach = {
+      count: rows.length,
+      meta: (j) => metas[j]!,
+      project: () => 'p',
+      entry: (j) => ({ project: 'p', key: `p/${rows[j]!.id}`, meta: metas[j]! }) as unknown as StoredEntry,
+      key: (j) => `p/${rows[j]!.id}`,
+      list: () => rows.map((r) => ({ key: `p/${r.id}` })),
+      byId: () => undefined,
+    };
+    const { cands } = textCandidates(reach, (i) => i, {
+      scores: [5, 5],
+      parts: filterParts({}, Date.parse('2026-02-01')),
+      accept: () => true,
+      staleKeys: new Set(),
+      nowMs: Date.parse('2026-02-01'),
+      limit: 10,
+      semantic: { similarity: () => Float64Array.from(rows, (r) => r.sim) },
+    });
+    const rel = new Map(cands.map((c) => [c.entry.id, c.relevance ?? 0]));
+    const fused = fuse(1, 0.3, 0.1, 0.9);
+    expect(rel.get('K')).toBeCloseTo(fused); // the kitchen's nearest entry is the least near of the subjects: no gain
+    expect(rel.get('G')).toBeCloseTo(fused * (1 + SUBJECT_SIM_SHARE));
+    expect(rel.get('G')).toBeGreaterThan(rel.get('K')!);
   });
 });
 

@@ -4,8 +4,8 @@
  */
 import type { EntryLike, EntryMeta } from '../../core/meta.js';
 import { nthLargest, textFloor, textWeight, type Candidate, type FilterParts } from '../../core/query.js';
-import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
-import { groupsByCode, liftBySubjectDocs, subjectGroups, weighByLength } from '../../core/retrieval.js';
+import { CONTEXT_HITS, SEMANTIC_ONLY_MAX, SEMANTIC_ONLY_MIN, SUBJECT_SIM_SHARE, bestPlaces, focusSubjects, fuse, linkLifts } from '../../core/retrieval.js';
+import { groupsByCode, liftBySubjectDocs, subjectGroups, subjectNearness, weighByLength } from '../../core/retrieval.js';
 import type { StoredEntry } from '../../store/catalog.js';
 
 /** At most this many best hits' links are followed: hits that tie by the thousand read no thousand rows. */
@@ -119,17 +119,21 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     for (let j = 0; j < ents.length; j++) lexs[ents[j]!] = rel[j]! / (top || 1);
     let lo = Infinity;
     let hi = -Infinity;
+    const near = new Float64Array(count);
     for (let h = 0; h < count; h++) {
-      const s = lexs[h] === lexs[h] ? sims[h]! : NaN; // (NaN: it does not pass, or has no vector; neither)
+      const s = (near[h] = lexs[h] === lexs[h] ? sims[h]! : NaN); // (NaN: it does not pass, or has no vector; neither)
       if (s < lo) lo = s;
       if (s > hi) hi = s;
     }
+    // Similarity's own subject focus, on the fused score: the subjects whose nearest entry is nearest gain.
+    const codes = reach.subjectCodes?.() ?? { of: subjectGroups(Array.from(near.keys()), reach), count };
+    const nearness = subjectNearness(near, codes.of, codes.count);
     const meaningOnly = new Float64Array(count);
     let m = 0;
     for (let h = 0; h < count; h++) {
       const lex = lexs[h]!;
       const s = sims[h]!;
-      const f = (sims[h] = lex === lex ? fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi) : NaN);
+      const f = (sims[h] = lex === lex ? fuse(lex < 0 ? 0 : lex, s === s ? s : undefined, lo, hi) * (1 + SUBJECT_SIM_SHARE * nearness[codes.of[h]!]!) : NaN);
       if (lex < 0 && f >= SEMANTIC_ONLY_MIN) meaningOnly[m++] = f;
     }
     // Meaning-only matches: the closest few hundred above a floor (the rest cannot reach a page).
