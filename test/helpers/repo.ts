@@ -35,15 +35,16 @@ export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
 }
 
 /**
- * An empty repository made by `git init` and configured as gitdir's are, once per test file
- * (test/setup.ts drops it after the file): a new repository is a copy of its .git, not five
- * more git processes. Automatic maintenance is off: git would start it after every commit a test
+ * An empty repository made by `git init` and configured as gitdir's are, once per test worker
+ * (it outlives a test file: nothing writes to it; removed when the worker exits): a new
+ * repository is a copy of its .git, not five more git processes. Automatic maintenance is off: git would start it after every commit a test
  * makes, and gc.auto=0 leaves it nothing to do.
  */
 let template: string | undefined;
 function templateGitDir(): string {
   if (template) return join(template, '.git');
   const dir = mkdtempSync(join(tmpdir(), 'bass-agents-template-'));
+  process.once('exit', dropTemplate);
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.name', 'Test User');
   git(dir, 'config', 'user.email', 'test@example.com');
@@ -54,8 +55,8 @@ function templateGitDir(): string {
   return join(dir, '.git');
 }
 /**
- * The .git of a repository holding `files` in its one commit, made once per test file for each
- * set of files: most tests start from the same README, and a copy of that .git replaces the
+ * The .git of a repository holding `files` in its one commit, made once per test worker for
+ * each set of files: most tests start from the same README, and a copy of that .git replaces the
  * `git add`, `git commit` and the maintenance run of each.
  */
 const committed = new Map<string, string>();
