@@ -102,6 +102,8 @@ function repo(root, name, { staged = false } = {}) {
     git(template, 'config', 'user.name', 'Stress');
     git(template, 'config', 'user.email', 'stress@example.com');
     git(template, 'config', 'gc.auto', '0');
+    // (Nor the maintenance run git starts after each of the user's commits: gc.auto=0 leaves it nothing to do.)
+    git(template, 'config', 'maintenance.auto', 'false');
     writeFileSync(join(template, 'app.txt'), 'v1\n');
     git(template, 'add', 'app.txt');
     git(template, 'commit', '-qm', 'app');
