@@ -15,7 +15,8 @@
 //   requires that esbuild bundles as lazily initialized modules.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -125,6 +126,27 @@ const chunks = {
   },
 };
 
+// Nothing to do when the last bundle was made from the same inputs (`npm test` builds again after
+// the build `npm ci` ran): dist/ as tsc left it, these scripts, the locked dependencies and this Node.
+const STAMP = join(ROOT, 'dist', '.bundle-inputs');
+const inputs = createHash('sha256').update(`${process.version} ${process.arch}\n`);
+const hashTree = (dir) => {
+  for (const d of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) {
+      if (p !== OUT_DIR) hashTree(p);
+    } else if (/\.(js|json)$/.test(d.name)) inputs.update(`${relative(ROOT, p)}\n`).update(readFileSync(p));
+  }
+};
+hashTree(join(ROOT, 'dist'));
+for (const f of ['scripts/bundle.js', 'scripts/warm-cache.cjs', 'package-lock.json']) inputs.update(`${f}\n`).update(readFileSync(join(ROOT, f)));
+const stamp = inputs.digest('hex');
+const made = [OUT, `${OUT}.cache`, `${OUT}.read.cache`, THIN_OUT, `${THIN_OUT}.cache`];
+if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp && made.every((f) => existsSync(f))) {
+  console.log(`bundle: ${relative(ROOT, OUT)} is up to date`);
+  process.exit(0);
+}
+rmSync(STAMP, { force: true });
 rmSync(OUT_DIR, { recursive: true, force: true });
 mkdirSync(OUT_DIR, { recursive: true });
 /** What both bundles share. */
@@ -213,3 +235,5 @@ console.log(
 // of its own with none of the caller's git or bass-agents settings (it works in a scratch repository).
 const warmEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GIT_|BASS_AGENTS_)/.test(k)));
 spawnSync(process.execPath, [join(ROOT, 'scripts', 'warm-cache.cjs'), OUT], { stdio: ['ignore', 'inherit', 'inherit'], env: warmEnv, timeout: 120_000 });
+// (Without the caches of a warm-up run, the next build makes the bundle again.)
+if (made.every((f) => existsSync(f))) writeFileSync(STAMP, stamp);

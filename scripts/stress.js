@@ -36,7 +36,7 @@
 //   (These five too: their quick form is in test/integration/git-commit.test.ts and git-plumbing.test.ts.)
 // Each phase adds to `failures`; the script exits 1 if there are any. Bounded in time.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,18 +88,32 @@ function runCli(dir, a, input, extraEnv = {}) {
   return done;
 }
 
-/** A scratch repository with one commit, a project, and (optionally) the user's staged change. */
+/**
+ * A scratch repository with one commit, a project, and (optionally) the user's staged change:
+ * a copy of one made for the run (git's local state for the copy is its own, none of the first's),
+ * not five git commands and a `memory init` for every phase's repository.
+ */
+let template;
 function repo(root, name, { staged = false } = {}) {
+  if (!template) {
+    template = join(root, 'template');
+    mkdirSync(template, { recursive: true });
+    git(template, 'init', '-q', '-b', 'main');
+    git(template, 'config', 'user.name', 'Stress');
+    git(template, 'config', 'user.email', 'stress@example.com');
+    git(template, 'config', 'gc.auto', '0');
+    // (Nor the maintenance run git starts after each of the user's commits: gc.auto=0 leaves it nothing to do.)
+    git(template, 'config', 'maintenance.auto', 'false');
+    writeFileSync(join(template, 'app.txt'), 'v1\n');
+    git(template, 'add', 'app.txt');
+    git(template, 'commit', '-qm', 'app');
+    execFileSync(process.execPath, [BIN, 'memory', 'init', 'demo'], { cwd: template, env: { ...baseEnv, BASS_AGENTS_NO_DAEMON: '1' }, stdio: 'ignore' });
+  }
   const dir = join(root, name);
-  mkdirSync(dir, { recursive: true });
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.name', 'Stress');
-  git(dir, 'config', 'user.email', 'stress@example.com');
-  git(dir, 'config', 'gc.auto', '0');
-  writeFileSync(join(dir, 'app.txt'), 'v1\n');
-  git(dir, 'add', 'app.txt');
-  git(dir, 'commit', '-qm', 'app');
-  execFileSync(process.execPath, [BIN, 'memory', 'init', 'demo'], { cwd: dir, env: { ...baseEnv, BASS_AGENTS_NO_DAEMON: '1' }, stdio: 'ignore' });
+  const state = stateDirOf(template).dir;
+  cpSync(template, dir, { recursive: true, filter: (src) => src !== state });
+  // The copies' files are new to the copied index: git looks at them again now, as it had after `init`.
+  git(dir, 'update-index', '-q', '--refresh');
   if (staged) {
     writeFileSync(join(dir, 'app.txt'), 'v2 staged by the user\n');
     git(dir, 'add', 'app.txt');

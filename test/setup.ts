@@ -25,12 +25,10 @@ for (const spec of specs) registry.set(spec, await import(join(src, spec.replace
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll } from 'vitest';
-import { dropTemplate } from './helpers/repo.js';
 const stateHome = mkdtempSync(join(tmpdir(), 'bass-agents-state-'));
 process.env.XDG_STATE_HOME = stateHome;
 afterAll(() => {
   rmSync(stateHome, { recursive: true, force: true });
-  dropTemplate();
 });
 
 // A machine-wide NODE_EXTRA_CA_CERTS makes every Node process read and parse that certificate

@@ -88,7 +88,8 @@ describe('the loop of docs/guide.md, from a dev-dependency install', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     // npm's own cache, and the optional model packages left out (large; the loop does not need them).
     const npmEnv = {
-      npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
+      // (`npm test` hands its own to the tests; asked of npm otherwise.)
+      npm_config_cache: process.env.npm_config_cache || execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
       npm_config_update_notifier: 'false',
       // The machine's certificates for a registry, if npm needs one (test/setup.ts keeps them from the rest).
       ...(process.env.TEST_NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.TEST_NODE_EXTRA_CA_CERTS } : {}),

@@ -35,37 +35,63 @@ export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
 }
 
 /**
- * An empty repository made by `git init` and configured as gitdir's are, once per test file
- * (test/setup.ts drops it after the file): a new repository is a copy of its .git, not five
- * more git processes.
+ * An empty repository made by `git init` and configured as gitdir's are, once per test worker
+ * (it outlives a test file: nothing writes to it; removed when the worker exits): a new
+ * repository is a copy of its .git, not five more git processes. Automatic maintenance is off: git would start it after every commit a test
+ * makes, and gc.auto=0 leaves it nothing to do.
  */
 let template: string | undefined;
 function templateGitDir(): string {
   if (template) return join(template, '.git');
   const dir = mkdtempSync(join(tmpdir(), 'bass-agents-template-'));
+  process.once('exit', dropTemplate);
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.name', 'Test User');
   git(dir, 'config', 'user.email', 'test@example.com');
   git(dir, 'config', 'gc.auto', '0');
+  git(dir, 'config', 'maintenance.auto', 'false');
   git(dir, 'config', 'commit.gpgsign', 'false');
   template = dir;
   return join(dir, '.git');
 }
+/**
+ * The .git of a repository holding `files` in its one commit, made once per test worker for
+ * each set of files: most tests start from the same README, and a copy of that .git replaces the
+ * `git add`, `git commit` and the maintenance run of each.
+ */
+const committed = new Map<string, string>();
+function committedGitDir(files: Record<string, string>): string {
+  const key = JSON.stringify(files);
+  const known = committed.get(key);
+  if (known) return join(known, '.git');
+  const dir = mkdtempSync(join(tmpdir(), 'bass-agents-template-'));
+  cpSync(templateGitDir(), join(dir, '.git'), { recursive: true });
+  writeFiles(dir, files);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  committed.set(key, dir);
+  return join(dir, '.git');
+}
 export function dropTemplate(): void {
-  if (template) rmSync(template, { recursive: true, force: true });
+  for (const dir of [template, ...committed.values()]) if (dir) rmSync(dir, { recursive: true, force: true });
   template = undefined;
+  committed.clear();
+}
+
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [p, c] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), c);
+  }
 }
 
 /** A real git repository on branch main with a fixed user and one commit. */
 export function gitdir(files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
   const dir = testdir();
-  cpSync(templateGitDir(), join(dir, '.git'), { recursive: true });
-  for (const [p, c] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, p)), { recursive: true });
-    writeFileSync(join(dir, p), c);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
+  cpSync(committedGitDir(files), join(dir, '.git'), { recursive: true });
+  writeFiles(dir, files);
+  // The copied index holds the template's file times: refreshed, as `git commit` left it.
+  git(dir, 'update-index', '-q', '--refresh');
   return dir;
 }
 
