@@ -11,13 +11,27 @@ import { BIN, cleanGitEnv, cli, cliAsync, entry, firstOf, git, gitdir, stateDir 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+/** Waits for fn to give a value; the limit only bounds a failing run, so it is generous for a loaded machine. */
+async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
+  }
+}
+
+/** The daemon may be committing a regenerated ai-context: git refuses a checkout until that commit is done. */
+async function checkoutBesideDaemon(dir: string, rev: string): Promise<void> {
+  for (const end = Date.now() + 30_000; ; ) {
+    try {
+      git(dir, 'checkout', '-q', rev);
+      return;
+    } catch (err) {
+      if (Date.now() > end || !String((err as Error).message).includes('index.lock')) throw err;
+      await sleep(100);
+    }
   }
 }
 
@@ -79,9 +93,9 @@ describe('memory daemon', () => {
     }).stdout.trim();
     expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id2] });
     // git checkout of an older commit removes it; checking out main brings it back.
-    git(dir, 'checkout', '-q', base);
+    await checkoutBesideDaemon(dir, base);
     await until('checkout indexed', () => debugQuery(dir, 'kafka offsets').ids.length === 0);
-    git(dir, 'checkout', '-q', 'main');
+    await checkoutBesideDaemon(dir, 'main');
     await until('checkout back indexed', () => debugQuery(dir, 'kafka offsets').ids.length === 1);
     // A broken file is reported and skipped; the rest keeps working.
     writeFileSync(join(dirname(file), 'BROKEN.json'), '{ nope');
@@ -332,18 +346,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
       input: JSON.stringify(entry({ section: 'learnings', kind: 'other', summary: 'kafka offsets reset weekly' })),
     }).stdout.trim();
     expect(debugQuery(dir, 'kafka offsets')).toEqual({ via: true, ids: [id] });
-    // The daemon may be committing a regenerated ai-context: git then refuses a checkout until it is done.
-    const checkout = async (rev: string): Promise<void> => {
-      for (let tries = 0; ; tries++) {
-        try {
-          git(dir, 'checkout', '-q', rev);
-          return;
-        } catch (err) {
-          if (tries > 50 || !String((err as Error).message).includes('index.lock')) throw err;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    };
+    const checkout = (rev: string): Promise<void> => checkoutBesideDaemon(dir, rev);
     for (let round = 0; round < 3; round++) {
       await checkout(base);
       // The very next query already reflects the checkout: the daemon checks HEAD before it answers.
