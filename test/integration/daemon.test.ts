@@ -24,7 +24,7 @@ async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs
 
 /** The daemon may be committing a regenerated ai-context: git refuses a checkout until that commit is done. */
 async function checkoutBesideDaemon(dir: string, rev: string): Promise<void> {
-  for (const end = Date.now() + 30_000; ; ) {
+  for (const end = Date.now() + 30_000; ;) {
     try {
       git(dir, 'checkout', '-q', rev);
       return;
