@@ -47,6 +47,30 @@ function indexOf(summaries: Record<string, string>): SearchIndex {
   return ix;
 }
 
+/** textCandidates over in-memory rows: each row's word score (`lex`, 0: no word match) and similarity, by subject. */
+function fusedCandidates(rows: { id: string; subject: string; lex: number; sim: number }[]): ReturnType<typeof textCandidates>['cands'] {
+  const metas = rows.map((r) => entryMeta(storedEntry({ id: r.id, subject: r.subject })));
+  const reach: Reach = {
+    count: rows.length,
+    meta: (j) => metas[j]!,
+    project: () => 'p',
+    entry: (j) => ({ project: 'p', key: `p/${rows[j]!.id}`, meta: metas[j]! }) as unknown as StoredEntry,
+    key: (j) => `p/${rows[j]!.id}`,
+    list: () => rows.map((r) => ({ key: `p/${r.id}` })),
+    byId: () => undefined,
+  };
+  const hits = rows.flatMap((r, j) => (r.lex ? [j] : []));
+  return textCandidates(reach, (i) => hits[i], {
+    scores: hits.map((j) => rows[j]!.lex),
+    parts: filterParts({}, Date.parse('2026-02-01')),
+    accept: () => true,
+    staleKeys: new Set(),
+    nowMs: Date.parse('2026-02-01'),
+    limit: 10,
+    semantic: { similarity: () => Float64Array.from(rows, (r) => r.sim) },
+  }).cands;
+}
+
 describe('the analyzer', () => {
   it('drops stopwords from a query, unless nothing else is left', () => {
     expect(queryTokenize('What did the team decide about caching?')).toEqual(['team', 'decide', 'caching']);
@@ -141,26 +165,7 @@ describe('score fusion', () => {
       { id: 'W', subject: 'lodge', lex: 2.5, sim: 0.1 },
       { id: 'F', subject: 'misc', lex: 0, sim: 0 },
     ];
-    const metas = rows.map((r) => entryMeta(storedEntry({ id: r.id, subject: r.subject })));
-    const reach: Reach = {
-      count: rows.length,
-      meta: (j) => metas[j]!,
-      project: () => 'p',
-      entry: (j) => ({ project: 'p', key: `p/${rows[j]!.id}`, meta: metas[j]! }) as unknown as StoredEntry,
-      key: (j) => `p/${rows[j]!.id}`,
-      list: () => rows.map((r) => ({ key: `p/${r.id}` })),
-      byId: () => undefined,
-    };
-    const hits = rows.flatMap((r, j) => (r.lex ? [j] : []));
-    const { cands } = textCandidates(reach, (i) => hits[i], {
-      scores: hits.map((j) => rows[j]!.lex),
-      parts: filterParts({}, Date.parse('2026-02-01')),
-      accept: () => true,
-      staleKeys: new Set(),
-      nowMs: Date.parse('2026-02-01'),
-      limit: 10,
-      semantic: { similarity: () => Float64Array.from(rows, (r) => r.sim) },
-    });
+    const cands = fusedCandidates(rows);
     const ranked = [...cands].sort((a, b) => (b.relevance ?? 0) - (a.relevance ?? 0)).map((c) => c.entry.id);
     expect(ranked).toEqual(['A', 'M', 'A2', 'W']);
   });
@@ -177,25 +182,7 @@ describe('score fusion', () => {
       { id: 'N', subject: 'garden', lex: 0, sim: 0.9 },
       { id: 'F', subject: 'kitchen', lex: 0, sim: 0.1 },
     ];
-    const metas = rows.map((r) => entryMeta(storedEntry({ id: r.id, subject: r.subject })));
-    const reach: Reach = {
-      count: rows.length,
-      meta: (j) => metas[j]!,
-      project: () => 'p',
-      entry: (j) => ({ project: 'p', key: `p/${rows[j]!.id}`, meta: metas[j]! }) as unknown as StoredEntry,
-      key: (j) => `p/${rows[j]!.id}`,
-      list: () => rows.map((r) => ({ key: `p/${r.id}` })),
-      byId: () => undefined,
-    };
-    const { cands } = textCandidates(reach, (i) => i, {
-      scores: [5, 5],
-      parts: filterParts({}, Date.parse('2026-02-01')),
-      accept: () => true,
-      staleKeys: new Set(),
-      nowMs: Date.parse('2026-02-01'),
-      limit: 10,
-      semantic: { similarity: () => Float64Array.from(rows, (r) => r.sim) },
-    });
+    const cands = fusedCandidates(rows);
     const rel = new Map(cands.map((c) => [c.entry.id, c.relevance ?? 0]));
     const fused = fuse(1, 0.3, 0.1, 0.9);
     expect(rel.get('K')).toBeCloseTo(fused); // the kitchen's nearest entry is the least near of the subjects: no gain
