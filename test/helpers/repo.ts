@@ -37,8 +37,8 @@ export function cleanGitEnv(home: string): NodeJS.ProcessEnv {
 /**
  * An empty repository made by `git init` and configured as gitdir's are, once per test worker
  * (it outlives a test file: nothing writes to it; removed when the worker exits): a new
- * repository is a copy of its .git, not five more git processes. Automatic maintenance is off: git would start it after every commit a test
- * makes, and gc.auto=0 leaves it nothing to do.
+ * repository is a copy of its .git, not five more git processes. Automatic maintenance is off:
+ * git would start it after every commit a test makes, and gc.auto=0 leaves it nothing to do.
  */
 let template: string | undefined;
 function templateGitDir(): string {
@@ -72,7 +72,7 @@ function committedGitDir(files: Record<string, string>): string {
   committed.set(key, dir);
   return join(dir, '.git');
 }
-export function dropTemplate(): void {
+function dropTemplate(): void {
   for (const dir of [template, ...committed.values()]) if (dir) rmSync(dir, { recursive: true, force: true });
   template = undefined;
   committed.clear();
