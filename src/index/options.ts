@@ -96,8 +96,21 @@ export const INDEX_OPTIONS: Options<Doc> = {
  * they change, so an old snapshot is rebuilt, not misread. (Not their source text: the bundle
  * and dist/ format the same functions differently, and share one snapshot.)
  */
-export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/summary-rows/v4`;
+export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/summary-rows/v4/vocatives-out`;
+
+/** Greetings and thanks (either case at their start): the capitalised word right after one is whom a text is told to. */
+const GREETINGS = 'hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|oh|congrats|sorry|sure|bye'.replace(/\b\w/g, (c) => `[${c.toUpperCase()}${c}]`);
+
+/**
+ * A name in the vocative, addressing someone: after a greeting ("Hey Jon!", "Thanks, Gina,") or after a comma, ending
+ * its sentence ("Way to go, Jon!", "Good luck, Gina."). A text told to someone is not about them: documents leave the
+ * name out, so a question's name finds what is said by or about that person, not each line said to them. (An
+ * appositive ending a sentence, "my home country, Sweden.", is taken for one too.)
+ */
+const VOCATIVE = new RegExp(String.raw`(?<=\b(?:${GREETINGS}),?\s+)\p{Lu}\p{Ll}+(?=\s*[,.!?])|(?<=,\s+)\p{Lu}\p{Ll}+(?=\s*[.!?](?:\s|$))`, 'gu');
+const unaddressed = (text: string): string => text.replace(VOCATIVE, '');
 
 export function docOf(key: string, e: MemoryEntry): Doc {
-  return { key, summary: e.summary, content: e.content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
+  const [summary, content] = [unaddressed(e.summary), unaddressed(e.content)];
+  return { key, summary, content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
 }

@@ -120,6 +120,19 @@ describe('the analyzer', () => {
     expect(named.get('p/C')! / plain.get('p/C')!).toBeGreaterThan(1);
     expect(searchOf(ix, 'Alice fix')).toEqual(plain); // the first word of a sentence: no telling a name from a capital
   });
+
+  it('leaves out of a document a name that addresses someone (the vocative): a name finds what is said by or about that person', () => {
+    const ix = indexOf({
+      A: 'Thanks, Gina! The store is doing great.',
+      B: 'Hey Gina, how is the store going?',
+      C: 'Way to go, Gina.',
+      D: 'Gina opened the store in May, Bob said.',
+      E: 'hi Alice and Gina',
+    });
+    expect([...searchOf(ix, 'what did Gina do').keys()].sort()).toEqual(['p/D', 'p/E']);
+    expect([...searchOf(ix, 'store').keys()].sort()).toEqual(['p/A', 'p/B', 'p/D']); // the rest of the text stays
+    expect([...searchOf(ix, 'Bob').keys()]).toEqual(['p/D']); // after a comma, but not ending the sentence: it stays
+  });
 });
 
 describe('the time cue', () => {
