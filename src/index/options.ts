@@ -108,7 +108,8 @@ const GREETINGS = 'hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|oh|congrats|so
  * appositive ending a sentence, "my home country, Sweden.", is taken for one too.)
  */
 const VOCATIVE = new RegExp(String.raw`(?<=\b(?:${GREETINGS}),?\s+)\p{Lu}\p{Ll}+(?=\s*[,.!?])|(?<=,\s+)\p{Lu}\p{Ll}+(?=\s*[.!?](?:\s|$))`, 'gu');
-const unaddressed = (text: string): string => text.replace(VOCATIVE, '');
+/** `text` without the names it addresses someone by: what the index holds and the vector is made of. */
+export const unaddressed = (text: string): string => text.replace(VOCATIVE, '');
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   const [summary, content] = [unaddressed(e.summary), unaddressed(e.content)];

@@ -13,7 +13,8 @@ import { deserialize, serialize } from 'node:v8';
 import { writeFileAtomic } from '../store/fsutil.js';
 import { readNoFollow } from '../store/state-dir.js';
 
-const VERSION = 3;
+/** The file's layout and what is embedded (4: summaries without the names they address, `embeddedText`): another is embedded anew. */
+const VERSION = 4;
 /** At least this many vectors no entry uses are kept (texts of other branches, edits undone). */
 const SPARE_MIN = 1024;
 

@@ -1,8 +1,10 @@
 /**
  * Semantic search: which entries need a vector, computing them (in the background in the daemon,
  * a few inline for a one-shot `query --semantic`), and the similarity a query fuses with its
- * lexical score. An entry's summary is embedded: every entry has one, short enough for the model.
+ * lexical score. An entry's summary is embedded (every entry has one, short enough for the model) as the index
+ * holds it, without the names it addresses someone by.
  */
+import { unaddressed } from '../index/options.js';
 import type { CatalogSnapshot, StoredEntry } from '../store/catalog.js';
 import { tryOr } from '../store/fsutil.js';
 import { VectorStore, textHash } from '../index/vectors.js';
@@ -21,7 +23,7 @@ export const collectGarbage = (): void => (globalThis as { gc?: () => void }).gc
 
 const LARGE_PASS = 1024;
 
-export const embeddedText = (e: { summary: string }): string => e.summary;
+export const embeddedText = (e: { summary: string }): string => unaddressed(e.summary);
 
 /** An entry whose vector is missing or out of date; `text` once read. */
 type Pending = { se: StoredEntry; text?: string };

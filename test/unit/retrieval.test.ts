@@ -28,6 +28,7 @@ import { StaticEmbedding, basicTokens } from '../../src/index/static-embedding.j
 import { SearchIndex } from '../../src/index/search-index.js';
 import { NAME_BOOST, namedTerms, processTerm, queryTokenize } from '../../src/index/options.js';
 import { VectorStore, textHash } from '../../src/index/vectors.js';
+import { embeddedText } from '../../src/service/semantic.js';
 import type { MemoryEntry } from '../../src/core/schema.js';
 import { entryMeta } from '../../src/core/meta.js';
 import { filterParts } from '../../src/core/query-filters.js';
@@ -121,7 +122,7 @@ describe('the analyzer', () => {
     expect(searchOf(ix, 'Alice fix')).toEqual(plain); // the first word of a sentence: no telling a name from a capital
   });
 
-  it('leaves out of a document a name that addresses someone (the vocative): a name finds what is said by or about that person', () => {
+  it('leaves out of a document and its vector a name that addresses someone (the vocative): a name finds what is said by or about that person', () => {
     const ix = indexOf({
       A: 'Thanks, Gina! The store is doing great.',
       B: 'Hey Gina, how is the store going?',
@@ -132,6 +133,7 @@ describe('the analyzer', () => {
     expect([...searchOf(ix, 'what did Gina do').keys()].sort()).toEqual(['p/D', 'p/E']);
     expect([...searchOf(ix, 'store').keys()].sort()).toEqual(['p/A', 'p/B', 'p/D']); // the rest of the text stays
     expect([...searchOf(ix, 'Bob').keys()]).toEqual(['p/D']); // after a comma, but not ending the sentence: it stays
+    expect(embeddedText({ summary: 'Thanks, Gina! The store is doing great.' })).toBe('Thanks, ! The store is doing great.'); // the vector's text too
   });
 });
 
