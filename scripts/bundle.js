@@ -114,6 +114,23 @@ const CHUNKS = {
     '@secretlint/profiler': requireFromCore.resolve('@secretlint/profiler'),
   },
 };
+// zod's `locales` export holds a translation of its messages for each of ~50 languages, all
+// loaded with zod: half of the chunk's source, read, deserialized and run at every write. Nothing
+// here uses them (zod's own default, English, comes from its own file), so the chunk's `locales`
+// holds English alone.
+const ZOD_LOCALES = {
+  name: 'bass-agents-zod-locales',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.cjs$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.cjs'), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `exports.en = require(${JSON.stringify(args.path)}).default;`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 const chunkOf = new Map(Object.entries(CHUNKS).flatMap(([chunk, names]) => Object.keys(names).map((name) => [name, chunk])));
 const chunks = {
   name: 'bass-agents-chunks',
@@ -207,7 +224,7 @@ writeFileSync(`${THIN_OUT}.cache`, new Script(Module.wrap(readFileSync(THIN_OUT,
 for (const [name, packages] of Object.entries(CHUNKS)) {
   const out = join(OUT_DIR, `${name}.cjs`);
   const contents = `module.exports = {${Object.entries(packages).map(([k, spec]) => `${JSON.stringify(k)}: require(${JSON.stringify(spec)})`).join(', ')}};`;
-  await build({ ...common, stdin: { contents, resolveDir: ROOT, loader: 'js' }, outfile: out });
+  await build({ ...common, plugins: [ZOD_LOCALES, rewrite], stdin: { contents, resolveDir: ROOT, loader: 'js' }, outfile: out });
   const text = readFileSync(out, 'latin1');
   checkAscii(out, text);
   writeFileSync(`${out}.cache`, new Script(Module.wrap(text), { filename: out }).createCachedData());

@@ -70,13 +70,20 @@ export function configFiles(list: string, gitDir: string, top: string, env: Node
   return [...files].map((f) => resolve(top, f));
 }
 
-/** `key`'s last value in `git config -z --list` output, in git's plain boolean forms; undefined for any other form. */
-export function configBool(list: string, key: string): boolean | undefined {
+/** `key`'s last value in `git config -z --list` output (as `git config <key>` reads it): null when absent, undefined when set without a value. */
+export function configLast(list: string, key: string): string | undefined | null {
   let value: string | undefined | null = null;
   for (const item of list.split('\0')) {
     const nl = item.indexOf('\n');
-    if ((nl < 0 ? item : item.slice(0, nl)) === key) value = nl < 0 ? undefined : item.slice(nl + 1).toLowerCase();
+    if ((nl < 0 ? item : item.slice(0, nl)) === key) value = nl < 0 ? undefined : item.slice(nl + 1);
   }
+  return value;
+}
+
+/** `key`'s last value in `git config -z --list` output, in git's plain boolean forms; undefined for any other form. */
+export function configBool(list: string, key: string): boolean | undefined {
+  const last = configLast(list, key);
+  const value = typeof last === 'string' ? last.toLowerCase() : last;
   if (value === null || value === '' || value === 'false' || value === 'no' || value === 'off' || value === '0') return false;
   if (value === undefined || value === 'true' || value === 'yes' || value === 'on' || value === '1') return true;
   return undefined;

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { GitError, InterruptedError } from '../core/errors.js';
 import { nodeCrypto } from '../node-crypto.js';
-import { configBool, configFiles, configValue, filesStamp } from './git-state.js';
+import { configBool, configFiles, configLast, configValue, filesStamp } from './git-state.js';
 import { gitDirOf } from './state-dir.js';
 import { MemoryCommit, type CommitHooks } from './git-commit.js';
 import { gitEnv, hasGitLocation } from './git-env.js';
@@ -125,12 +125,9 @@ export class GitRepo {
     return (await this.run(['rev-parse', '-q', '--verify', 'HEAD^{commit}']).catch(() => '')).trim() || null;
   }
 
-  /** `user.name` from git config (remembered), or null: the writer's name when none is given. */
+  /** `user.name` from git config (remembered), or null: the writer's name when none is given. From the listing a write reads its signing from. */
   userName(): Promise<string | null> {
-    this.name ??= this.run(['config', 'user.name']).then(
-      (out) => out.trim() || null,
-      () => null,
-    );
+    this.name ??= this.readConfig().then(({ list }) => (list === null ? null : configLast(list, 'user.name')?.trim() || null));
     return this.name;
   }
 
@@ -138,16 +135,21 @@ export class GitRepo {
   async signsCommits(): Promise<boolean> {
     const known = this.signing;
     if (known && filesStamp(known.files) === known.stamp) return known.value;
+    return (await this.readConfig()).signs;
+  }
+
+  /** git's whole config as it reads it now (null: it cannot), and its signing, kept while no file it came from changes. */
+  private async readConfig(): Promise<{ list: string | null; signs: boolean }> {
     const asked = Date.now();
     const list = await this.run(['config', '-z', '--show-origin', '--list']).catch(() => null);
-    if (list === null) return false; // as git reads it, a config git cannot read signs nothing (commit-tree then fails on it)
+    if (list === null) return { list, signs: false }; // as git reads it, a config git cannot read signs nothing (commit-tree then fails on it)
     let value = configBool(list, 'commit.gpgsign');
     if (value === undefined) value = (await this.run(['config', '--type=bool', 'commit.gpgsign']).catch(() => '')).trim() === 'true'; // git's reading of an unusual value
     const files = configFiles(list, this.gitDir, this.toplevel);
     // A file changed just before git read it may change again unseen within its time's tick: not kept.
     const stamp = filesStamp(files, asked - 2000);
     this.signing = stamp === null ? undefined : { files, stamp, value };
-    return value;
+    return { list, signs: value };
   }
 
   async commitPaths(absPaths: string[], message: string, hooks: CommitHooks = {}): Promise<string | null> {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, seed, testdir, writeJson } from '../helpers/repo.js';
 
 function entryFile(dir: string, project: string, section: string, id: string): string {
   return join(dir, 'ai-memory', project, section, `${id}.json`);
@@ -322,9 +322,15 @@ describe('memory list', () => {
   it('shows the columns of Req 7.9 and applies the default filters', () => {
     const dir = gitdir();
     const env = { BASS_AGENTS_NOW: '2026-05-01T00:00:00Z' };
-    const hi = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ summary: 'S'.repeat(120) }))], { env }).stdout.trim();
-    cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'low confidence', confidence: 0.3 }))], { env });
-    cli(dir, ['create', 'demo', '--file', writeJson(dir, 'c.json', entry({ summary: 'a draft', status: 'draft', evidence: [] }))], { env });
+    const [hi] = seed(
+      dir,
+      [
+        entry({ summary: 'S'.repeat(120) }),
+        entry({ summary: 'low confidence', confidence: 0.3 }),
+        entry({ summary: 'a draft', status: 'draft', evidence: [] }),
+      ],
+      env,
+    );
     const r = cli(dir, ['list'], { env });
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');

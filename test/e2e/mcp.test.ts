@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, seed, stateDir } from '../helpers/repo.js';
 
 /** The MCP server process of each client (for its resident memory). */
 const serverPid = new WeakMap<Client, number>();
@@ -345,11 +345,10 @@ describe('memory mcp', () => {
 
   it('counts as retrieved only the page it delivers, not every hit', async () => {
     const dir = gitdir();
-    for (const k of [1, 2, 3]) {
-      expect(
-        cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: `Invoices fact number ${k}.`, subject: `billing.f${k}` })) }).code,
-      ).toBe(0);
-    }
+    seed(
+      dir,
+      [1, 2, 3].map((k) => entry({ summary: `Invoices fact number ${k}.`, subject: `billing.f${k}` })),
+    );
     const c = await connect(dir, ['--project', 'demo']);
     const r = await call(c, 'memory_query', { query: 'invoices', limit: 1 });
     expect(r.isError, r.text).toBe(false);

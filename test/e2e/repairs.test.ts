@@ -8,7 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { cli, entry, firstOf, git, gitdir, testdir } from '../helpers/repo.js';
+import { cli, entry, firstOf, git, gitdir, seed, testdir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_NO_DAEMON: '1' };
 const create = (dir: string, e: Record<string, unknown>, args: string[] = []): { code: number; stdout: string; stderr: string } =>
@@ -93,13 +93,19 @@ describe('repairs', () => {
 
   it('re-creating a superseded or deprecated fact is refused naming the old entry and its successor, also through a daemon; --force writes it', () => {
     const dir = gitdir();
-    const old = create(dir, entry({ summary: 'Invoice retries stop after 3 attempts.' })).stdout.trim();
-    const next = create(dir, entry({ summary: 'Invoice retries stop after 5 attempts.' })).stdout.trim();
+    const [old, next, gone] = seed(
+      dir,
+      [
+        entry({ summary: 'Invoice retries stop after 3 attempts.' }),
+        entry({ summary: 'Invoice retries stop after 5 attempts.' }),
+        entry({ subject: 'billing.cron', summary: 'Invoices are generated nightly.' }),
+      ],
+      env,
+    );
     expect(cli(dir, ['supersede', old, '--by', next], { env }).code).toBe(0);
     const again = create(dir, entry({ summary: 'Invoice retries stop after 3 attempts' }));
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`summary: re-creates entry ${old} (superseded), which was superseded by ${next} ("Invoice retries stop after 5 attempts.")`);
-    const gone = create(dir, entry({ subject: 'billing.cron', summary: 'Invoices are generated nightly.' })).stdout.trim();
     expect(cli(dir, ['deprecate', gone], { env }).code).toBe(0);
     expect(create(dir, entry({ subject: 'billing.cron', summary: 'invoices are generated nightly' })).stderr).toContain(
       `re-creates entry ${gone} (deprecated), which was deprecated`,

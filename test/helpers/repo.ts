@@ -167,6 +167,16 @@ export function idsFor<const E extends readonly unknown[]>(asked: E, applied: { 
   return applied.map((a) => a.id) as IdsOf<E>;
 }
 
+/**
+ * Entries a test starts from, written into project demo by one `memory apply` of the real CLI
+ * (one process and one commit, where a create each would start one of each): their ids, in order.
+ */
+export function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E, env: Record<string, string> = {}): IdsOf<E> {
+  const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env, input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))) });
+  if (r.code !== 0) throw new Error(`memory apply exited ${r.code}: ${r.stderr}`);
+  return idsFor(entries, r.json().applied);
+}
+
 type Tuple<T, N extends number, R extends T[] = []> = R['length'] extends N ? R : Tuple<T, N, [...R, T]>;
 
 /** The first n items of xs as a tuple (the test fails here when there are fewer). */

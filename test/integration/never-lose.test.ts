@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
 import { applyGroup } from '../../src/service/ops/apply.js';
-import { cleanGitEnv, cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
+import { cleanGitEnv, cli, entry, git, gitdir, seed, testdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -160,9 +160,7 @@ describe('never lose a byte', () => {
 
   it('an entry cannot be superseded by an inactive one, nor in a cycle', () => {
     const dir = gitdir();
-    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ summary: 'First.' }))], { env }).stdout.trim();
-    const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Second.' }))], { env }).stdout.trim();
-    const c = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'c.json', entry({ summary: 'Third.' }))], { env }).stdout.trim();
+    const [a, b, c] = seed(dir, [entry({ summary: 'First.' }), entry({ summary: 'Second.' }), entry({ summary: 'Third.' })], env);
     expect(cli(dir, ['deprecate', c], { env }).code).toBe(0);
     const byDeprecated = cli(dir, ['supersede', a, '--by', c], { env });
     expect(byDeprecated.code).toBe(1);
