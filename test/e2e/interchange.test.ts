@@ -4,24 +4,22 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, idsFor, writeJson, type IdsOf } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, seed, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z', BASS_AGENTS_AGENT: 'tester' };
-
-function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E): IdsOf<E> {
-  const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], { env, input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))) });
-  expect(r.code, r.stderr).toBe(0);
-  return idsFor(entries, r.json().applied);
-}
 
 describe('check-freshness', () => {
   it('lists expired, expiring and review-due entries, most urgent first', () => {
     const dir = gitdir();
-    seed(dir, [
-      entry({ section: 'state', summary: 'flag A on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-06-04T00:00:00Z' }),
-      entry({ section: 'state', summary: 'flag B on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-07-30T00:00:00Z' }),
-      entry({ summary: 'runbook reviewed monthly', review_interval: 'P30D' }),
-    ]);
+    seed(
+      dir,
+      [
+        entry({ section: 'state', summary: 'flag A on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-06-04T00:00:00Z' }),
+        entry({ section: 'state', summary: 'flag B on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-07-30T00:00:00Z' }),
+        entry({ summary: 'runbook reviewed monthly', review_interval: 'P30D' }),
+      ],
+      env,
+    );
     const later = { ...env, BASS_AGENTS_NOW: '2026-07-05T00:00:00Z' };
     const r = cli(dir, ['check-freshness', '--json'], { env: later });
     expect(r.code).toBe(0);
@@ -39,7 +37,7 @@ describe('check-freshness', () => {
 describe('export and import', () => {
   it('round-trips a project through JSON, JSONL and a folder of entry files, byte for byte', () => {
     const src = gitdir();
-    const ids = seed(src, [entry({ summary: 'one', tags: ['a'] }), entry({ summary: 'two' }), entry({ summary: 'three', status: 'draft', evidence: [] })]);
+    const ids = seed(src, [entry({ summary: 'one', tags: ['a'] }), entry({ summary: 'two' }), entry({ summary: 'three', status: 'draft', evidence: [] })], env);
     for (const format of ['json', 'jsonl', 'entries']) {
       const out = format === 'entries' ? 'export/entries' : `export/all.${format}`;
       const e = cli(src, ['export', 'demo', out, '--format', format], { env });
@@ -68,7 +66,7 @@ describe('export and import', () => {
 
   it('validates everything before writing anything, and resolves id conflicts by skip, overwrite or merge', () => {
     const dir = gitdir();
-    const [id] = seed(dir, [entry({ summary: 'original', tags: ['a'] })]);
+    const [id] = seed(dir, [entry({ summary: 'original', tags: ['a'] })], env);
     const exported = JSON.parse(cli(dir, ['export', 'demo', '-'], { env }).stdout);
     const head = git(dir, 'rev-parse', 'HEAD');
     const bad = [
@@ -165,11 +163,15 @@ describe('import of input-shaped entries and copies', () => {
 describe('import says what happened', () => {
   it('names --reassign-ids when the ids belong to another project (exit 1); copies rewrite links in the batch and never leave one dangling', () => {
     const dir = gitdir();
-    const [a, b, c] = seed(dir, [
-      entry({ subject: 'billing.retries', summary: 'Invoice retries stop after 3 attempts.' }),
-      entry({ subject: 'billing.cron', summary: 'Invoices are generated nightly.' }),
-      entry({ subject: 'billing.ledger', summary: 'The ledger is append-only.' }),
-    ]);
+    const [a, b, c] = seed(
+      dir,
+      [
+        entry({ subject: 'billing.retries', summary: 'Invoice retries stop after 3 attempts.' }),
+        entry({ subject: 'billing.cron', summary: 'Invoices are generated nightly.' }),
+        entry({ subject: 'billing.ledger', summary: 'The ledger is append-only.' }),
+      ],
+      env,
+    );
     const replaced = cli(dir, ['apply', 'demo', '--file', '-'], {
       env,
       input: JSON.stringify([

@@ -4,28 +4,23 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, idsFor, stateDir, type IdsOf } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, seed, stateDir } from '../helpers/repo.js';
 
 const at = (iso: string): Record<string, string> => ({ BASS_AGENTS_NOW: iso, BASS_AGENTS_AGENT: 'tester' });
 const DAY0 = '2026-01-01T00:00:00Z';
 
-function seed<const E extends readonly Record<string, unknown>[]>(dir: string, entries: E): IdsOf<E> {
-  const r = cli(dir, ['apply', 'demo', '--file', '-', '--json'], {
-    env: at(DAY0),
-    input: JSON.stringify(entries.map((e) => ({ operation: 'create', entry: e }))),
-  });
-  expect(r.code, r.stderr).toBe(0);
-  return idsFor(entries, r.json().applied);
-}
-
 describe('decay and forgetting', () => {
   it('dry run lists before → after and changes nothing; --apply archives below the threshold in one commit; restore brings it back', () => {
     const dir = gitdir();
-    const [obs, fact, kept] = seed(dir, [
-      entry({ section: 'observations', summary: 'the nightly job was slow on Monday' }),
-      entry({ section: 'decisions', kind: 'decision', summary: 'we use Postgres for billing' }),
-      entry({ section: 'observations', summary: 'protected note', lifecycle: { protected: true } }),
-    ]);
+    const [obs, fact, kept] = seed(
+      dir,
+      [
+        entry({ section: 'observations', summary: 'the nightly job was slow on Monday' }),
+        entry({ section: 'decisions', kind: 'decision', summary: 'we use Postgres for billing' }),
+        entry({ section: 'observations', summary: 'protected note', lifecycle: { protected: true } }),
+      ],
+      at(DAY0),
+    );
     appendFileSync(join(dir, 'ai-memory/demo/config.yaml'), 'decay:\n  curve: exponential\n  exponential:\n    stability_hours: 24\n');
     git(dir, 'commit', '-qam', 'decay settings');
     const head = git(dir, 'rev-parse', 'HEAD');
@@ -62,7 +57,7 @@ describe('decay and forgetting', () => {
 
   it('forget_action delete removes the file; restore finds it in git history', () => {
     const dir = gitdir();
-    const [id] = seed(dir, [entry({ section: 'observations', summary: 'a passing remark' })]);
+    const [id] = seed(dir, [entry({ section: 'observations', summary: 'a passing remark' })], at(DAY0));
     const r = cli(
       dir,
       ['decay', 'demo', '--apply', '--curve', 'half-life', '--half-life-days', '1', '--access-weight', '0', '--forget-action', 'delete', '--json'],
@@ -81,7 +76,7 @@ describe('decay and forgetting', () => {
 
   it('periodic (default): 60 days → 0.9025, semantic untouched, nothing forgotten', () => {
     const dir = gitdir();
-    const [id] = seed(dir, [entry({ section: 'observations', confidence: 1, summary: 'observed once' })]);
+    const [id] = seed(dir, [entry({ section: 'observations', confidence: 1, summary: 'observed once' })], at(DAY0));
     const r = cli(dir, ['decay', '--json'], { env: at('2026-03-02T00:00:00Z') }).json();
     expect(r).toMatchObject({ curve: 'periodic', forgotten: 0 });
     expect(r.entries).toEqual([expect.objectContaining({ id, before: 1, after: 0.9025 })]);
@@ -99,7 +94,7 @@ describe('decay and forgetting', () => {
 describe('reinforcement, promotion, links', () => {
   it('a query is a retrieval (local, no commit); reinforce is committed; promotion after 5 retrievals', () => {
     const dir = gitdir();
-    const [id] = seed(dir, [entry({ section: 'observations', confidence: 0.8, summary: 'ledger exports run at midnight' })]);
+    const [id] = seed(dir, [entry({ section: 'observations', confidence: 0.8, summary: 'ledger exports run at midnight' })], at(DAY0));
     const head = git(dir, 'rev-parse', 'HEAD');
     for (let i = 0; i < 5; i++) expect(cli(dir, ['query', 'ledger exports', '--json'], { env: at(`2026-01-0${i + 2}T00:00:00Z`) }).json()).toHaveLength(1);
     expect(cli(dir, ['list'], { env: at('2026-01-07T00:00:00Z') }).code).toBe(0); // browsing is not a retrieval
@@ -129,11 +124,15 @@ describe('reinforcement, promotion, links', () => {
 
   it('link relates both entries in one commit; related lists links first, then similar entries', () => {
     const dir = gitdir();
-    const [a, b, c] = seed(dir, [
-      entry({ summary: 'invoice retries use exponential backoff', subject: 'billing.retry' }),
-      entry({ summary: 'the payments team owns billing', subject: 'org.payments' }),
-      entry({ summary: 'invoice retries stop after five attempts', subject: 'billing.retry-limit' }),
-    ]);
+    const [a, b, c] = seed(
+      dir,
+      [
+        entry({ summary: 'invoice retries use exponential backoff', subject: 'billing.retry' }),
+        entry({ summary: 'the payments team owns billing', subject: 'org.payments' }),
+        entry({ summary: 'invoice retries stop after five attempts', subject: 'billing.retry-limit' }),
+      ],
+      at(DAY0),
+    );
     const l = cli(dir, ['link', a, b, '--type', 'owned-by', '--json'], { env: at(DAY0) });
     expect(l.code, l.stderr).toBe(0);
     expect(cli(dir, ['show', b, '--json'], { env: at(DAY0) }).json().related_entries).toEqual([a]);
