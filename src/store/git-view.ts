@@ -2,8 +2,9 @@
  * git's view of the entry files for a one-shot command's catalog check (docs/benchmarks.md "Why
  * git checks the entry files"): used once, only for files whose cached row was read from the very
  * blob git's index names; anything git is unsure of, or any failure, falls back to lstat. Clean: a
- * stage-0 regular file without assume-unchanged or skip-worktree that `diff-files` does not name.
- * While the index keeps the checksum recorded in `git-view.json`, only `diff-files` runs.
+ * stage-0 regular file without assume-unchanged or skip-worktree that git does not name as modified
+ * (`ls-files -m`: one git process lists the index and the modified files). While the index keeps
+ * the checksum recorded in `git-view.json`, only `ls-files -m` runs.
  */
 import { nodeCrypto } from '../node-crypto.js';
 import { lowerBoundText, type Texts } from './texts.js';
@@ -87,8 +88,8 @@ function gitOutput(cwd: string, args: string[], scratch?: string): { output: Pro
 const HEAD = 52;
 
 /**
- * The view from `ls-files -v -s -z` and `diff-files --name-only -z` (`dirty`), walked beside the
- * files in path order. git orders by bytes, the list by UTF-16 units; where they differ (past
+ * The view from `ls-files -v -s -m -z` (a modified file's `C` record follows its own) and the names
+ * in `dirty`, walked beside the files in path order. git orders by bytes, the list by UTF-16 units; where they differ (past
  * U+D7FF) a file is only not vouched for.
  */
 export function parseGitView(root: string, listed: string, dirty: string, index?: string): GitView {
@@ -119,7 +120,8 @@ export function parseGitView(root: string, listed: string, dirty: string, index?
             listed.startsWith(blobs.slice(40 * k, 40 * k + 40), at + 9)
           ) {
             matched++;
-            if (!skip?.has(listed.slice(tab + 1, end))) out[k] = 1;
+            const modified = listed.startsWith('C ', end + 1) || listed.startsWith('c ', end + 1);
+            if (!modified && !skip?.has(listed.slice(tab + 1, end))) out[k] = 1;
           }
           k++;
           at = end + 1;
@@ -155,22 +157,18 @@ export function startGitView(root: string, scratch?: string): GitViewRun {
   const index = indexChecksum(root);
   const record = scratch && index ? readViewRecord(scratch) : undefined;
   const recorded = record?.index === index ? record.content : undefined;
-  const listed = recorded === undefined ? gitOutput(root, ['ls-files', '-v', '-s', '-z', '--', 'ai-memory'], scratch) : undefined;
-  const dirty = gitOutput(root, ['diff-files', '--relative', '--name-only', '-z', '--', 'ai-memory'], scratch);
+  const git = gitOutput(root, ['ls-files', ...(recorded === undefined ? ['-v', '-s'] : []), '-m', '-z', '--', 'ai-memory'], scratch);
   return {
     root,
     index,
-    view: Promise.all([listed ? listed.output : '', dirty.output]).then(([l, d]) => {
-      if (l === null || d === null) return null;
+    view: git.output.then((out) => {
+      if (out === null) return null;
       // The index git read is the one whose checksum was read first only if it still has it.
       const same = index !== null && indexChecksum(root) === index;
-      if (recorded !== undefined) return same ? recordedGitView(root, recorded, d) : null;
-      return parseGitView(root, l, d, same ? index : undefined);
+      if (recorded !== undefined) return same ? recordedGitView(root, recorded, out) : null;
+      return parseGitView(root, out, '', same ? index : undefined);
     }),
-    stop: () => {
-      listed?.stop();
-      dirty.stop();
-    },
+    stop: git.stop,
   };
 }
 

@@ -62,7 +62,7 @@ async function viewedRefresh(ws: Workspace, scratch: string): Promise<{ changed:
 }
 
 describe('git view', () => {
-  it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that diff-files does not name', () => {
+  it('vouches only for cached, flagless, stage-0 regular files whose blob is the cached one and that git does not name as modified', () => {
     const rec = (tag: string, mode: string, blob: string, stage: string, path: string): string => `${tag} ${mode} ${blob} ${stage}\t${path}`;
     const listed = [
       rec('H', '100644', A, '0', 'ai-memory/.gitignore'), // not in the list: skipped over
@@ -74,14 +74,16 @@ describe('git view', () => {
       rec('H', '120000', C, '0', 'ai-memory/p/learnings/f.json'), // a symlink
       rec('H', '100755', C, '0', 'ai-memory/p/learnings/g.json'),
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/h.json'), // dirty
+      rec('H', '100644', C, '0', 'ai-memory/p/learnings/hh.json'), // modified: its `C` record follows
+      rec('C', '100644', C, '0', 'ai-memory/p/learnings/hh.json'),
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/i.json'), // not cached
       rec('H', '100644', C, '0', 'ai-memory/p/learnings/k.json'),
     ].join('\0');
-    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'hh', 'j', 'k'].map((n) => `ai-memory/p/learnings/${n}.json`);
     const files = texts(names);
-    const blobs = [A, A, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
+    const blobs = [A, A, C, C, C, C, C, C, C, C, '0'.repeat(40)].join(''); // the last: not known
     const view = parseGitView('/r', `${listed}\0`, 'ai-memory/p/learnings/h.json\0');
-    expect([...view.matching(files, () => blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    expect([...view.matching(files, () => blobs)!.clean]).toEqual([1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
     expect(view.matching(files, () => blobs)!.complete).toBe(false);
     expect([...parseGitView('/r', '', '').matching(files, () => blobs)!.clean]).toEqual(names.map(() => 0));
     // Complete: every file has its cached blob in the index, a dirty one too (the listing vouches for the content as a whole).
@@ -173,7 +175,7 @@ describe('git view', () => {
     const second = await viewed();
     expect(second.view?.vouchedFor).toBeDefined();
     expect(second.changed).toEqual([]);
-    // An edit git has not been told about: named by diff-files, re-read; the one after sees it as
+    // An edit git has not been told about: named by `ls-files -m`, re-read; the one after sees it as
     // changed since the recorded content (the delta says so) and re-reads nothing more.
     writeFileSync(join(sdir, 'E1.json'), serializeEntry(entry('E1', 'entry one, edited')));
     const third = await viewed();
