@@ -109,14 +109,15 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // and only the page's entries are made (rankEntries then orders them exactly so again).
     const ce = snap.cached;
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
-    const passed = ce.passing(parts, accept);
-    const page = ce.firstInOrder(passed, 2 * limit, nowMs, staleAt); // a window: see `byEvidenceNow`
-    const cands = page.map(({ at }): Cand => {
-      const j = passed[at]!; // the page holds places of passed
+    const { js, matched } = engine.rm.savedWindow(snap, JSON.stringify([filters, limit, [...staleKeys], ce.validityAt(nowMs)]), () => {
+      const passed = ce.passing(parts, accept);
+      return { js: ce.firstInOrder(passed, 2 * limit, nowMs, staleAt).map(({ at }) => passed[at]!), matched: passed.length }; // a window: see `byEvidenceNow`
+    });
+    const cands = js.map((j): Cand => {
       const se = ce.at(j);
       return { project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(j) : false };
     });
-    found = { cands, matched: passed.length };
+    found = { cands, matched };
   } else {
     const cands = snap.entries
       .filter((se) => accept(se.meta, se.project))
