@@ -142,11 +142,12 @@ export class ReadModel {
 
   /** The no-text window (entry numbers in order) and how many passed: kept in local state for the next process, by catalog content and `key`. */
   savedWindow(snap: CatalogSnapshot, key: string, make: () => { js: number[]; matched: number }): { js: number[]; matched: number } {
+    if (!snap.contentId) return make();
     const [file, id] = [`${this.engine.ws.local('cache')}/list-window.json`, `${snap.contentId}\n${key}`];
     const saved = tryOr(() => JSON.parse(readNoFollow(file, 'utf8')) as { id: string; js: number[]; matched: number }, undefined);
-    if (snap.contentId && saved?.id === id) return saved;
+    if (saved?.id === id) return saved;
     const w = make();
-    if (snap.contentId && this.engine.ws.ensureLocal()) tryOr(() => writeFileAtomic(file, JSON.stringify({ id, ...w }), { fsync: false }), undefined);
+    tryOr(() => this.engine.ws.ensureLocal() && writeFileAtomic(file, JSON.stringify({ id, ...w }), { fsync: false }), undefined);
     return w;
   }
 
