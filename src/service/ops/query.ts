@@ -58,15 +58,9 @@ export interface QueryResult {
  */
 function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStatus, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
   const wide = rank(cands, 2 * limit);
-  const staleNow = (r: R): boolean => {
-    if (!r.entry.evidence.some((e) => e.type !== 'assumption')) return false;
-    const s = statusOf(r.se);
-    return s === 'changed' || s === 'missing';
-  };
+  const staleNow = (r: R): boolean => r.entry.evidence.some((e) => e.type !== 'assumption') && ['changed', 'missing'].includes(statusOf(r.se));
   const verdicts = new Map<R, boolean>();
-  wide.forEach((r, i) => {
-    if (i < limit || r.stale) verdicts.set(r, staleNow(r));
-  });
+  wide.forEach((r, i) => (i < limit || r.stale) && verdicts.set(r, staleNow(r)));
   if ([...verdicts].every(([r, stale]) => stale === (r.stale === true))) return wide.slice(0, limit);
   const again = wide.map((r): Cand => ({ project: r.project, entry: r.entry, se: r.se, relevance: r.relevance, stale: verdicts.get(r) ?? staleNow(r) }));
   return rank(again, limit);
