@@ -12,7 +12,8 @@ import { lowerBoundBy } from '../core/sorted.js';
 import type { WarningSink } from './caller.js';
 import type { Engine } from './engine.js';
 import { collectGarbage } from './semantic.js';
-import { tryOr } from '../try.js';
+import { tryOr, writeFileAtomic } from '../store/fsutil.js';
+import { readNoFollow } from '../store/state-dir.js';
 
 /** A one-shot query patches the partial snapshot while at most this many files, or this share of all, changed since it was saved. */
 const PARTIAL_DRIFT_MIN = 64;
@@ -137,6 +138,17 @@ export class ReadModel {
       if (opts.saveIndex) this.saveIndex(index, opts.saveIndex === 'drifted' ? 'drifted' : 'changed');
     } else ({ snap, index, indexStats: stats } = this.load('', true, true, opts.saveIndex ?? true));
     return { snap, files: snap.entries.length + snap.bad.length, indexed: index?.size ?? 0, changed: snap.changed, removed: snap.removed, index: stats };
+  }
+
+  /** The no-text window (entry numbers in order) and how many passed: kept in local state for the next process, by catalog content and `key`. */
+  savedWindow(snap: CatalogSnapshot, key: string, make: () => { js: number[]; matched: number }): { js: number[]; matched: number } {
+    if (!snap.contentId) return make();
+    const [file, id] = [`${this.engine.ws.local('cache')}/list-window.json`, `${snap.contentId}\n${key}`];
+    const saved = tryOr(() => JSON.parse(readNoFollow(file, 'utf8')) as { id: string; js: number[]; matched: number }, undefined);
+    if (saved?.id === id) return saved;
+    const w = make();
+    tryOr(() => this.engine.ws.ensureLocal() && writeFileAtomic(file, JSON.stringify({ id, ...w }), { fsync: false }), undefined);
+    return w;
   }
 
   /** Compacts the index if watcher batches left it worth it (the daemon calls this when idle). */

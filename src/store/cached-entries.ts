@@ -176,6 +176,11 @@ export class CachedEntries {
     return keys;
   }
 
+  /** Each validity date's flags as of `now` (expired, expiring soon, not yet valid): while they hold, so do the no-text filters and order. */
+  validityAt(now: number): string {
+    return this.file.cols.dates.map((d) => entryFlags({ confidence: 1, valid_from: d, valid_to: d } as unknown as EntryLike, now).join()).join(';');
+  }
+
   idOf(j: number): string {
     const f = this.file.paths.get(this.positionOf(j));
     return f.slice(f.lastIndexOf('/') + 1, -'.json'.length);

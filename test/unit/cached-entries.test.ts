@@ -159,28 +159,33 @@ describe('entries made from the catalog cache on demand', () => {
     // The file the evidence cites exists: no evidence is stale here, at a check or at read time.
     mkdirSync(join(dir, 'src'), { recursive: true });
     writeFileSync(join(dir, 'src/a.ts'), 'export const a = 1;\n');
-    const service = (): MemoryService =>
-      new MemoryService({ root: dir, env: { HOME: dir, XDG_STATE_HOME: process.env.XDG_STATE_HOME }, clock: () => new Date(NOW) });
+    const service = (now = NOW): MemoryService =>
+      new MemoryService({ root: dir, env: { HOME: dir, XDG_STATE_HOME: process.env.XDG_STATE_HOME }, clock: () => new Date(now) });
     service().query('', {}, { record: false }); // the cache is saved: later refreshes find it unchanged
     const r = rng(5);
     let matched = 0;
-    for (let round = 0; round < 40; round++) {
-      const f = randomFilters(r);
-      const svc = service();
-      const got = svc.query('', f, { limit: 50, record: false });
+    let filters: QueryFilters = {};
+    // The window a process saves serves the next one only while the validity bounds stand where they stood: the times cross some.
+    const times = [NOW, NOW + 2 * DAY, NOW - 4 * DAY, NOW - 4 * DAY + 1, NOW + 6 * DAY, NOW + 100 * DAY];
+    for (let round = 0; round < 120; round++) {
+      const f = round % 3 === 0 ? (round % 2 ? randomFilters(r) : {}) : undefined;
+      if (f) filters = f;
+      const now = times[round % times.length]!;
+      const svc = service(now);
+      const got = svc.query('', filters, { limit: 50, record: false });
       // Every entry made, filtered and ranked (no evidence is stale here; decay only labels).
       const snap = new Catalog(new Workspace(dir), { noteWrites: false }).refresh();
       expect(snap.cached, 'the cache was used').toBeDefined();
-      const accept = filtersOf(filterParts(f, NOW));
+      const accept = filtersOf(filterParts(filters, now));
       const cands = snap.entries.filter((se) => accept(se.meta, se.project)).map((se) => ({ project: se.project, entry: se.meta }));
-      const want = rankEntries(cands, NOW, false, 50);
+      const want = rankEntries(cands, now, false, 50);
       expect(
         got.results.map((h) => `${h.project}/${h.entry.id}`),
-        JSON.stringify(f),
+        `${JSON.stringify(filters)} at ${now}`,
       ).toEqual(want.map((h) => `${h.project}/${h.entry.id}`));
       expect(
         got.results.map((h) => [h.score, h.flags]),
-        JSON.stringify(f),
+        `${JSON.stringify(filters)} at ${now}`,
       ).toEqual(want.map((h) => [h.score, h.flags]));
       expect(got.stats.entries_matched_filters).toBe(cands.length);
       matched += cands.length;

@@ -58,15 +58,9 @@ export interface QueryResult {
  */
 function byEvidenceNow<R extends Cand>(statusOf: (se: StoredEntry) => AnchorStatus, cands: Cand[], rank: (cs: Cand[], n: number) => R[], limit: number): R[] {
   const wide = rank(cands, 2 * limit);
-  const staleNow = (r: R): boolean => {
-    if (!r.entry.evidence.some((e) => e.type !== 'assumption')) return false;
-    const s = statusOf(r.se);
-    return s === 'changed' || s === 'missing';
-  };
+  const staleNow = (r: R): boolean => r.entry.evidence.some((e) => e.type !== 'assumption') && ['changed', 'missing'].includes(statusOf(r.se));
   const verdicts = new Map<R, boolean>();
-  wide.forEach((r, i) => {
-    if (i < limit || r.stale) verdicts.set(r, staleNow(r));
-  });
+  wide.forEach((r, i) => (i < limit || r.stale) && verdicts.set(r, staleNow(r)));
   if ([...verdicts].every(([r, stale]) => stale === (r.stale === true))) return wide.slice(0, limit);
   const again = wide.map((r): Cand => ({ project: r.project, entry: r.entry, se: r.se, relevance: r.relevance, stale: verdicts.get(r) ?? staleNow(r) }));
   return rank(again, limit);
@@ -83,7 +77,7 @@ function timeCueOf(index: SearchIndex, words: string): TimeCueHits {
 }
 
 export function query(engine: Engine, caller: Caller, text: string, filters: QueryFilters, opts: QueryOptions = {}): QueryResult {
-  const t0 = performance.now();
+  const t0 = process.hrtime.bigint(); // (`performance` loads a module of its own)
   if (text.length > MAX_QUERY_LENGTH) throw new UsageError(`query text is ${text.length} characters; at most ${MAX_QUERY_LENGTH} are accepted`);
   const nowMs = caller.now().getTime();
   const hasText = text.trim().length > 0;
@@ -109,14 +103,11 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // and only the page's entries are made (rankEntries then orders them exactly so again).
     const ce = snap.cached;
     const staleAt = staleKeys.size > 0 ? (j: number): boolean => staleKeys.has(ce.keyOf(j)) : undefined;
-    const passed = ce.passing(parts, accept);
-    const page = ce.firstInOrder(passed, 2 * limit, nowMs, staleAt); // a window: see `byEvidenceNow`
-    const cands = page.map(({ at }): Cand => {
-      const j = passed[at]!; // the page holds places of passed
-      const se = ce.at(j);
-      return { project: se.project, entry: se.meta, se, stale: staleAt ? staleAt(j) : false };
+    const { js, matched } = engine.rm.savedWindow(snap, JSON.stringify([filters, limit, [...staleKeys], ce.validityAt(nowMs)]), () => {
+      const passed = ce.passing(parts, accept);
+      return { js: ce.firstInOrder(passed, 2 * limit, nowMs, staleAt).map(({ at }) => passed[at]!), matched: passed.length }; // a window: see `byEvidenceNow`
     });
-    found = { cands, matched: passed.length };
+    found = { matched, cands: js.map((j): Cand => ({ project: ce.projectOf(j), entry: ce.at(j).meta, se: ce.at(j), stale: staleAt?.(j) ?? false })) };
   } else {
     const cands = snap.entries
       .filter((se) => accept(se.meta, se.project))
@@ -143,7 +134,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     .map(({ se, entry: _meta, ...r }) => ({ ...r, entry: se.entry, evidence_status: statusOf(se) }));
   if (opts.includeRelated) addRelated(ranked, snap, filters, nowMs, limit);
   if (opts.record !== false) recordDelivered(engine, caller, ranked);
-  const ms = performance.now() - t0;
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   return {
     results: ranked,
     stats: {
@@ -162,17 +153,13 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
 function addRelated(results: QueryHit[], snap: CatalogSnapshot, filters: QueryFilters, nowMs: number, limit: number): void {
   const byId = new Map(snap.entries.map((se) => [se.meta.id, se] as const));
   const present = new Set(results.map((r) => r.entry.id));
-  const statusOnly: QueryFilters = {
-    status: filters.status,
-    minConfidence: filters.minConfidence,
-    includeExpired: filters.includeExpired,
-  };
+  const accept = filtersOf(filterParts({ status: filters.status, minConfidence: filters.minConfidence, includeExpired: filters.includeExpired }, nowMs));
   const extra: QueryHit[] = [];
   for (const r of results) {
     for (const rid of r.entry.related_entries) {
       if (present.has(rid) || results.length + extra.length >= limit) continue;
       const se = byId.get(rid);
-      if (!se || !filtersOf(filterParts(statusOnly, nowMs))(se.meta, se.project)) continue;
+      if (!se || !accept(se.meta, se.project)) continue;
       present.add(rid);
       for (const ranked of rankEntries([{ project: se.project, entry: se.entry }], nowMs, false)) extra.push({ ...ranked, score: 0, related_to: r.entry.id });
     }
