@@ -196,7 +196,7 @@ export class SearchIndex extends PostingIndex {
     }
   }
 
-  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted; with `feedback`, re-scored by it, and each hit's summary length. */
+  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted; with `feedback`, re-scored by it, and each hit's summary length and whether it names something. */
   rawHits(text: string, feedback = false): ScoredHits {
     const named = namedTerms(text);
     const so = named.size ? { boostTerm: (term: string) => (named.has(term) ? NAME_BOOST : 1) } : {};
@@ -205,9 +205,13 @@ export class SearchIndex extends PostingIndex {
     const terms = queryTerms(text, this.opts, { ...this.opts.searchOptions, ...so });
     const boosts = [...new Map(terms.map((q) => [q.term, q.boost])).values()]; // the scorer's distinct terms, in its order
     const hits = withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
-    const lengths = new Uint16Array(hits.sids.length);
-    for (let i = 0; i < lengths.length; i++) lengths[i] = this.lens[hits.sids[i]! * this.F]!; // (document numbers below `next`)
-    return { ...hits, lengths };
+    const [lengths, naming, at] = [new Uint16Array(hits.sids.length), new Uint8Array(hits.sids.length), this.fields.indexOf('names')];
+    for (let i = 0; i < lengths.length; i++) {
+      const d = hits.sids[i]! * this.F; // (document numbers below `next`)
+      lengths[i] = this.lens[d]!;
+      naming[i] = Number(this.lens[d + at]! > 0);
+    }
+    return { ...hits, lengths, named: naming };
   }
 
   /** The whole index's forward table, made at its first use after a compaction; documents synced since are in `added`, their counts in `adjusted`. */
