@@ -115,7 +115,8 @@ const POWERS = Float64Array.from({ length: 512 }, (_, n) => Math.max(n, 1) ** LE
 export function weighByLength(rel: number[], lengths: readonly number[], named?: readonly number[]): void {
   let top = 0;
   // (i < rel.length = lengths.length = named.length)
-  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= (POWERS[lengths[i]!] ?? lengths[i]! ** LENGTH_PRIOR) * (1 + NAMED_SHARE * (named?.[i] ?? 0))));
+  for (let i = 0; i < rel.length; i++)
+    top = Math.max(top, (rel[i]! *= (POWERS[lengths[i]!] ?? lengths[i]! ** LENGTH_PRIOR) * (1 + NAMED_SHARE * (named?.[i] ?? 0))));
   for (let i = 0; top > 0 && i < rel.length; i++) rel[i]! /= top;
 }
 

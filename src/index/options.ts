@@ -4,7 +4,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { readFileSync } from 'node:fs';
 import { stemmer } from 'stemmer';
 
-export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope' | 'names', string>;
+export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string> & { names?: string };
 
 /** The analyzer's English word lists, kept as data (read, not imported: two levels above dist/index/). */
 const ENGLISH = JSON.parse(readFileSync(new URL('../../rules/english.json', import.meta.url), 'utf8')) as { stopwords: string[]; irregular: string[] };

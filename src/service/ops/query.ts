@@ -101,9 +101,9 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
-    const { sids, scores, masks, lengths, named } = index.rawHits(text, true);
-    if (cue) addTimeCue(sids, scores, timeCueOf(index, cue));
-    found = textHits(engine, snap, index, sids, { scores, masks, lengths, named: asksWhich(text) ? named : undefined, docs: index.size, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
+    const hits = index.rawHits(text, true, asksWhich(text));
+    if (cue) addTimeCue(hits.sids, hits.scores, timeCueOf(index, cue));
+    found = textHits(engine, snap, index, hits.sids, { ...hits, docs: index.size, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
