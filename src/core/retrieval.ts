@@ -112,12 +112,22 @@ export function focusSubjects(rel: number[] | Float64Array, group: ArrayLike<num
  */
 export const LENGTH_PRIOR = 0.3;
 const POWERS = Float64Array.from({ length: 512 }, (_, n) => Math.max(n, 1) ** LENGTH_PRIOR);
-export function weighByLength(rel: number[], lengths: readonly number[]): void {
+export function weighByLength(rel: number[], lengths: readonly number[], named?: readonly number[]): void {
   let top = 0;
-  // (i < rel.length = lengths.length)
-  for (let i = 0; i < rel.length; i++) top = Math.max(top, (rel[i]! *= POWERS[lengths[i]!] ?? lengths[i]! ** LENGTH_PRIOR));
+  // (i < rel.length = lengths.length = named.length)
+  for (let i = 0; i < rel.length; i++)
+    top = Math.max(top, (rel[i]! *= (POWERS[lengths[i]!] ?? lengths[i]! ** LENGTH_PRIOR) * (1 + NAMED_SHARE * (named?.[i] ?? 0))));
   for (let i = 0; top > 0 && i < rel.length; i++) rel[i]! /= top;
 }
+
+/**
+ * A question that asks which one ("what / which <noun> ...", not "what kind of") is answered by a place, a title, a
+ * person: with the length prior, a match whose summary names something (a capitalised word past a sentence's start;
+ * not the names addressing someone) weighs 1 + this.
+ */
+export const NAMED_SHARE = 0.2;
+const ASKS_WHICH = /^\W*(?:what|which)\s+(?!(?:kind|type|sort|did|does|do|is|are|was|were|has|have|had|can|could|would|might|will)\b)\w/i;
+export const asksWhich = (text: string): boolean => ASKS_WHICH.test(text);
 
 /** Each match's subject within its project as a number (0, 1, ... as met), shared by the matches of one subject: no string is made per match. */
 export function subjectGroups<T>(matches: readonly T[], of: { meta(m: T): { subject: string }; project(m: T): string }): Int32Array {

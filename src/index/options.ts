@@ -4,7 +4,7 @@ import type { MemoryEntry } from '../core/schema.js';
 import { readFileSync } from 'node:fs';
 import { stemmer } from 'stemmer';
 
-export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string>;
+export type Doc = Record<'key' | 'summary' | 'content' | 'subject' | 'tags' | 'kind' | 'scope', string> & { names?: string };
 
 /** The analyzer's English word lists, kept as data (read, not imported: two levels above dist/index/). */
 const ENGLISH = JSON.parse(readFileSync(new URL('../../rules/english.json', import.meta.url), 'utf8')) as { stopwords: string[]; irregular: string[] };
@@ -59,21 +59,16 @@ export function queryTokenize(text: string): string[] {
 /** How much more a query's name weighs than its other words (namedTerms). */
 export const NAME_BOOST = 2;
 
-/** The terms of a text's names: words capitalised anywhere but at a sentence's start (why they weigh more: docs/ARCHITECTURE.md, the read path). */
-export function namedTerms(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const sentence of text.split(/[.!?]\s|\n/))
-    tokenize(sentence).forEach((w, i) => {
-      if (i === 0 || w.length < 2 || !/^\p{Lu}/u.test(w) || STOPWORDS.has(w.toLowerCase())) return;
-      const t = processTerm(w);
-      if (t) out.add(t);
-    });
-  return out;
-}
+/** A text's names: words capitalised anywhere but at a sentence's start (or a heading's, "Gina: Thanks"), not function words. */
+const namesOf = (text: string, starts = /[.!?]\s|\n/): string[] =>
+  text.split(starts).flatMap((s) => tokenize(s).filter((w, i) => i > 0 && w.length >= 2 && /^\p{Lu}/u.test(w) && !STOPWORDS.has(w.toLowerCase())));
+
+/** The terms of a query's names (why they weigh more: docs/ARCHITECTURE.md, the read path). */
+export const namedTerms = (text: string): Set<string> => new Set(namesOf(text).flatMap((w) => processTerm(w) ?? []));
 
 export const INDEX_OPTIONS: Options<Doc> = {
   idField: 'key',
-  fields: ['summary', 'content', 'subject', 'tags', 'kind', 'scope'],
+  fields: ['summary', 'content', 'subject', 'tags', 'kind', 'scope', 'names'],
   storeFields: [],
   tokenize,
   processTerm,
@@ -81,7 +76,8 @@ export const INDEX_OPTIONS: Options<Doc> = {
   autoVacuum: false,
   searchOptions: {
     tokenize: queryTokenize,
-    boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1 },
+    // `names` is there for its length (whether an entry names something: NAMED_SHARE); its words are the summary's.
+    boost: { summary: 3, subject: 3, tags: 2, kind: 1, scope: 1, content: 1, names: 1e-6 },
     prefix: (term) => term.length >= 3,
     fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
     // Below MiniSearch's 0.375 and 0.45: stemming already joins a word's own forms, so most of
@@ -96,7 +92,7 @@ export const INDEX_OPTIONS: Options<Doc> = {
  * they change, so an old snapshot is rebuilt, not misread. (Not their source text: the bundle
  * and dist/ format the same functions differently, and share one snapshot.)
  */
-export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/summary-rows/v4/vocatives-out`;
+export const INDEX_FORMAT = `v8/${INDEX_OPTIONS.fields.join(',')}/split-non-letter-digit/lowercase-min2-or-digit/irregular-forms/porter-stem-ascii-over3/query-stopwords/summary-rows/v4/vocatives-out/names`;
 
 /** Greetings and thanks (either case at their start): the capitalised word right after one is whom a text is told to. */
 const GREETINGS = 'hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|oh|congrats|sorry|sure|bye'.replace(/\b\w/g, (c) => `[${c.toUpperCase()}${c}]`);
@@ -113,5 +109,5 @@ export const unaddressed = (text: string): string => text.replace(VOCATIVE, '');
 
 export function docOf(key: string, e: MemoryEntry): Doc {
   const [summary, content] = [unaddressed(e.summary), unaddressed(e.content)];
-  return { key, summary, content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope };
+  return { key, summary, content, subject: e.subject, tags: e.tags.join(' '), kind: e.kind, scope: e.scope, names: namesOf(summary, /[.!?:]\s|\n/).join(' ') };
 }

@@ -15,6 +15,8 @@ export interface ScoredHits {
   masks?: Int32Array;
   /** Each hit's summary length in distinct words (weighByLength), when asked for. */
   lengths?: Uint16Array;
+  /** Whether each hit's summary names something (its `names` field is not empty). */
+  named?: Uint8Array;
 }
 
 /** A posting's field and term frequency share 16 bits: the field in the top 3, the frequency below. */

@@ -196,18 +196,22 @@ export class SearchIndex extends PostingIndex {
     }
   }
 
-  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted; with `feedback`, re-scored by it, and each hit's summary length. */
-  rawHits(text: string, feedback = false): ScoredHits {
-    const named = namedTerms(text);
-    const so = named.size ? { boostTerm: (term: string) => (named.has(term) ? NAME_BOOST : 1) } : {};
+  /** Every document `text` reaches, by number, with MiniSearch's score (the names it holds boosted: namedTerms), unsorted; with `feedback`, re-scored by it, and each hit's summary length (and, for a `which` question, whether it names something: asksWhich). */
+  rawHits(text: string, feedback = false, which = false): ScoredHits {
+    const names = namedTerms(text);
+    const so = names.size ? { boostTerm: (term: string) => (names.has(term) ? NAME_BOOST : 1) } : {};
     const first = this.score(text, so);
     if (!feedback) return first;
     const terms = queryTerms(text, this.opts, { ...this.opts.searchOptions, ...so });
     const boosts = [...new Map(terms.map((q) => [q.term, q.boost])).values()]; // the scorer's distinct terms, in its order
     const hits = withFeedback(this, this.summaryTerms(), first, boosts, new Set(terms.map((q) => q.term)));
-    const lengths = new Uint16Array(hits.sids.length);
-    for (let i = 0; i < lengths.length; i++) lengths[i] = this.lens[hits.sids[i]! * this.F]!; // (document numbers below `next`)
-    return { ...hits, lengths };
+    const [lengths, named] = [new Uint16Array(hits.sids.length), which ? new Uint8Array(hits.sids.length) : undefined];
+    for (let i = 0; i < lengths.length; i++) {
+      const d = hits.sids[i]! * this.F; // (document numbers below `next`)
+      lengths[i] = this.lens[d]!;
+      if (named) named[i] = Number(this.lens[d + this.F - 1]! > 0); // (`names`, the last field)
+    }
+    return { ...hits, lengths, named };
   }
 
   /** The whole index's forward table, made at its first use after a compaction; documents synced since are in `added`, their counts in `adjusted`. */

@@ -39,8 +39,9 @@ export interface TextArgs {
   /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
   masks?: ArrayLike<number>;
   docs?: number;
-  /** Each hit's summary length (weighByLength). */
+  /** Each hit's summary length, and whether it names something when that counts (weighByLength). */
   lengths?: ArrayLike<number>;
+  named?: ArrayLike<number>;
   parts: FilterParts;
   accept: (e: EntryLike, project: string) => boolean;
   staleKeys: ReadonlySet<string>;
@@ -76,6 +77,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   let rel: number[] = [];
   const masks: number[] = [];
   const lengths: number[] = [];
+  const named: number[] = [];
   // (fused with similarity, the hits are weighed after the branch below)
   const weightOf: number[] | undefined = reach.textWeights || o.semantic ? undefined : [];
   const dropped: { h: number; score: number }[] = [];
@@ -99,6 +101,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
     rel.push(score);
     masks.push(o.masks?.[i] ?? 0);
     lengths.push(o.lengths?.[i] ?? 0);
+    named.push(o.named?.[i] ?? 0);
     if (score > max) max = score;
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
@@ -107,7 +110,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   // Before similarity is fused in: the words a question shares with a session choose the subjects
   // to lift; similarity, which every entry has, near or not, ranks within and across them.
   focusSubjects(rel, groups);
-  if (o.lengths) weighByLength(rel, lengths);
+  if (o.lengths) weighByLength(rel, lengths, named);
   // Fused with similarity, every entry that passes is a candidate, sharing a word or not.
   if (o.semantic) {
     const count = reach.count;

@@ -4,7 +4,7 @@ import { lifecycleOf, type DecayConfig } from '../../core/lifecycle.js';
 import type { EntryMeta } from '../../core/meta.js';
 import { MAX_RESULTS, filterParts, filtersOf, rankEntries, type QueryFilters, type QueryHit } from '../../core/query.js';
 import type { AnchorStatus } from '../../core/anchors.js';
-import { addTimeCue, timeCue, timeCueHits, type TimeCueHits } from '../../core/retrieval.js';
+import { addTimeCue, asksWhich, timeCue, timeCueHits, type TimeCueHits } from '../../core/retrieval.js';
 import type { SearchIndex } from '../../index/search-index.js';
 import type { CatalogSnapshot, StoredEntry } from '../../store/catalog.js';
 import { appendQueryLog, holdsValues } from '../../store/query-log.js';
@@ -95,9 +95,9 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // Relevance does not depend on the filters (MiniSearch scores first and filters after), so
     // look up only the entries the text reaches and apply the filters to those: the same result
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
-    const { sids, scores, masks, lengths } = index.rawHits(text, true);
-    if (cue) addTimeCue(sids, scores, timeCueOf(index, cue));
-    found = textHits(engine, snap, index, sids, { scores, masks, lengths, docs: index.size, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
+    const hits = index.rawHits(text, true, asksWhich(text));
+    if (cue) addTimeCue(hits.sids, hits.scores, timeCueOf(index, cue));
+    found = textHits(engine, snap, index, hits.sids, { ...hits, docs: index.size, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
