@@ -80,8 +80,10 @@ describe('paths stay inside the workspace', () => {
     });
     expect(imp.code).toBe(1);
     expect(imp.stderr).toMatch(/\[0\]\.id/);
-    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: '../../x' })) }).code).toBe(1);
-    expect(existsSync(join(dir, '..', 'x'))).toBe(false);
+    // A name of this test's own, so that a folder some other program left beside the workspace cannot fail it.
+    const away = `x-${basename(dir)}`;
+    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ section: `../../${away}` })) }).code).toBe(1);
+    for (const p of [join(dir, away), join(dir, '..', away)]) expect(existsSync(p), p).toBe(false);
   });
 
   it('refuses evidence paths that leave the repository or name credential files', () => {
