@@ -23,7 +23,7 @@ const OWN_INDEX = ['core.splitIndex=false', 'core.untrackedCache=false', 'core.f
 const UPDATE = ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'];
 
 /** Up to this many paths, the user's index copy is updated while git makes the commit. */
-const TOGETHER = 64;
+export const TOGETHER = 64;
 
 export const INDEX_LOCK_WAIT_MS = 10_000;
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, entry, git, gitdir, seed, testdir, writeJson } from '../helpers/repo.js';
+import { cli, entry, git, gitdir, initdir, seed, testdir, writeJson } from '../helpers/repo.js';
 
 function entryFile(dir: string, project: string, section: string, id: string): string {
   return join(dir, 'ai-memory', project, section, `${id}.json`);
@@ -125,8 +125,7 @@ describe('memory create', () => {
   });
 
   it('rejects invalid input naming each field, with exit 1 and a JSON error', () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     const r = cli(dir, ['create', '--json', '--file', writeJson(dir, 'bad.json', entry({ summary: 'x'.repeat(301), scope: 'galaxy', evidence: [] }))]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('error: summary: must be at most 300 characters (got 301)');
@@ -185,8 +184,7 @@ describe('memory create', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/not a git repository: memory was written, but no history is kept/);
 
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     const cfg = join(dir, 'ai-memory/demo/config.yaml');
     writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('autoCommit: true', 'autoCommit: false'));
     git(dir, 'commit', '-qam', 'no autocommit');
@@ -196,8 +194,7 @@ describe('memory create', () => {
   });
 
   it('gives up with exit 4 when another process holds the write lock', () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     mkdirSync(join(dir, '.git/bass-agents/write.lock'), { recursive: true }); // a fresh lock held by "someone" (the write lock lives in git's folder)
     const r = cli(dir, ['create', '--file', writeJson(testdir(), 'e.json', entry())], { env: { BASS_AGENTS_LOCK_TIMEOUT_MS: '300' } });
     expect(r.code).toBe(4);
@@ -232,8 +229,7 @@ describe('apply, supersede, deprecate, show', () => {
 
   it('supersede --by, deprecate, and refusing to supersede twice', () => {
     const dir = gitdir();
-    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry())], { env: { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' } }).stdout.trim();
-    const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Hourly now.' }))]).stdout.trim();
+    const [a, b] = seed(dir, [entry(), entry({ summary: 'Hourly now.' })], { BASS_AGENTS_NOW: '2026-01-01T00:00:00Z' });
     const s = cli(dir, ['supersede', a, '--by', b, '--json'], { env: { BASS_AGENTS_NOW: '2026-02-01T00:00:00Z' } });
     expect(s.code, s.stderr).toBe(0);
     expect(s.json().entry).toMatchObject({
@@ -301,8 +297,7 @@ describe('apply, supersede, deprecate, show', () => {
 
 describe('memory validate', () => {
   it('checks entries, updates and arrays without writing', () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     const ok = cli(dir, ['validate', '--json', '--file', writeJson(dir, 'ok.json', entry())]);
     expect(ok.code).toBe(0);
     expect(ok.json()).toEqual({ ok: true, errors: [] });
@@ -349,8 +344,7 @@ describe('memory list', () => {
 describe('id prefixes', () => {
   it('show, deprecate and supersede take a unique prefix; an ambiguous one lists the candidates (exit 2)', () => {
     const dir = gitdir();
-    const a = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'a.json', entry({ summary: 'First of two.' }))]).stdout.trim();
-    const b = cli(dir, ['create', 'demo', '--file', writeJson(dir, 'b.json', entry({ summary: 'Second of two.' }))]).stdout.trim();
+    const [a, b] = seed(dir, [entry({ summary: 'First of two.' }), entry({ summary: 'Second of two.' })]);
     let common = 0;
     while (a[common] === b[common]) common++;
     const shown = cli(dir, ['show', a.slice(0, common + 1), '--json']);
@@ -394,9 +388,11 @@ describe('a bad command line', () => {
 describe('list and query never cap silently', () => {
   it('say how many more matched than they show', () => {
     const dir = gitdir();
-    for (const s of ['One fact about invoices.', 'Two facts about invoices.', 'Three facts about invoices.']) {
-      expect(cli(dir, ['create', 'demo', '--file', writeJson(dir, 'e.json', entry({ summary: s }))]).code).toBe(0);
-    }
+    seed(dir, [
+      entry({ summary: 'One fact about invoices.' }),
+      entry({ summary: 'Two facts about invoices.' }),
+      entry({ summary: 'Three facts about invoices.' }),
+    ]);
     const l = cli(dir, ['list', '--limit', '2']);
     expect(l.code).toBe(0);
     expect(l.stderr).toMatch(/^1 more match; the next page: --offset 2/m);

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CatalogCache } from '../../src/store/catalog-cache.js';
-import { cli, cliAsync, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
+import { cli, cliAsync, firstOf, git, initdir, stateDir } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'cold-reads-test', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -25,8 +25,7 @@ function entry(i: number): Record<string, unknown> {
 
 describe('cold reads with git', () => {
   it('sees an edit in place, and skips re-reading a file git vouches for', () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     const updates = [1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }));
     expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) }).code).toBe(0);
     const list = (extra: Record<string, string> = {}): { id: string; summary: string }[] => {
@@ -67,8 +66,7 @@ describe('cold reads with git', () => {
   });
 
   it("a query uses the index snapshot without syncing it when it was saved from the catalog's very content", () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     const updates = [1, 2, 3].map((i) => ({ operation: 'create', entry: entry(i) }));
     expect(cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) }).code).toBe(0);
     const query = (text: string): { ids: string[]; debug: string } => {
@@ -136,8 +134,7 @@ describe('cold reads with git', () => {
   });
 
   it('a read exits as soon as its output is out: all of it, through a pipe, with its exit code', async () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     const long = (i: number): Record<string, unknown> => ({ ...entry(i), content: `Entry ${i}: ${'a long body of text. '.repeat(90)}` });
     const updates = Array.from({ length: 40 }, (_, i) => ({ operation: 'create', entry: long(i) }));
     const applied = cli(dir, ['apply', 'demo', '--file', '-'], { env, input: JSON.stringify(updates) });

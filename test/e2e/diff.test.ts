@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, testdir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, initdir, seed, testdir } from '../helpers/repo.js';
 
 const ROOT = resolve(dirname(BIN), '..');
 
@@ -94,11 +94,18 @@ const fileOf = (dir: string, id: string): string => git(dir, 'ls-files', `ai-mem
 describe('memory diff', () => {
   it('names each change of a branch in text, markdown and JSON, with what a reviewer must check', () => {
     const dir = gitdir();
-    const old = create(dir, { summary: 'Invoices are generated nightly.' });
-    const retired = create(dir, { subject: 'billing.fax', summary: 'Invoices are also faxed.' });
-    const edited = create(dir, { subject: 'billing.currency', summary: 'Invoices are in EUR.', tags: ['billing'] });
-    const doomed = create(dir, { subject: 'billing.pdf', summary: 'Invoices are PDFs.' });
-    const leaky = create(dir, { subject: 'billing.psp', summary: 'The PSP is called over HTTPS.' });
+    // What main holds, written in one apply.
+    const [old, retired, edited, doomed, leaky] = seed(
+      dir,
+      [
+        entry({ summary: 'Invoices are generated nightly.' }),
+        entry({ subject: 'billing.fax', summary: 'Invoices are also faxed.' }),
+        entry({ subject: 'billing.currency', summary: 'Invoices are in EUR.', tags: ['billing'] }),
+        entry({ subject: 'billing.pdf', summary: 'Invoices are PDFs.' }),
+        entry({ subject: 'billing.psp', summary: 'The PSP is called over HTTPS.' }),
+      ],
+      env,
+    );
     git(dir, 'checkout', '-q', '-b', 'feature');
 
     const replacement = create(dir, { summary: 'Invoices are generated hourly since the EU launch.' });
@@ -167,8 +174,7 @@ describe('memory diff', () => {
   });
 
   it('git diff and git log -p show entry files one field per line', () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0); // registers the merge and diff drivers
+    const dir = initdir(); // init registered the merge and diff drivers
     const id = create(dir, { summary: 'Invoices are generated nightly.' });
     const f = fileOf(dir, id);
     const before = JSON.parse(readFileSync(join(dir, f), 'utf8'));

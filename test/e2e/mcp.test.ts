@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, seed, stateDir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, firstOf, git, gitdir, initdir, seed, stateDir } from '../helpers/repo.js';
 
 /** The MCP server process of each client (for its resident memory). */
 const serverPid = new WeakMap<Client, number>();
@@ -134,9 +134,8 @@ describe('memory mcp', () => {
   });
 
   it('answers through the daemon when one runs (one engine and model for every session), and by itself once it stops', async () => {
-    const dir = gitdir();
+    const dir = initdir();
     const env = { BASS_AGENTS_NOW: '2026-06-01T12:00:00Z' };
-    cli(dir, ['init', 'demo']);
     expect(cli(dir, ['daemon', 'start', '--json'], { env }).json()).toMatchObject({ running: true, started: true });
     onTestFinished(() => void cli(dir, ['daemon', 'stop']));
     const c = await connect(dir, ['--project', 'demo']);
@@ -194,11 +193,8 @@ describe('memory mcp', () => {
 
   it('serves ai-context and entries as resources, and freshness and stats as tools', async () => {
     const dir = gitdir();
-    expect(
-      cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(entry({ summary: 'Payments use idempotency keys', confidence: 0.95 })) }).code,
-    ).toBe(0);
     const state = entry({ section: 'state', summary: 'Feature flag new-checkout is on', valid_from: '2026-05-01T00:00:00Z', valid_to: '2026-06-03T00:00:00Z' });
-    expect(cli(dir, ['create', 'demo', '--file', '-'], { input: JSON.stringify(state) }).code).toBe(0);
+    seed(dir, [entry({ summary: 'Payments use idempotency keys', confidence: 0.95 }), state]);
     const c = await connect(dir);
     const { resources } = await c.listResources();
     expect(resources.map((r) => r.uri)).toContain('ai-context://demo');

@@ -60,6 +60,8 @@ function templateGitDir(): string {
  * `git add`, `git commit` and the maintenance run of each.
  */
 const committed = new Map<string, string>();
+/** The same, after `memory init` (initdir). */
+const initialised = new Map<string, string>();
 function committedGitDir(files: Record<string, string>): string {
   const key = JSON.stringify(files);
   const known = committed.get(key);
@@ -73,9 +75,10 @@ function committedGitDir(files: Record<string, string>): string {
   return join(dir, '.git');
 }
 function dropTemplate(): void {
-  for (const dir of [template, ...committed.values()]) if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [template, ...committed.values(), ...initialised.values()]) if (dir) rmSync(dir, { recursive: true, force: true });
   template = undefined;
   committed.clear();
+  initialised.clear();
 }
 
 function writeFiles(dir: string, files: Record<string, string>): void {
@@ -91,6 +94,30 @@ export function gitdir(files: Record<string, string> = { 'README.md': '# test re
   cpSync(committedGitDir(files), join(dir, '.git'), { recursive: true });
   writeFiles(dir, files);
   // The copied index holds the template's file times: refreshed, as `git commit` left it.
+  git(dir, 'update-index', '-q', '--refresh');
+  return dir;
+}
+
+/**
+ * A repository as gitdir() makes it, after `memory init <project>` of the real CLI: the init is
+ * run once per test worker for each set of files and project, and each test gets a copy (its .git
+ * with the init commit and the local state init left, and its files), for tests that start from
+ * an initialised project and do not check init itself (test/e2e/cli-core.test.ts does).
+ */
+export function initdir(project = 'demo', files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
+  const key = JSON.stringify([project, files]);
+  let made = initialised.get(key);
+  if (!made) {
+    made = mkdtempSync(join(tmpdir(), 'bass-agents-template-'));
+    cpSync(committedGitDir(files), join(made, '.git'), { recursive: true });
+    writeFiles(made, files);
+    git(made, 'update-index', '-q', '--refresh');
+    const r = cli(made, ['init', project], { env: { BASS_AGENTS_NO_DAEMON: '1' } });
+    if (r.code !== 0) throw new Error(`memory init exited ${r.code}: ${r.stderr}`);
+    initialised.set(key, made);
+  }
+  const dir = testdir();
+  cpSync(made, dir, { recursive: true });
   git(dir, 'update-index', '-q', '--refresh');
   return dir;
 }

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { serializeEntry } from '../../src/core/entry.js';
-import { BIN, cleanGitEnv, cli, cliAsync, entry, firstOf, git, gitdir, stateDir } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, cliAsync, entry, firstOf, git, gitdir, initdir, stateDir } from '../helpers/repo.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -185,8 +185,7 @@ describe('memory daemon', () => {
   });
 
   it('takes writes from the CLI: signed by the caller, errors and warnings back to it, searchable at once', async () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     const d = startDaemon(dir, [], { BASS_AGENTS_AGENT: 'the-daemon-itself' });
     await ready(dir, d.child.pid!);
     const writes = (): number =>
@@ -251,8 +250,7 @@ describe('memory daemon', () => {
   });
 
   it('saves the index snapshot when it stops, not at every reconcile after an edit', async () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     cli(dir, ['create', 'demo', '--file', '-'], {
       input: JSON.stringify(entry({ summary: 'Saved before the daemon starts' })),
       env: { BASS_AGENTS_NO_DAEMON: '1' },
@@ -278,8 +276,7 @@ describe('memory daemon', () => {
   });
 
   it('daemon start detaches and daemon stop stops it; of three starts at once one starts, the others find it running', async () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     const starts = await Promise.all([0, 1, 2].map(() => cliAsync(dir, ['daemon', 'start', '--json'])));
     const pids = new Set(starts.map((r) => (r.stdout ? r.json().pid : 0)));
     onTestFinished(() => {
@@ -437,8 +434,7 @@ describe('decay in batches (000 "Batch decay processing", "Graceful decay shutdo
   });
 
   it('runs everyday command lines for a thin client: same output, exit codes, input and folder as the direct path', async () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo']);
+    const dir = initdir();
     // No slow-query warning: whether a query takes 200 ms depends on the machine, not the path it took.
     const cfg = join(dir, 'ai-memory/demo/config.yaml');
     writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('slow_ms: 200', 'slow_ms: 600000'));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GitRepo } from '../../src/store/git.js';
 import { MemoryService } from '../../src/index.js';
-import { BIN, cleanGitEnv, cli, entry, git, gitdir, testdir, writeJson } from '../helpers/repo.js';
+import { BIN, cleanGitEnv, cli, entry, git, gitdir, initdir, testdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -146,8 +146,7 @@ describe('GitRepo.commitPaths', () => {
 
 describe('git\u2019s rules through the CLI', () => {
   it('a held index.lock: the write exits 4 with nothing left behind, reads do not wait, the next write works', () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     writeFileSync(join(dir, '.git', 'index.lock'), ''); // an open commit editor
     const w = cli(dir, ['create', 'demo', '--file', writeJson(testdir(), 'e.json', entry())], { env: { ...env, BASS_AGENTS_LOCK_TIMEOUT_MS: '300' } });
     expect(w.code).toBe(4);
@@ -164,8 +163,7 @@ describe('git\u2019s rules through the CLI', () => {
   });
 
   it('hooks: none by default; with commit.hooks: run, pre-commit sees exactly the commit and can refuse it, commit-msg and post-commit run', () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     hook(dir, 'pre-commit', 'git diff --cached --name-only > "$(git rev-parse --git-dir)/../pre-commit.out"\necho "policy says no" >&2\nexit 1');
     hook(dir, 'commit-msg', 'echo "Reviewed-by: the hook" >> "$1"');
     hook(dir, 'post-commit', 'touch post-commit.ran');
@@ -242,8 +240,7 @@ describe('git\u2019s rules through the CLI', () => {
   });
 
   it('Ctrl-C to the process group while git makes the commit: exit 130, nothing kept', async () => {
-    const dir = gitdir();
-    expect(cli(dir, ['init', 'demo'], { env }).code).toBe(0);
+    const dir = initdir();
     const head = git(dir, 'rev-parse', 'HEAD').trim();
     // A git that, at write-tree, sends SIGINT to its whole process group (a Ctrl-C in a terminal).
     const wrap = testdir();
@@ -292,9 +289,8 @@ describe('git\u2019s rules through the CLI', () => {
   });
 
   it('with a daemon running, a caller whose git identity or index differs from the daemon\u2019s writes directly', () => {
-    const dir = gitdir();
+    const dir = initdir();
     const denv = { BASS_AGENTS_AGENT: 'tester' };
-    expect(cli(dir, ['init', 'demo'], { env: { ...denv, BASS_AGENTS_NO_DAEMON: '1' } }).code).toBe(0);
     expect(cli(dir, ['daemon', 'start', '--json'], { env: denv }).json()).toMatchObject({ running: true });
     try {
       const alt = join(testdir(), 'alt-index');

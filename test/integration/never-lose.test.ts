@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../src/index.js';
 import { applyGroup } from '../../src/service/ops/apply.js';
-import { cleanGitEnv, cli, entry, git, gitdir, seed, testdir, writeJson } from '../helpers/repo.js';
+import { cleanGitEnv, cli, entry, git, gitdir, initdir, seed, testdir, writeJson } from '../helpers/repo.js';
 
 const env = { BASS_AGENTS_AGENT: 'tester', BASS_AGENTS_NO_DAEMON: '1' };
 
@@ -136,8 +136,7 @@ describe('never lose a byte', () => {
   });
 
   it('refuses to write on a detached HEAD or during a rebase unless allowed', () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo'], { env });
+    const dir = initdir();
     git(dir, 'checkout', '-q', '--detach');
     const head = git(dir, 'rev-parse', 'HEAD').trim();
     const input = writeJson(testdir(), 'e.json', entry());
@@ -205,8 +204,7 @@ describe('signals during a large write', () => {
     ['SIGTERM', 143],
   ] as const) {
     it(`${signal} stops an apply at a clean point: nothing of it is kept, exit ${code}`, async () => {
-      const dir = gitdir();
-      cli(dir, ['init', 'demo'], { env });
+      const dir = initdir();
       const head = git(dir, 'rev-parse', 'HEAD').trim();
       const updates = Array.from({ length: 3000 }, (_, i) => ({ operation: 'create', entry: entry({ subject: `bulk.${i}`, summary: `Bulk entry ${i}.` }) }));
       const input = writeJson(testdir(), 'bulk.json', updates);
@@ -276,8 +274,7 @@ describe('group commit', () => {
 
 describe('limits with clear errors', () => {
   it('refuses input that is not UTF-8, too many updates, and says why an MCP message is too large', async () => {
-    const dir = gitdir();
-    cli(dir, ['init', 'demo'], { env });
+    const dir = initdir();
     const bad = join(testdir(), 'latin1.json');
     writeFileSync(bad, Buffer.concat([Buffer.from(JSON.stringify(entry()).slice(0, 40)), Buffer.from([0xe9, 0x20]), Buffer.from('"}')]));
     const r = cli(dir, ['create', 'demo', '--file', bad], { env });

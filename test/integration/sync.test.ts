@@ -86,7 +86,9 @@ describe('memory sync across clones', () => {
       expect(markers.status, markers.stdout).toBe(1); // git grep: 1 = no match
     }
     git(a, 'fsck', '--no-progress');
-  });
+    // Three clones' inits, ten writes (nine at once), two rounds of sync: a busy machine may take
+    // more than the default minute, and no test here may fail for slowness.
+  }, 600_000);
 
   it('a merge git cannot finish stops with a clear message and leaves nothing half-merged', async () => {
     const remote = join(testdir(), 'remote.git');
