@@ -156,10 +156,11 @@ export function groupsByCode(matches: readonly number[], codes: { of: Int32Array
 
 /**
  * The matches of one subject (`group`: subjectGroups) as one document of the query terms they hold (`masks`: bits), each
- * scoring its IDF over `docs` documents saturated by how many hold it (BM25 without length): each match's relevance
- * times 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match. A one-term query: none.
+ * scoring its IDF among the subjects the query reaches (a term every one of them holds, such as the name they are all
+ * about, tells none apart) saturated by how many matches hold it (BM25 without length): each match's relevance times
+ * 1 + SUBJECT_DOC_SHARE x its subject's score over the best, then over the best match. A one-term query: none.
  */
-export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs: number, group: ArrayLike<number>): void {
+export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, group: ArrayLike<number>): void {
   const n = rel.length;
   let all = 0;
   let G = 0; // subjects: group numbers are below it
@@ -171,13 +172,10 @@ export function liftBySubjectDocs(rel: number[], masks: ArrayLike<number>, docs:
   if (T < 2) return;
   // (`!` below: i < n, the length of masks and group; group[i] < G; t < T.)
   const held = new Int32Array(G * T);
-  const df = new Int32Array(T);
-  for (let i = 0; i < n; i++)
-    for (let t = 0; t < T; t++) {
-      held[group[i]! * T + t]! += (masks[i]! >>> t) & 1;
-      df[t]! += (masks[i]! >>> t) & 1;
-    }
-  const idf = Array.from(df, (d) => Math.log(1 + (docs - d + 0.5) / (d + 0.5)));
+  for (let i = 0; i < n; i++) for (let t = 0; t < T; t++) held[group[i]! * T + t]! += (masks[i]! >>> t) & 1;
+  const df = new Int32Array(T); // subjects holding each term
+  for (let g = 0; g < G; g++) for (let t = 0; t < T; t++) df[t]! += Number(held[g * T + t]! > 0);
+  const idf = Array.from(df, (d) => Math.log(1 + (G - d + 0.5) / (d + 0.5)));
   const score = new Float64Array(G);
   let best = 0;
   for (let g = 0; g < G; g++) {

@@ -240,18 +240,30 @@ describe('the context writers state', () => {
     // Terms as bits: 1 and 2. Subject "trip" holds both across two entries, "work" both in one, "misc" only term 1 once.
     const subjects = ['trip', 'trip', 'work', 'misc'];
     const rel = [0.5, 0.5, 1, 0.55];
-    liftBySubjectDocs(rel, [1, 2, 3, 1], 100, subjectGroups(subjects, bySubject));
+    liftBySubjectDocs(rel, [1, 2, 3, 1], subjectGroups(subjects, bySubject));
     const top = 1 + SUBJECT_DOC_SHARE; // "work" and "trip" score alike (each term once): the best subject; "work" the best match, now 1
     expect(rel[2]).toBeCloseTo(1);
     expect(rel[0]).toBeCloseTo((0.5 * top) / top);
-    const idf = (df: number): number => Math.log(1 + (100 - df + 0.5) / (df + 0.5));
-    expect(rel[3]).toBeCloseTo((0.55 * (1 + (SUBJECT_DOC_SHARE * idf(3)) / (idf(3) + idf(2)))) / top); // term 1: 3 hits hold it; 2: two
+    // IDF among the 3 subjects reached: term 1 all three hold, term 2 two.
+    const idf = (df: number): number => Math.log(1 + (3 - df + 0.5) / (df + 0.5));
+    expect(rel[3]).toBeCloseTo((0.55 * (1 + (SUBJECT_DOC_SHARE * idf(3)) / (idf(3) + idf(2)))) / top);
     expect(rel[0]).toBeGreaterThan(rel[3]!); // below "misc" before
     // One subject name in two projects is two subjects.
     expect([...subjectGroups(['p', 'q', 'p'], { meta: () => ({ subject: 's' }), project: (p: string) => p })]).toEqual([0, 1, 0]);
     const one = [0.4, 0.2];
-    liftBySubjectDocs(one, [1, 1], 100, subjectGroups(['s', 's'], bySubject));
+    liftBySubjectDocs(one, [1, 1], subjectGroups(['s', 's'], bySubject));
     expect(one).toEqual([0.4, 0.2]);
+  });
+
+  it('subjects as documents: a term every subject reached holds (the name they are all about) tells them apart by little, however often one holds it', () => {
+    // "chat": eight matches holding only term 1 (the name); "trip": one holding both. Term 1's IDF among the 2 subjects: log(1 + 0.5 / 2.5).
+    const rel = [...Array<number>(8).fill(0.5), 0.5];
+    liftBySubjectDocs(rel, [...Array<number>(8).fill(1), 3], subjectGroups([...Array<string>(8).fill('chat'), 'trip'], bySubject));
+    const [name, other] = [Math.log(1 + 0.5 / 2.5), Math.log(1 + 1.5 / 1.5)];
+    const chat = (name * 8 * 2.2) / (8 + 1.2) / (name + other); // its score over the best ("trip"'s), under a half
+    expect(chat).toBeLessThan(0.5);
+    expect(rel[8]).toBeCloseTo(1);
+    expect(rel[0]).toBeCloseTo((1 + SUBJECT_DOC_SHARE * chat) / (1 + SUBJECT_DOC_SHARE));
   });
 
   it('length prior (after the focus, before fusion): a long match of the same words that BM25 put below a short one rises above it', () => {

@@ -36,9 +36,8 @@ export interface Reach {
 
 export interface TextArgs {
   scores: ArrayLike<number>;
-  /** Each hit's query terms as bits, and the documents in the index (liftBySubjectDocs). */
+  /** Each hit's query terms as bits (liftBySubjectDocs). */
   masks?: ArrayLike<number>;
-  docs?: number;
   /** Each hit's summary length, and whether it names something when that counts (weighByLength). */
   lengths?: ArrayLike<number>;
   named?: ArrayLike<number>;
@@ -106,7 +105,7 @@ export function textCandidates(reach: Reach, hitAt: (i: number) => number | unde
   }
   for (let j = 0; j < rel.length; j++) rel[j] = max > 0 ? rel[j]! / max : 0;
   const groups = reach.subjectCodes ? groupsByCode(ents, reach.subjectCodes()) : subjectGroups(ents, reach);
-  if (o.docs && max > 0) liftBySubjectDocs(rel, masks, o.docs, groups);
+  if (max > 0) liftBySubjectDocs(rel, masks, groups);
   // Before similarity is fused in: the words a question shares with a session choose the subjects
   // to lift; similarity, which every entry has, near or not, ranks within and across them.
   focusSubjects(rel, groups);

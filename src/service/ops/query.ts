@@ -97,7 +97,7 @@ export function query(engine: Engine, caller: Caller, text: string, filters: Que
     // as restricting first, for the cost of the hits instead of every entry (query-hits.ts).
     const hits = index.rawHits(text, true, asksWhich(text));
     if (cue) addTimeCue(hits.sids, hits.scores, timeCueOf(index, cue));
-    found = textHits(engine, snap, index, hits.sids, { ...hits, docs: index.size, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
+    found = textHits(engine, snap, index, hits.sids, { ...hits, parts, accept, staleKeys, nowMs, limit, semantic: opts.semantic });
   } else if (snap.cached) {
     // The catalog cache as loaded holds the entries: the filters and the order read its columns,
     // and only the page's entries are made (rankEntries then orders them exactly so again).
