@@ -12,7 +12,7 @@
 //    modules. Without a bundle (BASS_AGENTS_NO_BUNDLE=1, or a build that made none) it runs
 //    dist/ directly.
 'use strict';
-const { readFileSync } = require('node:fs');
+const { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } = require('node:fs');
 const Module = require('node:module');
 const { dirname, join } = require('node:path');
 
@@ -26,28 +26,58 @@ function loadBundle(reads) {
   return loadCached(join(dist, 'bundle', 'cli.cjs'), reads ? 'read.cache' : 'cache')?.exports ?? null;
 }
 
+/** What `Module.wrap` puts around a file's source. */
+const [WRAP_START, WRAP_END] = Module.wrap('\0').split('\0');
+
 /**
  * Runs a bundled file through `vm.Script` with its V8 code cache (`<file>.<cache>`, else
  * `<file>.cache`) when there is one; null without the file.
+ *
+ * The source is read already wrapped, into one buffer that then takes the code cache: V8 would
+ * copy a wrapped source made of parts (a megabyte for the bundle) into one string before compiling
+ * it, and every page of a new buffer costs a fault.
  */
 function loadCached(file, cache = 'cache') {
-  let source;
+  let fd;
   try {
-    source = readFileSync(file, 'latin1'); // the bundles are ASCII (scripts/bundle.js checks), and latin1 is a plain copy
+    fd = openSync(file, 'r');
   } catch {
     return null;
   }
+  let source;
   let cachedData;
-  for (const name of new Set([cache, 'cache'])) {
-    try {
-      cachedData = readFileSync(`${file}.${name}`);
-      break;
-    } catch {
-      cachedData = undefined; // compiled from source instead
+  try {
+    const size = fstatSync(fd).size;
+    let cacheFile;
+    for (const name of new Set([cache, 'cache'])) {
+      cacheFile = `${file}.${name}`;
+      if (statSync(cacheFile, { throwIfNoEntry: false })?.isFile()) break;
+      cacheFile = undefined; // compiled from source instead
     }
+    const cacheSize = cacheFile ? statSync(cacheFile).size : 0;
+    const buf = Buffer.allocUnsafeSlow(Math.max(WRAP_START.length + size + WRAP_END.length, cacheSize));
+    const end = WRAP_START.length + size;
+    buf.write(WRAP_START, 0, 'latin1');
+    for (let at = WRAP_START.length, n = 1; at < end && n > 0; at += n) n = readSync(fd, buf, at, end - at, at - WRAP_START.length);
+    buf.write(WRAP_END, end, 'latin1');
+    // The bundles are ASCII (scripts/bundle.js checks), and latin1 is a plain copy. A file that changed under us is read the plain way.
+    source = fstatSync(fd).size === size ? buf.toString('latin1', 0, end + WRAP_END.length) : Module.wrap(readFileSync(file, 'latin1'));
+    if (cacheFile) {
+      const cacheFd = openSync(cacheFile, 'r');
+      try {
+        cachedData = buf.subarray(0, readSync(cacheFd, buf, 0, cacheSize, 0));
+      } finally {
+        closeSync(cacheFd);
+      }
+    }
+  } catch {
+    if (source === undefined) return null;
+    cachedData = undefined;
+  } finally {
+    closeSync(fd);
   }
   const { Script } = require('node:vm');
-  const script = new Script(Module.wrap(source), { filename: file, cachedData });
+  const script = new Script(source, { filename: file, cachedData });
   const mod = { exports: {} };
   script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, dirname(file));
   return { exports: mod.exports, script };
@@ -80,7 +110,7 @@ async function run(argv) {
   const gitView = thin?.startCatalogView?.(argv);
   const cli = loadBundle(thin?.endsWhenDone?.(argv)) ?? (await import('../dist/cli/main.js'));
   await cli.main(argv, { stdin: handed.stdin, gitView });
-  if (thin?.endsWhenDone?.(argv)) exitWhenWritten();
+  if (thin?.endsWhenDone?.(argv, true)) exitWhenWritten();
 }
 
 /** Exits (with the exit code set) once everything written to stdout and stderr is out. */

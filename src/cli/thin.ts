@@ -28,7 +28,7 @@ const CATALOG_READS = new Set(['query', 'list', 'show', 'prepare-task', 'stats']
 
 /** Starts git looking at the entry files while the full CLI loads (store/git-view.ts): catalog reads and writes with a catalog cache, no git variables. */
 export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = process.env): GitViewRun | undefined {
-  if (!(endsWhenDone(argv) || (argv[0] === 'memory' && WRITES.has(argv[1] ?? ''))) || hasGitLocation(env)) return undefined;
+  if (!endsWhenDone(argv, true) || hasGitLocation(env)) return undefined;
   try {
     const root = findRoot(process.cwd(), rootOption(argv), env);
     if (!existsSync(join(root, MEMORY_DIR))) return undefined;
@@ -41,9 +41,10 @@ export function startCatalogView(argv: string[], env: NodeJS.ProcessEnv = proces
   }
 }
 
-/** Whether the command line is a read with nothing left to do once main returns: the process may exit without winding down its event loop. */
-export function endsWhenDone(argv: string[]): boolean {
-  return argv[0] === 'memory' && CATALOG_READS.has(argv[1] ?? '') && !argv.some((a) => /^(--help|-h|--version)$/.test(a));
+/** Whether the command line is a read (or with `writes`, a write run here) with nothing left to do once main returns: the process may exit without winding down its event loop. */
+export function endsWhenDone(argv: string[], writes = false): boolean {
+  const cmd = argv[0] === 'memory' ? (argv[1] ?? '') : '';
+  return (CATALOG_READS.has(cmd) || (writes && WRITES.has(cmd))) && !argv.some((a) => /^(--help|-h|--version)$/.test(a));
 }
 
 function readsStdin(argv: string[]): boolean {

@@ -103,22 +103,24 @@ export class CatalogScan {
     }
     // Beside the cached run, both in order.
     let c = lo;
+    let at = c < hi ? cache.paths.get(c) : undefined; // each cached path made once
     for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
       const rel = prefix + name;
-      while (c < hi && cache.paths.get(c) < rel) c++;
-      this.visit(section, sdir, rel, c < hi && cache.paths.equals(c, rel, 0, rel.length) ? c : undefined);
+      while (at !== undefined && at < rel) at = ++c < hi ? cache.paths.get(c) : undefined;
+      this.visit(section, sdir, rel, at === rel ? c : undefined);
     }
   }
 
   /** One file: `i` its position in the cache, if it has one. */
   private visit(section: Section, sdir: string, rel: string, i: number | undefined): void {
     const cache = this.cache;
+    if (i !== undefined && this.clean?.[i] === 1) return void (this.kept[i] = 1); // git vouches for it
     const name = rel.slice(rel.lastIndexOf('/') + 1);
     const abs = `${sdir}/${name}`; // sdir is normalized; join() costs a little on every file
-    const st = i !== undefined && this.clean?.[i] === 1 ? undefined : lstatSync(abs, { throwIfNoEntry: false });
+    const st = lstatSync(abs, { throwIfNoEntry: false });
     if (st && !st.isFile() && !st.isSymbolicLink()) return;
     if (i !== undefined && (!st || (cache.st[3 * i] === st.size && cache.st[3 * i + 1] === st.mtimeMs && cache.st[3 * i + 2] === st.ctimeMs))) {
-      this.kept[i] = 1; // unchanged: git vouched for it, or its stamp is the cached one
+      this.kept[i] = 1; // unchanged: its stamp is the cached one
       return;
     }
     if (!st) return; // gone since the listing

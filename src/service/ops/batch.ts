@@ -44,13 +44,13 @@ export class BatchState {
   /** The project's superseded and deprecated entries of a subject (catalog columns: no row is parsed). */
   retired(subject: string): StoredEntry[] {
     if (!this.retiredMap) {
-      this.retiredMap = new Map();
-      for (const [meta, entry] of ofProject(this.snap, this.project)) {
-        if (meta.status !== 'superseded' && meta.status !== 'deprecated') continue;
-        const list = this.retiredMap.get(meta.subject);
+      const map = (this.retiredMap = new Map<string, StoredEntry[]>());
+      ofProject(this.snap, this.project, (meta, entry) => {
+        if (meta.status !== 'superseded' && meta.status !== 'deprecated') return;
+        const list = map.get(meta.subject);
         if (list) list.push(entry());
-        else this.retiredMap.set(meta.subject, [entry()]);
-      }
+        else map.set(meta.subject, [entry()]);
+      });
     }
     return this.retiredMap.get(subject) ?? [];
   }
@@ -164,20 +164,20 @@ export async function rewriteEntries(
 export function warnIfLarge(caller: Caller, project: string, snap: CatalogSnapshot, added: number): void {
   if (added === 0) return;
   let count = added;
-  for (const _ of ofProject(snap, project)) count++;
+  ofProject(snap, project, () => count++);
   if (count > 100 && count - added <= 100) {
     caller.warn(`project ${project} now holds ${count} entries (over 100): consider consolidating with \`bass-agents memory compact ${project}\``);
   }
 }
 
-/** A project's entries, each as its metadata (valid until the next) and its entry: from the catalog's columns when the snapshot has them, so a one-shot write makes only the entries it asks for. */
-function* ofProject(snap: CatalogSnapshot, project: string): Generator<[EntryMeta, () => StoredEntry]> {
+/** A project's entries, each as its metadata (valid until the next) and its entry, to a callback (a generator's yields cost a cold process more than the work): from the catalog's columns when the snapshot has them, so a one-shot write makes only the entries it asks for. */
+function ofProject(snap: CatalogSnapshot, project: string, each: (meta: EntryMeta, entry: () => StoredEntry) => void): void {
   const c = snap.cached;
   if (!c) {
-    for (const se of snap.entries) if (se.project === project) yield [se.meta, () => se];
+    for (const se of snap.entries) if (se.project === project) each(se.meta, () => se);
     return;
   }
-  for (let j = 0; j < c.count; j++) if (c.projectOf(j) === project) yield [c.peek(j), () => c.at(j)];
+  for (let j = 0; j < c.count; j++) if (c.projectOf(j) === project) each(c.peek(j), () => c.at(j));
 }
 
 /** A project's not superseded entries' ids by duplicate key. */
@@ -202,7 +202,7 @@ function duplicateIndex(
     if (snap.findDuplicate) return snap.findDuplicate(project, k);
     if (updates > 4) return (all ??= liveByDup(snap.entries, project)).get(k);
     let found: string | undefined;
-    for (const [meta] of ofProject(snap, project)) if (meta.dup === k && meta.status !== 'superseded') found = meta.id;
+    ofProject(snap, project, (meta) => (found = meta.dup === k && meta.status !== 'superseded' ? meta.id : found));
     own.set(k, found ?? null);
     return found;
   };
