@@ -48,13 +48,14 @@ function loadCached(file, cache = 'cache') {
   let cachedData;
   try {
     const size = fstatSync(fd).size;
-    let cacheFile;
+    let cacheFile; // none: compiled from source instead
+    let cacheSize = 0;
     for (const name of new Set([cache, 'cache'])) {
-      cacheFile = `${file}.${name}`;
-      if (statSync(cacheFile, { throwIfNoEntry: false })?.isFile()) break;
-      cacheFile = undefined; // compiled from source instead
+      const st = statSync(`${file}.${name}`, { throwIfNoEntry: false });
+      if (!st?.isFile()) continue;
+      [cacheFile, cacheSize] = [`${file}.${name}`, st.size];
+      break;
     }
-    const cacheSize = cacheFile ? statSync(cacheFile).size : 0;
     const buf = Buffer.allocUnsafeSlow(Math.max(WRAP_START.length + size + WRAP_END.length, cacheSize));
     const end = WRAP_START.length + size;
     buf.write(WRAP_START, 0, 'latin1');
